@@ -1,0 +1,42 @@
+import { INestApplication } from '@nestjs/common';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { createValidationPipe } from '../common/errors/validation';
+import type { AppConfig } from '../config/app-config';
+
+export const API_PREFIX = 'api/v1';
+/** Five base64 attachments of up to 5 MB each, plus the rest of the request. */
+const JSON_BODY_LIMIT = '40mb';
+
+export function configureHttp(app: NestExpressApplication, config: AppConfig): void {
+  app.setGlobalPrefix(API_PREFIX);
+  app.useGlobalPipes(createValidationPipe());
+  app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
+  app.disable('x-powered-by');
+  setupOpenApi(app, config);
+}
+
+export function buildOpenApiDocument(app: INestApplication, config: AppConfig) {
+  const options = new DocumentBuilder()
+    .setTitle('Ambient Agent API')
+    .setDescription(
+      'Self-hosted cloud agent runs. Wire-compatible with the Oz Agent API: the official oz-agent-sdk works against it.',
+    )
+    .setVersion('1.0.0')
+    .addServer(`${config.server.publicUrl.replace(/\/+$/, '')}/${API_PREFIX}`)
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An Ambient API key' })
+    .build();
+  const document = SwaggerModule.createDocument(app, options, {
+    ignoreGlobalPrefix: true,
+    operationIdFactory: (_controller, method) => method,
+  });
+  return document;
+}
+
+function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {
+  const document = buildOpenApiDocument(app, config);
+  SwaggerModule.setup('api/docs', app, document, {
+    jsonDocumentUrl: `${API_PREFIX}/openapi.json`,
+    yamlDocumentUrl: `${API_PREFIX}/openapi.yaml`,
+  });
+}

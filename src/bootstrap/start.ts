@@ -1,0 +1,52 @@
+import { INestApplicationContext, Logger, LoggerService, LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { AppModule } from '../app.module';
+import type { AppConfig } from '../config/app-config';
+import { BootstrapService } from '../modules/teams/bootstrap.service';
+import { configureHttp } from './http';
+import { checkRedis, prepareDatabase } from './preflight';
+
+export interface AmbientProcess {
+  app: INestApplicationContext;
+  /** Base URL of the API role (`http://host:port/api/v1`), when this process serves it. */
+  apiUrl: string | null;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the roles named in the config: checks MySQL and Redis, migrates, then boots one Nest
+ * application (HTTP for the api role, a plain context for worker/scheduler-only processes).
+ */
+export async function startAmbient(
+  config: AppConfig,
+  options: { logger?: LoggerService | LogLevel[] | false } = {},
+): Promise<AmbientProcess> {
+  await checkRedis(config.redis.url);
+  if (config.database.migrateOnStart) {
+    const applied = await prepareDatabase(config);
+    if (applied.length) new Logger('Migrations').log(`applied ${applied.join(', ')}`);
+  }
+  const module = AppModule.forConfig(config);
+  const logger = options.logger ?? ['log', 'warn', 'error'];
+  if (!config.roles.includes('api')) {
+    const app = await NestFactory.createApplicationContext(module, { logger });
+    await app.init();
+    return { app, apiUrl: null, close: () => app.close() };
+  }
+  const app = await NestFactory.create<NestExpressApplication>(module, {
+    logger,
+    bodyParser: false,
+  });
+  configureHttp(app, config);
+  await app.init();
+  await app.get(BootstrapService).ensureAccess();
+  await app.listen(config.server.port, config.server.host);
+  const address = app.getHttpServer().address() as { port: number };
+  const host = config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host;
+  return {
+    app,
+    apiUrl: `http://${host}:${address.port}/api/v1`,
+    close: () => app.close(),
+  };
+}

@@ -1,0 +1,54 @@
+import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { ApiError } from './api-error';
+
+/** Finds the first failing constraint and names its field by its full path (e.g. config.model_id). */
+export function firstValidationMessage(errors: ValidationError[], parent = ''): string | null {
+  for (const error of errors) {
+    const path = parent ? `${parent}.${error.property}` : error.property;
+    if (error.constraints) {
+      const message = mostBasicFailure(error.constraints);
+      if (message) return `${path}: ${withoutPropertyName(message, error.property)}`;
+    }
+    const nested = firstValidationMessage(error.children ?? [], path);
+    if (nested) return nested;
+  }
+  return null;
+}
+
+export function createValidationPipe(): ValidationPipe {
+  return new ValidationPipe({
+    transform: true,
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    forbidUnknownValues: true,
+    validationError: { target: false, value: false },
+    exceptionFactory: (errors) =>
+      new ApiError('invalid_request', firstValidationMessage(errors) ?? 'request is not valid'),
+  });
+}
+
+/** class-validator starts its messages with the property name; the path already says it. */
+function withoutPropertyName(message: string, property: string): string {
+  for (const lead of [`property ${property} `, `${property} `]) {
+    if (message.startsWith(lead)) return message.slice(lead.length);
+  }
+  return message;
+}
+
+/** Type errors say more than range errors about a value of the wrong type: report them first. */
+const BASIC_CONSTRAINTS = [
+  'whitelistValidation',
+  'isString',
+  'isInt',
+  'isNumber',
+  'isBoolean',
+  'isArray',
+  'isObject',
+  'isBase64',
+  'isIn',
+];
+
+function mostBasicFailure(constraints: Record<string, string>): string | undefined {
+  const basic = BASIC_CONSTRAINTS.find((name) => constraints[name]);
+  return basic ? constraints[basic] : Object.values(constraints)[0];
+}

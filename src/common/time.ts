@@ -1,0 +1,23 @@
+/** RFC 3339 with milliseconds in UTC, the form every timestamp in the API takes. */
+export function toRfc3339(date: Date | null | undefined): string | null {
+  return date ? date.toISOString() : null;
+}
+
+const RFC3339 =
+  /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Parses an RFC 3339 timestamp; returns null when the text is not one. */
+export function parseRfc3339(text: string): Date | null {
+  if (!RFC3339.test(text)) return null;
+  const date = new Date(text);
+  return Number.isNaN(date.getTime()) ? null : date;
+}
+
+/** ISO-8601 duration such as PT2M30S (the RunItem `run_time`). */
+export function isoDuration(ms: number): string {
+  const totalSeconds = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(totalSeconds / 3600);
+  const m = Math.floor((totalSeconds % 3600) / 60);
+  const s = totalSeconds % 60;
+  return `PT${h ? `${h}H` : ''}${m ? `${m}M` : ''}${s || (!h && !m) ? `${s}S` : ''}`;
+}

@@ -1,0 +1,190 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+
+export const ROLES = ['api', 'worker', 'scheduler'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface AppConfig {
+  server: { host: string; port: number; publicUrl: string; shutdownTimeoutMs: number };
+  roles: Role[];
+  database: { url: string; poolSize: number; migrateOnStart: boolean };
+  redis: { url: string; prefix: string };
+  models: { file: string };
+  runs: {
+    workerConcurrency: number;
+    dispatchSweepIntervalMs: number;
+    dispatchGraceMs: number;
+    leaseMs: number;
+    maxAttempts: number;
+    maxTurns: number;
+    maxRunSeconds: number;
+    commandTimeoutSeconds: number;
+    workspaceRoot: string;
+    metadataFilterEnabled: boolean;
+    computeCostPerHourUsd: number;
+  };
+  bootstrapApiKey?: string;
+}
+
+/** Thrown for a bad setting; main.ts prints its message as the single line that stops start-up. */
+export class ConfigError extends Error {}
+
+type Kind = 'string' | 'int' | 'number' | 'bool' | 'url' | 'roles';
+interface Setting {
+  path: string;
+  env: string;
+  kind: Kind;
+  min?: number;
+  max?: number;
+}
+
+/** Every overridable setting: its place in the YAML tree, its environment variable and its type. */
+const SETTINGS: Setting[] = [
+  { path: 'server.host', env: 'AMBIENT_HOST', kind: 'string' },
+  { path: 'server.port', env: 'AMBIENT_PORT', kind: 'int', min: 0, max: 65535 },
+  { path: 'server.publicUrl', env: 'AMBIENT_PUBLIC_URL', kind: 'url' },
+  { path: 'server.shutdownTimeoutMs', env: 'AMBIENT_SHUTDOWN_TIMEOUT_MS', kind: 'int', min: 0 },
+  { path: 'roles', env: 'AMBIENT_ROLES', kind: 'roles' },
+  { path: 'database.url', env: 'DATABASE_URL', kind: 'url' },
+  { path: 'database.poolSize', env: 'AMBIENT_DB_POOL_SIZE', kind: 'int', min: 1, max: 1000 },
+  { path: 'database.migrateOnStart', env: 'AMBIENT_MIGRATE_ON_START', kind: 'bool' },
+  { path: 'redis.url', env: 'REDIS_URL', kind: 'url' },
+  { path: 'redis.prefix', env: 'AMBIENT_REDIS_PREFIX', kind: 'string' },
+  { path: 'models.file', env: 'AMBIENT_MODELS_FILE', kind: 'string' },
+  { path: 'runs.workerConcurrency', env: 'AMBIENT_WORKER_CONCURRENCY', kind: 'int', min: 1 },
+  {
+    path: 'runs.dispatchSweepIntervalMs',
+    env: 'AMBIENT_DISPATCH_SWEEP_INTERVAL_MS',
+    kind: 'int',
+    min: 50,
+  },
+  { path: 'runs.dispatchGraceMs', env: 'AMBIENT_DISPATCH_GRACE_MS', kind: 'int', min: 0 },
+  { path: 'runs.leaseMs', env: 'AMBIENT_RUN_LEASE_MS', kind: 'int', min: 300 },
+  { path: 'runs.maxAttempts', env: 'AMBIENT_RUN_MAX_ATTEMPTS', kind: 'int', min: 1, max: 10 },
+  { path: 'runs.maxTurns', env: 'AMBIENT_RUN_MAX_TURNS', kind: 'int', min: 1 },
+  { path: 'runs.maxRunSeconds', env: 'AMBIENT_RUN_MAX_SECONDS', kind: 'int', min: 1 },
+  { path: 'runs.commandTimeoutSeconds', env: 'AMBIENT_COMMAND_TIMEOUT_SECONDS', kind: 'int', min: 1 },
+  { path: 'runs.workspaceRoot', env: 'AMBIENT_WORKSPACE_ROOT', kind: 'string' },
+  { path: 'runs.metadataFilterEnabled', env: 'AMBIENT_METADATA_FILTER_ENABLED', kind: 'bool' },
+  {
+    path: 'runs.computeCostPerHourUsd',
+    env: 'AMBIENT_COMPUTE_COST_PER_HOUR_USD',
+    kind: 'number',
+    min: 0,
+  },
+];
+
+function getPath(tree: Record<string, unknown>, path: string): unknown {
+  return path
+    .split('.')
+    .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], tree);
+}
+
+function setPath(tree: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let node = tree;
+  for (const key of keys.slice(0, -1)) {
+    node[key] ??= {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[keys[keys.length - 1]] = value;
+}
+
+function coerce(setting: Setting, raw: unknown, source: string): unknown {
+  const fail = (why: string): never => {
+    throw new ConfigError(`${source}: ${why} (got ${JSON.stringify(raw)})`);
+  };
+  switch (setting.kind) {
+    case 'string':
+      if (typeof raw !== 'string' || raw.trim() === '') fail('must be a non-empty string');
+      return raw;
+    case 'url': {
+      if (typeof raw !== 'string') return fail('must be a URL');
+      try {
+        new URL(raw);
+      } catch {
+        fail('must be a valid URL');
+      }
+      return raw;
+    }
+    case 'bool': {
+      if (typeof raw === 'boolean') return raw;
+      if (raw === 'true' || raw === '1') return true;
+      if (raw === 'false' || raw === '0') return false;
+      return fail('must be true or false');
+    }
+    case 'int':
+    case 'number': {
+      const n = typeof raw === 'number' ? raw : Number(String(raw).trim());
+      if (!Number.isFinite(n) || String(raw).trim() === '') fail('must be a number');
+      if (setting.kind === 'int' && !Number.isInteger(n)) fail('must be an integer');
+      if (setting.min !== undefined && n < setting.min) fail(`must be at least ${setting.min}`);
+      if (setting.max !== undefined && n > setting.max) fail(`must be at most ${setting.max}`);
+      return n;
+    }
+    case 'roles': {
+      const list = Array.isArray(raw) ? raw : String(raw).split(',');
+      const roles = list.map((r) => String(r).trim()).filter(Boolean);
+      if (roles.length === 0) fail(`must name at least one of ${ROLES.join(', ')}`);
+      for (const role of roles) {
+        if (!(ROLES as readonly string[]).includes(role)) {
+          fail(`unknown role "${role}"; expected any of ${ROLES.join(', ')}`);
+        }
+      }
+      return [...new Set(roles)];
+    }
+  }
+}
+
+/**
+ * Reads config/default.yaml (or AMBIENT_CONFIG_FILE), applies environment overrides and
+ * validates every value. `overrides` lets tests and tools inject settings without touching env.
+ */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Record<string, unknown> = {},
+): AppConfig {
+  const file = resolve(env.AMBIENT_CONFIG_FILE ?? 'config/default.yaml');
+  let tree: Record<string, unknown>;
+  try {
+    tree = (parseYaml(readFileSync(file, 'utf8')) as Record<string, unknown>) ?? {};
+  } catch (err) {
+    throw new ConfigError(`AMBIENT_CONFIG_FILE: cannot read ${file}: ${(err as Error).message}`);
+  }
+  for (const setting of SETTINGS) {
+    const fromEnv = env[setting.env];
+    const hasOverride = setting.path in overrides;
+    const raw = hasOverride
+      ? overrides[setting.path]
+      : fromEnv !== undefined && fromEnv !== ''
+        ? fromEnv
+        : getPath(tree, setting.path);
+    const source = hasOverride
+      ? setting.path
+      : fromEnv !== undefined && fromEnv !== ''
+        ? setting.env
+        : `${file}: ${setting.path}`;
+    if (raw === undefined || raw === null) {
+      throw new ConfigError(`${setting.env}: missing (set it or ${setting.path} in ${file})`);
+    }
+    setPath(tree, setting.path, coerce(setting, raw, source));
+  }
+  const config = tree as unknown as AppConfig;
+  const bootstrap = overrides.bootstrapApiKey ?? env.AMBIENT_BOOTSTRAP_API_KEY;
+  if (typeof bootstrap === 'string' && bootstrap !== '') {
+    if (bootstrap.length < 16) {
+      throw new ConfigError('AMBIENT_BOOTSTRAP_API_KEY: must be at least 16 characters');
+    }
+    config.bootstrapApiKey = bootstrap;
+  }
+  if (!/^mysql:\/\//.test(config.database.url) && !/^mariadb:\/\//.test(config.database.url)) {
+    throw new ConfigError('DATABASE_URL: must start with mysql:// or mariadb://');
+  }
+  if (!/^rediss?:\/\//.test(config.redis.url)) {
+    throw new ConfigError('REDIS_URL: must start with redis:// or rediss://');
+  }
+  return config;
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');

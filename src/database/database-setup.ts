@@ -1,0 +1,73 @@
+import { createConnection } from 'mysql2/promise';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { MIGRATIONS } from '../../migrations';
+import { AppConfig } from '../config/app-config';
+import { parseDatabaseUrl } from './database-url';
+
+/** Creates the configured database when it does not exist yet (utf8mb4). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const location = parseDatabaseUrl(url);
+  let connection;
+  try {
+    connection = await createConnection({
+      host: location.host,
+      port: location.port,
+      user: location.user,
+      password: location.password,
+      connectTimeout: 5000,
+    });
+  } catch (err) {
+    throw new Error(
+      `DATABASE_URL: cannot connect to MySQL at ${location.host}:${location.port} as ${location.user} (${(err as Error).message})`,
+    );
+  }
+  try {
+    await connection.query(
+      `CREATE DATABASE IF NOT EXISTS \`${location.database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
+    );
+  } finally {
+    await connection.end();
+  }
+}
+
+export function dataSourceOptions(config: AppConfig): DataSourceOptions {
+  const location = parseDatabaseUrl(config.database.url);
+  return {
+    type: 'mysql',
+    host: location.host,
+    port: location.port,
+    username: location.user,
+    password: location.password,
+    database: location.database,
+    timezone: 'Z',
+    charset: 'utf8mb4_unicode_ci',
+    synchronize: false,
+    migrationsRun: false,
+    migrations: MIGRATIONS,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    extra: { connectTimeout: 5000, connectionLimit: config.database.poolSize },
+  };
+}
+
+/**
+ * Runs pending migrations under a MySQL named lock, so replicas starting together migrate once.
+ */
+export async function runMigrations(dataSource: DataSource): Promise<string[]> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    const [{ locked }] = (await runner.query(
+      `SELECT GET_LOCK('ambient_migrations', 120) AS locked`,
+    )) as { locked: number }[];
+    if (Number(locked) !== 1) throw new Error('timed out waiting for the migration lock');
+    try {
+      const applied = await dataSource.runMigrations({ transaction: 'each' });
+      return applied.map((m) => m.name);
+    } finally {
+      await runner.query(`SELECT RELEASE_LOCK('ambient_migrations')`);
+    }
+  } finally {
+    await runner.release();
+  }
+}

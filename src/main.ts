@@ -1,0 +1,49 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { AppConfig, loadConfig } from './config/app-config';
+import { startAmbient } from './bootstrap/start';
+
+function fail(message: string): never {
+  process.stderr.write(`ambient: ${message}\n`);
+  process.exit(1);
+}
+
+async function main(): Promise<void> {
+  let config: AppConfig;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  const ambient = await startAmbient(config).catch((err: Error) => fail(firstLine(err)));
+  const logger = new Logger('Ambient');
+  logger.log(
+    `roles ${config.roles.join(', ')}${ambient.apiUrl ? `; API on ${ambient.apiUrl}` : ''}`,
+  );
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.log(`${signal}: finishing in-flight work, then stopping`);
+    const force = setTimeout(() => {
+      logger.warn('shutdown took too long; exiting');
+      process.exit(1);
+    }, config.server.shutdownTimeoutMs + 10_000);
+    force.unref();
+    ambient.close().then(
+      () => process.exit(0),
+      (err: Error) => {
+        logger.error(`shutdown failed: ${err.message}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+function firstLine(err: Error): string {
+  return (err.message || String(err)).split('\n')[0];
+}
+
+void main();

@@ -1,0 +1,68 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { createHash } from 'node:crypto';
+import { DataSource, In } from 'typeorm';
+import { newUid } from '../../common/ids';
+import type { JsonObject } from '../../common/json';
+import { ArtifactType, RunArtifact } from './run-artifact.entity';
+
+/** Canonical form of a URL used as a reverse-lookup key (scheme and host lower-cased, no fragment). */
+export function urlLookupHash(url: string): Buffer {
+  let canonical = url.trim();
+  try {
+    const parsed = new URL(canonical);
+    parsed.hash = '';
+    canonical = parsed.toString();
+  } catch {
+    // Not a URL: look it up as given.
+  }
+  return createHash('sha256').update(canonical, 'utf8').digest();
+}
+
+@Injectable()
+export class ArtifactsService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async record(
+    run: { id: string; teamId: string },
+    artifactType: ArtifactType,
+    data: JsonObject,
+  ): Promise<RunArtifact> {
+    const url = typeof data.url === 'string' ? data.url : null;
+    const artifact: RunArtifact = {
+      id: newUid(),
+      runId: run.id,
+      teamId: run.teamId,
+      artifactType,
+      data,
+      urlHash: url && (artifactType === 'EXTERNAL_REFERENCE' || artifactType === 'PULL_REQUEST') ? urlLookupHash(url) : null,
+      createdAt: new Date(),
+    };
+    await this.dataSource.getRepository(RunArtifact).insert(artifact);
+    return artifact;
+  }
+
+  async forRuns(runIds: string[]): Promise<Map<string, RunArtifact[]>> {
+    const byRun = new Map<string, RunArtifact[]>();
+    if (runIds.length === 0) return byRun;
+    const rows = await this.dataSource
+      .getRepository(RunArtifact)
+      .find({ where: { runId: In(runIds) }, order: { createdAt: 'ASC' } });
+    for (const row of rows) {
+      const list = byRun.get(row.runId) ?? [];
+      list.push(row);
+      byRun.set(row.runId, list);
+    }
+    return byRun;
+  }
+
+  /** The newest run of the team that reported this URL as a pull request or external reference. */
+  async runIdForUrl(teamId: string, url: string): Promise<string | null> {
+    const row = await this.dataSource.getRepository(RunArtifact).findOne({
+      select: { runId: true },
+      where: { teamId, urlHash: urlLookupHash(url) },
+      order: { createdAt: 'DESC' },
+    });
+    return row?.runId ?? null;
+  }
+}

@@ -1,0 +1,36 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { JsonObject } from '../../common/json';
+
+export const ARTIFACT_TYPES = [
+  'PLAN',
+  'PULL_REQUEST',
+  'SCREENSHOT',
+  'FILE',
+  'EXTERNAL_REFERENCE',
+] as const;
+export type ArtifactType = (typeof ARTIFACT_TYPES)[number];
+
+@Entity('run_artifacts')
+export class RunArtifact {
+  @PrimaryColumn({ type: 'varchar', length: 22 })
+  id: string;
+
+  @Column({ name: 'run_id', type: 'varchar', length: 36 })
+  runId: string;
+
+  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  teamId: string;
+
+  @Column({ name: 'artifact_type', type: 'varchar', length: 32 })
+  artifactType: ArtifactType;
+
+  @Column({ type: 'json' })
+  data: JsonObject;
+
+  /** sha256 of the artifact's canonical URL (PULL_REQUEST, EXTERNAL_REFERENCE), for reverse lookup. */
+  @Column({ name: 'url_hash', type: 'binary', length: 32, nullable: true })
+  urlHash: Buffer | null;
+
+  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt: Date;
+}

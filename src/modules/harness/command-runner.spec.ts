@@ -1,0 +1,116 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCommand } from './command-runner';
+
+const PATH = '/usr/local/bin:/usr/bin:/bin';
+
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const giveUpAt = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > giveUpAt) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A process that is gone or a zombie no longer runs. */
+function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('runCommand', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'ambient-cmd-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const run = (command: string, extra: Partial<Parameters<typeof runCommand>[0]> = {}) =>
+    runCommand({ command, cwd: dir, env: { PATH }, timeoutMs: 10_000, ...extra });
+
+  it('returns combined stdout and stderr with the exit code', async () => {
+    const result = await run('for i in 1 2 3; do echo out$i; echo err$i >&2; done; exit 3');
+    expect(result).toEqual({
+      exitCode: 3,
+      output: 'out1\nerr1\nout2\nerr2\nout3\nerr3\n',
+      timedOut: false,
+      aborted: false,
+    });
+  });
+
+  it('runs in the given directory with exactly the given environment', async () => {
+    process.env.AMBIENT_LEAK_CHECK = 'leaked';
+    try {
+      const result = await run('pwd; echo "leak=${AMBIENT_LEAK_CHECK:-none} mine=$MINE"', {
+        env: { PATH, MINE: 'yes' },
+      });
+      expect(result.output).toBe(`${dir}\nleak=none mine=yes\n`);
+    } finally {
+      delete process.env.AMBIENT_LEAK_CHECK;
+    }
+  });
+
+  it('finds bash without PATH in the environment', async () => {
+    const result = await run('echo ok', { env: {} });
+    expect(result.output).toBe('ok\n');
+  });
+
+  it('keeps the head and the tail of long output', async () => {
+    const result = await run('echo START; head -c 100000 /dev/zero | tr "\\0" x; echo; echo END', {
+      maxOutputBytes: 1000,
+    });
+    expect(result.output.startsWith('START\n')).toBe(true);
+    expect(result.output.endsWith('x\nEND\n')).toBe(true);
+    expect(result.output).toMatch(/\[\.\.\. \d+ bytes of output omitted \.\.\.\]/);
+    expect(result.output.length).toBeLessThan(1100);
+  });
+
+  it('kills the whole process group on timeout', async () => {
+    const result = await run('sleep 30 & echo $! > child.pid; wait', { timeoutMs: 300 });
+    expect(result.timedOut).toBe(true);
+    expect(result.exitCode).toBeNull();
+    const childPid = Number(readFileSync(join(dir, 'child.pid'), 'utf8'));
+    await waitFor(() => !isRunning(childPid), 'the background sleep to die');
+  });
+
+  it('kills the whole process group when aborted', async () => {
+    const controller = new AbortController();
+    const pending = run('sleep 30 & echo $! > child.pid; wait', { signal: controller.signal });
+    await waitFor(() => existsSync(join(dir, 'child.pid')), 'the command to start');
+    const childPid = Number(readFileSync(join(dir, 'child.pid'), 'utf8'));
+    controller.abort();
+    const result = await pending;
+    expect(result).toMatchObject({ aborted: true, timedOut: false, exitCode: null });
+    await waitFor(() => !isRunning(childPid), 'the background sleep to die');
+  });
+
+  it('does not start when the signal is already aborted', async () => {
+    const result = await run('touch started', { signal: AbortSignal.abort() });
+    expect(result.aborted).toBe(true);
+    expect(existsSync(join(dir, 'started'))).toBe(false);
+  });
+
+  it('does not wait for a background process that keeps the output open', async () => {
+    const started = Date.now();
+    const result = await run('sleep 30 & echo $!');
+    const childPid = Number(result.output.trim());
+    try {
+      expect(result.exitCode).toBe(0);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      process.kill(childPid, 'SIGKILL');
+    }
+  });
+
+  it('reports a command that cannot start', async () => {
+    const result = await run('true', { cwd: join(dir, 'missing') });
+    expect(result.exitCode).toBeNull();
+    expect(result.output).toContain('failed to start command');
+  });
+});

@@ -1,0 +1,55 @@
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ErrorCode } from '../../common/errors/error-codes';
+import type { CatalogModel } from '../models/model-catalog';
+import type { AgentConfig } from '../runs/run.types';
+
+export type ChatMessage = ChatCompletionMessageParam;
+
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  modelCalls: number;
+}
+
+/** Everything a harness needs to execute one execution of a run. */
+export interface HarnessContext {
+  runId: string;
+  executionId: number;
+  teamId: string;
+  model: CatalogModel;
+  config: AgentConfig;
+  mode: string;
+  /** Messages of earlier executions of this run (continuation after a follow-up). */
+  history: ChatMessage[];
+  /** New user turns for this execution: the prompt first time, follow-up messages afterwards. */
+  userMessages: string[];
+  /** The run's private working directory; commands run here. */
+  workspaceDir: string;
+  /** Environment for commands the agent runs: nothing of the server's own environment leaks. */
+  commandEnv: Record<string, string>;
+  limits: { maxTurns: number; deadline: number; commandTimeoutSeconds: number };
+  /** Aborted when the run is cancelled or the worker shuts down. */
+  signal: AbortSignal;
+  /** Follow-ups sent while the run is live, not yet delivered; marks them delivered. */
+  takeFollowups(): Promise<string[]>;
+  /** Persists one message of the conversation as the loop produces it. */
+  recordMessage(message: ChatMessage): Promise<void>;
+  /** Appends a timeline event to the run. */
+  emitEvent(eventType: string, payload?: Record<string, unknown>): Promise<void>;
+}
+
+export interface HarnessResult {
+  outcome: 'succeeded' | 'failed' | 'cancelled';
+  /** Final answer on success; the reason otherwise. Becomes status_message.message. */
+  summary: string;
+  errorCode?: ErrorCode;
+  usage: TokenUsage;
+}
+
+/** One way of executing an agent (the built-in loop, a vendor CLI, a remote worker …). */
+export interface Harness {
+  readonly type: string;
+  run(context: HarnessContext): Promise<HarnessResult>;
+}
+
+export const HARNESSES = Symbol('HARNESSES');

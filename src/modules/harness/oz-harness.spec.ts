@@ -1,0 +1,381 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  startFakeModelServer,
+  type FakeModelServer,
+  type FakeStep,
+} from '../../../test/fixtures/fake-model-server';
+import type { CatalogModel } from '../models/model-catalog';
+import type { ChatMessage, HarnessContext } from './harness.types';
+import { OzHarness } from './oz-harness';
+
+const PATH = '/usr/local/bin:/usr/bin:/bin';
+
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const giveUpAt = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > giveUpAt) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A process that is gone or a zombie no longer runs. */
+function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+function fakeModel(baseUrl: string): CatalogModel {
+  return {
+    id: 'fake-1',
+    displayName: 'Fake',
+    visionSupported: false,
+    provider: { name: 'fake', kind: 'OPENAI', baseUrl, apiKey: 'test-key', apiKeyEnv: null },
+    providerModel: 'fake-model',
+    inputCostPerTokenUsd: 0,
+    outputCostPerTokenUsd: 0,
+  };
+}
+
+describe('OzHarness', () => {
+  const harness = new OzHarness();
+  let server: FakeModelServer;
+  let workspaceDir: string;
+  let controller: AbortController;
+  let recorded: ChatMessage[];
+
+  beforeAll(async () => {
+    server = await startFakeModelServer();
+  });
+  afterAll(() => server.close());
+
+  beforeEach(() => {
+    server.reset();
+    workspaceDir = mkdtempSync(join(tmpdir(), 'ambient-oz-'));
+    controller = new AbortController();
+    recorded = [];
+  });
+  afterEach(() => rmSync(workspaceDir, { recursive: true, force: true }));
+
+  function context(overrides: Partial<HarnessContext> = {}): HarnessContext {
+    return {
+      runId: 'run-1',
+      executionId: 1,
+      teamId: 'team-1',
+      model: fakeModel(server.url),
+      config: {},
+      mode: 'normal',
+      history: [],
+      userMessages: ['Say hello'],
+      workspaceDir,
+      commandEnv: { PATH, HOME: workspaceDir },
+      limits: { maxTurns: 10, deadline: Date.now() + 60_000, commandTimeoutSeconds: 30 },
+      signal: controller.signal,
+      takeFollowups: async () => [],
+      recordMessage: async (message) => void recorded.push(message),
+      emitEvent: async () => undefined,
+      ...overrides,
+    };
+  }
+
+  /** Registers `steps` under a fresh script name and returns a prompt that selects it. */
+  let scriptCount = 0;
+  function scripted(steps: FakeStep[], prompt = 'Do the task'): string {
+    const name = `s${++scriptCount}`;
+    server.script(name, steps);
+    return `[script:${name}] ${prompt}`;
+  }
+
+  const toolResults = () =>
+    recorded.filter((m): m is Extract<ChatMessage, { role: 'tool' }> => m.role === 'tool');
+  const commandResult = (message: ChatMessage) => JSON.parse(message.content as string);
+
+  it('returns the answer of a model that replies without tools', async () => {
+    const prompt = scripted([{ text: 'Hello there' }]);
+    const result = await harness.run(
+      context({ userMessages: [prompt], config: { base_prompt: 'Always be brief.' } }),
+    );
+
+    expect(result).toEqual({
+      outcome: 'succeeded',
+      summary: 'Hello there',
+      usage: { promptTokens: 20, completionTokens: 5, modelCalls: 1 },
+    });
+    expect(recorded).toEqual([
+      { role: 'user', content: prompt },
+      { role: 'assistant', content: 'Hello there' },
+    ]);
+    const [request] = server.requests;
+    expect(request.authorization).toBe('Bearer test-key');
+    expect(request.body.model).toBe('fake-model');
+    expect(request.body.messages[0].role).toBe('system');
+    expect(request.body.messages[0].content).toContain('Always be brief.');
+    expect(request.body.messages[0].content).not.toContain('plan mode');
+    expect(request.body.tools).toHaveLength(2);
+  });
+
+  it('answers "Done." when a model without a script replies instantly', async () => {
+    const result = await harness.run(context());
+    expect(result).toMatchObject({ outcome: 'succeeded', summary: 'Done.' });
+  });
+
+  it('sends history before the new user turns without recording it, and plans in plan mode', async () => {
+    const prompt = scripted([{ text: 'The plan' }]);
+    const history: ChatMessage[] = [
+      { role: 'user', content: 'earlier question' },
+      { role: 'assistant', content: 'earlier answer' },
+    ];
+    await harness.run(context({ mode: 'plan', history, userMessages: [prompt] }));
+
+    const { messages } = server.requests[0].body;
+    expect(messages[0].content).toContain('plan mode');
+    expect(messages.slice(1).map((m) => m.content)).toEqual([
+      'earlier question',
+      'earlier answer',
+      prompt,
+    ]);
+    expect(recorded.map((m) => m.role)).toEqual(['user', 'assistant']);
+  });
+
+  it('runs a command in the workspace, returns its result to the model and sums usage', async () => {
+    const prompt = scripted([
+      {
+        toolCalls: [
+          { name: 'run_command', arguments: { command: 'echo hi > out.txt; cat out.txt' } },
+        ],
+      },
+      { text: 'Wrote out.txt' },
+    ]);
+    const result = await harness.run(context({ userMessages: [prompt] }));
+
+    expect(result).toEqual({
+      outcome: 'succeeded',
+      summary: 'Wrote out.txt',
+      // Requests hold 2 and 4 messages; the fake bills 10 prompt tokens a message, 5 per reply.
+      usage: { promptTokens: 60, completionTokens: 10, modelCalls: 2 },
+    });
+    expect(readFileSync(join(workspaceDir, 'out.txt'), 'utf8')).toBe('hi\n');
+    expect(recorded.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    const [toolMessage] = toolResults();
+    expect(toolMessage.tool_call_id).toBe('call_0_0');
+    expect(commandResult(toolMessage)).toEqual({ exit_code: 0, output: 'hi\n', timed_out: false });
+    expect(server.requests[1].body.messages.at(-1)).toEqual(toolMessage);
+  });
+
+  it('gives commands exactly the command environment', async () => {
+    process.env.FOO = 'server-secret';
+    try {
+      const command = 'echo "FOO=${FOO:-unset} BAR=${BAR:-unset}"';
+      const prompt = scripted([{ toolCalls: [{ name: 'run_command', arguments: { command } }] }]);
+      await harness.run(
+        context({ userMessages: [prompt], commandEnv: { PATH, BAR: 'run-value' } }),
+      );
+      expect(commandResult(toolResults()[0]).output).toBe('FOO=unset BAR=run-value\n');
+    } finally {
+      delete process.env.FOO;
+    }
+  });
+
+  it('tells the model about invalid arguments and unknown tools and carries on', async () => {
+    const prompt = scripted([
+      {
+        toolCalls: [
+          { name: 'run_command', arguments: '{not json' },
+          { name: 'run_command', arguments: { command: 42 } },
+          { name: 'fly', arguments: {} },
+        ],
+      },
+      { text: 'Recovered' },
+    ]);
+    const result = await harness.run(context({ userMessages: [prompt] }));
+
+    expect(result).toMatchObject({ outcome: 'succeeded', summary: 'Recovered' });
+    const contents = toolResults().map((m) => m.content);
+    expect(contents[0]).toMatch(/not valid JSON/);
+    expect(contents[1]).toMatch(/non-empty "command" string/);
+    expect(contents[2]).toMatch(/unknown tool "fly"/);
+  });
+
+  it('ends the run with the summary given to finish', async () => {
+    const prompt = scripted([
+      {
+        toolCalls: [
+          { name: 'finish', arguments: { summary: 'All done' } },
+          { name: 'run_command', arguments: { command: 'touch late.txt' } },
+        ],
+      },
+    ]);
+    const result = await harness.run(context({ userMessages: [prompt] }));
+
+    expect(result).toMatchObject({ outcome: 'succeeded', summary: 'All done' });
+    expect(server.requests).toHaveLength(1);
+    expect(toolResults()).toHaveLength(2);
+    expect(existsSync(join(workspaceDir, 'late.txt'))).toBe(false);
+  });
+
+  it('delivers follow-ups before finishing and after tool rounds', async () => {
+    const followups = [['Also list the files'], ['And say bye']];
+    const prompt = scripted([
+      { text: 'First answer' },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'ls' } }] },
+      { text: 'Bye' },
+    ]);
+    const result = await harness.run(
+      context({ userMessages: [prompt], takeFollowups: async () => followups.shift() ?? [] }),
+    );
+
+    expect(result).toMatchObject({ outcome: 'succeeded', summary: 'Bye' });
+    expect(
+      recorded.map((m) => `${m.role}:${typeof m.content === 'string' ? m.content : ''}`),
+    ).toEqual([
+      `user:${prompt}`,
+      'assistant:First answer',
+      'user:Also list the files',
+      'assistant:',
+      expect.stringMatching(/^tool:/),
+      'user:And say bye',
+      'assistant:Bye',
+    ]);
+    expect(server.requests[2].body.messages.at(-1)).toEqual({
+      role: 'user',
+      content: 'And say bye',
+    });
+  });
+
+  it('fails with budget_exceeded after the turn limit', async () => {
+    const loop: FakeStep = { toolCalls: [{ name: 'run_command', arguments: { command: 'true' } }] };
+    const prompt = scripted([loop, loop, loop]);
+    const result = await harness.run(
+      context({
+        userMessages: [prompt],
+        limits: { maxTurns: 2, deadline: Date.now() + 60_000, commandTimeoutSeconds: 30 },
+      }),
+    );
+
+    expect(result).toMatchObject({
+      outcome: 'failed',
+      errorCode: 'budget_exceeded',
+      summary: 'the run stopped after reaching its limit of 2 model turns',
+      usage: { modelCalls: 2 },
+    });
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('fails with budget_exceeded when the deadline passes during a model call', async () => {
+    const prompt = scripted([{ hang: true }]);
+    const result = await harness.run(
+      context({
+        userMessages: [prompt],
+        limits: { maxTurns: 10, deadline: Date.now() + 300, commandTimeoutSeconds: 30 },
+      }),
+    );
+
+    expect(result).toMatchObject({ outcome: 'failed', errorCode: 'budget_exceeded' });
+    expect(result.summary).toMatch(/^the run exceeded its maximum run time of \d+ seconds$/);
+  });
+
+  it('kills a running command when the deadline passes', async () => {
+    const command = 'sleep 30 & echo $! > child.pid; wait';
+    const prompt = scripted([{ toolCalls: [{ name: 'run_command', arguments: { command } }] }]);
+    const result = await harness.run(
+      context({
+        userMessages: [prompt],
+        limits: { maxTurns: 10, deadline: Date.now() + 2_000, commandTimeoutSeconds: 30 },
+      }),
+    );
+
+    expect(result).toMatchObject({ outcome: 'failed', errorCode: 'budget_exceeded' });
+    const childPid = Number(readFileSync(join(workspaceDir, 'child.pid'), 'utf8'));
+    await waitFor(() => !isRunning(childPid), 'the command to die');
+  });
+
+  it('stops a running command when cancelled', async () => {
+    const command = 'sleep 30 & echo $! > child.pid; wait';
+    const prompt = scripted([{ toolCalls: [{ name: 'run_command', arguments: { command } }] }]);
+    const pending = harness.run(context({ userMessages: [prompt] }));
+
+    const pidFile = join(workspaceDir, 'child.pid');
+    await waitFor(
+      () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'),
+      'the command to start',
+    );
+    controller.abort();
+    const result = await pending;
+
+    expect(result).toMatchObject({ outcome: 'cancelled', summary: 'Run cancelled' });
+    const childPid = Number(readFileSync(pidFile, 'utf8'));
+    await waitFor(() => !isRunning(childPid), 'the command to die');
+    expect(toolResults()).toHaveLength(0);
+  });
+
+  it('stops waiting for the model when cancelled', async () => {
+    const prompt = scripted([{ hang: true }]);
+    const pending = harness.run(context({ userMessages: [prompt] }));
+
+    await waitFor(() => server.requests.length === 1, 'the model request');
+    controller.abort();
+
+    expect(await pending).toMatchObject({ outcome: 'cancelled', summary: 'Run cancelled' });
+  });
+
+  it('returns cancelled without calling the model when already cancelled', async () => {
+    controller.abort();
+    expect(await harness.run(context())).toMatchObject({ outcome: 'cancelled' });
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('maps a 401 from the provider to external_authentication_required', async () => {
+    const prompt = scripted([{ status: 401, error: 'Incorrect API key provided' }]);
+    const result = await harness.run(context({ userMessages: [prompt] }));
+
+    expect(result).toMatchObject({
+      outcome: 'failed',
+      errorCode: 'external_authentication_required',
+    });
+    expect(result.summary).toContain('"fake"');
+    expect(result.summary).toContain('401');
+    expect(result.summary).toContain('Incorrect API key provided');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('maps a 400 from the provider to invalid_request with the provider message', async () => {
+    const prompt = scripted([{ status: 400, error: 'model does not support tools' }]);
+    const result = await harness.run(context({ userMessages: [prompt] }));
+
+    expect(result).toMatchObject({ outcome: 'failed', errorCode: 'invalid_request' });
+    expect(result.summary).toContain('model does not support tools');
+  });
+
+  it('maps a persistent 503 to resource_unavailable after retrying', async () => {
+    const prompt = scripted([{ status: 503, error: 'overloaded' }]);
+    const result = await harness.run(context({ userMessages: [prompt] }));
+
+    expect(result).toMatchObject({ outcome: 'failed', errorCode: 'resource_unavailable' });
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('maps an unreachable provider to resource_unavailable', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+
+    const result = await harness.run(context({ model: fakeModel(`http://127.0.0.1:${port}/v1`) }));
+
+    expect(result).toMatchObject({ outcome: 'failed', errorCode: 'resource_unavailable' });
+    expect(result.summary).toContain('could not reach model provider "fake"');
+  });
+
+  it('honours a delayed reply', async () => {
+    const prompt = scripted([{ delayMs: 50, then: { text: 'Slow hello' } }]);
+    const result = await harness.run(context({ userMessages: [prompt] }));
+    expect(result).toMatchObject({ outcome: 'succeeded', summary: 'Slow hello' });
+  });
+});

@@ -1,0 +1,57 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+
+/** The only variables of the server's own environment a command may see. */
+const INHERITED = ['PATH', 'LANG', 'LC_ALL', 'TZ'];
+
+/**
+ * Each run works in its own directory under the workspace root; it survives between executions
+ * of the same run so a follow-up continues where the run left off.
+ */
+@Injectable()
+export class WorkspaceService {
+  private readonly root: string;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.root = resolve(config.runs.workspaceRoot);
+  }
+
+  dirFor(runId: string): string {
+    return join(this.root, runId);
+  }
+
+  async prepare(
+    runId: string,
+    attachments: { fileName: string; data: Buffer }[],
+  ): Promise<{ dir: string; attachmentPaths: string[] }> {
+    const dir = this.dirFor(runId);
+    await mkdir(dir, { recursive: true });
+    const attachmentPaths: string[] = [];
+    if (attachments.length) {
+      const attachmentsDir = join(dir, '.attachments');
+      await mkdir(attachmentsDir, { recursive: true });
+      for (const attachment of attachments) {
+        const path = join(attachmentsDir, basename(attachment.fileName) || 'attachment');
+        await writeFile(path, attachment.data);
+        attachmentPaths.push(path);
+      }
+    }
+    return { dir, attachmentPaths };
+  }
+
+  async remove(runId: string): Promise<void> {
+    await rm(this.dirFor(runId), { recursive: true, force: true });
+  }
+
+  /** A clean environment for the agent's commands: nothing secret of the server leaks in. */
+  commandEnv(dir: string, runId: string, extra: Record<string, string> = {}): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const name of INHERITED) {
+      const value = process.env[name];
+      if (value !== undefined) env[name] = value;
+    }
+    return { ...env, HOME: dir, PWD: dir, AMBIENT_RUN_ID: runId, ...extra };
+  }
+}

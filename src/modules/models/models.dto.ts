@@ -1,0 +1,27 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+
+export class ModelInfoDto {
+  @ApiProperty({ example: 'gpt-5-4-high' }) id: string;
+  @ApiProperty() display_name: string;
+  @ApiProperty({ enum: ['OPENAI', 'ANTHROPIC', 'GOOGLE', 'UNKNOWN'] }) provider: string;
+  @ApiProperty() vision_supported: boolean;
+  @ApiPropertyOptional() description?: string;
+  @ApiPropertyOptional() reasoning_level?: string;
+  @ApiPropertyOptional({
+    enum: ['PROVIDER_OUTAGE', 'OUT_OF_REQUESTS', 'ADMIN_DISABLED', 'REQUIRES_UPGRADE'],
+  })
+  disable_reason?: string;
+  @ApiPropertyOptional({ description: 'Ambient extension: why the model is disabled' })
+  disable_detail?: string;
+  @ApiProperty({ description: 'Ambient extension: whether runs may use the model' })
+  disabled: boolean;
+  @ApiProperty({ description: 'Ambient extension: USD per input token' })
+  input_cost_per_token_usd: number;
+  @ApiProperty({ description: 'Ambient extension: USD per output token' })
+  output_cost_per_token_usd: number;
+}
+
+export class ListModelsResponseDto {
+  @ApiProperty() default_model_id: string;
+  @ApiProperty({ type: [ModelInfoDto] }) models: ModelInfoDto[];
+}

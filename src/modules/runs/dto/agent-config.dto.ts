@@ -1,0 +1,174 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import type { JsonObject } from '../../../common/json';
+import { Type } from 'class-transformer';
+import {
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+
+export class HarnessDto {
+  @ApiPropertyOptional({ enum: ['oz', 'claude', 'gemini', 'codex'] })
+  @IsOptional()
+  @IsIn(['oz', 'claude', 'gemini', 'codex'])
+  type?: 'oz' | 'claude' | 'gemini' | 'codex';
+
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) model_id?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(32) reasoning_level?: string;
+}
+
+export class HarnessAuthSecretsDto {
+  @ApiPropertyOptional() @IsOptional() @IsString() claude_auth_secret_name?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() codex_auth_secret_name?: string;
+}
+
+export class SecretRefDto {
+  @ApiPropertyOptional() @IsString() @IsNotEmpty() @MaxLength(128) name: string;
+}
+
+export class MemoryStoreRefDto {
+  @ApiPropertyOptional() @IsString() @IsNotEmpty() uid: string;
+  @ApiPropertyOptional({ enum: ['read_write', 'read_only'] })
+  @IsIn(['read_write', 'read_only'])
+  access: string;
+  @ApiPropertyOptional() @IsString() @IsNotEmpty() instructions: string;
+}
+
+export class SessionSharingDto {
+  @ApiPropertyOptional({ enum: ['VIEWER', 'EDITOR'] })
+  @IsOptional()
+  @IsIn(['VIEWER', 'EDITOR'])
+  public_access?: 'VIEWER' | 'EDITOR';
+}
+
+export class McpServerConfigDto {
+  @ApiPropertyOptional() warp_id?: string;
+  @ApiPropertyOptional() command?: string;
+  @ApiPropertyOptional({ type: [String] }) args?: string[];
+  @ApiPropertyOptional({ format: 'uri' }) url?: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  env?: Record<string, string>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  headers?: Record<string, string>;
+}
+
+/** The Oz AgentConfigSnapshot (`AmbientAgentConfig` in older SDKs). Every field is optional. */
+export class AgentConfigDto {
+  @ApiPropertyOptional({ description: 'Label for grouping and filtering (defaults to the skill name)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  name?: string;
+
+  @ApiPropertyOptional({ description: 'Model to use (GET /agent/models); team default if unset' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  model_id?: string;
+
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(100_000) base_prompt?: string;
+
+  @ApiPropertyOptional({ description: 'UID of the environment (22 characters of [A-Za-z0-9])' })
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9]{22}$/, { message: 'must be 22 characters of [A-Za-z0-9]' })
+  environment_id?: string;
+
+  @ApiPropertyOptional({ example: 'owner/repo:.agents/skills/deploy/SKILL.md' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  skill_spec?: string;
+
+  @ApiPropertyOptional({ type: [String] })
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  skills?: string[];
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/McpServerConfigDto' },
+  })
+  @IsOptional()
+  @IsObject()
+  mcp_servers?: Record<string, McpServerConfigDto>;
+
+  @ApiPropertyOptional() @IsOptional() @IsBoolean() computer_use_enabled?: boolean;
+  @ApiPropertyOptional() @IsOptional() @IsString() computer_use_model_id?: string;
+
+  @ApiPropertyOptional({ enum: ['CREATOR', 'EXECUTOR'], nullable: true })
+  @IsOptional()
+  @IsIn(['CREATOR', 'EXECUTOR'])
+  credential_strategy?: 'CREATOR' | 'EXECUTOR' | null;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 60 })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(60)
+  idle_timeout_minutes?: number;
+
+  @ApiPropertyOptional({ description: 'Self-hosted worker id; unset or "warp" = service-hosted' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  worker_host?: string;
+
+  @ApiPropertyOptional({ type: HarnessDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => HarnessDto)
+  harness?: HarnessDto;
+
+  @ApiPropertyOptional({ type: HarnessAuthSecretsDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => HarnessAuthSecretsDto)
+  harness_auth_secrets?: HarnessAuthSecretsDto;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @IsOptional()
+  @IsObject()
+  inference_providers?: JsonObject;
+
+  @ApiPropertyOptional({ type: [MemoryStoreRefDto] })
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => MemoryStoreRefDto)
+  memory_stores?: MemoryStoreRefDto[];
+
+  @ApiPropertyOptional() @IsOptional() @IsString() runner_id?: string;
+
+  @ApiPropertyOptional({ type: [SecretRefDto] })
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => SecretRefDto)
+  secrets?: SecretRefDto[];
+
+  @ApiPropertyOptional({ type: SessionSharingDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SessionSharingDto)
+  session_sharing?: SessionSharingDto;
+
+  @ApiPropertyOptional({
+    description: 'Filled in by the server only; ignored on input',
+    type: 'object',
+    additionalProperties: true,
+  })
+  @IsOptional()
+  @IsObject()
+  experimental?: Record<string, string | number | boolean | null>;
+}

@@ -1,0 +1,109 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBase64,
+  IsBoolean,
+  IsIn,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
+import { AgentConfigDto } from './agent-config.dto';
+
+export const RUN_MODES = ['normal', 'plan', 'orchestrate'] as const;
+
+export class AttachmentInputDto {
+  @ApiProperty() @IsString() @IsNotEmpty() @MaxLength(255) file_name: string;
+
+  @ApiProperty({ description: 'Image types: image/jpeg, image/png, image/gif, image/webp' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(128)
+  mime_type: string;
+
+  @ApiProperty({ format: 'byte', description: 'Base64-encoded content' })
+  @IsBase64()
+  data: string;
+}
+
+/** alpha.8 clients send `images` instead of `attachments`. */
+export class ImageInputDto {
+  @ApiProperty({ format: 'byte' }) @IsBase64() data: string;
+
+  @ApiProperty({ enum: ['image/jpeg', 'image/png', 'image/gif', 'image/webp'] })
+  @IsIn(['image/jpeg', 'image/png', 'image/gif', 'image/webp'])
+  mime_type: string;
+}
+
+export class CreateRunDto {
+  @ApiPropertyOptional({ description: 'Required unless a skill or conversation_id is given' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200_000)
+  prompt?: string;
+
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(255) title?: string;
+
+  @ApiPropertyOptional({ description: 'Skill spec; takes precedence over config.skill_spec' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  skill?: string;
+
+  @ApiPropertyOptional({ type: AgentConfigDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => AgentConfigDto)
+  config?: AgentConfigDto;
+
+  @ApiPropertyOptional() @IsOptional() @IsBoolean() team?: boolean;
+  @ApiPropertyOptional() @IsOptional() @IsString() agent_identity_uid?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() conversation_id?: string;
+
+  @ApiPropertyOptional({ type: [AttachmentInputDto], maxItems: 5 })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(5)
+  @ValidateNested({ each: true })
+  @Type(() => AttachmentInputDto)
+  attachments?: AttachmentInputDto[];
+
+  @ApiPropertyOptional({ type: [ImageInputDto], deprecated: true })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(5)
+  @ValidateNested({ each: true })
+  @Type(() => ImageInputDto)
+  images?: ImageInputDto[];
+
+  @ApiPropertyOptional() @IsOptional() @IsString() parent_run_id?: string;
+  @ApiPropertyOptional() @IsOptional() @IsBoolean() interactive?: boolean;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'At most 20 keys of 1-64 bytes [a-zA-Z0-9._-]; values up to 256 bytes',
+  })
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, string>;
+
+  @ApiPropertyOptional({ enum: RUN_MODES })
+  @IsOptional()
+  @IsIn(RUN_MODES)
+  mode?: (typeof RUN_MODES)[number];
+
+  @ApiPropertyOptional() @IsOptional() @IsString() on_behalf_of?: string;
+}
+
+export class RunAgentResponseDto {
+  @ApiProperty() run_id: string;
+  @ApiProperty({ deprecated: true }) task_id: string;
+  @ApiProperty({ example: 'QUEUED' }) state: string;
+  @ApiPropertyOptional() at_capacity?: boolean;
+}

@@ -1,0 +1,134 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { RUN_SOURCES, RUN_STATES } from '../run-state';
+import { AgentConfigDto } from './agent-config.dto';
+
+export class UserProfileDto {
+  @ApiPropertyOptional() uid?: string;
+  @ApiPropertyOptional() display_name?: string;
+  @ApiPropertyOptional() email?: string;
+  @ApiPropertyOptional({ enum: ['user', 'service_account'] }) type?: string;
+}
+
+export class StatusMessageDto {
+  @ApiProperty() message: string;
+  @ApiPropertyOptional() error_code?: string;
+  @ApiPropertyOptional() retryable?: boolean;
+  @ApiPropertyOptional({ format: 'date-time' }) session_debug_until?: string;
+  @ApiPropertyOptional() debug_agent_active?: boolean;
+}
+
+export class ModelTokenUsageDto {
+  @ApiProperty() model_id: string;
+  @ApiProperty() total_tokens: number;
+  @ApiProperty({ enum: ['warp', 'byok', 'custom_endpoint'] }) usage_type: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'integer' } })
+  tokens_by_category?: Record<string, number>;
+}
+
+export class RequestUsageDto {
+  @ApiPropertyOptional() inference_cost?: number;
+  @ApiPropertyOptional() compute_cost?: number;
+  @ApiPropertyOptional() inference_cost_usd?: number;
+  @ApiPropertyOptional() compute_cost_usd?: number;
+  @ApiPropertyOptional() total_tokens?: number;
+  @ApiPropertyOptional({ type: [ModelTokenUsageDto] }) model_token_usage?: ModelTokenUsageDto[];
+}
+
+export class ScheduleInfoDto {
+  @ApiProperty() schedule_id: string;
+  @ApiProperty() schedule_name: string;
+  @ApiProperty() cron_schedule: string;
+}
+
+export class ScopeDto {
+  @ApiProperty({ enum: ['User', 'Team'] }) type: 'User' | 'Team';
+  @ApiPropertyOptional() uid?: string;
+}
+
+export class AgentSkillDto {
+  @ApiPropertyOptional() name?: string;
+  @ApiPropertyOptional() description?: string;
+  @ApiPropertyOptional() full_path?: string;
+}
+
+export class ArtifactItemDto {
+  @ApiProperty({ enum: ['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE'] })
+  artifact_type: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ type: 'object', additionalProperties: true }) data: Record<string, unknown>;
+}
+
+export class RunItemDto {
+  @ApiProperty() run_id: string;
+  @ApiProperty({ deprecated: true }) task_id: string;
+  @ApiProperty() root_run_id: string;
+  @ApiProperty() title: string;
+  @ApiProperty({ enum: RUN_STATES }) state: string;
+  @ApiProperty() prompt: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) started_at: string | null;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) finished_at: string | null;
+  @ApiPropertyOptional({ enum: ['LOCAL', 'REMOTE'] }) execution_location?: string;
+  @ApiPropertyOptional({ enum: RUN_SOURCES }) source?: string;
+  @ApiPropertyOptional({ type: StatusMessageDto }) status_message?: StatusMessageDto;
+  @ApiPropertyOptional({ type: ScheduleInfoDto }) schedule?: ScheduleInfoDto;
+  @ApiPropertyOptional() session_id?: string;
+  @ApiPropertyOptional({ format: 'uri' }) session_link?: string;
+  @ApiPropertyOptional({ type: UserProfileDto }) creator?: UserProfileDto;
+  @ApiPropertyOptional({ type: UserProfileDto }) executor?: UserProfileDto;
+  @ApiPropertyOptional({ type: RequestUsageDto }) request_usage?: RequestUsageDto;
+  @ApiPropertyOptional({ type: AgentConfigDto }) agent_config?: AgentConfigDto;
+  @ApiPropertyOptional() conversation_id?: string;
+  @ApiPropertyOptional() parent_run_id?: string;
+  @ApiPropertyOptional() is_sandbox_running?: boolean;
+  @ApiPropertyOptional() is_run_type_cancellable?: boolean;
+  @ApiPropertyOptional({ type: [ArtifactItemDto] }) artifacts?: ArtifactItemDto[];
+  @ApiPropertyOptional({ type: AgentSkillDto }) agent_skill?: AgentSkillDto;
+  @ApiPropertyOptional({ type: ScopeDto }) scope?: ScopeDto;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  metadata?: Record<string, string>;
+  @ApiPropertyOptional({ description: 'ISO-8601 duration, e.g. PT2M30S' }) run_time?: string;
+}
+
+export class PageInfoDto {
+  @ApiProperty() has_next_page: boolean;
+  @ApiPropertyOptional() next_cursor?: string;
+}
+
+export class ListRunsResponseDto {
+  @ApiProperty({ type: [RunItemDto] }) runs: RunItemDto[];
+  @ApiProperty({ type: PageInfoDto }) page_info: PageInfoDto;
+}
+
+export const TIMELINE_EVENT_TYPES = [
+  'oz_run_created',
+  'oz_run_claimed',
+  'worker_container_ready',
+  'shared_session_started',
+  'agent_started',
+  'oz_run_done',
+  'oz_run_blocked',
+  'oz_run_cancelled',
+  'oz_run_failed',
+  'oz_run_errored',
+  'vm_shutdown',
+] as const;
+
+export class TimelineEventDto {
+  @ApiProperty({ enum: TIMELINE_EVENT_TYPES }) event_type: string;
+  @ApiProperty() event_uuid: string;
+  @ApiProperty({ format: 'date-time' }) occurred_at: string;
+  @ApiProperty() run_id: string;
+  @ApiPropertyOptional() execution_id?: number;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  payload?: Record<string, unknown>;
+}
+
+export class TimelineResponseDto {
+  @ApiProperty({ type: [TimelineEventDto] }) events: TimelineEventDto[];
+}
+
+export class RunByExternalReferenceResponseDto {
+  @ApiProperty() run_id: string;
+}

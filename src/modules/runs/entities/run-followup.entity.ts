@@ -1,0 +1,30 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+export type FollowupOutcome = 'live_session' | 'queued_prompt' | 'handoff_execution' | 'queue_pending';
+
+@Entity('run_followups')
+export class RunFollowup {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id: string;
+
+  @Column({ name: 'run_id', type: 'varchar', length: 36 })
+  runId: string;
+
+  @Column({ type: 'mediumtext' })
+  message: string;
+
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  mode: string | null;
+
+  @Column({ type: 'varchar', length: 32 })
+  outcome: FollowupOutcome;
+
+  @Column({ name: 'execution_id', type: 'int', nullable: true })
+  executionId: number | null;
+
+  @Column({ name: 'consumed_at', type: 'datetime', precision: 3, nullable: true })
+  consumedAt: Date | null;
+
+  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt: Date;
+}

@@ -1,0 +1,108 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { RunSource, RunState } from '../run-state';
+import type { AgentConfig, RequestUsage, ScheduleInfo, StatusMessage } from '../run.types';
+
+@Entity('runs')
+export class Run {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id: string;
+
+  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  teamId: string;
+
+  @Column({ name: 'creator_id', type: 'varchar', length: 22, nullable: true })
+  creatorId: string | null;
+
+  @Column({ name: 'executor_id', type: 'varchar', length: 22, nullable: true })
+  executorId: string | null;
+
+  @Column({ type: 'varchar', length: 255 })
+  title: string;
+
+  @Column({ type: 'mediumtext' })
+  prompt: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  state: RunState;
+
+  @Column({ type: 'varchar', length: 32 })
+  source: RunSource;
+
+  @Column({ name: 'execution_location', type: 'varchar', length: 8 })
+  executionLocation: 'LOCAL' | 'REMOTE';
+
+  @Column({ type: 'varchar', length: 16 })
+  mode: string;
+
+  @Column({ type: 'json' })
+  config: AgentConfig;
+
+  @Column({ name: 'config_name', type: 'varchar', length: 255, nullable: true })
+  configName: string | null;
+
+  @Column({ name: 'model_id', type: 'varchar', length: 128, nullable: true })
+  modelId: string | null;
+
+  @Column({ name: 'environment_id', type: 'varchar', length: 22, nullable: true })
+  environmentId: string | null;
+
+  @Column({ name: 'skill_spec', type: 'varchar', length: 512, nullable: true })
+  skillSpec: string | null;
+
+  @Column({ name: 'schedule_id', type: 'varchar', length: 36, nullable: true })
+  scheduleId: string | null;
+
+  @Column({ name: 'schedule_info', type: 'json', nullable: true })
+  scheduleInfo: ScheduleInfo | null;
+
+  @Column({ name: 'parent_run_id', type: 'varchar', length: 36, nullable: true })
+  parentRunId: string | null;
+
+  @Column({ name: 'root_run_id', type: 'varchar', length: 36 })
+  rootRunId: string;
+
+  @Column({ type: 'int' })
+  depth: number;
+
+  @Column({ name: 'conversation_id', type: 'varchar', length: 36 })
+  conversationId: string;
+
+  @Column({ name: 'session_id', type: 'varchar', length: 36, nullable: true })
+  sessionId: string | null;
+
+  @Column({ name: 'status_message', type: 'json', nullable: true })
+  statusMessage: StatusMessage | null;
+
+  @Column({ name: 'request_usage', type: 'json', nullable: true })
+  requestUsage: RequestUsage | null;
+
+  @Column({ type: 'json', nullable: true })
+  metadata: Record<string, string> | null;
+
+  @Column({ type: 'boolean' })
+  interactive: boolean;
+
+  @Column({ name: 'execution_count', type: 'int' })
+  executionCount: number;
+
+  @Column({ type: 'int' })
+  attempt: number;
+
+  @Column({ name: 'lease_owner', type: 'varchar', length: 64, nullable: true })
+  leaseOwner: string | null;
+
+  @Column({ name: 'lease_expires_at', type: 'datetime', precision: 3, nullable: true })
+  leaseExpiresAt: Date | null;
+
+  @Column({ name: 'started_at', type: 'datetime', precision: 3, nullable: true })
+  startedAt: Date | null;
+
+  @Column({ name: 'finished_at', type: 'datetime', precision: 3, nullable: true })
+  finishedAt: Date | null;
+
+  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'datetime', precision: 3 })
+  updatedAt: Date;
+}

@@ -1,0 +1,92 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { JsonObject } from '../../../common/json';
+import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import { ChatMessage, HarnessContext } from '../../harness/harness.types';
+import { WorkspaceService } from '../../harness/workspace.service';
+import { CatalogModel } from '../../models/model-catalog';
+import { Run } from '../entities/run.entity';
+import { RunAttachment } from '../entities/run-attachment.entity';
+import { RunMessage } from '../entities/run-message.entity';
+import { RunFollowupsService } from '../run-followups.service';
+import { RunTransitions } from '../run-transitions.service';
+
+/** Assembles what a harness needs for one execution: workspace, conversation so far, new turns. */
+@Injectable()
+export class ExecutionContextFactory {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly workspaces: WorkspaceService,
+    private readonly followups: RunFollowupsService,
+    private readonly transitions: RunTransitions,
+  ) {}
+
+  async build(
+    run: Run,
+    executionId: number,
+    model: CatalogModel,
+    signal: AbortSignal,
+  ): Promise<HarnessContext> {
+    const history = await this.conversationSoFar(run.conversationId);
+    const runHasMessages = await this.dataSource
+      .getRepository(RunMessage)
+      .exists({ where: { runId: run.id } });
+    const attachments = runHasMessages
+      ? []
+      : await this.dataSource.getRepository(RunAttachment).findBy({ runId: run.id });
+    const workspace = await this.workspaces.prepare(run.id, attachments);
+    const userMessages: string[] = [];
+    if (!runHasMessages) userMessages.push(initialPrompt(run, workspace.attachmentPaths));
+    userMessages.push(...(await this.followups.takeUndelivered(run.id, executionId)));
+    const { runs } = this.config;
+    return {
+      runId: run.id,
+      executionId,
+      teamId: run.teamId,
+      model,
+      config: run.config,
+      mode: run.mode,
+      history,
+      userMessages,
+      workspaceDir: workspace.dir,
+      commandEnv: this.workspaces.commandEnv(workspace.dir, run.id),
+      limits: {
+        maxTurns: runs.maxTurns,
+        deadline: Date.now() + runs.maxRunSeconds * 1000,
+        commandTimeoutSeconds: runs.commandTimeoutSeconds,
+      },
+      signal,
+      takeFollowups: () => this.followups.takeUndelivered(run.id, executionId),
+      recordMessage: async (message) => {
+        await this.dataSource.getRepository(RunMessage).insert({
+          runId: run.id,
+          executionId,
+          message: message as unknown as JsonObject,
+          createdAt: new Date(),
+        });
+      },
+      emitEvent: (eventType, payload) =>
+        this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
+          executionId,
+          payload: payload ?? null,
+        }),
+    };
+  }
+
+  private async conversationSoFar(conversationId: string): Promise<ChatMessage[]> {
+    const rows = (await this.dataSource.query(
+      `SELECT m.message FROM run_messages m JOIN runs r ON r.id = m.run_id
+        WHERE r.conversation_id = ? ORDER BY m.id`,
+      [conversationId],
+    )) as { message: string | Record<string, unknown> }[];
+    return rows.map((r) => (typeof r.message === 'string' ? JSON.parse(r.message) : r.message));
+  }
+}
+
+function initialPrompt(run: Run, attachmentPaths: string[]): string {
+  const prompt = run.prompt || `Use the skill ${run.skillSpec ?? ''}.`.trim();
+  if (attachmentPaths.length === 0) return prompt;
+  return `${prompt}\n\nAttached files (in the workspace):\n${attachmentPaths.map((p) => `- ${p}`).join('\n')}`;
+}

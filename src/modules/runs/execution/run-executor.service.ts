@@ -1,0 +1,233 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { hostname } from 'node:os';
+import { DataSource } from 'typeorm';
+import { terminalStateFor } from '../../../common/errors/error-codes';
+import { newUid } from '../../../common/ids';
+import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import { HarnessRegistry } from '../../harness/harness-registry';
+import { HarnessResult } from '../../harness/harness.types';
+import { ModelsService } from '../../models/models.service';
+import { Run } from '../entities/run.entity';
+import { RunFollowupsService } from '../run-followups.service';
+import { RunSignals } from '../run-signals.service';
+import { RunTransitions } from '../run-transitions.service';
+import { ExecutionContextFactory } from './execution-context.factory';
+import { addUsage } from './run-usage';
+
+const MAX_STATUS_MESSAGE = 4000;
+
+export type AbortReason = 'cancelled' | 'lost' | 'shutdown';
+
+export interface ExecuteOutcome {
+  /** Follow-ups arrived as the execution ended: the run must be enqueued again once this job is done. */
+  requeue: boolean;
+}
+
+/**
+ * Executes one claimed run: claim (QUEUED→CLAIMED, guarded), keep a lease while working,
+ * INPROGRESS, run the harness, record the outcome. A worker that dies stops renewing its lease
+ * and the recovery sweeper takes the run back.
+ */
+@Injectable()
+export class RunExecutor {
+  private readonly logger = new Logger('RunExecutor');
+  readonly workerId = `${hostname()}:${process.pid}:${newUid(6)}`;
+  private readonly inFlight = new Map<string, AbortController>();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transitions: RunTransitions,
+    private readonly signals: RunSignals,
+    private readonly followups: RunFollowupsService,
+    private readonly harnesses: HarnessRegistry,
+    private readonly models: ModelsService,
+    private readonly contexts: ExecutionContextFactory,
+  ) {}
+
+  get activeCount(): number {
+    return this.inFlight.size;
+  }
+
+  /** Aborts every execution of this process; their runs go back to the queue for another worker. */
+  abortAll(reason: AbortReason): void {
+    for (const controller of this.inFlight.values()) controller.abort(reason);
+  }
+
+  async execute(runId: string): Promise<ExecuteOutcome> {
+    const run = await this.claim(runId);
+    if (!run) return { requeue: false };
+    const executionId = run.executionCount;
+    const controller = new AbortController();
+    this.inFlight.set(runId, controller);
+    const stopListening = await this.signals
+      .onCancel(runId, () => controller.abort('cancelled'))
+      .catch(() => () => undefined);
+    const heartbeat = setInterval(
+      () => void this.renewLease(runId, controller),
+      Math.max(100, Math.floor(this.config.runs.leaseMs / 3)),
+    );
+    const startedAt = Date.now();
+    try {
+      const started = await this.transitions.transition(runId, 'INPROGRESS', {
+        from: ['CLAIMED'],
+        set: { startedAt: run.startedAt ?? new Date(startedAt) },
+        where: { sql: 'lease_owner = :owner', params: { owner: this.workerId } },
+        event: { executionId, payload: { harness: run.config.harness?.type ?? 'oz' } },
+      });
+      if (!started) return { requeue: false };
+      const result = await this.runHarness(run, executionId, controller.signal);
+      await this.finish(run, executionId, result, Date.now() - startedAt, controller.signal);
+    } catch (err) {
+      this.logger.error(`run ${runId} failed unexpectedly: ${(err as Error).stack ?? err}`);
+      await this.end(run, 'ERROR', {
+        message: `internal error while executing the run: ${(err as Error).message}`,
+        error_code: 'internal_error',
+        retryable: true,
+      });
+    } finally {
+      clearInterval(heartbeat);
+      stopListening();
+      this.inFlight.delete(runId);
+    }
+    return { requeue: await this.requeueForFollowups(runId) };
+  }
+
+  private async claim(runId: string): Promise<Run | null> {
+    const run = await this.dataSource.getRepository(Run).findOneBy({ id: runId });
+    if (!run || run.state !== 'QUEUED') return null;
+    const claimed = await this.transitions.transition(runId, 'CLAIMED', {
+      from: ['QUEUED'],
+      set: {
+        leaseOwner: this.workerId,
+        leaseExpiresAt: new Date(Date.now() + this.config.runs.leaseMs),
+        executionCount: run.executionCount + 1,
+        attempt: run.attempt + 1,
+      },
+      where: { sql: 'execution_count = :seen', params: { seen: run.executionCount } },
+      event: {
+        executionId: run.executionCount + 1,
+        payload: { worker_id: this.workerId, attempt: run.attempt + 1 },
+      },
+    });
+    if (!claimed) return null;
+    return { ...run, executionCount: run.executionCount + 1, attempt: run.attempt + 1 };
+  }
+
+  private async renewLease(runId: string, controller: AbortController): Promise<void> {
+    try {
+      const result = await this.dataSource.query(
+        `UPDATE runs SET lease_expires_at = ? WHERE id = ? AND lease_owner = ? AND state IN ('CLAIMED', 'INPROGRESS')`,
+        [new Date(Date.now() + this.config.runs.leaseMs), runId, this.workerId],
+      );
+      if ((result as { affectedRows?: number }).affectedRows === 0 && !controller.signal.aborted) {
+        // Cancelled, or taken back after we looked dead: stop working on it.
+        controller.abort('lost');
+      }
+    } catch (err) {
+      this.logger.warn(`lease renewal for run ${runId} failed: ${(err as Error).message}`);
+    }
+  }
+
+  private async runHarness(run: Run, executionId: number, signal: AbortSignal): Promise<HarnessResult> {
+    const zeroUsage = { promptTokens: 0, completionTokens: 0, modelCalls: 0 };
+    const harness = this.harnesses.find(run.config.harness?.type);
+    if (!harness) {
+      return {
+        outcome: 'failed',
+        errorCode: 'operation_not_supported',
+        summary: `harness "${run.config.harness?.type}" is not available on this server (available: ${this.harnesses.types.join(', ')})`,
+        usage: zeroUsage,
+      };
+    }
+    const model = this.models.find(run.modelId ?? this.models.catalog.defaultModelId);
+    if (!model || model.disableReason) {
+      return {
+        outcome: 'failed',
+        errorCode: 'invalid_request',
+        summary: `model "${run.modelId}" is not available: ${model?.disableDetail ?? 'not in the model catalogue'}`,
+        usage: zeroUsage,
+      };
+    }
+    const context = await this.contexts.build(run, executionId, model, signal);
+    return harness.run(context);
+  }
+
+  private async finish(
+    run: Run,
+    executionId: number,
+    result: HarnessResult,
+    elapsedMs: number,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const model = this.models.find(run.modelId ?? '');
+    const current = await this.dataSource
+      .getRepository(Run)
+      .findOne({ select: { requestUsage: true }, where: { id: run.id } });
+    const usage = addUsage(current?.requestUsage ?? null, {
+      modelId: run.modelId ?? 'unknown',
+      tokens: result.usage,
+      model,
+      elapsedMs,
+      computeCostPerHourUsd: this.config.runs.computeCostPerHourUsd,
+    });
+    if (result.outcome === 'cancelled') {
+      if (signal.reason === 'shutdown') {
+        await this.release(run, usage);
+      } else {
+        // Already CANCELLED (or taken back) by whoever aborted us; keep what it cost.
+        await this.dataSource.getRepository(Run).update({ id: run.id }, { requestUsage: usage });
+      }
+      return;
+    }
+    const message = result.summary.slice(0, MAX_STATUS_MESSAGE) || 'Done.';
+    if (result.outcome === 'succeeded') {
+      await this.end(run, 'SUCCEEDED', { message }, usage, executionId);
+      return;
+    }
+    const code = result.errorCode ?? 'internal_error';
+    await this.end(
+      run,
+      terminalStateFor(code),
+      { message, error_code: code, retryable: code === 'resource_unavailable' || code === 'internal_error' },
+      usage,
+      executionId,
+    );
+  }
+
+  private async end(
+    run: Run,
+    state: 'SUCCEEDED' | 'FAILED' | 'ERROR',
+    statusMessage: NonNullable<Run['statusMessage']>,
+    requestUsage?: Run['requestUsage'],
+    executionId?: number,
+  ): Promise<void> {
+    await this.transitions.transition(run.id, state, {
+      from: ['CLAIMED', 'INPROGRESS'],
+      set: {
+        finishedAt: new Date(),
+        statusMessage,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+        ...(requestUsage ? { requestUsage } : {}),
+      },
+      where: { sql: 'lease_owner = :owner', params: { owner: this.workerId } },
+      event: { executionId: executionId ?? run.executionCount, payload: { ...statusMessage } },
+    });
+  }
+
+  /** Graceful shutdown: give the run back to the queue without counting the attempt. */
+  private async release(run: Run, requestUsage: Run['requestUsage']): Promise<void> {
+    await this.transitions.transition(run.id, 'QUEUED', {
+      from: ['CLAIMED', 'INPROGRESS'],
+      set: { leaseOwner: null, leaseExpiresAt: null, attempt: run.attempt - 1, requestUsage },
+      where: { sql: 'lease_owner = :owner', params: { owner: this.workerId } },
+    });
+  }
+
+  private async requeueForFollowups(runId: string): Promise<boolean> {
+    if (!(await this.followups.hasUndelivered(runId))) return false;
+    return this.followups.requeueEnded(runId);
+  }
+}

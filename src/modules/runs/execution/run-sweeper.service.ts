@@ -1,0 +1,117 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import { Run } from '../entities/run.entity';
+import { RunQueue } from '../run-queue.service';
+import { RunTransitions } from '../run-transitions.service';
+
+const BATCH = 200;
+const TIMER = 'runs.sweep';
+
+/**
+ * Housekeeping that keeps accepted runs from being lost (worker role, safe in every replica):
+ * - dispatch: a QUEUED run whose job is missing (Redis was down, a process died) is enqueued;
+ * - recovery: a claimed run whose worker stopped renewing its lease is retried once more
+ *   (up to runs.maxAttempts executions) or ends in ERROR with internal_error.
+ */
+@Injectable()
+export class RunSweeper implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('RunSweeper');
+  private running = false;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly runQueue: RunQueue,
+    private readonly transitions: RunTransitions,
+    private readonly scheduler: SchedulerRegistry,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const timer = setInterval(() => void this.sweep(), this.config.runs.dispatchSweepIntervalMs);
+    this.scheduler.addInterval(TIMER, timer);
+  }
+
+  onModuleDestroy(): void {
+    if (this.scheduler.doesExist('interval', TIMER)) this.scheduler.deleteInterval(TIMER);
+  }
+
+  async sweep(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      await this.recoverLapsedLeases();
+      await this.dispatchOrphans();
+    } catch (err) {
+      this.logger.warn(`sweep failed: ${(err as Error).message}`);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async dispatchOrphans(): Promise<void> {
+    const before = new Date(Date.now() - this.config.runs.dispatchGraceMs);
+    const orphans = await this.dataSource
+      .getRepository(Run)
+      .createQueryBuilder('r')
+      .select('r.id', 'id')
+      .where('r.state = :state AND r.updated_at < :before', { state: 'QUEUED', before })
+      .orderBy('r.updated_at', 'ASC')
+      .limit(BATCH)
+      .getRawMany<{ id: string }>();
+    let enqueued = 0;
+    for (const { id } of orphans) {
+      if (await this.runQueue.ensureJob(id)) enqueued++;
+    }
+    if (enqueued) this.logger.log(`re-enqueued ${enqueued} queued run(s) that had no job`);
+  }
+
+  private async recoverLapsedLeases(): Promise<void> {
+    const lapsed = await this.dataSource
+      .getRepository(Run)
+      .createQueryBuilder('r')
+      .select(['r.id', 'r.attempt', 'r.executionCount', 'r.leaseOwner'])
+      .where('r.state IN (:...states) AND r.lease_expires_at < :now', {
+        states: ['CLAIMED', 'INPROGRESS'],
+        now: new Date(),
+      })
+      .limit(BATCH)
+      .getMany();
+    for (const run of lapsed) {
+      const guard = {
+        sql: 'lease_owner = :owner AND lease_expires_at < :now',
+        params: { owner: run.leaseOwner, now: new Date() },
+      };
+      const event = {
+        executionId: run.executionCount,
+        payload: { reason: 'worker_lost', worker_id: run.leaseOwner, attempt: run.attempt },
+      };
+      if (run.attempt < this.config.runs.maxAttempts) {
+        const requeued = await this.transitions.transition(run.id, 'QUEUED', {
+          from: ['CLAIMED', 'INPROGRESS'],
+          set: { leaseOwner: null, leaseExpiresAt: null },
+          where: guard,
+        });
+        if (requeued) {
+          this.logger.warn(`run ${run.id}: worker ${run.leaseOwner} was lost; retrying`);
+          await this.runQueue.ensureJob(run.id);
+        }
+      } else {
+        const message = `the worker executing this run stopped responding (attempt ${run.attempt} of ${this.config.runs.maxAttempts})`;
+        await this.transitions.transition(run.id, 'ERROR', {
+          from: ['CLAIMED', 'INPROGRESS'],
+          set: {
+            leaseOwner: null,
+            leaseExpiresAt: null,
+            finishedAt: new Date(),
+            statusMessage: { message, error_code: 'internal_error', retryable: true },
+          },
+          where: guard,
+          event,
+        });
+      }
+    }
+  }
+}

@@ -1,0 +1,22 @@
+import type { AgentConfig, ScheduleInfo } from './run.types';
+import type { RunSource } from './run-state';
+
+/** What any producer of runs (API, schedules, webhooks …) asks the run creator for. */
+export interface NewRun {
+  teamId: string;
+  creatorId: string | null;
+  executorId?: string | null;
+  source: RunSource;
+  prompt?: string;
+  title?: string;
+  skill?: string;
+  config?: AgentConfig;
+  metadata?: Record<string, string>;
+  parentRunId?: string;
+  conversationId?: string;
+  mode?: string;
+  interactive?: boolean;
+  attachments?: { fileName: string; mimeType: string; data: Buffer }[];
+  scheduleInfo?: ScheduleInfo;
+  agentIdentityUid?: string;
+}

@@ -1,0 +1,194 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error';
+import { newUuid } from '../../common/ids';
+import { ModelsService } from '../models/models.service';
+import { Run } from './entities/run.entity';
+import { RunAttachment } from './entities/run-attachment.entity';
+import { RunMetadata } from './entities/run-metadata.entity';
+import { NewRun } from './new-run';
+import { AgentConfig, McpServerConfig } from './run.types';
+import { skillName } from './run-item.mapper';
+import { assertMetadata } from './run-metadata.rules';
+import { RunQueue } from './run-queue.service';
+import { RunTransitions } from './run-transitions.service';
+
+export const MAX_ORCHESTRATION_DEPTH = 8;
+const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
+const TITLE_LENGTH = 80;
+
+/**
+ * Creates runs: validates what the DTO cannot, commits the run with its metadata, ancestry,
+ * attachments and `oz_run_created` event in one transaction, then enqueues it.
+ */
+@Injectable()
+export class RunCreationService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly models: ModelsService,
+    private readonly transitions: RunTransitions,
+    private readonly queue: RunQueue,
+  ) {}
+
+  async create(input: NewRun): Promise<Run> {
+    const config: AgentConfig = { ...(input.config ?? {}) };
+    delete config.experimental; // server-filled only
+    if (input.skill) config.skill_spec = input.skill;
+    if (config.skill_spec && config.skills?.length) {
+      throw ApiError.invalid('config.skills', 'cannot be combined with skill_spec');
+    }
+    const skillSpec = config.skill_spec ?? config.skills?.[0] ?? null;
+    if (skillSpec && !config.name) config.name = skillName(skillSpec);
+    const prompt = input.prompt?.trim() ?? '';
+    if (!prompt && !skillSpec && !input.conversationId) {
+      throw ApiError.invalid('prompt', 'is required unless a skill or conversation_id is given');
+    }
+    if (config.mcp_servers) assertMcpServers(config.mcp_servers);
+    if (input.agentIdentityUid) {
+      throw ApiError.invalid('agent_identity_uid', `unknown agent identity "${input.agentIdentityUid}"`);
+    }
+    const model = this.models.resolveForRun(config.model_id);
+    config.model_id = model.id;
+    for (const [i, a] of (input.attachments ?? []).entries()) {
+      if (a.data.length > MAX_ATTACHMENT_BYTES) {
+        throw ApiError.invalid(`attachments[${i}].data`, `must be at most ${MAX_ATTACHMENT_BYTES} bytes`);
+      }
+    }
+
+    const parent = input.parentRunId ? await this.visibleParent(input.teamId, input.parentRunId) : null;
+    const metadata = { ...(parent?.metadata ?? {}), ...(input.metadata ?? {}) };
+    assertMetadata(metadata);
+    const conversationId = input.conversationId
+      ? await this.visibleConversation(input.teamId, input.conversationId)
+      : newUuid();
+
+    const now = new Date();
+    const id = newUuid();
+    const run: Run = {
+      id,
+      teamId: input.teamId,
+      creatorId: input.creatorId,
+      executorId: input.executorId ?? input.creatorId,
+      title: (input.title?.trim() || defaultTitle(prompt, config.name)).slice(0, 255),
+      prompt,
+      state: 'QUEUED',
+      source: parent && input.source === 'API' ? 'ORCHESTRATION' : input.source,
+      executionLocation: 'REMOTE',
+      mode: input.mode ?? 'normal',
+      config,
+      configName: config.name ?? null,
+      modelId: model.id,
+      environmentId: config.environment_id ?? null,
+      skillSpec,
+      scheduleId: input.scheduleInfo?.schedule_id ?? null,
+      scheduleInfo: input.scheduleInfo ?? null,
+      parentRunId: parent?.id ?? null,
+      rootRunId: parent?.rootRunId ?? id,
+      depth: parent ? parent.depth + 1 : 0,
+      conversationId,
+      sessionId: null,
+      statusMessage: null,
+      requestUsage: null,
+      metadata: Object.keys(metadata).length ? metadata : null,
+      interactive: input.interactive ?? false,
+      executionCount: 0,
+      attempt: 0,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      startedAt: null,
+      finishedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+
+    await this.dataSource.transaction(async (manager) => {
+      await manager.getRepository(Run).insert(run);
+      if (run.metadata) {
+        await manager.getRepository(RunMetadata).insert(
+          Object.entries(run.metadata).map(([key, value]) => ({ runId: id, teamId: run.teamId, key, value })),
+        );
+      }
+      if (parent) {
+        await manager.query(
+          `INSERT INTO run_ancestors (ancestor_id, run_id)
+           SELECT ancestor_id, ? FROM run_ancestors WHERE run_id = ?
+           UNION ALL SELECT ?, ?`,
+          [id, parent.id, parent.id, id],
+        );
+      }
+      if (input.attachments?.length) {
+        await manager.getRepository(RunAttachment).insert(
+          input.attachments.map((a) => ({
+            id: newUuid(),
+            runId: id,
+            fileName: a.fileName,
+            mimeType: a.mimeType,
+            sizeBytes: a.data.length,
+            data: a.data,
+            createdAt: now,
+          })),
+        );
+      }
+      await this.transitions.appendEvent(manager, id, 'oz_run_created', {
+        occurredAt: now,
+        payload: { source: run.source },
+      });
+    });
+    await this.queue.enqueue(id);
+    return run;
+  }
+
+  private async visibleParent(teamId: string, parentRunId: string): Promise<Run> {
+    const parent = await this.dataSource.getRepository(Run).findOneBy({ id: parentRunId, teamId });
+    if (!parent) throw ApiError.invalid('parent_run_id', `run "${parentRunId}" does not exist`);
+    if (parent.depth + 1 > MAX_ORCHESTRATION_DEPTH) {
+      throw ApiError.invalid(
+        'parent_run_id',
+        `the maximum orchestration depth of ${MAX_ORCHESTRATION_DEPTH} would be exceeded`,
+      );
+    }
+    return parent;
+  }
+
+  private async visibleConversation(teamId: string, conversationId: string): Promise<string> {
+    const exists = await this.dataSource
+      .getRepository(Run)
+      .exists({ where: { conversationId, teamId } });
+    if (!exists) throw ApiError.notFound(`conversation "${conversationId}"`);
+    return conversationId;
+  }
+}
+
+function defaultTitle(prompt: string, name: string | undefined): string {
+  const firstLine = prompt.split('\n').find((l) => l.trim())?.trim() ?? '';
+  if (!firstLine) return name ?? 'Agent run';
+  return firstLine.length > TITLE_LENGTH ? `${firstLine.slice(0, TITLE_LENGTH - 1)}…` : firstLine;
+}
+
+function assertMcpServers(servers: Record<string, McpServerConfig>): void {
+  for (const [name, server] of Object.entries(servers)) {
+    const field = `config.mcp_servers.${name}`;
+    if (!server || typeof server !== 'object') throw ApiError.invalid(field, 'must be an object');
+    const kinds = (['warp_id', 'command', 'url'] as const).filter((k) => server[k] !== undefined);
+    if (kinds.length !== 1) {
+      throw ApiError.invalid(field, 'must have exactly one of warp_id, command or url');
+    }
+    if (server.url !== undefined) {
+      try {
+        new URL(server.url);
+      } catch {
+        throw ApiError.invalid(`${field}.url`, 'must be a valid URL');
+      }
+    }
+    if (server.args !== undefined && !(Array.isArray(server.args) && server.args.every((a) => typeof a === 'string'))) {
+      throw ApiError.invalid(`${field}.args`, 'must be an array of strings');
+    }
+    for (const key of ['env', 'headers'] as const) {
+      const map = server[key];
+      if (map !== undefined && (typeof map !== 'object' || Object.values(map).some((v) => typeof v !== 'string'))) {
+        throw ApiError.invalid(`${field}.${key}`, 'must map names to strings');
+      }
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, IsNull } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error';
+import { newUuid } from '../../common/ids';
+import { Run } from './entities/run.entity';
+import { FollowupOutcome, RunFollowup } from './entities/run-followup.entity';
+import { isTerminal, RunState, TERMINAL_STATES } from './run-state';
+import { RunQueue } from './run-queue.service';
+import { RunTransitions } from './run-transitions.service';
+
+const OUTCOME_FOR_STATE: Partial<Record<RunState, FollowupOutcome>> = {
+  QUEUED: 'queued_prompt',
+  PENDING: 'queue_pending',
+  CLAIMED: 'live_session',
+  INPROGRESS: 'live_session',
+};
+
+/**
+ * Follow-ups are stored first and delivered by whoever runs next: the execution that starts
+ * (queued run), the live harness between turns (running run), or a new execution of the same
+ * run started here (ended run). Storing before routing means a follow-up that races with the
+ * run's end is still delivered: the executor re-queues a run that ends with undelivered ones.
+ */
+@Injectable()
+export class RunFollowupsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transitions: RunTransitions,
+    private readonly queue: RunQueue,
+  ) {}
+
+  async submit(
+    run: Run,
+    body: { message?: string; mode?: string; attachments?: { attachment_id: string }[] },
+  ): Promise<{ followup_id: string | null; outcome: FollowupOutcome }> {
+    if (body.attachments?.length) {
+      throw new ApiError(
+        'operation_not_supported',
+        `attachments[0].attachment_id: unknown attachment "${body.attachments[0].attachment_id}"`,
+      );
+    }
+    const message = body.message?.trim();
+    if (!message) throw ApiError.invalid('message', 'must not be empty');
+    const followup: RunFollowup = {
+      id: newUuid(),
+      runId: run.id,
+      message,
+      mode: body.mode ?? null,
+      outcome: 'queued_prompt',
+      executionId: null,
+      consumedAt: null,
+      createdAt: new Date(),
+    };
+    await this.dataSource.getRepository(RunFollowup).insert(followup);
+    const outcome = await this.route(run.id);
+    await this.dataSource.getRepository(RunFollowup).update({ id: followup.id }, { outcome });
+    return { followup_id: outcome === 'queued_prompt' ? null : followup.id, outcome };
+  }
+
+  private async route(runId: string): Promise<FollowupOutcome> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const { state } = await this.dataSource
+        .getRepository(Run)
+        .findOneOrFail({ select: { state: true }, where: { id: runId } });
+      if (!isTerminal(state)) return OUTCOME_FOR_STATE[state] ?? 'queued_prompt';
+      if (await this.startContinuation(runId, [state])) return 'handoff_execution';
+    }
+    return 'queued_prompt';
+  }
+
+  /** Moves an ended run back to QUEUED for a new execution that continues its conversation. */
+  async startContinuation(runId: string, from: readonly RunState[] = TERMINAL_STATES): Promise<boolean> {
+    const requeued = await this.requeueEnded(runId, from);
+    if (requeued) await this.queue.enqueue(runId);
+    return requeued;
+  }
+
+  /** The state change of a continuation alone; the caller enqueues (the worker does so once its job is done). */
+  requeueEnded(runId: string, from: readonly RunState[] = TERMINAL_STATES): Promise<boolean> {
+    return this.transitions.transition(runId, 'QUEUED', {
+      from,
+      set: { attempt: 0, finishedAt: null, statusMessage: null, leaseOwner: null, leaseExpiresAt: null },
+    });
+  }
+
+  async hasUndelivered(runId: string): Promise<boolean> {
+    return this.dataSource.getRepository(RunFollowup).exists({ where: { runId, consumedAt: IsNull() } });
+  }
+
+  /** Claims every undelivered follow-up of the run for an execution, oldest first. */
+  async takeUndelivered(runId: string, executionId: number): Promise<string[]> {
+    return this.dataSource.transaction(async (manager) => {
+      const pending = await manager
+        .getRepository(RunFollowup)
+        .createQueryBuilder('f')
+        .setLock('pessimistic_write')
+        .where('f.run_id = :runId AND f.consumed_at IS NULL', { runId })
+        .orderBy('f.created_at', 'ASC')
+        .addOrderBy('f.id', 'ASC')
+        .getMany();
+      if (pending.length === 0) return [];
+      await manager
+        .getRepository(RunFollowup)
+        .createQueryBuilder()
+        .update()
+        .set({ consumedAt: new Date(), executionId })
+        .whereInIds(pending.map((f) => f.id))
+        .execute();
+      return pending.map((f) => f.message);
+    });
+  }
+}

@@ -1,0 +1,88 @@
+import { isoDuration, toRfc3339 } from '../../common/time';
+import type { RunArtifact } from '../artifacts/run-artifact.entity';
+import type { User } from '../teams/user.entity';
+import type { ArtifactItemDto, RunItemDto, UserProfileDto } from './dto/run-item.dto';
+import type { Run } from './entities/run.entity';
+import { isTerminal } from './run-state';
+
+/** Runs of these kinds are executed outside Ambient and cannot be cancelled from here. */
+export const UNCANCELLABLE_SOURCES = ['LOCAL', 'GITHUB_ACTION'];
+
+export function isCancellableType(run: Pick<Run, 'source' | 'executionLocation'>): boolean {
+  return run.executionLocation !== 'LOCAL' && !UNCANCELLABLE_SOURCES.includes(run.source);
+}
+
+function profile(user: User | undefined): UserProfileDto | undefined {
+  if (!user) return undefined;
+  return {
+    uid: user.id,
+    display_name: user.displayName,
+    ...(user.email ? { email: user.email } : {}),
+    type: user.type,
+  };
+}
+
+function artifactItem(artifact: RunArtifact): ArtifactItemDto {
+  return {
+    artifact_type: artifact.artifactType,
+    created_at: artifact.createdAt.toISOString(),
+    data: artifact.data,
+  };
+}
+
+/** The Oz RunItem for a run, with optional fields left out rather than sent as null. */
+export function toRunItem(
+  run: Run,
+  related: { users: Map<string, User>; artifacts: RunArtifact[]; now?: Date },
+): RunItemDto {
+  const now = related.now ?? new Date();
+  const item: RunItemDto = {
+    run_id: run.id,
+    task_id: run.id,
+    root_run_id: run.rootRunId,
+    title: run.title,
+    state: run.state,
+    prompt: run.prompt,
+    created_at: run.createdAt.toISOString(),
+    updated_at: run.updatedAt.toISOString(),
+    started_at: toRfc3339(run.startedAt),
+    finished_at: toRfc3339(run.finishedAt),
+    execution_location: run.executionLocation,
+    source: run.source,
+    agent_config: run.config,
+    conversation_id: run.conversationId,
+    is_sandbox_running: run.state === 'CLAIMED' || run.state === 'INPROGRESS',
+    is_run_type_cancellable: isCancellableType(run),
+    artifacts: related.artifacts.map(artifactItem),
+    scope: { type: 'Team', uid: run.teamId },
+  };
+  const creator = profile(related.users.get(run.creatorId ?? ''));
+  if (creator) item.creator = creator;
+  const executor = profile(related.users.get(run.executorId ?? ''));
+  if (executor) item.executor = executor;
+  if (run.statusMessage) item.status_message = run.statusMessage;
+  if (run.requestUsage) item.request_usage = run.requestUsage;
+  if (run.scheduleInfo) item.schedule = run.scheduleInfo;
+  if (run.parentRunId) item.parent_run_id = run.parentRunId;
+  if (run.sessionId) item.session_id = run.sessionId;
+  if (run.metadata && Object.keys(run.metadata).length) item.metadata = run.metadata;
+  if (run.skillSpec) {
+    item.agent_skill = { name: skillName(run.skillSpec), full_path: run.skillSpec };
+  }
+  if (run.startedAt) {
+    const end = run.finishedAt ?? (isTerminal(run.state) ? run.updatedAt : now);
+    item.run_time = isoDuration(end.getTime() - run.startedAt.getTime());
+  }
+  return item;
+}
+
+/**
+ * The skill's name from a spec such as `owner/repo:path/to/deploy/SKILL.md` (→ `deploy`) or
+ * `repo:review` (→ `review`).
+ */
+export function skillName(spec: string): string {
+  const path = spec.includes(':') ? spec.slice(spec.indexOf(':') + 1) : spec;
+  const parts = path.split('/').filter(Boolean);
+  if (parts.length && /^skill\.md$/i.test(parts[parts.length - 1])) parts.pop();
+  return parts[parts.length - 1] ?? spec;
+}

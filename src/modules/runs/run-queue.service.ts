@@ -1,0 +1,73 @@
+import { InjectQueue } from '@nestjs/bull';
+import { Injectable, Logger } from '@nestjs/common';
+import type { Queue } from 'bull';
+
+export const RUNS_QUEUE = 'runs';
+export const EXECUTE_JOB = 'execute';
+const ENQUEUE_TIMEOUT_MS = 1000;
+
+export interface ExecuteJobData {
+  runId: string;
+}
+
+/**
+ * Puts runs on the Bull queue. The job id is the run id, so enqueueing twice is a no-op. A
+ * failure here never fails the request that committed the run: the dispatch sweeper enqueues
+ * every QUEUED run that has no job.
+ */
+@Injectable()
+export class RunQueue {
+  private readonly logger = new Logger('RunQueue');
+
+  constructor(@InjectQueue(RUNS_QUEUE) readonly queue: Queue<ExecuteJobData>) {}
+
+  async enqueue(runId: string): Promise<boolean> {
+    const add = this.queue.add(EXECUTE_JOB, { runId }, { jobId: runId });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), ENQUEUE_TIMEOUT_MS);
+    });
+    try {
+      const outcome = await Promise.race([add, timeout]);
+      if (outcome === 'timeout') {
+        add.catch(() => undefined);
+        this.logger.warn(`enqueue of run ${runId} timed out; the dispatch sweeper will retry`);
+        return false;
+      }
+      return true;
+    } catch (err) {
+      this.logger.warn(`enqueue of run ${runId} failed (${(err as Error).message}); will retry`);
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Makes sure a QUEUED run has a live job: a missing job is added, a finished or failed one
+   * (left by an execution that ended or crashed) is replaced. Returns true when it enqueued.
+   */
+  async ensureJob(runId: string): Promise<boolean> {
+    const job = await this.queue.getJob(runId);
+    if (job) {
+      const state = await job.getState();
+      if (state === 'waiting' || state === 'delayed' || state === 'paused') return false;
+      if (state === 'active') {
+        // A live worker renews its lock; a dead one's lock lapses and Bull lets us remove it.
+        const removed = await job.remove().then(
+          () => true,
+          () => false,
+        );
+        if (!removed) return false;
+      } else {
+        await job.remove().catch(() => undefined);
+      }
+    }
+    return this.enqueue(runId);
+  }
+
+  async remove(runId: string): Promise<void> {
+    const job = await this.queue.getJob(runId).catch(() => null);
+    if (job && (await job.getState()) !== 'active') await job.remove().catch(() => undefined);
+  }
+}

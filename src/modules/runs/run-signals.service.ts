@@ -1,0 +1,57 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import Redis from 'ioredis';
+import { REDIS, RedisConnections } from '../../common/redis/redis.module';
+
+type Listener = (runId: string) => void;
+
+/**
+ * Cross-process signals about runs over Redis pub/sub: a cancel accepted by any API replica
+ * reaches the worker executing the run. Signals are hints; the database state is the truth,
+ * and workers also notice a cancelled run when their lease renewal finds it no longer theirs.
+ */
+@Injectable()
+export class RunSignals implements OnApplicationShutdown {
+  private readonly logger = new Logger('RunSignals');
+  private readonly listeners = new Map<string, Set<Listener>>();
+  private subscriber: Redis | null = null;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    private readonly connections: RedisConnections,
+  ) {}
+
+  private get channel(): string {
+    return `${this.connections.prefix}:run-cancel`;
+  }
+
+  async publishCancel(runId: string): Promise<void> {
+    await this.redis.publish(this.channel, runId).catch((err: Error) => {
+      this.logger.warn(`cancel signal for ${runId} not published (${err.message}); lease check will catch it`);
+    });
+  }
+
+  /** Calls `listener` when a cancel for `runId` arrives; returns the unsubscribe function. */
+  async onCancel(runId: string, listener: Listener): Promise<() => void> {
+    await this.ensureSubscribed();
+    const set = this.listeners.get(runId) ?? new Set<Listener>();
+    set.add(listener);
+    this.listeners.set(runId, set);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.listeners.delete(runId);
+    };
+  }
+
+  private async ensureSubscribed(): Promise<void> {
+    if (this.subscriber) return;
+    this.subscriber = this.connections.create();
+    this.subscriber.on('message', (_channel: string, runId: string) => {
+      for (const listener of this.listeners.get(runId) ?? []) listener(runId);
+    });
+    await this.subscriber.subscribe(this.channel);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.listeners.clear();
+  }
+}

@@ -1,0 +1,92 @@
+export const RUN_STATES = [
+  'QUEUED',
+  'PENDING',
+  'CLAIMED',
+  'INPROGRESS',
+  'SUCCEEDED',
+  'FAILED',
+  'BLOCKED',
+  'ERROR',
+  'CANCELLED',
+] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+export const TERMINAL_STATES: readonly RunState[] = [
+  'SUCCEEDED',
+  'FAILED',
+  'BLOCKED',
+  'ERROR',
+  'CANCELLED',
+];
+
+export const ACTIVE_STATES: readonly RunState[] = ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS'];
+
+export function isTerminal(state: RunState): boolean {
+  return TERMINAL_STATES.includes(state);
+}
+
+export const RUN_SOURCES = [
+  'LINEAR',
+  'API',
+  'MCP',
+  'SLACK',
+  'TEAMS',
+  'LOCAL',
+  'SCHEDULED_AGENT',
+  'WEB_APP',
+  'GITHUB_ACTION',
+  'CLOUD_MODE',
+  'CLI',
+  'JIRA',
+  'SELF_IMPROVEMENT',
+  'GITHUB_WEBHOOK',
+  'GITLAB_WEBHOOK',
+  'AZURE_DEVOPS_WEBHOOK',
+  'AUTOFIX',
+  'RUN_SCORER',
+  'ORCHESTRATION',
+  'BENCHMARK_TRIAL',
+  'CREATE_BENCHMARK_TASK',
+  'CUSTOM_WEBHOOK',
+] as const;
+export type RunSource = (typeof RUN_SOURCES)[number];
+
+/**
+ * The run state machine, the single place that says which transition is allowed.
+ * A terminal run may go back to QUEUED only through a follow-up that starts a new execution
+ * of the same run (`handoff_execution`); a crashed worker's claim goes back to QUEUED once.
+ */
+const ALLOWED: Record<RunState, readonly RunState[]> = {
+  QUEUED: ['PENDING', 'CLAIMED', 'CANCELLED', 'FAILED', 'ERROR'],
+  PENDING: ['QUEUED', 'CLAIMED', 'FAILED', 'ERROR'],
+  CLAIMED: ['QUEUED', 'INPROGRESS', 'CANCELLED', 'FAILED', 'ERROR'],
+  INPROGRESS: ['QUEUED', 'SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'],
+  SUCCEEDED: ['QUEUED'],
+  FAILED: ['QUEUED'],
+  ERROR: ['QUEUED'],
+  BLOCKED: ['QUEUED'],
+  CANCELLED: ['QUEUED'],
+};
+
+export function canTransition(from: RunState, to: RunState): boolean {
+  return ALLOWED[from].includes(to);
+}
+
+/** States from which `to` may be reached; used as the `WHERE state IN (...)` guard. */
+export function statesLeadingTo(to: RunState): RunState[] {
+  return RUN_STATES.filter((from) => canTransition(from, to));
+}
+
+/**
+ * The timeline event each transition into a state records. Going back to QUEUED records none:
+ * the next `oz_run_claimed` carries the execution id and why it started.
+ */
+export const EVENT_FOR_STATE: Partial<Record<RunState, string>> = {
+  CLAIMED: 'oz_run_claimed',
+  INPROGRESS: 'agent_started',
+  SUCCEEDED: 'oz_run_done',
+  FAILED: 'oz_run_failed',
+  ERROR: 'oz_run_errored',
+  BLOCKED: 'oz_run_blocked',
+  CANCELLED: 'oz_run_cancelled',
+};

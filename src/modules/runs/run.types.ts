@@ -1,0 +1,63 @@
+import type { ErrorCode } from '../../common/errors/error-codes';
+import type { JsonObject } from '../../common/json';
+
+/** The Oz AgentConfigSnapshot (`config` on create, `agent_config` on RunItem). */
+export interface AgentConfig {
+  name?: string;
+  model_id?: string;
+  base_prompt?: string;
+  environment_id?: string;
+  skill_spec?: string;
+  skills?: string[];
+  mcp_servers?: Record<string, McpServerConfig>;
+  computer_use_enabled?: boolean;
+  computer_use_model_id?: string;
+  credential_strategy?: 'CREATOR' | 'EXECUTOR' | null;
+  idle_timeout_minutes?: number;
+  worker_host?: string;
+  harness?: { type?: 'oz' | 'claude' | 'gemini' | 'codex'; model_id?: string; reasoning_level?: string };
+  harness_auth_secrets?: { claude_auth_secret_name?: string; codex_auth_secret_name?: string };
+  inference_providers?: JsonObject;
+  memory_stores?: { uid: string; access: string; instructions: string }[];
+  runner_id?: string;
+  secrets?: { name: string }[];
+  session_sharing?: { public_access?: 'VIEWER' | 'EDITOR' };
+  experimental?: Record<string, string | number | boolean | null>;
+}
+
+export interface McpServerConfig {
+  warp_id?: string;
+  command?: string;
+  args?: string[];
+  url?: string;
+  env?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
+export interface StatusMessage {
+  message: string;
+  error_code?: ErrorCode;
+  retryable?: boolean;
+  session_debug_until?: string;
+  debug_agent_active?: boolean;
+}
+
+export interface RequestUsage {
+  inference_cost?: number;
+  compute_cost?: number;
+  inference_cost_usd?: number;
+  compute_cost_usd?: number;
+  total_tokens?: number;
+  model_token_usage?: {
+    model_id: string;
+    total_tokens: number;
+    usage_type: 'warp' | 'byok' | 'custom_endpoint';
+    tokens_by_category?: Record<string, number>;
+  }[];
+}
+
+export interface ScheduleInfo {
+  schedule_id: string;
+  schedule_name: string;
+  cron_schedule: string;
+}

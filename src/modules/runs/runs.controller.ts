@@ -1,0 +1,162 @@
+import { Body, Controller, Get, Header, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Request } from 'express';
+import { CurrentPrincipal } from '../../common/auth/principal.decorator';
+import { ApiError } from '../../common/errors/api-error';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import type { Principal } from '../teams/principal';
+import { CreateRunDto, RunAgentResponseDto } from './dto/create-run.dto';
+import { FollowupResponseDto, SubmitFollowupDto } from './dto/followup.dto';
+import {
+  ListRunsResponseDto,
+  RunByExternalReferenceResponseDto,
+  RunItemDto,
+  TimelineResponseDto,
+} from './dto/run-item.dto';
+import { RunCreationService } from './run-creation.service';
+import { RunFollowupsService } from './run-followups.service';
+import { parseRunListParams } from './run-list.query';
+import { ApiRunListQuery } from './run-list.swagger';
+import { RunsService } from './runs.service';
+
+@ApiTags('agent')
+@ApiBearerAuth()
+@Controller('agent')
+export class RunsController {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly runs: RunsService,
+    private readonly creation: RunCreationService,
+    private readonly followups: RunFollowupsService,
+  ) {}
+
+  @Post('runs')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'createRun', summary: 'Run an agent task (preferred)' })
+  @ApiOkResponse({ type: RunAgentResponseDto })
+  createRun(@CurrentPrincipal() principal: Principal, @Body() body: CreateRunDto) {
+    return this.create(principal, body);
+  }
+
+  @Post('run')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'runAgent', summary: 'Run an agent task (legacy path)' })
+  @ApiOkResponse({ type: RunAgentResponseDto })
+  runAgent(@CurrentPrincipal() principal: Principal, @Body() body: CreateRunDto) {
+    return this.create(principal, body);
+  }
+
+  private async create(principal: Principal, body: CreateRunDto): Promise<RunAgentResponseDto> {
+    const attachments = [
+      ...(body.attachments ?? []).map((a) => ({
+        fileName: a.file_name,
+        mimeType: a.mime_type,
+        data: Buffer.from(a.data, 'base64'),
+      })),
+      ...(body.images ?? []).map((img, i) => ({
+        fileName: `image-${i + 1}.${img.mime_type.split('/')[1]}`,
+        mimeType: img.mime_type,
+        data: Buffer.from(img.data, 'base64'),
+      })),
+    ];
+    if (attachments.length > 5) throw ApiError.invalid('attachments', 'at most 5 are allowed');
+    const run = await this.creation.create({
+      teamId: principal.teamId,
+      creatorId: principal.userId,
+      source: 'API',
+      prompt: body.prompt,
+      title: body.title,
+      skill: body.skill,
+      config: body.config,
+      metadata: body.metadata,
+      parentRunId: body.parent_run_id,
+      conversationId: body.conversation_id,
+      mode: body.mode,
+      interactive: body.interactive,
+      attachments,
+      agentIdentityUid: body.agent_identity_uid,
+    });
+    return { run_id: run.id, task_id: run.id, state: run.state, at_capacity: false };
+  }
+
+  @Get('runs')
+  @ApiOperation({ operationId: 'listRuns', summary: 'List agent runs' })
+  @ApiRunListQuery()
+  @ApiOkResponse({ type: ListRunsResponseDto })
+  async list(@CurrentPrincipal() principal: Principal, @Req() req: Request): Promise<ListRunsResponseDto> {
+    const params = parseRunListParams(req.query as Record<string, unknown>, {
+      metadataFilterEnabled: this.config.runs.metadataFilterEnabled,
+    });
+    const { runs, nextCursor } = await this.runs.list(principal.teamId, params);
+    return {
+      runs,
+      page_info: nextCursor ? { has_next_page: true, next_cursor: nextCursor } : { has_next_page: false, next_cursor: '' },
+    };
+  }
+
+  @Get('runs/:runId')
+  @ApiOperation({ operationId: 'getRun', summary: 'Get run details' })
+  @ApiParam({ name: 'runId' })
+  @ApiOkResponse({ type: RunItemDto })
+  get(@CurrentPrincipal() principal: Principal, @Param('runId') runId: string): Promise<RunItemDto> {
+    return this.runs.getItem(principal.teamId, runId);
+  }
+
+  @Post('runs/:runId/cancel')
+  @HttpCode(200)
+  @Header('Content-Type', 'application/json')
+  @ApiOperation({ operationId: 'cancelRun', summary: 'Cancel a run' })
+  @ApiParam({ name: 'runId' })
+  @ApiOkResponse({ schema: { type: 'string', description: 'The ID of the cancelled run' } })
+  async cancel(@CurrentPrincipal() principal: Principal, @Param('runId') runId: string): Promise<string> {
+    await this.runs.cancel(principal.teamId, runId, principal.displayName);
+    return JSON.stringify(runId);
+  }
+
+  @Post('runs/:runId/followups')
+  @HttpCode(200)
+  @ApiOperation({ operationId: 'submitFollowup', summary: 'Send a follow-up message to a run' })
+  @ApiParam({ name: 'runId' })
+  @ApiOkResponse({ type: FollowupResponseDto })
+  async followup(
+    @CurrentPrincipal() principal: Principal,
+    @Param('runId') runId: string,
+    @Body() body: SubmitFollowupDto,
+  ): Promise<FollowupResponseDto> {
+    const run = await this.runs.findVisible(principal.teamId, runId);
+    return this.followups.submit(run, body);
+  }
+
+  @Get('runs/:runId/timeline')
+  @ApiOperation({ operationId: 'getRunTimeline', summary: 'Timeline of lifecycle events of a run' })
+  @ApiParam({ name: 'runId' })
+  @ApiOkResponse({ type: TimelineResponseDto })
+  async timeline(
+    @CurrentPrincipal() principal: Principal,
+    @Param('runId') runId: string,
+  ): Promise<TimelineResponseDto> {
+    return { events: await this.runs.timeline(principal.teamId, runId) };
+  }
+
+  @Get('run-by-external-reference')
+  @ApiOperation({
+    operationId: 'getRunByExternalReference',
+    summary: 'Find the run that reported an external reference or pull request URL',
+  })
+  @ApiQuery({ name: 'url', required: true, type: String })
+  @ApiOkResponse({ type: RunByExternalReferenceResponseDto })
+  async byExternalReference(
+    @CurrentPrincipal() principal: Principal,
+    @Query('url') url: unknown,
+  ): Promise<RunByExternalReferenceResponseDto> {
+    if (typeof url !== 'string' || url.trim() === '') throw ApiError.invalid('url', 'is required');
+    return { run_id: await this.runs.runIdByExternalReference(principal.teamId, url) };
+  }
+}

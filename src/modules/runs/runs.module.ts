@@ -1,0 +1,68 @@
+import { BullModule } from '@nestjs/bull';
+import { DynamicModule, Module, Provider } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { Role } from '../../config/app-config';
+import { ArtifactsModule } from '../artifacts/artifacts.module';
+import { HarnessModule } from '../harness/harness.module';
+import { ModelsModule } from '../models/models.module';
+import { TeamsModule } from '../teams/teams.module';
+import { Run } from './entities/run.entity';
+import { RunAncestor } from './entities/run-ancestor.entity';
+import { RunAttachment } from './entities/run-attachment.entity';
+import { RunEvent } from './entities/run-event.entity';
+import { RunFollowup } from './entities/run-followup.entity';
+import { RunMessage } from './entities/run-message.entity';
+import { RunMetadata } from './entities/run-metadata.entity';
+import { ExecutionContextFactory } from './execution/execution-context.factory';
+import { RunExecutor } from './execution/run-executor.service';
+import { RunSweeper } from './execution/run-sweeper.service';
+import { RunWorker } from './execution/run-worker.service';
+import { RunCreationService } from './run-creation.service';
+import { RunFollowupsService } from './run-followups.service';
+import { RunListQuery } from './run-list.query';
+import { RUNS_QUEUE, RunQueue } from './run-queue.service';
+import { RunSignals } from './run-signals.service';
+import { RunTransitions } from './run-transitions.service';
+import { RunsController } from './runs.controller';
+import { RunsService } from './runs.service';
+
+@Module({})
+export class RunsModule {
+  /** The API role serves the controller; the worker role executes runs and sweeps. */
+  static forRoles(roles: Role[]): DynamicModule {
+    const workerProviders: Provider[] = roles.includes('worker')
+      ? [RunExecutor, ExecutionContextFactory, RunWorker, RunSweeper]
+      : [];
+    return {
+      module: RunsModule,
+      imports: [
+        TypeOrmModule.forFeature([
+          Run,
+          RunEvent,
+          RunFollowup,
+          RunAttachment,
+          RunMetadata,
+          RunAncestor,
+          RunMessage,
+        ]),
+        BullModule.registerQueue({ name: RUNS_QUEUE }),
+        TeamsModule,
+        ModelsModule,
+        ArtifactsModule,
+        HarnessModule,
+      ],
+      controllers: roles.includes('api') ? [RunsController] : [],
+      providers: [
+        RunsService,
+        RunCreationService,
+        RunFollowupsService,
+        RunListQuery,
+        RunQueue,
+        RunSignals,
+        RunTransitions,
+        ...workerProviders,
+      ],
+      exports: [RunsService, RunCreationService, RunTransitions, RunQueue],
+    };
+  }
+}

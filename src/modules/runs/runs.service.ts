@@ -1,0 +1,125 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error';
+import { ArtifactsService } from '../artifacts/artifacts.service';
+import { TeamsService } from '../teams/teams.service';
+import { RunItemDto, TimelineEventDto } from './dto/run-item.dto';
+import { Run } from './entities/run.entity';
+import { RunEvent } from './entities/run-event.entity';
+import { isCancellableType, toRunItem } from './run-item.mapper';
+import { RunListParams, RunListQuery } from './run-list.query';
+import { isTerminal } from './run-state';
+import { RunQueue } from './run-queue.service';
+import { RunSignals } from './run-signals.service';
+import { RunTransitions } from './run-transitions.service';
+
+/** Reads and steers runs on behalf of a team. Every lookup is scoped to the caller's team. */
+@Injectable()
+export class RunsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly teams: TeamsService,
+    private readonly artifacts: ArtifactsService,
+    private readonly listQuery: RunListQuery,
+    private readonly transitions: RunTransitions,
+    private readonly queue: RunQueue,
+    private readonly signals: RunSignals,
+  ) {}
+
+  async findVisible(teamId: string, runId: string): Promise<Run> {
+    const run = await this.dataSource.getRepository(Run).findOneBy({ id: runId, teamId });
+    if (!run) throw ApiError.notFound(`run "${runId}"`);
+    return run;
+  }
+
+  async getItem(teamId: string, runId: string): Promise<RunItemDto> {
+    const [item] = await this.toItems(teamId, [await this.findVisible(teamId, runId)]);
+    return item;
+  }
+
+  async list(
+    teamId: string,
+    params: RunListParams,
+  ): Promise<{ runs: RunItemDto[]; nextCursor: string | null }> {
+    const { runs, nextCursor } = await this.listQuery.list(teamId, params);
+    return { runs: await this.toItems(teamId, runs), nextCursor };
+  }
+
+  /** RunItems with their people and artifacts, loaded with one query each for the whole page. */
+  async toItems(teamId: string, runs: Run[]): Promise<RunItemDto[]> {
+    if (runs.length === 0) return [];
+    const userIds = runs.flatMap((r) => [r.creatorId, r.executorId]).filter((id): id is string => !!id);
+    const [users, artifacts] = await Promise.all([
+      this.teams.usersByIds(teamId, userIds),
+      this.artifacts.forRuns(runs.map((r) => r.id)),
+    ]);
+    const now = new Date();
+    return runs.map((run) =>
+      toRunItem(run, { users, artifacts: artifacts.get(run.id) ?? [], now }),
+    );
+  }
+
+  /**
+   * Cancels a run: a queued run ends CANCELLED at once; a running one is marked CANCELLED and
+   * its worker, signalled over Redis (or at its next lease renewal), aborts the harness.
+   */
+  async cancel(teamId: string, runId: string, cancelledBy: string): Promise<void> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const run = await this.findVisible(teamId, runId);
+      if (!isCancellableType(run)) {
+        throw new ApiError(
+          'operation_not_supported',
+          `runs of source ${run.source} (${run.executionLocation}) cannot be cancelled from here`,
+        );
+      }
+      if (isTerminal(run.state)) {
+        throw new ApiError('invalid_request', `the run is already ${run.state}`);
+      }
+      if (run.state === 'PENDING') {
+        throw new ApiError('conflict', 'the run is being prepared; retry after a moment', {
+          title: 'Pending agent runs cannot be cancelled, retry after a moment.',
+          headers: { 'Retry-After': '1' },
+        });
+      }
+      const cancelled = await this.transitions.transition(runId, 'CANCELLED', {
+        from: [run.state],
+        set: {
+          finishedAt: new Date(),
+          leaseOwner: null,
+          leaseExpiresAt: null,
+          statusMessage: { message: `Cancelled by ${cancelledBy}` },
+        },
+        event: { payload: { cancelled_by: cancelledBy, previous_state: run.state } },
+      });
+      if (cancelled) {
+        if (run.state === 'QUEUED') await this.queue.remove(runId).catch(() => undefined);
+        else await this.signals.publishCancel(runId);
+        return;
+      }
+      // The run moved between our read and our update; decide again on its new state.
+    }
+    throw new ApiError('conflict', 'the run is changing state; retry after a moment');
+  }
+
+  async timeline(teamId: string, runId: string): Promise<TimelineEventDto[]> {
+    await this.findVisible(teamId, runId);
+    const events = await this.dataSource
+      .getRepository(RunEvent)
+      .find({ where: { runId }, order: { id: 'ASC' } });
+    return events.map((e) => ({
+      event_type: e.eventType,
+      event_uuid: e.eventUuid,
+      occurred_at: e.occurredAt.toISOString(),
+      run_id: e.runId,
+      ...(e.executionId !== null ? { execution_id: e.executionId } : {}),
+      ...(e.payload ? { payload: e.payload } : {}),
+    }));
+  }
+
+  async runIdByExternalReference(teamId: string, url: string): Promise<string> {
+    const runId = await this.artifacts.runIdForUrl(teamId, url);
+    if (!runId) throw ApiError.notFound('run for that external reference');
+    return runId;
+  }
+}

@@ -1,0 +1,31 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+@Entity('api_keys')
+export class ApiKey {
+  @PrimaryColumn({ type: 'varchar', length: 22 })
+  id: string;
+
+  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  teamId: string;
+
+  @Column({ name: 'user_id', type: 'varchar', length: 22, nullable: true })
+  userId: string | null;
+
+  @Column({ type: 'varchar', length: 128 })
+  name: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  prefix: string;
+
+  @Column({ name: 'secret_hash', type: 'binary', length: 32 })
+  secretHash: Buffer;
+
+  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt: Date;
+
+  @Column({ name: 'last_used_at', type: 'datetime', precision: 3, nullable: true })
+  lastUsedAt: Date | null;
+
+  @Column({ name: 'revoked_at', type: 'datetime', precision: 3, nullable: true })
+  revokedAt: Date | null;
+}

@@ -1,0 +1,90 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { newUid } from '../../common/ids';
+import { ApiKey } from './api-key.entity';
+import { generateApiKey, hashApiKey, hashesEqual, lookupPrefixOf } from './api-key-format';
+import { Principal } from './principal';
+import { User } from './user.entity';
+
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+interface KeyRow {
+  id: string;
+  team_id: string;
+  user_id: string;
+  secret_hash: Buffer;
+  last_used_at: Date | null;
+  type: User['type'];
+  role: User['role'];
+  display_name: string;
+  email: string | null;
+}
+
+@Injectable()
+export class ApiKeysService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Creates a key for a user and returns the plain key: it is shown once and never stored. */
+  async create(user: User, name: string, plainKey?: string): Promise<{ key: string; id: string }> {
+    const key = plainKey ?? generateApiKey().key;
+    const id = newUid();
+    await this.dataSource.getRepository(ApiKey).insert({
+      id,
+      teamId: user.teamId,
+      userId: user.id,
+      name,
+      prefix: lookupPrefixOf(key),
+      secretHash: hashApiKey(key),
+      createdAt: new Date(),
+      lastUsedAt: null,
+      revokedAt: null,
+    });
+    return { key, id };
+  }
+
+  async existsForKey(plainKey: string): Promise<boolean> {
+    return (
+      (await this.dataSource
+        .getRepository(ApiKey)
+        .countBy({ prefix: lookupPrefixOf(plainKey) })) > 0
+    );
+  }
+
+  async countActive(): Promise<number> {
+    return this.dataSource
+      .getRepository(ApiKey)
+      .createQueryBuilder('k')
+      .where('k.revoked_at IS NULL')
+      .getCount();
+  }
+
+  /** Resolves a presented bearer key to its principal, or null when it is unknown or revoked. */
+  async authenticate(plainKey: string): Promise<Principal | null> {
+    if (!plainKey || plainKey.length > 512) return null;
+    const rows = (await this.dataSource.query(
+      `SELECT k.id, k.team_id, k.user_id, k.secret_hash, k.last_used_at,
+              u.type, u.role, u.display_name, u.email
+         FROM api_keys k JOIN users u ON u.id = k.user_id
+        WHERE k.prefix = ? AND k.revoked_at IS NULL`,
+      [lookupPrefixOf(plainKey)],
+    )) as KeyRow[];
+    const row = rows[0];
+    if (!row || !hashesEqual(Buffer.from(row.secret_hash), hashApiKey(plainKey))) return null;
+    if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
+      // Best effort and throttled: a lost timestamp update must never fail the request.
+      this.dataSource
+        .query(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`, [new Date(), row.id])
+        .catch(() => undefined);
+    }
+    return {
+      teamId: row.team_id,
+      userId: row.user_id,
+      keyId: row.id,
+      userType: row.type,
+      role: row.role,
+      displayName: row.display_name,
+      email: row.email,
+    };
+  }
+}

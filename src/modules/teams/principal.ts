@@ -1,0 +1,12 @@
+import type { UserRole, UserType } from './user.entity';
+
+/** Who is calling: resolved from the API key by the bearer strategy, attached to the request. */
+export interface Principal {
+  teamId: string;
+  userId: string;
+  keyId: string;
+  userType: UserType;
+  role: UserRole;
+  displayName: string;
+  email: string | null;
+}

@@ -1,0 +1,28 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+export type UserType = 'user' | 'service_account';
+export type UserRole = 'admin' | 'member';
+
+@Entity('users')
+export class User {
+  @PrimaryColumn({ type: 'varchar', length: 22 })
+  id: string;
+
+  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  teamId: string;
+
+  @Column({ name: 'display_name', type: 'varchar', length: 255 })
+  displayName: string;
+
+  @Column({ type: 'varchar', length: 255, nullable: true })
+  email: string | null;
+
+  @Column({ type: 'varchar', length: 16 })
+  type: UserType;
+
+  @Column({ type: 'varchar', length: 16 })
+  role: UserRole;
+
+  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt: Date;
+}

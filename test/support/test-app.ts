@@ -1,0 +1,151 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Redis from 'ioredis';
+import { createConnection } from 'mysql2/promise';
+import { DataSource } from 'typeorm';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { AppConfig, loadConfig, Role } from '../../src/config/app-config';
+import { AmbientProcess, startAmbient } from '../../src/bootstrap/start';
+
+export const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const TEST_API_KEY = 'amb_test_bootstrap_key_0123456789';
+
+/** One database and Redis prefix per test file (and process), so e2e files run in parallel. */
+export function isolatedNames(label: string): { database: string; redisPrefix: string } {
+  const slug = label.replace(/[^A-Za-z0-9]/g, '_').slice(0, 30);
+  const suffix = `${process.pid}_${Date.now().toString(36)}`;
+  return { database: `amb_t_${slug}_${suffix}`, redisPrefix: `amb_t:${slug}:${suffix}` };
+}
+
+/** A model catalogue whose provider is the fake OpenAI-compatible server of the test. */
+export function writeTestModelsFile(modelServerUrl: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ambient-models-'));
+  const file = join(dir, 'models.yaml');
+  writeFileSync(
+    file,
+    [
+      'default_model_id: fake-model',
+      'providers:',
+      '  fake:',
+      '    kind: OPENAI',
+      `    base_url: ${modelServerUrl}`,
+      '    api_key_env: FAKE_MODEL_API_KEY_UNSET_IS_FINE',
+      '  keyless:',
+      '    kind: UNKNOWN',
+      `    base_url: ${modelServerUrl}`,
+      '  missing-key:',
+      '    kind: ANTHROPIC',
+      '    base_url: http://127.0.0.1:9/v1',
+      '    api_key_env: AMBIENT_TEST_NEVER_SET_KEY',
+      'models:',
+      '  - id: fake-model',
+      '    display_name: Fake model',
+      '    provider: keyless',
+      '    vision_supported: false',
+      '    input_cost_per_million_usd: 1',
+      '    output_cost_per_million_usd: 2',
+      '  - id: locked-model',
+      '    display_name: Model without a key',
+      '    provider: missing-key',
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+export interface TestEnvironment {
+  label: string;
+  databaseUrl: string;
+  redisPrefix: string;
+  modelsFile: string;
+  workspaceRoot: string;
+  /** Environment for a child process running Ambient against the same database and Redis. */
+  childEnv(extra?: Record<string, string>): NodeJS.ProcessEnv;
+  config(roles: Role[], overrides?: Record<string, unknown>): AppConfig;
+  destroy(): Promise<void>;
+}
+
+const FAST_RUN_SETTINGS = {
+  'runs.dispatchSweepIntervalMs': 200,
+  'runs.dispatchGraceMs': 300,
+  'runs.leaseMs': 1500,
+  'runs.workerConcurrency': 4,
+  'server.shutdownTimeoutMs': 3000,
+};
+
+export function createTestEnvironment(label: string, modelServerUrl: string): TestEnvironment {
+  const { database, redisPrefix } = isolatedNames(label);
+  const databaseUrl = `${MYSQL_URL}/${database}`;
+  const modelsFile = writeTestModelsFile(modelServerUrl);
+  const workspaceRoot = mkdtempSync(join(tmpdir(), 'ambient-ws-'));
+  const settings: Record<string, unknown> = {
+    'database.url': databaseUrl,
+    'redis.url': REDIS_URL,
+    'redis.prefix': redisPrefix,
+    'models.file': modelsFile,
+    'runs.workspaceRoot': workspaceRoot,
+    'server.port': 0,
+    'server.host': '127.0.0.1',
+    ...FAST_RUN_SETTINGS,
+  };
+  return {
+    label,
+    databaseUrl,
+    redisPrefix,
+    modelsFile,
+    workspaceRoot,
+    config: (roles, overrides = {}) =>
+      loadConfig(
+        { AMBIENT_CONFIG_FILE: 'config/default.yaml' },
+        { ...settings, roles, bootstrapApiKey: TEST_API_KEY, ...overrides },
+      ),
+    childEnv: (extra = {}) => ({
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      AMBIENT_REDIS_PREFIX: redisPrefix,
+      AMBIENT_MODELS_FILE: modelsFile,
+      AMBIENT_WORKSPACE_ROOT: workspaceRoot,
+      AMBIENT_DISPATCH_SWEEP_INTERVAL_MS: String(FAST_RUN_SETTINGS['runs.dispatchSweepIntervalMs']),
+      AMBIENT_DISPATCH_GRACE_MS: String(FAST_RUN_SETTINGS['runs.dispatchGraceMs']),
+      AMBIENT_RUN_LEASE_MS: String(FAST_RUN_SETTINGS['runs.leaseMs']),
+      AMBIENT_SHUTDOWN_TIMEOUT_MS: String(FAST_RUN_SETTINGS['server.shutdownTimeoutMs']),
+      ...extra,
+    }),
+    destroy: async () => {
+      const connection = await createConnection(MYSQL_URL);
+      await connection.query(`DROP DATABASE IF EXISTS \`${database}\``);
+      await connection.end();
+      const redis = new Redis(REDIS_URL);
+      const keys = await redis.keys(`${redisPrefix}:*`);
+      if (keys.length) await redis.del(...keys);
+      await redis.quit();
+    },
+  };
+}
+
+export interface TestApp {
+  ambient: AmbientProcess;
+  baseUrl: string;
+  apiKey: string;
+  dataSource: DataSource;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(
+  environment: TestEnvironment,
+  roles: Role[] = ['api', 'worker'],
+  overrides: Record<string, unknown> = {},
+): Promise<TestApp> {
+  const ambient = await startAmbient(environment.config(roles, overrides), { logger: ['error'] });
+  return {
+    ambient,
+    baseUrl: ambient.apiUrl ?? '',
+    apiKey: TEST_API_KEY,
+    dataSource: ambient.app.get<DataSource>(getDataSourceToken()),
+    close: () => ambient.close(),
+  };
+}
