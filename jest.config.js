@@ -1,5 +1,7 @@
 /** Unit specs live beside the code; e2e specs in test/ boot real apps on real MySQL and Redis. */
-const transform = { '^.+\\.ts$': ['@swc/jest'] };
+const transform = { '^.+\\.(t|j)s$': ['@swc/jest'] };
+// Nest 12 ships ESM: let swc turn it into CommonJS for jest.
+const transformIgnorePatterns = ['node_modules/(?!@nestjs/)'];
 
 module.exports = {
   maxWorkers: 2,
@@ -10,6 +12,7 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/src/**/*.spec.ts'],
       transform,
+      transformIgnorePatterns,
     },
     {
       displayName: 'e2e',
@@ -17,6 +20,7 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       transform,
+      transformIgnorePatterns,
       testTimeout: 60_000,
       slowTestThreshold: 30,
     },

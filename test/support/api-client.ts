@@ -1,0 +1,20 @@
+import request from 'supertest';
+
+/** supertest bound to an Ambient API base URL with a key. */
+export function apiClient(baseUrl: string, apiKey: string) {
+  const url = new URL(baseUrl);
+  const origin = url.origin;
+  const prefix = url.pathname.replace(/\/+$/, '');
+  const auth = { Authorization: `Bearer ${apiKey}` };
+  return {
+    get: (path: string) => request(origin).get(`${prefix}${path}`).set(auth),
+    post: (path: string, body?: unknown) =>
+      body === undefined
+        ? request(origin).post(`${prefix}${path}`).set(auth)
+        : request(origin).post(`${prefix}${path}`).set(auth).send(body as object),
+    raw: () => request(origin),
+    prefix,
+    runState: async (runId: string): Promise<string> =>
+      (await request(origin).get(`${prefix}/agent/runs/${runId}`).set(auth)).body.state,
+  };
+}

@@ -1,0 +1,35 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+
+const ROOT = resolve(__dirname, '../..');
+
+/** Ambient in a child process (as `npm start` runs it, from the TypeScript sources). */
+export function spawnAmbient(env: NodeJS.ProcessEnv): {
+  child: ChildProcess;
+  ready: Promise<void>;
+  output: () => string;
+} {
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...env, SWCRC: 'true' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const ready = new Promise<void>((resolvePromise, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Nest application successfully started') || output.includes('processing runs as')) {
+        resolvePromise();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`ambient exited with ${code}: ${output}`)));
+  });
+  return { child, ready, output: () => output };
+}
+
+export function waitForExit(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolvePromise) => child.once('exit', (code) => resolvePromise(code)));
+}
