@@ -28,10 +28,6 @@ export function writeTestModelsFile(modelServerUrl: string): string {
     [
       'default_model_id: fake-model',
       'providers:',
-      '  fake:',
-      '    kind: OPENAI',
-      `    base_url: ${modelServerUrl}`,
-      '    api_key_env: FAKE_MODEL_API_KEY_UNSET_IS_FINE',
       '  keyless:',
       '    kind: UNKNOWN',
       `    base_url: ${modelServerUrl}`,

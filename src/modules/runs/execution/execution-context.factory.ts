@@ -11,6 +11,7 @@ import { RunAttachment } from '../entities/run-attachment.entity';
 import { RunMessage } from '../entities/run-message.entity';
 import { RunFollowupsService } from '../run-followups.service';
 import { RunTransitions } from '../run-transitions.service';
+import { closeDanglingToolCalls } from './conversation-history';
 
 /** Assembles what a harness needs for one execution: workspace, conversation so far, new turns. */
 @Injectable()
@@ -81,7 +82,9 @@ export class ExecutionContextFactory {
         WHERE r.conversation_id = ? ORDER BY m.id`,
       [conversationId],
     )) as { message: string | Record<string, unknown> }[];
-    return rows.map((r) => (typeof r.message === 'string' ? JSON.parse(r.message) : r.message));
+    return closeDanglingToolCalls(
+      rows.map((r) => (typeof r.message === 'string' ? JSON.parse(r.message) : r.message)),
+    );
   }
 }
 
