@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, IsNull } from 'typeorm';
 import { newUid } from '../../common/ids';
 import { ApiKey } from './api-key.entity';
 import { generateApiKey, hashApiKey, hashesEqual, lookupPrefixOf } from './api-key-format';
@@ -57,6 +57,20 @@ export class ApiKeysService {
       .createQueryBuilder('k')
       .where('k.revoked_at IS NULL')
       .getCount();
+  }
+
+  /** A team's keys, oldest first; the entity holds only the secret's hash. */
+  listKeys(teamId: string): Promise<ApiKey[]> {
+    return this.dataSource
+      .getRepository(ApiKey)
+      .find({ where: { teamId }, order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
+  /** Revokes a key (idempotently: the first revocation time stays); null when it does not exist. */
+  async revoke(id: string): Promise<ApiKey | null> {
+    const keys = this.dataSource.getRepository(ApiKey);
+    await keys.update({ id, revokedAt: IsNull() }, { revokedAt: new Date() });
+    return keys.findOneBy({ id });
   }
 
   /** Resolves a presented bearer key to its principal, or null when it is unknown or revoked. */

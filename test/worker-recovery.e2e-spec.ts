@@ -1,0 +1,130 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { RunQueue } from '../src/modules/runs/run-queue.service';
+import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
+import { apiClient } from './support/api-client';
+import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { waitFor } from './support/wait';
+import { spawnAmbient, waitForExit } from './support/worker-process';
+
+/**
+ * Workers are separate processes here, killed and restarted for real: no accepted run may be
+ * lost or left INPROGRESS.
+ */
+describe('worker crashes, lost jobs and graceful shutdown', () => {
+  let model: FakeModelServer;
+  let env: TestEnvironment;
+  let app: TestApp;
+  let api: ReturnType<typeof apiClient>;
+  const workers: ReturnType<typeof spawnAmbient>[] = [];
+
+  const startWorker = async (extra: Record<string, string> = {}) => {
+    const worker = spawnAmbient(env.childEnv({ AMBIENT_ROLES: 'worker', ...extra }));
+    workers.push(worker);
+    await worker.ready;
+    return worker;
+  };
+
+  const run = (runId: string) => api.get(`/agent/runs/${runId}`).then((r) => r.body);
+
+  beforeAll(async () => {
+    model = await startFakeModelServer();
+    env = createTestEnvironment('recovery', model.url);
+    app = await startTestApp(env, ['api']);
+    api = apiClient(app.baseUrl, app.apiKey);
+  });
+
+  afterEach(async () => {
+    for (const worker of workers.splice(0)) {
+      worker.child.kill('SIGKILL');
+      await waitForExit(worker.child);
+    }
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await env?.destroy();
+    await model?.close();
+  });
+
+  it('retries the run of a killed worker on another worker, continuing its conversation', async () => {
+    model.script('crash', [
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'touch started; sleep 60' } }] },
+      { text: 'recovered after the crash' },
+    ]);
+    const first = await startWorker();
+    const runId = (await api.post('/agent/runs', { prompt: 'Survive [script:crash]' })).body.run_id;
+    await waitFor(async () => existsSync(join(env.workspaceRoot, runId, 'started')), Boolean, {
+      what: 'the command to start',
+    });
+    expect((await run(runId)).state).toBe('INPROGRESS');
+
+    first.child.kill('SIGKILL');
+    await waitForExit(first.child);
+    await startWorker();
+
+    const finished = await waitFor(() => run(runId), (r) => r.state === 'SUCCEEDED', {
+      what: 'the run to be recovered',
+    });
+    expect(finished.status_message.message).toBe('recovered after the crash');
+    const claims = (await api.get(`/agent/runs/${runId}/timeline`)).body.events.filter(
+      (e: { event_type: string }) => e.event_type === 'oz_run_claimed',
+    );
+    expect(claims.map((e: { execution_id: number }) => e.execution_id)).toEqual([1, 2]);
+    expect(claims[1].payload.attempt).toBe(2);
+    // The interrupted command was answered as interrupted so the provider accepts the history.
+    const retry = model.requests.filter((r) => r.script === 'crash').at(-1)!;
+    expect(String(retry.body.messages.find((m) => m.role === 'tool')?.content)).toContain('Interrupted');
+  });
+
+  it('ends a run in ERROR with internal_error once its attempts are used up', async () => {
+    model.script('crash-once', [
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'touch started; sleep 60' } }] },
+    ]);
+    const first = await startWorker({ AMBIENT_RUN_MAX_ATTEMPTS: '1' });
+    const runId = (await api.post('/agent/runs', { prompt: 'Die [script:crash-once]' })).body.run_id;
+    await waitFor(async () => existsSync(join(env.workspaceRoot, runId, 'started')), Boolean, {
+      what: 'the command to start',
+    });
+    first.child.kill('SIGKILL');
+    await waitForExit(first.child);
+    await startWorker({ AMBIENT_RUN_MAX_ATTEMPTS: '1' });
+
+    const ended = await waitFor(() => run(runId), (r) => r.state === 'ERROR', {
+      what: 'the run to end in ERROR',
+    });
+    expect(ended.status_message).toMatchObject({ error_code: 'internal_error', retryable: true });
+    expect(ended.status_message.message).toMatch(/stopped responding/);
+    expect(ended.finished_at).not.toBeNull();
+  });
+
+  it('dispatches a queued run whose job was lost', async () => {
+    const runId = (await api.post('/agent/runs', { prompt: 'Lost job' })).body.run_id;
+    const job = await app.ambient.app.get(RunQueue).queue.getJob(runId);
+    await job!.remove();
+    expect(await app.ambient.app.get(RunQueue).queue.getJob(runId)).toBeNull();
+
+    await startWorker();
+    const finished = await waitFor(() => run(runId), (r) => r.state === 'SUCCEEDED', {
+      what: 'the orphaned run to be dispatched',
+    });
+    expect(finished.status_message.message).toBe('Done.');
+  });
+
+  it('lets an in-flight run finish on SIGTERM, then exits cleanly', async () => {
+    model.script('short', [
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'touch started; sleep 1' } }] },
+      { text: 'finished during shutdown' },
+    ]);
+    const worker = await startWorker();
+    const runId = (await api.post('/agent/runs', { prompt: 'Finish [script:short]' })).body.run_id;
+    await waitFor(async () => existsSync(join(env.workspaceRoot, runId, 'started')), Boolean, {
+      what: 'the command to start',
+    });
+    worker.child.kill('SIGTERM');
+    expect(await waitForExit(worker.child)).toBe(0);
+    const finished = await run(runId);
+    expect(finished.state).toBe('SUCCEEDED');
+    expect(finished.status_message.message).toBe('finished during shutdown');
+  });
+});
