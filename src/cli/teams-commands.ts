@@ -1,0 +1,43 @@
+import type { Team } from '../modules/teams/team.entity';
+import type { TeamsService } from '../modules/teams/teams.service';
+import type { User } from '../modules/teams/user.entity';
+import { CliCommand, requiredText } from './cli-command';
+import { withServices } from './cli-context';
+import { CommandError } from './cli-errors';
+
+export const teamsCreateCommand: CliCommand = {
+  name: 'teams create',
+  synopsis: 'teams create --name <name>',
+  summary: 'Create a team with an admin user and print the team id.',
+  details: ['', 'Options:', '  --name <name>   team name, unique, at most 128 characters'],
+  options: { name: { type: 'string' } },
+  async run(values, io) {
+    const name = requiredText(values, 'name');
+    const team = await withServices(io.config(), async ({ teams }) => {
+      const existing = await teams.findByName(name);
+      if (existing) throw new CommandError(`team "${name}" already exists (id ${existing.id})`);
+      return (await createTeamWithAdmin(teams, name)).team;
+    });
+    io.err(`created team "${team.name}" with an admin user`);
+    io.out(team.id);
+  },
+};
+
+export async function createTeamWithAdmin(
+  teams: TeamsService,
+  name: string,
+): Promise<{ team: Team; admin: User }> {
+  const team = await teams.createTeam(name);
+  const admin = await teams.createUser(team, { displayName: 'Admin', role: 'admin' });
+  return { team, admin };
+}
+
+export async function findTeam(teams: TeamsService, name: string): Promise<Team> {
+  const team = await teams.findByName(name);
+  if (!team) {
+    throw new CommandError(
+      `team "${name}" does not exist (create it with "teams create --name ${name}", or pass --create-team)`,
+    );
+  }
+  return team;
+}

@@ -1,0 +1,20 @@
+import { isoDuration, parseRfc3339 } from './time';
+
+describe('time helpers', () => {
+  it.each([
+    [0, 'PT0S'],
+    [150_000, 'PT2M30S'],
+    [3_600_000, 'PT1H'],
+    [3_725_000, 'PT1H2M5S'],
+  ])('formats %d ms as %s', (ms, text) => {
+    expect(isoDuration(ms)).toBe(text);
+  });
+
+  it('parses RFC 3339 and refuses other formats', () => {
+    expect(parseRfc3339('2026-01-02T03:04:05.678Z')?.toISOString()).toBe('2026-01-02T03:04:05.678Z');
+    expect(parseRfc3339('2026-01-02T05:04:05+02:00')?.toISOString()).toBe('2026-01-02T03:04:05.000Z');
+    for (const bad of ['2026-01-02', 'yesterday', '2026-13-02T03:04:05Z', '1700000000']) {
+      expect(parseRfc3339(bad)).toBeNull();
+    }
+  });
+});

@@ -1,0 +1,50 @@
+import { ConfigError, loadConfig } from './app-config';
+
+const base = { AMBIENT_CONFIG_FILE: 'config/default.yaml' };
+
+describe('loadConfig', () => {
+  it('reads the defaults', () => {
+    const config = loadConfig(base);
+    expect(config.server.port).toBe(8080);
+    expect(config.roles).toEqual(['api', 'worker', 'scheduler']);
+    expect(config.database.url).toBe('mysql://root@127.0.0.1:3306/ambient');
+    expect(config.redis.url).toBe('redis://127.0.0.1:6379');
+    expect(config.bootstrapApiKey).toBeUndefined();
+  });
+
+  it('lets the environment override the file', () => {
+    const config = loadConfig({
+      ...base,
+      AMBIENT_PORT: '9000',
+      AMBIENT_ROLES: 'worker, api',
+      DATABASE_URL: 'mysql://u:p@db:3307/amb',
+      AMBIENT_METADATA_FILTER_ENABLED: 'false',
+      AMBIENT_BOOTSTRAP_API_KEY: 'a-long-enough-operator-key',
+    });
+    expect(config.server.port).toBe(9000);
+    expect(config.roles).toEqual(['worker', 'api']);
+    expect(config.database.url).toBe('mysql://u:p@db:3307/amb');
+    expect(config.runs.metadataFilterEnabled).toBe(false);
+    expect(config.bootstrapApiKey).toBe('a-long-enough-operator-key');
+  });
+
+  it.each([
+    ['AMBIENT_PORT', 'abc', /^AMBIENT_PORT: must be a number/],
+    ['AMBIENT_PORT', '70000', /^AMBIENT_PORT: must be at most 65535/],
+    ['AMBIENT_ROLES', 'api,cook', /^AMBIENT_ROLES: unknown role "cook"/],
+    ['DATABASE_URL', 'not a url', /^DATABASE_URL: must be a valid URL/],
+    ['DATABASE_URL', 'postgres://x/y', /^DATABASE_URL: must start with mysql:\/\//],
+    ['REDIS_URL', 'http://localhost', /^REDIS_URL: must start with redis:\/\//],
+    ['AMBIENT_METADATA_FILTER_ENABLED', 'maybe', /^AMBIENT_METADATA_FILTER_ENABLED: must be true or false/],
+    ['AMBIENT_BOOTSTRAP_API_KEY', 'short', /^AMBIENT_BOOTSTRAP_API_KEY: must be at least 16/],
+  ])('stops on %s=%s with one line naming it', (name, value, message) => {
+    expect(() => loadConfig({ ...base, [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, [name]: value })).toThrow(message);
+  });
+
+  it('names a missing configuration file', () => {
+    expect(() => loadConfig({ AMBIENT_CONFIG_FILE: 'config/nope.yaml' })).toThrow(
+      /^AMBIENT_CONFIG_FILE: cannot read/,
+    );
+  });
+});

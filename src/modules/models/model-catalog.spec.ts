@@ -1,0 +1,40 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadModelCatalog } from './model-catalog';
+
+function catalogFile(text: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'models-')), 'models.yaml');
+  writeFileSync(file, text);
+  return file;
+}
+
+describe('loadModelCatalog', () => {
+  it('loads the shipped catalogue and disables models whose provider key is missing', () => {
+    const catalog = loadModelCatalog('config/models.yaml', { OPENAI_API_KEY: 'sk-test' });
+    const gpt = catalog.models.find((m) => m.id === catalog.defaultModelId)!;
+    expect(gpt.provider.kind).toBe('OPENAI');
+    expect(gpt.disableReason).toBeUndefined();
+    expect(gpt.inputCostPerTokenUsd).toBeCloseTo(1.25e-6);
+    const claude = catalog.models.find((m) => m.provider.kind === 'ANTHROPIC')!;
+    expect(claude.disableReason).toBe('ADMIN_DISABLED');
+    expect(claude.disableDetail).toContain('ANTHROPIC_API_KEY');
+  });
+
+  it('takes the base URL from the environment when base_url_env is set', () => {
+    const file = catalogFile(
+      'providers:\n  local:\n    base_url: http://a/v1\n    base_url_env: LOCAL_URL\nmodels:\n  - id: m\n    provider: local\n',
+    );
+    expect(loadModelCatalog(file, { LOCAL_URL: 'http://b/v1/' }).models[0].provider.baseUrl).toBe(
+      'http://b/v1',
+    );
+  });
+
+  it.each([
+    ['models:\n  - id: m\n    provider: nowhere\n', /unknown provider "nowhere"/],
+    ['providers:\n  p:\n    base_url: http://x\nmodels: []\n', /lists no models/],
+    ['default_model_id: z\nproviders:\n  p:\n    base_url: http://x\nmodels:\n  - id: m\n    provider: p\n', /default_model_id "z"/],
+  ])('refuses a bad catalogue with the reason (%#)', (text, reason) => {
+    expect(() => loadModelCatalog(catalogFile(text), {})).toThrow(reason);
+  });
+});
