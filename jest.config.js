@@ -21,7 +21,7 @@ module.exports = {
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       transform,
       transformIgnorePatterns,
-      testTimeout: 60_000,
+      setupFilesAfterEnv: ['<rootDir>/test/support/e2e-setup.ts'],
       slowTestThreshold: 30,
     },
   ],

@@ -34,7 +34,9 @@ export async function withServices<T>(
   }
   try {
     if (await dataSource.showMigrations()) {
-      throw new CommandError('the database has pending migrations; run the "migrate" command first');
+      throw new CommandError(
+        'the database has pending migrations; run the "migrate" command first',
+      );
     }
     return await fn({
       teams: new TeamsService(dataSource),

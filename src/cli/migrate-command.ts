@@ -14,9 +14,7 @@ export const migrateCommand: CliCommand = {
     const database = parseDatabaseUrl(config.database.url).database;
     for (const name of applied) io.out(`applied ${name}`);
     io.out(
-      applied.length
-        ? `database "${database}" migrated`
-        : `database "${database}" is up to date`,
+      applied.length ? `database "${database}" migrated` : `database "${database}" is up to date`,
     );
   },
 };

@@ -31,13 +31,3 @@ export async function createTeamWithAdmin(
   const admin = await teams.createUser(team, { displayName: 'Admin', role: 'admin' });
   return { team, admin };
 }
-
-export async function findTeam(teams: TeamsService, name: string): Promise<Team> {
-  const team = await teams.findByName(name);
-  if (!team) {
-    throw new CommandError(
-      `team "${name}" does not exist (create it with "teams create --name ${name}", or pass --create-team)`,
-    );
-  }
-  return team;
-}

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
-import { Brackets, DataSource, SelectQueryBuilder } from 'typeorm';
+import { DataSource, In } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { UID_PATTERN, UUID_PATTERN } from '../../common/ids';
 import { parseRfc3339 } from '../../common/time';
@@ -261,10 +261,10 @@ function withoutUndefined<T extends object>(value: T): T {
 // Cursor codec
 // ---------------------------------------------------------------------------------------------
 
-/** The row fields a cursor can be built from. */
+/** The row fields a cursor position can be taken from. */
 export type RunCursorRow = Pick<Run, 'id' | 'createdAt' | 'updatedAt' | 'title' | 'skillSpec'>;
 
-/** Where the previous page ended: the last row's sort value (null = a run without a skill). */
+/** Where a page ended: the last row's sort value (null = a run without a skill) and id. */
 export interface RunCursorPosition {
   value: Date | string | null;
   id: string;
@@ -298,34 +298,33 @@ function canonical(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString();
   if (Array.isArray(value)) return value.map(canonical).sort();
   if (value && typeof value === 'object') {
-    return Object.keys(value)
+    const record = value as Record<string, unknown>;
+    return Object.keys(record)
+      .filter((key) => record[key] !== undefined)
       .sort()
-      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-      .map((key) => [key, canonical((value as Record<string, unknown>)[key])]);
+      .map((key) => [key, canonical(record[key])]);
   }
   return value;
 }
 
-function cursorValue(sortBy: RunSortField, row: RunCursorRow): string | null {
-  switch (sortBy) {
-    case 'created_at':
-      return row.createdAt.toISOString();
-    case 'updated_at':
-      return row.updatedAt.toISOString();
-    case 'title':
-      return row.title;
-    case 'agent':
-      return row.skillSpec;
-  }
+export function runCursorPosition(sortBy: RunSortField, row: RunCursorRow): RunCursorPosition {
+  const value = {
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    title: row.title,
+    agent: row.skillSpec,
+  }[sortBy];
+  return { value, id: row.id };
 }
 
-export function encodeRunCursor(params: RunListParams, last: RunCursorRow): string {
+export function encodeRunCursor(params: RunListParams, position: RunCursorPosition): string {
+  const { value } = position;
   const payload: CursorPayload = {
     v: 1,
     s: params.sortBy,
     o: params.sortOrder,
-    k: cursorValue(params.sortBy, last),
-    i: last.id,
+    k: value instanceof Date ? value.toISOString() : value,
+    i: position.id,
     f: runListFilterHash(params),
   };
   return Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
@@ -365,8 +364,7 @@ function readPayload(text: string): CursorPayload {
     (SORT_ORDERS as readonly unknown[]).includes(p.o) &&
     (typeof p.k === 'string' || p.k === null) &&
     typeof p.i === 'string' &&
-    p.i.length > 0 &&
-    p.i.length <= 36 &&
+    /^[\x21-\x7e]{1,36}$/.test(p.i) &&
     typeof p.f === 'string';
   if (!valid) throw malformed();
   return p as CursorPayload;
@@ -432,31 +430,201 @@ function runIdIn(q: string): string | null {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Query
+// Page query
 // ---------------------------------------------------------------------------------------------
+
+export interface SqlQuery {
+  sql: string;
+  params: unknown[];
+}
 
 /**
  * One ordered stretch of the result. Sorting by agent puts runs without a skill last in both
  * directions; instead of ORDER BY (skill_spec IS NULL), which no index serves, the page is filled
  * from the runs with a skill first and then from those without, each in index order.
  */
-interface Segment {
+export interface RunPageSegment {
   column: string | null;
   condition?: string;
 }
 
-const SEGMENTS: Record<RunSortField, Segment[]> = {
-  updated_at: [{ column: 'r.updatedAt' }],
-  created_at: [{ column: 'r.createdAt' }],
+const SORT_COLUMN: Record<RunSortField, string> = {
+  updated_at: 'r.updated_at',
+  created_at: 'r.created_at',
+  title: 'r.title',
+  agent: 'r.skill_spec',
+};
+
+export const RUN_PAGE_SEGMENTS: Record<RunSortField, RunPageSegment[]> = {
+  updated_at: [{ column: 'r.updated_at' }],
+  created_at: [{ column: 'r.created_at' }],
   title: [{ column: 'r.title' }],
   agent: [
-    { column: 'r.skillSpec', condition: 'r.skillSpec IS NOT NULL' },
-    { column: null, condition: 'r.skillSpec IS NULL' },
+    { column: 'r.skill_spec', condition: 'r.skill_spec IS NOT NULL' },
+    { column: null, condition: 'r.skill_spec IS NULL' },
   ],
 };
 
+export interface RunPageQueryInput {
+  teamId: string;
+  params: RunListParams;
+  search: RunSearch | null;
+  segment: RunPageSegment;
+  /** Rows strictly after this position; null for the start of the segment. */
+  after: RunCursorPosition | null;
+  limit: number;
+  /** ` FORCE INDEX (...)` or '' (see RunListQuery.indexHint). */
+  indexHint?: string;
+}
+
+/**
+ * The id-only query for one page segment: `SELECT r.id, <sort value> FROM runs r ... ORDER BY
+ * <sort column>, r.id LIMIT ?`, fully parameterised. The keyset predicate is written as
+ * `a < ? OR (a = ? AND id < ?)`, which MariaDB turns into index ranges (row constructors it does
+ * not).
+ */
+export function buildRunPageQuery(input: RunPageQueryInput): SqlQuery {
+  const { teamId, params: p, search, segment } = input;
+  const from = new SqlParts();
+  const where = new SqlParts();
+  where.add('r.team_id = ?', teamId);
+  addColumnFilters(where, p);
+  addRelationFilters(where, teamId, p);
+  if (search) addSearch(from, where, search);
+  if (segment.condition) where.add(segment.condition);
+  if (input.after) addKeyset(where, segment.column, p.sortOrder, input.after);
+  const direction = p.sortOrder === 'asc' ? 'ASC' : 'DESC';
+  const order = segment.column
+    ? `${segment.column} ${direction}, r.id ${direction}`
+    : `r.id ${direction}`;
+  return {
+    sql:
+      `SELECT r.id AS id, ${SORT_COLUMN[p.sortBy]} AS sort_value ` +
+      `FROM runs r${input.indexHint ?? ''}${from.parts.join('')} ` +
+      `WHERE ${where.parts.join(' AND ')} ORDER BY ${order} LIMIT ?`,
+    params: [...from.params, ...where.params, input.limit],
+  };
+}
+
+class SqlParts {
+  readonly parts: string[] = [];
+  readonly params: unknown[] = [];
+
+  add(sql: string, ...params: unknown[]): void {
+    this.parts.push(sql);
+    this.params.push(...params);
+  }
+}
+
+function placeholders(values: readonly unknown[]): string {
+  return values.map(() => '?').join(', ');
+}
+
+function addColumnFilters(where: SqlParts, p: RunListParams): void {
+  if (p.states) where.add(`r.state IN (${placeholders(p.states)})`, ...p.states);
+  if (p.sources) where.add(`r.source IN (${placeholders(p.sources)})`, ...p.sources);
+  const equal: [string, string | undefined][] = [
+    ['r.execution_location', p.executionLocation],
+    ['r.config_name', p.name],
+    ['r.model_id', p.modelId],
+    ['r.creator_id', p.creator],
+    ['r.executor_id', p.executor],
+    ['r.skill_spec', p.skillSpec],
+    ['r.schedule_id', p.scheduleId],
+  ];
+  for (const [column, value] of equal) {
+    if (value !== undefined) where.add(`${column} = ?`, value);
+  }
+  if (p.environmentId === EMPTY_ENVIRONMENT) where.add('r.environment_id IS NULL');
+  else if (p.environmentId !== undefined) where.add('r.environment_id = ?', p.environmentId);
+  if (p.createdAfter) where.add('r.created_at > ?', p.createdAfter);
+  if (p.createdBefore) where.add('r.created_at < ?', p.createdBefore);
+  if (p.updatedAfter) where.add('r.updated_at > ?', p.updatedAfter);
+}
+
+/** Uncorrelated IN subqueries, which MySQL and MariaDB run as index-driven semi-joins. */
+function addRelationFilters(where: SqlParts, teamId: string, p: RunListParams): void {
+  if (p.ancestorRunId !== undefined) {
+    where.add(
+      'r.id IN (SELECT ra.run_id FROM run_ancestors ra WHERE ra.ancestor_id = ?)',
+      p.ancestorRunId,
+    );
+  }
+  if (p.artifactType) {
+    where.add(
+      'r.id IN (SELECT rt.run_id FROM run_artifacts rt ' +
+        'WHERE rt.team_id = ? AND rt.artifact_type = ?)',
+      teamId,
+      p.artifactType,
+    );
+  }
+  Object.entries(p.metadata ?? {}).forEach(([key, value], i) => {
+    where.add(
+      `r.id IN (SELECT rm${i}.run_id FROM run_metadata rm${i} WHERE rm${i}.team_id = ? ` +
+        `AND rm${i}.meta_key = ? AND rm${i}.meta_value = ?)`,
+      teamId,
+      key,
+      value,
+    );
+  });
+}
+
+/**
+ * Full text alone goes in WHERE, where the FULLTEXT index drives the query. "This id OR full
+ * text" in WHERE would make the optimizer evaluate MATCH row by row, so that case joins a derived
+ * table holding the union of both lookups (a primary-key hit and a FULLTEXT index scan).
+ */
+function addSearch(from: SqlParts, where: SqlParts, search: RunSearch): void {
+  const match = (alias: string) =>
+    `MATCH(${alias}.title, ${alias}.prompt, ${alias}.skill_spec) AGAINST (? IN BOOLEAN MODE)`;
+  if (search.runId && search.fullText) {
+    from.add(
+      ' JOIN (SELECT rs.id FROM runs rs WHERE rs.id = ? ' +
+        `UNION SELECT rf.id FROM runs rf WHERE ${match('rf')}) hit ON hit.id = r.id`,
+      search.runId,
+      search.fullText,
+    );
+  } else if (search.runId) {
+    where.add('r.id = ?', search.runId);
+  } else if (search.fullText) {
+    where.add(match('r'), search.fullText);
+  }
+}
+
+function addKeyset(
+  where: SqlParts,
+  column: string | null,
+  order: SortOrder,
+  after: RunCursorPosition,
+): void {
+  const op = order === 'asc' ? '>' : '<';
+  if (column === null) where.add(`r.id ${op} ?`, after.id);
+  else {
+    where.add(
+      `(${column} ${op} ? OR (${column} = ? AND r.id ${op} ?))`,
+      after.value,
+      after.value,
+      after.id,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Service
+// ---------------------------------------------------------------------------------------------
+
+interface PageRow {
+  id: string;
+  sort_value: unknown;
+}
+
+/** MySQL's ER_KEY_DOES_NOT_EXITS: an index named in FORCE INDEX is gone (dropped by a migration). */
+const KEY_DOES_NOT_EXIST = 1176;
+
 @Injectable()
 export class RunListQuery {
+  private indexHint: Promise<string> | null = null;
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async list(teamId: string, params: RunListParams): Promise<RunListPage> {
@@ -467,157 +635,103 @@ export class RunListQuery {
     const search = params.q === undefined ? null : buildRunSearch(params.q);
     if (search && !search.runId && !search.fullText) return { runs: [], nextCursor: null };
 
-    const rows = await this.fetch(teamId, params, search, position);
-    const runs = rows.slice(0, params.limit);
-    const hasNext = rows.length > params.limit;
-    return { runs, nextCursor: hasNext ? encodeRunCursor(params, runs[runs.length - 1]) : null };
+    const rows = await this.pageRows(teamId, params, search, position);
+    const pageRows = rows.slice(0, params.limit);
+    const runs = await this.load(
+      teamId,
+      pageRows.map((row) => row.id),
+    );
+    const last = pageRows[pageRows.length - 1];
+    const nextCursor =
+      rows.length > params.limit
+        ? encodeRunCursor(params, { value: sortValue(params.sortBy, last), id: last.id })
+        : null;
+    return { runs, nextCursor };
   }
 
-  /** Up to limit + 1 rows after `position`, walking the sort's segments in order. */
-  private async fetch(
+  /** Up to limit + 1 (id, sort value) rows after `position`, walking the sort's segments. */
+  private async pageRows(
     teamId: string,
     params: RunListParams,
     search: RunSearch | null,
     position: RunCursorPosition | null,
-  ): Promise<Run[]> {
-    const segments = SEGMENTS[params.sortBy];
+  ): Promise<PageRow[]> {
+    const segments = RUN_PAGE_SEGMENTS[params.sortBy];
     const start = position
       ? segments.findIndex((s) => (s.column === null) === (position.value === null))
       : 0;
     if (start < 0) throw malformed();
-    const rows: Run[] = [];
+    const rows: PageRow[] = [];
     for (let i = start; i < segments.length && rows.length <= params.limit; i++) {
-      const qb = this.filtered(teamId, params, search);
-      orderSegment(qb, segments[i], params.sortOrder, i === start ? position : null);
-      rows.push(...(await qb.limit(params.limit + 1 - rows.length).getMany()));
+      const input = {
+        teamId,
+        params,
+        search,
+        segment: segments[i],
+        after: i === start ? position : null,
+        limit: params.limit + 1 - rows.length,
+      };
+      rows.push(...(await this.queryPage(input)));
     }
     return rows;
+  }
+
+  private async queryPage(input: RunPageQueryInput, retried = false): Promise<PageRow[]> {
+    const { sql, params } = buildRunPageQuery({ ...input, indexHint: await this.runIndexHint() });
+    try {
+      return (await this.dataSource.query(sql, params)) as PageRow[];
+    } catch (err) {
+      if (retried || (err as { errno?: number }).errno !== KEY_DOES_NOT_EXIST) throw err;
+      this.indexHint = null;
+      return this.queryPage(input, true);
+    }
+  }
+
+  /**
+   * ` FORCE INDEX (<every index of runs>)`: it rules out only the full table scan. Without it
+   * MariaDB, costing a keyset range as if every matching row had to be read, prefers walking the
+   * (team_id, ...) index from the top, which reads every row before the cursor: seconds on a
+   * deep page of a team with a million runs instead of milliseconds. The names are read from the
+   * schema so that migrations adding or renaming indexes need no change here.
+   */
+  private runIndexHint(): Promise<string> {
+    this.indexHint ??= this.dataSource
+      .query(
+        'SELECT DISTINCT INDEX_NAME AS name FROM information_schema.STATISTICS ' +
+          "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'runs'",
+      )
+      .then((rows: { name: string }[]) => {
+        const names = rows.map((row) => row.name).filter((name) => /^\w{1,64}$/.test(name));
+        return names.length ? ` FORCE INDEX (${names.map((n) => `\`${n}\``).join(', ')})` : '';
+      })
+      .catch(() => {
+        // Without the hint the query is still correct, only slower on deep pages; retry later.
+        this.indexHint = null;
+        return '';
+      });
+    return this.indexHint;
+  }
+
+  private async load(teamId: string, ids: string[]): Promise<Run[]> {
+    if (!ids.length) return [];
+    const runs = await this.dataSource.getRepository(Run).findBy({ id: In(ids), teamId });
+    const byId = new Map(runs.map((run) => [run.id, run]));
+    return ids.map((id) => byId.get(id)).filter((run): run is Run => run !== undefined);
   }
 
   private async assertAncestorVisible(teamId: string, ancestorRunId: string): Promise<void> {
     const found = await this.dataSource.getRepository(Run).existsBy({ id: ancestorRunId, teamId });
     if (!found) throw ApiError.notFound('ancestor run');
   }
-
-  private filtered(
-    teamId: string,
-    params: RunListParams,
-    search: RunSearch | null,
-  ): SelectQueryBuilder<Run> {
-    const qb = this.dataSource
-      .getRepository(Run)
-      .createQueryBuilder('r')
-      .where('r.teamId = :teamId', { teamId });
-    applyColumnFilters(qb, params);
-    applyRelationFilters(qb, params);
-    if (search) applySearch(qb, search);
-    return qb;
-  }
 }
 
-function applyColumnFilters(qb: SelectQueryBuilder<Run>, p: RunListParams): void {
-  if (p.states) qb.andWhere('r.state IN (:...states)', { states: p.states });
-  if (p.sources) qb.andWhere('r.source IN (:...sources)', { sources: p.sources });
-  const equal: [string, string | undefined][] = [
-    ['executionLocation', p.executionLocation],
-    ['configName', p.name],
-    ['modelId', p.modelId],
-    ['creatorId', p.creator],
-    ['executorId', p.executor],
-    ['skillSpec', p.skillSpec],
-    ['scheduleId', p.scheduleId],
-  ];
-  for (const [property, value] of equal) {
-    if (value !== undefined) qb.andWhere(`r.${property} = :${property}`, { [property]: value });
+/** The page query's raw sort value as a cursor value (DATETIME columns arrive as Date). */
+function sortValue(sortBy: RunSortField, row: PageRow): Date | string | null {
+  const value = row.sort_value;
+  if (value === null || value === undefined) return null;
+  if (sortBy === 'created_at' || sortBy === 'updated_at') {
+    if (value instanceof Date) return value;
+    throw new Error(`run list: expected a Date for ${sortBy}, got ${typeof value}`);
   }
-  if (p.environmentId === EMPTY_ENVIRONMENT) qb.andWhere('r.environmentId IS NULL');
-  else if (p.environmentId !== undefined) {
-    qb.andWhere('r.environmentId = :environmentId', { environmentId: p.environmentId });
-  }
-  if (p.createdAfter) qb.andWhere('r.createdAt > :createdAfter', { createdAfter: p.createdAfter });
-  if (p.createdBefore) {
-    qb.andWhere('r.createdAt < :createdBefore', { createdBefore: p.createdBefore });
-  }
-  if (p.updatedAfter) qb.andWhere('r.updatedAt > :updatedAfter', { updatedAfter: p.updatedAfter });
-}
-
-/** Uncorrelated IN subqueries, which both MySQL and MariaDB run as index-driven semi-joins. */
-function applyRelationFilters(qb: SelectQueryBuilder<Run>, p: RunListParams): void {
-  if (p.ancestorRunId !== undefined) {
-    qb.andWhere(
-      'r.id IN (SELECT ra.run_id FROM run_ancestors ra WHERE ra.ancestor_id = :ancestorRunId)',
-      { ancestorRunId: p.ancestorRunId },
-    );
-  }
-  if (p.artifactType) {
-    qb.andWhere(
-      'r.id IN (SELECT rt.run_id FROM run_artifacts rt ' +
-        'WHERE rt.team_id = :teamId AND rt.artifact_type = :artifactType)',
-      { artifactType: p.artifactType },
-    );
-  }
-  Object.entries(p.metadata ?? {}).forEach(([key, value], i) => {
-    qb.andWhere(
-      `r.id IN (SELECT rm${i}.run_id FROM run_metadata rm${i} WHERE rm${i}.team_id = :teamId ` +
-        `AND rm${i}.meta_key = :metaKey${i} AND rm${i}.meta_value = :metaValue${i})`,
-      { [`metaKey${i}`]: key, [`metaValue${i}`]: value },
-    );
-  });
-}
-
-const MATCH = 'MATCH(r.title, r.prompt, r.skill_spec) AGAINST (:fullText IN BOOLEAN MODE)';
-
-/**
- * Full text alone goes in WHERE, where the FULLTEXT index drives the query. "This id OR full
- * text" would make the optimizer evaluate MATCH row by row, so that case joins a derived table of
- * the union of both lookups (a primary-key hit and a FULLTEXT scan).
- */
-function applySearch(qb: SelectQueryBuilder<Run>, search: RunSearch): void {
-  if (search.fullText && !search.runId) {
-    qb.andWhere(MATCH, { fullText: search.fullText });
-    return;
-  }
-  const arms = ['SELECT rs.id FROM runs rs WHERE rs.id = :searchRunId'];
-  if (search.fullText) {
-    arms.push(
-      'SELECT rf.id FROM runs rf WHERE MATCH(rf.title, rf.prompt, rf.skill_spec) ' +
-        'AGAINST (:fullText IN BOOLEAN MODE)',
-    );
-  }
-  qb.innerJoin(`(${arms.join(' UNION ')})`, 'hit', 'hit.id = r.id').setParameters({
-    searchRunId: search.runId,
-    fullText: search.fullText,
-  });
-}
-
-/**
- * ORDER BY (column, id) and the keyset predicate, written as `a < ? OR (a = ? AND id < ?)`:
- * MariaDB does not turn row-constructor comparisons into index ranges, but does this form.
- */
-function orderSegment(
-  qb: SelectQueryBuilder<Run>,
-  segment: Segment,
-  order: SortOrder,
-  position: RunCursorPosition | null,
-): void {
-  const direction = order === 'asc' ? 'ASC' : 'DESC';
-  const op = order === 'asc' ? '>' : '<';
-  if (segment.condition) qb.andWhere(segment.condition);
-  if (position) {
-    const { column } = segment;
-    const params = { afterValue: position.value, afterId: position.id };
-    if (column === null) qb.andWhere(`r.id ${op} :afterId`, params);
-    else {
-      qb.andWhere(
-        new Brackets((b) =>
-          b
-            .where(`${column} ${op} :afterValue`)
-            .orWhere(`(${column} = :afterValue AND r.id ${op} :afterId)`),
-        ),
-        params,
-      );
-    }
-  }
-  if (segment.column) qb.orderBy(segment.column, direction).addOrderBy('r.id', direction);
-  else qb.orderBy('r.id', direction);
+  return String(value);
 }

@@ -45,9 +45,8 @@ export class ApiKeysService {
 
   async existsForKey(plainKey: string): Promise<boolean> {
     return (
-      (await this.dataSource
-        .getRepository(ApiKey)
-        .countBy({ prefix: lookupPrefixOf(plainKey) })) > 0
+      (await this.dataSource.getRepository(ApiKey).countBy({ prefix: lookupPrefixOf(plainKey) })) >
+      0
     );
   }
 

@@ -1,0 +1,108 @@
+import 'reflect-metadata';
+import { parseArgs } from 'node:util';
+import { AppConfig, loadConfig } from '../config/app-config';
+import {
+  apiKeysCreateCommand,
+  apiKeysListCommand,
+  apiKeysRevokeCommand,
+} from './api-keys-commands';
+import { CliCommand, CliIo, helpText } from './cli-command';
+import { UsageError } from './cli-errors';
+import { migrateCommand } from './migrate-command';
+import { teamsCreateCommand } from './teams-commands';
+
+const COMMANDS: CliCommand[] = [
+  migrateCommand,
+  teamsCreateCommand,
+  apiKeysCreateCommand,
+  apiKeysListCommand,
+  apiKeysRevokeCommand,
+];
+
+const HELP = new Set(['--help', '-h', 'help']);
+
+function usage(commands = COMMANDS): string {
+  return [
+    'Usage: npm run cli -- <command> [options]   (or: node dist/src/cli/main.js <command> ...)',
+    '',
+    'Commands:',
+    ...commands.map((c) => `  ${c.synopsis}\n      ${c.summary}`),
+    '',
+    'Run "<command> --help" for its options. Settings come from config/default.yaml (or',
+    'AMBIENT_CONFIG_FILE) and the environment, e.g. DATABASE_URL.',
+    '',
+  ].join('\n');
+}
+
+/** Picks the command named by the leading words; what remains is its options. */
+function resolve(args: string[]): { command: CliCommand; rest: string[] } | { help: string } {
+  const word = args[0];
+  if (word === undefined) throw new UsageError('missing command', usage());
+  if (HELP.has(word)) return { help: usage() };
+  const group = COMMANDS.filter((c) => c.name === word || c.name.startsWith(`${word} `));
+  if (group.length === 0) throw new UsageError(`unknown command "${word}"`, usage());
+  const exact = group.find((c) => c.name === word);
+  if (exact) return { command: exact, rest: args.slice(1) };
+  const sub = args[1];
+  if (sub === undefined) throw new UsageError(`"${word}" needs a subcommand`, usage(group));
+  if (HELP.has(sub)) return { help: usage(group) };
+  const command = group.find((c) => c.name === `${word} ${sub}`);
+  if (!command) throw new UsageError(`unknown command "${word} ${sub}"`, usage(group));
+  return { command, rest: args.slice(2) };
+}
+
+async function main(args: string[], io: CliIo): Promise<number> {
+  let command: CliCommand | undefined;
+  try {
+    const resolved = resolve(args);
+    if ('help' in resolved) {
+      io.out(resolved.help.trimEnd());
+      return 0;
+    }
+    command = resolved.command;
+    const { values } = parseCommandArgs(command, resolved.rest);
+    if (values.help) {
+      io.out(helpText(command).trimEnd());
+      return 0;
+    }
+    await command.run(values, io);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`ambient: ${err.message}`);
+      io.err(err.hint ?? `Run "${command?.name ?? ''} --help" for usage.`);
+      return 2;
+    }
+    io.err(`ambient: ${firstLine(err)}`);
+    return 1;
+  }
+}
+
+function parseCommandArgs(command: CliCommand, args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (err) {
+    throw new UsageError(firstLine(err), helpText(command).trimEnd());
+  }
+}
+
+function firstLine(err: unknown): string {
+  const message = err instanceof Error ? err.message || String(err) : String(err);
+  return message.split('\n')[0];
+}
+
+let config: AppConfig | undefined;
+const io: CliIo = {
+  config: () => (config ??= loadConfig()),
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+void main(process.argv.slice(2), io).then((code) => {
+  process.exitCode = code;
+});
