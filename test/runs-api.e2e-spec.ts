@@ -291,8 +291,12 @@ describe('runs API (api role only)', () => {
       expect(listParams).toEqual(
         expect.arrayContaining(['limit', 'cursor', 'sort_by', 'sort_order', 'state', 'source', 'created_after', 'environment_id', 'skill_spec', 'ancestor_run_id', 'q']),
       );
-      const runItem = doc.components.schemas.RunItemDto.properties;
+      const runItem = doc.components.schemas.RunItem.properties;
       expect(Object.keys(runItem)).toEqual(expect.arrayContaining(['run_id', 'task_id', 'root_run_id', 'state', 'status_message', 'request_usage', 'finished_at']));
+      for (const schema of ['RunAgentRequest', 'RunAgentResponse', 'ListRunsResponse', 'AmbientAgentConfig', 'Error', 'ListModelsResponse']) {
+        expect(Object.keys(doc.components.schemas)).toContain(schema);
+      }
+      expect(doc.paths['/agent/runs/{runId}/cancel'].post.responses['409'].content['application/problem+json']).toBeDefined();
       const docs = await api.raw().get('/api/docs/');
       expect(docs.status).toBe(200);
     });

@@ -1,5 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiProblems } from '../../common/errors/problem.schema';
 import { ModelsService } from './models.service';
 import { ListModelsResponseDto, ModelInfoDto } from './models.dto';
 
@@ -12,6 +13,7 @@ export class ModelsController {
   @Get()
   @ApiOperation({ operationId: 'listModels', summary: 'List available models' })
   @ApiOkResponse({ type: ListModelsResponseDto })
+  @ApiProblems(401)
   list(): ListModelsResponseDto {
     const { defaultModelId, models } = this.models.catalog;
     return {

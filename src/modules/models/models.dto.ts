@@ -1,5 +1,6 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 
+@ApiSchema({ name: 'ModelInfo' })
 export class ModelInfoDto {
   @ApiProperty({ example: 'gpt-5-4-high' }) id: string;
   @ApiProperty() display_name: string;
@@ -21,6 +22,7 @@ export class ModelInfoDto {
   output_cost_per_token_usd: number;
 }
 
+@ApiSchema({ name: 'ListModelsResponse' })
 export class ListModelsResponseDto {
   @ApiProperty() default_model_id: string;
   @ApiProperty({ type: [ModelInfoDto] }) models: ModelInfoDto[];

@@ -244,8 +244,8 @@ function metadataEntries(raw: RawQuery): [string, unknown][] {
 function metadataValue(key: string, value: unknown): string {
   const name = `metadata[${key}]`;
   const list = Array.isArray(value) ? value : [value];
-  if (list.length !== 1) throw ApiError.invalid(name, 'must be given at most once');
-  const text = list[0];
+  if (list.length > 1) throw ApiError.invalid(name, 'must be given at most once');
+  const text: unknown = list[0];
   if (typeof text !== 'string') throw ApiError.invalid(name, 'must be a plain string value');
   if (Buffer.byteLength(text, 'utf8') > MAX_METADATA_VALUE_BYTES || text.includes('\0')) {
     throw ApiError.invalid(name, 'must be at most 256 bytes of UTF-8 without NUL characters');
@@ -384,8 +384,9 @@ function positionValue(payload: CursorPayload): Date | string | null {
 // Full-text search term
 // ---------------------------------------------------------------------------------------------
 
-/** InnoDB's default innodb_ft_min_token_size; shorter words are never indexed. */
+/** InnoDB's default innodb_ft_min/max_token_size: other words are never indexed. */
 const MIN_TOKEN_CHARS = 3;
+const MAX_TOKEN_CHARS = 84;
 /** InnoDB's default stopword list: such words are not indexed, so requiring one matches nothing. */
 const STOPWORDS = new Set(
   (
@@ -409,12 +410,17 @@ export function buildRunSearch(q: string): RunSearch {
   const words = q
     .toLowerCase()
     .split(/[^\p{L}\p{N}_]+/u)
-    .filter((word) => Array.from(word).length >= MIN_TOKEN_CHARS && !STOPWORDS.has(word));
+    .filter((word) => isIndexedWord(word));
   const unique = [...new Set(words)];
   return {
     runId: runIdIn(q),
     fullText: unique.length ? unique.map((word) => `+${word}*`).join(' ') : null,
   };
+}
+
+function isIndexedWord(word: string): boolean {
+  const length = Array.from(word).length;
+  return length >= MIN_TOKEN_CHARS && length <= MAX_TOKEN_CHARS && !STOPWORDS.has(word);
 }
 
 function runIdIn(q: string): string | null {

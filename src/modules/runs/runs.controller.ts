@@ -10,6 +10,7 @@ import {
 import type { Request } from 'express';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiError } from '../../common/errors/api-error';
+import { ApiProblems } from '../../common/errors/problem.schema';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import type { Principal } from '../teams/principal';
 import { CreateRunDto, RunAgentResponseDto } from './dto/create-run.dto';
@@ -40,6 +41,7 @@ export class RunsController {
   @Post('runs')
   @HttpCode(200)
   @ApiOperation({ operationId: 'createRun', summary: 'Run an agent task (preferred)' })
+  @ApiProblems(400, 401, 403)
   @ApiOkResponse({ type: RunAgentResponseDto })
   createRun(@CurrentPrincipal() principal: Principal, @Body() body: CreateRunDto) {
     return this.create(principal, body);
@@ -48,6 +50,7 @@ export class RunsController {
   @Post('run')
   @HttpCode(200)
   @ApiOperation({ operationId: 'runAgent', summary: 'Run an agent task (legacy path)' })
+  @ApiProblems(400, 401, 403)
   @ApiOkResponse({ type: RunAgentResponseDto })
   runAgent(@CurrentPrincipal() principal: Principal, @Body() body: CreateRunDto) {
     return this.create(principal, body);
@@ -88,6 +91,7 @@ export class RunsController {
 
   @Get('runs')
   @ApiOperation({ operationId: 'listRuns', summary: 'List agent runs' })
+  @ApiProblems(400, 401, 403, 404)
   @ApiRunListQuery()
   @ApiOkResponse({ type: ListRunsResponseDto })
   async list(@CurrentPrincipal() principal: Principal, @Req() req: Request): Promise<ListRunsResponseDto> {
@@ -103,6 +107,7 @@ export class RunsController {
 
   @Get('runs/:runId')
   @ApiOperation({ operationId: 'getRun', summary: 'Get run details' })
+  @ApiProblems(401, 404)
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ type: RunItemDto })
   get(@CurrentPrincipal() principal: Principal, @Param('runId') runId: string): Promise<RunItemDto> {
@@ -113,6 +118,7 @@ export class RunsController {
   @HttpCode(200)
   @Header('Content-Type', 'application/json')
   @ApiOperation({ operationId: 'cancelRun', summary: 'Cancel a run' })
+  @ApiProblems(400, 401, 404, 409, 422)
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ schema: { type: 'string', description: 'The ID of the cancelled run' } })
   async cancel(@CurrentPrincipal() principal: Principal, @Param('runId') runId: string): Promise<string> {
@@ -123,6 +129,7 @@ export class RunsController {
   @Post('runs/:runId/followups')
   @HttpCode(200)
   @ApiOperation({ operationId: 'submitFollowup', summary: 'Send a follow-up message to a run' })
+  @ApiProblems(400, 401, 404, 422)
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ type: FollowupResponseDto })
   async followup(
@@ -136,6 +143,7 @@ export class RunsController {
 
   @Get('runs/:runId/timeline')
   @ApiOperation({ operationId: 'getRunTimeline', summary: 'Timeline of lifecycle events of a run' })
+  @ApiProblems(401, 404)
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ type: TimelineResponseDto })
   async timeline(
@@ -150,6 +158,7 @@ export class RunsController {
     operationId: 'getRunByExternalReference',
     summary: 'Find the run that reported an external reference or pull request URL',
   })
+  @ApiProblems(400, 401, 404)
   @ApiQuery({ name: 'url', required: true, type: String })
   @ApiOkResponse({ type: RunByExternalReferenceResponseDto })
   async byExternalReference(

@@ -1,4 +1,4 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import type { JsonObject } from '../../../common/json';
 import { Type } from 'class-transformer';
 import {
@@ -17,6 +17,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 
+@ApiSchema({ name: 'Harness' })
 export class HarnessDto {
   @ApiPropertyOptional({ enum: ['oz', 'claude', 'gemini', 'codex'] })
   @IsOptional()
@@ -27,15 +28,18 @@ export class HarnessDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(32) reasoning_level?: string;
 }
 
+@ApiSchema({ name: 'HarnessAuthSecrets' })
 export class HarnessAuthSecretsDto {
   @ApiPropertyOptional() @IsOptional() @IsString() claude_auth_secret_name?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() codex_auth_secret_name?: string;
 }
 
+@ApiSchema({ name: 'SecretRef' })
 export class SecretRefDto {
   @ApiPropertyOptional() @IsString() @IsNotEmpty() @MaxLength(128) name: string;
 }
 
+@ApiSchema({ name: 'MemoryStoreRef' })
 export class MemoryStoreRefDto {
   @ApiPropertyOptional() @IsString() @IsNotEmpty() uid: string;
   @ApiPropertyOptional({ enum: ['read_write', 'read_only'] })
@@ -44,6 +48,7 @@ export class MemoryStoreRefDto {
   @ApiPropertyOptional() @IsString() @IsNotEmpty() instructions: string;
 }
 
+@ApiSchema({ name: 'SessionSharingConfig' })
 export class SessionSharingDto {
   @ApiPropertyOptional({ enum: ['VIEWER', 'EDITOR'] })
   @IsOptional()
@@ -51,6 +56,7 @@ export class SessionSharingDto {
   public_access?: 'VIEWER' | 'EDITOR';
 }
 
+@ApiSchema({ name: 'MCPServerConfig' })
 export class McpServerConfigDto {
   @ApiPropertyOptional() warp_id?: string;
   @ApiPropertyOptional() command?: string;
@@ -63,6 +69,7 @@ export class McpServerConfigDto {
 }
 
 /** The Oz AgentConfigSnapshot (`AmbientAgentConfig` in older SDKs). Every field is optional. */
+@ApiSchema({ name: 'AmbientAgentConfig' })
 export class AgentConfigDto {
   @ApiPropertyOptional({ description: 'Label for grouping and filtering (defaults to the skill name)' })
   @IsOptional()
@@ -97,7 +104,7 @@ export class AgentConfigDto {
 
   @ApiPropertyOptional({
     type: 'object',
-    additionalProperties: { $ref: '#/components/schemas/McpServerConfigDto' },
+    additionalProperties: { $ref: '#/components/schemas/MCPServerConfig' },
   })
   @IsOptional()
   @IsObject()

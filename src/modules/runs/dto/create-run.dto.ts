@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -17,6 +17,7 @@ import { AgentConfigDto } from './agent-config.dto';
 
 export const RUN_MODES = ['normal', 'plan', 'orchestrate'] as const;
 
+@ApiSchema({ name: 'AttachmentInput' })
 export class AttachmentInputDto {
   @ApiProperty() @IsString() @IsNotEmpty() @MaxLength(255) file_name: string;
 
@@ -32,6 +33,7 @@ export class AttachmentInputDto {
 }
 
 /** alpha.8 clients send `images` instead of `attachments`. */
+@ApiSchema({ name: 'ImageInput' })
 export class ImageInputDto {
   @ApiProperty({ format: 'byte' }) @IsBase64() data: string;
 
@@ -40,6 +42,7 @@ export class ImageInputDto {
   mime_type: string;
 }
 
+@ApiSchema({ name: 'RunAgentRequest' })
 export class CreateRunDto {
   @ApiPropertyOptional({ description: 'Required unless a skill or conversation_id is given' })
   @IsOptional()
@@ -101,6 +104,7 @@ export class CreateRunDto {
   @ApiPropertyOptional() @IsOptional() @IsString() on_behalf_of?: string;
 }
 
+@ApiSchema({ name: 'RunAgentResponse' })
 export class RunAgentResponseDto {
   @ApiProperty() run_id: string;
   @ApiProperty({ deprecated: true }) task_id: string;

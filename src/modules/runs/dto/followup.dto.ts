@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -11,11 +11,13 @@ import {
 } from 'class-validator';
 import { RUN_MODES } from './create-run.dto';
 
+@ApiSchema({ name: 'FollowupAttachment' })
 export class FollowupAttachmentDto {
   @ApiProperty() @IsString() attachment_id: string;
   @ApiPropertyOptional() @IsOptional() @IsString() file_name?: string;
 }
 
+@ApiSchema({ name: 'SubmitFollowupRequest' })
 export class SubmitFollowupDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(200_000) message?: string;
 
@@ -33,6 +35,7 @@ export class SubmitFollowupDto {
   attachments?: FollowupAttachmentDto[];
 }
 
+@ApiSchema({ name: 'SubmitFollowupResponse' })
 export class FollowupResponseDto {
   @ApiProperty({ nullable: true, type: String }) followup_id: string | null;
   @ApiProperty({ enum: ['live_session', 'queued_prompt', 'handoff_execution', 'queue_pending'] })

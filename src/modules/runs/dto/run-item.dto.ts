@@ -1,7 +1,8 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { RUN_SOURCES, RUN_STATES } from '../run-state';
 import { AgentConfigDto } from './agent-config.dto';
 
+@ApiSchema({ name: 'RunCreatorInfo' })
 export class UserProfileDto {
   @ApiPropertyOptional() uid?: string;
   @ApiPropertyOptional() display_name?: string;
@@ -9,6 +10,7 @@ export class UserProfileDto {
   @ApiPropertyOptional({ enum: ['user', 'service_account'] }) type?: string;
 }
 
+@ApiSchema({ name: 'RunStatusMessage' })
 export class StatusMessageDto {
   @ApiProperty() message: string;
   @ApiPropertyOptional() error_code?: string;
@@ -17,6 +19,7 @@ export class StatusMessageDto {
   @ApiPropertyOptional() debug_agent_active?: boolean;
 }
 
+@ApiSchema({ name: 'ModelTokenUsage' })
 export class ModelTokenUsageDto {
   @ApiProperty() model_id: string;
   @ApiProperty() total_tokens: number;
@@ -25,6 +28,7 @@ export class ModelTokenUsageDto {
   tokens_by_category?: Record<string, number>;
 }
 
+@ApiSchema({ name: 'RequestUsage' })
 export class RequestUsageDto {
   @ApiPropertyOptional() inference_cost?: number;
   @ApiPropertyOptional() compute_cost?: number;
@@ -34,23 +38,27 @@ export class RequestUsageDto {
   @ApiPropertyOptional({ type: [ModelTokenUsageDto] }) model_token_usage?: ModelTokenUsageDto[];
 }
 
+@ApiSchema({ name: 'ScheduleInfo' })
 export class ScheduleInfoDto {
   @ApiProperty() schedule_id: string;
   @ApiProperty() schedule_name: string;
   @ApiProperty() cron_schedule: string;
 }
 
+@ApiSchema({ name: 'Scope' })
 export class ScopeDto {
   @ApiProperty({ enum: ['User', 'Team'] }) type: 'User' | 'Team';
   @ApiPropertyOptional() uid?: string;
 }
 
+@ApiSchema({ name: 'AgentSkill' })
 export class AgentSkillDto {
   @ApiPropertyOptional() name?: string;
   @ApiPropertyOptional() description?: string;
   @ApiPropertyOptional() full_path?: string;
 }
 
+@ApiSchema({ name: 'ArtifactItem' })
 export class ArtifactItemDto {
   @ApiProperty({ enum: ['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE'] })
   artifact_type: string;
@@ -58,6 +66,7 @@ export class ArtifactItemDto {
   @ApiProperty({ type: 'object', additionalProperties: true }) data: Record<string, unknown>;
 }
 
+@ApiSchema({ name: 'RunItem' })
 export class RunItemDto {
   @ApiProperty() run_id: string;
   @ApiProperty({ deprecated: true }) task_id: string;
@@ -91,11 +100,13 @@ export class RunItemDto {
   @ApiPropertyOptional({ description: 'ISO-8601 duration, e.g. PT2M30S' }) run_time?: string;
 }
 
+@ApiSchema({ name: 'PageInfo' })
 export class PageInfoDto {
   @ApiProperty() has_next_page: boolean;
   @ApiPropertyOptional() next_cursor?: string;
 }
 
+@ApiSchema({ name: 'ListRunsResponse' })
 export class ListRunsResponseDto {
   @ApiProperty({ type: [RunItemDto] }) runs: RunItemDto[];
   @ApiProperty({ type: PageInfoDto }) page_info: PageInfoDto;
@@ -115,6 +126,7 @@ export const TIMELINE_EVENT_TYPES = [
   'vm_shutdown',
 ] as const;
 
+@ApiSchema({ name: 'TimelineEvent' })
 export class TimelineEventDto {
   @ApiProperty({ enum: TIMELINE_EVENT_TYPES }) event_type: string;
   @ApiProperty() event_uuid: string;
@@ -125,10 +137,12 @@ export class TimelineEventDto {
   payload?: Record<string, unknown>;
 }
 
+@ApiSchema({ name: 'RunTimelineResponse' })
 export class TimelineResponseDto {
   @ApiProperty({ type: [TimelineEventDto] }) events: TimelineEventDto[];
 }
 
+@ApiSchema({ name: 'RunByExternalReferenceResponse' })
 export class RunByExternalReferenceResponseDto {
   @ApiProperty() run_id: string;
 }

@@ -1,0 +1,139 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { apiClient } from './support/api-client';
+import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+
+const ROOT = resolve(__dirname, '..');
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+describe('admin CLI (child processes on a real database)', () => {
+  let env: TestEnvironment;
+  let app: TestApp | undefined;
+
+  /** Runs the CLI as `npm run cli` does, against this file's own database. */
+  const cli = (...args: string[]): Promise<CliResult> =>
+    new Promise((resolvePromise, reject) => {
+      const child = spawn(
+        process.execPath,
+        ['-r', '@swc-node/register', 'src/cli/main.ts', ...args],
+        {
+          cwd: ROOT,
+          env: env.childEnv(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.once('error', reject);
+      child.once('close', (code) => resolvePromise({ code, stdout, stderr }));
+    });
+
+  const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
+
+  beforeAll(() => {
+    // No run executes here, so the model catalogue can point nowhere.
+    env = createTestEnvironment('cli', 'http://127.0.0.1:9/v1');
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await env?.destroy();
+  });
+
+  it('prints help on stdout and rejects bad usage with exit code 2', async () => {
+    const [help, commandHelp] = await Promise.all([
+      cli('--help'),
+      cli('api-keys', 'revoke', '--help'),
+    ]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('api-keys create --team <name> [--name <label>] [--create-team]');
+    expect(commandHelp.code).toBe(0);
+    expect(commandHelp.stdout).toContain('Usage: api-keys revoke --id <id>');
+
+    const misuses = [[], ['nope'], ['api-keys'], ['api-keys', 'create'], ['migrate', '--x']];
+    const results = await Promise.all(misuses.map((args) => cli(...args)));
+    results.forEach((result, i) => {
+      expect({ args: misuses[i], code: result.code, stdout: result.stdout }).toEqual({
+        args: misuses[i],
+        code: 2,
+        stdout: '',
+      });
+      expect(result.stderr).toMatch(/^ambient: /);
+    });
+  });
+
+  it('asks for "migrate" before the database exists, then migrates idempotently', async () => {
+    const early = await cli('api-keys', 'list', '--team', 'any');
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain('run the "migrate" command first');
+
+    const first = await cli('migrate');
+    expect(first).toMatchObject({ code: 0, stderr: '' });
+    expect(first.stdout).toContain('applied ');
+    const second = await cli('migrate');
+    expect(second).toMatchObject({ code: 0, stderr: '' });
+    expect(second.stdout).toContain('is up to date');
+  });
+
+  it('refuses a key for an unknown team with a clear message', async () => {
+    const result = await cli('api-keys', 'create', '--team', 'no-such-team');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('team "no-such-team" does not exist');
+    expect(result.stderr).toContain('--create-team');
+  });
+
+  it('creates teams and keys that authenticate, lists them without secrets, revokes them', async () => {
+    const team = await cli('teams', 'create', '--name', 'cli-made');
+    expect(team.code).toBe(0);
+    expect(team.stdout.trim()).toMatch(/^[A-Za-z0-9]{22}$/);
+    const again = await cli('teams', 'create', '--name', 'cli-made');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('team "cli-made" already exists');
+
+    const created = await cli(
+      'api-keys',
+      'create',
+      '--team',
+      'ops',
+      '--create-team',
+      '--name',
+      'ci',
+    );
+    expect(created.code).toBe(0);
+    expect(created.stderr).toContain('shown only once');
+    const key = lastLine(created.stdout);
+    expect(key).toMatch(/^amb_[A-Za-z0-9]{12}_[A-Za-z0-9]{32}$/);
+    const keyId = /API key "ci" \(id ([A-Za-z0-9]{22})\)/.exec(created.stderr)?.[1];
+    expect(keyId).toBeDefined();
+
+    app = await startTestApp(env, ['api']);
+    const api = apiClient(app.baseUrl, key);
+    expect((await api.get('/agent/models')).status).toBe(200);
+
+    const listed = await cli('api-keys', 'list', '--team', 'ops');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^ID\s+NAME\s+PREFIX\s+CREATED\s+LAST USED\s+REVOKED$/m);
+    expect(listed.stdout).toContain(keyId!);
+    expect(listed.stdout).toContain(key.slice(4, 16));
+    expect(listed.stdout).not.toContain(key);
+    expect(lastLine(listed.stdout)).toMatch(/\sno$/);
+
+    const revoked = await cli('api-keys', 'revoke', '--id', keyId!);
+    expect(revoked.code).toBe(0);
+    expect((await api.get('/agent/models')).status).toBe(401);
+    expect(lastLine((await cli('api-keys', 'list', '--team', 'ops')).stdout)).toMatch(/\d{2}Z$/);
+    expect((await cli('api-keys', 'revoke', '--id', keyId!)).code).toBe(0);
+
+    const unknown = await cli('api-keys', 'revoke', '--id', 'not-a-key');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no API key with id "not-a-key"');
+  });
+});
