@@ -28,11 +28,16 @@ describe('runs API (api role only)', () => {
     await model?.close();
   });
 
-  const countRuns = async () => Number((await dataSource.query('SELECT COUNT(*) AS n FROM runs'))[0].n);
+  const countRuns = async () =>
+    Number((await dataSource.query('SELECT COUNT(*) AS n FROM runs'))[0].n);
 
   describe('authentication and errors', () => {
     it('refuses a missing or wrong key with 401 in the Oz Error model', async () => {
-      for (const auth of [undefined, 'Bearer nope', 'Bearer amb_AAAAAAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB']) {
+      for (const auth of [
+        undefined,
+        'Bearer nope',
+        'Bearer amb_AAAAAAAAAAAA_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB',
+      ]) {
         const req = api.raw().get(`${api.prefix}/agent/runs`);
         const res = auth ? await req.set('Authorization', auth) : await req;
         expect(res.status).toBe(401);
@@ -74,27 +79,100 @@ describe('runs API (api role only)', () => {
       ['wrong type', { prompt: 5 }, /^prompt: must be a string/],
       ['wrong enum', { prompt: 'x', mode: 'fast' }, /^mode:/],
       ['unknown field', { prompt: 'x', colour: 'red' }, /^colour: should not exist/],
-      ['nested wrong type', { prompt: 'x', config: { model_id: 5 } }, /^config\.model_id: must be a string/],
-      ['bad environment id', { prompt: 'x', config: { environment_id: 'short' } }, /^config\.environment_id:/],
-      ['idle timeout out of range', { prompt: 'x', config: { idle_timeout_minutes: 61 } }, /^config\.idle_timeout_minutes:/],
-      ['unknown model', { prompt: 'x', config: { model_id: 'nope' } }, /^config\.model_id: unknown model/],
-      ['model without provider key', { prompt: 'x', config: { model_id: 'locked-model' } }, /^config\.model_id: .*AMBIENT_TEST_NEVER_SET_KEY/],
-      ['bad harness', { prompt: 'x', config: { harness: { type: 'vim' } } }, /^config\.harness\.type:/],
-      ['mcp server with two transports', { prompt: 'x', config: { mcp_servers: { a: { command: 'x', url: 'https://e.x' } } } }, /^config\.mcp_servers\.a:/],
-      ['too many attachments', { prompt: 'x', attachments: Array.from({ length: 6 }, () => ({ file_name: 'a', mime_type: 'text/plain', data: 'YQ==' })) }, /^attachments:/],
-      ['attachment not base64', { prompt: 'x', attachments: [{ file_name: 'a', mime_type: 'text/plain', data: '***' }] }, /^attachments\.0\.data:/],
-      ['metadata key invalid', { prompt: 'x', metadata: { 'bad key': 'v' } }, /^metadata: key "bad key"/],
-      ['metadata value too long', { prompt: 'x', metadata: { k: 'v'.repeat(257) } }, /^metadata\.k: must be at most 256 bytes/],
-      ['metadata not a string', { prompt: 'x', metadata: { k: 1 } }, /^metadata\.k: must be a string/],
-      ['too many metadata keys', { prompt: 'x', metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])) }, /^metadata: at most 20 keys/],
-      ['unknown parent', { prompt: 'x', parent_run_id: '00000000-0000-0000-0000-000000000000' }, /^parent_run_id:/],
-      ['unknown agent identity', { prompt: 'x', agent_identity_uid: 'nobody' }, /^agent_identity_uid:/],
+      [
+        'nested wrong type',
+        { prompt: 'x', config: { model_id: 5 } },
+        /^config\.model_id: must be a string/,
+      ],
+      [
+        'bad environment id',
+        { prompt: 'x', config: { environment_id: 'short' } },
+        /^config\.environment_id:/,
+      ],
+      [
+        'idle timeout out of range',
+        { prompt: 'x', config: { idle_timeout_minutes: 61 } },
+        /^config\.idle_timeout_minutes:/,
+      ],
+      [
+        'unknown model',
+        { prompt: 'x', config: { model_id: 'nope' } },
+        /^config\.model_id: unknown model/,
+      ],
+      [
+        'model without provider key',
+        { prompt: 'x', config: { model_id: 'locked-model' } },
+        /^config\.model_id: .*AMBIENT_TEST_NEVER_SET_KEY/,
+      ],
+      [
+        'bad harness',
+        { prompt: 'x', config: { harness: { type: 'vim' } } },
+        /^config\.harness\.type:/,
+      ],
+      [
+        'mcp server with two transports',
+        { prompt: 'x', config: { mcp_servers: { a: { command: 'x', url: 'https://e.x' } } } },
+        /^config\.mcp_servers\.a:/,
+      ],
+      [
+        'too many attachments',
+        {
+          prompt: 'x',
+          attachments: Array.from({ length: 6 }, () => ({
+            file_name: 'a',
+            mime_type: 'text/plain',
+            data: 'YQ==',
+          })),
+        },
+        /^attachments:/,
+      ],
+      [
+        'attachment not base64',
+        { prompt: 'x', attachments: [{ file_name: 'a', mime_type: 'text/plain', data: '***' }] },
+        /^attachments\.0\.data:/,
+      ],
+      [
+        'metadata key invalid',
+        { prompt: 'x', metadata: { 'bad key': 'v' } },
+        /^metadata: key "bad key"/,
+      ],
+      [
+        'metadata value too long',
+        { prompt: 'x', metadata: { k: 'v'.repeat(257) } },
+        /^metadata\.k: must be at most 256 bytes/,
+      ],
+      [
+        'metadata not a string',
+        { prompt: 'x', metadata: { k: 1 } },
+        /^metadata\.k: must be a string/,
+      ],
+      [
+        'too many metadata keys',
+        {
+          prompt: 'x',
+          metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])),
+        },
+        /^metadata: at most 20 keys/,
+      ],
+      [
+        'unknown parent',
+        { prompt: 'x', parent_run_id: '00000000-0000-0000-0000-000000000000' },
+        /^parent_run_id:/,
+      ],
+      [
+        'unknown agent identity',
+        { prompt: 'x', agent_identity_uid: 'nobody' },
+        /^agent_identity_uid:/,
+      ],
     ];
     it.each(cases)('%s', async (_name, body, detail) => {
       const before = await countRuns();
       const res = await api.post('/agent/runs', body);
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ status: 400, type: expect.stringMatching(/invalid-request$/) });
+      expect(res.body).toMatchObject({
+        status: 400,
+        type: expect.stringMatching(/invalid-request$/),
+      });
       expect(res.body.detail).toMatch(detail);
       expect(await countRuns()).toBe(before);
     });
@@ -138,7 +216,11 @@ describe('runs API (api role only)', () => {
       expect(new Date(run.created_at).toISOString()).toBe(run.created_at);
       const events = (await api.get(`/agent/runs/${run.run_id}/timeline`)).body.events;
       expect(events).toEqual([
-        expect.objectContaining({ event_type: 'oz_run_created', run_id: run.run_id, event_uuid: expect.any(String) }),
+        expect.objectContaining({
+          event_type: 'oz_run_created',
+          run_id: run.run_id,
+          event_uuid: expect.any(String),
+        }),
       ]);
 
       const legacy = await api.post('/agent/run', { prompt: 'legacy path' });
@@ -147,9 +229,19 @@ describe('runs API (api role only)', () => {
     });
 
     it('links child runs to their parent and root, and inherits metadata under its own', async () => {
-      const parent = (await api.post('/agent/runs', { prompt: 'parent', metadata: { a: '1', b: '1' } })).body;
-      const child = (await api.post('/agent/runs', { prompt: 'child', parent_run_id: parent.run_id, metadata: { b: '2' } })).body;
-      const grandchild = (await api.post('/agent/runs', { prompt: 'grandchild', parent_run_id: child.run_id })).body;
+      const parent = (
+        await api.post('/agent/runs', { prompt: 'parent', metadata: { a: '1', b: '1' } })
+      ).body;
+      const child = (
+        await api.post('/agent/runs', {
+          prompt: 'child',
+          parent_run_id: parent.run_id,
+          metadata: { b: '2' },
+        })
+      ).body;
+      const grandchild = (
+        await api.post('/agent/runs', { prompt: 'grandchild', parent_run_id: child.run_id })
+      ).body;
       const item = (await api.get(`/agent/runs/${grandchild.run_id}`)).body;
       expect(item).toMatchObject({
         parent_run_id: child.run_id,
@@ -157,24 +249,45 @@ describe('runs API (api role only)', () => {
         source: 'ORCHESTRATION',
         metadata: { a: '1', b: '2' },
       });
-      const descendants = await api.get(`/agent/runs?ancestor_run_id=${parent.run_id}&sort_by=created_at&sort_order=asc`);
-      expect(descendants.body.runs.map((r: { run_id: string }) => r.run_id)).toEqual([child.run_id, grandchild.run_id]);
+      const descendants = await api.get(
+        `/agent/runs?ancestor_run_id=${parent.run_id}&sort_by=created_at&sort_order=asc`,
+      );
+      expect(descendants.body.runs.map((r: { run_id: string }) => r.run_id)).toEqual([
+        child.run_id,
+        grandchild.run_id,
+      ]);
     });
 
     it('finds a run by an external reference it reported, and 404s otherwise', async () => {
       const run = (await api.post('/agent/runs', { prompt: 'with a reference' })).body;
       await app.ambient.app.get(ArtifactsService).record(
-        { id: run.run_id, teamId: (await dataSource.query('SELECT team_id FROM runs WHERE id = ?', [run.run_id]))[0].team_id },
+        {
+          id: run.run_id,
+          teamId: (await dataSource.query('SELECT team_id FROM runs WHERE id = ?', [run.run_id]))[0]
+            .team_id,
+        },
         'EXTERNAL_REFERENCE',
-        { reference_type: 'linear_issue', url: 'https://linear.app/acme/issue/ENG-1', title: 'ENG-1' },
+        {
+          reference_type: 'linear_issue',
+          url: 'https://linear.app/acme/issue/ENG-1',
+          title: 'ENG-1',
+        },
       );
-      const found = await api.get('/agent/run-by-external-reference?url=' + encodeURIComponent('https://linear.app/acme/issue/ENG-1'));
+      const found = await api.get(
+        '/agent/run-by-external-reference?url=' +
+          encodeURIComponent('https://linear.app/acme/issue/ENG-1'),
+      );
       expect(found.status).toBe(200);
       expect(found.body).toEqual({ run_id: run.run_id });
       const listed = await api.get(`/agent/runs?artifact_type=EXTERNAL_REFERENCE`);
       expect(listed.body.runs.map((r: { run_id: string }) => r.run_id)).toEqual([run.run_id]);
-      expect(listed.body.runs[0].artifacts[0]).toMatchObject({ artifact_type: 'EXTERNAL_REFERENCE', data: { title: 'ENG-1' } });
-      const missing = await api.get('/agent/run-by-external-reference?url=' + encodeURIComponent('https://nowhere.example/x'));
+      expect(listed.body.runs[0].artifacts[0]).toMatchObject({
+        artifact_type: 'EXTERNAL_REFERENCE',
+        data: { title: 'ENG-1' },
+      });
+      const missing = await api.get(
+        '/agent/run-by-external-reference?url=' + encodeURIComponent('https://nowhere.example/x'),
+      );
       expect(missing.status).toBe(404);
       expect((await api.get('/agent/run-by-external-reference')).status).toBe(400);
     });
@@ -185,17 +298,31 @@ describe('runs API (api role only)', () => {
       expect(res.body.default_model_id).toBe('fake-model');
       expect(res.body.models).toEqual(
         expect.arrayContaining([
-          expect.objectContaining({ id: 'fake-model', provider: 'UNKNOWN', vision_supported: false, disabled: false }),
-          expect.objectContaining({ id: 'locked-model', provider: 'ANTHROPIC', disable_reason: 'ADMIN_DISABLED', disabled: true }),
+          expect.objectContaining({
+            id: 'fake-model',
+            provider: 'UNKNOWN',
+            vision_supported: false,
+            disabled: false,
+          }),
+          expect.objectContaining({
+            id: 'locked-model',
+            provider: 'ANTHROPIC',
+            disable_reason: 'ADMIN_DISABLED',
+            disabled: true,
+          }),
         ]),
       );
-      expect(res.body.models.find((m: { id: string }) => m.id === 'fake-model').input_cost_per_token_usd).toBeCloseTo(1e-6);
+      expect(
+        res.body.models.find((m: { id: string }) => m.id === 'fake-model').input_cost_per_token_usd,
+      ).toBeCloseTo(1e-6);
     });
   });
 
   describe('cancel and follow-ups by state', () => {
-    const setRun = (runId: string, columns: string) => dataSource.query(`UPDATE runs SET ${columns} WHERE id = ?`, [runId]);
-    const newRun = async () => (await api.post('/agent/runs', { prompt: 'to steer' })).body.run_id as string;
+    const setRun = (runId: string, columns: string) =>
+      dataSource.query(`UPDATE runs SET ${columns} WHERE id = ?`, [runId]);
+    const newRun = async () =>
+      (await api.post('/agent/runs', { prompt: 'to steer' })).body.run_id as string;
 
     it('cancels a queued run at once', async () => {
       const runId = await newRun();
@@ -205,18 +332,23 @@ describe('runs API (api role only)', () => {
       const run = (await api.get(`/agent/runs/${runId}`)).body;
       expect(run.state).toBe('CANCELLED');
       expect(run.finished_at).not.toBeNull();
-      const types = (await api.get(`/agent/runs/${runId}/timeline`)).body.events.map((e: { event_type: string }) => e.event_type);
+      const types = (await api.get(`/agent/runs/${runId}/timeline`)).body.events.map(
+        (e: { event_type: string }) => e.event_type,
+      );
       expect(types).toEqual(['oz_run_created', 'oz_run_cancelled']);
     });
 
-    it.each(['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'])('refuses to cancel a %s run with 400', async (state) => {
-      const runId = await newRun();
-      await setRun(runId, `state = '${state}'`);
-      const res = await api.post(`/agent/runs/${runId}/cancel`);
-      expect(res.status).toBe(400);
-      expect(res.body.type).toMatch(/invalid-request$/);
-      expect(await api.runState(runId)).toBe(state);
-    });
+    it.each(['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'])(
+      'refuses to cancel a %s run with 400',
+      async (state) => {
+        const runId = await newRun();
+        await setRun(runId, `state = '${state}'`);
+        const res = await api.post(`/agent/runs/${runId}/cancel`);
+        expect(res.status).toBe(400);
+        expect(res.body.type).toMatch(/invalid-request$/);
+        expect(await api.runState(runId)).toBe(state);
+      },
+    );
 
     it('answers 409 conflict (retryable) for a PENDING run', async () => {
       const runId = await newRun();
@@ -237,7 +369,9 @@ describe('runs API (api role only)', () => {
 
     it('queues a follow-up for a queued run and refuses an empty one', async () => {
       const runId = await newRun();
-      const res = await api.post(`/agent/runs/${runId}/followups`, { message: 'also update the docs' });
+      const res = await api.post(`/agent/runs/${runId}/followups`, {
+        message: 'also update the docs',
+      });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ followup_id: null, outcome: 'queued_prompt' });
       const empty = await api.post(`/agent/runs/${runId}/followups`, { message: '  ' });
@@ -287,16 +421,51 @@ describe('runs API (api role only)', () => {
       ]) {
         expect(Object.keys(doc.paths)).toContain(path);
       }
-      const listParams = doc.paths['/agent/runs'].get.parameters.map((p: { name: string }) => p.name);
+      const listParams = doc.paths['/agent/runs'].get.parameters.map(
+        (p: { name: string }) => p.name,
+      );
       expect(listParams).toEqual(
-        expect.arrayContaining(['limit', 'cursor', 'sort_by', 'sort_order', 'state', 'source', 'created_after', 'environment_id', 'skill_spec', 'ancestor_run_id', 'q']),
+        expect.arrayContaining([
+          'limit',
+          'cursor',
+          'sort_by',
+          'sort_order',
+          'state',
+          'source',
+          'created_after',
+          'environment_id',
+          'skill_spec',
+          'ancestor_run_id',
+          'q',
+        ]),
       );
       const runItem = doc.components.schemas.RunItem.properties;
-      expect(Object.keys(runItem)).toEqual(expect.arrayContaining(['run_id', 'task_id', 'root_run_id', 'state', 'status_message', 'request_usage', 'finished_at']));
-      for (const schema of ['RunAgentRequest', 'RunAgentResponse', 'ListRunsResponse', 'AmbientAgentConfig', 'Error', 'ListModelsResponse']) {
+      expect(Object.keys(runItem)).toEqual(
+        expect.arrayContaining([
+          'run_id',
+          'task_id',
+          'root_run_id',
+          'state',
+          'status_message',
+          'request_usage',
+          'finished_at',
+        ]),
+      );
+      for (const schema of [
+        'RunAgentRequest',
+        'RunAgentResponse',
+        'ListRunsResponse',
+        'AmbientAgentConfig',
+        'Error',
+        'ListModelsResponse',
+      ]) {
         expect(Object.keys(doc.components.schemas)).toContain(schema);
       }
-      expect(doc.paths['/agent/runs/{runId}/cancel'].post.responses['409'].content['application/problem+json']).toBeDefined();
+      expect(
+        doc.paths['/agent/runs/{runId}/cancel'].post.responses['409'].content[
+          'application/problem+json'
+        ],
+      ).toBeDefined();
       const docs = await api.raw().get('/api/docs/');
       expect(docs.status).toBe(200);
     });

@@ -33,7 +33,11 @@ describe('run execution end to end (api + worker, fake model server)', () => {
 
   it('runs a tool-using agent to SUCCEEDED and records usage, times and the timeline', async () => {
     model.script('write-file', [
-      { toolCalls: [{ name: 'run_command', arguments: { command: 'echo hello > out.txt && cat out.txt' } }] },
+      {
+        toolCalls: [
+          { name: 'run_command', arguments: { command: 'echo hello > out.txt && cat out.txt' } },
+        ],
+      },
       { text: 'I wrote out.txt.' },
     ]);
     const created = await api.post('/agent/runs', { prompt: 'Write a file [script:write-file]' });
@@ -48,7 +52,9 @@ describe('run execution end to end (api + worker, fake model server)', () => {
     expect(run.state).toBe('SUCCEEDED');
     expect(run.status_message).toEqual({ message: 'I wrote out.txt.' });
     expect(readFileSync(join(env.workspaceRoot, run.run_id, 'out.txt'), 'utf8')).toBe('hello\n');
-    expect(new Date(run.started_at).getTime()).toBeLessThanOrEqual(new Date(run.finished_at).getTime());
+    expect(new Date(run.started_at).getTime()).toBeLessThanOrEqual(
+      new Date(run.finished_at).getTime(),
+    );
     expect(run.run_time).toMatch(/^PT\d+S$/);
     // Two model calls: prompt tokens 10 per message, 5 completion tokens each (fake server).
     expect(run.request_usage.total_tokens).toBeGreaterThan(0);
@@ -100,7 +106,14 @@ describe('run execution end to end (api + worker, fake model server)', () => {
 
   it('cancels a run mid-command: the command is killed and the run ends CANCELLED', async () => {
     model.script('slow', [
-      { toolCalls: [{ name: 'run_command', arguments: { command: 'touch started; sleep 30; touch finished' } }] },
+      {
+        toolCalls: [
+          {
+            name: 'run_command',
+            arguments: { command: 'touch started; sleep 30; touch finished' },
+          },
+        ],
+      },
       { text: 'should never get here' },
     ]);
     const created = await api.post('/agent/runs', { prompt: 'Be slow [script:slow]' });
@@ -139,7 +152,10 @@ describe('run execution end to end (api + worker, fake model server)', () => {
 
     const followup = await api.post(`/agent/runs/${runId}/followups`, { message: 'and then?' });
     expect(followup.status).toBe(200);
-    expect(followup.body).toEqual({ followup_id: expect.any(String), outcome: 'handoff_execution' });
+    expect(followup.body).toEqual({
+      followup_id: expect.any(String),
+      outcome: 'handoff_execution',
+    });
 
     const run = await waitFor(
       async () => (await api.get(`/agent/runs/${runId}`)).body,
@@ -160,7 +176,10 @@ describe('run execution end to end (api + worker, fake model server)', () => {
     model.script('live', [
       {
         toolCalls: [
-          { name: 'run_command', arguments: { command: 'touch waiting; while [ ! -f go ]; do sleep 0.05; done' } },
+          {
+            name: 'run_command',
+            arguments: { command: 'touch waiting; while [ ! -f go ]; do sleep 0.05; done' },
+          },
         ],
       },
       { text: 'got it' },

@@ -32,14 +32,21 @@ describe('GET /agent/runs', () => {
     api = apiClient(app.baseUrl, app.apiKey);
     dataSource = app.dataSource;
     const seed: [string, Record<string, unknown>][] = [
-      ['alpha deploy pipeline', { config: { name: 'deployer' }, metadata: { team: 'web', env: 'prod' } }],
+      [
+        'alpha deploy pipeline',
+        { config: { name: 'deployer' }, metadata: { team: 'web', env: 'prod' } },
+      ],
       ['bravo nightly audit', { skill: 'acme/ops:audit', metadata: { team: 'web', env: 'dev' } }],
       ['charlie flaky tests', { config: { name: 'deployer' }, metadata: { team: 'api' } }],
       ['delta dependency bump', { skill: 'acme/ops:bump' }],
       ['echo release notes', {}],
     ];
     for (const [title, body] of seed) {
-      const res = await api.post('/agent/runs', { prompt: `Please handle: ${title}`, title, ...body });
+      const res = await api.post('/agent/runs', {
+        prompt: `Please handle: ${title}`,
+        title,
+        ...body,
+      });
       expect(res.status).toBe(200);
       ids[title.split(' ')[0]] = res.body.run_id;
     }
@@ -87,7 +94,10 @@ describe('GET /agent/runs', () => {
       'bravo nightly audit',
       'charlie flaky tests',
     ]);
-    expect((await titles('name=deployer')).sort()).toEqual(['alpha deploy pipeline', 'charlie flaky tests']);
+    expect((await titles('name=deployer')).sort()).toEqual([
+      'alpha deploy pipeline',
+      'charlie flaky tests',
+    ]);
     expect(await titles('skill=acme/ops:audit')).toEqual(['bravo nightly audit']);
     expect(await titles('skill_spec=acme/ops:bump')).toEqual(['delta dependency bump']);
     expect((await titles('created_after=2026-01-03T00:00:00Z')).sort()).toEqual([
@@ -95,9 +105,16 @@ describe('GET /agent/runs', () => {
       'delta dependency bump',
       'echo release notes',
     ]);
-    expect(await titles('created_before=2026-01-02T00:00:00.123Z')).toEqual(['alpha deploy pipeline']);
-    expect((await titles('metadata[team]=web')).sort()).toEqual(['alpha deploy pipeline', 'bravo nightly audit']);
-    expect(await titles('metadata[team]=web&metadata[env]=prod')).toEqual(['alpha deploy pipeline']);
+    expect(await titles('created_before=2026-01-02T00:00:00.123Z')).toEqual([
+      'alpha deploy pipeline',
+    ]);
+    expect((await titles('metadata[team]=web')).sort()).toEqual([
+      'alpha deploy pipeline',
+      'bravo nightly audit',
+    ]);
+    expect(await titles('metadata[team]=web&metadata[env]=prod')).toEqual([
+      'alpha deploy pipeline',
+    ]);
     expect(await titles('source=API&environment_id=empty-environment&state=QUEUED')).toEqual([
       'delta dependency bump',
     ]);
@@ -116,7 +133,9 @@ describe('GET /agent/runs', () => {
     const seen = first.body.runs.map((r: Listed) => r.title);
     let cursor = first.body.page_info.next_cursor;
     while (cursor) {
-      const page = await api.get(`/agent/runs?limit=2&sort_by=created_at&cursor=${encodeURIComponent(cursor)}`);
+      const page = await api.get(
+        `/agent/runs?limit=2&sort_by=created_at&cursor=${encodeURIComponent(cursor)}`,
+      );
       expect(page.status).toBe(200);
       seen.push(...page.body.runs.map((r: Listed) => r.title));
       cursor = page.body.page_info.has_next_page ? page.body.page_info.next_cursor : null;
@@ -128,7 +147,9 @@ describe('GET /agent/runs', () => {
     );
     expect(replayed.status).toBe(400);
     expect(replayed.body.detail).toMatch(/^cursor:/);
-    const otherSort = await api.get(`/agent/runs?limit=2&cursor=${encodeURIComponent(first.body.page_info.next_cursor)}`);
+    const otherSort = await api.get(
+      `/agent/runs?limit=2&cursor=${encodeURIComponent(first.body.page_info.next_cursor)}`,
+    );
     expect(otherSort.status).toBe(400);
   });
 
@@ -146,7 +167,10 @@ describe('GET /agent/runs', () => {
     ['environment_id=abc', /^environment_id:/],
     ['artifact_type=VIDEO', /^artifact_type:/],
     ['cursor=not-a-cursor', /^cursor:/],
-    ['metadata[a]=1&metadata[b]=1&metadata[c]=1&metadata[d]=1&metadata[e]=1&metadata[f]=1', /^metadata/],
+    [
+      'metadata[a]=1&metadata[b]=1&metadata[c]=1&metadata[d]=1&metadata[e]=1&metadata[f]=1',
+      /^metadata/,
+    ],
     ['metadata[bad%20key]=1', /^metadata/],
   ])('refuses %s with 400 naming the parameter', async (query, detail) => {
     const res = await api.get(`/agent/runs?${query}`);

@@ -63,9 +63,13 @@ describe('worker crashes, lost jobs and graceful shutdown', () => {
     await waitForExit(first.child);
     await startWorker();
 
-    const finished = await waitFor(() => run(runId), (r) => r.state === 'SUCCEEDED', {
-      what: 'the run to be recovered',
-    });
+    const finished = await waitFor(
+      () => run(runId),
+      (r) => r.state === 'SUCCEEDED',
+      {
+        what: 'the run to be recovered',
+      },
+    );
     expect(finished.status_message.message).toBe('recovered after the crash');
     const claims = (await api.get(`/agent/runs/${runId}/timeline`)).body.events.filter(
       (e: { event_type: string }) => e.event_type === 'oz_run_claimed',
@@ -74,7 +78,9 @@ describe('worker crashes, lost jobs and graceful shutdown', () => {
     expect(claims[1].payload.attempt).toBe(2);
     // The interrupted command was answered as interrupted so the provider accepts the history.
     const retry = model.requests.filter((r) => r.script === 'crash').at(-1)!;
-    expect(String(retry.body.messages.find((m) => m.role === 'tool')?.content)).toContain('Interrupted');
+    expect(String(retry.body.messages.find((m) => m.role === 'tool')?.content)).toContain(
+      'Interrupted',
+    );
   });
 
   it('ends a run in ERROR with internal_error once its attempts are used up', async () => {
@@ -82,7 +88,8 @@ describe('worker crashes, lost jobs and graceful shutdown', () => {
       { toolCalls: [{ name: 'run_command', arguments: { command: 'touch started; sleep 60' } }] },
     ]);
     const first = await startWorker({ AMBIENT_RUN_MAX_ATTEMPTS: '1' });
-    const runId = (await api.post('/agent/runs', { prompt: 'Die [script:crash-once]' })).body.run_id;
+    const runId = (await api.post('/agent/runs', { prompt: 'Die [script:crash-once]' })).body
+      .run_id;
     await waitFor(async () => existsSync(join(env.workspaceRoot, runId, 'started')), Boolean, {
       what: 'the command to start',
     });
@@ -90,9 +97,13 @@ describe('worker crashes, lost jobs and graceful shutdown', () => {
     await waitForExit(first.child);
     await startWorker({ AMBIENT_RUN_MAX_ATTEMPTS: '1' });
 
-    const ended = await waitFor(() => run(runId), (r) => r.state === 'ERROR', {
-      what: 'the run to end in ERROR',
-    });
+    const ended = await waitFor(
+      () => run(runId),
+      (r) => r.state === 'ERROR',
+      {
+        what: 'the run to end in ERROR',
+      },
+    );
     expect(ended.status_message).toMatchObject({ error_code: 'internal_error', retryable: true });
     expect(ended.status_message.message).toMatch(/stopped responding/);
     expect(ended.finished_at).not.toBeNull();
@@ -105,9 +116,13 @@ describe('worker crashes, lost jobs and graceful shutdown', () => {
     expect(await app.ambient.app.get(RunQueue).queue.getJob(runId)).toBeNull();
 
     await startWorker();
-    const finished = await waitFor(() => run(runId), (r) => r.state === 'SUCCEEDED', {
-      what: 'the orphaned run to be dispatched',
-    });
+    const finished = await waitFor(
+      () => run(runId),
+      (r) => r.state === 'SUCCEEDED',
+      {
+        what: 'the orphaned run to be dispatched',
+      },
+    );
     expect(finished.status_message.message).toBe('Done.');
   });
 

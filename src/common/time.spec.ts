@@ -11,8 +11,12 @@ describe('time helpers', () => {
   });
 
   it('parses RFC 3339 and refuses other formats', () => {
-    expect(parseRfc3339('2026-01-02T03:04:05.678Z')?.toISOString()).toBe('2026-01-02T03:04:05.678Z');
-    expect(parseRfc3339('2026-01-02T05:04:05+02:00')?.toISOString()).toBe('2026-01-02T03:04:05.000Z');
+    expect(parseRfc3339('2026-01-02T03:04:05.678Z')?.toISOString()).toBe(
+      '2026-01-02T03:04:05.678Z',
+    );
+    expect(parseRfc3339('2026-01-02T05:04:05+02:00')?.toISOString()).toBe(
+      '2026-01-02T03:04:05.000Z',
+    );
     for (const bad of ['2026-01-02', 'yesterday', '2026-13-02T03:04:05Z', '1700000000']) {
       expect(parseRfc3339(bad)).toBeNull();
     }

@@ -3,8 +3,7 @@ export function toRfc3339(date: Date | null | undefined): string | null {
   return date ? date.toISOString() : null;
 }
 
-const RFC3339 =
-  /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /** Parses an RFC 3339 timestamp; returns null when the text is not one. */
 export function parseRfc3339(text: string): Date | null {

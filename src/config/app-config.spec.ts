@@ -35,7 +35,11 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'not a url', /^DATABASE_URL: must be a valid URL/],
     ['DATABASE_URL', 'postgres://x/y', /^DATABASE_URL: must start with mysql:\/\//],
     ['REDIS_URL', 'http://localhost', /^REDIS_URL: must start with redis:\/\//],
-    ['AMBIENT_METADATA_FILTER_ENABLED', 'maybe', /^AMBIENT_METADATA_FILTER_ENABLED: must be true or false/],
+    [
+      'AMBIENT_METADATA_FILTER_ENABLED',
+      'maybe',
+      /^AMBIENT_METADATA_FILTER_ENABLED: must be true or false/,
+    ],
     ['AMBIENT_BOOTSTRAP_API_KEY', 'short', /^AMBIENT_BOOTSTRAP_API_KEY: must be at least 16/],
   ])('stops on %s=%s with one line naming it', (name, value, message) => {
     expect(() => loadConfig({ ...base, [name]: value })).toThrow(ConfigError);

@@ -64,7 +64,12 @@ const SETTINGS: Setting[] = [
   { path: 'runs.maxAttempts', env: 'AMBIENT_RUN_MAX_ATTEMPTS', kind: 'int', min: 1, max: 10 },
   { path: 'runs.maxTurns', env: 'AMBIENT_RUN_MAX_TURNS', kind: 'int', min: 1 },
   { path: 'runs.maxRunSeconds', env: 'AMBIENT_RUN_MAX_SECONDS', kind: 'int', min: 1 },
-  { path: 'runs.commandTimeoutSeconds', env: 'AMBIENT_COMMAND_TIMEOUT_SECONDS', kind: 'int', min: 1 },
+  {
+    path: 'runs.commandTimeoutSeconds',
+    env: 'AMBIENT_COMMAND_TIMEOUT_SECONDS',
+    kind: 'int',
+    min: 1,
+  },
   { path: 'runs.workspaceRoot', env: 'AMBIENT_WORKSPACE_ROOT', kind: 'string' },
   { path: 'runs.metadataFilterEnabled', env: 'AMBIENT_METADATA_FILTER_ENABLED', kind: 'bool' },
   {

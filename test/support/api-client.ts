@@ -11,7 +11,10 @@ export function apiClient(baseUrl: string, apiKey: string) {
     post: (path: string, body?: unknown) =>
       body === undefined
         ? request(origin).post(`${prefix}${path}`).set(auth)
-        : request(origin).post(`${prefix}${path}`).set(auth).send(body as object),
+        : request(origin)
+            .post(`${prefix}${path}`)
+            .set(auth)
+            .send(body as object),
     raw: () => request(origin),
     prefix,
     runState: async (runId: string): Promise<string> =>

@@ -18,7 +18,8 @@ export function spawnAmbient(env: NodeJS.ProcessEnv): {
   const ready = new Promise<void>((resolvePromise, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('Nest application successfully started') || output.includes('processing runs as')) {
+      // main.ts logs its roles once start-up (migrations, bootstrap key, listen) is complete.
+      if (/\[Ambient\].*roles /.test(output)) {
         resolvePromise();
       }
     };

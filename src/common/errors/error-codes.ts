@@ -12,7 +12,11 @@ export const ERROR_CODES = {
   resource_not_found: { status: 404, retryable: false, title: 'Resource not found' },
   budget_exceeded: { status: 403, retryable: false, title: 'Budget exceeded' },
   integration_disabled: { status: 403, retryable: false, title: 'Integration disabled' },
-  integration_not_configured: { status: 400, retryable: false, title: 'Integration not configured' },
+  integration_not_configured: {
+    status: 400,
+    retryable: false,
+    title: 'Integration not configured',
+  },
   operation_not_supported: { status: 422, retryable: false, title: 'Operation not supported' },
   environment_setup_failed: { status: 500, retryable: false, title: 'Environment setup failed' },
   content_policy_violation: { status: 403, retryable: false, title: 'Content policy violation' },

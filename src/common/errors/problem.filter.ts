@@ -51,7 +51,8 @@ export class ProblemFilter implements ExceptionFilter {
       headers = exception.headers;
     } else if (exception instanceof HttpException) {
       const status = exception.getStatus();
-      const code = CODE_FOR_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'invalid_request');
+      const code =
+        CODE_FOR_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'invalid_request');
       const detail =
         status === 404 ? `no route for ${request.method} ${instance}` : exception.message;
       problem = buildProblem({ code, title: titleFor(code), status, detail, instance });
@@ -98,9 +99,7 @@ function titleFor(code: ErrorCode): string {
 
 function isBodyParserError(err: unknown): err is BodyParserError {
   const e = err as BodyParserError;
-  return (
-    !!e && typeof e.type === 'string' && typeof e.status === 'number' && e.status < 500
-  );
+  return !!e && typeof e.type === 'string' && typeof e.status === 'number' && e.status < 500;
 }
 
 /** Connection-level failures of MySQL or Redis: the client may retry. */

@@ -1,9 +1,19 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiResponse, ApiSchema, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiResponse,
+  ApiSchema,
+  getSchemaPath,
+} from '@nestjs/swagger';
 
 @ApiSchema({ name: 'Error', description: 'RFC 7807 problem details (application/problem+json)' })
 export class ProblemDto {
-  @ApiProperty({ format: 'uri', example: 'https://docs.warp.dev/reference/api-and-sdk/troubleshooting/errors/invalid-request' })
+  @ApiProperty({
+    format: 'uri',
+    example: 'https://docs.warp.dev/reference/api-and-sdk/troubleshooting/errors/invalid-request',
+  })
   type: string;
   @ApiProperty({ example: 'Invalid request' }) title: string;
   @ApiProperty({ example: 400 }) status: number;

@@ -35,7 +35,10 @@ export class ArtifactsService {
       teamId: run.teamId,
       artifactType,
       data,
-      urlHash: url && (artifactType === 'EXTERNAL_REFERENCE' || artifactType === 'PULL_REQUEST') ? urlLookupHash(url) : null,
+      urlHash:
+        url && (artifactType === 'EXTERNAL_REFERENCE' || artifactType === 'PULL_REQUEST')
+          ? urlLookupHash(url)
+          : null,
       createdAt: new Date(),
     };
     await this.dataSource.getRepository(RunArtifact).insert(artifact);

@@ -46,7 +46,11 @@ export class WorkspaceService {
   }
 
   /** A clean environment for the agent's commands: nothing secret of the server leaks in. */
-  commandEnv(dir: string, runId: string, extra: Record<string, string> = {}): Record<string, string> {
+  commandEnv(
+    dir: string,
+    runId: string,
+    extra: Record<string, string> = {},
+  ): Record<string, string> {
     const env: Record<string, string> = {};
     for (const name of INHERITED) {
       const value = process.env[name];

@@ -21,8 +21,14 @@ export class HealthController {
   @ApiOkResponse({ schema: { example: { status: 'ok', database: 'ok', redis: 'ok' } } })
   async check() {
     const [database, redis] = await Promise.all([
-      this.dataSource.query('SELECT 1').then(() => 'ok', () => 'unreachable'),
-      this.redis.ping().then(() => 'ok', () => 'unreachable'),
+      this.dataSource.query('SELECT 1').then(
+        () => 'ok',
+        () => 'unreachable',
+      ),
+      this.redis.ping().then(
+        () => 'ok',
+        () => 'unreachable',
+      ),
     ]);
     if (database !== 'ok' || redis !== 'ok') {
       throw new ApiError('resource_unavailable', `database: ${database}, redis: ${redis}`, {

@@ -33,7 +33,10 @@ describe('loadModelCatalog', () => {
   it.each([
     ['models:\n  - id: m\n    provider: nowhere\n', /unknown provider "nowhere"/],
     ['providers:\n  p:\n    base_url: http://x\nmodels: []\n', /lists no models/],
-    ['default_model_id: z\nproviders:\n  p:\n    base_url: http://x\nmodels:\n  - id: m\n    provider: p\n', /default_model_id "z"/],
+    [
+      'default_model_id: z\nproviders:\n  p:\n    base_url: http://x\nmodels:\n  - id: m\n    provider: p\n',
+      /default_model_id "z"/,
+    ],
   ])('refuses a bad catalogue with the reason (%#)', (text, reason) => {
     expect(() => loadModelCatalog(catalogFile(text), {})).toThrow(reason);
   });

@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 
 export type ProviderKind = 'OPENAI' | 'ANTHROPIC' | 'GOOGLE' | 'UNKNOWN';
-export type DisableReason = 'PROVIDER_OUTAGE' | 'OUT_OF_REQUESTS' | 'ADMIN_DISABLED' | 'REQUIRES_UPGRADE';
+export type DisableReason =
+  'PROVIDER_OUTAGE' | 'OUT_OF_REQUESTS' | 'ADMIN_DISABLED' | 'REQUIRES_UPGRADE';
 
 export interface ProviderEndpoint {
   name: string;
@@ -63,7 +64,11 @@ export function loadModelCatalog(file: string, env: NodeJS.ProcessEnv = process.
   const fail = (why: string): never => {
     throw new Error(`AMBIENT_MODELS_FILE: ${path}: ${why}`);
   };
-  let doc: { default_model_id?: string; providers?: Record<string, RawProvider>; models?: RawModel[] };
+  let doc: {
+    default_model_id?: string;
+    providers?: Record<string, RawProvider>;
+    models?: RawModel[];
+  };
   try {
     doc = parseYaml(readFileSync(path, 'utf8')) ?? {};
   } catch (err) {

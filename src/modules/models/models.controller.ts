@@ -18,22 +18,20 @@ export class ModelsController {
     const { defaultModelId, models } = this.models.catalog;
     return {
       default_model_id: defaultModelId,
-      models: models.map(
-        (m): ModelInfoDto => ({
-          id: m.id,
-          display_name: m.displayName,
-          provider: m.provider.kind,
-          vision_supported: m.visionSupported,
-          ...(m.description ? { description: m.description } : {}),
-          ...(m.reasoningLevel ? { reasoning_level: m.reasoningLevel } : {}),
-          ...(m.disableReason
-            ? { disable_reason: m.disableReason, disable_detail: m.disableDetail }
-            : {}),
-          disabled: !!m.disableReason,
-          input_cost_per_token_usd: m.inputCostPerTokenUsd,
-          output_cost_per_token_usd: m.outputCostPerTokenUsd,
-        }),
-      ),
+      models: models.map((m): ModelInfoDto => ({
+        id: m.id,
+        display_name: m.displayName,
+        provider: m.provider.kind,
+        vision_supported: m.visionSupported,
+        ...(m.description ? { description: m.description } : {}),
+        ...(m.reasoningLevel ? { reasoning_level: m.reasoningLevel } : {}),
+        ...(m.disableReason
+          ? { disable_reason: m.disableReason, disable_detail: m.disableDetail }
+          : {}),
+        disabled: !!m.disableReason,
+        input_cost_per_token_usd: m.inputCostPerTokenUsd,
+        output_cost_per_token_usd: m.outputCostPerTokenUsd,
+      })),
     };
   }
 }

@@ -46,17 +46,25 @@ export class RunCreationService {
     }
     if (config.mcp_servers) assertMcpServers(config.mcp_servers);
     if (input.agentIdentityUid) {
-      throw ApiError.invalid('agent_identity_uid', `unknown agent identity "${input.agentIdentityUid}"`);
+      throw ApiError.invalid(
+        'agent_identity_uid',
+        `unknown agent identity "${input.agentIdentityUid}"`,
+      );
     }
     const model = this.models.resolveForRun(config.model_id);
     config.model_id = model.id;
     for (const [i, a] of (input.attachments ?? []).entries()) {
       if (a.data.length > MAX_ATTACHMENT_BYTES) {
-        throw ApiError.invalid(`attachments[${i}].data`, `must be at most ${MAX_ATTACHMENT_BYTES} bytes`);
+        throw ApiError.invalid(
+          `attachments[${i}].data`,
+          `must be at most ${MAX_ATTACHMENT_BYTES} bytes`,
+        );
       }
     }
 
-    const parent = input.parentRunId ? await this.visibleParent(input.teamId, input.parentRunId) : null;
+    const parent = input.parentRunId
+      ? await this.visibleParent(input.teamId, input.parentRunId)
+      : null;
     const metadata = { ...(parent?.metadata ?? {}), ...(input.metadata ?? {}) };
     assertMetadata(metadata);
     const conversationId = input.conversationId
@@ -106,7 +114,12 @@ export class RunCreationService {
       await manager.getRepository(Run).insert(run);
       if (run.metadata) {
         await manager.getRepository(RunMetadata).insert(
-          Object.entries(run.metadata).map(([key, value]) => ({ runId: id, teamId: run.teamId, key, value })),
+          Object.entries(run.metadata).map(([key, value]) => ({
+            runId: id,
+            teamId: run.teamId,
+            key,
+            value,
+          })),
         );
       }
       if (parent) {
@@ -161,7 +174,11 @@ export class RunCreationService {
 }
 
 function defaultTitle(prompt: string, name: string | undefined): string {
-  const firstLine = prompt.split('\n').find((l) => l.trim())?.trim() ?? '';
+  const firstLine =
+    prompt
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim() ?? '';
   if (!firstLine) return name ?? 'Agent run';
   return firstLine.length > TITLE_LENGTH ? `${firstLine.slice(0, TITLE_LENGTH - 1)}…` : firstLine;
 }
@@ -181,12 +198,18 @@ function assertMcpServers(servers: Record<string, McpServerConfig>): void {
         throw ApiError.invalid(`${field}.url`, 'must be a valid URL');
       }
     }
-    if (server.args !== undefined && !(Array.isArray(server.args) && server.args.every((a) => typeof a === 'string'))) {
+    if (
+      server.args !== undefined &&
+      !(Array.isArray(server.args) && server.args.every((a) => typeof a === 'string'))
+    ) {
       throw ApiError.invalid(`${field}.args`, 'must be an array of strings');
     }
     for (const key of ['env', 'headers'] as const) {
       const map = server[key];
-      if (map !== undefined && (typeof map !== 'object' || Object.values(map).some((v) => typeof v !== 'string'))) {
+      if (
+        map !== undefined &&
+        (typeof map !== 'object' || Object.values(map).some((v) => typeof v !== 'string'))
+      ) {
         throw ApiError.invalid(`${field}.${key}`, 'must map names to strings');
       }
     }

@@ -70,7 +70,10 @@ export class RunFollowupsService {
   }
 
   /** Moves an ended run back to QUEUED for a new execution that continues its conversation. */
-  async startContinuation(runId: string, from: readonly RunState[] = TERMINAL_STATES): Promise<boolean> {
+  async startContinuation(
+    runId: string,
+    from: readonly RunState[] = TERMINAL_STATES,
+  ): Promise<boolean> {
     const requeued = await this.requeueEnded(runId, from);
     if (requeued) await this.queue.enqueue(runId);
     return requeued;
@@ -80,12 +83,20 @@ export class RunFollowupsService {
   requeueEnded(runId: string, from: readonly RunState[] = TERMINAL_STATES): Promise<boolean> {
     return this.transitions.transition(runId, 'QUEUED', {
       from,
-      set: { attempt: 0, finishedAt: null, statusMessage: null, leaseOwner: null, leaseExpiresAt: null },
+      set: {
+        attempt: 0,
+        finishedAt: null,
+        statusMessage: null,
+        leaseOwner: null,
+        leaseExpiresAt: null,
+      },
     });
   }
 
   async hasUndelivered(runId: string): Promise<boolean> {
-    return this.dataSource.getRepository(RunFollowup).exists({ where: { runId, consumedAt: IsNull() } });
+    return this.dataSource
+      .getRepository(RunFollowup)
+      .exists({ where: { runId, consumedAt: IsNull() } });
   }
 
   /** Claims every undelivered follow-up of the run for an execution, oldest first. */

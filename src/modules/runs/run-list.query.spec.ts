@@ -125,7 +125,11 @@ describe('parseRunListParams', () => {
     ['limit', { limit: '-1' }, /^limit:/],
     ['limit', { limit: ['1', '2'] }, /^limit: must be given at most once$/],
     ['cursor', { cursor: ['a', 'b'] }, /^cursor:/],
-    ['sort_by', { sort_by: 'colour' }, /^sort_by: must be one of updated_at, created_at, title, agent/],
+    [
+      'sort_by',
+      { sort_by: 'colour' },
+      /^sort_by: must be one of updated_at, created_at, title, agent/,
+    ],
     ['sort_by', { sort_by: ['title', 'agent'] }, /^sort_by:/],
     ['sort_order', { sort_order: 'DESC' }, /^sort_order: must be one of desc, asc/],
     ['state', { state: ['QUEUED', 'DONE'] }, /^state: must be one of QUEUED, PENDING, .*"DONE"/],
@@ -159,13 +163,15 @@ describe('parseRunListParams', () => {
 
   describe('metadata', () => {
     it('reads bracket keys from the simple query parser', () => {
-      expect(parse({ 'metadata[ticket_id]': 'VIS-238', 'metadata[env.name]': 'prod' }).metadata).toEqual(
-        { ticket_id: 'VIS-238', 'env.name': 'prod' },
-      );
+      expect(
+        parse({ 'metadata[ticket_id]': 'VIS-238', 'metadata[env.name]': 'prod' }).metadata,
+      ).toEqual({ ticket_id: 'VIS-238', 'env.name': 'prod' });
     });
 
     it('reads a nested object from the extended query parser', () => {
-      expect(parse({ metadata: { ticket_id: 'VIS-238' } }).metadata).toEqual({ ticket_id: 'VIS-238' });
+      expect(parse({ metadata: { ticket_id: 'VIS-238' } }).metadata).toEqual({
+        ticket_id: 'VIS-238',
+      });
     });
 
     it('allows an empty value and up to 5 pairs', () => {
@@ -182,11 +188,27 @@ describe('parseRunListParams', () => {
       ['a key with a space', { 'metadata[bad key]': '1' }, /^metadata: key "bad key" must be 1-64/],
       ['an empty key', { 'metadata[]': '1' }, /^metadata: key "" must be/],
       ['a 65-byte key', { [`metadata[${'k'.repeat(65)}]`]: '1' }, /^metadata: key/],
-      ['a 257-byte value', { 'metadata[k]': 'é'.repeat(129) }, /^metadata\[k\]: must be at most 256 bytes/],
+      [
+        'a 257-byte value',
+        { 'metadata[k]': 'é'.repeat(129) },
+        /^metadata\[k\]: must be at most 256 bytes/,
+      ],
       ['a NUL in the value', { 'metadata[k]': 'a\0b' }, /^metadata\[k\]:.*NUL/],
-      ['a repeated key', { 'metadata[k]': ['1', '2'] }, /^metadata\[k\]: must be given at most once$/],
-      ['a plain metadata value', { metadata: 'k=v' }, /^metadata: must be given as metadata\[key\]=value$/],
-      ['a nested value', { metadata: { k: { deeper: 'v' } } }, /^metadata\[k\]: must be a plain string/],
+      [
+        'a repeated key',
+        { 'metadata[k]': ['1', '2'] },
+        /^metadata\[k\]: must be given at most once$/,
+      ],
+      [
+        'a plain metadata value',
+        { metadata: 'k=v' },
+        /^metadata: must be given as metadata\[key\]=value$/,
+      ],
+      [
+        'a nested value',
+        { metadata: { k: { deeper: 'v' } } },
+        /^metadata\[k\]: must be a plain string/,
+      ],
     ])('refuses %s', (_case, raw, detail) => {
       const error = errorOf(() => parse(raw));
       expect(error.code).toBe('invalid_request');
@@ -238,7 +260,10 @@ describe('run cursor codec', () => {
   it('accepts a different limit and the same filters in another order', () => {
     const cursor = encodeRunCursor(base, runCursorPosition('created_at', run));
     const same = parse({ sort_by: 'created_at', state: ['QUEUED', 'FAILED'], limit: '5' });
-    expect(decodeRunCursor(cursor, { ...same, cursor })).toEqual({ value: run.createdAt, id: run.id });
+    expect(decodeRunCursor(cursor, { ...same, cursor })).toEqual({
+      value: run.createdAt,
+      id: run.id,
+    });
     expect(runListFilterHash(parse({ skill: 'a/b:c' }))).toBe(
       runListFilterHash(parse({ skill_spec: 'a/b:c' })),
     );
@@ -318,7 +343,7 @@ describe('buildRunPageQuery', () => {
       after,
       limit: 21,
     });
-    expect(sql).not.toContain("OR 1=1");
+    expect(sql).not.toContain('OR 1=1');
     expect(sql).toContain('r.state IN (?, ?)');
     expect(sql).toContain('(r.created_at < ? OR (r.created_at = ? AND r.id < ?))');
     expect(sql).not.toMatch(/\(r\.created_at, r\.id\)/);

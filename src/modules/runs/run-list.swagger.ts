@@ -11,12 +11,33 @@ export function ApiRunListQuery() {
   const time = (name: string, description: string) =>
     ApiQuery({ name, description, type: String, format: 'date-time', ...optional } as never);
   return applyDecorators(
-    ApiQuery({ name: 'limit', type: Integer(), description: 'Maximum number of runs to return (1-500, default 20)', ...optional } as never),
+    ApiQuery({
+      name: 'limit',
+      type: Integer(),
+      description: 'Maximum number of runs to return (1-500, default 20)',
+      ...optional,
+    } as never),
     text('cursor', 'Pagination cursor from previous response'),
-    ApiQuery({ name: 'sort_by', enum: ['updated_at', 'created_at', 'title', 'agent'], ...optional }),
+    ApiQuery({
+      name: 'sort_by',
+      enum: ['updated_at', 'created_at', 'title', 'agent'],
+      ...optional,
+    }),
     ApiQuery({ name: 'sort_order', enum: ['asc', 'desc'], ...optional }),
-    ApiQuery({ name: 'state', enum: RUN_STATES, isArray: true, description: 'Repeatable', ...optional }),
-    ApiQuery({ name: 'source', enum: RUN_SOURCES, isArray: true, description: 'Repeatable', ...optional }),
+    ApiQuery({
+      name: 'state',
+      enum: RUN_STATES,
+      isArray: true,
+      description: 'Repeatable',
+      ...optional,
+    }),
+    ApiQuery({
+      name: 'source',
+      enum: RUN_SOURCES,
+      isArray: true,
+      description: 'Repeatable',
+      ...optional,
+    }),
     ApiQuery({ name: 'execution_location', enum: ['LOCAL', 'REMOTE'], ...optional }),
     text('name', 'Filter by agent config name'),
     text('model_id', 'Filter by model ID'),

@@ -23,7 +23,10 @@ export function assertMetadataPair(key: string, value: unknown, field: string): 
 export function assertMetadata(metadata: Record<string, unknown>, field = 'metadata'): void {
   const keys = Object.keys(metadata);
   if (keys.length > MAX_METADATA_KEYS) {
-    throw ApiError.invalid(field, `at most ${MAX_METADATA_KEYS} keys are allowed (got ${keys.length})`);
+    throw ApiError.invalid(
+      field,
+      `at most ${MAX_METADATA_KEYS} keys are allowed (got ${keys.length})`,
+    );
   }
   for (const key of keys) assertMetadataPair(key, metadata[key], field);
 }

@@ -26,7 +26,9 @@ export class RunSignals implements OnApplicationShutdown {
 
   async publishCancel(runId: string): Promise<void> {
     await this.redis.publish(this.channel, runId).catch((err: Error) => {
-      this.logger.warn(`cancel signal for ${runId} not published (${err.message}); lease check will catch it`);
+      this.logger.warn(
+        `cancel signal for ${runId} not published (${err.message}); lease check will catch it`,
+      );
     });
   }
 

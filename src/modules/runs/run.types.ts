@@ -15,7 +15,11 @@ export interface AgentConfig {
   credential_strategy?: 'CREATOR' | 'EXECUTOR' | null;
   idle_timeout_minutes?: number;
   worker_host?: string;
-  harness?: { type?: 'oz' | 'claude' | 'gemini' | 'codex'; model_id?: string; reasoning_level?: string };
+  harness?: {
+    type?: 'oz' | 'claude' | 'gemini' | 'codex';
+    model_id?: string;
+    reasoning_level?: string;
+  };
   harness_auth_secrets?: { claude_auth_secret_name?: string; codex_auth_secret_name?: string };
   inference_providers?: JsonObject;
   memory_stores?: { uid: string; access: string; instructions: string }[];

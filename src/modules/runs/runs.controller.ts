@@ -1,4 +1,15 @@
-import { Body, Controller, Get, Header, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Header,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Query,
+  Req,
+} from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiOkResponse,
@@ -94,14 +105,19 @@ export class RunsController {
   @ApiProblems(400, 401, 403, 404)
   @ApiRunListQuery()
   @ApiOkResponse({ type: ListRunsResponseDto })
-  async list(@CurrentPrincipal() principal: Principal, @Req() req: Request): Promise<ListRunsResponseDto> {
+  async list(
+    @CurrentPrincipal() principal: Principal,
+    @Req() req: Request,
+  ): Promise<ListRunsResponseDto> {
     const params = parseRunListParams(req.query as Record<string, unknown>, {
       metadataFilterEnabled: this.config.runs.metadataFilterEnabled,
     });
     const { runs, nextCursor } = await this.runs.list(principal.teamId, params);
     return {
       runs,
-      page_info: nextCursor ? { has_next_page: true, next_cursor: nextCursor } : { has_next_page: false, next_cursor: '' },
+      page_info: nextCursor
+        ? { has_next_page: true, next_cursor: nextCursor }
+        : { has_next_page: false, next_cursor: '' },
     };
   }
 
@@ -110,7 +126,10 @@ export class RunsController {
   @ApiProblems(401, 404)
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ type: RunItemDto })
-  get(@CurrentPrincipal() principal: Principal, @Param('runId') runId: string): Promise<RunItemDto> {
+  get(
+    @CurrentPrincipal() principal: Principal,
+    @Param('runId') runId: string,
+  ): Promise<RunItemDto> {
     return this.runs.getItem(principal.teamId, runId);
   }
 
@@ -121,7 +140,10 @@ export class RunsController {
   @ApiProblems(400, 401, 404, 409, 422)
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ schema: { type: 'string', description: 'The ID of the cancelled run' } })
-  async cancel(@CurrentPrincipal() principal: Principal, @Param('runId') runId: string): Promise<string> {
+  async cancel(
+    @CurrentPrincipal() principal: Principal,
+    @Param('runId') runId: string,
+  ): Promise<string> {
     await this.runs.cancel(principal.teamId, runId, principal.displayName);
     return JSON.stringify(runId);
   }

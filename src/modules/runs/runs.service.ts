@@ -49,7 +49,9 @@ export class RunsService {
   /** RunItems with their people and artifacts, loaded with one query each for the whole page. */
   async toItems(teamId: string, runs: Run[]): Promise<RunItemDto[]> {
     if (runs.length === 0) return [];
-    const userIds = runs.flatMap((r) => [r.creatorId, r.executorId]).filter((id): id is string => !!id);
+    const userIds = runs
+      .flatMap((r) => [r.creatorId, r.executorId])
+      .filter((id): id is string => !!id);
     const [users, artifacts] = await Promise.all([
       this.teams.usersByIds(teamId, userIds),
       this.artifacts.forRuns(runs.map((r) => r.id)),

@@ -71,7 +71,9 @@ export class McpServerConfigDto {
 /** The Oz AgentConfigSnapshot (`AmbientAgentConfig` in older SDKs). Every field is optional. */
 @ApiSchema({ name: 'AmbientAgentConfig' })
 export class AgentConfigDto {
-  @ApiPropertyOptional({ description: 'Label for grouping and filtering (defaults to the skill name)' })
+  @ApiPropertyOptional({
+    description: 'Label for grouping and filtering (defaults to the skill name)',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(255)

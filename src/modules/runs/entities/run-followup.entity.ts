@@ -1,6 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-export type FollowupOutcome = 'live_session' | 'queued_prompt' | 'handoff_execution' | 'queue_pending';
+export type FollowupOutcome =
+  'live_session' | 'queued_prompt' | 'handoff_execution' | 'queue_pending';
 
 @Entity('run_followups')
 export class RunFollowup {

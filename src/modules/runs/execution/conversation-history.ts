@@ -12,9 +12,7 @@ const INTERRUPTED = JSON.stringify({
  * conversation can be continued.
  */
 export function closeDanglingToolCalls(history: ChatMessage[]): ChatMessage[] {
-  const answered = new Set(
-    history.flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])),
-  );
+  const answered = new Set(history.flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])));
   const repaired: ChatMessage[] = [];
   for (const message of history) {
     repaired.push(message);

@@ -130,7 +130,11 @@ export class RunExecutor {
     }
   }
 
-  private async runHarness(run: Run, executionId: number, signal: AbortSignal): Promise<HarnessResult> {
+  private async runHarness(
+    run: Run,
+    executionId: number,
+    signal: AbortSignal,
+  ): Promise<HarnessResult> {
     const zeroUsage = { promptTokens: 0, completionTokens: 0, modelCalls: 0 };
     const harness = this.harnesses.find(run.config.harness?.type);
     if (!harness) {
@@ -190,7 +194,11 @@ export class RunExecutor {
     await this.end(
       run,
       terminalStateFor(code),
-      { message, error_code: code, retryable: code === 'resource_unavailable' || code === 'internal_error' },
+      {
+        message,
+        error_code: code,
+        retryable: code === 'resource_unavailable' || code === 'internal_error',
+      },
       usage,
       executionId,
     );

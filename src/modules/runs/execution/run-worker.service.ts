@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+} from '@nestjs/common';
 import type { Job } from 'bull';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { EXECUTE_JOB, ExecuteJobData, RunQueue } from '../run-queue.service';

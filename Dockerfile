@@ -1,0 +1,27 @@
+# Build: compile TypeScript with swc, then drop dev dependencies.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY .swcrc tsconfig.json ./
+COPY src ./src
+COPY migrations ./migrations
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+# Runtime: agents run shell commands and git in their workspaces; tini reaps their orphans.
+FROM node:20-bookworm-slim
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends bash git ca-certificates tini \
+  && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY config ./config
+# The only writable place: run workspaces (runs.workspaceRoot = var/workspaces).
+RUN mkdir -p var/workspaces && chown -R node:node var
+USER node
+EXPOSE 8080
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/src/main.js"]
