@@ -1,27 +1,15 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isRunning } from '../../../test/support/processes';
+import { waitFor } from '../../../test/support/wait';
 import { runCommand } from './command-runner';
 
 const PATH = '/usr/local/bin:/usr/bin:/bin';
 
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const giveUpAt = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > giveUpAt) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/** A process that is gone or a zombie no longer runs. */
-function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
+/** Waits for a synchronous condition (a file, a process) with the shared poller. */
+const waitUntil = (condition: () => boolean, what: string, timeoutMs = 10_000) =>
+  waitFor(async () => condition(), Boolean, { timeoutMs, intervalMs: 10, what });
 
 describe('runCommand', () => {
   let dir: string;
@@ -76,18 +64,18 @@ describe('runCommand', () => {
     expect(result.timedOut).toBe(true);
     expect(result.exitCode).toBeNull();
     const childPid = Number(readFileSync(join(dir, 'child.pid'), 'utf8'));
-    await waitFor(() => !isRunning(childPid), 'the background sleep to die');
+    await waitUntil(() => !isRunning(childPid), 'the background sleep to die');
   });
 
   it('kills the whole process group when aborted', async () => {
     const controller = new AbortController();
     const pending = run('sleep 30 & echo $! > child.pid; wait', { signal: controller.signal });
-    await waitFor(() => existsSync(join(dir, 'child.pid')), 'the command to start');
+    await waitUntil(() => existsSync(join(dir, 'child.pid')), 'the command to start');
     const childPid = Number(readFileSync(join(dir, 'child.pid'), 'utf8'));
     controller.abort();
     const result = await pending;
     expect(result).toMatchObject({ aborted: true, timedOut: false, exitCode: null });
-    await waitFor(() => !isRunning(childPid), 'the background sleep to die');
+    await waitUntil(() => !isRunning(childPid), 'the background sleep to die');
   });
 
   it('does not start when the signal is already aborted', async () => {

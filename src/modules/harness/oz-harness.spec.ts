@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isRunning } from '../../../test/support/processes';
+import { waitFor } from '../../../test/support/wait';
 import {
   startFakeModelServer,
   type FakeModelServer,
@@ -14,23 +16,9 @@ import { OzHarness } from './oz-harness';
 
 const PATH = '/usr/local/bin:/usr/bin:/bin';
 
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const giveUpAt = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > giveUpAt) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/** A process that is gone or a zombie no longer runs. */
-function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
+/** Waits for a synchronous condition (a file, a process) with the shared poller. */
+const waitUntil = (condition: () => boolean, what: string, timeoutMs = 10_000) =>
+  waitFor(async () => condition(), Boolean, { timeoutMs, intervalMs: 10, what });
 
 function fakeModel(baseUrl: string): CatalogModel {
   return {
@@ -293,7 +281,7 @@ describe('OzHarness', () => {
 
     expect(result).toMatchObject({ outcome: 'failed', errorCode: 'budget_exceeded' });
     const childPid = Number(readFileSync(join(workspaceDir, 'child.pid'), 'utf8'));
-    await waitFor(() => !isRunning(childPid), 'the command to die');
+    await waitUntil(() => !isRunning(childPid), 'the command to die');
   });
 
   it('stops a running command when cancelled', async () => {
@@ -302,7 +290,7 @@ describe('OzHarness', () => {
     const pending = harness.run(context({ userMessages: [prompt] }));
 
     const pidFile = join(workspaceDir, 'child.pid');
-    await waitFor(
+    await waitUntil(
       () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n'),
       'the command to start',
     );
@@ -311,7 +299,7 @@ describe('OzHarness', () => {
 
     expect(result).toMatchObject({ outcome: 'cancelled', summary: 'Run cancelled' });
     const childPid = Number(readFileSync(pidFile, 'utf8'));
-    await waitFor(() => !isRunning(childPid), 'the command to die');
+    await waitUntil(() => !isRunning(childPid), 'the command to die');
     expect(toolResults()).toHaveLength(0);
   });
 
@@ -319,7 +307,7 @@ describe('OzHarness', () => {
     const prompt = scripted([{ hang: true }]);
     const pending = harness.run(context({ userMessages: [prompt] }));
 
-    await waitFor(() => server.requests.length === 1, 'the model request');
+    await waitUntil(() => server.requests.length === 1, 'the model request');
     controller.abort();
 
     expect(await pending).toMatchObject({ outcome: 'cancelled', summary: 'Run cancelled' });
