@@ -3,7 +3,8 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
 import { ApiError } from '../../common/errors/api-error';
 import { Run } from './entities/run.entity';
-import { parseRunListParams, RunListQuery } from './run-list.query';
+import { parseRunListParams } from './run-list.params';
+import { RunListQuery } from './run-list.query';
 
 /**
  * RunListQuery against a throw-away MariaDB/MySQL database on 127.0.0.1:3306 (root, no password,

@@ -1,15 +1,13 @@
 import { ApiError } from '../../common/errors/api-error';
 import {
-  buildRunPageQuery,
-  buildRunSearch,
   decodeRunCursor,
   encodeRunCursor,
-  parseRunListParams,
-  RUN_PAGE_SEGMENTS,
   runCursorPosition,
-  RunListParams,
   runListFilterHash,
-} from './run-list.query';
+} from './run-list.cursor';
+import { parseRunListParams, RunListParams } from './run-list.params';
+import { buildRunSearch } from './run-list.search';
+import { buildRunPageQuery, RUN_PAGE_SEGMENTS } from './run-list.sql';
 
 const parse = (raw: Record<string, unknown>, metadataFilterEnabled = true) =>
   parseRunListParams(raw, { metadataFilterEnabled });

@@ -34,7 +34,7 @@ import {
 } from './dto/run-item.dto';
 import { RunCreationService } from './run-creation.service';
 import { RunFollowupsService } from './run-followups.service';
-import { parseRunListParams } from './run-list.query';
+import { parseRunListParams } from './run-list.params';
 import { ApiRunListQuery } from './run-list.swagger';
 import { RunsService } from './runs.service';
 
