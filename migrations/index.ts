@@ -1,4 +1,12 @@
 import { Foundation1763780000000 } from './1763780000000-foundation';
+import { SchedulesIdentities1763790000000 } from './1763790000000-schedules-identities';
+import { SelfHostedWorkers1763800000000 } from './1763800000000-self-hosted-workers';
+import { WebhooksFactories1763810000000 } from './1763810000000-webhooks-factories';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
-export const MIGRATIONS = [Foundation1763780000000];
+export const MIGRATIONS = [
+  Foundation1763780000000,
+  SchedulesIdentities1763790000000,
+  SelfHostedWorkers1763800000000,
+  WebhooksFactories1763810000000,
+];

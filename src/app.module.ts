@@ -8,11 +8,16 @@ import { RedisModule } from './common/redis/redis.module';
 import { APP_CONFIG, AppConfig } from './config/app-config';
 import { dataSourceOptions } from './database/database-setup';
 import { ArtifactsModule } from './modules/artifacts/artifacts.module';
+import { FactoriesApiModule, FactoriesWorkerModule } from './modules/factories/factories.module';
 import { HealthModule } from './modules/health/health.module';
 import { ModelsModule } from './modules/models/models.module';
 import { RunsModule } from './modules/runs/runs.module';
+import { SecretsApiModule } from './modules/secrets/secrets.module';
+import { SchedulesModule } from './modules/schedules/schedules.module';
 import { BearerAuthGuard } from './modules/teams/bearer-auth.guard';
 import { TeamsModule } from './modules/teams/teams.module';
+import { WebhookFeaturesModule } from './modules/webhooks/webhook-features.module';
+import { WorkersModule } from './modules/workers/workers.module';
 
 @Global()
 @Module({})
@@ -31,6 +36,7 @@ class ConfigModule {
 export class AppModule {
   static forConfig(config: AppConfig): DynamicModule {
     const api = config.roles.includes('api');
+    const runs = RunsModule.forRoles(config.roles);
     return {
       module: AppModule,
       imports: [
@@ -56,8 +62,13 @@ export class AppModule {
         TeamsModule,
         ModelsModule,
         ArtifactsModule,
-        RunsModule.forRoles(config.roles),
+        runs,
+        SchedulesModule.forRoles(config.roles, runs),
+        WorkersModule.forRoles(config.roles, runs),
         ...(api ? [HealthModule] : []),
+        ...(api ? [SecretsApiModule, FactoriesApiModule] : []),
+        ...(config.roles.includes('worker') ? [FactoriesWorkerModule] : []),
+        WebhookFeaturesModule.forRoles(config.roles, runs),
       ],
       providers: api
         ? [

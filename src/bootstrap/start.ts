@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from '../app.module';
 import type { AppConfig } from '../config/app-config';
+import { startIngress } from '../ingress/start-ingress';
 import { BootstrapService } from '../modules/teams/bootstrap.service';
 import { configureHttp } from './http';
 import { checkRedis, prepareDatabase } from './preflight';
@@ -11,6 +12,8 @@ export interface AmbientProcess {
   app: INestApplicationContext;
   /** Base URL of the API role (`http://host:port/api/v1`), when this process serves it. */
   apiUrl: string | null;
+  /** Base URL of the webhook ingress (`http://host:port`), when this process serves it. */
+  ingressUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -27,8 +30,37 @@ export async function startAmbient(
     const applied = await prepareDatabase(config);
     if (applied.length) new Logger('Migrations').log(`applied ${applied.join(', ')}`);
   }
-  const module = AppModule.forConfig(config);
   const logger = options.logger ?? ['log', 'warn', 'error'];
+  // The ingress is a separate Nest application on its own port, beside (or instead of) the main one.
+  const ingress = config.roles.includes('ingress') ? await startIngress(config, logger) : null;
+  if (config.roles.every((role) => role === 'ingress')) {
+    return {
+      app: ingress!.app,
+      apiUrl: null,
+      ingressUrl: ingress!.url,
+      close: () => ingress!.app.close(),
+    };
+  }
+  const main = await startMain(config, logger).catch(async (err: unknown) => {
+    await ingress?.app.close();
+    throw err;
+  });
+  return {
+    ...main,
+    ingressUrl: ingress?.url ?? null,
+    close: async () => {
+      await ingress?.app.close();
+      await main.app.close();
+    },
+  };
+}
+
+/** The api, worker and scheduler roles: one Nest application (HTTP only with the api role). */
+async function startMain(
+  config: AppConfig,
+  logger: LoggerService | LogLevel[] | false,
+): Promise<Omit<AmbientProcess, 'ingressUrl'>> {
+  const module = AppModule.forConfig(config);
   if (!config.roles.includes('api')) {
     const app = await NestFactory.createApplicationContext(module, { logger });
     await app.init();

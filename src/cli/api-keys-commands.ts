@@ -100,7 +100,7 @@ function missingTeam(name: string, canCreate: boolean): CommandError {
   return new CommandError(`team "${name}" does not exist (${hint})`);
 }
 
-function keyTable(keys: ApiKey[]): string[] {
+export function keyTable(keys: ApiKey[]): string[] {
   const header = ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'];
   const rows = keys.map((k) => [
     k.id,
@@ -119,6 +119,6 @@ function keyTable(keys: ApiKey[]): string[] {
   );
 }
 
-function formatTime(date: Date | null, none = '-'): string {
+export function formatTime(date: Date | null, none = '-'): string {
   return date ? date.toISOString().replace(/\.\d{3}Z$/, 'Z') : none;
 }

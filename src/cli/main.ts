@@ -8,8 +8,17 @@ import {
 } from './api-keys-commands';
 import { CliCommand, CliIo, helpText } from './cli-command';
 import { UsageError } from './cli-errors';
+import { identitiesListCommand, identitiesSetLimitCommand } from './identities-commands';
+import {
+  identityKeysCreateCommand,
+  identityKeysListCommand,
+  identityKeysRevokeCommand,
+} from './identity-keys-commands';
+import { FACTORIES_COMMANDS } from './factories-commands';
 import { migrateCommand } from './migrate-command';
+import { SECRETS_COMMANDS } from './secrets-commands';
 import { teamsCreateCommand } from './teams-commands';
+import { WEBHOOKS_COMMANDS } from './webhooks-commands';
 
 const COMMANDS: CliCommand[] = [
   migrateCommand,
@@ -17,6 +26,14 @@ const COMMANDS: CliCommand[] = [
   apiKeysCreateCommand,
   apiKeysListCommand,
   apiKeysRevokeCommand,
+  identitiesListCommand,
+  identitiesSetLimitCommand,
+  identityKeysCreateCommand,
+  identityKeysListCommand,
+  identityKeysRevokeCommand,
+  ...SECRETS_COMMANDS,
+  ...FACTORIES_COMMANDS,
+  ...WEBHOOKS_COMMANDS,
 ];
 
 const HELP = new Set(['--help', '-h', 'help']);

@@ -6,7 +6,9 @@ describe('loadConfig', () => {
   it('reads the defaults', () => {
     const config = loadConfig(base);
     expect(config.server.port).toBe(8080);
-    expect(config.roles).toEqual(['api', 'worker', 'scheduler']);
+    expect(config.roles).toEqual(['api', 'ingress', 'worker', 'scheduler']);
+    expect(config.ingress.port).toBe(8081);
+    expect(config.secretsKey).toBeUndefined();
     expect(config.database.url).toBe('mysql://root@127.0.0.1:3306/ambient');
     expect(config.redis.url).toBe('redis://127.0.0.1:6379');
     expect(config.bootstrapApiKey).toBeUndefined();
@@ -41,9 +43,22 @@ describe('loadConfig', () => {
       /^AMBIENT_METADATA_FILTER_ENABLED: must be true or false/,
     ],
     ['AMBIENT_BOOTSTRAP_API_KEY', 'short', /^AMBIENT_BOOTSTRAP_API_KEY: must be at least 16/],
+    ['AMBIENT_SECRETS_KEY', 'c2hvcnQ=', /^AMBIENT_SECRETS_KEY: must be 32 bytes/],
+    ['AMBIENT_WEBHOOK_LOG_RETENTION_DAYS', '3', /must be at least 7/],
   ])('stops on %s=%s with one line naming it', (name, value, message) => {
     expect(() => loadConfig({ ...base, [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, [name]: value })).toThrow(message);
+  });
+
+  it('reads AMBIENT_SECRETS_KEY as hex or base64', () => {
+    const hex = 'ab'.repeat(32);
+    expect(loadConfig({ ...base, AMBIENT_SECRETS_KEY: hex }).secretsKey).toEqual(
+      Buffer.from(hex, 'hex'),
+    );
+    const b64 = Buffer.alloc(32, 7).toString('base64');
+    expect(loadConfig({ ...base, AMBIENT_SECRETS_KEY: b64 }).secretsKey).toEqual(
+      Buffer.alloc(32, 7),
+    );
   });
 
   it('names a missing configuration file', () => {

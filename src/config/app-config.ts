@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 
-export const ROLES = ['api', 'worker', 'scheduler'] as const;
+export const ROLES = ['api', 'ingress', 'worker', 'scheduler'] as const;
 export type Role = (typeof ROLES)[number];
 
 export interface AppConfig {
@@ -24,7 +24,24 @@ export interface AppConfig {
     metadataFilterEnabled: boolean;
     computeCostPerHourUsd: number;
   };
+  schedules: { tickIntervalMs: number; catchUpWindowSeconds: number };
+  identities: { defaultAgentLimit: number };
+  ingress: { host: string; port: number };
+  webhooks: {
+    baseUrl: string;
+    deliveriesPerMinute: number;
+    authFailuresPerMinute: number;
+    logRetentionDays: number;
+    logKeepLatest: number;
+    housekeepingIntervalMs: number;
+    sweepIntervalMs: number;
+    sweepGraceMs: number;
+  };
+  factories: { pollIntervalMs: number; repositoryProtocols: string };
+  selfHosted: { claimTimeoutMs: number; readTimeoutMs: number };
   bootstrapApiKey?: string;
+  /** AMBIENT_SECRETS_KEY: 32 bytes (base64 or hex) that encrypt team secrets; unset = no secrets. */
+  secretsKey?: Buffer;
 }
 
 /** Thrown for a bad setting; main.ts prints its message as the single line that stops start-up. */
@@ -77,6 +94,77 @@ const SETTINGS: Setting[] = [
     env: 'AMBIENT_COMPUTE_COST_PER_HOUR_USD',
     kind: 'number',
     min: 0,
+  },
+  { path: 'schedules.tickIntervalMs', env: 'AMBIENT_SCHEDULER_TICK_MS', kind: 'int', min: 50 },
+  {
+    path: 'schedules.catchUpWindowSeconds',
+    env: 'AMBIENT_SCHEDULE_CATCH_UP_SECONDS',
+    kind: 'int',
+    min: 0,
+  },
+  {
+    path: 'identities.defaultAgentLimit',
+    env: 'AMBIENT_TEAM_AGENT_LIMIT',
+    kind: 'int',
+    min: 0,
+  },
+  { path: 'ingress.host', env: 'AMBIENT_INGRESS_HOST', kind: 'string' },
+  { path: 'ingress.port', env: 'AMBIENT_INGRESS_PORT', kind: 'int', min: 0, max: 65535 },
+  { path: 'webhooks.baseUrl', env: 'AMBIENT_WEBHOOK_BASE_URL', kind: 'url' },
+  {
+    path: 'webhooks.deliveriesPerMinute',
+    env: 'AMBIENT_WEBHOOK_DELIVERIES_PER_MINUTE',
+    kind: 'int',
+    min: 1,
+  },
+  {
+    path: 'webhooks.authFailuresPerMinute',
+    env: 'AMBIENT_WEBHOOK_AUTH_FAILURES_PER_MINUTE',
+    kind: 'int',
+    min: 1,
+  },
+  {
+    path: 'webhooks.logRetentionDays',
+    env: 'AMBIENT_WEBHOOK_LOG_RETENTION_DAYS',
+    kind: 'int',
+    min: 7,
+  },
+  { path: 'webhooks.logKeepLatest', env: 'AMBIENT_WEBHOOK_LOG_KEEP_LATEST', kind: 'int', min: 50 },
+  {
+    path: 'webhooks.housekeepingIntervalMs',
+    env: 'AMBIENT_WEBHOOK_HOUSEKEEPING_INTERVAL_MS',
+    kind: 'int',
+    min: 50,
+  },
+  {
+    path: 'webhooks.sweepIntervalMs',
+    env: 'AMBIENT_WEBHOOK_SWEEP_INTERVAL_MS',
+    kind: 'int',
+    min: 50,
+  },
+  { path: 'webhooks.sweepGraceMs', env: 'AMBIENT_WEBHOOK_SWEEP_GRACE_MS', kind: 'int', min: 0 },
+  {
+    path: 'factories.pollIntervalMs',
+    env: 'AMBIENT_FACTORY_POLL_INTERVAL_MS',
+    kind: 'int',
+    min: 50,
+  },
+  {
+    path: 'factories.repositoryProtocols',
+    env: 'AMBIENT_FACTORY_REPOSITORY_PROTOCOLS',
+    kind: 'string',
+  },
+  {
+    path: 'selfHosted.claimTimeoutMs',
+    env: 'AMBIENT_SELF_HOSTED_CLAIM_TIMEOUT_MS',
+    kind: 'int',
+    min: 100,
+  },
+  {
+    path: 'selfHosted.readTimeoutMs',
+    env: 'AMBIENT_SELF_HOSTED_READ_TIMEOUT_MS',
+    kind: 'int',
+    min: 1000,
   },
 ];
 
@@ -183,6 +271,10 @@ export function loadConfig(
     }
     config.bootstrapApiKey = bootstrap;
   }
+  const secretsKey = overrides.secretsKey ?? env.AMBIENT_SECRETS_KEY;
+  if (typeof secretsKey === 'string' && secretsKey !== '') {
+    config.secretsKey = parseSecretsKey(secretsKey);
+  }
   if (!/^mysql:\/\//.test(config.database.url) && !/^mariadb:\/\//.test(config.database.url)) {
     throw new ConfigError('DATABASE_URL: must start with mysql:// or mariadb://');
   }
@@ -190,6 +282,22 @@ export function loadConfig(
     throw new ConfigError('REDIS_URL: must start with redis:// or rediss://');
   }
   return config;
+}
+
+/** 32 bytes as 64 hex digits or base64 (either alphabet, padding optional). */
+function parseSecretsKey(text: string): Buffer {
+  const trimmed = text.trim();
+  const key = /^[0-9a-fA-F]{64}$/.test(trimmed)
+    ? Buffer.from(trimmed, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(trimmed)
+      ? Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64')
+      : null;
+  if (!key || key.length !== 32) {
+    throw new ConfigError(
+      'AMBIENT_SECRETS_KEY: must be 32 bytes, as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)',
+    );
+  }
+  return key;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -15,6 +15,12 @@ export function apiClient(baseUrl: string, apiKey: string) {
             .post(`${prefix}${path}`)
             .set(auth)
             .send(body as object),
+    put: (path: string, body: unknown) =>
+      request(origin)
+        .put(`${prefix}${path}`)
+        .set(auth)
+        .send(body as object),
+    delete: (path: string) => request(origin).delete(`${prefix}${path}`).set(auth),
     raw: () => request(origin),
     prefix,
     runState: async (runId: string): Promise<string> =>

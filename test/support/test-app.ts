@@ -11,6 +11,8 @@ import { AmbientProcess, startAmbient } from '../../src/bootstrap/start';
 export const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const TEST_API_KEY = 'amb_test_bootstrap_key_0123456789';
+/** AMBIENT_SECRETS_KEY of every test process (32 bytes, hex). */
+export const TEST_SECRETS_KEY = '7e'.repeat(32);
 
 /** One database and Redis prefix per test file (and process), so e2e files run in parallel. */
 export function isolatedNames(label: string): { database: string; redisPrefix: string } {
@@ -83,6 +85,8 @@ export function createTestEnvironment(label: string, modelServerUrl: string): Te
     'models.file': modelsFile,
     'runs.workspaceRoot': workspaceRoot,
     'server.port': 0,
+    'ingress.port': 0,
+    'ingress.host': '127.0.0.1',
     'server.host': '127.0.0.1',
     ...FAST_RUN_SETTINGS,
   };
@@ -95,7 +99,13 @@ export function createTestEnvironment(label: string, modelServerUrl: string): Te
     config: (roles, overrides = {}) =>
       loadConfig(
         { AMBIENT_CONFIG_FILE: 'config/default.yaml' },
-        { ...settings, roles, bootstrapApiKey: TEST_API_KEY, ...overrides },
+        {
+          ...settings,
+          roles,
+          bootstrapApiKey: TEST_API_KEY,
+          secretsKey: TEST_SECRETS_KEY,
+          ...overrides,
+        },
       ),
     childEnv: (extra = {}) => ({
       PATH: process.env.PATH,
@@ -109,6 +119,8 @@ export function createTestEnvironment(label: string, modelServerUrl: string): Te
       AMBIENT_DISPATCH_GRACE_MS: String(FAST_RUN_SETTINGS['runs.dispatchGraceMs']),
       AMBIENT_RUN_LEASE_MS: String(FAST_RUN_SETTINGS['runs.leaseMs']),
       AMBIENT_SHUTDOWN_TIMEOUT_MS: String(FAST_RUN_SETTINGS['server.shutdownTimeoutMs']),
+      AMBIENT_SECRETS_KEY: TEST_SECRETS_KEY,
+      AMBIENT_INGRESS_PORT: '0',
       ...extra,
     }),
     destroy: async () => {
@@ -126,6 +138,8 @@ export function createTestEnvironment(label: string, modelServerUrl: string): Te
 export interface TestApp {
   ambient: AmbientProcess;
   baseUrl: string;
+  /** `http://127.0.0.1:<port>` of the webhook ingress, when the roles include it. */
+  ingressUrl: string;
   apiKey: string;
   dataSource: DataSource;
   close(): Promise<void>;
@@ -140,6 +154,7 @@ export async function startTestApp(
   return {
     ambient,
     baseUrl: ambient.apiUrl ?? '',
+    ingressUrl: ambient.ingressUrl ?? '',
     apiKey: TEST_API_KEY,
     dataSource: ambient.app.get<DataSource>(getDataSourceToken()),
     close: () => ambient.close(),

@@ -19,4 +19,9 @@ export interface NewRun {
   attachments?: { fileName: string; mimeType: string; data: Buffer }[];
   scheduleInfo?: ScheduleInfo;
   agentIdentityUid?: string;
+  /**
+   * Chosen in advance by a producer that must create a run exactly once (a schedule firing
+   * records it first): creating a second run with the same id fails on the primary key.
+   */
+  runId?: string;
 }

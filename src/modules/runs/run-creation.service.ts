@@ -3,16 +3,19 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUuid } from '../../common/ids';
+import { IdentityRunResolver } from '../identities/identity-run-resolver.service';
 import { ModelsService } from '../models/models.service';
 import { Run } from './entities/run.entity';
 import { RunAttachment } from './entities/run-attachment.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
 import { NewRun } from './new-run';
-import { AgentConfig, McpServerConfig } from './run.types';
+import { AgentConfig } from './run.types';
 import { skillName } from './run-item.mapper';
+import { assertMcpServers } from './mcp-servers.rules';
 import { assertMetadata } from './run-metadata.rules';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';
+import { routeWorkerHost } from './worker-host';
 
 export const MAX_ORCHESTRATION_DEPTH = 8;
 const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
@@ -29,6 +32,7 @@ export class RunCreationService {
     private readonly models: ModelsService,
     private readonly transitions: RunTransitions,
     private readonly queue: RunQueue,
+    private readonly identities: IdentityRunResolver,
   ) {}
 
   async create(input: NewRun): Promise<Run> {
@@ -45,12 +49,13 @@ export class RunCreationService {
       throw ApiError.invalid('prompt', 'is required unless a skill or conversation_id is given');
     }
     if (config.mcp_servers) assertMcpServers(config.mcp_servers);
-    if (input.agentIdentityUid) {
-      throw ApiError.invalid(
-        'agent_identity_uid',
-        `unknown agent identity "${input.agentIdentityUid}"`,
-      );
-    }
+    const executor = await this.identities.resolve(
+      input.teamId,
+      input.creatorId,
+      config,
+      input.agentIdentityUid,
+    );
+    Object.assign(config, executor.config);
     const model = this.models.resolveForRun(config.model_id);
     config.model_id = model.id;
     for (const [i, a] of (input.attachments ?? []).entries()) {
@@ -71,13 +76,16 @@ export class RunCreationService {
       ? await this.visibleConversation(input.teamId, input.conversationId)
       : newUuid();
 
+    const route = routeWorkerHost(config.worker_host);
+    if ('problem' in route) throw ApiError.invalid('config.worker_host', route.problem);
+
     const now = new Date();
-    const id = newUuid();
+    const id = input.runId ?? newUuid();
     const run: Run = {
       id,
       teamId: input.teamId,
       creatorId: input.creatorId,
-      executorId: input.executorId ?? input.creatorId,
+      executorId: input.executorId ?? executor.executorId,
       title: (input.title?.trim() || defaultTitle(prompt, config.name)).slice(0, 255),
       prompt,
       state: 'QUEUED',
@@ -102,6 +110,8 @@ export class RunCreationService {
       interactive: input.interactive ?? false,
       executionCount: 0,
       attempt: 0,
+      workerHost: route.host,
+      unclaimedSince: null,
       leaseOwner: null,
       leaseExpiresAt: null,
       startedAt: null,
@@ -148,7 +158,7 @@ export class RunCreationService {
         payload: { source: run.source },
       });
     });
-    await this.queue.enqueue(id);
+    await this.queue.dispatch(run);
     return run;
   }
 
@@ -181,37 +191,4 @@ function defaultTitle(prompt: string, name: string | undefined): string {
       ?.trim() ?? '';
   if (!firstLine) return name ?? 'Agent run';
   return firstLine.length > TITLE_LENGTH ? `${firstLine.slice(0, TITLE_LENGTH - 1)}…` : firstLine;
-}
-
-function assertMcpServers(servers: Record<string, McpServerConfig>): void {
-  for (const [name, server] of Object.entries(servers)) {
-    const field = `config.mcp_servers.${name}`;
-    if (!server || typeof server !== 'object') throw ApiError.invalid(field, 'must be an object');
-    const kinds = (['warp_id', 'command', 'url'] as const).filter((k) => server[k] !== undefined);
-    if (kinds.length !== 1) {
-      throw ApiError.invalid(field, 'must have exactly one of warp_id, command or url');
-    }
-    if (server.url !== undefined) {
-      try {
-        new URL(server.url);
-      } catch {
-        throw ApiError.invalid(`${field}.url`, 'must be a valid URL');
-      }
-    }
-    if (
-      server.args !== undefined &&
-      !(Array.isArray(server.args) && server.args.every((a) => typeof a === 'string'))
-    ) {
-      throw ApiError.invalid(`${field}.args`, 'must be an array of strings');
-    }
-    for (const key of ['env', 'headers'] as const) {
-      const map = server[key];
-      if (
-        map !== undefined &&
-        (typeof map !== 'object' || Object.values(map).some((v) => typeof v !== 'string'))
-      ) {
-        throw ApiError.invalid(`${field}.${key}`, 'must map names to strings');
-      }
-    }
-  }
 }

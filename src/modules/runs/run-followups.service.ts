@@ -75,7 +75,13 @@ export class RunFollowupsService {
     from: readonly RunState[] = TERMINAL_STATES,
   ): Promise<boolean> {
     const requeued = await this.requeueEnded(runId, from);
-    if (requeued) await this.queue.enqueue(runId);
+    if (requeued) {
+      const route = await this.dataSource.getRepository(Run).findOneOrFail({
+        select: { id: true, teamId: true, workerHost: true },
+        where: { id: runId },
+      });
+      await this.queue.dispatch(route);
+    }
     return requeued;
   }
 

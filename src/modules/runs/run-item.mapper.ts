@@ -12,7 +12,7 @@ export function isCancellableType(run: Pick<Run, 'source' | 'executionLocation'>
   return run.executionLocation !== 'LOCAL' && !UNCANCELLABLE_SOURCES.includes(run.source);
 }
 
-function profile(user: User | undefined): UserProfileDto | undefined {
+export function profile(user: User | undefined): UserProfileDto | undefined {
   if (!user) return undefined;
   return {
     uid: user.id,

@@ -1,6 +1,8 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
+import type { Run } from './entities/run.entity';
+import { RunSignals } from './run-signals.service';
 
 export const RUNS_QUEUE = 'runs';
 export const EXECUTE_JOB = 'execute';
@@ -19,7 +21,21 @@ export interface ExecuteJobData {
 export class RunQueue {
   private readonly logger = new Logger('RunQueue');
 
-  constructor(@InjectQueue(RUNS_QUEUE) readonly queue: Queue<ExecuteJobData>) {}
+  constructor(
+    @InjectQueue(RUNS_QUEUE) readonly queue: Queue<ExecuteJobData>,
+    private readonly signals: RunSignals,
+  ) {}
+
+  /**
+   * Hands a QUEUED run to whoever executes it: the Bull queue for Ambient's own workers, or a
+   * hint to every API replica holding a connection of the team's self-hosted worker host (the
+   * run waits in MySQL; the replicas offer it from there).
+   */
+  async dispatch(run: Pick<Run, 'id' | 'teamId' | 'workerHost'>): Promise<boolean> {
+    if (!run.workerHost) return this.enqueue(run.id);
+    await this.signals.publishSelfHostedWork(run.teamId, run.workerHost);
+    return true;
+  }
 
   async enqueue(runId: string): Promise<boolean> {
     const add = this.queue.add(EXECUTE_JOB, { runId }, { jobId: runId });

@@ -24,6 +24,23 @@ export class RunSignals implements OnApplicationShutdown {
     return `${this.connections.prefix}:run-cancel`;
   }
 
+  /** Where cancels are published (the self-hosted worker gateway listens to every one). */
+  get cancelChannel(): string {
+    return this.channel;
+  }
+
+  /** Where replicas announce queued runs for a team's self-hosted worker host. */
+  get selfHostedWorkChannel(): string {
+    return `${this.connections.prefix}:self-hosted-work`;
+  }
+
+  async publishSelfHostedWork(teamId: string, workerHost: string): Promise<void> {
+    const hint = JSON.stringify({ team_id: teamId, worker_host: workerHost });
+    await this.redis.publish(this.selfHostedWorkChannel, hint).catch((err: Error) => {
+      this.logger.warn(`self-hosted work hint not published (${err.message}); the sweep offers it`);
+    });
+  }
+
   async publishCancel(runId: string): Promise<void> {
     await this.redis.publish(this.channel, runId).catch((err: Error) => {
       this.logger.warn(

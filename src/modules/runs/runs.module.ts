@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Role } from '../../config/app-config';
 import { ArtifactsModule } from '../artifacts/artifacts.module';
 import { HarnessModule } from '../harness/harness.module';
+import { IdentitiesModule } from '../identities/identities.module';
 import { ModelsModule } from '../models/models.module';
 import { TeamsModule } from '../teams/teams.module';
 import { Run } from './entities/run.entity';
@@ -16,9 +17,12 @@ import { RunMetadata } from './entities/run-metadata.entity';
 import { ExecutionContextFactory } from './execution/execution-context.factory';
 import { RunExecutor } from './execution/run-executor.service';
 import { RunSweeper } from './execution/run-sweeper.service';
+import { RemoteExecutionService } from './execution/remote-execution.service';
 import { RunWorker } from './execution/run-worker.service';
+import { SelfHostedRuns } from './execution/self-hosted-runs.service';
 import { RunCreationService } from './run-creation.service';
 import { RunFollowupsService } from './run-followups.service';
+import { RunKeysService } from './run-keys.service';
 import { RunListQuery } from './run-list.query';
 import { RUNS_QUEUE, RunQueue } from './run-queue.service';
 import { RunSignals } from './run-signals.service';
@@ -31,7 +35,7 @@ export class RunsModule {
   /** The API role serves the controller; the worker role executes runs and sweeps. */
   static forRoles(roles: Role[]): DynamicModule {
     const workerProviders: Provider[] = roles.includes('worker')
-      ? [RunExecutor, ExecutionContextFactory, RunWorker, RunSweeper]
+      ? [RunExecutor, RunWorker, RunSweeper]
       : [];
     return {
       module: RunsModule,
@@ -50,6 +54,7 @@ export class RunsModule {
         ModelsModule,
         ArtifactsModule,
         HarnessModule,
+        IdentitiesModule,
       ],
       controllers: roles.includes('api') ? [RunsController] : [],
       providers: [
@@ -60,9 +65,24 @@ export class RunsModule {
         RunQueue,
         RunSignals,
         RunTransitions,
+        RunKeysService,
+        ExecutionContextFactory,
+        SelfHostedRuns,
+        RemoteExecutionService,
         ...workerProviders,
       ],
-      exports: [RunsService, RunCreationService, RunTransitions, RunQueue],
+      exports: [
+        RunsService,
+        RunCreationService,
+        RunTransitions,
+        RunQueue,
+        RunSignals,
+        RunFollowupsService,
+        RunKeysService,
+        ExecutionContextFactory,
+        SelfHostedRuns,
+        RemoteExecutionService,
+      ],
     };
   }
 }

@@ -28,4 +28,11 @@ export class ApiKey {
 
   @Column({ name: 'revoked_at', type: 'datetime', precision: 3, nullable: true })
   revokedAt: Date | null;
+
+  /** A run-scoped key acts only on this run, for one of its executions (see RunKeysService). */
+  @Column({ name: 'run_id', type: 'varchar', length: 36, nullable: true })
+  runId?: string | null;
+
+  @Column({ name: 'run_execution_id', type: 'int', nullable: true })
+  runExecutionId?: number | null;
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull } from 'typeorm';
 import { newUid } from '../../common/ids';
 import { ApiKey } from './api-key.entity';
 import { generateApiKey, hashApiKey, hashesEqual, lookupPrefixOf } from './api-key-format';
@@ -19,6 +19,8 @@ interface KeyRow {
   role: User['role'];
   display_name: string;
   email: string | null;
+  run_id: string | null;
+  run_execution_id: number | null;
 }
 
 @Injectable()
@@ -54,15 +56,83 @@ export class ApiKeysService {
     return this.dataSource
       .getRepository(ApiKey)
       .createQueryBuilder('k')
-      .where('k.revoked_at IS NULL')
+      .where('k.revoked_at IS NULL AND k.run_id IS NULL')
       .getCount();
   }
 
-  /** A team's keys, oldest first; the entity holds only the secret's hash. */
+  /** A team's keys (not the run-scoped ones), oldest first; the entity holds only the secret's hash. */
   listKeys(teamId: string): Promise<ApiKey[]> {
     return this.dataSource
       .getRepository(ApiKey)
-      .find({ where: { teamId }, order: { createdAt: 'ASC', id: 'ASC' } });
+      .find({ where: { teamId, runId: IsNull() }, order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
+  /** Creates a key bound to one execution of one run, acting as `userId`; returns the plain key. */
+  async createForRun(fields: {
+    id: string;
+    teamId: string;
+    userId: string;
+    runId: string;
+    executionId: number;
+  }): Promise<string> {
+    const { key, prefix } = generateApiKey();
+    await this.dataSource.getRepository(ApiKey).insert({
+      id: fields.id,
+      teamId: fields.teamId,
+      userId: fields.userId,
+      name: `run ${fields.runId} execution ${fields.executionId}`,
+      prefix,
+      secretHash: hashApiKey(key),
+      createdAt: new Date(),
+      lastUsedAt: null,
+      revokedAt: null,
+      runId: fields.runId,
+      runExecutionId: fields.executionId,
+    });
+    return key;
+  }
+
+  /** Run-scoped keys not revoked yet, oldest first. */
+  liveRunKeys(limit: number): Promise<ApiKey[]> {
+    return this.dataSource
+      .getRepository(ApiKey)
+      .createQueryBuilder('k')
+      .select(['k.id', 'k.runId', 'k.runExecutionId', 'k.createdAt'])
+      .where('k.revoked_at IS NULL AND k.run_id IS NOT NULL')
+      .orderBy('k.created_at', 'ASC')
+      .limit(limit)
+      .getMany();
+  }
+
+  async revokeMany(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.dataSource
+      .getRepository(ApiKey)
+      .update({ id: In(ids), revokedAt: IsNull() }, { revokedAt: new Date() });
+  }
+
+  /** One user's keys (an agent identity's; not the run-scoped ones), oldest first. */
+  listForUser(userId: string): Promise<ApiKey[]> {
+    return this.dataSource
+      .getRepository(ApiKey)
+      .find({ where: { userId, runId: IsNull() }, order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
+  /** Revokes one of a user's keys; null when the user has no such key. */
+  async revokeForUser(userId: string, id: string): Promise<ApiKey | null> {
+    const key = await this.dataSource
+      .getRepository(ApiKey)
+      .findOneBy({ id, userId, runId: IsNull() });
+    return key ? this.revoke(id) : null;
+  }
+
+  /**
+   * Deletes every key of a user, run-scoped ones included, inside the caller's transaction
+   * (deleting an agent identity).
+   */
+  async deleteAllForUser(manager: EntityManager, userId: string): Promise<number> {
+    const result = await manager.getRepository(ApiKey).delete({ userId });
+    return result.affected ?? 0;
   }
 
   /** Revokes a key (idempotently: the first revocation time stays); null when it does not exist. */
@@ -76,10 +146,10 @@ export class ApiKeysService {
   async authenticate(plainKey: string): Promise<Principal | null> {
     if (!plainKey || plainKey.length > 512) return null;
     const rows = (await this.dataSource.query(
-      `SELECT k.id, k.team_id, k.user_id, k.secret_hash, k.last_used_at,
+      `SELECT k.id, k.team_id, k.user_id, k.secret_hash, k.last_used_at, k.run_id, k.run_execution_id,
               u.type, u.role, u.display_name, u.email
          FROM api_keys k JOIN users u ON u.id = k.user_id
-        WHERE k.prefix = ? AND k.revoked_at IS NULL`,
+        WHERE k.prefix = ? AND k.revoked_at IS NULL AND u.deleted_at IS NULL`,
       [lookupPrefixOf(plainKey)],
     )) as KeyRow[];
     const row = rows[0];
@@ -98,6 +168,7 @@ export class ApiKeysService {
       role: row.role,
       displayName: row.display_name,
       email: row.email,
+      ...(row.run_id ? { runId: row.run_id, runExecutionId: row.run_execution_id } : {}),
     };
   }
 }

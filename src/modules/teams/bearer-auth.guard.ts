@@ -3,6 +3,8 @@ import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import { IS_PUBLIC } from '../../common/auth/public.decorator';
 import { ApiError } from '../../common/errors/api-error';
+import type { Principal } from './principal';
+import { RUN_SCOPED } from './run-scoped.decorator';
 
 /** Global guard: every route needs `Authorization: Bearer <key>` unless marked @Public(). */
 @Injectable()
@@ -20,7 +22,12 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
     return super.canActivate(context);
   }
 
-  override handleRequest<T>(err: unknown, user: T | false): T {
+  override handleRequest<T>(
+    err: unknown,
+    user: T | false,
+    _info: unknown,
+    context: ExecutionContext,
+  ): T {
     if (err) throw err;
     if (!user) {
       throw new ApiError(
@@ -28,6 +35,25 @@ export class BearerAuthGuard extends AuthGuard('bearer') {
         'send a valid API key as "Authorization: Bearer <key>"',
       );
     }
+    this.assertKeyScope(user as unknown as Principal, context);
     return user;
+  }
+
+  /** Run-scoped keys work only on run-scoped routes, and those take nothing else. */
+  private assertKeyScope(principal: Principal, context: ExecutionContext): void {
+    const runScopedRoute =
+      this.reflector.getAllAndOverride<boolean>(RUN_SCOPED, [
+        context.getHandler(),
+        context.getClass(),
+      ]) ?? false;
+    if (runScopedRoute && !principal.runId) {
+      throw new ApiError('not_authorized', 'this endpoint takes only the run-scoped key of a run');
+    }
+    if (!runScopedRoute && principal.runId) {
+      throw new ApiError(
+        'not_authorized',
+        `a run-scoped key may only report for its run (${principal.runId}) through /harness-support`,
+      );
+    }
   }
 }

@@ -9,4 +9,7 @@ export interface Principal {
   role: UserRole;
   displayName: string;
   email: string | null;
+  /** Set for a run-scoped key: the run (and its execution) the key may act on, nothing else. */
+  runId?: string | null;
+  runExecutionId?: number | null;
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { newUid } from '../../common/ids';
 import { Team } from './team.entity';
 import { User, UserRole, UserType } from './user.entity';
@@ -42,6 +42,68 @@ export class TeamsService {
       where: { teamId: team.id, role: 'admin', type: 'user' },
       order: { createdAt: 'ASC' },
     });
+  }
+
+  /** The user behind a new agent identity, inserted in the caller's transaction. */
+  async createServiceAccount(
+    manager: EntityManager,
+    teamId: string,
+    displayName: string,
+  ): Promise<User> {
+    const user: User = {
+      id: newUid(),
+      teamId,
+      displayName,
+      email: null,
+      type: 'service_account',
+      role: 'member',
+      createdAt: new Date(),
+    };
+    await manager.getRepository(User).insert(user);
+    return user;
+  }
+
+  async renameUser(manager: EntityManager, userId: string, displayName: string): Promise<void> {
+    await manager.getRepository(User).update({ id: userId }, { displayName });
+  }
+
+  /** Marks a user deleted: its keys stop authenticating; runs keep showing it as their executor. */
+  async softDeleteUser(manager: EntityManager, userId: string, at: Date): Promise<void> {
+    await manager.query(`UPDATE users SET deleted_at = ? WHERE id = ?`, [at, userId]);
+  }
+
+  /** A service account (agent identity) that has not been deleted, or null. */
+  findServiceAccount(id: string): Promise<User | null> {
+    return this.dataSource
+      .getRepository(User)
+      .createQueryBuilder('u')
+      .where("u.id = :id AND u.type = 'service_account' AND u.deleted_at IS NULL", { id })
+      .getOne();
+  }
+
+  /** The team's service accounts (agent identities) that are not deleted, oldest first. */
+  serviceAccounts(teamId: string): Promise<User[]> {
+    return this.dataSource
+      .getRepository(User)
+      .createQueryBuilder('u')
+      .where("u.team_id = :teamId AND u.type = 'service_account' AND u.deleted_at IS NULL", {
+        teamId,
+      })
+      .orderBy('u.created_at', 'ASC')
+      .addOrderBy('u.id', 'ASC')
+      .getMany();
+  }
+
+  /** The team's own limit on usable agent identities; null means the configured default. */
+  async agentLimit(teamId: string): Promise<number | null> {
+    const rows = (await this.dataSource.query(`SELECT agent_limit FROM teams WHERE id = ?`, [
+      teamId,
+    ])) as { agent_limit: number | null }[];
+    return rows[0]?.agent_limit ?? null;
+  }
+
+  async setAgentLimit(teamId: string, limit: number | null): Promise<void> {
+    await this.dataSource.query(`UPDATE teams SET agent_limit = ? WHERE id = ?`, [limit, teamId]);
   }
 
   async usersByIds(teamId: string, ids: string[]): Promise<Map<string, User>> {

@@ -88,6 +88,14 @@ export class Run {
   @Column({ type: 'int' })
   attempt: number;
 
+  /** The self-hosted worker id the run must run on; null for Ambient's own workers. */
+  @Column({ name: 'worker_host', type: 'varchar', length: 128, nullable: true })
+  workerHost: string | null;
+
+  /** Set while a self-hosted run waits for a claim across offers; the claim timeout counts from it. */
+  @Column({ name: 'unclaimed_since', type: 'datetime', precision: 3, nullable: true })
+  unclaimedSince: Date | null;
+
   @Column({ name: 'lease_owner', type: 'varchar', length: 64, nullable: true })
   leaseOwner: string | null;
 

@@ -12,6 +12,19 @@ import { RunMessage } from '../entities/run-message.entity';
 import { RunFollowupsService } from '../run-followups.service';
 import { RunTransitions } from '../run-transitions.service';
 import { closeDanglingToolCalls } from './conversation-history';
+import { initialPrompt } from './initial-prompt';
+
+/** What an execution starts from, wherever it runs (here or on a self-hosted worker). */
+export interface ExecutionInputs {
+  /** Stored messages of the whole conversation so far, dangling tool calls answered. */
+  history: ChatMessage[];
+  /** True when the run has no messages yet: the execution starts with the prompt. */
+  firstExecution: boolean;
+  /** The run's attachments, for the first execution only. */
+  attachments: RunAttachment[];
+  /** Follow-ups not delivered yet, now claimed by this execution. */
+  followups: string[];
+}
 
 /** Assembles what a harness needs for one execution: workspace, conversation so far, new turns. */
 @Injectable()
@@ -30,17 +43,14 @@ export class ExecutionContextFactory {
     model: CatalogModel,
     signal: AbortSignal,
   ): Promise<HarnessContext> {
-    const history = await this.conversationSoFar(run.conversationId);
-    const runHasMessages = await this.dataSource
-      .getRepository(RunMessage)
-      .exists({ where: { runId: run.id } });
-    const attachments = runHasMessages
-      ? []
-      : await this.dataSource.getRepository(RunAttachment).findBy({ runId: run.id });
+    const { history, firstExecution, attachments, followups } = await this.loadInputs(
+      run,
+      executionId,
+    );
     const workspace = await this.workspaces.prepare(run.id, attachments);
     const userMessages: string[] = [];
-    if (!runHasMessages) userMessages.push(initialPrompt(run, workspace.attachmentPaths));
-    userMessages.push(...(await this.followups.takeUndelivered(run.id, executionId)));
+    if (firstExecution) userMessages.push(initialPrompt(run, workspace.attachmentPaths));
+    userMessages.push(...followups);
     const { runs } = this.config;
     return {
       runId: run.id,
@@ -60,20 +70,35 @@ export class ExecutionContextFactory {
       },
       signal,
       takeFollowups: () => this.followups.takeUndelivered(run.id, executionId),
-      recordMessage: async (message) => {
-        await this.dataSource.getRepository(RunMessage).insert({
-          runId: run.id,
-          executionId,
-          message: message as unknown as JsonObject,
-          createdAt: new Date(),
-        });
-      },
+      recordMessage: (message) => this.recordMessage(run.id, executionId, message),
       emitEvent: (eventType, payload) =>
         this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
           executionId,
           payload: payload ?? null,
         }),
     };
+  }
+
+  async loadInputs(run: Run, executionId: number): Promise<ExecutionInputs> {
+    const history = await this.conversationSoFar(run.conversationId);
+    const firstExecution = !(await this.dataSource
+      .getRepository(RunMessage)
+      .exists({ where: { runId: run.id } }));
+    const attachments = firstExecution
+      ? await this.dataSource.getRepository(RunAttachment).findBy({ runId: run.id })
+      : [];
+    const followups = await this.followups.takeUndelivered(run.id, executionId);
+    return { history, firstExecution, attachments, followups };
+  }
+
+  /** Stores one message of the conversation, as the agent loop produces it. */
+  async recordMessage(runId: string, executionId: number, message: ChatMessage): Promise<void> {
+    await this.dataSource.getRepository(RunMessage).insert({
+      runId,
+      executionId,
+      message: message as unknown as JsonObject,
+      createdAt: new Date(),
+    });
   }
 
   private async conversationSoFar(conversationId: string): Promise<ChatMessage[]> {
@@ -86,10 +111,4 @@ export class ExecutionContextFactory {
       rows.map((r) => (typeof r.message === 'string' ? JSON.parse(r.message) : r.message)),
     );
   }
-}
-
-function initialPrompt(run: Run, attachmentPaths: string[]): string {
-  const prompt = run.prompt || `Use the skill ${run.skillSpec ?? ''}.`.trim();
-  if (attachmentPaths.length === 0) return prompt;
-  return `${prompt}\n\nAttached files (in the workspace):\n${attachmentPaths.map((p) => `- ${p}`).join('\n')}`;
 }

@@ -96,7 +96,8 @@ export class RunExecutor {
 
   private async claim(runId: string): Promise<Run | null> {
     const run = await this.dataSource.getRepository(Run).findOneBy({ id: runId });
-    if (!run || run.state !== 'QUEUED') return null;
+    // A self-hosted run is executed by its team's own worker, never here.
+    if (!run || run.state !== 'QUEUED' || run.workerHost) return null;
     const claimed = await this.transitions.transition(runId, 'CLAIMED', {
       from: ['QUEUED'],
       set: {

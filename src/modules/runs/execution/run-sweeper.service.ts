@@ -64,6 +64,7 @@ export class RunSweeper implements OnApplicationBootstrap, OnModuleDestroy {
       .createQueryBuilder('r')
       .select('r.id', 'id')
       .where('r.state = :state AND r.updated_at < :before', { state: 'QUEUED', before })
+      .andWhere('r.worker_host IS NULL') // self-hosted runs wait in MySQL for their workers
       .orderBy('r.updated_at', 'ASC')
       .limit(BATCH)
       .getRawMany<{ id: string }>();
@@ -78,7 +79,7 @@ export class RunSweeper implements OnApplicationBootstrap, OnModuleDestroy {
     const lapsed = await this.dataSource
       .getRepository(Run)
       .createQueryBuilder('r')
-      .select(['r.id', 'r.attempt', 'r.executionCount', 'r.leaseOwner'])
+      .select(['r.id', 'r.teamId', 'r.workerHost', 'r.attempt', 'r.executionCount', 'r.leaseOwner'])
       .where('r.state IN (:...states) AND r.lease_expires_at < :now', {
         states: ['CLAIMED', 'INPROGRESS'],
         now: new Date(),
@@ -102,7 +103,8 @@ export class RunSweeper implements OnApplicationBootstrap, OnModuleDestroy {
         });
         if (requeued) {
           this.logger.warn(`run ${run.id}: worker ${run.leaseOwner} was lost; retrying`);
-          await this.runQueue.ensureJob(run.id);
+          if (run.workerHost) await this.runQueue.dispatch(run);
+          else await this.runQueue.ensureJob(run.id);
         }
       } else {
         const message = `the worker executing this run stopped responding (attempt ${run.attempt} of ${this.config.runs.maxAttempts})`;

@@ -1,0 +1,189 @@
+import { API_OPTION_HELP, API_OPTIONS, callApi, printJson, required } from './api-http';
+import { CliCommand } from './cli-command';
+import { UsageError } from './cli-errors';
+
+const ids = { factory: { type: 'string' }, webhook: { type: 'string' } } as const;
+const idHelp = ['  --factory <uid>', '  --webhook <uid>'];
+const path = (values: Record<string, unknown>, rest = '') =>
+  `/factory/${required(values as never, 'factory')}/webhooks/${required(values as never, 'webhook')}${rest}`;
+
+export const webhooksListCommand: CliCommand = {
+  name: 'webhooks list',
+  synopsis: 'webhooks list --factory <uid>',
+  summary: "List a factory's webhooks: uid, state, auth mode, name, URL.",
+  details: ['', 'Options:', '  --factory <uid>', ...API_OPTION_HELP],
+  options: { ...API_OPTIONS, factory: { type: 'string' } },
+  async run(values, io) {
+    const { webhooks } = (await callApi(
+      values,
+      io,
+      'GET',
+      `/factory/${required(values, 'factory')}/webhooks`,
+    )) as {
+      webhooks: { uid: string; enabled: boolean; auth_mode: string; name: string; url: string }[];
+    };
+    for (const w of webhooks)
+      io.out(
+        `${w.uid}  ${w.enabled ? 'enabled ' : 'disabled'}  ${w.auth_mode.padEnd(9)}  ${w.name}  ${w.url}`,
+      );
+  },
+};
+
+export const webhooksCreateCommand: CliCommand = {
+  name: 'webhooks create',
+  synopsis:
+    'webhooks create --factory <uid> --name <name> [--auth-mode token|url_token|signature] [--scheme <s>] [--provider-secret <s>] [--secret-name <NAME>] [--delivery-id-header <H>]',
+  summary: 'Create a webhook; its URL and secret are printed once.',
+  details: [
+    '',
+    'Options:',
+    '  --factory <uid>',
+    '  --name <name>',
+    '  --auth-mode <m>            token (default), url_token or signature',
+    '  --scheme <s>               standard_webhooks, stripe, github, sentry, pagerduty, vercel',
+    '  --provider-secret <s>      the provider signing secret (blank standard_webhooks: generated)',
+    '  --secret-name <NAME>       team secret to create (default WEBHOOK_<NAME>_SECRET)',
+    '  --delivery-id-header <H>   header carrying the sender delivery id',
+    ...API_OPTION_HELP,
+  ],
+  options: {
+    ...API_OPTIONS,
+    factory: { type: 'string' },
+    name: { type: 'string' },
+    'auth-mode': { type: 'string' },
+    scheme: { type: 'string' },
+    'provider-secret': { type: 'string' },
+    'secret-name': { type: 'string' },
+    'delivery-id-header': { type: 'string' },
+  },
+  async run(values, io) {
+    const body: Record<string, unknown> = { name: required(values, 'name') };
+    const map = {
+      'auth-mode': 'auth_mode',
+      scheme: 'signature_scheme',
+      'provider-secret': 'provider_secret',
+      'secret-name': 'secret_name',
+      'delivery-id-header': 'delivery_id_header',
+    } as const;
+    for (const [option, field] of Object.entries(map))
+      if (values[option] !== undefined) body[field] = values[option];
+    const created = (await callApi(
+      values,
+      io,
+      'POST',
+      `/factory/${required(values, 'factory')}/webhooks`,
+      body,
+    )) as { url: string; secret: string | null };
+    printJson(io, created);
+    if (created.secret) io.err('The secret (and a url_token URL) is shown only now; store it.');
+  },
+};
+
+function action(name: string, summary: string, method: string, suffix: string): CliCommand {
+  return {
+    name: `webhooks ${name}`,
+    synopsis: `webhooks ${name} --factory <uid> --webhook <uid>`,
+    summary,
+    details: ['', 'Options:', ...idHelp, ...API_OPTION_HELP],
+    options: { ...API_OPTIONS, ...ids },
+    async run(values, io) {
+      const result = await callApi(values, io, method, path(values, suffix));
+      if (result === null) io.out('done');
+      else printJson(io, result);
+    },
+  };
+}
+
+export const webhooksDeliveriesCommand: CliCommand = {
+  name: 'webhooks deliveries',
+  synopsis: 'webhooks deliveries --factory <uid> --webhook <uid> [--limit <n>]',
+  summary: 'The delivery log, newest first: entry id, time, status, size, delivery id.',
+  details: ['', 'Options:', ...idHelp, '  --limit <n>   1-100 (default 50)', ...API_OPTION_HELP],
+  options: { ...API_OPTIONS, ...ids, limit: { type: 'string' } },
+  async run(values, io) {
+    const query = values.limit ? `?limit=${encodeURIComponent(String(values.limit))}` : '';
+    const { deliveries } = (await callApi(
+      values,
+      io,
+      'GET',
+      path(values, `/deliveries${query}`),
+    )) as {
+      deliveries: {
+        id: string;
+        received_at: string;
+        status: string;
+        size_bytes: number;
+        delivery_id: string | null;
+      }[];
+    };
+    for (const d of deliveries)
+      io.out(
+        `${d.id}  ${d.received_at}  ${d.status.padEnd(23)}  ${String(d.size_bytes).padStart(7)} B  ${d.delivery_id ?? '-'}`,
+      );
+  },
+};
+
+export const webhooksTestFilterCommand: CliCommand = {
+  name: 'webhooks test-filter',
+  synopsis:
+    'webhooks test-filter --factory <uid> --webhook <uid> --delivery <entry id> (--automation <name> | --filter <json>)',
+  summary:
+    'Would an automation (or an inline trigger filter) fire for a stored delivery, and which check fails?',
+  details: [
+    '',
+    'Options:',
+    ...idHelp,
+    '  --delivery <id>      log entry id (webhooks deliveries)',
+    '  --automation <name>',
+    '  --filter <json>      {"webhook_ids":[…],"payload":{…}}',
+    ...API_OPTION_HELP,
+  ],
+  options: {
+    ...API_OPTIONS,
+    ...ids,
+    delivery: { type: 'string' },
+    automation: { type: 'string' },
+    filter: { type: 'string' },
+  },
+  async run(values, io) {
+    let body: Record<string, unknown>;
+    if (values.filter !== undefined) {
+      try {
+        body = { filter: JSON.parse(String(values.filter)) };
+      } catch {
+        throw new UsageError('--filter must be JSON');
+      }
+    } else body = { automation: required(values, 'automation') };
+    printJson(
+      io,
+      await callApi(
+        values,
+        io,
+        'POST',
+        path(values, `/deliveries/${required(values, 'delivery')}/test-filter`),
+        body,
+      ),
+    );
+  },
+};
+
+export const WEBHOOKS_COMMANDS = [
+  webhooksListCommand,
+  webhooksCreateCommand,
+  action('enable', "Enable a webhook (takes its team secret's current value).", 'POST', '/enable'),
+  action('disable', 'Disable a webhook: senders get 404 at once.', 'POST', '/disable'),
+  action(
+    'rotate-secret',
+    'Rotate the secret: the new one is printed once, the old one fails at once.',
+    'POST',
+    '/rotate-secret',
+  ),
+  action(
+    'delete',
+    'Delete a webhook: senders get 404; automations selecting it never fire.',
+    'DELETE',
+    '',
+  ),
+  webhooksDeliveriesCommand,
+  webhooksTestFilterCommand,
+];

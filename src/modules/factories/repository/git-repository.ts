@@ -1,0 +1,129 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { DefinitionFile } from '../definition/definition.types';
+import { MAX_FILE_BYTES, MAX_FILES } from '../definition/definition-parser';
+
+const run = promisify(execFile);
+const GIT_TIMEOUT_MS = 60_000;
+/** Top-level entries of a definition; the rest of a repository is never read. */
+const DEFINITION_ROOTS = [
+  'factory.yaml',
+  'agents',
+  'automations',
+  'webhooks',
+  'runners',
+  'skills',
+  'benchmarks',
+  'scorers',
+];
+
+export interface RepositoryLocation {
+  url: string;
+  branch: string;
+  /** Directory of the definition inside the repository ('' = root). */
+  path: string;
+}
+
+/** Raised for a repository that cannot be read; the message is safe to show the user. */
+export class RepositoryError extends Error {}
+
+/** The git transport a URL uses, or null when it is not one git understands. */
+export function protocolOf(url: string): string | null {
+  if (url.startsWith('-')) return null;
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
+  if (scheme) return scheme === 'git+ssh' || scheme === 'ssh+git' ? 'ssh' : scheme;
+  if (url.startsWith('/')) return 'file';
+  if (/^[\w.-]+@[\w.-]+:/.test(url)) return 'ssh';
+  return null;
+}
+
+/**
+ * Reads a production branch with the `git` command line. Only the configured transports are
+ * allowed (GIT_ALLOW_PROTOCOL), so `ext::` and friends can never run a command, and git never
+ * prompts for credentials.
+ */
+export class GitRepository {
+  constructor(private readonly allowedProtocols: string[]) {}
+
+  /** The commit the branch points at now. */
+  async head(location: RepositoryLocation): Promise<string> {
+    const { stdout } = await this.git([
+      'ls-remote',
+      '--exit-code',
+      '--',
+      location.url,
+      `refs/heads/${location.branch}`,
+    ]);
+    const commit = stdout.split(/\s/)[0];
+    if (!/^[0-9a-f]{40,64}$/.test(commit))
+      throw new RepositoryError(`branch "${location.branch}" not found`);
+    return commit;
+  }
+
+  /** The definition files at the branch's head, and that commit. */
+  async read(location: RepositoryLocation): Promise<{ commit: string; files: DefinitionFile[] }> {
+    const dir = await mkdtemp(join(tmpdir(), 'ambient-factory-'));
+    try {
+      await this.git([
+        'clone',
+        '--quiet',
+        '--depth',
+        '1',
+        '--single-branch',
+        '--branch',
+        location.branch,
+        '--',
+        location.url,
+        dir,
+      ]);
+      const { stdout } = await this.git(['-C', dir, 'rev-parse', 'HEAD']);
+      const root = join(dir, location.path);
+      const files: DefinitionFile[] = [];
+      for (const entry of DEFINITION_ROOTS) await collect(root, join(root, entry), files);
+      return { commit: stdout.trim(), files };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  private async git(args: string[]): Promise<{ stdout: string }> {
+    try {
+      return await run('git', args, {
+        timeout: GIT_TIMEOUT_MS,
+        maxBuffer: 4 * 1024 * 1024,
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: process.env.HOME ?? tmpdir(),
+          GIT_TERMINAL_PROMPT: '0',
+          GIT_ALLOW_PROTOCOL: this.allowedProtocols.join(':'),
+          GIT_CONFIG_NOSYSTEM: '1',
+        },
+      });
+    } catch (err) {
+      const stderr = String((err as { stderr?: string }).stderr ?? '')
+        .trim()
+        .split('\n')
+        .at(-1);
+      throw new RepositoryError(
+        `git ${args[0] === '-C' ? args[2] : args[0]} failed: ${stderr || (err as Error).message}`,
+      );
+    }
+  }
+}
+
+async function collect(root: string, path: string, files: DefinitionFile[]): Promise<void> {
+  const info = await stat(path).catch(() => null);
+  if (!info || files.length >= MAX_FILES + 1) return;
+  if (info.isDirectory()) {
+    for (const name of (await readdir(path)).sort()) {
+      if (!name.startsWith('.')) await collect(root, join(path, name), files);
+    }
+  } else if (info.isFile()) {
+    const content =
+      info.size > MAX_FILE_BYTES ? 'x'.repeat(MAX_FILE_BYTES + 1) : await readFile(path, 'utf8');
+    files.push({ path: relative(root, path).split('\\').join('/'), content });
+  }
+}

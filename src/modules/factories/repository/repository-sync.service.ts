@@ -1,0 +1,82 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { DefinitionApplier } from '../definition-applier.service';
+import { Factory, LastSync } from '../entities/factory.entity';
+import { FactoriesService } from '../factories.service';
+import { RepositoryError } from './git-repository';
+
+const LOCK_MS = 5 * 60_000;
+
+/**
+ * Applies a repository-backed factory's production branch when it has moved. Replicas never
+ * sync one factory at once (a guarded update takes a lease on the row); a commit that failed to
+ * apply is not retried until the branch moves again (or a sync is forced).
+ */
+@Injectable()
+export class RepositorySync {
+  private readonly logger = new Logger('FactorySync');
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly factories: FactoriesService,
+    private readonly applier: DefinitionApplier,
+  ) {}
+
+  async sync(factory: Factory, force = false): Promise<LastSync | null> {
+    const now = new Date();
+    const taken = await this.dataSource.query(
+      `UPDATE factories SET sync_lock_until = ?
+        WHERE id = ? AND deleted_at IS NULL AND (sync_lock_until IS NULL OR sync_lock_until < ?)`,
+      [new Date(now.getTime() + LOCK_MS), factory.id, now],
+    );
+    if (!(taken as { affectedRows: number }).affectedRows) return null;
+    let outcome: LastSync;
+    try {
+      outcome = await this.attempt(factory, force);
+    } catch (err) {
+      const message =
+        err instanceof RepositoryError ? err.message : `sync failed: ${(err as Error).message}`;
+      outcome = { at: new Date().toISOString(), commit: null, status: 'failed', message };
+    }
+    await this.dataSource.query(
+      `UPDATE factories SET last_sync = ?, sync_lock_until = NULL WHERE id = ?`,
+      [JSON.stringify(outcome), factory.id],
+    );
+    if (outcome.status !== 'unchanged') {
+      this.logger.log(
+        `factory ${factory.id}: ${outcome.status} ${outcome.commit ?? ''} ${outcome.message ?? ''}`.trim(),
+      );
+    }
+    return outcome;
+  }
+
+  private async attempt(factory: Factory, force: boolean): Promise<LastSync> {
+    const location = {
+      url: factory.repositoryUrl!,
+      branch: factory.repositoryBranch ?? 'main',
+      path: factory.repositoryPath ?? '',
+    };
+    const at = new Date().toISOString();
+    const head = await this.factories.git.head(location);
+    const failedBefore = factory.lastSync?.status === 'failed' && factory.lastSync.commit === head;
+    if (!force && (head === factory.appliedCommit || failedBefore)) {
+      return {
+        ...(factory.lastSync ?? { commit: head, status: 'unchanged' }),
+        at,
+        commit: head,
+        status: failedBefore ? 'failed' : 'unchanged',
+      };
+    }
+    const { commit, files } = await this.factories.git.read(location);
+    const result = await this.applier.apply(factory.id, files, { commit });
+    if (result.applied) return { at, commit, status: 'applied' };
+    return {
+      at,
+      commit,
+      status: 'failed',
+      message: `the definition at ${commit.slice(0, 12)} is invalid; the previous one stays applied`,
+      diagnostics: result.diagnostics.map((d) => ({ ...d })),
+    };
+  }
+}

@@ -1,0 +1,198 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import type { JsonObject } from '../../../common/json';
+import {
+  HarnessAuthSecretsDto,
+  HarnessDto,
+  McpServerConfigDto,
+  MemoryStoreRefDto,
+  SecretRefDto,
+} from '../../runs/dto/agent-config.dto';
+import { AGENT_TYPES, AgentType } from '../agent-settings';
+
+const MAX_LIST = 100;
+
+@ApiSchema({ name: 'AutoMemoryRequest' })
+export class AutoMemoryInputDto {
+  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() enabled?: boolean | null;
+}
+
+@ApiSchema({ name: 'MemoryRequest' })
+export class MemoryInputDto {
+  @ApiPropertyOptional({ type: [MemoryStoreRefDto], nullable: true })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_LIST)
+  @ValidateNested({ each: true })
+  @Type(() => MemoryStoreRefDto)
+  attached_stores?: MemoryStoreRefDto[] | null;
+
+  @ApiPropertyOptional({ type: AutoMemoryInputDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => AutoMemoryInputDto)
+  auto_memory?: AutoMemoryInputDto | null;
+}
+
+/** The optional agent fields, shared by create and update. */
+export class AgentFieldsDto {
+  @ApiPropertyOptional({ nullable: true })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  description?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, description: 'Base prompt for the runs it executes' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100_000)
+  prompt?: string | null;
+
+  @ApiPropertyOptional({ enum: AGENT_TYPES, nullable: true })
+  @IsOptional()
+  @IsIn(AGENT_TYPES)
+  agent_type?: AgentType | null;
+
+  @ApiPropertyOptional({ deprecated: true })
+  @IsOptional()
+  @IsString()
+  @MaxLength(32)
+  base_harness?: string | null;
+
+  @ApiPropertyOptional({ description: 'Model for its runs unless the run names one' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  base_model?: string | null;
+
+  @ApiPropertyOptional({ enum: ['CREATOR', 'EXECUTOR'] })
+  @IsOptional()
+  @IsIn(['CREATOR', 'EXECUTOR'])
+  credential_strategy?: 'CREATOR' | 'EXECUTOR' | null;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  default_runner_uid?: string | null;
+
+  @ApiPropertyOptional({ description: '22 characters of [A-Za-z0-9]' })
+  @ValidateIf((_o, value) => value !== undefined && value !== null && value !== '')
+  @Matches(/^[A-Za-z0-9]{22}$/, { message: 'must be 22 characters of [A-Za-z0-9]' })
+  environment_id?: string | null;
+
+  @ApiPropertyOptional({ type: HarnessDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => HarnessDto)
+  harness?: HarnessDto | null;
+
+  @ApiPropertyOptional({ type: HarnessAuthSecretsDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => HarnessAuthSecretsDto)
+  harness_auth_secrets?: HarnessAuthSecretsDto | null;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @IsOptional()
+  @IsObject()
+  inference_providers?: JsonObject | null;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/MCPServerConfig' },
+  })
+  @IsOptional()
+  @IsObject()
+  mcp_servers?: Record<string, McpServerConfigDto> | null;
+
+  @ApiPropertyOptional({ type: MemoryInputDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => MemoryInputDto)
+  memory?: MemoryInputDto | null;
+
+  @ApiPropertyOptional({ description: 'Admins only' })
+  @IsOptional()
+  @IsBoolean()
+  on_behalf_of_enabled?: boolean | null;
+
+  @ApiPropertyOptional({ type: [SecretRefDto], description: 'Duplicate names are refused' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_LIST)
+  @ValidateNested({ each: true })
+  @Type(() => SecretRefDto)
+  secrets?: SecretRefDto[] | null;
+
+  @ApiPropertyOptional({ type: [String], example: ['owner/repo:.agents/skills/deploy/SKILL.md'] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_LIST)
+  @IsString({ each: true })
+  @MaxLength(512, { each: true })
+  skills?: string[] | null;
+
+  @ApiPropertyOptional({ description: 'Self-hosted worker id; unset or "warp" = service-hosted' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  worker_host?: string | null;
+}
+
+@ApiSchema({ name: 'CreateAgentRequest' })
+export class CreateAgentDto extends AgentFieldsDto {
+  @ApiProperty({ description: 'A name for the agent' })
+  @IsString()
+  @MaxLength(255)
+  name: string;
+
+  @ApiPropertyOptional({ nullable: true })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  factory_uid?: string | null;
+}
+
+/**
+ * A partial update: an omitted or null field stays unchanged, an empty value clears it, a
+ * non-empty one replaces it. `secrets_append` must be sent alone.
+ */
+@ApiSchema({ name: 'UpdateAgentRequest' })
+export class UpdateAgentDto extends AgentFieldsDto {
+  @ApiPropertyOptional({ description: 'The new name for the agent' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  name?: string | null;
+
+  @ApiPropertyOptional({ type: [SecretRefDto], description: 'Secrets to add; send it alone' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_LIST)
+  @ValidateNested({ each: true })
+  @Type(() => SecretRefDto)
+  secrets_append?: SecretRefDto[] | null;
+}
+
+@ApiSchema({ name: 'CreateAgentApiKeyRequest' })
+export class CreateIdentityApiKeyDto {
+  @ApiPropertyOptional({ description: 'A label to recognise the key by', default: 'api' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  name?: string;
+}

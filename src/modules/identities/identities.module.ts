@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ModelsModule } from '../models/models.module';
+import { TeamsModule } from '../teams/teams.module';
+import { AgentAvailability } from './agent-availability.service';
+import { AgentIdentity } from './agent-identity.entity';
+import { IdentitiesController } from './identities.controller';
+import { IdentitiesService } from './identities.service';
+import { IdentityKeysController } from './identity-keys.controller';
+import { IdentityRunResolver } from './identity-run-resolver.service';
+
+/**
+ * Agent identities (`/agent/identities`) and their API keys. RunsModule imports this module to
+ * resolve `agent_identity_uid`; this module never imports RunsModule.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([AgentIdentity]), TeamsModule, ModelsModule],
+  controllers: [IdentitiesController, IdentityKeysController],
+  providers: [IdentitiesService, AgentAvailability, IdentityRunResolver],
+  exports: [IdentitiesService, AgentAvailability, IdentityRunResolver],
+})
+export class IdentitiesModule {}

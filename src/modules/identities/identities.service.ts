@@ -1,0 +1,218 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error';
+import { ModelsService } from '../models/models.service';
+import { assertMcpServers } from '../runs/mcp-servers.rules';
+import { ApiKeysService } from '../teams/api-keys.service';
+import type { Principal } from '../teams/principal';
+import { TeamsService } from '../teams/teams.service';
+import { AgentAvailability } from './agent-availability.service';
+import { AgentIdentity } from './agent-identity.entity';
+import { toAgentResponse } from './agent-response.mapper';
+import {
+  AgentSettings,
+  AgentSettingsInput,
+  applySettings,
+  duplicateSecretNames,
+} from './agent-settings';
+import type { CreateAgentDto, UpdateAgentDto } from './dto/agent-request.dto';
+import type { AgentResponseDto } from './dto/agent-response.dto';
+
+/**
+ * Agent identities of a team: service-account users that can execute runs and own API keys.
+ * Only human callers manage them (the controller checks); every lookup is team-scoped.
+ */
+@Injectable()
+export class IdentitiesService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly teams: TeamsService,
+    private readonly apiKeys: ApiKeysService,
+    private readonly models: ModelsService,
+    private readonly availability: AgentAvailability,
+  ) {}
+
+  /** A live (not deleted) identity of the team, or null. */
+  findActive(teamId: string, uid: string): Promise<AgentIdentity | null> {
+    return this.dataSource
+      .getRepository(AgentIdentity)
+      .findOneBy({ uid, teamId, deletedAt: IsNull() });
+  }
+
+  async list(teamId: string, factoryUid?: string): Promise<AgentResponseDto[]> {
+    const identities = await this.dataSource.getRepository(AgentIdentity).find({
+      where: { teamId, deletedAt: IsNull(), ...(factoryUid ? { factoryUid } : {}) },
+      order: { createdAt: 'ASC', uid: 'ASC' },
+    });
+    const available = await this.availability.availableUids(teamId);
+    return identities.map((i) => toAgentResponse(i, available.has(i.uid)));
+  }
+
+  async get(teamId: string, uid: string): Promise<AgentResponseDto> {
+    return this.respond(await this.mustFind(teamId, uid));
+  }
+
+  async create(principal: Principal, body: CreateAgentDto): Promise<AgentResponseDto> {
+    const name = checkedName(body.name);
+    const settings = this.checkedSettings(principal, {}, body);
+    const identity = await this.dataSource.transaction(async (manager) => {
+      // Serialises creations per team, so concurrent requests cannot overshoot the limit.
+      await manager.query(`SELECT id FROM teams WHERE id = ? FOR UPDATE`, [principal.teamId]);
+      const [count, limit] = await Promise.all([
+        this.availability.count(principal.teamId, manager),
+        this.availability.limitFor(principal.teamId),
+      ]);
+      if (count >= limit) {
+        throw new ApiError(
+          'not_authorized',
+          `the team's plan allows ${limit} agent identit${limit === 1 ? 'y' : 'ies'} and has ${count}; ` +
+            'delete one or raise the limit (npm run cli -- identities set-limit)',
+          { title: 'Agent limit reached' },
+        );
+      }
+      const user = await this.teams.createServiceAccount(manager, principal.teamId, name);
+      const row: AgentIdentity = {
+        uid: user.id,
+        teamId: principal.teamId,
+        name,
+        factoryUid: body.factory_uid || null,
+        settings,
+        createdBy: principal.userId,
+        createdAt: user.createdAt,
+        updatedAt: user.createdAt,
+        deletedAt: null,
+      };
+      await manager.getRepository(AgentIdentity).insert(row);
+      return row;
+    });
+    return this.respond(identity);
+  }
+
+  async update(principal: Principal, uid: string, body: UpdateAgentDto): Promise<AgentResponseDto> {
+    const given = Object.entries(body).filter(([, value]) => value !== undefined);
+    if (given.some(([key]) => key === 'secrets_append')) {
+      if (given.length > 1) {
+        throw ApiError.invalid('secrets_append', 'must be sent alone, without any other field');
+      }
+      if (body.secrets_append === null) throw ApiError.invalid('secrets_append', 'must be a list');
+    }
+    const name = body.name === undefined || body.name === null ? null : checkedName(body.name);
+    const identity = await this.dataSource.transaction(async (manager) => {
+      const current = await this.lockActive(manager, principal.teamId, uid);
+      const input: AgentSettingsInput = body.secrets_append
+        ? { secrets: appendSecrets(current.settings.secrets ?? [], body.secrets_append) }
+        : body;
+      current.settings = this.checkedSettings(principal, current.settings, input);
+      if (name !== null) {
+        current.name = name;
+        await this.teams.renameUser(manager, uid, name);
+      }
+      current.updatedAt = new Date();
+      await manager
+        .getRepository(AgentIdentity)
+        .update(
+          { uid },
+          { name: current.name, settings: current.settings, updatedAt: current.updatedAt },
+        );
+      return current;
+    });
+    return this.respond(identity);
+  }
+
+  /**
+   * Soft-deletes the identity and deletes every API key it has in one transaction: no request
+   * can see the identity gone while one of its keys still authenticates.
+   */
+  async delete(teamId: string, uid: string): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      await this.lockActive(manager, teamId, uid);
+      const now = new Date();
+      await manager
+        .getRepository(AgentIdentity)
+        .update({ uid }, { deletedAt: now, updatedAt: now });
+      await this.teams.softDeleteUser(manager, uid, now);
+      await this.apiKeys.deleteAllForUser(manager, uid);
+    });
+  }
+
+  /**
+   * Creates an API key for the identity while holding its row, so a delete running at the same
+   * time either comes first (404 here) or deletes the new key with the others.
+   */
+  async createKey(teamId: string, uid: string, name: string): Promise<{ key: string; id: string }> {
+    return this.dataSource.transaction(async (manager) => {
+      await this.lockActive(manager, teamId, uid);
+      const user = await this.teams.findServiceAccount(uid);
+      if (!user) throw ApiError.notFound(`agent "${uid}"`);
+      return this.apiKeys.create(user, name);
+    });
+  }
+
+  async mustFind(teamId: string, uid: string): Promise<AgentIdentity> {
+    const identity = await this.findActive(teamId, uid);
+    if (!identity) throw ApiError.notFound(`agent "${uid}"`);
+    return identity;
+  }
+
+  private async lockActive(
+    manager: EntityManager,
+    teamId: string,
+    uid: string,
+  ): Promise<AgentIdentity> {
+    const identity = await manager
+      .getRepository(AgentIdentity)
+      .createQueryBuilder('a')
+      .setLock('pessimistic_write')
+      .where('a.user_id = :uid AND a.team_id = :teamId AND a.deleted_at IS NULL', { uid, teamId })
+      .getOne();
+    if (!identity) throw ApiError.notFound(`agent "${uid}"`);
+    return identity;
+  }
+
+  private async respond(identity: AgentIdentity): Promise<AgentResponseDto> {
+    return toAgentResponse(
+      identity,
+      await this.availability.isAvailable(identity.teamId, identity.uid),
+    );
+  }
+
+  /** The settings after applying `input`, refused with the offending field named. */
+  private checkedSettings(
+    principal: Principal,
+    current: AgentSettings,
+    input: AgentSettingsInput,
+  ): AgentSettings {
+    if (input.on_behalf_of_enabled === true && principal.role !== 'admin') {
+      throw new ApiError('not_authorized', 'only team admins may set on_behalf_of_enabled');
+    }
+    const duplicates = duplicateSecretNames(input.secrets ?? []);
+    if (duplicates.length) {
+      throw ApiError.invalid('secrets', `duplicate name(s): ${duplicates.join(', ')}`);
+    }
+    if (input.mcp_servers) assertMcpServers(input.mcp_servers, 'mcp_servers');
+    if (input.base_model && !this.models.find(input.base_model)) {
+      throw ApiError.invalid(
+        'base_model',
+        `unknown model "${input.base_model}"; GET /agent/models lists the models available`,
+      );
+    }
+    return applySettings(current, input);
+  }
+}
+
+function checkedName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) throw ApiError.invalid('name', 'must not be empty');
+  return trimmed;
+}
+
+/** Adds secrets that are not there yet; a name repeated within the request is refused. */
+function appendSecrets(current: { name: string }[], added: { name: string }[]) {
+  const duplicates = duplicateSecretNames(added);
+  if (duplicates.length) {
+    throw ApiError.invalid('secrets_append', `duplicate name(s): ${duplicates.join(', ')}`);
+  }
+  const names = new Set(current.map((s) => s.name));
+  return [...current, ...added.filter((s) => !names.has(s.name)).map((s) => ({ name: s.name }))];
+}

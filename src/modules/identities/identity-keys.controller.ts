@@ -1,0 +1,88 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
+import { CurrentPrincipal } from '../../common/auth/principal.decorator';
+import { ApiError } from '../../common/errors/api-error';
+import { ApiProblems } from '../../common/errors/problem.schema';
+import { ApiKeysService } from '../teams/api-keys.service';
+import type { Principal } from '../teams/principal';
+import { toIdentityApiKey } from './agent-response.mapper';
+import { CreateIdentityApiKeyDto } from './dto/agent-request.dto';
+import { CreatedIdentityApiKeyDto, ListIdentityApiKeysResponseDto } from './dto/agent-response.dto';
+import { assertHuman } from './identities.controller';
+import { IdentitiesService } from './identities.service';
+
+const DEFAULT_KEY_NAME = 'api';
+
+/**
+ * API keys of agent identities (an Ambient extension of the Oz API): a run started or a
+ * self-hosted worker connected with such a key acts as the agent. The key is shown once.
+ */
+@ApiTags('agent')
+@ApiBearerAuth()
+@Controller('agent/identities/:uid/api-keys')
+export class IdentityKeysController {
+  constructor(
+    private readonly identities: IdentitiesService,
+    private readonly apiKeys: ApiKeysService,
+  ) {}
+
+  @Post()
+  @HttpCode(201)
+  @ApiOperation({ operationId: 'createAgentApiKey', summary: 'Create an API key for an agent' })
+  @ApiProblems(400, 401, 403, 404)
+  @ApiParam({ name: 'uid' })
+  @ApiCreatedResponse({ type: CreatedIdentityApiKeyDto })
+  async create(
+    @CurrentPrincipal() principal: Principal,
+    @Param('uid') uid: string,
+    @Body() body: CreateIdentityApiKeyDto,
+  ): Promise<CreatedIdentityApiKeyDto> {
+    assertHuman(principal);
+    const name = body.name?.trim() || DEFAULT_KEY_NAME;
+    const { key, id } = await this.identities.createKey(principal.teamId, uid, name);
+    const created = (await this.apiKeys.listForUser(uid)).find((k) => k.id === id);
+    if (!created) throw ApiError.notFound(`agent "${uid}"`); // deleted meanwhile, with its keys
+    return { ...toIdentityApiKey(created), key };
+  }
+
+  @Get()
+  @ApiOperation({ operationId: 'listAgentApiKeys', summary: "List an agent's API keys" })
+  @ApiProblems(401, 403, 404)
+  @ApiParam({ name: 'uid' })
+  @ApiOkResponse({ type: ListIdentityApiKeysResponseDto })
+  async list(
+    @CurrentPrincipal() principal: Principal,
+    @Param('uid') uid: string,
+  ): Promise<ListIdentityApiKeysResponseDto> {
+    assertHuman(principal);
+    await this.identities.mustFind(principal.teamId, uid);
+    return { api_keys: (await this.apiKeys.listForUser(uid)).map(toIdentityApiKey) };
+  }
+
+  @Delete(':keyId')
+  @HttpCode(204)
+  @ApiOperation({ operationId: 'revokeAgentApiKey', summary: "Revoke one of an agent's keys" })
+  @ApiProblems(401, 403, 404)
+  @ApiParam({ name: 'uid' })
+  @ApiParam({ name: 'keyId' })
+  @ApiNoContentResponse({ description: 'Key revoked (revoking twice is harmless)' })
+  async revoke(
+    @CurrentPrincipal() principal: Principal,
+    @Param('uid') uid: string,
+    @Param('keyId') keyId: string,
+  ): Promise<void> {
+    assertHuman(principal);
+    await this.identities.mustFind(principal.teamId, uid);
+    if (!(await this.apiKeys.revokeForUser(uid, keyId))) {
+      throw ApiError.notFound(`API key "${keyId}" of agent "${uid}"`);
+    }
+  }
+}

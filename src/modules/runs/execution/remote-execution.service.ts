@@ -1,0 +1,161 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ApiError } from '../../../common/errors/api-error';
+import { ErrorCode, terminalStateFor } from '../../../common/errors/error-codes';
+import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import type { ChatMessage, TokenUsage } from '../../harness/harness.types';
+import { ModelsService } from '../../models/models.service';
+import type { Principal } from '../../teams/principal';
+import { Run } from '../entities/run.entity';
+import { RunFollowupsService } from '../run-followups.service';
+import { RunKeysService } from '../run-keys.service';
+import type { RunState } from '../run-state';
+import { RunTransitions } from '../run-transitions.service';
+import { ExecutionContextFactory, ExecutionInputs } from './execution-context.factory';
+import { addUsage } from './run-usage';
+import { SelfHostedRuns } from './self-hosted-runs.service';
+
+const MAX_STATUS_MESSAGE = 4000;
+
+export interface ExecutionResult {
+  success: boolean;
+  summary: string;
+  errorCode?: ErrorCode;
+  usage?: TokenUsage;
+}
+
+/**
+ * An execution running outside Ambient's workers (a self-hosted worker), driven through the
+ * run-scoped API with the execution's key: start, keep the lease, record the conversation, take
+ * follow-ups, finish. The same state rules as RunExecutor, with the key as the lease owner.
+ */
+@Injectable()
+export class RemoteExecutionService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly runKeys: RunKeysService,
+    private readonly selfHosted: SelfHostedRuns,
+    private readonly transitions: RunTransitions,
+    private readonly contexts: ExecutionContextFactory,
+    private readonly followups: RunFollowupsService,
+    private readonly models: ModelsService,
+  ) {}
+
+  /** Claims the offer if the websocket claim has not arrived yet, then CLAIMED → INPROGRESS. */
+  async start(principal: Principal): Promise<{ run: Run; inputs: ExecutionInputs }> {
+    const owner = RunKeysService.leaseOwnerFor(principal.keyId);
+    let { run } = await this.runKeys.resolve(principal);
+    if (run.state === 'PENDING' && (await this.selfHosted.claim(run.id, owner))) {
+      ({ run } = await this.runKeys.resolve(principal));
+    }
+    if (run.state !== 'CLAIMED') {
+      throw new ApiError('conflict', `the execution cannot start: the run is ${run.state}`);
+    }
+    const started = await this.transitions.transition(run.id, 'INPROGRESS', {
+      from: ['CLAIMED'],
+      set: { startedAt: run.startedAt ?? new Date() },
+      where: { sql: 'lease_owner = :owner', params: { owner } },
+      event: {
+        executionId: run.executionCount,
+        payload: { harness: run.config.harness?.type ?? 'oz', worker_id: run.workerHost },
+      },
+    });
+    if (!started) await this.lostRace(principal);
+    return { run, inputs: await this.contexts.loadInputs(run, run.executionCount) };
+  }
+
+  /** Renews the execution's lease; a 403 tells the worker to stop (cancelled or taken back). */
+  async heartbeat(principal: Principal): Promise<{ state: RunState; leaseExpiresAt: Date }> {
+    const { run } = await this.runKeys.resolve(principal);
+    const leaseExpiresAt = new Date(Date.now() + this.config.runs.leaseMs);
+    const result = (await this.dataSource.query(
+      `UPDATE runs SET lease_expires_at = ?
+        WHERE id = ? AND lease_owner = ? AND state IN ('CLAIMED', 'INPROGRESS')`,
+      [leaseExpiresAt, run.id, RunKeysService.leaseOwnerFor(principal.keyId)],
+    )) as { affectedRows?: number };
+    if (!result.affectedRows) {
+      const { run: now } = await this.runKeys.resolve(principal);
+      throw new ApiError('conflict', `the execution has not started: the run is ${now.state}`);
+    }
+    return { state: run.state, leaseExpiresAt };
+  }
+
+  async recordMessages(principal: Principal, messages: ChatMessage[]): Promise<number> {
+    const run = await this.running(principal);
+    for (const message of messages) {
+      await this.contexts.recordMessage(run.id, run.executionCount, message);
+    }
+    return messages.length;
+  }
+
+  async takeFollowups(principal: Principal): Promise<string[]> {
+    const run = await this.running(principal);
+    return this.followups.takeUndelivered(run.id, run.executionCount);
+  }
+
+  async appendEvent(
+    principal: Principal,
+    eventType: string,
+    payload: Record<string, unknown> | undefined,
+  ): Promise<void> {
+    const run = await this.running(principal);
+    await this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
+      executionId: run.executionCount,
+      payload: payload ?? null,
+    });
+  }
+
+  /**
+   * Ends the execution with its result and usage. An execution cancelled meanwhile may still
+   * report what it cost (its run stays CANCELLED). Inference is priced with the server's model
+   * catalogue; compute on the team's own machine is not charged.
+   */
+  async finish(principal: Principal, result: ExecutionResult): Promise<RunState> {
+    const owner = RunKeysService.leaseOwnerFor(principal.keyId);
+    const { run, holdsLease } = await this.runKeys.resolve(principal, 'cancelled');
+    const usage = addUsage(run.requestUsage, {
+      modelId: run.modelId ?? 'unknown',
+      tokens: result.usage ?? { promptTokens: 0, completionTokens: 0, modelCalls: 0 },
+      model: this.models.find(run.modelId ?? ''),
+      elapsedMs: 0,
+      computeCostPerHourUsd: 0,
+    });
+    if (!holdsLease) {
+      await this.dataSource.getRepository(Run).update({ id: run.id }, { requestUsage: usage });
+      await this.runKeys.revoke(principal.keyId);
+      return run.state;
+    }
+    if (run.state === 'PENDING') await this.selfHosted.claim(run.id, owner);
+    const current = (await this.runKeys.resolve(principal)).run;
+    const message = result.summary.trim().slice(0, MAX_STATUS_MESSAGE) || 'Done.';
+    const code = result.errorCode ?? 'internal_error';
+    const state = result.success ? 'SUCCEEDED' : terminalStateFor(code);
+    const statusMessage = result.success
+      ? { message }
+      : {
+          message,
+          error_code: code,
+          retryable: code === 'resource_unavailable' || code === 'internal_error',
+        };
+    if (!(await this.selfHosted.end(current, owner, state, statusMessage, usage))) {
+      await this.lostRace(principal);
+    }
+    return state;
+  }
+
+  /** A guarded change matched nothing: say why (the lease is gone), or ask for a retry. */
+  private async lostRace(principal: Principal): Promise<never> {
+    await this.runKeys.resolve(principal); // throws when the execution lost the run
+    throw new ApiError('conflict', 'the run changed state meanwhile; retry');
+  }
+
+  private async running(principal: Principal): Promise<Run> {
+    const { run } = await this.runKeys.resolve(principal);
+    if (run.state !== 'INPROGRESS') {
+      throw new ApiError('conflict', `the execution has not started: the run is ${run.state}`);
+    }
+    return run;
+  }
+}

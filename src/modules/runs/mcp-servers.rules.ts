@@ -1,0 +1,43 @@
+import { ApiError } from '../../common/errors/api-error';
+import type { McpServerConfig } from './run.types';
+
+/**
+ * Checks an `mcp_servers` map (each entry has exactly one of warp_id, command or url). `field`
+ * names the map in errors: `config.mcp_servers` on a run, `agent_config.mcp_servers` on a
+ * schedule, `mcp_servers` on an agent identity.
+ */
+export function assertMcpServers(
+  servers: Record<string, McpServerConfig>,
+  mapField = 'config.mcp_servers',
+): void {
+  for (const [name, server] of Object.entries(servers)) {
+    const field = `${mapField}.${name}`;
+    if (!server || typeof server !== 'object') throw ApiError.invalid(field, 'must be an object');
+    const kinds = (['warp_id', 'command', 'url'] as const).filter((k) => server[k] !== undefined);
+    if (kinds.length !== 1) {
+      throw ApiError.invalid(field, 'must have exactly one of warp_id, command or url');
+    }
+    if (server.url !== undefined) {
+      try {
+        new URL(server.url);
+      } catch {
+        throw ApiError.invalid(`${field}.url`, 'must be a valid URL');
+      }
+    }
+    if (
+      server.args !== undefined &&
+      !(Array.isArray(server.args) && server.args.every((a) => typeof a === 'string'))
+    ) {
+      throw ApiError.invalid(`${field}.args`, 'must be an array of strings');
+    }
+    for (const key of ['env', 'headers'] as const) {
+      const map = server[key];
+      if (
+        map !== undefined &&
+        (typeof map !== 'object' || Object.values(map).some((v) => typeof v !== 'string'))
+      ) {
+        throw ApiError.invalid(`${field}.${key}`, 'must map names to strings');
+      }
+    }
+  }
+}

@@ -1,0 +1,210 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, In, LessThan } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error';
+import { newUuid } from '../../common/ids';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { RunCreationService } from '../runs/run-creation.service';
+import { RunsService } from '../runs/runs.service';
+import { CronSchedule, parseCronSchedule } from './cron-schedule';
+import { planFiring } from './firing-plan';
+import { FiringStatus, ScheduleFiring } from './schedule-firing.entity';
+import { Schedule } from './schedule.entity';
+import { SCHEDULER_CLOCK, SchedulerClock } from './scheduler-clock';
+
+export const CLAIM_BATCH = 50;
+const SWEEP_BATCH = 50;
+
+/**
+ * Turns due ticks into runs, exactly once per tick however many schedulers run:
+ * 1. claim: in one transaction, lock due schedules (SKIP LOCKED, so replicas share the work),
+ *    record a firing per tick with the run id chosen in advance, and advance `next_run_at`;
+ * 2. spawn: holding the schedule's row lock, create the run with that id (or find it already
+ *    created) and mark the firing spawned, or failed with the reason in `last_spawn_error`;
+ * 3. sweep: a firing left pending by a scheduler that died between 1 and 2 is spawned by any
+ *    other scheduler. The run's primary key makes a second run for one firing impossible.
+ */
+@Injectable()
+export class ScheduleFirings {
+  private readonly logger = new Logger('Scheduler');
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(SCHEDULER_CLOCK) private readonly clock: SchedulerClock,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly runCreation: RunCreationService,
+    private readonly runs: RunsService,
+  ) {}
+
+  /**
+   * Step 1 for up to CLAIM_BATCH due schedules: the ids of the firings to spawn, and whether
+   * the batch was full (more schedules may be due).
+   */
+  async claimDue(now: Date = this.clock.now()): Promise<{ firingIds: string[]; full: boolean }> {
+    return this.dataSource.transaction(async (manager) => {
+      const locked = (await manager.query(
+        `SELECT id FROM schedules WHERE enabled = 1 AND next_run_at <= ?
+          ORDER BY next_run_at LIMIT ? FOR UPDATE SKIP LOCKED`,
+        [now, CLAIM_BATCH],
+      )) as { id: string }[];
+      if (locked.length === 0) return { firingIds: [], full: false };
+      const due = await manager.getRepository(Schedule).findBy({ id: In(locked.map((r) => r.id)) });
+      const firingIds: string[] = [];
+      for (const schedule of due) {
+        const firingId = await this.claimOne(manager, schedule, now);
+        if (firingId) firingIds.push(firingId);
+      }
+      return { firingIds, full: locked.length === CLAIM_BATCH };
+    });
+  }
+
+  /** Records the tick the locked, due `schedule` fires now (or skips) and moves it on. */
+  private async claimOne(
+    manager: EntityManager,
+    schedule: Schedule,
+    now: Date,
+  ): Promise<string | null> {
+    let cron: CronSchedule;
+    try {
+      cron = parseCronSchedule(schedule.cronSchedule);
+    } catch (err) {
+      // Stored expressions were valid when written; never let one stop every schedule's ticks.
+      const lastSpawnError = `cron_schedule: ${(err as Error).message}; fix it with PUT`;
+      await manager
+        .getRepository(Schedule)
+        .update({ id: schedule.id }, { nextRunAt: null, lastSpawnError });
+      return null;
+    }
+    const dueAt = schedule.nextRunAt as Date;
+    const windowMs = this.config.schedules.catchUpWindowSeconds * 1000;
+    const plan = planFiring(cron, dueAt, now, windowMs);
+    const firing: ScheduleFiring = {
+      id: newUuid(),
+      scheduleId: schedule.id,
+      teamId: schedule.teamId,
+      scheduledFor: plan.fireAt ?? dueAt,
+      status: plan.fireAt ? 'pending' : 'skipped',
+      runId: plan.fireAt ? newUuid() : null,
+      scheduleName: schedule.name,
+      cronSchedule: schedule.cronSchedule,
+      missedTicks: plan.missedTicks,
+      note: plan.note,
+      claimedAt: now,
+      finishedAt: plan.fireAt ? null : now,
+    };
+    await manager.getRepository(ScheduleFiring).insert(firing);
+    await manager
+      .getRepository(Schedule)
+      .update(
+        { id: schedule.id },
+        { nextRunAt: plan.nextRunAt, ...(plan.fireAt ? {} : { lastSpawnError: plan.note }) },
+      );
+    if (!plan.fireAt) this.logger.warn(`schedule ${schedule.id} (${schedule.name}): ${plan.note}`);
+    return plan.fireAt ? firing.id : null;
+  }
+
+  /** Step 2 for one firing; safe to call again and from several schedulers. */
+  async spawn(firingId: string): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      const unlocked = await manager.getRepository(ScheduleFiring).findOneBy({ id: firingId });
+      if (!unlocked || unlocked.status !== 'pending') return;
+      // Schedule row first, then the firing: the order pause, update and delete lock in too.
+      const schedule = await manager
+        .getRepository(Schedule)
+        .createQueryBuilder('s')
+        .setLock('pessimistic_write')
+        .where('s.id = :id', { id: unlocked.scheduleId })
+        .getOne();
+      const firing = await manager
+        .getRepository(ScheduleFiring)
+        .createQueryBuilder('f')
+        .setLock('pessimistic_write')
+        .where('f.id = :id', { id: firingId })
+        .getOne();
+      if (!schedule || !firing || firing.status !== 'pending') return;
+      if (!schedule.enabled) {
+        await this.finish(manager, firing, 'cancelled', 'paused before its run was created');
+        return;
+      }
+      const outcome = await this.createRun(schedule, firing);
+      const now = this.clock.now();
+      if (outcome.created) {
+        await this.finish(manager, firing, 'spawned', firing.note);
+        await manager
+          .getRepository(Schedule)
+          .update({ id: schedule.id }, { lastRanAt: now, lastSpawnError: firing.note });
+      } else {
+        const message = `tick ${firing.scheduledFor.toISOString()}: the run was not created: ${outcome.reason}`;
+        await this.finish(manager, firing, 'failed', message);
+        await manager
+          .getRepository(Schedule)
+          .update({ id: schedule.id }, { lastSpawnError: message });
+        this.logger.warn(`schedule ${schedule.id} (${schedule.name}): ${message}`);
+      }
+    });
+  }
+
+  /** Step 3: firings left pending longer than a scheduler needs to spawn them. */
+  async spawnStale(now: Date = this.clock.now()): Promise<number> {
+    const staleBefore = new Date(now.getTime() - this.staleAfterMs());
+    const stale = await this.dataSource.getRepository(ScheduleFiring).find({
+      select: { id: true },
+      where: { status: 'pending', claimedAt: LessThan(staleBefore) },
+      order: { claimedAt: 'ASC' },
+      take: SWEEP_BATCH,
+    });
+    for (const firing of stale) await this.spawn(firing.id);
+    if (stale.length) this.logger.warn(`finished ${stale.length} firing(s) a scheduler left`);
+    return stale.length;
+  }
+
+  private staleAfterMs(): number {
+    return Math.max(3000, 3 * this.config.schedules.tickIntervalMs);
+  }
+
+  /** Creates the firing's run with its pre-chosen id; a run already there counts as created. */
+  private async createRun(
+    schedule: Schedule,
+    firing: ScheduleFiring,
+  ): Promise<{ created: true } | { created: false; reason: string }> {
+    const runId = firing.runId as string;
+    if (await this.runs.findVisible(schedule.teamId, runId).catch(() => null)) {
+      return { created: true };
+    }
+    try {
+      await this.runCreation.create({
+        runId,
+        teamId: schedule.teamId,
+        creatorId: schedule.createdBy,
+        source: 'SCHEDULED_AGENT',
+        prompt: schedule.prompt || undefined,
+        title: schedule.name,
+        config: schedule.agentConfig ?? undefined,
+        metadata: schedule.metadata ?? undefined,
+        mode: schedule.mode,
+        agentIdentityUid: schedule.agentUid ?? undefined,
+        scheduleInfo: {
+          schedule_id: schedule.id,
+          schedule_name: firing.scheduleName,
+          cron_schedule: firing.cronSchedule,
+        },
+      });
+      return { created: true };
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ER_DUP_ENTRY') return { created: true };
+      if (err instanceof ApiError) return { created: false, reason: err.message };
+      throw err; // MySQL or Redis trouble: the firing stays pending and is retried
+    }
+  }
+
+  private async finish(
+    manager: EntityManager,
+    firing: ScheduleFiring,
+    status: FiringStatus,
+    note: string | null,
+  ): Promise<void> {
+    await manager
+      .getRepository(ScheduleFiring)
+      .update({ id: firing.id }, { status, note, finishedAt: this.clock.now() });
+  }
+}

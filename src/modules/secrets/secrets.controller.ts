@@ -1,0 +1,74 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import { CurrentPrincipal } from '../../common/auth/principal.decorator';
+import { ApiProblems } from '../../common/errors/problem.schema';
+import { toRfc3339 } from '../../common/time';
+import type { Principal } from '../teams/principal';
+import {
+  CreateSecretDto,
+  ListSecretsResponseDto,
+  SecretDto,
+  UpdateSecretDto,
+} from './dto/secret.dto';
+import { TeamSecret } from './team-secret.entity';
+import { TeamSecretsService } from './team-secrets.service';
+
+@ApiTags('secrets')
+@ApiBearerAuth()
+@Controller('secrets')
+export class SecretsController {
+  constructor(private readonly secrets: TeamSecretsService) {}
+
+  @Post()
+  @ApiOperation({ operationId: 'createSecret', summary: 'Create a team secret' })
+  @ApiProblems(400, 401, 409, 503)
+  @ApiCreatedResponse({ type: SecretDto })
+  async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateSecretDto) {
+    return toDto(await this.secrets.create(principal, body));
+  }
+
+  @Get()
+  @ApiOperation({ operationId: 'listSecrets', summary: "List the team's secrets (names only)" })
+  @ApiProblems(401)
+  @ApiOkResponse({ type: ListSecretsResponseDto })
+  async list(@CurrentPrincipal() principal: Principal): Promise<ListSecretsResponseDto> {
+    return { secrets: (await this.secrets.list(principal.teamId)).map(toDto) };
+  }
+
+  @Put(':name')
+  @ApiOperation({ operationId: 'updateSecret', summary: "Set a secret's new value" })
+  @ApiProblems(400, 401, 403, 404, 503)
+  @ApiOkResponse({ type: SecretDto })
+  async update(
+    @CurrentPrincipal() principal: Principal,
+    @Param('name') name: string,
+    @Body() body: UpdateSecretDto,
+  ) {
+    return toDto(await this.secrets.update(principal, name, body));
+  }
+
+  @Delete(':name')
+  @HttpCode(204)
+  @ApiOperation({ operationId: 'deleteSecret', summary: 'Delete a team secret' })
+  @ApiProblems(401, 403, 404, 409)
+  @ApiNoContentResponse()
+  async remove(@CurrentPrincipal() principal: Principal, @Param('name') name: string) {
+    await this.secrets.remove(principal, name);
+  }
+}
+
+function toDto(secret: TeamSecret): SecretDto {
+  return {
+    name: secret.name,
+    description: secret.description,
+    created_at: toRfc3339(secret.createdAt)!,
+    updated_at: toRfc3339(secret.updatedAt)!,
+  };
+}

@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { SecretCipher } from './secret-cipher';
+import { SecretsController } from './secrets.controller';
+import { TeamSecret } from './team-secret.entity';
+import { TeamSecretsService } from './team-secrets.service';
+
+/** Team secrets for every role that needs them (the ingress decrypts webhook secrets). */
+@Module({
+  imports: [TypeOrmModule.forFeature([TeamSecret])],
+  providers: [SecretCipher, TeamSecretsService],
+  exports: [SecretCipher, TeamSecretsService],
+})
+export class SecretsModule {}
+
+/** `/secrets` on the API role. */
+@Module({ imports: [SecretsModule], controllers: [SecretsController] })
+export class SecretsApiModule {}

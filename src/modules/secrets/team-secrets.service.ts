@@ -1,0 +1,174 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error';
+import { newUid } from '../../common/ids';
+import type { Principal } from '../teams/principal';
+import { MAX_SECRET_VALUE_BYTES, SECRET_NAME_PATTERN } from './dto/secret.dto';
+import { SecretCipher } from './secret-cipher';
+import { TeamSecret } from './team-secret.entity';
+
+/** Says why a secret may not be deleted (e.g. "used by webhook X"), or null when it may. */
+export type SecretUsageCheck = (
+  teamId: string,
+  name: string,
+  manager: EntityManager,
+) => Promise<string | null>;
+
+export interface NewSecret {
+  name: string;
+  value: string;
+  description?: string | null;
+}
+
+/**
+ * Team secrets: names are listed, values are encrypted at rest and only ever decrypted for the
+ * server's own use (verifying webhook deliveries). Anyone in the team may create a secret; only
+ * its creator or a team admin may change or delete it.
+ */
+@Injectable()
+export class TeamSecretsService {
+  private readonly usageChecks: SecretUsageCheck[] = [];
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    readonly cipher: SecretCipher,
+  ) {}
+
+  addUsageCheck(check: SecretUsageCheck): void {
+    this.usageChecks.push(check);
+  }
+
+  list(teamId: string): Promise<TeamSecret[]> {
+    return this.dataSource.getRepository(TeamSecret).find({
+      where: { teamId },
+      order: { name: 'ASC' },
+      select: {
+        id: true,
+        teamId: true,
+        name: true,
+        description: true,
+        createdBy: true,
+        createdAt: true,
+        updatedAt: true,
+      },
+    });
+  }
+
+  find(teamId: string, name: string, manager?: EntityManager): Promise<TeamSecret | null> {
+    return (manager ?? this.dataSource.manager)
+      .getRepository(TeamSecret)
+      .findOneBy({ teamId, name });
+  }
+
+  async create(
+    principal: Principal,
+    input: NewSecret,
+    manager?: EntityManager,
+  ): Promise<TeamSecret> {
+    this.cipher.assertEnabled();
+    assertName(input.name);
+    assertValue(input.value);
+    const run = (m: EntityManager) => this.insert(m, principal, input);
+    return manager ? run(manager) : this.dataSource.transaction(run);
+  }
+
+  /** Sets a new value (and optionally description); returns the updated secret. */
+  async update(
+    principal: Principal,
+    name: string,
+    input: { value: string; description?: string | null },
+    manager?: EntityManager,
+  ): Promise<TeamSecret> {
+    this.cipher.assertEnabled();
+    assertValue(input.value);
+    const run = async (m: EntityManager) => {
+      const secret = await this.lockedForChange(m, principal, name);
+      secret.ciphertext = this.cipher.encrypt(input.value, principal.teamId);
+      if (input.description !== undefined) secret.description = input.description;
+      secret.updatedAt = new Date();
+      await m.getRepository(TeamSecret).save(secret);
+      return secret;
+    };
+    return manager ? run(manager) : this.dataSource.transaction(run);
+  }
+
+  async remove(principal: Principal, name: string): Promise<void> {
+    await this.dataSource.transaction(async (m) => {
+      const secret = await this.lockedForChange(m, principal, name);
+      for (const check of this.usageChecks) {
+        const reason = await check(principal.teamId, name, m);
+        if (reason) throw new ApiError('conflict', `secret "${name}" is ${reason}`);
+      }
+      await m.getRepository(TeamSecret).delete({ id: secret.id });
+    });
+  }
+
+  /** The decrypted value of a team secret, or null when there is no such secret. */
+  async reveal(teamId: string, name: string, manager?: EntityManager): Promise<string | null> {
+    const secret = await this.find(teamId, name, manager);
+    return secret ? this.cipher.decrypt(secret.ciphertext, teamId) : null;
+  }
+
+  private async insert(m: EntityManager, principal: Principal, input: NewSecret) {
+    const repo = m.getRepository(TeamSecret);
+    if (await repo.existsBy({ teamId: principal.teamId, name: input.name })) {
+      throw alreadyExists(input.name);
+    }
+    const now = new Date();
+    const secret: TeamSecret = {
+      id: newUid(),
+      teamId: principal.teamId,
+      name: input.name,
+      description: input.description ?? null,
+      ciphertext: this.cipher.encrypt(input.value, principal.teamId),
+      createdBy: principal.userId,
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      await repo.insert(secret);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ER_DUP_ENTRY') throw alreadyExists(input.name);
+      throw err;
+    }
+    return secret;
+  }
+
+  private async lockedForChange(m: EntityManager, principal: Principal, name: string) {
+    const secret = await m
+      .getRepository(TeamSecret)
+      .createQueryBuilder('s')
+      .setLock('pessimistic_write')
+      .where('s.team_id = :teamId AND s.name = :name', { teamId: principal.teamId, name })
+      .getOne();
+    if (!secret) throw ApiError.notFound(`secret "${name}"`);
+    if (principal.role !== 'admin' && secret.createdBy !== principal.userId) {
+      throw new ApiError(
+        'not_authorized',
+        `only a team admin or the creator of secret "${name}" may change or delete it`,
+      );
+    }
+    return secret;
+  }
+}
+
+function assertName(name: string): void {
+  if (!SECRET_NAME_PATTERN.test(name)) {
+    throw ApiError.invalid(
+      'name',
+      'must start with a letter or _ and hold only letters, digits and _ (at most 128)',
+    );
+  }
+}
+
+function assertValue(value: string): void {
+  if (value.length === 0) throw ApiError.invalid('value', 'must not be empty');
+  if (Buffer.byteLength(value, 'utf8') > MAX_SECRET_VALUE_BYTES) {
+    throw ApiError.invalid('value', `must be at most ${MAX_SECRET_VALUE_BYTES} bytes`);
+  }
+}
+
+function alreadyExists(name: string): ApiError {
+  return new ApiError('conflict', `a secret named "${name}" already exists in this team`);
+}

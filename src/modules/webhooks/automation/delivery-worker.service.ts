@@ -1,0 +1,40 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import type { Job } from 'bull';
+import {
+  DeliveryEvaluationQueue,
+  EVALUATE_JOB,
+  EvaluateJobData,
+} from '../delivery-evaluation.queue';
+import { DeliveryEvaluator } from './delivery-evaluator.service';
+
+const CONCURRENCY = 4;
+
+/** Worker role: the Bull processor of the `webhook-deliveries` queue. */
+@Injectable()
+export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('DeliveryWorker');
+
+  constructor(
+    private readonly evaluations: DeliveryEvaluationQueue,
+    private readonly evaluator: DeliveryEvaluator,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const { queue } = this.evaluations;
+    queue.on('error', (err) => this.logger.warn(`queue error: ${err.message}`));
+    queue.on('failed', (job: Job<EvaluateJobData>, err) =>
+      this.logger.warn(
+        `delivery ${job.data.entryId} not evaluated (${err.message}); the sweeper retries`,
+      ),
+    );
+    void queue
+      .process(EVALUATE_JOB, CONCURRENCY, (job: Job<EvaluateJobData>) =>
+        this.evaluator.evaluate(job.data.entryId),
+      )
+      .catch((err: Error) => this.logger.error(`delivery processor stopped: ${err.message}`));
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.evaluations.queue.pause(true, false).catch(() => undefined);
+  }
+}

@@ -1,0 +1,80 @@
+import { InjectQueue } from '@nestjs/bull';
+import { Injectable, Logger } from '@nestjs/common';
+import type { Queue } from 'bull';
+
+export const DELIVERIES_QUEUE = 'webhook-deliveries';
+export const EVALUATE_JOB = 'evaluate';
+const ENQUEUE_TIMEOUT_MS = 1000;
+
+export interface EvaluateJobData {
+  entryId: string;
+}
+
+/**
+ * Hands an accepted delivery to the automation evaluator (worker role). Losing the job is
+ * harmless: the delivery row stays due, and the sweeper enqueues it again.
+ */
+@Injectable()
+export class DeliveryEvaluationQueue {
+  private readonly logger = new Logger('DeliveryEvaluationQueue');
+
+  private pending: string[] = [];
+  private flushing = false;
+
+  constructor(@InjectQueue(DELIVERIES_QUEUE) readonly queue: Queue<EvaluateJobData>) {}
+
+  /**
+   * The ingress's way in: deliveries accepted in the same event-loop turn go to Redis in one
+   * round trip (`addBulk`), which keeps the queue off the ingress's critical path under load.
+   */
+  enqueueSoon(entryId: string): void {
+    this.pending.push(entryId);
+    if (!this.flushing) {
+      this.flushing = true;
+      setImmediate(() => void this.flush());
+    }
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.length) {
+      const batch = this.pending.splice(0, 200);
+      const add = this.queue.addBulk(
+        batch.map((entryId) => ({
+          name: EVALUATE_JOB,
+          data: { entryId },
+          opts: { jobId: `d${entryId}` },
+        })),
+      );
+      const outcome = await withTimeout(add);
+      if (outcome !== 'done') {
+        this.logger.warn(`enqueue of ${batch.length} deliveries ${outcome}; the sweeper will retry`);
+      }
+    }
+    this.flushing = false;
+  }
+
+  async enqueue(entryId: string): Promise<boolean> {
+    const outcome = await withTimeout(
+      this.queue.add(EVALUATE_JOB, { entryId }, { jobId: `d${entryId}` }),
+    );
+    if (outcome === 'timeout')
+      this.logger.warn(`enqueue of delivery ${entryId} timed out; the sweeper will retry`);
+    return outcome === 'done';
+  }
+}
+
+/** Waits at most ENQUEUE_TIMEOUT_MS; a failure or a slow Redis is left to the sweeper. */
+async function withTimeout(work: Promise<unknown>): Promise<'done' | 'timeout' | 'failed'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ENQUEUE_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([work.then(() => 'done' as const), timeout]);
+  } catch {
+    return 'failed';
+  } finally {
+    clearTimeout(timer);
+    work.catch(() => undefined);
+  }
+}

@@ -1,0 +1,102 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, In } from 'typeorm';
+import { DeliveryStatus, WebhookDelivery } from './entities/webhook-delivery.entity';
+import { WebhookDeliveryRun } from './entities/webhook-delivery-run.entity';
+
+export interface AcceptedOutcome {
+  entryId: string;
+  duplicate: boolean;
+}
+
+interface InsertResult {
+  insertId: number | string;
+}
+
+const LOG_COLUMNS = [
+  'id',
+  'webhookId',
+  'deliveryId',
+  'status',
+  'sizeBytes',
+  'receivedAt',
+  'evaluatedAt',
+  'evaluationDueAt',
+] as const;
+
+/**
+ * The delivery log. An accepted entry carries its identity in `dedup_key` (unique per webhook),
+ * so the INSERT that commits the delivery is also the dedup decision: of several identical
+ * deliveries, even concurrent ones, exactly one row gets in and the others are logged Duplicate.
+ */
+@Injectable()
+export class DeliveryLog {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async recordAccepted(
+    webhookId: string,
+    deliveryId: string,
+    body: Buffer,
+    receivedAt: Date,
+  ): Promise<AcceptedOutcome> {
+    try {
+      const result = (await this.dataSource.query(
+        `INSERT INTO webhook_deliveries
+           (webhook_id, delivery_id, dedup_key, status, size_bytes, received_at, payload, evaluation_due_at)
+         VALUES (?, ?, ?, 'accepted', ?, ?, ?, ?)`,
+        [webhookId, deliveryId, deliveryId, body.length, receivedAt, body, receivedAt],
+      )) as InsertResult;
+      return { entryId: String(result.insertId), duplicate: false };
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'ER_DUP_ENTRY') throw err;
+    }
+    const entryId = await this.recordRejected(
+      webhookId,
+      'duplicate',
+      deliveryId,
+      body.length,
+      receivedAt,
+    );
+    return { entryId, duplicate: true };
+  }
+
+  /** Logs a delivery that started nothing (duplicates and rejections keep metadata only). */
+  async recordRejected(
+    webhookId: string,
+    status: Exclude<DeliveryStatus, 'accepted'>,
+    deliveryId: string | null,
+    sizeBytes: number,
+    receivedAt: Date,
+  ): Promise<string> {
+    const result = (await this.dataSource.query(
+      `INSERT INTO webhook_deliveries (webhook_id, delivery_id, status, size_bytes, received_at)
+       VALUES (?, ?, ?, ?, ?)`,
+      [webhookId, deliveryId, status, sizeBytes, receivedAt],
+    )) as InsertResult;
+    return String(result.insertId);
+  }
+
+  /** Newest first; `before` is the last entry id of the previous page. */
+  list(webhookId: string, limit: number, before?: string): Promise<WebhookDelivery[]> {
+    const query = this.dataSource
+      .getRepository(WebhookDelivery)
+      .createQueryBuilder('d')
+      .select(LOG_COLUMNS.map((c) => `d.${c}`))
+      .where('d.webhook_id = :webhookId', { webhookId })
+      .orderBy('d.id', 'DESC')
+      .take(limit);
+    if (before) query.andWhere('d.id < :before', { before });
+    return query.getMany();
+  }
+
+  get(webhookId: string, entryId: string): Promise<WebhookDelivery | null> {
+    return this.dataSource.getRepository(WebhookDelivery).findOneBy({ id: entryId, webhookId });
+  }
+
+  runsFor(entryIds: string[]): Promise<WebhookDeliveryRun[]> {
+    if (entryIds.length === 0) return Promise.resolve([]);
+    return this.dataSource
+      .getRepository(WebhookDeliveryRun)
+      .find({ where: { deliveryEntryId: In(entryIds) }, order: { createdAt: 'ASC' } });
+  }
+}

@@ -1,0 +1,20 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** What evaluating a delivery did for one automation: the run it started, or why not. */
+@Entity('webhook_delivery_runs')
+export class WebhookDeliveryRun {
+  @PrimaryColumn({ name: 'delivery_entry_id', type: 'bigint' })
+  deliveryEntryId: string;
+
+  @PrimaryColumn({ name: 'automation_id', type: 'varchar', length: 22 })
+  automationId: string;
+
+  @Column({ name: 'run_id', type: 'varchar', length: 36, nullable: true })
+  runId: string | null;
+
+  @Column({ type: 'varchar', length: 1024, nullable: true })
+  error: string | null;
+
+  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt: Date;
+}

@@ -1,0 +1,48 @@
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { SignatureVerifier, SignedRequest, unsigned, Verification } from './signature-verifier';
+
+const BRANDS = ['webhook', 'svix'] as const;
+
+/**
+ * Standard Webhooks (https://www.standardwebhooks.com), verified by the reference library
+ * `standardwebhooks`: HMAC-SHA256 over `id.timestamp.body`, `v1,<base64>` signatures
+ * (space-separated, so rotations verify), ±5 minutes. Svix sends the same scheme with `svix-*`
+ * headers; those are accepted when the `webhook-*` ones are absent.
+ */
+export const standardWebhooksVerifier: SignatureVerifier = {
+  scheme: 'standard_webhooks',
+  credentialHeaders: ['webhook-signature', 'svix-signature'],
+
+  verify(request: SignedRequest): Verification {
+    const brand = BRANDS.find((b) => request.header(`${b}-signature`) !== undefined);
+    if (!brand) return unsigned('webhook-signature (or svix-signature)');
+    const headers = {
+      'webhook-id': request.header(`${brand}-id`) ?? '',
+      'webhook-timestamp': request.header(`${brand}-timestamp`) ?? '',
+      'webhook-signature': request.header(`${brand}-signature`) ?? '',
+    };
+    if (!headers['webhook-id'] || !headers['webhook-timestamp']) {
+      return unsigned(`${brand}-id and ${brand}-timestamp`);
+    }
+    try {
+      new Webhook(request.secret).verify(request.body, headers, { jsonParse: false });
+      return { ok: true };
+    } catch (err) {
+      const reason = err instanceof WebhookVerificationError ? err.message : 'bad secret';
+      return { ok: false, reason: `standard_webhooks: ${reason}` };
+    }
+  },
+
+  deliveryId: (header) => header('webhook-id') ?? header('svix-id'),
+
+  checkSecret(secret) {
+    const base64 = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(base64)) {
+      return 'a standard_webhooks secret must be "whsec_" followed by base64';
+    }
+    const bytes = Buffer.from(base64, 'base64').length;
+    return bytes >= 24 && bytes <= 64
+      ? null
+      : `a standard_webhooks secret must decode to 24-64 bytes (got ${bytes})`;
+  },
+};

@@ -1,0 +1,89 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, In, IsNull } from 'typeorm';
+import { Webhook } from './entities/webhook.entity';
+
+/** What the ingress needs to know about a live, enabled webhook. */
+export interface IngressWebhook {
+  id: string;
+  teamId: string;
+  authMode: Webhook['authMode'];
+  signatureScheme: Webhook['signatureScheme'];
+  secretCiphertext: Buffer;
+  deliveryIdHeader: string | null;
+}
+
+interface IngressRow {
+  id: string;
+  team_id: string;
+  auth_mode: Webhook['authMode'];
+  signature_scheme: Webhook['signatureScheme'];
+  secret_ciphertext: Buffer;
+  delivery_id_header: string | null;
+}
+
+/** Webhook rows. Deleting is soft: automations keep selecting a deleted UID (it never fires). */
+@Injectable()
+export class WebhookStore {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The webhook a delivery is for, or null when it is unknown, disabled or deleted. */
+  async findForIngress(id: string): Promise<IngressWebhook | null> {
+    const rows = (await this.dataSource.query(
+      `SELECT id, team_id, auth_mode, signature_scheme, secret_ciphertext, delivery_id_header
+         FROM webhooks WHERE id = ? AND enabled = 1 AND deleted_at IS NULL`,
+      [id],
+    )) as IngressRow[];
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      id: row.id,
+      teamId: row.team_id,
+      authMode: row.auth_mode,
+      signatureScheme: row.signature_scheme,
+      secretCiphertext: Buffer.from(row.secret_ciphertext),
+      deliveryIdHeader: row.delivery_id_header,
+    };
+  }
+
+  listLive(factoryId: string, manager?: EntityManager): Promise<Webhook[]> {
+    return (manager ?? this.dataSource.manager)
+      .getRepository(Webhook)
+      .find({ where: { factoryId, deletedAt: IsNull() }, order: { name: 'ASC' } });
+  }
+
+  /** Every webhook the factory ever had, deleted ones included (UIDs stay referable). */
+  listAll(factoryId: string, manager: EntityManager): Promise<Webhook[]> {
+    return manager.getRepository(Webhook).find({ where: { factoryId } });
+  }
+
+  findLive(factoryId: string, id: string, manager?: EntityManager): Promise<Webhook | null> {
+    return (manager ?? this.dataSource.manager)
+      .getRepository(Webhook)
+      .findOneBy({ id, factoryId, deletedAt: IsNull() });
+  }
+
+  async insert(manager: EntityManager, webhook: Webhook): Promise<void> {
+    await manager.getRepository(Webhook).insert(webhook);
+  }
+
+  async update(manager: EntityManager, id: string, fields: Partial<Webhook>): Promise<void> {
+    await manager.getRepository(Webhook).update({ id }, { ...fields, updatedAt: new Date() });
+  }
+
+  async softDelete(manager: EntityManager, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const now = new Date();
+    await manager
+      .getRepository(Webhook)
+      .update(
+        { id: In(ids), deletedAt: IsNull() },
+        { deletedAt: now, enabled: false, updatedAt: now },
+      );
+  }
+
+  /** Names of live webhooks that snapshot the team secret `name` (it may not be deleted). */
+  async usingSecret(teamId: string, name: string, manager: EntityManager): Promise<Webhook[]> {
+    return manager.getRepository(Webhook).findBy({ teamId, secretName: name, deletedAt: IsNull() });
+  }
+}

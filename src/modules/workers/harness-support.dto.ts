@@ -1,0 +1,136 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { ERROR_CODES } from '../../common/errors/error-codes';
+
+const MESSAGE_ROLES = ['system', 'user', 'assistant', 'tool'];
+
+@ApiSchema({ name: 'HarnessExecutionLimits' })
+export class ExecutionLimitsDto {
+  @ApiProperty() max_turns: number;
+  @ApiProperty() max_run_seconds: number;
+  @ApiProperty() command_timeout_seconds: number;
+}
+
+@ApiSchema({ name: 'HarnessAttachment' })
+export class HarnessAttachmentDto {
+  @ApiProperty() file_name: string;
+  @ApiProperty() mime_type: string;
+  @ApiProperty({ description: 'base64' }) data: string;
+}
+
+@ApiSchema({ name: 'HarnessStartResponse' })
+export class StartResponseDto {
+  @ApiProperty() run_id: string;
+  @ApiProperty() team_id: string;
+  @ApiProperty() execution_id: number;
+  @ApiProperty() title: string;
+  @ApiProperty() mode: string;
+  @ApiProperty({ description: 'The run prompt (used on the first execution)' }) prompt: string;
+  @ApiProperty({ nullable: true, type: String }) skill_spec: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: true }) config: object;
+  @ApiProperty({ description: 'True when the execution starts the conversation with the prompt' })
+  first_execution: boolean;
+  @ApiProperty({ type: [String], description: 'Follow-ups for this execution, oldest first' })
+  followups: string[];
+  @ApiProperty({ type: 'array', items: { type: 'object' }, description: 'Chat messages so far' })
+  history: object[];
+  @ApiProperty({ type: [HarnessAttachmentDto] }) attachments: HarnessAttachmentDto[];
+  @ApiProperty({ type: ExecutionLimitsDto }) limits: ExecutionLimitsDto;
+  @ApiProperty({ description: 'Renew the lease (heartbeat) well within this many milliseconds' })
+  lease_ms: number;
+}
+
+@ApiSchema({ name: 'HarnessHeartbeatResponse' })
+export class HeartbeatResponseDto {
+  @ApiProperty() state: string;
+  @ApiProperty({ format: 'date-time' }) lease_expires_at: string;
+}
+
+@ApiSchema({ name: 'HarnessChatMessage' })
+export class ChatMessageDto {
+  @ApiProperty({ enum: MESSAGE_ROLES }) @IsIn(MESSAGE_ROLES) role: string;
+  @ApiPropertyOptional() @IsOptional() content?: unknown;
+  @ApiPropertyOptional() @IsOptional() @IsArray() tool_calls?: unknown[];
+  @ApiPropertyOptional() @IsOptional() @IsString() tool_call_id?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() name?: string;
+}
+
+@ApiSchema({ name: 'RecordMessagesRequest' })
+export class RecordMessagesDto {
+  @ApiProperty({ type: [ChatMessageDto] })
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => ChatMessageDto)
+  messages: ChatMessageDto[];
+}
+
+@ApiSchema({ name: 'TakeFollowupsResponse' })
+export class FollowupsResponseDto {
+  @ApiProperty({ type: [String] }) messages: string[];
+}
+
+@ApiSchema({ name: 'AppendEventRequest' })
+export class AppendEventDto {
+  @ApiProperty({ description: 'lower_snake_case; the lifecycle events are the server’s own' })
+  @IsString()
+  @Matches(/^(?!oz_run_|agent_started$)[a-z][a-z0-9_]{0,47}$/, {
+    message: 'must be lower_snake_case (at most 48 characters) and not a lifecycle event',
+  })
+  event_type: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @IsOptional()
+  @IsObject()
+  payload?: Record<string, unknown>;
+}
+
+@ApiSchema({ name: 'HarnessTokenUsage' })
+export class TokenUsageDto {
+  @ApiProperty() @IsInt() @Min(0) prompt_tokens: number;
+  @ApiProperty() @IsInt() @Min(0) completion_tokens: number;
+  @ApiProperty() @IsInt() @Min(0) model_calls: number;
+}
+
+/** The Oz FinishTaskRequest, plus the error code and token usage of the execution. */
+@ApiSchema({ name: 'FinishTaskRequest' })
+export class FinishTaskDto {
+  @ApiProperty({ description: 'Whether the task completed successfully' })
+  @IsBoolean()
+  success: boolean;
+
+  @ApiProperty({ description: 'What was accomplished, or why it failed' })
+  @IsString()
+  @MaxLength(200_000)
+  summary: string;
+
+  @ApiPropertyOptional({ enum: Object.keys(ERROR_CODES), description: 'When success is false' })
+  @IsOptional()
+  @IsIn(Object.keys(ERROR_CODES))
+  error_code?: keyof typeof ERROR_CODES;
+
+  @ApiPropertyOptional({ type: TokenUsageDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => TokenUsageDto)
+  usage?: TokenUsageDto;
+}
+
+@ApiSchema({ name: 'FinishTaskResponse' })
+export class FinishTaskResponseDto {
+  @ApiProperty({ description: 'The state the run is in now' }) state: string;
+}

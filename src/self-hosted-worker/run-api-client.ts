@@ -1,0 +1,124 @@
+import type { ChatMessage, TokenUsage } from '../modules/harness/harness.types';
+import type { AgentConfig } from '../modules/runs/run.types';
+
+const REQUEST_TIMEOUT_MS = 30_000;
+/** start and finish-task are retried this often over transport errors and 5xx answers. */
+const ATTEMPTS = 3;
+const RETRY_DELAY_MS = 1000;
+
+/** What `POST /harness-support/start` returns (see HarnessStartResponse in the OpenAPI). */
+export interface ExecutionStart {
+  run_id: string;
+  team_id: string;
+  execution_id: number;
+  title: string;
+  mode: string;
+  prompt: string;
+  skill_spec: string | null;
+  config: AgentConfig;
+  first_execution: boolean;
+  followups: string[];
+  history: ChatMessage[];
+  attachments: { file_name: string; mime_type: string; data: string }[];
+  limits: { max_turns: number; max_run_seconds: number; command_timeout_seconds: number };
+  lease_ms: number;
+}
+
+export interface FinishReport {
+  success: boolean;
+  summary: string;
+  error_code?: string;
+  usage?: { prompt_tokens: number; completion_tokens: number; model_calls: number };
+}
+
+/** A refusal of the run-scoped API, with the status and the Oz Error model's detail. */
+export class RunApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  /** 401/403: this execution no longer holds its run (cancelled, taken back, ended). */
+  get lostRun(): boolean {
+    return this.status === 401 || this.status === 403;
+  }
+}
+
+/** The run-scoped API of one execution, called with the key its task assignment carried. */
+export class RunApiClient {
+  constructor(
+    private readonly apiUrl: string,
+    private readonly runKey: string,
+  ) {}
+
+  start(): Promise<ExecutionStart> {
+    return this.withRetries(() => this.post<ExecutionStart>('start'));
+  }
+
+  heartbeat(): Promise<{ state: string; lease_expires_at: string }> {
+    return this.post('heartbeat');
+  }
+
+  async recordMessages(messages: ChatMessage[]): Promise<void> {
+    await this.post('messages', { messages });
+  }
+
+  async takeFollowups(): Promise<string[]> {
+    return (await this.post<{ messages: string[] }>('followups')).messages;
+  }
+
+  async appendEvent(eventType: string, payload?: Record<string, unknown>): Promise<void> {
+    await this.post('events', { event_type: eventType, ...(payload ? { payload } : {}) });
+  }
+
+  finish(report: FinishReport): Promise<{ state: string }> {
+    return this.withRetries(() => this.post('finish-task', report));
+  }
+
+  /** A refusal (4xx) is final; a server restarting or a network blip is worth another try. */
+  private async withRetries<T>(call: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await call();
+      } catch (err) {
+        const final = err instanceof RunApiError && err.status < 500;
+        if (final || attempt >= ATTEMPTS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS * attempt));
+      }
+    }
+  }
+
+  private async post<T>(path: string, body?: unknown): Promise<T> {
+    const response = await fetch(`${this.apiUrl}/harness-support/${path}`, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${this.runKey}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const text = await response.text();
+    if (!response.ok) {
+      let detail = text.slice(0, 500);
+      try {
+        const problem = JSON.parse(text) as { detail?: string; title?: string };
+        detail = problem.detail ?? problem.title ?? detail;
+      } catch {
+        // not the Error model: keep the raw text
+      }
+      throw new RunApiError(response.status, `POST /harness-support/${path}: ${detail}`);
+    }
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+}
+
+export function usageReport(usage: TokenUsage): FinishReport['usage'] {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    model_calls: usage.modelCalls,
+  };
+}

@@ -1,0 +1,128 @@
+import { HarnessRegistry } from '../modules/harness/harness-registry';
+import { OzHarness } from '../modules/harness/oz-harness';
+import { WorkspaceService } from '../modules/harness/workspace.service';
+import type { AppConfig } from '../config/app-config';
+import { loadModelCatalog } from '../modules/models/model-catalog';
+import {
+  AT_CAPACITY_REASON,
+  encodeMessage,
+  parseServerMessage,
+  TaskAssignment,
+  WorkerMessage,
+} from '../modules/workers/worker-protocol';
+import { ExecutionDeps, TaskExecution } from './task-execution';
+import type { WorkerOptions } from './worker-options';
+import { WorkerSocket } from './worker-socket';
+
+const SHUTDOWN_WAIT_MS = 15_000;
+
+/**
+ * Ambient's own self-hosted worker: speaks the `oz-agent-worker` protocol, executes assigned
+ * runs on this machine with Ambient's harness (the direct backend: a workspace directory per
+ * run), and rejects assignments beyond `maxConcurrentTasks`.
+ */
+export class SelfHostedWorker {
+  private readonly tasks = new Map<string, { execution: TaskExecution; done: Promise<void> }>();
+  private readonly socket: WorkerSocket;
+  private readonly executionDeps: ExecutionDeps;
+  private stopping = false;
+
+  constructor(
+    private readonly options: WorkerOptions,
+    private readonly log: (line: string) => void,
+  ) {
+    const url = new URL(options.webSocketUrl);
+    url.searchParams.set('worker_id', options.workerId);
+    this.socket = new WorkerSocket(
+      url.toString(),
+      options.apiKey,
+      {
+        onOpen: () => log(`connected to ${options.webSocketUrl} as "${options.workerId}"`),
+        onMessage: (text) => this.receive(text),
+        onClose: () => undefined,
+      },
+      log,
+    );
+    // The workspace service only reads the workspace root from the server's configuration.
+    const workspaceConfig = { runs: { workspaceRoot: options.workspaceRoot } };
+    this.executionDeps = {
+      apiUrl: options.apiUrl,
+      workerId: options.workerId,
+      workspaces: new WorkspaceService(workspaceConfig as AppConfig),
+      harnesses: new HarnessRegistry([new OzHarness()]),
+      catalog: loadModelCatalog(options.modelsFile),
+      log,
+    };
+  }
+
+  get activeCount(): number {
+    return this.tasks.size;
+  }
+
+  start(): void {
+    const limit = this.options.maxConcurrentTasks || 'unlimited';
+    this.log(`worker "${this.options.workerId}" starting (max concurrent tasks: ${limit})`);
+    this.socket.start();
+  }
+
+  /** Stops taking work, hands running tasks back to the server, then closes the connection. */
+  async shutdown(): Promise<void> {
+    this.stopping = true;
+    for (const { execution } of this.tasks.values()) execution.stop('shutdown');
+    const deadline = new Promise((resolve) => setTimeout(resolve, SHUTDOWN_WAIT_MS).unref());
+    await Promise.race([Promise.all([...this.tasks.values()].map((t) => t.done)), deadline]);
+    await this.socket.stop();
+  }
+
+  private receive(text: string): void {
+    const parsed = parseServerMessage(text);
+    if ('ignored' in parsed) return this.log(`message ignored: ${parsed.ignored}`);
+    const { message } = parsed;
+    if (message.type === 'task_cancellation') {
+      const task = this.tasks.get(message.data.task_id);
+      if (!task) return this.log(`task_cancellation for unknown task ${message.data.task_id}`);
+      this.log(`task ${message.data.task_id}: cancellation received`);
+      task.execution.stop('cancelled');
+      return;
+    }
+    this.assign(message.data);
+  }
+
+  private assign(assignment: TaskAssignment): void {
+    const runId = assignment.task_id;
+    const limit = this.options.maxConcurrentTasks;
+    if (this.stopping || (limit > 0 && this.tasks.size >= limit) || this.tasks.has(runId)) {
+      const reason = this.stopping
+        ? 'worker shutting down'
+        : this.tasks.has(runId)
+          ? 'task already running on this worker'
+          : AT_CAPACITY_REASON;
+      this.log(`rejected task ${runId}: ${reason}`);
+      this.send({ type: 'task_rejected', data: { task_id: runId, reason } });
+      return;
+    }
+    this.send({ type: 'task_claimed', data: { task_id: runId, worker_id: this.options.workerId } });
+    this.log(`claimed task ${runId} (execution ${assignment.execution_id ?? '?'})`);
+    const execution = new TaskExecution(assignment, this.executionDeps);
+    const done = execution.run().then(
+      (end) => {
+        this.log(`task ${runId} ended: ${end.type} ${end.data.message}`);
+        this.send(end);
+      },
+      (err: Error) => {
+        this.log(`task ${runId} crashed: ${err.stack ?? err.message}`);
+        this.send({
+          type: 'task_failed',
+          data: { task_id: runId, message: err.message, failure_cause: 'runtime_crash' },
+        });
+      },
+    );
+    this.tasks.set(runId, { execution, done: done.finally(() => this.tasks.delete(runId)) });
+  }
+
+  private send(message: WorkerMessage): void {
+    if (!this.socket.send(encodeMessage(message))) {
+      this.log(`not connected: ${message.type} for ${message.data.task_id} not sent`);
+    }
+  }
+}

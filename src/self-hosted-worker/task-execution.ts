@@ -1,0 +1,204 @@
+import type { HarnessRegistry } from '../modules/harness/harness-registry';
+import type { HarnessContext, HarnessResult } from '../modules/harness/harness.types';
+import type { WorkspaceService } from '../modules/harness/workspace.service';
+import type { ModelCatalog } from '../modules/models/model-catalog';
+import { initialPrompt } from '../modules/runs/execution/initial-prompt';
+import { RUN_KEY_ENV, TaskAssignment, WorkerMessage } from '../modules/workers/worker-protocol';
+import { ExecutionStart, RunApiClient, RunApiError, usageReport } from './run-api-client';
+
+export type StopReason = 'cancelled' | 'lost' | 'shutdown';
+
+export interface ExecutionDeps {
+  apiUrl: string;
+  workerId: string;
+  workspaces: WorkspaceService;
+  harnesses: HarnessRegistry;
+  catalog: ModelCatalog;
+  log(line: string): void;
+}
+
+type EndMessage = Extract<WorkerMessage, { type: 'task_completed' | 'task_failed' }>;
+
+const NO_USAGE = { promptTokens: 0, completionTokens: 0, modelCalls: 0 };
+
+/**
+ * One assigned execution on this machine: start it through the run-scoped API, run the harness
+ * in `<workspace root>/<run id>` while renewing the lease, record the conversation as it goes,
+ * finish with the result and usage, and say how it ended (the websocket end signal).
+ */
+export class TaskExecution {
+  private readonly controller = new AbortController();
+
+  constructor(
+    readonly assignment: TaskAssignment,
+    private readonly deps: ExecutionDeps,
+  ) {}
+
+  get runId(): string {
+    return this.assignment.task_id;
+  }
+
+  stop(reason: StopReason): void {
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+
+  async run(): Promise<EndMessage> {
+    const key = this.assignment.env_vars?.[RUN_KEY_ENV];
+    if (!key) {
+      return this.failed(`the assignment carries no run-scoped key (${RUN_KEY_ENV})`, 'user_error');
+    }
+    const api = new RunApiClient(this.deps.apiUrl, key);
+    let start: ExecutionStart;
+    try {
+      start = await api.start();
+    } catch (err) {
+      return this.unreported(err);
+    }
+    const renewEvery = Math.max(100, Math.floor(start.lease_ms / 3));
+    const heartbeat = setInterval(() => void this.renewLease(api), renewEvery);
+    try {
+      const result = await this.runHarness(start, api).catch((err: Error): HarnessResult => ({
+        outcome: 'failed',
+        errorCode: 'internal_error',
+        summary: `the self-hosted worker "${this.deps.workerId}" failed: ${err.message}`,
+        usage: NO_USAGE,
+      }));
+      if (this.controller.signal.reason === 'shutdown') {
+        return this.failed(
+          'the worker shut down; the run goes back to the queue',
+          'operator_shutdown',
+        );
+      }
+      try {
+        await api.finish({
+          success: result.outcome === 'succeeded',
+          summary: result.summary,
+          ...(result.outcome === 'failed' ? { error_code: result.errorCode } : {}),
+          usage: usageReport(result.usage),
+        });
+      } catch (err) {
+        if (!(err instanceof RunApiError && err.lostRun)) return this.unreported(err);
+      }
+      if (result.outcome === 'cancelled') {
+        return this.completed('Task cancelled by user request.', 'CANCELLED');
+      }
+      return this.completed(
+        result.outcome === 'succeeded' ? 'Task completed successfully' : result.summary,
+      );
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async runHarness(start: ExecutionStart, api: RunApiClient): Promise<HarnessResult> {
+    const { config } = start;
+    const harness = this.deps.harnesses.find(config.harness?.type);
+    if (!harness) {
+      return this.refused(
+        'operation_not_supported',
+        `harness "${config.harness?.type}" is not available on self-hosted worker "${this.deps.workerId}" (available: ${this.deps.harnesses.types.join(', ')})`,
+      );
+    }
+    const modelId = config.model_id ?? this.deps.catalog.defaultModelId;
+    const model = this.deps.catalog.models.find((m) => m.id === modelId);
+    if (!model || model.disableReason) {
+      return this.refused(
+        'invalid_request',
+        `model "${modelId}" is not available on self-hosted worker "${this.deps.workerId}": ${model?.disableDetail ?? 'not in its model catalogue'}`,
+      );
+    }
+    const workspace = await this.deps.workspaces.prepare(
+      start.run_id,
+      start.attachments.map((a) => ({
+        fileName: a.file_name,
+        data: Buffer.from(a.data, 'base64'),
+      })),
+    );
+    const userMessages = start.first_execution
+      ? [
+          initialPrompt(
+            { prompt: start.prompt, skillSpec: start.skill_spec },
+            workspace.attachmentPaths,
+          ),
+        ]
+      : [];
+    userMessages.push(...start.followups);
+    const context: HarnessContext = {
+      runId: start.run_id,
+      executionId: start.execution_id,
+      teamId: start.team_id,
+      model,
+      config,
+      mode: start.mode,
+      history: start.history,
+      userMessages,
+      workspaceDir: workspace.dir,
+      commandEnv: this.deps.workspaces.commandEnv(workspace.dir, start.run_id),
+      limits: {
+        maxTurns: start.limits.max_turns,
+        deadline: Date.now() + start.limits.max_run_seconds * 1000,
+        commandTimeoutSeconds: start.limits.command_timeout_seconds,
+      },
+      signal: this.controller.signal,
+      takeFollowups: () => this.reporting(api.takeFollowups(), []),
+      recordMessage: (message) => this.reporting(api.recordMessages([message]), undefined),
+      emitEvent: (eventType, payload) =>
+        this.reporting(api.appendEvent(eventType, payload), undefined),
+    };
+    return harness.run(context);
+  }
+
+  /** A call of the run-scoped API from inside the harness: losing the run stops the harness. */
+  private async reporting<T>(call: Promise<T>, whenLost: T): Promise<T> {
+    try {
+      return await call;
+    } catch (err) {
+      if (!(err instanceof RunApiError && err.lostRun)) throw err;
+      this.deps.log(`run ${this.runId}: ${err.message}; stopping`);
+      this.stop('lost');
+      return whenLost;
+    }
+  }
+
+  private async renewLease(api: RunApiClient): Promise<void> {
+    try {
+      await api.heartbeat();
+    } catch (err) {
+      if (err instanceof RunApiError && err.lostRun) {
+        this.deps.log(`run ${this.runId}: ${err.message}; stopping`);
+        this.stop('lost');
+      } else {
+        this.deps.log(`run ${this.runId}: lease renewal failed (${(err as Error).message})`);
+      }
+    }
+  }
+
+  private refused(errorCode: HarnessResult['errorCode'], summary: string): HarnessResult {
+    return { outcome: 'failed', errorCode, summary, usage: NO_USAGE };
+  }
+
+  /** The execution could not report through the run-scoped API: tell the server over the socket. */
+  private unreported(err: unknown): EndMessage {
+    if (err instanceof RunApiError && err.lostRun) {
+      return this.completed(`Task stopped: ${err.message}`, 'CANCELLED');
+    }
+    return this.failed(
+      `could not report to the server: ${(err as Error).message}`,
+      'backend_failure',
+    );
+  }
+
+  private completed(message: string, taskState?: string): EndMessage {
+    return {
+      type: 'task_completed',
+      data: { task_id: this.runId, message, ...(taskState ? { task_state: taskState } : {}) },
+    };
+  }
+
+  private failed(message: string, failureCause: string): EndMessage {
+    return {
+      type: 'task_failed',
+      data: { task_id: this.runId, message, failure_cause: failureCause },
+    };
+  }
+}

@@ -1,0 +1,75 @@
+import { resolve } from 'node:path';
+import { parseWorkerOptions } from './worker-options';
+
+const required = [
+  '--api-url',
+  'http://ambient.local:8080/api/v1',
+  '--worker-id',
+  'box-1',
+  '--api-key',
+  'k',
+];
+
+describe('parseWorkerOptions', () => {
+  it('reads the flags and derives the websocket URL from the API URL', () => {
+    expect(parseWorkerOptions([...required, '--max-concurrent-tasks', '3'], {})).toEqual({
+      apiUrl: 'http://ambient.local:8080/api/v1',
+      webSocketUrl: 'ws://ambient.local:8080/api/v1/selfhosted/worker/ws',
+      workerId: 'box-1',
+      apiKey: 'k',
+      maxConcurrentTasks: 3,
+      workspaceRoot: resolve('var/self-hosted-workspaces'),
+      modelsFile: resolve('config/models.yaml'),
+    });
+  });
+
+  it('keeps a path prefix and uses wss for https', () => {
+    const options = parseWorkerOptions(
+      ['--api-url', 'https://example.com/ambient/api/v1/', '--worker-id', 'w', '--api-key', 'k'],
+      {},
+    );
+    expect(options).toMatchObject({
+      apiUrl: 'https://example.com/ambient/api/v1',
+      webSocketUrl: 'wss://example.com/ambient/api/v1/selfhosted/worker/ws',
+    });
+  });
+
+  it('falls back to environment variables (the key also as WARP_API_KEY)', () => {
+    const options = parseWorkerOptions([], {
+      AMBIENT_API_URL: 'http://h/api/v1',
+      AMBIENT_WORKER_ID: 'env-box',
+      WARP_API_KEY: 'from-env',
+      AMBIENT_MODELS_FILE: '/etc/models.yaml',
+    });
+    expect(options).toMatchObject({
+      workerId: 'env-box',
+      apiKey: 'from-env',
+      modelsFile: '/etc/models.yaml',
+      maxConcurrentTasks: 0,
+    });
+  });
+
+  it.each([
+    [['--worker-id', 'w', '--api-key', 'k'], '--api-url is required'],
+    [
+      ['--api-url', 'ftp://h', '--worker-id', 'w', '--api-key', 'k'],
+      '--api-url: must start with http:// or https://',
+    ],
+    [
+      ['--api-url', 'http://h', '--worker-id', 'warp-1', '--api-key', 'k'],
+      '--worker-id: ids starting with "warp" are reserved',
+    ],
+    [['--api-url', 'http://h', '--worker-id', 'w'], '--api-key is required'],
+    [
+      [...required, '--max-concurrent-tasks', 'lots'],
+      '--max-concurrent-tasks: must be a whole number',
+    ],
+    [[...required, '--bogus'], "Unknown option '--bogus'"],
+  ])('refuses %j', (argv, message) => {
+    expect(() => parseWorkerOptions(argv, {})).toThrow(message);
+  });
+
+  it('answers --help', () => {
+    expect(parseWorkerOptions(['--help'], {})).toBe('help');
+  });
+});

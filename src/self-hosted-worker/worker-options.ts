@@ -1,0 +1,116 @@
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { workerIdProblem } from '../modules/runs/worker-host';
+import { WORKER_WS_PATH } from '../modules/workers/worker-protocol';
+
+export interface WorkerOptions {
+  /** The API base URL, e.g. `https://ambient.example.com/api/v1`. */
+  apiUrl: string;
+  /** Where the worker websocket is (derived from the API URL unless given). */
+  webSocketUrl: string;
+  workerId: string;
+  apiKey: string;
+  /** Tasks run at once; 0 = unlimited. Assignments beyond it are rejected. */
+  maxConcurrentTasks: number;
+  /** Each run works in `<workspaceRoot>/<run id>`. */
+  workspaceRoot: string;
+  /** The model catalogue the harness resolves `model_id` in (provider keys from this environment). */
+  modelsFile: string;
+}
+
+export class OptionsError extends Error {}
+
+export const USAGE = `Usage: npm run worker:self-hosted -- --api-url <url> --worker-id <id> --api-key <key> [options]
+
+Connects to Ambient as a self-hosted worker and executes the runs whose config.worker_host is <id>.
+
+  --api-url <url>               API base URL, e.g. http://localhost:8080/api/v1 (AMBIENT_API_URL)
+  --worker-id <id>              this worker's id; runs choose it with config.worker_host (AMBIENT_WORKER_ID)
+  --api-key <key>               a team API key (AMBIENT_API_KEY or WARP_API_KEY)
+  --max-concurrent-tasks <n>    runs executed at once, 0 = unlimited (default 0)
+  --workspace-root <dir>        run workspaces go to <dir>/<run id> (default var/self-hosted-workspaces)
+  --models-file <file>          model catalogue; provider keys come from this environment
+                                (AMBIENT_MODELS_FILE, default config/models.yaml)
+  --web-socket-url <url>        override the websocket URL derived from --api-url
+  --help                        show this help`;
+
+/** Reads flags, falling back to environment variables; throws OptionsError naming the problem. */
+export function parseWorkerOptions(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): WorkerOptions | 'help' {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      options: {
+        'api-url': { type: 'string' },
+        'worker-id': { type: 'string' },
+        'api-key': { type: 'string' },
+        'max-concurrent-tasks': { type: 'string' },
+        'workspace-root': { type: 'string' },
+        'models-file': { type: 'string' },
+        'web-socket-url': { type: 'string' },
+        help: { type: 'boolean' },
+      },
+    }));
+  } catch (err) {
+    throw new OptionsError((err as Error).message);
+  }
+  if (values.help) return 'help';
+  const text = (name: string, ...envNames: string[]): string | undefined => {
+    const value = values[name];
+    if (typeof value === 'string' && value !== '') return value;
+    return envNames.map((n) => env[n]).find((v) => v !== undefined && v !== '');
+  };
+  const required = (name: string, ...envNames: string[]): string => {
+    const value = text(name, ...envNames);
+    if (!value) throw new OptionsError(`--${name} is required`);
+    return value;
+  };
+
+  const apiUrl = required('api-url', 'AMBIENT_API_URL').replace(/\/+$/, '');
+  const api = parseUrl('--api-url', apiUrl, ['http:', 'https:']);
+  const workerId = required('worker-id', 'AMBIENT_WORKER_ID');
+  const problem = workerIdProblem(workerId);
+  if (problem) throw new OptionsError(`--worker-id: ${problem}`);
+  const apiKey = required('api-key', 'AMBIENT_API_KEY', 'WARP_API_KEY');
+  const concurrency = text('max-concurrent-tasks') ?? '0';
+  if (!/^\d+$/.test(concurrency)) {
+    throw new OptionsError('--max-concurrent-tasks: must be a whole number (0 = unlimited)');
+  }
+  const webSocketUrl = text('web-socket-url') ?? defaultWebSocketUrl(api);
+  parseUrl('--web-socket-url', webSocketUrl, ['ws:', 'wss:']);
+  return {
+    apiUrl,
+    webSocketUrl,
+    workerId,
+    apiKey,
+    maxConcurrentTasks: Number(concurrency),
+    workspaceRoot: resolve(text('workspace-root') ?? 'var/self-hosted-workspaces'),
+    modelsFile: resolve(text('models-file', 'AMBIENT_MODELS_FILE') ?? 'config/models.yaml'),
+  };
+}
+
+/** `http://host/api/v1` → `ws://host/api/v1/selfhosted/worker/ws` (https → wss). */
+function defaultWebSocketUrl(api: URL): string {
+  const protocol = api.protocol === 'https:' ? 'wss:' : 'ws:';
+  const base = api.pathname.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+  return `${protocol}//${api.host}${base}${WORKER_WS_PATH}`;
+}
+
+function parseUrl(flag: string, value: string, protocols: string[]): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new OptionsError(`${flag}: "${value}" is not a URL`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new OptionsError(
+      `${flag}: must start with ${protocols.map((p) => `${p}//`).join(' or ')}`,
+    );
+  }
+  return url;
+}

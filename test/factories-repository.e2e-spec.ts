@@ -1,0 +1,186 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { apiClient } from './support/api-client';
+import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { waitFor } from './support/wait';
+import { deliver } from './support/webhook-helpers';
+
+/** A local bare repository as the definition's home; commits pushed to main apply by polling. */
+class LocalRepo {
+  readonly bare: string;
+  private readonly work: string;
+
+  constructor() {
+    const root = mkdtempSync(join(tmpdir(), 'ambient-repo-'));
+    this.bare = join(root, 'factory.git');
+    this.work = join(root, 'work');
+    this.git(root, 'init', '--quiet', '--bare', '--initial-branch=main', this.bare);
+    this.git(root, 'init', '--quiet', '--initial-branch=main', this.work);
+    this.git(this.work, 'remote', 'add', 'origin', this.bare);
+  }
+
+  /** Writes (or with null, deletes) files, commits and pushes; returns the commit. */
+  commit(files: Record<string, string | null>, message = 'change'): string {
+    for (const [path, content] of Object.entries(files)) {
+      const full = join(this.work, path);
+      if (content === null) rmSync(full, { force: true });
+      else {
+        mkdirSync(dirname(full), { recursive: true });
+        writeFileSync(full, content);
+      }
+    }
+    this.git(this.work, 'add', '-A');
+    this.git(
+      this.work,
+      '-c',
+      'user.name=t',
+      '-c',
+      'user.email=t@example.test',
+      'commit',
+      '--quiet',
+      '-m',
+      message,
+    );
+    this.git(this.work, 'push', '--quiet', 'origin', 'main');
+    return this.git(this.work, 'rev-parse', 'HEAD').trim();
+  }
+
+  private git(cwd: string, ...args: string[]): string {
+    return execFileSync('git', args, {
+      cwd,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, HOME: tmpdir() },
+    });
+  }
+}
+
+describe('repository-backed factories (local bare repo, polling the production branch)', () => {
+  let env: TestEnvironment;
+  let app: TestApp;
+  let api: ReturnType<typeof apiClient>;
+  let repo: LocalRepo;
+  let factory: string;
+
+  beforeAll(async () => {
+    env = createTestEnvironment('factories_repo', 'http://127.0.0.1:9/v1');
+    app = await startTestApp(env, ['api', 'ingress', 'worker'], {
+      'factories.repositoryProtocols': 'file',
+      'factories.pollIntervalMs': 200,
+    });
+    api = apiClient(app.baseUrl, app.apiKey);
+    await api.post('/secrets', { name: 'REPO_HOOK_SECRET', value: 'repo-hook-token-0123456789' });
+    repo = new LocalRepo();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await env?.destroy();
+  });
+
+  const webhookNames = async () =>
+    ((await api.get(`/factory/${factory}/webhooks`)).body.webhooks as { name: string }[]).map(
+      (w) => w.name,
+    );
+
+  it('creates the factory from the branch head and applies its webhooks', async () => {
+    const head = repo.commit({
+      'factory.yaml': 'schemaVersion: v1alpha1\nname: From Git\ndescription: lives in a repo\n',
+      'webhooks/ci.yaml': 'secretName: REPO_HOOK_SECRET\n',
+      'README.md': 'not part of the definition',
+    });
+    const created = await api.post('/factory', { repository: { url: repo.bare } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      name: 'From Git',
+      description: 'lives in a repo',
+      definition_source: {
+        kind: 'repository',
+        repository_url: repo.bare,
+        branch: 'main',
+        applied_commit: head,
+      },
+    });
+    factory = created.body.uid;
+    expect(await webhookNames()).toEqual(['ci']);
+    const [hook] = (await api.get(`/factory/${factory}/webhooks`)).body.webhooks;
+    const res = await deliver(`${app.ingressUrl}/webhooks/w/${hook.uid}`, '{"from":"git"}', {
+      Authorization: 'Bearer repo-hook-token-0123456789',
+    });
+    expect(res.status).toBe(202);
+    const files = (await api.get(`/factory/${factory}/definition`)).body.files.map(
+      (f: { path: string }) => f.path,
+    );
+    expect(files).toEqual(['factory.yaml', 'webhooks/ci.yaml']);
+  });
+
+  it('applies each new commit of the production branch', async () => {
+    const head = repo.commit({
+      'webhooks/deploys.yaml': 'secretName: REPO_HOOK_SECRET\nenabled: false\n',
+    });
+    await waitFor(
+      async () => (await api.get(`/factory/${factory}`)).body.definition_source.applied_commit,
+      (c) => c === head,
+      { what: 'the new commit to apply' },
+    );
+    expect(await webhookNames()).toEqual(['ci', 'deploys']);
+  });
+
+  it('keeps the last good definition when a commit is invalid, and says why', async () => {
+    const before = (await api.get(`/factory/${factory}`)).body.definition_source.applied_commit;
+    const bad = repo.commit({
+      'webhooks/broken.yaml': 'secretName: NO_SUCH_SECRET\n',
+      'webhooks/ci.yaml': null,
+    });
+    const source = await waitFor(
+      async () => (await api.get(`/factory/${factory}`)).body.definition_source,
+      (s) => s.last_sync?.commit === bad && s.last_sync.status === 'failed',
+      { what: 'the bad commit to be refused' },
+    );
+    expect(source.applied_commit).toBe(before);
+    expect(source.last_sync.diagnostics).toEqual([
+      expect.objectContaining({
+        path: 'webhooks/broken.yaml',
+        line: 1,
+        message: expect.stringContaining('NO_SUCH_SECRET'),
+      }),
+    ]);
+    expect(await webhookNames()).toEqual(['ci', 'deploys']);
+    // A fixed commit applies; a file removed from the repository deletes its webhook.
+    const fixed = repo.commit({ 'webhooks/broken.yaml': null });
+    await waitFor(
+      async () => (await api.get(`/factory/${factory}`)).body.definition_source.applied_commit,
+      (c) => c === fixed,
+      { what: 'the fix to apply' },
+    );
+    expect(await webhookNames()).toEqual(['deploys']);
+  });
+
+  it('refuses webhook changes through the API on a repository-backed factory, and syncs on demand', async () => {
+    const res = await api.post(`/factory/${factory}/webhooks`, { name: 'api-made' });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toContain(repo.bare);
+    expect((await api.put(`/factory/${factory}/definition`, { files: [] })).status).toBe(422);
+    const synced = await api.post(`/factory/${factory}/sync`);
+    expect(synced.status).toBe(200);
+    expect(synced.body.definition_source.last_sync.status).toBe('applied');
+  });
+
+  it('refuses a repository URL whose transport the operator has not allowed', async () => {
+    const strict = await startTestApp(env, ['api']);
+    try {
+      const res = await apiClient(strict.baseUrl, strict.apiKey).post('/factory', {
+        repository: { url: repo.bare },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/^repository\.url: must be a git URL using https, ssh/);
+      const ext = await apiClient(strict.baseUrl, strict.apiKey).post('/factory', {
+        repository: { url: 'ext::sh -c touch% /tmp/pwned' },
+      });
+      expect(ext.body.detail).toMatch(/^repository\.url/);
+    } finally {
+      await strict.close();
+    }
+  });
+});
