@@ -22,6 +22,6 @@ COPY config ./config
 # The only writable place: run workspaces (runs.workspaceRoot = var/workspaces).
 RUN mkdir -p var/workspaces && chown -R node:node var
 USER node
-EXPOSE 8080
+EXPOSE 8080 8081
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "dist/src/main.js"]
