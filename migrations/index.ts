@@ -2,6 +2,8 @@ import { Foundation1763780000000 } from './1763780000000-foundation';
 import { SchedulesIdentities1763790000000 } from './1763790000000-schedules-identities';
 import { SelfHostedWorkers1763800000000 } from './1763800000000-self-hosted-workers';
 import { WebhooksFactories1763810000000 } from './1763810000000-webhooks-factories';
+import { EnvironmentsSkills1763820000000 } from './1763820000000-environments-skills';
+import { ConversationsArtifactsScores1763830000000 } from './1763830000000-conversations-artifacts-scores';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -9,4 +11,6 @@ export const MIGRATIONS = [
   SchedulesIdentities1763790000000,
   SelfHostedWorkers1763800000000,
   WebhooksFactories1763810000000,
+  EnvironmentsSkills1763820000000,
+  ConversationsArtifactsScores1763830000000,
 ];

@@ -7,13 +7,21 @@ import { ProblemFilter } from './common/errors/problem.filter';
 import { RedisModule } from './common/redis/redis.module';
 import { APP_CONFIG, AppConfig } from './config/app-config';
 import { dataSourceOptions } from './database/database-setup';
-import { ArtifactsModule } from './modules/artifacts/artifacts.module';
+import { ArtifactsApiModule, ArtifactsModule } from './modules/artifacts/artifacts.module';
+import { BlobsModule } from './modules/blobs/blobs.module';
+import { ConversationsModule } from './modules/conversations/conversations.module';
+import {
+  EnvironmentFeaturesModule,
+  EnvironmentsModule,
+} from './modules/environments/environments.module';
 import { FactoriesApiModule, FactoriesWorkerModule } from './modules/factories/factories.module';
 import { HealthModule } from './modules/health/health.module';
 import { ModelsModule } from './modules/models/models.module';
 import { RunsModule } from './modules/runs/runs.module';
 import { SecretsApiModule } from './modules/secrets/secrets.module';
+import { SkillsApiModule, SkillsModule } from './modules/skills/skills.module';
 import { SchedulesModule } from './modules/schedules/schedules.module';
+import { ScoresModule } from './modules/scores/scores.module';
 import { BearerAuthGuard } from './modules/teams/bearer-auth.guard';
 import { TeamsModule } from './modules/teams/teams.module';
 import { WebhookFeaturesModule } from './modules/webhooks/webhook-features.module';
@@ -61,12 +69,18 @@ export class AppModule {
         RedisModule,
         TeamsModule,
         ModelsModule,
+        BlobsModule.forRoles(api),
         ArtifactsModule,
+        EnvironmentsModule,
+        SkillsModule,
         runs,
+        ...(api ? [ConversationsModule, ArtifactsApiModule, ScoresModule.forRuns(runs)] : []),
         SchedulesModule.forRoles(config.roles, runs),
         WorkersModule.forRoles(config.roles, runs),
         ...(api ? [HealthModule] : []),
         ...(api ? [SecretsApiModule, FactoriesApiModule] : []),
+        EnvironmentFeaturesModule.forRoles(config.roles, runs),
+        ...(api ? [SkillsApiModule] : []),
         ...(config.roles.includes('worker') ? [FactoriesWorkerModule] : []),
         WebhookFeaturesModule.forRoles(config.roles, runs),
       ],

@@ -260,6 +260,33 @@ describe('managed factories and their definitions', () => {
     expect((await api.get(`/factory/${factory}`)).status).toBe(404);
   });
 
+  it('documents factories, webhooks, deliveries and secrets in the OpenAPI document', async () => {
+    const doc = (await api.raw().get('/api/v1/openapi.json')).body;
+    for (const path of [
+      '/secrets',
+      '/secrets/{name}',
+      '/factory',
+      '/factory/{uid}',
+      '/factory/{uid}/definition',
+      '/factory/{factoryUid}/webhooks',
+      '/factory/{factoryUid}/webhooks/{uid}/rotate-secret',
+      '/factory/{factoryUid}/webhooks/{uid}/deliveries',
+      '/factory/{factoryUid}/webhooks/{uid}/deliveries/{id}/test-filter',
+      '/factory-files/validate',
+    ]) {
+      expect(doc.paths[path]).toBeDefined();
+    }
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining([
+        'Factory',
+        'Webhook',
+        'WebhookWithSecret',
+        'WebhookDelivery',
+        'TeamSecret',
+      ]),
+    );
+  });
+
   it('validates files without authentication or stored state (POST /factory-files/validate)', async () => {
     const res = await api
       .raw()

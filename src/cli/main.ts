@@ -14,6 +14,7 @@ import {
   identityKeysListCommand,
   identityKeysRevokeCommand,
 } from './identity-keys-commands';
+import { ENVIRONMENTS_COMMANDS } from './environments-commands';
 import { FACTORIES_COMMANDS } from './factories-commands';
 import { migrateCommand } from './migrate-command';
 import { SECRETS_COMMANDS } from './secrets-commands';
@@ -34,6 +35,7 @@ const COMMANDS: CliCommand[] = [
   ...SECRETS_COMMANDS,
   ...FACTORIES_COMMANDS,
   ...WEBHOOKS_COMMANDS,
+  ...ENVIRONMENTS_COMMANDS,
 ];
 
 const HELP = new Set(['--help', '-h', 'help']);

@@ -39,6 +39,16 @@ export interface AppConfig {
   };
   factories: { pollIntervalMs: number; repositoryProtocols: string };
   selfHosted: { claimTimeoutMs: number; readTimeoutMs: number };
+  /** Transcripts and artifact files; downloads go through HMAC-signed, time-limited URLs. */
+  blobs: { root: string; signingKey: string; urlTtlSeconds: number };
+  environments: {
+    /** Prefix of `<owner>/<repo>` clone URLs (e.g. https://github.com or a local dir of bare repos). */
+    gitUrlBase: string;
+    setupTimeoutSeconds: number;
+    /** How often retained (debug-window) workspaces of failed setups are looked for and deleted. */
+    retentionSweepIntervalMs: number;
+  };
+  skills: { cacheTtlSeconds: number };
   bootstrapApiKey?: string;
   /** AMBIENT_SECRETS_KEY: 32 bytes (base64 or hex) that encrypt team secrets; unset = no secrets. */
   secretsKey?: Buffer;
@@ -88,6 +98,9 @@ const SETTINGS: Setting[] = [
     min: 1,
   },
   { path: 'runs.workspaceRoot', env: 'AMBIENT_WORKSPACE_ROOT', kind: 'string' },
+  { path: 'blobs.root', env: 'AMBIENT_BLOB_ROOT', kind: 'string' },
+  { path: 'blobs.signingKey', env: 'AMBIENT_URL_SIGNING_KEY', kind: 'string' },
+  { path: 'blobs.urlTtlSeconds', env: 'AMBIENT_SIGNED_URL_TTL_SECONDS', kind: 'int', min: 1 },
   { path: 'runs.metadataFilterEnabled', env: 'AMBIENT_METADATA_FILTER_ENABLED', kind: 'bool' },
   {
     path: 'runs.computeCostPerHourUsd',
@@ -166,6 +179,20 @@ const SETTINGS: Setting[] = [
     kind: 'int',
     min: 1000,
   },
+  { path: 'environments.gitUrlBase', env: 'AMBIENT_GIT_URL_BASE', kind: 'string' },
+  {
+    path: 'environments.setupTimeoutSeconds',
+    env: 'AMBIENT_SETUP_TIMEOUT_SECONDS',
+    kind: 'int',
+    min: 1,
+  },
+  {
+    path: 'environments.retentionSweepIntervalMs',
+    env: 'AMBIENT_RETENTION_SWEEP_INTERVAL_MS',
+    kind: 'int',
+    min: 50,
+  },
+  { path: 'skills.cacheTtlSeconds', env: 'AMBIENT_SKILLS_CACHE_TTL_SECONDS', kind: 'int', min: 0 },
 ];
 
 function getPath(tree: Record<string, unknown>, path: string): unknown {

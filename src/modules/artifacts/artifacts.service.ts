@@ -27,14 +27,16 @@ export class ArtifactsService {
     run: { id: string; teamId: string },
     artifactType: ArtifactType,
     data: JsonObject,
+    options: { id?: string; isPublic?: boolean } = {},
   ): Promise<RunArtifact> {
     const url = typeof data.url === 'string' ? data.url : null;
     const artifact: RunArtifact = {
-      id: newUid(),
+      id: options.id ?? newUid(),
       runId: run.id,
       teamId: run.teamId,
       artifactType,
       data,
+      isPublic: options.isPublic ?? false,
       urlHash:
         url && (artifactType === 'EXTERNAL_REFERENCE' || artifactType === 'PULL_REQUEST')
           ? urlLookupHash(url)

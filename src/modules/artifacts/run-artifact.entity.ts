@@ -27,6 +27,10 @@ export class RunArtifact {
   @Column({ type: 'json' })
   data: JsonObject;
 
+  /** Readable through GET /agent/artifacts/{uid} without a key; otherwise only by the team. */
+  @Column({ name: 'is_public', type: 'boolean', default: false })
+  isPublic?: boolean;
+
   /** sha256 of the artifact's canonical URL (PULL_REQUEST, EXTERNAL_REFERENCE), for reverse lookup. */
   @Column({ name: 'url_hash', type: 'binary', length: 32, nullable: true })
   urlHash: Buffer | null;

@@ -36,6 +36,11 @@ export interface HarnessContext {
   recordMessage(message: ChatMessage): Promise<void>;
   /** Appends a timeline event to the run. */
   emitEvent(eventType: string, payload?: Record<string, unknown>): Promise<void>;
+  /**
+   * Records an artifact (fields as in POST /harness-support/artifacts); throws ApiError for an
+   * invalid report. Absent when the execution cannot report artifacts.
+   */
+  reportArtifact?(report: Record<string, unknown>): Promise<{ artifactUid: string }>;
 }
 
 export interface HarnessResult {

@@ -7,6 +7,7 @@ import type {
   ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions';
 import type { ErrorCode } from '../../common/errors/error-codes';
+import { REPORT_ARTIFACT_TOOL, runReportArtifactTool } from '../artifacts/report-artifact.tool';
 import { DEFAULT_MAX_OUTPUT_BYTES, runCommand } from './command-runner';
 import type {
   ChatMessage,
@@ -162,7 +163,10 @@ class OzRun {
         '- run_command: runs a bash command in the workspace and returns its exit code and ' +
         `output. Each command is limited to ${limits.commandTimeoutSeconds} seconds and cannot ` +
         'be interactive.\n' +
-        '- finish: ends the run with a summary of what you did and the result.',
+        '- finish: ends the run with a summary of what you did and the result.' +
+        (this.ctx.reportArtifact
+          ? '\n- report_artifact: records a plan, pull request, file, screenshot or link for the user.'
+          : ''),
       'Inspect before you change things and verify your changes when you can. When the task is ' +
         'complete, call finish or reply without a tool call; that reply is your final answer.',
     ];
@@ -186,7 +190,7 @@ class OzRun {
     let completion: ChatCompletion;
     try {
       const request = this.client.chat.completions.create(
-        { model: model.providerModel, messages: this.messages, tools: TOOLS },
+        { model: model.providerModel, messages: this.messages, tools: this.tools() },
         { signal: this.stop.signal },
       );
       // The client sleeps between retries without watching the signal; do not wait for that.
@@ -251,8 +255,9 @@ class OzRun {
       return { content: `Error: unsupported tool call type "${call.type}".` };
     }
     const { name, arguments: rawArgs } = call.function;
-    if (name !== 'run_command' && name !== 'finish') {
-      return { content: `Error: unknown tool "${name}". Available tools: run_command, finish.` };
+    const known = this.tools().map((tool) => tool.function.name);
+    if (!known.includes(name)) {
+      return { content: `Error: unknown tool "${name}". Available tools: ${known.join(', ')}.` };
     }
     let args: unknown;
     try {
@@ -265,9 +270,24 @@ class OzRun {
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       return { content: `Error: the arguments of ${name} must be a JSON object.` };
     }
+    if (name === 'report_artifact' && this.ctx.reportArtifact) {
+      const report = this.ctx.reportArtifact.bind(this.ctx);
+      return {
+        content: await runReportArtifactTool(
+          args as Record<string, unknown>,
+          this.ctx.workspaceDir,
+          report,
+        ),
+      };
+    }
     return name === 'finish'
       ? this.finishTool(args as Record<string, unknown>)
       : this.runCommandTool(args as Record<string, unknown>);
+  }
+
+  /** The built-in tools, and report_artifact when this execution can report artifacts. */
+  private tools(): ChatCompletionFunctionTool[] {
+    return this.ctx.reportArtifact ? [...TOOLS, REPORT_ARTIFACT_TOOL] : TOOLS;
   }
 
   private finishTool(args: Record<string, unknown>): ToolOutcome {

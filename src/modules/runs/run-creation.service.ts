@@ -3,7 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUuid } from '../../common/ids';
+import { EnvironmentsService } from '../environments/environments.service';
 import { IdentityRunResolver } from '../identities/identity-run-resolver.service';
+import { SkillsService } from '../skills/skills.service';
 import { ModelsService } from '../models/models.service';
 import { Run } from './entities/run.entity';
 import { RunAttachment } from './entities/run-attachment.entity';
@@ -33,6 +35,8 @@ export class RunCreationService {
     private readonly transitions: RunTransitions,
     private readonly queue: RunQueue,
     private readonly identities: IdentityRunResolver,
+    private readonly environments: EnvironmentsService,
+    private readonly skills: SkillsService,
   ) {}
 
   async create(input: NewRun): Promise<Run> {
@@ -42,7 +46,8 @@ export class RunCreationService {
     if (config.skill_spec && config.skills?.length) {
       throw ApiError.invalid('config.skills', 'cannot be combined with skill_spec');
     }
-    const skillSpec = config.skill_spec ?? config.skills?.[0] ?? null;
+    let skillSpec = config.skill_spec ?? config.skills?.[0] ?? null;
+    const namedByCaller = Boolean(config.name);
     if (skillSpec && !config.name) config.name = skillName(skillSpec);
     const prompt = input.prompt?.trim() ?? '';
     if (!prompt && !skillSpec && !input.conversationId) {
@@ -56,6 +61,27 @@ export class RunCreationService {
       input.agentIdentityUid,
     );
     Object.assign(config, executor.config);
+    if (config.environment_id) {
+      await this.environments.assertUsable(input.teamId, config.environment_id);
+    }
+    if (skillSpec && config.environment_id) {
+      // The skill's SKILL.md (arguments substituted) becomes the base prompt.
+      const field = input.skill
+        ? 'skill'
+        : config.skill_spec
+          ? 'config.skill_spec'
+          : 'config.skills';
+      const skill = await this.skills.resolve(
+        input.teamId,
+        config.environment_id,
+        skillSpec,
+        field,
+      );
+      skillSpec = skill.id;
+      if (!namedByCaller) config.name = skill.name;
+      const base = SkillsService.basePrompt(skill, prompt);
+      config.base_prompt = config.base_prompt ? `${base}\n\n${config.base_prompt}` : base;
+    }
     const model = this.models.resolveForRun(config.model_id);
     config.model_id = model.id;
     for (const [i, a] of (input.attachments ?? []).entries()) {

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUuid } from '../../common/ids';
+import { DebugWindowService } from '../environments/debug-window.service';
 import { Run } from './entities/run.entity';
 import { FollowupOutcome, RunFollowup } from './entities/run-followup.entity';
 import { isTerminal, RunState, TERMINAL_STATES } from './run-state';
@@ -28,12 +29,13 @@ export class RunFollowupsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly transitions: RunTransitions,
     private readonly queue: RunQueue,
+    private readonly debugWindow: DebugWindowService,
   ) {}
 
   async submit(
     run: Run,
     body: { message?: string; mode?: string; attachments?: { attachment_id: string }[] },
-  ): Promise<{ followup_id: string | null; outcome: FollowupOutcome }> {
+  ): Promise<{ followup_id: string | null; outcome: FollowupOutcome; debug_agent_active?: true }> {
     if (body.attachments?.length) {
       throw new ApiError(
         'operation_not_supported',
@@ -53,6 +55,13 @@ export class RunFollowupsService {
       createdAt: new Date(),
     };
     await this.dataSource.getRepository(RunFollowup).insert(followup);
+    if (run.state === 'FAILED' && (await this.debugWindow.activate(run.id))) {
+      // Inside the debug window of a failed setup: a debug agent answers, the run stays FAILED.
+      await this.dataSource
+        .getRepository(RunFollowup)
+        .update({ id: followup.id }, { outcome: 'live_session' });
+      return { followup_id: followup.id, outcome: 'live_session', debug_agent_active: true };
+    }
     const outcome = await this.route(run.id);
     await this.dataSource.getRepository(RunFollowup).update({ id: followup.id }, { outcome });
     return { followup_id: outcome === 'queued_prompt' ? null : followup.id, outcome };

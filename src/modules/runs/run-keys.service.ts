@@ -59,6 +59,22 @@ export class RunKeysService {
     });
   }
 
+  /**
+   * True while the key's execution runs on Ambient's own workers (their lease owner is a worker,
+   * not a key): the key of the run's current, unfinished execution stays valid.
+   */
+  static isServiceExecutionKey(
+    run: Pick<Run, 'state' | 'leaseOwner' | 'executionCount'>,
+    keyExecutionId: number | null | undefined,
+  ): boolean {
+    return (
+      (run.state === 'CLAIMED' || run.state === 'INPROGRESS') &&
+      run.leaseOwner !== null &&
+      RunKeysService.keyIdOf(run.leaseOwner) === null &&
+      run.executionCount === keyExecutionId
+    );
+  }
+
   async revoke(keyId: string): Promise<void> {
     await this.apiKeys.revokeMany([keyId]);
   }
@@ -95,7 +111,7 @@ export class RunKeysService {
     const keys = await this.apiKeys.liveRunKeys(STALE_BATCH);
     if (keys.length === 0) return 0;
     const runs = await this.dataSource.getRepository(Run).find({
-      select: { id: true, state: true, leaseOwner: true, finishedAt: true },
+      select: { id: true, state: true, leaseOwner: true, finishedAt: true, executionCount: true },
       where: { id: In([...new Set(keys.map((k) => k.runId!))]) },
     });
     const byId = new Map(runs.map((r) => [r.id, r]));
@@ -104,6 +120,7 @@ export class RunKeysService {
       const run = byId.get(key.runId!);
       if (!run) return true;
       if (run.leaseOwner === RunKeysService.leaseOwnerFor(key.id)) return false;
+      if (RunKeysService.isServiceExecutionKey(run, key.runExecutionId)) return false;
       return !isTerminal(run.state) || (run.finishedAt?.getTime() ?? 0) < cutoff;
     });
     await this.apiKeys.revokeMany(stale.map((k) => k.id));

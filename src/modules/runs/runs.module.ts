@@ -3,6 +3,7 @@ import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Role } from '../../config/app-config';
 import { ArtifactsModule } from '../artifacts/artifacts.module';
+import { TranscriptsModule } from '../conversations/transcripts.module';
 import { HarnessModule } from '../harness/harness.module';
 import { IdentitiesModule } from '../identities/identities.module';
 import { ModelsModule } from '../models/models.module';
@@ -53,6 +54,7 @@ export class RunsModule {
         TeamsModule,
         ModelsModule,
         ArtifactsModule,
+        TranscriptsModule,
         HarnessModule,
         IdentitiesModule,
       ],

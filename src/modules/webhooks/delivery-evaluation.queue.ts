@@ -47,7 +47,9 @@ export class DeliveryEvaluationQueue {
       );
       const outcome = await withTimeout(add);
       if (outcome !== 'done') {
-        this.logger.warn(`enqueue of ${batch.length} deliveries ${outcome}; the sweeper will retry`);
+        this.logger.warn(
+          `enqueue of ${batch.length} deliveries ${outcome}; the sweeper will retry`,
+        );
       }
     }
     this.flushing = false;

@@ -1,8 +1,9 @@
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { ReportArtifactDto, ReportArtifactResponseDto } from '../artifacts/report-artifact.dto';
 import type { ChatMessage } from '../harness/harness.types';
 import { RemoteExecutionService } from '../runs/execution/remote-execution.service';
 import type { Principal } from '../teams/principal';
@@ -86,6 +87,23 @@ export class HarnessSupportController {
     @Body() body: RecordMessagesDto,
   ): Promise<void> {
     await this.executions.recordMessages(principal, body.messages as unknown as ChatMessage[]);
+  }
+
+  @Post('artifacts')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'reportArtifact',
+    summary: 'Report an artifact (PLAN, PULL_REQUEST, FILE, SCREENSHOT, EXTERNAL_REFERENCE)',
+  })
+  @ApiBody({ type: ReportArtifactDto })
+  @ApiProblems(400, 401, 403, 409)
+  @ApiOkResponse({ type: ReportArtifactResponseDto })
+  async artifacts(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: Record<string, unknown>,
+  ): Promise<ReportArtifactResponseDto> {
+    const artifact = await this.executions.reportArtifact(principal, body);
+    return { artifact_uid: artifact.id, artifact_type: artifact.artifactType };
   }
 
   @Post('followups')

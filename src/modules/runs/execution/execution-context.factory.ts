@@ -2,7 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { JsonObject } from '../../../common/json';
+import { API_PREFIX } from '../../../bootstrap/http';
+import { newUid } from '../../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import { parseArtifactInput } from '../../artifacts/artifact-input';
+import { ArtifactWriter } from '../../artifacts/artifact-writer.service';
 import { ChatMessage, HarnessContext } from '../../harness/harness.types';
 import { WorkspaceService } from '../../harness/workspace.service';
 import { CatalogModel } from '../../models/model-catalog';
@@ -10,6 +14,7 @@ import { Run } from '../entities/run.entity';
 import { RunAttachment } from '../entities/run-attachment.entity';
 import { RunMessage } from '../entities/run-message.entity';
 import { RunFollowupsService } from '../run-followups.service';
+import { RunKeysService } from '../run-keys.service';
 import { RunTransitions } from '../run-transitions.service';
 import { closeDanglingToolCalls } from './conversation-history';
 import { initialPrompt } from './initial-prompt';
@@ -35,6 +40,8 @@ export class ExecutionContextFactory {
     private readonly workspaces: WorkspaceService,
     private readonly followups: RunFollowupsService,
     private readonly transitions: RunTransitions,
+    private readonly artifacts: ArtifactWriter,
+    private readonly runKeys: RunKeysService,
   ) {}
 
   async build(
@@ -62,7 +69,11 @@ export class ExecutionContextFactory {
       history,
       userMessages,
       workspaceDir: workspace.dir,
-      commandEnv: this.workspaces.commandEnv(workspace.dir, run.id),
+      commandEnv: this.workspaces.commandEnv(
+        workspace.dir,
+        run.id,
+        await this.runKeyEnv(run, executionId),
+      ),
       limits: {
         maxTurns: runs.maxTurns,
         deadline: Date.now() + runs.maxRunSeconds * 1000,
@@ -71,12 +82,27 @@ export class ExecutionContextFactory {
       signal,
       takeFollowups: () => this.followups.takeUndelivered(run.id, executionId),
       recordMessage: (message) => this.recordMessage(run.id, executionId, message),
+      reportArtifact: async (report) => {
+        const artifact = await this.artifacts.report(run, parseArtifactInput(report));
+        return { artifactUid: artifact.id };
+      },
       emitEvent: (eventType, payload) =>
         this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
           executionId,
           payload: payload ?? null,
         }),
     };
+  }
+
+  /**
+   * The execution's run-scoped key and the API address, for commands that report over HTTP
+   * (artifacts, a judge's scores). The key stops working when the execution ends.
+   */
+  private async runKeyEnv(run: Run, executionId: number): Promise<Record<string, string>> {
+    if (!run.executorId && !run.creatorId) return {}; // nobody for the key to act as
+    const key = await this.runKeys.issue(run, executionId, newUid());
+    const apiUrl = `${this.config.server.publicUrl.replace(/\/+$/, '')}/${API_PREFIX}`;
+    return { AMBIENT_API_URL: apiUrl, AMBIENT_RUN_KEY: key, WARP_API_KEY: key };
   }
 
   async loadInputs(run: Run, executionId: number): Promise<ExecutionInputs> {

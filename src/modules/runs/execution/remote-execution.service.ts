@@ -4,6 +4,10 @@ import { DataSource } from 'typeorm';
 import { ApiError } from '../../../common/errors/api-error';
 import { ErrorCode, terminalStateFor } from '../../../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import { parseArtifactInput } from '../../artifacts/artifact-input';
+import { ArtifactWriter } from '../../artifacts/artifact-writer.service';
+import type { RunArtifact } from '../../artifacts/run-artifact.entity';
+import { TranscriptWriter } from '../../conversations/transcript-writer.service';
 import type { ChatMessage, TokenUsage } from '../../harness/harness.types';
 import { ModelsService } from '../../models/models.service';
 import type { Principal } from '../../teams/principal';
@@ -41,6 +45,8 @@ export class RemoteExecutionService {
     private readonly contexts: ExecutionContextFactory,
     private readonly followups: RunFollowupsService,
     private readonly models: ModelsService,
+    private readonly artifacts: ArtifactWriter,
+    private readonly transcripts: TranscriptWriter,
   ) {}
 
   /** Claims the offer if the websocket claim has not arrived yet, then CLAIMED → INPROGRESS. */
@@ -90,6 +96,19 @@ export class RemoteExecutionService {
     return messages.length;
   }
 
+  /**
+   * Records an artifact an execution reports (validated as `parseArtifactInput` says), whether
+   * it runs on a self-hosted worker or on Ambient's own (commands get `AMBIENT_RUN_KEY`).
+   */
+  async reportArtifact(principal: Principal, report: unknown): Promise<RunArtifact> {
+    const own = await this.dataSource.getRepository(Run).findOneBy({ id: principal.runId ?? '' });
+    const run =
+      own && RunKeysService.isServiceExecutionKey(own, principal.runExecutionId)
+        ? own
+        : await this.running(principal);
+    return this.artifacts.report(run, parseArtifactInput(report));
+  }
+
   async takeFollowups(principal: Principal): Promise<string[]> {
     const run = await this.running(principal);
     return this.followups.takeUndelivered(run.id, run.executionCount);
@@ -129,6 +148,7 @@ export class RemoteExecutionService {
     }
     if (run.state === 'PENDING') await this.selfHosted.claim(run.id, owner);
     const current = (await this.runKeys.resolve(principal)).run;
+    await this.transcripts.write(run.id).catch(() => undefined);
     const message = result.summary.trim().slice(0, MAX_STATUS_MESSAGE) || 'Done.';
     const code = result.errorCode ?? 'internal_error';
     const state = result.success ? 'SUCCEEDED' : terminalStateFor(code);

@@ -5,6 +5,8 @@ import { DataSource } from 'typeorm';
 import { terminalStateFor } from '../../../common/errors/error-codes';
 import { newUid } from '../../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import { TranscriptWriter } from '../../conversations/transcript-writer.service';
+import { WorkspaceSetupService } from '../../environments/workspace-setup.service';
 import { HarnessRegistry } from '../../harness/harness-registry';
 import { HarnessResult } from '../../harness/harness.types';
 import { ModelsService } from '../../models/models.service';
@@ -18,6 +20,9 @@ import { addUsage } from './run-usage';
 const MAX_STATUS_MESSAGE = 4000;
 
 export type AbortReason = 'cancelled' | 'lost' | 'shutdown';
+
+/** A harness result, or a failure before the harness started (environment setup). */
+type ExecutionResult = HarnessResult & { statusExtra?: Record<string, unknown> };
 
 export interface ExecuteOutcome {
   /** Follow-ups arrived as the execution ended: the run must be enqueued again once this job is done. */
@@ -44,6 +49,8 @@ export class RunExecutor {
     private readonly harnesses: HarnessRegistry,
     private readonly models: ModelsService,
     private readonly contexts: ExecutionContextFactory,
+    private readonly workspaceSetup: WorkspaceSetupService,
+    private readonly transcripts: TranscriptWriter,
   ) {}
 
   get activeCount(): number {
@@ -78,6 +85,7 @@ export class RunExecutor {
       });
       if (!started) return { requeue: false };
       const result = await this.runHarness(run, executionId, controller.signal);
+      await this.writeTranscript(runId);
       await this.finish(run, executionId, result, Date.now() - startedAt, controller.signal);
     } catch (err) {
       this.logger.error(`run ${runId} failed unexpectedly: ${(err as Error).stack ?? err}`);
@@ -92,6 +100,13 @@ export class RunExecutor {
       this.inFlight.delete(runId);
     }
     return { requeue: await this.requeueForFollowups(runId) };
+  }
+
+  /** The transcript is written before the run ends, so a finished run always has it. */
+  private async writeTranscript(runId: string): Promise<void> {
+    await this.transcripts.write(runId).catch((err: Error) => {
+      this.logger.warn(`could not write the transcript of run ${runId}: ${err.message}`);
+    });
   }
 
   private async claim(runId: string): Promise<Run | null> {
@@ -135,7 +150,7 @@ export class RunExecutor {
     run: Run,
     executionId: number,
     signal: AbortSignal,
-  ): Promise<HarnessResult> {
+  ): Promise<ExecutionResult> {
     const zeroUsage = { promptTokens: 0, completionTokens: 0, modelCalls: 0 };
     const harness = this.harnesses.find(run.config.harness?.type);
     if (!harness) {
@@ -155,6 +170,23 @@ export class RunExecutor {
         usage: zeroUsage,
       };
     }
+    const setup = await this.workspaceSetup.prepare(run, signal, (eventType, payload) =>
+      this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
+        executionId,
+        payload: payload ?? null,
+      }),
+    );
+    if (!setup.ok) {
+      return signal.aborted
+        ? { outcome: 'cancelled', summary: setup.message, usage: zeroUsage }
+        : {
+            outcome: 'failed',
+            errorCode: 'environment_setup_failed',
+            summary: setup.message,
+            usage: zeroUsage,
+            statusExtra: setup.statusExtra,
+          };
+    }
     const context = await this.contexts.build(run, executionId, model, signal);
     return harness.run(context);
   }
@@ -162,7 +194,7 @@ export class RunExecutor {
   private async finish(
     run: Run,
     executionId: number,
-    result: HarnessResult,
+    result: ExecutionResult,
     elapsedMs: number,
     signal: AbortSignal,
   ): Promise<void> {
@@ -199,6 +231,7 @@ export class RunExecutor {
         message,
         error_code: code,
         retryable: code === 'resource_unavailable' || code === 'internal_error',
+        ...result.statusExtra,
       },
       usage,
       executionId,

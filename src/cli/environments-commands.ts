@@ -1,0 +1,168 @@
+import { API_OPTION_HELP, API_OPTIONS, callApi, printJson, required } from './api-http';
+import { CliCommand, OptionValues } from './cli-command';
+import { UsageError } from './cli-errors';
+
+const enc = encodeURIComponent;
+
+const CONFIG_OPTIONS = {
+  name: { type: 'string' },
+  description: { type: 'string' },
+  'docker-image': { type: 'string' },
+  repos: { type: 'string' },
+  'setup-commands-json': { type: 'string' },
+  'retention-minutes': { type: 'string' },
+} as const;
+
+const CONFIG_HELP = [
+  '  --name <name>                 environment name',
+  '  --description <text>',
+  '  --docker-image <image>        recorded with the environment',
+  '  --repos owner/repo,...        repositories cloned into each run workspace',
+  `  --setup-commands-json '[..]'  setup commands (a JSON array of strings), run in order`,
+  '  --retention-minutes <1-60>    keep a failed setup workspace this long for a debug agent',
+];
+
+/** The EnvironmentConfig fields the options set; the server validates them. */
+function configBody(values: OptionValues): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  if (typeof values.name === 'string') body.name = values.name;
+  if (typeof values.description === 'string') body.description = values.description;
+  if (typeof values['docker-image'] === 'string') body.docker_image = values['docker-image'];
+  if (typeof values.repos === 'string') {
+    body.github_repos = values.repos
+      .split(',')
+      .filter((r) => r.trim())
+      .map((r) => {
+        const [owner, repo, extra] = r.trim().split('/');
+        if (!owner || !repo || extra !== undefined) {
+          throw new UsageError(`--repos: "${r}" is not owner/repo`);
+        }
+        return { owner, repo };
+      });
+  }
+  const commands = values['setup-commands-json'];
+  if (typeof commands === 'string') {
+    try {
+      body.setup_commands = JSON.parse(commands) as unknown;
+    } catch {
+      throw new UsageError('--setup-commands-json must be a JSON array of strings');
+    }
+  }
+  const minutes = values['retention-minutes'];
+  if (typeof minutes === 'string') body.failure_session_retention_minutes = Number(minutes);
+  return body;
+}
+
+export const ENVIRONMENTS_COMMANDS: CliCommand[] = [
+  {
+    name: 'environments list',
+    synopsis: 'environments list [--sort-by name|last_updated]',
+    summary: 'List the environments the team owns or was granted.',
+    details: ['', 'Options:', '  --sort-by name|last_updated', ...API_OPTION_HELP],
+    options: { ...API_OPTIONS, 'sort-by': { type: 'string' } },
+    async run(values, io) {
+      const sort =
+        typeof values['sort-by'] === 'string' ? `?sort_by=${enc(values['sort-by'])}` : '';
+      const { environments } = (await callApi(values, io, 'GET', `/agent/environments${sort}`)) as {
+        environments: {
+          uid: string;
+          config: { name: string };
+          setup_failed: boolean;
+          scope: string;
+        }[];
+      };
+      for (const e of environments) {
+        io.out(`${e.uid}  ${e.config.name}  (${e.scope}${e.setup_failed ? ', setup failed' : ''})`);
+      }
+      if (environments.length === 0) io.err('no environments');
+    },
+  },
+  {
+    name: 'environments create',
+    synopsis:
+      'environments create --name <name> [--repos owner/repo,...] [--setup-commands-json ..]',
+    summary: 'Create an environment.',
+    details: ['', 'Options:', ...CONFIG_HELP, ...API_OPTION_HELP],
+    options: { ...API_OPTIONS, ...CONFIG_OPTIONS },
+    async run(values, io) {
+      required(values, 'name');
+      printJson(io, await callApi(values, io, 'POST', '/agent/environments', configBody(values)));
+    },
+  },
+  {
+    name: 'environments update',
+    synopsis: 'environments update --uid <uid> [config options]',
+    summary: 'Change an environment (only the options given).',
+    details: ['', 'Options:', '  --uid <uid>', ...CONFIG_HELP, ...API_OPTION_HELP],
+    options: { ...API_OPTIONS, ...CONFIG_OPTIONS, uid: { type: 'string' } },
+    async run(values, io) {
+      const path = `/agent/environments/${enc(required(values, 'uid'))}`;
+      printJson(io, await callApi(values, io, 'PATCH', path, configBody(values)));
+    },
+  },
+  {
+    name: 'environments delete',
+    synopsis: 'environments delete --uid <uid>',
+    summary: 'Delete an environment.',
+    details: ['', 'Options:', '  --uid <uid>', ...API_OPTION_HELP],
+    options: { ...API_OPTIONS, uid: { type: 'string' } },
+    async run(values, io) {
+      const uid = required(values, 'uid');
+      await callApi(values, io, 'DELETE', `/agent/environments/${enc(uid)}`);
+      io.out(`deleted environment ${uid}`);
+    },
+  },
+  {
+    name: 'environments grant',
+    synopsis: 'environments grant --uid <uid> --team <team uid> [--revoke]',
+    summary: 'Give another team guest access to an environment (or take it back with --revoke).',
+    details: [
+      '',
+      'Options:',
+      '  --uid <uid>',
+      '  --team <team uid>',
+      '  --revoke',
+      ...API_OPTION_HELP,
+    ],
+    options: {
+      ...API_OPTIONS,
+      uid: { type: 'string' },
+      team: { type: 'string' },
+      revoke: { type: 'boolean' },
+    },
+    async run(values, io) {
+      const uid = enc(required(values, 'uid'));
+      const team = required(values, 'team');
+      if (values.revoke === true) {
+        await callApi(values, io, 'DELETE', `/agent/environments/${uid}/grants/${enc(team)}`);
+        io.out(`revoked access of team ${team}`);
+      } else {
+        await callApi(values, io, 'POST', `/agent/environments/${uid}/grants`, { team_id: team });
+        io.out(`granted access to team ${team}`);
+      }
+    },
+  },
+  {
+    name: 'environments share',
+    synopsis: 'environments share --uid <uid>',
+    summary: 'Create a share token (replacing the previous one) another team can accept.',
+    details: ['', 'Options:', '  --uid <uid>', ...API_OPTION_HELP],
+    options: { ...API_OPTIONS, uid: { type: 'string' } },
+    async run(values, io) {
+      const path = `/agent/environments/${enc(required(values, 'uid'))}/share-link`;
+      const { share_token } = (await callApi(values, io, 'POST', path)) as { share_token: string };
+      io.out(share_token);
+    },
+  },
+  {
+    name: 'environments accept',
+    synopsis: 'environments accept --token <share token>',
+    summary: "Add a shared environment to the caller's team.",
+    details: ['', 'Options:', '  --token <share token>', ...API_OPTION_HELP],
+    options: { ...API_OPTIONS, token: { type: 'string' } },
+    async run(values, io) {
+      const path = `/agent/environments/shared/${enc(required(values, 'token'))}/accept`;
+      printJson(io, await callApi(values, io, 'POST', path));
+    },
+  },
+];

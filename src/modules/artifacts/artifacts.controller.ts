@@ -1,0 +1,99 @@
+import { Controller, Get, Headers, Param, Res } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiParam,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Response } from 'express';
+import { CurrentPrincipal } from '../../common/auth/principal.decorator';
+import { Public } from '../../common/auth/public.decorator';
+import { ApiError } from '../../common/errors/api-error';
+import { ApiProblems } from '../../common/errors/problem.schema';
+import { ApiKeysService } from '../teams/api-keys.service';
+import type { Principal } from '../teams/principal';
+import { ArtifactReader, ArtifactView } from './artifact-reader.service';
+
+/**
+ * Artifacts by uid. The key is optional: public artifacts are readable without one, private
+ * ones only with a key of the owning team. A key that is sent must be valid.
+ */
+@ApiTags('agent')
+@ApiBearerAuth()
+@Public()
+@Controller('agent/artifacts')
+export class ArtifactsController {
+  constructor(
+    private readonly reader: ArtifactReader,
+    private readonly apiKeys: ApiKeysService,
+  ) {}
+
+  @Get(':artifactUid')
+  @ApiOperation({ operationId: 'getArtifact', summary: 'An artifact (plan content or download)' })
+  @ApiParam({ name: 'artifactUid' })
+  @ApiOkResponse({ description: 'PLAN, SCREENSHOT or FILE artifact (discriminator artifact_type)' })
+  @ApiProblems(401, 404)
+  async get(
+    @Param('artifactUid') uid: string,
+    @Headers('authorization') authorization?: string,
+  ): Promise<ArtifactView> {
+    return this.reader.view(uid, await this.callerTeam(authorization));
+  }
+
+  @Get(':artifactUid/download')
+  @ApiOperation({ operationId: 'downloadArtifact', summary: "Redirect to the artifact's file" })
+  @ApiParam({ name: 'artifactUid' })
+  @ApiFoundResponse({ description: 'Location: a signed, time-limited download URL' })
+  @ApiProblems(401, 404)
+  async download(
+    @Param('artifactUid') uid: string,
+    @Res() res: Response,
+    @Headers('authorization') authorization?: string,
+  ): Promise<void> {
+    const { url } = await this.reader.downloadUrl(uid, await this.callerTeam(authorization));
+    res.redirect(302, url);
+  }
+
+  private async callerTeam(authorization: string | undefined): Promise<string | null> {
+    if (!authorization) return null;
+    const token = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
+    const principal = token ? await this.apiKeys.authenticate(token) : null;
+    if (!principal) {
+      throw new ApiError(
+        'authentication_required',
+        'send a valid API key as "Authorization: Bearer <key>", or none for public artifacts',
+      );
+    }
+    // A run-scoped key reads as its team would not: it may only report.
+    return principal.runId ? null : principal.teamId;
+  }
+}
+
+/** Screenshots addressed through their conversation (team key only). */
+@ApiTags('agent')
+@ApiBearerAuth()
+@Controller('agent/conversations/:conversation_id/screenshots')
+export class ConversationScreenshotsController {
+  constructor(private readonly reader: ArtifactReader) {}
+
+  @Get(':screenshot_uid/download')
+  @ApiOperation({
+    operationId: 'downloadConversationScreenshot',
+    summary: 'Redirect to a screenshot of the conversation',
+  })
+  @ApiParam({ name: 'conversation_id' })
+  @ApiParam({ name: 'screenshot_uid' })
+  @ApiFoundResponse({ description: 'Location: a signed, time-limited download URL' })
+  @ApiProblems(401, 404)
+  async download(
+    @CurrentPrincipal() principal: Principal,
+    @Param('conversation_id') conversationId: string,
+    @Param('screenshot_uid') uid: string,
+    @Res() res: Response,
+  ): Promise<void> {
+    const { url } = await this.reader.screenshotUrl(conversationId, uid, principal.teamId);
+    res.redirect(302, url);
+  }
+}

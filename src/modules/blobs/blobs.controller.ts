@@ -1,0 +1,47 @@
+import { Controller, Get, Inject, Param, Query, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Public } from '../../common/auth/public.decorator';
+import { ApiError } from '../../common/errors/api-error';
+import { BLOB_STORE, BlobStore, isValidBlobKey } from './blob-store';
+import { UrlSigner } from './url-signer';
+
+/** Serves blobs behind signed URLs; the signature is the credential, so no API key is needed. */
+@ApiExcludeController()
+@Public()
+@Controller('blobs')
+export class BlobsController {
+  constructor(
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    private readonly signer: UrlSigner,
+  ) {}
+
+  @Get(':namespace/:name')
+  async download(
+    @Param('namespace') namespace: string,
+    @Param('name') name: string,
+    @Query() query: Record<string, unknown>,
+    @Res() res: Response,
+  ): Promise<void> {
+    const key = `${namespace}/${name}`;
+    const text = (field: string) => (typeof query[field] === 'string' ? query[field] : '');
+    const grant = { key, contentType: text('type'), filename: text('filename') };
+    const refusal = isValidBlobKey(key)
+      ? this.signer.refusal(grant, text('expires'), text('signature'))
+      : 'the download URL is malformed';
+    if (refusal) throw new ApiError('not_authorized', refusal);
+    const blob = await this.blobs.get(key);
+    if (!blob) throw ApiError.notFound('blob');
+    res.setHeader('Content-Type', grant.contentType || 'application/octet-stream');
+    res.setHeader('Content-Length', String(blob.size));
+    res.setHeader('Cache-Control', 'private, no-store');
+    // Agents choose artifact types: never let a browser run what it downloads from this origin.
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
+    res.setHeader(
+      'Content-Disposition',
+      `attachment; filename="${grant.filename.replace(/["\\\r\n]/g, '_')}"`,
+    );
+    res.end(blob.data);
+  }
+}

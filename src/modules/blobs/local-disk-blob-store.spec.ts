@@ -1,0 +1,34 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isValidBlobKey } from './blob-store';
+import { LocalDiskBlobStore } from './local-disk-blob-store';
+
+describe('LocalDiskBlobStore', () => {
+  let root: string;
+  let store: LocalDiskBlobStore;
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'ambient-blobs-'));
+    store = new LocalDiskBlobStore(root);
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  it('stores, replaces and reads back blobs, leaving no temporary files', async () => {
+    expect(await store.get('artifacts/a1')).toBeNull();
+    expect(await store.exists('artifacts/a1')).toBe(false);
+    await store.put('artifacts/a1', 'first');
+    await store.put('artifacts/a1', Buffer.from('second'));
+    expect(await store.exists('artifacts/a1')).toBe(true);
+    expect(await store.get('artifacts/a1')).toEqual({ data: Buffer.from('second'), size: 6 });
+    expect(await readdir(join(root, 'artifacts'))).toEqual(['a1']);
+  });
+
+  it('refuses keys that could leave the root', async () => {
+    for (const key of ['../x/y', 'a/../../b', 'a/.hidden', 'a', 'a/b/c', '/etc/passwd', 'a/']) {
+      expect(isValidBlobKey(key)).toBe(false);
+    }
+    await expect(store.put('../outside/x', 'no')).rejects.toThrow('invalid blob key');
+    expect(isValidBlobKey('transcripts/run-1f0e.jsonl')).toBe(true);
+  });
+});

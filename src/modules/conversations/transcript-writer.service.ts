@@ -1,0 +1,51 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { BLOB_STORE, BlobStore } from '../blobs/blob-store';
+import { conversationTranscriptKey, runTranscriptKey } from './transcript-keys';
+
+interface TranscriptRow {
+  id: string;
+  run_id: string;
+  execution_id: number;
+  created_at: Date;
+  message: string | Record<string, unknown>;
+}
+
+/**
+ * Writes the raw transcripts (JSONL, one stored chat message per line with its run, execution
+ * and time) of a run and of its conversation as blobs. Called when an execution ends, so each
+ * blob is rewritten with everything recorded up to then.
+ */
+@Injectable()
+export class TranscriptWriter {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+  ) {}
+
+  async write(runId: string): Promise<void> {
+    const rows = (await this.dataSource.query(
+      `SELECT m.id, m.run_id, m.execution_id, m.created_at, m.message, r.conversation_id
+         FROM runs r JOIN runs c ON c.conversation_id = r.conversation_id AND c.team_id = r.team_id
+         JOIN run_messages m ON m.run_id = c.id
+        WHERE r.id = ? ORDER BY m.id`,
+      [runId],
+    )) as (TranscriptRow & { conversation_id: string })[];
+    if (rows.length === 0) return;
+    const line = (r: TranscriptRow) =>
+      JSON.stringify({
+        id: String(r.id),
+        run_id: r.run_id,
+        execution_id: r.execution_id,
+        created_at: new Date(r.created_at).toISOString(),
+        message: typeof r.message === 'string' ? JSON.parse(r.message) : r.message,
+      });
+    const runLines = rows.filter((r) => r.run_id === runId).map(line);
+    await this.blobs.put(runTranscriptKey(runId), runLines.join('\n') + '\n');
+    await this.blobs.put(
+      conversationTranscriptKey(rows[0].conversation_id),
+      rows.map(line).join('\n') + '\n',
+    );
+  }
+}

@@ -1,0 +1,132 @@
+import { InjectQueue } from '@nestjs/bull';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+} from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Job, Queue } from 'bull';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { HarnessRegistry } from '../harness/harness-registry';
+import { WorkspaceService } from '../harness/workspace.service';
+import { ModelsService } from '../models/models.service';
+import { Run } from '../runs/entities/run.entity';
+import { ExecutionContextFactory } from '../runs/execution/execution-context.factory';
+import { RunFollowupsService } from '../runs/run-followups.service';
+import {
+  DEBUG_AGENTS_QUEUE,
+  DEBUG_JOB,
+  DebugJobData,
+  DebugWindowService,
+} from './debug-window.service';
+
+const SWEEP_BATCH = 100;
+/** Bounds the re-checks for follow-ups that raced with an agent's end. */
+const MAX_PASSES = 5;
+
+export function debugPreamble(failure: string): string {
+  return [
+    'You are a debug agent. Preparing this workspace failed, so the task never started:',
+    failure,
+    'The workspace is kept as the failed setup left it. Help the user find out why; do not',
+    "start the run's original task.",
+  ].join('\n');
+}
+
+/**
+ * Worker role: runs debug agents in retained workspaces, and deletes retained workspaces once
+ * their debug window has closed (later follow-ups then take the ordinary continuation path).
+ */
+@Injectable()
+export class DebugAgentWorker implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('DebugAgentWorker');
+  private sweepTimer?: NodeJS.Timeout;
+  private readonly active = new AbortController();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectQueue(DEBUG_AGENTS_QUEUE) private readonly queue: Queue<DebugJobData>,
+    private readonly window: DebugWindowService,
+    private readonly contexts: ExecutionContextFactory,
+    private readonly followups: RunFollowupsService,
+    private readonly harnesses: HarnessRegistry,
+    private readonly models: ModelsService,
+    private readonly workspaces: WorkspaceService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    void this.queue
+      .process(DEBUG_JOB, this.config.runs.workerConcurrency, (job: Job<DebugJobData>) =>
+        this.debug(job.data.runId),
+      )
+      .catch((err: Error) => this.logger.error(`debug processor stopped: ${err.message}`));
+    this.sweepTimer = setInterval(
+      () => void this.sweep().catch((err: Error) => this.logger.warn(`sweep: ${err.message}`)),
+      this.config.environments.retentionSweepIntervalMs,
+    );
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    clearInterval(this.sweepTimer);
+    this.active.abort('shutdown');
+    await this.queue.pause(true, true).catch(() => undefined);
+  }
+
+  async debug(runId: string): Promise<void> {
+    for (let pass = 0; pass < MAX_PASSES; pass++) {
+      try {
+        while (
+          (await this.followups.hasUndelivered(runId)) &&
+          (await this.window.inWindow(runId))
+        ) {
+          await this.runAgent(runId);
+        }
+      } catch (err) {
+        this.logger.error(`debug agent for run ${runId} failed: ${(err as Error).message}`);
+      }
+      await this.window.deactivate(runId);
+      // A follow-up that raced with the end saw the flag still set and relies on this job.
+      if (!(await this.followups.hasUndelivered(runId))) return;
+      if (!(await this.window.activateInPlace(runId))) return;
+    }
+  }
+
+  private async runAgent(runId: string): Promise<void> {
+    const run = await this.dataSource.getRepository(Run).findOneByOrFail({ id: runId });
+    const model = this.models.find(run.modelId ?? this.models.catalog.defaultModelId);
+    const harness = this.harnesses.find('oz');
+    if (!model || !harness) throw new Error('no model or oz harness for the debug agent');
+    const until = new Date(String(run.statusMessage?.session_debug_until)).getTime();
+    const remainingMs = Number.isFinite(until) ? Math.max(0, until - Date.now()) : 0;
+    const signal = AbortSignal.any([this.active.signal, AbortSignal.timeout(remainingMs)]);
+    const context = await this.contexts.build(run, run.executionCount, model, signal);
+    // A run whose setup failed has no conversation yet: drop its task prompt, keep the follow-ups.
+    const followups = context.history.length ? context.userMessages : context.userMessages.slice(1);
+    await harness.run({
+      ...context,
+      userMessages: [debugPreamble(String(run.statusMessage?.message ?? '')), ...followups],
+    });
+  }
+
+  /** Deletes workspaces whose debug window has closed. */
+  async sweep(): Promise<void> {
+    const rows = (await this.dataSource.query(
+      `SELECT id, workspace_retained_until AS until FROM runs
+        WHERE workspace_retained_until <= ? ORDER BY workspace_retained_until LIMIT ${SWEEP_BATCH}`,
+      [new Date()],
+    )) as { id: string; until: Date }[];
+    for (const row of rows) {
+      await this.workspaces.remove(row.id);
+      await this.dataSource.query(
+        `UPDATE runs SET workspace_retained_until = NULL,
+           status_message = JSON_REMOVE(status_message, '$.debug_agent_active')
+          WHERE id = ? AND workspace_retained_until = ?`,
+        [row.id, row.until],
+      );
+    }
+  }
+}

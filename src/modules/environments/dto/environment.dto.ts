@@ -1,0 +1,148 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateNested,
+} from 'class-validator';
+import { REPO_PART_PATTERN } from '../environment-config';
+
+@ApiSchema({ name: 'GitHubRepo' })
+export class GitHubRepoDto {
+  @ApiProperty({ description: 'Repository owner (user or organization)' })
+  @IsString()
+  @Matches(REPO_PART_PATTERN, { message: 'must be 1-100 letters, digits, _ . or -' })
+  owner: string;
+
+  @ApiProperty({ description: 'Repository name' })
+  @IsString()
+  @Matches(REPO_PART_PATTERN, { message: 'must be 1-100 letters, digits, _ . or -' })
+  repo: string;
+}
+
+/** The writable fields of an environment other than its name. */
+class EnvironmentFieldsDto {
+  @ApiPropertyOptional({ nullable: true, type: String, maxLength: 2000 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  description?: string | null;
+
+  @ApiPropertyOptional({ description: 'Recorded; workspaces run on the worker host itself' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  docker_image?: string;
+
+  @ApiPropertyOptional({ type: [GitHubRepoDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @ValidateNested({ each: true })
+  @Type(() => GitHubRepoDto)
+  github_repos?: GitHubRepoDto[];
+
+  @ApiPropertyOptional({ type: [String], description: 'Run in order in the workspace root' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  @MinLength(1, { each: true })
+  @MaxLength(10000, { each: true })
+  setup_commands?: string[];
+
+  @ApiPropertyOptional({ nullable: true, type: Number, minimum: 1, maximum: 60 })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(60)
+  failure_session_retention_minutes?: number | null;
+}
+
+@ApiSchema({ name: 'CreateEnvironmentRequest' })
+export class CreateEnvironmentDto extends EnvironmentFieldsDto {
+  @ApiProperty({ maxLength: 255 })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(255)
+  name: string;
+}
+
+@ApiSchema({ name: 'UpdateEnvironmentRequest' })
+export class UpdateEnvironmentDto extends EnvironmentFieldsDto {
+  @ApiPropertyOptional({ maxLength: 255 })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(255)
+  name?: string;
+}
+
+export class ListEnvironmentsQueryDto {
+  @ApiPropertyOptional({ enum: ['name', 'last_updated'], default: 'last_updated' })
+  @IsOptional()
+  @IsIn(['name', 'last_updated'])
+  sort_by?: 'name' | 'last_updated';
+}
+
+@ApiSchema({ name: 'GrantEnvironmentRequest' })
+export class GrantEnvironmentDto {
+  @ApiProperty({ description: 'The team that gets guest access' })
+  @IsString()
+  @Matches(/^[A-Za-z0-9]{22}$/, { message: 'must be a 22-character team uid' })
+  team_id: string;
+}
+
+@ApiSchema({ name: 'EnvironmentConfig' })
+export class EnvironmentConfigDto {
+  @ApiProperty() name: string;
+  @ApiPropertyOptional({ nullable: true, type: String }) description?: string | null;
+  @ApiPropertyOptional() docker_image?: string;
+  @ApiProperty({ type: [GitHubRepoDto] }) github_repos: GitHubRepoDto[];
+  @ApiProperty({ type: [String] }) setup_commands: string[];
+  @ApiPropertyOptional({ nullable: true, type: Number })
+  failure_session_retention_minutes?: number | null;
+}
+
+@ApiSchema({ name: 'EnvironmentLastTask' })
+export class LastTaskDto {
+  @ApiProperty() id: string;
+  @ApiProperty() title: string;
+  @ApiProperty() state: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+  @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String })
+  started_at?: string | null;
+}
+
+@ApiSchema({ name: 'Environment' })
+export class EnvironmentDto {
+  @ApiProperty({ description: '22 characters [A-Za-z0-9]' }) uid: string;
+  @ApiProperty({ type: EnvironmentConfigDto }) config: EnvironmentConfigDto;
+  @ApiProperty({ format: 'date-time' }) last_updated: string;
+  @ApiProperty() setup_failed: boolean;
+  @ApiPropertyOptional({ type: LastTaskDto }) last_task_created?: LastTaskDto;
+  @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String })
+  last_task_run_timestamp?: string | null;
+  @ApiPropertyOptional({ enum: ['owner', 'guest'] }) scope?: 'owner' | 'guest';
+}
+
+@ApiSchema({ name: 'ListEnvironmentsResponse' })
+export class ListEnvironmentsResponseDto {
+  @ApiProperty({ type: [EnvironmentDto] }) environments: EnvironmentDto[];
+}
+
+@ApiSchema({ name: 'EnvironmentShareLink' })
+export class ShareLinkDto {
+  @ApiProperty({ description: 'Give this token to another team; they accept it to get access' })
+  share_token: string;
+}

@@ -1,0 +1,16 @@
+/** The stored `EnvironmentConfig` (Oz field names). */
+export interface EnvironmentConfig {
+  name: string;
+  description?: string | null;
+  docker_image?: string;
+  github_repos?: { owner: string; repo: string }[];
+  setup_commands?: string[];
+  failure_session_retention_minutes?: number | null;
+}
+
+/** Owner and repository names git hosts accept; also keeps clone paths inside the workspace. */
+export const REPO_PART_PATTERN = /^[A-Za-z0-9_.-]{1,100}$/;
+
+export function isSafeRepoPart(part: string): boolean {
+  return REPO_PART_PATTERN.test(part) && part !== '.' && part !== '..';
+}

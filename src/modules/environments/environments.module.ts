@@ -1,0 +1,42 @@
+import { BullModule } from '@nestjs/bull';
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { Role } from '../../config/app-config';
+import { HarnessModule } from '../harness/harness.module';
+import { ModelsModule } from '../models/models.module';
+import { SecretsModule } from '../secrets/secrets.module';
+import { DebugAgentWorker } from './debug-agent.worker';
+import { DEBUG_AGENTS_QUEUE, DebugWindowService } from './debug-window.service';
+import { Environment, EnvironmentGrant } from './environment.entity';
+import { EnvironmentsController } from './environments.controller';
+import { EnvironmentsService } from './environments.service';
+import { WorkspaceSetupService } from './workspace-setup.service';
+
+const debugQueue = BullModule.registerQueue({ name: DEBUG_AGENTS_QUEUE });
+
+/** Environments, workspace preparation and the debug window, for every role. */
+@Global()
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([Environment, EnvironmentGrant]),
+    debugQueue,
+    SecretsModule,
+    HarnessModule,
+  ],
+  providers: [EnvironmentsService, WorkspaceSetupService, DebugWindowService],
+  exports: [EnvironmentsService, WorkspaceSetupService, DebugWindowService, debugQueue],
+})
+export class EnvironmentsModule {}
+
+/** `/agent/environments` on the API role; debug agents and the retention sweep on workers. */
+@Module({})
+export class EnvironmentFeaturesModule {
+  static forRoles(roles: Role[], runs: DynamicModule): DynamicModule {
+    return {
+      module: EnvironmentFeaturesModule,
+      imports: [EnvironmentsModule, runs, HarnessModule, ModelsModule],
+      controllers: roles.includes('api') ? [EnvironmentsController] : [],
+      providers: roles.includes('worker') ? [DebugAgentWorker] : [],
+    };
+  }
+}

@@ -1,0 +1,186 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
+import { DataSource, In } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error';
+import { newUid, UID_PATTERN } from '../../common/ids';
+import type { Principal } from '../teams/principal';
+import { Team } from '../teams/team.entity';
+import { CreateEnvironmentDto, UpdateEnvironmentDto } from './dto/environment.dto';
+import { EnvironmentConfig } from './environment-config';
+import { Environment, EnvironmentGrant } from './environment.entity';
+
+export interface VisibleEnvironment {
+  environment: Environment;
+  scope: 'owner' | 'guest';
+}
+
+/** Environments a team owns or was granted; only the owning team may change them. */
+@Injectable()
+export class EnvironmentsService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async listVisible(
+    teamId: string,
+    sortBy: 'name' | 'last_updated',
+  ): Promise<VisibleEnvironment[]> {
+    const grants = await this.dataSource.getRepository(EnvironmentGrant).findBy({ teamId });
+    const guestIds = new Set(grants.map((g) => g.environmentId));
+    const where = [{ teamId }, ...(guestIds.size ? [{ id: In([...guestIds]) }] : [])];
+    const rows = await this.dataSource.getRepository(Environment).find({
+      where,
+      order: sortBy === 'name' ? { name: 'ASC', id: 'ASC' } : { updatedAt: 'DESC', id: 'ASC' },
+    });
+    return rows.map((environment) => ({
+      environment,
+      scope: environment.teamId === teamId ? 'owner' : 'guest',
+    }));
+  }
+
+  /** The environment if the team owns it or was granted it; 404 otherwise (existence not leaked). */
+  async findVisible(teamId: string, uid: string): Promise<VisibleEnvironment> {
+    const environment = UID_PATTERN.test(uid)
+      ? await this.dataSource.getRepository(Environment).findOneBy({ id: uid })
+      : null;
+    if (environment?.teamId === teamId) return { environment, scope: 'owner' };
+    if (
+      environment &&
+      (await this.dataSource
+        .getRepository(EnvironmentGrant)
+        .existsBy({ environmentId: uid, teamId }))
+    ) {
+      return { environment, scope: 'guest' };
+    }
+    throw ApiError.notFound(`environment "${uid}"`);
+  }
+
+  /** For run creation: the team may run in the environment (owned or granted). */
+  async assertUsable(teamId: string, uid: string): Promise<void> {
+    try {
+      await this.findVisible(teamId, uid);
+    } catch {
+      throw ApiError.invalid('config.environment_id', `environment "${uid}" does not exist`);
+    }
+  }
+
+  async create(principal: Principal, body: CreateEnvironmentDto): Promise<Environment> {
+    const now = new Date();
+    const environment: Environment = {
+      id: newUid(),
+      teamId: principal.teamId,
+      name: body.name,
+      config: normalizeConfig({ name: body.name }, body),
+      setupFailed: false,
+      shareToken: null,
+      creatorId: principal.userId,
+      lastEditorId: principal.userId,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.dataSource.getRepository(Environment).insert(environment);
+    return environment;
+  }
+
+  async update(
+    principal: Principal,
+    uid: string,
+    body: UpdateEnvironmentDto,
+  ): Promise<Environment> {
+    if ((body as { name?: unknown }).name === null)
+      throw ApiError.invalid('name', 'must not be null');
+    const environment = await this.findOwned(principal.teamId, uid);
+    const config = normalizeConfig(environment.config, body);
+    const changes = {
+      name: config.name,
+      config,
+      lastEditorId: principal.userId,
+      updatedAt: new Date(),
+    };
+    await this.dataSource.getRepository(Environment).update({ id: uid }, changes);
+    return { ...environment, ...changes };
+  }
+
+  async remove(principal: Principal, uid: string): Promise<void> {
+    await this.findOwned(principal.teamId, uid);
+    await this.dataSource.transaction(async (m) => {
+      await m.getRepository(EnvironmentGrant).delete({ environmentId: uid });
+      await m.getRepository(Environment).delete({ id: uid });
+    });
+  }
+
+  async grant(principal: Principal, uid: string, teamId: string): Promise<void> {
+    await this.findOwned(principal.teamId, uid);
+    if (teamId === principal.teamId) {
+      throw ApiError.invalid('team_id', 'is the owning team, which already has access');
+    }
+    if (!(await this.dataSource.getRepository(Team).existsBy({ id: teamId }))) {
+      throw ApiError.invalid('team_id', `team "${teamId}" does not exist`);
+    }
+    await this.dataSource
+      .getRepository(EnvironmentGrant)
+      .upsert({ environmentId: uid, teamId, createdAt: new Date() }, ['environmentId', 'teamId']);
+  }
+
+  async revoke(principal: Principal, uid: string, teamId: string): Promise<void> {
+    await this.findOwned(principal.teamId, uid);
+    const result = await this.dataSource
+      .getRepository(EnvironmentGrant)
+      .delete({ environmentId: uid, teamId });
+    if (!result.affected) throw ApiError.notFound(`grant of environment "${uid}" to "${teamId}"`);
+  }
+
+  /** A new share token (replacing the previous one, which stops working). */
+  async shareLink(principal: Principal, uid: string): Promise<string> {
+    await this.findOwned(principal.teamId, uid);
+    const shareToken = randomBytes(32).toString('base64url');
+    await this.dataSource.getRepository(Environment).update({ id: uid }, { shareToken });
+    return shareToken;
+  }
+
+  async acceptShareLink(principal: Principal, token: string): Promise<Environment> {
+    const environment = await this.dataSource
+      .getRepository(Environment)
+      .findOneBy({ shareToken: token });
+    if (!environment) throw ApiError.notFound('share link');
+    if (environment.teamId !== principal.teamId) {
+      await this.dataSource
+        .getRepository(EnvironmentGrant)
+        .upsert(
+          { environmentId: environment.id, teamId: principal.teamId, createdAt: new Date() },
+          ['environmentId', 'teamId'],
+        );
+    }
+    return environment;
+  }
+
+  async setSetupFailed(uid: string, failed: boolean): Promise<void> {
+    await this.dataSource.getRepository(Environment).update({ id: uid }, { setupFailed: failed });
+  }
+
+  private async findOwned(teamId: string, uid: string): Promise<Environment> {
+    const { environment, scope } = await this.findVisible(teamId, uid);
+    if (scope !== 'owner') {
+      throw new ApiError('not_authorized', 'only the owning team may change this environment');
+    }
+    return environment;
+  }
+}
+
+function normalizeConfig(base: EnvironmentConfig, body: UpdateEnvironmentDto): EnvironmentConfig {
+  const config: EnvironmentConfig = {
+    github_repos: [],
+    setup_commands: [],
+    ...base,
+  };
+  for (const [key, value] of Object.entries(body)) {
+    if (value !== undefined) (config as unknown as Record<string, unknown>)[key] = value;
+  }
+  config.github_repos = (config.github_repos ?? []).map(({ owner, repo }) => ({ owner, repo }));
+  const names = config.github_repos.map((r) => r.repo);
+  const clash = names.find((name, i) => names.indexOf(name) !== i);
+  if (clash) {
+    // Each repository is cloned into <workspace>/<repo>.
+    throw ApiError.invalid('github_repos', `two repositories are named "${clash}"`);
+  }
+  return config;
+}

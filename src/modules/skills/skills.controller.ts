@@ -1,0 +1,34 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal } from '../../common/auth/principal.decorator';
+import { ApiProblems } from '../../common/errors/problem.schema';
+import type { Principal } from '../teams/principal';
+import { ListAgentsResponseDto, ListSkillsQueryDto } from './dto/skills.dto';
+import { SkillsService } from './skills.service';
+
+@ApiTags('agent')
+@ApiBearerAuth()
+@Controller('agent')
+export class SkillsController {
+  constructor(private readonly skills: SkillsService) {}
+
+  @Get()
+  @ApiOperation({
+    operationId: 'listAgents',
+    summary: "List skills discovered in the repositories of the caller's environments",
+  })
+  @ApiProblems(400, 401)
+  @ApiOkResponse({ type: ListAgentsResponseDto })
+  async list(
+    @CurrentPrincipal() principal: Principal,
+    @Query() query: ListSkillsQueryDto,
+  ): Promise<ListAgentsResponseDto> {
+    const agents = await this.skills.list(principal.teamId, {
+      repo: query.repo,
+      refresh: query.refresh ?? false,
+      sortBy: query.sort_by ?? 'name',
+      includeMalformed: query.include_malformed_skills ?? false,
+    });
+    return { agents };
+  }
+}

@@ -1,0 +1,19 @@
+import { Global, Module } from '@nestjs/common';
+import { HarnessModule } from '../harness/harness.module';
+import { EnvironmentsModule } from '../environments/environments.module';
+import { RepoCheckouts } from './repo-checkouts.service';
+import { SkillsService } from './skills.service';
+import { SkillsController } from './skills.controller';
+
+/** Skill discovery and resolution, for every role (run creation resolves skill specs). */
+@Global()
+@Module({
+  imports: [EnvironmentsModule, HarnessModule],
+  providers: [RepoCheckouts, SkillsService],
+  exports: [SkillsService],
+})
+export class SkillsModule {}
+
+/** `GET /agent` on the API role. */
+@Module({ imports: [SkillsModule], controllers: [SkillsController] })
+export class SkillsApiModule {}

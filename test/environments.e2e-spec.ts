@@ -1,0 +1,292 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ApiKeysService } from '../src/modules/teams/api-keys.service';
+import { TeamsService } from '../src/modules/teams/teams.service';
+import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
+import { apiClient } from './support/api-client';
+import { bareRepo } from './support/git-repos';
+import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { waitFor } from './support/wait';
+
+describe('environments: management, access and workspace preparation', () => {
+  let model: FakeModelServer;
+  let env: TestEnvironment;
+  let app: TestApp;
+  let api: ReturnType<typeof apiClient>;
+  let them: ReturnType<typeof apiClient>;
+  let theirTeamId: string;
+  const gitRoot = mkdtempSync(join(tmpdir(), 'ambient-git-'));
+
+  beforeAll(async () => {
+    bareRepo(gitRoot, 'acme', 'widgets', { 'README.md': 'widgets\n', 'src/a.txt': 'A\n' });
+    model = await startFakeModelServer();
+    env = createTestEnvironment('environments', model.url);
+    app = await startTestApp(env, ['api', 'worker'], { 'environments.gitUrlBase': gitRoot });
+    api = apiClient(app.baseUrl, app.apiKey);
+    const teams = app.ambient.app.get(TeamsService);
+    const other = await teams.createTeam('guests');
+    theirTeamId = other.id;
+    const admin = await teams.createUser(other, { displayName: 'Guest', role: 'admin' });
+    them = apiClient(
+      app.baseUrl,
+      (await app.ambient.app.get(ApiKeysService).create(admin, 't')).key,
+    );
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await env?.destroy();
+    await model?.close();
+    rmSync(gitRoot, { recursive: true, force: true });
+  });
+
+  const patch = (path: string, body: object) =>
+    api.raw().patch(`${api.prefix}${path}`).set('Authorization', `Bearer ${app.apiKey}`).send(body);
+
+  const finished = (runId: string, client = api) =>
+    waitFor(
+      async () => (await client.get(`/agent/runs/${runId}`)).body,
+      (run) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state),
+      { what: `run ${runId} to finish` },
+    );
+
+  const eventTypes = async (runId: string) =>
+    (await api.get(`/agent/runs/${runId}/timeline`)).body.events.map(
+      (e: { event_type: string }) => e.event_type,
+    );
+
+  it('creates, lists (both sort orders), updates and deletes environments', async () => {
+    const b = await api.post('/agent/environments', { name: 'beta', setup_commands: ['true'] });
+    expect(b.status).toBe(201);
+    expect(b.body).toMatchObject({
+      uid: expect.stringMatching(/^[A-Za-z0-9]{22}$/),
+      config: {
+        name: 'beta',
+        description: null,
+        github_repos: [],
+        setup_commands: ['true'],
+        failure_session_retention_minutes: null,
+      },
+      setup_failed: false,
+      last_updated: expect.any(String),
+      scope: 'owner',
+    });
+    const a = await api.post('/agent/environments', {
+      name: 'alpha',
+      github_repos: [{ owner: 'acme', repo: 'widgets' }],
+    });
+    expect(a.status).toBe(201);
+    const byName = await api.get('/agent/environments?sort_by=name');
+    expect(byName.body.environments.map((e: { uid: string }) => e.uid)).toEqual([
+      a.body.uid,
+      b.body.uid,
+    ]);
+    const nameless = await patch(`/agent/environments/${b.body.uid}`, { name: null });
+    expect(nameless.status).toBe(400);
+    expect(nameless.body.detail).toContain('name');
+    expect((await patch('/agent/environments/AAAAAAAAAAAAAAAAAAAAAA', { name: 'x' })).status).toBe(
+      404,
+    );
+    const changed = await patch(`/agent/environments/${b.body.uid}`, { description: 'second' });
+    expect(changed.status).toBe(200);
+    expect(changed.body.config).toMatchObject({ name: 'beta', description: 'second' });
+    const byUpdate = await api.get('/agent/environments');
+    expect(byUpdate.body.environments[0].uid).toBe(b.body.uid);
+
+    expect((await api.delete(`/agent/environments/${b.body.uid}`)).status).toBe(204);
+    expect((await api.get(`/agent/environments/${b.body.uid}`)).status).toBe(404);
+    await api.delete(`/agent/environments/${a.body.uid}`);
+  });
+
+  it('rejects bad input naming the field and changes nothing', async () => {
+    const cases: [object, string][] = [
+      [{}, 'name'],
+      [{ name: 'x', github_repos: [{ owner: '../etc', repo: 'r' }] }, 'owner'],
+      [{ name: 'x', failure_session_retention_minutes: 61 }, 'failure_session_retention_minutes'],
+      [{ name: 'x', extra: 1 }, 'extra'],
+      [
+        {
+          name: 'x',
+          github_repos: [
+            { owner: 'a', repo: 'web' },
+            { owner: 'b', repo: 'web' },
+          ],
+        },
+        'github_repos',
+      ],
+    ];
+    for (const [body, field] of cases) {
+      const res = await api.post('/agent/environments', body);
+      expect(res.status).toBe(400);
+      expect(JSON.stringify(res.body)).toContain(field);
+    }
+    expect((await api.get('/agent/environments?sort_by=size')).status).toBe(400);
+    expect((await api.get('/agent/environments')).body.environments).toEqual([]);
+  });
+
+  it('shares with another team by grant and by link; guests can use but not change it', async () => {
+    const created = await api.post('/agent/environments', { name: 'shared' });
+    const uid = created.body.uid;
+    expect((await them.get(`/agent/environments/${uid}`)).status).toBe(404);
+    expect(
+      (await them.post('/agent/runs', { prompt: 'x', config: { environment_id: uid } })).status,
+    ).toBe(400);
+
+    expect(
+      (await api.post(`/agent/environments/${uid}/grants`, { team_id: theirTeamId })).status,
+    ).toBe(204);
+    const listed = await them.get('/agent/environments');
+    expect(listed.body.environments).toEqual([expect.objectContaining({ uid, scope: 'guest' })]);
+    expect((await them.delete(`/agent/environments/${uid}`)).status).toBe(403);
+    expect((await api.delete(`/agent/environments/${uid}/grants/${theirTeamId}`)).status).toBe(204);
+    expect((await them.get('/agent/environments')).body.environments).toEqual([]);
+
+    const link = await api.post(`/agent/environments/${uid}/share-link`);
+    expect(link.body.share_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect((await them.post('/agent/environments/shared/wrong/accept')).status).toBe(404);
+    const accepted = await them.post(`/agent/environments/shared/${link.body.share_token}/accept`);
+    expect(accepted.status).toBe(200);
+    expect(accepted.body).toMatchObject({ uid, scope: 'guest' });
+    const run = await them.post('/agent/runs', { prompt: 'hi', config: { environment_id: uid } });
+    expect(run.status).toBe(200);
+    expect((await finished(run.body.run_id, them)).state).toBe('SUCCEEDED');
+    await api.delete(`/agent/environments/${uid}`);
+  });
+
+  it('clones the repositories and runs setup commands before the agent starts', async () => {
+    const created = await api.post('/agent/environments', {
+      name: 'widgets',
+      github_repos: [{ owner: 'acme', repo: 'widgets' }],
+      setup_commands: ['cat widgets/src/a.txt > setup.log', 'echo two >> setup.log'],
+    });
+    const run = await api.post('/agent/runs', {
+      prompt: 'go',
+      config: { environment_id: created.body.uid },
+    });
+    const done = await finished(run.body.run_id);
+    expect(done.state).toBe('SUCCEEDED');
+    const dir = join(env.workspaceRoot, done.run_id);
+    expect(readFileSync(join(dir, 'widgets', 'README.md'), 'utf8')).toBe('widgets\n');
+    expect(readFileSync(join(dir, 'setup.log'), 'utf8')).toBe('A\ntwo\n');
+    const types = await eventTypes(done.run_id);
+    expect(types.indexOf('worker_container_ready')).toBeGreaterThan(
+      types.indexOf('setup_command_succeeded'),
+    );
+    expect(types).toContain('repository_cloned');
+    const listed = await api.get(`/agent/environments/${created.body.uid}`);
+    expect(listed.body).toMatchObject({
+      setup_failed: false,
+      last_task_created: { id: done.run_id, state: 'SUCCEEDED' },
+    });
+  });
+
+  it('fails the run with environment_setup_failed, the exit code and last output lines', async () => {
+    const created = await api.post('/agent/environments', {
+      name: 'broken',
+      setup_commands: ['echo preparing', 'echo first line; echo boom >&2; exit 3', 'touch never'],
+    });
+    const run = await api.post('/agent/runs', {
+      prompt: 'go',
+      config: { environment_id: created.body.uid },
+    });
+    const done = await finished(run.body.run_id);
+    expect(done.state).toBe('FAILED');
+    expect(done.status_message).toMatchObject({
+      error_code: 'environment_setup_failed',
+      exit_code: 3,
+      retryable: false,
+    });
+    expect(done.status_message.message).toContain('setup command 2');
+    expect(done.status_message.message).toContain('exited with code 3');
+    expect(done.status_message.message).toContain('first line\nboom');
+    expect(done.status_message.session_debug_until).toBeUndefined();
+    expect(existsSync(join(env.workspaceRoot, done.run_id))).toBe(false);
+    expect(await eventTypes(done.run_id)).not.toContain('worker_container_ready');
+    const after = await api.get(`/agent/environments/${created.body.uid}`);
+    expect(after.body.setup_failed).toBe(true);
+  });
+
+  it('fails a run whose repository cannot be cloned', async () => {
+    const created = await api.post('/agent/environments', {
+      name: 'missing',
+      github_repos: [{ owner: 'acme', repo: 'nope' }],
+    });
+    const run = await api.post('/agent/runs', {
+      prompt: 'go',
+      config: { environment_id: created.body.uid },
+    });
+    const done = await finished(run.body.run_id);
+    expect(done.state).toBe('FAILED');
+    expect(done.status_message.error_code).toBe('environment_setup_failed');
+    expect(done.status_message.message).toContain('cloning acme/nope exited with code 128');
+  });
+
+  it('cancels a run during setup without blaming the environment', async () => {
+    const created = await api.post('/agent/environments', {
+      name: 'slow-setup',
+      setup_commands: ['sleep 60'],
+    });
+    const run = await api.post('/agent/runs', {
+      prompt: 'go',
+      config: { environment_id: created.body.uid },
+    });
+    await waitFor(
+      () => eventTypes(run.body.run_id),
+      (types) => types.includes('environment_setup_started'),
+      { what: 'the setup to start' },
+    );
+    expect((await api.post(`/agent/runs/${run.body.run_id}/cancel`)).status).toBe(200);
+    expect((await finished(run.body.run_id)).state).toBe('CANCELLED');
+    expect((await api.get(`/agent/environments/${created.body.uid}`)).body.setup_failed).toBe(
+      false,
+    );
+  });
+
+  it('is managed from the CLI', async () => {
+    const cli = (args: string[]): Promise<{ code: number | null; stdout: string }> =>
+      new Promise((done, fail) => {
+        const child = spawn(
+          process.execPath,
+          ['-r', '@swc-node/register', 'src/cli/main.ts', ...args],
+          {
+            cwd: resolve(__dirname, '..'),
+            env: { ...env.childEnv(), AMBIENT_API_URL: app.baseUrl, AMBIENT_API_KEY: app.apiKey },
+          },
+        );
+        let stdout = '';
+        child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+        child.once('error', fail);
+        child.once('close', (code) => done({ code, stdout }));
+      });
+    const created = await cli([
+      'environments',
+      'create',
+      '--name',
+      'from-cli',
+      '--repos',
+      'acme/widgets',
+      '--setup-commands-json',
+      '["make setup"]',
+    ]);
+    expect(created.code).toBe(0);
+    const uid = JSON.parse(created.stdout).uid as string;
+    const got = await api.get(`/agent/environments/${uid}`);
+    expect(got.body.config).toMatchObject({
+      name: 'from-cli',
+      github_repos: [{ owner: 'acme', repo: 'widgets' }],
+      setup_commands: ['make setup'],
+    });
+    expect((await cli(['environments', 'grant', '--uid', uid, '--team', theirTeamId])).code).toBe(
+      0,
+    );
+    expect((await them.get(`/agent/environments/${uid}`)).status).toBe(200);
+    const listed = await cli(['environments', 'list', '--sort-by', 'name']);
+    expect(listed.stdout).toContain(`${uid}  from-cli  (owner)`);
+    expect((await cli(['environments', 'update', '--uid', uid, '--name', 'renamed'])).code).toBe(0);
+    expect((await api.get(`/agent/environments/${uid}`)).body.config.name).toBe('renamed');
+    expect((await cli(['environments', 'delete', '--uid', uid])).code).toBe(0);
+    expect((await api.get(`/agent/environments/${uid}`)).status).toBe(404);
+  });
+});
