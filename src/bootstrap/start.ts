@@ -26,11 +26,12 @@ export async function startAmbient(
   options: { logger?: LoggerService | LogLevel[] | false } = {},
 ): Promise<AmbientProcess> {
   await checkRedis(config.redis.url);
+  const logger = options.logger ?? ['log', 'warn', 'error'];
   if (config.database.migrateOnStart) {
     const applied = await prepareDatabase(config);
-    if (applied.length) new Logger('Migrations').log(`applied ${applied.join(', ')}`);
+    const quiet = Array.isArray(logger) && !logger.includes('log');
+    if (applied.length && !quiet) new Logger('Migrations').log(`applied ${applied.join(', ')}`);
   }
-  const logger = options.logger ?? ['log', 'warn', 'error'];
   // The ingress is a separate Nest application on its own port, beside (or instead of) the main one.
   const ingress = config.roles.includes('ingress') ? await startIngress(config, logger) : null;
   if (config.roles.every((role) => role === 'ingress')) {
