@@ -15,11 +15,9 @@ async function main(): Promise<void> {
   } catch (err) {
     fail((err as Error).message);
   }
-  const ambient = await startAmbient(config).catch((err: Error) => fail(firstLine(err)));
   const logger = new Logger('Ambient');
-  logger.log(
-    `roles ${config.roles.join(', ')}${ambient.apiUrl ? `; API on ${ambient.apiUrl}` : ''}`,
-  );
+  const starting = startAmbient(config).catch((err: Error) => fail(firstLine(err)));
+  // Handlers go in before start-up finishes, so a SIGTERM at any moment shuts down cleanly.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -30,16 +28,22 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.server.shutdownTimeoutMs + 10_000);
     force.unref();
-    ambient.close().then(
-      () => process.exit(0),
-      (err: Error) => {
-        logger.error(`shutdown failed: ${err.message}`);
-        process.exit(1);
-      },
-    );
+    starting
+      .then((ambient) => ambient.close())
+      .then(
+        () => process.exit(0),
+        (err: Error) => {
+          logger.error(`shutdown failed: ${err.message}`);
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  const ambient = await starting;
+  logger.log(
+    `roles ${config.roles.join(', ')}${ambient.apiUrl ? `; API on ${ambient.apiUrl}` : ''}`,
+  );
 }
 
 function firstLine(err: Error): string {

@@ -30,7 +30,12 @@ export function spawnAmbient(env: NodeJS.ProcessEnv): {
   return { child, ready, output: () => output };
 }
 
-export function waitForExit(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
-  return new Promise((resolvePromise) => child.once('exit', (code) => resolvePromise(code)));
+/** Resolves with the exit code, or with the signal's name when the process died of a signal. */
+export function waitForExit(child: ChildProcess): Promise<number | string | null> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve(child.exitCode ?? child.signalCode);
+  }
+  return new Promise((resolvePromise) =>
+    child.once('exit', (code, signal) => resolvePromise(code ?? signal)),
+  );
 }
