@@ -49,6 +49,8 @@ export interface AppConfig {
     retentionSweepIntervalMs: number;
   };
   skills: { cacheTtlSeconds: number };
+  /** Vendor CLIs behind the `claude`, `codex` and `gemini` harnesses (a name on PATH or a path). */
+  vendorClis: { claudeBin: string; codexBin: string; geminiBin: string };
   bootstrapApiKey?: string;
   /** AMBIENT_SECRETS_KEY: 32 bytes (base64 or hex) that encrypt team secrets; unset = no secrets. */
   secretsKey?: Buffer;
@@ -98,6 +100,9 @@ const SETTINGS: Setting[] = [
     min: 1,
   },
   { path: 'runs.workspaceRoot', env: 'AMBIENT_WORKSPACE_ROOT', kind: 'string' },
+  { path: 'vendorClis.claudeBin', env: 'AMBIENT_CLAUDE_BIN', kind: 'string' },
+  { path: 'vendorClis.codexBin', env: 'AMBIENT_CODEX_BIN', kind: 'string' },
+  { path: 'vendorClis.geminiBin', env: 'AMBIENT_GEMINI_BIN', kind: 'string' },
   { path: 'blobs.root', env: 'AMBIENT_BLOB_ROOT', kind: 'string' },
   { path: 'blobs.signingKey', env: 'AMBIENT_URL_SIGNING_KEY', kind: 'string' },
   { path: 'blobs.urlTtlSeconds', env: 'AMBIENT_SIGNED_URL_TTL_SECONDS', kind: 'int', min: 1 },

@@ -185,10 +185,14 @@ function toAction(
   };
 }
 
-/** A result is failed when it says so: a non-zero exit code, a timeout or an `error` field. */
+/**
+ * A result is failed when it says so: a non-zero exit code, a timeout, an `error` field, or a
+ * plain-text result of the built-in or MCP tools that starts with "Error: ".
+ */
 function resultState(output: Record<string, unknown>): 'completed' | 'failed' {
   if (typeof output.exit_code === 'number' && output.exit_code !== 0) return 'failed';
   if (output.timed_out === true || typeof output.error === 'string') return 'failed';
+  if (typeof output.text === 'string' && output.text.startsWith('Error: ')) return 'failed';
   return 'completed';
 }
 

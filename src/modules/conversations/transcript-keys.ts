@@ -2,3 +2,6 @@
 export const runTranscriptKey = (runId: string) => `transcripts/run-${runId}.jsonl`;
 export const conversationTranscriptKey = (conversationId: string) =>
   `transcripts/conversation-${conversationId}.jsonl`;
+/** A harness's own raw event stream for one execution (vendor CLIs), used in the run's transcript. */
+export const rawExecutionTranscriptKey = (runId: string, executionId: number) =>
+  `transcripts/run-${runId}-execution-${executionId}-raw.jsonl`;

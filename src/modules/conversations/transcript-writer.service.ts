@@ -2,7 +2,11 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { BLOB_STORE, BlobStore } from '../blobs/blob-store';
-import { conversationTranscriptKey, runTranscriptKey } from './transcript-keys';
+import {
+  conversationTranscriptKey,
+  rawExecutionTranscriptKey,
+  runTranscriptKey,
+} from './transcript-keys';
 
 interface TranscriptRow {
   id: string;
@@ -15,7 +19,9 @@ interface TranscriptRow {
 /**
  * Writes the raw transcripts (JSONL, one stored chat message per line with its run, execution
  * and time) of a run and of its conversation as blobs. Called when an execution ends, so each
- * blob is rewritten with everything recorded up to then.
+ * blob is rewritten with everything recorded up to then. An execution whose harness kept its own
+ * raw event stream (a vendor CLI) contributes that stream to the run's transcript instead of its
+ * stored messages; the conversation's transcript is always the stored messages.
  */
 @Injectable()
 export class TranscriptWriter {
@@ -24,7 +30,8 @@ export class TranscriptWriter {
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
   ) {}
 
-  async write(runId: string): Promise<void> {
+  async write(runId: string, raw?: { executionId: number; stream: string }): Promise<void> {
+    if (raw) await this.blobs.put(rawExecutionTranscriptKey(runId, raw.executionId), raw.stream);
     const rows = (await this.dataSource.query(
       `SELECT m.id, m.run_id, m.execution_id, m.created_at, m.message, r.conversation_id
          FROM runs r JOIN runs c ON c.conversation_id = r.conversation_id AND c.team_id = r.team_id
@@ -41,8 +48,20 @@ export class TranscriptWriter {
         created_at: new Date(r.created_at).toISOString(),
         message: typeof r.message === 'string' ? JSON.parse(r.message) : r.message,
       });
-    const runLines = rows.filter((r) => r.run_id === runId).map(line);
-    await this.blobs.put(runTranscriptKey(runId), runLines.join('\n') + '\n');
+    const runRows = rows.filter((r) => r.run_id === runId);
+    const executionIds = [...new Set(runRows.map((r) => r.execution_id))].sort((a, b) => a - b);
+    const parts: string[] = [];
+    for (const executionId of executionIds) {
+      const stored = await this.blobs.get(rawExecutionTranscriptKey(runId, executionId));
+      const text = stored
+        ? stored.data.toString('utf8')
+        : runRows
+            .filter((r) => r.execution_id === executionId)
+            .map(line)
+            .join('\n');
+      if (text) parts.push(text.endsWith('\n') ? text : text + '\n');
+    }
+    await this.blobs.put(runTranscriptKey(runId), parts.join(''));
     await this.blobs.put(
       conversationTranscriptKey(rows[0].conversation_id),
       rows.map(line).join('\n') + '\n',

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { guardProcessGroup, spawnProcessGroup } from './process-group';
 
 export interface RunCommandOptions {
   command: string;
@@ -41,47 +41,30 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
   }
 
   return new Promise((resolve) => {
-    let timedOut = false;
-    let aborted = false;
     let exitCode: number | null = null;
     let settled = false;
     let graceTimer: NodeJS.Timeout | undefined;
 
     // One pipe for both streams keeps stdout and stderr lines in the order they were written.
-    const child = spawn(BASH, ['-c', `exec 2>&1\n${opts.command}`], {
+    const child = spawnProcessGroup(BASH, ['-c', `exec 2>&1\n${opts.command}`], {
       cwd: opts.cwd,
       env: opts.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-
-    const killGroup = (): void => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // The group is already gone.
-      }
-    };
-    const onAbort = (): void => {
-      aborted = true;
-      killGroup();
-    };
-    const timeoutTimer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, opts.timeoutMs);
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const guard = guardProcessGroup(child, opts.timeoutMs, opts.signal);
 
     const finish = (): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(timeoutTimer);
       clearTimeout(graceTimer);
-      opts.signal?.removeEventListener('abort', onAbort);
+      guard.dispose();
       child.stdout?.destroy();
       child.stderr?.destroy();
-      resolve({ exitCode, output: output.text(), timedOut, aborted });
+      resolve({
+        exitCode,
+        output: output.text(),
+        timedOut: guard.timedOut,
+        aborted: guard.aborted,
+      });
     };
 
     child.stdout?.on('data', (chunk: Buffer) => output.add(chunk));

@@ -49,6 +49,11 @@ export interface HarnessResult {
   summary: string;
   errorCode?: ErrorCode;
   usage: TokenUsage;
+  /**
+   * The harness's own raw event stream (JSONL), kept as this execution's transcript instead of
+   * the stored messages (vendor CLIs).
+   */
+  rawTranscript?: string;
 }
 
 /** One way of executing an agent (the built-in loop, a vendor CLI, a remote worker …). */

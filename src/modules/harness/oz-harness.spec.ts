@@ -106,7 +106,17 @@ describe('OzHarness', () => {
     expect(request.body.messages[0].role).toBe('system');
     expect(request.body.messages[0].content).toContain('Always be brief.');
     expect(request.body.messages[0].content).not.toContain('plan mode');
-    expect(request.body.tools).toHaveLength(2);
+    expect(
+      (request.body.tools as { function: { name: string } }[]).map((tool) => tool.function.name),
+    ).toEqual([
+      'run_command',
+      'read_file',
+      'write_file',
+      'edit_file',
+      'list_files',
+      'search_files',
+      'finish',
+    ]);
   });
 
   it('answers "Done." when a model without a script replies instantly', async () => {
@@ -301,6 +311,44 @@ describe('OzHarness', () => {
     const childPid = Number(readFileSync(pidFile, 'utf8'));
     await waitUntil(() => !isRunning(childPid), 'the command to die');
     expect(toolResults()).toHaveLength(0);
+  });
+
+  it('offers MCP tools, forwards calls and stops the MCP servers when cancelled', async () => {
+    const echo = {
+      command: process.execPath,
+      args: [
+        '-r',
+        require.resolve('@swc-node/register'),
+        join(__dirname, '../../../test/fixtures/mcp-echo-server.ts'),
+      ],
+      env: { MCP_PID_FILE: 'mcp.pid' },
+    };
+    const prompt = scripted([
+      { toolCalls: [{ name: 'mcp__echo__add', arguments: { a: 1, b: 2 } }] },
+      { toolCalls: [{ name: 'mcp__echo__sleep', arguments: { ms: 30_000 } }] },
+    ]);
+    const pending = harness.run(
+      context({ userMessages: [prompt], config: { mcp_servers: { echo } } }),
+    );
+
+    await waitUntil(() => toolResults().length === 1, 'the first MCP call', 20_000);
+    expect(toolResults()[0].content).toBe('The sum is 3');
+    await waitUntil(() => server.requests.length === 2, 'the second model request');
+    const pid = Number(readFileSync(join(workspaceDir, 'mcp.pid'), 'utf8'));
+    expect(isRunning(pid)).toBe(true);
+    controller.abort();
+
+    expect(await pending).toMatchObject({ outcome: 'cancelled' });
+    await waitUntil(() => !isRunning(pid), 'the MCP server to stop');
+  }, 30_000);
+
+  it('fails with environment_setup_failed before calling the model when MCP cannot start', async () => {
+    const result = await harness.run(
+      context({ config: { mcp_servers: { gone: { command: 'ambient-no-such-binary' } } } }),
+    );
+    expect(result).toMatchObject({ outcome: 'failed', errorCode: 'environment_setup_failed' });
+    expect(result.summary).toContain('MCP server "gone" (command "ambient-no-such-binary")');
+    expect(server.requests).toHaveLength(0);
   });
 
   it('stops waiting for the model when cancelled', async () => {

@@ -3,12 +3,12 @@ import OpenAI, { APIConnectionError, APIError } from 'openai';
 import type {
   ChatCompletion,
   ChatCompletionAssistantMessageParam,
-  ChatCompletionFunctionTool,
   ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions';
 import type { ErrorCode } from '../../common/errors/error-codes';
-import { REPORT_ARTIFACT_TOOL, runReportArtifactTool } from '../artifacts/report-artifact.tool';
-import { DEFAULT_MAX_OUTPUT_BYTES, runCommand } from './command-runner';
+import { McpSetupError, McpToolset } from './mcp/mcp-toolset';
+import { Toolbox } from './tools/toolbox';
+import type { ToolOutcome } from './tools/tool.types';
 import type {
   ChatMessage,
   Harness,
@@ -21,49 +21,8 @@ import type {
 const MODEL_REQUEST_TIMEOUT_MS = 10 * 60 * 1000;
 /** The largest delay setTimeout accepts; longer waits are done in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-const TOOLS: ChatCompletionFunctionTool[] = [
-  {
-    type: 'function',
-    function: {
-      name: 'run_command',
-      description:
-        'Run a bash command in the workspace. Returns JSON {exit_code, output, timed_out}; output ' +
-        'is stdout and stderr combined, shortened in the middle when long. Commands cannot be ' +
-        'interactive.',
-      parameters: {
-        type: 'object',
-        properties: {
-          command: { type: 'string', description: 'The bash command to run.' },
-          timeout_seconds: {
-            type: 'number',
-            description: 'Kill the command after this many seconds (capped by the run limits).',
-          },
-        },
-        required: ['command'],
-        additionalProperties: false,
-      },
-    },
-  },
-  {
-    type: 'function',
-    function: {
-      name: 'finish',
-      description: 'End the run when the task is complete.',
-      parameters: {
-        type: 'object',
-        properties: {
-          summary: {
-            type: 'string',
-            description: 'The final answer: what was done and the result.',
-          },
-        },
-        required: ['summary'],
-        additionalProperties: false,
-      },
-    },
-  },
-];
+/** How long one MCP server may take to start and list its tools. */
+const MCP_CONNECT_TIMEOUT_MS = 60_000;
 
 /** The built-in agent loop against any OpenAI-compatible chat-completions endpoint. */
 @Injectable()
@@ -75,7 +34,6 @@ export class OzHarness implements Harness {
   }
 }
 
-type ToolOutcome = { content: string; finishSummary?: string };
 type ModelReply = { message: ChatCompletionAssistantMessageParam } | { result: HarnessResult };
 
 /** One execution of a run: the conversation, its usage and its stop conditions. */
@@ -86,6 +44,7 @@ class OzRun {
   private readonly stop = new AbortController();
   private readonly startedAt = Date.now();
   private readonly client: OpenAI;
+  private toolbox!: Toolbox;
 
   constructor(private readonly ctx: HarnessContext) {
     this.client = new OpenAI({
@@ -102,18 +61,52 @@ class OzRun {
 
   async execute(): Promise<HarnessResult> {
     const unwatch = this.watchStopConditions();
+    let mcp = McpToolset.empty();
     try {
+      const stoppedAtStart = this.stoppedResult();
+      if (stoppedAtStart) return stoppedAtStart;
+      try {
+        mcp = await this.connectMcpServers();
+      } catch (err) {
+        if (!(err instanceof McpSetupError)) throw err;
+        return this.stoppedResult() ?? this.failed(err.code, err.message);
+      }
+      this.toolbox = new Toolbox(
+        {
+          workspaceDir: this.ctx.workspaceDir,
+          commandEnv: this.ctx.commandEnv,
+          commandTimeoutSeconds: this.ctx.limits.commandTimeoutSeconds,
+          signal: this.stop.signal,
+          mode: this.ctx.mode,
+        },
+        mcp,
+        this.ctx.reportArtifact?.bind(this.ctx),
+      );
       return await this.loop();
     } finally {
       unwatch();
+      await mcp.close();
     }
+  }
+
+  private async connectMcpServers(): Promise<McpToolset> {
+    const servers = this.ctx.config.mcp_servers ?? {};
+    if (Object.keys(servers).length === 0) return McpToolset.empty();
+    const toolset = await McpToolset.connect(servers, {
+      workspaceDir: this.ctx.workspaceDir,
+      path: this.ctx.commandEnv.PATH,
+      timeoutMs: MCP_CONNECT_TIMEOUT_MS,
+      signal: this.stop.signal,
+    });
+    await this.ctx.emitEvent('mcp_servers_connected', {
+      servers: Object.keys(servers),
+      tools: toolset.definitions().map((tool) => tool.function.name),
+    });
+    return toolset;
   }
 
   private async loop(): Promise<HarnessResult> {
     const { limits, userMessages, history } = this.ctx;
-    const stoppedAtStart = this.stoppedResult();
-    if (stoppedAtStart) return stoppedAtStart;
-
     this.messages.push({ role: 'system', content: this.systemPrompt() }, ...history);
     for (const text of userMessages) await this.append({ role: 'user', content: text });
 
@@ -163,9 +156,15 @@ class OzRun {
         '- run_command: runs a bash command in the workspace and returns its exit code and ' +
         `output. Each command is limited to ${limits.commandTimeoutSeconds} seconds and cannot ` +
         'be interactive.\n' +
+        '- read_file, write_file, edit_file: read, create and change files (paths relative to ' +
+        'the workspace; edit_file replaces an exact string).\n' +
+        '- list_files, search_files: list directories and search file contents by regex.\n' +
         '- finish: ends the run with a summary of what you did and the result.' +
         (this.ctx.reportArtifact
           ? '\n- report_artifact: records a plan, pull request, file, screenshot or link for the user.'
+          : '') +
+        (Object.keys(config.mcp_servers ?? {}).length > 0
+          ? '\n- mcp__<server>__<tool>: tools of the MCP servers configured for this run.'
           : ''),
       'Inspect before you change things and verify your changes when you can. When the task is ' +
         'complete, call finish or reply without a tool call; that reply is your final answer.',
@@ -173,7 +172,8 @@ class OzRun {
     if (mode === 'plan') {
       parts.push(
         'You are in plan mode: only investigate and produce a plan. Do not create, modify or ' +
-          'delete files and do not run commands that change anything; reply with the plan.',
+          'delete files and do not run commands that change anything (write_file and edit_file ' +
+          'are refused); reply with the plan.',
       );
     }
     if (config.base_prompt) parts.push(config.base_prompt);
@@ -190,7 +190,7 @@ class OzRun {
     let completion: ChatCompletion;
     try {
       const request = this.client.chat.completions.create(
-        { model: model.providerModel, messages: this.messages, tools: this.tools() },
+        { model: model.providerModel, messages: this.messages, tools: this.toolbox.definitions() },
         { signal: this.stop.signal },
       );
       // The client sleeps between retries without watching the signal; do not wait for that.
@@ -255,10 +255,6 @@ class OzRun {
       return { content: `Error: unsupported tool call type "${call.type}".` };
     }
     const { name, arguments: rawArgs } = call.function;
-    const known = this.tools().map((tool) => tool.function.name);
-    if (!known.includes(name)) {
-      return { content: `Error: unknown tool "${name}". Available tools: ${known.join(', ')}.` };
-    }
     let args: unknown;
     try {
       args = JSON.parse(rawArgs || '{}');
@@ -270,58 +266,7 @@ class OzRun {
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       return { content: `Error: the arguments of ${name} must be a JSON object.` };
     }
-    if (name === 'report_artifact' && this.ctx.reportArtifact) {
-      const report = this.ctx.reportArtifact.bind(this.ctx);
-      return {
-        content: await runReportArtifactTool(
-          args as Record<string, unknown>,
-          this.ctx.workspaceDir,
-          report,
-        ),
-      };
-    }
-    return name === 'finish'
-      ? this.finishTool(args as Record<string, unknown>)
-      : this.runCommandTool(args as Record<string, unknown>);
-  }
-
-  /** The built-in tools, and report_artifact when this execution can report artifacts. */
-  private tools(): ChatCompletionFunctionTool[] {
-    return this.ctx.reportArtifact ? [...TOOLS, REPORT_ARTIFACT_TOOL] : TOOLS;
-  }
-
-  private finishTool(args: Record<string, unknown>): ToolOutcome {
-    if (typeof args.summary !== 'string') {
-      return { content: 'Error: finish needs a "summary" string.' };
-    }
-    return { content: 'Run finished.', finishSummary: args.summary };
-  }
-
-  private async runCommandTool(args: Record<string, unknown>): Promise<ToolOutcome> {
-    const { command, timeout_seconds: requested } = args;
-    if (typeof command !== 'string' || command.trim() === '') {
-      return { content: 'Error: run_command needs a non-empty "command" string.' };
-    }
-    if (requested !== undefined && (typeof requested !== 'number' || !(requested > 0))) {
-      return { content: 'Error: "timeout_seconds" must be a positive number.' };
-    }
-    const limit = this.ctx.limits.commandTimeoutSeconds;
-    const timeoutSeconds = Math.min(requested ?? limit, limit);
-    const result = await runCommand({
-      command,
-      cwd: this.ctx.workspaceDir,
-      env: this.ctx.commandEnv,
-      timeoutMs: timeoutSeconds * 1000,
-      signal: this.stop.signal,
-      maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES,
-    });
-    return {
-      content: JSON.stringify({
-        exit_code: result.exitCode,
-        output: result.output,
-        timed_out: result.timedOut,
-      }),
-    };
+    return this.toolbox.run(name, args as Record<string, unknown>);
   }
 
   /** Aborts `stop` on cancellation or at the deadline; returns the clean-up. */

@@ -20,7 +20,12 @@ export interface AgentConfig {
     model_id?: string;
     reasoning_level?: string;
   };
-  harness_auth_secrets?: { claude_auth_secret_name?: string; codex_auth_secret_name?: string };
+  harness_auth_secrets?: {
+    claude_auth_secret_name?: string;
+    codex_auth_secret_name?: string;
+    /** Ambient extension (the Oz schema has no Gemini field yet). */
+    gemini_auth_secret_name?: string;
+  };
   inference_providers?: JsonObject;
   memory_stores?: { uid: string; access: string; instructions: string }[];
   runner_id?: string;

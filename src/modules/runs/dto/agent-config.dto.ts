@@ -32,6 +32,10 @@ export class HarnessDto {
 export class HarnessAuthSecretsDto {
   @ApiPropertyOptional() @IsOptional() @IsString() claude_auth_secret_name?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() codex_auth_secret_name?: string;
+  @ApiPropertyOptional({ description: 'Ambient extension: team secret for the gemini harness' })
+  @IsOptional()
+  @IsString()
+  gemini_auth_secret_name?: string;
 }
 
 @ApiSchema({ name: 'SecretRef' })

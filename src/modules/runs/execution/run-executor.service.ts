@@ -85,7 +85,7 @@ export class RunExecutor {
       });
       if (!started) return { requeue: false };
       const result = await this.runHarness(run, executionId, controller.signal);
-      await this.writeTranscript(runId);
+      await this.writeTranscript(runId, executionId, result.rawTranscript);
       await this.finish(run, executionId, result, Date.now() - startedAt, controller.signal);
     } catch (err) {
       this.logger.error(`run ${runId} failed unexpectedly: ${(err as Error).stack ?? err}`);
@@ -103,8 +103,13 @@ export class RunExecutor {
   }
 
   /** The transcript is written before the run ends, so a finished run always has it. */
-  private async writeTranscript(runId: string): Promise<void> {
-    await this.transcripts.write(runId).catch((err: Error) => {
+  private async writeTranscript(
+    runId: string,
+    executionId: number,
+    rawStream: string | undefined,
+  ): Promise<void> {
+    const raw = rawStream === undefined ? undefined : { executionId, stream: rawStream };
+    await this.transcripts.write(runId, raw).catch((err: Error) => {
       this.logger.warn(`could not write the transcript of run ${runId}: ${err.message}`);
     });
   }

@@ -1,0 +1,46 @@
+import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
+
+/** What a tool call produced: the tool result for the model, and the summary if it ends the run. */
+export interface ToolOutcome {
+  content: string;
+  finishSummary?: string;
+}
+
+/** What the built-in tools may use of the execution they run in. */
+export interface ToolScope {
+  workspaceDir: string;
+  commandEnv: Record<string, string>;
+  commandTimeoutSeconds: number;
+  /** Aborted on cancellation or at the deadline. */
+  signal: AbortSignal;
+  mode: string;
+}
+
+export interface AgentTool {
+  definition: ChatCompletionFunctionTool;
+  /** Changes the workspace; refused in plan mode. */
+  writes?: boolean;
+  run(args: Record<string, unknown>, scope: ToolScope): Promise<ToolOutcome>;
+}
+
+/** A tool result that tells the model what went wrong. */
+export function toolError(message: string): ToolOutcome {
+  return { content: `Error: ${message}` };
+}
+
+/** Declares a function tool with a JSON-schema object of parameters. */
+export function functionTool(
+  name: string,
+  description: string,
+  properties: Record<string, unknown>,
+  required: string[] = [],
+): ChatCompletionFunctionTool {
+  return {
+    type: 'function',
+    function: {
+      name,
+      description,
+      parameters: { type: 'object', properties, required, additionalProperties: false },
+    },
+  };
+}
