@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { newUid } from '../src/common/ids';
+import { SecretCipher } from '../src/modules/secrets/secret-cipher';
+import { standardWebhooksHeaders } from '../test/support/webhook-helpers';
+
+export const TOKEN = 'bench-token-0123456789abcdefghijklmnop';
+export const SW_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+
+export interface BenchWebhook {
+  uid: string;
+  mode: 'token' | 'standard_webhooks';
+}
+
+/**
+ * Seeds webhooks straight into MySQL (20 per factory, as a definition allows), so the bench can
+ * spread its load over enough webhooks to stay under the 60-per-minute limit of each.
+ */
+export async function seedWebhooks(
+  dataSource: DataSource,
+  key: Buffer,
+  count: number,
+  mode: BenchWebhook['mode'],
+) {
+  const [{ id: teamId }] = (await dataSource.query(
+    `SELECT id FROM teams WHERE name = 'default'`,
+  )) as { id: string }[];
+  const cipher = new SecretCipher({ secretsKey: key });
+  const secret = cipher.encrypt(mode === 'token' ? TOKEN : SW_SECRET, teamId);
+  const now = new Date();
+  const hooks: BenchWebhook[] = [];
+  for (let f = 0; f * 20 < count; f++) {
+    const factoryId = newUid();
+    await dataSource.query(
+      `INSERT INTO factories (id, team_id, name, source, created_at, updated_at) VALUES (?, ?, ?, 'managed', ?, ?)`,
+      [factoryId, teamId, `bench-${mode}-${f}`, now, now],
+    );
+    const rows = Array.from({ length: Math.min(20, count - f * 20) }, (_, i) => [
+      newUid(),
+      teamId,
+      factoryId,
+      `hook-${i}`,
+      mode === 'token' ? 'token' : 'signature',
+      mode === 'token' ? null : 'standard_webhooks',
+      'BENCH_SECRET',
+      secret,
+      1,
+      now,
+      now,
+      now,
+    ]);
+    await dataSource.query(
+      `INSERT INTO webhooks (id, team_id, factory_id, name, auth_mode, signature_scheme, secret_name,
+         secret_ciphertext, enabled, secret_updated_at, created_at, updated_at) VALUES ?`,
+      [rows],
+    );
+    hooks.push(...rows.map((r) => ({ uid: r[0] as string, mode })));
+  }
+  return hooks;
+}
+
+let sequence = 0;
+
+/** A 1 KB JSON body, unique per call (no two deliveries are duplicates). */
+export function uniqueBody(): string {
+  const id = ++sequence;
+  const base = {
+    event: 'deploy.finished',
+    id: `evt-${id}-${process.hrtime.bigint()}`,
+    service: 'api',
+    env: 'prod',
+  };
+  const padding = 1024 - JSON.stringify({ ...base, padding: '' }).length;
+  return JSON.stringify({ ...base, padding: 'x'.repeat(Math.max(0, padding)) });
+}
+
+/** `count` requests spread round-robin over the webhooks, each with its own body (and signature). */
+export function deliveryRequests(
+  ingressUrl: string,
+  hooks: BenchWebhook[],
+  count: number,
+  offset = 0,
+) {
+  return Array.from({ length: count }, (_, i) => {
+    const hook = hooks[(offset + i) % hooks.length];
+    const body = uniqueBody();
+    const headers: Record<string, string> =
+      hook.mode === 'token'
+        ? { authorization: `Bearer ${TOKEN}` }
+        : standardWebhooksHeaders(SW_SECRET, `msg_${offset + i}_${sequence}`, body);
+    return {
+      url: `${ingressUrl}/webhooks/w/${hook.uid}`,
+      method: 'POST' as const,
+      headers: { ...headers, 'content-type': 'application/json' },
+      body,
+    };
+  });
+}

@@ -1,0 +1,232 @@
+import { Logger } from '@nestjs/common';
+import { availableParallelism, cpus, loadavg } from 'node:os';
+import { startFakeModelServer } from '../test/fixtures/fake-model-server';
+import { apiClient } from '../test/support/api-client';
+import { createTestEnvironment, startTestApp, TEST_SECRETS_KEY } from '../test/support/test-app';
+import { waitFor } from '../test/support/wait';
+import {
+  createFactory,
+  CreatedWebhook,
+  createWebhook,
+  definitionFiles,
+} from '../test/support/webhook-helpers';
+import { startBareApp } from './bare-app';
+import { deliveryRequests, seedWebhooks } from './ingress-seed';
+import { LoadSpec, runLoad } from './load-generator';
+import { ms, percentile, table } from './stats';
+import { mainThreadCpuMs } from './thread-cpu';
+
+/**
+ * `npm run bench:ingress`: accepted deliveries/s of the webhook ingress (1 KB bodies, token and
+ * standard_webhooks auth, spread over enough webhooks to stay under the per-webhook limit) beside
+ * a bare Nest/Express endpoint answering 202; latency at 500 deliveries/s; and how long an accepted
+ * delivery takes to become a QUEUED run. A benchmark, not a test: it always exits 0.
+ */
+const TARGETS = { ratio: 0.5, p99AtRateMs: 20, toQueuedP50Ms: 50 };
+const CONCURRENCY = 32;
+const ROUNDS = 3;
+const WARMUP_MS = 2000;
+const MEASURE_MS = 4000;
+const WEBHOOKS = 2000;
+const RATE = 500;
+const RATE_REQUESTS = 5000;
+const QUEUED_DELIVERIES = 200;
+
+const progress = (m: string) =>
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
+const median = (xs: number[]) => percentile(xs, 50);
+
+async function throughput(
+  spec: Omit<LoadSpec, 'durationMs'>,
+  variants?: () => LoadSpec['variants'],
+) {
+  await runLoad({ ...spec, durationMs: WARMUP_MS, variants: variants?.() });
+  const measured = variants?.();
+  const cpuBefore = mainThreadCpuMs();
+  const result = await runLoad({ ...spec, durationMs: MEASURE_MS, variants: measured });
+  const cpuAfter = mainThreadCpuMs();
+  const requests = result.completed + result.errors;
+  return {
+    // CPU of the server's thread per request (µs): unlike req/s, robust to a busy machine.
+    cpuUs:
+      cpuBefore === null || cpuAfter === null || requests === 0
+        ? NaN
+        : ((cpuAfter - cpuBefore) * 1000) / requests,
+    rps: result.requestsPerSecond,
+    errors: result.errors,
+    firstError: result.firstError,
+    p50: percentile(result.latenciesMs, 50),
+    p99: percentile(result.latenciesMs, 99),
+  };
+}
+
+async function main() {
+  Logger.overrideLogger(['error']);
+  const model = await startFakeModelServer();
+  const env = createTestEnvironment('bench_ingress', model.url);
+  const envQueued = createTestEnvironment('bench_ingress_queued', model.url);
+  const rows: string[][] = [['measure', 'result', 'target', 'verdict']];
+  try {
+    // 1. Throughput and latency: api + ingress only, webhooks seeded in MySQL.
+    const app = await startTestApp(env, ['api', 'ingress']);
+    const bare = await startBareApp();
+    const key = Buffer.from(TEST_SECRETS_KEY, 'hex');
+    const tokenHooks = await seedWebhooks(app.dataSource, key, WEBHOOKS, 'token');
+    const swHooks = await seedWebhooks(app.dataSource, key, WEBHOOKS, 'standard_webhooks');
+    const perRound = 30_000;
+    let offset = 0;
+    const next = (hooks: typeof tokenHooks) => () =>
+      deliveryRequests(app.ingressUrl, hooks, perRound, (offset += perRound));
+    const samples = { bare: [] as number[], token: [] as number[], sw: [] as number[] };
+    const cpu = { bare: [] as number[], token: [] as number[], sw: [] as number[] };
+    let errors = 0;
+    let firstError: string | null = null;
+    for (let round = 0; round < ROUNDS; round++) {
+      progress(`throughput round ${round + 1}/${ROUNDS}`);
+      const bareBody = deliveryRequests('', tokenHooks, 1)[0].body;
+      const baseline = await throughput({
+        url: bare.url.replace(/\/runs$/, '/deliveries'),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: bareBody,
+        concurrency: CONCURRENCY,
+      });
+      samples.bare.push(baseline.rps);
+      cpu.bare.push(baseline.cpuUs);
+      for (const [name, hooks] of [
+        ['token', tokenHooks],
+        ['sw', swHooks],
+      ] as const) {
+        const r = await throughput(
+          { url: '', method: 'POST', concurrency: CONCURRENCY },
+          next(hooks),
+        );
+        samples[name].push(r.rps);
+        cpu[name].push(r.cpuUs);
+        errors += r.errors;
+        firstError ??= r.firstError;
+      }
+    }
+    progress(`latency at ${RATE}/s`);
+    const paced = await runLoad({
+      url: '',
+      method: 'POST',
+      concurrency: 64,
+      ratePerSecond: RATE,
+      requests: RATE_REQUESTS,
+      variants: deliveryRequests(app.ingressUrl, tokenHooks, RATE_REQUESTS, (offset += perRound)),
+    });
+    errors += paced.errors;
+    firstError ??= paced.firstError;
+    const [{ n: accepted }] = (await app.dataSource.query(
+      `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'accepted'`,
+    )) as { n: string }[];
+    await bare.close();
+    await app.close();
+
+    const ratio = (name: 'token' | 'sw') => median(samples[name]) / median(samples.bare);
+    const p99 = percentile(paced.latenciesMs, 99);
+    rows.push([
+      'bare Nest/Express POST → 202 (req/s, median of rounds)',
+      median(samples.bare).toFixed(0),
+      '',
+      '',
+    ]);
+    rows.push([
+      'ingress, token auth (accepted/s)',
+      `${median(samples.token).toFixed(0)} (${(ratio('token') * 100).toFixed(0)} % of bare)`,
+      '≥ 50 %',
+      ratio('token') >= TARGETS.ratio ? 'MET' : 'MISSED',
+    ]);
+    rows.push([
+      'ingress, standard_webhooks (accepted/s)',
+      `${median(samples.sw).toFixed(0)} (${(ratio('sw') * 100).toFixed(0)} % of bare)`,
+      '≥ 50 %',
+      ratio('sw') >= TARGETS.ratio ? 'MET' : 'MISSED',
+    ]);
+    rows.push([
+      `latency at ${RATE} deliveries/s, p50 / p99`,
+      `${ms(percentile(paced.latenciesMs, 50))} / ${ms(p99)}`,
+      'p99 ≤ 20 ms',
+      p99 <= TARGETS.p99AtRateMs ? 'MET' : 'MISSED',
+    ]);
+
+    // 2. Delivery → QUEUED run: api + ingress + worker, automations through the real API.
+    progress('delivery → QUEUED run');
+    // A database of its own: the throughput phases left ~30k deliveries for a worker to evaluate.
+    const full = await startTestApp(envQueued, ['api', 'ingress', 'worker']);
+    const api = apiClient(full.baseUrl, full.apiKey);
+    const factory = await createFactory(api, 'bench-automation');
+    const hooks: CreatedWebhook[] = [];
+    for (let i = 0; i < 20; i++) hooks.push(await createWebhook(api, factory, { name: `q${i}` }));
+    const trigger = `---\nmodel: fake-model\ntriggers:\n  - provider: webhook\n    event: received\n    filter:\n      webhook_ids: [${hooks.map((h) => h.uid).join(', ')}]\n      payload:\n        event: [deploy.finished]\n---\nHandle it.\n`;
+    const current = (await api.get(`/factory/${factory}/definition`)).body.files;
+    await api.put(`/factory/${factory}/definition`, {
+      files: [
+        ...current,
+        ...definitionFiles({ 'automations/bench/automation.md': trigger }).files.slice(1),
+      ],
+    });
+    const requests = Array.from({ length: QUEUED_DELIVERIES }, (_, i) => {
+      const hook = hooks[i % hooks.length];
+      return {
+        url: `${full.ingressUrl}/webhooks/w/${hook.uid}`,
+        method: 'POST' as const,
+        headers: { authorization: `Bearer ${hook.secret}` },
+        body: JSON.stringify({ event: 'deploy.finished', i }),
+      };
+    });
+    const sent = await runLoad({
+      url: '',
+      method: 'POST',
+      concurrency: 8,
+      ratePerSecond: 20,
+      requests: QUEUED_DELIVERIES,
+      variants: requests,
+    });
+    errors += sent.errors;
+    const rowsQueued = await waitFor(
+      async () =>
+        (await full.dataSource.query(
+          `SELECT TIMESTAMPDIFF(MICROSECOND, d.received_at, r.created_at) / 1000 AS ms FROM webhook_delivery_runs x JOIN webhook_deliveries d ON d.id = x.delivery_entry_id JOIN runs r ON r.id = x.run_id`,
+        )) as { ms: string }[],
+      (list) => list.length >= QUEUED_DELIVERIES,
+      { timeoutMs: 60_000, what: 'every delivery to start its run' },
+    );
+    await full.close();
+    const toQueued = rowsQueued.map((r) => Number(r.ms));
+    const p50q = percentile(toQueued, 50);
+    rows.push([
+      'accepted delivery → QUEUED run, p50 / p99',
+      `${ms(p50q)} / ${ms(percentile(toQueued, 99))}`,
+      'p50 ≤ 50 ms',
+      p50q <= TARGETS.toQueuedP50Ms ? 'MET' : 'MISSED',
+    ]);
+
+    process.stdout.write(`\n${table(rows)}\n\n`);
+    process.stdout.write(
+      [
+        `machine: ${availableParallelism()} × ${cpus()[0]?.model ?? 'unknown'}, node ${process.version}, load average at end ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}`,
+        `settings: closed loop, concurrency ${CONCURRENCY}, keep-alive, ${ROUNDS} alternating rounds of ${WARMUP_MS / 1000} s warm-up + ${MEASURE_MS / 1000} s measured; ${WEBHOOKS} webhooks per auth mode; 1 KB unique bodies`,
+        `rounds (req/s): bare ${samples.bare.map((x) => x.toFixed(0)).join(', ')}; token ${samples.token.map((x) => x.toFixed(0)).join(', ')}; standard_webhooks ${samples.sw.map((x) => x.toFixed(0)).join(', ')}`,
+        `server-thread CPU per request (µs, median): bare ${median(cpu.bare).toFixed(0)}, token ${median(cpu.token).toFixed(0)}, standard_webhooks ${median(cpu.sw).toFixed(0)} (MySQL and Redis work not included)`,
+        `deliveries accepted in the throughput phases: ${accepted}; non-2xx answers: ${errors}${firstError ? ` (first: ${firstError})` : ''}`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await env.destroy();
+    await envQueued.destroy();
+    await model.close();
+  }
+}
+
+void main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    process.stderr.write(`bench failed: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  },
+);

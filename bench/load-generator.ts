@@ -1,0 +1,192 @@
+import { Agent, request } from 'node:http';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+
+/**
+ * A small HTTP client for the bench. It runs in a worker thread so that its own work does not
+ * share the event loop with the server under test, which lives on the bench's main thread.
+ */
+
+export interface RequestSpec {
+  url: string;
+  method: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * Closed loop (`concurrency` requests always in flight, for `durationMs` or `requests`) or, with
+ * `ratePerSecond`, open loop: `requests` sent at a steady rate whatever the responses do.
+ */
+export interface LoadSpec extends RequestSpec {
+  concurrency: number;
+  durationMs?: number;
+  requests?: number;
+  ratePerSecond?: number;
+  /** Requests sent in turn instead of the spec itself (e.g. unique or signed bodies). */
+  variants?: RequestSpec[];
+}
+
+export interface LoadResult {
+  completed: number;
+  /** Responses other than 2xx, and transport errors. */
+  errors: number;
+  firstError: string | null;
+  elapsedMs: number;
+  latenciesMs: number[];
+  requestsPerSecond: number;
+}
+
+/** Follows `next_cursor` of a list endpoint: `pages` pages per walk, `walks` times. */
+export interface WalkSpec extends RequestSpec {
+  pages: number;
+  walks: number;
+}
+
+export interface WalkResult {
+  /** latenciesMs[i] holds the latencies of page i + 1 over every walk. */
+  latenciesMs: number[][];
+  rowsSeen: number;
+  /** Whether every walk found a next page after each page it fetched. */
+  complete: boolean;
+}
+
+type Job = { kind: 'load'; spec: LoadSpec } | { kind: 'walk'; spec: WalkSpec };
+
+export function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  return inWorker({ kind: 'load', spec });
+}
+
+export function walkPages(spec: WalkSpec): Promise<WalkResult> {
+  return inWorker({ kind: 'walk', spec });
+}
+
+function inWorker<T>(job: Job): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(__filename, { workerData: job });
+    worker.once('message', (result: T) => {
+      resolve(result);
+      void worker.terminate();
+    });
+    worker.once('error', reject);
+  });
+}
+
+interface Response {
+  status: number;
+  body: string;
+}
+
+function send(agent: Agent, spec: RequestSpec, url = spec.url): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: spec.method, agent, headers: spec.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(spec.body);
+  });
+}
+
+class Tally {
+  completed = 0;
+  errors = 0;
+  firstError: string | null = null;
+  readonly latenciesMs: number[] = [];
+
+  async timed(agent: Agent, spec: RequestSpec): Promise<void> {
+    const start = performance.now();
+    try {
+      const res = await send(agent, spec);
+      this.latenciesMs.push(performance.now() - start);
+      if (res.status >= 200 && res.status < 300) this.completed++;
+      else this.fail(`HTTP ${res.status}: ${res.body.slice(0, 200)}`);
+    } catch (err) {
+      this.fail((err as Error).message);
+    }
+  }
+
+  private fail(message: string): void {
+    this.errors++;
+    this.firstError ??= message;
+  }
+}
+
+async function load(spec: LoadSpec): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: spec.concurrency });
+  const tally = new Tally();
+  const start = performance.now();
+  if (spec.ratePerSecond) await openLoop(agent, spec, tally, spec.ratePerSecond);
+  else await closedLoop(agent, spec, tally, start);
+  const elapsedMs = performance.now() - start;
+  agent.destroy();
+  return {
+    completed: tally.completed,
+    errors: tally.errors,
+    firstError: tally.firstError,
+    elapsedMs,
+    latenciesMs: tally.latenciesMs,
+    requestsPerSecond: (tally.completed * 1000) / elapsedMs,
+  };
+}
+
+let picked = 0;
+function pick(spec: LoadSpec): RequestSpec {
+  return spec.variants?.length ? spec.variants[picked++ % spec.variants.length] : spec;
+}
+
+async function closedLoop(agent: Agent, spec: LoadSpec, tally: Tally, start: number) {
+  const deadline = spec.durationMs === undefined ? Infinity : start + spec.durationMs;
+  let remaining = spec.requests ?? Infinity;
+  const loop = async (): Promise<void> => {
+    while (remaining-- > 0 && performance.now() < deadline) await tally.timed(agent, pick(spec));
+  };
+  await Promise.all(Array.from({ length: spec.concurrency }, loop));
+}
+
+async function openLoop(agent: Agent, spec: LoadSpec, tally: Tally, rate: number) {
+  const start = performance.now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < (spec.requests ?? 0); i++) {
+    const wait = start + (i * 1000) / rate - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    inFlight.push(tally.timed(agent, pick(spec)));
+  }
+  await Promise.all(inFlight);
+}
+
+async function walk(spec: WalkSpec): Promise<WalkResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const latenciesMs: number[][] = Array.from({ length: spec.pages }, () => []);
+  let rowsSeen = 0;
+  let complete = true;
+  for (let w = 0; w < spec.walks; w++) {
+    let url = spec.url;
+    for (let page = 0; page < spec.pages; page++) {
+      const start = performance.now();
+      const res = await send(agent, spec, url);
+      latenciesMs[page].push(performance.now() - start);
+      if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${res.body.slice(0, 200)}`);
+      const body = JSON.parse(res.body) as { runs: unknown[]; page_info: { next_cursor: string } };
+      rowsSeen += body.runs.length;
+      if (!body.page_info.next_cursor) {
+        if (page < spec.pages - 1) complete = false;
+        break;
+      }
+      const next = new URL(spec.url);
+      next.searchParams.set('cursor', body.page_info.next_cursor);
+      url = next.toString();
+    }
+  }
+  agent.destroy();
+  return { latenciesMs, rowsSeen, complete };
+}
+
+if (!isMainThread && parentPort && (workerData as Job | undefined)?.kind) {
+  const job = workerData as Job;
+  const done = job.kind === 'load' ? load(job.spec) : walk(job.spec);
+  void done.then((result) => parentPort?.postMessage(result));
+}

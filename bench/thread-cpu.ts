@@ -1,0 +1,78 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+const CLOCK_TICK_MS = 10; // USER_HZ is 100 on every Linux the bench targets
+/** The services the bench itself drives; their CPU counts as the bench's, not as a neighbour's. */
+const BENCH_SERVICES = new Set(['mariadbd', 'mysqld', 'redis-server']);
+
+/** utime + stime (ms) of a /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat file. */
+function statCpuMs(path: string): number {
+  const stat = readFileSync(path, 'utf8');
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
+}
+
+/**
+ * CPU time (user + system, ms) used so far by this process's main thread, which serves the app
+ * under test; null off Linux. Unlike wall time it does not grow when other processes take the CPU.
+ */
+export function mainThreadCpuMs(): number | null {
+  try {
+    return statCpuMs(`/proc/self/task/${process.pid}/stat`);
+  } catch {
+    return null;
+  }
+}
+
+function servicePids(): string[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return BENCH_SERVICES.has(readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
+      } catch {
+        return false;
+      }
+    });
+}
+
+interface CpuSnapshot {
+  atMs: number;
+  busyMs: number;
+  benchMs: number;
+}
+
+function snapshot(pids: string[]): CpuSnapshot {
+  // First line of /proc/stat: user nice system idle iowait irq softirq steal … in ticks, all CPUs.
+  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1, 9);
+  const [user, nice, system, , , irq, softirq] = ticks.map(Number);
+  let benchMs = statCpuMs('/proc/self/stat');
+  for (const pid of pids) {
+    try {
+      benchMs += statCpuMs(`/proc/${pid}/stat`);
+    } catch {
+      // The service restarted; its CPU is simply not counted.
+    }
+  }
+  const busyMs = (user + nice + system + irq + softirq) * CLOCK_TICK_MS;
+  return { atMs: performance.now(), busyMs, benchMs };
+}
+
+/**
+ * Watches how much CPU other processes take while the bench runs: all CPU time on the machine
+ * minus the bench process's and its database's and Redis's (whose work for other clients is
+ * thereby missed). Returns a function giving the average number of cores they used; null off Linux.
+ */
+export function watchNeighbourCpu(): () => number | null {
+  try {
+    const pids = servicePids();
+    const start = snapshot(pids);
+    return () => {
+      const end = snapshot(pids);
+      const neighbourMs = end.busyMs - start.busyMs - (end.benchMs - start.benchMs);
+      return Math.max(0, neighbourMs) / (end.atMs - start.atMs);
+    };
+  } catch {
+    return () => null;
+  }
+}
