@@ -30,6 +30,7 @@ export class IdentityRunResolver {
     creatorId: string | null,
     config: AgentConfig,
     agentIdentityUid?: string,
+    creatorMayBeAgent = true,
   ): Promise<RunExecutor> {
     if (agentIdentityUid !== undefined) {
       const agent = await this.identities.findActive(teamId, agentIdentityUid);
@@ -41,7 +42,8 @@ export class IdentityRunResolver {
       }
       return this.executeAs(agent, config);
     }
-    const creatorAgent = creatorId ? await this.identities.findActive(teamId, creatorId) : null;
+    const creatorAgent =
+      creatorId && creatorMayBeAgent ? await this.identities.findActive(teamId, creatorId) : null;
     if (creatorAgent) return this.executeAs(creatorAgent, config);
     return { executorId: creatorId, config };
   }

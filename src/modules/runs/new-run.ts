@@ -5,6 +5,8 @@ import type { RunSource } from './run-state';
 export interface NewRun {
   teamId: string;
   creatorId: string | null;
+  /** False when the caller is known to be a person, which spares the agent-identity lookup. */
+  creatorMayBeAgent?: boolean;
   executorId?: string | null;
   source: RunSource;
   prompt?: string;

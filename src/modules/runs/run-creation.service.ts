@@ -59,6 +59,7 @@ export class RunCreationService {
       input.creatorId,
       config,
       input.agentIdentityUid,
+      input.creatorMayBeAgent ?? true,
     );
     Object.assign(config, executor.config);
     if (config.environment_id) {

@@ -84,6 +84,7 @@ export class RunsController {
     const run = await this.creation.create({
       teamId: principal.teamId,
       creatorId: principal.userId,
+      creatorMayBeAgent: principal.userType === 'service_account',
       source: 'API',
       prompt: body.prompt,
       title: body.title,
