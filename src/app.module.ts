@@ -1,12 +1,9 @@
-import { BullModule } from '@nestjs/bull';
-import { DynamicModule, Global, Module } from '@nestjs/common';
+import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { ProblemFilter } from './common/errors/problem.filter';
-import { RedisModule } from './common/redis/redis.module';
-import { APP_CONFIG, AppConfig } from './config/app-config';
-import { dataSourceOptions } from './database/database-setup';
+import { infrastructureImports } from './bootstrap/infrastructure';
+import { AppConfig } from './config/app-config';
 import { ArtifactsApiModule, ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { BlobsModule } from './modules/blobs/blobs.module';
 import { ConversationsModule } from './modules/conversations/conversations.module';
@@ -27,18 +24,6 @@ import { TeamsModule } from './modules/teams/teams.module';
 import { WebhookFeaturesModule } from './modules/webhooks/webhook-features.module';
 import { WorkersModule } from './modules/workers/workers.module';
 
-@Global()
-@Module({})
-class ConfigModule {
-  static forConfig(config: AppConfig): DynamicModule {
-    return {
-      module: ConfigModule,
-      providers: [{ provide: APP_CONFIG, useValue: config }],
-      exports: [APP_CONFIG],
-    };
-  }
-}
-
 /** The root module; which controllers and processors it wires depends on the roles configured. */
 @Module({})
 export class AppModule {
@@ -48,25 +33,8 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forConfig(config),
-        TypeOrmModule.forRoot({
-          ...dataSourceOptions(config),
-          autoLoadEntities: true,
-          retryAttempts: 2,
-          retryDelay: 1000,
-        }),
-        BullModule.forRoot({
-          url: config.redis.url,
-          prefix: config.redis.prefix,
-          defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
-          settings: {
-            lockDuration: config.runs.leaseMs,
-            stalledInterval: config.runs.leaseMs,
-            maxStalledCount: 1,
-          },
-        }),
+        ...infrastructureImports(config),
         ScheduleModule.forRoot(),
-        RedisModule,
         TeamsModule,
         ModelsModule,
         BlobsModule.forRoles(api),
