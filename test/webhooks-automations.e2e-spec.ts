@@ -150,6 +150,31 @@ describe('webhook automations (api + ingress + worker)', () => {
     expect(runs.body.runs).toHaveLength(2);
   });
 
+  it('commits a concurrent burst with repeats as one Accepted per identity, each starting its run once', async () => {
+    const ids = Array.from({ length: 10 }, (_, i) => `burst-${i}`);
+    const results = await Promise.all(
+      [...ids, ...ids].map((id) =>
+        deliver(hook.local, `{"event":"deploy.finished","id":"${id}"}`, {
+          ...hook.auth,
+          'X-Ambient-Delivery-Id': id,
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(202));
+    for (const id of ids) {
+      const entry = await entryFor(id);
+      expect(entry!.runs.map((r) => r.automation)).toEqual(['triage']);
+    }
+    const log = (await api.get(`/factory/${factory}/webhooks/${hook.uid}/deliveries?limit=100`))
+      .body.deliveries as { delivery_id: string; status: string }[];
+    for (const id of ids) {
+      const statuses = log.filter((e) => e.delivery_id === id).map((e) => e.status);
+      expect(statuses.sort()).toEqual(['Accepted', 'Duplicate']);
+      const runs = await api.get(`/agent/runs?metadata[delivery_id]=${id}`);
+      expect(runs.body.runs).toHaveLength(1);
+    }
+  });
+
   it('tests a filter against a stored delivery: which check failed', async () => {
     await deliver(hook.local, '{"event":"deploy.started","service":"web"}', {
       ...hook.auth,

@@ -3,9 +3,11 @@ import { infrastructureImports } from '../bootstrap/infrastructure';
 import { AppConfig } from '../config/app-config';
 import { SecretsModule } from '../modules/secrets/secrets.module';
 import { WebhooksModule } from '../modules/webhooks/webhooks.module';
+import { AcceptedDeliveryWriter } from './accepted-delivery-writer';
 import { IngressController } from './ingress.controller';
 import { IngressService } from './ingress.service';
 import { IngressRateLimiter } from './rate-limiter';
+import { WebhookLookup } from './webhook-lookup';
 
 /**
  * The webhook ingress: its own Nest application (role `ingress`), with its own MySQL pool and
@@ -18,7 +20,7 @@ export class IngressModule {
       module: IngressModule,
       imports: [...infrastructureImports(config), SecretsModule, WebhooksModule],
       controllers: [IngressController],
-      providers: [IngressService, IngressRateLimiter],
+      providers: [IngressService, IngressRateLimiter, WebhookLookup, AcceptedDeliveryWriter],
     };
   }
 }

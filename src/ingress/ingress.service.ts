@@ -3,16 +3,17 @@ import type { Request, Response } from 'express';
 import { UID_PATTERN } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { SecretCipher } from '../modules/secrets/secret-cipher';
-import { DeliveryEvaluationQueue } from '../modules/webhooks/delivery-evaluation.queue';
 import { DeliveryLog } from '../modules/webhooks/delivery-log.service';
 import type { DeliveryStatus } from '../modules/webhooks/entities/webhook-delivery.entity';
 import { constantTimeEqualText } from '../modules/webhooks/verifiers/hmac';
 import { VERIFIERS } from '../modules/webhooks/verifiers';
-import { IngressWebhook, WebhookStore } from '../modules/webhooks/webhook-store.service';
+import type { IngressWebhook } from '../modules/webhooks/webhook-store.service';
+import { AcceptedDeliveryWriter } from './accepted-delivery-writer';
 import { readCappedBody } from './body-reader';
 import { deliveryIdentity } from './delivery-identity';
 import { sendAccepted, sendProblem } from './ingress-responses';
 import { IngressRateLimiter } from './rate-limiter';
+import { WebhookLookup } from './webhook-lookup';
 
 const RETRY_AFTER_UNAVAILABLE = '5';
 const DRAIN_LIMIT_BYTES = 4 * 1024 * 1024;
@@ -29,9 +30,9 @@ export class IngressService {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly store: WebhookStore,
+    private readonly webhooks: WebhookLookup,
     private readonly log: DeliveryLog,
-    private readonly queue: DeliveryEvaluationQueue,
+    private readonly accepted: AcceptedDeliveryWriter,
     private readonly cipher: SecretCipher,
     private readonly limiter: IngressRateLimiter,
   ) {}
@@ -46,7 +47,7 @@ export class IngressService {
     let webhook: IngressWebhook | null = null;
     if (UID_PATTERN.test(uid)) {
       try {
-        webhook = await this.store.findForIngress(uid);
+        webhook = await this.webhooks.find(uid);
       } catch (err) {
         return this.unavailable(res, err);
       }
@@ -135,14 +136,17 @@ export class IngressService {
       json,
       body,
     });
-    let outcome;
     try {
-      outcome = await this.log.recordAccepted(webhook.id, identity.id, body, receivedAt);
+      await this.accepted.record({
+        webhookId: webhook.id,
+        deliveryId: identity.id,
+        body,
+        receivedAt,
+      });
     } catch (err) {
       return this.unavailable(res, err);
     }
     sendAccepted(res, identity.id);
-    if (!outcome.duplicate) this.queue.enqueueSoon(outcome.entryId);
   }
 
   private async rejectAuth(

@@ -6,9 +6,16 @@ export const DELIVERIES_QUEUE = 'webhook-deliveries';
 export const EVALUATE_JOB = 'evaluate';
 const ENQUEUE_TIMEOUT_MS = 1000;
 
-export interface EvaluateJobData {
-  entryId: string;
+/** An accepted delivery named by its unique key (what the ingress knows without a read). */
+export interface DeliveryKey {
+  webhookId: string;
+  deliveryId: string;
 }
+
+/** One delivery by log entry id (the sweeper), or several by key (the ingress, per batch). */
+export type EvaluateJobData = { entryId: string } | { keys: DeliveryKey[] };
+
+const MAX_KEYS_PER_JOB = 200;
 
 /**
  * Hands an accepted delivery to the automation evaluator (worker role). Losing the job is
@@ -18,17 +25,17 @@ export interface EvaluateJobData {
 export class DeliveryEvaluationQueue {
   private readonly logger = new Logger('DeliveryEvaluationQueue');
 
-  private pending: string[] = [];
+  private pending: DeliveryKey[] = [];
   private flushing = false;
 
   constructor(@InjectQueue(DELIVERIES_QUEUE) readonly queue: Queue<EvaluateJobData>) {}
 
   /**
-   * The ingress's way in: deliveries accepted in the same event-loop turn go to Redis in one
-   * round trip (`addBulk`), which keeps the queue off the ingress's critical path under load.
+   * The ingress's way in: deliveries committed in the same event-loop turn go to Redis as one
+   * job, which keeps the queue (and Redis) off the ingress's critical path under load.
    */
-  enqueueSoon(entryId: string): void {
-    this.pending.push(entryId);
+  enqueueSoon(keys: DeliveryKey[]): void {
+    this.pending.push(...keys);
     if (!this.flushing) {
       this.flushing = true;
       setImmediate(() => void this.flush());
@@ -37,15 +44,8 @@ export class DeliveryEvaluationQueue {
 
   private async flush(): Promise<void> {
     while (this.pending.length) {
-      const batch = this.pending.splice(0, 200);
-      const add = this.queue.addBulk(
-        batch.map((entryId) => ({
-          name: EVALUATE_JOB,
-          data: { entryId },
-          opts: { jobId: `d${entryId}` },
-        })),
-      );
-      const outcome = await withTimeout(add);
+      const batch = this.pending.splice(0, MAX_KEYS_PER_JOB);
+      const outcome = await withTimeout(this.queue.add(EVALUATE_JOB, { keys: batch }));
       if (outcome !== 'done') {
         this.logger.warn(
           `enqueue of ${batch.length} deliveries ${outcome}; the sweeper will retry`,

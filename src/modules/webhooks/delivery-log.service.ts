@@ -9,6 +9,14 @@ export interface AcceptedOutcome {
   duplicate: boolean;
 }
 
+/** A delivery that passed every check and is to be committed (or found to be a duplicate). */
+export interface AcceptedDelivery {
+  webhookId: string;
+  deliveryId: string;
+  body: Buffer;
+  receivedAt: Date;
+}
+
 interface InsertResult {
   insertId: number | string;
 }
@@ -58,6 +66,64 @@ export class DeliveryLog {
       receivedAt,
     );
     return { entryId, duplicate: true };
+  }
+
+  /**
+   * Commits several deliveries in one multi-row INSERT (one statement, one commit, all or
+   * nothing). The first of several identical deliveries in the batch is the accepted one, the
+   * others are logged Duplicate. When a delivery repeats one committed earlier the statement
+   * fails as a whole on the unique key; then each is recorded on its own, in order, which gives
+   * the exact outcome for each. Returns, for each delivery, whether it was a duplicate.
+   */
+  async recordAcceptedMany(deliveries: AcceptedDelivery[]): Promise<boolean[]> {
+    const seen = new Set<string>();
+    const duplicateInBatch = deliveries.map((d) => {
+      const key = `${d.webhookId}\u0000${d.deliveryId}`;
+      if (seen.has(key)) return true;
+      seen.add(key);
+      return false;
+    });
+    const rows = deliveries.map((d, i) =>
+      duplicateInBatch[i]
+        ? [d.webhookId, d.deliveryId, null, 'duplicate', d.body.length, d.receivedAt, null, null]
+        : [
+            d.webhookId,
+            d.deliveryId,
+            d.deliveryId,
+            'accepted',
+            d.body.length,
+            d.receivedAt,
+            d.body,
+            d.receivedAt,
+          ],
+    );
+    try {
+      await this.dataSource.query(
+        `INSERT INTO webhook_deliveries
+           (webhook_id, delivery_id, dedup_key, status, size_bytes, received_at, payload, evaluation_due_at)
+         VALUES ?`,
+        [rows],
+      );
+      return duplicateInBatch;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'ER_DUP_ENTRY') throw err;
+    }
+    const duplicates: boolean[] = [];
+    for (const d of deliveries) {
+      const outcome = await this.recordAccepted(d.webhookId, d.deliveryId, d.body, d.receivedAt);
+      duplicates.push(outcome.duplicate);
+    }
+    return duplicates;
+  }
+
+  /** Entry ids of accepted deliveries, by webhook and delivery id (their unique dedup key). */
+  async acceptedEntryIds(keys: { webhookId: string; deliveryId: string }[]): Promise<string[]> {
+    if (keys.length === 0) return [];
+    const rows = (await this.dataSource.query(
+      `SELECT id FROM webhook_deliveries WHERE (webhook_id, dedup_key) IN (?) ORDER BY id`,
+      [keys.map((k) => [k.webhookId, k.deliveryId])],
+    )) as { id: string | number }[];
+    return rows.map((r) => String(r.id));
   }
 
   /** Logs a delivery that started nothing (duplicates and rejections keep metadata only). */

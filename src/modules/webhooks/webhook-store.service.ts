@@ -27,23 +27,29 @@ interface IngressRow {
 export class WebhookStore {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** The webhook a delivery is for, or null when it is unknown, disabled or deleted. */
-  async findForIngress(id: string): Promise<IngressWebhook | null> {
+  /**
+   * The webhooks deliveries are for, in the order asked, null where a webhook is unknown,
+   * disabled or deleted. One query for many lookups: the ingress coalesces concurrent ones.
+   */
+  async findForIngress(ids: string[]): Promise<(IngressWebhook | null)[]> {
     const rows = (await this.dataSource.query(
       `SELECT id, team_id, auth_mode, signature_scheme, secret_ciphertext, delivery_id_header
-         FROM webhooks WHERE id = ? AND enabled = 1 AND deleted_at IS NULL`,
-      [id],
+         FROM webhooks WHERE id IN (?) AND enabled = 1 AND deleted_at IS NULL`,
+      [ids],
     )) as IngressRow[];
-    const row = rows[0];
-    if (!row) return null;
-    return {
-      id: row.id,
-      teamId: row.team_id,
-      authMode: row.auth_mode,
-      signatureScheme: row.signature_scheme,
-      secretCiphertext: Buffer.from(row.secret_ciphertext),
-      deliveryIdHeader: row.delivery_id_header,
-    };
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return ids.map((id) => {
+      const row = byId.get(id);
+      if (!row) return null;
+      return {
+        id: row.id,
+        teamId: row.team_id,
+        authMode: row.auth_mode,
+        signatureScheme: row.signature_scheme,
+        secretCiphertext: Buffer.from(row.secret_ciphertext),
+        deliveryIdHeader: row.delivery_id_header,
+      };
+    });
   }
 
   listLive(factoryId: string, manager?: EntityManager): Promise<Webhook[]> {

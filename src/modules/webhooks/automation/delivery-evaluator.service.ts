@@ -6,6 +6,8 @@ import { newUuid } from '../../../common/ids';
 import { AutomationStore } from '../../factories/automation-store.service';
 import { Automation } from '../../factories/entities/automation.entity';
 import { RunCreationService } from '../../runs/run-creation.service';
+import type { DeliveryKey } from '../delivery-evaluation.queue';
+import { DeliveryLog } from '../delivery-log.service';
 import { checkTrigger } from '../filter/trigger-check';
 import { JsonValue } from '../filter/payload-filter';
 import { buildWebhookRun } from './run-envelope';
@@ -44,7 +46,17 @@ export class DeliveryEvaluator {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly automations: AutomationStore,
     private readonly runs: RunCreationService,
+    private readonly log: DeliveryLog,
   ) {}
+
+  /** Evaluates each delivery in turn; returns the ids of all the runs they started. */
+  async evaluateByKeys(keys: DeliveryKey[]): Promise<string[]> {
+    const started: string[] = [];
+    for (const entryId of await this.log.acceptedEntryIds(keys)) {
+      started.push(...(await this.evaluate(entryId)));
+    }
+    return started;
+  }
 
   /** Returns the ids of the runs the delivery started (also those started by an earlier try). */
   async evaluate(entryId: string): Promise<string[]> {

@@ -22,14 +22,18 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   onApplicationBootstrap(): void {
     const { queue } = this.evaluations;
     queue.on('error', (err) => this.logger.warn(`queue error: ${err.message}`));
-    queue.on('failed', (job: Job<EvaluateJobData>, err) =>
-      this.logger.warn(
-        `delivery ${job.data.entryId} not evaluated (${err.message}); the sweeper retries`,
-      ),
-    );
+    queue.on('failed', (job: Job<EvaluateJobData>, err) => {
+      const what =
+        'entryId' in job.data
+          ? `delivery ${job.data.entryId}`
+          : `${job.data.keys.length} deliveries`;
+      this.logger.warn(`${what} not evaluated (${err.message}); the sweeper retries`);
+    });
     void queue
       .process(EVALUATE_JOB, CONCURRENCY, (job: Job<EvaluateJobData>) =>
-        this.evaluator.evaluate(job.data.entryId),
+        'entryId' in job.data
+          ? this.evaluator.evaluate(job.data.entryId)
+          : this.evaluator.evaluateByKeys(job.data.keys),
       )
       .catch((err: Error) => this.logger.error(`delivery processor stopped: ${err.message}`));
   }

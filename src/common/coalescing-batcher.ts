@@ -1,0 +1,61 @@
+interface Waiting<I, O> {
+  item: I;
+  resolve(value: O): void;
+  reject(reason: unknown): void;
+}
+
+export interface CoalescingBatcherOptions {
+  /** The most items one call of the batch function receives. */
+  maxBatch: number;
+  /** How many batch calls may run at once; further items wait and join the next batch. */
+  maxInFlight: number;
+}
+
+/**
+ * Turns many concurrent single-item requests into few batch calls without adding a timer:
+ * an item submitted while `maxInFlight` batches are running waits for one of them to end and
+ * then goes out with everything else that queued up meanwhile. Under light load every item is
+ * sent on its own right away; under heavy load the batches grow by themselves. An item is never
+ * added to a batch that has already been sent, so a batch only ever reads state newer than the
+ * requests it answers.
+ */
+export class CoalescingBatcher<I, O> {
+  private queue: Waiting<I, O>[] = [];
+  private inFlight = 0;
+
+  constructor(
+    /** Answers each item, in the order given; the array must be as long as `items`. */
+    private readonly runBatch: (items: I[]) => Promise<O[]>,
+    private readonly options: CoalescingBatcherOptions,
+  ) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.options.maxBatch);
+      this.inFlight++;
+      void this.send(batch);
+    }
+  }
+
+  private async send(batch: Waiting<I, O>[]): Promise<void> {
+    try {
+      const results = await this.runBatch(batch.map((w) => w.item));
+      if (results.length !== batch.length) {
+        throw new Error(`a batch of ${batch.length} got ${results.length} results`);
+      }
+      batch.forEach((w, i) => w.resolve(results[i]));
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+    } finally {
+      this.inFlight--;
+      this.pump();
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import { Injectable } from '@nestjs/common';
+import { CoalescingBatcher } from '../common/coalescing-batcher';
+import { DeliveryEvaluationQueue } from '../modules/webhooks/delivery-evaluation.queue';
+import { AcceptedDelivery, DeliveryLog } from '../modules/webhooks/delivery-log.service';
+
+/**
+ * Commits accepted deliveries, several per statement when they arrive together (one INSERT and
+ * one commit for the batch instead of one each), and hands the new ones to the automation
+ * evaluator as one job per batch. Losing that hand-over is harmless: the rows stay due and the
+ * sweeper enqueues them.
+ */
+@Injectable()
+export class AcceptedDeliveryWriter {
+  private readonly batcher: CoalescingBatcher<AcceptedDelivery, boolean>;
+
+  constructor(
+    private readonly log: DeliveryLog,
+    private readonly queue: DeliveryEvaluationQueue,
+  ) {
+    this.batcher = new CoalescingBatcher((batch) => this.write(batch), {
+      maxBatch: 100,
+      maxInFlight: 2,
+    });
+  }
+
+  /** Resolves once the delivery is committed; `duplicate` when its identity was seen before. */
+  async record(delivery: AcceptedDelivery): Promise<{ duplicate: boolean }> {
+    return { duplicate: await this.batcher.submit(delivery) };
+  }
+
+  private async write(batch: AcceptedDelivery[]): Promise<boolean[]> {
+    const duplicates = await this.log.recordAcceptedMany(batch);
+    const fresh = batch.filter((_, i) => !duplicates[i]);
+    if (fresh.length > 0) {
+      this.queue.enqueueSoon(
+        fresh.map((d) => ({ webhookId: d.webhookId, deliveryId: d.deliveryId })),
+      );
+    }
+    return duplicates;
+  }
+}
