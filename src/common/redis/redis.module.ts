@@ -1,5 +1,5 @@
 import { Global, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
-import Redis from 'ioredis';
+import Redis, { RedisOptions } from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 
 export const REDIS = Symbol('REDIS');
@@ -16,11 +16,12 @@ export class RedisConnections implements OnApplicationShutdown {
     return this.config.redis.prefix;
   }
 
-  create(): Redis {
+  create(options: Pick<RedisOptions, 'enableAutoPipelining'> = {}): Redis {
     const client = new Redis(this.config.redis.url, {
       maxRetriesPerRequest: 3,
       enableReadyCheck: true,
       lazyConnect: false,
+      ...options,
     });
     client.on('error', () => undefined); // reconnects by itself; callers see failed commands
     this.clients.push(client);
