@@ -30,6 +30,7 @@ const MEASURE_MS = 4000;
 const WEBHOOKS = 2000;
 const RATE = 500;
 const RATE_REQUESTS = 5000;
+const RATE_WARMUP = 500;
 const QUEUED_DELIVERIES = 200;
 
 const progress = (m: string) =>
@@ -113,8 +114,14 @@ async function main() {
       method: 'POST',
       concurrency: 64,
       ratePerSecond: RATE,
+      warmupRequests: RATE_WARMUP,
       requests: RATE_REQUESTS,
-      variants: deliveryRequests(app.ingressUrl, tokenHooks, RATE_REQUESTS, (offset += perRound)),
+      variants: deliveryRequests(
+        app.ingressUrl,
+        tokenHooks,
+        RATE_WARMUP + RATE_REQUESTS,
+        (offset += perRound),
+      ),
     });
     errors += paced.errors;
     firstError ??= paced.firstError;

@@ -22,6 +22,11 @@ export interface LoadSpec extends RequestSpec {
   durationMs?: number;
   requests?: number;
   ratePerSecond?: number;
+  /**
+   * Open loop only: this many requests are sent first, at the same rate, and not counted, so
+   * the figures describe the steady state (warm connections and JIT on both sides).
+   */
+  warmupRequests?: number;
   /** Requests sent in turn instead of the spec itself (e.g. unique or signed bodies). */
   variants?: RequestSpec[];
 }
@@ -148,14 +153,18 @@ async function closedLoop(agent: Agent, spec: LoadSpec, tally: Tally, start: num
 }
 
 async function openLoop(agent: Agent, spec: LoadSpec, tally: Tally, rate: number) {
+  const warmup = spec.warmupRequests ?? 0;
+  const discarded = new Tally();
   const start = performance.now();
   const inFlight: Promise<void>[] = [];
-  for (let i = 0; i < (spec.requests ?? 0); i++) {
+  for (let i = 0; i < warmup + (spec.requests ?? 0); i++) {
     const wait = start + (i * 1000) / rate - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    inFlight.push(tally.timed(agent, pick(spec)));
+    inFlight.push((i < warmup ? discarded : tally).timed(agent, pick(spec)));
   }
   await Promise.all(inFlight);
+  tally.errors += discarded.errors; // failures count, warm-up or not
+  tally.firstError ??= discarded.firstError;
 }
 
 async function walk(spec: WalkSpec): Promise<WalkResult> {
