@@ -5,6 +5,8 @@ import { IngressWebhook, WebhookStore } from '../modules/webhooks/webhook-store.
 /**
  * The webhook of each delivery, read from MySQL for every request (so disabling, deleting and
  * rotating take effect at once on every replica), with concurrent lookups sharing one query.
+ * One query at a time: a primary-key read is quick, so waiting for the one in flight costs less
+ * than sending another.
  */
 @Injectable()
 export class WebhookLookup {
@@ -13,7 +15,7 @@ export class WebhookLookup {
   constructor(store: WebhookStore) {
     this.batcher = new CoalescingBatcher((ids) => store.findForIngress(ids), {
       maxBatch: 100,
-      maxInFlight: 2,
+      maxInFlight: 1,
     });
   }
 
