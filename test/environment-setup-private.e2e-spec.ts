@@ -75,4 +75,38 @@ describe('private repositories: the team secret GITHUB_TOKEN authenticates clone
       'Authorization',
     );
   });
+
+  it('gives setup commands and the agent the secrets listed in config.secrets, and only those', async () => {
+    expect((await api.post('/secrets', { name: 'NPM_TOKEN', value: 'npm-secret' })).status).toBe(
+      201,
+    );
+    const environment = await api.post('/agent/environments', {
+      name: 'with-secrets',
+      setup_commands: ['env > setup-env.txt'],
+    });
+    model.script('env-dump', [
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'env > agent-env.txt' } }] },
+      { text: 'Dumped.' },
+    ]);
+    const created = await api.post('/agent/runs', {
+      prompt: 'dump [script:env-dump]',
+      config: {
+        environment_id: environment.body.uid,
+        secrets: [{ name: 'NPM_TOKEN' }, { name: 'NOT_A_SECRET' }],
+      },
+    });
+    const done = await waitFor(
+      async () => (await api.get(`/agent/runs/${created.body.run_id}`)).body,
+      (r) => ['SUCCEEDED', 'FAILED', 'ERROR'].includes(r.state),
+      { what: 'the run to finish' },
+    );
+    expect(done.state).toBe('SUCCEEDED');
+    for (const file of ['setup-env.txt', 'agent-env.txt']) {
+      const seen = readFileSync(join(env.workspaceRoot, done.run_id, file), 'utf8');
+      expect(seen).toContain('NPM_TOKEN=npm-secret\n');
+      expect(seen).not.toContain('NOT_A_SECRET');
+      // Secrets the run does not list (the git token) stay out.
+      expect(seen).not.toContain(TOKEN);
+    }
+  });
 });

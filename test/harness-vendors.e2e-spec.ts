@@ -261,7 +261,7 @@ describe('vendor CLI harnesses: missing CLI, missing secret', () => {
     expect(failed.state).toBe('FAILED');
     expect(failed.status_message.error_code).toBe('environment_setup_failed');
     expect(failed.status_message.message).toBe(
-      `the claude harness needs the Claude Code CLI, but "${join(CLIS, 'no-such-claude')}" is not installed on this server (set AMBIENT_CLAUDE_BIN)`,
+      `the claude harness needs the Claude Code CLI, but "${join(CLIS, 'no-such-claude')}" is not installed on this machine (set AMBIENT_CLAUDE_BIN)`,
     );
   });
 

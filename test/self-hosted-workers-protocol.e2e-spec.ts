@@ -256,6 +256,82 @@ describe('self-hosted worker protocol and run-scoped API', () => {
     });
   });
 
+  it("reports the environment setup for the key's own started run only; a failure ends it", async () => {
+    const environment = await api.post('/agent/environments', {
+      name: 'proto-env',
+      setup_commands: ['make deps'],
+    });
+    const envUid = environment.body.uid as string;
+    const worker = await connect('proto-env');
+    const created = await api.post('/agent/runs', {
+      prompt: 'Set up',
+      config: { worker_host: 'proto-env', environment_id: envUid },
+    });
+    const runId = created.body.run_id as string;
+    const key = keyOf(await worker.next('task_assignment'));
+    worker.send('task_claimed', { task_id: runId, worker_id: 'proto-env' });
+    await stateOf(runId, ['CLAIMED']);
+    // Not before the execution started.
+    const early = await harness(key).post('environment-setup', { success: true });
+    expect(early.status).toBe(409);
+
+    const started = await harness(key).post('start');
+    expect(started.body).toMatchObject({
+      environment: {
+        environment_id: envUid,
+        setup: {
+          github_repos: [],
+          setup_commands: ['make deps'],
+          setup_timeout_seconds: 1800,
+          git_url_base: 'https://github.com',
+          git_token: null,
+        },
+      },
+      harness_secrets: {},
+      run_secrets: {},
+    });
+    expect((await harness(app.apiKey).post('environment-setup', { success: true })).status).toBe(
+      403,
+    );
+    for (const [body, field] of [
+      [{ success: false }, 'message'],
+      [{ success: 'no', message: 'x' }, 'success'],
+      [{ success: false, message: 'x', exit_code: 1.5 }, 'exit_code'],
+    ] as const) {
+      const refused = await harness(key).post('environment-setup', body);
+      expect(refused.status).toBe(400);
+      expect(refused.body.detail).toMatch(new RegExp(`^${field}`));
+    }
+    expect((await run(runId)).state).toBe('INPROGRESS');
+    expect((await api.get(`/agent/environments/${envUid}`)).body.setup_failed).toBe(false);
+
+    const failed = await harness(key).post('environment-setup', {
+      success: false,
+      message: 'environment setup failed: setup command 1 (make deps) exited with code 2',
+      exit_code: 2,
+    });
+    expect(failed.body).toEqual({ state: 'FAILED' });
+    expect((await run(runId)).status_message).toEqual({
+      message: 'environment setup failed: setup command 1 (make deps) exited with code 2',
+      error_code: 'environment_setup_failed',
+      retryable: false,
+      exit_code: 2,
+    });
+    expect((await api.get(`/agent/environments/${envUid}`)).body.setup_failed).toBe(true);
+    // The execution is over: the key no longer reports anything.
+    const late = await harness(key).post('environment-setup', { success: true });
+    expect(late.status).toBe(401);
+    expect((await api.get(`/agent/environments/${envUid}`)).body.setup_failed).toBe(true);
+
+    // A run without an environment has nothing to report.
+    const plain = await create('proto-env', 'No environment');
+    const plainKey = keyOf(await worker.next('task_assignment'));
+    expect((await harness(plainKey).post('start')).body.environment).toBeNull();
+    const nothing = await harness(plainKey).post('environment-setup', { success: true });
+    expect(nothing.status).toBe(409);
+    expect((await run(plain)).state).toBe('INPROGRESS');
+  });
+
   it("keeps teams apart: another team's runs and presence never reach this team's worker", async () => {
     const teams = app.ambient.app.get(TeamsService);
     const other = await teams.createTeam(`other-${Date.now()}`);

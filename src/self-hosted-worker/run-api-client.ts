@@ -22,13 +22,32 @@ export interface ExecutionStart {
   attachments: { file_name: string; mime_type: string; data: string }[];
   limits: { max_turns: number; max_run_seconds: number; command_timeout_seconds: number };
   lease_ms: number;
+  /** The run's environment; `setup` null when it no longer exists. Null without one. */
+  environment: { environment_id: string; setup: EnvironmentSetup | null } | null;
+  /** Values of the team secrets named in config.harness_auth_secrets, by name. */
+  harness_secrets: Record<string, string>;
+  /** config.secrets as environment variables. */
+  run_secrets: Record<string, string>;
 }
+
+/** How the server would prepare the run's workspace (HarnessEnvironmentSetup in the OpenAPI). */
+export interface EnvironmentSetup {
+  github_repos: { owner: string; repo: string }[];
+  setup_commands: string[];
+  setup_timeout_seconds: number;
+  git_url_base: string;
+  git_token: string | null;
+}
+
+export type SetupReport =
+  { success: true } | { success: false; message: string; exit_code: number | null };
 
 export interface FinishReport {
   success: boolean;
   summary: string;
   error_code?: string;
   usage?: { prompt_tokens: number; completion_tokens: number; model_calls: number };
+  raw_transcript?: string;
 }
 
 /** A refusal of the run-scoped API, with the status and the Oz Error model's detail. */
@@ -71,6 +90,11 @@ export class RunApiClient {
 
   async appendEvent(eventType: string, payload?: Record<string, unknown>): Promise<void> {
     await this.post('events', { event_type: eventType, ...(payload ? { payload } : {}) });
+  }
+
+  /** A failure ends the run FAILED environment_setup_failed on the server. */
+  reportEnvironmentSetup(report: SetupReport): Promise<{ state: string }> {
+    return this.withRetries(() => this.post('environment-setup', report));
   }
 
   finish(report: FinishReport): Promise<{ state: string }> {

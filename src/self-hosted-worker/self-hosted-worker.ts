@@ -1,5 +1,5 @@
 import { HarnessRegistry } from '../modules/harness/harness-registry';
-import { OzHarness } from '../modules/harness/oz-harness';
+import { createHarnesses } from '../modules/harness/harnesses';
 import { WorkspaceService } from '../modules/harness/workspace.service';
 import type { AppConfig } from '../config/app-config';
 import { loadModelCatalog } from '../modules/models/model-catalog';
@@ -18,8 +18,9 @@ const SHUTDOWN_WAIT_MS = 15_000;
 
 /**
  * Ambient's own self-hosted worker: speaks the `oz-agent-worker` protocol, executes assigned
- * runs on this machine with Ambient's harness (the direct backend: a workspace directory per
- * run), and rejects assignments beyond `maxConcurrentTasks`.
+ * runs on this machine as Ambient's workers do (the direct backend: a workspace directory per
+ * run, prepared from the run's environment, then the harness `config.harness.type` names), and
+ * rejects assignments beyond `maxConcurrentTasks`.
  */
 export class SelfHostedWorker {
   private readonly tasks = new Map<string, { execution: TaskExecution; done: Promise<void> }>();
@@ -49,8 +50,9 @@ export class SelfHostedWorker {
       apiUrl: options.apiUrl,
       workerId: options.workerId,
       workspaces: new WorkspaceService(workspaceConfig as AppConfig),
-      harnesses: new HarnessRegistry([new OzHarness()]),
+      harnesses: new HarnessRegistry(createHarnesses(options)),
       catalog: loadModelCatalog(options.modelsFile),
+      gitUrlBase: options.gitUrlBase,
       log,
     };
   }

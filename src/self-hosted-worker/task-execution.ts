@@ -1,9 +1,16 @@
+import { prepareWorkspace } from '../modules/environments/workspace-preparation';
 import type { HarnessRegistry } from '../modules/harness/harness-registry';
 import type { HarnessContext, HarnessResult } from '../modules/harness/harness.types';
 import type { WorkspaceService } from '../modules/harness/workspace.service';
 import type { ModelCatalog } from '../modules/models/model-catalog';
 import { initialPrompt } from '../modules/runs/execution/initial-prompt';
-import { RUN_KEY_ENV, TaskAssignment, WorkerMessage } from '../modules/workers/worker-protocol';
+import {
+  MAX_RAW_TRANSCRIPT_CHARS,
+  RUN_KEY_ENV,
+  TaskAssignment,
+  WorkerMessage,
+} from '../modules/workers/worker-protocol';
+import { setupPlanFrom } from './environment-plan';
 import { ExecutionStart, RunApiClient, RunApiError, usageReport } from './run-api-client';
 
 export type StopReason = 'cancelled' | 'lost' | 'shutdown';
@@ -14,8 +21,13 @@ export interface ExecutionDeps {
   workspaces: WorkspaceService;
   harnesses: HarnessRegistry;
   catalog: ModelCatalog;
+  /** Clones environment repositories from here instead of the server's base (`--git-url-base`). */
+  gitUrlBase?: string;
   log(line: string): void;
 }
+
+/** A harness result; `ended` when the run was already ended on the server (a failed setup). */
+type ExecutionOutcome = HarnessResult & { ended?: boolean };
 
 type EndMessage = Extract<WorkerMessage, { type: 'task_completed' | 'task_failed' }>;
 
@@ -57,7 +69,7 @@ export class TaskExecution {
     const renewEvery = Math.max(100, Math.floor(start.lease_ms / 3));
     const heartbeat = setInterval(() => void this.renewLease(api), renewEvery);
     try {
-      const result = await this.runHarness(start, api).catch((err: Error): HarnessResult => ({
+      const result = await this.runHarness(start, api).catch((err: Error): ExecutionOutcome => ({
         outcome: 'failed',
         errorCode: 'internal_error',
         summary: `the self-hosted worker "${this.deps.workerId}" failed: ${err.message}`,
@@ -69,12 +81,14 @@ export class TaskExecution {
           'operator_shutdown',
         );
       }
+      if (result.ended) return this.completed(result.summary);
       try {
         await api.finish({
           success: result.outcome === 'succeeded',
           summary: result.summary,
           ...(result.outcome === 'failed' ? { error_code: result.errorCode } : {}),
           usage: usageReport(result.usage),
+          ...this.rawTranscript(result),
         });
       } catch (err) {
         if (!(err instanceof RunApiError && err.lostRun)) return this.unreported(err);
@@ -90,7 +104,7 @@ export class TaskExecution {
     }
   }
 
-  private async runHarness(start: ExecutionStart, api: RunApiClient): Promise<HarnessResult> {
+  private async runHarness(start: ExecutionStart, api: RunApiClient): Promise<ExecutionOutcome> {
     const { config } = start;
     const harness = this.deps.harnesses.find(config.harness?.type);
     if (!harness) {
@@ -101,12 +115,15 @@ export class TaskExecution {
     }
     const modelId = config.model_id ?? this.deps.catalog.defaultModelId;
     const model = this.deps.catalog.models.find((m) => m.id === modelId);
-    if (!model || model.disableReason) {
+    // A vendor CLI brings its own model: only the oz loop needs the provider key of this machine.
+    if (!model || (harness.type === 'oz' && model.disableReason)) {
       return this.refused(
         'invalid_request',
         `model "${modelId}" is not available on self-hosted worker "${this.deps.workerId}": ${model?.disableDetail ?? 'not in its model catalogue'}`,
       );
     }
+    const setupFailure = await this.prepareEnvironment(start, api);
+    if (setupFailure) return setupFailure;
     const workspace = await this.deps.workspaces.prepare(
       start.run_id,
       start.attachments.map((a) => ({
@@ -133,7 +150,7 @@ export class TaskExecution {
       history: start.history,
       userMessages,
       workspaceDir: workspace.dir,
-      commandEnv: this.deps.workspaces.commandEnv(workspace.dir, start.run_id),
+      commandEnv: this.deps.workspaces.commandEnv(workspace.dir, start.run_id, start.run_secrets),
       limits: {
         maxTurns: start.limits.max_turns,
         deadline: Date.now() + start.limits.max_run_seconds * 1000,
@@ -144,8 +161,56 @@ export class TaskExecution {
       recordMessage: (message) => this.reporting(api.recordMessages([message]), undefined),
       emitEvent: (eventType, payload) =>
         this.reporting(api.appendEvent(eventType, payload), undefined),
+      teamSecret: async (name) => start.harness_secrets[name] ?? null,
     };
     return harness.run(context);
+  }
+
+  /**
+   * Prepares the run's environment in its workspace as Ambient's workers do (the same code),
+   * recording the timeline on the server. Null when the workspace is ready. A failure is reported
+   * (the server ends the run) and the workspace removed: self-hosted runs get no debug window.
+   */
+  private async prepareEnvironment(
+    start: ExecutionStart,
+    api: RunApiClient,
+  ): Promise<ExecutionOutcome | null> {
+    const { environment } = start;
+    if (!environment) return null;
+    const signal = this.controller.signal;
+    const failed = await prepareWorkspace({
+      runId: start.run_id,
+      environmentId: environment.environment_id,
+      workspaces: this.deps.workspaces,
+      signal,
+      emit: (eventType, payload) => this.reporting(api.appendEvent(eventType, payload), undefined),
+      loadPlan: async () => setupPlanFrom(environment, start.run_secrets, this.deps.gitUrlBase),
+    });
+    if (!failed) {
+      await this.reporting(api.reportEnvironmentSetup({ success: true }), undefined);
+      return null;
+    }
+    if (signal.aborted) return { outcome: 'cancelled', summary: failed.message, usage: NO_USAGE };
+    this.deps.log(`run ${this.runId}: ${failed.message.split('\n')[0]}`);
+    await this.deps.workspaces.remove(start.run_id);
+    await this.reporting(
+      api.reportEnvironmentSetup({
+        success: false,
+        message: failed.message,
+        exit_code: failed.exitCode,
+      }),
+      undefined,
+    );
+    return { ...this.refused('environment_setup_failed', failed.message), ended: true };
+  }
+
+  /** A vendor CLI's raw stream goes with the finish report, unless it is too long for one. */
+  private rawTranscript(result: HarnessResult): { raw_transcript?: string } {
+    const raw = result.rawTranscript;
+    if (raw === undefined) return {};
+    if (raw.length <= MAX_RAW_TRANSCRIPT_CHARS) return { raw_transcript: raw };
+    this.deps.log(`run ${this.runId}: raw transcript too long to send; its messages stand in`);
+    return {};
   }
 
   /** A call of the run-scoped API from inside the harness: losing the run stops the harness. */

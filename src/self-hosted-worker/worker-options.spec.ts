@@ -20,6 +20,25 @@ describe('parseWorkerOptions', () => {
       maxConcurrentTasks: 3,
       workspaceRoot: resolve('var/self-hosted-workspaces'),
       modelsFile: resolve('config/models.yaml'),
+      vendorClis: { claudeBin: 'claude', codexBin: 'codex', geminiBin: 'gemini' },
+    });
+  });
+
+  it('takes a clone base of its own (URL as given, directory made absolute) and the vendor CLIs', () => {
+    expect(
+      parseWorkerOptions([...required, '--git-url-base', 'https://git.internal/'], {}),
+    ).toMatchObject({ gitUrlBase: 'https://git.internal/' });
+    expect(
+      parseWorkerOptions([...required, '--git-url-base', 'git@github.com:'], {}),
+    ).toMatchObject({ gitUrlBase: 'git@github.com:' });
+    const fromEnv = parseWorkerOptions(required, {
+      AMBIENT_GIT_URL_BASE: 'mirrors',
+      AMBIENT_CLAUDE_BIN: '/opt/claude',
+      AMBIENT_GEMINI_BIN: '',
+    });
+    expect(fromEnv).toMatchObject({
+      gitUrlBase: resolve('mirrors'),
+      vendorClis: { claudeBin: '/opt/claude', codexBin: 'codex', geminiBin: 'gemini' },
     });
   });
 

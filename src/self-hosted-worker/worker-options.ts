@@ -16,6 +16,10 @@ export interface WorkerOptions {
   workspaceRoot: string;
   /** The model catalogue the harness resolves `model_id` in (provider keys from this environment). */
   modelsFile: string;
+  /** Environment repositories are cloned from `<gitUrlBase>/<owner>/<repo>.git`; unset = the server's. */
+  gitUrlBase?: string;
+  /** The vendor CLIs of the claude, codex and gemini harnesses (names on PATH, or paths). */
+  vendorClis: { claudeBin: string; codexBin: string; geminiBin: string };
 }
 
 export class OptionsError extends Error {}
@@ -31,7 +35,11 @@ Connects to Ambient as a self-hosted worker and executes the runs whose config.w
   --workspace-root <dir>        run workspaces go to <dir>/<run id> (default var/self-hosted-workspaces)
   --models-file <file>          model catalogue; provider keys come from this environment
                                 (AMBIENT_MODELS_FILE, default config/models.yaml)
+  --git-url-base <url|dir>      clone environment repositories from <base>/<owner>/<repo>.git
+                                instead of the server's AMBIENT_GIT_URL_BASE (AMBIENT_GIT_URL_BASE)
   --web-socket-url <url>        override the websocket URL derived from --api-url
+Vendor CLIs of the claude, codex and gemini harnesses: AMBIENT_CLAUDE_BIN, AMBIENT_CODEX_BIN,
+AMBIENT_GEMINI_BIN (default: claude, codex, gemini on PATH).
   --help                        show this help`;
 
 /** Reads flags, falling back to environment variables; throws OptionsError naming the problem. */
@@ -52,6 +60,7 @@ export function parseWorkerOptions(
         'workspace-root': { type: 'string' },
         'models-file': { type: 'string' },
         'web-socket-url': { type: 'string' },
+        'git-url-base': { type: 'string' },
         help: { type: 'boolean' },
       },
     }));
@@ -90,7 +99,22 @@ export function parseWorkerOptions(
     maxConcurrentTasks: Number(concurrency),
     workspaceRoot: resolve(text('workspace-root') ?? 'var/self-hosted-workspaces'),
     modelsFile: resolve(text('models-file', 'AMBIENT_MODELS_FILE') ?? 'config/models.yaml'),
+    ...gitUrlBase(text('git-url-base', 'AMBIENT_GIT_URL_BASE')),
+    vendorClis: {
+      claudeBin: env.AMBIENT_CLAUDE_BIN || 'claude',
+      codexBin: env.AMBIENT_CODEX_BIN || 'codex',
+      geminiBin: env.AMBIENT_GEMINI_BIN || 'gemini',
+    },
   };
+}
+
+/**
+ * A URL (`https://…`, `ssh://…`, `git@host:…`) stays as given; a directory of bare repositories
+ * becomes absolute, since clones run inside the workspace.
+ */
+function gitUrlBase(value: string | undefined): { gitUrlBase?: string } {
+  if (value === undefined) return {};
+  return { gitUrlBase: /^[^/]*:/.test(value) ? value : resolve(value) };
 }
 
 /** `http://host/api/v1` → `ws://host/api/v1/selfhosted/worker/ws` (https → wss). */

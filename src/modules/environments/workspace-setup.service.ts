@@ -1,21 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { runCommand } from '../harness/command-runner';
 import { WorkspaceService } from '../harness/workspace.service';
+import type { AgentConfig } from '../runs/run.types';
+import { runSecretEnv } from '../secrets/run-secrets';
 import { TeamSecretsService } from '../secrets/team-secrets.service';
-import { isSafeRepoPart } from './environment-config';
 import { Environment } from './environment.entity';
-import { cloneUrl, gitEnv, lastLines, shellQuote } from './setup-steps';
+import { EmitSetupEvent, prepareWorkspace, SetupFailure, SetupPlan } from './workspace-preparation';
 
 /** The team secret whose value authenticates clones of private repositories. */
 export const GIT_TOKEN_SECRET = 'GITHUB_TOKEN';
-const SETUP_DONE_MARKER = '.ambient-setup-done';
-const TAIL_LINES = 20;
 
 export type SetupOutcome =
   | { ok: true }
@@ -26,20 +21,19 @@ export type SetupOutcome =
       statusExtra: Record<string, unknown>;
     };
 
-type Failure = { message: string; exitCode: number | null; retentionMinutes: number | null };
-
 export interface SetupRun {
   id: string;
   teamId: string;
   environmentId: string | null;
+  config: Pick<AgentConfig, 'secrets'>;
 }
 
-type EmitEvent = (eventType: string, payload?: Record<string, unknown>) => Promise<void>;
-
 /**
- * Prepares a run's workspace from its environment: clones each repository, then runs the setup
- * commands in order, each with a timeout. Done once per run (a marker file records success), so a
- * follow-up execution continues in the prepared workspace; a half-prepared one starts over.
+ * The server side of workspace preparation (`prepareWorkspace` does the work): plans it from the
+ * stored environment and the team's secrets, and records the outcome — the environment's
+ * `setup_failed`, and the debug window of a failed workspace. Ambient's workers prepare through
+ * `prepare`; a self-hosted worker prepares on its machine with `planFor` sent in its start
+ * response and reports back, which lands in `recordSuccess` / `recordFailure`.
  */
 @Injectable()
 export class WorkspaceSetupService {
@@ -50,104 +44,84 @@ export class WorkspaceSetupService {
     private readonly secrets: TeamSecretsService,
   ) {}
 
-  async prepare(run: SetupRun, signal: AbortSignal, emit: EmitEvent): Promise<SetupOutcome> {
+  async prepare(run: SetupRun, signal: AbortSignal, emit: EmitSetupEvent): Promise<SetupOutcome> {
     if (!run.environmentId) return { ok: true };
-    const failed = await this.attempt(run, run.environmentId, signal, emit);
+    const environmentId = run.environmentId;
+    let retentionMinutes: number | null = null;
+    const failed = await prepareWorkspace({
+      runId: run.id,
+      environmentId,
+      workspaces: this.workspaces,
+      signal,
+      emit,
+      loadPlan: async () => {
+        const environment = await this.environment(environmentId);
+        if (!environment) return null;
+        retentionMinutes = environment.config.failure_session_retention_minutes ?? null;
+        return this.planFor(run, environment);
+      },
+      // A continuation after a closed debug window: the retention sweep must not delete this one.
+      beforeReset: () => this.clearRetention(run.id),
+    });
     if (!failed) {
-      await this.dataSource
-        .getRepository(Environment)
-        .update({ id: run.environmentId, setupFailed: true }, { setupFailed: false });
+      await this.recordSuccess(environmentId);
       return { ok: true };
     }
     // Cancelled or shut down mid-setup: not the environment's fault; the next execution starts over.
     if (signal.aborted) return { ok: false, message: failed.message, statusExtra: {} };
-    await this.dataSource
-      .getRepository(Environment)
-      .update({ id: run.environmentId }, { setupFailed: true });
-    const statusExtra: Record<string, unknown> = { exit_code: failed.exitCode };
-    if (failed.retentionMinutes) {
-      // Kept for a debug agent; the retention sweeper deletes it when the window closes.
-      const until = new Date(Date.now() + failed.retentionMinutes * 60_000);
-      await this.dataSource.query('UPDATE runs SET workspace_retained_until = ? WHERE id = ?', [
-        until,
-        run.id,
-      ]);
-      statusExtra.session_debug_until = until.toISOString();
-    } else {
-      await this.workspaces.remove(run.id);
-    }
+    const statusExtra = await this.recordFailure(run.id, environmentId, failed, retentionMinutes);
+    if (!retentionMinutes) await this.workspaces.remove(run.id);
     return { ok: false, message: failed.message, statusExtra };
   }
 
-  /** Null when the workspace is ready; what went wrong otherwise. */
-  private async attempt(
-    run: SetupRun,
-    environmentId: string,
-    signal: AbortSignal,
-    emit: EmitEvent,
-  ): Promise<Failure | null> {
-    const dir = this.workspaces.dirFor(run.id);
-    if (existsSync(join(dir, SETUP_DONE_MARKER))) return null;
-    const environment = await this.dataSource
-      .getRepository(Environment)
-      .findOneBy({ id: environmentId });
-    if (!environment) {
-      const message = `environment "${environmentId}" no longer exists`;
-      return { message, exitCode: null, retentionMinutes: null };
-    }
-    const retentionMinutes = environment.config.failure_session_retention_minutes ?? null;
-    // A continuation after a closed debug window: the retention sweep must not delete this one.
-    await this.dataSource.query('UPDATE runs SET workspace_retained_until = NULL WHERE id = ?', [
-      run.id,
-    ]);
-    await rm(dir, { recursive: true, force: true });
-    await mkdir(dir, { recursive: true });
-    await emit('environment_setup_started', { environment_id: environment.id });
+  environment(environmentId: string): Promise<Environment | null> {
+    return this.dataSource.getRepository(Environment).findOneBy({ id: environmentId });
+  }
 
-    const timeoutMs = this.config.environments.setupTimeoutSeconds * 1000;
-    const token = await this.gitToken(run.teamId);
-    for (const { owner, repo } of environment.config.github_repos ?? []) {
-      if (!isSafeRepoPart(owner) || !isSafeRepoPart(repo)) {
-        const message = `invalid repository ${owner}/${repo}`;
-        return { message, exitCode: null, retentionMinutes };
-      }
-      const url = cloneUrl(this.config.environments.gitUrlBase, owner, repo);
-      const result = await runCommand({
-        command: `git clone --quiet -- ${shellQuote(url)} ${shellQuote(repo)}`,
-        cwd: dir,
-        env: this.workspaces.commandEnv(dir, run.id, gitEnv(token)),
-        timeoutMs,
-        signal,
-      });
-      if (result.exitCode !== 0) {
-        return {
-          message: failure(`cloning ${owner}/${repo}`, result, timeoutMs),
-          exitCode: result.exitCode,
-          retentionMinutes,
-        };
-      }
-      await emit('repository_cloned', { owner, repo });
+  /** How to prepare the run's workspace: repositories, commands, clone source and credentials. */
+  async planFor(run: SetupRun, environment: Environment): Promise<SetupPlan> {
+    const { environments } = this.config;
+    return {
+      environmentId: environment.id,
+      repos: environment.config.github_repos ?? [],
+      setupCommands: environment.config.setup_commands ?? [],
+      timeoutMs: environments.setupTimeoutSeconds * 1000,
+      gitUrlBase: environments.gitUrlBase,
+      gitToken: await this.gitToken(run.teamId),
+      env: await runSecretEnv(this.secrets, run.teamId, run.config),
+    };
+  }
+
+  async recordSuccess(environmentId: string): Promise<void> {
+    await this.dataSource
+      .getRepository(Environment)
+      .update({ id: environmentId, setupFailed: true }, { setupFailed: false });
+  }
+
+  /**
+   * Marks the environment `setup_failed` and, with a retention, keeps the workspace for a debug
+   * agent (the retention sweep deletes it when the window closes). Returns what the run's
+   * status_message gains: exit_code, and session_debug_until when kept.
+   */
+  async recordFailure(
+    runId: string,
+    environmentId: string,
+    failed: SetupFailure,
+    retentionMinutes: number | null,
+  ): Promise<Record<string, unknown>> {
+    await this.dataSource
+      .getRepository(Environment)
+      .update({ id: environmentId }, { setupFailed: true });
+    const statusExtra: Record<string, unknown> = { exit_code: failed.exitCode };
+    if (retentionMinutes) {
+      const until = new Date(Date.now() + retentionMinutes * 60_000);
+      await this.dataSource.query('UPDATE runs SET workspace_retained_until = ? WHERE id = ?', [
+        until,
+        runId,
+      ]);
+      statusExtra.session_debug_until = until.toISOString();
     }
-    for (const [index, command] of (environment.config.setup_commands ?? []).entries()) {
-      const result = await runCommand({
-        command,
-        cwd: dir,
-        env: this.workspaces.commandEnv(dir, run.id),
-        timeoutMs,
-        signal,
-      });
-      if (result.exitCode !== 0) {
-        return {
-          message: failure(`setup command ${index + 1} (${command})`, result, timeoutMs),
-          exitCode: result.exitCode,
-          retentionMinutes,
-        };
-      }
-      await emit('setup_command_succeeded', { index, command });
-    }
-    await writeFile(join(dir, SETUP_DONE_MARKER), new Date().toISOString());
-    await emit('worker_container_ready', { environment_id: environment.id });
-    return null;
+    return statusExtra;
   }
 
   /** The team secret that authenticates clones of private repositories, if any. */
@@ -155,18 +129,10 @@ export class WorkspaceSetupService {
     if (!this.config.secretsKey) return null;
     return this.secrets.reveal(teamId, GIT_TOKEN_SECRET);
   }
-}
 
-function failure(
-  step: string,
-  result: { exitCode: number | null; output: string; timedOut: boolean; aborted: boolean },
-  timeoutMs: number,
-): string {
-  const why = result.timedOut
-    ? `timed out after ${Math.round(timeoutMs / 1000)} s`
-    : result.exitCode === null
-      ? 'was killed'
-      : `exited with code ${result.exitCode}`;
-  const tail = lastLines(result.output, TAIL_LINES);
-  return `environment setup failed: ${step} ${why}${tail ? `\n${tail}` : ''}`;
+  private async clearRetention(runId: string): Promise<void> {
+    await this.dataSource.query('UPDATE runs SET workspace_retained_until = NULL WHERE id = ?', [
+      runId,
+    ]);
+  }
 }

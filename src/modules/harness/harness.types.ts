@@ -37,6 +37,11 @@ export interface HarnessContext {
   /** Appends a timeline event to the run. */
   emitEvent(eventType: string, payload?: Record<string, unknown>): Promise<void>;
   /**
+   * The value of a secret of the run's team (vendor CLI credentials named in
+   * `harness_auth_secrets`); null when there is none.
+   */
+  teamSecret(name: string): Promise<string | null>;
+  /**
    * Records an artifact (fields as in POST /harness-support/artifacts); throws ApiError for an
    * invalid report. Absent when the execution cannot report artifacts.
    */

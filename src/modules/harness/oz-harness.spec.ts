@@ -69,6 +69,7 @@ describe('OzHarness', () => {
       takeFollowups: async () => [],
       recordMessage: async (message) => void recorded.push(message),
       emitEvent: async () => undefined,
+      teamSecret: async () => null,
       ...overrides,
     };
   }

@@ -5,6 +5,7 @@ import type { Role } from '../../config/app-config';
 import { ArtifactsModule } from '../artifacts/artifacts.module';
 import { TranscriptsModule } from '../conversations/transcripts.module';
 import { HarnessModule } from '../harness/harness.module';
+import { SecretsModule } from '../secrets/secrets.module';
 import { IdentitiesModule } from '../identities/identities.module';
 import { ModelsModule } from '../models/models.module';
 import { TeamsModule } from '../teams/teams.module';
@@ -57,6 +58,7 @@ export class RunsModule {
         TranscriptsModule,
         HarnessModule,
         IdentitiesModule,
+        SecretsModule,
       ],
       controllers: roles.includes('api') ? [RunsController] : [],
       providers: [

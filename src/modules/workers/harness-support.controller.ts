@@ -10,6 +10,8 @@ import type { Principal } from '../teams/principal';
 import { RunScoped } from '../teams/run-scoped.decorator';
 import {
   AppendEventDto,
+  EnvironmentSetupReportDto,
+  EnvironmentSetupResponseDto,
   FinishTaskDto,
   FinishTaskResponseDto,
   FollowupsResponseDto,
@@ -41,6 +43,7 @@ export class HarnessSupportController {
   @ApiOkResponse({ type: StartResponseDto })
   async start(@CurrentPrincipal() principal: Principal): Promise<StartResponseDto> {
     const { run, inputs } = await this.executions.start(principal);
+    const { environment, harnessSecrets, runSecrets } = await this.executions.preparation(run);
     const { runs } = this.config;
     return {
       run_id: run.id,
@@ -65,7 +68,39 @@ export class HarnessSupportController {
         command_timeout_seconds: runs.commandTimeoutSeconds,
       },
       lease_ms: runs.leaseMs,
+      environment: environment && {
+        environment_id: environment.environmentId,
+        setup: environment.plan && {
+          github_repos: environment.plan.repos,
+          setup_commands: environment.plan.setupCommands,
+          setup_timeout_seconds: environment.plan.timeoutMs / 1000,
+          git_url_base: environment.plan.gitUrlBase,
+          git_token: environment.plan.gitToken,
+        },
+      },
+      harness_secrets: harnessSecrets,
+      run_secrets: runSecrets,
     };
+  }
+
+  @Post('environment-setup')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'reportEnvironmentSetup',
+    summary: "Report preparing the run's environment (a failure ends the run FAILED)",
+  })
+  @ApiProblems(400, 401, 403, 409)
+  @ApiOkResponse({ type: EnvironmentSetupResponseDto })
+  async environmentSetup(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: EnvironmentSetupReportDto,
+  ): Promise<EnvironmentSetupResponseDto> {
+    const state = await this.executions.reportEnvironmentSetup(principal, {
+      success: body.success,
+      message: body.message,
+      exitCode: body.exit_code,
+    });
+    return { state };
   }
 
   @Post('heartbeat')
@@ -144,6 +179,7 @@ export class HarnessSupportController {
         completionTokens: body.usage.completion_tokens,
         modelCalls: body.usage.model_calls,
       },
+      rawTranscript: body.raw_transcript,
     });
     return { state };
   }

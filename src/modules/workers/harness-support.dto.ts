@@ -12,9 +12,12 @@ import {
   Matches,
   MaxLength,
   Min,
+  MinLength,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import { ERROR_CODES } from '../../common/errors/error-codes';
+import { MAX_RAW_TRANSCRIPT_CHARS } from './worker-protocol';
 
 const MESSAGE_ROLES = ['system', 'user', 'assistant', 'tool'];
 
@@ -30,6 +33,41 @@ export class HarnessAttachmentDto {
   @ApiProperty() file_name: string;
   @ApiProperty() mime_type: string;
   @ApiProperty({ description: 'base64' }) data: string;
+}
+
+@ApiSchema({ name: 'HarnessRepository' })
+export class HarnessRepositoryDto {
+  @ApiProperty() owner: string;
+  @ApiProperty() repo: string;
+}
+
+@ApiSchema({ name: 'HarnessEnvironmentSetup' })
+export class HarnessEnvironmentSetupDto {
+  @ApiProperty({ type: [HarnessRepositoryDto], description: 'Cloned into <workspace>/<repo>' })
+  github_repos: HarnessRepositoryDto[];
+  @ApiProperty({ type: [String], description: 'Run in order with bash in the workspace root' })
+  setup_commands: string[];
+  @ApiProperty({ description: 'Per clone and per setup command' })
+  setup_timeout_seconds: number;
+  @ApiProperty({ description: "The server's clone base: <git_url_base>/<owner>/<repo>.git" })
+  git_url_base: string;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: "The team secret GITHUB_TOKEN, for private repositories (git's http.extraHeader)",
+  })
+  git_token: string | null;
+}
+
+@ApiSchema({ name: 'HarnessEnvironment' })
+export class HarnessEnvironmentDto {
+  @ApiProperty() environment_id: string;
+  @ApiProperty({
+    type: HarnessEnvironmentSetupDto,
+    nullable: true,
+    description: 'Null when the environment no longer exists (the setup then fails)',
+  })
+  setup: HarnessEnvironmentSetupDto | null;
 }
 
 @ApiSchema({ name: 'HarnessStartResponse' })
@@ -52,6 +90,56 @@ export class StartResponseDto {
   @ApiProperty({ type: ExecutionLimitsDto }) limits: ExecutionLimitsDto;
   @ApiProperty({ description: 'Renew the lease (heartbeat) well within this many milliseconds' })
   lease_ms: number;
+  @ApiProperty({
+    type: HarnessEnvironmentDto,
+    nullable: true,
+    description:
+      "The run's environment, prepared in the workspace before the harness starts (report " +
+      'the outcome with POST /harness-support/environment-setup); null without one',
+  })
+  environment: HarnessEnvironmentDto | null;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'Values of the team secrets named in config.harness_auth_secrets, by name',
+  })
+  harness_secrets: Record<string, string>;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'The team secrets listed in config.secrets: environment variables for commands',
+  })
+  run_secrets: Record<string, string>;
+}
+
+/** The outcome of preparing the run's environment on the worker's machine. */
+@ApiSchema({ name: 'EnvironmentSetupReport' })
+export class EnvironmentSetupReportDto {
+  @ApiProperty({ description: 'True when the workspace is ready' })
+  @IsBoolean()
+  success: boolean;
+
+  @ApiPropertyOptional({ description: 'Required when success is false: what failed, last lines' })
+  @ValidateIf((report: EnvironmentSetupReportDto) => report.success === false)
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200_000)
+  message?: string;
+
+  @ApiPropertyOptional({
+    nullable: true,
+    type: Number,
+    description: 'Exit code of the failed step; null when it was killed or timed out',
+  })
+  @IsOptional()
+  @IsInt()
+  exit_code?: number | null;
+}
+
+@ApiSchema({ name: 'EnvironmentSetupReportResponse' })
+export class EnvironmentSetupResponseDto {
+  @ApiProperty({ description: 'INPROGRESS after a success; FAILED after a failure' })
+  state: string;
 }
 
 @ApiSchema({ name: 'HarnessHeartbeatResponse' })
@@ -128,6 +216,16 @@ export class FinishTaskDto {
   @ValidateNested()
   @Type(() => TokenUsageDto)
   usage?: TokenUsageDto;
+
+  @ApiPropertyOptional({
+    description:
+      "The harness's own raw event stream (a vendor CLI's JSONL stdout), kept as this " +
+      "execution's transcript instead of its recorded messages",
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_RAW_TRANSCRIPT_CHARS)
+  raw_transcript?: string;
 }
 
 @ApiSchema({ name: 'FinishTaskResponse' })

@@ -11,6 +11,12 @@ export const WORKER_WS_PATH = '/api/v1/selfhosted/worker/ws';
 /** The assignment's environment variable that carries the execution's run-scoped key. */
 export const RUN_KEY_ENV = 'WARP_API_KEY';
 
+/**
+ * The longest raw transcript a finish report carries (within the 40 MB JSON body limit); a
+ * longer stream is not sent and the execution's recorded messages stand in for it.
+ */
+export const MAX_RAW_TRANSCRIPT_CHARS = 30 * 1024 * 1024;
+
 /** The only rejection reason the public worker sends. */
 export const AT_CAPACITY_REASON = 'worker at maximum concurrency';
 

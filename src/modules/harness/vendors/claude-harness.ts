@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import type { ChatMessage, HarnessContext, TokenUsage } from '../harness.types';
 import { VendorCliHarness } from './vendor-cli-harness';
 import {
@@ -109,8 +108,8 @@ export class ClaudeHarness extends VendorCliHarness {
   readonly cliName = 'Claude Code';
   readonly binSetting = 'AMBIENT_CLAUDE_BIN';
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, secrets: TeamSecretsService) {
-    super(secrets, config.vendorClis.claudeBin);
+  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'vendorClis'>) {
+    super(config.vendorClis.claudeBin);
   }
 
   args(prompt: string, ctx: HarnessContext): string[] {

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import type { ChatMessage, HarnessContext, TokenUsage } from '../harness.types';
 import { VendorCliHarness } from './vendor-cli-harness';
 import {
@@ -106,8 +105,8 @@ export class CodexHarness extends VendorCliHarness {
   readonly cliName = 'Codex';
   readonly binSetting = 'AMBIENT_CODEX_BIN';
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, secrets: TeamSecretsService) {
-    super(secrets, config.vendorClis.codexBin);
+  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'vendorClis'>) {
+    super(config.vendorClis.codexBin);
   }
 
   args(prompt: string, ctx: HarnessContext): string[] {

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import type { ChatMessage, HarnessContext, TokenUsage } from '../harness.types';
 import { VendorCliHarness } from './vendor-cli-harness';
 import {
@@ -98,8 +97,8 @@ export class GeminiHarness extends VendorCliHarness {
   readonly cliName = 'Gemini CLI';
   readonly binSetting = 'AMBIENT_GEMINI_BIN';
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, secrets: TeamSecretsService) {
-    super(secrets, config.vendorClis.geminiBin);
+  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'vendorClis'>) {
+    super(config.vendorClis.geminiBin);
   }
 
   args(prompt: string, ctx: HarnessContext): string[] {

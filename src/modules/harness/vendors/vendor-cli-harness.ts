@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
 import type { ErrorCode } from '../../../common/errors/error-codes';
-import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import type { ChatMessage, Harness, HarnessContext, HarnessResult } from '../harness.types';
 import { lastLines, runVendorCli, VendorCliExit } from './vendor-cli-runner';
 import { parseEventLine, VendorStreamMapper } from './vendor-stream';
@@ -18,10 +17,7 @@ export abstract class VendorCliHarness implements Harness {
   abstract readonly binSetting: string;
   private readonly logger = new Logger('VendorCliHarness');
 
-  protected constructor(
-    private readonly secrets: TeamSecretsService,
-    readonly binary: string,
-  ) {}
+  protected constructor(readonly binary: string) {}
 
   abstract args(prompt: string, ctx: HarnessContext): string[];
   abstract authSecretName(ctx: HarnessContext): { field: string; name: string | undefined };
@@ -43,7 +39,7 @@ export abstract class VendorCliHarness implements Harness {
         `the ${this.type} harness needs config.harness_auth_secrets.${field}: the name of a team secret holding the ${this.cliName} credentials`,
       );
     }
-    const secret = await this.secrets.reveal(ctx.teamId, name);
+    const secret = await ctx.teamSecret(name);
     if (secret === null) {
       return fail(
         'integration_not_configured',
@@ -81,7 +77,7 @@ export abstract class VendorCliHarness implements Harness {
         outcome: 'failed',
         errorCode: 'environment_setup_failed',
         summary: missing
-          ? `the ${this.type} harness needs the ${this.cliName} CLI, but "${this.binary}" is not installed on this server (set ${this.binSetting})`
+          ? `the ${this.type} harness needs the ${this.cliName} CLI, but "${this.binary}" is not installed on this machine (set ${this.binSetting})`
           : `${this.cliName} could not be started: ${exit.startError.message}`,
       };
     }

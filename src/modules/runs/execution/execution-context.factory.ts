@@ -10,6 +10,8 @@ import { ArtifactWriter } from '../../artifacts/artifact-writer.service';
 import { ChatMessage, HarnessContext } from '../../harness/harness.types';
 import { WorkspaceService } from '../../harness/workspace.service';
 import { CatalogModel } from '../../models/model-catalog';
+import { runSecretEnv } from '../../secrets/run-secrets';
+import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import { Run } from '../entities/run.entity';
 import { RunAttachment } from '../entities/run-attachment.entity';
 import { RunMessage } from '../entities/run-message.entity';
@@ -42,6 +44,7 @@ export class ExecutionContextFactory {
     private readonly transitions: RunTransitions,
     private readonly artifacts: ArtifactWriter,
     private readonly runKeys: RunKeysService,
+    private readonly secrets: TeamSecretsService,
   ) {}
 
   async build(
@@ -69,11 +72,10 @@ export class ExecutionContextFactory {
       history,
       userMessages,
       workspaceDir: workspace.dir,
-      commandEnv: this.workspaces.commandEnv(
-        workspace.dir,
-        run.id,
-        await this.runKeyEnv(run, executionId),
-      ),
+      commandEnv: this.workspaces.commandEnv(workspace.dir, run.id, {
+        ...(await runSecretEnv(this.secrets, run.teamId, run.config)),
+        ...(await this.runKeyEnv(run, executionId)),
+      }),
       limits: {
         maxTurns: runs.maxTurns,
         deadline: Date.now() + runs.maxRunSeconds * 1000,
@@ -91,6 +93,7 @@ export class ExecutionContextFactory {
           executionId,
           payload: payload ?? null,
         }),
+      teamSecret: (name) => this.secrets.reveal(run.teamId, name),
     };
   }
 

@@ -8,8 +8,12 @@ import { parseArtifactInput } from '../../artifacts/artifact-input';
 import { ArtifactWriter } from '../../artifacts/artifact-writer.service';
 import type { RunArtifact } from '../../artifacts/run-artifact.entity';
 import { TranscriptWriter } from '../../conversations/transcript-writer.service';
+import type { SetupPlan } from '../../environments/workspace-preparation';
+import { WorkspaceSetupService } from '../../environments/workspace-setup.service';
 import type { ChatMessage, TokenUsage } from '../../harness/harness.types';
 import { ModelsService } from '../../models/models.service';
+import { harnessAuthSecretValues, runSecretEnv } from '../../secrets/run-secrets';
+import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import type { Principal } from '../../teams/principal';
 import { Run } from '../entities/run.entity';
 import { RunFollowupsService } from '../run-followups.service';
@@ -22,11 +26,29 @@ import { SelfHostedRuns } from './self-hosted-runs.service';
 
 const MAX_STATUS_MESSAGE = 4000;
 
+/** What a remote execution prepares before its harness starts, as Ambient's workers would. */
+export interface RemotePreparation {
+  /** Null without an environment; `plan` null when the environment no longer exists. */
+  environment: { environmentId: string; plan: SetupPlan | null } | null;
+  /** Values of the team secrets named in `config.harness_auth_secrets`, by secret name. */
+  harnessSecrets: Record<string, string>;
+  /** `config.secrets` as environment variables. */
+  runSecrets: Record<string, string>;
+}
+
+export interface SetupReport {
+  success: boolean;
+  message?: string;
+  exitCode?: number | null;
+}
+
 export interface ExecutionResult {
   success: boolean;
   summary: string;
   errorCode?: ErrorCode;
   usage?: TokenUsage;
+  /** A vendor CLI's raw event stream: this execution's transcript. */
+  rawTranscript?: string;
 }
 
 /**
@@ -47,6 +69,8 @@ export class RemoteExecutionService {
     private readonly models: ModelsService,
     private readonly artifacts: ArtifactWriter,
     private readonly transcripts: TranscriptWriter,
+    private readonly workspaceSetup: WorkspaceSetupService,
+    private readonly secrets: TeamSecretsService,
   ) {}
 
   /** Claims the offer if the websocket claim has not arrived yet, then CLAIMED → INPROGRESS. */
@@ -70,6 +94,59 @@ export class RemoteExecutionService {
     });
     if (!started) await this.lostRace(principal);
     return { run, inputs: await this.contexts.loadInputs(run, run.executionCount) };
+  }
+
+  /**
+   * The environment plan (with the team's git token) and the secrets of the key's own run, for
+   * its execution to prepare on the worker's machine.
+   */
+  async preparation(run: Run): Promise<RemotePreparation> {
+    let environment: RemotePreparation['environment'] = null;
+    if (run.environmentId) {
+      const found = await this.workspaceSetup.environment(run.environmentId);
+      const plan = found ? await this.workspaceSetup.planFor(run, found) : null;
+      environment = { environmentId: run.environmentId, plan };
+    }
+    return {
+      environment,
+      harnessSecrets: await harnessAuthSecretValues(this.secrets, run.teamId, run.config),
+      runSecrets: await runSecretEnv(this.secrets, run.teamId, run.config),
+    };
+  }
+
+  /**
+   * The outcome of preparing the run's environment on the worker. Success clears the
+   * environment's `setup_failed`; a failure sets it and ends the run `FAILED
+   * environment_setup_failed` with the step's exit code, as RunExecutor does. A self-hosted
+   * workspace is not kept for a debug window (the debug agent runs on Ambient's workers).
+   */
+  async reportEnvironmentSetup(principal: Principal, report: SetupReport): Promise<RunState> {
+    const run = await this.running(principal);
+    if (!run.environmentId) {
+      throw new ApiError('conflict', 'the run has no environment to prepare');
+    }
+    if (report.success) {
+      await this.workspaceSetup.recordSuccess(run.environmentId);
+      return run.state;
+    }
+    const message =
+      (report.message ?? '').trim().slice(0, MAX_STATUS_MESSAGE) || 'environment setup failed';
+    const failure = { message, exitCode: report.exitCode ?? null };
+    const statusExtra = await this.workspaceSetup.recordFailure(
+      run.id,
+      run.environmentId,
+      failure,
+      null,
+    );
+    const code: ErrorCode = 'environment_setup_failed';
+    const statusMessage = { message, error_code: code, retryable: false, ...statusExtra };
+    const owner = RunKeysService.leaseOwnerFor(principal.keyId);
+    await this.transcripts.write(run.id).catch(() => undefined);
+    const usage = this.usageWith(run, undefined);
+    if (!(await this.selfHosted.end(run, owner, terminalStateFor(code), statusMessage, usage))) {
+      await this.lostRace(principal);
+    }
+    return terminalStateFor(code);
   }
 
   /** Renews the execution's lease; a 403 tells the worker to stop (cancelled or taken back). */
@@ -134,13 +211,7 @@ export class RemoteExecutionService {
   async finish(principal: Principal, result: ExecutionResult): Promise<RunState> {
     const owner = RunKeysService.leaseOwnerFor(principal.keyId);
     const { run, holdsLease } = await this.runKeys.resolve(principal, 'cancelled');
-    const usage = addUsage(run.requestUsage, {
-      modelId: run.modelId ?? 'unknown',
-      tokens: result.usage ?? { promptTokens: 0, completionTokens: 0, modelCalls: 0 },
-      model: this.models.find(run.modelId ?? ''),
-      elapsedMs: 0,
-      computeCostPerHourUsd: 0,
-    });
+    const usage = this.usageWith(run, result.usage);
     if (!holdsLease) {
       await this.dataSource.getRepository(Run).update({ id: run.id }, { requestUsage: usage });
       await this.runKeys.revoke(principal.keyId);
@@ -148,7 +219,11 @@ export class RemoteExecutionService {
     }
     if (run.state === 'PENDING') await this.selfHosted.claim(run.id, owner);
     const current = (await this.runKeys.resolve(principal)).run;
-    await this.transcripts.write(run.id).catch(() => undefined);
+    const raw =
+      result.rawTranscript === undefined
+        ? undefined
+        : { executionId: current.executionCount, stream: result.rawTranscript };
+    await this.transcripts.write(run.id, raw).catch(() => undefined);
     const message = result.summary.trim().slice(0, MAX_STATUS_MESSAGE) || 'Done.';
     const code = result.errorCode ?? 'internal_error';
     const state = result.success ? 'SUCCEEDED' : terminalStateFor(code);
@@ -163,6 +238,17 @@ export class RemoteExecutionService {
       await this.lostRace(principal);
     }
     return state;
+  }
+
+  /** The run's usage plus this execution's tokens (inference only: the machine is the team's). */
+  private usageWith(run: Run, tokens: TokenUsage | undefined): Run['requestUsage'] {
+    return addUsage(run.requestUsage, {
+      modelId: run.modelId ?? 'unknown',
+      tokens: tokens ?? { promptTokens: 0, completionTokens: 0, modelCalls: 0 },
+      model: this.models.find(run.modelId ?? ''),
+      elapsedMs: 0,
+      computeCostPerHourUsd: 0,
+    });
   }
 
   /** A guarded change matched nothing: say why (the lease is gone), or ask for a retry. */

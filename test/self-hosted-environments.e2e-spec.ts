@@ -1,0 +1,313 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import request from 'supertest';
+import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
+import { apiClient } from './support/api-client';
+import { GitHttpServer, startGitHttpServer } from './support/git-http-server';
+import { bareRepo } from './support/git-repos';
+import { spawnSelfHostedWorker, WorkerProcess } from './support/self-hosted-worker-process';
+import {
+  createTestEnvironment,
+  startTestApp,
+  TEST_API_KEY,
+  TestApp,
+  TestEnvironment,
+} from './support/test-app';
+import { waitFor } from './support/wait';
+import { waitForExit } from './support/worker-process';
+
+const CLIS = resolve(__dirname, 'fixtures/vendor-clis');
+const TOKEN = 'ghp_selfhosted_private_token';
+
+/**
+ * Self-hosted runs prepared and executed like service-hosted ones, by the real worker program:
+ * the environment's repositories are cloned and its setup commands run on the worker's machine,
+ * the timeline and the outcome are recorded on the server, and `config.harness.type` picks the
+ * harness (vendor CLIs included).
+ */
+describe('self-hosted runs: environments and harnesses on the worker', () => {
+  let model: FakeModelServer;
+  let git: GitHttpServer;
+  let env: TestEnvironment;
+  let app: TestApp;
+  let api: ReturnType<typeof apiClient>;
+  let workerRoot: string;
+  let mirrorRoot: string;
+  const gitRoot = mkdtempSync(join(tmpdir(), 'ambient-sh-git-'));
+  const privateRoot = mkdtempSync(join(tmpdir(), 'ambient-sh-private-git-'));
+  const workers: WorkerProcess[] = [];
+
+  const startWorker = async (workerId: string, root: string, extra: string[] = [], vars = {}) => {
+    const worker = spawnSelfHostedWorker(
+      [
+        ...['--api-url', app.baseUrl, '--worker-id', workerId, '--api-key', TEST_API_KEY],
+        ...['--workspace-root', root, '--models-file', env.modelsFile, ...extra],
+      ],
+      vars,
+    );
+    workers.push(worker);
+    await worker.waitForOutput(/connected to ws:\/\//);
+    return worker;
+  };
+  const run = (runId: string) => api.get(`/agent/runs/${runId}`).then((r) => r.body);
+  const finished = (runId: string) =>
+    waitFor(
+      () => run(runId),
+      (r) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(r.state),
+      { what: `run ${runId} to end` },
+    );
+  const create = async (prompt: string, config: Record<string, unknown>) => {
+    const created = await api.post('/agent/runs', { prompt, config });
+    expect(created.status).toBe(200);
+    return created.body.run_id as string;
+  };
+  const environment = async (body: Record<string, unknown>) => {
+    const created = await api.post('/agent/environments', body);
+    expect(created.status).toBe(201);
+    return created.body.uid as string;
+  };
+  const eventTypes = async (runId: string) =>
+    ((await api.get(`/agent/runs/${runId}/timeline`)).body.events as { event_type: string }[]).map(
+      (e) => e.event_type,
+    );
+  const setupFailed = async (uid: string) =>
+    (await api.get(`/agent/environments/${uid}`)).body.setup_failed;
+
+  beforeAll(async () => {
+    bareRepo(gitRoot, 'acme', 'web', { 'README.md': 'hello from the web repo\n' });
+    bareRepo(privateRoot, 'acme', 'private', { 'SECRET.md': 'internal notes\n' });
+    git = await startGitHttpServer(privateRoot, TOKEN);
+    model = await startFakeModelServer();
+    env = createTestEnvironment('shenv', model.url);
+    workerRoot = mkdtempSync(join(tmpdir(), 'ambient-sh-ws-'));
+    mirrorRoot = mkdtempSync(join(tmpdir(), 'ambient-sh-mirror-ws-'));
+    app = await startTestApp(env, ['api', 'worker'], { 'environments.gitUrlBase': gitRoot });
+    api = apiClient(app.baseUrl, app.apiKey);
+    for (const [name, value] of [
+      ['DEPLOY_KEY', 'deploy-key-value'],
+      ['ANTHROPIC_KEY', 'value-of-ANTHROPIC_KEY'],
+      ['GITHUB_TOKEN', TOKEN],
+    ]) {
+      expect((await api.post('/secrets', { name, value })).status).toBe(201);
+    }
+    await startWorker('env-box', workerRoot, [], {
+      AMBIENT_CLAUDE_BIN: join(CLIS, 'claude'),
+      AMBIENT_GEMINI_BIN: join(CLIS, 'no-such-gemini'),
+    });
+  });
+
+  afterAll(async () => {
+    for (const worker of workers) {
+      worker.child.kill('SIGKILL');
+      await waitForExit(worker.child);
+    }
+    await app?.close();
+    await env?.destroy();
+    await model?.close();
+    await git?.close();
+    for (const dir of [gitRoot, privateRoot, workerRoot, mirrorRoot]) {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("clones and sets up on the worker; the agent reads the repository and the setup's output", async () => {
+    const uid = await environment({
+      name: 'web',
+      github_repos: [{ owner: 'acme', repo: 'web' }],
+      setup_commands: ['echo "setup saw $DEPLOY_KEY" > setup.txt', 'ls web > listing.txt'],
+    });
+    model.script('sh-env', [
+      { toolCalls: [{ name: 'read_file', arguments: { path: 'web/README.md' } }] },
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'cat setup.txt listing.txt' } }] },
+      { text: 'The repository greets and the setup ran.' },
+    ]);
+    const runId = await create('Look around [script:sh-env]', {
+      worker_host: 'env-box',
+      environment_id: uid,
+      secrets: [{ name: 'DEPLOY_KEY' }],
+    });
+    const done = await finished(runId);
+    expect(done.state).toBe('SUCCEEDED');
+    expect(done.status_message).toEqual({ message: 'The repository greets and the setup ran.' });
+
+    const toolResults = model.requests
+      .filter((r) => r.script === 'sh-env')
+      .at(-1)!
+      .body.messages.filter((m) => m.role === 'tool')
+      .map((m) => String(m.content));
+    expect(toolResults[0]).toContain('hello from the web repo');
+    expect(toolResults[1]).toContain('setup saw deploy-key-value');
+    expect(toolResults[1]).toContain('README.md');
+
+    // Prepared on the worker's machine; nothing on the server's.
+    expect(readFileSync(join(workerRoot, runId, 'web', 'README.md'), 'utf8')).toBe(
+      'hello from the web repo\n',
+    );
+    expect(existsSync(join(env.workspaceRoot, runId))).toBe(false);
+    expect(await eventTypes(runId)).toEqual([
+      'oz_run_created',
+      'oz_run_claimed',
+      'agent_started',
+      'environment_setup_started',
+      'repository_cloned',
+      'setup_command_succeeded',
+      'setup_command_succeeded',
+      'worker_container_ready',
+      'oz_run_done',
+    ]);
+    expect(await setupFailed(uid)).toBe(false);
+
+    // A follow-up continues in the prepared workspace without setting it up again.
+    model.script('sh-env-2', [{ text: 'Still here.' }]);
+    await api.post(`/agent/runs/${runId}/followups`, { message: 'again [script:sh-env-2]' });
+    await waitFor(
+      () => eventTypes(runId),
+      (types) => types.filter((t) => t === 'oz_run_done').length === 2,
+      { what: 'the continuation to finish' },
+    );
+    const types = await eventTypes(runId);
+    expect(types.filter((t) => t === 'environment_setup_started')).toHaveLength(1);
+  });
+
+  it('fails the run environment_setup_failed with the exit code; the environment is marked', async () => {
+    const uid = await environment({
+      name: 'broken',
+      setup_commands: ['echo "cannot reach registry"; exit 7'],
+      failure_session_retention_minutes: 5,
+    });
+    const runId = await create('never starts [script:sh-never]', {
+      worker_host: 'env-box',
+      environment_id: uid,
+    });
+    const failed = await finished(runId);
+    expect(failed.state).toBe('FAILED');
+    expect(failed.status_message).toEqual({
+      message:
+        'environment setup failed: setup command 1 (echo "cannot reach registry"; exit 7) ' +
+        'exited with code 7\ncannot reach registry',
+      error_code: 'environment_setup_failed',
+      retryable: false,
+      exit_code: 7,
+    });
+    expect(await setupFailed(uid)).toBe(true);
+    expect(model.requests.some((r) => r.script === 'sh-never')).toBe(false);
+    // No debug window for a self-hosted run: the worker removed the workspace.
+    expect(existsSync(join(workerRoot, runId))).toBe(false);
+    expect(await eventTypes(runId)).toEqual([
+      'oz_run_created',
+      'oz_run_claimed',
+      'agent_started',
+      'environment_setup_started',
+      'oz_run_failed',
+    ]);
+
+    // A follow-up takes the ordinary continuation, which prepares the workspace again.
+    const followup = await api.post(`/agent/runs/${runId}/followups`, { message: 'retry' });
+    expect(followup.body.outcome).toBe('handoff_execution');
+    expect(followup.body.debug_agent_active).toBeUndefined();
+    await waitFor(
+      () => eventTypes(runId),
+      (types) => types.filter((t) => t === 'oz_run_failed').length === 2,
+      { what: 'the continuation to fail its setup again' },
+    );
+
+    // A successful setup clears the mark.
+    const patched = await api
+      .raw()
+      .patch(`${api.prefix}/agent/environments/${uid}`)
+      .set('Authorization', `Bearer ${app.apiKey}`)
+      .send({ setup_commands: ['true'] });
+    expect(patched.status).toBe(200);
+    const fixed = await finished(
+      await create('works now', { worker_host: 'env-box', environment_id: uid }),
+    );
+    expect(fixed.state).toBe('SUCCEEDED');
+    expect(await setupFailed(uid)).toBe(false);
+  });
+
+  it("clones a private repository from the worker's own --git-url-base with the team token", async () => {
+    await startWorker('mirror-box', mirrorRoot, ['--git-url-base', git.url]);
+    const uid = await environment({
+      name: 'private',
+      github_repos: [{ owner: 'acme', repo: 'private' }],
+      setup_commands: ['env > seen-env.txt'],
+    });
+    const done = await finished(
+      await create('go', { worker_host: 'mirror-box', environment_id: uid }),
+    );
+    expect(done.state).toBe('SUCCEEDED');
+    const dir = join(mirrorRoot, done.run_id);
+    // Only the worker's base has this repository, and it demands the token.
+    expect(readFileSync(join(dir, 'private', 'SECRET.md'), 'utf8')).toBe('internal notes\n');
+    expect(git.authorizations).toContain(
+      `Basic ${Buffer.from(`x-access-token:${TOKEN}`).toString('base64')}`,
+    );
+    expect(readFileSync(join(dir, 'seen-env.txt'), 'utf8')).not.toContain(TOKEN);
+    expect(readFileSync(join(dir, 'private', '.git', 'config'), 'utf8')).not.toContain(
+      'Authorization',
+    );
+  });
+
+  it('runs the vendor CLI config.harness.type names, in the prepared workspace, with its transcript', async () => {
+    const uid = await environment({
+      name: 'for-claude',
+      github_repos: [{ owner: 'acme', repo: 'web' }],
+    });
+    const runId = await create('List the files', {
+      worker_host: 'env-box',
+      environment_id: uid,
+      harness: { type: 'claude', model_id: 'claude-model' },
+      harness_auth_secrets: { claude_auth_secret_name: 'ANTHROPIC_KEY' },
+      secrets: [{ name: 'DEPLOY_KEY' }],
+    });
+    const done = await finished(runId);
+    expect(done.state).toBe('SUCCEEDED');
+    expect(done.status_message).toEqual({ message: 'The workspace has a README.' });
+    expect(done.request_usage.total_tokens).toBe(260);
+
+    const dir = join(workerRoot, runId);
+    expect(existsSync(join(dir, 'web', 'README.md'))).toBe(true);
+    const invocation = JSON.parse(readFileSync(join(dir, '.fake-cli-invocation.json'), 'utf8'));
+    expect(invocation.args).toEqual(expect.arrayContaining(['--model', 'claude-model']));
+    expect(invocation.prompt).toContain('List the files');
+    expect(invocation.auth).toBe('value-of-ANTHROPIC_KEY');
+    expect(invocation.env.DEPLOY_KEY).toBe('deploy-key-value');
+    expect(invocation.env.GITHUB_TOKEN).toBeUndefined();
+
+    const types = await eventTypes(runId);
+    expect(types).toEqual(expect.arrayContaining(['worker_container_ready', 'harness_started']));
+    expect(types.indexOf('worker_container_ready')).toBeLessThan(types.indexOf('harness_started'));
+
+    const redirect = await api.get(`/agent/runs/${runId}/transcript`).redirects(0);
+    expect(redirect.status).toBe(302);
+    const url = new URL(redirect.headers.location);
+    const file = await request(new URL(app.baseUrl).origin)
+      .get(`${url.pathname}${url.search}`)
+      .buffer(true)
+      .parse((res, done) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+        res.on('end', () => done(null, text));
+      });
+    expect(file.body).toBe(readFileSync(join(dir, '.fake-cli-stdout.jsonl'), 'utf8'));
+  });
+
+  it('fails a run whose vendor CLI is not installed on the worker, and keeps working', async () => {
+    const runId = await create('hello', {
+      worker_host: 'env-box',
+      harness: { type: 'gemini' },
+      harness_auth_secrets: { gemini_auth_secret_name: 'ANTHROPIC_KEY' },
+    });
+    const failed = await finished(runId);
+    expect(failed.state).toBe('FAILED');
+    expect(failed.status_message.error_code).toBe('environment_setup_failed');
+    expect(failed.status_message.message).toContain(
+      `"${join(CLIS, 'no-such-gemini')}" is not installed on this machine (set AMBIENT_GEMINI_BIN)`,
+    );
+    // The worker is still there and takes the next run.
+    model.script('sh-after', [{ text: 'Still alive.' }]);
+    const next = await finished(await create('[script:sh-after]', { worker_host: 'env-box' }));
+    expect(next.status_message).toEqual({ message: 'Still alive.' });
+  });
+});
