@@ -8,7 +8,8 @@ const INHERITED = ['PATH', 'LANG', 'LC_ALL', 'TZ'];
 
 /**
  * Each run works in its own directory under the workspace root; it survives between executions
- * of the same run so a follow-up continues where the run left off.
+ * of the same run so a follow-up continues where the run left off, for the run's idle timeout
+ * after an execution ends (`WorkspaceRetentionService` deletes it then).
  */
 @Injectable()
 export class WorkspaceService {
