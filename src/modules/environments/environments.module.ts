@@ -10,6 +10,7 @@ import { DEBUG_AGENTS_QUEUE, DebugWindowService } from './debug-window.service';
 import { Environment, EnvironmentGrant } from './environment.entity';
 import { EnvironmentsController } from './environments.controller';
 import { EnvironmentsService } from './environments.service';
+import { RunSecretsService } from './run-secrets.service';
 import { WorkspaceRetentionService } from './workspace-retention.service';
 import { WorkspaceRetentionSweeper } from './workspace-retention.sweeper';
 import { WorkspaceSetupService } from './workspace-setup.service';
@@ -30,12 +31,14 @@ const debugQueue = BullModule.registerQueue({ name: DEBUG_AGENTS_QUEUE });
     WorkspaceSetupService,
     DebugWindowService,
     WorkspaceRetentionService,
+    RunSecretsService,
   ],
   exports: [
     EnvironmentsService,
     WorkspaceSetupService,
     DebugWindowService,
     WorkspaceRetentionService,
+    RunSecretsService,
     debugQueue,
   ],
 })

@@ -32,6 +32,8 @@ export interface SetupRun {
   id: string;
   teamId: string;
   environmentId: string | null;
+  /** The run's secrets as variables, for the setup commands (`RunSecretsService`). */
+  secretEnv?: Record<string, string>;
 }
 
 type EmitEvent = (eventType: string, payload?: Record<string, unknown>) => Promise<void>;
@@ -132,7 +134,7 @@ export class WorkspaceSetupService {
       const result = await runCommand({
         command,
         cwd: dir,
-        env: this.workspaces.commandEnv(dir, run.id),
+        env: this.workspaces.commandEnv(dir, run.id, {}, run.secretEnv),
         timeoutMs,
         signal,
       });

@@ -46,13 +46,18 @@ export class WorkspaceService {
     await rm(this.dirFor(runId), { recursive: true, force: true });
   }
 
-  /** A clean environment for the agent's commands: nothing secret of the server leaks in. */
+  /**
+   * A clean environment for the agent's commands: nothing secret of the server leaks in. The
+   * run's `secrets` come first, so none of them can replace a variable Ambient sets (PATH, HOME,
+   * AMBIENT_*, the run key).
+   */
   commandEnv(
     dir: string,
     runId: string,
     extra: Record<string, string> = {},
+    secrets: Record<string, string> = {},
   ): Record<string, string> {
-    const env: Record<string, string> = {};
+    const env: Record<string, string> = { ...secrets };
     for (const name of INHERITED) {
       const value = process.env[name];
       if (value !== undefined) env[name] = value;

@@ -8,6 +8,7 @@ import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { parseArtifactInput } from '../../artifacts/artifact-input';
 import { ArtifactWriter } from '../../artifacts/artifact-writer.service';
 import { ChatMessage, HarnessContext } from '../../harness/harness.types';
+import { RunSecretsService } from '../../environments/run-secrets.service';
 import { WorkspaceService } from '../../harness/workspace.service';
 import { CatalogModel } from '../../models/model-catalog';
 import { Run } from '../entities/run.entity';
@@ -42,6 +43,7 @@ export class ExecutionContextFactory {
     private readonly transitions: RunTransitions,
     private readonly artifacts: ArtifactWriter,
     private readonly runKeys: RunKeysService,
+    private readonly runSecrets: RunSecretsService,
   ) {}
 
   async build(
@@ -73,6 +75,7 @@ export class ExecutionContextFactory {
         workspace.dir,
         run.id,
         await this.runKeyEnv(run, executionId),
+        await this.runSecrets.envFor(run),
       ),
       limits: {
         maxTurns: runs.maxTurns,

@@ -10,6 +10,7 @@ import {
   idleDeadline,
   WorkspaceRetentionService,
 } from '../../environments/workspace-retention.service';
+import { MissingRunSecret, RunSecretsService } from '../../environments/run-secrets.service';
 import { WorkspaceSetupService } from '../../environments/workspace-setup.service';
 import { HarnessRegistry } from '../../harness/harness-registry';
 import { HarnessResult } from '../../harness/harness.types';
@@ -55,6 +56,7 @@ export class RunExecutor {
     private readonly contexts: ExecutionContextFactory,
     private readonly workspaceSetup: WorkspaceSetupService,
     private readonly retention: WorkspaceRetentionService,
+    private readonly runSecrets: RunSecretsService,
     private readonly transcripts: TranscriptWriter,
   ) {}
 
@@ -180,12 +182,27 @@ export class RunExecutor {
         usage: zeroUsage,
       };
     }
+    let secretEnv: Record<string, string>;
+    try {
+      secretEnv = await this.runSecrets.envFor(run);
+    } catch (err) {
+      if (!(err instanceof MissingRunSecret)) throw err;
+      return {
+        outcome: 'failed',
+        errorCode: 'integration_not_configured',
+        summary: err.message,
+        usage: zeroUsage,
+      };
+    }
     if (run.workspaceRetainedUntil) await this.retention.takeOver(run.id, executionId);
-    const setup = await this.workspaceSetup.prepare(run, signal, (eventType, payload) =>
-      this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
-        executionId,
-        payload: payload ?? null,
-      }),
+    const setup = await this.workspaceSetup.prepare(
+      { ...run, secretEnv },
+      signal,
+      (eventType, payload) =>
+        this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
+          executionId,
+          payload: payload ?? null,
+        }),
     );
     if (!setup.ok) {
       return signal.aborted
