@@ -244,6 +244,132 @@ describe('environments: management, access and workspace preparation', () => {
     );
   });
 
+  describe('secrets and providers', () => {
+    const count = async () => (await api.get('/agent/environments')).body.environments.length;
+    const gcp = {
+      project_number: '123456789012',
+      workload_identity_federation_pool_id: 'ci-pool',
+      workload_identity_federation_provider_id: 'github',
+    };
+
+    beforeAll(async () => {
+      for (const [name, value] of [
+        ['NPM_TOKEN', 'npm-secret-value'],
+        ['RUN_ONLY', 'run-only-value'],
+      ]) {
+        expect((await api.post('/secrets', { name, value })).status).toBe(201);
+      }
+    });
+
+    it('rejects unknown or repeated secrets and incomplete providers, naming the field', async () => {
+      const before = await count();
+      const cases: [object, RegExp][] = [
+        [{ secrets: [{ name: 'NPM_TOKEN' }, { name: 'NOPE' }] }, /^secrets\.1\.name: .*"NOPE"/],
+        [{ secrets: [{ name: 'NPM_TOKEN' }, { name: 'NPM_TOKEN' }] }, /^secrets\.1\.name: .*twice/],
+        [{ secrets: [{}] }, /^secrets\.0\.name:/],
+        [{ providers: { aws: {} } }, /^providers\.aws\.role_arn:/],
+        [
+          { providers: { gcp: { ...gcp, workload_identity_federation_pool_id: undefined } } },
+          /^providers\.gcp\.workload_identity_federation_pool_id:/,
+        ],
+        [
+          { providers: { gcp: { ...gcp, project_number: 'my-project' } } },
+          /^providers\.gcp\.project_number:/,
+        ],
+        [{ providers: { azure: {} } }, /^providers\.azure:/],
+      ];
+      for (const [fields, detail] of cases) {
+        const res = await api.post('/agent/environments', { name: 'bad', ...fields });
+        expect(res.status).toBe(400);
+        expect(res.body.detail).toMatch(detail);
+      }
+      expect(await count()).toBe(before);
+    });
+
+    it('stores and echoes them; null clears; a secret in use cannot be deleted', async () => {
+      const created = await api.post('/agent/environments', {
+        name: 'clouds',
+        secrets: [{ name: 'NPM_TOKEN' }],
+        providers: { aws: { role_arn: 'arn:aws:iam::123456789012:role/ci' }, gcp },
+      });
+      expect(created.status).toBe(201);
+      const uid = created.body.uid;
+      const expected = {
+        secrets: [{ name: 'NPM_TOKEN' }],
+        providers: { aws: { role_arn: 'arn:aws:iam::123456789012:role/ci' }, gcp },
+      };
+      expect(created.body.config).toMatchObject(expected);
+      expect((await api.get(`/agent/environments/${uid}`)).body.config).toMatchObject(expected);
+
+      const inUse = await api.delete('/secrets/NPM_TOKEN');
+      expect(inUse.status).toBe(409);
+      expect(inUse.body.detail).toContain('used by environment(s) clouds');
+
+      const bad = await patch(`/agent/environments/${uid}`, { secrets: [{ name: 'NOPE' }] });
+      expect(bad.status).toBe(400);
+      const cleared = await patch(`/agent/environments/${uid}`, { providers: null, secrets: null });
+      expect(cleared.status).toBe(200);
+      expect(cleared.body.config.secrets).toEqual([]);
+      expect(cleared.body.config).not.toHaveProperty('providers');
+      expect((await api.delete(`/agent/environments/${uid}`)).status).toBe(204);
+    });
+
+    it("gives the environment's and the run's secrets to setup and agent commands as variables", async () => {
+      const environment = await api.post('/agent/environments', {
+        name: 'with-secrets',
+        secrets: [{ name: 'NPM_TOKEN' }],
+        setup_commands: ['printf "%s|%s" "$NPM_TOKEN" "$RUN_ONLY" > setup-saw.txt'],
+      });
+      model.script('secret-env', [
+        {
+          toolCalls: [
+            {
+              name: 'run_command',
+              arguments: { command: 'printf "%s|%s" "$NPM_TOKEN" "$RUN_ONLY" > agent-saw.txt' },
+            },
+          ],
+        },
+        { text: 'Looked.' },
+      ]);
+      const created = await api.post('/agent/runs', {
+        prompt: 'Look at the environment [script:secret-env]',
+        config: { environment_id: environment.body.uid, secrets: [{ name: 'RUN_ONLY' }] },
+      });
+      const run = await finished(created.body.run_id);
+      expect(run.state).toBe('SUCCEEDED');
+      const workspace = join(env.workspaceRoot, run.run_id);
+      expect(readFileSync(join(workspace, 'setup-saw.txt'), 'utf8')).toBe(
+        'npm-secret-value|run-only-value',
+      );
+      expect(readFileSync(join(workspace, 'agent-saw.txt'), 'utf8')).toBe(
+        'npm-secret-value|run-only-value',
+      );
+
+      // A guest team's run resolves the names in its own team: it has no NPM_TOKEN.
+      await api.post(`/agent/environments/${environment.body.uid}/grants`, {
+        team_id: theirTeamId,
+      });
+      const guest = await them.post('/agent/runs', {
+        prompt: 'x',
+        config: { environment_id: environment.body.uid },
+      });
+      const failed = await finished(guest.body.run_id, them);
+      expect(failed.state).toBe('FAILED');
+      expect(failed.status_message).toMatchObject({ error_code: 'integration_not_configured' });
+      expect(failed.status_message.message).toContain(
+        `environment ${environment.body.uid} secrets.0.name: the team has no secret named "NPM_TOKEN"`,
+      );
+
+      const missing = await api.post('/agent/runs', {
+        prompt: 'x',
+        config: { secrets: [{ name: 'GONE' }] },
+      });
+      const gone = await finished(missing.body.run_id);
+      expect(gone.state).toBe('FAILED');
+      expect(gone.status_message.message).toContain('config.secrets.0.name');
+    });
+  });
+
   it('is managed from the CLI', async () => {
     const cli = (args: string[]): Promise<{ code: number | null; stdout: string }> =>
       new Promise((done, fail) => {
@@ -260,6 +386,7 @@ describe('environments: management, access and workspace preparation', () => {
         child.once('error', fail);
         child.once('close', (code) => done({ code, stdout }));
       });
+    expect((await api.post('/secrets', { name: 'CLI_SECRET', value: 'v' })).status).toBe(201);
     const created = await cli([
       'environments',
       'create',
@@ -269,6 +396,10 @@ describe('environments: management, access and workspace preparation', () => {
       'acme/widgets',
       '--setup-commands-json',
       '["make setup"]',
+      '--secrets',
+      'CLI_SECRET',
+      '--providers-json',
+      '{"aws":{"role_arn":"arn:aws:iam::123456789012:role/cli"}}',
     ]);
     expect(created.code).toBe(0);
     const uid = JSON.parse(created.stdout).uid as string;
@@ -277,6 +408,8 @@ describe('environments: management, access and workspace preparation', () => {
       name: 'from-cli',
       github_repos: [{ owner: 'acme', repo: 'widgets' }],
       setup_commands: ['make setup'],
+      secrets: [{ name: 'CLI_SECRET' }],
+      providers: { aws: { role_arn: 'arn:aws:iam::123456789012:role/cli' } },
     });
     expect((await cli(['environments', 'grant', '--uid', uid, '--team', theirTeamId])).code).toBe(
       0,
@@ -286,6 +419,8 @@ describe('environments: management, access and workspace preparation', () => {
     expect(listed.stdout).toContain(`${uid}  from-cli  (owner)`);
     expect((await cli(['environments', 'update', '--uid', uid, '--name', 'renamed'])).code).toBe(0);
     expect((await api.get(`/agent/environments/${uid}`)).body.config.name).toBe('renamed');
+    expect((await cli(['environments', 'update', '--uid', uid, '--secrets', ''])).code).toBe(0);
+    expect((await api.get(`/agent/environments/${uid}`)).body.config.secrets).toEqual([]);
     expect((await cli(['environments', 'delete', '--uid', uid])).code).toBe(0);
     expect((await api.get(`/agent/environments/${uid}`)).status).toBe(404);
   });

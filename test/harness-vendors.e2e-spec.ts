@@ -114,13 +114,20 @@ describe('vendor CLI harnesses (api + worker, fake claude/codex/gemini CLIs)', (
 
       const conversation = await api.get(`/agent/runs/${runId}/conversation`);
       expect(conversation.status).toBe(200);
-      type Message = { role: string; content: { type: string; text?: string }[] };
+      type Message = {
+        role: string;
+        content: { type: string; text?: string; category?: string }[];
+      };
       const messages = (conversation.body.steps[0].messages as Message[]).filter(
         (m) => m.role !== 'system',
       );
       expect(messages.map((m) => m.role)).toEqual(c.roles);
       expect(messages[1].content.map((b) => b.type)).toContain('action');
       expect(messages[2].content.map((b) => b.type)).toContain('action_result');
+      // Each fake CLI runs a shell command: the Oz command category, not an integration.
+      for (const block of [...messages[1].content, ...messages[2].content]) {
+        if (block.type.startsWith('action')) expect(block.category).toBe('command');
+      }
       expect(messages[3].content[0]).toMatchObject({ type: 'text', text: c.summary });
 
       const redirect = await api.get(`/agent/runs/${runId}/transcript`).redirects(0);

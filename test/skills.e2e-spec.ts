@@ -172,6 +172,69 @@ describe('skills from environment repositories', () => {
     expect(run.body.detail).toContain('config.environment_id');
   });
 
+  it('finds skills below the root of a monorepo, not in node_modules; resolves them by name', async () => {
+    const lint = '---\nname: lint-ui\n---\nLint the UI.\n';
+    bareRepo(gitRoot, 'acme', 'mono', {
+      'README.md': 'A monorepo.\n',
+      'packages/ui/.agents/skills/lint/SKILL.md': lint,
+      'packages/ui/.claude/skills/lint/SKILL.md': lint,
+      'packages/a/.agents/skills/twin/SKILL.md': 'Twin A.\n',
+      'packages/b/.agents/skills/twin/SKILL.md': 'Twin B.\n',
+      'node_modules/dep/.agents/skills/foreign/SKILL.md': 'Not ours.\n',
+    });
+    const environment = await api.post('/agent/environments', {
+      name: 'mono',
+      github_repos: [{ owner: 'acme', repo: 'mono' }],
+    });
+    const listed = (await api.get('/agent?repo=acme/mono')).body.agents;
+    expect(listed.map((a: { name: string }) => a.name)).toEqual(['lint-ui', 'twin']);
+    // The same directory and content under .claude is the .agents skill again: one variant.
+    expect(listed[0].variants).toEqual([
+      expect.objectContaining({
+        id: 'acme/mono:packages/ui/.agents/skills/lint/SKILL.md',
+        source: {
+          owner: 'acme',
+          name: 'mono',
+          skill_path: 'packages/ui/.agents/skills/lint/SKILL.md',
+        },
+        description: 'Lint the UI.',
+      }),
+    ]);
+    expect(listed[1].variants.map((v: { id: string }) => v.id)).toEqual([
+      'acme/mono:packages/a/.agents/skills/twin/SKILL.md',
+      'acme/mono:packages/b/.agents/skills/twin/SKILL.md',
+    ]);
+
+    const config = { environment_id: environment.body.uid };
+    const byName = await api.post('/agent/runs', { prompt: 'x', skill: 'mono:lint-ui', config });
+    expect(byName.status).toBe(200);
+    const byPath = await api.post('/agent/runs', {
+      prompt: 'x',
+      skill: 'acme/mono:packages/b/.agents/skills/twin/SKILL.md',
+      config,
+    });
+    expect(byPath.status).toBe(200);
+    for (const [created, fullPath] of [
+      [byName, 'acme/mono:packages/ui/.agents/skills/lint/SKILL.md'],
+      [byPath, 'acme/mono:packages/b/.agents/skills/twin/SKILL.md'],
+    ] as const) {
+      const run = await waitFor(
+        async () => (await api.get(`/agent/runs/${created.body.run_id}`)).body,
+        (r) => r.state === 'SUCCEEDED',
+        { what: 'the skill run to finish' },
+      );
+      expect(run.agent_skill.full_path).toBe(fullPath);
+    }
+
+    const twin = await api.post('/agent/runs', { prompt: 'x', skill: 'mono:twin', config });
+    expect(twin.status).toBe(400);
+    expect(twin.body.detail).toMatch(/^skill: "mono:twin" is ambiguous in acme\/mono/);
+    expect(twin.body.detail).toContain('packages/a/.agents/skills/twin/SKILL.md');
+    const foreign = await api.post('/agent/runs', { prompt: 'x', skill: 'mono:foreign', config });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.detail).toMatch(/not found/);
+  });
+
   it('documents environments and skills in the OpenAPI with the Oz names', async () => {
     const doc = (await api.raw().get('/api/v1/openapi.json')).body;
     const params = (path: string) =>

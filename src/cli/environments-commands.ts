@@ -11,6 +11,8 @@ const CONFIG_OPTIONS = {
   repos: { type: 'string' },
   'setup-commands-json': { type: 'string' },
   'retention-minutes': { type: 'string' },
+  secrets: { type: 'string' },
+  'providers-json': { type: 'string' },
 } as const;
 
 const CONFIG_HELP = [
@@ -20,6 +22,8 @@ const CONFIG_HELP = [
   '  --repos owner/repo,...        repositories cloned into each run workspace',
   `  --setup-commands-json '[..]'  setup commands (a JSON array of strings), run in order`,
   '  --retention-minutes <1-60>    keep a failed setup workspace this long for a debug agent',
+  '  --secrets NAME,...            team secrets given to runs as environment variables ("" = none)',
+  `  --providers-json '{..}'       {"aws":{"role_arn"},"gcp":{..}}: stored only, no federation`,
 ];
 
 /** The EnvironmentConfig fields the options set; the server validates them. */
@@ -46,6 +50,21 @@ function configBody(values: OptionValues): Record<string, unknown> {
       body.setup_commands = JSON.parse(commands) as unknown;
     } catch {
       throw new UsageError('--setup-commands-json must be a JSON array of strings');
+    }
+  }
+  if (typeof values.secrets === 'string') {
+    body.secrets = values.secrets
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean)
+      .map((name) => ({ name }));
+  }
+  const providers = values['providers-json'];
+  if (typeof providers === 'string') {
+    try {
+      body.providers = JSON.parse(providers) as unknown;
+    } catch {
+      throw new UsageError('--providers-json must be a JSON object');
     }
   }
   const minutes = values['retention-minutes'];

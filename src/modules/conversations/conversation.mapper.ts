@@ -1,4 +1,5 @@
 import type { JsonObject } from '../../common/json';
+import { toolCategory } from '../harness/tool-categories';
 import type {
   ActionCategory,
   ContentBlock,
@@ -31,22 +32,13 @@ export interface ExecutionInfo {
   executionId: number;
   title: string;
   summary?: string;
+  /** The run's harness type (`oz` when unset): which tool names mean which category. */
+  harness?: string;
 }
 
-const CATEGORY_BY_TOOL: Record<string, ActionCategory> = {
-  run_command: 'command',
-  read_file: 'files',
-  write_file: 'files',
-  edit_file: 'files',
-  list_files: 'search',
-  search_files: 'search',
-  report_artifact: 'documents',
-  finish: 'review',
-};
-
-/** The Oz category of a tool; tools Ambient does not know (MCP servers) are integrations. */
-export function categoryOf(toolName: string): ActionCategory {
-  return CATEGORY_BY_TOOL[toolName] ?? 'integration';
+/** The Oz category of a tool call made by a run of `harness` (`oz` unless said otherwise). */
+export function categoryOf(toolName: string, harness?: string): ActionCategory {
+  return toolCategory(toolName, harness);
 }
 
 /**
@@ -80,7 +72,7 @@ export function toConversationSteps(
       steps.set(stepId, step);
     }
     step.completed_at = row.createdAt.toISOString();
-    const message = toMessage(row, callsById);
+    const message = toMessage(row, callsById, info.get(stepId)?.harness);
     if (message) step.messages.push(message);
   }
   for (const event of events) addEvent(steps, info, event);
@@ -130,6 +122,7 @@ function addEvent(
 function toMessage(
   row: StoredMessage,
   callsById: Map<string, { name: string; category: ActionCategory }>,
+  harness: string | undefined,
 ): ConversationMessage | null {
   const m = row.message;
   const base = { message_ids: [row.id], timestamp: row.createdAt.toISOString() };
@@ -142,7 +135,7 @@ function toMessage(
     case 'assistant':
       if (text) content.push({ type: 'text', text, message_id: row.id });
       for (const call of Array.isArray(m.tool_calls) ? m.tool_calls : []) {
-        const action = toAction(call as JsonObject, row.id);
+        const action = toAction(call as JsonObject, row.id, harness);
         if (!action) continue;
         callsById.set(action.id, { name: action.name, category: action.category });
         content.push(action);
@@ -171,6 +164,7 @@ function toMessage(
 function toAction(
   call: JsonObject,
   messageId: string,
+  harness: string | undefined,
 ): Extract<ContentBlock, { type: 'action' }> | null {
   const fn = call.function as JsonObject | undefined;
   if (typeof call.id !== 'string' || !fn || typeof fn.name !== 'string') return null;
@@ -178,7 +172,7 @@ function toAction(
   return {
     type: 'action',
     id: call.id,
-    category: categoryOf(fn.name),
+    category: categoryOf(fn.name, harness),
     name: fn.name,
     input: parseObject(raw) ?? { arguments: raw },
     message_id: messageId,

@@ -79,6 +79,7 @@ export class ConversationsService {
         runId: run.id,
         executionId: i + 1,
         title: run.title,
+        harness: run.config.harness?.type ?? 'oz',
         summary:
           i + 1 === run.executionCount && isTerminal(run.state)
             ? run.statusMessage?.message

@@ -11,7 +11,6 @@ import type { Job, Queue } from 'bull';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { HarnessRegistry } from '../harness/harness-registry';
-import { WorkspaceService } from '../harness/workspace.service';
 import { ModelsService } from '../models/models.service';
 import { Run } from '../runs/entities/run.entity';
 import { ExecutionContextFactory } from '../runs/execution/execution-context.factory';
@@ -23,7 +22,6 @@ import {
   DebugWindowService,
 } from './debug-window.service';
 
-const SWEEP_BATCH = 100;
 /** Bounds the re-checks for follow-ups that raced with an agent's end. */
 const MAX_PASSES = 5;
 
@@ -37,13 +35,12 @@ export function debugPreamble(failure: string): string {
 }
 
 /**
- * Worker role: runs debug agents in retained workspaces, and deletes retained workspaces once
- * their debug window has closed (later follow-ups then take the ordinary continuation path).
+ * Worker role: runs debug agents in retained workspaces. `WorkspaceRetentionSweeper` deletes them
+ * once the debug window has closed (later follow-ups then take the ordinary continuation path).
  */
 @Injectable()
 export class DebugAgentWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('DebugAgentWorker');
-  private sweepTimer?: NodeJS.Timeout;
   private readonly active = new AbortController();
 
   constructor(
@@ -55,7 +52,6 @@ export class DebugAgentWorker implements OnApplicationBootstrap, OnModuleDestroy
     private readonly followups: RunFollowupsService,
     private readonly harnesses: HarnessRegistry,
     private readonly models: ModelsService,
-    private readonly workspaces: WorkspaceService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -64,14 +60,9 @@ export class DebugAgentWorker implements OnApplicationBootstrap, OnModuleDestroy
         this.debug(job.data.runId),
       )
       .catch((err: Error) => this.logger.error(`debug processor stopped: ${err.message}`));
-    this.sweepTimer = setInterval(
-      () => void this.sweep().catch((err: Error) => this.logger.warn(`sweep: ${err.message}`)),
-      this.config.environments.retentionSweepIntervalMs,
-    );
   }
 
   async onModuleDestroy(): Promise<void> {
-    clearInterval(this.sweepTimer);
     this.active.abort('shutdown');
     await this.queue.pause(true, true).catch(() => undefined);
   }
@@ -110,23 +101,5 @@ export class DebugAgentWorker implements OnApplicationBootstrap, OnModuleDestroy
       ...context,
       userMessages: [debugPreamble(String(run.statusMessage?.message ?? '')), ...followups],
     });
-  }
-
-  /** Deletes workspaces whose debug window has closed. */
-  async sweep(): Promise<void> {
-    const rows = (await this.dataSource.query(
-      `SELECT id, workspace_retained_until AS until FROM runs
-        WHERE workspace_retained_until <= ? ORDER BY workspace_retained_until LIMIT ${SWEEP_BATCH}`,
-      [new Date()],
-    )) as { id: string; until: Date }[];
-    for (const row of rows) {
-      await this.workspaces.remove(row.id);
-      await this.dataSource.query(
-        `UPDATE runs SET workspace_retained_until = NULL,
-           status_message = JSON_REMOVE(status_message, '$.debug_agent_active')
-          WHERE id = ? AND workspace_retained_until = ?`,
-        [row.id, row.until],
-      );
-    }
   }
 }

@@ -6,6 +6,20 @@ export interface EnvironmentConfig {
   github_repos?: { owner: string; repo: string }[];
   setup_commands?: string[];
   failure_session_retention_minutes?: number | null;
+  /** Team secrets given to the environment's runs as environment variables, by name. */
+  secrets?: { name: string }[];
+  /** Stored and echoed only: Ambient does no cloud identity federation. */
+  providers?: ProvidersConfig;
+}
+
+export interface ProvidersConfig {
+  aws?: { role_arn: string };
+  gcp?: {
+    project_number: string;
+    workload_identity_federation_pool_id: string;
+    workload_identity_federation_provider_id: string;
+    service_account_email?: string;
+  };
 }
 
 /** Owner and repository names git hosts accept; also keeps clone paths inside the workspace. */

@@ -50,6 +50,8 @@ export async function toEnvironmentDtos(
         github_repos: config.github_repos ?? [],
         setup_commands: config.setup_commands ?? [],
         failure_session_retention_minutes: config.failure_session_retention_minutes ?? null,
+        secrets: config.secrets ?? [],
+        ...(config.providers ? { providers: config.providers } : {}),
       },
       last_updated: toRfc3339(environment.updatedAt)!,
       setup_failed: environment.setupFailed,

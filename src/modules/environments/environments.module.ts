@@ -10,11 +10,14 @@ import { DEBUG_AGENTS_QUEUE, DebugWindowService } from './debug-window.service';
 import { Environment, EnvironmentGrant } from './environment.entity';
 import { EnvironmentsController } from './environments.controller';
 import { EnvironmentsService } from './environments.service';
+import { RunSecretsService } from './run-secrets.service';
+import { WorkspaceRetentionService } from './workspace-retention.service';
+import { WorkspaceRetentionSweeper } from './workspace-retention.sweeper';
 import { WorkspaceSetupService } from './workspace-setup.service';
 
 const debugQueue = BullModule.registerQueue({ name: DEBUG_AGENTS_QUEUE });
 
-/** Environments, workspace preparation and the debug window, for every role. */
+/** Environments, workspace preparation and retention, and the debug window, for every role. */
 @Global()
 @Module({
   imports: [
@@ -23,12 +26,25 @@ const debugQueue = BullModule.registerQueue({ name: DEBUG_AGENTS_QUEUE });
     SecretsModule,
     HarnessModule,
   ],
-  providers: [EnvironmentsService, WorkspaceSetupService, DebugWindowService],
-  exports: [EnvironmentsService, WorkspaceSetupService, DebugWindowService, debugQueue],
+  providers: [
+    EnvironmentsService,
+    WorkspaceSetupService,
+    DebugWindowService,
+    WorkspaceRetentionService,
+    RunSecretsService,
+  ],
+  exports: [
+    EnvironmentsService,
+    WorkspaceSetupService,
+    DebugWindowService,
+    WorkspaceRetentionService,
+    RunSecretsService,
+    debugQueue,
+  ],
 })
 export class EnvironmentsModule {}
 
-/** `/agent/environments` on the API role; debug agents and the retention sweep on workers. */
+/** `/agent/environments` on the API role; debug agents and the workspace retention sweep on workers. */
 @Module({})
 export class EnvironmentFeaturesModule {
   static forRoles(roles: Role[], runs: DynamicModule): DynamicModule {
@@ -36,7 +52,7 @@ export class EnvironmentFeaturesModule {
       module: EnvironmentFeaturesModule,
       imports: [EnvironmentsModule, runs, HarnessModule, ModelsModule],
       controllers: roles.includes('api') ? [EnvironmentsController] : [],
-      providers: roles.includes('worker') ? [DebugAgentWorker] : [],
+      providers: roles.includes('worker') ? [DebugAgentWorker, WorkspaceRetentionSweeper] : [],
     };
   }
 }

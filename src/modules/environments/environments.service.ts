@@ -1,9 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import { DataSource, In } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUid, UID_PATTERN } from '../../common/ids';
+import { TeamSecretsService } from '../secrets/team-secrets.service';
 import type { Principal } from '../teams/principal';
 import { Team } from '../teams/team.entity';
 import { CreateEnvironmentDto, UpdateEnvironmentDto } from './dto/environment.dto';
@@ -17,8 +18,31 @@ export interface VisibleEnvironment {
 
 /** Environments a team owns or was granted; only the owning team may change them. */
 @Injectable()
-export class EnvironmentsService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+export class EnvironmentsService implements OnModuleInit {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly secrets: TeamSecretsService,
+  ) {}
+
+  onModuleInit(): void {
+    // A secret an environment names cannot be deleted from under it (409, like webhooks').
+    this.secrets.addUsageCheck(async (teamId, name, manager) => {
+      const users = await this.usingSecret(teamId, name, manager);
+      return users.length
+        ? `used by environment(s) ${users.join(', ')}; remove it from their secrets first`
+        : null;
+    });
+  }
+
+  private async usingSecret(teamId: string, name: string, manager: EntityManager) {
+    const rows = (await manager.query(
+      `SELECT name FROM environments
+        WHERE team_id = ? AND JSON_CONTAINS(JSON_EXTRACT(config, '$.secrets'), JSON_OBJECT('name', ?))
+        ORDER BY name`,
+      [teamId, name],
+    )) as { name: string }[];
+    return rows.map((r) => r.name);
+  }
 
   async listVisible(
     teamId: string,
@@ -69,7 +93,7 @@ export class EnvironmentsService {
       id: newUid(),
       teamId: principal.teamId,
       name: body.name,
-      config: normalizeConfig({ name: body.name }, body),
+      config: await this.checkedConfig(principal.teamId, { name: body.name }, body),
       setupFailed: false,
       shareToken: null,
       creatorId: principal.userId,
@@ -89,7 +113,7 @@ export class EnvironmentsService {
     if ((body as { name?: unknown }).name === null)
       throw ApiError.invalid('name', 'must not be null');
     const environment = await this.findOwned(principal.teamId, uid);
-    const config = normalizeConfig(environment.config, body);
+    const config = await this.checkedConfig(principal.teamId, environment.config, body);
     const changes = {
       name: config.name,
       config,
@@ -157,6 +181,27 @@ export class EnvironmentsService {
     await this.dataSource.getRepository(Environment).update({ id: uid }, { setupFailed: failed });
   }
 
+  /** The config after applying `body`, with every secret it names present in the team. */
+  private async checkedConfig(
+    teamId: string,
+    base: EnvironmentConfig,
+    body: UpdateEnvironmentDto,
+  ): Promise<EnvironmentConfig> {
+    const config = normalizeConfig(base, body);
+    if (body.secrets) {
+      const seen = new Set<string>();
+      for (const [i, { name }] of body.secrets.entries()) {
+        if (seen.has(name))
+          throw ApiError.invalid(`secrets.${i}.name`, `"${name}" is listed twice`);
+        seen.add(name);
+        if (!(await this.secrets.find(teamId, name))) {
+          throw ApiError.invalid(`secrets.${i}.name`, `the team has no secret named "${name}"`);
+        }
+      }
+    }
+    return config;
+  }
+
   private async findOwned(teamId: string, uid: string): Promise<Environment> {
     const { environment, scope } = await this.findVisible(teamId, uid);
     if (scope !== 'owner') {
@@ -176,6 +221,14 @@ function normalizeConfig(base: EnvironmentConfig, body: UpdateEnvironmentDto): E
     if (value !== undefined) (config as unknown as Record<string, unknown>)[key] = value;
   }
   config.github_repos = (config.github_repos ?? []).map(({ owner, repo }) => ({ owner, repo }));
+  // null clears: no secrets, no providers.
+  if (config.secrets === null) delete config.secrets;
+  else if (config.secrets) config.secrets = config.secrets.map(({ name }) => ({ name }));
+  if (config.providers === null) delete config.providers;
+  else if (config.providers) {
+    const { aws, gcp } = config.providers;
+    config.providers = { ...(aws ? { aws } : {}), ...(gcp ? { gcp } : {}) };
+  }
   const names = config.github_repos.map((r) => r.repo);
   const clash = names.find((name, i) => names.indexOf(name) !== i);
   if (clash) {

@@ -92,7 +92,7 @@ export async function prepareWorkspace(prep: WorkspacePreparation): Promise<Setu
     const result = await runCommand({
       command,
       cwd: dir,
-      env: workspaces.commandEnv(dir, runId, plan.env),
+      env: workspaces.commandEnv(dir, runId, {}, plan.env),
       timeoutMs,
       signal,
     });

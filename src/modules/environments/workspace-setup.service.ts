@@ -3,8 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { WorkspaceService } from '../harness/workspace.service';
-import type { AgentConfig } from '../runs/run.types';
-import { runSecretEnv } from '../secrets/run-secrets';
 import { TeamSecretsService } from '../secrets/team-secrets.service';
 import { Environment } from './environment.entity';
 import { EmitSetupEvent, prepareWorkspace, SetupFailure, SetupPlan } from './workspace-preparation';
@@ -25,7 +23,8 @@ export interface SetupRun {
   id: string;
   teamId: string;
   environmentId: string | null;
-  config: Pick<AgentConfig, 'secrets'>;
+  /** The run's secrets as variables, for the setup commands (`RunSecretsService`). */
+  secretEnv?: Record<string, string>;
 }
 
 /**
@@ -88,7 +87,7 @@ export class WorkspaceSetupService {
       timeoutMs: environments.setupTimeoutSeconds * 1000,
       gitUrlBase: environments.gitUrlBase,
       gitToken: await this.gitToken(run.teamId),
-      env: await runSecretEnv(this.secrets, run.teamId, run.config),
+      env: run.secretEnv ?? {},
     };
   }
 

@@ -8,7 +8,8 @@ const INHERITED = ['PATH', 'LANG', 'LC_ALL', 'TZ'];
 
 /**
  * Each run works in its own directory under the workspace root; it survives between executions
- * of the same run so a follow-up continues where the run left off.
+ * of the same run so a follow-up continues where the run left off, for the run's idle timeout
+ * after an execution ends (`WorkspaceRetentionService` deletes it then).
  */
 @Injectable()
 export class WorkspaceService {
@@ -45,13 +46,18 @@ export class WorkspaceService {
     await rm(this.dirFor(runId), { recursive: true, force: true });
   }
 
-  /** A clean environment for the agent's commands: nothing secret of the server leaks in. */
+  /**
+   * A clean environment for the agent's commands: nothing secret of the server leaks in. The
+   * run's `secrets` come first, so none of them can replace a variable Ambient sets (PATH, HOME,
+   * AMBIENT_*, the run key).
+   */
   commandEnv(
     dir: string,
     runId: string,
     extra: Record<string, string> = {},
+    secrets: Record<string, string> = {},
   ): Record<string, string> {
-    const env: Record<string, string> = {};
+    const env: Record<string, string> = { ...secrets };
     for (const name of INHERITED) {
       const value = process.env[name];
       if (value !== undefined) env[name] = value;

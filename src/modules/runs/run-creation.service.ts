@@ -141,6 +141,7 @@ export class RunCreationService {
       unclaimedSince: null,
       leaseOwner: null,
       leaseExpiresAt: null,
+      workspaceRetainedUntil: null,
       startedAt: null,
       finishedAt: null,
       createdAt: now,

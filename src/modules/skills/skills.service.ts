@@ -7,7 +7,7 @@ import { Environment } from '../environments/environment.entity';
 import { EnvironmentsService } from '../environments/environments.service';
 import { AgentSkillDto, SkillVariantDto } from './dto/skills.dto';
 import { RepoCheckouts } from './repo-checkouts.service';
-import { discoverSkills, readSkill } from './skill-discovery';
+import { chooseByPrefix, discoverSkills, readSkill } from './skill-discovery';
 import { ParsedSkill, substituteArguments } from './skill-file';
 import { parseSkillSpec } from './skill-spec';
 
@@ -68,9 +68,19 @@ export class SkillsService {
             (s) =>
               s.skill?.name === parsed.identifier || s.path.split('/').at(-2) === parsed.identifier,
           );
-      const usable = candidates.find((c) => c.skill);
-      if (usable?.skill) matches.push({ ...usable.skill, id: `${owner}/${repo}:${usable.path}` });
-      else if (candidates[0]?.error) problems.push(`${owner}/${repo}: ${candidates[0].error}`);
+      const usable = candidates.filter((c) => c.skill);
+      if (!usable.length) {
+        if (candidates[0]?.error) problems.push(`${owner}/${repo}: ${candidates[0].error}`);
+        continue;
+      }
+      const chosen = chooseByPrefix(usable);
+      if ('ambiguous' in chosen) {
+        throw ApiError.invalid(
+          field,
+          `"${spec}" is ambiguous in ${owner}/${repo} (${chosen.ambiguous.join(', ')}); specify the skill's path as repo:path/to/SKILL.md`,
+        );
+      }
+      matches.push({ ...chosen.skill!, id: `${owner}/${repo}:${chosen.path}` });
     }
     if (matches.length > 1) {
       throw ApiError.invalid(field, `"${spec}" is ambiguous; specify as repo:skill_name`);

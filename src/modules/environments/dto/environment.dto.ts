@@ -4,7 +4,9 @@ import {
   ArrayMaxSize,
   IsArray,
   IsIn,
+  IsEmail,
   IsInt,
+  IsNotEmpty,
   IsOptional,
   IsString,
   Matches,
@@ -14,6 +16,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { SecretRefDto } from '../../runs/dto/agent-config.dto';
 import { REPO_PART_PATTERN } from '../environment-config';
 
 @ApiSchema({ name: 'GitHubRepo' })
@@ -27,6 +30,55 @@ export class GitHubRepoDto {
   @IsString()
   @Matches(REPO_PART_PATTERN, { message: 'must be 1-100 letters, digits, _ . or -' })
   repo: string;
+}
+
+@ApiSchema({ name: 'AwsProviderConfig' })
+export class AwsProviderDto {
+  @ApiProperty({ description: 'AWS IAM role ARN to assume (stored; Ambient does not assume it)' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(2048)
+  role_arn: string;
+}
+
+@ApiSchema({ name: 'GcpProviderConfig' })
+export class GcpProviderDto {
+  @ApiProperty({ description: 'GCP project number' })
+  @IsString()
+  @Matches(/^[0-9]{1,32}$/, { message: 'must be the numeric project number' })
+  project_number: string;
+
+  @ApiProperty({ description: 'Workload Identity Federation pool ID' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(128)
+  workload_identity_federation_pool_id: string;
+
+  @ApiProperty({ description: 'Workload Identity Federation provider ID' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(128)
+  workload_identity_federation_provider_id: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsEmail()
+  service_account_email?: string;
+}
+
+@ApiSchema({ name: 'ProvidersConfig' })
+export class ProvidersDto {
+  @ApiPropertyOptional({ type: AwsProviderDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => AwsProviderDto)
+  aws?: AwsProviderDto;
+
+  @ApiPropertyOptional({ type: GcpProviderDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => GcpProviderDto)
+  gcp?: GcpProviderDto;
 }
 
 /** The writable fields of an environment other than its name. */
@@ -66,6 +118,28 @@ class EnvironmentFieldsDto {
   @Min(1)
   @Max(60)
   failure_session_retention_minutes?: number | null;
+
+  @ApiPropertyOptional({
+    type: [SecretRefDto],
+    nullable: true,
+    description: 'Team secrets given to runs as environment variables of the same name',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @ValidateNested({ each: true })
+  @Type(() => SecretRefDto)
+  secrets?: SecretRefDto[] | null;
+
+  @ApiPropertyOptional({
+    type: ProvidersDto,
+    nullable: true,
+    description: 'Stored and returned; Ambient performs no cloud identity federation',
+  })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ProvidersDto)
+  providers?: ProvidersDto | null;
 }
 
 @ApiSchema({ name: 'CreateEnvironmentRequest' })
@@ -111,6 +185,8 @@ export class EnvironmentConfigDto {
   @ApiProperty({ type: [String] }) setup_commands: string[];
   @ApiPropertyOptional({ nullable: true, type: Number })
   failure_session_retention_minutes?: number | null;
+  @ApiProperty({ type: [SecretRefDto] }) secrets: SecretRefDto[];
+  @ApiPropertyOptional({ type: ProvidersDto }) providers?: ProvidersDto;
 }
 
 @ApiSchema({ name: 'EnvironmentLastTask' })

@@ -102,6 +102,10 @@ export class Run {
   @Column({ name: 'lease_expires_at', type: 'datetime', precision: 3, nullable: true })
   leaseExpiresAt: Date | null;
 
+  /** The workspace of an ended run is kept until then (follow-ups, a debug agent); then deleted. */
+  @Column({ name: 'workspace_retained_until', type: 'datetime', precision: 3, nullable: true })
+  workspaceRetainedUntil: Date | null;
+
   @Column({ name: 'started_at', type: 'datetime', precision: 3, nullable: true })
   startedAt: Date | null;
 

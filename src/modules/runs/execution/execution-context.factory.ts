@@ -8,9 +8,9 @@ import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { parseArtifactInput } from '../../artifacts/artifact-input';
 import { ArtifactWriter } from '../../artifacts/artifact-writer.service';
 import { ChatMessage, HarnessContext } from '../../harness/harness.types';
+import { RunSecretsService } from '../../environments/run-secrets.service';
 import { WorkspaceService } from '../../harness/workspace.service';
 import { CatalogModel } from '../../models/model-catalog';
-import { runSecretEnv } from '../../secrets/run-secrets';
 import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import { Run } from '../entities/run.entity';
 import { RunAttachment } from '../entities/run-attachment.entity';
@@ -45,6 +45,7 @@ export class ExecutionContextFactory {
     private readonly artifacts: ArtifactWriter,
     private readonly runKeys: RunKeysService,
     private readonly secrets: TeamSecretsService,
+    private readonly runSecrets: RunSecretsService,
   ) {}
 
   async build(
@@ -72,10 +73,12 @@ export class ExecutionContextFactory {
       history,
       userMessages,
       workspaceDir: workspace.dir,
-      commandEnv: this.workspaces.commandEnv(workspace.dir, run.id, {
-        ...(await runSecretEnv(this.secrets, run.teamId, run.config)),
-        ...(await this.runKeyEnv(run, executionId)),
-      }),
+      commandEnv: this.workspaces.commandEnv(
+        workspace.dir,
+        run.id,
+        await this.runKeyEnv(run, executionId),
+        await this.runSecrets.envFor(run),
+      ),
       limits: {
         maxTurns: runs.maxTurns,
         deadline: Date.now() + runs.maxRunSeconds * 1000,

@@ -8,11 +8,12 @@ import { parseArtifactInput } from '../../artifacts/artifact-input';
 import { ArtifactWriter } from '../../artifacts/artifact-writer.service';
 import type { RunArtifact } from '../../artifacts/run-artifact.entity';
 import { TranscriptWriter } from '../../conversations/transcript-writer.service';
+import { MissingRunSecret, RunSecretsService } from '../../environments/run-secrets.service';
 import type { SetupPlan } from '../../environments/workspace-preparation';
 import { WorkspaceSetupService } from '../../environments/workspace-setup.service';
 import type { ChatMessage, TokenUsage } from '../../harness/harness.types';
 import { ModelsService } from '../../models/models.service';
-import { harnessAuthSecretValues, runSecretEnv } from '../../secrets/run-secrets';
+import { harnessAuthSecretValues } from '../../secrets/run-secrets';
 import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import type { Principal } from '../../teams/principal';
 import { Run } from '../entities/run.entity';
@@ -71,6 +72,7 @@ export class RemoteExecutionService {
     private readonly transcripts: TranscriptWriter,
     private readonly workspaceSetup: WorkspaceSetupService,
     private readonly secrets: TeamSecretsService,
+    private readonly runSecrets: RunSecretsService,
   ) {}
 
   /** Claims the offer if the websocket claim has not arrived yet, then CLAIMED → INPROGRESS. */
@@ -98,19 +100,28 @@ export class RemoteExecutionService {
 
   /**
    * The environment plan (with the team's git token) and the secrets of the key's own run, for
-   * its execution to prepare on the worker's machine.
+   * its execution to prepare on the worker's machine. A secret the run names but cannot have
+   * ends the run FAILED `integration_not_configured` (as on Ambient's workers) and answers 409.
    */
-  async preparation(run: Run): Promise<RemotePreparation> {
+  async preparation(principal: Principal, run: Run): Promise<RemotePreparation> {
+    let secretEnv: Record<string, string>;
+    try {
+      secretEnv = await this.runSecrets.envFor(run);
+    } catch (err) {
+      if (!(err instanceof MissingRunSecret)) throw err;
+      await this.endFailed(principal, run, 'integration_not_configured', err.message);
+      throw new ApiError('conflict', `the execution cannot start: ${err.message}`);
+    }
     let environment: RemotePreparation['environment'] = null;
     if (run.environmentId) {
       const found = await this.workspaceSetup.environment(run.environmentId);
-      const plan = found ? await this.workspaceSetup.planFor(run, found) : null;
+      const plan = found ? await this.workspaceSetup.planFor({ ...run, secretEnv }, found) : null;
       environment = { environmentId: run.environmentId, plan };
     }
     return {
       environment,
       harnessSecrets: await harnessAuthSecretValues(this.secrets, run.teamId, run.config),
-      runSecrets: await runSecretEnv(this.secrets, run.teamId, run.config),
+      runSecrets: secretEnv,
     };
   }
 
@@ -138,7 +149,17 @@ export class RemoteExecutionService {
       failure,
       null,
     );
-    const code: ErrorCode = 'environment_setup_failed';
+    return this.endFailed(principal, run, 'environment_setup_failed', message, statusExtra);
+  }
+
+  /** Ends the key's execution in the state the error code means, before the harness ran. */
+  private async endFailed(
+    principal: Principal,
+    run: Run,
+    code: ErrorCode,
+    message: string,
+    statusExtra: Record<string, unknown> = {},
+  ): Promise<RunState> {
     const statusMessage = { message, error_code: code, retryable: false, ...statusExtra };
     const owner = RunKeysService.leaseOwnerFor(principal.keyId);
     await this.transcripts.write(run.id).catch(() => undefined);

@@ -6,6 +6,11 @@ import { terminalStateFor } from '../../../common/errors/error-codes';
 import { newUid } from '../../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { TranscriptWriter } from '../../conversations/transcript-writer.service';
+import {
+  idleDeadline,
+  WorkspaceRetentionService,
+} from '../../environments/workspace-retention.service';
+import { MissingRunSecret, RunSecretsService } from '../../environments/run-secrets.service';
 import { WorkspaceSetupService } from '../../environments/workspace-setup.service';
 import { HarnessRegistry } from '../../harness/harness-registry';
 import { HarnessResult } from '../../harness/harness.types';
@@ -50,6 +55,8 @@ export class RunExecutor {
     private readonly models: ModelsService,
     private readonly contexts: ExecutionContextFactory,
     private readonly workspaceSetup: WorkspaceSetupService,
+    private readonly retention: WorkspaceRetentionService,
+    private readonly runSecrets: RunSecretsService,
     private readonly transcripts: TranscriptWriter,
   ) {}
 
@@ -175,11 +182,27 @@ export class RunExecutor {
         usage: zeroUsage,
       };
     }
-    const setup = await this.workspaceSetup.prepare(run, signal, (eventType, payload) =>
-      this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
-        executionId,
-        payload: payload ?? null,
-      }),
+    let secretEnv: Record<string, string>;
+    try {
+      secretEnv = await this.runSecrets.envFor(run);
+    } catch (err) {
+      if (!(err instanceof MissingRunSecret)) throw err;
+      return {
+        outcome: 'failed',
+        errorCode: 'integration_not_configured',
+        summary: err.message,
+        usage: zeroUsage,
+      };
+    }
+    if (run.workspaceRetainedUntil) await this.retention.takeOver(run.id, executionId);
+    const setup = await this.workspaceSetup.prepare(
+      { ...run, secretEnv },
+      signal,
+      (eventType, payload) =>
+        this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
+          executionId,
+          payload: payload ?? null,
+        }),
     );
     if (!setup.ok) {
       return signal.aborted
@@ -220,6 +243,7 @@ export class RunExecutor {
       } else {
         // Already CANCELLED (or taken back) by whoever aborted us; keep what it cost.
         await this.dataSource.getRepository(Run).update({ id: run.id }, { requestUsage: usage });
+        if (signal.reason === 'cancelled') await this.keepCancelledWorkspace(run);
       }
       return;
     }
@@ -240,6 +264,8 @@ export class RunExecutor {
       },
       usage,
       executionId,
+      // A failed setup already kept its workspace for the debug window, or deleted it.
+      code !== 'environment_setup_failed',
     );
   }
 
@@ -249,8 +275,9 @@ export class RunExecutor {
     statusMessage: NonNullable<Run['statusMessage']>,
     requestUsage?: Run['requestUsage'],
     executionId?: number,
+    keepWorkspace = true,
   ): Promise<void> {
-    await this.transitions.transition(run.id, state, {
+    const ended = await this.transitions.transition(run.id, state, {
       from: ['CLAIMED', 'INPROGRESS'],
       set: {
         finishedAt: new Date(),
@@ -258,9 +285,33 @@ export class RunExecutor {
         leaseOwner: null,
         leaseExpiresAt: null,
         ...(requestUsage ? { requestUsage } : {}),
+        // Set with the end, so no follow-up can see the run ended without its deadline.
+        ...(keepWorkspace
+          ? { workspaceRetainedUntil: idleDeadline(run.config.idle_timeout_minutes) }
+          : {}),
       },
       where: { sql: 'lease_owner = :owner', params: { owner: this.workerId } },
       event: { executionId: executionId ?? run.executionCount, payload: { ...statusMessage } },
+    });
+    if (ended && keepWorkspace) await this.releaseAtOnceIfIdleIsZero(run);
+  }
+
+  /** A cancelled execution's workspace is kept for follow-ups like any other ended one. */
+  private async keepCancelledWorkspace(run: Run): Promise<void> {
+    await this.dataSource
+      .getRepository(Run)
+      .update(
+        { id: run.id, state: 'CANCELLED' },
+        { workspaceRetainedUntil: idleDeadline(run.config.idle_timeout_minutes) },
+      );
+    await this.releaseAtOnceIfIdleIsZero(run);
+  }
+
+  /** `idle_timeout_minutes: 0`: the workspace goes now, not at the next sweep. */
+  private async releaseAtOnceIfIdleIsZero(run: Run): Promise<void> {
+    if (run.config.idle_timeout_minutes !== 0) return;
+    await this.retention.releaseIfExpired(run.id).catch((err: Error) => {
+      this.logger.warn(`could not release the workspace of run ${run.id}: ${err.message}`);
     });
   }
 
