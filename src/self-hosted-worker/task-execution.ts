@@ -150,7 +150,12 @@ export class TaskExecution {
       history: start.history,
       userMessages,
       workspaceDir: workspace.dir,
-      commandEnv: this.deps.workspaces.commandEnv(workspace.dir, start.run_id, {}, start.run_secrets),
+      commandEnv: this.deps.workspaces.commandEnv(
+        workspace.dir,
+        start.run_id,
+        {},
+        start.run_secrets,
+      ),
       limits: {
         maxTurns: start.limits.max_turns,
         deadline: Date.now() + start.limits.max_run_seconds * 1000,
