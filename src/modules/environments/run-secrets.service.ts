@@ -10,21 +10,25 @@ export interface SecretsRun {
   config: { secrets?: { name: string }[] };
 }
 
-/** A secret a run names that cannot be given to it; `field` says where it was named. */
-export class MissingRunSecret extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(`${field}: ${message}`);
-  }
+/** A secret a run names that it does not get, where it was named, and why. */
+export interface SkippedSecret {
+  name: string;
+  field: string;
+  reason: string;
+}
+
+export interface ResolvedRunSecrets {
+  env: Record<string, string>;
+  /** Shown on the run's timeline (`secrets_skipped`); the run goes on without them. */
+  skipped: SkippedSecret[];
 }
 
 /**
  * The team secrets a run gets as environment variables named after them: its environment's
  * `secrets`, then its own `config.secrets` (a name in both is the same team secret, so the run's
  * entry simply repeats it). Always resolved in the run's team: a guest team running in a shared
- * environment gets its own secrets of those names, never the owner's.
+ * environment gets its own secrets of those names, never the owner's. As in Oz, a name with no
+ * secret is skipped and reported rather than failing the run.
  */
 @Injectable()
 export class RunSecretsService {
@@ -33,8 +37,7 @@ export class RunSecretsService {
     private readonly secrets: TeamSecretsService,
   ) {}
 
-  /** Throws `MissingRunSecret` when a named secret does not exist or secrets are disabled. */
-  async envFor(run: SecretsRun): Promise<Record<string, string>> {
+  async resolve(run: SecretsRun): Promise<ResolvedRunSecrets> {
     const refs: { name: string; field: string }[] = [];
     if (run.environmentId) {
       const environment = await this.dataSource
@@ -47,21 +50,20 @@ export class RunSecretsService {
     for (const [i, { name }] of (run.config.secrets ?? []).entries()) {
       refs.push({ name, field: `config.secrets.${i}.name` });
     }
-    if (refs.length && !this.secrets.cipher.enabled) {
-      throw new MissingRunSecret(
-        refs[0].field,
-        'team secrets are disabled on this server (the operator must set AMBIENT_SECRETS_KEY)',
-      );
-    }
-    const env: Record<string, string> = {};
+    const resolved: ResolvedRunSecrets = { env: {}, skipped: [] };
+    const enabled = this.secrets.cipher.enabled;
     for (const { name, field } of refs) {
-      if (name in env) continue;
-      const value = await this.secrets.reveal(run.teamId, name);
+      if (name in resolved.env) continue;
+      const value = enabled ? await this.secrets.reveal(run.teamId, name) : null;
       if (value === null) {
-        throw new MissingRunSecret(field, `the team has no secret named "${name}"`);
+        const reason = enabled
+          ? 'the team has no secret of that name'
+          : 'team secrets are disabled on this server (AMBIENT_SECRETS_KEY is not set)';
+        resolved.skipped.push({ name, field, reason });
+      } else {
+        resolved.env[name] = value;
       }
-      env[name] = value;
     }
-    return env;
+    return resolved;
   }
 }

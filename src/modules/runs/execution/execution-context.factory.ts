@@ -53,6 +53,8 @@ export class ExecutionContextFactory {
     executionId: number,
     model: CatalogModel,
     signal: AbortSignal,
+    /** The run's secrets as variables, when the caller has resolved them already. */
+    secretEnv?: Record<string, string>,
   ): Promise<HarnessContext> {
     const { history, firstExecution, attachments, followups } = await this.loadInputs(
       run,
@@ -77,7 +79,7 @@ export class ExecutionContextFactory {
         workspace.dir,
         run.id,
         await this.runKeyEnv(run, executionId),
-        await this.runSecrets.envFor(run),
+        secretEnv ?? (await this.runSecrets.resolve(run)).env,
       ),
       limits: {
         maxTurns: runs.maxTurns,

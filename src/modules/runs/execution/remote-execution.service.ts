@@ -8,7 +8,7 @@ import { parseArtifactInput } from '../../artifacts/artifact-input';
 import { ArtifactWriter } from '../../artifacts/artifact-writer.service';
 import type { RunArtifact } from '../../artifacts/run-artifact.entity';
 import { TranscriptWriter } from '../../conversations/transcript-writer.service';
-import { MissingRunSecret, RunSecretsService } from '../../environments/run-secrets.service';
+import { RunSecretsService } from '../../environments/run-secrets.service';
 import type { SetupPlan } from '../../environments/workspace-preparation';
 import { WorkspaceSetupService } from '../../environments/workspace-setup.service';
 import type { ChatMessage, TokenUsage } from '../../harness/harness.types';
@@ -100,18 +100,18 @@ export class RemoteExecutionService {
 
   /**
    * The environment plan (with the team's git token) and the secrets of the key's own run, for
-   * its execution to prepare on the worker's machine. A secret the run names but cannot have
-   * ends the run FAILED `integration_not_configured` (as on Ambient's workers) and answers 409.
+   * its execution to prepare on the worker's machine. Secrets it names but cannot have are
+   * skipped and noted on its timeline, as on Ambient's workers.
    */
-  async preparation(principal: Principal, run: Run): Promise<RemotePreparation> {
-    let secretEnv: Record<string, string>;
-    try {
-      secretEnv = await this.runSecrets.envFor(run);
-    } catch (err) {
-      if (!(err instanceof MissingRunSecret)) throw err;
-      await this.endFailed(principal, run, 'integration_not_configured', err.message);
-      throw new ApiError('conflict', `the execution cannot start: ${err.message}`);
+  async preparation(run: Run): Promise<RemotePreparation> {
+    const secrets = await this.runSecrets.resolve(run);
+    if (secrets.skipped.length) {
+      await this.transitions.appendEvent(this.dataSource.manager, run.id, 'secrets_skipped', {
+        executionId: run.executionCount,
+        payload: { secrets: secrets.skipped },
+      });
     }
+    const secretEnv = secrets.env;
     let environment: RemotePreparation['environment'] = null;
     if (run.environmentId) {
       const found = await this.workspaceSetup.environment(run.environmentId);

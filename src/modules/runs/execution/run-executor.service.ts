@@ -10,7 +10,7 @@ import {
   idleDeadline,
   WorkspaceRetentionService,
 } from '../../environments/workspace-retention.service';
-import { MissingRunSecret, RunSecretsService } from '../../environments/run-secrets.service';
+import { RunSecretsService } from '../../environments/run-secrets.service';
 import { WorkspaceSetupService } from '../../environments/workspace-setup.service';
 import { HarnessRegistry } from '../../harness/harness-registry';
 import { HarnessResult } from '../../harness/harness.types';
@@ -182,18 +182,14 @@ export class RunExecutor {
         usage: zeroUsage,
       };
     }
-    let secretEnv: Record<string, string>;
-    try {
-      secretEnv = await this.runSecrets.envFor(run);
-    } catch (err) {
-      if (!(err instanceof MissingRunSecret)) throw err;
-      return {
-        outcome: 'failed',
-        errorCode: 'integration_not_configured',
-        summary: err.message,
-        usage: zeroUsage,
-      };
+    const secrets = await this.runSecrets.resolve(run);
+    if (secrets.skipped.length) {
+      await this.transitions.appendEvent(this.dataSource.manager, run.id, 'secrets_skipped', {
+        executionId,
+        payload: { secrets: secrets.skipped },
+      });
     }
+    const secretEnv = secrets.env;
     if (run.workspaceRetainedUntil) await this.retention.takeOver(run.id, executionId);
     const setup = await this.workspaceSetup.prepare(
       { ...run, secretEnv },
@@ -215,7 +211,7 @@ export class RunExecutor {
             statusExtra: setup.statusExtra,
           };
     }
-    const context = await this.contexts.build(run, executionId, model, signal);
+    const context = await this.contexts.build(run, executionId, model, signal, secretEnv);
     return harness.run(context);
   }
 
