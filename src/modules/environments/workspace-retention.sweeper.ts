@@ -5,41 +5,39 @@ import {
   OnApplicationBootstrap,
   OnModuleDestroy,
 } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { PeriodicTask } from '../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { WorkspaceRetentionService } from './workspace-retention.service';
 
 /** Worker role: every `environments.retentionSweepIntervalMs`, deletes kept workspaces past their deadline. */
 @Injectable()
 export class WorkspaceRetentionSweeper implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('WorkspaceRetentionSweeper');
-  private timer?: NodeJS.Timeout;
-  private running = false;
+  private readonly task: PeriodicTask;
 
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly retention: WorkspaceRetentionService,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+    retention: WorkspaceRetentionService,
+    registry: SchedulerRegistry,
+  ) {
+    this.task = new PeriodicTask({
+      name: 'workspace retention sweep',
+      intervalMs: config.environments.retentionSweepIntervalMs,
+      logger: new Logger('WorkspaceRetentionSweeper'),
+      registry,
+      work: () => retention.releaseExpired(),
+    });
+  }
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(
-      () => void this.sweep(),
-      this.config.environments.retentionSweepIntervalMs,
-    );
+    this.task.start();
   }
 
-  onModuleDestroy(): void {
-    clearInterval(this.timer);
+  onModuleDestroy(): Promise<void> {
+    return this.task.stop();
   }
 
-  async sweep(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      await this.retention.releaseExpired();
-    } catch (err) {
-      this.logger.warn(`sweep failed: ${(err as Error).message}`);
-    } finally {
-      this.running = false;
-    }
+  sweep(): Promise<void> {
+    return this.task.runNow();
   }
 }

@@ -6,13 +6,13 @@ import {
   OnModuleDestroy,
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
+import { PeriodicTask } from '../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { RunKeysService } from '../runs/run-keys.service';
 import { RunSignals } from '../runs/run-signals.service';
 import { SelfHostedDispatcher } from './self-hosted-dispatcher.service';
 import { SelfHostedRuns } from '../runs/execution/self-hosted-runs.service';
 
-const TIMER = 'workers.sweep';
 /** How long the key of a cancelled execution may still report the execution's usage. */
 const ENDED_KEY_GRACE_MS = 60_000;
 
@@ -26,7 +26,7 @@ const ENDED_KEY_GRACE_MS = 60_000;
 @Injectable()
 export class SelfHostedSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('SelfHostedWorkers');
-  private running = false;
+  private readonly task: PeriodicTask;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -34,34 +34,37 @@ export class SelfHostedSweeper implements OnApplicationBootstrap, OnModuleDestro
     private readonly runKeys: RunKeysService,
     private readonly dispatcher: SelfHostedDispatcher,
     private readonly signals: RunSignals,
-    private readonly scheduler: SchedulerRegistry,
-  ) {}
+    registry: SchedulerRegistry,
+  ) {
+    this.task = new PeriodicTask({
+      name: 'self-hosted sweep',
+      intervalMs: config.runs.dispatchSweepIntervalMs,
+      logger: this.logger,
+      registry,
+      work: () => this.sweepOnce(),
+    });
+  }
 
   onApplicationBootstrap(): void {
-    const timer = setInterval(() => void this.sweep(), this.config.runs.dispatchSweepIntervalMs);
-    this.scheduler.addInterval(TIMER, timer);
+    this.task.start();
   }
 
-  onModuleDestroy(): void {
-    if (this.scheduler.doesExist('interval', TIMER)) this.scheduler.deleteInterval(TIMER);
+  onModuleDestroy(): Promise<void> {
+    return this.task.stop();
   }
 
-  async sweep(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      for (const run of await this.runs.withdrawLapsedOffers()) {
-        await this.signals.publishSelfHostedWork(run.teamId, run.workerHost!);
-      }
-      const failed = await this.runs.failUnclaimed();
-      if (failed) this.logger.warn(`${failed} run(s) ended: no self-hosted worker claimed them`);
-      await this.runKeys.revokeStale(ENDED_KEY_GRACE_MS);
-      this.dispatcher.dropUnansweredOffers(this.config.runs.leaseMs);
-      await this.dispatcher.dispatchAll();
-    } catch (err) {
-      this.logger.warn(`self-hosted sweep failed: ${(err as Error).message}`);
-    } finally {
-      this.running = false;
+  sweep(): Promise<void> {
+    return this.task.runNow();
+  }
+
+  private async sweepOnce(): Promise<void> {
+    for (const run of await this.runs.withdrawLapsedOffers()) {
+      await this.signals.publishSelfHostedWork(run.teamId, run.workerHost!);
     }
+    const failed = await this.runs.failUnclaimed();
+    if (failed) this.logger.warn(`${failed} run(s) ended: no self-hosted worker claimed them`);
+    await this.runKeys.revokeStale(ENDED_KEY_GRACE_MS);
+    this.dispatcher.dropUnansweredOffers(this.config.runs.leaseMs);
+    await this.dispatcher.dispatchAll();
   }
 }

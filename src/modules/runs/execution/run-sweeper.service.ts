@@ -8,13 +8,13 @@ import {
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { PeriodicTask } from '../../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { Run } from '../entities/run.entity';
 import { RunQueue } from '../run-queue.service';
 import { RunTransitions } from '../run-transitions.service';
 
 const BATCH = 200;
-const TIMER = 'runs.sweep';
 
 /**
  * Housekeeping that keeps accepted runs from being lost (worker role, safe in every replica):
@@ -25,36 +25,37 @@ const TIMER = 'runs.sweep';
 @Injectable()
 export class RunSweeper implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('RunSweeper');
-  private running = false;
+  private readonly task: PeriodicTask;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly runQueue: RunQueue,
     private readonly transitions: RunTransitions,
-    private readonly scheduler: SchedulerRegistry,
-  ) {}
+    registry: SchedulerRegistry,
+  ) {
+    this.task = new PeriodicTask({
+      name: 'runs.sweep',
+      intervalMs: config.runs.dispatchSweepIntervalMs,
+      logger: this.logger,
+      registry,
+      work: async () => {
+        await this.recoverLapsedLeases();
+        await this.dispatchOrphans();
+      },
+    });
+  }
 
   onApplicationBootstrap(): void {
-    const timer = setInterval(() => void this.sweep(), this.config.runs.dispatchSweepIntervalMs);
-    this.scheduler.addInterval(TIMER, timer);
+    this.task.start();
   }
 
-  onModuleDestroy(): void {
-    if (this.scheduler.doesExist('interval', TIMER)) this.scheduler.deleteInterval(TIMER);
+  onModuleDestroy(): Promise<void> {
+    return this.task.stop();
   }
 
-  async sweep(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      await this.recoverLapsedLeases();
-      await this.dispatchOrphans();
-    } catch (err) {
-      this.logger.warn(`sweep failed: ${(err as Error).message}`);
-    } finally {
-      this.running = false;
-    }
+  sweep(): Promise<void> {
+    return this.task.runNow();
   }
 
   private async dispatchOrphans(): Promise<void> {

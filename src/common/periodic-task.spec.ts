@@ -1,0 +1,70 @@
+import { Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { PeriodicTask } from './periodic-task';
+
+function deferred() {
+  let resolve!: () => void;
+  let reject!: (err: Error) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+describe('PeriodicTask', () => {
+  const logger = new Logger('test');
+  let registry: SchedulerRegistry;
+
+  beforeEach(() => {
+    registry = new SchedulerRegistry();
+    jest.spyOn(logger, 'warn').mockImplementation(() => undefined);
+  });
+
+  it('joins a run in progress instead of starting a second one', async () => {
+    const gate = deferred();
+    const work = jest.fn(() => gate.promise);
+    const task = new PeriodicTask({ name: 't', intervalMs: 1000, work, logger, registry });
+    const first = task.runNow();
+    const second = task.runNow();
+    expect(work).toHaveBeenCalledTimes(1);
+    gate.resolve();
+    await Promise.all([first, second]);
+    await task.runNow();
+    expect(work).toHaveBeenCalledTimes(2);
+  });
+
+  it('logs a failure and runs again next time', async () => {
+    const work = jest
+      .fn<Promise<void>, []>()
+      .mockRejectedValueOnce(new Error('database down'))
+      .mockResolvedValueOnce(undefined);
+    const task = new PeriodicTask({ name: 'sweep', intervalMs: 1000, work, logger, registry });
+    await task.runNow();
+    expect(logger.warn).toHaveBeenCalledWith('sweep failed: database down');
+    await task.runNow();
+    expect(work).toHaveBeenCalledTimes(2);
+  });
+
+  it('registers its interval, and stopping removes it and waits for the run in progress', async () => {
+    const gate = deferred();
+    const task = new PeriodicTask({
+      name: 'sweep',
+      intervalMs: 60_000,
+      work: () => gate.promise,
+      logger,
+      registry,
+    });
+    task.start();
+    expect(registry.doesExist('interval', 'sweep')).toBe(true);
+    void task.runNow();
+    let stopped = false;
+    const stopping = task.stop().then(() => (stopped = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(registry.doesExist('interval', 'sweep')).toBe(false);
+    expect(stopped).toBe(false);
+    gate.resolve();
+    await stopping;
+    expect(stopped).toBe(true);
+  });
+});

@@ -1,0 +1,50 @@
+import type { Logger } from '@nestjs/common';
+import type { SchedulerRegistry } from '@nestjs/schedule';
+
+export interface PeriodicTaskOptions {
+  /** Also the name of the interval in Nest's SchedulerRegistry. */
+  name: string;
+  intervalMs: number;
+  work: () => Promise<unknown>;
+  logger: Logger;
+  registry: SchedulerRegistry;
+}
+
+/**
+ * Background work on a timer, as every sweeper needs it: never two runs at once (a tick that
+ * finds one running joins it), a failure is logged and the next tick tries again, and stopping
+ * waits for the run in progress so it never outlives the database pool.
+ */
+export class PeriodicTask {
+  private current: Promise<void> | null = null;
+
+  constructor(private readonly options: PeriodicTaskOptions) {}
+
+  start(): void {
+    const { name, intervalMs, registry } = this.options;
+    registry.addInterval(
+      name,
+      setInterval(() => void this.runNow(), intervalMs),
+    );
+  }
+
+  /** Runs the work now, or returns the run already in progress. */
+  runNow(): Promise<void> {
+    this.current ??= this.options
+      .work()
+      .then(
+        () => undefined,
+        (err: Error) => this.options.logger.warn(`${this.options.name} failed: ${err.message}`),
+      )
+      .finally(() => {
+        this.current = null;
+      });
+    return this.current;
+  }
+
+  async stop(): Promise<void> {
+    const { name, registry } = this.options;
+    if (registry.doesExist('interval', name)) registry.deleteInterval(name);
+    await this.current;
+  }
+}
