@@ -1,4 +1,4 @@
-import type { Logger } from '@nestjs/common';
+import type { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 
 export interface PeriodicTaskOptions {
@@ -46,5 +46,18 @@ export class PeriodicTask {
     const { name, registry } = this.options;
     if (registry.doesExist('interval', name)) registry.deleteInterval(name);
     await this.current;
+  }
+}
+
+/** A provider whose work is a set of periodic tasks, started with the app and stopped with it. */
+export abstract class PeriodicWorker implements OnApplicationBootstrap, OnModuleDestroy {
+  protected abstract readonly tasks: PeriodicTask[];
+
+  onApplicationBootstrap(): void {
+    for (const task of this.tasks) task.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all(this.tasks.map((task) => task.stop()));
   }
 }

@@ -1,12 +1,6 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnModuleDestroy,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { PeriodicTask } from '../../common/periodic-task';
+import { PeriodicTask, PeriodicWorker } from '../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { RunKeysService } from '../runs/run-keys.service';
 import { RunSignals } from '../runs/run-signals.service';
@@ -24,9 +18,9 @@ const ENDED_KEY_GRACE_MS = 60_000;
  * the worker role's RunSweeper, like every run's.
  */
 @Injectable()
-export class SelfHostedSweeper implements OnApplicationBootstrap, OnModuleDestroy {
+export class SelfHostedSweeper extends PeriodicWorker {
   private readonly logger = new Logger('SelfHostedWorkers');
-  private readonly task: PeriodicTask;
+  protected readonly tasks: PeriodicTask[];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -36,25 +30,16 @@ export class SelfHostedSweeper implements OnApplicationBootstrap, OnModuleDestro
     private readonly signals: RunSignals,
     registry: SchedulerRegistry,
   ) {
-    this.task = new PeriodicTask({
-      name: 'self-hosted sweep',
-      intervalMs: config.runs.dispatchSweepIntervalMs,
-      logger: this.logger,
-      registry,
-      work: () => this.sweepOnce(),
-    });
-  }
-
-  onApplicationBootstrap(): void {
-    this.task.start();
-  }
-
-  onModuleDestroy(): Promise<void> {
-    return this.task.stop();
-  }
-
-  sweep(): Promise<void> {
-    return this.task.runNow();
+    super();
+    this.tasks = [
+      new PeriodicTask({
+        name: 'self-hosted sweep',
+        intervalMs: config.runs.dispatchSweepIntervalMs,
+        logger: this.logger,
+        registry,
+        work: () => this.sweepOnce(),
+      }),
+    ];
   }
 
   private async sweepOnce(): Promise<void> {

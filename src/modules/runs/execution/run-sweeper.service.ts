@@ -1,14 +1,8 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnModuleDestroy,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { PeriodicTask } from '../../../common/periodic-task';
+import { PeriodicTask, PeriodicWorker } from '../../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { Run } from '../entities/run.entity';
 import { RunQueue } from '../run-queue.service';
@@ -23,9 +17,9 @@ const BATCH = 200;
  *   (up to runs.maxAttempts executions) or ends in ERROR with internal_error.
  */
 @Injectable()
-export class RunSweeper implements OnApplicationBootstrap, OnModuleDestroy {
+export class RunSweeper extends PeriodicWorker {
   private readonly logger = new Logger('RunSweeper');
-  private readonly task: PeriodicTask;
+  protected readonly tasks: PeriodicTask[];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -34,28 +28,19 @@ export class RunSweeper implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly transitions: RunTransitions,
     registry: SchedulerRegistry,
   ) {
-    this.task = new PeriodicTask({
-      name: 'runs.sweep',
-      intervalMs: config.runs.dispatchSweepIntervalMs,
-      logger: this.logger,
-      registry,
-      work: async () => {
-        await this.recoverLapsedLeases();
-        await this.dispatchOrphans();
-      },
-    });
-  }
-
-  onApplicationBootstrap(): void {
-    this.task.start();
-  }
-
-  onModuleDestroy(): Promise<void> {
-    return this.task.stop();
-  }
-
-  sweep(): Promise<void> {
-    return this.task.runNow();
+    super();
+    this.tasks = [
+      new PeriodicTask({
+        name: 'runs.sweep',
+        intervalMs: config.runs.dispatchSweepIntervalMs,
+        logger: this.logger,
+        registry,
+        work: async () => {
+          await this.recoverLapsedLeases();
+          await this.dispatchOrphans();
+        },
+      }),
+    ];
   }
 
   private async dispatchOrphans(): Promise<void> {

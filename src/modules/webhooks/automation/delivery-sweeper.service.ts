@@ -1,14 +1,8 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnModuleDestroy,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { PeriodicTask } from '../../../common/periodic-task';
+import { PeriodicTask, PeriodicWorker } from '../../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { DeliveryEvaluationQueue } from '../delivery-evaluation.queue';
 
@@ -22,9 +16,9 @@ const BATCH = 500;
  *   `logKeepLatest`; the dedup memory (accepted entries) goes with them, never sooner.
  */
 @Injectable()
-export class DeliverySweeper implements OnApplicationBootstrap, OnModuleDestroy {
+export class DeliverySweeper extends PeriodicWorker {
   private readonly logger = new Logger('DeliverySweeper');
-  private readonly tasks: PeriodicTask[];
+  protected readonly tasks: PeriodicTask[];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -32,6 +26,7 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnModuleDestroy 
     private readonly evaluations: DeliveryEvaluationQueue,
     registry: SchedulerRegistry,
   ) {
+    super();
     const { sweepIntervalMs, housekeepingIntervalMs } = config.webhooks;
     const common = { logger: this.logger, registry };
     this.tasks = [
@@ -48,14 +43,6 @@ export class DeliverySweeper implements OnApplicationBootstrap, OnModuleDestroy 
         work: () => this.housekeeping(),
       }),
     ];
-  }
-
-  onApplicationBootstrap(): void {
-    for (const task of this.tasks) task.start();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await Promise.all(this.tasks.map((task) => task.stop()));
   }
 
   /** Returns how many deliveries it enqueued again. */
