@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import request from 'supertest';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
@@ -130,19 +129,8 @@ describe('vendor CLI harnesses (api + worker, fake claude/codex/gemini CLIs)', (
       }
       expect(messages[3].content[0]).toMatchObject({ type: 'text', text: c.summary });
 
-      const redirect = await api.get(`/agent/runs/${runId}/transcript`).redirects(0);
-      expect(redirect.status).toBe(302);
-      const url = new URL(redirect.headers.location);
-      const file = await request(new URL(app.baseUrl).origin)
-        .get(`${url.pathname}${url.search}`)
-        .buffer(true)
-        .parse((res, done) => {
-          let text = '';
-          res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-          res.on('end', () => done(null, text));
-        });
-      expect(file.status).toBe(200);
-      expect(file.body).toBe(workspaceFile(runId, '.fake-cli-stdout.jsonl'));
+      const transcript = await api.transcriptText(runId);
+      expect(transcript).toBe(workspaceFile(runId, '.fake-cli-stdout.jsonl'));
     },
   );
 
@@ -171,19 +159,10 @@ describe('vendor CLI harnesses (api + worker, fake claude/codex/gemini CLIs)', (
       `${runId}:1`,
       `${runId}:2`,
     ]);
-    const redirect = await api.get(`/agent/runs/${runId}/transcript`).redirects(0);
-    const url = new URL(redirect.headers.location);
-    const file = await request(new URL(app.baseUrl).origin)
-      .get(`${url.pathname}${url.search}`)
-      .buffer(true)
-      .parse((res, done) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-        res.on('end', () => done(null, text));
-      });
+    const transcript = await api.transcriptText(runId);
     // The fake CLI appends to its stdout file, so after two executions it holds both streams.
-    expect(file.body).toBe(workspaceFile(runId, '.fake-cli-stdout.jsonl'));
-    expect(String(file.body).split('\n').filter(Boolean)).toHaveLength(10);
+    expect(transcript).toBe(workspaceFile(runId, '.fake-cli-stdout.jsonl'));
+    expect(transcript.split('\n').filter(Boolean)).toHaveLength(10);
   });
 
   it('ends FAILED with the exit code and the last stderr lines when the CLI fails', async () => {

@@ -1,7 +1,6 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import request from 'supertest';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
 import { GitHttpServer, startGitHttpServer } from './support/git-http-server';
@@ -279,18 +278,8 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
     expect(types).toEqual(expect.arrayContaining(['worker_container_ready', 'harness_started']));
     expect(types.indexOf('worker_container_ready')).toBeLessThan(types.indexOf('harness_started'));
 
-    const redirect = await api.get(`/agent/runs/${runId}/transcript`).redirects(0);
-    expect(redirect.status).toBe(302);
-    const url = new URL(redirect.headers.location);
-    const file = await request(new URL(app.baseUrl).origin)
-      .get(`${url.pathname}${url.search}`)
-      .buffer(true)
-      .parse((res, done) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-        res.on('end', () => done(null, text));
-      });
-    expect(file.body).toBe(readFileSync(join(dir, '.fake-cli-stdout.jsonl'), 'utf8'));
+    const transcript = await api.transcriptText(runId);
+    expect(transcript).toBe(readFileSync(join(dir, '.fake-cli-stdout.jsonl'), 'utf8'));
   });
 
   it('fails a run whose vendor CLI is not installed on the worker, and keeps working', async () => {

@@ -25,5 +25,23 @@ export function apiClient(baseUrl: string, apiKey: string) {
     prefix,
     runState: async (runId: string): Promise<string> =>
       (await request(origin).get(`${prefix}/agent/runs/${runId}`).set(auth)).body.state,
+    /** A run's raw transcript, fetched the way clients do: the 302, then its signed URL. */
+    transcriptText: async (runId: string): Promise<string> => {
+      const redirect = await request(origin)
+        .get(`${prefix}/agent/runs/${runId}/transcript`)
+        .set(auth)
+        .redirects(0);
+      if (redirect.status !== 302) throw new Error(`transcript: HTTP ${redirect.status}`);
+      const url = new URL(redirect.headers.location);
+      const file = await request(origin)
+        .get(`${url.pathname}${url.search}`)
+        .buffer(true)
+        .parse((res, done) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+          res.on('end', () => done(null, text));
+        });
+      return file.body as string;
+    },
   };
 }
