@@ -5,16 +5,9 @@ import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-ser
 import { apiClient } from './support/api-client';
 import { GitHttpServer, startGitHttpServer } from './support/git-http-server';
 import { bareRepo } from './support/git-repos';
-import { spawnSelfHostedWorker, WorkerProcess } from './support/self-hosted-worker-process';
-import {
-  createTestEnvironment,
-  startTestApp,
-  TEST_API_KEY,
-  TestApp,
-  TestEnvironment,
-} from './support/test-app';
+import { SelfHostedWorkers } from './support/self-hosted-worker-process';
+import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
-import { waitForExit } from './support/worker-process';
 
 const CLIS = resolve(__dirname, 'fixtures/vendor-clis');
 const TOKEN = 'ghp_selfhosted_private_token';
@@ -35,20 +28,17 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
   let mirrorRoot: string;
   const gitRoot = mkdtempSync(join(tmpdir(), 'ambient-sh-git-'));
   const privateRoot = mkdtempSync(join(tmpdir(), 'ambient-sh-private-git-'));
-  const workers: WorkerProcess[] = [];
+  const workers = new SelfHostedWorkers();
 
-  const startWorker = async (workerId: string, root: string, extra: string[] = [], vars = {}) => {
-    const worker = spawnSelfHostedWorker(
-      [
-        ...['--api-url', app.baseUrl, '--worker-id', workerId, '--api-key', TEST_API_KEY],
-        ...['--workspace-root', root, '--models-file', env.modelsFile, ...extra],
-      ],
+  const startWorker = (workerId: string, workspaceRoot: string, extra: string[] = [], vars = {}) =>
+    workers.start({
+      apiUrl: app.baseUrl,
+      workerId,
+      workspaceRoot,
+      modelsFile: env.modelsFile,
+      extra,
       vars,
-    );
-    workers.push(worker);
-    await worker.waitForOutput(/connected to ws:\/\//);
-    return worker;
-  };
+    });
   const run = (runId: string) => api.get(`/agent/runs/${runId}`).then((r) => r.body);
   const finished = (runId: string) =>
     waitFor(
@@ -97,10 +87,7 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
   });
 
   afterAll(async () => {
-    for (const worker of workers) {
-      worker.child.kill('SIGKILL');
-      await waitForExit(worker.child);
-    }
+    await workers.killAll();
     await app?.close();
     await env?.destroy();
     await model?.close();

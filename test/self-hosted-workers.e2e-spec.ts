@@ -3,14 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
-import { spawnSelfHostedWorker, WorkerProcess } from './support/self-hosted-worker-process';
-import {
-  createTestEnvironment,
-  startTestApp,
-  TEST_API_KEY,
-  TestApp,
-  TestEnvironment,
-} from './support/test-app';
+import { SelfHostedWorkers } from './support/self-hosted-worker-process';
+import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
 import { waitForExit } from './support/worker-process';
 
@@ -27,17 +21,16 @@ describe('self-hosted workers (real worker processes, two API replicas)', () => 
   let apiA: ReturnType<typeof apiClient>;
   let apiB: ReturnType<typeof apiClient>;
   let workerRoot: string;
-  const workers: WorkerProcess[] = [];
+  const workers = new SelfHostedWorkers();
 
-  const startWorker = async (workerId: string, extra: string[] = []) => {
-    const worker = spawnSelfHostedWorker([
-      ...['--api-url', appA.baseUrl, '--worker-id', workerId, '--api-key', TEST_API_KEY],
-      ...['--workspace-root', workerRoot, '--models-file', env.modelsFile, ...extra],
-    ]);
-    workers.push(worker);
-    await worker.waitForOutput(/connected to ws:\/\//);
-    return worker;
-  };
+  const startWorker = (workerId: string, extra: string[] = []) =>
+    workers.start({
+      apiUrl: appA.baseUrl,
+      workerId,
+      workspaceRoot: workerRoot,
+      modelsFile: env.modelsFile,
+      extra,
+    });
   const run = (runId: string) => apiA.get(`/agent/runs/${runId}`).then((r) => r.body);
   const runUntil = (runId: string, states: string[], what = `run ${runId} in ${states}`) =>
     waitFor(
@@ -68,10 +61,7 @@ describe('self-hosted workers (real worker processes, two API replicas)', () => 
   });
 
   afterAll(async () => {
-    for (const worker of workers) {
-      worker.child.kill('SIGKILL');
-      await waitForExit(worker.child);
-    }
+    await workers.killAll();
     await appB?.close();
     await appA?.close();
     await env?.destroy();
@@ -193,7 +183,7 @@ describe('self-hosted workers (real worker processes, two API replicas)', () => 
   });
 
   it('sends task_cancellation: the worker stops the command and the run ends CANCELLED', async () => {
-    const worker = workers[0];
+    const worker = workers.processes[0];
     model.script('sh-slow', [
       {
         toolCalls: [

@@ -1,5 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { TEST_API_KEY } from './test-app';
+import { waitForExit } from './worker-process';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -56,4 +58,42 @@ export function spawnSelfHostedWorker(args: string[], env: NodeJS.ProcessEnv = {
       check();
     });
   return { child, output: () => output, waitForOutput };
+}
+
+export interface ConnectedWorkerOptions {
+  apiUrl: string;
+  workerId: string;
+  workspaceRoot: string;
+  modelsFile: string;
+  /** More command-line arguments, e.g. `--max-concurrent-tasks 1`. */
+  extra?: string[];
+  /** Environment variables of the worker process. */
+  vars?: NodeJS.ProcessEnv;
+}
+
+/** The worker processes one test file starts, each awaited until connected; `killAll` in afterAll. */
+export class SelfHostedWorkers {
+  /** In start order. */
+  readonly processes: WorkerProcess[] = [];
+
+  async start(options: ConnectedWorkerOptions): Promise<WorkerProcess> {
+    const worker = spawnSelfHostedWorker(
+      [
+        ...['--api-url', options.apiUrl, '--worker-id', options.workerId],
+        ...['--api-key', TEST_API_KEY, '--workspace-root', options.workspaceRoot],
+        ...['--models-file', options.modelsFile, ...(options.extra ?? [])],
+      ],
+      options.vars,
+    );
+    this.processes.push(worker);
+    await worker.waitForOutput(/connected to ws:\/\//);
+    return worker;
+  }
+
+  async killAll(): Promise<void> {
+    for (const worker of this.processes) {
+      worker.child.kill('SIGKILL');
+      await waitForExit(worker.child);
+    }
+  }
 }
