@@ -4,6 +4,7 @@ import { SelfHostedWorkers1763800000000 } from './1763800000000-self-hosted-work
 import { WebhooksFactories1763810000000 } from './1763810000000-webhooks-factories';
 import { EnvironmentsSkills1763820000000 } from './1763820000000-environments-skills';
 import { ConversationsArtifactsScores1763830000000 } from './1763830000000-conversations-artifacts-scores';
+import { WorkspaceVolumes1763860000000 } from './1763860000000-workspace-volumes';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   WebhooksFactories1763810000000,
   EnvironmentsSkills1763820000000,
   ConversationsArtifactsScores1763830000000,
+  WorkspaceVolumes1763860000000,
 ];

@@ -1,6 +1,7 @@
 import { BullModule } from '@nestjs/bull';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { bullQueueOptions } from '../common/redis/bull-options';
 import { RedisModule } from '../common/redis/redis.module';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { dataSourceOptions } from '../database/database-setup';
@@ -30,17 +31,7 @@ export function infrastructureImports(config: AppConfig): DynamicModule[] {
       retryAttempts: 2,
       retryDelay: 1000,
     }),
-    BullModule.forRoot({
-      url: config.redis.url,
-      prefix: config.redis.prefix,
-      defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
-      // Only processors use these: a worker's job lock lapses together with its run lease.
-      settings: {
-        lockDuration: config.runs.leaseMs,
-        stalledInterval: config.runs.leaseMs,
-        maxStalledCount: 1,
-      },
-    }),
+    BullModule.forRoot(bullQueueOptions(config)),
     { module: RedisModule },
   ];
 }

@@ -67,4 +67,18 @@ describe('PeriodicTask', () => {
     await stopping;
     expect(stopped).toBe(true);
   });
+
+  it('runs once at start when asked to, and otherwise waits for the first interval', async () => {
+    const eager = jest.fn(() => Promise.resolve());
+    const lazy = jest.fn(() => Promise.resolve());
+    const options = { intervalMs: 60_000, logger, registry };
+    const tasks = [
+      new PeriodicTask({ ...options, name: 'eager', work: eager, runAtStart: true }),
+      new PeriodicTask({ ...options, name: 'lazy', work: lazy }),
+    ];
+    for (const task of tasks) task.start();
+    await Promise.all(tasks.map((task) => task.stop()));
+    expect(eager).toHaveBeenCalledTimes(1);
+    expect(lazy).not.toHaveBeenCalled();
+  });
 });

@@ -8,6 +8,8 @@ export interface PeriodicTaskOptions {
   work: () => Promise<unknown>;
   logger: Logger;
   registry: SchedulerRegistry;
+  /** Also run once as the app starts, not only after the first interval. */
+  runAtStart?: boolean;
 }
 
 /**
@@ -26,6 +28,7 @@ export class PeriodicTask {
       name,
       setInterval(() => void this.runNow(), intervalMs),
     );
+    if (this.options.runAtStart) void this.runNow();
   }
 
   /** Runs the work now, or returns the run already in progress. */

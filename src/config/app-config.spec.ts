@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { ConfigError, loadConfig } from './app-config';
 
 const base = { AMBIENT_CONFIG_FILE: 'config/default.yaml' };
@@ -48,6 +49,16 @@ describe('loadConfig', () => {
   ])('stops on %s=%s with one line naming it', (name, value, message) => {
     expect(() => loadConfig({ ...base, [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, [name]: value })).toThrow(message);
+  });
+
+  it('names the workspace volume after the host unless AMBIENT_WORKSPACE_VOLUME says otherwise', () => {
+    expect(loadConfig(base).runs.workspaceVolume).toBe(hostname());
+    expect(loadConfig({ ...base, AMBIENT_WORKSPACE_VOLUME: 'nfs-1' }).runs.workspaceVolume).toBe(
+      'nfs-1',
+    );
+    expect(() => loadConfig({ ...base, AMBIENT_WORKSPACE_VOLUME: 'v'.repeat(129) })).toThrow(
+      'AMBIENT_WORKSPACE_VOLUME: at most 128 characters',
+    );
   });
 
   it('reads AMBIENT_SECRETS_KEY as hex or base64', () => {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 
@@ -21,6 +22,8 @@ export interface AppConfig {
     maxRunSeconds: number;
     commandTimeoutSeconds: number;
     workspaceRoot: string;
+    /** Names the disk behind workspaceRoot; processes sharing that disk share the name. */
+    workspaceVolume: string;
     metadataFilterEnabled: boolean;
     computeCostPerHourUsd: number;
   };
@@ -47,6 +50,8 @@ export interface AppConfig {
     setupTimeoutSeconds: number;
     /** How often retained (debug-window) workspaces of failed setups are looked for and deleted. */
     retentionSweepIntervalMs: number;
+    /** How often workers remove workspace directories no run accounts for (also once at start). */
+    orphanSweepIntervalMs: number;
   };
   skills: { cacheTtlSeconds: number };
   /** Vendor CLIs behind the `claude`, `codex` and `gemini` harnesses (a name on PATH or a path). */
@@ -100,6 +105,7 @@ const SETTINGS: Setting[] = [
     min: 1,
   },
   { path: 'runs.workspaceRoot', env: 'AMBIENT_WORKSPACE_ROOT', kind: 'string' },
+  { path: 'runs.workspaceVolume', env: 'AMBIENT_WORKSPACE_VOLUME', kind: 'string' },
   { path: 'vendorClis.claudeBin', env: 'AMBIENT_CLAUDE_BIN', kind: 'string' },
   { path: 'vendorClis.codexBin', env: 'AMBIENT_CODEX_BIN', kind: 'string' },
   { path: 'vendorClis.geminiBin', env: 'AMBIENT_GEMINI_BIN', kind: 'string' },
@@ -194,6 +200,12 @@ const SETTINGS: Setting[] = [
   {
     path: 'environments.retentionSweepIntervalMs',
     env: 'AMBIENT_RETENTION_SWEEP_INTERVAL_MS',
+    kind: 'int',
+    min: 50,
+  },
+  {
+    path: 'environments.orphanSweepIntervalMs',
+    env: 'AMBIENT_ORPHAN_SWEEP_INTERVAL_MS',
     kind: 'int',
     min: 50,
   },
@@ -296,6 +308,10 @@ export function loadConfig(
     setPath(tree, setting.path, coerce(setting, raw, source));
   }
   const config = tree as unknown as AppConfig;
+  if (config.runs.workspaceVolume === 'auto') config.runs.workspaceVolume = hostname();
+  if (config.runs.workspaceVolume.length > 128) {
+    throw new ConfigError('AMBIENT_WORKSPACE_VOLUME: at most 128 characters');
+  }
   const bootstrap = overrides.bootstrapApiKey ?? env.AMBIENT_BOOTSTRAP_API_KEY;
   if (typeof bootstrap === 'string' && bootstrap !== '') {
     if (bootstrap.length < 16) {

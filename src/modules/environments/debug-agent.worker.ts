@@ -1,4 +1,3 @@
-import { InjectQueue } from '@nestjs/bull';
 import {
   Inject,
   Injectable,
@@ -7,7 +6,7 @@ import {
   OnModuleDestroy,
 } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Job, Queue } from 'bull';
+import type { Job } from 'bull';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { HarnessRegistry } from '../harness/harness-registry';
@@ -15,12 +14,8 @@ import { ModelsService } from '../models/models.service';
 import { Run } from '../runs/entities/run.entity';
 import { ExecutionContextFactory } from '../runs/execution/execution-context.factory';
 import { RunFollowupsService } from '../runs/run-followups.service';
-import {
-  DEBUG_AGENTS_QUEUE,
-  DEBUG_JOB,
-  DebugJobData,
-  DebugWindowService,
-} from './debug-window.service';
+import { DEBUG_JOB, DebugAgentQueues, DebugJobData } from './debug-agent-queues';
+import { DebugWindowService } from './debug-window.service';
 
 /** Bounds the re-checks for follow-ups that raced with an agent's end. */
 const MAX_PASSES = 5;
@@ -46,7 +41,7 @@ export class DebugAgentWorker implements OnApplicationBootstrap, OnModuleDestroy
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
-    @InjectQueue(DEBUG_AGENTS_QUEUE) private readonly queue: Queue<DebugJobData>,
+    private readonly queues: DebugAgentQueues,
     private readonly window: DebugWindowService,
     private readonly contexts: ExecutionContextFactory,
     private readonly followups: RunFollowupsService,
@@ -55,7 +50,8 @@ export class DebugAgentWorker implements OnApplicationBootstrap, OnModuleDestroy
   ) {}
 
   onApplicationBootstrap(): void {
-    void this.queue
+    void this.queues
+      .local()
       .process(DEBUG_JOB, this.config.runs.workerConcurrency, (job: Job<DebugJobData>) =>
         this.debug(job.data.runId),
       )
@@ -64,7 +60,10 @@ export class DebugAgentWorker implements OnApplicationBootstrap, OnModuleDestroy
 
   async onModuleDestroy(): Promise<void> {
     this.active.abort('shutdown');
-    await this.queue.pause(true, true).catch(() => undefined);
+    await this.queues
+      .local()
+      .pause(true, true)
+      .catch(() => undefined);
   }
 
   async debug(runId: string): Promise<void> {

@@ -1,15 +1,7 @@
-import { InjectQueue } from '@nestjs/bull';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Queue } from 'bull';
 import { DataSource } from 'typeorm';
-
-export const DEBUG_AGENTS_QUEUE = 'debug-agents';
-export const DEBUG_JOB = 'debug';
-
-export interface DebugJobData {
-  runId: string;
-}
+import { DEBUG_JOB, DebugAgentQueues } from './debug-agent-queues';
 
 /** `true` as a JSON value on both MySQL and MariaDB (MariaDB's JSON_SET would store 1). */
 const JSON_TRUE = `JSON_EXTRACT('true', '$')`;
@@ -24,14 +16,20 @@ const JSON_FALSE = `JSON_EXTRACT('false', '$')`;
 export class DebugWindowService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
-    @InjectQueue(DEBUG_AGENTS_QUEUE) private readonly queue: Queue<DebugJobData>,
+    private readonly queues: DebugAgentQueues,
   ) {}
 
   /** True when the run is in its debug window: a debug agent is (now) active for it. */
   async activate(runId: string): Promise<boolean> {
     if (!(await this.activateInPlace(runId))) return false;
+    const rows = (await this.dataSource.query(
+      'SELECT workspace_volume AS volume FROM runs WHERE id = ?',
+      [runId],
+    )) as { volume: string | null }[];
+    const volume = rows[0]?.volume;
+    const queue = volume ? this.queues.forVolume(volume) : this.queues.local();
     // One job per run at a time; a follow-up arriving meanwhile is picked up by the live agent.
-    await this.queue.add(DEBUG_JOB, { runId }, { jobId: `debug:${runId}` });
+    await queue.add(DEBUG_JOB, { runId }, { jobId: `debug:${runId}` });
     return true;
   }
 

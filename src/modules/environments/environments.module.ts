@@ -1,4 +1,3 @@
-import { BullModule } from '@nestjs/bull';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Role } from '../../config/app-config';
@@ -6,7 +5,8 @@ import { HarnessModule } from '../harness/harness.module';
 import { ModelsModule } from '../models/models.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { DebugAgentWorker } from './debug-agent.worker';
-import { DEBUG_AGENTS_QUEUE, DebugWindowService } from './debug-window.service';
+import { DebugAgentQueues } from './debug-agent-queues';
+import { DebugWindowService } from './debug-window.service';
 import { Environment, EnvironmentGrant } from './environment.entity';
 import { EnvironmentsController } from './environments.controller';
 import { EnvironmentsService } from './environments.service';
@@ -15,14 +15,11 @@ import { WorkspaceRetentionService } from './workspace-retention.service';
 import { WorkspaceRetentionSweeper } from './workspace-retention.sweeper';
 import { WorkspaceSetupService } from './workspace-setup.service';
 
-const debugQueue = BullModule.registerQueue({ name: DEBUG_AGENTS_QUEUE });
-
 /** Environments, workspace preparation and retention, and the debug window, for every role. */
 @Global()
 @Module({
   imports: [
     TypeOrmModule.forFeature([Environment, EnvironmentGrant]),
-    debugQueue,
     SecretsModule,
     HarnessModule,
   ],
@@ -30,6 +27,7 @@ const debugQueue = BullModule.registerQueue({ name: DEBUG_AGENTS_QUEUE });
     EnvironmentsService,
     WorkspaceSetupService,
     DebugWindowService,
+    DebugAgentQueues,
     WorkspaceRetentionService,
     RunSecretsService,
   ],
@@ -37,9 +35,9 @@ const debugQueue = BullModule.registerQueue({ name: DEBUG_AGENTS_QUEUE });
     EnvironmentsService,
     WorkspaceSetupService,
     DebugWindowService,
+    DebugAgentQueues,
     WorkspaceRetentionService,
     RunSecretsService,
-    debugQueue,
   ],
 })
 export class EnvironmentsModule {}

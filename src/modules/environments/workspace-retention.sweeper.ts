@@ -4,7 +4,11 @@ import { PeriodicTask, PeriodicWorker } from '../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { WorkspaceRetentionService } from './workspace-retention.service';
 
-/** Worker role: every `environments.retentionSweepIntervalMs`, deletes kept workspaces past their deadline. */
+/**
+ * Worker role: every `environments.retentionSweepIntervalMs`, deletes kept workspaces of this
+ * volume past their deadline; every `environments.orphanSweepIntervalMs` (and at start, after a
+ * crash) removes workspace directories no run accounts for.
+ */
 @Injectable()
 export class WorkspaceRetentionSweeper extends PeriodicWorker {
   protected readonly tasks: PeriodicTask[];
@@ -15,13 +19,25 @@ export class WorkspaceRetentionSweeper extends PeriodicWorker {
     registry: SchedulerRegistry,
   ) {
     super();
+    const logger = new Logger('WorkspaceRetentionSweeper');
     this.tasks = [
       new PeriodicTask({
         name: 'workspace retention sweep',
         intervalMs: config.environments.retentionSweepIntervalMs,
-        logger: new Logger('WorkspaceRetentionSweeper'),
+        logger,
         registry,
         work: () => retention.releaseExpired(),
+      }),
+      new PeriodicTask({
+        name: 'workspace orphan sweep',
+        intervalMs: config.environments.orphanSweepIntervalMs,
+        logger,
+        registry,
+        runAtStart: true,
+        work: async () => {
+          const removed = await retention.removeOrphans();
+          if (removed) logger.log(`removed ${removed} orphaned workspace director(y/ies)`);
+        },
       }),
     ];
   }

@@ -114,10 +114,10 @@ export class WorkspaceSetupService {
     const statusExtra: Record<string, unknown> = { exit_code: failed.exitCode };
     if (retentionMinutes) {
       const until = new Date(Date.now() + retentionMinutes * 60_000);
-      await this.dataSource.query('UPDATE runs SET workspace_retained_until = ? WHERE id = ?', [
-        until,
-        runId,
-      ]);
+      await this.dataSource.query(
+        'UPDATE runs SET workspace_retained_until = ?, workspace_volume = ? WHERE id = ?',
+        [until, this.config.runs.workspaceVolume, runId],
+      );
       statusExtra.session_debug_until = until.toISOString();
     }
     return statusExtra;
@@ -130,8 +130,9 @@ export class WorkspaceSetupService {
   }
 
   private async clearRetention(runId: string): Promise<void> {
-    await this.dataSource.query('UPDATE runs SET workspace_retained_until = NULL WHERE id = ?', [
-      runId,
-    ]);
+    await this.dataSource.query(
+      'UPDATE runs SET workspace_retained_until = NULL, workspace_volume = NULL WHERE id = ?',
+      [runId],
+    );
   }
 }

@@ -13,7 +13,7 @@ const INHERITED = ['PATH', 'LANG', 'LC_ALL', 'TZ'];
  */
 @Injectable()
 export class WorkspaceService {
-  private readonly root: string;
+  readonly root: string;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.root = resolve(config.runs.workspaceRoot);

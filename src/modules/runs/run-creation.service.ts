@@ -142,6 +142,7 @@ export class RunCreationService {
       leaseOwner: null,
       leaseExpiresAt: null,
       workspaceRetainedUntil: null,
+      workspaceVolume: null,
       startedAt: null,
       finishedAt: null,
       createdAt: now,

@@ -106,6 +106,10 @@ export class Run {
   @Column({ name: 'workspace_retained_until', type: 'datetime', precision: 3, nullable: true })
   workspaceRetainedUntil: Date | null;
 
+  /** The workspace volume that holds the kept workspace (set together with the deadline). */
+  @Column({ name: 'workspace_volume', type: 'varchar', length: 128, nullable: true })
+  workspaceVolume: string | null;
+
   @Column({ name: 'started_at', type: 'datetime', precision: 3, nullable: true })
   startedAt: Date | null;
 

@@ -283,7 +283,7 @@ export class RunExecutor {
         ...(requestUsage ? { requestUsage } : {}),
         // Set with the end, so no follow-up can see the run ended without its deadline.
         ...(keepWorkspace
-          ? { workspaceRetainedUntil: idleDeadline(run.config.idle_timeout_minutes) }
+          ? this.retention.keepUntil(idleDeadline(run.config.idle_timeout_minutes))
           : {}),
       },
       where: { sql: 'lease_owner = :owner', params: { owner: this.workerId } },
@@ -298,7 +298,7 @@ export class RunExecutor {
       .getRepository(Run)
       .update(
         { id: run.id, state: 'CANCELLED' },
-        { workspaceRetainedUntil: idleDeadline(run.config.idle_timeout_minutes) },
+        this.retention.keepUntil(idleDeadline(run.config.idle_timeout_minutes)),
       );
     await this.releaseAtOnceIfIdleIsZero(run);
   }
