@@ -1,5 +1,5 @@
 # Build: compile TypeScript with swc, then drop dev dependencies.
-FROM node:20-bookworm-slim AS build
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -9,7 +9,7 @@ COPY migrations ./migrations
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Runtime: agents run shell commands and git in their workspaces; tini reaps their orphans.
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 RUN apt-get update \
   && apt-get install -y --no-install-recommends bash git ca-certificates tini \
   && rm -rf /var/lib/apt/lists/*

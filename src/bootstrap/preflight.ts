@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
+import { S3BlobStore } from '../modules/blobs/s3-blob-store';
 import { dataSourceOptions, ensureDatabase, runMigrations } from '../database/database-setup';
 
 /** Fails with one line naming REDIS_URL when Redis does not answer within a few seconds. */
@@ -22,6 +23,18 @@ export async function checkRedis(url: string): Promise<void> {
     );
   } finally {
     client.disconnect();
+  }
+}
+
+/** With the s3 blob driver: fails with one line naming the bucket unless it can be used. */
+export async function checkBlobStore(config: AppConfig): Promise<void> {
+  const { driver, s3 } = config.blobs;
+  if (driver !== 's3') return;
+  const store = new S3BlobStore({ ...s3, bucket: s3.bucket! });
+  try {
+    await store.checkBucket();
+  } finally {
+    store.onApplicationShutdown();
   }
 }
 

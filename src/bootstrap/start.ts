@@ -6,7 +6,7 @@ import type { AppConfig } from '../config/app-config';
 import { startIngress } from '../ingress/start-ingress';
 import { BootstrapService } from '../modules/teams/bootstrap.service';
 import { configureHttp } from './http';
-import { checkRedis, prepareDatabase } from './preflight';
+import { checkBlobStore, checkRedis, prepareDatabase } from './preflight';
 
 export interface AmbientProcess {
   app: INestApplicationContext;
@@ -26,6 +26,8 @@ export async function startAmbient(
   options: { logger?: LoggerService | LogLevel[] | false } = {},
 ): Promise<AmbientProcess> {
   await checkRedis(config.redis.url);
+  // The ingress alone stores no blobs.
+  if (!config.roles.every((role) => role === 'ingress')) await checkBlobStore(config);
   const logger = options.logger ?? ['log', 'warn', 'error'];
   if (config.database.migrateOnStart) {
     const applied = await prepareDatabase(config);

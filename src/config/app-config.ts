@@ -43,7 +43,14 @@ export interface AppConfig {
   factories: { pollIntervalMs: number; repositoryProtocols: string };
   selfHosted: { claimTimeoutMs: number; readTimeoutMs: number };
   /** Transcripts and artifact files; downloads go through HMAC-signed, time-limited URLs. */
-  blobs: { root: string; signingKey: string; urlTtlSeconds: number };
+  blobs: {
+    driver: BlobDriver;
+    /** Local-disk driver: the directory. */
+    root: string;
+    signingKey: string;
+    urlTtlSeconds: number;
+    s3: S3Settings;
+  };
   environments: {
     /** Prefix of `<owner>/<repo>` clone URLs (e.g. https://github.com or a local dir of bare repos). */
     gitUrlBase: string;
@@ -61,6 +68,23 @@ export interface AppConfig {
   secretsKey?: Buffer;
 }
 
+export const BLOB_DRIVERS = ['local', 's3'] as const;
+export type BlobDriver = (typeof BLOB_DRIVERS)[number];
+
+/** The S3-compatible bucket of the `s3` blob driver. */
+export interface S3Settings {
+  bucket?: string;
+  region: string;
+  /** For S3-compatible services (MinIO, Ceph, R2…); unset = AWS. */
+  endpoint?: string;
+  forcePathStyle: boolean;
+  /** Prepended to every object key (`<prefix>/<namespace>/<name>`). */
+  prefix?: string;
+  /** Unset = the AWS SDK's default credential chain (environment, profile, instance role). */
+  accessKeyId?: string;
+  secretAccessKey?: string;
+}
+
 /** Thrown for a bad setting; main.ts prints its message as the single line that stops start-up. */
 export class ConfigError extends Error {}
 
@@ -71,6 +95,10 @@ interface Setting {
   kind: Kind;
   min?: number;
   max?: number;
+  /** The only values a string setting may take. */
+  oneOf?: readonly string[];
+  /** May be left unset (absent from the file and the environment, or empty). */
+  optional?: boolean;
 }
 
 /** Every overridable setting: its place in the YAML tree, its environment variable and its type. */
@@ -109,7 +137,20 @@ const SETTINGS: Setting[] = [
   { path: 'vendorClis.claudeBin', env: 'AMBIENT_CLAUDE_BIN', kind: 'string' },
   { path: 'vendorClis.codexBin', env: 'AMBIENT_CODEX_BIN', kind: 'string' },
   { path: 'vendorClis.geminiBin', env: 'AMBIENT_GEMINI_BIN', kind: 'string' },
+  { path: 'blobs.driver', env: 'AMBIENT_BLOB_DRIVER', kind: 'string', oneOf: BLOB_DRIVERS },
   { path: 'blobs.root', env: 'AMBIENT_BLOB_ROOT', kind: 'string' },
+  { path: 'blobs.s3.bucket', env: 'AMBIENT_S3_BUCKET', kind: 'string', optional: true },
+  { path: 'blobs.s3.region', env: 'AMBIENT_S3_REGION', kind: 'string' },
+  { path: 'blobs.s3.endpoint', env: 'AMBIENT_S3_ENDPOINT', kind: 'url', optional: true },
+  { path: 'blobs.s3.forcePathStyle', env: 'AMBIENT_S3_FORCE_PATH_STYLE', kind: 'bool' },
+  { path: 'blobs.s3.prefix', env: 'AMBIENT_S3_PREFIX', kind: 'string', optional: true },
+  { path: 'blobs.s3.accessKeyId', env: 'AMBIENT_S3_ACCESS_KEY_ID', kind: 'string', optional: true },
+  {
+    path: 'blobs.s3.secretAccessKey',
+    env: 'AMBIENT_S3_SECRET_ACCESS_KEY',
+    kind: 'string',
+    optional: true,
+  },
   { path: 'blobs.signingKey', env: 'AMBIENT_URL_SIGNING_KEY', kind: 'string' },
   { path: 'blobs.urlTtlSeconds', env: 'AMBIENT_SIGNED_URL_TTL_SECONDS', kind: 'int', min: 1 },
   { path: 'runs.metadataFilterEnabled', env: 'AMBIENT_METADATA_FILTER_ENABLED', kind: 'bool' },
@@ -235,6 +276,9 @@ function coerce(setting: Setting, raw: unknown, source: string): unknown {
   switch (setting.kind) {
     case 'string':
       if (typeof raw !== 'string' || raw.trim() === '') fail('must be a non-empty string');
+      if (setting.oneOf && !setting.oneOf.includes(raw as string)) {
+        fail(`must be one of ${setting.oneOf.join(', ')}`);
+      }
       return raw;
     case 'url': {
       if (typeof raw !== 'string') return fail('must be a URL');
@@ -302,7 +346,8 @@ export function loadConfig(
       : fromEnv !== undefined && fromEnv !== ''
         ? setting.env
         : `${file}: ${setting.path}`;
-    if (raw === undefined || raw === null) {
+    if (raw === undefined || raw === null || (setting.optional && raw === '')) {
+      if (setting.optional) continue;
       throw new ConfigError(`${setting.env}: missing (set it or ${setting.path} in ${file})`);
     }
     setPath(tree, setting.path, coerce(setting, raw, source));
@@ -326,10 +371,28 @@ export function loadConfig(
   if (!/^mysql:\/\//.test(config.database.url) && !/^mariadb:\/\//.test(config.database.url)) {
     throw new ConfigError('DATABASE_URL: must start with mysql:// or mariadb://');
   }
+  checkS3Settings(config.blobs);
   if (!/^rediss?:\/\//.test(config.redis.url)) {
     throw new ConfigError('REDIS_URL: must start with redis:// or rediss://');
   }
   return config;
+}
+
+function checkS3Settings(blobs: AppConfig['blobs']): void {
+  const { s3 } = blobs;
+  if (blobs.driver === 's3' && !s3.bucket) {
+    throw new ConfigError('AMBIENT_S3_BUCKET: missing (required with AMBIENT_BLOB_DRIVER=s3)');
+  }
+  if (Boolean(s3.accessKeyId) !== Boolean(s3.secretAccessKey)) {
+    throw new ConfigError(
+      'AMBIENT_S3_ACCESS_KEY_ID, AMBIENT_S3_SECRET_ACCESS_KEY: set both or neither',
+    );
+  }
+  if (s3.prefix !== undefined && !/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(s3.prefix)) {
+    throw new ConfigError(
+      'AMBIENT_S3_PREFIX: letters, digits, ".", "_", "-" in "/"-separated parts, no leading or trailing "/"',
+    );
+  }
 }
 
 /** 32 bytes as 64 hex digits or base64 (either alphabet, padding optional). */

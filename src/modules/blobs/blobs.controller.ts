@@ -1,6 +1,7 @@
 import { Controller, Get, Inject, Param, Query, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { pipeline } from 'node:stream/promises';
 import { Public } from '../../common/auth/public.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { BLOB_STORE, BlobStore, isValidBlobKey } from './blob-store';
@@ -30,7 +31,7 @@ export class BlobsController {
       ? this.signer.refusal(grant, text('expires'), text('signature'))
       : 'the download URL is malformed';
     if (refusal) throw new ApiError('not_authorized', refusal);
-    const blob = await this.blobs.get(key);
+    const blob = await this.blobs.openStream(key);
     if (!blob) throw ApiError.notFound('blob');
     res.setHeader('Content-Type', grant.contentType || 'application/octet-stream');
     res.setHeader('Content-Length', String(blob.size));
@@ -42,6 +43,7 @@ export class BlobsController {
       'Content-Disposition',
       `attachment; filename="${grant.filename.replace(/["\\\r\n]/g, '_')}"`,
     );
-    res.end(blob.data);
+    // A store failing mid-way can only cut the response short (the status is already sent).
+    await pipeline(blob.stream, res).catch(() => res.destroy());
   }
 }

@@ -24,6 +24,16 @@ describe('LocalDiskBlobStore', () => {
     expect(await readdir(join(root, 'artifacts'))).toEqual(['a1']);
   });
 
+  it('streams a blob with its size, and answers null for a missing one', async () => {
+    await store.put('transcripts/t1', 'x'.repeat(100_000));
+    const opened = await store.openStream('transcripts/t1');
+    let read = '';
+    for await (const chunk of opened!.stream) read += String(chunk);
+    expect(opened!.size).toBe(100_000);
+    expect(read).toBe('x'.repeat(100_000));
+    expect(await store.openStream('transcripts/none')).toBeNull();
+  });
+
   it('refuses keys that could leave the root', async () => {
     for (const key of ['../x/y', 'a/../../b', 'a/.hidden', 'a', 'a/b/c', '/etc/passwd', 'a/']) {
       expect(isValidBlobKey(key)).toBe(false);

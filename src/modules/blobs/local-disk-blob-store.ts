@@ -1,7 +1,7 @@
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { FileHandle, mkdir, open, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { newUid } from '../../common/ids';
-import { BlobStore, isValidBlobKey, StoredBlob } from './blob-store';
+import { BlobStore, BlobStream, isValidBlobKey, StoredBlob } from './blob-store';
 
 /** Blobs as files under a root directory; writes go through a temporary file and a rename. */
 export class LocalDiskBlobStore implements BlobStore {
@@ -25,6 +25,24 @@ export class LocalDiskBlobStore implements BlobStore {
       return { data, size: data.length };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async openStream(key: string): Promise<BlobStream | null> {
+    let handle: FileHandle;
+    try {
+      handle = await open(this.pathOf(key), 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+    // Size and bytes from one open file: a blob replaced meanwhile (rename) cannot mix the two.
+    try {
+      const { size } = await handle.stat();
+      return { stream: handle.createReadStream(), size };
+    } catch (err) {
+      await handle.close();
       throw err;
     }
   }
