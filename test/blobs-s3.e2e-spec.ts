@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import request from 'supertest';
 import { S3BlobStore } from '../src/modules/blobs/s3-blob-store';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { FakeS3Server, S3RVER_CREDENTIALS, startFakeS3Server } from './fixtures/s3-server';
@@ -51,19 +50,6 @@ describe('blob storage in an S3-compatible bucket', () => {
     await model?.close();
   });
 
-  const download = (location: string) => {
-    // Signed URLs name the public URL; the test app listens elsewhere.
-    const url = new URL(location);
-    return request(new URL(app.baseUrl).origin)
-      .get(`${url.pathname}${url.search}`)
-      .buffer(true)
-      .parse((res, done) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-        res.on('end', () => done(null, text));
-      });
-  };
-
   it('stores the transcript and a FILE artifact in the bucket and serves them through signed URLs', async () => {
     const content = 'row\n'.repeat(50_000);
     model.script('s3', [
@@ -91,7 +77,7 @@ describe('blob storage in an S3-compatible bucket', () => {
     );
     const uid = String(artifact.data.artifact_uid);
     expect(await bucket.exists(`artifacts/${uid}`)).toBe(true);
-    const file = await download(
+    const file = await api.download(
       (await api.get(`/agent/artifacts/${uid}`)).body.data.download_url as string,
     );
     expect(file.status).toBe(200);

@@ -25,6 +25,11 @@ export function apiClient(baseUrl: string, apiKey: string) {
     prefix,
     runState: async (runId: string): Promise<string> =>
       (await request(origin).get(`${prefix}/agent/runs/${runId}`).set(auth)).body.state,
+    /**
+     * A signed download URL fetched without a key, its body as text. The URL names the public
+     * URL; only its path and query are sent to this app.
+     */
+    download: (location: string) => signedDownload(origin, location),
     /** A run's raw transcript, fetched the way clients do: the 302, then its signed URL. */
     transcriptText: async (runId: string): Promise<string> => {
       const redirect = await request(origin)
@@ -32,16 +37,19 @@ export function apiClient(baseUrl: string, apiKey: string) {
         .set(auth)
         .redirects(0);
       if (redirect.status !== 302) throw new Error(`transcript: HTTP ${redirect.status}`);
-      const url = new URL(redirect.headers.location);
-      const file = await request(origin)
-        .get(`${url.pathname}${url.search}`)
-        .buffer(true)
-        .parse((res, done) => {
-          let text = '';
-          res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-          res.on('end', () => done(null, text));
-        });
-      return file.body as string;
+      return (await signedDownload(origin, redirect.headers.location)).body as string;
     },
   };
+}
+
+function signedDownload(origin: string, location: string) {
+  const url = new URL(location);
+  return request(origin)
+    .get(`${url.pathname}${url.search}`)
+    .buffer(true)
+    .parse((res, done) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      res.on('end', () => done(null, text));
+    });
 }
