@@ -1,39 +1,13 @@
-import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { CliResult, runCli } from './support/cli-process';
 import { apiClient } from './support/api-client';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
-
-const ROOT = resolve(__dirname, '..');
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe('admin CLI (child processes on a real database)', () => {
   let env: TestEnvironment;
   let app: TestApp | undefined;
 
   /** Runs the CLI as `npm run cli` does, against this file's own database. */
-  const cli = (...args: string[]): Promise<CliResult> =>
-    new Promise((resolvePromise, reject) => {
-      const child = spawn(
-        process.execPath,
-        ['-r', '@swc-node/register', 'src/cli/main.ts', ...args],
-        {
-          cwd: ROOT,
-          env: env.childEnv(),
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.once('error', reject);
-      child.once('close', (code) => resolvePromise({ code, stdout, stderr }));
-    });
+  const cli = (...args: string[]): Promise<CliResult> => runCli(args, env.childEnv());
 
   const lastLine = (text: string) => text.trimEnd().split('\n').at(-1) ?? '';
 

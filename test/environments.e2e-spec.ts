@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
+import { runCli } from './support/cli-process';
 import { apiClient } from './support/api-client';
 import { bareRepo } from './support/git-repos';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
@@ -374,20 +374,11 @@ describe('environments: management, access and workspace preparation', () => {
   });
 
   it('is managed from the CLI', async () => {
-    const cli = (args: string[]): Promise<{ code: number | null; stdout: string }> =>
-      new Promise((done, fail) => {
-        const child = spawn(
-          process.execPath,
-          ['-r', '@swc-node/register', 'src/cli/main.ts', ...args],
-          {
-            cwd: resolve(__dirname, '..'),
-            env: { ...env.childEnv(), AMBIENT_API_URL: app.baseUrl, AMBIENT_API_KEY: app.apiKey },
-          },
-        );
-        let stdout = '';
-        child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-        child.once('error', fail);
-        child.once('close', (code) => done({ code, stdout }));
+    const cli = (args: string[]) =>
+      runCli(args, {
+        ...env.childEnv(),
+        AMBIENT_API_URL: app.baseUrl,
+        AMBIENT_API_KEY: app.apiKey,
       });
     expect((await api.post('/secrets', { name: 'CLI_SECRET', value: 'v' })).status).toBe(201);
     const created = await cli([

@@ -1,11 +1,8 @@
-import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
 import { TeamsService } from '../src/modules/teams/teams.service';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
+import { runCli } from './support/cli-process';
 import { apiClient } from './support/api-client';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
-
-const ROOT = resolve(__dirname, '..');
 
 describe('agent identities executing runs, plan limit and CLI', () => {
   let model: FakeModelServer;
@@ -31,24 +28,13 @@ describe('agent identities executing runs, plan limit and CLI', () => {
   });
 
   /** Runs the CLI as `npm run cli` does, against this file's database. */
-  const cli = (...args: string[]): Promise<{ code: number | null; out: string; err: string }> =>
-    new Promise((done, fail) => {
-      const child = spawn(
-        process.execPath,
-        ['-r', '@swc-node/register', 'src/cli/main.ts', ...args],
-        {
-          cwd: ROOT,
-          env: env.childEnv({ AMBIENT_TEAM_AGENT_LIMIT: '3' }),
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-      child.once('error', fail);
-      child.once('close', (code) => done({ code, out, err }));
-    });
+  const cli = async (...args: string[]) => {
+    const { code, stdout, stderr } = await runCli(
+      args,
+      env.childEnv({ AMBIENT_TEAM_AGENT_LIMIT: '3' }),
+    );
+    return { code, out: stdout, err: stderr };
+  };
 
   const createAgent = async (body: Record<string, unknown>) => {
     const res = await api.post('/agent/identities', body);

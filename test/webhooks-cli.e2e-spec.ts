@@ -1,39 +1,21 @@
-import { spawn } from 'node:child_process';
+import { CliResult, runCli } from './support/cli-process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 import { deliver } from './support/webhook-helpers';
-
-const ROOT = resolve(__dirname, '..');
 
 /** The secrets / factories / webhooks CLI commands, run as `npm run cli` runs them. */
 describe('webhook CLI (child processes against a running API)', () => {
   let env: TestEnvironment;
   let app: TestApp;
 
-  const cli = (
-    args: string[],
-    stdin?: string,
-  ): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-    new Promise((resolvePromise, reject) => {
-      const child = spawn(
-        process.execPath,
-        ['-r', '@swc-node/register', 'src/cli/main.ts', ...args],
-        {
-          cwd: ROOT,
-          env: { ...env.childEnv(), AMBIENT_API_URL: app.baseUrl, AMBIENT_API_KEY: app.apiKey },
-          stdio: ['pipe', 'pipe', 'pipe'],
-        },
-      );
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      child.once('error', reject);
-      child.once('close', (code) => resolvePromise({ code, stdout, stderr }));
-      child.stdin.end(stdin ?? '');
-    });
+  const cli = (args: string[], stdin?: string): Promise<CliResult> =>
+    runCli(
+      args,
+      { ...env.childEnv(), AMBIENT_API_URL: app.baseUrl, AMBIENT_API_KEY: app.apiKey },
+      stdin,
+    );
 
   beforeAll(async () => {
     env = createTestEnvironment('wh_cli', 'http://127.0.0.1:9/v1');
