@@ -5,6 +5,7 @@ import { WebhooksFactories1763810000000 } from './1763810000000-webhooks-factori
 import { EnvironmentsSkills1763820000000 } from './1763820000000-environments-skills';
 import { ConversationsArtifactsScores1763830000000 } from './1763830000000-conversations-artifacts-scores';
 import { WorkspaceVolumes1763860000000 } from './1763860000000-workspace-volumes';
+import { FactoryRepositoryCredentials1763870000000 } from './1763870000000-factory-repository-credentials';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   EnvironmentsSkills1763820000000,
   ConversationsArtifactsScores1763830000000,
   WorkspaceVolumes1763860000000,
+  FactoryRepositoryCredentials1763870000000,
 ];

@@ -3,6 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { apiClient } from './support/api-client';
+import { startGitHttpServer } from './support/git-http-server';
+import { bareRepo, pushFiles } from './support/git-repos';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
 import { deliver } from './support/webhook-helpers';
@@ -66,7 +68,7 @@ describe('repository-backed factories (local bare repo, polling the production b
   beforeAll(async () => {
     env = createTestEnvironment('factories_repo', 'http://127.0.0.1:9/v1');
     app = await startTestApp(env, ['api', 'ingress', 'worker'], {
-      'factories.repositoryProtocols': 'file',
+      'factories.repositoryProtocols': 'file,http',
       'factories.pollIntervalMs': 200,
     });
     api = apiClient(app.baseUrl, app.apiKey);
@@ -167,6 +169,79 @@ describe('repository-backed factories (local bare repo, polling the production b
     expect(synced.body.definition_source.last_sync.status).toBe('applied');
   });
 
+  it('reads a private https repository with the token from the team secret it names', async () => {
+    const token = 'github_pat_factory_reader_0123';
+    const gitRoot = mkdtempSync(join(tmpdir(), 'ambient-private-factory-'));
+    bareRepo(gitRoot, 'acme', 'factory', {
+      'factory.yaml': 'schemaVersion: v1alpha1\nname: Private\n',
+      'webhooks/alerts.yaml': 'secretName: REPO_HOOK_SECRET\n',
+    });
+    const git = await startGitHttpServer(gitRoot, token);
+    const url = `${git.url}/acme/factory.git`;
+    try {
+      const anonymous = await api.post('/factory', { repository: { url } });
+      expect(anonymous.status).toBe(400);
+      expect(anonymous.body.detail).toMatch(/^repository\.url: /);
+      const unknown = await api.post('/factory', {
+        repository: { url, credentials_secret: 'NO_SUCH_TOKEN' },
+      });
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.detail).toMatch(/^repository\.credentials_secret: no team secret/);
+      const local = await api.post('/factory', {
+        repository: { url: repo.bare, credentials_secret: 'REPO_HOOK_SECRET' },
+      });
+      expect(local.body.detail).toMatch(/^repository\.credentials_secret: .*http\(s\)/);
+
+      await api.post('/secrets', { name: 'FACTORY_REPO_TOKEN', value: token });
+      const created = await api.post('/factory', {
+        repository: { url, credentials_secret: 'FACTORY_REPO_TOKEN' },
+      });
+      expect(created.status).toBe(201);
+      expect(created.body.definition_source).toMatchObject({
+        repository_url: url,
+        credentials_secret: 'FACTORY_REPO_TOKEN',
+      });
+      expect(JSON.stringify(created.body)).not.toContain(token);
+      const uid = created.body.uid as string;
+      const names = async () =>
+        (await api.get(`/factory/${uid}/webhooks`)).body.webhooks.map(
+          (w: { name: string }) => w.name,
+        );
+      expect(await names()).toEqual(['alerts']);
+
+      // The poller fetches with the token too; the secret cannot be deleted while it is used.
+      pushFiles(gitRoot, 'acme', 'factory', {
+        'webhooks/deploys.yaml': 'secretName: REPO_HOOK_SECRET\n',
+      });
+      await waitFor(names, (list) => list.includes('deploys'), {
+        what: 'the private commit to apply',
+      });
+      const deleting = await api.delete('/secrets/FACTORY_REPO_TOKEN');
+      expect(deleting.status).toBe(409);
+      expect(deleting.body.detail).toContain('Private');
+
+      // Without credentials the next sync fails and says so; the applied definition stays.
+      const cleared = await api.patch(`/factory/${uid}`, { repository_credentials_secret: null });
+      expect(cleared.status).toBe(200);
+      expect(cleared.body.definition_source.credentials_secret).toBeNull();
+      const synced = await api.post(`/factory/${uid}/sync`);
+      expect(synced.body.definition_source.last_sync.status).toBe('failed');
+      expect(await names()).toEqual(['alerts', 'deploys']);
+      expect((await api.delete('/secrets/FACTORY_REPO_TOKEN')).status).toBe(204);
+
+      const managed = await api.post('/factory', { name: 'managed one' });
+      const refused = await api.patch(`/factory/${managed.body.uid}`, {
+        repository_credentials_secret: 'REPO_HOOK_SECRET',
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.body.detail).toMatch(/^repository_credentials_secret: /);
+    } finally {
+      await git.close();
+      rmSync(gitRoot, { recursive: true, force: true });
+    }
+  });
+
+  // Last: closing a second app in this process leaves passport's bearer strategy unusable.
   it('refuses a repository URL whose transport the operator has not allowed', async () => {
     const strict = await startTestApp(env, ['api']);
     try {

@@ -25,7 +25,7 @@ export const factoriesListCommand: CliCommand = {
 export const factoriesCreateCommand: CliCommand = {
   name: 'factories create',
   synopsis:
-    'factories create (--name <name> | --repository <git url> [--branch <b>] [--path <dir>])',
+    'factories create (--name <name> | --repository <git url> [--branch <b>] [--path <dir>] [--credentials-secret <name>])',
   summary: 'Create a managed factory, or one whose definition lives in a git repository.',
   details: [
     '',
@@ -34,6 +34,7 @@ export const factoriesCreateCommand: CliCommand = {
     '  --repository <url>     repository-backed (its production branch applies at every new commit)',
     '  --branch <b>           production branch (default main)',
     '  --path <dir>           definition directory inside the repository',
+    '  --credentials-secret <name>  team secret with a token for a private https repository',
     ...API_OPTION_HELP,
   ],
   options: {
@@ -42,6 +43,7 @@ export const factoriesCreateCommand: CliCommand = {
     repository: { type: 'string' },
     branch: { type: 'string' },
     path: { type: 'string' },
+    'credentials-secret': { type: 'string' },
     description: { type: 'string' },
   },
   async run(values, io) {
@@ -53,6 +55,9 @@ export const factoriesCreateCommand: CliCommand = {
         url: values.repository,
         ...(values.branch ? { branch: values.branch } : {}),
         ...(values.path ? { path: values.path } : {}),
+        ...(values['credentials-secret']
+          ? { credentials_secret: values['credentials-secret'] }
+          : {}),
       };
     }
     printJson(io, await callApi(values, io, 'POST', '/factory', body));
@@ -117,6 +122,39 @@ export const factoriesSyncCommand: CliCommand = {
   },
 };
 
+export const factoriesSetCredentialsCommand: CliCommand = {
+  name: 'factories set-credentials',
+  synopsis: 'factories set-credentials --factory <uid> (--secret <name> | --none)',
+  summary: 'Set (or remove) the team secret a repository-backed factory reads its repository with.',
+  details: [
+    '',
+    'The secret holds a token with read access to the repository (https). It is used from the',
+    'next sync; `factories sync` runs one now.',
+    '',
+    'Options:',
+    '  --factory <uid>',
+    '  --secret <name>   name of the team secret',
+    '  --none            read the repository without credentials',
+    ...API_OPTION_HELP,
+  ],
+  options: {
+    ...API_OPTIONS,
+    ...factoryOption,
+    secret: { type: 'string' },
+    none: { type: 'boolean' },
+  },
+  async run(values, io) {
+    if (Boolean(values.secret) === Boolean(values.none)) {
+      throw new CommandError('give either --secret <name> or --none');
+    }
+    const factory = (await callApi(values, io, 'PATCH', `/factory/${required(values, 'factory')}`, {
+      repository_credentials_secret: values.none ? null : values.secret,
+    })) as { definition_source: { credentials_secret: string | null } };
+    const name = factory.definition_source.credentials_secret;
+    io.out(name ? `credentials: team secret "${name}"` : 'credentials: none');
+  },
+};
+
 export const factoriesDeleteCommand: CliCommand = {
   name: 'factories delete',
   synopsis: 'factories delete --factory <uid>',
@@ -155,5 +193,6 @@ export const FACTORIES_COMMANDS = [
   factoriesApplyCommand,
   factoriesShowCommand,
   factoriesSyncCommand,
+  factoriesSetCredentialsCommand,
   factoriesDeleteCommand,
 ];

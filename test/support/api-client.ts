@@ -20,6 +20,11 @@ export function apiClient(baseUrl: string, apiKey: string) {
         .put(`${prefix}${path}`)
         .set(auth)
         .send(body as object),
+    patch: (path: string, body: unknown) =>
+      request(origin)
+        .patch(`${prefix}${path}`)
+        .set(auth)
+        .send(body as object),
     delete: (path: string) => request(origin).delete(`${prefix}${path}`).set(auth),
     raw: () => request(origin),
     prefix,

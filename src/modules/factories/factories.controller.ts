@@ -5,6 +5,7 @@ import {
   Get,
   HttpCode,
   Param,
+  Patch,
   Post,
   Put,
   Query,
@@ -38,6 +39,7 @@ import {
   FactoryDefinitionDto,
   FactoryDto,
   ListFactoriesResponseDto,
+  UpdateFactoryDto,
   ValidateFilesResponseDto,
 } from './dto/factory.dto';
 import { FactoriesService } from './factories.service';
@@ -109,6 +111,22 @@ export class FactoriesController {
   @ApiOkResponse({ type: FactoryDto })
   async get(@CurrentPrincipal() principal: Principal, @Param('uid') uid: string) {
     return toFactoryDto(await this.factories.get(principal.teamId, uid));
+  }
+
+  @Patch('factory/:uid')
+  @ApiOperation({
+    operationId: 'updateFactory',
+    summary:
+      "Ambient: change a factory's settings (a repository-backed factory's credentials; used from the next sync)",
+  })
+  @ApiProblems(400, 401, 403, 404)
+  @ApiOkResponse({ type: FactoryDto })
+  async update(
+    @CurrentPrincipal() principal: Principal,
+    @Param('uid') uid: string,
+    @Body() body: UpdateFactoryDto,
+  ) {
+    return toFactoryDto(await this.factories.update(principal, uid, body));
   }
 
   @Delete('factory/:uid')

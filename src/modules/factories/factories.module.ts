@@ -10,6 +10,7 @@ import { Factory } from './entities/factory.entity';
 import { FactoryFile } from './entities/factory-file.entity';
 import { FactoriesController } from './factories.controller';
 import { FactoriesService } from './factories.service';
+import { RepositoryCredentials } from './repository/repository-credentials';
 import { RepositoryPoller } from './repository/repository-poller.service';
 import { RepositorySync } from './repository/repository-sync.service';
 
@@ -21,7 +22,13 @@ import { RepositorySync } from './repository/repository-sync.service';
     SecretsModule,
     WebhooksModule,
   ],
-  providers: [FactoriesService, DefinitionApplier, AutomationStore, RepositorySync],
+  providers: [
+    FactoriesService,
+    DefinitionApplier,
+    AutomationStore,
+    RepositorySync,
+    RepositoryCredentials,
+  ],
   exports: [FactoriesService, DefinitionApplier, AutomationStore, RepositorySync],
 })
 export class FactoriesModule {}

@@ -17,11 +17,17 @@ import {
   RepositoryError,
   RepositoryLocation,
 } from './repository/git-repository';
+import { RepositoryCredentials } from './repository/repository-credentials';
 
 export interface NewFactory {
   name?: string;
   description?: string;
-  repository?: { url: string; branch?: string; path?: string };
+  repository?: { url: string; branch?: string; path?: string; credentials_secret?: string };
+}
+
+export interface FactoryChanges {
+  /** null removes the credentials; undefined leaves them. */
+  repository_credentials_secret?: string | null;
 }
 
 /** Factories: create (managed or repository-backed), read, delete, and managed definitions. */
@@ -34,6 +40,7 @@ export class FactoriesService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly applier: DefinitionApplier,
     private readonly webhooks: WebhookStore,
+    private readonly credentials: RepositoryCredentials,
   ) {
     this.git = new GitRepository(allowedProtocols(config));
   }
@@ -50,6 +57,7 @@ export class FactoriesService {
       repositoryUrl: null,
       repositoryBranch: null,
       repositoryPath: null,
+      repositoryCredentialsSecret: null,
       settings: null,
       appliedCommit: null,
       appliedAt: null,
@@ -69,12 +77,19 @@ export class FactoriesService {
       );
     }
     const location = this.checkLocation(input.repository);
+    const secretName = input.repository.credentials_secret ?? null;
+    if (secretName) {
+      const field = 'repository.credentials_secret';
+      await this.credentials.check(principal.teamId, secretName, location.url, field);
+    }
     Object.assign(factory, {
       repositoryUrl: location.url,
       repositoryBranch: location.branch,
       repositoryPath: location.path || null,
+      repositoryCredentialsSecret: secretName,
     });
-    const { commit, files } = await this.git.read(location).catch((err: unknown) => {
+    const token = await this.credentials.token(principal.teamId, secretName);
+    const { commit, files } = await this.git.read(location, token).catch((err: unknown) => {
       throw err instanceof RepositoryError ? ApiError.invalid('repository.url', err.message) : err;
     });
     factory.lastSync = { at: now.toISOString(), commit, status: 'applied' };
@@ -112,6 +127,26 @@ export class FactoriesService {
       query.andWhere('f.name LIKE :search', { search: `%${search.replace(/[%_\\]/g, '\\$&')}%` });
     const rows = await query.getMany();
     return { factories: rows.slice(0, limit), more: rows.length > limit };
+  }
+
+  /** Changes a factory's settings (for now: a repository-backed factory's credentials). */
+  async update(principal: Principal, id: string, changes: FactoryChanges): Promise<Factory> {
+    const factory = await this.get(principal.teamId, id);
+    assertCanManage(principal, factory);
+    const secretName = changes.repository_credentials_secret;
+    if (secretName !== undefined) {
+      const field = 'repository_credentials_secret';
+      if (factory.source !== 'repository') {
+        throw ApiError.invalid(field, 'only repository-backed factories read a repository');
+      }
+      if (secretName !== null) {
+        await this.credentials.check(principal.teamId, secretName, factory.repositoryUrl!, field);
+      }
+      factory.repositoryCredentialsSecret = secretName;
+    }
+    factory.updatedAt = new Date();
+    await this.dataSource.getRepository(Factory).save(factory);
+    return factory;
   }
 
   /** Soft delete: its webhooks answer 404 from now on and its automations never fire again. */

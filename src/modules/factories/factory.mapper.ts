@@ -48,6 +48,7 @@ function sourceOf(factory: Factory): DefinitionSourceDto {
     repository_url: factory.repositoryUrl,
     branch: factory.repositoryBranch,
     path: factory.repositoryPath,
+    credentials_secret: factory.repositoryCredentialsSecret,
     applied_commit: factory.appliedCommit,
     applied_at: toRfc3339(factory.appliedAt),
     last_sync: (factory.lastSync as unknown as Record<string, unknown>) ?? null,

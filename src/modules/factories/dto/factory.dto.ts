@@ -32,6 +32,32 @@ export class RepositorySourceDto {
   @IsString()
   @MaxLength(512)
   path?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'Ambient: name of a team secret holding a token (e.g. a GitHub fine-grained token with read access to contents) for a private https repository',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  credentials_secret?: string;
+}
+
+@ApiSchema({
+  name: 'UpdateFactoryRequest',
+  description: 'Ambient: changes a factory; only the fields given change',
+})
+export class UpdateFactoryDto {
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    description:
+      'Repository-backed factories: the team secret with the token for the repository; null removes it',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  repository_credentials_secret?: string | null;
 }
 
 @ApiSchema({ name: 'CreateFactoryRequest' })
@@ -99,6 +125,12 @@ export class DefinitionSourceDto {
   @ApiProperty({ nullable: true, type: String }) repository_url: string | null;
   @ApiProperty({ nullable: true, type: String }) branch: string | null;
   @ApiProperty({ nullable: true, type: String }) path: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Name of the team secret that authenticates fetches (never its value)',
+  })
+  credentials_secret: string | null;
   @ApiProperty({ nullable: true, type: String }) applied_commit: string | null;
   @ApiProperty({ nullable: true, type: String, format: 'date-time' }) applied_at: string | null;
   @ApiPropertyOptional({

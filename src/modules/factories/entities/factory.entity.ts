@@ -38,6 +38,10 @@ export class Factory {
   @Column({ name: 'repository_path', type: 'varchar', length: 512, nullable: true })
   repositoryPath: string | null;
 
+  /** Name of the team secret holding a token for the repository (https), if it is private. */
+  @Column({ name: 'repository_credentials_secret', type: 'varchar', length: 128, nullable: true })
+  repositoryCredentialsSecret: string | null;
+
   /** factory.yaml as applied. */
   @Column({ type: 'json', nullable: true })
   settings: JsonObject | null;

@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { gitEnv } from '../../environments/setup-steps';
 import { DefinitionFile } from '../definition/definition.types';
 import { MAX_FILE_BYTES, MAX_FILES } from '../definition/definition-parser';
 
@@ -48,9 +49,9 @@ export function protocolOf(url: string): string | null {
 export class GitRepository {
   constructor(private readonly allowedProtocols: string[]) {}
 
-  /** The commit the branch points at now. */
-  async head(location: RepositoryLocation): Promise<string> {
-    const { stdout } = await this.git([
+  /** The commit the branch points at now (`token`: for a private https repository). */
+  async head(location: RepositoryLocation, token: string | null = null): Promise<string> {
+    const { stdout } = await this.git(token, [
       'ls-remote',
       '--exit-code',
       '--',
@@ -64,10 +65,13 @@ export class GitRepository {
   }
 
   /** The definition files at the branch's head, and that commit. */
-  async read(location: RepositoryLocation): Promise<{ commit: string; files: DefinitionFile[] }> {
+  async read(
+    location: RepositoryLocation,
+    token: string | null = null,
+  ): Promise<{ commit: string; files: DefinitionFile[] }> {
     const dir = await mkdtemp(join(tmpdir(), 'ambient-factory-'));
     try {
-      await this.git([
+      await this.git(token, [
         'clone',
         '--quiet',
         '--depth',
@@ -79,7 +83,7 @@ export class GitRepository {
         location.url,
         dir,
       ]);
-      const { stdout } = await this.git(['-C', dir, 'rev-parse', 'HEAD']);
+      const { stdout } = await this.git(null, ['-C', dir, 'rev-parse', 'HEAD']);
       const root = join(dir, location.path);
       const files: DefinitionFile[] = [];
       for (const entry of DEFINITION_ROOTS) await collect(root, join(root, entry), files);
@@ -89,7 +93,7 @@ export class GitRepository {
     }
   }
 
-  private async git(args: string[]): Promise<{ stdout: string }> {
+  private async git(token: string | null, args: string[]): Promise<{ stdout: string }> {
     try {
       return await run('git', args, {
         timeout: GIT_TIMEOUT_MS,
@@ -97,9 +101,9 @@ export class GitRepository {
         env: {
           PATH: process.env.PATH ?? '/usr/bin:/bin',
           HOME: process.env.HOME ?? tmpdir(),
-          GIT_TERMINAL_PROMPT: '0',
           GIT_ALLOW_PROTOCOL: this.allowedProtocols.join(':'),
           GIT_CONFIG_NOSYSTEM: '1',
+          ...gitEnv(token),
         },
       });
     } catch (err) {

@@ -5,6 +5,7 @@ import { DefinitionApplier } from '../definition-applier.service';
 import { Factory, LastSync } from '../entities/factory.entity';
 import { FactoriesService } from '../factories.service';
 import { RepositoryError } from './git-repository';
+import { RepositoryCredentials } from './repository-credentials';
 
 const LOCK_MS = 5 * 60_000;
 
@@ -21,6 +22,7 @@ export class RepositorySync {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly factories: FactoriesService,
     private readonly applier: DefinitionApplier,
+    private readonly credentials: RepositoryCredentials,
   ) {}
 
   async sync(factory: Factory, force = false): Promise<LastSync | null> {
@@ -58,7 +60,8 @@ export class RepositorySync {
       path: factory.repositoryPath ?? '',
     };
     const at = new Date().toISOString();
-    const head = await this.factories.git.head(location);
+    const token = await this.credentials.token(factory.teamId, factory.repositoryCredentialsSecret);
+    const head = await this.factories.git.head(location, token);
     const failedBefore = factory.lastSync?.status === 'failed' && factory.lastSync.commit === head;
     if (!force && (head === factory.appliedCommit || failedBefore)) {
       return {
@@ -68,7 +71,7 @@ export class RepositorySync {
         status: failedBefore ? 'failed' : 'unchanged',
       };
     }
-    const { commit, files } = await this.factories.git.read(location);
+    const { commit, files } = await this.factories.git.read(location, token);
     const result = await this.applier.apply(factory.id, files, { commit });
     if (result.applied) return { at, commit, status: 'applied' };
     return {
