@@ -2,6 +2,8 @@ import { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from '../database/database-setup';
 import { parseDatabaseUrl } from '../database/database-url';
+import { SecretCipher } from '../modules/secrets/secret-cipher';
+import { SecretReencryption } from '../modules/secrets/secret-reencryption';
 import { ApiKey } from '../modules/teams/api-key.entity';
 import { ApiKeysService } from '../modules/teams/api-keys.service';
 import { Team } from '../modules/teams/team.entity';
@@ -12,6 +14,7 @@ import { CommandError } from './cli-errors';
 export interface CliServices {
   teams: TeamsService;
   apiKeys: ApiKeysService;
+  secretReencryption: SecretReencryption;
 }
 
 /**
@@ -41,6 +44,7 @@ export async function withServices<T>(
     return await fn({
       teams: new TeamsService(dataSource),
       apiKeys: new ApiKeysService(dataSource),
+      secretReencryption: new SecretReencryption(dataSource, new SecretCipher(config)),
     });
   } finally {
     await dataSource.destroy();

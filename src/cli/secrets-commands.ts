@@ -1,5 +1,7 @@
 import { API_OPTION_HELP, API_OPTIONS, callApi, printJson, required, valueFrom } from './api-http';
 import { CliCommand } from './cli-command';
+import { withServices } from './cli-context';
+import { CommandError } from './cli-errors';
 
 const enc = encodeURIComponent;
 
@@ -83,9 +85,42 @@ export const secretsDeleteCommand: CliCommand = {
   },
 };
 
+export const secretsReencryptCommand: CliCommand = {
+  name: 'secrets reencrypt',
+  synopsis: 'secrets reencrypt',
+  summary:
+    'Re-encrypt every stored secret (team secrets, webhook secrets) with the current AMBIENT_SECRETS_KEY.',
+  details: [
+    '',
+    'Key rotation: give every api, ingress and worker process the new key as AMBIENT_SECRETS_KEY and',
+    'the old one in AMBIENT_SECRETS_PREVIOUS_KEYS, restart them, run this command (talks to the',
+    'database, like migrate), then remove the old key. Safe to run again; servers keep working',
+    'throughout. Exits 1 if a value is under a key this process does not have.',
+  ],
+  options: {},
+  async run(_values, io) {
+    const config = io.config();
+    if (!config.secretsKey) throw new CommandError('AMBIENT_SECRETS_KEY: missing');
+    const reports = await withServices(config, ({ secretReencryption }) =>
+      secretReencryption.run(),
+    );
+    for (const report of reports) {
+      io.out(`${report.table}: ${report.reencrypted} re-encrypted`);
+      for (const row of report.unreadable) io.err(`${report.table} ${row.id}: ${row.reason}`);
+    }
+    const unreadable = reports.reduce((sum, report) => sum + report.unreadable.length, 0);
+    if (unreadable) {
+      throw new CommandError(
+        `${unreadable} value(s) could not be decrypted; add their key to AMBIENT_SECRETS_PREVIOUS_KEYS and run again`,
+      );
+    }
+  },
+};
+
 export const SECRETS_COMMANDS = [
   secretsListCommand,
   secretsCreateCommand,
   secretsUpdateCommand,
   secretsDeleteCommand,
+  secretsReencryptCommand,
 ];

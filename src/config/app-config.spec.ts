@@ -72,6 +72,27 @@ describe('loadConfig', () => {
     );
   });
 
+  it('reads AMBIENT_SECRETS_PREVIOUS_KEYS beside the current key, never alone or repeating it', () => {
+    const current = 'ab'.repeat(32);
+    const previous = [Buffer.alloc(32, 1), Buffer.alloc(32, 2)];
+    const env = {
+      ...base,
+      AMBIENT_SECRETS_KEY: current,
+      AMBIENT_SECRETS_PREVIOUS_KEYS: previous.map((k) => k.toString('base64')).join(', '),
+    };
+    expect(loadConfig(env).secretsPreviousKeys).toEqual(previous);
+    expect(loadConfig({ ...base, AMBIENT_SECRETS_KEY: current }).secretsPreviousKeys).toEqual([]);
+    expect(() =>
+      loadConfig({ ...base, AMBIENT_SECRETS_PREVIOUS_KEYS: previous[0].toString('hex') }),
+    ).toThrow(/^AMBIENT_SECRETS_PREVIOUS_KEYS: set only beside AMBIENT_SECRETS_KEY/);
+    expect(() => loadConfig({ ...env, AMBIENT_SECRETS_PREVIOUS_KEYS: current })).toThrow(
+      /^AMBIENT_SECRETS_PREVIOUS_KEYS: must not contain the current/,
+    );
+    expect(() => loadConfig({ ...env, AMBIENT_SECRETS_PREVIOUS_KEYS: 'short' })).toThrow(
+      /^AMBIENT_SECRETS_PREVIOUS_KEYS: must be 32 bytes/,
+    );
+  });
+
   it('names a missing configuration file', () => {
     expect(() => loadConfig({ AMBIENT_CONFIG_FILE: 'config/nope.yaml' })).toThrow(
       /^AMBIENT_CONFIG_FILE: cannot read/,

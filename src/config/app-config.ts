@@ -66,6 +66,11 @@ export interface AppConfig {
   bootstrapApiKey?: string;
   /** AMBIENT_SECRETS_KEY: 32 bytes (base64 or hex) that encrypt team secrets; unset = no secrets. */
   secretsKey?: Buffer;
+  /**
+   * AMBIENT_SECRETS_PREVIOUS_KEYS: earlier keys (comma-separated) that still decrypt values not yet
+   * re-encrypted with the current key (`npm run cli -- secrets reencrypt`).
+   */
+  secretsPreviousKeys: Buffer[];
 }
 
 export const BLOB_DRIVERS = ['local', 's3'] as const;
@@ -366,8 +371,10 @@ export function loadConfig(
   }
   const secretsKey = overrides.secretsKey ?? env.AMBIENT_SECRETS_KEY;
   if (typeof secretsKey === 'string' && secretsKey !== '') {
-    config.secretsKey = parseSecretsKey(secretsKey);
+    config.secretsKey = parseSecretsKey(secretsKey, 'AMBIENT_SECRETS_KEY');
   }
+  const previousKeys = overrides.secretsPreviousKeys ?? env.AMBIENT_SECRETS_PREVIOUS_KEYS;
+  config.secretsPreviousKeys = previousSecretsKeys(previousKeys as string | undefined, config);
   if (!/^mysql:\/\//.test(config.database.url) && !/^mariadb:\/\//.test(config.database.url)) {
     throw new ConfigError('DATABASE_URL: must start with mysql:// or mariadb://');
   }
@@ -395,8 +402,21 @@ function checkS3Settings(blobs: AppConfig['blobs']): void {
   }
 }
 
+function previousSecretsKeys(text: string | undefined, config: AppConfig): Buffer[] {
+  const name = 'AMBIENT_SECRETS_PREVIOUS_KEYS';
+  const parts = (text ?? '').split(',').filter((part) => part.trim() !== '');
+  if (parts.length && !config.secretsKey) {
+    throw new ConfigError(`${name}: set only beside AMBIENT_SECRETS_KEY (the current key)`);
+  }
+  const keys = parts.map((part) => parseSecretsKey(part, name));
+  if (keys.some((key) => key.equals(config.secretsKey!))) {
+    throw new ConfigError(`${name}: must not contain the current AMBIENT_SECRETS_KEY`);
+  }
+  return keys;
+}
+
 /** 32 bytes as 64 hex digits or base64 (either alphabet, padding optional). */
-function parseSecretsKey(text: string): Buffer {
+function parseSecretsKey(text: string, name: string): Buffer {
   const trimmed = text.trim();
   const key = /^[0-9a-fA-F]{64}$/.test(trimmed)
     ? Buffer.from(trimmed, 'hex')
@@ -405,7 +425,7 @@ function parseSecretsKey(text: string): Buffer {
       : null;
   if (!key || key.length !== 32) {
     throw new ConfigError(
-      'AMBIENT_SECRETS_KEY: must be 32 bytes, as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)',
+      `${name}: must be 32 bytes, as 64 hex digits or base64 (e.g. \`openssl rand -base64 32\`)`,
     );
   }
   return key;

@@ -26,11 +26,26 @@ describe('SecretCipher (AES-256-GCM)', () => {
     expect(() => cipher.decrypt(stored, 'team1')).toThrow(/failed authentication/);
   });
 
-  it('names a value encrypted with another key', () => {
+  it('names a value encrypted with a key the server does not have', () => {
     const other = new SecretCipher({ secretsKey: randomBytes(32) });
     expect(() => other.decrypt(cipher.encrypt('v', 't'), 't')).toThrow(
-      /another AMBIENT_SECRETS_KEY/,
+      /a key this server does not have \(key id [0-9a-f]{8}\)/,
     );
+  });
+
+  it('decrypts with a previous key during a rotation and encrypts with the current one', () => {
+    const oldKey = randomBytes(32);
+    const before = new SecretCipher({ secretsKey: oldKey });
+    const stored = before.encrypt('kept', 't');
+    const rotated = new SecretCipher({
+      secretsKey: randomBytes(32),
+      secretsPreviousKeys: [oldKey],
+    });
+    expect(rotated.isStale(stored)).toBe(true);
+    expect(rotated.decrypt(stored, 't')).toBe('kept');
+    const fresh = rotated.encrypt('kept', 't');
+    expect(rotated.isStale(fresh)).toBe(false);
+    expect(() => before.decrypt(fresh, 't')).toThrow(SecretDecryptionError);
   });
 
   it('answers 503 when no key is configured', () => {

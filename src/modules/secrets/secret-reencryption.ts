@@ -1,0 +1,80 @@
+import { DataSource } from 'typeorm';
+import { SecretCipher, SecretDecryptionError } from './secret-cipher';
+
+/** Every column that holds a SecretCipher value, with the team id it is bound to. */
+const ENCRYPTED_COLUMNS = [
+  { table: 'team_secrets', column: 'ciphertext' },
+  { table: 'webhooks', column: 'secret_ciphertext' },
+] as const;
+
+const BATCH = 200;
+
+export interface ReencryptionReport {
+  table: string;
+  /** Values now under the current key. */
+  reencrypted: number;
+  /** Values under a key the process does not have (left as they are), by row id. */
+  unreadable: { id: string; reason: string }[];
+}
+
+/**
+ * Re-encrypts stored secrets that are not under the current AMBIENT_SECRETS_KEY (after a key
+ * rotation, with the old key in AMBIENT_SECRETS_PREVIOUS_KEYS). Each batch is one transaction that
+ * locks its rows and re-reads them, so values written concurrently by a running server — always
+ * under the current key — are never overwritten with stale ones. Safe to run again.
+ */
+export class SecretReencryption {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly cipher: SecretCipher,
+  ) {}
+
+  async run(): Promise<ReencryptionReport[]> {
+    this.cipher.assertEnabled();
+    const reports: ReencryptionReport[] = [];
+    for (const { table, column } of ENCRYPTED_COLUMNS) {
+      const report: ReencryptionReport = { table, reencrypted: 0, unreadable: [] };
+      let after = '';
+      for (;;) {
+        const batch = await this.reencryptBatch(table, column, after, report);
+        if (batch.length < BATCH) break;
+        after = batch[batch.length - 1];
+      }
+      reports.push(report);
+    }
+    return reports;
+  }
+
+  /** Re-encrypts the stale values among the next BATCH rows after `after`; returns their ids. */
+  private reencryptBatch(
+    table: string,
+    column: string,
+    after: string,
+    report: ReencryptionReport,
+  ): Promise<string[]> {
+    return this.dataSource.transaction(async (manager) => {
+      const rows = (await manager.query(
+        `SELECT id, team_id, ${column} AS value FROM ${table}
+          WHERE id > ? ORDER BY id LIMIT ${BATCH} FOR UPDATE`,
+        [after],
+      )) as { id: string; team_id: string; value: Buffer }[];
+      for (const row of rows) {
+        if (!this.cipher.isStale(row.value)) continue;
+        let plaintext: string;
+        try {
+          plaintext = this.cipher.decrypt(row.value, row.team_id);
+        } catch (err) {
+          if (!(err instanceof SecretDecryptionError)) throw err;
+          report.unreadable.push({ id: row.id, reason: err.message });
+          continue;
+        }
+        await manager.query(`UPDATE ${table} SET ${column} = ? WHERE id = ?`, [
+          this.cipher.encrypt(plaintext, row.team_id),
+          row.id,
+        ]);
+        report.reencrypted += 1;
+      }
+      return rows.map((row) => row.id);
+    });
+  }
+}
