@@ -6,6 +6,18 @@ import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from '.
 import { waitFor } from './support/wait';
 
 const CLIS = resolve(__dirname, 'fixtures/vendor-clis');
+const MCP_SERVERS = {
+  echo: {
+    command: process.execPath,
+    args: [
+      '-r',
+      require.resolve('@swc-node/register'),
+      resolve(__dirname, 'fixtures/mcp-echo-server.ts'),
+    ],
+    env: { ECHO_NAME: 'vendor-mcp' },
+  },
+  remote: { url: 'https://mcp.example.test/mcp', headers: { Authorization: 'Bearer mcp-token' } },
+};
 
 /** The claude, codex and gemini harnesses, run against fake CLIs that print real event shapes. */
 describe('vendor CLI harnesses (api + worker, fake claude/codex/gemini CLIs)', () => {
@@ -133,6 +145,42 @@ describe('vendor CLI harnesses (api + worker, fake claude/codex/gemini CLIs)', (
       expect(transcript).toBe(workspaceFile(runId, '.fake-cli-stdout.jsonl'));
     },
   );
+
+  it.each(['claude', 'codex', 'gemini'] as const)(
+    "%s: gets the run's MCP servers in its own configuration, kept off the command line and removed after",
+    async (type) => {
+      const runId = await start(type, 'Use the tools [mcp]', { mcp_servers: MCP_SERVERS });
+      const run = await finished(runId);
+      expect(run.state).toBe('SUCCEEDED');
+      // The fake CLI started the stdio server from the configuration and called its tools.
+      expect(run.status_message.message).toBe(
+        'echo: The sum is 5; ECHO_NAME=vendor-mcp\n' +
+          'remote: https://mcp.example.test/mcp {"Authorization":"Bearer mcp-token"}',
+      );
+      const invocation = JSON.parse(workspaceFile(runId, '.fake-cli-invocation.json'));
+      expect(JSON.stringify(invocation.args)).not.toContain('mcp-token');
+      const configPath =
+        type === 'claude'
+          ? invocation.args[invocation.args.indexOf('--mcp-config') + 1]
+          : type === 'codex'
+            ? invocation.env.CODEX_HOME
+            : invocation.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH;
+      expect(configPath.startsWith(env.workspaceRoot)).toBe(false);
+      expect(existsSync(configPath)).toBe(false);
+    },
+  );
+
+  it('refuses an MCP server given by warp_id', async () => {
+    const runId = await start('claude', 'Use the tools [mcp]', {
+      mcp_servers: { warp: { warp_id: 'abc' } },
+    });
+    const run = await finished(runId);
+    expect(run.state).toBe('FAILED');
+    expect(run.status_message).toMatchObject({
+      error_code: 'operation_not_supported',
+      message: expect.stringContaining('MCP server "warp" uses warp_id'),
+    });
+  });
 
   it('a follow-up runs the CLI again with the conversation so far; the transcript keeps both streams', async () => {
     const runId = await start('claude', 'First question');

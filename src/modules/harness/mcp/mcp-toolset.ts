@@ -18,6 +18,18 @@ export class McpSetupError extends Error {
   }
 }
 
+/** Ambient runs `command` and `url` servers; a `warp_id` names a server only Warp can provide. */
+export function assertSupportedMcpServers(servers: Record<string, McpServerConfig>): void {
+  const unsupported = Object.entries(servers).find(([, config]) => config.warp_id !== undefined);
+  if (unsupported) {
+    throw new McpSetupError(
+      'operation_not_supported',
+      `MCP server "${unsupported[0]}" uses warp_id, which Ambient does not support; ` +
+        'configure it with command or url',
+    );
+  }
+}
+
 interface OfferedTool {
   definition: ChatCompletionFunctionTool;
   client: Client;
@@ -44,14 +56,7 @@ export class McpToolset {
     servers: Record<string, McpServerConfig>,
     options: ConnectOptions,
   ): Promise<McpToolset> {
-    const unsupported = Object.entries(servers).find(([, config]) => config.warp_id !== undefined);
-    if (unsupported) {
-      throw new McpSetupError(
-        'operation_not_supported',
-        `MCP server "${unsupported[0]}" uses warp_id, which Ambient does not support; ` +
-          'configure it with command or url',
-      );
-    }
+    assertSupportedMcpServers(servers);
     const toolset = new McpToolset([], new Map());
     try {
       for (const [server, config] of Object.entries(servers)) {

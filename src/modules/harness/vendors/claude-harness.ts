@@ -11,6 +11,12 @@ import {
   toolResult,
   VendorStreamMapper,
 } from './vendor-stream';
+import {
+  claudeMcpSetup,
+  McpServers,
+  VendorMcpConfigDir,
+  VendorMcpSetup,
+} from './vendor-mcp-config';
 
 /**
  * Claude Code's `--output-format stream-json` events: `system` (init), `assistant` and `user`
@@ -136,6 +142,10 @@ export class ClaudeHarness extends VendorCliHarness {
 
   authEnv(secret: string): Record<string, string> {
     return { ANTHROPIC_API_KEY: secret };
+  }
+
+  mcpSetup(servers: McpServers, dir: VendorMcpConfigDir): Promise<VendorMcpSetup> {
+    return claudeMcpSetup(servers, dir);
   }
 
   createMapper(): VendorStreamMapper {

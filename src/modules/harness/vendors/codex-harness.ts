@@ -13,6 +13,7 @@ import {
   toolResult,
   VendorStreamMapper,
 } from './vendor-stream';
+import { codexMcpSetup, McpServers, VendorMcpConfigDir, VendorMcpSetup } from './vendor-mcp-config';
 
 /**
  * `codex exec --json` events: thread/turn lifecycle (`turn.completed` carries usage), and
@@ -135,6 +136,10 @@ export class CodexHarness extends VendorCliHarness {
   authEnv(secret: string): Record<string, string> {
     // `codex exec` reads CODEX_API_KEY; OPENAI_API_KEY covers older releases.
     return { CODEX_API_KEY: secret, OPENAI_API_KEY: secret };
+  }
+
+  mcpSetup(servers: McpServers, dir: VendorMcpConfigDir): Promise<VendorMcpSetup> {
+    return codexMcpSetup(servers, dir);
   }
 
   createMapper(): VendorStreamMapper {

@@ -13,6 +13,12 @@ import {
   toolResult,
   VendorStreamMapper,
 } from './vendor-stream';
+import {
+  geminiMcpSetup,
+  McpServers,
+  VendorMcpConfigDir,
+  VendorMcpSetup,
+} from './vendor-mcp-config';
 
 /**
  * Gemini CLI `--output-format stream-json` events: `init`, `message` (assistant text arrives
@@ -124,6 +130,10 @@ export class GeminiHarness extends VendorCliHarness {
   authEnv(secret: string): Record<string, string> {
     // The workspace is new to the CLI; headless runs in an untrusted folder would be refused.
     return { GEMINI_API_KEY: secret, GEMINI_CLI_TRUST_WORKSPACE: 'true' };
+  }
+
+  mcpSetup(servers: McpServers, dir: VendorMcpConfigDir): Promise<VendorMcpSetup> {
+    return geminiMcpSetup(servers, dir);
   }
 
   createMapper(): VendorStreamMapper {

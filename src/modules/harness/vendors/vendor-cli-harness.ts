@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { ErrorCode } from '../../../common/errors/error-codes';
 import type { ChatMessage, Harness, HarnessContext, HarnessResult } from '../harness.types';
+import { McpSetupError } from '../mcp/mcp-toolset';
+import { McpServers, VendorMcpConfigDir, VendorMcpSetup } from './vendor-mcp-config';
 import { lastLines, runVendorCli, VendorCliExit } from './vendor-cli-runner';
 import { parseEventLine, VendorStreamMapper } from './vendor-stream';
 
@@ -23,6 +25,8 @@ export abstract class VendorCliHarness implements Harness {
   abstract authSecretName(ctx: HarnessContext): { field: string; name: string | undefined };
   abstract authEnv(secret: string): Record<string, string>;
   abstract createMapper(): VendorStreamMapper;
+  /** Points the CLI at the run's MCP servers (config files written into `dir`). */
+  abstract mcpSetup(servers: McpServers, dir: VendorMcpConfigDir): Promise<VendorMcpSetup>;
 
   async run(ctx: HarnessContext): Promise<HarnessResult> {
     const mapper = this.createMapper();
@@ -47,14 +51,41 @@ export abstract class VendorCliHarness implements Harness {
       );
     }
 
+    const servers = ctx.config.mcp_servers ?? {};
+    let mcpDir: VendorMcpConfigDir;
+    try {
+      mcpDir = await VendorMcpConfigDir.create(servers);
+    } catch (err) {
+      if (!(err instanceof McpSetupError)) throw err;
+      return fail(err.code, err.message);
+    }
+    try {
+      const mcp = mcpDir.path ? await this.mcpSetup(servers, mcpDir) : { args: [], env: {} };
+      return await this.execute(ctx, mapper, secret, mcp);
+    } finally {
+      await mcpDir.remove();
+    }
+  }
+
+  private async execute(
+    ctx: HarnessContext,
+    mapper: VendorStreamMapper,
+    secret: string,
+    mcp: VendorMcpSetup,
+  ): Promise<HarnessResult> {
     for (const text of ctx.userMessages) await ctx.recordMessage({ role: 'user', content: text });
-    await ctx.emitEvent('harness_started', { harness: this.type, cli: this.binary });
+    await ctx.emitEvent('harness_started', {
+      harness: this.type,
+      cli: this.binary,
+      mcp_servers: Object.keys(ctx.config.mcp_servers ?? {}),
+    });
     const exit = await runVendorCli({
       file: this.binary,
-      args: this.args(vendorPrompt(ctx), ctx),
+      // Global options (MCP configuration) lead, ahead of any subcommand and the prompt.
+      args: [...mcp.args, ...this.args(vendorPrompt(ctx), ctx)],
       cwd: ctx.workspaceDir,
       // Only the run's own environment and the CLI's credentials: nothing of the server leaks.
-      env: { ...ctx.commandEnv, ...this.authEnv(secret) },
+      env: { ...ctx.commandEnv, ...mcp.env, ...this.authEnv(secret) },
       timeoutMs: ctx.limits.deadline - Date.now(),
       signal: ctx.signal,
       onLine: async (line) => {
