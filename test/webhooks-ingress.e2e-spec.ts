@@ -185,12 +185,14 @@ describe('webhook ingress (api + ingress, real HTTP)', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 
     const other = await tokenWebhook();
-    const failures: number[] = [];
+    const failures = [];
     for (let i = 0; i < 4; i++)
       failures.push(
-        (await deliver(other.local, '{}', { Authorization: 'Bearer wrong-token-value' })).status,
+        await deliver(other.local, '{}', { Authorization: 'Bearer wrong-token-value' }),
       );
-    expect(failures).toEqual([401, 401, 401, 429]);
+    expect(failures.map((f) => f.status)).toEqual([401, 401, 401, 429]);
+    expect(failures[2].headers.get('retry-after')).toBeNull();
+    expect(Number(failures[3].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // The failure budget never locks out the right credentials.
     expect((await deliver(other.local, '{"ok":1}', other.auth)).status).toBe(202);
   });
@@ -281,6 +283,20 @@ describe('webhook ingress (api + ingress, real HTTP)', () => {
     );
     expect(results.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
     const statuses = (await log(hook)).map((e) => e.status);
+    expect(statuses.filter((s) => s === 'Accepted')).toHaveLength(1);
+    expect(statuses.filter((s) => s === 'Duplicate')).toHaveLength(4);
+  });
+
+  it('lets exactly one of many concurrent identical bodies in when no delivery id is sent', async () => {
+    const hook = await tokenWebhook();
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => deliver(hook.local, '{"same":"body"}', hook.auth)),
+    );
+    expect(results.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
+    const ids = new Set(results.map((r) => r.body.delivery_id));
+    expect([...ids]).toEqual([expect.stringMatching(/^body-sha256:[0-9a-f]{64}$/)]);
+    const statuses = (await log(hook)).map((e) => e.status);
+    expect(statuses).toHaveLength(5);
     expect(statuses.filter((s) => s === 'Accepted')).toHaveLength(1);
     expect(statuses.filter((s) => s === 'Duplicate')).toHaveLength(4);
   });
