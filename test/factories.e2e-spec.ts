@@ -81,13 +81,17 @@ describe('managed factories and their definitions', () => {
   it('reports every problem with file, line and reason, and changes nothing', async () => {
     const factory = await createFactory(api, 'Strict');
     const before = (await api.get(`/factory/${factory}/definition`)).body;
+    // File problems (a YAML syntax error, a wrong value) and state problems (a missing secret, a
+    // secret unfit for its mode) in other files come back from the same apply.
     const res = await api.put(
       `/factory/${factory}/definition`,
       definitionFiles(
         {
           'webhooks/good.yaml': 'secretName: CI_SECRET\n',
           'webhooks/bad.yaml': 'secretName: CI_SECRET\nauthMode: basic\n',
+          'webhooks/broken.yaml': 'authMode: token\nsecretName: [CI_SECRET\n',
           'webhooks/nosecret.yaml': 'authMode: token\nsecretName: MISSING_SECRET\n',
+          'webhooks/url.yaml': 'authMode: url_token\nsecretName: NOT_URL_SAFE\n',
         },
         'Strict',
       ),
@@ -105,26 +109,20 @@ describe('managed factories and their definitions', () => {
         column: 11,
         message: expect.stringContaining('authMode'),
       },
-    ]);
-    // State checks run once the files themselves are valid.
-    const state = await api.put(
-      `/factory/${factory}/definition`,
-      definitionFiles(
-        {
-          'webhooks/good.yaml': 'secretName: CI_SECRET\n',
-          'webhooks/nosecret.yaml': 'authMode: token\nsecretName: MISSING_SECRET\n',
-          'webhooks/url.yaml': 'authMode: url_token\nsecretName: NOT_URL_SAFE\n',
-        },
-        'Strict',
-      ),
-    );
-    expect(state.body.diagnostics).toEqual([
       expect.objectContaining({
+        code: 'yaml_syntax',
+        path: 'webhooks/broken.yaml',
+        line: 3,
+        message: expect.stringMatching(/^YAML: .*end with a \]/),
+      }),
+      expect.objectContaining({
+        code: 'invalid_secret',
         path: 'webhooks/nosecret.yaml',
         line: 2,
         message: expect.stringMatching(/team secret "MISSING_SECRET" does not exist/),
       }),
       expect.objectContaining({
+        code: 'invalid_secret',
         path: 'webhooks/url.yaml',
         line: 2,
         message: expect.stringMatching(/A-Za-z0-9/),

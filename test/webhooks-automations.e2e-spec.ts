@@ -150,6 +150,31 @@ describe('webhook automations (api + ingress + worker)', () => {
     expect(runs.body.runs).toHaveLength(2);
   });
 
+  it('starts nothing from a disabled automation whose filter matches, beside an enabled one that does', async () => {
+    const paused = automation('paused', '      payload:\n        event: [deploy.finished]\n');
+    paused.content = paused.content.replace(/^---\n/, '---\nenabled: false\n');
+    await setAutomations(
+      automation('triage', '      payload:\n        event: [deploy.finished]\n'),
+      automation('notify', '      payload:\n        service: {exists: true}\n', 'Tell the team.'),
+      automation('never', '      payload:\n        event: [other]\n'),
+      paused,
+    );
+    const listed = (await api.get(`/factory/${factory}/automations`)).body.automations as {
+      name: string;
+      enabled: boolean;
+    }[];
+    expect(listed.find((a) => a.name === 'paused')).toMatchObject({ enabled: false });
+    const res = await deliver(hook.local, '{"event":"deploy.finished","service":"web"}', {
+      ...hook.auth,
+      'X-Ambient-Delivery-Id': 'off-1',
+    });
+    expect(res.status).toBe(202);
+    const entry = await entryFor('off-1');
+    expect(entry!.runs.map((r) => r.automation).sort()).toEqual(['notify', 'triage']);
+    const runs = await api.get(`/agent/runs?metadata[delivery_id]=off-1`);
+    expect(runs.body.runs).toHaveLength(2);
+  });
+
   it('commits a concurrent burst with repeats as one Accepted per identity, each starting its run once', async () => {
     const ids = Array.from({ length: 10 }, (_, i) => `burst-${i}`);
     const results = await Promise.all(

@@ -85,4 +85,60 @@ describe('webhook CLI (child processes against a running API)', () => {
     const noKey = await cli(['secrets', 'list', '--key', '']);
     expect(noKey.code).not.toBe(0);
   });
+
+  it('shows, disables, enables and rotates a webhook, and pages its log with --cursor', async () => {
+    const factory = JSON.parse((await cli(['factories', 'create', '--name', 'Paging'])).stdout)
+      .uid as string;
+    const made = JSON.parse(
+      (await cli(['webhooks', 'create', '--factory', factory, '--name', 'pager'])).stdout,
+    ) as { uid: string; secret: string };
+    const ids = ['--factory', factory, '--webhook', made.uid];
+    const url = `${app.ingressUrl}/webhooks/w/${made.uid}`;
+    const send = (secret: string, id: string) =>
+      deliver(url, `{"n":"${id}"}`, {
+        Authorization: `Bearer ${secret}`,
+        'X-Ambient-Delivery-Id': id,
+      });
+
+    const shown = await cli(['webhooks', 'get', ...ids]);
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      uid: made.uid,
+      name: 'pager',
+      auth_mode: 'token',
+      enabled: true,
+    });
+    expect(shown.stdout).not.toContain(made.secret);
+
+    const disabled = await cli(['webhooks', 'disable', ...ids]);
+    expect(JSON.parse(disabled.stdout)).toMatchObject({ enabled: false });
+    expect((await send(made.secret, 'p-0')).status).toBe(404);
+    const enabled = await cli(['webhooks', 'enable', ...ids]);
+    expect(JSON.parse(enabled.stdout)).toMatchObject({ enabled: true });
+    expect((await send(made.secret, 'p-1')).status).toBe(202);
+
+    const rotated = JSON.parse((await cli(['webhooks', 'rotate-secret', ...ids])).stdout) as {
+      secret: string;
+    };
+    expect(rotated.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(rotated.secret).not.toBe(made.secret);
+    expect((await send(made.secret, 'p-old')).status).toBe(401);
+    expect((await send(rotated.secret, 'p-2')).status).toBe(202);
+    expect((await send(rotated.secret, 'p-3')).status).toBe(202);
+
+    const first = await cli(['webhooks', 'deliveries', ...ids, '--limit', '2']);
+    expect(first.code).toBe(0);
+    expect(first.stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(/Accepted\s+11 B\s+p-3$/),
+      expect.stringMatching(/Accepted\s+11 B\s+p-2$/),
+    ]);
+    const cursor = /^more: --cursor (\S+)$/m.exec(first.stderr)?.[1];
+    expect(cursor).toBeDefined();
+    const rest = await cli(['webhooks', 'deliveries', ...ids, '--limit', '2', '--cursor', cursor!]);
+    expect(rest.stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(/Rejected \(auth\)\s+13 B\s+-$/),
+      expect.stringMatching(/Accepted\s+11 B\s+p-1$/),
+    ]);
+    expect(rest.stderr).not.toContain('more:');
+  });
 });

@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { apiClient } from './support/api-client';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 import { createFactory, createWebhook, deliver } from './support/webhook-helpers';
@@ -140,6 +141,40 @@ describe('webhook ingress (api + ingress, real HTTP)', () => {
     ]);
   });
 
+  it('closes the connection after refusing a chunked body that keeps coming', async () => {
+    const hook = await tokenWebhook();
+    const url = new URL(hook.local);
+    // A raw socket that never stops sending and stays open after the server's FIN (half-open):
+    // only the server can end this exchange, by ceasing to read and cutting the connection.
+    const socket = connect({ port: Number(url.port), host: url.hostname, allowHalfOpen: true });
+    let response = '';
+    let finFromServer = false;
+    socket.on('data', (data: Buffer) => (response += data.toString('latin1')));
+    socket.on('end', () => (finFromServer = true));
+    socket.on('error', () => {}); // the cut shows as a reset to a sender still writing
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write(
+      `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\n` +
+        `Authorization: ${hook.auth.Authorization}\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    );
+    const data = Buffer.alloc(64 * 1024, 'a');
+    const chunk = Buffer.concat([
+      Buffer.from(`${data.length.toString(16)}\r\n`),
+      data,
+      Buffer.from('\r\n'),
+    ]);
+    const pump = () => {
+      while (!socket.destroyed && socket.write(chunk));
+      if (!socket.destroyed) socket.once('drain', pump);
+    };
+    pump();
+    await closed;
+    expect(response).toMatch(/^HTTP\/1\.1 413 /);
+    expect(response).toMatch(/\r\nconnection: close\r\n/i);
+    expect(finFromServer).toBe(true);
+    expect((await log(hook))[0]).toMatchObject({ status: 'Rejected (too large)' });
+  });
+
   it('limits deliveries per webhook with 429 and Retry-After, and failed auth on its own budget', async () => {
     const hook = await tokenWebhook();
     const statuses: number[] = [];
@@ -150,12 +185,14 @@ describe('webhook ingress (api + ingress, real HTTP)', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 
     const other = await tokenWebhook();
-    const failures: number[] = [];
+    const failures = [];
     for (let i = 0; i < 4; i++)
       failures.push(
-        (await deliver(other.local, '{}', { Authorization: 'Bearer wrong-token-value' })).status,
+        await deliver(other.local, '{}', { Authorization: 'Bearer wrong-token-value' }),
       );
-    expect(failures).toEqual([401, 401, 401, 429]);
+    expect(failures.map((f) => f.status)).toEqual([401, 401, 401, 429]);
+    expect(failures[2].headers.get('retry-after')).toBeNull();
+    expect(Number(failures[3].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // The failure budget never locks out the right credentials.
     expect((await deliver(other.local, '{"ok":1}', other.auth)).status).toBe(202);
   });
@@ -246,6 +283,20 @@ describe('webhook ingress (api + ingress, real HTTP)', () => {
     );
     expect(results.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
     const statuses = (await log(hook)).map((e) => e.status);
+    expect(statuses.filter((s) => s === 'Accepted')).toHaveLength(1);
+    expect(statuses.filter((s) => s === 'Duplicate')).toHaveLength(4);
+  });
+
+  it('lets exactly one of many concurrent identical bodies in when no delivery id is sent', async () => {
+    const hook = await tokenWebhook();
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => deliver(hook.local, '{"same":"body"}', hook.auth)),
+    );
+    expect(results.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
+    const ids = new Set(results.map((r) => r.body.delivery_id));
+    expect([...ids]).toEqual([expect.stringMatching(/^body-sha256:[0-9a-f]{64}$/)]);
+    const statuses = (await log(hook)).map((e) => e.status);
+    expect(statuses).toHaveLength(5);
     expect(statuses.filter((s) => s === 'Accepted')).toHaveLength(1);
     expect(statuses.filter((s) => s === 'Duplicate')).toHaveLength(4);
   });

@@ -11,6 +11,7 @@ import { waitFor } from './support/wait';
 import { createFactory, createWebhook, deliver } from './support/webhook-helpers';
 
 const DAY = 86_400_000;
+const HOUSEKEEPING_BATCH = 2;
 
 describe('delivery log retention (newest 50 and 7 days) and dedup memory', () => {
   let env: TestEnvironment;
@@ -23,6 +24,7 @@ describe('delivery log retention (newest 50 and 7 days) and dedup memory', () =>
     app = await startTestApp(env, ['api', 'ingress', 'worker'], {
       'webhooks.deliveriesPerMinute': 1000,
       'webhooks.housekeepingIntervalMs': 200,
+      'webhooks.housekeepingBatch': HOUSEKEEPING_BATCH,
     });
     api = apiClient(app.baseUrl, app.apiKey);
     factory = await createFactory(api);
@@ -94,6 +96,22 @@ describe('delivery log retention (newest 50 and 7 days) and dedup memory', () =>
       ['old-30', 'Duplicate'],
       ['old-3', 'Accepted'],
     ]);
+  });
+
+  it('reaches a webhook with prunable entries behind more protected idle webhooks than one pass takes', async () => {
+    // Fewer than 50 entries, all older than the ones to prune: nothing of theirs may go, yet
+    // they have entries past the 7 days, and they were created (lower ids) first.
+    const idle = [];
+    for (let i = 0; i <= HOUSEKEEPING_BATCH; i++) {
+      idle.push(await hookWithDeliveries(`idle${i}`, 3, 30 * DAY));
+    }
+    const busy = await hookWithDeliveries('busy', 53, 8 * DAY);
+    await waitFor(
+      () => count(busy.hook.uid),
+      (n) => n === 50,
+      { what: 'housekeeping to reach the webhook behind the idle ones' },
+    );
+    for (const { hook } of idle) expect(await count(hook.uid)).toBe(3);
   });
 });
 

@@ -96,13 +96,23 @@ function action(name: string, summary: string, method: string, suffix: string): 
 
 export const webhooksDeliveriesCommand: CliCommand = {
   name: 'webhooks deliveries',
-  synopsis: 'webhooks deliveries --factory <uid> --webhook <uid> [--limit <n>]',
+  synopsis: 'webhooks deliveries --factory <uid> --webhook <uid> [--limit <n>] [--cursor <c>]',
   summary: 'The delivery log, newest first: entry id, time, status, size, delivery id.',
-  details: ['', 'Options:', ...idHelp, '  --limit <n>   1-100 (default 50)', ...API_OPTION_HELP],
-  options: { ...API_OPTIONS, ...ids, limit: { type: 'string' } },
+  details: [
+    '',
+    'Options:',
+    ...idHelp,
+    '  --limit <n>    1-100 (default 50)',
+    '  --cursor <c>   the next page (printed after a page that has one)',
+    ...API_OPTION_HELP,
+  ],
+  options: { ...API_OPTIONS, ...ids, limit: { type: 'string' }, cursor: { type: 'string' } },
   async run(values, io) {
-    const query = values.limit ? `?limit=${encodeURIComponent(String(values.limit))}` : '';
-    const { deliveries } = (await callApi(
+    const params = new URLSearchParams();
+    if (values.limit) params.set('limit', String(values.limit));
+    if (values.cursor) params.set('cursor', String(values.cursor));
+    const query = params.size ? `?${params}` : '';
+    const { deliveries, page_info: pageInfo } = (await callApi(
       values,
       io,
       'GET',
@@ -115,11 +125,14 @@ export const webhooksDeliveriesCommand: CliCommand = {
         size_bytes: number;
         delivery_id: string | null;
       }[];
+      page_info: { has_next_page: boolean; next_cursor: string };
     };
     for (const d of deliveries)
       io.out(
         `${d.id}  ${d.received_at}  ${d.status.padEnd(23)}  ${String(d.size_bytes).padStart(7)} B  ${d.delivery_id ?? '-'}`,
       );
+    // On stderr, so the listing stays one entry per line.
+    if (pageInfo.has_next_page) io.err(`more: --cursor ${pageInfo.next_cursor}`);
   },
 };
 
@@ -170,6 +183,7 @@ export const webhooksTestFilterCommand: CliCommand = {
 export const WEBHOOKS_COMMANDS = [
   webhooksListCommand,
   webhooksCreateCommand,
+  action('get', 'Show one webhook (its URL and settings; never the secret).', 'GET', ''),
   action('enable', "Enable a webhook (takes its team secret's current value).", 'POST', '/enable'),
   action('disable', 'Disable a webhook: senders get 404 at once.', 'POST', '/disable'),
   action(

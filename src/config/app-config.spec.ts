@@ -13,6 +13,9 @@ describe('loadConfig', () => {
     expect(config.database.url).toBe('mysql://root@127.0.0.1:3306/ambient');
     expect(config.redis.url).toBe('redis://127.0.0.1:6379');
     expect(config.bootstrapApiKey).toBeUndefined();
+    expect(config.webhooks.deliveriesPerMinute).toBe(60);
+    expect(config.webhooks.authFailuresPerMinute).toBe(30);
+    expect(config.webhooks.housekeepingBatch).toBe(1000);
   });
 
   it('lets the environment override the file', () => {

@@ -37,6 +37,7 @@ export interface AppConfig {
     logRetentionDays: number;
     logKeepLatest: number;
     housekeepingIntervalMs: number;
+    housekeepingBatch: number;
     sweepIntervalMs: number;
     sweepGraceMs: number;
   };
@@ -205,6 +206,12 @@ const SETTINGS: Setting[] = [
     env: 'AMBIENT_WEBHOOK_HOUSEKEEPING_INTERVAL_MS',
     kind: 'int',
     min: 50,
+  },
+  {
+    path: 'webhooks.housekeepingBatch',
+    env: 'AMBIENT_WEBHOOK_HOUSEKEEPING_BATCH',
+    kind: 'int',
+    min: 1,
   },
   {
     path: 'webhooks.sweepIntervalMs',

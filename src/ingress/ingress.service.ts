@@ -16,8 +16,9 @@ import { IngressRateLimiter } from './rate-limiter';
 import { WebhookLookup } from './webhook-lookup';
 
 const RETRY_AFTER_UNAVAILABLE = '5';
-const DRAIN_LIMIT_BYTES = 4 * 1024 * 1024;
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+/** What a refused body may still send after the answer before its connection is cut. */
+const LINGER_BYTES = 1024 * 1024;
 
 /**
  * One delivery, start to end: find the webhook (404), authenticate (401), read at most 256 KB
@@ -90,9 +91,8 @@ export class IngressService {
     try {
       const read = await readCappedBody(req);
       if (read.tooLarge) {
-        // Node discards the rest of a body we stop reading; a huge declared one is cut off instead.
-        if (read.size > DRAIN_LIMIT_BYTES) res.setHeader('Connection', 'close');
         await this.logRejected(webhook.id, 'rejected_too_large', null, read.size, receivedAt);
+        closeAfterAnswer(req, res);
         return sendProblem(res, 413, 'invalid_request', 'the body is larger than 256 KB');
       }
       body = read.body;
@@ -201,4 +201,28 @@ export class IngressService {
 function bearerToken(header: string | undefined): string | undefined {
   const match = header ? /^Bearer\s+(.+)$/i.exec(header.trim()) : null;
   return match?.[1];
+}
+
+/**
+ * For an answer sent before the body was read to its end: `Connection: close`, then the socket
+ * goes. Left alone, Node would keep reading (and discarding) the body after the answer, for as
+ * long as a chunked sender keeps writing. Closing at once would not do either: closing a socket
+ * with unread data sends a reset, and a sender still writing then sees that error instead of
+ * the answer. So after the answer (and Node's FIN) the rest is discarded until the sender stops
+ * or has sent LINGER_BYTES more, and then the socket is destroyed.
+ */
+function closeAfterAnswer(req: Request, res: Response): void {
+  res.setHeader('Connection', 'close');
+  res.once('finish', () => {
+    const socket = req.socket;
+    // Node's Connection: close handling destroys the socket as soon as its FIN is out.
+    socket.removeListener('finish', socket.destroy);
+    let more = 0;
+    req.on('data', (chunk: Buffer) => {
+      more += chunk.length;
+      if (more > LINGER_BYTES) socket.destroy();
+    });
+    req.once('end', () => socket.destroy());
+    req.resume();
+  });
 }

@@ -10,7 +10,7 @@ import { WebhookStore } from '../webhooks/webhook-store.service';
 import { AutomationStore } from './automation-store.service';
 import { parseDefinition } from './definition/definition-parser';
 import { DefinitionFile, ParsedDefinition } from './definition/definition.types';
-import { Diagnostic } from './definition/diagnostics';
+import { Diagnostic, sortDiagnostics } from './definition/diagnostics';
 import { mergeExecution } from './definition/execution-settings';
 import { checkAgainstState } from './definition/state-checks';
 import { Factory } from './entities/factory.entity';
@@ -67,9 +67,10 @@ export class DefinitionApplier {
           .getOneOrFail();
         await options.prepare?.(manager);
         const parsed = parseDefinition(files, { strictPaths: factory.source === 'managed' });
-        if (!parsed.definition) throw new InvalidDefinition(parsed.diagnostics);
         const existing = await this.webhooks.listAll(factory.id, manager);
-        const state = await checkAgainstState(parsed.definition, {
+        // The state checks also judge the valid files of an invalid definition, so one apply
+        // reports every problem.
+        const state = await checkAgainstState(parsed.checkable, {
           manager,
           teamId: factory.teamId,
           existingWebhooks: existing,
@@ -77,7 +78,11 @@ export class DefinitionApplier {
           secrets: this.secrets,
           models: this.models,
         });
-        if (state.diagnostics.length) throw new InvalidDefinition(state.diagnostics);
+        if (!parsed.definition || state.diagnostics.length) {
+          throw new InvalidDefinition(
+            sortDiagnostics([...parsed.diagnostics, ...state.diagnostics]),
+          );
+        }
         const webhooks = await this.writeWebhooks(
           manager,
           factory,

@@ -6,6 +6,7 @@ import {
   AutomationSpec,
   DefinitionFile,
   FactorySettings,
+  CheckableDefinition,
   ParsedDefinition,
   WebhookSpec,
 } from './definition.types';
@@ -33,6 +34,8 @@ export interface ParseOptions {
 export interface ParseResult {
   definition: ParsedDefinition | null;
   diagnostics: Diagnostic[];
+  /** What the files without a problem of their own hold, for the state checks. */
+  checkable: CheckableDefinition;
 }
 
 /**
@@ -48,6 +51,13 @@ export function parseDefinition(files: DefinitionFile[], options: ParseOptions):
   const automations: AutomationSpec[] = [];
   const agents: AgentSpec[] = [];
   const kept: DefinitionFile[] = [];
+  const checkable: CheckableDefinition = {
+    factory: null,
+    webhooks: [],
+    automations: [],
+    agents: [],
+    webhookFiles: [],
+  };
   if (files.length > MAX_FILES) {
     diagnostics.push({
       code: 'limit_exceeded',
@@ -89,12 +99,16 @@ export function parseDefinition(files: DefinitionFile[], options: ParseOptions):
     }
     kept.push(file);
     if (route.kind === 'unused') continue;
+    const problemsBefore = diagnostics.length;
+    const clean = () => diagnostics.length === problemsBefore;
     if (route.kind === 'misplaced') {
       fd.add('invalid_path', START, route.hint);
     } else if (route.kind === 'factory') {
       factoryFileSeen = true;
       factory = parseFactoryFile(file.content, fd);
+      if (clean()) checkable.factory = factory;
     } else if (route.kind === 'webhook') {
+      checkable.webhookFiles.push({ name: route.name, path: file.path });
       const spec = parseWebhookFile(route.name, file.path, file.content, fd);
       if (spec) webhooks.push(spec);
       if (spec && webhooks.length > MAX_WEBHOOKS_PER_FACTORY) {
@@ -104,12 +118,15 @@ export function parseDefinition(files: DefinitionFile[], options: ParseOptions):
           `a factory has at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks`,
         );
       }
+      if (spec && clean()) checkable.webhooks.push(spec);
     } else if (route.kind === 'automation') {
       const spec = parseAutomationFile(route.name, file.path, file.content, fd);
       if (spec) automations.push(spec);
+      if (spec && clean()) checkable.automations.push(spec);
     } else {
       const spec = parseAgentFile(route.name, file.path, file.content, fd);
       if (spec) agents.push(spec);
+      if (spec && clean()) checkable.agents.push(spec);
     }
   }
 
@@ -133,7 +150,7 @@ export function parseDefinition(files: DefinitionFile[], options: ParseOptions):
           files: kept.sort((a, b) => a.path.localeCompare(b.path)),
         }
       : null;
-  return { definition, diagnostics };
+  return { definition, diagnostics, checkable };
 }
 
 function checkAgents(

@@ -77,3 +77,16 @@ export interface ParsedDefinition {
   /** Every file given, recognised ones included, to store as the applied definition. */
   files: DefinitionFile[];
 }
+
+/**
+ * The part of a definition the state checks can judge: the specs of the files that have no
+ * problem of their own, and the name of every webhook file given (so a broken file is not taken
+ * for a removed webhook).
+ */
+export interface CheckableDefinition {
+  factory: FactorySettings | null;
+  webhooks: WebhookSpec[];
+  automations: AutomationSpec[];
+  agents: AgentSpec[];
+  webhookFiles: { name: string; path: string }[];
+}

@@ -29,3 +29,10 @@ export class FileDiagnostics {
 export function formatDiagnostic(d: Diagnostic): string {
   return `${d.path}:${d.line}:${d.column}: ${d.message}`;
 }
+
+/** By file, then position. */
+export function sortDiagnostics(diagnostics: Diagnostic[]): Diagnostic[] {
+  return [...diagnostics].sort(
+    (a, b) => a.path.localeCompare(b.path) || a.line - b.line || a.column - b.column,
+  );
+}

@@ -5,7 +5,7 @@ import type { Webhook } from '../../webhooks/entities/webhook.entity';
 import { VERIFIERS } from '../../webhooks/verifiers';
 import { secretProblem } from '../../webhooks/webhook-secrets';
 import { Diagnostic } from './diagnostics';
-import { ParsedDefinition, WebhookSpec } from './definition.types';
+import { CheckableDefinition, WebhookSpec } from './definition.types';
 
 export interface StateContext {
   manager: EntityManager;
@@ -23,7 +23,7 @@ export interface StateContext {
  * secret value of each webhook for the snapshot.
  */
 export async function checkAgainstState(
-  definition: ParsedDefinition,
+  definition: CheckableDefinition,
   context: StateContext,
 ): Promise<{ diagnostics: Diagnostic[]; secretValues: Map<string, string> }> {
   const diagnostics: Diagnostic[] = [];
@@ -41,9 +41,9 @@ export async function checkAgainstState(
 
   const live = context.existingWebhooks.filter((w) => !w.deletedAt);
   if (context.managed) {
-    const names = new Set(definition.webhooks.map((w) => w.name));
+    const names = new Set(definition.webhookFiles.map((w) => w.name));
     const removed = live.filter((w) => !names.has(w.name)).map((w) => w.name);
-    const added = definition.webhooks.filter((w) => !live.some((l) => l.name === w.name));
+    const added = definition.webhookFiles.filter((w) => !live.some((l) => l.name === w.name));
     for (const spec of removed.length ? added : []) {
       diagnostics.push({
         code: 'rename_not_supported',
@@ -81,7 +81,7 @@ export async function checkAgainstState(
     checkModel(agent.execution.model, agent.path, agent.positions.model, context, diagnostics);
   }
   checkModel(
-    definition.factory.agentDefaults.model,
+    definition.factory?.agentDefaults.model,
     'factory.yaml',
     { line: 1, column: 1 },
     context,

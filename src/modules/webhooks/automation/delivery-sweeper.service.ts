@@ -58,12 +58,22 @@ export class DeliverySweeper extends PeriodicWorker {
 
   /** Returns how many log entries it deleted. */
   async housekeeping(): Promise<number> {
-    const { logRetentionDays, logKeepLatest } = this.config.webhooks;
+    const { logRetentionDays, logKeepLatest, housekeepingBatch } = this.config.webhooks;
     const cutoff = new Date(Date.now() - logRetentionDays * 86_400_000);
     let deleted = 0;
+    // Only webhooks that have something to delete: their oldest expired, evaluated entry lies
+    // below the boundary (the newest `logKeepLatest`-th entry). Webhooks whose expired entries are
+    // all among their newest must not come back every pass, or past one batch of them the others
+    // would never be reached. The boundary is read from (webhook_id, id), `logKeepLatest` rows.
     const stale = (await this.dataSource.query(
-      `SELECT DISTINCT webhook_id FROM webhook_deliveries WHERE received_at < ? LIMIT 1000`,
-      [cutoff],
+      `SELECT o.webhook_id, o.oldest FROM (
+         SELECT webhook_id, MIN(id) AS oldest FROM webhook_deliveries
+          WHERE received_at < ? AND evaluation_due_at IS NULL GROUP BY webhook_id
+       ) o
+       WHERE o.oldest < (SELECT b.id FROM webhook_deliveries b WHERE b.webhook_id = o.webhook_id
+                          ORDER BY b.id DESC LIMIT 1 OFFSET ?)
+       ORDER BY o.oldest LIMIT ?`,
+      [cutoff, logKeepLatest - 1, housekeepingBatch],
     )) as { webhook_id: string }[];
     for (const { webhook_id: webhookId } of stale) {
       const [boundary] = (await this.dataSource.query(
