@@ -66,7 +66,10 @@ export function toRunItem(
   if (run.parentRunId) item.parent_run_id = run.parentRunId;
   if (run.sessionId) item.session_id = run.sessionId;
   if (run.metadata && Object.keys(run.metadata).length) item.metadata = run.metadata;
-  if (run.skillSpec) {
+  if (run.agentSkill) {
+    item.agent_skill = { ...run.agentSkill };
+  } else if (run.skillSpec) {
+    // Not resolved (no environment): only the spec is known.
     item.agent_skill = { name: skillName(run.skillSpec), full_path: run.skillSpec };
   }
   if (run.startedAt) {
