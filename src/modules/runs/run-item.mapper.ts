@@ -55,6 +55,7 @@ export function toRunItem(
     is_run_type_cancellable: isCancellableType(run),
     artifacts: related.artifacts.map(artifactItem),
     scope: { type: 'Team', uid: run.teamId },
+    debug_agent_available: debugAgentAvailable(run, now),
   };
   const creator = profile(related.users.get(run.creatorId ?? ''));
   if (creator) item.creator = creator;
@@ -77,6 +78,22 @@ export function toRunItem(
     item.run_time = isoDuration(end.getTime() - run.startedAt.getTime());
   }
   return item;
+}
+
+/**
+ * Whether a follow-up would start a debug agent: the run failed in environment setup and its
+ * workspace is still kept (the same test `DebugWindowService.activateInPlace` makes).
+ */
+export function debugAgentAvailable(
+  run: Pick<Run, 'state' | 'statusMessage' | 'workspaceRetainedUntil'>,
+  now: Date,
+): boolean {
+  return (
+    run.state === 'FAILED' &&
+    run.statusMessage?.error_code === 'environment_setup_failed' &&
+    !!run.workspaceRetainedUntil &&
+    run.workspaceRetainedUntil.getTime() > now.getTime()
+  );
 }
 
 /**
