@@ -6,6 +6,7 @@ import { EnvironmentsSkills1763820000000 } from './1763820000000-environments-sk
 import { ConversationsArtifactsScores1763830000000 } from './1763830000000-conversations-artifacts-scores';
 import { WorkspaceVolumes1763860000000 } from './1763860000000-workspace-volumes';
 import { FactoryRepositoryCredentials1763870000000 } from './1763870000000-factory-repository-credentials';
+import { RunAgentSkill1763880000000 } from './1763880000000-run-agent-skill';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   ConversationsArtifactsScores1763830000000,
   WorkspaceVolumes1763860000000,
   FactoryRepositoryCredentials1763870000000,
+  RunAgentSkill1763880000000,
 ];

@@ -6,6 +6,8 @@ import { apiClient } from './support/api-client';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
 
+const PR_URL = 'https://github.com/acme/web/pull/7';
+
 /** Artifacts reported by the built-in harness's report_artifact tool, read back over the API. */
 describe('artifacts (report_artifact tool, blob downloads, visibility)', () => {
   let model: FakeModelServer;
@@ -38,8 +40,8 @@ describe('artifacts (report_artifact tool, blob downloads, visibility)', () => {
     const user = await teams.createUser(other, { displayName: 'Eve', role: 'admin' });
     eve = apiClient(app.baseUrl, (await app.ambient.app.get(ApiKeysService).create(user, 't')).key);
 
-    const report = (body: string) =>
-      `curl -sS -X POST "${app.baseUrl}/harness-support/artifacts" ` +
+    const report = (body: string, route = 'artifacts') =>
+      `curl -sS -X POST "${app.baseUrl}/harness-support/${route}" ` +
       `-H "Authorization: Bearer $AMBIENT_RUN_KEY" -H "Content-Type: application/json" ` +
       `-d "${body}" -w '\\nHTTP %{http_code}'`;
     model.script('artifacts', [
@@ -65,6 +67,26 @@ describe('artifacts (report_artifact tool, blob downloads, visibility)', () => {
           {
             name: 'run_command',
             arguments: { command: 'printf "line 1\\nline 2\\n" > report.txt' },
+          },
+          // Oz's ReportArtifactRequest, at the path the Warp client uses.
+          {
+            name: 'run_command',
+            arguments: {
+              command: report(
+                `{\\"artifact_type\\":\\"PULL_REQUEST\\",\\"data\\":{\\"url\\":\\"${PR_URL}\\",` +
+                  '\\"branch\\":\\"fix-flaky\\"}}',
+                'report-artifact',
+              ),
+            },
+          },
+          {
+            name: 'run_command',
+            arguments: {
+              command: report(
+                '{\\"artifact_type\\":\\"PULL_REQUEST\\",\\"data\\":{\\"branch\\":\\"b\\"}}',
+                'report-artifact',
+              ),
+            },
           },
         ],
       },
@@ -121,11 +143,13 @@ describe('artifacts (report_artifact tool, blob downloads, visibility)', () => {
     expect(run.state).toBe('SUCCEEDED');
     expect(run.artifacts.map((a) => a.artifact_type)).toEqual([
       'SCREENSHOT',
+      'PULL_REQUEST',
       'FILE',
       'PLAN',
       'EXTERNAL_REFERENCE',
     ]);
-    expect(run.artifacts[1].data).toEqual({
+    expect(run.artifacts[1].data).toMatchObject({ url: PR_URL, branch: 'fix-flaky' });
+    expect(run.artifacts[2].data).toEqual({
       artifact_uid: expect.stringMatching(/^[A-Za-z0-9]{22}$/),
       filename: 'report.txt',
       filepath: 'report.txt',
@@ -144,6 +168,11 @@ describe('artifacts (report_artifact tool, blob downloads, visibility)', () => {
     const refused = JSON.parse(toolResults[1]).output as string;
     expect(refused).toMatch(/HTTP 400$/);
     expect(refused).toContain('mime_type: must be an image type');
+    const ozShape = JSON.parse(toolResults[3]).output as string;
+    expect(ozShape).toMatch(/^\{"artifact_uid":"[A-Za-z0-9]{22}"[^]*HTTP 200$/);
+    const ozRefused = JSON.parse(toolResults[4]).output as string;
+    expect(ozRefused).toMatch(/HTTP 400$/);
+    expect(ozRefused).toContain('data.url: is required');
     expect(toolResults.at(-1)).toContain('url: must be an http(s) URL');
   });
 
@@ -244,5 +273,9 @@ describe('artifacts (report_artifact tool, blob downloads, visibility)', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ run_id: run.run_id });
     expect((await eve.get(`/agent/run-by-external-reference?url=${url}`)).status).toBe(404);
+    const byPr = await api.get(
+      `/agent/run-by-external-reference?url=${encodeURIComponent(PR_URL)}`,
+    );
+    expect(byPr.body).toEqual({ run_id: run.run_id });
   });
 });

@@ -56,6 +56,7 @@ describe('environment setup failure and the debug window', () => {
     expect(until - Date.now()).toBeGreaterThan(4 * 60_000);
     expect(until - Date.now()).toBeLessThanOrEqual(5 * 60_000);
     expect(readFileSync(join(env.workspaceRoot, runId, 'setup.log'), 'utf8')).toBe('state\n');
+    expect((await run(runId)).debug_agent_available).toBe(true);
 
     model.script('debug', [
       { toolCalls: [{ name: 'run_command', arguments: { command: 'cat setup.log' } }] },
@@ -78,6 +79,7 @@ describe('environment setup failure and the debug window', () => {
       { what: 'the debug agent to end' },
     );
     expect(after.state).toBe('FAILED');
+    expect(after.debug_agent_available).toBe(true);
     expect(after.status_message).toMatchObject({
       message: original.message,
       error_code: 'environment_setup_failed',
@@ -102,6 +104,7 @@ describe('environment setup failure and the debug window', () => {
       (exists) => !exists,
       { what: 'the retained workspace to be deleted' },
     );
+    expect((await run(runId)).debug_agent_available).toBe(false);
     const followup = await api.post(`/agent/runs/${runId}/followups`, { message: 'try again' });
     expect(followup.body.outcome).toBe('handoff_execution');
     expect(followup.body.debug_agent_active).toBeUndefined();

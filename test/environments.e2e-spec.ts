@@ -17,6 +17,7 @@ describe('environments: management, access and workspace preparation', () => {
   let api: ReturnType<typeof apiClient>;
   let them: ReturnType<typeof apiClient>;
   let theirTeamId: string;
+  let owner: { teamId: string; userId: string };
   const gitRoot = mkdtempSync(join(tmpdir(), 'ambient-git-'));
 
   beforeAll(async () => {
@@ -25,6 +26,11 @@ describe('environments: management, access and workspace preparation', () => {
     env = createTestEnvironment('environments', model.url);
     app = await startTestApp(env, ['api', 'worker'], { 'environments.gitUrlBase': gitRoot });
     api = apiClient(app.baseUrl, app.apiKey);
+    owner = (await app.ambient.app.get(ApiKeysService).authenticate(app.apiKey))!;
+    await app.dataSource.query('UPDATE users SET email = ? WHERE id = ?', [
+      'admin@acme.test',
+      owner.userId,
+    ]);
     const teams = app.ambient.app.get(TeamsService);
     const other = await teams.createTeam('guests');
     theirTeamId = other.id;
@@ -71,7 +77,10 @@ describe('environments: management, access and workspace preparation', () => {
       },
       setup_failed: false,
       last_updated: expect.any(String),
-      scope: 'owner',
+      scope: { type: 'Team', uid: owner.teamId },
+      access: 'owner',
+      creator: { uid: owner.userId, display_name: 'Admin', email: 'admin@acme.test', type: 'user' },
+      last_editor: { uid: owner.userId, display_name: 'Admin', type: 'user' },
     });
     const a = await api.post('/agent/environments', {
       name: 'alpha',
@@ -138,7 +147,14 @@ describe('environments: management, access and workspace preparation', () => {
       (await api.post(`/agent/environments/${uid}/grants`, { team_id: theirTeamId })).status,
     ).toBe(204);
     const listed = await them.get('/agent/environments');
-    expect(listed.body.environments).toEqual([expect.objectContaining({ uid, scope: 'guest' })]);
+    expect(listed.body.environments).toEqual([
+      expect.objectContaining({ uid, scope: { type: 'Team', uid: owner.teamId }, access: 'guest' }),
+    ]);
+    expect(listed.body.environments[0].creator).toEqual({
+      uid: owner.userId,
+      display_name: 'Admin',
+      type: 'user',
+    });
     expect((await them.delete(`/agent/environments/${uid}`)).status).toBe(403);
     expect((await api.delete(`/agent/environments/${uid}/grants/${theirTeamId}`)).status).toBe(204);
     expect((await them.get('/agent/environments')).body.environments).toEqual([]);
@@ -148,7 +164,11 @@ describe('environments: management, access and workspace preparation', () => {
     expect((await them.post('/agent/environments/shared/wrong/accept')).status).toBe(404);
     const accepted = await them.post(`/agent/environments/shared/${link.body.share_token}/accept`);
     expect(accepted.status).toBe(200);
-    expect(accepted.body).toMatchObject({ uid, scope: 'guest' });
+    expect(accepted.body).toMatchObject({
+      uid,
+      scope: { type: 'Team', uid: owner.teamId },
+      access: 'guest',
+    });
     const run = await them.post('/agent/runs', { prompt: 'hi', config: { environment_id: uid } });
     expect(run.status).toBe(200);
     expect((await finished(run.body.run_id, them)).state).toBe('SUCCEEDED');

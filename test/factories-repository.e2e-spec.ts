@@ -224,8 +224,15 @@ describe('repository-backed factories (local bare repo, polling the production b
       const cleared = await api.patch(`/factory/${uid}`, { repository_credentials_secret: null });
       expect(cleared.status).toBe(200);
       expect(cleared.body.definition_source.credentials_secret).toBeNull();
-      const synced = await api.post(`/factory/${uid}/sync`);
-      expect(synced.body.definition_source.last_sync.status).toBe('failed');
+      // The poller (every 200 ms here) and a forced sync share one lock: whichever runs, the
+      // recorded outcome of a fetch without credentials is a failure, and nothing is unapplied.
+      await api.post(`/factory/${uid}/sync`);
+      const source = await waitFor(
+        async () => (await api.get(`/factory/${uid}`)).body.definition_source,
+        (s) => s.last_sync?.status === 'failed',
+        { what: 'a sync without credentials to fail' },
+      );
+      expect(source.last_sync.message).toBeTruthy();
       expect(await names()).toEqual(['alerts', 'deploys']);
       expect((await api.delete('/secrets/FACTORY_REPO_TOKEN')).status).toBe(204);
 

@@ -111,7 +111,7 @@ describe('oz harness file tools (api + worker, fake model server)', () => {
     expect(run.state).toBe('SUCCEEDED');
     expect(existsSync(join(env.workspaceRoot, run.run_id, 'plan.md'))).toBe(false);
     const [refused] = await resultsOf(run.run_id);
-    expect(refused).toMatchObject({ name: 'write_file', state: 'failed' });
-    expect(refused.output?.text).toMatch(/^Error: write_file is not available in plan mode/);
+    expect(refused).toMatchObject({ name: 'write_file', state: 'denied' });
+    expect(refused.output?.text).toMatch(/^Denied: write_file is not available in plan mode/);
   });
 });

@@ -213,13 +213,25 @@ describe('vendor CLI harnesses (api + worker, fake claude/codex/gemini CLIs)', (
     expect(transcript.split('\n').filter(Boolean)).toHaveLength(10);
   });
 
-  it('ends FAILED with the exit code and the last stderr lines when the CLI fails', async () => {
+  it('ends ERROR internal_error with the exit code and the last stderr lines when the CLI fails', async () => {
     const runId = await start('codex', 'Break [fail]');
     const run = await finished(runId);
+    expect(run.state).toBe('ERROR');
+    expect(run.status_message).toEqual({
+      message: 'Codex exited with code 3:\nstarting\nfatal: the model refused the request',
+      error_code: 'internal_error',
+      retryable: true,
+    });
+  });
+
+  it('ends FAILED external_authentication_required when the CLI says its key was refused', async () => {
+    const runId = await start('claude', 'Log in [auth]');
+    const run = await finished(runId);
     expect(run.state).toBe('FAILED');
-    expect(run.status_message.error_code).toBe('invalid_request');
-    expect(run.status_message.message).toBe(
-      'Codex exited with code 3:\nstarting\nfatal: the model refused the request',
+    expect(run.status_message.error_code).toBe('external_authentication_required');
+    expect(run.status_message.retryable).toBe(false);
+    expect(run.status_message.message).toMatch(
+      /^Claude Code exited with code 1: authentication failed; check the team secret ANTHROPIC_KEY \(harness_auth_secrets\.claude_auth_secret_name\):\n.*invalid x-api-key/,
     );
   });
 

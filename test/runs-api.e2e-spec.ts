@@ -211,6 +211,7 @@ describe('runs API (api role only)', () => {
         scope: { type: 'Team' },
         creator: { uid: expect.any(String), display_name: 'Admin', type: 'user' },
         is_run_type_cancellable: true,
+        debug_agent_available: false,
         artifacts: [],
       });
       expect(new Date(run.created_at).toISOString()).toBe(run.created_at);

@@ -144,6 +144,41 @@ describe('run execution end to end (api + worker, fake model server)', () => {
     expect(again.body.type).toMatch(/invalid-request$/);
   });
 
+  it("lets a command finish the run with the execution's own run-scoped key", async () => {
+    const finish = JSON.stringify({ success: true, summary: 'Finished from a command.' });
+    model.script('finish-task', [
+      {
+        toolCalls: [
+          {
+            name: 'run_command',
+            arguments: {
+              command:
+                `curl -sS -X POST "${app.baseUrl}/harness-support/finish-task" ` +
+                `-H "Authorization: Bearer $AMBIENT_RUN_KEY" -H "Content-Type: application/json" ` +
+                `-d '${finish}' > finish.out; sleep 30; touch finished`,
+            },
+          },
+        ],
+      },
+      { text: 'the harness kept going' },
+    ]);
+    const created = await api.post('/agent/runs', { prompt: 'Finish [script:finish-task]' });
+    const runId = created.body.run_id;
+    const run = await finished(runId);
+    expect(run.state).toBe('SUCCEEDED');
+    expect(run.status_message).toEqual({ message: 'Finished from a command.' });
+    // The worker stopped the harness: the command's sleep was killed, no second model call.
+    expect(existsSync(join(env.workspaceRoot, runId, 'finished'))).toBe(false);
+    expect(model.requests.filter((r) => r.script === 'finish-task')).toHaveLength(1);
+    const timeline = (await api.get(`/agent/runs/${runId}/timeline`)).body.events;
+    expect(timeline).toContainEqual(
+      expect.objectContaining({
+        event_type: 'finish_requested',
+        payload: { success: true, summary: 'Finished from a command.' },
+      }),
+    );
+  });
+
   it('continues an ended run with a follow-up as a new execution of the same run', async () => {
     model.script('two-turns', [{ text: 'first answer' }, { text: 'second answer' }]);
     const created = await api.post('/agent/runs', { prompt: 'Talk [script:two-turns]' });

@@ -102,8 +102,9 @@ describe('skills from environment repositories', () => {
       (r) => r.state === 'SUCCEEDED',
       { what: 'the skill run to finish' },
     );
-    expect(run.agent_skill).toMatchObject({
-      name: 'review',
+    expect(run.agent_skill).toEqual({
+      name: 'review-pr',
+      description: 'Reviews a pull request.',
       full_path: 'acme/web:.agents/skills/review/SKILL.md',
     });
     expect(run.agent_config.name).toBe('review-pr');

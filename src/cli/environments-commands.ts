@@ -87,11 +87,13 @@ export const ENVIRONMENTS_COMMANDS: CliCommand[] = [
           uid: string;
           config: { name: string };
           setup_failed: boolean;
-          scope: string;
+          access: string;
         }[];
       };
       for (const e of environments) {
-        io.out(`${e.uid}  ${e.config.name}  (${e.scope}${e.setup_failed ? ', setup failed' : ''})`);
+        io.out(
+          `${e.uid}  ${e.config.name}  (${e.access}${e.setup_failed ? ', setup failed' : ''})`,
+        );
       }
       if (environments.length === 0) io.err('no environments');
     },

@@ -48,8 +48,29 @@ describe('parseArtifactInput', () => {
     ).toMatchObject({ referenceType: 'jira_ticket', metadata: { key: 'ENG-1' } });
   });
 
+  it("takes the type's fields inside data (Oz's ReportArtifactRequest)", () => {
+    expect(
+      parseArtifactInput({
+        artifact_type: 'PULL_REQUEST',
+        data: { url: 'https://gh.example/pr/2', branch: 'fix' },
+      }),
+    ).toEqual({
+      type: 'PULL_REQUEST',
+      url: 'https://gh.example/pr/2',
+      branch: 'fix',
+      status: 'open',
+      isPublic: false,
+    });
+  });
+
   it.each([
     [[], 'body:'],
+    [{ artifact_type: 'PULL_REQUEST', data: 'x' }, 'data: must be an object'],
+    [{ artifact_type: 'PULL_REQUEST', data: { branch: 'b' } }, 'data.url: is required'],
+    [
+      { artifact_type: 'PULL_REQUEST', data: { url: 'ftp://x', branch: 'b' } },
+      'data.url: must be an http(s) URL',
+    ],
     [{ artifact_type: 'VIDEO' }, 'artifact_type:'],
     [{ artifact_type: 'PLAN' }, 'content: is required'],
     [{ artifact_type: 'PLAN', content: 'x', is_public: 'yes' }, 'is_public:'],

@@ -31,51 +31,60 @@ export type ArtifactInput = { isPublic: boolean } & (
 /**
  * Validates an artifact report as sent over HTTP (`POST /harness-support/artifacts`) or by the
  * `report_artifact` tool: `artifact_type` picks the fields; files come base64 encoded in
- * `content_base64`. Throws `invalid_request` naming the first bad field.
+ * `content_base64`. The type's fields are top-level, or — Oz's `ReportArtifactRequest`, e.g.
+ * `{artifact_type: 'PULL_REQUEST', data: {url, branch}}` — inside `data`, and errors then name
+ * `data.<field>`. Throws `invalid_request` naming the first bad field.
  */
 export function parseArtifactInput(raw: unknown): ArtifactInput {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
     throw ApiError.invalid('body', 'must be a JSON object');
   }
-  const body = raw as Record<string, unknown>;
-  const type = body.artifact_type;
+  const top = raw as Record<string, unknown>;
+  const type = top.artifact_type;
   if (typeof type !== 'string' || !ARTIFACT_TYPES.includes(type as ArtifactType)) {
     throw ApiError.invalid('artifact_type', `must be one of ${ARTIFACT_TYPES.join(', ')}`);
   }
-  if (body.is_public !== undefined && typeof body.is_public !== 'boolean') {
+  if (top.is_public !== undefined && typeof top.is_public !== 'boolean') {
     throw ApiError.invalid('is_public', 'must be a boolean');
   }
-  const isPublic = body.is_public === true;
+  const isPublic = top.is_public === true;
+  const enveloped = top.data !== undefined;
+  if (enveloped && (!top.data || typeof top.data !== 'object' || Array.isArray(top.data))) {
+    throw ApiError.invalid('data', 'must be an object');
+  }
+  const body = enveloped ? (top.data as Record<string, unknown>) : top;
+  const invalid = (field: string, problem: string) =>
+    ApiError.invalid(enveloped ? `data.${field}` : field, problem);
   const str = (field: string, max: number, required: boolean): string | undefined => {
     const value = body[field];
     if (value === undefined || value === null) {
-      if (required) throw ApiError.invalid(field, 'is required');
+      if (required) throw invalid(field, 'is required');
       return undefined;
     }
     if (typeof value !== 'string' || (required && value.trim() === '')) {
-      throw ApiError.invalid(field, 'must be a non-empty string');
+      throw invalid(field, 'must be a non-empty string');
     }
-    if (value.length > max) throw ApiError.invalid(field, `must be at most ${max} characters`);
+    if (value.length > max) throw invalid(field, `must be at most ${max} characters`);
     return value;
   };
   const url = (field: string): string => {
     const value = str(field, 2048, true)!;
     if (!/^https?:\/\//i.test(value) || !URL.canParse(value)) {
-      throw ApiError.invalid(field, 'must be an http(s) URL');
+      throw invalid(field, 'must be an http(s) URL');
     }
     return value;
   };
   const file = (): Buffer => {
     const encoded = str('content_base64', Math.ceil((MAX_ARTIFACT_BYTES * 4) / 3) + 4, true)!;
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(encoded)) {
-      throw ApiError.invalid('content_base64', 'must be base64');
+      throw invalid('content_base64', 'must be base64');
     }
     return Buffer.from(encoded, 'base64');
   };
   const mimeType = (fallback?: string): string => {
     const value = str('mime_type', 255, fallback === undefined) ?? fallback!;
     if (!/^[a-z0-9.+-]+\/[a-z0-9.+-]+$/i.test(value)) {
-      throw ApiError.invalid('mime_type', 'must be a MIME type such as text/plain');
+      throw invalid('mime_type', 'must be a MIME type such as text/plain');
     }
     return value;
   };
@@ -91,7 +100,7 @@ export function parseArtifactInput(raw: unknown): ArtifactInput {
     case 'PULL_REQUEST': {
       const status = str('status', 16, false) ?? 'open';
       if (!PR_STATUSES.includes(status)) {
-        throw ApiError.invalid('status', `must be one of ${PR_STATUSES.join(', ')}`);
+        throw invalid('status', `must be one of ${PR_STATUSES.join(', ')}`);
       }
       return {
         isPublic,
@@ -105,7 +114,7 @@ export function parseArtifactInput(raw: unknown): ArtifactInput {
       const filepath = str('filepath', 1024, false) ?? str('filename', 255, true)!;
       const filename = str('filename', 255, false) ?? filepath.split('/').pop()!;
       if (/[/\\\0]/.test(filename) || filename === '.' || filename === '..') {
-        throw ApiError.invalid('filename', 'must be a plain file name');
+        throw invalid('filename', 'must be a plain file name');
       }
       return {
         isPublic,
@@ -120,7 +129,7 @@ export function parseArtifactInput(raw: unknown): ArtifactInput {
     }
     case 'SCREENSHOT': {
       const mime = mimeType();
-      if (!mime.startsWith('image/')) throw ApiError.invalid('mime_type', 'must be an image type');
+      if (!mime.startsWith('image/')) throw invalid('mime_type', 'must be an image type');
       return {
         isPublic,
         type: 'SCREENSHOT',
@@ -135,7 +144,7 @@ export function parseArtifactInput(raw: unknown): ArtifactInput {
         metadata !== undefined &&
         (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
       ) {
-        throw ApiError.invalid('metadata', 'must be an object');
+        throw invalid('metadata', 'must be an object');
       }
       return {
         isPublic,

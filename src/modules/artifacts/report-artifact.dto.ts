@@ -2,8 +2,9 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ARTIFACT_TYPES } from './run-artifact.entity';
 
 /**
- * OpenAPI description of POST /harness-support/artifacts. The body is validated by
- * `parseArtifactInput`, since which fields are required depends on `artifact_type`.
+ * OpenAPI description of POST /harness-support/artifacts (and /harness-support/report-artifact).
+ * The body is validated by `parseArtifactInput`, since which fields are required depends on
+ * `artifact_type`.
  */
 @ApiSchema({ name: 'ReportArtifactRequest' })
 export class ReportArtifactDto {
@@ -26,6 +27,14 @@ export class ReportArtifactDto {
   @ApiPropertyOptional({ description: 'EXTERNAL_REFERENCE, e.g. linear_issue' })
   reference_type?: string;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: object;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      "Oz form: the type's fields (those above except artifact_type and is_public) inside data, " +
+      'e.g. PULL_REQUEST {url, branch}; when present, top-level ones are ignored',
+  })
+  data?: object;
 }
 
 @ApiSchema({ name: 'ReportArtifactResponse' })

@@ -1,5 +1,6 @@
 import type { JsonObject } from '../../common/json';
 import { toolCategory } from '../harness/tool-categories';
+import { DENIED_PREFIX } from '../harness/tools/tool.types';
 import type {
   ActionCategory,
   ContentBlock,
@@ -180,10 +181,12 @@ function toAction(
 }
 
 /**
- * A result is failed when it says so: a non-zero exit code, a timeout, an `error` field, or a
- * plain-text result of the built-in or MCP tools that starts with "Error: ".
+ * A result is denied when a built-in tool was refused (plan mode; text starting "Denied: "), and
+ * failed when it says so: a non-zero exit code, a timeout, an `error` field, or a plain-text
+ * result of the built-in or MCP tools that starts with "Error: ".
  */
-function resultState(output: Record<string, unknown>): 'completed' | 'failed' {
+function resultState(output: Record<string, unknown>): 'completed' | 'failed' | 'denied' {
+  if (typeof output.text === 'string' && output.text.startsWith(DENIED_PREFIX)) return 'denied';
   if (typeof output.exit_code === 'number' && output.exit_code !== 0) return 'failed';
   if (output.timed_out === true || typeof output.error === 'string') return 'failed';
   if (typeof output.text === 'string' && output.text.startsWith('Error: ')) return 'failed';

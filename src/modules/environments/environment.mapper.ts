@@ -1,5 +1,7 @@
 import { DataSource } from 'typeorm';
 import { toRfc3339 } from '../../common/time';
+import { profile } from '../runs/run-item.mapper';
+import type { User } from '../teams/user.entity';
 import { EnvironmentDto, LastTaskDto } from './dto/environment.dto';
 import { VisibleEnvironment } from './environments.service';
 
@@ -13,11 +15,15 @@ interface LastTaskRow {
   started_at: Date | null;
 }
 
-/** The Oz `Environment` shape; `last_task_created` is the caller's own latest run in it. */
+/**
+ * The Oz `Environment` shape; `last_task_created` is the caller's own latest run in it. `users`
+ * holds the creators and last editors (members of the owning teams).
+ */
 export async function toEnvironmentDtos(
   dataSource: DataSource,
   teamId: string,
   visible: VisibleEnvironment[],
+  users: Map<string, User>,
 ): Promise<EnvironmentDto[]> {
   const lastTasks = new Map<string, LastTaskDto>();
   for (const { environment } of visible) {
@@ -41,6 +47,8 @@ export async function toEnvironmentDtos(
   return visible.map(({ environment, scope }) => {
     const last = lastTasks.get(environment.id);
     const { config } = environment;
+    const creator = userProfile(users.get(environment.creatorId ?? ''), scope);
+    const lastEditor = userProfile(users.get(environment.lastEditorId ?? ''), scope);
     return {
       uid: environment.id,
       config: {
@@ -57,7 +65,18 @@ export async function toEnvironmentDtos(
       setup_failed: environment.setupFailed,
       ...(last ? { last_task_created: last } : {}),
       last_task_run_timestamp: last ? (last.started_at ?? last.created_at) : null,
-      scope,
+      scope: { type: 'Team', uid: environment.teamId },
+      access: scope,
+      ...(creator ? { creator } : {}),
+      ...(lastEditor ? { last_editor: lastEditor } : {}),
     };
   });
+}
+
+/** A guest team sees who made the environment, but not the owning team's e-mail addresses. */
+function userProfile(user: User | undefined, access: 'owner' | 'guest') {
+  const found = profile(user);
+  if (!found || access === 'owner') return found;
+  const { email: _email, ...withoutEmail } = found;
+  return withoutEmail;
 }

@@ -12,6 +12,8 @@ import { DataSource } from 'typeorm';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import type { Principal } from '../teams/principal';
+import { TeamsService } from '../teams/teams.service';
+import type { User } from '../teams/user.entity';
 import {
   CreateEnvironmentDto,
   EnvironmentDto,
@@ -30,6 +32,7 @@ import { EnvironmentsService, VisibleEnvironment } from './environments.service'
 export class EnvironmentsController {
   constructor(
     private readonly environments: EnvironmentsService,
+    private readonly teams: TeamsService,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
@@ -143,7 +146,20 @@ export class EnvironmentsController {
     return (await this.toDtos(principal, [visible]))[0];
   }
 
-  private toDtos(principal: Principal, visible: VisibleEnvironment[]): Promise<EnvironmentDto[]> {
-    return toEnvironmentDtos(this.dataSource, principal.teamId, visible);
+  private async toDtos(
+    principal: Principal,
+    visible: VisibleEnvironment[],
+  ): Promise<EnvironmentDto[]> {
+    const idsByTeam = new Map<string, string[]>();
+    for (const { environment } of visible) {
+      const ids = idsByTeam.get(environment.teamId) ?? [];
+      for (const id of [environment.creatorId, environment.lastEditorId]) if (id) ids.push(id);
+      idsByTeam.set(environment.teamId, ids);
+    }
+    const users = new Map<string, User>();
+    for (const [teamId, ids] of idsByTeam) {
+      for (const [id, user] of await this.teams.usersByIds(teamId, ids)) users.set(id, user);
+    }
+    return toEnvironmentDtos(this.dataSource, principal.teamId, visible, users);
   }
 }

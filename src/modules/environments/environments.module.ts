@@ -4,6 +4,7 @@ import type { Role } from '../../config/app-config';
 import { HarnessModule } from '../harness/harness.module';
 import { ModelsModule } from '../models/models.module';
 import { SecretsModule } from '../secrets/secrets.module';
+import { TeamsModule } from '../teams/teams.module';
 import { DebugAgentWorker } from './debug-agent.worker';
 import { DebugAgentQueues } from './debug-agent-queues';
 import { DebugWindowService } from './debug-window.service';
@@ -48,7 +49,7 @@ export class EnvironmentFeaturesModule {
   static forRoles(roles: Role[], runs: DynamicModule): DynamicModule {
     return {
       module: EnvironmentFeaturesModule,
-      imports: [EnvironmentsModule, runs, HarnessModule, ModelsModule],
+      imports: [EnvironmentsModule, runs, HarnessModule, ModelsModule, TeamsModule],
       controllers: roles.includes('api') ? [EnvironmentsController] : [],
       providers: roles.includes('worker') ? [DebugAgentWorker, WorkspaceRetentionSweeper] : [],
     };

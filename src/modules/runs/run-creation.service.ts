@@ -11,7 +11,7 @@ import { Run } from './entities/run.entity';
 import { RunAttachment } from './entities/run-attachment.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
 import { NewRun } from './new-run';
-import { AgentConfig } from './run.types';
+import { AgentConfig, ResolvedAgentSkill } from './run.types';
 import { skillName } from './run-item.mapper';
 import { assertMcpServers } from './mcp-servers.rules';
 import { assertMetadata } from './run-metadata.rules';
@@ -47,6 +47,7 @@ export class RunCreationService {
       throw ApiError.invalid('config.skills', 'cannot be combined with skill_spec');
     }
     let skillSpec = config.skill_spec ?? config.skills?.[0] ?? null;
+    let agentSkill: ResolvedAgentSkill | null = null;
     const namedByCaller = Boolean(config.name);
     if (skillSpec && !config.name) config.name = skillName(skillSpec);
     const prompt = input.prompt?.trim() ?? '';
@@ -79,6 +80,7 @@ export class RunCreationService {
         field,
       );
       skillSpec = skill.id;
+      agentSkill = { name: skill.name, description: skill.description, full_path: skill.id };
       if (!namedByCaller) config.name = skill.name;
       const base = SkillsService.basePrompt(skill, prompt);
       config.base_prompt = config.base_prompt ? `${base}\n\n${config.base_prompt}` : base;
@@ -124,6 +126,7 @@ export class RunCreationService {
       modelId: model.id,
       environmentId: config.environment_id ?? null,
       skillSpec,
+      agentSkill,
       scheduleId: input.scheduleInfo?.schedule_id ?? null,
       scheduleInfo: input.scheduleInfo ?? null,
       parentRunId: parent?.id ?? null,

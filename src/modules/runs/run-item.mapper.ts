@@ -55,6 +55,7 @@ export function toRunItem(
     is_run_type_cancellable: isCancellableType(run),
     artifacts: related.artifacts.map(artifactItem),
     scope: { type: 'Team', uid: run.teamId },
+    debug_agent_available: debugAgentAvailable(run, now),
   };
   const creator = profile(related.users.get(run.creatorId ?? ''));
   if (creator) item.creator = creator;
@@ -66,7 +67,10 @@ export function toRunItem(
   if (run.parentRunId) item.parent_run_id = run.parentRunId;
   if (run.sessionId) item.session_id = run.sessionId;
   if (run.metadata && Object.keys(run.metadata).length) item.metadata = run.metadata;
-  if (run.skillSpec) {
+  if (run.agentSkill) {
+    item.agent_skill = { ...run.agentSkill };
+  } else if (run.skillSpec) {
+    // Not resolved (no environment): only the spec is known.
     item.agent_skill = { name: skillName(run.skillSpec), full_path: run.skillSpec };
   }
   if (run.startedAt) {
@@ -74,6 +78,22 @@ export function toRunItem(
     item.run_time = isoDuration(end.getTime() - run.startedAt.getTime());
   }
   return item;
+}
+
+/**
+ * Whether a follow-up would start a debug agent: the run failed in environment setup and its
+ * workspace is still kept (the same test `DebugWindowService.activateInPlace` makes).
+ */
+export function debugAgentAvailable(
+  run: Pick<Run, 'state' | 'statusMessage' | 'workspaceRetainedUntil'>,
+  now: Date,
+): boolean {
+  return (
+    run.state === 'FAILED' &&
+    run.statusMessage?.error_code === 'environment_setup_failed' &&
+    !!run.workspaceRetainedUntil &&
+    run.workspaceRetainedUntil.getTime() > now.getTime()
+  );
 }
 
 /**

@@ -51,6 +51,14 @@ export interface StatusMessage {
   debug_agent_active?: boolean;
 }
 
+/** The Oz `AgentSkill` of a run whose skill resolved to a SKILL.md: its front matter and path. */
+export interface ResolvedAgentSkill {
+  name: string;
+  description: string;
+  /** Canonical `owner/repo:path/to/SKILL.md`. */
+  full_path: string;
+}
+
 export interface RequestUsage {
   inference_cost?: number;
   compute_cost?: number;

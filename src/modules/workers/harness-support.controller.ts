@@ -124,11 +124,15 @@ export class HarnessSupportController {
     await this.executions.recordMessages(principal, body.messages as unknown as ChatMessage[]);
   }
 
-  @Post('artifacts')
+  // `report-artifact` is the path the Warp client posts Oz's ReportArtifactRequest to.
+  @Post(['artifacts', 'report-artifact'])
   @HttpCode(200)
   @ApiOperation({
     operationId: 'reportArtifact',
     summary: 'Report an artifact (PLAN, PULL_REQUEST, FILE, SCREENSHOT, EXTERNAL_REFERENCE)',
+    description:
+      "The type's fields go top-level or, as Oz's ReportArtifactRequest, inside `data` " +
+      '(e.g. `{"artifact_type":"PULL_REQUEST","data":{"url":"…","branch":"…"}}`).',
   })
   @ApiBody({ type: ReportArtifactDto })
   @ApiProblems(400, 401, 403, 409)

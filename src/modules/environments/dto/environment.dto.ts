@@ -17,6 +17,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { SecretRefDto } from '../../runs/dto/agent-config.dto';
+import { ScopeDto, UserProfileDto } from '../../runs/dto/run-item.dto';
 import { REPO_PART_PATTERN } from '../environment-config';
 
 @ApiSchema({ name: 'GitHubRepo' })
@@ -209,7 +210,18 @@ export class EnvironmentDto {
   @ApiPropertyOptional({ type: LastTaskDto }) last_task_created?: LastTaskDto;
   @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String })
   last_task_run_timestamp?: string | null;
-  @ApiPropertyOptional({ enum: ['owner', 'guest'] }) scope?: 'owner' | 'guest';
+  @ApiPropertyOptional({ type: ScopeDto, description: 'The owning team' }) scope?: ScopeDto;
+  @ApiPropertyOptional({
+    enum: ['owner', 'guest'],
+    description:
+      "Ambient extension: the caller's relation to the environment (owning team, or guest by " +
+      'grant or share link)',
+  })
+  access?: 'owner' | 'guest';
+  @ApiPropertyOptional({ type: UserProfileDto, description: 'e-mail omitted for guests' })
+  creator?: UserProfileDto;
+  @ApiPropertyOptional({ type: UserProfileDto, description: 'e-mail omitted for guests' })
+  last_editor?: UserProfileDto;
 }
 
 @ApiSchema({ name: 'ListEnvironmentsResponse' })

@@ -28,6 +28,14 @@ export function toolError(message: string): ToolOutcome {
   return { content: `Error: ${message}` };
 }
 
+/** Marks a tool result as a refusal (not a failure); the conversation shows it as `denied`. */
+export const DENIED_PREFIX = 'Denied: ';
+
+/** A tool result saying the call was not allowed to run (plan mode), so nothing was tried. */
+export function toolDenied(message: string): ToolOutcome {
+  return { content: `${DENIED_PREFIX}${message}` };
+}
+
 /** Declares a function tool with a JSON-schema object of parameters. */
 export function functionTool(
   name: string,

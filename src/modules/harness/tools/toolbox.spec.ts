@@ -132,11 +132,11 @@ describe('Toolbox (built-in tools)', () => {
   it('refuses write tools in plan mode and still reads', async () => {
     writeFileSync(join(root, 'f.txt'), 'keep');
     expect(await run('write_file', { path: 'f.txt', content: 'x' }, 'plan')).toMatch(
-      /^Error: write_file is not available in plan mode/,
+      /^Denied: write_file is not available in plan mode/,
     );
     expect(
       await run('edit_file', { path: 'f.txt', old_string: 'keep', new_string: 'x' }, 'plan'),
-    ).toMatch(/^Error: edit_file is not available in plan mode/);
+    ).toMatch(/^Denied: edit_file is not available in plan mode/);
     expect(readFileSync(join(root, 'f.txt'), 'utf8')).toBe('keep');
     expect(await run('read_file', { path: 'f.txt' }, 'plan')).toBe('     1\tkeep\n');
   });

@@ -4,7 +4,13 @@ import type { McpToolset } from '../mcp/mcp-toolset';
 import { finishTool, runCommandTool } from './command-tools';
 import { editFileTool, readFileTool, ToolArgumentError, writeFileTool } from './file-tools';
 import { listFilesTool, searchFilesTool } from './search-tools';
-import { toolError, type AgentTool, type ToolOutcome, type ToolScope } from './tool.types';
+import {
+  toolDenied,
+  toolError,
+  type AgentTool,
+  type ToolOutcome,
+  type ToolScope,
+} from './tool.types';
 import { WorkspacePathError } from './workspace-paths';
 
 export const BUILT_IN_TOOLS: AgentTool[] = [
@@ -54,7 +60,7 @@ export class Toolbox {
       return toolError(`unknown tool "${name}". Available tools: ${known.join(', ')}.`);
     }
     if (tool.writes && this.scope.mode === 'plan') {
-      return toolError(
+      return toolDenied(
         `${name} is not available in plan mode: investigate only and reply with the plan.`,
       );
     }

@@ -61,7 +61,8 @@ export abstract class VendorCliHarness implements Harness {
     }
     try {
       const mcp = mcpDir.path ? await this.mcpSetup(servers, mcpDir) : { args: [], env: {} };
-      return await this.execute(ctx, mapper, secret, mcp);
+      const auth = { secret, label: `${name} (harness_auth_secrets.${field})` };
+      return await this.execute(ctx, mapper, auth, mcp);
     } finally {
       await mcpDir.remove();
     }
@@ -70,7 +71,7 @@ export abstract class VendorCliHarness implements Harness {
   private async execute(
     ctx: HarnessContext,
     mapper: VendorStreamMapper,
-    secret: string,
+    auth: { secret: string; label: string },
     mcp: VendorMcpSetup,
   ): Promise<HarnessResult> {
     for (const text of ctx.userMessages) await ctx.recordMessage({ role: 'user', content: text });
@@ -85,7 +86,7 @@ export abstract class VendorCliHarness implements Harness {
       args: [...mcp.args, ...this.args(vendorPrompt(ctx), ctx)],
       cwd: ctx.workspaceDir,
       // Only the run's own environment and the CLI's credentials: nothing of the server leaks.
-      env: { ...ctx.commandEnv, ...mcp.env, ...this.authEnv(secret) },
+      env: { ...ctx.commandEnv, ...mcp.env, ...this.authEnv(auth.secret) },
       timeoutMs: ctx.limits.deadline - Date.now(),
       signal: ctx.signal,
       onLine: async (line) => {
@@ -95,11 +96,15 @@ export abstract class VendorCliHarness implements Harness {
       },
     });
     for (const message of mapper.flush()) await ctx.recordMessage(message);
-    const result = this.outcome(exit, mapper);
+    const result = this.outcome(exit, mapper, auth.label);
     return { ...result, usage: mapper.usage, rawTranscript: exit.stdout };
   }
 
-  private outcome(exit: VendorCliExit, mapper: VendorStreamMapper): Omit<HarnessResult, 'usage'> {
+  private outcome(
+    exit: VendorCliExit,
+    mapper: VendorStreamMapper,
+    authSecret: string,
+  ): Omit<HarnessResult, 'usage'> {
     if (exit.aborted) return { outcome: 'cancelled', summary: 'Run cancelled' };
     if (exit.startError) {
       this.logger.warn(`${this.binary} could not be started: ${exit.startError.message}`);
@@ -122,15 +127,29 @@ export abstract class VendorCliHarness implements Harness {
     if (exit.exitCode !== 0 || mapper.error !== undefined) {
       const detail = [mapper.error, exit.stderrTail].filter(Boolean).join('\n');
       const how = exit.exitCode === null ? 'was killed' : `exited with code ${exit.exitCode}`;
+      const output = detail ? `:\n${lastLines(detail)}` : '';
+      // The team's credentials were refused: the user must fix the secret (FAILED, not retried).
+      if (AUTH_FAILURE.test(detail)) {
+        return {
+          outcome: 'failed',
+          errorCode: 'external_authentication_required',
+          summary: `${this.cliName} ${how}: authentication failed; check the team secret ${authSecret}${output}`,
+        };
+      }
+      // Anything else is unexpected on our side of the run (ERROR, retryable).
       return {
         outcome: 'failed',
-        errorCode: 'invalid_request',
-        summary: `${this.cliName} ${how}${detail ? `:\n${lastLines(detail)}` : ''}`,
+        errorCode: 'internal_error',
+        summary: `${this.cliName} ${how}${output}`,
       };
     }
     return { outcome: 'succeeded', summary: mapper.finalText?.trim() || 'Done.' };
   }
 }
+
+/** What the vendor CLIs print when their API key or login is refused. */
+const AUTH_FAILURE =
+  /\b(401|unauthori[sz]ed|authentication[_ ](failed|error)|invalid[ _-](x-)?api[ _-]key|api key not valid|incorrect api key|not logged in|please (run \S+ )?log ?in)\b/i;
 
 const PLAN_MODE_INSTRUCTIONS =
   'You are in plan mode: only investigate and produce a plan. Do not create, modify or delete ' +

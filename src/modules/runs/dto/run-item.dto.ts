@@ -98,6 +98,12 @@ export class RunItemDto {
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
   metadata?: Record<string, string>;
   @ApiPropertyOptional({ description: 'ISO-8601 duration, e.g. PT2M30S' }) run_time?: string;
+  @ApiPropertyOptional({
+    description:
+      'True while the run is FAILED with environment_setup_failed and its workspace is kept for ' +
+      'debugging (until status_message.session_debug_until): a follow-up starts a debug agent',
+  })
+  debug_agent_available?: boolean;
 }
 
 @ApiSchema({ name: 'PageInfo' })

@@ -1,6 +1,12 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { RunSource, RunState } from '../run-state';
-import type { AgentConfig, RequestUsage, ScheduleInfo, StatusMessage } from '../run.types';
+import type {
+  AgentConfig,
+  RequestUsage,
+  ResolvedAgentSkill,
+  ScheduleInfo,
+  StatusMessage,
+} from '../run.types';
 
 @Entity('runs')
 export class Run {
@@ -48,6 +54,10 @@ export class Run {
 
   @Column({ name: 'skill_spec', type: 'varchar', length: 512, nullable: true })
   skillSpec: string | null;
+
+  /** Set when the skill spec resolved to a SKILL.md at creation. */
+  @Column({ name: 'agent_skill', type: 'json', nullable: true })
+  agentSkill: ResolvedAgentSkill | null;
 
   @Column({ name: 'schedule_id', type: 'varchar', length: 36, nullable: true })
   scheduleId: string | null;

@@ -19,6 +19,7 @@ import type { Principal } from '../../teams/principal';
 import { Run } from '../entities/run.entity';
 import { RunFollowupsService } from '../run-followups.service';
 import { RunKeysService } from '../run-keys.service';
+import { RunSignals } from '../run-signals.service';
 import type { RunState } from '../run-state';
 import { RunTransitions } from '../run-transitions.service';
 import { ExecutionContextFactory, ExecutionInputs } from './execution-context.factory';
@@ -26,6 +27,9 @@ import { addUsage } from './run-usage';
 import { SelfHostedRuns } from './self-hosted-runs.service';
 
 const MAX_STATUS_MESSAGE = 4000;
+
+/** Timeline event: a service-hosted execution's own key asked to finish (see `finish`). */
+export const FINISH_REQUESTED = 'finish_requested';
 
 /** What a remote execution prepares before its harness starts, as Ambient's workers would. */
 export interface RemotePreparation {
@@ -73,6 +77,7 @@ export class RemoteExecutionService {
     private readonly workspaceSetup: WorkspaceSetupService,
     private readonly secrets: TeamSecretsService,
     private readonly runSecrets: RunSecretsService,
+    private readonly signals: RunSignals,
   ) {}
 
   /** Claims the offer if the websocket claim has not arrived yet, then CLAIMED → INPROGRESS. */
@@ -228,8 +233,26 @@ export class RemoteExecutionService {
    * Ends the execution with its result and usage. An execution cancelled meanwhile may still
    * report what it cost (its run stays CANCELLED). Inference is priced with the server's model
    * catalogue; compute on the team's own machine is not charged.
+   *
+   * On Ambient's own workers the key belongs to a command the agent runs, and the worker holds
+   * the lease: the request is stored as a `finish_requested` event and the worker is signalled to
+   * stop the harness and end the run with it (`RunExecutor`), so the answer is the run's current
+   * state. Usage and transcript in the request are ignored there; the worker knows its own.
    */
   async finish(principal: Principal, result: ExecutionResult): Promise<RunState> {
+    const own = await this.dataSource.getRepository(Run).findOneBy({ id: principal.runId ?? '' });
+    if (own && RunKeysService.isServiceExecutionKey(own, principal.runExecutionId)) {
+      await this.transitions.appendEvent(this.dataSource.manager, own.id, FINISH_REQUESTED, {
+        executionId: own.executionCount,
+        payload: {
+          success: result.success,
+          summary: result.summary.trim().slice(0, MAX_STATUS_MESSAGE),
+          ...(result.errorCode ? { error_code: result.errorCode } : {}),
+        },
+      });
+      await this.signals.publishFinish(own.id);
+      return own.state;
+    }
     const owner = RunKeysService.leaseOwnerFor(principal.keyId);
     const { run, holdsLease } = await this.runKeys.resolve(principal, 'cancelled');
     const usage = this.usageWith(run, result.usage);

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { hostname } from 'node:os';
 import { DataSource } from 'typeorm';
-import { terminalStateFor } from '../../../common/errors/error-codes';
+import { ErrorCode, terminalStateFor } from '../../../common/errors/error-codes';
 import { newUid } from '../../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { TranscriptWriter } from '../../conversations/transcript-writer.service';
@@ -16,15 +16,17 @@ import { HarnessRegistry } from '../../harness/harness-registry';
 import { HarnessResult } from '../../harness/harness.types';
 import { ModelsService } from '../../models/models.service';
 import { Run } from '../entities/run.entity';
+import { RunEvent } from '../entities/run-event.entity';
 import { RunFollowupsService } from '../run-followups.service';
 import { RunSignals } from '../run-signals.service';
 import { RunTransitions } from '../run-transitions.service';
 import { ExecutionContextFactory } from './execution-context.factory';
+import { FINISH_REQUESTED } from './remote-execution.service';
 import { addUsage } from './run-usage';
 
 const MAX_STATUS_MESSAGE = 4000;
 
-export type AbortReason = 'cancelled' | 'lost' | 'shutdown';
+export type AbortReason = 'cancelled' | 'lost' | 'shutdown' | 'finished';
 
 /** A harness result, or a failure before the harness started (environment setup). */
 type ExecutionResult = HarnessResult & { statusExtra?: Record<string, unknown> };
@@ -78,6 +80,9 @@ export class RunExecutor {
     const stopListening = await this.signals
       .onCancel(runId, () => controller.abort('cancelled'))
       .catch(() => () => undefined);
+    const stopListeningForFinish = await this.signals
+      .onFinish(runId, () => controller.abort('finished'))
+      .catch(() => () => undefined);
     const heartbeat = setInterval(
       () => void this.renewLease(runId, controller),
       Math.max(100, Math.floor(this.config.runs.leaseMs / 3)),
@@ -91,7 +96,11 @@ export class RunExecutor {
         event: { executionId, payload: { harness: run.config.harness?.type ?? 'oz' } },
       });
       if (!started) return { requeue: false };
-      const result = await this.runHarness(run, executionId, controller.signal);
+      const harnessResult = await this.runHarness(run, executionId, controller.signal);
+      const result =
+        controller.signal.reason === 'cancelled'
+          ? harnessResult
+          : await this.withFinishRequest(runId, executionId, harnessResult);
       await this.writeTranscript(runId, executionId, result.rawTranscript);
       await this.finish(run, executionId, result, Date.now() - startedAt, controller.signal);
     } catch (err) {
@@ -104,9 +113,38 @@ export class RunExecutor {
     } finally {
       clearInterval(heartbeat);
       stopListening();
+      stopListeningForFinish();
       this.inFlight.delete(runId);
     }
     return { requeue: await this.requeueForFollowups(runId) };
+  }
+
+  /**
+   * The outcome the execution's own run-scoped key asked for through `finish-task`, if it did
+   * (RemoteExecutionService.finish); it wins over however the harness ended (stopped for it).
+   */
+  private async withFinishRequest(
+    runId: string,
+    executionId: number,
+    result: ExecutionResult,
+  ): Promise<ExecutionResult> {
+    const request = await this.dataSource.getRepository(RunEvent).findOne({
+      where: { runId, executionId, eventType: FINISH_REQUESTED },
+      order: { id: 'DESC' },
+    });
+    if (!request?.payload) return result;
+    const { success, summary, error_code } = request.payload as {
+      success: boolean;
+      summary: string;
+      error_code?: ErrorCode;
+    };
+    return {
+      ...result,
+      outcome: success ? 'succeeded' : 'failed',
+      summary,
+      errorCode: success ? undefined : error_code,
+      statusExtra: undefined,
+    };
   }
 
   /** The transcript is written before the run ends, so a finished run always has it. */
