@@ -19,6 +19,8 @@ const RETRY_AFTER_UNAVAILABLE = '5';
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 /** What a refused body may still send after the answer before its connection is cut. */
 const LINGER_BYTES = 1024 * 1024;
+/** ... and how long it may take to stop before its connection is cut anyway. */
+const LINGER_MS = 5_000;
 
 /**
  * One delivery, start to end: find the webhook (404), authenticate (401), read at most 256 KB
@@ -208,8 +210,8 @@ function bearerToken(header: string | undefined): string | undefined {
  * goes. Left alone, Node would keep reading (and discarding) the body after the answer, for as
  * long as a chunked sender keeps writing. Closing at once would not do either: closing a socket
  * with unread data sends a reset, and a sender still writing then sees that error instead of
- * the answer. So after the answer (and Node's FIN) the rest is discarded until the sender stops
- * or has sent LINGER_BYTES more, and then the socket is destroyed.
+ * the answer. So after the answer (and Node's FIN) the rest is discarded until the sender stops,
+ * has sent LINGER_BYTES more or LINGER_MS have passed, and then the socket is destroyed.
  */
 function closeAfterAnswer(req: Request, res: Response): void {
   res.setHeader('Connection', 'close');
@@ -217,6 +219,8 @@ function closeAfterAnswer(req: Request, res: Response): void {
     const socket = req.socket;
     // Node's Connection: close handling destroys the socket as soon as its FIN is out.
     socket.removeListener('finish', socket.destroy);
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    socket.once('close', () => clearTimeout(timer));
     let more = 0;
     req.on('data', (chunk: Buffer) => {
       more += chunk.length;
