@@ -141,39 +141,46 @@ describe('webhook ingress (api + ingress, real HTTP)', () => {
     ]);
   });
 
-  it('closes the connection after refusing a chunked body that keeps coming', async () => {
-    const hook = await tokenWebhook();
-    const url = new URL(hook.local);
-    // A raw socket that never stops sending and stays open after the server's FIN (half-open):
-    // only the server can end this exchange, by ceasing to read and cutting the connection.
-    const socket = connect({ port: Number(url.port), host: url.hostname, allowHalfOpen: true });
-    let response = '';
-    let finFromServer = false;
-    socket.on('data', (data: Buffer) => (response += data.toString('latin1')));
-    socket.on('end', () => (finFromServer = true));
-    socket.on('error', () => {}); // the cut shows as a reset to a sender still writing
-    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-    socket.write(
-      `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\n` +
-        `Authorization: ${hook.auth.Authorization}\r\nTransfer-Encoding: chunked\r\n\r\n`,
-    );
-    const data = Buffer.alloc(64 * 1024, 'a');
-    const chunk = Buffer.concat([
-      Buffer.from(`${data.length.toString(16)}\r\n`),
-      data,
-      Buffer.from('\r\n'),
-    ]);
-    const pump = () => {
-      while (!socket.destroyed && socket.write(chunk));
-      if (!socket.destroyed) socket.once('drain', pump);
-    };
-    pump();
-    await closed;
-    expect(response).toMatch(/^HTTP\/1\.1 413 /);
-    expect(response).toMatch(/\r\nconnection: close\r\n/i);
-    expect(finFromServer).toBe(true);
-    expect((await log(hook))[0]).toMatchObject({ status: 'Rejected (too large)' });
-  });
+  it.each([
+    { refusal: 'too large', token: null, status: 413, logged: 'Rejected (too large)' },
+    { refusal: 'wrong token', token: 'wrong-token-value', status: 401, logged: 'Rejected (auth)' },
+  ])(
+    'closes the connection after refusing ($refusal) a chunked body that keeps coming',
+    async (c) => {
+      const hook = await tokenWebhook();
+      const authorization = c.token ? `Bearer ${c.token}` : hook.auth.Authorization;
+      const url = new URL(hook.local);
+      // A raw socket that never stops sending and stays open after the server's FIN (half-open):
+      // only the server can end this exchange, by ceasing to read and cutting the connection.
+      const socket = connect({ port: Number(url.port), host: url.hostname, allowHalfOpen: true });
+      let response = '';
+      let finFromServer = false;
+      socket.on('data', (data: Buffer) => (response += data.toString('latin1')));
+      socket.on('end', () => (finFromServer = true));
+      socket.on('error', () => {}); // the cut shows as a reset to a sender still writing
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.write(
+        `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\n` +
+          `Authorization: ${authorization}\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      );
+      const data = Buffer.alloc(64 * 1024, 'a');
+      const chunk = Buffer.concat([
+        Buffer.from(`${data.length.toString(16)}\r\n`),
+        data,
+        Buffer.from('\r\n'),
+      ]);
+      const pump = () => {
+        while (!socket.destroyed && socket.write(chunk));
+        if (!socket.destroyed) socket.once('drain', pump);
+      };
+      pump();
+      await closed;
+      expect(response).toMatch(new RegExp(`^HTTP/1\\.1 ${c.status} `));
+      expect(response).toMatch(/\r\nconnection: close\r\n/i);
+      expect(finFromServer).toBe(true);
+      expect((await log(hook))[0]).toMatchObject({ status: c.logged });
+    },
+  );
 
   it('limits deliveries per webhook with 429 and Retry-After, and failed auth on its own budget', async () => {
     const hook = await tokenWebhook();

@@ -17,10 +17,6 @@ import { WebhookLookup } from './webhook-lookup';
 
 const RETRY_AFTER_UNAVAILABLE = '5';
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-/** What a refused body may still send after the answer before its connection is cut. */
-const LINGER_BYTES = 1024 * 1024;
-/** ... and how long it may take to stop before its connection is cut anyway. */
-const LINGER_MS = 5_000;
 
 /**
  * One delivery, start to end: find the webhook (404), authenticate (401), read at most 256 KB
@@ -94,7 +90,6 @@ export class IngressService {
       const read = await readCappedBody(req);
       if (read.tooLarge) {
         await this.logRejected(webhook.id, 'rejected_too_large', null, read.size, receivedAt);
-        closeAfterAnswer(req, res);
         return sendProblem(res, 413, 'invalid_request', 'the body is larger than 256 KB');
       }
       body = read.body;
@@ -203,30 +198,4 @@ export class IngressService {
 function bearerToken(header: string | undefined): string | undefined {
   const match = header ? /^Bearer\s+(.+)$/i.exec(header.trim()) : null;
   return match?.[1];
-}
-
-/**
- * For an answer sent before the body was read to its end: `Connection: close`, then the socket
- * goes. Left alone, Node would keep reading (and discarding) the body after the answer, for as
- * long as a chunked sender keeps writing. Closing at once would not do either: closing a socket
- * with unread data sends a reset, and a sender still writing then sees that error instead of
- * the answer. So after the answer (and Node's FIN) the rest is discarded until the sender stops,
- * has sent LINGER_BYTES more or LINGER_MS have passed, and then the socket is destroyed.
- */
-function closeAfterAnswer(req: Request, res: Response): void {
-  res.setHeader('Connection', 'close');
-  res.once('finish', () => {
-    const socket = req.socket;
-    // Node's Connection: close handling destroys the socket as soon as its FIN is out.
-    socket.removeListener('finish', socket.destroy);
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
-    socket.once('close', () => clearTimeout(timer));
-    let more = 0;
-    req.on('data', (chunk: Buffer) => {
-      more += chunk.length;
-      if (more > LINGER_BYTES) socket.destroy();
-    });
-    req.once('end', () => socket.destroy());
-    req.resume();
-  });
 }
