@@ -226,6 +226,19 @@ describe('environments: management, access and workspace preparation', () => {
     expect(await eventTypes(done.run_id)).not.toContain('worker_container_ready');
     const after = await api.get(`/agent/environments/${created.body.uid}`);
     expect(after.body.setup_failed).toBe(true);
+
+    // Fixed, the next setup succeeds and clears the flag.
+    const fixed = await api.patch(`/agent/environments/${created.body.uid}`, {
+      setup_commands: ['echo preparing'],
+    });
+    expect(fixed.status).toBe(200);
+    const again = await api.post('/agent/runs', {
+      prompt: 'go',
+      config: { environment_id: created.body.uid },
+    });
+    expect((await finished(again.body.run_id)).state).toBe('SUCCEEDED');
+    const recovered = await api.get(`/agent/environments/${created.body.uid}`);
+    expect(recovered.body.setup_failed).toBe(false);
   });
 
   it('fails a run whose repository cannot be cloned', async () => {

@@ -14,7 +14,8 @@ describe('run execution end to end (api + worker, fake model server)', () => {
   beforeAll(async () => {
     model = await startFakeModelServer();
     env = createTestEnvironment('execution', model.url);
-    app = await startTestApp(env, ['api', 'worker']);
+    // $3600 an hour is a dollar a second: any execution's compute cost shows at 6 decimals.
+    app = await startTestApp(env, ['api', 'worker'], { 'runs.computeCostPerHourUsd': 3600 });
     api = apiClient(app.baseUrl, app.apiKey);
   });
 
@@ -60,6 +61,12 @@ describe('run execution end to end (api + worker, fake model server)', () => {
     expect(run.request_usage.total_tokens).toBeGreaterThan(0);
     expect(run.request_usage.inference_cost_usd).toBeGreaterThan(0);
     expect(run.request_usage.model_token_usage[0]).toMatchObject({ model_id: 'fake-model' });
+    // Compute is billed for the execution's wall time, which fits between the run's timestamps.
+    const wallSeconds =
+      (new Date(run.finished_at).getTime() - new Date(run.started_at).getTime()) / 1000;
+    expect(run.request_usage.compute_cost_usd).toBeGreaterThan(0);
+    expect(run.request_usage.compute_cost_usd).toBeLessThanOrEqual(wallSeconds + 0.01);
+    expect(run.request_usage.compute_cost).toBe(run.request_usage.compute_cost_usd);
 
     const toolResult = model.requests
       .filter((r) => r.script === 'write-file')
