@@ -17,6 +17,7 @@ describe('environments: management, access and workspace preparation', () => {
   let api: ReturnType<typeof apiClient>;
   let them: ReturnType<typeof apiClient>;
   let theirTeamId: string;
+  let theirKey: string;
   let owner: { teamId: string; userId: string };
   const gitRoot = mkdtempSync(join(tmpdir(), 'ambient-git-'));
 
@@ -35,10 +36,8 @@ describe('environments: management, access and workspace preparation', () => {
     const other = await teams.createTeam('guests');
     theirTeamId = other.id;
     const admin = await teams.createUser(other, { displayName: 'Guest', role: 'admin' });
-    them = apiClient(
-      app.baseUrl,
-      (await app.ambient.app.get(ApiKeysService).create(admin, 't')).key,
-    );
+    theirKey = (await app.ambient.app.get(ApiKeysService).create(admin, 't')).key;
+    them = apiClient(app.baseUrl, theirKey);
   });
 
   afterAll(async () => {
@@ -441,6 +440,28 @@ describe('environments: management, access and workspace preparation', () => {
     expect((await cli(['environments', 'grant', '--uid', uid, '--team', theirTeamId])).code).toBe(
       0,
     );
+    expect((await them.get(`/agent/environments/${uid}`)).status).toBe(200);
+    const revoked = await cli([
+      'environments',
+      'grant',
+      '--uid',
+      uid,
+      '--team',
+      theirTeamId,
+      '--revoke',
+    ]);
+    expect(revoked.code).toBe(0);
+    expect((await them.get(`/agent/environments/${uid}`)).status).toBe(404);
+    // A share token handed over out of band: the other team accepts it with its own key.
+    const shared = await cli(['environments', 'share', '--uid', uid]);
+    expect(shared.code).toBe(0);
+    const accepted = await runCli(['environments', 'accept', '--token', shared.stdout.trim()], {
+      ...env.childEnv(),
+      AMBIENT_API_URL: app.baseUrl,
+      AMBIENT_API_KEY: theirKey,
+    });
+    expect(accepted.code).toBe(0);
+    expect(JSON.parse(accepted.stdout)).toMatchObject({ uid });
     expect((await them.get(`/agent/environments/${uid}`)).status).toBe(200);
     const listed = await cli(['environments', 'list', '--sort-by', 'name']);
     expect(listed.stdout).toContain(`${uid}  from-cli  (owner)`);
