@@ -169,6 +169,33 @@ describe('repository-backed factories (local bare repo, polling the production b
     expect(synced.body.definition_source.last_sync.status).toBe('applied');
   });
 
+  it('takes a new value of the team secret at the next forced sync (the toggle of a repository-backed webhook)', async () => {
+    const head = repo.commit({ 'webhooks/live.yaml': 'secretName: REPO_HOOK_SECRET\n' });
+    await waitFor(
+      async () => (await api.get(`/factory/${factory}`)).body.definition_source.applied_commit,
+      (c) => c === head,
+      { what: 'the live webhook to apply' },
+    );
+    const hook = (await api.get(`/factory/${factory}/webhooks`)).body.webhooks.find(
+      (w: { name: string }) => w.name === 'live',
+    );
+    const post = (token: string) =>
+      deliver(`${app.ingressUrl}/webhooks/w/${hook.uid}`, `{"t":"${token}"}`, {
+        Authorization: `Bearer ${token}`,
+      });
+    const renewed = 'repo-hook-token-renewed-987654';
+    expect((await api.put('/secrets/REPO_HOOK_SECRET', { value: renewed })).status).toBe(200);
+    expect((await post('repo-hook-token-0123456789')).status).toBe(202);
+    // The poller may hold the sync lock for a moment (409): ask again until the forced sync runs.
+    await waitFor(
+      async () => (await api.post(`/factory/${factory}/sync`)).status,
+      (status) => status === 200,
+      { what: 'a forced sync' },
+    );
+    expect((await post(renewed)).status).toBe(202);
+    expect((await post('repo-hook-token-0123456789')).status).toBe(401);
+  });
+
   it('reads a private https repository with the token from the team secret it names', async () => {
     const token = 'github_pat_factory_reader_0123';
     const gitRoot = mkdtempSync(join(tmpdir(), 'ambient-private-factory-'));
