@@ -32,6 +32,38 @@ describe('run execution end to end (api + worker, fake model server)', () => {
       { what: `run ${runId} to finish` },
     );
 
+  it("runs an agent on an Anthropic model through the Messages API, conversation in Oz's shape", async () => {
+    model.script('claude-edit', [
+      { toolCalls: [{ name: 'write_file', arguments: { path: 'notes.md', content: 'hi\n' } }] },
+      { text: 'Wrote notes.md.' },
+    ]);
+    const created = await api.post('/agent/runs', {
+      prompt: 'Take notes [script:claude-edit]',
+      config: { model_id: 'fake-claude' },
+    });
+    const run = await finished(created.body.run_id);
+    expect(run.state).toBe('SUCCEEDED');
+    expect(run.status_message).toEqual({ message: 'Wrote notes.md.' });
+    expect(readFileSync(join(env.workspaceRoot, run.run_id, 'notes.md'), 'utf8')).toBe('hi\n');
+    const calls = model.requests.filter((r) => r.script === 'claude-edit');
+    expect(calls.map((r) => [r.api, r.body.model, r.body.max_tokens])).toEqual([
+      ['messages', 'fake-claude', 512],
+      ['messages', 'fake-claude', 512],
+    ]);
+    // Priced with the model's own rates: 10 + 30 prompt tokens at $3/M, 10 completion at $15/M.
+    expect(run.request_usage.inference_cost_usd).toBeCloseTo(40 * 3e-6 + 10 * 15e-6, 8);
+    const conversation = (await api.get(`/agent/runs/${run.run_id}/conversation`)).body;
+    const blocks = conversation.steps[0].messages.flatMap(
+      (m: { content: { type: string; category?: string }[] }) => m.content,
+    );
+    expect(blocks).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'action', category: 'files' }),
+        expect.objectContaining({ type: 'action_result', category: 'files' }),
+      ]),
+    );
+  });
+
   it('runs a tool-using agent to SUCCEEDED and records usage, times and the timeline', async () => {
     model.script('write-file', [
       {

@@ -10,7 +10,7 @@ import {
   type FakeModelServer,
   type FakeStep,
 } from '../../../test/fixtures/fake-model-server';
-import type { CatalogModel } from '../models/model-catalog';
+import type { CatalogModel, ProviderApi } from '../models/model-catalog';
 import type { ChatMessage, HarnessContext } from './harness.types';
 import { OzHarness } from './oz-harness';
 
@@ -20,13 +20,15 @@ const PATH = '/usr/local/bin:/usr/bin:/bin';
 const waitUntil = (condition: () => boolean, what: string, timeoutMs = 10_000) =>
   waitFor(async () => condition(), Boolean, { timeoutMs, intervalMs: 10, what });
 
-function fakeModel(baseUrl: string): CatalogModel {
+function fakeModel(baseUrl: string, api: ProviderApi = 'chat_completions'): CatalogModel {
+  const kind = api === 'anthropic_messages' ? 'ANTHROPIC' : 'OPENAI';
   return {
     id: 'fake-1',
     displayName: 'Fake',
     visionSupported: false,
-    provider: { name: 'fake', kind: 'OPENAI', baseUrl, apiKey: 'test-key', apiKeyEnv: null },
+    provider: { name: 'fake', kind, api, baseUrl, apiKey: 'test-key', apiKeyEnv: null },
     providerModel: 'fake-model',
+    maxOutputTokens: 1024,
     inputCostPerTokenUsd: 0,
     outputCostPerTokenUsd: 0,
   };
@@ -414,5 +416,86 @@ describe('OzHarness', () => {
     const prompt = scripted([{ delayMs: 50, then: { text: 'Slow hello' } }]);
     const result = await harness.run(context({ userMessages: [prompt] }));
     expect(result).toMatchObject({ outcome: 'succeeded', summary: 'Slow hello' });
+  });
+
+  describe("against Anthropic's Messages API", () => {
+    const anthropic = (prompt: string, overrides: Partial<HarnessContext> = {}) =>
+      context({
+        model: fakeModel(server.url, 'anthropic_messages'),
+        userMessages: [prompt],
+        ...overrides,
+      });
+
+    it('runs a tool round: system apart, tool_use and tool_result blocks, usage summed', async () => {
+      const prompt = scripted([
+        { toolCalls: [{ name: 'run_command', arguments: { command: 'echo hi > out.txt' } }] },
+        { text: 'Wrote out.txt' },
+      ]);
+      const result = await harness.run(
+        anthropic(prompt, { config: { base_prompt: 'Always be brief.' } }),
+      );
+
+      expect(result).toEqual({
+        outcome: 'succeeded',
+        summary: 'Wrote out.txt',
+        // The system prompt is no message here: requests hold 1 and 3 messages.
+        usage: { promptTokens: 40, completionTokens: 10, modelCalls: 2 },
+      });
+      expect(readFileSync(join(workspaceDir, 'out.txt'), 'utf8')).toBe('hi\n');
+      const [first, second] = server.requests;
+      expect(first.api).toBe('messages');
+      expect(first.authorization).toBe('Bearer test-key');
+      expect(first.headers['anthropic-version']).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      expect(first.body).toMatchObject({ model: 'fake-model', max_tokens: 1024 });
+      expect(first.body.system).toContain('Always be brief.');
+      expect(first.body.messages).toEqual([
+        { role: 'user', content: [{ type: 'text', text: prompt }] },
+      ]);
+      const tools = first.body.tools as { name: string; input_schema: { type: string } }[];
+      expect(tools[0]).toMatchObject({ name: 'run_command', input_schema: { type: 'object' } });
+
+      // The conversation is kept in one form whatever the provider: the tool call's id is Anthropic's.
+      const [toolMessage] = toolResults();
+      expect(toolMessage.tool_call_id).toBe('toolu_0_0');
+      expect(second.body.messages.slice(1)).toEqual([
+        {
+          role: 'assistant',
+          content: [
+            {
+              type: 'tool_use',
+              id: 'toolu_0_0',
+              name: 'run_command',
+              input: { command: 'echo hi > out.txt' },
+            },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_0_0', content: toolMessage.content },
+          ],
+        },
+      ]);
+    });
+
+    it("maps Anthropic's 401 to external_authentication_required with its message", async () => {
+      const prompt = scripted([{ status: 401, error: 'invalid x-api-key' }]);
+      const result = await harness.run(anthropic(prompt));
+      expect(result).toMatchObject({
+        outcome: 'failed',
+        errorCode: 'external_authentication_required',
+      });
+      expect(result.summary).toBe(
+        'model provider "fake" rejected the credentials with HTTP 401: invalid x-api-key',
+      );
+    });
+
+    it('maps an overloaded provider to resource_unavailable after retrying', async () => {
+      const prompt = scripted([{ status: 529, error: 'Overloaded' }]);
+      const result = await harness.run(anthropic(prompt));
+      expect(result).toMatchObject({ outcome: 'failed', errorCode: 'resource_unavailable' });
+      expect(result.summary).toContain('Overloaded');
+      expect(server.requests).toHaveLength(3);
+    });
   });
 });

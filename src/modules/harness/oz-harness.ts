@@ -1,12 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import OpenAI, { APIConnectionError, APIError } from 'openai';
 import type {
-  ChatCompletion,
   ChatCompletionAssistantMessageParam,
   ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions';
 import type { ErrorCode } from '../../common/errors/error-codes';
 import { McpSetupError, McpToolset } from './mcp/mcp-toolset';
+import {
+  createModelClient,
+  ModelCallError,
+  ModelClient,
+  ModelCompletion,
+} from './models/model-client';
 import { Toolbox } from './tools/toolbox';
 import type { ToolOutcome } from './tools/tool.types';
 import type {
@@ -17,14 +21,15 @@ import type {
   TokenUsage,
 } from './harness.types';
 
-/** Upper bound for one model request; the run's deadline usually cuts in earlier. */
-const MODEL_REQUEST_TIMEOUT_MS = 10 * 60 * 1000;
 /** The largest delay setTimeout accepts; longer waits are done in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How long one MCP server may take to start and list its tools. */
 const MCP_CONNECT_TIMEOUT_MS = 60_000;
 
-/** The built-in agent loop against any OpenAI-compatible chat-completions endpoint. */
+/**
+ * The built-in agent loop, against the run's model through its provider's API (OpenAI-compatible
+ * chat completions, or Anthropic's Messages).
+ */
 @Injectable()
 export class OzHarness implements Harness {
   readonly type = 'oz';
@@ -43,20 +48,11 @@ class OzRun {
   /** Aborted on cancellation or when the deadline passes; stops model calls and commands. */
   private readonly stop = new AbortController();
   private readonly startedAt = Date.now();
-  private readonly client: OpenAI;
+  private readonly client: ModelClient;
   private toolbox!: Toolbox;
 
   constructor(private readonly ctx: HarnessContext) {
-    this.client = new OpenAI({
-      baseURL: ctx.model.provider.baseUrl,
-      apiKey: ctx.model.provider.apiKey ?? 'not-needed',
-      // Explicit nulls keep the client from reading the server's own OPENAI_* variables.
-      organization: null,
-      project: null,
-      webhookSecret: null,
-      maxRetries: 2,
-      timeout: MODEL_REQUEST_TIMEOUT_MS,
-    });
+    this.client = createModelClient(ctx.model.provider);
   }
 
   async execute(): Promise<HarnessResult> {
@@ -187,24 +183,25 @@ class OzRun {
 
   private async callModel(): Promise<ModelReply> {
     const { model } = this.ctx;
-    let completion: ChatCompletion;
+    let completion: ModelCompletion;
     try {
-      const request = this.client.chat.completions.create(
-        { model: model.providerModel, messages: this.messages, tools: this.toolbox.definitions() },
-        { signal: this.stop.signal },
+      completion = await this.client.complete(
+        {
+          model: model.providerModel,
+          messages: this.messages,
+          tools: this.toolbox.definitions(),
+          maxOutputTokens: model.maxOutputTokens,
+        },
+        this.stop.signal,
       );
-      // The client sleeps between retries without watching the signal; do not wait for that.
-      completion = await untilAborted(request, this.stop.signal);
     } catch (err) {
       return { result: this.stoppedResult() ?? this.modelFailure(err) };
     }
 
     this.usage.modelCalls += 1;
-    this.usage.promptTokens += completion.usage?.prompt_tokens ?? 0;
-    this.usage.completionTokens += completion.usage?.completion_tokens ?? 0;
-
-    const answer = completion.choices?.[0]?.message;
-    if (!answer) {
+    this.usage.promptTokens += completion.promptTokens;
+    this.usage.completionTokens += completion.completionTokens;
+    if (!completion.message) {
       return {
         result: this.failed(
           'resource_unavailable',
@@ -212,29 +209,17 @@ class OzRun {
         ),
       };
     }
-    const toolCalls = answer.tool_calls ?? [];
-    const message: ChatCompletionAssistantMessageParam =
-      toolCalls.length > 0
-        ? { role: 'assistant', content: answer.content ?? null, tool_calls: toolCalls }
-        : { role: 'assistant', content: answer.content ?? '' };
-    return { message };
+    return { message: completion.message };
   }
 
-  /** Maps an error of the OpenAI client to a result; anything else is a bug and is rethrown. */
+  /** Maps a provider's failure to a result; anything else is a bug and is rethrown. */
   private modelFailure(err: unknown): HarnessResult {
+    if (!(err instanceof ModelCallError)) throw err;
     const provider = `model provider "${this.ctx.model.provider.name}"`;
-    if (err instanceof APIConnectionError) {
-      const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-      return this.failed(
-        'resource_unavailable',
-        `could not reach ${provider} (${err.message}${cause})`,
-      );
+    const { status, message: detail } = err;
+    if (status === undefined) {
+      return this.failed('resource_unavailable', `could not reach ${provider} (${detail})`);
     }
-    if (!(err instanceof APIError) || err.status === undefined) throw err;
-
-    const body = err.error as { message?: unknown } | undefined;
-    const detail = typeof body?.message === 'string' ? body.message : err.message;
-    const status = err.status;
     if (status === 401 || status === 403) {
       return this.failed(
         'external_authentication_required',
@@ -316,15 +301,4 @@ function textOf(message: ChatCompletionAssistantMessageParam): string {
   const { content } = message;
   if (typeof content === 'string') return content;
   return (content ?? []).map((part) => (part.type === 'text' ? part.text : '')).join('');
-}
-
-/** Settles like `promise`, but rejects as soon as `signal` aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  promise.catch(() => undefined); // A rejection after the abort is expected and uninteresting.
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

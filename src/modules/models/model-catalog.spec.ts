@@ -19,6 +19,22 @@ describe('loadModelCatalog', () => {
     const claude = catalog.models.find((m) => m.provider.kind === 'ANTHROPIC')!;
     expect(claude.disableReason).toBe('ADMIN_DISABLED');
     expect(claude.disableDetail).toContain('ANTHROPIC_API_KEY');
+    // Anthropic is spoken to natively; Google through its OpenAI-compatible endpoint.
+    expect(claude.provider.api).toBe('anthropic_messages');
+    expect(claude.maxOutputTokens).toBeGreaterThan(0);
+    expect(catalog.models.find((m) => m.provider.kind === 'GOOGLE')!.provider.api).toBe(
+      'chat_completions',
+    );
+  });
+
+  it('lets a provider name its API (an Anthropic model behind an OpenAI-compatible gateway)', () => {
+    const file = catalogFile(
+      'providers:\n  gateway:\n    kind: ANTHROPIC\n    api: chat_completions\n    base_url: http://gw/v1\n' +
+        'models:\n  - id: m\n    provider: gateway\n    max_output_tokens: 2048\n',
+    );
+    const [model] = loadModelCatalog(file, {}).models;
+    expect(model.provider.api).toBe('chat_completions');
+    expect(model.maxOutputTokens).toBe(2048);
   });
 
   it('takes the base URL from the environment when base_url_env is set', () => {
@@ -36,6 +52,14 @@ describe('loadModelCatalog', () => {
     [
       'default_model_id: z\nproviders:\n  p:\n    base_url: http://x\nmodels:\n  - id: m\n    provider: p\n',
       /default_model_id "z"/,
+    ],
+    [
+      'providers:\n  p:\n    api: grpc\n    base_url: http://x\nmodels:\n  - id: m\n    provider: p\n',
+      /providers\.p\.api must be one of chat_completions, anthropic_messages/,
+    ],
+    [
+      'providers:\n  p:\n    base_url: http://x\nmodels:\n  - id: m\n    provider: p\n    max_output_tokens: 0\n',
+      /models\[0\] \(m\): max_output_tokens must be a positive whole number/,
     ],
   ])('refuses a bad catalogue with the reason (%#)', (text, reason) => {
     expect(() => loadModelCatalog(catalogFile(text), {})).toThrow(reason);

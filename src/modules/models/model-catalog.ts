@@ -3,12 +3,18 @@ import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 
 export type ProviderKind = 'OPENAI' | 'ANTHROPIC' | 'GOOGLE' | 'UNKNOWN';
+/** The wire API a provider speaks: OpenAI chat completions, or Anthropic's native Messages. */
+export type ProviderApi = 'chat_completions' | 'anthropic_messages';
+const APIS: ProviderApi[] = ['chat_completions', 'anthropic_messages'];
+/** Anthropic requires a limit on each reply; models.yaml may set its own per model. */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 8192;
 export type DisableReason =
   'PROVIDER_OUTAGE' | 'OUT_OF_REQUESTS' | 'ADMIN_DISABLED' | 'REQUIRES_UPGRADE';
 
 export interface ProviderEndpoint {
   name: string;
   kind: ProviderKind;
+  api: ProviderApi;
   baseUrl: string;
   apiKey: string | null;
   apiKeyEnv: string | null;
@@ -22,6 +28,7 @@ export interface CatalogModel {
   visionSupported: boolean;
   provider: ProviderEndpoint;
   providerModel: string;
+  maxOutputTokens: number;
   inputCostPerTokenUsd: number;
   outputCostPerTokenUsd: number;
   disableReason?: DisableReason;
@@ -35,6 +42,7 @@ export interface ModelCatalog {
 
 interface RawProvider {
   kind?: string;
+  api?: string;
   base_url?: string;
   base_url_env?: string;
   api_key_env?: string;
@@ -47,6 +55,7 @@ interface RawModel {
   provider?: string;
   provider_model?: string;
   reasoning_level?: string;
+  max_output_tokens?: number;
   vision_supported?: boolean;
   input_cost_per_million_usd?: number;
   output_cost_per_million_usd?: number;
@@ -80,10 +89,14 @@ export function loadModelCatalog(file: string, env: NodeJS.ProcessEnv = process.
     if (!KINDS.includes(kind)) fail(`providers.${name}.kind must be one of ${KINDS.join(', ')}`);
     const baseUrl = (raw.base_url_env && env[raw.base_url_env]) || raw.base_url;
     if (!baseUrl) fail(`providers.${name}.base_url is required`);
+    const api = (raw.api ??
+      (kind === 'ANTHROPIC' ? 'anthropic_messages' : 'chat_completions')) as ProviderApi;
+    if (!APIS.includes(api)) fail(`providers.${name}.api must be one of ${APIS.join(', ')}`);
     const apiKeyEnv = raw.api_key_env ?? null;
     providers.set(name, {
       name,
       kind,
+      api,
       baseUrl: baseUrl!.replace(/\/+$/, ''),
       apiKeyEnv,
       apiKey: apiKeyEnv ? (env[apiKeyEnv] ?? null) : null,
@@ -93,6 +106,10 @@ export function loadModelCatalog(file: string, env: NodeJS.ProcessEnv = process.
     if (!raw.id) fail(`models[${i}].id is required`);
     const provider = providers.get(raw.provider ?? '');
     if (!provider) fail(`models[${i}] (${raw.id}): unknown provider "${raw.provider}"`);
+    const maxOutput = raw.max_output_tokens;
+    if (maxOutput !== undefined && !(Number.isInteger(maxOutput) && maxOutput > 0)) {
+      fail(`models[${i}] (${raw.id}): max_output_tokens must be a positive whole number`);
+    }
     const model: CatalogModel = {
       id: raw.id!,
       displayName: raw.display_name ?? raw.id!,
@@ -101,6 +118,7 @@ export function loadModelCatalog(file: string, env: NodeJS.ProcessEnv = process.
       visionSupported: raw.vision_supported ?? false,
       provider: provider!,
       providerModel: raw.provider_model ?? raw.id!,
+      maxOutputTokens: raw.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
       inputCostPerTokenUsd: (raw.input_cost_per_million_usd ?? 0) / 1_000_000,
       outputCostPerTokenUsd: (raw.output_cost_per_million_usd ?? 0) / 1_000_000,
     };
