@@ -4,6 +4,7 @@ import type {
   ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions';
 import type { ErrorCode } from '../../common/errors/error-codes';
+import { messageText } from './message-text';
 import { McpSetupError, McpToolset } from './mcp/mcp-toolset';
 import {
   createModelClient,
@@ -138,7 +139,8 @@ class OzRun {
         continue;
       }
       if (finishSummary !== undefined) return this.succeeded(finishSummary);
-      if (!reply.message.tool_calls?.length) return this.succeeded(textOf(reply.message));
+      if (!reply.message.tool_calls?.length)
+        return this.succeeded(messageText(reply.message.content));
     }
   }
 
@@ -295,10 +297,4 @@ class OzRun {
   private failed(errorCode: ErrorCode, summary: string): HarnessResult {
     return { outcome: 'failed', summary, errorCode, usage: this.usage };
   }
-}
-
-function textOf(message: ChatCompletionAssistantMessageParam): string {
-  const { content } = message;
-  if (typeof content === 'string') return content;
-  return (content ?? []).map((part) => (part.type === 'text' ? part.text : '')).join('');
 }

@@ -11,6 +11,7 @@ import {
   ModelClient,
   ModelCompletion,
   ModelRequest,
+  unreachable,
   untilAborted,
 } from './model-client';
 
@@ -61,10 +62,7 @@ export class AnthropicMessagesClient implements ModelClient {
 }
 
 function callError(err: unknown): unknown {
-  if (err instanceof APIConnectionError) {
-    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    return new ModelCallError(`${err.message}${cause}`);
-  }
+  if (err instanceof APIConnectionError) return unreachable(err);
   if (err instanceof APIError && err.status !== undefined) {
     const body = err.error as { error?: { message?: unknown } } | undefined;
     const detail = body?.error?.message;

@@ -5,6 +5,7 @@ import type {
   ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions';
 import type { ChatMessage } from '../harness.types';
+import { messageText } from '../message-text';
 
 type Block = Anthropic.ContentBlockParam;
 
@@ -29,7 +30,7 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
     switch (message.role) {
       case 'system':
       case 'developer':
-        system.push(textOf(message.content));
+        system.push(messageText(message.content));
         break;
       case 'user':
         push('user', userBlocks(message.content));
@@ -42,7 +43,7 @@ export function toAnthropicMessages(messages: ChatMessage[]): {
           {
             type: 'tool_result',
             tool_use_id: toolUseId(message.tool_call_id),
-            content: textOf(message.content),
+            content: messageText(message.content),
           },
         ]);
         break;
@@ -119,7 +120,7 @@ function userBlocks(content: ChatMessage['content']): Block[] {
 
 function assistantBlocks(message: ChatCompletionAssistantMessageParam): Block[] {
   const blocks: Block[] = [];
-  const text = textOf(message.content);
+  const text = messageText(message.content);
   if (text) blocks.push({ type: 'text', text });
   for (const call of message.tool_calls ?? []) {
     if (call.type !== 'function') continue;
@@ -148,14 +149,4 @@ function parseArguments(raw: string): Record<string, unknown> {
 /** Anthropic accepts `[A-Za-z0-9_-]` ids; calls recorded from other providers may have others. */
 function toolUseId(id: string): string {
   return id.replace(/[^A-Za-z0-9_-]/g, '_') || 'call';
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content
-    .map((part: { type?: string; text?: unknown }) =>
-      part?.type === 'text' && typeof part.text === 'string' ? part.text : '',
-    )
-    .join('');
 }

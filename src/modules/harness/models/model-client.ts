@@ -39,6 +39,12 @@ export class ModelCallError extends Error {
   }
 }
 
+/** A provider that could not be reached (connection refused, reset, timed out). */
+export function unreachable(err: Error): ModelCallError {
+  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+  return new ModelCallError(`${err.message}${cause}`);
+}
+
 /** One provider API, as the oz harness uses it: a conversation in, the next assistant turn out. */
 export interface ModelClient {
   /** Rejects with ModelCallError, or with the abort reason once `signal` aborts. */

@@ -6,6 +6,7 @@ import {
   ModelClient,
   ModelCompletion,
   ModelRequest,
+  unreachable,
   untilAborted,
 } from './model-client';
 
@@ -52,10 +53,7 @@ export class OpenAiChatClient implements ModelClient {
 }
 
 function callError(err: unknown): unknown {
-  if (err instanceof APIConnectionError) {
-    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    return new ModelCallError(`${err.message}${cause}`);
-  }
+  if (err instanceof APIConnectionError) return unreachable(err);
   if (err instanceof APIError && err.status !== undefined) {
     const body = err.error as { message?: unknown } | undefined;
     return new ModelCallError(
