@@ -122,6 +122,14 @@ describe('OzHarness', () => {
     ]);
   });
 
+  it("sends the catalogue's reasoning level as reasoning_effort to OpenAI, not to other servers", async () => {
+    const openai = { ...fakeModel(server.url), reasoningLevel: 'high' };
+    await harness.run(context({ model: openai }));
+    const unknown = { ...openai, provider: { ...openai.provider, kind: 'UNKNOWN' as const } };
+    await harness.run(context({ model: unknown }));
+    expect(server.requests.map((r) => r.body.reasoning_effort)).toEqual(['high', undefined]);
+  });
+
   it('answers "Done." when a model without a script replies instantly', async () => {
     const result = await harness.run(context());
     expect(result).toMatchObject({ outcome: 'succeeded', summary: 'Done.' });

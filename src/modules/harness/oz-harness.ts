@@ -193,6 +193,7 @@ class OzRun {
           messages: this.messages,
           tools: this.toolbox.definitions(),
           maxOutputTokens: model.maxOutputTokens,
+          reasoningLevel: model.reasoningLevel,
         },
         this.stop.signal,
       );

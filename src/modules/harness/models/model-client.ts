@@ -17,6 +17,8 @@ export interface ModelRequest {
   messages: ChatMessage[];
   tools: ChatCompletionFunctionTool[];
   maxOutputTokens: number;
+  /** The catalogue's `reasoning_level` (low, medium, high …), for providers that take one. */
+  reasoningLevel?: string;
 }
 
 export interface ModelCompletion {

@@ -13,8 +13,11 @@ import {
 /** OpenAI's chat completions, or any endpoint that speaks them (vLLM, Ollama, LiteLLM …). */
 export class OpenAiChatClient implements ModelClient {
   private readonly client: OpenAI;
+  /** OpenAI's and Google's endpoints take `reasoning_effort`; other servers may refuse it. */
+  private readonly takesReasoningEffort: boolean;
 
   constructor(provider: ProviderEndpoint) {
+    this.takesReasoningEffort = provider.kind === 'OPENAI' || provider.kind === 'GOOGLE';
     this.client = new OpenAI({
       baseURL: provider.baseUrl,
       apiKey: provider.apiKey ?? 'not-needed',
@@ -29,7 +32,14 @@ export class OpenAiChatClient implements ModelClient {
 
   async complete(request: ModelRequest, signal: AbortSignal): Promise<ModelCompletion> {
     const call = this.client.chat.completions.create(
-      { model: request.model, messages: request.messages, tools: request.tools },
+      {
+        model: request.model,
+        messages: request.messages,
+        tools: request.tools,
+        ...(request.reasoningLevel && this.takesReasoningEffort
+          ? { reasoning_effort: request.reasoningLevel as OpenAI.ReasoningEffort }
+          : {}),
+      },
       { signal },
     );
     try {
