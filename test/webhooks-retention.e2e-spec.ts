@@ -113,6 +113,38 @@ describe('delivery log retention (newest 50 and 7 days) and dedup memory', () =>
     );
     for (const { hook } of idle) expect(await count(hook.uid)).toBe(3);
   });
+
+  it('answers 503 when the delivery cannot be committed, records nothing, and takes the retry', async () => {
+    const hook = await createWebhook(api, factory, { name: 'commit-fails' });
+    const url = `${app.ingressUrl}/webhooks/w/${hook.uid}`;
+    const headers = {
+      Authorization: `Bearer ${hook.secret}`,
+      'X-Ambient-Delivery-Id': 'commit-1',
+    };
+    // The webhook lookup works; only the INSERT of the accepted delivery fails (a full disk, say).
+    await app.dataSource.query(
+      `CREATE TRIGGER refuse_test_deliveries BEFORE INSERT ON webhook_deliveries FOR EACH ROW
+       BEGIN
+         IF NEW.webhook_id = '${hook.uid}' AND NEW.status = 'accepted' THEN
+           SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'the disk is full (test)';
+         END IF;
+       END`,
+    );
+    let refused;
+    try {
+      refused = await deliver(url, '{"try":1}', headers);
+    } finally {
+      await app.dataSource.query('DROP TRIGGER refuse_test_deliveries');
+    }
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await count(hook.uid)).toBe(0);
+    // Nothing was accepted, so the sender's retry is no duplicate.
+    const retried = await deliver(url, '{"try":1}', headers);
+    expect(retried).toMatchObject({ status: 202, body: { delivery_id: 'commit-1' } });
+    const log = (await api.get(`/factory/${factory}/webhooks/${hook.uid}/deliveries`)).body;
+    expect(log.deliveries.map((d: { status: string }) => d.status)).toEqual(['Accepted']);
+  });
 });
 
 describe('ingress without MySQL', () => {
