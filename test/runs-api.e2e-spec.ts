@@ -179,6 +179,24 @@ describe('runs API (api role only)', () => {
   });
 
   describe('creating and reading runs', () => {
+    it('stores every one of many concurrent creations with its own metadata and first event', async () => {
+      // Concurrent creations share commits (NewRunWriter); each must still come out whole.
+      const created = await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          api.post('/agent/runs', { prompt: `burst ${i}`, metadata: { burst: String(i) } }),
+        ),
+      );
+      expect(created.map((r) => r.status)).toEqual(created.map(() => 200));
+      for (const [i, res] of created.entries()) {
+        const run = (await api.get(`/agent/runs/${res.body.run_id}`)).body;
+        expect(run).toMatchObject({ prompt: `burst ${i}`, metadata: { burst: String(i) } });
+        const events = (await api.get(`/agent/runs/${run.run_id}/timeline`)).body.events;
+        expect(events[0]).toMatchObject({ event_type: 'oz_run_created', run_id: run.run_id });
+      }
+      const found = await api.get('/agent/runs?metadata[burst]=7');
+      expect(found.body.runs.map((r: { prompt: string }) => r.prompt)).toEqual(['burst 7']);
+    });
+
     it('creates a run (and through the legacy path) and returns the full RunItem', async () => {
       const created = await api.post('/agent/runs', {
         prompt: 'Fix the flaky test\nin module X',

@@ -11,6 +11,7 @@ import { Run } from './entities/run.entity';
 import { RunAttachment } from './entities/run-attachment.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
 import { NewRun } from './new-run';
+import { NewRunWriter, RUN_CREATED_EVENT } from './new-run-writer.service';
 import { AgentConfig, ResolvedAgentSkill } from './run.types';
 import { skillName } from './run-item.mapper';
 import { assertMcpServers } from './mcp-servers.rules';
@@ -25,7 +26,8 @@ const TITLE_LENGTH = 80;
 
 /**
  * Creates runs: validates what the DTO cannot, commits the run with its metadata, ancestry,
- * attachments and `oz_run_created` event in one transaction, then enqueues it.
+ * attachments and `oz_run_created` event in one transaction (a standalone run shares it with
+ * concurrent creations: NewRunWriter), then enqueues it.
  */
 @Injectable()
 export class RunCreationService {
@@ -37,6 +39,7 @@ export class RunCreationService {
     private readonly identities: IdentityRunResolver,
     private readonly environments: EnvironmentsService,
     private readonly skills: SkillsService,
+    private readonly writer: NewRunWriter,
   ) {}
 
   async create(input: NewRun): Promise<Run> {
@@ -152,12 +155,29 @@ export class RunCreationService {
       updatedAt: now,
     };
 
+    // A caller-chosen id may already exist (a retried schedule firing): its duplicate-key error
+    // must not fail the other runs of a shared batch.
+    if (parent || input.attachments?.length || input.runId) {
+      await this.commitAlone(run, parent, input.attachments ?? []);
+    } else {
+      await this.writer.write(run);
+    }
+    await this.queue.dispatch(run);
+    return run;
+  }
+
+  /** A run with a parent (ancestry rows), attachments or a chosen id: its own transaction. */
+  private async commitAlone(
+    run: Run,
+    parent: Run | null,
+    attachments: NonNullable<NewRun['attachments']>,
+  ): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       await manager.getRepository(Run).insert(run);
       if (run.metadata) {
         await manager.getRepository(RunMetadata).insert(
           Object.entries(run.metadata).map(([key, value]) => ({
-            runId: id,
+            runId: run.id,
             teamId: run.teamId,
             key,
             value,
@@ -169,29 +189,27 @@ export class RunCreationService {
           `INSERT INTO run_ancestors (ancestor_id, run_id)
            SELECT ancestor_id, ? FROM run_ancestors WHERE run_id = ?
            UNION ALL SELECT ?, ?`,
-          [id, parent.id, parent.id, id],
+          [run.id, parent.id, parent.id, run.id],
         );
       }
-      if (input.attachments?.length) {
+      if (attachments.length) {
         await manager.getRepository(RunAttachment).insert(
-          input.attachments.map((a) => ({
+          attachments.map((a) => ({
             id: newUuid(),
-            runId: id,
+            runId: run.id,
             fileName: a.fileName,
             mimeType: a.mimeType,
             sizeBytes: a.data.length,
             data: a.data,
-            createdAt: now,
+            createdAt: run.createdAt,
           })),
         );
       }
-      await this.transitions.appendEvent(manager, id, 'oz_run_created', {
-        occurredAt: now,
+      await this.transitions.appendEvent(manager, run.id, RUN_CREATED_EVENT, {
+        occurredAt: run.createdAt,
         payload: { source: run.source },
       });
     });
-    await this.queue.dispatch(run);
-    return run;
   }
 
   private async visibleParent(teamId: string, parentRunId: string): Promise<Run> {

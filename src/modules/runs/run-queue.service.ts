@@ -1,6 +1,7 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
+import { CoalescingBatcher } from '../../common/coalescing-batcher';
 import type { Run } from './entities/run.entity';
 import { RunSignals } from './run-signals.service';
 
@@ -20,6 +21,10 @@ export interface ExecuteJobData {
 @Injectable()
 export class RunQueue {
   private readonly logger = new Logger('RunQueue');
+  private readonly adds = new CoalescingBatcher<string, boolean>((ids) => this.addJobs(ids), {
+    maxBatch: 100,
+    maxInFlight: 2,
+  });
 
   constructor(
     @InjectQueue(RUNS_QUEUE) readonly queue: Queue<ExecuteJobData>,
@@ -37,23 +42,34 @@ export class RunQueue {
     return true;
   }
 
-  async enqueue(runId: string): Promise<boolean> {
-    const add = this.queue.add(EXECUTE_JOB, { runId }, { jobId: runId });
+  /** Adds the run's job; concurrent calls share one `addBulk` (one Redis round trip). */
+  enqueue(runId: string): Promise<boolean> {
+    return this.adds.submit(runId);
+  }
+
+  private async addJobs(runIds: string[]): Promise<boolean[]> {
+    const jobs = runIds.map((runId) => ({
+      name: EXECUTE_JOB,
+      data: { runId },
+      opts: { jobId: runId },
+    }));
+    const add = this.queue.addBulk(jobs);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), ENQUEUE_TIMEOUT_MS);
     });
+    const runs = runIds.length === 1 ? `run ${runIds[0]}` : `${runIds.length} runs`;
     try {
       const outcome = await Promise.race([add, timeout]);
       if (outcome === 'timeout') {
         add.catch(() => undefined);
-        this.logger.warn(`enqueue of run ${runId} timed out; the dispatch sweeper will retry`);
-        return false;
+        this.logger.warn(`enqueue of ${runs} timed out; the dispatch sweeper will retry`);
+        return runIds.map(() => false);
       }
-      return true;
+      return runIds.map(() => true);
     } catch (err) {
-      this.logger.warn(`enqueue of run ${runId} failed (${(err as Error).message}); will retry`);
-      return false;
+      this.logger.warn(`enqueue of ${runs} failed (${(err as Error).message}); will retry`);
+      return runIds.map(() => false);
     } finally {
       clearTimeout(timer);
     }

@@ -22,6 +22,7 @@ import { RunSweeper } from './execution/run-sweeper.service';
 import { RemoteExecutionService } from './execution/remote-execution.service';
 import { RunWorker } from './execution/run-worker.service';
 import { SelfHostedRuns } from './execution/self-hosted-runs.service';
+import { NewRunWriter } from './new-run-writer.service';
 import { RunCreationService } from './run-creation.service';
 import { RunFollowupsService } from './run-followups.service';
 import { RunKeysService } from './run-keys.service';
@@ -64,6 +65,7 @@ export class RunsModule {
       providers: [
         RunsService,
         RunCreationService,
+        NewRunWriter,
         RunFollowupsService,
         RunListQuery,
         RunQueue,
