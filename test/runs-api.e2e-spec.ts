@@ -3,6 +3,7 @@ import { ArtifactsService } from '../src/modules/artifacts/artifacts.service';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
+import { RunCreationService } from '../src/modules/runs/run-creation.service';
 import { apiClient } from './support/api-client';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 
@@ -195,6 +196,26 @@ describe('runs API (api role only)', () => {
       }
       const found = await api.get('/agent/runs?metadata[burst]=7');
       expect(found.body.runs.map((r: { prompt: string }) => r.prompt)).toEqual(['burst 7']);
+    });
+
+    it('stores a burst of creations with the largest prompts whole (a shared commit splits its INSERTs)', async () => {
+      // Submitted in one tick, the creations after the first two share one commit: 48 × 400 KB of
+      // UTF-8 would be more than MariaDB's default 16 MiB packet as a single INSERT.
+      const [team] = (await dataSource.query(`SELECT id FROM teams WHERE name = 'default'`)) as {
+        id: string;
+      }[];
+      const creator = app.ambient.app.get(RunCreationService);
+      const prompt = (i: number) => `${i} ${'😀'.repeat(99_990)}`;
+      const runs = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          creator.create({ teamId: team.id, creatorId: null, source: 'API', prompt: prompt(i) }),
+        ),
+      );
+      const stored = (await dataSource.query(`SELECT id, prompt FROM runs WHERE id IN (?)`, [
+        runs.map((run) => run.id),
+      ])) as { id: string; prompt: string }[];
+      const byId = new Map(stored.map((row) => [row.id, row.prompt]));
+      for (const [i, run] of runs.entries()) expect(byId.get(run.id)).toBe(prompt(i));
     });
 
     it('creates a run (and through the legacy path) and returns the full RunItem', async () => {
