@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import request from 'supertest';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
@@ -134,6 +136,40 @@ describe('conversations and transcripts (api + worker, fake model server)', () =
       expect(lines[0]).toMatchObject({ run_id: runId, execution_id: 1, message: { role: 'user' } });
       expect(lines[5].message).toEqual({ role: 'assistant', content: 'All done.' });
     }
+  });
+
+  it('serves what a run in progress has recorded so far, and the whole transcript once it ends', async () => {
+    model.script('live', [
+      {
+        toolCalls: [
+          {
+            name: 'run_command',
+            arguments: { command: 'while [ ! -f go ]; do sleep 0.05; done; echo went' },
+          },
+        ],
+      },
+      { text: 'Finished.' },
+    ]);
+    const live = (await api.post('/agent/runs', { prompt: 'Wait for go [script:live]' })).body
+      .run_id as string;
+    const lines = (text: string) =>
+      text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).message as { role: string; content?: unknown });
+    const sofar = await waitFor(
+      () => api.transcriptText(live).catch(() => ''),
+      (text) => text.includes('tool_calls'),
+      { what: 'the running tool call in the transcript' },
+    );
+    expect(lines(sofar).map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect((await api.get(`/agent/runs/${live}`)).body.state).toBe('INPROGRESS');
+
+    writeFileSync(join(env.workspaceRoot, live, 'go'), '');
+    expect((await finished(live)).state).toBe('SUCCEEDED');
+    const final = lines(await api.transcriptText(live));
+    expect(final.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(final.at(-1)?.content).toBe('Finished.');
   });
 
   it('refuses an altered or expired download URL with 403 in the Error model', async () => {

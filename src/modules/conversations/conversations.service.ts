@@ -10,7 +10,8 @@ import { RunMessage } from '../runs/entities/run-message.entity';
 import { isTerminal } from '../runs/run-state';
 import { ExecutionInfo, toConversationSteps } from './conversation.mapper';
 import type { Conversation } from './conversation.types';
-import { conversationTranscriptKey, runTranscriptKey } from './transcript-keys';
+import { conversationTranscriptKey, liveTranscriptKey, runTranscriptKey } from './transcript-keys';
+import { TranscriptWriter } from './transcript-writer.service';
 
 /** Reads a run's or a conversation's messages back as the normalized Oz conversation. */
 @Injectable()
@@ -19,6 +20,7 @@ export class ConversationsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     private readonly signer: UrlSigner,
+    private readonly transcripts: TranscriptWriter,
   ) {}
 
   async forRun(teamId: string, runId: string): Promise<Conversation> {
@@ -31,21 +33,40 @@ export class ConversationsService {
   }
 
   async runTranscriptUrl(teamId: string, runId: string): Promise<SignedUrl> {
-    await this.visibleRun(teamId, runId);
-    return this.transcriptUrl(runTranscriptKey(runId), `transcript-${runId}.jsonl`);
+    const run = await this.visibleRun(teamId, runId);
+    const filename = `transcript-${runId}.jsonl`;
+    if (!isTerminal(run.state)) {
+      const live = await this.transcripts.render(run.id);
+      if (live) return this.liveUrl(runTranscriptKey(runId), live.run, filename);
+    }
+    return this.transcriptUrl(runTranscriptKey(runId), filename);
   }
 
   async conversationTranscriptUrl(teamId: string, conversationId: string): Promise<SignedUrl> {
-    await this.conversationRuns(teamId, conversationId);
-    return this.transcriptUrl(
-      conversationTranscriptKey(conversationId),
-      `transcript-${conversationId}.jsonl`,
-    );
+    const runs = await this.conversationRuns(teamId, conversationId);
+    const key = conversationTranscriptKey(conversationId);
+    const filename = `transcript-${conversationId}.jsonl`;
+    const running = runs.find((run) => !isTerminal(run.state));
+    if (running) {
+      const live = await this.transcripts.render(running.id);
+      if (live) return this.liveUrl(key, live.conversation, filename);
+    }
+    return this.transcriptUrl(key, filename);
   }
 
   private async transcriptUrl(key: string, filename: string): Promise<SignedUrl> {
     if (!(await this.blobs.exists(key))) throw ApiError.notFound('transcript');
     return this.signer.sign({ key, contentType: 'application/x-ndjson', filename });
+  }
+
+  /**
+   * A snapshot of a transcript still growing, under a key of its own: the executor alone writes
+   * the final one when an execution ends, so a slow snapshot can never overwrite newer lines.
+   */
+  private async liveUrl(key: string, text: string, filename: string): Promise<SignedUrl> {
+    const live = liveTranscriptKey(key);
+    await this.blobs.put(live, text);
+    return this.signer.sign({ key: live, contentType: 'application/x-ndjson', filename });
   }
 
   private async visibleRun(teamId: string, runId: string): Promise<Run> {

@@ -32,6 +32,22 @@ export class TranscriptWriter {
 
   async write(runId: string, raw?: { executionId: number; stream: string }): Promise<void> {
     if (raw) await this.blobs.put(rawExecutionTranscriptKey(runId, raw.executionId), raw.stream);
+    const transcripts = await this.render(runId);
+    if (!transcripts) return;
+    await this.blobs.put(runTranscriptKey(runId), transcripts.run);
+    await this.blobs.put(
+      conversationTranscriptKey(transcripts.conversationId),
+      transcripts.conversation,
+    );
+  }
+
+  /**
+   * The run's and its conversation's transcripts as recorded so far (null before any message):
+   * an execution still under way contributes its stored messages, its raw stream not being kept yet.
+   */
+  async render(
+    runId: string,
+  ): Promise<{ run: string; conversation: string; conversationId: string } | null> {
     const rows = (await this.dataSource.query(
       `SELECT m.id, m.run_id, m.execution_id, m.created_at, m.message, r.conversation_id
          FROM runs r JOIN runs c ON c.conversation_id = r.conversation_id AND c.team_id = r.team_id
@@ -39,7 +55,7 @@ export class TranscriptWriter {
         WHERE r.id = ? ORDER BY m.id`,
       [runId],
     )) as (TranscriptRow & { conversation_id: string })[];
-    if (rows.length === 0) return;
+    if (rows.length === 0) return null;
     const line = (r: TranscriptRow) =>
       JSON.stringify({
         id: String(r.id),
@@ -61,10 +77,10 @@ export class TranscriptWriter {
             .join('\n');
       if (text) parts.push(text.endsWith('\n') ? text : text + '\n');
     }
-    await this.blobs.put(runTranscriptKey(runId), parts.join(''));
-    await this.blobs.put(
-      conversationTranscriptKey(rows[0].conversation_id),
-      rows.map(line).join('\n') + '\n',
-    );
+    return {
+      run: parts.join(''),
+      conversation: rows.map(line).join('\n') + '\n',
+      conversationId: rows[0].conversation_id,
+    };
   }
 }
