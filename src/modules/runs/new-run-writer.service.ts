@@ -17,13 +17,23 @@ const MAX_STATEMENT_BYTES = 4 * 1024 * 1024;
 /** The event every run's timeline starts with. */
 export const RUN_CREATED_EVENT = 'oz_run_created';
 
+/** A run's metadata pairs as `run_metadata` rows. */
+export function metadataRows(run: Pick<Run, 'id' | 'teamId' | 'metadata'>): Partial<RunMetadata>[] {
+  return Object.entries(run.metadata ?? {}).map(([key, value]) => ({
+    runId: run.id,
+    teamId: run.teamId,
+    key,
+    value,
+  }));
+}
+
 /**
- * Commits new runs that stand alone (no parent, no attachments): the run, its metadata pairs and
- * its `oz_run_created` event. Creations that arrive while a commit is under way share the next
- * one — one transaction with one multi-row INSERT per table — so under load the database work
- * per run shrinks to a fraction of a statement; a lone creation still commits at once. Each
- * caller is answered only after the transaction holding its run has committed; if it fails,
- * every run of that batch fails with it and none is stored.
+ * Commits new runs that stand alone (no parent, no attachments, no caller-chosen id): the run,
+ * its metadata pairs and its `oz_run_created` event. Creations that arrive while a commit is under
+ * way share the next one — one transaction with one multi-row INSERT per table — so under load
+ * the database work per run shrinks to a fraction of a statement; a lone creation still commits
+ * at once. Each caller is answered only after the transaction holding its run has committed; if
+ * it fails, every run of that batch fails with it and none is stored.
  */
 @Injectable()
 export class NewRunWriter {
@@ -39,14 +49,7 @@ export class NewRunWriter {
   }
 
   private async insert(runs: Run[]): Promise<void[]> {
-    const metadata = runs.flatMap((run) =>
-      Object.entries(run.metadata ?? {}).map(([key, value]) => ({
-        runId: run.id,
-        teamId: run.teamId,
-        key,
-        value,
-      })),
-    );
+    const metadata = runs.flatMap(metadataRows);
     const events = runs.map((run) => ({
       eventUuid: newUuid(),
       runId: run.id,

@@ -11,7 +11,7 @@ import { Run } from './entities/run.entity';
 import { RunAttachment } from './entities/run-attachment.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
 import { NewRun } from './new-run';
-import { NewRunWriter, RUN_CREATED_EVENT } from './new-run-writer.service';
+import { metadataRows, NewRunWriter, RUN_CREATED_EVENT } from './new-run-writer.service';
 import { AgentConfig, ResolvedAgentSkill } from './run.types';
 import { skillName } from './run-item.mapper';
 import { assertMcpServers } from './mcp-servers.rules';
@@ -174,16 +174,7 @@ export class RunCreationService {
   ): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       await manager.getRepository(Run).insert(run);
-      if (run.metadata) {
-        await manager.getRepository(RunMetadata).insert(
-          Object.entries(run.metadata).map(([key, value]) => ({
-            runId: run.id,
-            teamId: run.teamId,
-            key,
-            value,
-          })),
-        );
-      }
+      if (run.metadata) await manager.getRepository(RunMetadata).insert(metadataRows(run));
       if (parent) {
         await manager.query(
           `INSERT INTO run_ancestors (ancestor_id, run_id)

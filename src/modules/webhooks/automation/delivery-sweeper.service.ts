@@ -62,29 +62,27 @@ export class DeliverySweeper extends PeriodicWorker {
     const cutoff = new Date(Date.now() - logRetentionDays * 86_400_000);
     let deleted = 0;
     // Only webhooks that have something to delete: their oldest expired, evaluated entry lies
-    // below the boundary (the newest `logKeepLatest`-th entry). Webhooks whose expired entries are
-    // all among their newest must not come back every pass, or past one batch of them the others
-    // would never be reached. The boundary is read from (webhook_id, id), `logKeepLatest` rows.
+    // below the boundary (their `logKeepLatest`-th newest entry, read from (webhook_id, id)).
+    // Webhooks whose expired entries are all among their newest must not come back every pass,
+    // or past one batch of them the others would never be reached. A boundary read here and
+    // used below can only be older than the current one, which keeps more, never fewer.
     const stale = (await this.dataSource.query(
-      `SELECT o.webhook_id, o.oldest FROM (
-         SELECT webhook_id, MIN(id) AS oldest FROM webhook_deliveries
-          WHERE received_at < ? AND evaluation_due_at IS NULL GROUP BY webhook_id
-       ) o
-       WHERE o.oldest < (SELECT b.id FROM webhook_deliveries b WHERE b.webhook_id = o.webhook_id
-                          ORDER BY b.id DESC LIMIT 1 OFFSET ?)
-       ORDER BY o.oldest LIMIT ?`,
-      [cutoff, logKeepLatest - 1, housekeepingBatch],
-    )) as { webhook_id: string }[];
-    for (const { webhook_id: webhookId } of stale) {
-      const [boundary] = (await this.dataSource.query(
-        `SELECT id FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?`,
-        [webhookId, logKeepLatest - 1],
-      )) as { id: string }[];
-      if (!boundary) continue;
+      `SELECT s.webhook_id, s.boundary FROM (
+         SELECT o.webhook_id, o.oldest,
+                (SELECT b.id FROM webhook_deliveries b WHERE b.webhook_id = o.webhook_id
+                  ORDER BY b.id DESC LIMIT 1 OFFSET ?) AS boundary
+           FROM (SELECT webhook_id, MIN(id) AS oldest FROM webhook_deliveries
+                  WHERE received_at < ? AND evaluation_due_at IS NULL GROUP BY webhook_id) o
+       ) s
+       WHERE s.oldest < s.boundary
+       ORDER BY s.oldest LIMIT ?`,
+      [logKeepLatest - 1, cutoff, housekeepingBatch],
+    )) as { webhook_id: string; boundary: string }[];
+    for (const { webhook_id: webhookId, boundary } of stale) {
       const result = (await this.dataSource.query(
         `DELETE FROM webhook_deliveries
           WHERE webhook_id = ? AND id < ? AND received_at < ? AND evaluation_due_at IS NULL`,
-        [webhookId, boundary.id, cutoff],
+        [webhookId, boundary, cutoff],
       )) as { affectedRows: number };
       deleted += result.affectedRows;
     }
