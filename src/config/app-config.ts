@@ -62,6 +62,8 @@ export interface AppConfig {
     orphanSweepIntervalMs: number;
   };
   skills: { cacheTtlSeconds: number };
+  /** Where agent-controlled programs run (`src/modules/sandbox`). */
+  sandbox: SandboxSettings;
   /** Vendor CLIs behind the `claude`, `codex` and `gemini` harnesses (a name on PATH or a path). */
   vendorClis: { claudeBin: string; codexBin: string; geminiBin: string };
   bootstrapApiKey?: string;
@@ -72,6 +74,34 @@ export interface AppConfig {
    * re-encrypted with the current key (`npm run cli -- secrets reencrypt`).
    */
   secretsPreviousKeys: Buffer[];
+}
+
+export const SANDBOX_SETTINGS_BACKENDS = ['auto', 'docker', 'bubblewrap', 'process'] as const;
+
+export interface SandboxSettings {
+  /** `auto`: docker when a daemon answers, else bubblewrap when bwrap works, else none (runs fail). */
+  backend: (typeof SANDBOX_SETTINGS_BACKENDS)[number];
+  /** Network policy of environments that set none (and of runs without an environment). */
+  network: 'none' | 'egress';
+  /** Default limits of one sandbox, and the most an environment may ask for. */
+  memoryMb: number;
+  pids: number;
+  cpus: number;
+  maxMemoryMb: number;
+  maxPids: number;
+  maxCpus: number;
+  /** bubblewrap: extra host directories visible read-only inside (comma-separated). */
+  readonlyPaths: string;
+  docker: {
+    /** Image of runs whose environment names none. */
+    defaultImage: string;
+    /** `user[:group]` processes run as inside containers (never root). */
+    user: string;
+    /** OCI runtime, e.g. runsc (gVisor); unset = the daemon's default. */
+    runtime?: string;
+    /** Docker network of `egress` sandboxes (never `host`). */
+    egressNetwork: string;
+  };
 }
 
 export const BLOB_DRIVERS = ['local', 's3'] as const;
@@ -262,6 +292,43 @@ const SETTINGS: Setting[] = [
     kind: 'int',
     min: 50,
   },
+  {
+    path: 'sandbox.backend',
+    env: 'AMBIENT_SANDBOX',
+    kind: 'string',
+    oneOf: SANDBOX_SETTINGS_BACKENDS,
+  },
+  {
+    path: 'sandbox.network',
+    env: 'AMBIENT_SANDBOX_NETWORK',
+    kind: 'string',
+    oneOf: ['none', 'egress'],
+  },
+  { path: 'sandbox.memoryMb', env: 'AMBIENT_SANDBOX_MEMORY_MB', kind: 'int', min: 16 },
+  { path: 'sandbox.pids', env: 'AMBIENT_SANDBOX_PIDS', kind: 'int', min: 8 },
+  { path: 'sandbox.cpus', env: 'AMBIENT_SANDBOX_CPUS', kind: 'number', min: 0.1 },
+  { path: 'sandbox.maxMemoryMb', env: 'AMBIENT_SANDBOX_MAX_MEMORY_MB', kind: 'int', min: 16 },
+  { path: 'sandbox.maxPids', env: 'AMBIENT_SANDBOX_MAX_PIDS', kind: 'int', min: 8 },
+  { path: 'sandbox.maxCpus', env: 'AMBIENT_SANDBOX_MAX_CPUS', kind: 'number', min: 0.1 },
+  {
+    path: 'sandbox.readonlyPaths',
+    env: 'AMBIENT_SANDBOX_READONLY_PATHS',
+    kind: 'string',
+    optional: true,
+  },
+  { path: 'sandbox.docker.defaultImage', env: 'AMBIENT_DOCKER_IMAGE', kind: 'string' },
+  { path: 'sandbox.docker.user', env: 'AMBIENT_DOCKER_USER', kind: 'string' },
+  {
+    path: 'sandbox.docker.runtime',
+    env: 'AMBIENT_DOCKER_RUNTIME',
+    kind: 'string',
+    optional: true,
+  },
+  {
+    path: 'sandbox.docker.egressNetwork',
+    env: 'AMBIENT_DOCKER_EGRESS_NETWORK',
+    kind: 'string',
+  },
   { path: 'skills.cacheTtlSeconds', env: 'AMBIENT_SKILLS_CACHE_TTL_SECONDS', kind: 'int', min: 0 },
 ];
 
@@ -386,10 +453,36 @@ export function loadConfig(
     throw new ConfigError('DATABASE_URL: must start with mysql:// or mariadb://');
   }
   checkS3Settings(config.blobs);
+  checkSandboxSettings(config.sandbox);
   if (!/^rediss?:\/\//.test(config.redis.url)) {
     throw new ConfigError('REDIS_URL: must start with redis:// or rediss://');
   }
   return config;
+}
+
+function checkSandboxSettings(sandbox: SandboxSettings): void {
+  sandbox.readonlyPaths ??= '';
+  const pairs = [
+    [
+      'AMBIENT_SANDBOX_MEMORY_MB',
+      sandbox.memoryMb,
+      'AMBIENT_SANDBOX_MAX_MEMORY_MB',
+      sandbox.maxMemoryMb,
+    ],
+    ['AMBIENT_SANDBOX_PIDS', sandbox.pids, 'AMBIENT_SANDBOX_MAX_PIDS', sandbox.maxPids],
+    ['AMBIENT_SANDBOX_CPUS', sandbox.cpus, 'AMBIENT_SANDBOX_MAX_CPUS', sandbox.maxCpus],
+  ] as const;
+  for (const [name, value, maxName, max] of pairs) {
+    if (value > max) throw new ConfigError(`${name}: must be at most ${maxName} (${max})`);
+  }
+  if (/^(0|root)(:|$)/.test(sandbox.docker.user)) {
+    throw new ConfigError('AMBIENT_DOCKER_USER: must not be root (use e.g. 1000:1000)');
+  }
+  if (sandbox.docker.egressNetwork === 'host') {
+    throw new ConfigError(
+      'AMBIENT_DOCKER_EGRESS_NETWORK: must not be host (sandboxes never share the host network)',
+    );
+  }
 }
 
 function checkS3Settings(blobs: AppConfig['blobs']): void {
