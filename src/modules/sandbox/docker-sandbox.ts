@@ -1,0 +1,460 @@
+import Dockerode from 'dockerode';
+import { execFile } from 'node:child_process';
+import { constants as fsConstants } from 'node:fs';
+import { chown, lchown, mkdir, open as openFile, readdir, rm } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { promisify } from 'node:util';
+import type { AppConfig } from '../../config/app-config';
+import { DockerExecProcess } from './docker-exec-process';
+import {
+  SANDBOX_LABELS,
+  SANDBOX_PATH,
+  SANDBOX_PRIVATE_DIR,
+  SANDBOX_WORKDIR,
+  SandboxError,
+} from './sandbox.types';
+import type {
+  Sandbox,
+  SandboxBackend,
+  SandboxProcess,
+  SandboxSpawnOptions,
+  SandboxSpec,
+} from './sandbox.types';
+
+type SandboxSettings = AppConfig['sandbox'];
+
+/**
+ * The channel to a container's killer: a FIFO in a root-only directory beside the private one,
+ * mounted read-only at KILLER_DIR. The container's main process (root, with no capability but
+ * CAP_KILL) reads process-group ids from it and kills those groups with the shell's `kill`
+ * builtin. It needs no new process to do that, so it still works when a fork bomb has taken every
+ * pid of the container's limit — where a `docker exec` cannot even start — and the sandbox's own
+ * user can neither open the FIFO nor signal the killer.
+ */
+const KILLER_DIR = '/run/ambient-killer';
+const KILL_FIFO = 'kill';
+const KILLER = [
+  `exec 3<>${KILLER_DIR}/${KILL_FIFO}`,
+  'while read -r pgid <&3; do',
+  '  case $pgid in "" | *[!0-9]*) continue ;; esac',
+  '  kill -9 "-$pgid" 2>/dev/null',
+  'done',
+].join('\n');
+/** docker-init and the killer: not counted against the sandbox's process limit. */
+const OWN_PIDS = 2;
+
+/**
+ * Prints the OOM-kill and pids-limit counters of the container's cgroup (v1 or v2; the container
+ * sees its own cgroup at /sys/fs/cgroup) with shell builtins only.
+ */
+const LIMIT_COUNTERS = [
+  'for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do',
+  '  [ -r "$f" ] && while read -r k v; do [ "$k" = oom_kill ] && echo "memory $v"; done <"$f"',
+  'done',
+  'for f in /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events; do',
+  '  [ -r "$f" ] && while read -r k v; do [ "$k" = max ] && echo "pids $v"; done <"$f"',
+  'done',
+  'exit 0',
+].join('\n');
+
+const CONNECTION_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ENOENT',
+  'EACCES',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+]);
+
+interface DockerApiError extends Error {
+  statusCode?: number;
+  code?: string;
+  json?: { message?: string } | null;
+}
+
+function apiError(error: unknown): DockerApiError {
+  return error instanceof Error ? (error as DockerApiError) : new Error(String(error));
+}
+
+/** The daemon's own words when it gave some, else the client's. */
+function reason(error: unknown): string {
+  const e = apiError(error);
+  return (e.json?.message ?? e.message).trim();
+}
+
+function daemonDown(error: unknown): boolean {
+  const e = apiError(error);
+  return (
+    e.statusCode === undefined &&
+    (CONNECTION_ERRORS.has(e.code ?? '') || /connect|socket hang up/i.test(e.message))
+  );
+}
+
+function unavailable(error: unknown): SandboxError {
+  return new SandboxError(
+    `the docker daemon does not answer (${reason(error)}): start it (dockerd), give Ambient access ` +
+      'to its socket (DOCKER_HOST), or choose another sandbox with AMBIENT_SANDBOX',
+    'resource_unavailable',
+  );
+}
+
+/** Whether a docker daemon answers within `timeoutMs` (for AMBIENT_SANDBOX=auto). */
+export async function dockerAnswers(docker?: Dockerode, timeoutMs = 1000): Promise<boolean> {
+  const client = docker ?? new Dockerode();
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  try {
+    // dockerode passes `abortSignal` on to the request; its typings do not know the option.
+    const ping = client.ping.bind(client) as unknown as (options: {
+      abortSignal: AbortSignal;
+    }) => Promise<unknown>;
+    await ping({ abortSignal: abort.signal });
+    return true;
+  } catch (_error) {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `uid[:gid]` as numbers, or null for user names (then Ambient cannot chown to them). */
+function numericUser(user: string): { uid: number; gid: number } | null {
+  const match = /^(\d+)(?::(\d+))?$/.exec(user.trim());
+  if (!match) return null;
+  const uid = Number(match[1]);
+  return { uid, gid: match[2] === undefined ? uid : Number(match[2]) };
+}
+
+/** Changes the owner of a tree without following symbolic links. */
+async function chownTree(path: string, uid: number, gid: number): Promise<void> {
+  await lchown(path, uid, gid);
+  let entries;
+  try {
+    entries = await readdir(path, { withFileTypes: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return;
+    throw error;
+  }
+  await Promise.all(
+    entries.map((entry) => {
+      const child = join(path, entry.name);
+      return entry.isDirectory() ? chownTree(child, uid, gid) : lchown(child, uid, gid);
+    }),
+  );
+}
+
+function containerName(spec: Pick<SandboxSpec, 'runId' | 'executionId'>): string {
+  return `ambient-${spec.runId.replace(/[^a-zA-Z0-9_.-]/g, '_')}-${spec.executionId}`;
+}
+
+/** Each execution's private directory: beside the workspace, in `.sandbox/`. */
+function privateDirOf(spec: SandboxSpec): string {
+  return join(dirname(resolve(spec.workspaceDir)), '.sandbox', containerName(spec));
+}
+
+/** The killer's directory (root only), beside the private directory. */
+function killerDirOf(privateDir: string): string {
+  return `${privateDir}.killer`;
+}
+
+async function removeDirs(privateDir: string): Promise<void> {
+  await rm(privateDir, { recursive: true, force: true });
+  await rm(killerDirOf(privateDir), { recursive: true, force: true });
+}
+
+function isNotFound(error: unknown): boolean {
+  return apiError(error).statusCode === 404;
+}
+
+/**
+ * Runs each execution in its own container: the image of the environment (pulled when missing),
+ * the sandbox user (never root), no capabilities, no new privileges, memory/pids/CPU limits, no
+ * network or the configured egress network, the workspace at /workspace and a private directory
+ * at /run/ambient. Processes are `docker exec`s; closing removes the container.
+ */
+export class DockerSandboxBackend implements SandboxBackend {
+  readonly name = 'docker' as const;
+  private readonly docker: Dockerode;
+
+  constructor(
+    private readonly settings: SandboxSettings,
+    docker?: Dockerode,
+  ) {
+    this.docker = docker ?? new Dockerode();
+  }
+
+  async open(spec: SandboxSpec): Promise<Sandbox> {
+    const { docker: dockerSettings } = this.settings;
+    const user = numericUser(dockerSettings.user);
+    if (user?.uid === 0 || /^root(:|$)/.test(dockerSettings.user)) {
+      throw new SandboxError('AMBIENT_DOCKER_USER must not be root', 'resource_unavailable');
+    }
+    const image = spec.image ?? dockerSettings.defaultImage;
+    const name = containerName(spec);
+    const workspace = resolve(spec.workspaceDir);
+    const privateDir = privateDirOf(spec);
+
+    try {
+      await this.ensureImage(image);
+      await this.removeContainer(this.docker.getContainer(name));
+    } catch (error) {
+      if (error instanceof SandboxError) throw error;
+      if (daemonDown(error)) throw unavailable(error);
+      throw new SandboxError(
+        `cannot prepare the sandbox: ${reason(error)}`,
+        'resource_unavailable',
+      );
+    }
+
+    const killerDir = killerDirOf(privateDir);
+    await removeDirs(privateDir);
+    await mkdir(dirname(privateDir), { recursive: true, mode: 0o711 });
+    await mkdir(privateDir, { mode: 0o700 });
+    await mkdir(killerDir, { mode: 0o700 });
+    await promisify(execFile)('mkfifo', ['-m', '600', join(killerDir, KILL_FIFO)]);
+    if (user) {
+      await chown(privateDir, user.uid, user.gid);
+      await chownTree(workspace, user.uid, user.gid);
+    }
+
+    const { memoryMb, pids, cpus } = spec.limits;
+    const memory = memoryMb * 1024 * 1024;
+    let container: Dockerode.Container;
+    try {
+      container = await this.docker.createContainer({
+        name,
+        Image: image,
+        // The killer (see KILLER) is the container's one long-lived process; docker-init reaps
+        // whatever the execs leave behind.
+        Entrypoint: ['/bin/sh', '-c', KILLER],
+        Cmd: [],
+        User: '0:0',
+        WorkingDir: SANDBOX_WORKDIR,
+        Env: [`PATH=${SANDBOX_PATH}`],
+        Labels: {
+          [SANDBOX_LABELS.managed]: '1',
+          [SANDBOX_LABELS.run]: spec.runId,
+          [SANDBOX_LABELS.execution]: String(spec.executionId),
+          [SANDBOX_LABELS.team]: spec.teamId,
+        },
+        HostConfig: {
+          Init: true,
+          Binds: [
+            `${workspace}:${SANDBOX_WORKDIR}:rw`,
+            `${privateDir}:${SANDBOX_PRIVATE_DIR}:ro`,
+            `${killerDir}:${KILLER_DIR}:ro`,
+          ],
+          CapDrop: ['ALL'],
+          CapAdd: ['KILL'],
+          SecurityOpt: ['no-new-privileges'],
+          PidsLimit: pids + OWN_PIDS,
+          Memory: memory,
+          MemorySwap: memory,
+          NanoCpus: Math.round(cpus * 1e9),
+          NetworkMode: spec.network === 'egress' ? dockerSettings.egressNetwork : 'none',
+          ...(dockerSettings.runtime ? { Runtime: dockerSettings.runtime } : {}),
+          // The root filesystem stays writable: vendor CLIs write their state under HOME, which
+          // the image's user owns. It is the container's own layer, gone at close.
+          Tmpfs: { '/tmp': `rw,nosuid,nodev,mode=1777,size=${memoryMb}m` },
+          LogConfig: { Type: 'none', Config: {} },
+          RestartPolicy: { Name: 'no' },
+        },
+      });
+      await container.start();
+    } catch (error) {
+      await this.removeContainer(this.docker.getContainer(name)).catch(() => undefined);
+      await removeDirs(privateDir);
+      if (daemonDown(error)) throw unavailable(error);
+      throw new SandboxError(
+        `cannot start a container of image "${image}": ${reason(error)}`,
+        'resource_unavailable',
+      );
+    }
+    return new DockerSandbox(container, this.settings, spec, workspace, privateDir, user);
+  }
+
+  async sweep(isLive: (runId: string, executionId: number) => Promise<boolean>): Promise<number> {
+    let containers: Dockerode.ContainerInfo[];
+    try {
+      containers = await this.docker.listContainers({
+        all: true,
+        filters: { label: [`${SANDBOX_LABELS.managed}=1`] },
+      });
+    } catch (error) {
+      if (daemonDown(error)) throw unavailable(error);
+      throw error;
+    }
+    let removed = 0;
+    for (const info of containers) {
+      const runId = info.Labels[SANDBOX_LABELS.run];
+      const executionId = Number(info.Labels[SANDBOX_LABELS.execution]);
+      if (runId && Number.isInteger(executionId) && (await isLive(runId, executionId))) continue;
+      await this.removeContainer(this.docker.getContainer(info.Id));
+      const privateMount = info.Mounts.find((m) => m.Destination === SANDBOX_PRIVATE_DIR);
+      if (privateMount?.Source) await removeDirs(privateMount.Source);
+      removed++;
+    }
+    return removed;
+  }
+
+  private async ensureImage(image: string): Promise<void> {
+    try {
+      await this.docker.getImage(image).inspect();
+      return;
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    try {
+      const stream = await this.docker.pull(image);
+      await new Promise<void>((resolvePull, rejectPull) =>
+        this.docker.modem.followProgress(stream, (error: Error | null) =>
+          error ? rejectPull(error) : resolvePull(),
+        ),
+      );
+      await this.docker.getImage(image).inspect();
+    } catch (error) {
+      if (daemonDown(error)) throw unavailable(error);
+      throw new SandboxError(
+        `cannot pull image "${image}": ${reason(error)}`,
+        'environment_setup_failed',
+      );
+    }
+  }
+
+  /** Removes a container with everything running in it; nothing when it is already gone. */
+  private async removeContainer(container: Dockerode.Container): Promise<void> {
+    try {
+      await container.remove({ force: true, v: true });
+    } catch (error) {
+      const e = apiError(error);
+      // 404: gone; 409: its removal is already in progress.
+      if (e.statusCode === 404 || (e.statusCode === 409 && /in progress/i.test(reason(e)))) return;
+      throw error;
+    }
+  }
+}
+
+class DockerSandbox implements Sandbox {
+  readonly backend = 'docker' as const;
+  readonly workdir = SANDBOX_WORKDIR;
+  readonly path = SANDBOX_PATH;
+  readonly privateDir: { host: string; inside: string };
+  private closing: Promise<void> | null = null;
+  private oomKills = 0;
+  private pidsMaxHits = 0;
+
+  constructor(
+    private readonly container: Dockerode.Container,
+    private readonly settings: SandboxSettings,
+    private readonly spec: SandboxSpec,
+    private readonly workspace: string,
+    privateDir: string,
+    private readonly user: { uid: number; gid: number } | null,
+  ) {
+    this.privateDir = { host: privateDir, inside: SANDBOX_PRIVATE_DIR };
+  }
+
+  spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess {
+    return new DockerExecProcess(this.container, {
+      file,
+      args,
+      cwd: options.cwd ?? SANDBOX_WORKDIR,
+      env: options.env,
+      stdin: options.stdin === 'pipe',
+      user: this.settings.docker.user,
+      killGroup: (pgid) => this.killGroup(pgid),
+    });
+  }
+
+  async limitHit(): Promise<string | null> {
+    let output: string;
+    try {
+      output = await this.run(['/bin/sh', '-c', LIMIT_COUNTERS]);
+    } catch (_error) {
+      return null;
+    }
+    let oomKills = this.oomKills;
+    let pidsMaxHits = this.pidsMaxHits;
+    for (const line of output.split('\n')) {
+      const [counter, value] = line.trim().split(/\s+/);
+      if (counter === 'memory') oomKills = Number(value);
+      if (counter === 'pids') pidsMaxHits = Number(value);
+    }
+    const oom = oomKills > this.oomKills;
+    const pids = pidsMaxHits > this.pidsMaxHits;
+    this.oomKills = oomKills;
+    this.pidsMaxHits = pidsMaxHits;
+    if (oom) return `out of memory: the sandbox's memory limit is ${this.spec.limits.memoryMb} MiB`;
+    if (pids) return `process limit reached: the sandbox allows ${this.spec.limits.pids} processes`;
+    return null;
+  }
+
+  async adopt(hostPath: string): Promise<void> {
+    if (!this.user) return;
+    const { uid, gid } = this.user;
+    const target = resolve(hostPath);
+    await chownTree(target, uid, gid);
+    for (const root of [this.workspace, this.privateDir.host]) {
+      const rel = relative(root, target);
+      if (rel === '' || rel.startsWith('..') || rel.startsWith(sep)) continue;
+      for (let dir = dirname(target); dir.length >= root.length; dir = dirname(dir)) {
+        await lchown(dir, uid, gid);
+        if (dir === root) break;
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      // Already gone, or the daemon does not answer: then sweep() removes it later.
+      await this.container.remove({ force: true, v: true }).catch(() => undefined);
+      await removeDirs(this.privateDir.host).catch(() => undefined);
+    })();
+    return this.closing;
+  }
+
+  /** Hands the group to the container's killer; a `docker exec` of kill when it cannot. */
+  private async killGroup(pgid: number): Promise<void> {
+    try {
+      const fifo = await openFile(
+        join(killerDirOf(this.privateDir.host), KILL_FIFO),
+        fsConstants.O_WRONLY | fsConstants.O_NONBLOCK,
+      );
+      try {
+        await fifo.write(`${pgid}\n`);
+        return;
+      } finally {
+        await fifo.close();
+      }
+    } catch (_error) {
+      await this.run(['/bin/sh', '-c', `kill -9 -${pgid}`]).catch(() => undefined);
+    }
+  }
+
+  /** Runs a command of Ambient's own in the container; its stdout. */
+  private async run(cmd: string[]): Promise<string> {
+    const exec = await this.container.exec({
+      Cmd: cmd,
+      AttachStdout: true,
+      AttachStderr: true,
+      Tty: false,
+      User: this.settings.docker.user,
+    });
+    const stream = await exec.start({ hijack: true, stdin: false });
+    const chunks: Buffer[] = [];
+    const stdout = new PassThrough();
+    stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const sink = new PassThrough();
+    sink.resume();
+    this.container.modem.demuxStream(stream, stdout, sink);
+    await new Promise<void>((resolveRun, rejectRun) => {
+      stream.on('end', resolveRun);
+      stream.on('close', resolveRun);
+      stream.on('error', rejectRun);
+    });
+    return Buffer.concat(chunks).toString('utf8');
+  }
+}

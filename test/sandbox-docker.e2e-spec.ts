@@ -1,0 +1,353 @@
+/**
+ * The docker sandbox backend against the real daemon (CI starts one and builds the image):
+ * isolation, limits, kill, close and sweep. Always network `none`.
+ */
+import Dockerode from 'dockerode';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import type { AppConfig } from '../src/config/app-config';
+import { DockerSandboxBackend, dockerAnswers } from '../src/modules/sandbox/docker-sandbox';
+import {
+  SANDBOX_LABELS,
+  SANDBOX_PATH,
+  SandboxError,
+  type Sandbox,
+  type SandboxExit,
+  type SandboxLimits,
+  type SandboxProcess,
+  type SandboxSpawnOptions,
+} from '../src/modules/sandbox/sandbox.types';
+
+const IMAGE = 'ambient-agent:bookworm';
+const BUILD_IMAGE = resolve(__dirname, '..', 'sandbox', 'agent-image', 'build-image.sh');
+const ENV = { PATH: SANDBOX_PATH };
+
+const settings: AppConfig['sandbox'] = {
+  backend: 'docker',
+  network: 'none',
+  memoryMb: 256,
+  pids: 128,
+  cpus: 1,
+  maxMemoryMb: 1024,
+  maxPids: 1024,
+  maxCpus: 2,
+  readonlyPaths: '',
+  docker: { defaultImage: IMAGE, user: '1000:1000', egressNetwork: 'bridge' },
+};
+
+const docker = new Dockerode();
+const backend = new DockerSandboxBackend(settings, docker);
+const opened: Sandbox[] = [];
+let base: string;
+let runs = 0;
+
+interface Finished extends SandboxExit {
+  stdout: string;
+  stderr: string;
+}
+
+/** Collects a process's output until it has exited. */
+async function finish(child: SandboxProcess): Promise<Finished> {
+  const stdout: Buffer[] = [];
+  const stderr: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  const exit = await child.exited;
+  return {
+    ...exit,
+    stdout: Buffer.concat(stdout).toString('utf8'),
+    stderr: Buffer.concat(stderr).toString('utf8'),
+  };
+}
+
+function run(
+  sandbox: Sandbox,
+  file: string,
+  args: string[],
+  options: Partial<SandboxSpawnOptions> = {},
+): Promise<Finished> {
+  return finish(sandbox.spawn(file, args, { env: ENV, ...options }));
+}
+
+/** Resolves once `stream` has printed something matching `pattern`. */
+function printed(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<string> {
+  return new Promise((resolvePrinted) => {
+    let text = '';
+    const onData = (chunk: Buffer): void => {
+      text += chunk.toString('utf8');
+      const match = pattern.exec(text);
+      if (match) {
+        stream.off('data', onData);
+        resolvePrinted(match[0]);
+      }
+    };
+    stream.on('data', onData);
+  });
+}
+
+async function openSandbox(
+  limits: Partial<SandboxLimits> = {},
+  overrides: { runId?: string; image?: string | null } = {},
+): Promise<{ sandbox: Sandbox; workspace: string; runId: string }> {
+  const runId = overrides.runId ?? `test-${process.pid}-${++runs}`;
+  const workspace = join(base, runId, 'workspace');
+  await mkdir(workspace, { recursive: true });
+  const sandbox = await backend.open({
+    runId,
+    executionId: 1,
+    teamId: 'team-test',
+    workspaceDir: workspace,
+    image: overrides.image ?? null,
+    network: 'none',
+    limits: { memoryMb: 256, pids: 128, cpus: 1, ...limits },
+  });
+  opened.push(sandbox);
+  return { sandbox, workspace, runId };
+}
+
+function containerOf(runId: string): Dockerode.Container {
+  return docker.getContainer(`ambient-${runId}-1`);
+}
+
+beforeAll(async () => {
+  if (!(await dockerAnswers(docker, 3000))) {
+    throw new Error(
+      'no docker daemon answers: these tests need one (.ci/run starts dockerd; or run ' +
+        '`dockerd --bridge=none --iptables=false --ip6tables=false &`)',
+    );
+  }
+  // Cached by tag: a no-op once the image exists.
+  await promisify(execFile)(BUILD_IMAGE, ['--tag', IMAGE], { maxBuffer: 16 << 20 });
+  base = await mkdtemp(join(tmpdir(), 'ambient-docker-'));
+}, 600_000);
+
+afterAll(async () => {
+  await Promise.all(opened.map((sandbox) => sandbox.close()));
+  if (base) await rm(base, { recursive: true, force: true });
+});
+
+describe('docker sandbox', () => {
+  it('runs commands as a non-root user in /workspace, sharing files with the host', async () => {
+    const started = Date.now();
+    const { sandbox, workspace } = await openSandbox();
+    const first = await run(sandbox, 'true', []);
+    const latency = Date.now() - started;
+    expect(first).toMatchObject({ code: 0, signal: null });
+    expect(latency).toBeLessThan(10_000);
+
+    await writeFile(join(workspace, 'from-host.txt'), 'written by the host\n');
+    await sandbox.adopt(join(workspace, 'from-host.txt'));
+    const result = await run(sandbox, 'bash', [
+      '-c',
+      'id -u; id -g; pwd; cat from-host.txt; echo appended >> from-host.txt; echo made > made.txt',
+    ]);
+    expect(result).toMatchObject({ code: 0, signal: null, stderr: '' });
+    expect(result.stdout.split('\n')).toEqual([
+      '1000',
+      '1000',
+      '/workspace',
+      'written by the host',
+      '',
+    ]);
+    expect(await readFile(join(workspace, 'made.txt'), 'utf8')).toBe('made\n');
+    expect(await readFile(join(workspace, 'from-host.txt'), 'utf8')).toBe(
+      'written by the host\nappended\n',
+    );
+    expect((await stat(join(workspace, 'made.txt'))).uid).toBe(1000);
+
+    expect(sandbox.backend).toBe('docker');
+    expect(sandbox.workdir).toBe('/workspace');
+    expect(sandbox.privateDir.inside).toBe('/run/ambient');
+    await writeFile(join(sandbox.privateDir.host, 'config.json'), '{"private":true}');
+    await sandbox.adopt(join(sandbox.privateDir.host, 'config.json'));
+    const privateRead = await run(sandbox, 'cat', ['/run/ambient/config.json']);
+    expect(privateRead).toMatchObject({ code: 0, stdout: '{"private":true}' });
+    const privateWrite = await run(sandbox, 'sh', ['-c', 'echo x > /run/ambient/mine']);
+    expect(privateWrite.code).not.toBe(0);
+
+    const sub = await run(sandbox, 'pwd', [], { cwd: '/tmp' });
+    expect(sub).toMatchObject({ code: 0, stdout: '/tmp\n' });
+    expect(await run(sandbox, 'sh', ['-c', 'exit 3'])).toMatchObject({ code: 3, signal: null });
+    const piped = sandbox.spawn('cat', [], { env: ENV, stdin: 'pipe' });
+    piped.stdin!.end('through stdin\n');
+    expect(await finish(piped)).toMatchObject({ code: 0, stdout: 'through stdin\n' });
+  });
+
+  it('sees no host process, no network and no capability', async () => {
+    const { sandbox } = await openSandbox();
+    const ps = await run(sandbox, 'ps', ['-e', '-o', 'pid=,user=,args=']);
+    expect(ps.code).toBe(0);
+    const processes = ps.stdout.trim().split('\n');
+    // docker-init, the killer (root, CAP_KILL only) and ps itself.
+    expect(processes).toHaveLength(3);
+    expect(ps.stdout).not.toMatch(/dockerd|node|mariadb|redis/);
+
+    const tcp = await run(sandbox, 'bash', ['-c', 'echo > /dev/tcp/127.0.0.1/3306']);
+    expect(tcp.code).not.toBe(0);
+    const interfaces = await run(sandbox, 'ls', ['/sys/class/net']);
+    expect(interfaces).toMatchObject({ code: 0, stdout: 'lo\n' });
+
+    const caps = await run(sandbox, 'grep', ['^Cap', '/proc/self/status']);
+    expect(caps.stdout).toMatch(/CapEff:\s+0000000000000000/);
+    expect(caps.stdout).toMatch(/CapPrm:\s+0000000000000000/);
+    const noNewPrivs = await run(sandbox, 'grep', ['NoNewPrivs', '/proc/self/status']);
+    expect(noNewPrivs.stdout).toMatch(/NoNewPrivs:\s+1/);
+  });
+
+  it('gives a process only the environment it was given', async () => {
+    const { sandbox } = await openSandbox();
+    const result = await run(sandbox, 'env', [], {
+      env: { PATH: SANDBOX_PATH, FOO: 'bar baz', MULTI: 'a\nb' },
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`PATH=${SANDBOX_PATH}\nFOO=bar baz\nMULTI=a\nb\n`);
+  });
+
+  it('reports programs and working directories that do not exist as ENOENT', async () => {
+    const { sandbox } = await openSandbox();
+    const missing = await run(sandbox, 'no-such-cli', ['--version']);
+    expect(missing).toMatchObject({ code: null, signal: null, stdout: '', stderr: '' });
+    expect(missing.startError?.code).toBe('ENOENT');
+    const missingPath = await run(sandbox, '/opt/nothing/bin/cli', []);
+    expect(missingPath.startError?.code).toBe('ENOENT');
+    const missingCwd = await run(sandbox, 'true', [], { cwd: '/workspace/absent' });
+    expect(missingCwd.startError?.code).toBe('ENOENT');
+    // Found on the PATH the process is given, not on another.
+    const withoutPath = await run(sandbox, 'rg', ['--version'], { env: { PATH: '/nowhere' } });
+    expect(withoutPath.startError?.code).toBe('ENOENT');
+  });
+
+  it('kills a memory hog at the memory limit and says so', async () => {
+    const { sandbox } = await openSandbox({ memoryMb: 64 });
+    expect(await sandbox.limitHit()).toBeNull();
+    const hog = await run(sandbox, 'bash', ['-c', 'x=a; while true; do x=$x$x; done']);
+    expect(hog).toMatchObject({ code: null, signal: 'SIGKILL' });
+    expect(await sandbox.limitHit()).toBe("out of memory: the sandbox's memory limit is 64 MiB");
+    expect(await sandbox.limitHit()).toBeNull();
+    expect(await run(sandbox, 'echo', ['still', 'usable'])).toMatchObject({
+      code: 0,
+      stdout: 'still usable\n',
+    });
+  });
+
+  it('contains a fork bomb at the process limit, kills it and stays usable', async () => {
+    const { sandbox } = await openSandbox({ pids: 32 });
+    const bomb = sandbox.spawn('bash', ['-c', 'bomb() { bomb | bomb & }; bomb; sleep 600'], {
+      env: ENV,
+    });
+    bomb.stdout.resume();
+    await printed(bomb.stderr, /Resource temporarily unavailable/);
+    const killedAt = Date.now();
+    bomb.kill();
+    expect(await bomb.exited).toMatchObject({ code: null, signal: 'SIGKILL' });
+    expect(Date.now() - killedAt).toBeLessThan(5_000);
+    expect(await run(sandbox, 'echo', ['after'])).toMatchObject({ code: 0, stdout: 'after\n' });
+    expect(await sandbox.limitHit()).toBe('process limit reached: the sandbox allows 32 processes');
+    const left = await run(sandbox, 'ps', ['-e', '-o', 'comm=']);
+    expect(left.stdout).not.toMatch(/bash|sleep/);
+  });
+
+  it('kill() kills the process and everything it started, not the container', async () => {
+    const { sandbox } = await openSandbox();
+    const parent = sandbox.spawn('bash', ['-c', 'sleep 1000 & echo $!; sleep 1000 & wait'], {
+      env: ENV,
+    });
+    const child = Number((await printed(parent.stdout, /^\d+\n/)).trim());
+    parent.kill();
+    parent.kill();
+    expect(await parent.exited).toMatchObject({ code: null, signal: 'SIGKILL' });
+    const check = await run(sandbox, 'sh', ['-c', `kill -0 ${child} 2>/dev/null; echo $?`]);
+    expect(check.stdout).toBe('1\n');
+    const left = await run(sandbox, 'ps', ['-e', '-o', 'comm=']);
+    expect(left.stdout).not.toMatch(/sleep/);
+    // Killing a process that already ended does nothing.
+    const ended = sandbox.spawn('true', [], { env: ENV });
+    await ended.exited;
+    ended.kill();
+    expect((await run(sandbox, 'true', [])).code).toBe(0);
+  });
+
+  it('close() removes the container and the private directory, and may be repeated', async () => {
+    const { sandbox, runId } = await openSandbox();
+    const running = sandbox.spawn('sleep', ['1000'], { env: ENV });
+    await sandbox.close();
+    expect((await running.exited).code).toBeNull();
+    await expect(containerOf(runId).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    expect(existsSync(sandbox.privateDir.host)).toBe(false);
+    await sandbox.close();
+  });
+
+  it('replaces a container a crashed process left under the same name', async () => {
+    const runId = `test-${process.pid}-reopen`;
+    const first = await openSandbox({}, { runId });
+    const firstId = (await containerOf(runId).inspect()).Id;
+    const second = await openSandbox({}, { runId });
+    expect((await containerOf(runId).inspect()).Id).not.toBe(firstId);
+    expect(await run(second.sandbox, 'true', [])).toMatchObject({ code: 0 });
+    expect(await run(first.sandbox, 'true', [])).toMatchObject({ startError: { code: 'EIO' } });
+  });
+
+  it('fails with an error naming an image that cannot be pulled', async () => {
+    const image = 'ambient-test/does-not-exist:never';
+    const error = await openSandbox({}, { image }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(SandboxError);
+    expect(error).toMatchObject({ code: 'environment_setup_failed' });
+    expect((error as Error).message).toContain(`cannot pull image "${image}"`);
+  });
+
+  it('labels its containers, and sweep() removes those of executions no longer live', async () => {
+    const live = await openSandbox();
+    const dead = await openSandbox();
+    const info = await containerOf(dead.runId).inspect();
+    expect(info.Config.Labels).toMatchObject({
+      [SANDBOX_LABELS.managed]: '1',
+      [SANDBOX_LABELS.run]: dead.runId,
+      [SANDBOX_LABELS.execution]: '1',
+      [SANDBOX_LABELS.team]: 'team-test',
+    });
+    expect(info.HostConfig).toMatchObject({
+      NetworkMode: 'none',
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      Memory: 256 * 1024 * 1024,
+      MemorySwap: 256 * 1024 * 1024,
+      NanoCpus: 1e9,
+    });
+    // Only the dead one is not live: other sandboxes (other test files) stay.
+    const removed = await backend.sweep(async (runId) => runId !== dead.runId);
+    expect(removed).toBe(1);
+    await expect(containerOf(dead.runId).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    expect(existsSync(dead.sandbox.privateDir.host)).toBe(false);
+    expect((await containerOf(live.runId).inspect()).State.Running).toBe(true);
+    expect(await run(live.sandbox, 'true', [])).toMatchObject({ code: 0 });
+  });
+
+  it('tells whether a daemon answers', async () => {
+    expect(await dockerAnswers(docker)).toBe(true);
+    const nowhere = new Dockerode({ socketPath: join(base, 'no-docker.sock') });
+    expect(await dockerAnswers(nowhere)).toBe(false);
+    const error = await new DockerSandboxBackend(settings, nowhere)
+      .open({
+        runId: 'no-daemon',
+        executionId: 1,
+        teamId: 'team-test',
+        workspaceDir: join(base, 'no-daemon'),
+        image: null,
+        network: 'none',
+        limits: { memoryMb: 256, pids: 128, cpus: 1 },
+      })
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
+    expect(error).toMatchObject({ code: 'resource_unavailable' });
+    expect((error as Error).message).toMatch(/docker daemon does not answer/);
+  });
+});
