@@ -96,15 +96,18 @@ async function openSandbox(
   const runId = overrides.runId ?? `test-${process.pid}-${++runs}`;
   const workspace = join(base, runId, 'workspace');
   await mkdir(workspace, { recursive: true });
-  const sandbox = await backend.open({
+  // Not a literal: stays valid while SandboxSpec gains fields (apiUrl) the backend ignores.
+  const spec = {
     runId,
     executionId: 1,
     teamId: 'team-test',
     workspaceDir: workspace,
     image: overrides.image ?? null,
-    network: 'none',
+    network: 'none' as const,
     limits: { memoryMb: 256, pids: 128, cpus: 1, ...limits },
-  });
+    apiUrl: null,
+  };
+  const sandbox = await backend.open(spec);
   opened.push(sandbox);
   return { sandbox, workspace, runId };
 }
@@ -333,20 +336,20 @@ describe('docker sandbox', () => {
     expect(await dockerAnswers(docker)).toBe(true);
     const nowhere = new Dockerode({ socketPath: join(base, 'no-docker.sock') });
     expect(await dockerAnswers(nowhere)).toBe(false);
-    const error = await new DockerSandboxBackend(settings, nowhere)
-      .open({
-        runId: 'no-daemon',
-        executionId: 1,
-        teamId: 'team-test',
-        workspaceDir: join(base, 'no-daemon'),
-        image: null,
-        network: 'none',
-        limits: { memoryMb: 256, pids: 128, cpus: 1 },
-      })
-      .then(
-        () => null,
-        (e: unknown) => e,
-      );
+    const spec = {
+      runId: 'no-daemon',
+      executionId: 1,
+      teamId: 'team-test',
+      workspaceDir: join(base, 'no-daemon'),
+      image: null,
+      network: 'none' as const,
+      limits: { memoryMb: 256, pids: 128, cpus: 1 },
+      apiUrl: null,
+    };
+    const error = await new DockerSandboxBackend(settings, nowhere).open(spec).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ code: 'resource_unavailable' });
     expect((error as Error).message).toMatch(/docker daemon does not answer/);
   });

@@ -210,14 +210,23 @@ export class DockerSandboxBackend implements SandboxBackend {
     }
 
     const killerDir = killerDirOf(privateDir);
-    await removeDirs(privateDir);
-    await mkdir(dirname(privateDir), { recursive: true, mode: 0o711 });
-    await mkdir(privateDir, { mode: 0o700 });
-    await mkdir(killerDir, { mode: 0o700 });
-    await promisify(execFile)('mkfifo', ['-m', '600', join(killerDir, KILL_FIFO)]);
-    if (user) {
-      await chown(privateDir, user.uid, user.gid);
-      await chownTree(workspace, user.uid, user.gid);
+    try {
+      await removeDirs(privateDir);
+      await mkdir(dirname(privateDir), { recursive: true, mode: 0o711 });
+      await mkdir(privateDir, { mode: 0o700 });
+      await mkdir(killerDir, { mode: 0o700 });
+      await promisify(execFile)('mkfifo', ['-m', '600', join(killerDir, KILL_FIFO)]);
+      if (user) {
+        // The container's user must own what Ambient (root) wrote; symbolic links are not followed.
+        await chown(privateDir, user.uid, user.gid);
+        await chownTree(workspace, user.uid, user.gid);
+      }
+    } catch (error) {
+      await removeDirs(privateDir).catch(() => undefined);
+      throw new SandboxError(
+        `cannot prepare the sandbox's directories: ${reason(error)}`,
+        'resource_unavailable',
+      );
     }
 
     const { memoryMb, pids, cpus } = spec.limits;
