@@ -15,6 +15,7 @@ import { FactoriesApiModule, FactoriesWorkerModule } from './modules/factories/f
 import { HealthModule } from './modules/health/health.module';
 import { ModelsModule } from './modules/models/models.module';
 import { RunsModule } from './modules/runs/runs.module';
+import { SandboxModule } from './modules/sandbox/sandbox.module';
 import { SecretsApiModule } from './modules/secrets/secrets.module';
 import { SkillsApiModule, SkillsModule } from './modules/skills/skills.module';
 import { SchedulesModule } from './modules/schedules/schedules.module';
@@ -37,6 +38,7 @@ export class AppModule {
         ScheduleModule.forRoot(),
         TeamsModule,
         ModelsModule,
+        SandboxModule,
         BlobsModule.forRoles(api),
         ArtifactsModule,
         EnvironmentsModule,

@@ -41,7 +41,7 @@ describe('artifacts (report_artifact tool, blob downloads, visibility)', () => {
     eve = apiClient(app.baseUrl, (await app.ambient.app.get(ApiKeysService).create(user, 't')).key);
 
     const report = (body: string, route = 'artifacts') =>
-      `curl -sS -X POST "${app.baseUrl}/harness-support/${route}" ` +
+      `curl -sS -X POST "$AMBIENT_API_URL/harness-support/${route}" ` +
       `-H "Authorization: Bearer $AMBIENT_RUN_KEY" -H "Content-Type: application/json" ` +
       `-d "${body}" -w '\\nHTTP %{http_code}'`;
     model.script('artifacts', [

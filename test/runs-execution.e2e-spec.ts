@@ -192,7 +192,7 @@ describe('run execution end to end (api + worker, fake model server)', () => {
             name: 'run_command',
             arguments: {
               command:
-                `curl -sS -X POST "${app.baseUrl}/harness-support/finish-task" ` +
+                `curl -sS -X POST "$AMBIENT_API_URL/harness-support/finish-task" ` +
                 `-H "Authorization: Bearer $AMBIENT_RUN_KEY" -H "Content-Type: application/json" ` +
                 `-d '${finish}' > finish.out; sleep 30; touch finished`,
             },

@@ -23,7 +23,7 @@ describe('scores reported by a judge run', () => {
 
   /** A curl command that prints the response body, then "HTTP <status>". */
   const curl = (method: string, path: string, body?: unknown) =>
-    `curl -sS -X ${method} "${app.baseUrl}${path}" -H "Authorization: Bearer $AMBIENT_RUN_KEY"` +
+    `curl -sS -X ${method} "$AMBIENT_API_URL${path}" -H "Authorization: Bearer $AMBIENT_RUN_KEY"` +
     (body ? ` -H "Content-Type: application/json" -d '${JSON.stringify(body)}'` : '') +
     ` -w '\\nHTTP %{http_code}'`;
 

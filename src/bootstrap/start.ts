@@ -79,9 +79,12 @@ async function startMain(
   await app.listen(config.server.port, config.server.host);
   const address = app.getHttpServer().address() as { port: number };
   const host = config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host;
+  const apiUrl = `http://${host}:${address.port}/api/v1`;
+  // This process's own workers reach the API here (bridged into their sandboxes).
+  config.server.internalApiUrl ??= apiUrl;
   return {
     app,
-    apiUrl: `http://${host}:${address.port}/api/v1`,
+    apiUrl,
     close: () => app.close(),
   };
 }

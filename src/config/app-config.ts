@@ -7,7 +7,17 @@ export const ROLES = ['api', 'ingress', 'worker', 'scheduler'] as const;
 export type Role = (typeof ROLES)[number];
 
 export interface AppConfig {
-  server: { host: string; port: number; publicUrl: string; shutdownTimeoutMs: number };
+  server: {
+    host: string;
+    port: number;
+    publicUrl: string;
+    /**
+     * The API base URL (…/api/v1) this process's workers reach the API at, bridged into sandboxes;
+     * unset = this process's own listener when it serves the API, else publicUrl + /api/v1.
+     */
+    internalApiUrl?: string;
+    shutdownTimeoutMs: number;
+  };
   roles: Role[];
   database: { url: string; poolSize: number; migrateOnStart: boolean };
   redis: { url: string; prefix: string };
@@ -142,6 +152,12 @@ const SETTINGS: Setting[] = [
   { path: 'server.host', env: 'AMBIENT_HOST', kind: 'string' },
   { path: 'server.port', env: 'AMBIENT_PORT', kind: 'int', min: 0, max: 65535 },
   { path: 'server.publicUrl', env: 'AMBIENT_PUBLIC_URL', kind: 'url' },
+  {
+    path: 'server.internalApiUrl',
+    env: 'AMBIENT_INTERNAL_API_URL',
+    kind: 'url',
+    optional: true,
+  },
   { path: 'server.shutdownTimeoutMs', env: 'AMBIENT_SHUTDOWN_TIMEOUT_MS', kind: 'int', min: 0 },
   { path: 'roles', env: 'AMBIENT_ROLES', kind: 'roles' },
   { path: 'database.url', env: 'DATABASE_URL', kind: 'url' },

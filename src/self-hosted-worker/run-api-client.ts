@@ -1,4 +1,5 @@
 import type { ChatMessage, TokenUsage } from '../modules/harness/harness.types';
+import type { EnvironmentConfig } from '../modules/environments/environment-config';
 import type { AgentConfig } from '../modules/runs/run.types';
 
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -23,7 +24,12 @@ export interface ExecutionStart {
   limits: { max_turns: number; max_run_seconds: number; command_timeout_seconds: number };
   lease_ms: number;
   /** The run's environment; `setup` null when it no longer exists. Null without one. */
-  environment: { environment_id: string; setup: EnvironmentSetup | null } | null;
+  environment: {
+    environment_id: string;
+    setup: EnvironmentSetup | null;
+    /** How the environment asks for its sandbox (absent from servers before sandboxes). */
+    sandbox?: Pick<EnvironmentConfig, 'docker_image' | 'network' | 'resources'> | null;
+  } | null;
   /** Values of the team secrets named in config.harness_auth_secrets, by name. */
   harness_secrets: Record<string, string>;
   /** config.secrets as environment variables. */

@@ -1,6 +1,7 @@
 import { HarnessRegistry } from '../modules/harness/harness-registry';
 import { createHarnesses } from '../modules/harness/harnesses';
 import { WorkspaceService } from '../modules/harness/workspace.service';
+import { Sandboxes } from '../modules/sandbox/sandboxes';
 import type { AppConfig } from '../config/app-config';
 import { loadModelCatalog } from '../modules/models/model-catalog';
 import {
@@ -52,6 +53,9 @@ export class SelfHostedWorker {
       workspaces: new WorkspaceService(workspaceConfig as AppConfig),
       harnesses: new HarnessRegistry(createHarnesses(options)),
       catalog: loadModelCatalog(options.modelsFile),
+      sandboxes: new Sandboxes(options.sandbox, options.workspaceRoot, (line) =>
+        log(`warning: ${line}`),
+      ),
       gitUrlBase: options.gitUrlBase,
       log,
     };

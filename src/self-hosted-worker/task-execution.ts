@@ -1,8 +1,12 @@
+import { mkdir } from 'node:fs/promises';
 import { prepareWorkspace } from '../modules/environments/workspace-preparation';
 import type { HarnessRegistry } from '../modules/harness/harness-registry';
-import type { HarnessContext, HarnessResult } from '../modules/harness/harness.types';
+import type { Harness, HarnessContext, HarnessResult } from '../modules/harness/harness.types';
 import type { WorkspaceService } from '../modules/harness/workspace.service';
-import type { ModelCatalog } from '../modules/models/model-catalog';
+import type { CatalogModel, ModelCatalog } from '../modules/models/model-catalog';
+import type { Sandboxes } from '../modules/sandbox/sandboxes';
+import { Sandbox, SandboxError } from '../modules/sandbox/sandbox.types';
+import type { EnvironmentConfig } from '../modules/environments/environment-config';
 import { initialPrompt } from '../modules/runs/execution/initial-prompt';
 import {
   MAX_RAW_TRANSCRIPT_CHARS,
@@ -21,6 +25,8 @@ export interface ExecutionDeps {
   workspaces: WorkspaceService;
   harnesses: HarnessRegistry;
   catalog: ModelCatalog;
+  /** Every execution runs in a sandbox of this machine (AMBIENT_SANDBOX, as on the server). */
+  sandboxes: Sandboxes;
   /** Clones environment repositories from here instead of the server's base (`--git-url-base`). */
   gitUrlBase?: string;
   log(line: string): void;
@@ -122,7 +128,40 @@ export class TaskExecution {
         `model "${modelId}" is not available on self-hosted worker "${this.deps.workerId}": ${model?.disableDetail ?? 'not in its model catalogue'}`,
       );
     }
-    const setupFailure = await this.prepareEnvironment(start, api);
+    const workspaceDir = this.deps.workspaces.dirFor(start.run_id);
+    await mkdir(workspaceDir, { recursive: true });
+    let sandbox: Sandbox;
+    try {
+      sandbox = await this.deps.sandboxes.open({
+        runId: start.run_id,
+        executionId: start.execution_id,
+        teamId: start.team_id,
+        workspaceDir,
+        environment: (start.environment?.sandbox ?? null) as EnvironmentConfig | null,
+        apiUrl: this.deps.apiUrl,
+      });
+    } catch (err) {
+      if (!(err instanceof SandboxError)) throw err;
+      return this.refused(err.code, `self-hosted worker "${this.deps.workerId}": ${err.message}`);
+    }
+    const closeOnStop = (): void => void sandbox.close();
+    this.controller.signal.addEventListener('abort', closeOnStop, { once: true });
+    try {
+      return await this.runInSandbox(start, api, harness, model, sandbox);
+    } finally {
+      this.controller.signal.removeEventListener('abort', closeOnStop);
+      await sandbox.close();
+    }
+  }
+
+  private async runInSandbox(
+    start: ExecutionStart,
+    api: RunApiClient,
+    harness: Harness,
+    model: CatalogModel,
+    sandbox: Sandbox,
+  ): Promise<ExecutionOutcome> {
+    const setupFailure = await this.prepareEnvironment(start, api, sandbox);
     if (setupFailure) return setupFailure;
     const workspace = await this.deps.workspaces.prepare(
       start.run_id,
@@ -130,6 +169,7 @@ export class TaskExecution {
         fileName: a.file_name,
         data: Buffer.from(a.data, 'base64'),
       })),
+      sandbox,
     );
     const userMessages = start.first_execution
       ? [
@@ -145,17 +185,13 @@ export class TaskExecution {
       executionId: start.execution_id,
       teamId: start.team_id,
       model,
-      config,
+      config: start.config,
       mode: start.mode,
       history: start.history,
       userMessages,
       workspaceDir: workspace.dir,
-      commandEnv: this.deps.workspaces.commandEnv(
-        workspace.dir,
-        start.run_id,
-        {},
-        start.run_secrets,
-      ),
+      sandbox,
+      commandEnv: this.deps.workspaces.commandEnv(sandbox, start.run_id, {}, start.run_secrets),
       limits: {
         maxTurns: start.limits.max_turns,
         deadline: Date.now() + start.limits.max_run_seconds * 1000,
@@ -179,12 +215,14 @@ export class TaskExecution {
   private async prepareEnvironment(
     start: ExecutionStart,
     api: RunApiClient,
+    sandbox: Sandbox,
   ): Promise<ExecutionOutcome | null> {
     const { environment } = start;
     if (!environment) return null;
     const signal = this.controller.signal;
     const failed = await prepareWorkspace({
       runId: start.run_id,
+      sandbox,
       environmentId: environment.environment_id,
       workspaces: this.deps.workspaces,
       signal,

@@ -21,7 +21,18 @@ describe('parseWorkerOptions', () => {
       workspaceRoot: resolve('var/self-hosted-workspaces'),
       modelsFile: resolve('config/models.yaml'),
       vendorClis: { claudeBin: 'claude', codexBin: 'codex', geminiBin: 'gemini' },
+      sandbox: expect.objectContaining({ backend: 'auto', network: 'none' }),
     });
+  });
+
+  it('reads the sandbox settings as the server does, --sandbox naming the backend', () => {
+    const options = parseWorkerOptions([...required, '--sandbox', 'bubblewrap'], {
+      AMBIENT_SANDBOX_MEMORY_MB: '256',
+    });
+    expect(options).toMatchObject({ sandbox: { backend: 'bubblewrap', memoryMb: 256 } });
+    expect(() => parseWorkerOptions([...required, '--sandbox', 'chroot'], {})).toThrow(
+      /--sandbox: must be one of auto, docker, bubblewrap, process/,
+    );
   });
 
   it('takes a clone base of its own (URL as given, directory made absolute) and the vendor CLIs', () => {

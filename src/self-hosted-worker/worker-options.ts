@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadConfig, SandboxSettings } from '../config/app-config';
 import { workerIdProblem } from '../modules/runs/worker-host';
 import { WORKER_WS_PATH } from '../modules/workers/worker-protocol';
 
@@ -20,6 +21,8 @@ export interface WorkerOptions {
   gitUrlBase?: string;
   /** The vendor CLIs of the claude, codex and gemini harnesses (names on PATH, or paths). */
   vendorClis: { claudeBin: string; codexBin: string; geminiBin: string };
+  /** Where executions run: the server's AMBIENT_SANDBOX* settings, read on this machine. */
+  sandbox: SandboxSettings;
 }
 
 export class OptionsError extends Error {}
@@ -38,6 +41,9 @@ Connects to Ambient as a self-hosted worker and executes the runs whose config.w
   --git-url-base <url|dir>      clone environment repositories from <base>/<owner>/<repo>.git
                                 instead of the server's AMBIENT_GIT_URL_BASE (AMBIENT_GIT_URL_BASE)
   --web-socket-url <url>        override the websocket URL derived from --api-url
+  --sandbox <backend>           auto | docker | bubblewrap | process (AMBIENT_SANDBOX, default auto);
+                                limits, network and images as on the server (AMBIENT_SANDBOX_*,
+                                AMBIENT_DOCKER_*; README "Isolation")
 Vendor CLIs of the claude, codex and gemini harnesses: AMBIENT_CLAUDE_BIN, AMBIENT_CODEX_BIN,
 AMBIENT_GEMINI_BIN (default: claude, codex, gemini on PATH).
   --help                        show this help`;
@@ -61,6 +67,7 @@ export function parseWorkerOptions(
         'models-file': { type: 'string' },
         'web-socket-url': { type: 'string' },
         'git-url-base': { type: 'string' },
+        sandbox: { type: 'string' },
         help: { type: 'boolean' },
       },
     }));
@@ -105,7 +112,17 @@ export function parseWorkerOptions(
       codexBin: env.AMBIENT_CODEX_BIN || 'codex',
       geminiBin: env.AMBIENT_GEMINI_BIN || 'gemini',
     },
+    sandbox: sandboxSettings(env, text('sandbox')),
   };
+}
+
+/** The server's sandbox settings (config/default.yaml and AMBIENT_SANDBOX*), read here. */
+function sandboxSettings(env: NodeJS.ProcessEnv, backend: string | undefined): SandboxSettings {
+  try {
+    return loadConfig(env, backend ? { 'sandbox.backend': backend } : {}).sandbox;
+  } catch (err) {
+    throw new OptionsError((err as Error).message.replace(/^sandbox\.backend:/, '--sandbox:'));
+  }
 }
 
 /**

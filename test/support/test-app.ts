@@ -1,6 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
 import { createConnection } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
@@ -83,6 +83,17 @@ const FAST_RUN_SETTINGS = {
   'server.shutdownTimeoutMs': 3000,
 };
 
+/**
+ * Every e2e run executes in a bubblewrap sandbox (the light backend; test/sandbox-*.e2e-spec.ts
+ * cover docker too), which must see the repository read-only for the test fixtures (fake vendor
+ * CLIs, the MCP echo server) and the node_modules they load.
+ */
+export const REPO_ROOT = resolve(__dirname, '../..');
+const TEST_SANDBOX_SETTINGS = {
+  'sandbox.backend': 'bubblewrap',
+  'sandbox.readonlyPaths': REPO_ROOT,
+};
+
 export function createTestEnvironment(label: string, modelServerUrl: string): TestEnvironment {
   const { database, redisPrefix } = isolatedNames(label);
   const databaseUrl = `${MYSQL_URL}/${database}`;
@@ -99,6 +110,7 @@ export function createTestEnvironment(label: string, modelServerUrl: string): Te
     'ingress.port': 0,
     'ingress.host': '127.0.0.1',
     'server.host': '127.0.0.1',
+    ...TEST_SANDBOX_SETTINGS,
     ...FAST_RUN_SETTINGS,
   };
   return {
@@ -133,6 +145,8 @@ export function createTestEnvironment(label: string, modelServerUrl: string): Te
       AMBIENT_SHUTDOWN_TIMEOUT_MS: String(FAST_RUN_SETTINGS['server.shutdownTimeoutMs']),
       AMBIENT_SECRETS_KEY: TEST_SECRETS_KEY,
       AMBIENT_INGRESS_PORT: '0',
+      AMBIENT_SANDBOX: TEST_SANDBOX_SETTINGS['sandbox.backend'],
+      AMBIENT_SANDBOX_READONLY_PATHS: REPO_ROOT,
       ...extra,
     }),
     destroy: async () => {

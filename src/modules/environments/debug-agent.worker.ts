@@ -10,12 +10,18 @@ import type { Job } from 'bull';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { HarnessRegistry } from '../harness/harness-registry';
+import { WorkspaceService } from '../harness/workspace.service';
 import { ModelsService } from '../models/models.service';
 import { Run } from '../runs/entities/run.entity';
-import { ExecutionContextFactory } from '../runs/execution/execution-context.factory';
+import {
+  ExecutionContextFactory,
+  internalApiUrl,
+} from '../runs/execution/execution-context.factory';
 import { RunFollowupsService } from '../runs/run-followups.service';
+import { SandboxService } from '../sandbox/sandbox.service';
 import { DEBUG_JOB, DebugAgentQueues, DebugJobData } from './debug-agent-queues';
 import { DebugWindowService } from './debug-window.service';
+import { WorkspaceSetupService } from './workspace-setup.service';
 
 /** Bounds the re-checks for follow-ups that raced with an agent's end. */
 const MAX_PASSES = 5;
@@ -47,6 +53,9 @@ export class DebugAgentWorker implements OnApplicationBootstrap, OnModuleDestroy
     private readonly followups: RunFollowupsService,
     private readonly harnesses: HarnessRegistry,
     private readonly models: ModelsService,
+    private readonly sandboxes: SandboxService,
+    private readonly environments: WorkspaceSetupService,
+    private readonly workspaces: WorkspaceService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -93,12 +102,30 @@ export class DebugAgentWorker implements OnApplicationBootstrap, OnModuleDestroy
     const until = new Date(String(run.statusMessage?.session_debug_until)).getTime();
     const remainingMs = Number.isFinite(until) ? Math.max(0, until - Date.now()) : 0;
     const signal = AbortSignal.any([this.active.signal, AbortSignal.timeout(remainingMs)]);
-    const context = await this.contexts.build(run, run.executionCount, model, signal);
-    // A run whose setup failed has no conversation yet: drop its task prompt, keep the follow-ups.
-    const followups = context.history.length ? context.userMessages : context.userMessages.slice(1);
-    await harness.run({
-      ...context,
-      userMessages: [debugPreamble(String(run.statusMessage?.message ?? '')), ...followups],
+    const environment = run.environmentId
+      ? await this.environments.environment(run.environmentId)
+      : null;
+    // The debug agent is as untrusted as the run: it works in a sandbox of its own.
+    const sandbox = await this.sandboxes.open({
+      runId: run.id,
+      executionId: run.executionCount,
+      teamId: run.teamId,
+      workspaceDir: this.workspaces.dirFor(run.id),
+      environment: environment?.config ?? null,
+      apiUrl: internalApiUrl(this.config),
     });
+    try {
+      const context = await this.contexts.build(run, run.executionCount, model, signal, sandbox);
+      // A run whose setup failed has no conversation yet: drop its task prompt, keep the follow-ups.
+      const followups = context.history.length
+        ? context.userMessages
+        : context.userMessages.slice(1);
+      await harness.run({
+        ...context,
+        userMessages: [debugPreamble(String(run.statusMessage?.message ?? '')), ...followups],
+      });
+    } finally {
+      await sandbox.close();
+    }
   }
 }

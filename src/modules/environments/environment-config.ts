@@ -10,6 +10,16 @@ export interface EnvironmentConfig {
   secrets?: { name: string }[];
   /** Stored and echoed only: Ambient does no cloud identity federation. */
   providers?: ProvidersConfig;
+  /** Ambient extension: whether the run's sandbox reaches any network (default: the server's). */
+  network?: 'none' | 'egress';
+  /** Ambient extension: the sandbox's limits, within the server's maxima (default: the server's). */
+  resources?: SandboxResources;
+}
+
+export interface SandboxResources {
+  memory_mb?: number;
+  pids?: number;
+  cpus?: number;
 }
 
 export interface ProvidersConfig {

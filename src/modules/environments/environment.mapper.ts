@@ -60,6 +60,8 @@ export async function toEnvironmentDtos(
         failure_session_retention_minutes: config.failure_session_retention_minutes ?? null,
         secrets: config.secrets ?? [],
         ...(config.providers ? { providers: config.providers } : {}),
+        ...(config.network ? { network: config.network } : {}),
+        ...(config.resources ? { resources: config.resources } : {}),
       },
       last_updated: toRfc3339(environment.updatedAt)!,
       setup_failed: environment.setupFailed,

@@ -1,8 +1,9 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { newUid, UID_PATTERN } from '../../common/ids';
 import { TeamSecretsService } from '../secrets/team-secrets.service';
 import type { Principal } from '../teams/principal';
@@ -20,6 +21,7 @@ export interface VisibleEnvironment {
 @Injectable()
 export class EnvironmentsService implements OnModuleInit {
   constructor(
+    @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly secrets: TeamSecretsService,
   ) {}
@@ -188,6 +190,7 @@ export class EnvironmentsService implements OnModuleInit {
     body: UpdateEnvironmentDto,
   ): Promise<EnvironmentConfig> {
     const config = normalizeConfig(base, body);
+    checkResources(config, this.appConfig.sandbox);
     if (body.secrets) {
       const seen = new Set<string>();
       for (const [i, { name }] of body.secrets.entries()) {
@@ -224,6 +227,16 @@ function normalizeConfig(base: EnvironmentConfig, body: UpdateEnvironmentDto): E
   // null clears: no secrets, no providers.
   if (config.secrets === null) delete config.secrets;
   else if (config.secrets) config.secrets = config.secrets.map(({ name }) => ({ name }));
+  if (config.network === null) delete config.network;
+  if (config.resources === null) delete config.resources;
+  else if (config.resources) {
+    const { memory_mb, pids, cpus } = config.resources;
+    config.resources = {
+      ...(memory_mb !== undefined ? { memory_mb } : {}),
+      ...(pids !== undefined ? { pids } : {}),
+      ...(cpus !== undefined ? { cpus } : {}),
+    };
+  }
   if (config.providers === null) delete config.providers;
   else if (config.providers) {
     const { aws, gcp } = config.providers;
@@ -236,4 +249,23 @@ function normalizeConfig(base: EnvironmentConfig, body: UpdateEnvironmentDto): E
     throw ApiError.invalid('github_repos', `two repositories are named "${clash}"`);
   }
   return config;
+}
+
+/** An environment may ask for up to the server's maxima, never more. */
+function checkResources(config: EnvironmentConfig, sandbox: AppConfig['sandbox']): void {
+  const { resources } = config;
+  if (!resources) return;
+  const maxima = [
+    ['memory_mb', resources.memory_mb, sandbox.maxMemoryMb, 'AMBIENT_SANDBOX_MAX_MEMORY_MB'],
+    ['pids', resources.pids, sandbox.maxPids, 'AMBIENT_SANDBOX_MAX_PIDS'],
+    ['cpus', resources.cpus, sandbox.maxCpus, 'AMBIENT_SANDBOX_MAX_CPUS'],
+  ] as const;
+  for (const [field, value, max, setting] of maxima) {
+    if (value !== undefined && value > max) {
+      throw ApiError.invalid(
+        `resources.${field}`,
+        `must be at most ${max} (this server's ${setting})`,
+      );
+    }
+  }
 }

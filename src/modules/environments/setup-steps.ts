@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+
 /** `<base>/<owner>/<repo>.git`; the base is a URL (https://github.com) or a local directory. */
 export function cloneUrl(base: string, owner: string, repo: string): string {
   return `${base.replace(/\/+$/, '')}/${owner}/${repo}.git`;
@@ -27,4 +29,63 @@ export function gitEnv(token: string | null): Record<string, string> {
     GIT_CONFIG_KEY_0: 'http.extraHeader',
     GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
   };
+}
+
+export interface GitCloneResult {
+  /** Null when git was killed (timeout, abort) or could not be started. */
+  exitCode: number | null;
+  output: string;
+  timedOut: boolean;
+  aborted: boolean;
+}
+
+/**
+ * Ambient's own `git clone` of a repository URL it built itself (never agent input), run on this
+ * host without a shell: the token stays out of every sandbox and no repository code runs.
+ */
+export function gitClone(options: {
+  url: string;
+  dest: string;
+  cwd: string;
+  token: string | null;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Extra `-c` settings and clone options (e.g. ['--depth', '1']). */
+  configs?: string[];
+  cloneArgs?: string[];
+}): Promise<GitCloneResult> {
+  const args = [
+    ...(options.configs ?? []).flatMap((c) => ['-c', c]),
+    'clone',
+    '--quiet',
+    ...(options.cloneArgs ?? []),
+    '--',
+    options.url,
+    options.dest,
+  ];
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...gitEnv(options.token) };
+  return new Promise((resolve) => {
+    const child = execFile(
+      'git',
+      args,
+      {
+        cwd: options.cwd,
+        env,
+        timeout: options.timeoutMs,
+        signal: options.signal,
+        killSignal: 'SIGKILL',
+      },
+      (err, stdout, stderr) => {
+        const e = err as (NodeJS.ErrnoException & { killed?: boolean; code?: unknown }) | null;
+        const aborted = options.signal?.aborted ?? false;
+        resolve({
+          exitCode: e ? (typeof e.code === 'number' ? e.code : null) : 0,
+          output: `${stdout}${stderr}${e && typeof e.code !== 'number' && !e.killed && !aborted ? e.message : ''}`,
+          timedOut: Boolean(e?.killed) && !aborted,
+          aborted,
+        });
+      },
+    );
+    child.stdin?.end();
+  });
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { bareRepo } from '../../../test/support/git-repos';
 import type { AppConfig } from '../../config/app-config';
 import { WorkspaceService } from '../harness/workspace.service';
+import { openProcessSandbox } from '../sandbox/process-sandbox';
 import { prepareWorkspace, SetupPlan } from './workspace-preparation';
 
 describe('prepareWorkspace', () => {
@@ -35,12 +36,13 @@ describe('prepareWorkspace', () => {
     env: { TOOL_TOKEN: 't0k' },
     ...over,
   });
-  const prepare = (
+  const prepare = async (
     loadPlan: () => Promise<SetupPlan | null>,
     signal = new AbortController().signal,
   ) =>
     prepareWorkspace({
       runId: 'run-1',
+      sandbox: await openProcessSandbox(workspaces.dirFor('run-1')),
       environmentId: 'env-1',
       workspaces,
       signal,

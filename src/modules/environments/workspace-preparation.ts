@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCommand } from '../harness/command-runner';
 import type { WorkspaceService } from '../harness/workspace.service';
+import type { Sandbox } from '../sandbox/sandbox.types';
 import { isSafeRepoPart } from './environment-config';
-import { cloneUrl, gitEnv, lastLines, shellQuote } from './setup-steps';
+import { cloneUrl, gitClone, lastLines } from './setup-steps';
 
 const SETUP_DONE_MARKER = '.ambient-setup-done';
 const TAIL_LINES = 20;
@@ -37,6 +38,8 @@ export type EmitSetupEvent = (
 
 export interface WorkspacePreparation {
   runId: string;
+  /** The execution's sandbox: setup commands run inside it (clones are Ambient's own). */
+  sandbox: Sandbox;
   environmentId: string;
   workspaces: WorkspaceService;
   signal: AbortSignal;
@@ -55,7 +58,7 @@ export interface WorkspacePreparation {
  * when the workspace is ready.
  */
 export async function prepareWorkspace(prep: WorkspacePreparation): Promise<SetupFailure | null> {
-  const { runId, workspaces, signal, emit } = prep;
+  const { runId, workspaces, signal, emit, sandbox } = prep;
   const dir = workspaces.dirFor(runId);
   if (existsSync(join(dir, SETUP_DONE_MARKER))) return null;
   const plan = await prep.loadPlan();
@@ -63,8 +66,11 @@ export async function prepareWorkspace(prep: WorkspacePreparation): Promise<Setu
     return { message: `environment "${prep.environmentId}" no longer exists`, exitCode: null };
   }
   await prep.beforeReset?.();
-  await rm(dir, { recursive: true, force: true });
+  // Emptied, not replaced: a container has this very directory mounted already.
   await mkdir(dir, { recursive: true });
+  for (const entry of await readdir(dir))
+    await rm(join(dir, entry), { recursive: true, force: true });
+  await sandbox.adopt(dir);
   await emit('environment_setup_started', { environment_id: plan.environmentId });
 
   const { timeoutMs } = plan;
@@ -72,14 +78,15 @@ export async function prepareWorkspace(prep: WorkspacePreparation): Promise<Setu
     if (!isSafeRepoPart(owner) || !isSafeRepoPart(repo)) {
       return { message: `invalid repository ${owner}/${repo}`, exitCode: null };
     }
-    const url = cloneUrl(plan.gitUrlBase, owner, repo);
-    const result = await runCommand({
-      command: `git clone --quiet -- ${shellQuote(url)} ${shellQuote(repo)}`,
+    const result = await gitClone({
+      url: cloneUrl(plan.gitUrlBase, owner, repo),
+      dest: repo,
       cwd: dir,
-      env: workspaces.commandEnv(dir, runId, gitEnv(plan.gitToken)),
+      token: plan.gitToken,
       timeoutMs,
       signal,
     });
+    await prep.sandbox.adopt(join(dir, repo));
     if (result.exitCode !== 0) {
       return {
         message: failure(`cloning ${owner}/${repo}`, result, timeoutMs),
@@ -90,9 +97,9 @@ export async function prepareWorkspace(prep: WorkspacePreparation): Promise<Setu
   }
   for (const [index, command] of plan.setupCommands.entries()) {
     const result = await runCommand({
+      sandbox: prep.sandbox,
       command,
-      cwd: dir,
-      env: workspaces.commandEnv(dir, runId, {}, plan.env),
+      env: workspaces.commandEnv(prep.sandbox, runId, {}, plan.env),
       timeoutMs,
       signal,
     });
@@ -111,14 +118,22 @@ export async function prepareWorkspace(prep: WorkspacePreparation): Promise<Setu
 
 function failure(
   step: string,
-  result: { exitCode: number | null; output: string; timedOut: boolean; aborted: boolean },
+  result: {
+    exitCode: number | null;
+    output: string;
+    timedOut: boolean;
+    aborted: boolean;
+    limitHit?: string | null;
+  },
   timeoutMs: number,
 ): string {
   const why = result.timedOut
     ? `timed out after ${Math.round(timeoutMs / 1000)} s`
-    : result.exitCode === null
-      ? 'was killed'
-      : `exited with code ${result.exitCode}`;
+    : result.limitHit
+      ? `was killed: ${result.limitHit}`
+      : result.exitCode === null
+        ? 'was killed'
+        : `exited with code ${result.exitCode}`;
   const tail = lastLines(result.output, TAIL_LINES);
   return `environment setup failed: ${step} ${why}${tail ? `\n${tail}` : ''}`;
 }

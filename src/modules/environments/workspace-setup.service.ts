@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { WorkspaceService } from '../harness/workspace.service';
+import type { Sandbox } from '../sandbox/sandbox.types';
 import { TeamSecretsService } from '../secrets/team-secrets.service';
 import { Environment } from './environment.entity';
 import { EmitSetupEvent, prepareWorkspace, SetupFailure, SetupPlan } from './workspace-preparation';
@@ -43,12 +44,18 @@ export class WorkspaceSetupService {
     private readonly secrets: TeamSecretsService,
   ) {}
 
-  async prepare(run: SetupRun, signal: AbortSignal, emit: EmitSetupEvent): Promise<SetupOutcome> {
+  async prepare(
+    run: SetupRun,
+    sandbox: Sandbox,
+    signal: AbortSignal,
+    emit: EmitSetupEvent,
+  ): Promise<SetupOutcome> {
     if (!run.environmentId) return { ok: true };
     const environmentId = run.environmentId;
     let retentionMinutes: number | null = null;
     const failed = await prepareWorkspace({
       runId: run.id,
+      sandbox,
       environmentId,
       workspaces: this.workspaces,
       signal,

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isRunning } from '../../../test/support/processes';
 import { waitFor } from '../../../test/support/wait';
+import { openProcessSandbox } from '../sandbox/process-sandbox';
+import type { Sandbox } from '../sandbox/sandbox.types';
 import { runCommand } from './command-runner';
 
 const PATH = '/usr/local/bin:/usr/bin:/bin';
@@ -13,14 +15,19 @@ const waitUntil = (condition: () => boolean, what: string, timeoutMs = 10_000) =
 
 describe('runCommand', () => {
   let dir: string;
+  let sandbox: Sandbox;
 
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'ambient-cmd-'));
+    sandbox = await openProcessSandbox(dir);
   });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(async () => {
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   const run = (command: string, extra: Partial<Parameters<typeof runCommand>[0]> = {}) =>
-    runCommand({ command, cwd: dir, env: { PATH }, timeoutMs: 10_000, ...extra });
+    runCommand({ sandbox, command, env: { PATH }, timeoutMs: 10_000, ...extra });
 
   it('returns combined stdout and stderr with the exit code', async () => {
     const result = await run('for i in 1 2 3; do echo out$i; echo err$i >&2; done; exit 3');
@@ -29,6 +36,7 @@ describe('runCommand', () => {
       output: 'out1\nerr1\nout2\nerr2\nout3\nerr3\n',
       timedOut: false,
       aborted: false,
+      limitHit: null,
     });
   });
 

@@ -1,13 +1,16 @@
-import { existsSync } from 'node:fs';
-import { guardProcessGroup, spawnProcessGroup } from './process-group';
+import type { Sandbox } from '../sandbox/sandbox.types';
+import { guardProcess } from './process-group';
 
 export interface RunCommandOptions {
+  /** Where the command runs: everything agent-controlled runs in the execution's sandbox. */
+  sandbox: Sandbox;
   command: string;
-  cwd: string;
+  /** Working directory inside the sandbox; its workspace when unset. */
+  cwd?: string;
   /** The complete environment of the command; nothing is inherited from this process. */
   env: Record<string, string>;
   timeoutMs: number;
-  /** Aborting kills the command's whole process group. */
+  /** Aborting kills the command and everything it started. */
   signal?: AbortSignal;
   /** Output beyond this many bytes keeps its head and tail and drops the middle. */
   maxOutputBytes?: number;
@@ -20,6 +23,8 @@ export interface CommandResult {
   output: string;
   timedOut: boolean;
   aborted: boolean;
+  /** The sandbox limit that killed the command ("out of memory: …"), when one did. */
+  limitHit: string | null;
 }
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024;
@@ -30,54 +35,45 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024;
  */
 const OUTPUT_GRACE_MS = 200;
 
-/** Without PATH in the command's environment, `bash` could not be looked up by name. */
-const BASH = existsSync('/bin/bash') ? '/bin/bash' : 'bash';
-
-/** Runs `bash -c command` in its own process group and collects its output. */
-export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
+/** Runs `bash -c command` in the sandbox and collects its output. */
+export async function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
   const output = new OutputCollector(opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
   if (opts.signal?.aborted) {
-    return Promise.resolve({ exitCode: null, output: '', timedOut: false, aborted: true });
+    return { exitCode: null, output: '', timedOut: false, aborted: true, limitHit: null };
   }
+  // One pipe for both streams keeps stdout and stderr lines in the order they were written.
+  const proc = opts.sandbox.spawn('/bin/bash', ['-c', `exec 2>&1\n${opts.command}`], {
+    cwd: opts.cwd,
+    env: opts.env,
+  });
+  const guard = guardProcess(proc, opts.timeoutMs, opts.signal);
+  proc.stdout.on('data', (chunk: Buffer) => output.add(chunk));
+  proc.stderr.on('data', (chunk: Buffer) => output.add(chunk));
+  const streamsClosed = Promise.all([proc.stdout, proc.stderr].map(closed));
+  const exit = await proc.exited;
+  if (exit.startError)
+    output.add(Buffer.from(`failed to start command: ${exit.startError.message}\n`));
+  await Promise.race([streamsClosed, new Promise((r) => setTimeout(r, OUTPUT_GRACE_MS))]);
+  guard.dispose();
+  proc.stdout.destroy();
+  proc.stderr.destroy();
+  const killedUnasked =
+    !guard.timedOut && !guard.aborted && (exit.signal === 'SIGKILL' || exit.code === 137);
+  const limitHit = killedUnasked ? await opts.sandbox.limitHit() : null;
+  return {
+    exitCode: exit.code,
+    output: output.text(),
+    timedOut: guard.timedOut,
+    aborted: guard.aborted,
+    limitHit,
+  };
+}
 
+function closed(stream: NodeJS.ReadableStream): Promise<void> {
   return new Promise((resolve) => {
-    let exitCode: number | null = null;
-    let settled = false;
-    let graceTimer: NodeJS.Timeout | undefined;
-
-    // One pipe for both streams keeps stdout and stderr lines in the order they were written.
-    const child = spawnProcessGroup(BASH, ['-c', `exec 2>&1\n${opts.command}`], {
-      cwd: opts.cwd,
-      env: opts.env,
-    });
-    const guard = guardProcessGroup(child, opts.timeoutMs, opts.signal);
-
-    const finish = (): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(graceTimer);
-      guard.dispose();
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-      resolve({
-        exitCode,
-        output: output.text(),
-        timedOut: guard.timedOut,
-        aborted: guard.aborted,
-      });
-    };
-
-    child.stdout?.on('data', (chunk: Buffer) => output.add(chunk));
-    child.stderr?.on('data', (chunk: Buffer) => output.add(chunk));
-    child.on('error', (err) => {
-      output.add(Buffer.from(`failed to start command: ${err.message}\n`));
-      finish();
-    });
-    child.on('exit', (code) => {
-      exitCode = code;
-      graceTimer = setTimeout(finish, OUTPUT_GRACE_MS);
-    });
-    child.on('close', finish);
+    stream.once('close', resolve);
+    stream.once('end', resolve);
+    stream.once('error', () => resolve());
   });
 }
 

@@ -2,6 +2,7 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import type { ErrorCode } from '../../common/errors/error-codes';
 import type { CatalogModel } from '../models/model-catalog';
 import type { AgentConfig } from '../runs/run.types';
+import type { Sandbox } from '../sandbox/sandbox.types';
 
 export type ChatMessage = ChatCompletionMessageParam;
 
@@ -23,8 +24,10 @@ export interface HarnessContext {
   history: ChatMessage[];
   /** New user turns for this execution: the prompt first time, follow-up messages afterwards. */
   userMessages: string[];
-  /** The run's private working directory; commands run here. */
+  /** The run's private working directory on this host (the file tools work here). */
   workspaceDir: string;
+  /** Where every program of the execution runs; the workspace is at `sandbox.workdir` inside. */
+  sandbox: Sandbox;
   /** Environment for commands the agent runs: nothing of the server's own environment leaks. */
   commandEnv: Record<string, string>;
   limits: { maxTurns: number; deadline: number; commandTimeoutSeconds: number };

@@ -1,4 +1,6 @@
 import { createServer } from 'node:http';
+import { openProcessSandbox } from '../sandbox/process-sandbox';
+import type { Sandbox } from '../sandbox/sandbox.types';
 import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,6 +40,7 @@ describe('OzHarness', () => {
   const harness = new OzHarness();
   let server: FakeModelServer;
   let workspaceDir: string;
+  let sandbox: Sandbox;
   let controller: AbortController;
   let recorded: ChatMessage[];
 
@@ -46,13 +49,17 @@ describe('OzHarness', () => {
   });
   afterAll(() => server.close());
 
-  beforeEach(() => {
+  beforeEach(async () => {
     server.reset();
     workspaceDir = mkdtempSync(join(tmpdir(), 'ambient-oz-'));
+    sandbox = await openProcessSandbox(workspaceDir);
     controller = new AbortController();
     recorded = [];
   });
-  afterEach(() => rmSync(workspaceDir, { recursive: true, force: true }));
+  afterEach(async () => {
+    await sandbox.close();
+    rmSync(workspaceDir, { recursive: true, force: true });
+  });
 
   function context(overrides: Partial<HarnessContext> = {}): HarnessContext {
     return {
@@ -65,6 +72,7 @@ describe('OzHarness', () => {
       history: [],
       userMessages: ['Say hello'],
       workspaceDir,
+      sandbox,
       commandEnv: { PATH, HOME: workspaceDir },
       limits: { maxTurns: 10, deadline: Date.now() + 60_000, commandTimeoutSeconds: 30 },
       signal: controller.signal,

@@ -71,6 +71,7 @@ class OzRun {
       this.toolbox = new Toolbox(
         {
           workspaceDir: this.ctx.workspaceDir,
+          sandbox: this.ctx.sandbox,
           commandEnv: this.ctx.commandEnv,
           commandTimeoutSeconds: this.ctx.limits.commandTimeoutSeconds,
           signal: this.stop.signal,
@@ -90,7 +91,7 @@ class OzRun {
     const servers = this.ctx.config.mcp_servers ?? {};
     if (Object.keys(servers).length === 0) return McpToolset.empty();
     const toolset = await McpToolset.connect(servers, {
-      workspaceDir: this.ctx.workspaceDir,
+      sandbox: this.ctx.sandbox,
       path: this.ctx.commandEnv.PATH,
       timeoutMs: MCP_CONNECT_TIMEOUT_MS,
       signal: this.stop.signal,
@@ -145,10 +146,10 @@ class OzRun {
   }
 
   private systemPrompt(): string {
-    const { workspaceDir, limits, config, mode } = this.ctx;
+    const { sandbox, limits, config, mode } = this.ctx;
     const parts = [
       'You are Ambient, an autonomous software agent working on a task for a user. You work ' +
-        `alone in a private workspace directory (${workspaceDir}); no one answers questions ` +
+        `alone in a private workspace directory (${sandbox.workdir}); no one answers questions ` +
         'while you work, so make reasonable assumptions and keep going until the task is done.',
       'Tools:\n' +
         '- run_command: runs a bash command in the workspace and returns its exit code and ' +

@@ -6,7 +6,7 @@ describe('WorkspaceService.commandEnv', () => {
 
   it("gives the run's secrets as variables without letting them replace Ambient's own", () => {
     const env = workspaces.commandEnv(
-      '/tmp/ws/r1',
+      { workdir: '/tmp/ws/r1', path: '/usr/bin:/bin' },
       'r1',
       { AMBIENT_RUN_KEY: 'key' },
       { NPM_TOKEN: 'npm', PATH: '/evil', HOME: '/evil', AMBIENT_RUN_KEY: 'evil' },
@@ -17,13 +17,15 @@ describe('WorkspaceService.commandEnv', () => {
       AMBIENT_RUN_ID: 'r1',
       AMBIENT_RUN_KEY: 'key',
     });
-    expect(env.PATH).toBe(process.env.PATH);
+    expect(env.PATH).toBe('/usr/bin:/bin');
   });
 
   it('passes nothing else of the server environment', () => {
     process.env.AMBIENT_TEST_CANARY = 'leak';
     try {
-      expect(workspaces.commandEnv('/d', 'r')).not.toHaveProperty('AMBIENT_TEST_CANARY');
+      expect(workspaces.commandEnv({ workdir: '/d', path: '/bin' }, 'r')).not.toHaveProperty(
+        'AMBIENT_TEST_CANARY',
+      );
     } finally {
       delete process.env.AMBIENT_TEST_CANARY;
     }

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { basename, join, posix, resolve } from 'node:path';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import type { Sandbox } from '../sandbox/sandbox.types';
 
 /** The only variables of the server's own environment a command may see. */
-const INHERITED = ['PATH', 'LANG', 'LC_ALL', 'TZ'];
+const INHERITED = ['LANG', 'LC_ALL', 'TZ'];
 
 /**
  * Each run works in its own directory under the workspace root; it survives between executions
@@ -23,9 +24,14 @@ export class WorkspaceService {
     return join(this.root, runId);
   }
 
+  /**
+   * Writes the run's attachments into its workspace; their paths are returned as the sandbox's
+   * processes see them.
+   */
   async prepare(
     runId: string,
     attachments: { fileName: string; data: Buffer }[],
+    sandbox: Pick<Sandbox, 'workdir' | 'adopt'>,
   ): Promise<{ dir: string; attachmentPaths: string[] }> {
     const dir = this.dirFor(runId);
     await mkdir(dir, { recursive: true });
@@ -34,10 +40,11 @@ export class WorkspaceService {
       const attachmentsDir = join(dir, '.attachments');
       await mkdir(attachmentsDir, { recursive: true });
       for (const attachment of attachments) {
-        const path = join(attachmentsDir, basename(attachment.fileName) || 'attachment');
-        await writeFile(path, attachment.data);
-        attachmentPaths.push(path);
+        const name = basename(attachment.fileName) || 'attachment';
+        await writeFile(join(attachmentsDir, name), attachment.data);
+        attachmentPaths.push(posix.join(sandbox.workdir, '.attachments', name));
       }
+      await sandbox.adopt(attachmentsDir);
     }
     return { dir, attachmentPaths };
   }
@@ -52,7 +59,7 @@ export class WorkspaceService {
    * AMBIENT_*, the run key).
    */
   commandEnv(
-    dir: string,
+    sandbox: Pick<Sandbox, 'workdir' | 'path'>,
     runId: string,
     extra: Record<string, string> = {},
     secrets: Record<string, string> = {},
@@ -62,6 +69,7 @@ export class WorkspaceService {
       const value = process.env[name];
       if (value !== undefined) env[name] = value;
     }
-    return { ...env, HOME: dir, PWD: dir, AMBIENT_RUN_ID: runId, ...extra };
+    const dir = sandbox.workdir;
+    return { ...env, PATH: sandbox.path, HOME: dir, PWD: dir, AMBIENT_RUN_ID: runId, ...extra };
   }
 }

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { Public } from '../../common/auth/public.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { REDIS } from '../../common/redis/redis.module';
+import { SandboxService } from '../sandbox/sandbox.service';
 
 @ApiTags('health')
 @Controller('health')
@@ -13,12 +14,25 @@ export class HealthController {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(REDIS) private readonly redis: Redis,
+    private readonly sandboxes: SandboxService,
   ) {}
 
   @Get()
   @Public()
-  @ApiOperation({ operationId: 'health', summary: 'Readiness: MySQL and Redis answer' })
-  @ApiOkResponse({ schema: { example: { status: 'ok', database: 'ok', redis: 'ok' } } })
+  @ApiOperation({
+    operationId: 'health',
+    summary: 'Readiness: MySQL and Redis answer; which sandbox backend runs agent programs',
+  })
+  @ApiOkResponse({
+    schema: {
+      example: {
+        status: 'ok',
+        database: 'ok',
+        redis: 'ok',
+        sandbox: { backend: 'docker', isolated: true },
+      },
+    },
+  })
   async check() {
     const [database, redis] = await Promise.all([
       this.dataSource.query('SELECT 1').then(
@@ -35,6 +49,6 @@ export class HealthController {
         headers: { 'Retry-After': '5' },
       });
     }
-    return { status: 'ok', database, redis };
+    return { status: 'ok', database, redis, sandbox: this.sandboxes.describe() };
   }
 }

@@ -27,6 +27,11 @@ export interface SandboxSpec {
   image: string | null;
   network: NetworkPolicy;
   limits: SandboxLimits;
+  /**
+   * The Ambient API base URL this process reaches; a backend that can bridges it into the
+   * sandbox (`Sandbox.apiUrl`), whatever the network policy. Null: no API for the sandbox.
+   */
+  apiUrl?: string | null;
 }
 
 export interface SandboxSpawnOptions {
@@ -74,6 +79,8 @@ export interface Sandbox {
   readonly privateDir: { host: string; inside: string };
   /** PATH for processes inside the sandbox. */
   readonly path: string;
+  /** The Ambient API base URL as processes inside reach it; null/absent when they cannot. */
+  readonly apiUrl?: string | null;
   spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess;
   /**
    * Why a process that ended by SIGKILL without Ambient killing it was killed, when one of the

@@ -4,10 +4,8 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { cloneUrl, gitEnv, shellQuote } from '../environments/setup-steps';
+import { cloneUrl, gitClone } from '../environments/setup-steps';
 import { WorkspaceSetupService } from '../environments/workspace-setup.service';
-import { runCommand } from '../harness/command-runner';
-import { WorkspaceService } from '../harness/workspace.service';
 
 const CLONE_TIMEOUT_MS = 120_000;
 
@@ -23,7 +21,6 @@ export class RepoCheckouts {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly workspaces: WorkspaceService,
     private readonly setup: WorkspaceSetupService,
   ) {
     this.root = join(resolve(config.runs.workspaceRoot), '.skill-cache');
@@ -63,15 +60,14 @@ export class RepoCheckouts {
     const staging = `${dir}.${newUid(8)}`;
     await mkdir(join(this.root, teamId, owner), { recursive: true });
     const url = cloneUrl(this.config.environments.gitUrlBase, owner, repo);
-    const result = await runCommand({
-      command: `git -c core.symlinks=false clone --quiet --depth 1 -- ${shellQuote(url)} ${shellQuote(staging)}`,
+    const result = await gitClone({
+      url,
+      dest: staging,
       cwd: this.root,
-      env: this.workspaces.commandEnv(
-        this.root,
-        'skills',
-        gitEnv(await this.setup.gitToken(teamId)),
-      ),
+      token: await this.setup.gitToken(teamId),
       timeoutMs: CLONE_TIMEOUT_MS,
+      configs: ['core.symlinks=false'],
+      cloneArgs: ['--depth', '1'],
     });
     if (result.exitCode !== 0) {
       await rm(staging, { recursive: true, force: true });

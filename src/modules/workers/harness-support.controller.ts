@@ -70,6 +70,7 @@ export class HarnessSupportController {
       lease_ms: runs.leaseMs,
       environment: environment && {
         environment_id: environment.environmentId,
+        sandbox: environment.sandbox,
         setup: environment.plan && {
           github_repos: environment.plan.repos,
           setup_commands: environment.plan.setupCommands,

@@ -1,5 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
+import { SandboxResourcesDto } from '../environments/dto/environment.dto';
+import { NETWORK_POLICIES } from '../sandbox/sandbox.types';
 import {
   ArrayMaxSize,
   IsArray,
@@ -59,9 +61,26 @@ export class HarnessEnvironmentSetupDto {
   git_token: string | null;
 }
 
+@ApiSchema({ name: 'HarnessSandbox' })
+export class HarnessSandboxDto {
+  @ApiPropertyOptional({ description: "The environment's image (docker sandboxes)" })
+  docker_image?: string;
+  @ApiPropertyOptional({ enum: NETWORK_POLICIES })
+  network?: 'none' | 'egress';
+  @ApiPropertyOptional({ type: SandboxResourcesDto })
+  resources?: SandboxResourcesDto;
+}
+
 @ApiSchema({ name: 'HarnessEnvironment' })
 export class HarnessEnvironmentDto {
   @ApiProperty() environment_id: string;
+  @ApiPropertyOptional({
+    type: HarnessSandboxDto,
+    nullable: true,
+    description:
+      'How the environment asks for its sandbox; the worker applies it within its own limits. Null when the environment no longer exists',
+  })
+  sandbox?: HarnessSandboxDto | null;
   @ApiProperty({
     type: HarnessEnvironmentSetupDto,
     nullable: true,

@@ -7,6 +7,7 @@ import {
   IsEmail,
   IsInt,
   IsNotEmpty,
+  IsNumber,
   IsOptional,
   IsString,
   Matches,
@@ -18,6 +19,7 @@ import {
 } from 'class-validator';
 import { SecretRefDto } from '../../runs/dto/agent-config.dto';
 import { ScopeDto, UserProfileDto } from '../../runs/dto/run-item.dto';
+import { NETWORK_POLICIES } from '../../sandbox/sandbox.types';
 import { REPO_PART_PATTERN } from '../environment-config';
 
 @ApiSchema({ name: 'GitHubRepo' })
@@ -83,6 +85,30 @@ export class ProvidersDto {
 }
 
 /** The writable fields of an environment other than its name. */
+@ApiSchema({
+  name: 'SandboxResources',
+  description: "Ambient extension: limits of a run's sandbox, within the server's maxima",
+})
+export class SandboxResourcesDto {
+  @ApiPropertyOptional({ minimum: 16, description: 'Memory of all its processes together, MiB' })
+  @IsOptional()
+  @IsInt()
+  @Min(16)
+  memory_mb?: number;
+
+  @ApiPropertyOptional({ minimum: 8, description: 'Processes and threads' })
+  @IsOptional()
+  @IsInt()
+  @Min(8)
+  pids?: number;
+
+  @ApiPropertyOptional({ minimum: 0.1, description: 'CPUs (fractions allowed)' })
+  @IsOptional()
+  @IsNumber()
+  @Min(0.1)
+  cpus?: number;
+}
+
 class EnvironmentFieldsDto {
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 2000 })
   @IsOptional()
@@ -90,7 +116,10 @@ class EnvironmentFieldsDto {
   @MaxLength(2000)
   description?: string | null;
 
-  @ApiPropertyOptional({ description: 'Recorded; workspaces run on the worker host itself' })
+  @ApiPropertyOptional({
+    description:
+      "Image of the run's container (docker sandbox backend); unset = the server's default image",
+  })
   @IsOptional()
   @IsString()
   @MaxLength(512)
@@ -141,6 +170,27 @@ class EnvironmentFieldsDto {
   @ValidateNested()
   @Type(() => ProvidersDto)
   providers?: ProvidersDto | null;
+
+  @ApiPropertyOptional({
+    enum: NETWORK_POLICIES,
+    nullable: true,
+    description:
+      "Ambient extension: `none` (no network at all) or `egress` (outbound only; the host's own " +
+      "services and the cloud metadata address stay unreachable); null = the server's default",
+  })
+  @IsOptional()
+  @IsIn(NETWORK_POLICIES)
+  network?: 'none' | 'egress' | null;
+
+  @ApiPropertyOptional({
+    type: SandboxResourcesDto,
+    nullable: true,
+    description: "Ambient extension: the sandbox's limits; null = the server's defaults",
+  })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SandboxResourcesDto)
+  resources?: SandboxResourcesDto | null;
 }
 
 @ApiSchema({ name: 'CreateEnvironmentRequest' })
@@ -188,6 +238,10 @@ export class EnvironmentConfigDto {
   failure_session_retention_minutes?: number | null;
   @ApiProperty({ type: [SecretRefDto] }) secrets: SecretRefDto[];
   @ApiPropertyOptional({ type: ProvidersDto }) providers?: ProvidersDto;
+  @ApiPropertyOptional({ enum: NETWORK_POLICIES })
+  network?: 'none' | 'egress';
+  @ApiPropertyOptional({ type: SandboxResourcesDto })
+  resources?: SandboxResourcesDto;
 }
 
 @ApiSchema({ name: 'EnvironmentLastTask' })

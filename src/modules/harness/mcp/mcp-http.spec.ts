@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Sandbox } from '../../sandbox/sandbox.types';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -38,7 +39,9 @@ async function readBody(req: IncomingMessage): Promise<string> {
 describe('McpToolset over streamable HTTP', () => {
   let http: { url: string; server: Server };
   const signal = new AbortController().signal;
-  const options = { workspaceDir: '/tmp', path: undefined, timeoutMs: 10_000, signal };
+  // HTTP servers are reached from this process: no program is started in the sandbox.
+  const sandbox = {} as Sandbox;
+  const options = { sandbox, path: undefined, timeoutMs: 10_000, signal };
 
   beforeAll(async () => {
     http = await startHttpMcpServer();

@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { openProcessSandbox } from '../../sandbox/process-sandbox';
+import type { Sandbox } from '../../sandbox/sandbox.types';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { McpSetupError, McpToolset } from './mcp-toolset';
@@ -14,19 +16,24 @@ const echoServer = (env: Record<string, string> = {}) => ({
 
 describe('McpToolset', () => {
   let workspaceDir: string;
+  let sandbox: Sandbox;
   const signal = new AbortController().signal;
   const options = () => ({
-    workspaceDir,
+    sandbox,
     path: '/usr/local/bin:/usr/bin:/bin',
     timeoutMs: 30_000,
     signal,
   });
   const call = { timeoutMs: 10_000, signal };
 
-  beforeEach(() => {
+  beforeEach(async () => {
     workspaceDir = mkdtempSync(join(tmpdir(), 'ambient-mcp-'));
+    sandbox = await openProcessSandbox(workspaceDir);
   });
-  afterEach(() => rmSync(workspaceDir, { recursive: true, force: true }));
+  afterEach(async () => {
+    await sandbox.close();
+    rmSync(workspaceDir, { recursive: true, force: true });
+  });
 
   it('offers the tools of a stdio server under prefixed names and forwards calls', async () => {
     process.env.AMBIENT_TEST_SERVER_SECRET = 'leaked';

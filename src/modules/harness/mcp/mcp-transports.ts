@@ -1,17 +1,16 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import {
-  DEFAULT_INHERITED_ENV_VARS,
-  StdioClientTransport,
-} from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { McpServerConfig } from '../../runs/run.types';
+import type { Sandbox } from '../../sandbox/sandbox.types';
+import { SandboxStdioTransport } from './sandbox-stdio-transport';
 
 /** How much of a stdio server's stderr is kept to explain a failed start. */
 const STDERR_TAIL_CHARS = 2000;
 
 export interface ConnectOptions {
-  workspaceDir: string;
+  /** Where stdio servers run (in its workspace). */
+  sandbox: Sandbox;
   /** PATH for stdio servers; nothing else of any environment but the entry's own `env`. */
   path: string | undefined;
   timeoutMs: number;
@@ -33,15 +32,13 @@ export async function connectMcpServer(
 ): Promise<ConnectedServer> {
   const requestOptions = { timeout: options.timeoutMs, signal: options.signal };
   if (config.command !== undefined) {
-    const transport = new StdioClientTransport({
+    const transport = new SandboxStdioTransport(options.sandbox, {
       command: config.command,
       args: config.args ?? [],
       env: stdioEnvironment(config, options.path),
-      cwd: options.workspaceDir,
-      stderr: 'pipe',
     });
     let stderr = '';
-    transport.stderr?.on('data', (chunk: Buffer) => {
+    transport.onStderr((chunk: Buffer) => {
       stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
     });
     const client = new Client(clientInfo);
@@ -80,17 +77,10 @@ export async function connectMcpServer(
   }
 }
 
-/**
- * The SDK adds HOME, USER, SHELL … of this process to a stdio server's environment; an
- * undefined value makes Node leave a variable out, so only PATH and the entry's env remain.
- */
+/** Only PATH and the entry's own env: nothing of any other environment. */
 function stdioEnvironment(
   config: McpServerConfig,
   path: string | undefined,
 ): Record<string, string> {
-  const env: Record<string, string | undefined> = {};
-  for (const name of DEFAULT_INHERITED_ENV_VARS) env[name] = undefined;
-  if (path !== undefined) env.PATH = path;
-  Object.assign(env, config.env ?? {});
-  return env as Record<string, string>;
+  return { ...(path !== undefined ? { PATH: path } : {}), ...(config.env ?? {}) };
 }

@@ -5,9 +5,9 @@ import { functionTool, type AgentTool } from './tool.types';
 export const runCommandTool: AgentTool = {
   definition: functionTool(
     'run_command',
-    'Run a bash command in the workspace. Returns JSON {exit_code, output, timed_out}; output ' +
-      'is stdout and stderr combined, shortened in the middle when long. Commands cannot be ' +
-      'interactive.',
+    'Run a bash command in the workspace. Returns JSON {exit_code, output, timed_out, killed?}; ' +
+      'output is stdout and stderr combined, shortened in the middle when long; killed says ' +
+      'which sandbox limit ended the command. Commands cannot be interactive.',
     {
       command: { type: 'string', description: 'The bash command to run.' },
       timeout_seconds: {
@@ -28,8 +28,8 @@ export const runCommandTool: AgentTool = {
     const limit = scope.commandTimeoutSeconds;
     const timeoutSeconds = Math.min(requested ?? limit, limit);
     const result = await runCommand({
+      sandbox: scope.sandbox,
       command,
-      cwd: scope.workspaceDir,
       env: scope.commandEnv,
       timeoutMs: timeoutSeconds * 1000,
       signal: scope.signal,
@@ -40,6 +40,7 @@ export const runCommandTool: AgentTool = {
         exit_code: result.exitCode,
         output: result.output,
         timed_out: result.timedOut,
+        ...(result.limitHit ? { killed: result.limitHit } : {}),
       }),
     };
   },

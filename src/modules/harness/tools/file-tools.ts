@@ -67,6 +67,8 @@ export const writeFileTool: AgentTool = {
     if (existing?.isDirectory()) return toolError(`${path} is a directory.`);
     await mkdir(dirname(target), { recursive: true });
     await writeFile(target, args.content);
+    // Written by this service: the sandbox's own user must be able to change it too.
+    await scope.sandbox.adopt(target);
     return { content: `Wrote ${Buffer.byteLength(args.content)} bytes to ${path}.` };
   },
 };

@@ -1,4 +1,5 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
+import type { Sandbox } from '../../sandbox/sandbox.types';
 
 /** What a tool call produced: the tool result for the model, and the summary if it ends the run. */
 export interface ToolOutcome {
@@ -8,7 +9,10 @@ export interface ToolOutcome {
 
 /** What the built-in tools may use of the execution they run in. */
 export interface ToolScope {
+  /** The workspace on this host: the file tools resolve paths here. */
   workspaceDir: string;
+  /** Where run_command runs (the workspace is at `sandbox.workdir` inside). */
+  sandbox: Sandbox;
   commandEnv: Record<string, string>;
   commandTimeoutSeconds: number;
   /** Aborted on cancellation or at the deadline. */

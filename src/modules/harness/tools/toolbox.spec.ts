@@ -1,6 +1,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openProcessSandbox } from '../../sandbox/process-sandbox';
+import type { Sandbox } from '../../sandbox/sandbox.types';
 import { McpToolset } from '../mcp/mcp-toolset';
 import { MAX_READ_CHARS } from './file-tools';
 import { Toolbox } from './toolbox';
@@ -8,10 +10,12 @@ import { Toolbox } from './toolbox';
 describe('Toolbox (built-in tools)', () => {
   let root: string;
   let outside: string;
+  let sandbox: Sandbox;
   const toolbox = (mode = 'normal', commandTimeoutSeconds = 10) =>
     new Toolbox(
       {
         workspaceDir: root,
+        sandbox,
         commandEnv: { PATH: '/usr/bin:/bin' },
         commandTimeoutSeconds,
         signal: new AbortController().signal,
@@ -22,11 +26,13 @@ describe('Toolbox (built-in tools)', () => {
   const run = async (name: string, args: Record<string, unknown>, mode?: string) =>
     (await toolbox(mode).run(name, args)).content;
 
-  beforeEach(() => {
+  beforeEach(async () => {
     root = mkdtempSync(join(tmpdir(), 'ambient-tools-'));
     outside = mkdtempSync(join(tmpdir(), 'ambient-outside-'));
+    sandbox = await openProcessSandbox(root);
   });
-  afterEach(() => {
+  afterEach(async () => {
+    await sandbox.close();
     rmSync(root, { recursive: true, force: true });
     rmSync(outside, { recursive: true, force: true });
   });

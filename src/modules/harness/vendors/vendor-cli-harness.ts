@@ -54,7 +54,7 @@ export abstract class VendorCliHarness implements Harness {
     const servers = ctx.config.mcp_servers ?? {};
     let mcpDir: VendorMcpConfigDir;
     try {
-      mcpDir = await VendorMcpConfigDir.create(servers);
+      mcpDir = await VendorMcpConfigDir.create(servers, ctx.sandbox);
     } catch (err) {
       if (!(err instanceof McpSetupError)) throw err;
       return fail(err.code, err.message);
@@ -81,10 +81,10 @@ export abstract class VendorCliHarness implements Harness {
       mcp_servers: Object.keys(ctx.config.mcp_servers ?? {}),
     });
     const exit = await runVendorCli({
+      sandbox: ctx.sandbox,
       file: this.binary,
       // Global options (MCP configuration) lead, ahead of any subcommand and the prompt.
       args: [...mcp.args, ...this.args(vendorPrompt(ctx), ctx)],
-      cwd: ctx.workspaceDir,
       // Only the run's own environment and the CLI's credentials: nothing of the server leaks.
       env: { ...ctx.commandEnv, ...mcp.env, ...this.authEnv(auth.secret) },
       timeoutMs: ctx.limits.deadline - Date.now(),

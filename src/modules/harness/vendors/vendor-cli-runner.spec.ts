@@ -1,17 +1,24 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openProcessSandbox } from '../../sandbox/process-sandbox';
+import type { Sandbox } from '../../sandbox/sandbox.types';
 import { lastLines, runVendorCli } from './vendor-cli-runner';
 
 describe('runVendorCli', () => {
   const cwd = mkdtempSync(join(tmpdir(), 'vendor-cli-'));
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await openProcessSandbox(cwd);
+  });
+  afterAll(() => sandbox.close());
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
   const run = (script: string, timeoutMs = 10_000, signal = new AbortController().signal) => {
     const lines: string[] = [];
     return runVendorCli({
+      sandbox,
       file: '/bin/bash',
       args: ['-c', script],
-      cwd,
       env,
       timeoutMs,
       signal,
@@ -38,9 +45,9 @@ describe('runVendorCli', () => {
 
   it('reports a binary that does not exist as a start error', async () => {
     const exit = await runVendorCli({
+      sandbox,
       file: join(cwd, 'missing-cli'),
       args: [],
-      cwd,
       env,
       timeoutMs: 5000,
       signal: new AbortController().signal,

@@ -1,10 +1,12 @@
 import { createInterface } from 'node:readline';
-import { guardProcessGroup, killProcessGroup, spawnProcessGroup } from '../process-group';
+import type { Sandbox } from '../../sandbox/sandbox.types';
+import { guardProcess } from '../process-group';
 
 export interface VendorCliInvocation {
+  /** The execution's sandbox: the CLI and everything it starts run inside. */
+  sandbox: Sandbox;
   file: string;
   args: string[];
-  cwd: string;
   /** The complete environment of the CLI; nothing is inherited from this process. */
   env: Record<string, string>;
   timeoutMs: number;
@@ -31,66 +33,45 @@ const STDERR_TAIL_BYTES = 4096;
 /** A runaway stream is cut here: the CLI is killed rather than filling memory. */
 const MAX_STDOUT_BYTES = 64 * 1024 * 1024;
 
-/** Runs a vendor CLI in its own process group, feeding its stdout lines to `onLine`. */
-export function runVendorCli(inv: VendorCliInvocation): Promise<VendorCliExit> {
-  return new Promise((resolve) => {
-    const child = spawnProcessGroup(inv.file, inv.args, { cwd: inv.cwd, env: inv.env });
-    const guard = guardProcessGroup(child, Math.max(1, inv.timeoutMs), inv.signal);
-    const stdout: string[] = [];
-    let stdoutBytes = 0;
-    let stderr = '';
-    let startError: NodeJS.ErrnoException | undefined;
-    let exitCode: number | null = null;
-    let lines = Promise.resolve();
-    let pending = 2; // stdout fully read + process closed
+/** Runs a vendor CLI in the execution's sandbox, feeding its stdout lines to `onLine`. */
+export async function runVendorCli(inv: VendorCliInvocation): Promise<VendorCliExit> {
+  const proc = inv.sandbox.spawn(inv.file, inv.args, { env: inv.env });
+  const guard = guardProcess(proc, Math.max(1, inv.timeoutMs), inv.signal);
+  const stdout: string[] = [];
+  let stdoutBytes = 0;
+  let stderr = '';
+  let lines = Promise.resolve();
 
-    const done = (): void => {
-      if (--pending > 0) return;
-      guard.dispose();
-      void lines.then(() =>
-        resolve({
-          exitCode,
-          startError,
-          timedOut: guard.timedOut,
-          aborted: guard.aborted,
-          stdout: stdout.join(''),
-          stderrTail: lastLines(stderr),
-        }),
-      );
-    };
-
-    child.stdout!.setEncoding('utf8');
-    const reader = createInterface({ input: child.stdout!, crlfDelay: Infinity });
-    reader.on('line', (line) => {
-      stdoutBytes += Buffer.byteLength(line) + 1;
-      if (stdoutBytes > MAX_STDOUT_BYTES) {
-        killProcessGroup(child);
-        return;
-      }
-      stdout.push(line + '\n');
-      lines = lines.then(() => inv.onLine(line)).catch(() => undefined);
-    });
-    reader.on('close', done);
-    child.stderr!.setEncoding('utf8');
-    child.stderr!.on('data', (chunk: string) => {
-      stderr = (stderr + chunk).slice(-STDERR_TAIL_BYTES);
-    });
-    let closed = false;
-    const processEnded = (code: number | null): void => {
-      if (closed) return;
-      closed = true;
-      exitCode = code;
-      // Whatever the CLI started in the background must not outlive it.
-      killProcessGroup(child);
-      done();
-    };
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      startError = err;
-      // Never started: no 'close' is guaranteed to follow.
-      if (child.pid === undefined) processEnded(null);
-    });
-    child.on('close', processEnded);
+  proc.stdout.setEncoding('utf8');
+  const reader = createInterface({ input: proc.stdout, crlfDelay: Infinity });
+  reader.on('line', (line) => {
+    stdoutBytes += Buffer.byteLength(line) + 1;
+    if (stdoutBytes > MAX_STDOUT_BYTES) {
+      proc.kill();
+      return;
+    }
+    stdout.push(line + '\n');
+    lines = lines.then(() => inv.onLine(line)).catch(() => undefined);
   });
+  const stdoutRead = new Promise<void>((resolve) => reader.on('close', resolve));
+  proc.stderr.setEncoding('utf8');
+  proc.stderr.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-STDERR_TAIL_BYTES);
+  });
+  const exit = await proc.exited;
+  // Whatever the CLI started in the background must not outlive it.
+  proc.kill();
+  if (!exit.startError) await stdoutRead;
+  guard.dispose();
+  await lines;
+  return {
+    exitCode: exit.code,
+    startError: exit.startError,
+    timedOut: guard.timedOut,
+    aborted: guard.aborted,
+    stdout: stdout.join(''),
+    stderrTail: lastLines(stderr),
+  };
 }
 
 /** The last `count` non-empty lines of `text`. */

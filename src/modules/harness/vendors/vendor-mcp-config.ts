@@ -1,8 +1,9 @@
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import { stringify as toToml } from 'smol-toml';
 import type { McpServerConfig } from '../../runs/run.types';
+import type { Sandbox } from '../../sandbox/sandbox.types';
 import { assertSupportedMcpServers } from '../mcp/mcp-toolset';
 
 /** How a vendor CLI is pointed at the run's MCP servers: extra arguments and variables. */
@@ -14,30 +15,39 @@ export interface VendorMcpSetup {
 export type McpServers = Record<string, McpServerConfig>;
 
 /**
- * Writes a run's `mcp_servers` where a vendor CLI reads them, in a private directory outside the
- * workspace (its env and headers may hold credentials, so they go neither on a command line nor
- * into the repository), and removes it when the execution ends.
+ * Writes a run's `mcp_servers` where a vendor CLI reads them, in the sandbox's private directory
+ * outside the workspace (its env and headers may hold credentials, so they go neither on a command
+ * line nor into the repository), and removes them when the execution ends.
  */
 export class VendorMcpConfigDir {
-  private constructor(readonly path: string | null) {}
+  private constructor(
+    private readonly sandbox: Sandbox,
+    /** Where the files are on this side of the sandbox; null when there are no servers. */
+    private readonly hostPath: string | null,
+    /** The same directory as the CLI inside the sandbox sees it. */
+    readonly path: string | null,
+  ) {}
 
-  static async create(servers: McpServers): Promise<VendorMcpConfigDir> {
+  static async create(servers: McpServers, sandbox: Sandbox): Promise<VendorMcpConfigDir> {
     assertSupportedMcpServers(servers);
-    if (Object.keys(servers).length === 0) return new VendorMcpConfigDir(null);
-    const path = await mkdtemp(join(tmpdir(), 'ambient-mcp-'));
-    await chmod(path, 0o700);
-    return new VendorMcpConfigDir(path);
+    if (Object.keys(servers).length === 0) return new VendorMcpConfigDir(sandbox, null, null);
+    const name = `mcp-${randomBytes(6).toString('hex')}`;
+    const hostPath = join(sandbox.privateDir.host, name);
+    await mkdir(hostPath, { mode: 0o700 });
+    await sandbox.adopt(hostPath);
+    return new VendorMcpConfigDir(sandbox, hostPath, posix.join(sandbox.privateDir.inside, name));
   }
 
-  /** Writes `content` to `name` in the directory (owner-only) and returns its path. */
+  /** Writes `content` to `name` in the directory (owner-only) and returns its path inside. */
   async write(name: string, content: string): Promise<string> {
-    const file = join(this.path!, name);
+    const file = join(this.hostPath!, name);
     await writeFile(file, content, { mode: 0o600 });
-    return file;
+    await this.sandbox.adopt(file);
+    return posix.join(this.path!, name);
   }
 
   async remove(): Promise<void> {
-    if (this.path) await rm(this.path, { recursive: true, force: true });
+    if (this.hostPath) await rm(this.hostPath, { recursive: true, force: true });
   }
 }
 

@@ -11,6 +11,7 @@ import { ChatMessage, HarnessContext } from '../../harness/harness.types';
 import { RunSecretsService } from '../../environments/run-secrets.service';
 import { WorkspaceService } from '../../harness/workspace.service';
 import { CatalogModel } from '../../models/model-catalog';
+import type { Sandbox } from '../../sandbox/sandbox.types';
 import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import { Run } from '../entities/run.entity';
 import { RunAttachment } from '../entities/run-attachment.entity';
@@ -53,6 +54,8 @@ export class ExecutionContextFactory {
     executionId: number,
     model: CatalogModel,
     signal: AbortSignal,
+    /** The execution's sandbox, open for as long as the harness runs. */
+    sandbox: Sandbox,
     /** The run's secrets as variables, when the caller has resolved them already. */
     secretEnv?: Record<string, string>,
   ): Promise<HarnessContext> {
@@ -60,7 +63,7 @@ export class ExecutionContextFactory {
       run,
       executionId,
     );
-    const workspace = await this.workspaces.prepare(run.id, attachments);
+    const workspace = await this.workspaces.prepare(run.id, attachments, sandbox);
     const userMessages: string[] = [];
     if (firstExecution) userMessages.push(initialPrompt(run, workspace.attachmentPaths));
     userMessages.push(...followups);
@@ -75,10 +78,11 @@ export class ExecutionContextFactory {
       history,
       userMessages,
       workspaceDir: workspace.dir,
+      sandbox,
       commandEnv: this.workspaces.commandEnv(
-        workspace.dir,
+        sandbox,
         run.id,
-        await this.runKeyEnv(run, executionId),
+        await this.runKeyEnv(run, executionId, sandbox),
         secretEnv ?? (await this.runSecrets.resolve(run)).env,
       ),
       limits: {
@@ -106,10 +110,14 @@ export class ExecutionContextFactory {
    * The execution's run-scoped key and the API address, for commands that report over HTTP
    * (artifacts, a judge's scores). The key stops working when the execution ends.
    */
-  private async runKeyEnv(run: Run, executionId: number): Promise<Record<string, string>> {
+  private async runKeyEnv(
+    run: Run,
+    executionId: number,
+    sandbox: Sandbox,
+  ): Promise<Record<string, string>> {
     if (!run.executorId && !run.creatorId) return {}; // nobody for the key to act as
     const key = await this.runKeys.issue(run, executionId, newUid());
-    const apiUrl = `${this.config.server.publicUrl.replace(/\/+$/, '')}/${API_PREFIX}`;
+    const apiUrl = sandbox.apiUrl ?? internalApiUrl(this.config);
     return { AMBIENT_API_URL: apiUrl, AMBIENT_RUN_KEY: key, WARP_API_KEY: key };
   }
 
@@ -145,4 +153,11 @@ export class ExecutionContextFactory {
       rows.map((r) => (typeof r.message === 'string' ? JSON.parse(r.message) : r.message)),
     );
   }
+}
+
+/** Where this process's workers reach the API (`AMBIENT_INTERNAL_API_URL`, see AppConfig). */
+export function internalApiUrl(config: AppConfig): string {
+  return (
+    config.server.internalApiUrl ?? `${config.server.publicUrl.replace(/\/+$/, '')}/${API_PREFIX}`
+  ).replace(/\/+$/, '');
 }

@@ -22,6 +22,7 @@ import { RunKeysService } from '../run-keys.service';
 import { RunSignals } from '../run-signals.service';
 import type { RunState } from '../run-state';
 import { RunTransitions } from '../run-transitions.service';
+import type { EnvironmentConfig } from '../../environments/environment-config';
 import { ExecutionContextFactory, ExecutionInputs } from './execution-context.factory';
 import { addUsage } from './run-usage';
 import { SelfHostedRuns } from './self-hosted-runs.service';
@@ -34,7 +35,12 @@ export const FINISH_REQUESTED = 'finish_requested';
 /** What a remote execution prepares before its harness starts, as Ambient's workers would. */
 export interface RemotePreparation {
   /** Null without an environment; `plan` null when the environment no longer exists. */
-  environment: { environmentId: string; plan: SetupPlan | null } | null;
+  environment: {
+    environmentId: string;
+    plan: SetupPlan | null;
+    /** What the environment asks of the worker's sandbox; null when it no longer exists. */
+    sandbox: Pick<EnvironmentConfig, 'docker_image' | 'network' | 'resources'> | null;
+  } | null;
   /** Values of the team secrets named in `config.harness_auth_secrets`, by secret name. */
   harnessSecrets: Record<string, string>;
   /** `config.secrets` as environment variables. */
@@ -121,7 +127,14 @@ export class RemoteExecutionService {
     if (run.environmentId) {
       const found = await this.workspaceSetup.environment(run.environmentId);
       const plan = found ? await this.workspaceSetup.planFor({ ...run, secretEnv }, found) : null;
-      environment = { environmentId: run.environmentId, plan };
+      const sandbox = found
+        ? {
+            ...(found.config.docker_image ? { docker_image: found.config.docker_image } : {}),
+            ...(found.config.network ? { network: found.config.network } : {}),
+            ...(found.config.resources ? { resources: found.config.resources } : {}),
+          }
+        : null;
+      environment = { environmentId: run.environmentId, plan, sandbox };
     }
     return {
       environment,

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { DataSource } from 'typeorm';
 import { ErrorCode, terminalStateFor } from '../../../common/errors/error-codes';
@@ -14,13 +15,17 @@ import { RunSecretsService } from '../../environments/run-secrets.service';
 import { WorkspaceSetupService } from '../../environments/workspace-setup.service';
 import { HarnessRegistry } from '../../harness/harness-registry';
 import { HarnessResult } from '../../harness/harness.types';
+import { WorkspaceService } from '../../harness/workspace.service';
+import { reportingLimits } from '../../sandbox/reporting-limits';
+import { SandboxService } from '../../sandbox/sandbox.service';
+import { Sandbox, SandboxError } from '../../sandbox/sandbox.types';
 import { ModelsService } from '../../models/models.service';
 import { Run } from '../entities/run.entity';
 import { RunEvent } from '../entities/run-event.entity';
 import { RunFollowupsService } from '../run-followups.service';
 import { RunSignals } from '../run-signals.service';
 import { RunTransitions } from '../run-transitions.service';
-import { ExecutionContextFactory } from './execution-context.factory';
+import { ExecutionContextFactory, internalApiUrl } from './execution-context.factory';
 import { FINISH_REQUESTED } from './remote-execution.service';
 import { addUsage } from './run-usage';
 
@@ -60,6 +65,8 @@ export class RunExecutor {
     private readonly retention: WorkspaceRetentionService,
     private readonly runSecrets: RunSecretsService,
     private readonly transcripts: TranscriptWriter,
+    private readonly sandboxes: SandboxService,
+    private readonly workspaces: WorkspaceService,
   ) {}
 
   get activeCount(): number {
@@ -229,28 +236,73 @@ export class RunExecutor {
     }
     const secretEnv = secrets.env;
     if (run.workspaceRetainedUntil) await this.retention.takeOver(run.id, executionId);
-    const setup = await this.workspaceSetup.prepare(
-      { ...run, secretEnv },
-      signal,
-      (eventType, payload) =>
-        this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
-          executionId,
-          payload: payload ?? null,
-        }),
-    );
-    if (!setup.ok) {
-      return signal.aborted
-        ? { outcome: 'cancelled', summary: setup.message, usage: zeroUsage }
-        : {
-            outcome: 'failed',
-            errorCode: 'environment_setup_failed',
-            summary: setup.message,
-            usage: zeroUsage,
-            statusExtra: setup.statusExtra,
-          };
+    const emit = (eventType: string, payload?: Record<string, unknown>) =>
+      this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
+        executionId,
+        payload: payload ?? null,
+      });
+    const opened = await this.openSandbox(run, executionId, emit);
+    if ('failure' in opened) return { ...opened.failure, usage: zeroUsage };
+    const { sandbox } = opened;
+    // Cancel (or a lost lease) stops everything in the sandbox at once, not command by command.
+    const closeOnAbort = (): void => void sandbox.close();
+    signal.addEventListener('abort', closeOnAbort, { once: true });
+    try {
+      const setup = await this.workspaceSetup.prepare({ ...run, secretEnv }, sandbox, signal, emit);
+      if (!setup.ok) {
+        return signal.aborted
+          ? { outcome: 'cancelled', summary: setup.message, usage: zeroUsage }
+          : {
+              outcome: 'failed',
+              errorCode: 'environment_setup_failed',
+              summary: setup.message,
+              usage: zeroUsage,
+              statusExtra: setup.statusExtra,
+            };
+      }
+      const context = await this.contexts.build(
+        run,
+        executionId,
+        model,
+        signal,
+        sandbox,
+        secretEnv,
+      );
+      return await harness.run(context);
+    } finally {
+      signal.removeEventListener('abort', closeOnAbort);
+      await sandbox.close();
     }
-    const context = await this.contexts.build(run, executionId, model, signal, secretEnv);
-    return harness.run(context);
+  }
+
+  /**
+   * The execution's sandbox, made from the run's environment (image, network, resources); a
+   * sandbox that cannot be made ends the execution with the reason.
+   */
+  private async openSandbox(
+    run: Run,
+    executionId: number,
+    emit: (eventType: string, payload?: Record<string, unknown>) => Promise<void>,
+  ): Promise<{ sandbox: Sandbox } | { failure: Omit<ExecutionResult, 'usage'> }> {
+    const environment = run.environmentId
+      ? await this.workspaceSetup.environment(run.environmentId)
+      : null;
+    const workspaceDir = this.workspaces.dirFor(run.id);
+    await mkdir(workspaceDir, { recursive: true });
+    try {
+      const sandbox = await this.sandboxes.open({
+        runId: run.id,
+        executionId,
+        teamId: run.teamId,
+        workspaceDir,
+        environment: environment?.config ?? null,
+        apiUrl: internalApiUrl(this.config),
+      });
+      return { sandbox: reportingLimits(sandbox, emit) };
+    } catch (err) {
+      if (!(err instanceof SandboxError)) throw err;
+      return { failure: { outcome: 'failed', errorCode: err.code, summary: err.message } };
+    }
   }
 
   private async finish(

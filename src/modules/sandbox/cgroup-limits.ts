@@ -1,0 +1,158 @@
+import { access, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SandboxLimits } from './sandbox.types';
+
+const ROOT = '/sys/fs/cgroup';
+const GROUP = 'ambient';
+const CPU_PERIOD_US = 100_000;
+
+/**
+ * A cgroup holding every process of one sandbox, with its memory, pids and CPU limits (cgroup v2,
+ * or the memory/pids/cpu hierarchies of v1). Needs write access to the cgroup tree (root, or a
+ * delegated subtree); `create` returns null where there is none.
+ */
+export class CgroupLimits {
+  private oomKills = 0;
+  private pidsMaxHits = 0;
+
+  private constructor(
+    private readonly version: 1 | 2,
+    /** One directory on v2; memory, pids and cpu directories on v1. */
+    private readonly dirs: { memory: string; pids: string; cpu: string },
+    private readonly limits: SandboxLimits,
+  ) {}
+
+  /** Null when cgroups cannot be written here (limits then cannot be enforced). */
+  static async create(name: string, limits: SandboxLimits): Promise<CgroupLimits | null> {
+    const version = await cgroupVersion();
+    if (!version) return null;
+    const dirs =
+      version === 2
+        ? sameDir(join(ROOT, GROUP, name))
+        : {
+            memory: join(ROOT, 'memory', GROUP, name),
+            pids: join(ROOT, 'pids', GROUP, name),
+            cpu: join(ROOT, 'cpu', GROUP, name),
+          };
+    try {
+      if (version === 2) await enableV2Controllers();
+      for (const dir of new Set(Object.values(dirs))) await mkdir(dir, { recursive: true });
+      const group = new CgroupLimits(version, dirs, limits);
+      await group.apply();
+      return group;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Files a starting process writes its pid to, to join the group before it forks. */
+  get procsFiles(): string[] {
+    return [...new Set(Object.values(this.dirs))].map((dir) => join(dir, 'cgroup.procs'));
+  }
+
+  private async apply(): Promise<void> {
+    const memory = String(this.limits.memoryMb * 1024 * 1024);
+    const quota = String(Math.round(this.limits.cpus * CPU_PERIOD_US));
+    if (this.version === 2) {
+      await writeFile(join(this.dirs.memory, 'memory.max'), memory);
+      await writeFile(join(this.dirs.memory, 'memory.swap.max'), '0').catch(() => undefined);
+      await writeFile(join(this.dirs.pids, 'pids.max'), String(this.limits.pids));
+      await writeFile(join(this.dirs.cpu, 'cpu.max'), `${quota} ${CPU_PERIOD_US}`);
+      return;
+    }
+    await writeFile(join(this.dirs.memory, 'memory.limit_in_bytes'), memory);
+    // Without swap accounting the limit would push memory into swap instead of ending the hog.
+    await writeFile(join(this.dirs.memory, 'memory.memsw.limit_in_bytes'), memory).catch(
+      () => undefined,
+    );
+    await writeFile(join(this.dirs.pids, 'pids.max'), String(this.limits.pids));
+    await writeFile(join(this.dirs.cpu, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
+    await writeFile(join(this.dirs.cpu, 'cpu.cfs_quota_us'), quota);
+  }
+
+  /** What ended a process since the last call: the memory limit, the pids limit, or neither. */
+  async limitHit(): Promise<string | null> {
+    const oomFile = this.version === 2 ? 'memory.events' : 'memory.oom_control';
+    const oomKills = await counter(join(this.dirs.memory, oomFile), 'oom_kill');
+    const pidsMaxHits = await counter(join(this.dirs.pids, 'pids.events'), 'max');
+    const oom = oomKills > this.oomKills;
+    const pids = pidsMaxHits > this.pidsMaxHits;
+    this.oomKills = oomKills;
+    this.pidsMaxHits = pidsMaxHits;
+    if (oom) return `out of memory: the sandbox's memory limit is ${this.limits.memoryMb} MiB`;
+    if (pids) return `process limit reached: the sandbox allows ${this.limits.pids} processes`;
+    return null;
+  }
+
+  /** Kills what is left in the group and removes it. */
+  async remove(): Promise<void> {
+    for (const dir of new Set(Object.values(this.dirs))) {
+      for (let attempt = 0; attempt < 50; attempt++) {
+        const pids = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
+        for (const pid of pids.split('\n').filter(Boolean)) {
+          try {
+            process.kill(Number(pid), 'SIGKILL');
+          } catch {
+            // Gone meanwhile.
+          }
+        }
+        try {
+          await rmdir(dir);
+          break;
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code === 'ENOENT') break;
+          // EBUSY while the killed processes are still being reaped.
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      }
+    }
+  }
+}
+
+function sameDir(dir: string): { memory: string; pids: string; cpu: string } {
+  return { memory: dir, pids: dir, cpu: dir };
+}
+
+let detected: Promise<1 | 2 | null> | undefined;
+
+/** Which cgroup version this machine lets us write, once per process. */
+function cgroupVersion(): Promise<1 | 2 | null> {
+  detected ??= (async () => {
+    const writable = (path: string) =>
+      access(path, 2 /* W_OK */).then(
+        () => true,
+        () => false,
+      );
+    const controllers = await readFile(join(ROOT, 'cgroup.controllers'), 'utf8').catch(() => null);
+    if (controllers !== null) {
+      const needed = ['memory', 'pids', 'cpu'].every((c) => controllers.split(/\s+/).includes(c));
+      return needed && (await writable(ROOT)) ? 2 : null;
+    }
+    const v1 = ['memory', 'pids', 'cpu'].map((c) => join(ROOT, c));
+    for (const dir of v1) if (!(await writable(dir))) return null;
+    return 1;
+  })();
+  return detected;
+}
+
+/** On v2 the controllers must be enabled down to the group's parent. */
+async function enableV2Controllers(): Promise<void> {
+  await mkdir(join(ROOT, GROUP), { recursive: true });
+  for (const dir of [ROOT, join(ROOT, GROUP)]) {
+    await writeFile(join(dir, 'cgroup.subtree_control'), '+memory +pids +cpu').catch(
+      () => undefined,
+    );
+  }
+}
+
+async function counter(file: string, name: string): Promise<number> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  const match = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
+  return match ? Number(match[1]) : 0;
+}
+
+/** Whether sandboxes here can have memory, pids and CPU limits. */
+export async function cgroupLimitsAvailable(): Promise<boolean> {
+  return (await cgroupVersion()) !== null;
+}

@@ -1,0 +1,24 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { resolve } from 'node:path';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { Sandboxes } from './sandboxes';
+
+/**
+ * The one way Ambient's workers run agent-controlled programs: a sandbox per execution on the
+ * backend chosen at start-up (`AMBIENT_SANDBOX`).
+ */
+@Injectable()
+export class SandboxService extends Sandboxes implements OnModuleInit {
+  private readonly logger = new Logger('Sandbox');
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    super(config.sandbox, resolve(config.runs.workspaceRoot), (line) => this.logger.warn(line));
+  }
+
+  async onModuleInit(): Promise<void> {
+    const { description } = await this.select();
+    if (description.isolated) {
+      this.logger.log(`agent programs run in ${description.backend} sandboxes`);
+    }
+  }
+}

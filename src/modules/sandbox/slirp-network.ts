@@ -1,0 +1,88 @@
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+
+/** The resolver slirp4netns answers on inside the namespace. */
+export const SLIRP_DNS = '10.0.2.3';
+
+/**
+ * Outbound network for one bubblewrap process (`network: egress`): slirp4netns gives its empty
+ * network namespace a user-mode NAT to the outside world. `--disable-host-loopback` keeps the
+ * host's loopback services (database, Redis, the service itself) unreachable, and link-local
+ * addresses (the cloud metadata service at 169.254.169.254) are routed to nowhere.
+ *
+ * bwrap reports its child's pid on fd 3 (`--info-fd`) and waits on fd 4 (`--block-fd`) until the
+ * network is ready, so the command never runs without it.
+ */
+export class SlirpNetwork {
+  private slirp?: ChildProcess;
+  private stopped = false;
+
+  private constructor(private readonly sandboxed: ChildProcess) {}
+
+  static attach(child: ChildProcess): SlirpNetwork {
+    const network = new SlirpNetwork(child);
+    void network.start().catch(() => {
+      // Without a network the command must not run at all.
+      network.stop();
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+    });
+    return network;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.slirp?.kill('SIGKILL');
+  }
+
+  private async start(): Promise<void> {
+    const info = this.sandboxed.stdio[3] as Readable;
+    const release = this.sandboxed.stdio[4] as Writable;
+    const pid = await childPid(info);
+    if (this.stopped) return;
+    const slirp = spawn(
+      'slirp4netns',
+      [
+        '--configure',
+        '--mtu=65520',
+        '--disable-host-loopback',
+        '--ready-fd=3',
+        String(pid),
+        'tap0',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
+    );
+    this.slirp = slirp;
+    await new Promise<void>((resolve, reject) => {
+      slirp.on('error', reject);
+      slirp.on('exit', (code) => reject(new Error(`slirp4netns exited with ${code}`)));
+      (slirp.stdio[3] as Readable).once('data', () => resolve());
+    });
+    await new Promise<void>((resolve) => {
+      execFile(
+        'nsenter',
+        ['--target', String(pid), '--net', 'ip', 'route', 'add', 'prohibit', '169.254.0.0/16'],
+        () => resolve(),
+      );
+    });
+    release.end('go');
+  }
+}
+
+function childPid(info: Readable): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    info.setEncoding('utf8');
+    info.on('data', (chunk: string) => {
+      text += chunk;
+      const match = /"child-pid"\s*:\s*(\d+)/.exec(text);
+      if (match) resolve(Number(match[1]));
+    });
+    info.on('end', () => reject(new Error('bwrap reported no child pid')));
+  });
+}
