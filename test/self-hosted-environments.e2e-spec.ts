@@ -248,8 +248,8 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
       secrets: [{ name: 'DEPLOY_KEY' }],
     });
     const done = await finished(runId);
-    expect(done.state).toBe('SUCCEEDED');
     expect(done.status_message).toEqual({ message: 'The workspace has a README.' });
+    expect(done.state).toBe('SUCCEEDED');
     expect(done.request_usage.total_tokens).toBe(260);
 
     const dir = join(workerRoot, runId);

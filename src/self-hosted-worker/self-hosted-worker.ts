@@ -53,8 +53,11 @@ export class SelfHostedWorker {
       workspaces: new WorkspaceService(workspaceConfig as AppConfig),
       harnesses: new HarnessRegistry(createHarnesses(options)),
       catalog: loadModelCatalog(options.modelsFile),
-      sandboxes: new Sandboxes(options.sandbox, options.workspaceRoot, (line) =>
-        log(`warning: ${line}`),
+      sandboxes: new Sandboxes(
+        options.sandbox,
+        options.workspaceRoot,
+        `self-hosted:${options.workerId}`,
+        (line) => log(`warning: ${line}`),
       ),
       gitUrlBase: options.gitUrlBase,
       log,

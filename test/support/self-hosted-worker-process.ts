@@ -1,3 +1,4 @@
+import { REPO_ROOT } from './test-app';
 import { ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { TEST_API_KEY } from './test-app';
@@ -19,7 +20,15 @@ export function spawnSelfHostedWorker(args: string[], env: NodeJS.ProcessEnv = {
     ['-r', '@swc-node/register', 'src/self-hosted-worker/main.ts', ...args],
     {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, SWCRC: 'true', ...env },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        SWCRC: 'true',
+        // Like Ambient's own workers in the tests: bubblewrap, with the fixtures visible.
+        AMBIENT_SANDBOX: 'bubblewrap',
+        AMBIENT_SANDBOX_READONLY_PATHS: REPO_ROOT,
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

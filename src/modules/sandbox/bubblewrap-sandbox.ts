@@ -1,7 +1,8 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import {
   API_SOCKET_NAME,
@@ -19,7 +20,6 @@ import {
   SANDBOX_WORKDIR,
   Sandbox,
   SandboxBackend,
-  SandboxError,
   SandboxProcess,
   SandboxSpawnOptions,
   SandboxSpec,
@@ -118,6 +118,22 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     });
     const running = new Set<SandboxProcess>();
     const bwrap = this.bwrap;
+    const readonlyPaths = this.settings.readonlyPaths;
+    /** Where a path inside is on this host (the system directories are the host's own). */
+    const hostPathOf = (inside: string): string | null => {
+      for (const [mount, host] of [
+        [SANDBOX_WORKDIR, spec.workspaceDir],
+        [SANDBOX_PRIVATE_DIR, join(privateDir, 'files')],
+      ] as const) {
+        if (inside === mount || inside.startsWith(`${mount}/`))
+          return host + inside.slice(mount.length);
+      }
+      if (inside === '/tmp' || inside.startsWith('/tmp/')) return null;
+      const visible =
+        SYSTEM_DIRS.some((dir) => inside.startsWith(`${dir}/`)) ||
+        readonlyPaths.some((dir) => inside === dir || inside.startsWith(`${dir}/`));
+      return visible ? inside : null;
+    };
     const egress = spec.network === 'egress';
     // Inside, the command starts once the API forwarder listens on the sandbox's loopback.
     const entry = bridge ? [...forwarderEntry(this.forwarder!)] : [];
@@ -129,6 +145,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       path: SANDBOX_PATH,
       apiUrl: bridge ? bridgedApiUrl(spec.apiUrl!) : null,
       spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess {
+        if (!programExists(file, options, hostPathOf)) return notStarted(file);
         const bwrapArgs = [
           ...fixedArgs,
           ...(egress ? ['--info-fd', '3', '--block-fd', '4'] : []),
@@ -243,6 +260,41 @@ function forwarderEntry(socat: string): string[] {
     `i=0; while ! grep -q ':${hexPort} 00000000:0000 0A' /proc/net/tcp; do ` +
     `i=$((i+1)); [ $i -gt 400 ] && break; sleep 0.005; done; exec "$@"`;
   return ['/bin/sh', '-c', script, 'sh'];
+}
+
+/**
+ * Whether `file` can be found inside the sandbox (a path, or a name on the PATH it is given), as
+ * its mounts map to this host. bwrap itself reports a missing program only as exit code 1.
+ */
+function programExists(
+  file: string,
+  options: SandboxSpawnOptions,
+  hostPathOf: (inside: string) => string | null,
+): boolean {
+  const found = (inside: string): boolean => {
+    const host = hostPathOf(inside);
+    // Unknowable from here (a private /tmp): let the sandbox try.
+    return host === null ? inside.startsWith('/tmp') : existsSync(host);
+  };
+  if (file.includes('/')) {
+    return found(posix.resolve(options.cwd ?? SANDBOX_WORKDIR, file));
+  }
+  const path = options.env.PATH ?? SANDBOX_PATH;
+  return path.split(':').some((dir) => dir.startsWith('/') && found(posix.join(dir, file)));
+}
+
+/** A process that never started: no such program in the sandbox. */
+function notStarted(file: string): SandboxProcess {
+  const error: NodeJS.ErrnoException = new Error(`spawn ${file} ENOENT`);
+  error.code = 'ENOENT';
+  const ended = (): PassThrough => new PassThrough().end();
+  return {
+    stdin: null,
+    stdout: ended(),
+    stderr: ended(),
+    exited: Promise.resolve({ code: null, signal: null, startError: error }),
+    kill: () => undefined,
+  };
 }
 
 function systemDirArgs(dir: string): string[] {

@@ -1,6 +1,8 @@
 import Dockerode from 'dockerode';
+import { NetnsBridge } from './netns-bridge';
+import { API_SOCKET_NAME, bridgedApiUrl } from './api-bridge';
 import { execFile } from 'node:child_process';
-import { constants as fsConstants } from 'node:fs';
+import { existsSync, constants as fsConstants } from 'node:fs';
 import { chown, lchown, mkdir, open as openFile, readdir, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -182,6 +184,8 @@ export class DockerSandboxBackend implements SandboxBackend {
   constructor(
     private readonly settings: SandboxSettings,
     docker?: Dockerode,
+    /** Names this Ambient deployment: sweep() touches only its own containers. */
+    private readonly deployment = 'default',
   ) {
     this.docker = docker ?? new Dockerode();
   }
@@ -245,6 +249,7 @@ export class DockerSandboxBackend implements SandboxBackend {
         Env: [`PATH=${SANDBOX_PATH}`],
         Labels: {
           [SANDBOX_LABELS.managed]: '1',
+          [SANDBOX_LABELS.deployment]: this.deployment,
           [SANDBOX_LABELS.run]: spec.runId,
           [SANDBOX_LABELS.execution]: String(spec.executionId),
           [SANDBOX_LABELS.team]: spec.teamId,
@@ -282,7 +287,8 @@ export class DockerSandboxBackend implements SandboxBackend {
         'resource_unavailable',
       );
     }
-    return new DockerSandbox(container, this.settings, spec, workspace, privateDir, user);
+    const bridge = spec.apiUrl ? await bridgeInto(container, privateDir, spec.apiUrl) : null;
+    return new DockerSandbox(container, this.settings, spec, workspace, privateDir, user, bridge);
   }
 
   async sweep(isLive: (runId: string, executionId: number) => Promise<boolean>): Promise<number> {
@@ -290,7 +296,9 @@ export class DockerSandboxBackend implements SandboxBackend {
     try {
       containers = await this.docker.listContainers({
         all: true,
-        filters: { label: [`${SANDBOX_LABELS.managed}=1`] },
+        filters: {
+          label: [`${SANDBOX_LABELS.managed}=1`, `${SANDBOX_LABELS.deployment}=${this.deployment}`],
+        },
       });
     } catch (error) {
       if (daemonDown(error)) throw unavailable(error);
@@ -362,9 +370,13 @@ class DockerSandbox implements Sandbox {
     private readonly workspace: string,
     privateDir: string,
     private readonly user: { uid: number; gid: number } | null,
+    private readonly bridge: NetnsBridge | null,
   ) {
     this.privateDir = { host: privateDir, inside: SANDBOX_PRIVATE_DIR };
+    this.apiUrl = bridge && spec.apiUrl ? bridgedApiUrl(spec.apiUrl) : null;
   }
+
+  readonly apiUrl: string | null;
 
   spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess {
     return new DockerExecProcess(this.container, {
@@ -418,6 +430,7 @@ class DockerSandbox implements Sandbox {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
+      await this.bridge?.close();
       // Already gone, or the daemon does not answer: then sweep() removes it later.
       await this.container.remove({ force: true, v: true }).catch(() => undefined);
       await removeDirs(this.privateDir.host).catch(() => undefined);
@@ -465,5 +478,25 @@ class DockerSandbox implements Sandbox {
       stream.on('error', rejectRun);
     });
     return Buffer.concat(chunks).toString('utf8');
+  }
+}
+
+/**
+ * The Ambient API inside the container (see ApiBridge): the bridge socket in the private
+ * directory, and socat of this host listening on 127.0.0.1:7171 in the container's own network
+ * namespace (entered by pid; needs a local daemon and root). Without that, null: the sandbox has
+ * no API and commands get the API's own address, reachable only over an egress network.
+ */
+async function bridgeInto(
+  container: Dockerode.Container,
+  privateDir: string,
+  apiUrl: string,
+): Promise<NetnsBridge | null> {
+  try {
+    const pid = (await container.inspect()).State.Pid;
+    if (!pid || !existsSync(`/proc/${pid}/ns/net`)) return null;
+    return await NetnsBridge.start(pid, join(privateDir, API_SOCKET_NAME), apiUrl);
+  } catch (_error) {
+    return null;
   }
 }

@@ -24,6 +24,8 @@ const FIX =
 export async function selectSandboxBackend(
   settings: SandboxSettings,
   workspaceRoot: string,
+  /** Names this deployment on a shared Docker daemon (its sweeps touch only its containers). */
+  deployment: string,
 ): Promise<SelectedSandbox> {
   const bubblewrap = (): SandboxBackend =>
     new BubblewrapSandboxBackend({
@@ -33,7 +35,7 @@ export async function selectSandboxBackend(
         .filter(Boolean),
       privateRoot: privateRootFor(workspaceRoot),
     });
-  const docker = (): SandboxBackend => new DockerSandboxBackend(settings);
+  const docker = (): SandboxBackend => new DockerSandboxBackend(settings, undefined, deployment);
   const chosen = settings.backend;
 
   if (chosen === 'process') {

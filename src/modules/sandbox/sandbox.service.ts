@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { Sandboxes } from './sandboxes';
@@ -12,7 +13,9 @@ export class SandboxService extends Sandboxes implements OnModuleInit {
   private readonly logger = new Logger('Sandbox');
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    super(config.sandbox, resolve(config.runs.workspaceRoot), (line) => this.logger.warn(line));
+    super(config.sandbox, resolve(config.runs.workspaceRoot), deploymentName(config), (line) =>
+      this.logger.warn(line),
+    );
   }
 
   async onModuleInit(): Promise<void> {
@@ -21,4 +24,11 @@ export class SandboxService extends Sandboxes implements OnModuleInit {
       this.logger.log(`agent programs run in ${description.backend} sandboxes`);
     }
   }
+}
+
+/** One name per deployment: its database and Redis prefix, hashed (nothing secret in labels). */
+function deploymentName(config: AppConfig): string {
+  const url = new URL(config.database.url);
+  const where = `${url.host}${url.pathname}|${config.redis.prefix}`;
+  return createHash('sha256').update(where).digest('hex').slice(0, 16);
 }

@@ -134,6 +134,8 @@ export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 /** Labels every Ambient container carries (docker backend). */
 export const SANDBOX_LABELS = {
   managed: 'dev.ambient.sandbox',
+  /** Which Ambient deployment made it (several may share one daemon). */
+  deployment: 'dev.ambient.deployment',
   run: 'dev.ambient.run-id',
   execution: 'dev.ambient.execution-id',
   team: 'dev.ambient.team-id',

@@ -27,12 +27,18 @@ export class Sandboxes {
   constructor(
     private readonly settings: SandboxSettings,
     private readonly workspaceRoot: string,
+    /** Names this deployment (or self-hosted worker) on a Docker daemon others may share. */
+    private readonly deployment: string,
     private readonly warn: (line: string) => void,
   ) {}
 
   /** Chooses the backend (once); says why when runs will not be isolated or cannot start. */
   select(): Promise<SelectedSandbox> {
-    this.selection ??= selectSandboxBackend(this.settings, this.workspaceRoot).then((selected) => {
+    this.selection ??= selectSandboxBackend(
+      this.settings,
+      this.workspaceRoot,
+      this.deployment,
+    ).then((selected) => {
       this.selected = selected;
       if (selected.warning) this.warn(selected.warning);
       return selected;
