@@ -7,6 +7,7 @@ import { ConversationsArtifactsScores1763830000000 } from './1763830000000-conve
 import { WorkspaceVolumes1763860000000 } from './1763860000000-workspace-volumes';
 import { FactoryRepositoryCredentials1763870000000 } from './1763870000000-factory-repository-credentials';
 import { RunAgentSkill1763880000000 } from './1763880000000-run-agent-skill';
+import { FollowupsDropped1763895000000 } from './1763895000000-followups-dropped';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   WorkspaceVolumes1763860000000,
   FactoryRepositoryCredentials1763870000000,
   RunAgentSkill1763880000000,
+  FollowupsDropped1763895000000,
 ];

@@ -79,7 +79,6 @@ describe('runs API (api role only)', () => {
       ['missing prompt', {}, /^prompt:/],
       ['wrong type', { prompt: 5 }, /^prompt: must be a string/],
       ['wrong enum', { prompt: 'x', mode: 'fast' }, /^mode:/],
-      ['unknown field', { prompt: 'x', colour: 'red' }, /^colour: should not exist/],
       [
         'nested wrong type',
         { prompt: 'x', config: { model_id: 5 } },

@@ -2,6 +2,8 @@ import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { createValidationPipe } from '../common/errors/validation';
+import { McpServerConfigDto } from '../modules/runs/dto/agent-config.dto';
+import { completeOpenApiDocument } from './openapi-contract';
 import type { AppConfig } from '../config/app-config';
 
 export const API_PREFIX = 'api/v1';
@@ -29,8 +31,10 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig) {
   const document = SwaggerModule.createDocument(app, options, {
     ignoreGlobalPrefix: true,
     operationIdFactory: (_controller, method) => method,
+    // Referenced only from `additionalProperties` (maps of servers), which the scanner does not follow.
+    extraModels: [McpServerConfigDto],
   });
-  return document;
+  return completeOpenApiDocument(document);
 }
 
 function setupOpenApi(app: NestExpressApplication, config: AppConfig): void {

@@ -13,11 +13,16 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     readonly detail?: string,
-    options: { title?: string; status?: number; headers?: Record<string, string> } = {},
+    options: {
+      title?: string;
+      status?: number;
+      headers?: Record<string, string>;
+      retryable?: boolean;
+    } = {},
   ) {
     super(detail ?? ERROR_CODES[code].title);
     this.status = options.status ?? ERROR_CODES[code].status;
-    this.retryable = ERROR_CODES[code].retryable;
+    this.retryable = options.retryable ?? ERROR_CODES[code].retryable;
     this.title = options.title ?? ERROR_CODES[code].title;
     this.headers = options.headers ?? {};
   }

@@ -21,6 +21,7 @@ export class ProblemDto {
   @ApiPropertyOptional({ example: 'limit: must be between 1 and 500' }) detail?: string;
   @ApiPropertyOptional({ example: '/api/v1/agent/runs' }) instance?: string;
   @ApiPropertyOptional() retryable?: boolean;
+  @ApiPropertyOptional({ description: 'OpenTelemetry trace id of the request' }) trace_id?: string;
 }
 
 const DESCRIPTIONS: Record<number, string> = {

@@ -15,11 +15,16 @@ export function firstValidationMessage(errors: ValidationError[], parent = ''): 
   return null;
 }
 
+/**
+ * Tolerant reader: properties a DTO does not declare (at any depth of a validated nested DTO, and
+ * in query DTOs) are stripped and ignored, so a newer SDK's fields never break a request; declared
+ * ones keep their strict checks. Free-form objects (`metadata`, MCP server entries) are kept whole.
+ */
 export function createValidationPipe(): ValidationPipe {
   return new ValidationPipe({
     transform: true,
     whitelist: true,
-    forbidNonWhitelisted: true,
+    forbidNonWhitelisted: false,
     forbidUnknownValues: true,
     validationError: { target: false, value: false },
     exceptionFactory: (errors) =>
@@ -37,7 +42,6 @@ function withoutPropertyName(message: string, property: string): string {
 
 /** Type errors say more than range errors about a value of the wrong type: report them first. */
 const BASIC_CONSTRAINTS = [
-  'whitelistValidation',
   'isString',
   'isInt',
   'isNumber',

@@ -33,7 +33,10 @@ export class ArtifactsController {
   @Get(':artifactUid')
   @ApiOperation({ operationId: 'getArtifact', summary: 'An artifact (plan content or download)' })
   @ApiParam({ name: 'artifactUid' })
-  @ApiOkResponse({ description: 'PLAN, SCREENSHOT or FILE artifact (discriminator artifact_type)' })
+  @ApiOkResponse({
+    description: 'PLAN, SCREENSHOT or FILE artifact (discriminator artifact_type)',
+    schema: { $ref: '#/components/schemas/ArtifactResponse' },
+  })
   @ApiProblems(401, 404)
   async get(
     @Param('artifactUid') uid: string,

@@ -22,6 +22,11 @@ export class ConversationMessageDto {
   @ApiProperty({ enum: ['user', 'assistant', 'tool', 'system'] }) role: string;
   @ApiProperty({ type: [ContentBlockDto] }) content: ContentBlockDto[];
   @ApiPropertyOptional({ type: [String] }) message_ids?: string[];
+  @ApiPropertyOptional({
+    description:
+      'Shared by the messages of one request (Ambient: the run execution, <run_id>:<execution>)',
+  })
+  request_id?: string;
   @ApiPropertyOptional({ format: 'date-time' }) timestamp?: string;
 }
 
@@ -33,11 +38,15 @@ export class ConversationStepDto {
   @ApiPropertyOptional({ format: 'date-time' }) started_at?: string;
   @ApiPropertyOptional({ format: 'date-time' }) completed_at?: string;
   @ApiProperty({ type: [ConversationMessageDto] }) messages: ConversationMessageDto[];
-  @ApiProperty({ type: 'array', items: { type: 'object' }, description: 'Nested steps' })
-  steps: object[];
+  @ApiProperty({
+    type: () => ConversationStepDto,
+    isArray: true,
+    description: 'Nested delegated work performed as part of this step',
+  })
+  steps: ConversationStepDto[];
 }
 
-@ApiSchema({ name: 'Conversation' })
+@ApiSchema({ name: 'ConversationResponse' })
 export class ConversationDto {
   @ApiProperty() conversation_id: string;
   @ApiProperty({ type: [ConversationStepDto] }) steps: ConversationStepDto[];

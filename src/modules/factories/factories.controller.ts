@@ -75,7 +75,12 @@ export class FactoriesController {
   @Get('factory')
   @ApiOperation({ operationId: 'listFactories', summary: "List the team's factories" })
   @ApiQuery({ name: 'cursor', required: false })
-  @ApiQuery({ name: 'limit', required: false, description: '1-100, default 50' })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    description: '1-100, default 50',
+    schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+  })
   @ApiQuery({ name: 'search', required: false, description: 'substring of the name' })
   @ApiProblems(400, 401)
   @ApiOkResponse({ type: ListFactoriesResponseDto })
@@ -186,6 +191,30 @@ export class FactoriesController {
     summary: "A factory's automations as applied",
   })
   @ApiProblems(401, 404)
+  @ApiOkResponse({
+    schema: {
+      type: 'object',
+      required: ['automations'],
+      properties: {
+        automations: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['name', 'enabled', 'triggers', 'updated_at'],
+            properties: {
+              name: { type: 'string' },
+              enabled: { type: 'boolean' },
+              agent: { type: 'string', nullable: true },
+              triggers: { type: 'array', items: { type: 'object', additionalProperties: true } },
+              execution: { type: 'object', additionalProperties: true, nullable: true },
+              prompt: { type: 'string' },
+              updated_at: { type: 'string', format: 'date-time' },
+            },
+          },
+        },
+      },
+    },
+  })
   async automationList(@CurrentPrincipal() principal: Principal, @Param('uid') uid: string) {
     const factory = await this.factories.get(principal.teamId, uid);
     const automations = await this.automationStore.list(factory.id);

@@ -22,6 +22,8 @@ const OUTCOME_FOR_STATE: Partial<Record<RunState, FollowupOutcome>> = {
  * (queued run), the live harness between turns (running run), or a new execution of the same
  * run started here (ended run). Storing before routing means a follow-up that races with the
  * run's end is still delivered: the executor re-queues a run that ends with undelivered ones.
+ * A cancelled run takes none: they are stored under the run's row lock, so a cancel either comes
+ * after (and drops them, RunTransitions) or before (409).
  */
 @Injectable()
 export class RunFollowupsService {
@@ -44,34 +46,59 @@ export class RunFollowupsService {
     }
     const message = body.message?.trim();
     if (!message) throw ApiError.invalid('message', 'must not be empty');
-    const followup: RunFollowup = {
-      id: newUuid(),
-      runId: run.id,
-      message,
-      mode: body.mode ?? null,
-      outcome: 'queued_prompt',
-      executionId: null,
-      consumedAt: null,
-      createdAt: new Date(),
-    };
-    await this.dataSource.getRepository(RunFollowup).insert(followup);
-    if (run.state === 'FAILED' && (await this.debugWindow.activate(run.id))) {
+    const { id, state } = await this.dataSource.transaction(async (manager) => {
+      // The run row's lock orders this against a cancel: the follow-up commits before the cancel
+      // (which then drops it) or sees CANCELLED and is refused.
+      const locked = await manager
+        .getRepository(Run)
+        .createQueryBuilder('r')
+        .setLock('pessimistic_write')
+        .select(['r.id', 'r.state'])
+        .where('r.id = :id', { id: run.id })
+        .getOneOrFail();
+      if (locked.state === 'CANCELLED') {
+        throw new ApiError(
+          'conflict',
+          'the run is CANCELLED; a cancelled run takes no follow-ups (start a new run)',
+          { title: 'Cancelled runs cannot receive follow-ups.', retryable: false },
+        );
+      }
+      const followup: RunFollowup = {
+        id: newUuid(),
+        runId: run.id,
+        message,
+        mode: body.mode ?? null,
+        outcome: OUTCOME_FOR_STATE[locked.state] ?? 'queued_prompt',
+        executionId: null,
+        consumedAt: null,
+        droppedAt: null,
+        createdAt: new Date(),
+      };
+      await manager.getRepository(RunFollowup).insert(followup);
+      return { id: followup.id, state: locked.state };
+    });
+    if (!isTerminal(state)) {
+      const outcome = OUTCOME_FOR_STATE[state] ?? 'queued_prompt';
+      return { followup_id: outcome === 'queued_prompt' ? null : id, outcome };
+    }
+    if (state === 'FAILED' && (await this.debugWindow.activate(run.id))) {
       // Inside the debug window of a failed setup: a debug agent answers, the run stays FAILED.
-      await this.dataSource
-        .getRepository(RunFollowup)
-        .update({ id: followup.id }, { outcome: 'live_session' });
-      return { followup_id: followup.id, outcome: 'live_session', debug_agent_active: true };
+      await this.dataSource.getRepository(RunFollowup).update({ id }, { outcome: 'live_session' });
+      return { followup_id: id, outcome: 'live_session', debug_agent_active: true };
     }
     const outcome = await this.route(run.id);
-    await this.dataSource.getRepository(RunFollowup).update({ id: followup.id }, { outcome });
-    return { followup_id: outcome === 'queued_prompt' ? null : followup.id, outcome };
+    await this.dataSource.getRepository(RunFollowup).update({ id }, { outcome });
+    return { followup_id: outcome === 'queued_prompt' ? null : id, outcome };
   }
 
+  /** An ended run: start its continuation, unless someone else moved it first. */
   private async route(runId: string): Promise<FollowupOutcome> {
     for (let attempt = 0; attempt < 3; attempt++) {
       const { state } = await this.dataSource
         .getRepository(Run)
         .findOneOrFail({ select: { state: true }, where: { id: runId } });
+      // Continued and cancelled meanwhile: the cancel dropped this follow-up with the others.
+      if (state === 'CANCELLED') return 'queued_prompt';
       if (!isTerminal(state)) return OUTCOME_FOR_STATE[state] ?? 'queued_prompt';
       if (await this.startContinuation(runId, [state])) return 'handoff_execution';
     }
@@ -111,7 +138,7 @@ export class RunFollowupsService {
   async hasUndelivered(runId: string): Promise<boolean> {
     return this.dataSource
       .getRepository(RunFollowup)
-      .exists({ where: { runId, consumedAt: IsNull() } });
+      .exists({ where: { runId, consumedAt: IsNull(), droppedAt: IsNull() } });
   }
 
   /** Claims every undelivered follow-up of the run for an execution, oldest first. */
@@ -121,7 +148,9 @@ export class RunFollowupsService {
         .getRepository(RunFollowup)
         .createQueryBuilder('f')
         .setLock('pessimistic_write')
-        .where('f.run_id = :runId AND f.consumed_at IS NULL', { runId })
+        .where('f.run_id = :runId AND f.consumed_at IS NULL AND f.dropped_at IS NULL', {
+          runId,
+        })
         .orderBy('f.created_at', 'ASC')
         .addOrderBy('f.id', 'ASC')
         .getMany();

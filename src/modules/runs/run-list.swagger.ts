@@ -1,6 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
 import { ARTIFACT_TYPES } from '../artifacts/run-artifact.entity';
+import { DEFAULT_RUN_LIST_LIMIT, MAX_RUN_LIST_LIMIT } from './run-list.params';
 import { RUN_SOURCES, RUN_STATES } from './run-state';
 
 /** OpenAPI description of GET /agent/runs query parameters, named exactly as in the Oz spec. */
@@ -13,10 +14,15 @@ export function ApiRunListQuery() {
   return applyDecorators(
     ApiQuery({
       name: 'limit',
-      type: Integer(),
-      description: 'Maximum number of runs to return (1-500, default 20)',
+      schema: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_RUN_LIST_LIMIT,
+        default: DEFAULT_RUN_LIST_LIMIT,
+      },
+      description: `Maximum number of runs to return (1-${MAX_RUN_LIST_LIMIT}, default ${DEFAULT_RUN_LIST_LIMIT})`,
       ...optional,
-    } as never),
+    }),
     text('cursor', 'Pagination cursor from previous response'),
     ApiQuery({
       name: 'sort_by',
@@ -27,6 +33,7 @@ export function ApiRunListQuery() {
     ApiQuery({
       name: 'state',
       enum: RUN_STATES,
+      enumName: 'RunState',
       isArray: true,
       description: 'Repeatable',
       ...optional,
@@ -34,11 +41,17 @@ export function ApiRunListQuery() {
     ApiQuery({
       name: 'source',
       enum: RUN_SOURCES,
+      enumName: 'RunSourceType',
       isArray: true,
       description: 'Repeatable',
       ...optional,
     }),
-    ApiQuery({ name: 'execution_location', enum: ['LOCAL', 'REMOTE'], ...optional }),
+    ApiQuery({
+      name: 'execution_location',
+      enum: ['LOCAL', 'REMOTE'],
+      enumName: 'RunExecutionLocation',
+      ...optional,
+    }),
     text('name', 'Filter by agent config name'),
     text('model_id', 'Filter by model ID'),
     text('creator', 'Filter by creator UID'),
@@ -57,13 +70,9 @@ export function ApiRunListQuery() {
       name: 'metadata',
       style: 'deepObject',
       explode: true,
-      type: 'object',
+      schema: { type: 'object', additionalProperties: { type: 'string' } },
       description: 'metadata[key]=value pairs, ANDed, at most 5',
       ...optional,
     } as never),
   );
-}
-
-function Integer() {
-  return Number;
 }

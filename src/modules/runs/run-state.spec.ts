@@ -26,7 +26,6 @@ const ALLOWED: [RunState, RunState][] = [
   ['FAILED', 'QUEUED'],
   ['ERROR', 'QUEUED'],
   ['BLOCKED', 'QUEUED'],
-  ['CANCELLED', 'QUEUED'],
 ];
 
 const key = (from: RunState, to: RunState) => `${from}->${to}`;
@@ -47,8 +46,12 @@ describe('run state machine', () => {
   });
 
   it('never lets a terminal run reach another terminal state directly', () => {
-    for (const from of ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'] as const) {
+    for (const from of ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED'] as const) {
       expect(RUN_STATES.filter((to) => canTransition(from, to))).toEqual(['QUEUED']);
     }
+  });
+
+  it('keeps a cancelled run cancelled', () => {
+    expect(RUN_STATES.filter((to) => canTransition('CANCELLED', to))).toEqual([]);
   });
 });

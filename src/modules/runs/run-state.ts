@@ -53,8 +53,9 @@ export type RunSource = (typeof RUN_SOURCES)[number];
 
 /**
  * The run state machine, the single place that says which transition is allowed.
- * A terminal run may go back to QUEUED only through a follow-up that starts a new execution
+ * An ended run may go back to QUEUED only through a follow-up that starts a new execution
  * of the same run (`handoff_execution`); a crashed worker's claim goes back to QUEUED once.
+ * CANCELLED is final: nothing, not even a follow-up, brings a cancelled run back.
  */
 const ALLOWED: Record<RunState, readonly RunState[]> = {
   QUEUED: ['PENDING', 'CLAIMED', 'CANCELLED', 'FAILED', 'ERROR'],
@@ -65,7 +66,7 @@ const ALLOWED: Record<RunState, readonly RunState[]> = {
   FAILED: ['QUEUED'],
   ERROR: ['QUEUED'],
   BLOCKED: ['QUEUED'],
-  CANCELLED: ['QUEUED'],
+  CANCELLED: [],
 };
 
 export function canTransition(from: RunState, to: RunState): boolean {

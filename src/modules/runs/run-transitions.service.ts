@@ -5,7 +5,11 @@ import { newUuid } from '../../common/ids';
 import type { JsonObject } from '../../common/json';
 import { Run } from './entities/run.entity';
 import { RunEvent } from './entities/run-event.entity';
+import { RunFollowup } from './entities/run-followup.entity';
 import { EVENT_FOR_STATE, RunState, statesLeadingTo } from './run-state';
+
+/** Timeline event listing the follow-ups a cancel dropped (not delivered). */
+export const FOLLOWUPS_DROPPED = 'followups_dropped';
 
 type ColumnValue = unknown | (() => string);
 
@@ -22,36 +26,85 @@ export interface TransitionOptions {
 
 /**
  * The one way a run changes state: a guarded UPDATE (`WHERE state IN (allowed)`) and its
- * timeline event in one transaction. Returns false when the guard did not match, i.e. someone
- * else moved the run first; callers decide what that means for them.
+ * timeline event in one transaction (the caller's, when it passes its manager). Returns false when
+ * the guard did not match, i.e. someone else moved the run first; callers decide what that means.
+ * Entering CANCELLED also drops the run's undelivered follow-ups in that transaction, so no
+ * execution can take them afterwards (cancel is final).
  */
 @Injectable()
 export class RunTransitions {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async transition(runId: string, to: RunState, options: TransitionOptions = {}): Promise<boolean> {
+  async transition(
+    runId: string,
+    to: RunState,
+    options: TransitionOptions = {},
+    inTransaction?: EntityManager,
+  ): Promise<boolean> {
     const allowed = statesLeadingTo(to).filter((s) => !options.from || options.from.includes(s));
     if (allowed.length === 0) return false;
-    return this.dataSource.transaction(async (manager) => {
-      const now = new Date();
-      let query = manager
-        .createQueryBuilder()
-        .update(Run)
-        .set({ ...(options.set ?? {}), state: to, updatedAt: now } as never)
-        .where('id = :runId', { runId })
-        .andWhere('state IN (:...allowed)', { allowed });
-      if (options.where) query = query.andWhere(options.where.sql, options.where.params);
-      const result = await query.execute();
-      if (!result.affected) return false;
-      const eventType = EVENT_FOR_STATE[to];
-      if (eventType && options.event !== false) {
-        await this.appendEvent(manager, runId, eventType, {
-          occurredAt: now,
-          executionId: options.event?.executionId ?? null,
-          payload: options.event?.payload ?? null,
-        });
-      }
-      return true;
+    const run = (manager: EntityManager) => this.apply(manager, runId, to, allowed, options);
+    return inTransaction ? run(inTransaction) : this.dataSource.transaction(run);
+  }
+
+  private async apply(
+    manager: EntityManager,
+    runId: string,
+    to: RunState,
+    allowed: RunState[],
+    options: TransitionOptions,
+  ): Promise<boolean> {
+    const now = new Date();
+    let query = manager
+      .createQueryBuilder()
+      .update(Run)
+      .set({ ...(options.set ?? {}), state: to, updatedAt: now } as never)
+      .where('id = :runId', { runId })
+      .andWhere('state IN (:...allowed)', { allowed });
+    if (options.where) query = query.andWhere(options.where.sql, options.where.params);
+    const result = await query.execute();
+    if (!result.affected) return false;
+    const eventType = EVENT_FOR_STATE[to];
+    if (eventType && options.event !== false) {
+      await this.appendEvent(manager, runId, eventType, {
+        occurredAt: now,
+        executionId: options.event?.executionId ?? null,
+        payload: options.event?.payload ?? null,
+      });
+    }
+    if (to === 'CANCELLED') await this.dropUndeliveredFollowups(manager, runId, now);
+    return true;
+  }
+
+  /**
+   * Follow-ups no execution took yet are recorded as not delivered. Locking reads see every
+   * committed follow-up: one submitted concurrently committed before this UPDATE (it held the run
+   * row) or it sees CANCELLED and is refused.
+   */
+  private async dropUndeliveredFollowups(
+    manager: EntityManager,
+    runId: string,
+    now: Date,
+  ): Promise<void> {
+    const pending = await manager
+      .getRepository(RunFollowup)
+      .createQueryBuilder('f')
+      .setLock('pessimistic_write')
+      .select(['f.id'])
+      .where('f.run_id = :runId AND f.consumed_at IS NULL AND f.dropped_at IS NULL', { runId })
+      .getMany();
+    if (pending.length === 0) return;
+    const ids = pending.map((f) => f.id);
+    await manager
+      .getRepository(RunFollowup)
+      .createQueryBuilder()
+      .update()
+      .set({ droppedAt: now })
+      .whereInIds(ids)
+      .execute();
+    await this.appendEvent(manager, runId, FOLLOWUPS_DROPPED, {
+      occurredAt: now,
+      payload: { followup_ids: ids, reason: 'the run was cancelled before an execution took them' },
     });
   }
 

@@ -152,7 +152,7 @@ export class RunsController {
   @Post('runs/:runId/followups')
   @HttpCode(200)
   @ApiOperation({ operationId: 'submitFollowup', summary: 'Send a follow-up message to a run' })
-  @ApiProblems(400, 401, 404, 422)
+  @ApiProblems(400, 401, 404, 409, 422)
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ type: FollowupResponseDto })
   async followup(

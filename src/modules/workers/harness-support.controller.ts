@@ -1,5 +1,12 @@
 import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
@@ -117,6 +124,7 @@ export class HarnessSupportController {
   @Post('messages')
   @HttpCode(204)
   @ApiOperation({ operationId: 'recordMessages', summary: 'Record conversation messages' })
+  @ApiNoContentResponse({ description: 'Recorded' })
   @ApiProblems(400, 401, 403, 409)
   async messages(
     @CurrentPrincipal() principal: Principal,
@@ -158,6 +166,7 @@ export class HarnessSupportController {
   @Post('events')
   @HttpCode(204)
   @ApiOperation({ operationId: 'appendRunEvent', summary: "Append an event to the run's timeline" })
+  @ApiNoContentResponse({ description: 'Recorded' })
   @ApiProblems(400, 401, 403, 409)
   async events(
     @CurrentPrincipal() principal: Principal,

@@ -103,7 +103,11 @@ export class StartResponseDto {
   first_execution: boolean;
   @ApiProperty({ type: [String], description: 'Follow-ups for this execution, oldest first' })
   followups: string[];
-  @ApiProperty({ type: 'array', items: { type: 'object' }, description: 'Chat messages so far' })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    description: 'Chat messages so far',
+  })
   history: object[];
   @ApiProperty({ type: [HarnessAttachmentDto] }) attachments: HarnessAttachmentDto[];
   @ApiProperty({ type: ExecutionLimitsDto }) limits: ExecutionLimitsDto;
@@ -170,7 +174,16 @@ export class HeartbeatResponseDto {
 @ApiSchema({ name: 'HarnessChatMessage' })
 export class ChatMessageDto {
   @ApiProperty({ enum: MESSAGE_ROLES }) @IsIn(MESSAGE_ROLES) role: string;
-  @ApiPropertyOptional() @IsOptional() content?: unknown;
+  @ApiPropertyOptional({
+    description: 'Text, or an array of content parts',
+    nullable: true,
+    oneOf: [
+      { type: 'string' },
+      { type: 'array', items: { type: 'object', additionalProperties: true } },
+    ],
+  })
+  @IsOptional()
+  content?: unknown;
   @ApiPropertyOptional() @IsOptional() @IsArray() tool_calls?: unknown[];
   @ApiPropertyOptional() @IsOptional() @IsString() tool_call_id?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() name?: string;

@@ -135,7 +135,8 @@ export class DefinitionSourceDto {
   @ApiProperty({ nullable: true, type: String, format: 'date-time' }) applied_at: string | null;
   @ApiPropertyOptional({
     description: 'Outcome of the last repository sync',
-    type: Object,
+    type: 'object',
+    additionalProperties: true,
     nullable: true,
   })
   last_sync: Record<string, unknown> | null;
@@ -156,19 +157,36 @@ export class FactoryDto {
   @ApiProperty({ enum: ['CREATOR', 'EXECUTOR'] }) credential_strategy: string;
   @ApiProperty({ nullable: true, type: String }) default_environment: string | null;
   @ApiProperty({ nullable: true, type: String }) default_model: string | null;
-  @ApiProperty({ nullable: true, type: [Object] }) integrations: Record<string, unknown>[] | null;
-  @ApiProperty({ type: [Object] }) repositories: { owner: string; repo: string }[];
-  @ApiProperty({ type: Object }) agent_defaults: Record<string, unknown>;
-  @ApiProperty({ type: Object }) scorer_defaults: Record<string, unknown>;
-  @ApiProperty({ type: Object }) scoring: { default_model: string | null };
-  @ApiPropertyOptional({ type: Object }) creator?: { uid: string };
+  @ApiProperty({
+    nullable: true,
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+  })
+  integrations: Record<string, unknown>[] | null;
+  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true } })
+  repositories: { owner: string; repo: string }[];
+  @ApiProperty({ type: 'object', additionalProperties: true }) agent_defaults: Record<
+    string,
+    unknown
+  >;
+  @ApiProperty({ type: 'object', additionalProperties: true }) scorer_defaults: Record<
+    string,
+    unknown
+  >;
+  @ApiProperty({ type: 'object', additionalProperties: true }) scoring: {
+    default_model: string | null;
+  };
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) creator?: { uid: string };
   @ApiProperty({ type: DefinitionSourceDto }) definition_source: DefinitionSourceDto;
 }
 
 @ApiSchema({ name: 'ListFactoriesResponse' })
 export class ListFactoriesResponseDto {
   @ApiProperty({ type: [FactoryDto] }) factories: FactoryDto[];
-  @ApiProperty({ type: Object }) page_info: { has_next_page: boolean; next_cursor: string };
+  @ApiProperty({ type: 'object', additionalProperties: true }) page_info: {
+    has_next_page: boolean;
+    next_cursor: string;
+  };
 }
 
 @ApiSchema({ name: 'FactoryDefinitionResponse' })
@@ -183,11 +201,15 @@ export class ValidateFilesResponseDto {
   @ApiProperty() valid: boolean;
   @ApiProperty() schema_version: string;
   @ApiProperty({ type: [DiagnosticDto] }) diagnostics: DiagnosticDto[];
-  @ApiProperty({ type: [Object] }) deferred_resolutions: {
+  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true } })
+  deferred_resolutions: {
     field: string;
     kind: string;
     path: string;
   }[];
   @ApiProperty({ type: [String] }) state_dependent_checks_not_run: string[];
-  @ApiProperty({ type: Object }) validation_scope: Record<string, string>;
+  @ApiProperty({ type: 'object', additionalProperties: true }) validation_scope: Record<
+    string,
+    string
+  >;
 }

@@ -27,7 +27,10 @@ const MAX_LIST = 100;
 
 @ApiSchema({ name: 'AutoMemoryRequest' })
 export class AutoMemoryInputDto {
-  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean() enabled?: boolean | null;
+  @ApiPropertyOptional({ type: Boolean, nullable: true, default: true })
+  @IsOptional()
+  @IsBoolean()
+  enabled?: boolean | null;
 }
 
 @ApiSchema({ name: 'MemoryRequest' })
@@ -40,7 +43,7 @@ export class MemoryInputDto {
   @Type(() => MemoryStoreRefDto)
   attached_stores?: MemoryStoreRefDto[] | null;
 
-  @ApiPropertyOptional({ type: AutoMemoryInputDto })
+  @ApiPropertyOptional({ type: AutoMemoryInputDto, nullable: true })
   @IsOptional()
   @ValidateNested()
   @Type(() => AutoMemoryInputDto)
@@ -49,13 +52,18 @@ export class MemoryInputDto {
 
 /** The optional agent fields, shared by create and update. */
 export class AgentFieldsDto {
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 2000 })
   @IsOptional()
   @IsString()
   @MaxLength(2000)
   description?: string | null;
 
-  @ApiPropertyOptional({ nullable: true, description: 'Base prompt for the runs it executes' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: 100_000,
+    description: 'Base prompt for the runs it executes',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(100_000)
@@ -66,71 +74,87 @@ export class AgentFieldsDto {
   @IsIn(AGENT_TYPES)
   agent_type?: AgentType | null;
 
-  @ApiPropertyOptional({ deprecated: true })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 32, deprecated: true })
   @IsOptional()
   @IsString()
   @MaxLength(32)
   base_harness?: string | null;
 
-  @ApiPropertyOptional({ description: 'Model for its runs unless the run names one' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: 128,
+    description: 'Model for its runs unless the run names one',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(128)
   base_model?: string | null;
 
-  @ApiPropertyOptional({ enum: ['CREATOR', 'EXECUTOR'] })
+  @ApiPropertyOptional({ enum: ['CREATOR', 'EXECUTOR'], nullable: true })
   @IsOptional()
   @IsIn(['CREATOR', 'EXECUTOR'])
   credential_strategy?: 'CREATOR' | 'EXECUTOR' | null;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 64 })
   @IsOptional()
   @IsString()
   @MaxLength(64)
   default_runner_uid?: string | null;
 
-  @ApiPropertyOptional({ description: '22 characters of [A-Za-z0-9]' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    pattern: '^[A-Za-z0-9]{22}$',
+    description: '22 characters of [A-Za-z0-9]; empty clears it',
+  })
   @ValidateIf((_o, value) => value !== undefined && value !== null && value !== '')
   @Matches(/^[A-Za-z0-9]{22}$/, { message: 'must be 22 characters of [A-Za-z0-9]' })
   environment_id?: string | null;
 
-  @ApiPropertyOptional({ type: HarnessDto })
+  @ApiPropertyOptional({ type: HarnessDto, nullable: true })
   @IsOptional()
   @ValidateNested()
   @Type(() => HarnessDto)
   harness?: HarnessDto | null;
 
-  @ApiPropertyOptional({ type: HarnessAuthSecretsDto })
+  @ApiPropertyOptional({ type: HarnessAuthSecretsDto, nullable: true })
   @IsOptional()
   @ValidateNested()
   @Type(() => HarnessAuthSecretsDto)
   harness_auth_secrets?: HarnessAuthSecretsDto | null;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true })
   @IsOptional()
   @IsObject()
   inference_providers?: JsonObject | null;
 
   @ApiPropertyOptional({
     type: 'object',
+    nullable: true,
     additionalProperties: { $ref: '#/components/schemas/MCPServerConfig' },
   })
   @IsOptional()
   @IsObject()
   mcp_servers?: Record<string, McpServerConfigDto> | null;
 
-  @ApiPropertyOptional({ type: MemoryInputDto })
+  @ApiPropertyOptional({ type: MemoryInputDto, nullable: true })
   @IsOptional()
   @ValidateNested()
   @Type(() => MemoryInputDto)
   memory?: MemoryInputDto | null;
 
-  @ApiPropertyOptional({ description: 'Admins only' })
+  @ApiPropertyOptional({ type: Boolean, nullable: true, description: 'Admins only' })
   @IsOptional()
   @IsBoolean()
   on_behalf_of_enabled?: boolean | null;
 
-  @ApiPropertyOptional({ type: [SecretRefDto], description: 'Duplicate names are refused' })
+  @ApiPropertyOptional({
+    type: [SecretRefDto],
+    nullable: true,
+    maxItems: MAX_LIST,
+    description: 'Duplicate names are refused',
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_LIST)
@@ -138,7 +162,12 @@ export class AgentFieldsDto {
   @Type(() => SecretRefDto)
   secrets?: SecretRefDto[] | null;
 
-  @ApiPropertyOptional({ type: [String], example: ['owner/repo:.agents/skills/deploy/SKILL.md'] })
+  @ApiPropertyOptional({
+    type: [String],
+    nullable: true,
+    maxItems: MAX_LIST,
+    example: ['owner/repo:.agents/skills/deploy/SKILL.md'],
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_LIST)
@@ -146,7 +175,12 @@ export class AgentFieldsDto {
   @MaxLength(512, { each: true })
   skills?: string[] | null;
 
-  @ApiPropertyOptional({ description: 'Self-hosted worker id; unset or "warp" = service-hosted' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: 128,
+    description: 'Self-hosted worker id; unset or "warp" = service-hosted',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(128)
@@ -155,12 +189,12 @@ export class AgentFieldsDto {
 
 @ApiSchema({ name: 'CreateAgentRequest' })
 export class CreateAgentDto extends AgentFieldsDto {
-  @ApiProperty({ description: 'A name for the agent' })
+  @ApiProperty({ type: String, maxLength: 255, description: 'A name for the agent' })
   @IsString()
   @MaxLength(255)
   name: string;
 
-  @ApiPropertyOptional({ nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 64 })
   @IsOptional()
   @IsString()
   @MaxLength(64)
@@ -173,13 +207,22 @@ export class CreateAgentDto extends AgentFieldsDto {
  */
 @ApiSchema({ name: 'UpdateAgentRequest' })
 export class UpdateAgentDto extends AgentFieldsDto {
-  @ApiPropertyOptional({ description: 'The new name for the agent' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: 255,
+    description: 'The new name for the agent',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(255)
   name?: string | null;
 
-  @ApiPropertyOptional({ type: [SecretRefDto], description: 'Secrets to add; send it alone' })
+  @ApiPropertyOptional({
+    type: [SecretRefDto],
+    maxItems: MAX_LIST,
+    description: 'Secrets to add; send it alone',
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_LIST)

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ERROR_CODES } from '../../../common/errors/error-codes';
 import { RUN_SOURCES, RUN_STATES } from '../run-state';
 import { AgentConfigDto } from './agent-config.dto';
 
@@ -7,16 +8,18 @@ export class UserProfileDto {
   @ApiPropertyOptional() uid?: string;
   @ApiPropertyOptional() display_name?: string;
   @ApiPropertyOptional() email?: string;
+  @ApiPropertyOptional({ format: 'uri' }) photo_url?: string;
   @ApiPropertyOptional({ enum: ['user', 'service_account'] }) type?: string;
 }
 
 @ApiSchema({ name: 'RunStatusMessage' })
 export class StatusMessageDto {
   @ApiProperty() message: string;
-  @ApiPropertyOptional() error_code?: string;
+  @ApiPropertyOptional({ enum: Object.keys(ERROR_CODES), enumName: 'PlatformErrorCode' })
+  error_code?: string;
   @ApiPropertyOptional() retryable?: boolean;
   @ApiPropertyOptional({ format: 'date-time' }) session_debug_until?: string;
-  @ApiPropertyOptional() debug_agent_active?: boolean;
+  @ApiPropertyOptional({ 'x-ambient-extension': true } as never) debug_agent_active?: boolean;
 }
 
 @ApiSchema({ name: 'ModelTokenUsage' })
@@ -56,6 +59,7 @@ export class AgentSkillDto {
   @ApiPropertyOptional() name?: string;
   @ApiPropertyOptional() description?: string;
   @ApiPropertyOptional() full_path?: string;
+  @ApiPropertyOptional() bundled_skill_id?: string;
 }
 
 @ApiSchema({ name: 'ArtifactItem' })
@@ -72,18 +76,21 @@ export class RunItemDto {
   @ApiProperty({ deprecated: true }) task_id: string;
   @ApiProperty() root_run_id: string;
   @ApiProperty() title: string;
-  @ApiProperty({ enum: RUN_STATES }) state: string;
+  @ApiProperty({ enum: RUN_STATES, enumName: 'RunState' }) state: string;
   @ApiProperty() prompt: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) started_at: string | null;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) finished_at: string | null;
-  @ApiPropertyOptional({ enum: ['LOCAL', 'REMOTE'] }) execution_location?: string;
-  @ApiPropertyOptional({ enum: RUN_SOURCES }) source?: string;
+  @ApiPropertyOptional({ enum: ['LOCAL', 'REMOTE'], enumName: 'RunExecutionLocation' })
+  execution_location?: string;
+  @ApiPropertyOptional({ enum: RUN_SOURCES, enumName: 'RunSourceType' }) source?: string;
   @ApiPropertyOptional({ type: StatusMessageDto }) status_message?: StatusMessageDto;
   @ApiPropertyOptional({ type: ScheduleInfoDto }) schedule?: ScheduleInfoDto;
   @ApiPropertyOptional() session_id?: string;
   @ApiPropertyOptional({ format: 'uri' }) session_link?: string;
+  @ApiPropertyOptional({ format: 'uri', description: 'Where the run was triggered from' })
+  trigger_url?: string;
   @ApiPropertyOptional({ type: UserProfileDto }) creator?: UserProfileDto;
   @ApiPropertyOptional({ type: UserProfileDto }) executor?: UserProfileDto;
   @ApiPropertyOptional({ type: RequestUsageDto }) request_usage?: RequestUsageDto;
@@ -138,7 +145,7 @@ export class TimelineEventDto {
   @ApiProperty() event_uuid: string;
   @ApiProperty({ format: 'date-time' }) occurred_at: string;
   @ApiProperty() run_id: string;
-  @ApiPropertyOptional() execution_id?: number;
+  @ApiPropertyOptional({ type: 'integer' }) execution_id?: number;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true })
   payload?: Record<string, unknown>;
 }

@@ -26,6 +26,10 @@ export class RunFollowup {
   @Column({ name: 'consumed_at', type: 'datetime', precision: 3, nullable: true })
   consumedAt: Date | null;
 
+  /** Set when the run was cancelled before any execution took it: never delivered. */
+  @Column({ name: 'dropped_at', type: 'datetime', precision: 3, nullable: true })
+  droppedAt: Date | null;
+
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;
 }

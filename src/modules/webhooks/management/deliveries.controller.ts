@@ -49,7 +49,12 @@ export class DeliveriesController {
   @Get()
   @ApiOperation({ operationId: 'listWebhookDeliveries', summary: 'The delivery log, newest first' })
   @ApiQuery({ name: 'cursor', required: false })
-  @ApiQuery({ name: 'limit', required: false, description: '1-100, default 50' })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    description: '1-100, default 50',
+    schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+  })
   @ApiProblems(400, 401, 404)
   @ApiOkResponse({ type: ListDeliveriesResponseDto })
   async list(
@@ -103,6 +108,10 @@ export class DeliveriesController {
   })
   @ApiProduces('application/json')
   @ApiProblems(401, 404)
+  @ApiOkResponse({
+    description: 'The exact bytes the sender posted (a JSON document)',
+    content: { 'application/json': { schema: {} } },
+  })
   async payload(
     @CurrentPrincipal() principal: Principal,
     @Param('factoryUid') factoryUid: string,

@@ -123,23 +123,36 @@ export class DeliveryDto {
   @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time' }) evaluated_at?:
     string | null;
   @ApiPropertyOptional({ type: [DeliveryRunDto] }) runs?: DeliveryRunDto[];
-  @ApiPropertyOptional({ description: 'The JSON body (accepted deliveries only)' })
+  @ApiPropertyOptional({
+    description: 'The JSON body (accepted deliveries only): any JSON value',
+    nullable: true,
+    oneOf: [
+      { type: 'object', additionalProperties: true },
+      { type: 'array', items: {} },
+      { type: 'string' },
+      { type: 'number' },
+      { type: 'boolean' },
+    ],
+  })
   payload?: unknown;
 }
 
 @ApiSchema({ name: 'ListWebhookDeliveriesResponse' })
 export class ListDeliveriesResponseDto {
   @ApiProperty({ type: [DeliveryDto] }) deliveries: DeliveryDto[];
-  @ApiProperty({ type: Object }) page_info: { has_next_page: boolean; next_cursor: string };
+  @ApiProperty({ type: 'object', additionalProperties: true }) page_info: {
+    has_next_page: boolean;
+    next_cursor: string;
+  };
 }
 
 @ApiSchema({ name: 'WebhookTriggerFilter' })
 export class TriggerFilterDto {
   @ApiProperty({ type: [String] }) @IsArray() @IsString({ each: true }) webhook_ids: string[];
-  @ApiPropertyOptional({ type: Object }) @IsOptional() @IsObject() payload?: Record<
-    string,
-    unknown
-  >;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @IsOptional()
+  @IsObject()
+  payload?: Record<string, unknown>;
 }
 
 @ApiSchema({
@@ -162,7 +175,8 @@ export class TestFilterResponseDto {
   @ApiPropertyOptional({ description: 'false when the automation is disabled' })
   automation_enabled?: boolean;
   @ApiProperty({
-    type: [Object],
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
     description: 'Per trigger: the webhook check and the payload check',
   })
   triggers: Record<string, unknown>[];

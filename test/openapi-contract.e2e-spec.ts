@@ -1,0 +1,234 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
+import { apiClient } from './support/api-client';
+import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+
+type Json = Record<string, unknown>;
+type Schema = {
+  type?: string;
+  properties?: Record<string, Schema>;
+  additionalProperties?: unknown;
+  items?: Schema;
+  allOf?: unknown[];
+  oneOf?: unknown[];
+  $ref?: string;
+  enum?: unknown[];
+  discriminator?: { propertyName: string; mapping?: Record<string, string> };
+  minimum?: number;
+  maximum?: number;
+  default?: unknown;
+};
+
+/** Every `$ref` in the document with where it was found. */
+function refsOf(node: unknown, at = '#'): { ref: string; at: string }[] {
+  if (Array.isArray(node)) return node.flatMap((v, i) => refsOf(v, `${at}/${i}`));
+  if (!node || typeof node !== 'object') return [];
+  return Object.entries(node as Json).flatMap(([key, value]) =>
+    key === '$ref' && typeof value === 'string'
+      ? [{ ref: value, at }]
+      : refsOf(value, `${at}/${key}`),
+  );
+}
+
+describe('the published OpenAPI document is generator-grade (api role)', () => {
+  let model: FakeModelServer;
+  let env: TestEnvironment;
+  let app: TestApp;
+  let doc: Json & {
+    paths: Record<string, Record<string, Json>>;
+    components: { schemas: Record<string, Schema> };
+  };
+
+  beforeAll(async () => {
+    model = await startFakeModelServer();
+    env = createTestEnvironment('openapi_contract', model.url);
+    app = await startTestApp(env, ['api']);
+    const res = await apiClient(app.baseUrl, app.apiKey).get('/openapi.json');
+    expect(res.status).toBe(200);
+    doc = res.body;
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await env?.destroy();
+    await model?.close();
+  });
+
+  const schemas = () => doc.components.schemas;
+
+  it('passes a real OpenAPI validator (@apidevtools/swagger-parser)', () => {
+    // The validator's dependencies are ES modules, which jest's CommonJS runtime cannot load.
+    const file = join(mkdtempSync(join(tmpdir(), 'ambient-openapi-')), 'openapi.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const result = spawnSync(
+      process.execPath,
+      [
+        '-e',
+        `require('@apidevtools/swagger-parser').validate(process.argv[1]).then(
+           () => console.log('valid'),
+           (err) => { console.error(err.message); process.exit(1); })`,
+        file,
+      ],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect({ status: result.status, stderr: result.stderr.slice(0, 4000) }).toEqual({
+      status: 0,
+      stderr: '',
+    });
+  });
+
+  it('resolves every $ref', () => {
+    const dangling = refsOf(doc).filter(
+      ({ ref }) => !(ref.startsWith('#/components/schemas/') && schemas()[ref.split('/').pop()!]),
+    );
+    expect(dangling).toEqual([]);
+    expect(schemas().MCPServerConfig).toBeDefined();
+  });
+
+  it('types every property: no bare `type: object` (a string field typed object shows as one)', () => {
+    const bare: string[] = [];
+    const check = (where: string, s: Schema | undefined) => {
+      if (!s || s.$ref) return;
+      if (
+        s.type === 'object' &&
+        !s.properties &&
+        s.additionalProperties === undefined &&
+        !s.allOf &&
+        !s.oneOf
+      ) {
+        bare.push(where);
+      }
+      if (s.type === 'array') check(`${where}[]`, s.items);
+    };
+    for (const [name, schema] of Object.entries(schemas())) {
+      for (const [prop, s] of Object.entries(schema.properties ?? {})) check(`${name}.${prop}`, s);
+    }
+    expect(bare).toEqual([]);
+    for (const name of ['CreateAgentRequest', 'UpdateAgentRequest']) {
+      const props = schemas()[name].properties!;
+      for (const field of [
+        'description',
+        'prompt',
+        'base_model',
+        'environment_id',
+        'worker_host',
+        'default_runner_uid',
+      ]) {
+        expect({ name, field, type: props[field].type }).toEqual({ name, field, type: 'string' });
+      }
+      expect(props.on_behalf_of_enabled.type).toBe('boolean');
+    }
+  });
+
+  it('declares the Oz enums and uses them', () => {
+    expect(schemas().RunState.enum).toEqual(
+      expect.arrayContaining(['QUEUED', 'INPROGRESS', 'SUCCEEDED', 'CANCELLED']),
+    );
+    expect(schemas().RunSourceType.enum).toEqual(
+      expect.arrayContaining(['API', 'SCHEDULED_AGENT']),
+    );
+    expect(schemas().PlatformErrorCode.enum).toEqual(
+      expect.arrayContaining(['invalid_request', 'conflict', 'internal_error']),
+    );
+    const refOf = (s: Schema) => s.$ref ?? (s.allOf?.[0] as Schema | undefined)?.$ref;
+    const runItem = schemas().RunItem.properties!;
+    expect(refOf(runItem.state)).toBe('#/components/schemas/RunState');
+    expect(refOf(runItem.source)).toBe('#/components/schemas/RunSourceType');
+    expect(refOf(schemas().RunStatusMessage.properties!.error_code)).toBe(
+      '#/components/schemas/PlatformErrorCode',
+    );
+  });
+
+  it('bounds `limit` with a default wherever it is a parameter', () => {
+    const limits = Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.values(item).flatMap((op) =>
+        ((op.parameters as { name: string; in: string; schema: Schema }[]) ?? [])
+          .filter((p) => p.name === 'limit')
+          .map((p) => ({ path, schema: p.schema })),
+      ),
+    );
+    expect(limits.length).toBeGreaterThan(0);
+    for (const { path, schema } of limits) {
+      expect({ path, type: schema.type }).toEqual({ path, type: 'integer' });
+      expect(schema.minimum).toBe(1);
+      expect(schema.maximum).toEqual(expect.any(Number));
+      expect(schema.default).toEqual(expect.any(Number));
+    }
+    const runs = limits.find((l) => l.path === '/agent/runs')!.schema;
+    expect([runs.minimum, runs.maximum, runs.default]).toEqual([1, 500, 20]);
+  });
+
+  it('describes unions as oneOf with the Oz discriminators, nested steps typed', () => {
+    const artifact = schemas().ArtifactItem;
+    expect(artifact.oneOf).toHaveLength(5);
+    expect(artifact.discriminator).toMatchObject({ propertyName: 'artifact_type' });
+    expect(Object.keys(artifact.discriminator!.mapping!)).toEqual(
+      expect.arrayContaining(['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE']),
+    );
+    expect(schemas().ConversationContentBlock.discriminator).toMatchObject({
+      propertyName: 'type',
+    });
+    expect(schemas().ConversationContentBlock.oneOf).toHaveLength(4);
+    expect(schemas().ConversationStep.properties!.steps.items!.$ref).toBe(
+      '#/components/schemas/ConversationStep',
+    );
+    expect(schemas().ConversationResponse).toBeDefined();
+    const artifactResponse = doc.paths['/agent/artifacts/{artifactUid}'].get.responses as Json;
+    expect(artifactResponse['200']).toMatchObject({
+      content: {
+        'application/json': { schema: { $ref: '#/components/schemas/ArtifactResponse' } },
+      },
+    });
+    expect(schemas().ArtifactResponse.discriminator).toMatchObject({
+      propertyName: 'artifact_type',
+    });
+  });
+
+  it('gives every operation a success schema and Error responses', () => {
+    const problems: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const responses = op.responses as Record<
+          string,
+          { content?: Record<string, { schema?: unknown }> }
+        >;
+        const success = Object.keys(responses).filter((c) => /^[23]/.test(c));
+        if (success.length === 0) problems.push(`${method} ${path}: no success response`);
+        for (const code of success.filter((c) => c.startsWith('2') && c !== '204')) {
+          if (!Object.values(responses[code].content ?? {}).some((c) => c.schema)) {
+            problems.push(`${method} ${path}: ${code} without a schema`);
+          }
+        }
+        const errorRef = responses.default?.content?.['application/problem+json']?.schema;
+        if (!errorRef) problems.push(`${method} ${path}: no default Error response`);
+        if ((op.security as unknown[] | undefined)?.length && !responses['401']) {
+          problems.push(`${method} ${path}: authenticated but no 401`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("marks Ambient's own operations and fields, and keeps the Oz names", () => {
+    expect(doc.paths['/harness-support/start'].post['x-ambient-extension']).toBe(true);
+    expect(doc.paths['/secrets'].get['x-ambient-extension']).toBe(true);
+    expect(doc.paths['/agent/runs'].get['x-ambient-extension']).toBeUndefined();
+    for (const name of [
+      'RunItem',
+      'RunAgentRequest',
+      'AmbientAgentConfig',
+      'Error',
+      'ScheduledAgentItem',
+    ]) {
+      expect(schemas()[name]).toBeDefined();
+    }
+    expect(schemas().Error.properties!.trace_id).toBeDefined();
+    expect(schemas().RunCreatorInfo.properties!.photo_url).toBeDefined();
+    expect(schemas().AgentSkill.properties!.bundled_skill_id).toBeDefined();
+    expect(schemas().RunItem.properties!.trigger_url).toBeDefined();
+    expect(schemas().ConversationMessage.properties!.request_id).toBeDefined();
+  });
+});
