@@ -15,7 +15,7 @@ set -euo pipefail
 TAG=ambient-agent:bookworm
 SUITE=bookworm
 MIRROR=${AMBIENT_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-PACKAGES=bash,git,coreutils,ripgrep,ca-certificates,procps
+PACKAGES=bash,git,coreutils,curl,ripgrep,ca-certificates,procps
 FORCE=0
 SANDBOX_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -59,7 +59,10 @@ done
 command -v docker >/dev/null 2>&1 || die "docker is not installed"
 docker info >/dev/null 2>&1 || die "the docker daemon does not answer (is dockerd running?)"
 
-if [ "$FORCE" = 0 ] && docker image inspect "$TAG" >/dev/null 2>&1; then
+# The cache key is the tag and the package list: an image built from another list is rebuilt.
+RECIPE="$SUITE:$PACKAGES"
+if [ "$FORCE" = 0 ] &&
+  [ "$(docker image inspect --format '{{ index .Config.Labels "dev.ambient.recipe" }}' "$TAG" 2>/dev/null)" = "$RECIPE" ]; then
   log "image $TAG exists"
   exit 0
 fi
@@ -98,6 +101,7 @@ tar --numeric-owner -C "$ROOTFS" -c . |
     --change 'USER 1000:1000' \
     --change 'WORKDIR /workspace' \
     --change 'CMD ["/bin/bash"]' \
+    --change "LABEL dev.ambient.recipe=$RECIPE" \
     --message "ambient agent image: debootstrap $SUITE ($PACKAGES)" \
     - "$TAG" >/dev/null
 log "built $TAG"

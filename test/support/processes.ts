@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Whether a process still runs (a zombie or a missing process does not). Linux /proc only. */
 export function isRunning(pid: number): boolean {
@@ -8,4 +8,24 @@ export function isRunning(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Host pids of the live processes whose environment holds `name=value` (e.g. a run's
+ * AMBIENT_RUN_ID): what a run started, found from outside its sandbox, whose pid namespace hides
+ * the pids its processes see.
+ */
+export function processesWithEnv(name: string, value: string): number[] {
+  const needle = `${name}=${value}`;
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (environ.includes(needle) && isRunning(Number(entry))) found.push(Number(entry));
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return found;
 }

@@ -31,7 +31,7 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024;
 
 /**
  * How long to keep reading after the shell exited: a background process it started may still
- * hold the output pipes open, and the command must not wait for it.
+ * hold the output pipes open, and the command must not wait for it (it is killed then).
  */
 const OUTPUT_GRACE_MS = 200;
 
@@ -54,6 +54,9 @@ export async function runCommand(opts: RunCommandOptions): Promise<CommandResult
   if (exit.startError)
     output.add(Buffer.from(`failed to start command: ${exit.startError.message}\n`));
   await Promise.race([streamsClosed, new Promise((r) => setTimeout(r, OUTPUT_GRACE_MS))]);
+  // What the command left running in the background ends with it (a fork bomb too), on every
+  // backend alike (a bubblewrap command's pid namespace ends with it anyway).
+  proc.kill();
   guard.dispose();
   proc.stdout.destroy();
   proc.stderr.destroy();
