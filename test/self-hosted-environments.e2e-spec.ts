@@ -97,6 +97,39 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
     }
   });
 
+  it("executes in a sandbox of the worker's machine, with the environment's limits", async () => {
+    const uid = await environment({ name: 'boxed', resources: { memory_mb: 64 } });
+    model.script('sh-sandbox', [
+      {
+        toolCalls: [
+          {
+            name: 'run_command',
+            arguments: {
+              command:
+                'echo "uid=$(id -u) pwd=$PWD"; (exec 3<>/dev/tcp/127.0.0.1/3306) 2>/dev/null && echo ESCAPED; ' +
+                'x=$(head -c 300000000 /dev/zero | tr "\\0" a); echo survived',
+            },
+          },
+        ],
+      },
+      { text: 'boxed in' },
+    ]);
+    const runId = await create('Probe [script:sh-sandbox]', {
+      worker_host: 'env-box',
+      environment_id: uid,
+    });
+    expect((await finished(runId)).state).toBe('SUCCEEDED');
+    const [result] = model.requests
+      .filter((r) => r.script === 'sh-sandbox')
+      .at(-1)!
+      .body.messages.filter((m) => m.role === 'tool')
+      .map((m) => JSON.parse(String(m.content)) as { output: string; killed?: string });
+    expect(result.output).toContain('uid=1000 pwd=/workspace');
+    expect(result.output).not.toContain('ESCAPED');
+    expect(result.output).not.toContain('survived');
+    expect(result.killed).toBe("out of memory: the sandbox's memory limit is 64 MiB");
+  });
+
   it("clones and sets up on the worker; the agent reads the repository and the setup's output", async () => {
     const uid = await environment({
       name: 'web',
