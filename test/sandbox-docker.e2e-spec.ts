@@ -5,6 +5,9 @@
 import Dockerode from 'dockerode';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -91,7 +94,12 @@ function printed(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<string
 
 async function openSandbox(
   limits: Partial<SandboxLimits> = {},
-  overrides: { runId?: string; image?: string | null } = {},
+  overrides: {
+    runId?: string;
+    image?: string | null;
+    apiUrl?: string;
+    backend?: DockerSandboxBackend;
+  } = {},
 ): Promise<{ sandbox: Sandbox; workspace: string; runId: string }> {
   const runId = overrides.runId ?? `test-${process.pid}-${++runs}`;
   const workspace = join(base, runId, 'workspace');
@@ -105,11 +113,24 @@ async function openSandbox(
     image: overrides.image ?? null,
     network: 'none' as const,
     limits: { memoryMb: 256, pids: 128, cpus: 1, ...limits },
-    apiUrl: null,
+    apiUrl: overrides.apiUrl ?? null,
   };
-  const sandbox = await backend.open(spec);
+  const sandbox = await (overrides.backend ?? backend).open(spec);
   opened.push(sandbox);
   return { sandbox, workspace, runId };
+}
+
+/** Resolves once the sandbox's container runs (open() does not wait for it). */
+async function started(sandbox: Sandbox): Promise<void> {
+  expect(await run(sandbox, 'true', [])).toMatchObject({ code: 0 });
+}
+
+/** The containers (any state) of a run, by label. */
+async function containersOfRun(runId: string): Promise<Dockerode.ContainerInfo[]> {
+  return docker.listContainers({
+    all: true,
+    filters: { label: [`${SANDBOX_LABELS.run}=${runId}`] },
+  });
 }
 
 function containerOf(runId: string): Dockerode.Container {
@@ -287,11 +308,104 @@ describe('docker sandbox', () => {
   it('replaces a container a crashed process left under the same name', async () => {
     const runId = `test-${process.pid}-reopen`;
     const first = await openSandbox({}, { runId });
+    await started(first.sandbox);
     const firstId = (await containerOf(runId).inspect()).Id;
     const second = await openSandbox({}, { runId });
+    await started(second.sandbox);
     expect((await containerOf(runId).inspect()).Id).not.toBe(firstId);
-    expect(await run(second.sandbox, 'true', [])).toMatchObject({ code: 0 });
     expect(await run(first.sandbox, 'true', [])).toMatchObject({ startError: { code: 'EIO' } });
+  });
+
+  it('opens at once and starts the container in the background', async () => {
+    const spied = new Dockerode();
+    const events: string[] = [];
+    let created: () => void = () => undefined;
+    const nextCreate = (): Promise<void> =>
+      new Promise<void>((resolveCreate) => (created = resolveCreate));
+    const create = spied.createContainer.bind(spied);
+    jest.spyOn(spied, 'createContainer').mockImplementation((options) => {
+      events.push('create');
+      created();
+      return create(options);
+    });
+    const spiedBackend = new DockerSandboxBackend(settings, spied);
+    const api = createServer((_request, response) => response.end('pong from the API'));
+    await new Promise<void>((resolveListen) => api.listen(0, '127.0.0.1', resolveListen));
+    try {
+      const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}/api/v1`;
+      const { sandbox, runId } = await openSandbox({}, { backend: spiedBackend, apiUrl });
+      events.push('opened');
+      // Known before the container exists: Ambient runs as root with a local daemon here.
+      expect(sandbox.apiUrl).toBe('http://127.0.0.1:7171/api/v1');
+      // A command spawned at once waits for the container and the API bridge.
+      const request =
+        'exec 3<>/dev/tcp/127.0.0.1/7171; printf "GET /api/v1/ping HTTP/1.0\r\n\r\n" >&3; cat <&3';
+      const result = await run(sandbox, 'bash', ['-c', request]);
+      expect(result).toMatchObject({ code: 0, signal: null });
+      expect(result.stdout).toContain('pong from the API');
+      expect(events).toEqual(['opened', 'create']);
+      expect(await containersOfRun(runId)).toHaveLength(1);
+
+      // Closed at once: no container is made, or the one being made is removed.
+      const closedAtOnce = await openSandbox({}, { backend: spiedBackend });
+      await closedAtOnce.sandbox.close();
+      expect(await containersOfRun(closedAtOnce.runId)).toEqual([]);
+      const early = closedAtOnce.sandbox.spawn('true', [], { env: ENV });
+      expect((await early.exited).startError?.message).toMatch(/closed/);
+
+      events.length = 0;
+      const creating = nextCreate();
+      const closedWhileCreating = await openSandbox({}, { backend: spiedBackend });
+      await creating;
+      const pending = closedWhileCreating.sandbox.spawn('sleep', ['100'], { env: ENV });
+      await closedWhileCreating.sandbox.close();
+      expect(events).toEqual(['create']);
+      expect((await pending.exited).code).toBeNull();
+      expect(await containersOfRun(closedWhileCreating.runId)).toEqual([]);
+      expect(existsSync(closedWhileCreating.sandbox.privateDir.host)).toBe(false);
+    } finally {
+      await new Promise((resolveClose) => api.close(resolveClose));
+    }
+  });
+
+  it('gives processes a startError saying why the container could not be started', async () => {
+    const badRuntime = new DockerSandboxBackend(
+      { ...settings, docker: { ...settings.docker, runtime: 'no-such-runtime' } },
+      docker,
+    );
+    const { sandbox, runId } = await openSandbox({}, { backend: badRuntime });
+    const result = await run(sandbox, 'true', []);
+    expect(result).toMatchObject({ code: null, signal: null, startError: { code: 'EIO' } });
+    expect(result.startError?.message).toMatch(
+      /the sandbox's container \(image "ambient-agent:bookworm"\) could not be started: .*no-such-runtime/,
+    );
+    expect(await sandbox.limitHit()).toBeNull();
+    await sandbox.close();
+    expect(await containersOfRun(runId)).toEqual([]);
+
+    // An image without /bin/sh: the container starts and exits at once.
+    const empty = await docker.importImage(Readable.from([Buffer.alloc(1024)]), {
+      repo: 'ambient-test/empty',
+      tag: 'sandbox',
+    });
+    await new Promise((resolveImport, rejectImport) => {
+      empty.on('error', rejectImport);
+      empty.on('end', resolveImport);
+      empty.resume();
+    });
+    try {
+      const shell = await openSandbox({}, { image: 'ambient-test/empty:sandbox' });
+      const noShell = await run(shell.sandbox, 'true', []);
+      expect(noShell.startError?.code).toBe('EIO');
+      expect(noShell.startError?.message).toMatch(/exited at once with code 127/);
+      await shell.sandbox.close();
+      expect(await containersOfRun(shell.runId)).toEqual([]);
+    } finally {
+      await docker
+        .getImage('ambient-test/empty:sandbox')
+        .remove({ force: true })
+        .catch(() => undefined);
+    }
   });
 
   it('fails with an error naming an image that cannot be pulled', async () => {
@@ -308,6 +422,7 @@ describe('docker sandbox', () => {
   it('labels its containers, and sweep() removes those of executions no longer live', async () => {
     const live = await openSandbox();
     const dead = await openSandbox();
+    await Promise.all([started(live.sandbox), started(dead.sandbox)]);
     const info = await containerOf(dead.runId).inspect();
     expect(info.Config.Labels).toMatchObject({
       [SANDBOX_LABELS.managed]: '1',

@@ -69,6 +69,8 @@ function enoent(message: string): NodeJS.ErrnoException {
  * A process started by `docker exec` in a sandbox container, with Node streams: the exec's
  * multiplexed stream is split into stdout and stderr (with backpressure: the socket is not read
  * while a consumer lags), and stdin, when piped, is written to the exec and half-closed at its end.
+ * It exists at once; the exec is made once `container` (still being started, maybe) resolves.
+ * When it rejects, the process ends with a startError carrying its message (code EIO).
  */
 export class DockerExecProcess implements SandboxProcess {
   readonly stdin: Writable | null;
@@ -87,7 +89,7 @@ export class DockerExecProcess implements SandboxProcess {
   private controlBuffer: Buffer = Buffer.alloc(0);
 
   constructor(
-    private readonly container: Dockerode.Container,
+    private readonly container: Promise<Dockerode.Container>,
     private readonly options: DockerExecOptions,
   ) {
     this.stdin = options.stdin ? new PassThrough() : null;
@@ -109,7 +111,15 @@ export class DockerExecProcess implements SandboxProcess {
   private async run(): Promise<SandboxExit> {
     const { file, args, cwd, env, stdin, user } = this.options;
     const pairs = Object.entries(env).map(([name, value]) => `${name}=${value}`);
-    const exec = await this.container.exec({
+    let container: Dockerode.Container;
+    try {
+      container = await this.container;
+    } catch (error) {
+      return this.noContainer(error);
+    }
+    // Killed before it could start: it never will.
+    if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
+    const exec = await container.exec({
       Cmd: [
         '/bin/sh',
         '-c',
@@ -188,6 +198,19 @@ export class DockerExecProcess implements SandboxProcess {
       if (!info.Running) return info.ExitCode ?? null;
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
+  }
+
+  /** The sandbox's container could not be started (or the sandbox is closed). */
+  private noContainer(error: unknown): SandboxExit {
+    const message = error instanceof Error ? error.message : String(error);
+    const startError: NodeJS.ErrnoException = Object.assign(new Error(message), { code: 'EIO' });
+    return this.ended({ code: null, signal: null, startError });
+  }
+
+  private ended(exit: SandboxExit): SandboxExit {
+    this.stdout.end();
+    this.stderr.end();
+    return exit;
   }
 
   private startFailed(error: unknown): SandboxExit {

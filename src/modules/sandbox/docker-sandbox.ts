@@ -190,6 +190,13 @@ export class DockerSandboxBackend implements SandboxBackend {
     this.docker = docker ?? new Dockerode();
   }
 
+  /**
+   * Returns as soon as the image is there and the directories are prepared: the container is
+   * created and started, and the API bridged into it, in the background (the first model request
+   * of a run does not need it). Every method of the sandbox that needs the container waits for
+   * it; a container that cannot be started makes the sandbox's processes end with a startError
+   * that says why.
+   */
   async open(spec: SandboxSpec): Promise<Sandbox> {
     const { docker: dockerSettings } = this.settings;
     const user = numericUser(dockerSettings.user);
@@ -197,13 +204,11 @@ export class DockerSandboxBackend implements SandboxBackend {
       throw new SandboxError('AMBIENT_DOCKER_USER must not be root', 'resource_unavailable');
     }
     const image = spec.image ?? dockerSettings.defaultImage;
-    const name = containerName(spec);
     const workspace = resolve(spec.workspaceDir);
     const privateDir = privateDirOf(spec);
 
     try {
       await this.ensureImage(image);
-      await this.removeContainer(this.docker.getContainer(name));
     } catch (error) {
       if (error instanceof SandboxError) throw error;
       if (daemonDown(error)) throw unavailable(error);
@@ -213,13 +218,12 @@ export class DockerSandboxBackend implements SandboxBackend {
       );
     }
 
-    const killerDir = killerDirOf(privateDir);
     try {
       await removeDirs(privateDir);
       await mkdir(dirname(privateDir), { recursive: true, mode: 0o711 });
       await mkdir(privateDir, { mode: 0o700 });
-      await mkdir(killerDir, { mode: 0o700 });
-      await promisify(execFile)('mkfifo', ['-m', '600', join(killerDir, KILL_FIFO)]);
+      await mkdir(killerDirOf(privateDir), { mode: 0o700 });
+      await promisify(execFile)('mkfifo', ['-m', '600', join(killerDirOf(privateDir), KILL_FIFO)]);
       if (user) {
         // The container's user must own what Ambient (root) wrote; symbolic links are not followed.
         await chown(privateDir, user.uid, user.gid);
@@ -233,62 +237,128 @@ export class DockerSandboxBackend implements SandboxBackend {
       );
     }
 
+    // Known now, bridged once the container runs (see bridgeInto). Should the bridge not start
+    // after all (the daemon's processes are not in this host's pid namespace, nsenter or socat
+    // missing), nothing listens on that address in the container: the sandbox's processes get
+    // "connection refused" from it, which is all they would learn without a bridge anyway.
+    const bridged = spec.apiUrl && this.canBridge() ? spec.apiUrl : null;
+    return new DockerSandbox(
+      (closeRequested) =>
+        this.startContainer(spec, image, workspace, privateDir, bridged, closeRequested),
+      this.settings,
+      spec,
+      workspace,
+      privateDir,
+      user,
+      bridged ? bridgedApiUrl(bridged) : null,
+    );
+  }
+
+  /**
+   * Whether this process can bridge the API into containers: it is root (nsenter) and the
+   * daemon is local (a Unix socket), so a container's pid is one of this host's.
+   */
+  private canBridge(): boolean {
+    const modem = this.docker.modem as { host?: string; socketPath?: unknown };
+    return process.getuid?.() === 0 && !modem.host && Boolean(modem.socketPath);
+  }
+
+  /**
+   * Creates and starts the container of `open`, then bridges the API into it (null when the
+   * bridge does not start). Rejects with a message saying why the container could not be
+   * started, having removed whatever it made; stops early once the sandbox is being closed.
+   */
+  private async startContainer(
+    spec: SandboxSpec,
+    image: string,
+    workspace: string,
+    privateDir: string,
+    apiUrl: string | null,
+    closeRequested: () => boolean,
+  ): Promise<StartedContainer> {
+    const closed = (): Error => new Error('the sandbox was closed before its container started');
+    const name = containerName(spec);
+    let container: Dockerode.Container | null = null;
+    try {
+      // A container a crashed process left under this name.
+      await this.removeContainer(this.docker.getContainer(name));
+      if (closeRequested()) throw closed();
+      const options = this.containerOptions(spec, image, name, workspace, privateDir);
+      container = await this.docker.createContainer(options).catch(async (error: unknown) => {
+        // 409: one of that name appeared meanwhile (another open of the same execution).
+        if (apiError(error).statusCode !== 409) throw error;
+        await this.removeContainer(this.docker.getContainer(name));
+        return this.docker.createContainer(options);
+      });
+      if (closeRequested()) throw closed();
+      await container.start();
+      const { State } = await container.inspect();
+      if (!State.Running) {
+        const hint = State.ExitCode === 127 ? ' (does the image have /bin/sh?)' : '';
+        throw new Error(`it exited at once with code ${State.ExitCode}${hint}`);
+      }
+      const bridge = apiUrl ? await bridgeInto(State.Pid, privateDir, apiUrl) : null;
+      return { container, bridge };
+    } catch (error) {
+      if (container) await this.removeContainer(container).catch(() => undefined);
+      if (closeRequested()) throw closed();
+      const why = daemonDown(error)
+        ? `the docker daemon does not answer (${reason(error)})`
+        : reason(error);
+      throw new Error(`the sandbox's container (image "${image}") could not be started: ${why}`);
+    }
+  }
+
+  private containerOptions(
+    spec: SandboxSpec,
+    image: string,
+    name: string,
+    workspace: string,
+    privateDir: string,
+  ): Dockerode.ContainerCreateOptions {
+    const { docker: dockerSettings } = this.settings;
     const { memoryMb, pids, cpus } = spec.limits;
     const memory = memoryMb * 1024 * 1024;
-    let container: Dockerode.Container;
-    try {
-      container = await this.docker.createContainer({
-        name,
-        Image: image,
-        // The killer (see KILLER) is the container's one long-lived process; docker-init reaps
-        // whatever the execs leave behind.
-        Entrypoint: ['/bin/sh', '-c', KILLER],
-        Cmd: [],
-        User: '0:0',
-        WorkingDir: SANDBOX_WORKDIR,
-        Env: [`PATH=${SANDBOX_PATH}`],
-        Labels: {
-          [SANDBOX_LABELS.managed]: '1',
-          [SANDBOX_LABELS.deployment]: this.deployment,
-          [SANDBOX_LABELS.run]: spec.runId,
-          [SANDBOX_LABELS.execution]: String(spec.executionId),
-          [SANDBOX_LABELS.team]: spec.teamId,
-        },
-        HostConfig: {
-          Init: true,
-          Binds: [
-            `${workspace}:${SANDBOX_WORKDIR}:rw`,
-            `${privateDir}:${SANDBOX_PRIVATE_DIR}:ro`,
-            `${killerDir}:${KILLER_DIR}:ro`,
-          ],
-          CapDrop: ['ALL'],
-          CapAdd: ['KILL'],
-          SecurityOpt: ['no-new-privileges'],
-          PidsLimit: pids + OWN_PIDS,
-          Memory: memory,
-          MemorySwap: memory,
-          NanoCpus: Math.round(cpus * 1e9),
-          NetworkMode: spec.network === 'egress' ? dockerSettings.egressNetwork : 'none',
-          ...(dockerSettings.runtime ? { Runtime: dockerSettings.runtime } : {}),
-          // The root filesystem stays writable: vendor CLIs write their state under HOME, which
-          // the image's user owns. It is the container's own layer, gone at close.
-          Tmpfs: { '/tmp': `rw,nosuid,nodev,mode=1777,size=${memoryMb}m` },
-          LogConfig: { Type: 'none', Config: {} },
-          RestartPolicy: { Name: 'no' },
-        },
-      });
-      await container.start();
-    } catch (error) {
-      await this.removeContainer(this.docker.getContainer(name)).catch(() => undefined);
-      await removeDirs(privateDir);
-      if (daemonDown(error)) throw unavailable(error);
-      throw new SandboxError(
-        `cannot start a container of image "${image}": ${reason(error)}`,
-        'resource_unavailable',
-      );
-    }
-    const bridge = spec.apiUrl ? await bridgeInto(container, privateDir, spec.apiUrl) : null;
-    return new DockerSandbox(container, this.settings, spec, workspace, privateDir, user, bridge);
+    return {
+      name,
+      Image: image,
+      // The killer (see KILLER) is the container's one long-lived process; docker-init reaps
+      // whatever the execs leave behind.
+      Entrypoint: ['/bin/sh', '-c', KILLER],
+      Cmd: [],
+      User: '0:0',
+      WorkingDir: SANDBOX_WORKDIR,
+      Env: [`PATH=${SANDBOX_PATH}`],
+      Labels: {
+        [SANDBOX_LABELS.managed]: '1',
+        [SANDBOX_LABELS.deployment]: this.deployment,
+        [SANDBOX_LABELS.run]: spec.runId,
+        [SANDBOX_LABELS.execution]: String(spec.executionId),
+        [SANDBOX_LABELS.team]: spec.teamId,
+      },
+      HostConfig: {
+        Init: true,
+        Binds: [
+          `${workspace}:${SANDBOX_WORKDIR}:rw`,
+          `${privateDir}:${SANDBOX_PRIVATE_DIR}:ro`,
+          `${killerDirOf(privateDir)}:${KILLER_DIR}:ro`,
+        ],
+        CapDrop: ['ALL'],
+        CapAdd: ['KILL'],
+        SecurityOpt: ['no-new-privileges'],
+        PidsLimit: pids + OWN_PIDS,
+        Memory: memory,
+        MemorySwap: memory,
+        NanoCpus: Math.round(cpus * 1e9),
+        NetworkMode: spec.network === 'egress' ? dockerSettings.egressNetwork : 'none',
+        ...(dockerSettings.runtime ? { Runtime: dockerSettings.runtime } : {}),
+        // The root filesystem stays writable: vendor CLIs write their state under HOME, which
+        // the image's user owns. It is the container's own layer, gone at close.
+        Tmpfs: { '/tmp': `rw,nosuid,nodev,mode=1777,size=${memoryMb}m` },
+        LogConfig: { Type: 'none', Config: {} },
+        RestartPolicy: { Name: 'no' },
+      },
+    };
   }
 
   async sweep(isLive: (runId: string, executionId: number) => Promise<boolean>): Promise<number> {
@@ -354,32 +424,41 @@ export class DockerSandboxBackend implements SandboxBackend {
   }
 }
 
+interface StartedContainer {
+  container: Dockerode.Container;
+  bridge: NetnsBridge | null;
+}
+
 class DockerSandbox implements Sandbox {
   readonly backend = 'docker' as const;
   readonly workdir = SANDBOX_WORKDIR;
   readonly path = SANDBOX_PATH;
   readonly privateDir: { host: string; inside: string };
+  /** The container, running, with the API bridged into it; rejects saying why it is not. */
+  private readonly ready: Promise<StartedContainer>;
+  private closeRequested = false;
   private closing: Promise<void> | null = null;
   private oomKills = 0;
   private pidsMaxHits = 0;
 
   constructor(
-    private readonly container: Dockerode.Container,
+    start: (closeRequested: () => boolean) => Promise<StartedContainer>,
     private readonly settings: SandboxSettings,
     private readonly spec: SandboxSpec,
     private readonly workspace: string,
     privateDir: string,
     private readonly user: { uid: number; gid: number } | null,
-    private readonly bridge: NetnsBridge | null,
+    /** Set before the bridge exists (see DockerSandboxBackend.open). */
+    readonly apiUrl: string | null,
   ) {
     this.privateDir = { host: privateDir, inside: SANDBOX_PRIVATE_DIR };
-    this.apiUrl = bridge && spec.apiUrl ? bridgedApiUrl(spec.apiUrl) : null;
+    this.ready = start(() => this.closeRequested);
+    // Whoever needs the container sees the failure; nobody may have to.
+    this.ready.catch(() => undefined);
   }
 
-  readonly apiUrl: string | null;
-
   spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess {
-    return new DockerExecProcess(this.container, {
+    return new DockerExecProcess(this.container(), {
       file,
       args,
       cwd: options.cwd ?? SANDBOX_WORKDIR,
@@ -428,14 +507,26 @@ class DockerSandbox implements Sandbox {
     }
   }
 
+  /** Works at any moment: a container still being made is removed once its start settles. */
   close(): Promise<void> {
+    this.closeRequested = true;
     this.closing ??= (async () => {
-      await this.bridge?.close();
-      // Already gone, or the daemon does not answer: then sweep() removes it later.
-      await this.container.remove({ force: true, v: true }).catch(() => undefined);
+      const started = await this.ready.catch(() => null);
+      if (started) {
+        await started.bridge?.close();
+        // Already gone, or the daemon does not answer: then sweep() removes it later.
+        await started.container.remove({ force: true, v: true }).catch(() => undefined);
+      }
       await removeDirs(this.privateDir.host).catch(() => undefined);
     })();
     return this.closing;
+  }
+
+  /** The running container for a new process; rejects once the sandbox is closed. */
+  private async container(): Promise<Dockerode.Container> {
+    const { container } = await this.ready;
+    if (this.closeRequested) throw new Error('the sandbox is closed');
+    return container;
   }
 
   /** Hands the group to the container's killer; a `docker exec` of kill when it cannot. */
@@ -458,7 +549,8 @@ class DockerSandbox implements Sandbox {
 
   /** Runs a command of Ambient's own in the container; its stdout. */
   private async run(cmd: string[]): Promise<string> {
-    const exec = await this.container.exec({
+    const container = await this.container();
+    const exec = await container.exec({
       Cmd: cmd,
       AttachStdout: true,
       AttachStderr: true,
@@ -471,7 +563,7 @@ class DockerSandbox implements Sandbox {
     stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
     const sink = new PassThrough();
     sink.resume();
-    this.container.modem.demuxStream(stream, stdout, sink);
+    container.modem.demuxStream(stream, stdout, sink);
     await new Promise<void>((resolveRun, rejectRun) => {
       stream.on('end', resolveRun);
       stream.on('close', resolveRun);
@@ -483,17 +575,16 @@ class DockerSandbox implements Sandbox {
 
 /**
  * The Ambient API inside the container (see ApiBridge): the bridge socket in the private
- * directory, and socat of this host listening on 127.0.0.1:7171 in the container's own network
- * namespace (entered by pid; needs a local daemon and root). Without that, null: the sandbox has
- * no API and commands get the API's own address, reachable only over an egress network.
+ * directory, and socat of this host listening on 127.0.0.1:7171 in the network namespace of the
+ * container's process `pid` (entered by pid; needs a local daemon and root). Null when it cannot
+ * be started.
  */
 async function bridgeInto(
-  container: Dockerode.Container,
+  pid: number,
   privateDir: string,
   apiUrl: string,
 ): Promise<NetnsBridge | null> {
   try {
-    const pid = (await container.inspect()).State.Pid;
     if (!pid || !existsSync(`/proc/${pid}/ns/net`)) return null;
     return await NetnsBridge.start(pid, join(privateDir, API_SOCKET_NAME), apiUrl);
   } catch (_error) {
