@@ -227,3 +227,50 @@ describe.each(['bubblewrap', 'docker'] as const)('runs in %s sandboxes', (backen
     }
   });
 });
+
+describe('without a working sandbox backend', () => {
+  let model: FakeModelServer;
+  let env: TestEnvironment;
+  let app: TestApp;
+  let api: ReturnType<typeof apiClient>;
+  const dockerHost = process.env.DOCKER_HOST;
+
+  beforeAll(async () => {
+    // No daemon answers here: AMBIENT_SANDBOX=docker cannot isolate anything.
+    process.env.DOCKER_HOST = 'unix:///nonexistent/docker.sock';
+    model = await startFakeModelServer();
+    env = createTestEnvironment('iso_none', model.url);
+    app = await startTestApp(env, ['api', 'worker'], { 'sandbox.backend': 'docker' });
+    api = apiClient(app.baseUrl, app.apiKey);
+  });
+
+  afterAll(async () => {
+    if (dockerHost === undefined) delete process.env.DOCKER_HOST;
+    else process.env.DOCKER_HOST = dockerHost;
+    await app?.close();
+    await env?.destroy();
+    await model?.close();
+  });
+
+  it('never runs unisolated: the run ends in ERROR saying how to fix it, and health says so', async () => {
+    model.script('no-sandbox', [
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'touch ran' } }] },
+    ]);
+    const created = await api.post('/agent/runs', { prompt: '[script:no-sandbox]' });
+    const run = await waitFor(
+      async () => (await api.get(`/agent/runs/${created.body.run_id}`)).body,
+      (r) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(r.state),
+      { what: 'the run to end' },
+    );
+    expect(run.state).toBe('ERROR');
+    expect(run.status_message).toMatchObject({
+      error_code: 'resource_unavailable',
+      message: expect.stringMatching(
+        /AMBIENT_SANDBOX=docker but no Docker daemon answers.*install Docker.*bubblewrap.*AMBIENT_SANDBOX=process/,
+      ),
+    });
+    expect(model.requests.filter((r) => r.script === 'no-sandbox')).toHaveLength(0);
+    const health = await api.get('/health');
+    expect(health.body.sandbox).toMatchObject({ backend: 'unavailable', isolated: false });
+  });
+});
