@@ -272,4 +272,63 @@ describe('contract endpoints and fields (api + worker, fake model server)', () =
       expect(answer.request_id).not.toBe(call.request_id);
     });
   });
+
+  describe('fields now sent: ScheduledAgentItem.environment, RunItem.trigger_url', () => {
+    it('resolves agent_config.environment_id of a schedule to the environment config', async () => {
+      const env1 = await api.post('/agent/environments', {
+        name: 'sched-env',
+        description: 'for schedules',
+        github_repos: [{ owner: 'acme', repo: 'web' }],
+        setup_commands: ['echo ready'],
+        network: 'none',
+      });
+      expect(env1.status).toBeLessThan(300);
+      const uid = env1.body.uid;
+      const withEnv = await api.post('/agent/schedules', {
+        name: 'with-env',
+        cron_schedule: '0 9 * * *',
+        prompt: 'daily',
+        agent_config: { environment_id: uid },
+      });
+      expect(withEnv.status).toBe(201);
+      const expected = {
+        name: 'sched-env',
+        description: 'for schedules',
+        github_repos: [{ owner: 'acme', repo: 'web' }],
+        setup_commands: ['echo ready'],
+        network: 'none',
+      };
+      expect(withEnv.body.environment).toMatchObject(expected);
+      expect((await api.get(`/agent/schedules/${withEnv.body.id}`)).body.environment).toMatchObject(
+        expected,
+      );
+      const listed = (await api.get('/agent/schedules')).body.schedules;
+      expect(
+        listed.find((s: { id: string }) => s.id === withEnv.body.id).environment,
+      ).toMatchObject(expected);
+
+      const without = await api.post('/agent/schedules', {
+        name: 'without-env',
+        cron_schedule: '0 9 * * *',
+        prompt: 'daily',
+      });
+      expect(without.body).not.toHaveProperty('environment');
+    });
+
+    it('links a child run to its parent; a run started directly has no trigger_url', async () => {
+      model.script('contract-child', [{ text: 'ok' }]);
+      const parent = (await api.post('/agent/runs', { prompt: 'parent [script:contract-child]' }))
+        .body.run_id;
+      const child = (
+        await api.post('/agent/runs', {
+          prompt: 'child [script:contract-child]',
+          parent_run_id: parent,
+        })
+      ).body.run_id;
+      const item = (await api.get(`/agent/runs/${child}`)).body;
+      expect(item.source).toBe('ORCHESTRATION');
+      expect(item.trigger_url).toBe(`${PUBLIC_URL}/api/v1/agent/runs/${parent}`);
+      expect((await api.get(`/agent/runs/${parent}`)).body).not.toHaveProperty('trigger_url');
+    });
+  });
 });

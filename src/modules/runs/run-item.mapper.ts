@@ -3,7 +3,7 @@ import type { RunArtifact } from '../artifacts/run-artifact.entity';
 import type { User } from '../teams/user.entity';
 import type { ArtifactItemDto, RunItemDto, UserProfileDto } from './dto/run-item.dto';
 import type { Run } from './entities/run.entity';
-import { runPageUrl, sessionIdOf } from './run-links';
+import { runPageUrl, sessionIdOf, triggerUrlOf } from './run-links';
 import { isTerminal } from './run-state';
 
 /** Runs of these kinds are executed outside Ambient and cannot be cancelled from here. */
@@ -77,6 +77,8 @@ export function toRunItem(
     item.session_id = sessionId;
     if (related.publicUrl) item.session_link = runPageUrl(related.publicUrl, run.id);
   }
+  const triggerUrl = related.publicUrl ? triggerUrlOf(related.publicUrl, run) : undefined;
+  if (triggerUrl) item.trigger_url = triggerUrl;
   if (run.metadata && Object.keys(run.metadata).length) item.metadata = run.metadata;
   if (run.agentSkill) {
     item.agent_skill = { ...run.agentSkill };

@@ -87,9 +87,21 @@ export class RunItemDto {
   @ApiPropertyOptional({ enum: RUN_SOURCES, enumName: 'RunSourceType' }) source?: string;
   @ApiPropertyOptional({ type: StatusMessageDto }) status_message?: StatusMessageDto;
   @ApiPropertyOptional({ type: ScheduleInfoDto }) schedule?: ScheduleInfoDto;
-  @ApiPropertyOptional() session_id?: string;
-  @ApiPropertyOptional({ format: 'uri' }) session_link?: string;
-  @ApiPropertyOptional({ format: 'uri', description: 'Where the run was triggered from' })
+  @ApiPropertyOptional({
+    description: 'UUID of the session (in Ambient the run id, once an execution started)',
+  })
+  session_id?: string;
+  @ApiPropertyOptional({
+    format: 'uri',
+    description: 'URL to view the agent session (until Ambient has a web console: the run API URL)',
+  })
+  session_link?: string;
+  @ApiPropertyOptional({
+    format: 'uri',
+    description:
+      'URL to the run trigger: the schedule of a scheduled run, the custom webhook of a webhook ' +
+      'run, the parent of a child run (API URLs); absent for runs started directly',
+  })
   trigger_url?: string;
   @ApiPropertyOptional({ type: UserProfileDto }) creator?: UserProfileDto;
   @ApiPropertyOptional({ type: UserProfileDto }) executor?: UserProfileDto;
