@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ERROR_CODES } from '../../../common/errors/error-codes';
 import { RUN_SOURCES, RUN_STATES } from '../run-state';
 import { AgentConfigDto } from './agent-config.dto';
+import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
 
 @ApiSchema({ name: 'RunCreatorInfo' })
 export class UserProfileDto {
@@ -19,7 +20,11 @@ export class StatusMessageDto {
   error_code?: string;
   @ApiPropertyOptional() retryable?: boolean;
   @ApiPropertyOptional({ format: 'date-time' }) session_debug_until?: string;
-  @ApiPropertyOptional({ 'x-ambient-extension': true } as never) debug_agent_active?: boolean;
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    description: 'True while a debug agent works in the kept workspace',
+  })
+  debug_agent_active?: boolean;
 }
 
 @ApiSchema({ name: 'ModelTokenUsage' })
