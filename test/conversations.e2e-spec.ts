@@ -134,7 +134,11 @@ describe('conversations and transcripts (api + worker, fake model server)', () =
         .map((l) => JSON.parse(l));
       expect(lines).toHaveLength(6);
       expect(lines[0]).toMatchObject({ run_id: runId, execution_id: 1, message: { role: 'user' } });
-      expect(lines[5].message).toEqual({ role: 'assistant', content: 'All done.' });
+      expect(lines[5].message).toEqual({
+        role: 'assistant',
+        content: 'All done.',
+        request_id: expect.stringMatching(/^chatcmpl-fake-/),
+      });
     }
   });
 

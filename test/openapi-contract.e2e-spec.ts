@@ -20,6 +20,7 @@ type Schema = {
   minimum?: number;
   maximum?: number;
   default?: unknown;
+  required?: string[];
 };
 
 /** Every `$ref` in the document with where it was found. */
@@ -230,5 +231,43 @@ describe('the published OpenAPI document is generator-grade (api role)', () => {
     expect(schemas().AgentSkill.properties!.bundled_skill_id).toBeDefined();
     expect(schemas().RunItem.properties!.trigger_url).toBeDefined();
     expect(schemas().ConversationMessage.properties!.request_id).toBeDefined();
+  });
+
+  it('marks extension fields and schemas (environment network/resources, health sandbox)', () => {
+    const mark = (node: unknown) => (node as Json | undefined)?.['x-ambient-extension'];
+    for (const name of [
+      'EnvironmentConfig',
+      'CreateEnvironmentRequest',
+      'UpdateEnvironmentRequest',
+    ]) {
+      expect([name, mark(schemas()[name].properties!.network)]).toEqual([name, true]);
+      expect([name, mark(schemas()[name].properties!.resources)]).toEqual([name, true]);
+    }
+    expect(mark(schemas().SandboxResources)).toBe(true);
+    expect(mark(schemas().SandboxInfo)).toBe(true);
+    expect(mark(schemas().HealthResponse.properties!.sandbox)).toBe(true);
+    expect(mark(schemas().Environment.properties!.access)).toBe(true);
+    expect(mark(schemas().HarnessAuthSecrets.properties!.gemini_auth_secret_name)).toBe(true);
+    expect(mark(schemas().RunStatusMessage.properties!.debug_agent_active)).toBe(true);
+    // Oz fields stay unmarked.
+    expect(mark(schemas().EnvironmentConfig.properties!.setup_commands)).toBeUndefined();
+    expect(mark(schemas().RunItem.properties!.trigger_url)).toBeUndefined();
+  });
+
+  it('has the Oz redirect and handoff operations, unmarked, and ScheduledAgentItem.environment', () => {
+    const session = doc.paths['/agent/sessions/{sessionUuid}/redirect'].get;
+    expect(session.operationId).toBe('getSessionRedirect');
+    expect(session['x-ambient-extension']).toBeUndefined();
+    const conversation = doc.paths['/agent/conversations/{conversationId}/redirect'].get;
+    expect(conversation.operationId).toBe('getConversationRedirect');
+    const handoff = doc.paths['/agent/runs/{runId}/handoff/attachments'].get;
+    expect(handoff.operationId).toBe('listHandoffAttachments');
+    expect(handoff['x-ambient-extension']).toBeUndefined();
+    expect(schemas().HandoffAttachment.required).toEqual(
+      expect.arrayContaining(['attachment_id', 'download_url', 'filename']),
+    );
+    expect(schemas().SessionRedirectResponse.properties!.conversation_id).toBeDefined();
+    expect(schemas().ScheduledAgentItem.properties!.environment).toBeDefined();
+    expect(Object.keys(doc.paths).some((p) => p.startsWith('/run-attachments'))).toBe(false);
   });
 });

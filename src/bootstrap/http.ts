@@ -2,6 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { createValidationPipe } from '../common/errors/validation';
+import { requestIdMiddleware } from '../common/request-id';
 import { McpServerConfigDto } from '../modules/runs/dto/agent-config.dto';
 import { completeOpenApiDocument } from './openapi-contract';
 import type { AppConfig } from '../config/app-config';
@@ -11,6 +12,8 @@ export const API_PREFIX = 'api/v1';
 const JSON_BODY_LIMIT = '40mb';
 
 export function configureHttp(app: NestExpressApplication, config: AppConfig): void {
+  // First, so every answer (errors of unknown routes and of the body parser included) has an id.
+  app.use(requestIdMiddleware);
   app.setGlobalPrefix(API_PREFIX);
   app.useGlobalPipes(createValidationPipe());
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });

@@ -23,6 +23,9 @@ const AMBIENT_EXTENSION_PATHS: readonly RegExp[] = [
   /^\/factory\/\{factoryUid\}\/webhooks/,
 ];
 
+/** Schemas that exist only in Ambient (their uses are marked field by field as well). */
+const AMBIENT_EXTENSION_SCHEMAS: readonly string[] = ['SandboxResources', 'SandboxInfo'];
+
 const ERROR_RESPONSE = {
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Error' } } },
 };
@@ -35,6 +38,10 @@ const ERROR_RESPONSE = {
 export function completeOpenApiDocument(document: OpenAPIObject): OpenAPIObject {
   document.components ??= {};
   document.components.schemas = { ...document.components.schemas, ...OZ_UNION_SCHEMAS };
+  for (const name of AMBIENT_EXTENSION_SCHEMAS) {
+    const schema = document.components.schemas[name];
+    if (schema) Object.assign(schema, { 'x-ambient-extension': true });
+  }
   for (const [path, item] of Object.entries(document.paths) as [string, PathItemObject][]) {
     const extension = AMBIENT_EXTENSION_PATHS.some((pattern) => pattern.test(path));
     for (const method of ['get', 'put', 'post', 'delete', 'patch'] as const) {

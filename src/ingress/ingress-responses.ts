@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { ErrorCode } from '../common/errors/error-codes';
 import { buildProblem } from '../common/errors/problem';
+import { requestIdOf } from '../common/request-id';
 
 /** What a refused body may still send after the answer before its connection is cut. */
 const LINGER_BYTES = 1024 * 1024;
@@ -28,6 +29,7 @@ export function sendProblem(
       ?.split('?')[0]
       ?.replace(/(\/webhooks\/w\/[^/]+)\/.+$/, '$1/{token}'),
     retryable: status === 429 || status === 503,
+    traceId: requestIdOf(res),
   });
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   if (res.req && !res.req.complete) closeAfterAnswer(res.req, res);

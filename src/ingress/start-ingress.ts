@@ -2,6 +2,7 @@ import { INestApplication, Logger, LoggerService, LogLevel } from '@nestjs/commo
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { ProblemFilter } from '../common/errors/problem.filter';
+import { requestIdMiddleware } from '../common/request-id';
 import type { AppConfig } from '../config/app-config';
 import { IngressModule } from './ingress.module';
 
@@ -22,6 +23,7 @@ export async function startIngress(
   });
   app.disable('x-powered-by');
   app.disable('etag');
+  app.use(requestIdMiddleware);
   app.useGlobalFilters(new ProblemFilter());
   if (!config.secretsKey) {
     new Logger('Ingress').warn('AMBIENT_SECRETS_KEY is not set: webhooks cannot be verified');

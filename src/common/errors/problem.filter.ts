@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { Request, Response } from 'express';
 import { ApiError } from './api-error';
 import { ErrorCode } from './error-codes';
+import { requestIdOf } from '../request-id';
 import { buildProblem } from './problem';
 
 const CODE_FOR_STATUS: Record<number, ErrorCode> = {
@@ -88,6 +89,8 @@ export class ProblemFilter implements ExceptionFilter {
       });
       if (unavailable) headers['Retry-After'] = '5';
     }
+    const traceId = requestIdOf(response);
+    if (traceId) problem.trace_id = traceId;
     for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
     response.status(problem.status).type('application/problem+json').send(JSON.stringify(problem));
   }

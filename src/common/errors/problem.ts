@@ -9,6 +9,8 @@ export interface Problem {
   detail?: string;
   instance?: string;
   retryable?: boolean;
+  /** The request's id (`X-Request-Id`), for support requests and logs. */
+  trace_id?: string;
 }
 
 const DOCS_BASE = 'https://docs.warp.dev/reference/api-and-sdk/troubleshooting/errors/';
@@ -20,6 +22,7 @@ export function buildProblem(args: {
   detail?: string;
   instance?: string;
   retryable?: boolean;
+  traceId?: string;
 }): Problem {
   const problem: Problem = {
     type: `${DOCS_BASE}${args.code.replace(/_/g, '-')}`,
@@ -30,5 +33,6 @@ export function buildProblem(args: {
   if (args.detail) problem.detail = args.detail;
   if (args.instance) problem.instance = args.instance;
   if (args.retryable !== undefined) problem.retryable = args.retryable;
+  if (args.traceId) problem.trace_id = args.traceId;
   return problem;
 }

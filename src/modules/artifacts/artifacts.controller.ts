@@ -10,9 +10,9 @@ import {
 import type { Response } from 'express';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { Public } from '../../common/auth/public.decorator';
-import { ApiError } from '../../common/errors/api-error';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { ApiKeysService } from '../teams/api-keys.service';
+import { optionalCallerTeam } from '../teams/optional-caller';
 import type { Principal } from '../teams/principal';
 import { ArtifactReader, ArtifactView } from './artifact-reader.service';
 
@@ -59,18 +59,9 @@ export class ArtifactsController {
     res.redirect(302, url);
   }
 
-  private async callerTeam(authorization: string | undefined): Promise<string | null> {
-    if (!authorization) return null;
-    const token = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
-    const principal = token ? await this.apiKeys.authenticate(token) : null;
-    if (!principal) {
-      throw new ApiError(
-        'authentication_required',
-        'send a valid API key as "Authorization: Bearer <key>", or none for public artifacts',
-      );
-    }
+  private callerTeam(authorization: string | undefined): Promise<string | null> {
     // A run-scoped key reads as its team would not: it may only report.
-    return principal.runId ? null : principal.teamId;
+    return optionalCallerTeam(this.apiKeys, authorization, 'for public artifacts');
   }
 }
 

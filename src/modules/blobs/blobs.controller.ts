@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { Public } from '../../common/auth/public.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { BLOB_STORE, BlobStore, isValidBlobKey } from './blob-store';
-import { UrlSigner } from './url-signer';
+import { DownloadGrant, UrlSigner } from './url-signer';
 
 /** Serves blobs behind signed URLs; the signature is the credential, so no API key is needed. */
 @ApiExcludeController()
@@ -25,25 +25,44 @@ export class BlobsController {
     @Res() res: Response,
   ): Promise<void> {
     const key = `${namespace}/${name}`;
-    const text = (field: string) => (typeof query[field] === 'string' ? query[field] : '');
-    const grant = { key, contentType: text('type'), filename: text('filename') };
-    const refusal = isValidBlobKey(key)
-      ? this.signer.refusal(grant, text('expires'), text('signature'))
-      : 'the download URL is malformed';
-    if (refusal) throw new ApiError('not_authorized', refusal);
+    const grant = signedGrant(this.signer, key, query, isValidBlobKey(key));
     const blob = await this.blobs.openStream(key);
     if (!blob) throw ApiError.notFound('blob');
-    res.setHeader('Content-Type', grant.contentType || 'application/octet-stream');
-    res.setHeader('Content-Length', String(blob.size));
-    res.setHeader('Cache-Control', 'private, no-store');
-    // Agents choose artifact types: never let a browser run what it downloads from this origin.
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
-    res.setHeader(
-      'Content-Disposition',
-      `attachment; filename="${grant.filename.replace(/["\\\r\n]/g, '_')}"`,
-    );
+    setDownloadHeaders(res, grant, blob.size);
     // A store failing mid-way can only cut the response short (the status is already sent).
     await pipeline(blob.stream, res).catch(() => res.destroy());
   }
+}
+
+/**
+ * The grant a signed download URL's query carries for `key`, checked (signature, then expiry):
+ * 403 `not_authorized` in the Error model when it was altered, has expired or is malformed.
+ */
+export function signedGrant(
+  signer: UrlSigner,
+  key: string,
+  query: Record<string, unknown>,
+  wellFormedKey = true,
+): DownloadGrant {
+  const text = (field: string) => (typeof query[field] === 'string' ? query[field] : '');
+  const grant = { key, contentType: text('type'), filename: text('filename') };
+  const refusal = wellFormedKey
+    ? signer.refusal(grant, text('expires'), text('signature'))
+    : 'the download URL is malformed';
+  if (refusal) throw new ApiError('not_authorized', refusal);
+  return grant;
+}
+
+/** The headers of every signed download: type, size, no caching, never rendered by a browser. */
+export function setDownloadHeaders(res: Response, grant: DownloadGrant, size: number): void {
+  res.setHeader('Content-Type', grant.contentType || 'application/octet-stream');
+  res.setHeader('Content-Length', String(size));
+  res.setHeader('Cache-Control', 'private, no-store');
+  // Agents and callers choose the types: never let a browser run a download from this origin.
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
+  res.setHeader(
+    'Content-Disposition',
+    `attachment; filename="${grant.filename.replace(/["\\\r\n]/g, '_')}"`,
+  );
 }

@@ -24,6 +24,15 @@ export class UrlSigner {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   sign(grant: DownloadGrant, now = Date.now()): SignedUrl {
+    return this.signAt(`blobs/${grant.key}`, grant, now);
+  }
+
+  /**
+   * A signed URL for another public route than `/blobs` (`path`, under the API prefix) that
+   * checks it with `refusal`, e.g. run attachments kept in MySQL. The grant's key names what is
+   * granted; a route's keys live in their own namespace, so a signature is good for one thing.
+   */
+  signAt(path: string, grant: DownloadGrant, now = Date.now()): SignedUrl {
     const expires = Math.floor(now / 1000) + this.config.blobs.urlTtlSeconds;
     const query = new URLSearchParams({
       expires: String(expires),
@@ -33,7 +42,7 @@ export class UrlSigner {
     query.set('signature', this.signature(grant, expires));
     const base = this.config.server.publicUrl.replace(/\/+$/, '');
     return {
-      url: `${base}/${API_PREFIX}/blobs/${grant.key}?${query}`,
+      url: `${base}/${API_PREFIX}/${path}?${query}`,
       expiresAt: new Date(expires * 1000),
     };
   }

@@ -24,7 +24,9 @@ export class ConversationMessageDto {
   @ApiPropertyOptional({ type: [String] }) message_ids?: string[];
   @ApiPropertyOptional({
     description:
-      'Shared by the messages of one request (Ambient: the run execution, <run_id>:<execution>)',
+      'Request identifier shared by transcript messages from the same request, when available ' +
+      "(Ambient: the model provider's response id, on the assistant turn and the tool results " +
+      'answering its calls)',
   })
   request_id?: string;
   @ApiPropertyOptional({ format: 'date-time' }) timestamp?: string;

@@ -10,6 +10,26 @@ const row = (id: number, executionId: number, message: object): StoredMessage =>
 });
 
 describe('toConversationSteps', () => {
+  it('sends the stored request_id of a model response on its turn and the results of its calls', () => {
+    const [step] = toConversationSteps(
+      [
+        row(1, 1, { role: 'user', content: 'Go' }),
+        row(2, 1, {
+          role: 'assistant',
+          content: null,
+          request_id: 'chatcmpl-1',
+          tool_calls: [
+            { id: 'c1', type: 'function', function: { name: 'finish', arguments: '{}' } },
+          ],
+        }),
+        row(3, 1, { role: 'tool', tool_call_id: 'c1', content: 'ok', request_id: 'chatcmpl-1' }),
+      ],
+      [{ runId: 'run-1', executionId: 1, title: 'Go' }],
+    );
+    expect(step.messages.map((m) => m.request_id)).toEqual([undefined, 'chatcmpl-1', 'chatcmpl-1']);
+    expect(step.messages[0]).not.toHaveProperty('request_id');
+  });
+
   it('makes one step per execution with text, action and action_result blocks', () => {
     const steps = toConversationSteps(
       [

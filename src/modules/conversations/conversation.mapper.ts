@@ -1,4 +1,5 @@
 import type { JsonObject } from '../../common/json';
+import { STORED_REQUEST_ID } from '../harness/stored-message';
 import { toolCategory } from '../harness/tool-categories';
 import { DENIED_PREFIX } from '../harness/tools/tool.types';
 import type {
@@ -126,7 +127,12 @@ function toMessage(
   harness: string | undefined,
 ): ConversationMessage | null {
   const m = row.message;
-  const base = { message_ids: [row.id], timestamp: row.createdAt.toISOString() };
+  const requestId = m[STORED_REQUEST_ID];
+  const base = {
+    message_ids: [row.id],
+    ...(typeof requestId === 'string' && requestId ? { request_id: requestId } : {}),
+    timestamp: row.createdAt.toISOString(),
+  };
   const content: ContentBlock[] = [];
   const text = textOf(m.content);
   switch (m.role) {

@@ -36,6 +36,7 @@ export interface ConversationMessage {
   role: 'user' | 'assistant' | 'tool' | 'system';
   content: ContentBlock[];
   message_ids: string[];
+  request_id?: string;
   timestamp: string;
 }
 

@@ -1,12 +1,14 @@
 import { Module } from '@nestjs/common';
+import { TeamsModule } from '../teams/teams.module';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsService } from './conversations.service';
+import { RedirectsController } from './redirects.controller';
 import { TranscriptsModule } from './transcripts.module';
 
 /** The API over stored conversations: normalized steps and the raw transcripts. */
 @Module({
-  imports: [TranscriptsModule],
-  controllers: [ConversationsController],
+  imports: [TranscriptsModule, TeamsModule],
+  controllers: [ConversationsController, RedirectsController],
   providers: [ConversationsService],
 })
 export class ConversationsModule {}

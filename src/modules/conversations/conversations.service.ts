@@ -7,6 +7,7 @@ import { SignedUrl, UrlSigner } from '../blobs/url-signer';
 import { Run } from '../runs/entities/run.entity';
 import { RunEvent } from '../runs/entities/run-event.entity';
 import { RunMessage } from '../runs/entities/run-message.entity';
+import { sessionIdOf } from '../runs/run-links';
 import { isTerminal } from '../runs/run-state';
 import { ExecutionInfo, toConversationSteps } from './conversation.mapper';
 import type { Conversation } from './conversation.types';
@@ -52,6 +53,53 @@ export class ConversationsService {
       if (live) return this.liveUrl(key, live.conversation, filename);
     }
     return this.transcriptUrl(key, filename);
+  }
+
+  /**
+   * `GET /agent/sessions/{uuid}/redirect`: a session is a run's sandbox (its uuid is the run id,
+   * `sessionIdOf`). Once the run has ended and its conversation has something recorded, the
+   * session page should give way to the conversation: `{conversation_id}`; else `{}`. `teamId`
+   * null (no key: the endpoint is public, the uuid is the capability) looks across teams.
+   */
+  async sessionRedirect(
+    teamId: string | null,
+    sessionUuid: string,
+  ): Promise<{ runId: string; body: { conversation_id?: string } }> {
+    const run = await this.dataSource
+      .getRepository(Run)
+      .findOneBy(teamId ? { id: sessionUuid, teamId } : { id: sessionUuid });
+    if (!run) throw ApiError.notFound(`session ${sessionUuid}`);
+    const finished = isTerminal(run.state) && (await this.hasRecords(run.id));
+    return { runId: run.id, body: finished ? { conversation_id: run.conversationId } : {} };
+  }
+
+  /**
+   * `GET /agent/conversations/{id}/redirect`: while the conversation's latest run has a live
+   * sandbox, the conversation page should give way to that session: `{session_id}`; else `{}`.
+   */
+  async conversationRedirect(
+    teamId: string | null,
+    conversationId: string,
+  ): Promise<{ runId: string; body: { session_id?: string } }> {
+    const latest = await this.dataSource.getRepository(Run).findOne({
+      where: teamId ? { conversationId, teamId } : { conversationId },
+      order: { createdAt: 'DESC', id: 'DESC' },
+    });
+    if (!latest) throw ApiError.notFound(`conversation ${conversationId}`);
+    const live = latest.state === 'CLAIMED' || latest.state === 'INPROGRESS';
+    const sessionId = live ? sessionIdOf(latest) : undefined;
+    return { runId: latest.id, body: sessionId ? { session_id: sessionId } : {} };
+  }
+
+  /** Whether a run has anything its conversation would show (a message or an execution event). */
+  private async hasRecords(runId: string): Promise<boolean> {
+    const [message, event] = await Promise.all([
+      this.dataSource.getRepository(RunMessage).exists({ where: { runId } }),
+      this.dataSource
+        .getRepository(RunEvent)
+        .exists({ where: { runId, executionId: Not(IsNull()) } }),
+    ]);
+    return message || event;
   }
 
   private async transcriptUrl(key: string, filename: string): Promise<SignedUrl> {

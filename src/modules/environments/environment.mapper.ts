@@ -2,7 +2,8 @@ import { DataSource } from 'typeorm';
 import { toRfc3339 } from '../../common/time';
 import { profile } from '../runs/run-item.mapper';
 import type { User } from '../teams/user.entity';
-import { EnvironmentDto, LastTaskDto } from './dto/environment.dto';
+import { EnvironmentConfigDto, EnvironmentDto, LastTaskDto } from './dto/environment.dto';
+import type { Environment } from './environment.entity';
 import { VisibleEnvironment } from './environments.service';
 
 interface LastTaskRow {
@@ -46,23 +47,11 @@ export async function toEnvironmentDtos(
   }
   return visible.map(({ environment, scope }) => {
     const last = lastTasks.get(environment.id);
-    const { config } = environment;
     const creator = userProfile(users.get(environment.creatorId ?? ''), scope);
     const lastEditor = userProfile(users.get(environment.lastEditorId ?? ''), scope);
     return {
       uid: environment.id,
-      config: {
-        name: environment.name,
-        description: config.description ?? null,
-        ...(config.docker_image ? { docker_image: config.docker_image } : {}),
-        github_repos: config.github_repos ?? [],
-        setup_commands: config.setup_commands ?? [],
-        failure_session_retention_minutes: config.failure_session_retention_minutes ?? null,
-        secrets: config.secrets ?? [],
-        ...(config.providers ? { providers: config.providers } : {}),
-        ...(config.network ? { network: config.network } : {}),
-        ...(config.resources ? { resources: config.resources } : {}),
-      },
+      config: toEnvironmentConfig(environment),
       last_updated: toRfc3339(environment.updatedAt)!,
       setup_failed: environment.setupFailed,
       ...(last ? { last_task_created: last } : {}),
@@ -73,6 +62,23 @@ export async function toEnvironmentDtos(
       ...(lastEditor ? { last_editor: lastEditor } : {}),
     };
   });
+}
+
+/** The Oz `EnvironmentConfig` of an environment (also ScheduledAgentItem.environment). */
+export function toEnvironmentConfig(environment: Environment): EnvironmentConfigDto {
+  const { config } = environment;
+  return {
+    name: environment.name,
+    description: config.description ?? null,
+    ...(config.docker_image ? { docker_image: config.docker_image } : {}),
+    github_repos: config.github_repos ?? [],
+    setup_commands: config.setup_commands ?? [],
+    failure_session_retention_minutes: config.failure_session_retention_minutes ?? null,
+    secrets: config.secrets ?? [],
+    ...(config.providers ? { providers: config.providers } : {}),
+    ...(config.network ? { network: config.network } : {}),
+    ...(config.resources ? { resources: config.resources } : {}),
+  };
 }
 
 /** A guest team sees who made the environment, but not the owning team's e-mail addresses. */

@@ -80,6 +80,26 @@ export class EnvironmentsService implements OnModuleInit {
     throw ApiError.notFound(`environment "${uid}"`);
   }
 
+  /** Of `uids`, the environments the team owns or was granted, by uid (unknown ones left out). */
+  async visibleByIds(teamId: string, uids: string[]): Promise<Map<string, Environment>> {
+    const wanted = [...new Set(uids.filter((uid) => UID_PATTERN.test(uid)))];
+    if (wanted.length === 0) return new Map();
+    const rows = await this.dataSource.getRepository(Environment).findBy({ id: In(wanted) });
+    const foreign = rows.filter((e) => e.teamId !== teamId).map((e) => e.id);
+    const granted = foreign.length
+      ? new Set(
+          (
+            await this.dataSource
+              .getRepository(EnvironmentGrant)
+              .findBy({ teamId, environmentId: In(foreign) })
+          ).map((g) => g.environmentId),
+        )
+      : new Set<string>();
+    return new Map(
+      rows.filter((e) => e.teamId === teamId || granted.has(e.id)).map((e) => [e.id, e]),
+    );
+  }
+
   /** For run creation: the team may run in the environment (owned or granted). */
   async assertUsable(teamId: string, uid: string): Promise<void> {
     try {

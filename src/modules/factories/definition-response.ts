@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import { buildProblem } from '../../common/errors/problem';
+import { requestIdOf } from '../../common/request-id';
 import { Diagnostic, formatDiagnostic } from './definition/diagnostics';
 
 /**
@@ -16,6 +17,7 @@ export function sendInvalidDefinition(res: Response, diagnostics: Diagnostic[]) 
     detail: `the definition is invalid and nothing was changed: ${first ? formatDiagnostic(first) : 'no files'}${more}`,
     instance: res.req?.originalUrl?.split('?')[0],
     retryable: false,
+    traceId: requestIdOf(res),
   });
   res
     .status(400)

@@ -15,6 +15,7 @@ import {
 import type { CatalogModel, ProviderApi } from '../models/model-catalog';
 import type { ChatMessage, HarnessContext } from './harness.types';
 import { OzHarness } from './oz-harness';
+import { withoutRequestId } from './stored-message';
 
 const PATH = '/usr/local/bin:/usr/bin:/bin';
 
@@ -109,7 +110,12 @@ describe('OzHarness', () => {
     });
     expect(recorded).toEqual([
       { role: 'user', content: prompt },
-      { role: 'assistant', content: 'Hello there' },
+      // The provider's response id is stored beside the turn (the conversation's request_id).
+      {
+        role: 'assistant',
+        content: 'Hello there',
+        request_id: expect.stringMatching(/^chatcmpl-fake-/),
+      },
     ]);
     const [request] = server.requests;
     expect(request.authorization).toBe('Bearer test-key');
@@ -183,7 +189,14 @@ describe('OzHarness', () => {
     const [toolMessage] = toolResults();
     expect(toolMessage.tool_call_id).toBe('call_0_0');
     expect(commandResult(toolMessage)).toEqual({ exit_code: 0, output: 'hi\n', timed_out: false });
-    expect(server.requests[1].body.messages.at(-1)).toEqual(toolMessage);
+    // The tool result shares its call's request id when stored; the provider never sees it.
+    const assistant = recorded[1] as unknown as { request_id?: string };
+    expect(assistant.request_id).toMatch(/^chatcmpl-fake-/);
+    expect((toolMessage as unknown as { request_id?: string }).request_id).toBe(
+      assistant.request_id,
+    );
+    expect(server.requests[1].body.messages.at(-1)).toEqual(withoutRequestId(toolMessage));
+    expect(JSON.stringify(server.requests[1].body.messages)).not.toContain('request_id');
   });
 
   it('gives commands exactly the command environment', async () => {

@@ -5,6 +5,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { ErrorCode } from '../../common/errors/error-codes';
 import { messageText } from './message-text';
+import { withRequestId } from './stored-message';
 import { McpSetupError, McpToolset } from './mcp/mcp-toolset';
 import {
   createModelClient,
@@ -40,7 +41,8 @@ export class OzHarness implements Harness {
   }
 }
 
-type ModelReply = { message: ChatCompletionAssistantMessageParam } | { result: HarnessResult };
+type ModelReply =
+  { message: ChatCompletionAssistantMessageParam; requestId?: string } | { result: HarnessResult };
 
 /** One execution of a run: the conversation, its usage and its stop conditions. */
 class OzRun {
@@ -120,7 +122,7 @@ class OzRun {
 
       const reply = await this.callModel();
       if ('result' in reply) return reply.result;
-      await this.append(reply.message);
+      await this.append(reply.message, reply.requestId);
 
       let finishSummary: string | undefined;
       for (const call of reply.message.tool_calls ?? []) {
@@ -130,7 +132,10 @@ class OzRun {
             : { content: 'Not run: the run was already finished by an earlier tool call.' };
         const stoppedByTool = this.stoppedResult();
         if (stoppedByTool) return stoppedByTool;
-        await this.append({ role: 'tool', tool_call_id: call.id, content: outcome.content });
+        await this.append(
+          { role: 'tool', tool_call_id: call.id, content: outcome.content },
+          reply.requestId,
+        );
         finishSummary ??= outcome.finishSummary;
       }
 
@@ -179,9 +184,13 @@ class OzRun {
     return parts.join('\n\n');
   }
 
-  private async append(message: ChatMessage): Promise<void> {
+  /**
+   * Adds a message to the conversation. `requestId` (the model response it came from or answers)
+   * is stored beside it for the Oz conversation's `request_id`, never sent back to a provider.
+   */
+  private async append(message: ChatMessage, requestId?: string): Promise<void> {
     this.messages.push(message);
-    await this.ctx.recordMessage(message);
+    await this.ctx.recordMessage(withRequestId(message, requestId));
   }
 
   private async callModel(): Promise<ModelReply> {
@@ -213,7 +222,7 @@ class OzRun {
         ),
       };
     }
-    return { message: completion.message };
+    return { message: completion.message, requestId: completion.requestId };
   }
 
   /** Maps a provider's failure to a result; anything else is a bug and is rethrown. */

@@ -7,6 +7,7 @@ import { Public } from '../../common/auth/public.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { REDIS } from '../../common/redis/redis.module';
 import { SandboxService } from '../sandbox/sandbox.service';
+import { HealthResponseDto } from './health.dto';
 
 @ApiTags('health')
 @Controller('health')
@@ -23,17 +24,8 @@ export class HealthController {
     operationId: 'health',
     summary: 'Readiness: MySQL and Redis answer; which sandbox backend runs agent programs',
   })
-  @ApiOkResponse({
-    schema: {
-      example: {
-        status: 'ok',
-        database: 'ok',
-        redis: 'ok',
-        sandbox: { backend: 'docker', isolated: true },
-      },
-    },
-  })
-  async check() {
+  @ApiOkResponse({ type: HealthResponseDto })
+  async check(): Promise<HealthResponseDto> {
     const [database, redis] = await Promise.all([
       this.dataSource.query('SELECT 1').then(
         () => 'ok',

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { AMBIENT_EXTENSION } from '../../common/openapi-extension';
 
 @ApiSchema({ name: 'ModelInfo' })
 export class ModelInfoDto {
@@ -12,13 +13,19 @@ export class ModelInfoDto {
     enum: ['PROVIDER_OUTAGE', 'OUT_OF_REQUESTS', 'ADMIN_DISABLED', 'REQUIRES_UPGRADE'],
   })
   disable_reason?: string;
-  @ApiPropertyOptional({ description: 'Ambient extension: why the model is disabled' })
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    description: 'Ambient extension: why the model is disabled',
+  })
   disable_detail?: string;
-  @ApiProperty({ description: 'Ambient extension: whether runs may use the model' })
+  @ApiProperty({
+    ...AMBIENT_EXTENSION,
+    description: 'Ambient extension: whether runs may use the model',
+  })
   disabled: boolean;
-  @ApiProperty({ description: 'Ambient extension: USD per input token' })
+  @ApiProperty({ ...AMBIENT_EXTENSION, description: 'Ambient extension: USD per input token' })
   input_cost_per_token_usd: number;
-  @ApiProperty({ description: 'Ambient extension: USD per output token' })
+  @ApiProperty({ ...AMBIENT_EXTENSION, description: 'Ambient extension: USD per output token' })
   output_cost_per_token_usd: number;
 }
 

@@ -3,6 +3,7 @@ import type { RunArtifact } from '../artifacts/run-artifact.entity';
 import type { User } from '../teams/user.entity';
 import type { ArtifactItemDto, RunItemDto, UserProfileDto } from './dto/run-item.dto';
 import type { Run } from './entities/run.entity';
+import { runPageUrl, sessionIdOf, triggerUrlOf } from './run-links';
 import { isTerminal } from './run-state';
 
 /** Runs of these kinds are executed outside Ambient and cannot be cancelled from here. */
@@ -33,7 +34,13 @@ function artifactItem(artifact: RunArtifact): ArtifactItemDto {
 /** The Oz RunItem for a run, with optional fields left out rather than sent as null. */
 export function toRunItem(
   run: Run,
-  related: { users: Map<string, User>; artifacts: RunArtifact[]; now?: Date },
+  related: {
+    users: Map<string, User>;
+    artifacts: RunArtifact[];
+    now?: Date;
+    /** The server's public URL, for `session_link`. */
+    publicUrl?: string;
+  },
 ): RunItemDto {
   const now = related.now ?? new Date();
   const item: RunItemDto = {
@@ -65,7 +72,13 @@ export function toRunItem(
   if (run.requestUsage) item.request_usage = run.requestUsage;
   if (run.scheduleInfo) item.schedule = run.scheduleInfo;
   if (run.parentRunId) item.parent_run_id = run.parentRunId;
-  if (run.sessionId) item.session_id = run.sessionId;
+  const sessionId = sessionIdOf(run);
+  if (sessionId) {
+    item.session_id = sessionId;
+    if (related.publicUrl) item.session_link = runPageUrl(related.publicUrl, run.id);
+  }
+  const triggerUrl = related.publicUrl ? triggerUrlOf(related.publicUrl, run) : undefined;
+  if (triggerUrl) item.trigger_url = triggerUrl;
   if (run.metadata && Object.keys(run.metadata).length) item.metadata = run.metadata;
   if (run.agentSkill) {
     item.agent_skill = { ...run.agentSkill };

@@ -26,12 +26,14 @@ import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import type { Principal } from '../teams/principal';
 import { CreateRunDto, RunAgentResponseDto } from './dto/create-run.dto';
 import { FollowupResponseDto, SubmitFollowupDto } from './dto/followup.dto';
+import { ListHandoffAttachmentsResponseDto } from './dto/handoff-attachment.dto';
 import {
   ListRunsResponseDto,
   RunByExternalReferenceResponseDto,
   RunItemDto,
   TimelineResponseDto,
 } from './dto/run-item.dto';
+import { RunAttachmentsService } from './run-attachments.service';
 import { RunCreationService } from './run-creation.service';
 import { RunFollowupsService } from './run-followups.service';
 import { parseRunListParams } from './run-list.params';
@@ -47,6 +49,7 @@ export class RunsController {
     private readonly runs: RunsService,
     private readonly creation: RunCreationService,
     private readonly followups: RunFollowupsService,
+    private readonly attachments: RunAttachmentsService,
   ) {}
 
   @Post('runs')
@@ -132,6 +135,24 @@ export class RunsController {
     @Param('runId') runId: string,
   ): Promise<RunItemDto> {
     return this.runs.getItem(principal.teamId, runId);
+  }
+
+  @Get('runs/:runId/handoff/attachments')
+  @ApiOperation({
+    operationId: 'listHandoffAttachments',
+    summary: "The run's attachments, with signed download URLs",
+    description:
+      'The files attached to the run (at creation), oldest first, then by file name, each with ' +
+      'a time-limited download URL; an empty list when none were attached.',
+  })
+  @ApiProblems(401, 404)
+  @ApiParam({ name: 'runId' })
+  @ApiOkResponse({ type: ListHandoffAttachmentsResponseDto })
+  async handoffAttachments(
+    @CurrentPrincipal() principal: Principal,
+    @Param('runId') runId: string,
+  ): Promise<ListHandoffAttachmentsResponseDto> {
+    return { attachments: await this.attachments.list(principal.teamId, runId) };
   }
 
   @Post('runs/:runId/cancel')

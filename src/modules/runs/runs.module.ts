@@ -30,6 +30,8 @@ import { RunListQuery } from './run-list.query';
 import { RUNS_QUEUE, RunQueue } from './run-queue.service';
 import { RunSignals } from './run-signals.service';
 import { RunTransitions } from './run-transitions.service';
+import { RunAttachmentsController } from './run-attachments.controller';
+import { RunAttachmentsService } from './run-attachments.service';
 import { RunsController } from './runs.controller';
 import { RunsService } from './runs.service';
 
@@ -61,9 +63,10 @@ export class RunsModule {
         IdentitiesModule,
         SecretsModule,
       ],
-      controllers: roles.includes('api') ? [RunsController] : [],
+      controllers: roles.includes('api') ? [RunsController, RunAttachmentsController] : [],
       providers: [
         RunsService,
+        RunAttachmentsService,
         RunCreationService,
         NewRunWriter,
         RunFollowupsService,

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
@@ -20,6 +21,7 @@ import { RunTransitions } from './run-transitions.service';
 export class RunsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly teams: TeamsService,
     private readonly artifacts: ArtifactsService,
     private readonly listQuery: RunListQuery,
@@ -59,7 +61,12 @@ export class RunsService {
     ]);
     const now = new Date();
     return runs.map((run) =>
-      toRunItem(run, { users, artifacts: artifacts.get(run.id) ?? [], now }),
+      toRunItem(run, {
+        users,
+        artifacts: artifacts.get(run.id) ?? [],
+        now,
+        publicUrl: this.config.server.publicUrl,
+      }),
     );
   }
 

@@ -1,4 +1,6 @@
 import { toRfc3339 } from '../../common/time';
+import type { Environment } from '../environments/environment.entity';
+import { toEnvironmentConfig } from '../environments/environment.mapper';
 import { profile } from '../runs/run-item.mapper';
 import type { User } from '../teams/user.entity';
 import type { ScheduledAgentItemDto } from './dto/scheduled-agent-item.dto';
@@ -8,6 +10,7 @@ import type { Schedule } from './schedule.entity';
 export function toScheduledAgentItem(
   schedule: Schedule,
   users: Map<string, User>,
+  environments: Map<string, Environment> = new Map(),
 ): ScheduledAgentItemDto {
   const item: ScheduledAgentItemDto = {
     id: schedule.id,
@@ -25,6 +28,8 @@ export function toScheduledAgentItem(
     last_spawn_error: schedule.lastSpawnError,
     scope: { type: 'Team', uid: schedule.teamId },
   };
+  const environment = environments.get(schedule.agentConfig?.environment_id ?? '');
+  if (environment) item.environment = toEnvironmentConfig(environment);
   if (schedule.agentUid) item.agent_uid = schedule.agentUid;
   if (schedule.metadata && Object.keys(schedule.metadata).length) item.metadata = schedule.metadata;
   const createdBy = profile(users.get(schedule.createdBy ?? ''));

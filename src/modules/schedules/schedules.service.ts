@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUuid } from '../../common/ids';
 import type { Principal } from '../teams/principal';
+import { EnvironmentsService } from '../environments/environments.service';
 import { TeamsService } from '../teams/teams.service';
 import type { CreateScheduleDto, UpdateScheduleDto } from './dto/schedule-request.dto';
 import type { ScheduledAgentItemDto } from './dto/scheduled-agent-item.dto';
@@ -25,6 +26,7 @@ export class SchedulesService {
     @Inject(SCHEDULER_CLOCK) private readonly clock: SchedulerClock,
     private readonly validator: ScheduleValidator,
     private readonly teams: TeamsService,
+    private readonly environments: EnvironmentsService,
   ) {}
 
   async list(teamId: string): Promise<ScheduledAgentItemDto[]> {
@@ -155,8 +157,14 @@ export class SchedulesService {
 
   private async toItems(teamId: string, schedules: Schedule[]): Promise<ScheduledAgentItemDto[]> {
     const userIds = schedules.flatMap((s) => [s.createdBy, s.updatedBy]).filter((u) => u !== null);
-    const users = await this.teams.usersByIds(teamId, userIds);
-    return schedules.map((s) => toScheduledAgentItem(s, users));
+    const [users, environments] = await Promise.all([
+      this.teams.usersByIds(teamId, userIds),
+      this.environments.visibleByIds(
+        teamId,
+        schedules.flatMap((s) => s.agentConfig?.environment_id ?? []),
+      ),
+    ]);
+    return schedules.map((s) => toScheduledAgentItem(s, users, environments));
   }
 }
 

@@ -187,6 +187,15 @@ export class ChatMessageDto {
   @ApiPropertyOptional() @IsOptional() @IsArray() tool_calls?: unknown[];
   @ApiPropertyOptional() @IsOptional() @IsString() tool_call_id?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() name?: string;
+  @ApiPropertyOptional({
+    description:
+      "The model provider's id of the response this message belongs to (the conversation's " +
+      'request_id); never sent back to a provider',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(256)
+  request_id?: string;
 }
 
 @ApiSchema({ name: 'RecordMessagesRequest' })

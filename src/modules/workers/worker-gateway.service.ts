@@ -58,7 +58,12 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== WORKER_WS_PATH) {
       if (this.server?.listenerCount('upgrade') === 1) {
-        writeUpgradeProblem(socket, ApiError.notFound(`websocket ${url.pathname}`), url.pathname);
+        writeUpgradeProblem(
+          socket,
+          ApiError.notFound(`websocket ${url.pathname}`),
+          url.pathname,
+          req.headers,
+        );
       }
       return;
     }
@@ -69,7 +74,7 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
       (err: unknown) => {
         const problem =
           err instanceof ApiError ? err : new ApiError('internal_error', (err as Error).message);
-        writeUpgradeProblem(socket, problem, url.pathname);
+        writeUpgradeProblem(socket, problem, url.pathname, req.headers);
       },
     );
   };

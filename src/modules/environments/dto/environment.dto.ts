@@ -21,6 +21,7 @@ import { SecretRefDto } from '../../runs/dto/agent-config.dto';
 import { ScopeDto, UserProfileDto } from '../../runs/dto/run-item.dto';
 import { NETWORK_POLICIES } from '../../sandbox/sandbox.types';
 import { REPO_PART_PATTERN } from '../environment-config';
+import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
 
 @ApiSchema({ name: 'GitHubRepo' })
 export class GitHubRepoDto {
@@ -172,6 +173,7 @@ class EnvironmentFieldsDto {
   providers?: ProvidersDto | null;
 
   @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
     enum: NETWORK_POLICIES,
     nullable: true,
     description:
@@ -183,6 +185,7 @@ class EnvironmentFieldsDto {
   network?: 'none' | 'egress' | null;
 
   @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
     type: SandboxResourcesDto,
     nullable: true,
     description: "Ambient extension: the sandbox's limits; null = the server's defaults",
@@ -238,9 +241,9 @@ export class EnvironmentConfigDto {
   failure_session_retention_minutes?: number | null;
   @ApiProperty({ type: [SecretRefDto] }) secrets: SecretRefDto[];
   @ApiPropertyOptional({ type: ProvidersDto }) providers?: ProvidersDto;
-  @ApiPropertyOptional({ enum: NETWORK_POLICIES })
+  @ApiPropertyOptional({ ...AMBIENT_EXTENSION, enum: NETWORK_POLICIES })
   network?: 'none' | 'egress';
-  @ApiPropertyOptional({ type: SandboxResourcesDto })
+  @ApiPropertyOptional({ ...AMBIENT_EXTENSION, type: SandboxResourcesDto })
   resources?: SandboxResourcesDto;
 }
 
@@ -266,6 +269,7 @@ export class EnvironmentDto {
   last_task_run_timestamp?: string | null;
   @ApiPropertyOptional({ type: ScopeDto, description: 'The owning team' }) scope?: ScopeDto;
   @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
     enum: ['owner', 'guest'],
     description:
       "Ambient extension: the caller's relation to the environment (owning team, or guest by " +

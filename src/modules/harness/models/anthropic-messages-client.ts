@@ -54,6 +54,7 @@ export class AnthropicMessagesClient implements ModelClient {
           (usage?.cache_read_input_tokens ?? 0) +
           (usage?.cache_creation_input_tokens ?? 0),
         completionTokens: usage?.output_tokens ?? 0,
+        ...(typeof reply.id === 'string' && reply.id ? { requestId: reply.id } : {}),
       };
     } catch (err) {
       throw signal.aborted ? err : callError(err);

@@ -26,6 +26,8 @@ export interface ModelCompletion {
   message: ChatCompletionAssistantMessageParam | null;
   promptTokens: number;
   completionTokens: number;
+  /** The provider's id of this response (OpenAI `chatcmpl-…`, Anthropic `msg_…`), when it sent one. */
+  requestId?: string;
 }
 
 /**

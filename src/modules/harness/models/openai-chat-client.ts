@@ -55,6 +55,7 @@ export class OpenAiChatClient implements ModelClient {
             : { role: 'assistant', content: answer.content ?? '' },
         promptTokens: completion.usage?.prompt_tokens ?? 0,
         completionTokens: completion.usage?.completion_tokens ?? 0,
+        ...(typeof completion.id === 'string' && completion.id ? { requestId: completion.id } : {}),
       };
     } catch (err) {
       throw signal.aborted ? err : callError(err);

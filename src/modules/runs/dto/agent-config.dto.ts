@@ -16,6 +16,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
 
 @ApiSchema({ name: 'Harness' })
 export class HarnessDto {
@@ -32,7 +33,10 @@ export class HarnessDto {
 export class HarnessAuthSecretsDto {
   @ApiPropertyOptional() @IsOptional() @IsString() claude_auth_secret_name?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() codex_auth_secret_name?: string;
-  @ApiPropertyOptional({ description: 'Ambient extension: team secret for the gemini harness' })
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    description: 'Ambient extension: team secret for the gemini harness',
+  })
   @IsOptional()
   @IsString()
   gemini_auth_secret_name?: string;

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ERROR_CODES } from '../../../common/errors/error-codes';
 import { RUN_SOURCES, RUN_STATES } from '../run-state';
 import { AgentConfigDto } from './agent-config.dto';
+import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
 
 @ApiSchema({ name: 'RunCreatorInfo' })
 export class UserProfileDto {
@@ -19,7 +20,11 @@ export class StatusMessageDto {
   error_code?: string;
   @ApiPropertyOptional() retryable?: boolean;
   @ApiPropertyOptional({ format: 'date-time' }) session_debug_until?: string;
-  @ApiPropertyOptional({ 'x-ambient-extension': true } as never) debug_agent_active?: boolean;
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    description: 'True while a debug agent works in the kept workspace',
+  })
+  debug_agent_active?: boolean;
 }
 
 @ApiSchema({ name: 'ModelTokenUsage' })
@@ -87,9 +92,21 @@ export class RunItemDto {
   @ApiPropertyOptional({ enum: RUN_SOURCES, enumName: 'RunSourceType' }) source?: string;
   @ApiPropertyOptional({ type: StatusMessageDto }) status_message?: StatusMessageDto;
   @ApiPropertyOptional({ type: ScheduleInfoDto }) schedule?: ScheduleInfoDto;
-  @ApiPropertyOptional() session_id?: string;
-  @ApiPropertyOptional({ format: 'uri' }) session_link?: string;
-  @ApiPropertyOptional({ format: 'uri', description: 'Where the run was triggered from' })
+  @ApiPropertyOptional({
+    description: 'UUID of the session (in Ambient the run id, once an execution started)',
+  })
+  session_id?: string;
+  @ApiPropertyOptional({
+    format: 'uri',
+    description: 'URL to view the agent session (until Ambient has a web console: the run API URL)',
+  })
+  session_link?: string;
+  @ApiPropertyOptional({
+    format: 'uri',
+    description:
+      'URL to the run trigger: the schedule of a scheduled run, the custom webhook of a webhook ' +
+      'run, the parent of a child run (API URLs); absent for runs started directly',
+  })
   trigger_url?: string;
   @ApiPropertyOptional({ type: UserProfileDto }) creator?: UserProfileDto;
   @ApiPropertyOptional({ type: UserProfileDto }) executor?: UserProfileDto;

@@ -19,6 +19,7 @@ import { RunMessage } from '../entities/run-message.entity';
 import { RunFollowupsService } from '../run-followups.service';
 import { RunKeysService } from '../run-keys.service';
 import { RunTransitions } from '../run-transitions.service';
+import { withoutRequestId } from '../../harness/stored-message';
 import { closeDanglingToolCalls } from './conversation-history';
 import { initialPrompt } from './initial-prompt';
 
@@ -150,7 +151,11 @@ export class ExecutionContextFactory {
       [conversationId],
     )) as { message: string | Record<string, unknown> }[];
     return closeDanglingToolCalls(
-      rows.map((r) => (typeof r.message === 'string' ? JSON.parse(r.message) : r.message)),
+      rows.map((r) =>
+        withoutRequestId(
+          (typeof r.message === 'string' ? JSON.parse(r.message) : r.message) as ChatMessage,
+        ),
+      ),
     );
   }
 }

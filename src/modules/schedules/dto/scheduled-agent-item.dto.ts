@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { EnvironmentConfigDto } from '../../environments/dto/environment.dto';
 import { AgentConfigDto } from '../../runs/dto/agent-config.dto';
 import { ScopeDto, UserProfileDto } from '../../runs/dto/run-item.dto';
 
@@ -25,6 +26,13 @@ export class ScheduledAgentItemDto {
   @ApiProperty({ description: '"" when the schedule runs a skill without a prompt' })
   prompt: string;
   @ApiProperty({ type: AgentConfigDto }) agent_config: AgentConfigDto;
+  @ApiPropertyOptional({
+    type: EnvironmentConfigDto,
+    description:
+      'Resolved environment configuration (if agent_config references an environment_id the ' +
+      "schedule's team can see)",
+  })
+  environment?: EnvironmentConfigDto;
   @ApiPropertyOptional() agent_uid?: string;
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
   metadata?: Record<string, string>;

@@ -1,0 +1,46 @@
+import { API_PREFIX } from '../../bootstrap/http';
+
+/**
+ * The page that shows a run (its session): RunItem `session_link` and where the session and
+ * conversation redirect endpoints send a browser. Ambient has no web console yet, so this is the
+ * run's API URL; a console retargets it here, in one place.
+ */
+export function runPageUrl(publicUrl: string, runId: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}/${API_PREFIX}/agent/runs/${encodeURIComponent(runId)}`;
+}
+
+/**
+ * Ambient's session of a run: the run's sandbox across its executions, whose uuid is the run id
+ * (Ambient has no separately shared sessions). Available once an execution has started.
+ */
+export function sessionIdOf(run: { id: string; executionCount: number }): string | undefined {
+  return run.executionCount > 0 ? run.id : undefined;
+}
+
+/**
+ * RunItem `trigger_url`, "URL to the run trigger (e.g. Slack thread, Linear issue, schedule)":
+ * the schedule of a scheduled run, the custom webhook of a webhook run, the parent of a child run
+ * (API URLs, as `runPageUrl`); undefined for runs started directly (API, CLI …).
+ */
+export function triggerUrlOf(
+  publicUrl: string,
+  run: {
+    source: string;
+    scheduleId: string | null;
+    parentRunId: string | null;
+    metadata: Record<string, string> | null;
+  },
+): string | undefined {
+  const base = `${publicUrl.replace(/\/+$/, '')}/${API_PREFIX}`;
+  const part = encodeURIComponent;
+  if (run.source === 'SCHEDULED_AGENT' && run.scheduleId) {
+    return `${base}/agent/schedules/${part(run.scheduleId)}`;
+  }
+  const factory = run.metadata?.factory_uid;
+  const webhook = run.metadata?.webhook_uid;
+  if (run.source === 'CUSTOM_WEBHOOK' && factory && webhook) {
+    return `${base}/factory/${part(factory)}/webhooks/${part(webhook)}`;
+  }
+  if (run.parentRunId) return runPageUrl(publicUrl, run.parentRunId);
+  return undefined;
+}
