@@ -34,6 +34,9 @@ const WRAPPER = [
   'exec env -i "$@"',
 ].join('\n');
 
+/** How often an exec the runtime refused to start is tried again (see refusedByRuntime). */
+const RUNTIME_RETRIES = 6;
+
 /** Where the `env -i`'d program is looked up when its environment has no PATH (glibc's default). */
 const DEFAULT_LOOKUP_PATH = '/bin:/usr/bin';
 
@@ -119,51 +122,75 @@ export class DockerExecProcess implements SandboxProcess {
     }
     // Killed before it could start: it never will.
     if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
-    const exec = await container.exec({
-      Cmd: [
-        '/bin/sh',
-        '-c',
-        WRAPPER,
-        'ambient-exec',
-        cwd,
-        env.PATH ?? DEFAULT_LOOKUP_PATH,
-        String(pairs.length),
-        ...pairs,
-        file,
-        ...args,
-      ],
-      AttachStdin: stdin,
-      AttachStdout: true,
-      AttachStderr: true,
-      Tty: false,
-      User: user,
-      Env: [],
-    });
-    const socket = (await exec.start({ hijack: true, stdin })) as Duplex;
-    const input = this.stdin as PassThrough | null;
-    if (input) {
-      // Ending stdin half-closes the connection: the daemon closes the process's stdin (EOF).
-      input.pipe(socket);
-      socket.on('error', () => input.unpipe(socket));
+    let exec: Dockerode.Exec;
+    let exitCode: number | null;
+    for (let attempt = 0; ; attempt++) {
+      exec = await container.exec({
+        Cmd: [
+          '/bin/sh',
+          '-c',
+          WRAPPER,
+          'ambient-exec',
+          cwd,
+          env.PATH ?? DEFAULT_LOOKUP_PATH,
+          String(pairs.length),
+          ...pairs,
+          file,
+          ...args,
+        ],
+        AttachStdin: stdin,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
+        User: user,
+        Env: [],
+      });
+      const socket = (await exec.start({ hijack: true, stdin })) as Duplex;
+      const input = this.stdin as PassThrough | null;
+      if (input) {
+        // Ending stdin half-closes the connection: the daemon closes the process's stdin (EOF).
+        input.pipe(socket);
+        socket.on('error', () => input.unpipe(socket));
+      }
+      await new Promise<void>((resolve) => {
+        const demux = this.demultiplexer();
+        socket.pipe(demux);
+        demux.on('finish', resolve);
+        socket.on('error', () => {
+          socket.unpipe(demux);
+          demux.end();
+        });
+        socket.on('close', () => {
+          // A socket closed without an end (daemon gone): finish with what arrived.
+          if (!demux.writableEnded) demux.end();
+        });
+      });
+      exitCode = await this.exitCode(exec);
+      if (this.refusedByRuntime(exitCode) && attempt < RUNTIME_RETRIES && !this.killRequested) {
+        // The runtime could not start the exec (e.g. the pids limit is still full while a killed
+        // fork bomb is being reaped): nothing ran, so try again shortly.
+        this.heldStdout = [];
+        this.controlBuffer = Buffer.alloc(0);
+        input?.unpipe();
+        await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 500)));
+        continue;
+      }
+      if (this.refusedByRuntime(exitCode)) {
+        const said = Buffer.concat([...this.heldStdout, this.controlBuffer]).toString('utf8');
+        return this.ended({
+          code: null,
+          signal: null,
+          startError: Object.assign(
+            new Error(`cannot start a process in the sandbox: ${said.trim()}`),
+            { code: 'EIO' },
+          ),
+        });
+      }
+      this.flushHeld();
+      this.stdout.end();
+      this.stderr.end();
+      break;
     }
-    await new Promise<void>((resolve) => {
-      const demux = this.demultiplexer();
-      socket.pipe(demux);
-      demux.on('finish', resolve);
-      socket.on('error', () => {
-        socket.unpipe(demux);
-        demux.end();
-      });
-      socket.on('close', () => {
-        // A socket closed without an end (daemon gone): finish with what arrived.
-        if (!demux.writableEnded) demux.end();
-      });
-    });
-    this.flushHeld();
-    this.stdout.end();
-    this.stderr.end();
-
-    const exitCode = await this.exitCode(exec);
     if (this.verdict === 'enoent') {
       const what = this.enoentWhat === 'cwd' ? `working directory ${cwd}` : file;
       return {
@@ -198,6 +225,14 @@ export class DockerExecProcess implements SandboxProcess {
       if (!info.Running) return info.ExitCode ?? null;
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
+  }
+
+  /** The exec ended before the wrapper said a word, with the runtime's own complaint. */
+  private refusedByRuntime(exitCode: number | null): boolean {
+    if (this.pid !== null || this.verdict !== null) return false;
+    if (exitCode !== 126 && exitCode !== 127 && exitCode !== null) return false;
+    const said = Buffer.concat([...this.heldStdout, this.controlBuffer]).toString('utf8');
+    return /OCI runtime exec failed|read init-p/.test(said);
   }
 
   /** The sandbox's container could not be started (or the sandbox is closed). */

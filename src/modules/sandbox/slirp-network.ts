@@ -43,6 +43,9 @@ export class SlirpNetwork {
   private async start(): Promise<void> {
     const info = this.sandboxed.stdio[3] as Readable;
     const release = this.sandboxed.stdio[4] as Writable;
+    // bwrap closes both when it is done with them (or dies): that is no error of ours.
+    info.on('error', () => undefined);
+    release.on('error', () => undefined);
     const pid = await childPid(info);
     if (this.stopped) return;
     const slirp = spawn(
@@ -52,7 +55,10 @@ export class SlirpNetwork {
         '--mtu=65520',
         '--disable-host-loopback',
         '--ready-fd=3',
-        String(pid),
+        // By path, not by pid: given a pid, slirp4netns joins the sandbox's user namespace too,
+        // and the kernel then refuses the network namespace (bwrap's --dev/--proc mounts).
+        '--netns-type=path',
+        `/proc/${pid}/ns/net`,
         'tap0',
       ],
       { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
@@ -66,7 +72,7 @@ export class SlirpNetwork {
     await new Promise<void>((resolve) => {
       execFile(
         'nsenter',
-        ['--target', String(pid), '--net', 'ip', 'route', 'add', 'prohibit', '169.254.0.0/16'],
+        [`--net=/proc/${pid}/ns/net`, 'ip', 'route', 'add', 'prohibit', '169.254.0.0/16'],
         () => resolve(),
       );
     });
@@ -80,7 +86,8 @@ function childPid(info: Readable): Promise<number> {
     info.setEncoding('utf8');
     info.on('data', (chunk: string) => {
       text += chunk;
-      const match = /"child-pid"\s*:\s*(\d+)/.exec(text);
+      // Only a complete object: a chunk may end in the middle of the number.
+      const match = /"child-pid"\s*:\s*(\d+)[\s\S]*\}/.exec(text);
       if (match) resolve(Number(match[1]));
     });
     info.on('end', () => reject(new Error('bwrap reported no child pid')));
