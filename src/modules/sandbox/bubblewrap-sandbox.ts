@@ -128,11 +128,11 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
         if (inside === mount || inside.startsWith(`${mount}/`))
           return host + inside.slice(mount.length);
       }
+      if (readonlyPaths.some((dir) => inside === dir || inside.startsWith(`${dir}/`))) {
+        return inside;
+      }
       if (inside === '/tmp' || inside.startsWith('/tmp/')) return null;
-      const visible =
-        SYSTEM_DIRS.some((dir) => inside.startsWith(`${dir}/`)) ||
-        readonlyPaths.some((dir) => inside === dir || inside.startsWith(`${dir}/`));
-      return visible ? inside : null;
+      return SYSTEM_DIRS.some((dir) => inside.startsWith(`${dir}/`)) ? inside : null;
     };
     const egress = spec.network === 'egress';
     // Inside, the command starts once the API forwarder listens on the sandbox's loopback.
@@ -229,7 +229,6 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     for (const entry of ETC_ENTRIES) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);
     args.push('--ro-bind', files.passwd, '/etc/passwd', '--ro-bind', files.group, '/etc/group');
     if (files.resolvConf) args.push('--ro-bind', files.resolvConf, '/etc/resolv.conf');
-    for (const path of this.settings.readonlyPaths) args.push('--ro-bind', path, path);
     args.push(
       '--proc',
       '/proc',
@@ -244,6 +243,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       files.files,
       SANDBOX_PRIVATE_DIR,
     );
+    // After the private /tmp, so a directory under /tmp stays visible.
+    for (const path of this.settings.readonlyPaths) args.push('--ro-bind', path, path);
     return args;
   }
 }

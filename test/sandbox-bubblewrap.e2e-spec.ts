@@ -1,0 +1,74 @@
+/**
+ * The bubblewrap backend directly (runs end to end are in sandbox-isolation.e2e-spec.ts): what a
+ * process sees of the host, its environment, extra read-only paths, and programs it cannot find.
+ */
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCommand } from '../src/modules/harness/command-runner';
+import { BubblewrapSandboxBackend } from '../src/modules/sandbox/bubblewrap-sandbox';
+import type { Sandbox } from '../src/modules/sandbox/sandbox.types';
+
+describe('bubblewrap sandbox', () => {
+  let root: string;
+  let tools: string;
+  let sandbox: Sandbox;
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'ambient-bwrap-'));
+    mkdirSync(join(root, 'workspace'));
+    // A directory under /tmp, which every sandbox replaces with a private one.
+    tools = mkdtempSync(join(tmpdir(), 'ambient-bwrap-tools-'));
+    writeFileSync(join(tools, 'hello-tool'), '#!/bin/sh\necho "tool says $1"\n');
+    chmodSync(join(tools, 'hello-tool'), 0o755);
+    writeFileSync(join(tmpdir(), 'ambient-bwrap-host-secret'), 'secret\n');
+    const backend = new BubblewrapSandboxBackend({
+      readonlyPaths: [tools],
+      privateRoot: join(root, '.sandbox'),
+    });
+    sandbox = await backend.open({
+      runId: `bwrap-${process.pid}`,
+      executionId: 1,
+      teamId: 'team',
+      workspaceDir: join(root, 'workspace'),
+      image: null,
+      network: 'none',
+      limits: { memoryMb: 256, pids: 64, cpus: 1 },
+      apiUrl: null,
+    });
+  });
+
+  afterAll(async () => {
+    await sandbox?.close();
+    rmSync(root, { recursive: true, force: true });
+    rmSync(tools, { recursive: true, force: true });
+    rmSync(join(tmpdir(), 'ambient-bwrap-host-secret'), { force: true });
+  });
+
+  const run = (command: string, env: Record<string, string> = {}) =>
+    runCommand({ sandbox, command, env: { PATH: sandbox.path, ...env }, timeoutMs: 10_000 });
+
+  it('shows extra read-only paths, even under /tmp, and nothing else of the host /tmp', async () => {
+    const result = await run(
+      `${join(tools, 'hello-tool')} hi; touch ${tools}/x 2>/dev/null || echo read-only; ` +
+        `ls ${tmpdir()}/ambient-bwrap-host-secret 2>/dev/null || echo no-host-tmp`,
+    );
+    expect(result.output).toBe('tool says hi\nread-only\nno-host-tmp\n');
+  });
+
+  it('gives exactly the environment it is handed, and no host configuration', async () => {
+    const result = await run('env | sort; ls /etc/mysql /root 2>/dev/null || echo hidden', {
+      ONLY: 'this',
+    });
+    expect(result.output).toBe(
+      `ONLY=this\nPATH=${sandbox.path}\nPWD=/workspace\nSHLVL=1\n_=/usr/bin/env\nhidden\n`,
+    );
+  });
+
+  it('reports a program it cannot find as ENOENT', async () => {
+    const proc = sandbox.spawn(join(tools, 'no-such-tool'), [], { env: { PATH: sandbox.path } });
+    expect((await proc.exited).startError?.code).toBe('ENOENT');
+    const byName = sandbox.spawn('no-such-tool', [], { env: { PATH: sandbox.path } });
+    expect((await byName.exited).startError?.code).toBe('ENOENT');
+  });
+});
