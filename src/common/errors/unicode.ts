@@ -6,9 +6,14 @@ import { ApiError } from './api-error';
 
 /** A lone UTF-16 surrogate: a string JSON can carry (`"\ud800"`) but no UTF-8 text can hold. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** What identifiers (ids, uids, secret names) are made of. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 export const INVALID_UNICODE = 'must be valid Unicode text';
-/** Bounds the walk: deeper values are refused by validation or stored as JSON anyway. */
-const MAX_DEPTH = 256;
+/**
+ * How deep a request value may nest. Validation (class-transformer) recurses per level and ran out
+ * of stack on a few thousand; no Oz request needs more than a handful.
+ */
+export const MAX_DEPTH = 64;
 
 export function hasLoneSurrogate(text: string): boolean {
   return LONE_SURROGATE.test(text);
@@ -28,7 +33,10 @@ function printable(path: string): string {
  */
 export function findInvalidUnicode(value: unknown, path = '', depth = 0): string | null {
   if (typeof value === 'string') return hasLoneSurrogate(value) ? path || 'value' : null;
-  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return null;
+  if (value === null || typeof value !== 'object') return null;
+  if (depth >= MAX_DEPTH) {
+    throw ApiError.invalid(printable(path || 'body'), `nested deeper than ${MAX_DEPTH} levels`);
+  }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const found = findInvalidUnicode(value[i], `${path}[${i}]`, depth + 1);
@@ -58,8 +66,15 @@ export function assertValidUnicode(value: unknown, path = ''): void {
 export class UnicodePipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     if (metadata.type === 'body') assertValidUnicode(value);
-    else if (metadata.type === 'param' || metadata.type === 'query') {
-      assertValidUnicode(value, metadata.data ?? '');
+    else if (metadata.type === 'query') assertValidUnicode(value, metadata.data ?? '');
+    else if (metadata.type === 'param') {
+      const name = metadata.data ?? 'path';
+      assertValidUnicode(value, name);
+      // Every path parameter is an identifier, stored as ASCII: another one names nothing (and
+      // would make MySQL refuse the comparison with the ASCII column).
+      if (typeof value === 'string' && !PRINTABLE_ASCII.test(value)) {
+        throw new ApiError('resource_not_found', `${name}: no resource has this identifier`);
+      }
     }
     return value;
   }
