@@ -303,6 +303,7 @@ describe(`fuzz: generated requests never get a 5xx (FUZZ_SEED=${SEED})`, () => {
 
     let before = (await app.dataSource.query(COUNT_SQL)) as Record<string, string>[];
     let sent = 0;
+    const statuses: Record<number, number> = {};
     const started = Date.now();
     await runProperty(
       'API fuzz',
@@ -311,6 +312,7 @@ describe(`fuzz: generated requests never get a 5xx (FUZZ_SEED=${SEED})`, () => {
       async (request) => {
         const answer = await send(origin, request);
         sent++;
+        statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
         checkAnswer(request, answer);
         const after = (await app.dataSource.query(COUNT_SQL)) as Record<string, string>[];
         if (answer.status >= 400 && JSON.stringify(after) !== JSON.stringify(before)) {

@@ -183,6 +183,38 @@ describe('invalid Unicode in requests is refused at the boundary (api + ingress)
     expect(await counts()).toEqual(before);
   });
 
+  it('answers 404 to a non-ASCII path identifier and 400 to a body nested too deep (fuzz finds)', async () => {
+    // Identifiers are ASCII columns: MySQL refused the comparison (500) before.
+    for (const path of [
+      '/factory/%E2%80%AErtl%EF%BB%BF/automations',
+      `/agent/runs/${encodeURIComponent('部署')}`,
+      `/agent/schedules/${encodeURIComponent('🚀')}`,
+    ]) {
+      const res = await api.get(path);
+      expect({ path, status: res.status }).toEqual({ path, status: 404 });
+      expect(res.body).toMatchObject({
+        status: 404,
+        detail: expect.stringMatching(/no resource has this identifier/),
+      });
+    }
+    const secret = await api.put(`/secrets/${encodeURIComponent('É')}`, { value: 'x' });
+    expect(secret.status).toBe(404);
+    // class-transformer recursed per level and overflowed the stack (500) on a few thousand.
+    const before = await counts();
+    let nested: unknown = 'x';
+    for (let i = 0; i < 3000; i++) nested = i % 2 ? [nested] : { d: nested };
+    const deep = await api.post('/agent/runs', {
+      prompt: 'ok',
+      config: { harness_auth_secrets: { codex_auth_secret_name: nested } },
+    });
+    expect(deep.status).toBe(400);
+    expect(deep.body.detail).toMatch(
+      /^config\.harness_auth_secrets\.codex_auth_secret_name(\.d|\[0\])+: nested deeper than 64 levels$/,
+    );
+    expect((await api.post('/agent/runs', { prompt: 'ok', metadata: nested })).status).toBe(400);
+    expect(await counts()).toEqual(before);
+  });
+
   it('accepts valid non-ASCII text (emoji, CJK, combining marks) and reads it back identical', async () => {
     const text = 'déploiement 🚀 部署 e\u0301 👩‍💻 \u{1F600}';
     const run = await api.post('/agent/runs', { prompt: text, metadata: { k: text } });
