@@ -324,9 +324,11 @@ describe(`fuzz: generated requests never get a 5xx (FUZZ_SEED=${SEED})`, () => {
       },
     );
     process.stdout.write(
-      `API fuzz: ${sent} requests in ${Date.now() - started} ms (seed ${SEED})\n`,
+      `API fuzz: ${sent} requests in ${Date.now() - started} ms (seed ${SEED}), statuses ${JSON.stringify(statuses)}\n`,
     );
     expect(sent).toBeGreaterThanOrEqual(API_RUNS);
+    // The generator must get past validation and lookups, not only be refused.
+    expect(Object.keys(statuses).some((status) => Number(status) < 300)).toBe(true);
   }, 600_000);
 
   it(`sends ${INGRESS_RUNS} random deliveries to the ingress: only 202, 400, 401, 404, 413 or 429`, async () => {

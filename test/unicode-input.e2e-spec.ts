@@ -215,6 +215,20 @@ describe('invalid Unicode in requests is refused at the boundary (api + ingress)
     expect(await counts()).toEqual(before);
   });
 
+  it("answers a URL over Node's header limit with a 431 problem (fuzz find: an empty 431)", async () => {
+    for (const url of [app.baseUrl, app.ingressUrl]) {
+      const res = await fetch(`${url}/agent/runs?cursor=${'a'.repeat(20_000)}`, {
+        headers: { Authorization: `Bearer ${app.apiKey}` },
+      });
+      expect(res.status).toBe(431);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(await res.json()).toMatchObject({
+        status: 431,
+        detail: expect.stringMatching(/too large/),
+      });
+    }
+  });
+
   it('accepts valid non-ASCII text (emoji, CJK, combining marks) and reads it back identical', async () => {
     const text = 'déploiement 🚀 部署 e\u0301 👩‍💻 \u{1F600}';
     const run = await api.post('/agent/runs', { prompt: text, metadata: { k: text } });
