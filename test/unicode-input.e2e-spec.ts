@@ -229,6 +229,19 @@ describe('invalid Unicode in requests is refused at the boundary (api + ingress)
     }
   });
 
+  it('refuses a list of objects holding an array, naming it (fuzz find: a 500)', async () => {
+    const before = await counts();
+    const files = await api.post('/factory-files/validate', {
+      files: [{ path: 'factory.yaml', content: 'x' }, []],
+    });
+    expect(files.status).toBe(400);
+    expect(files.body.detail).toMatch(/^files: each value in files must be an object/);
+    const run = await api.post('/agent/runs', { prompt: 'ok', config: { secrets: [[]] } });
+    expect(run.status).toBe(400);
+    expect(run.body.detail).toMatch(/^config\.secrets: /);
+    expect(await counts()).toEqual(before);
+  });
+
   it('accepts valid non-ASCII text (emoji, CJK, combining marks) and reads it back identical', async () => {
     const text = 'déploiement 🚀 部署 e\u0301 👩‍💻 \u{1F600}';
     const run = await api.post('/agent/runs', { prompt: text, metadata: { k: text } });
