@@ -3,6 +3,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { createValidationPipe } from '../common/errors/validation';
 import { requestIdMiddleware } from '../common/request-id';
+import { UnicodePipe, unicodeQueryMiddleware, verifyUtf8Body } from '../common/errors/unicode';
 import { McpServerConfigDto } from '../modules/runs/dto/agent-config.dto';
 import { completeOpenApiDocument } from './openapi-contract';
 import type { AppConfig } from '../config/app-config';
@@ -15,8 +16,13 @@ export function configureHttp(app: NestExpressApplication, config: AppConfig): v
   // First, so every answer (errors of unknown routes and of the body parser included) has an id.
   app.use(requestIdMiddleware);
   app.setGlobalPrefix(API_PREFIX);
-  app.useGlobalPipes(createValidationPipe());
-  app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
+  // Invalid Unicode is refused at the boundary: query strings here, raw bodies by the parser,
+  // escaped lone surrogates in bodies and path parameters by the first global pipe.
+  app.use(unicodeQueryMiddleware);
+  app.useGlobalPipes(new UnicodePipe(), createValidationPipe());
+  // Nest's option type leaves out body-parser's `verify` (it keeps it for rawBody); it is passed on.
+  const jsonOptions = { limit: JSON_BODY_LIMIT, verify: verifyUtf8Body };
+  app.useBodyParser('json', jsonOptions);
   app.disable('x-powered-by');
   setupOpenApi(app, config);
 }

@@ -6,6 +6,7 @@ import type { AppConfig } from '../config/app-config';
 import { startIngress } from '../ingress/start-ingress';
 import { BootstrapService } from '../modules/teams/bootstrap.service';
 import { configureHttp } from './http';
+import { answerClientErrorsAsProblems } from '../common/errors/client-error';
 import { checkBlobStore, checkRedis, prepareDatabase } from './preflight';
 
 export interface AmbientProcess {
@@ -74,6 +75,7 @@ async function startMain(
     bodyParser: false,
   });
   configureHttp(app, config);
+  answerClientErrorsAsProblems(app.getHttpServer());
   await app.init();
   await app.get(BootstrapService).ensureAccess();
   await app.listen(config.server.port, config.server.host);

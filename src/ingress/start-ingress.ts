@@ -2,6 +2,7 @@ import { INestApplication, Logger, LoggerService, LogLevel } from '@nestjs/commo
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { ProblemFilter } from '../common/errors/problem.filter';
+import { answerClientErrorsAsProblems } from '../common/errors/client-error';
 import { requestIdMiddleware } from '../common/request-id';
 import type { AppConfig } from '../config/app-config';
 import { IngressModule } from './ingress.module';
@@ -25,6 +26,7 @@ export async function startIngress(
   app.disable('etag');
   app.use(requestIdMiddleware);
   app.useGlobalFilters(new ProblemFilter());
+  answerClientErrorsAsProblems(app.getHttpServer());
   if (!config.secretsKey) {
     new Logger('Ingress').warn('AMBIENT_SECRETS_KEY is not set: webhooks cannot be verified');
   }

@@ -1,4 +1,5 @@
-import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { applyDecorators, ValidationError, ValidationPipe } from '@nestjs/common';
+import { IsObject, ValidateNested } from 'class-validator';
 import { ApiError } from './api-error';
 
 /** Finds the first failing constraint and names its field by its full path (e.g. config.model_id). */
@@ -55,4 +56,13 @@ const BASIC_CONSTRAINTS = [
 function mostBasicFailure(constraints: Record<string, string>): string | undefined {
   const basic = BASIC_CONSTRAINTS.find((name) => constraints[name]);
   return basic ? constraints[basic] : Object.values(constraints)[0];
+}
+
+/**
+ * `@ValidateNested({ each: true })` that also requires every element to be an object: on its own,
+ * class-validator walks an element that is an array as more elements, so `[[]]` passed as a list
+ * of DTOs and reached services as an array (a fuzz find: 500s).
+ */
+export function ValidateNestedEach(): PropertyDecorator {
+  return applyDecorators(IsObject({ each: true }), ValidateNested({ each: true }));
 }

@@ -20,6 +20,7 @@ import {
 } from 'class-validator';
 import { ERROR_CODES } from '../../common/errors/error-codes';
 import { MAX_RAW_TRANSCRIPT_CHARS } from './worker-protocol';
+import { ValidateNestedEach } from '../../common/errors/validation';
 
 const MESSAGE_ROLES = ['system', 'user', 'assistant', 'tool'];
 
@@ -203,7 +204,7 @@ export class RecordMessagesDto {
   @ApiProperty({ type: [ChatMessageDto] })
   @IsArray()
   @ArrayMaxSize(100)
-  @ValidateNested({ each: true })
+  @ValidateNestedEach()
   @Type(() => ChatMessageDto)
   messages: ChatMessageDto[];
 }

@@ -22,6 +22,7 @@ import { ScopeDto, UserProfileDto } from '../../runs/dto/run-item.dto';
 import { NETWORK_POLICIES } from '../../sandbox/sandbox.types';
 import { REPO_PART_PATTERN } from '../environment-config';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
+import { ValidateNestedEach } from '../../../common/errors/validation';
 
 @ApiSchema({ name: 'GitHubRepo' })
 export class GitHubRepoDto {
@@ -130,7 +131,7 @@ class EnvironmentFieldsDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(20)
-  @ValidateNested({ each: true })
+  @ValidateNestedEach()
   @Type(() => GitHubRepoDto)
   github_repos?: GitHubRepoDto[];
 
@@ -158,7 +159,7 @@ class EnvironmentFieldsDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(50)
-  @ValidateNested({ each: true })
+  @ValidateNestedEach()
   @Type(() => SecretRefDto)
   secrets?: SecretRefDto[] | null;
 

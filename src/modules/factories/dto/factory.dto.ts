@@ -9,6 +9,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { ValidateNestedEach } from '../../../common/errors/validation';
 
 @ApiSchema({ name: 'FactoryRepositorySource' })
 export class RepositorySourceDto {
@@ -102,7 +103,7 @@ export class FactoryDefinitionDto {
   @ApiProperty({ type: [FactoryFileDto] })
   @IsArray()
   @ArrayMaxSize(500)
-  @ValidateNested({ each: true })
+  @ValidateNestedEach()
   @Type(() => FactoryFileDto)
   files: FactoryFileDto[];
 }

@@ -22,6 +22,7 @@ import {
   SecretRefDto,
 } from '../../runs/dto/agent-config.dto';
 import { AGENT_TYPES, AgentType } from '../agent-settings';
+import { ValidateNestedEach } from '../../../common/errors/validation';
 
 const MAX_LIST = 100;
 
@@ -39,7 +40,7 @@ export class MemoryInputDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_LIST)
-  @ValidateNested({ each: true })
+  @ValidateNestedEach()
   @Type(() => MemoryStoreRefDto)
   attached_stores?: MemoryStoreRefDto[] | null;
 
@@ -158,7 +159,7 @@ export class AgentFieldsDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_LIST)
-  @ValidateNested({ each: true })
+  @ValidateNestedEach()
   @Type(() => SecretRefDto)
   secrets?: SecretRefDto[] | null;
 
@@ -226,7 +227,7 @@ export class UpdateAgentDto extends AgentFieldsDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_LIST)
-  @ValidateNested({ each: true })
+  @ValidateNestedEach()
   @Type(() => SecretRefDto)
   secrets_append?: SecretRefDto[] | null;
 }

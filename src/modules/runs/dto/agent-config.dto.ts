@@ -17,6 +17,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
+import { ValidateNestedEach } from '../../../common/errors/validation';
 
 @ApiSchema({ name: 'Harness' })
 export class HarnessDto {
@@ -161,7 +162,7 @@ export class AgentConfigDto {
   @ApiPropertyOptional({ type: [MemoryStoreRefDto] })
   @IsOptional()
   @IsArray()
-  @ValidateNested({ each: true })
+  @ValidateNestedEach()
   @Type(() => MemoryStoreRefDto)
   memory_stores?: MemoryStoreRefDto[];
 
@@ -170,7 +171,7 @@ export class AgentConfigDto {
   @ApiPropertyOptional({ type: [SecretRefDto] })
   @IsOptional()
   @IsArray()
-  @ValidateNested({ each: true })
+  @ValidateNestedEach()
   @Type(() => SecretRefDto)
   secrets?: SecretRefDto[];
 

@@ -14,6 +14,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { AgentConfigDto } from './agent-config.dto';
+import { ValidateNestedEach } from '../../../common/errors/validation';
 
 export const RUN_MODES = ['normal', 'plan', 'orchestrate'] as const;
 
@@ -72,7 +73,7 @@ export class CreateRunDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(5)
-  @ValidateNested({ each: true })
+  @ValidateNestedEach()
   @Type(() => AttachmentInputDto)
   attachments?: AttachmentInputDto[];
 
@@ -80,7 +81,7 @@ export class CreateRunDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(5)
-  @ValidateNested({ each: true })
+  @ValidateNestedEach()
   @Type(() => ImageInputDto)
   images?: ImageInputDto[];
 

@@ -1,15 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsIn,
-  IsOptional,
-  IsString,
-  MaxLength,
-  ValidateNested,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { RUN_MODES } from './create-run.dto';
+import { ValidateNestedEach } from '../../../common/errors/validation';
 
 @ApiSchema({ name: 'FollowupAttachment' })
 export class FollowupAttachmentDto {
@@ -30,7 +23,7 @@ export class SubmitFollowupDto {
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(25)
-  @ValidateNested({ each: true })
+  @ValidateNestedEach()
   @Type(() => FollowupAttachmentDto)
   attachments?: FollowupAttachmentDto[];
 }
