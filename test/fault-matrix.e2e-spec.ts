@@ -60,6 +60,8 @@ interface Figures {
   fault_ms?: number;
   recovery_ms: number;
   extra?: Record<string, number>;
+  /** Why runs that did not succeed ended as they did. */
+  not_succeeded?: string[];
 }
 
 const figures: Figures[] = [];
@@ -131,10 +133,15 @@ describe('fault matrix', () => {
 
   /** Runs whose prompt starts with `tag`: id, prompt and state, straight from MySQL. */
   const runsTagged = async (tag: string) =>
-    (await db.query(`SELECT id, prompt, state FROM runs WHERE prompt LIKE ?`, [`${tag}-%`]))[0] as {
+    (
+      await db.query(`SELECT id, prompt, state, status_message FROM runs WHERE prompt LIKE ?`, [
+        `${tag}-%`,
+      ])
+    )[0] as {
       id: string;
       prompt: string;
       state: string;
+      status_message: unknown;
     }[];
 
   /**
@@ -182,6 +189,13 @@ describe('fault matrix', () => {
       : 0;
     const terminal: Record<string, number> = {};
     for (const r of rows) terminal[r.state] = (terminal[r.state] ?? 0) + 1;
+    const reasons = [
+      ...new Set(
+        rows
+          .filter((r) => r.state !== 'SUCCEEDED')
+          .map((r) => `${r.state}: ${JSON.stringify(r.status_message)}`),
+      ),
+    ];
     const result: Figures = {
       fault,
       sent: answers.length,
@@ -199,6 +213,7 @@ describe('fault matrix', () => {
       terminal_states: terminal,
       max_answer_ms: Math.max(...answers.map((a) => a.ms)),
       recovery_ms: recoveryMs,
+      ...(reasons.length ? { not_succeeded: reasons } : {}),
       ...extra,
     };
     if (unanswered.size) {
