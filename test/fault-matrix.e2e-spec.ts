@@ -46,6 +46,8 @@ interface Figures {
   sent: number;
   accepted: number;
   refused_503: number;
+  /** A 503 promises nothing was done: runs created by a refused request. */
+  refused_but_committed: number;
   refused_503_without_retry_after: number;
   other_status: Record<string, number>;
   no_answer: number;
@@ -65,6 +67,7 @@ interface Figures {
 }
 
 const figures: Figures[] = [];
+const logged = new Set<Figures>();
 
 async function post(url: string, body: unknown, headers: Record<string, string>): Promise<Answer> {
   const started = Date.now();
@@ -158,11 +161,13 @@ describe('fault matrix', () => {
   ): Promise<Figures> => {
     const accepted = new Map<string, string>(); // prompt → run id
     const unanswered = new Set<string>();
+    const refused = new Set<string>();
     const other: Record<string, number> = {};
     answers.forEach((a, i) => {
       if (a.status === 200) accepted.set(prompts[i], String(a.body.run_id));
       else if (a.status === 'no-answer' || a.status === 'timeout') unanswered.add(prompts[i]);
-      else if (a.status !== 503) other[String(a.status)] = (other[String(a.status)] ?? 0) + 1;
+      else if (a.status === 503) refused.add(prompts[i]);
+      else other[String(a.status)] = (other[String(a.status)] ?? 0) + 1;
     });
     const rows = await waitFor(
       () => runsTagged(tag),
@@ -201,6 +206,7 @@ describe('fault matrix', () => {
       sent: answers.length,
       accepted: accepted.size,
       refused_503: answers.filter((a) => a.status === 503).length,
+      refused_but_committed: [...refused].filter((p) => byPrompt.has(p)).length,
       refused_503_without_retry_after: answers.filter(
         (a) => a.status === 503 && !(Number(a.retryAfter) > 0),
       ).length,
@@ -220,7 +226,6 @@ describe('fault matrix', () => {
       result.unanswered_but_committed = [...unanswered].filter((p) => byPrompt.has(p)).length;
     }
     figures.push(result);
-    console.log(`fault matrix: ${JSON.stringify(result)}`);
     return result;
   };
 
@@ -228,6 +233,7 @@ describe('fault matrix', () => {
   const expectKept = (f: Figures) => {
     expect(f.other_status).toEqual({});
     expect(f.refused_503_without_retry_after).toBe(0);
+    expect(f.refused_but_committed).toBe(0);
     expect(f.lost).toBe(0);
     expect(f.duplicated).toBe(0);
     expect(f.finished_twice).toBe(0);
@@ -245,6 +251,11 @@ describe('fault matrix', () => {
   });
 
   afterEach(async () => {
+    const last = figures.at(-1);
+    if (last && !logged.has(last)) {
+      logged.add(last);
+      console.log(`fault matrix: ${JSON.stringify(last)}`);
+    }
     for (const child of children.splice(0)) {
       child.child.kill('SIGKILL');
       await waitForExit(child.child);
@@ -368,6 +379,9 @@ describe('fault matrix', () => {
           ),
         ),
       ]);
+      // The fault lasts at least 3 s (a fixed duration is what the fault is), longer if answers take longer.
+      const left = faultAt + 3000 - Date.now();
+      if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
       if (mode === 'cut') await proxy.start();
       else proxy.resume();
       const restoredAt = Date.now();
@@ -406,7 +420,7 @@ describe('fault matrix', () => {
   redisFault('paused');
 
   it('MySQL connections killed mid-burst: 200 (committed) or 503 with Retry-After, nothing lost', async () => {
-    const app = await startApp(['api', 'worker']);
+    const app = await startApp(['api', 'worker'], { 'runs.workerConcurrency': 16 });
     const database = new URL(env.databaseUrl).pathname.slice(1);
     const killAppConnections = async () => {
       const [rows] = await db.query(
@@ -423,7 +437,8 @@ describe('fault matrix', () => {
       return killed;
     };
     const tag = 'fm-mysql-kill';
-    const prompts = Array.from({ length: 50 }, (_, i) => `${tag}-${i}`);
+    // Slow runs, so the connections killed include the worker's, mid-execution.
+    const prompts = Array.from({ length: 50 }, (_, i) => `${tag}-${i} [script:fm-slow]`);
     let answered = 0;
     const faultAt = Date.now();
     const pending = prompts.map((p) =>
@@ -440,11 +455,27 @@ describe('fault matrix', () => {
     );
     killed += await killAppConnections();
     const answers = await Promise.all(pending);
+    await waitFor(
+      () => runsTagged(tag),
+      (rs) => rs.filter((r) => r.state === 'INPROGRESS').length >= 3,
+      { what: 'runs executing' },
+    );
+    killed += await killAppConnections();
     const overAt = Date.now();
     const f = await settle('MySQL connections killed', tag, prompts, answers, overAt, {
       fault_ms: overAt - faultAt,
     });
-    f.extra = { connections_killed: killed };
+    const claimedTwice = (
+      (
+        await db.query(
+          `SELECT run_id FROM run_events e JOIN runs r ON r.id = e.run_id
+            WHERE r.prompt LIKE ? AND e.event_type = 'oz_run_claimed'
+            GROUP BY run_id HAVING COUNT(*) > 1`,
+          [`${tag}-%`],
+        )
+      )[0] as unknown[]
+    ).length;
+    f.extra = { connections_killed: killed, claimed_twice: claimedTwice };
     expectKept(f);
     expect(f.no_answer + f.timed_out).toBe(0);
     expect(f.terminal_states).toEqual({ SUCCEEDED: f.accepted });
