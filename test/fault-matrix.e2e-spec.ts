@@ -17,7 +17,7 @@ import {
   TestEnvironment,
 } from './support/test-app';
 import { waitFor } from './support/wait';
-import { createFactory, createWebhook, deliver } from './support/webhook-helpers';
+import { createFactory, createWebhook } from './support/webhook-helpers';
 import { spawnAmbient, waitForExit } from './support/worker-process';
 
 /**
