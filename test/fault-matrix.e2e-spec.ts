@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -240,6 +241,47 @@ describe('fault matrix', () => {
     expect(f.accepted).toBeGreaterThan(0);
   };
 
+  /**
+   * A burst of deliveries to one webhook during a fault: every 202 is in the delivery log once; a
+   * 503 (with Retry-After) logged nothing. Bodies differ, so each delivery's id is its body's hash.
+   */
+  const webhookFigures = async (hookUid: string, bodies: string[], deliveries: Answer[]) => {
+    const log = (
+      await db.query(
+        `SELECT dedup_key, COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ? GROUP BY dedup_key`,
+        [hookUid],
+      )
+    )[0] as { dedup_key: string; n: number | string }[];
+    const count = (body: string) =>
+      Number(
+        log.find(
+          (l) => l.dedup_key === `body-sha256:${createHash('sha256').update(body).digest('hex')}`,
+        )?.n ?? 0,
+      );
+    const of = (status: number) => bodies.filter((_, i) => deliveries[i].status === status);
+    return {
+      webhook_sent: deliveries.length,
+      webhook_accepted_202: of(202).length,
+      webhook_refused_503: of(503).length,
+      webhook_503_without_retry_after: deliveries.filter(
+        (d) => d.status === 503 && !(Number(d.retryAfter) > 0),
+      ).length,
+      webhook_other: deliveries.filter((d) => d.status !== 202 && d.status !== 503).length,
+      webhook_lost: of(202).filter((b) => count(b) === 0).length,
+      webhook_duplicated: of(202).filter((b) => count(b) > 1).length,
+      webhook_refused_but_logged: of(503).filter((b) => count(b) > 0).length,
+    };
+  };
+
+  const expectWebhooksKept = (extra: Record<string, number>) => {
+    expect(extra.webhook_accepted_202).toBeGreaterThan(0);
+    expect(extra.webhook_other).toBe(0);
+    expect(extra.webhook_503_without_retry_after).toBe(0);
+    expect(extra.webhook_lost).toBe(0);
+    expect(extra.webhook_duplicated).toBe(0);
+    expect(extra.webhook_refused_but_logged).toBe(0);
+  };
+
   beforeAll(async () => {
     model = await startFakeModelServer();
     model.script('fm-slow', [{ delayMs: 1200, then: { text: 'slow done' } }]);
@@ -389,38 +431,23 @@ describe('fault matrix', () => {
       const f = await settle(`Redis ${mode} and restored`, tag, prompts, answers, restoredAt, {
         fault_ms: restoredAt - faultAt,
       });
-      const log = (
-        await db.query(
-          `SELECT dedup_key, status, COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ?
-            GROUP BY dedup_key, status`,
-          [hook.uid],
-        )
-      )[0] as { dedup_key: string; status: string; n: number }[];
-      const accepted = deliveries.filter((d) => d.status === 202);
-      const logged = (id: unknown) => log.filter((l) => l.dedup_key === id);
-      f.extra = {
-        webhook_sent: deliveries.length,
-        webhook_accepted_202: accepted.length,
-        webhook_refused_503: deliveries.filter((d) => d.status === 503).length,
-        webhook_other: deliveries.filter((d) => d.status !== 202 && d.status !== 503).length,
-        webhook_lost: accepted.filter((d) => logged(d.body.delivery_id).length === 0).length,
-        webhook_duplicated: accepted.filter(
-          (d) => logged(d.body.delivery_id).reduce((n, l) => n + Number(l.n), 0) > 1,
-        ).length,
-      };
+      f.extra = await webhookFigures(hook.uid, bodies, deliveries);
       console.log(`fault matrix (webhooks, Redis ${mode}): ${JSON.stringify(f.extra)}`);
       expectKept(f);
       expect(f.no_answer + f.timed_out).toBe(0);
       expect(f.terminal_states).toEqual({ SUCCEEDED: f.accepted });
-      expect(f.extra.webhook_other).toBe(0);
-      expect(f.extra.webhook_lost).toBe(0);
-      expect(f.extra.webhook_duplicated).toBe(0);
+      expectWebhooksKept(f.extra);
     });
   redisFault('cut');
   redisFault('paused');
 
   it('MySQL connections killed mid-burst: 200 (committed) or 503 with Retry-After, nothing lost', async () => {
-    const app = await startApp(['api', 'worker'], { 'runs.workerConcurrency': 16 });
+    const app = await startApp(['api', 'worker', 'ingress'], { 'runs.workerConcurrency': 16 });
+    const api = apiClient(app.baseUrl, app.apiKey);
+    const hook = await createWebhook(api, await createFactory(api, 'MySQL kill'), {
+      name: 'mysql-kill',
+    });
+    const bodies = Array.from({ length: 30 }, (_, i) => JSON.stringify({ fault: 'mysql', i }));
     const database = new URL(env.databaseUrl).pathname.slice(1);
     const killAppConnections = async () => {
       const [rows] = await db.query(
@@ -447,6 +474,13 @@ describe('fault matrix', () => {
         return a;
       }),
     );
+    const sentDeliveries = Promise.all(
+      bodies.map((b) =>
+        post(`${app.ingressUrl}/webhooks/w/${hook.uid}`, b, {
+          Authorization: `Bearer ${hook.secret}`,
+        }),
+      ),
+    );
     let killed = await killAppConnections();
     await waitFor(
       async () => answered,
@@ -455,6 +489,7 @@ describe('fault matrix', () => {
     );
     killed += await killAppConnections();
     const answers = await Promise.all(pending);
+    const deliveries = await sentDeliveries;
     await waitFor(
       () => runsTagged(tag),
       (rs) => rs.filter((r) => r.state === 'INPROGRESS').length >= 3,
@@ -475,8 +510,13 @@ describe('fault matrix', () => {
         )
       )[0] as unknown[]
     ).length;
-    f.extra = { connections_killed: killed, claimed_twice: claimedTwice };
+    f.extra = {
+      connections_killed: killed,
+      claimed_twice: claimedTwice,
+      ...(await webhookFigures(hook.uid, bodies, deliveries)),
+    };
     expectKept(f);
+    expectWebhooksKept(f.extra);
     expect(f.no_answer + f.timed_out).toBe(0);
     expect(f.terminal_states).toEqual({ SUCCEEDED: f.accepted });
   });
