@@ -4,6 +4,7 @@ import { ApiError } from './api-error';
 import { ErrorCode } from './error-codes';
 import { requestIdOf } from '../request-id';
 import { buildProblem } from './problem';
+import { isBackingServiceUnavailable } from './unavailable';
 
 const CODE_FOR_STATUS: Record<number, ErrorCode> = {
   400: 'invalid_request',
@@ -76,7 +77,7 @@ export class ProblemFilter implements ExceptionFilter {
       this.logger.error(
         `${request.method} ${instance} failed: ${(exception as Error)?.stack ?? String(exception)}`,
       );
-      const unavailable = isUnavailable(exception);
+      const unavailable = isBackingServiceUnavailable(exception);
       problem = buildProblem({
         code: unavailable ? 'resource_unavailable' : 'internal_error',
         title: unavailable ? 'Service temporarily unavailable' : 'Internal error',
@@ -103,20 +104,4 @@ function titleFor(code: ErrorCode): string {
 function isBodyParserError(err: unknown): err is BodyParserError {
   const e = err as BodyParserError;
   return !!e && typeof e.type === 'string' && typeof e.status === 'number' && e.status < 500;
-}
-
-/** Connection-level failures of MySQL or Redis: the client may retry. */
-function isUnavailable(err: unknown): boolean {
-  const code = (err as { code?: string })?.code ?? '';
-  const message = (err as Error)?.message ?? '';
-  return (
-    [
-      'ECONNREFUSED',
-      'ECONNRESET',
-      'ETIMEDOUT',
-      'PROTOCOL_CONNECTION_LOST',
-      'ER_CON_COUNT_ERROR',
-    ].includes(code) ||
-    /Connection is closed|connect ECONNREFUSED|Pool is closed|Reached the max retries/.test(message)
-  );
 }

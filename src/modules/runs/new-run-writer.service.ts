@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import { CoalescingBatcher } from '../../common/coalescing-batcher';
+import { isBackingServiceUnavailable } from '../../common/errors/unavailable';
 import { newUuid } from '../../common/ids';
 import { Run } from './entities/run.entity';
 import { RunEvent } from './entities/run-event.entity';
@@ -13,6 +14,9 @@ import { RunMetadata } from './entities/run-metadata.entity';
  * run may carry a prompt of 200 000 characters.
  */
 const MAX_STATEMENT_BYTES = 4 * 1024 * 1024;
+
+/** How many times a batch whose connection broke is looked up before its error stands. */
+const CONFIRM_ATTEMPTS = 3;
 
 /** The event every run's timeline starts with. */
 export const RUN_CREATED_EVENT = 'oz_run_created';
@@ -58,12 +62,39 @@ export class NewRunWriter {
       occurredAt: run.createdAt,
       payload: { source: run.source },
     }));
-    await this.dataSource.transaction(async (manager) => {
-      await this.insertRows(manager, Run, runs);
-      if (metadata.length) await this.insertRows(manager, RunMetadata, metadata);
-      await this.insertRows(manager, RunEvent, events);
-    });
+    try {
+      await this.dataSource.transaction(async (manager) => {
+        await this.insertRows(manager, Run, runs);
+        if (metadata.length) await this.insertRows(manager, RunMetadata, metadata);
+        await this.insertRows(manager, RunEvent, events);
+      });
+    } catch (err) {
+      if (!isBackingServiceUnavailable(err) || !(await this.committedAnyway(runs))) throw err;
+    }
     return runs.map(() => undefined);
+  }
+
+  /**
+   * The connection broke during the transaction — possibly after MySQL committed it but before
+   * its answer arrived. Answering 503 then would be a lie (the run exists and will be executed,
+   * and the client's retry would create it twice), so look: the ids are fresh UUIDs, so a row
+   * means this batch committed. The read locks the rows, so it waits for a commit the killed
+   * connection's server thread may still be finishing. If MySQL cannot be asked, the error stands.
+   */
+  private async committedAnyway(runs: Run[]): Promise<boolean> {
+    for (let attempt = 0; attempt < CONFIRM_ATTEMPTS; attempt += 1) {
+      try {
+        const found = (await this.dataSource.transaction((manager) =>
+          manager.query(`SELECT COUNT(*) AS n FROM runs WHERE id IN (?) LOCK IN SHARE MODE`, [
+            runs.map((run) => run.id),
+          ]),
+        )) as { n: number | string }[];
+        return Number(found[0]?.n ?? 0) > 0;
+      } catch {
+        // The pool may still hand out a dead connection; the next attempt takes another.
+      }
+    }
+    return false;
   }
 
   /**

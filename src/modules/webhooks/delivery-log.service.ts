@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In } from 'typeorm';
 import { DeliveryStatus, WebhookDelivery } from './entities/webhook-delivery.entity';
 import { WebhookDeliveryRun } from './entities/webhook-delivery-run.entity';
+import { isBackingServiceUnavailable } from '../../common/errors/unavailable';
 
 export interface AcceptedOutcome {
   entryId: string;
@@ -106,6 +107,12 @@ export class DeliveryLog {
       );
       return duplicateInBatch;
     } catch (err) {
+      if (isBackingServiceUnavailable(err)) {
+        if (await this.committedAnyway(deliveries.filter((_, i) => !duplicateInBatch[i]))) {
+          return duplicateInBatch;
+        }
+        throw err;
+      }
       if ((err as { code?: string }).code !== 'ER_DUP_ENTRY') throw err;
     }
     const duplicates: boolean[] = [];
@@ -114,6 +121,33 @@ export class DeliveryLog {
       duplicates.push(outcome.duplicate);
     }
     return duplicates;
+  }
+
+  /**
+   * The connection broke during the batch's INSERT — possibly after MySQL committed it but before
+   * its answer arrived; a 503 then would be untrue (the delivery is logged and will be evaluated).
+   * The statement is all or nothing, so the batch committed if every one of its identities is in
+   * the log (if they all were there before, the deliveries are duplicates, which are answered 202
+   * too, and evaluation is at most once per automation). The read locks the rows, so it waits for
+   * a commit the killed connection's server thread may still be finishing. If MySQL cannot be
+   * asked, the error stands.
+   */
+  private async committedAnyway(deliveries: AcceptedDelivery[]): Promise<boolean> {
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      try {
+        const rows = (await this.dataSource.transaction((manager) =>
+          manager.query(
+            `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE (webhook_id, dedup_key) IN (?)
+             LOCK IN SHARE MODE`,
+            [deliveries.map((d) => [d.webhookId, d.deliveryId])],
+          ),
+        )) as { n: number | string }[];
+        return Number(rows[0]?.n ?? 0) === deliveries.length;
+      } catch {
+        // The pool may still hand out a dead connection; the next attempt takes another.
+      }
+    }
+    return false;
   }
 
   /** Entry ids of accepted deliveries, by webhook and delivery id (their unique dedup key). */

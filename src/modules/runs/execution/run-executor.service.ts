@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { DataSource } from 'typeorm';
 import { ErrorCode, terminalStateFor } from '../../../common/errors/error-codes';
+import { isBackingServiceUnavailable } from '../../../common/errors/unavailable';
 import { newUid } from '../../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { TranscriptWriter } from '../../conversations/transcript-writer.service';
@@ -111,6 +112,18 @@ export class RunExecutor {
       await this.writeTranscript(runId, executionId, result.rawTranscript);
       await this.finish(run, executionId, result, Date.now() - startedAt, controller.signal);
     } catch (err) {
+      if (isBackingServiceUnavailable(err)) {
+        // MySQL or Redis went away under the execution: nothing is wrong with the run. It goes
+        // back to the queue (the attempt counts, as when a worker dies), or, if MySQL is still
+        // gone, its lease lapses and the sweeper recovers it the same way.
+        this.logger.warn(
+          `run ${runId} interrupted by a lost connection: ${(err as Error).message}`,
+        );
+        await this.handBack(run).catch((again: Error) => {
+          this.logger.warn(`run ${runId} left to the sweeper: ${again.message}`);
+        });
+        return { requeue: false };
+      }
       this.logger.error(`run ${runId} failed unexpectedly: ${(err as Error).stack ?? err}`);
       await this.end(run, 'ERROR', {
         message: `internal error while executing the run: ${(err as Error).message}`,
@@ -407,6 +420,26 @@ export class RunExecutor {
       from: ['CLAIMED', 'INPROGRESS'],
       set: { leaseOwner: null, leaseExpiresAt: null, attempt: run.attempt - 1, requestUsage },
       where: { sql: 'lease_owner = :owner', params: { owner: this.workerId } },
+    });
+  }
+
+  /**
+   * An execution interrupted by a lost MySQL/Redis connection: back to QUEUED while attempts
+   * remain (the dispatch sweeper enqueues it again), else ERROR as after a dead worker.
+   */
+  private async handBack(run: Run): Promise<void> {
+    if (run.attempt < this.config.runs.maxAttempts) {
+      await this.transitions.transition(run.id, 'QUEUED', {
+        from: ['CLAIMED', 'INPROGRESS'],
+        set: { leaseOwner: null, leaseExpiresAt: null },
+        where: { sql: 'lease_owner = :owner', params: { owner: this.workerId } },
+      });
+      return;
+    }
+    await this.end(run, 'ERROR', {
+      message: 'the execution lost its connection to the database or queue too many times',
+      error_code: 'internal_error',
+      retryable: true,
     });
   }
 
