@@ -365,12 +365,17 @@ describe('fault matrix', () => {
     const tag = 'fm-api-kill';
     const prompts = Array.from({ length: 60 }, (_, i) => `${tag}-${i}`);
     let answered = 0;
-    const pending = prompts.map((p) =>
-      createRun(baseUrl, p).then((a) => {
-        if (a.status === 200) answered += 1;
-        return a;
-      }),
-    );
+    // A steady stream in a few lanes, not one volley: however fast the machine, requests are
+    // still being sent (or in flight) when the process dies.
+    const answers: Answer[] = new Array<Answer>(prompts.length);
+    let next = 0;
+    const lanes = Array.from({ length: 6 }, async () => {
+      while (next < prompts.length) {
+        const i = next++;
+        answers[i] = await createRun(baseUrl, prompts[i]);
+        if (answers[i].status === 200) answered += 1;
+      }
+    });
     await waitFor(
       async () => answered,
       (n) => n >= 5,
@@ -379,7 +384,7 @@ describe('fault matrix', () => {
     apiProcess.child.kill('SIGKILL');
     await waitForExit(apiProcess.child);
     const killedAt = Date.now();
-    const answers = await Promise.all(pending);
+    await Promise.all(lanes);
     const f = await settle('API SIGKILL mid-request', tag, prompts, answers, killedAt);
     expectKept(f);
     expect(f.no_answer).toBeGreaterThan(0);
