@@ -98,7 +98,7 @@ export class DockerExecProcess implements SandboxProcess {
     this.stdin = options.stdin ? new PassThrough() : null;
     this.exited = this.run().then(
       (exit) => exit,
-      (error: unknown) => this.startFailed(error),
+      async (error: unknown) => this.startFailed(await this.explained(error)),
     );
     void this.exited.then(() => {
       this.done = true;
@@ -246,6 +246,23 @@ export class DockerExecProcess implements SandboxProcess {
     this.stdout.end();
     this.stderr.end();
     return exit;
+  }
+
+  /**
+   * An exec refused because the container is no longer running (its main process exited, e.g. an
+   * image without /bin/sh) says how the container ended instead of Docker's bare 409.
+   */
+  private async explained(error: unknown): Promise<unknown> {
+    const message = error instanceof Error ? error.message : String(error);
+    if (!/is not running/i.test(message)) return error;
+    try {
+      const { State } = await (await this.container).inspect();
+      if (State.Running) return error;
+      const hint = State.ExitCode === 127 ? ' (does the image have /bin/sh?)' : '';
+      return new Error(`the sandbox's container exited with code ${State.ExitCode}${hint}`);
+    } catch (_inspectError) {
+      return error;
+    }
   }
 
   private startFailed(error: unknown): SandboxExit {
