@@ -42,6 +42,12 @@ export interface GitCloneResult {
 /**
  * Ambient's own `git clone` of a repository URL it built itself (never agent input), run on this
  * host without a shell: the token stays out of every sandbox and no repository code runs.
+ *
+ * Why outside the Sandbox boundary: nothing here is agent-controlled. The URL is the operator's
+ * AMBIENT_GIT_URL_BASE plus an owner/repo checked by `isSafeRepoPart`, the arguments are fixed,
+ * and `git clone` runs no hooks of the cloned repository. A sandbox with `network: none` could not
+ * clone at all, and cloning inside would put the team's git token where the agent can read it.
+ * Everything that then runs in the cloned tree (setup commands, the agent) goes through the sandbox.
  */
 export function gitClone(options: {
   url: string;

@@ -45,6 +45,10 @@ export function protocolOf(url: string): string | null {
  * Reads a production branch with the `git` command line. Only the configured transports are
  * allowed (GIT_ALLOW_PROTOCOL), so `ext::` and friends can never run a command, and git never
  * prompts for credentials.
+ *
+ * Why outside the Sandbox boundary: this is the service's own tool, not agent-controlled code.
+ * No agent runs here; git only fetches and reads the definition files (no checkout hooks, no
+ * repository code is executed), with fixed arguments and a URL limited to the allowed transports.
  */
 export class GitRepository {
   constructor(private readonly allowedProtocols: string[]) {}
