@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { writeFileSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -121,6 +121,22 @@ describe('provideKeys', () => {
     expect(() => provideKeys(loadConfig(env), env, 'create')).toThrow(message);
   });
 
+  it('names the setting when the key directory cannot be created or read', () => {
+    // A dangling symlink: nothing to read, and mkdir cannot create it (even as root).
+    const dangling = join(dir, '..', 'dangling');
+    symlinkSync(join(dir, '..', 'nowhere', 'deeper'), dangling);
+    const blocked = { ...env, AMBIENT_KEY_DIR: dangling };
+    expect(() => provideKeys(loadConfig(blocked), blocked, 'create')).toThrow(
+      /^AMBIENT_SECRETS_KEY: cannot create key file .*dangling\/secrets\.key \(ENOENT.*\); set AMBIENT_SECRETS_KEY, or AMBIENT_KEY_DIR to a writable directory$/,
+    );
+    const file = join(dir, '..', 'not-a-directory');
+    writeFileSync(file, '');
+    const unreadable = { ...env, AMBIENT_KEY_DIR: join(file, 'keys') };
+    expect(() => provideKeys(loadConfig(unreadable), unreadable, 'read')).toThrow(
+      /^AMBIENT_SECRETS_KEY: cannot read key file .*not-a-directory\/keys\/secrets\.key \(ENOTDIR/,
+    );
+  });
+
   it('refuses the old well-known signing key in the environment', () => {
     expect(() =>
       loadConfig({ ...env, AMBIENT_URL_SIGNING_KEY: 'ambient-dev-url-signing-key' }),
@@ -139,44 +155,59 @@ describe('writeOnce', () => {
   });
 
   it('gives processes starting together on one machine the same keys', async () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'ambient-race-')), 'keys');
+    // Several processes walk the same fresh key directories in the same order, so they contend for
+    // each one at nearly the same moment; every directory must end with one creator and one key.
+    const root = mkdtempSync(join(tmpdir(), 'ambient-race-'));
+    const rounds = 40;
     const script = [
-      "const { loadConfig } = require('./src/config/app-config');",
       "const { provideKeys } = require('./src/config/key-files');",
-      'const config = loadConfig(process.env);',
       "process.stdout.write('ready\\n');",
       "process.stdin.once('data', () => {",
-      "  const sources = provideKeys(config, process.env, 'create').map((o) => o.source);",
-      "  const secrets = config.secretsKey.toString('hex');",
-      "  process.stdout.write(JSON.stringify({ sources, secrets, signing: config.blobs.signingKey }) + '\\n');",
+      '  const results = [];',
+      `  for (let i = 0; i < ${rounds}; i++) {`,
+      "    const config = { keys: { dir: process.env.RACE_ROOT + '/' + i }, blobs: {} };",
+      "    const sources = provideKeys(config, {}, 'create').map((o) => o.source);",
+      "    results.push({ sources, secrets: config.secretsKey.toString('hex'), signing: config.blobs.signingKey });",
+      '  }',
+      "  process.stdout.write(JSON.stringify(results) + '\\n');",
       '  process.exit(0);',
       '});',
     ].join('\n');
-    const children = Array.from({ length: 6 }, () =>
+    const children = Array.from({ length: 4 }, () =>
       spawn(process.execPath, ['-r', '@swc-node/register', '-e', script], {
         cwd: ROOT,
-        env: { PATH: process.env.PATH, AMBIENT_KEY_DIR: dir, SWCRC: 'true' },
+        env: { PATH: process.env.PATH, RACE_ROOT: root, SWCRC: 'true' },
         stdio: ['pipe', 'pipe', 'inherit'],
       }),
     );
     const lines = children.map((child) => createInterface({ input: child.stdout! }));
     const next = (index: number) =>
-      new Promise<string>((resolveLine) => lines[index].once('line', resolveLine));
-    // Every process has loaded its config before any looks for the files: then all go at once.
-    const results = children.map(async (_child, index) => {
-      expect(await next(index)).toBe('ready');
-    });
-    await Promise.all(results);
+      new Promise<string>((resolveLine, reject) => {
+        lines[index].once('line', resolveLine);
+        lines[index].once('close', () =>
+          reject(new Error(`process ${index} ended without a line`)),
+        );
+      });
+    // Every process is loaded before any looks for a file: then all go at once.
+    const ready = await Promise.all(children.map((_child, index) => next(index)));
+    expect(ready).toEqual(children.map(() => 'ready'));
     const outputs = children.map((_child, index) => next(index));
     for (const child of children) child.stdin!.end('go\n');
     const reports = (await Promise.all(outputs)).map(
-      (line) => JSON.parse(line) as { sources: string[]; secrets: string; signing: string },
+      (line) => JSON.parse(line) as { sources: string[]; secrets: string; signing: string }[],
     );
-    expect(new Set(reports.map((r) => r.secrets)).size).toBe(1);
-    expect(new Set(reports.map((r) => r.signing)).size).toBe(1);
-    expect(reports.filter((r) => r.sources[0] === 'created')).toHaveLength(1);
-    expect(reports.filter((r) => r.sources[1] === 'created')).toHaveLength(1);
-    expect(readFileSync(join(dir, 'url-signing.key'), 'utf8').trim()).toBe(reports[0].signing);
-    expect(readdirSync(dir).sort()).toEqual(['secrets.key', 'url-signing.key']);
-  }, 30_000);
+    for (let round = 0; round < rounds; round++) {
+      const seen = reports.map((report) => report[round]);
+      const creators = [0, 1].map((key) => seen.filter((r) => r.sources[key] === 'created').length);
+      expect({ round, creators, secrets: new Set(seen.map((r) => r.secrets)).size }).toEqual({
+        round,
+        creators: [1, 1],
+        secrets: 1,
+      });
+      expect(new Set(seen.map((r) => r.signing)).size).toBe(1);
+      const dir = join(root, String(round));
+      expect(readFileSync(join(dir, 'url-signing.key'), 'utf8').trim()).toBe(seen[0].signing);
+      expect(readdirSync(dir).sort()).toEqual(['secrets.key', 'url-signing.key']);
+    }
+  }, 60_000);
 });

@@ -56,9 +56,8 @@ export function provideKeys(
     let source: KeyOrigin['source'] = 'file';
     if (text === null) {
       if (mode === 'read') return { env: name, source: 'none' };
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
       const generated = `${randomBytes(32).toString('base64')}\n`;
-      if (writeOnce(path, generated)) {
+      if (createKeyFile(dir, path, generated, name)) {
         text = generated;
         source = 'created';
       } else {
@@ -68,6 +67,17 @@ export function provideKeys(
     apply(config, name, text.trim(), path);
     return { env: name, source, path };
   });
+}
+
+function createKeyFile(dir: string, path: string, text: string, name: KeyName): boolean {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return writeOnce(path, text);
+  } catch (err) {
+    throw new ConfigError(
+      `${name}: cannot create key file ${path} (${(err as Error).message}); set ${name}, or AMBIENT_KEY_DIR to a writable directory`,
+    );
+  }
 }
 
 /** One line for the log when keys were created: where they are and what replicas need. */
@@ -100,8 +110,9 @@ function readKeyFile(path: string, name: KeyName): string | null {
     if (!stats.isFile()) throw new ConfigError(`${name}: key file ${path} is not a regular file`);
     mode = stats.mode & 0o777;
   } catch (err) {
+    if (err instanceof ConfigError) throw err;
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
+    throw new ConfigError(`${name}: cannot read key file ${path} (${(err as Error).message})`);
   }
   if (mode & 0o077) {
     throw new ConfigError(
