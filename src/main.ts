@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { AppConfig, loadConfig } from './config/app-config';
-import { startAmbient } from './bootstrap/start';
+import { startTracing } from './bootstrap/tracing';
 
 function fail(message: string): never {
   process.stderr.write(`ambient: ${message}\n`);
@@ -16,6 +16,9 @@ async function main(): Promise<void> {
     fail((err as Error).message);
   }
   const logger = new Logger('Ambient');
+  const tracing = await startTracing(config);
+  // Loaded only now, so the tracing instrumentations see express, mysql2 and ioredis load.
+  const { startAmbient } = await import('./bootstrap/start');
   const starting = startAmbient(config).catch((err: Error) => fail(firstLine(err)));
   // Handlers go in before start-up finishes, so a SIGTERM at any moment shuts down cleanly.
   let stopping = false;
@@ -30,6 +33,7 @@ async function main(): Promise<void> {
     force.unref();
     starting
       .then((ambient) => ambient.close())
+      .then(() => tracing.shutdown())
       .then(
         () => process.exit(0),
         (err: Error) => {

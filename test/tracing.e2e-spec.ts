@@ -1,0 +1,140 @@
+import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
+import { apiClient } from './support/api-client';
+import { OtlpReceiver, ReceivedSpan, startOtlpReceiver } from './support/otlp-receiver';
+import { createTestEnvironment, TEST_API_KEY, TestEnvironment } from './support/test-app';
+import { waitFor } from './support/wait';
+import { spawnAmbient, waitForExit } from './support/worker-process';
+
+const SERVER = 2;
+const CLIENT = 3;
+const CONSUMER = 5;
+
+/**
+ * OpenTelemetry across processes: an api process and a separate worker process export to an
+ * in-process OTLP receiver, and one run is one trace from the HTTP request to the model call.
+ * Ambient runs as child processes because tracing must start before its modules load.
+ */
+describe('tracing (OpenTelemetry through Bull)', () => {
+  let receiver: OtlpReceiver;
+  let model: FakeModelServer;
+  let env: TestEnvironment;
+  const children: ReturnType<typeof spawnAmbient>[] = [];
+
+  const start = async (roles: string, extra: Record<string, string> = {}) => {
+    const child = spawnAmbient(
+      env.childEnv({
+        AMBIENT_ROLES: roles,
+        AMBIENT_PORT: '0',
+        AMBIENT_HOST: '127.0.0.1',
+        AMBIENT_BOOTSTRAP_API_KEY: TEST_API_KEY,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        ...extra,
+      }),
+    );
+    children.push(child);
+    await child.ready;
+    return child;
+  };
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    model = await startFakeModelServer();
+    env = createTestEnvironment('tracing', model.url);
+  });
+
+  afterAll(async () => {
+    for (const child of children) {
+      child.child.kill('SIGKILL');
+      await waitForExit(child.child);
+    }
+    await env?.destroy();
+    await model?.close();
+    await receiver?.close();
+  });
+
+  it('one trace covers POST /agent/run in the api process and the run in the worker process', async () => {
+    const api = await start('api');
+    await start('worker');
+    const apiUrl = /API on (http:\/\/[^\s\x1b]+)/.exec(api.output())![1];
+    const client = apiClient(apiUrl, TEST_API_KEY);
+
+    const created = await client.post('/agent/run', { prompt: 'Trace me' }).expect(200);
+    const runId: string = created.body.run_id;
+    await waitFor(
+      () => client.runState(runId),
+      (state) => state === 'SUCCEEDED',
+      { what: 'the run to succeed' },
+    );
+
+    const request = await receiver
+      .waitFor(
+        (spans) => spans.some((s) => isRunRequest(s)),
+        'the server span of POST /api/v1/agent/run',
+      )
+      .then((spans) => spans.find(isRunRequest)!);
+    const inTrace = (spans: ReceivedSpan[]) => spans.filter((s) => s.traceId === request.traceId);
+    const trace = await receiver.waitFor(
+      (spans) =>
+        inTrace(spans).some((s) => s.name.startsWith('chat ')) &&
+        inTrace(spans).some((s) => s.name === 'run execution'),
+      'the worker spans of the run',
+    );
+    const spans = inTrace(trace);
+    const byName = (name: string) => spans.filter((s) => s.name === name);
+
+    // The api process: the request, the commit (mysql2), the enqueue (producer + ioredis).
+    expect(request.resource['ambient.roles']).toBe('api');
+    expect(request.resource['service.name']).toBe('ambient');
+    const apiInstance = request.resource['service.instance.id'];
+    const apiSpans = spans.filter((s) => s.resource['service.instance.id'] === apiInstance);
+    expect(apiSpans.some((s) => s.attributes['db.system.name'] === 'mysql')).toBe(true);
+    const send = byName('send runs');
+    expect(send).toHaveLength(1);
+    expect(send[0].attributes['ambient.run_id']).toBe(runId);
+    expect(send[0].resource['service.instance.id']).toBe(apiInstance);
+    expect(apiSpans.some((s) => s.attributes['db.system.name'] === 'redis')).toBe(true);
+
+    // The worker process: the job, a child of the producer span across processes.
+    const job = byName('process runs');
+    expect(job).toHaveLength(1);
+    expect(job[0].kind).toBe(CONSUMER);
+    expect(job[0].parentSpanId).toBe(send[0].spanId);
+    expect(job[0].attributes['ambient.run_id']).toBe(runId);
+    expect(job[0].resource['ambient.roles']).toBe('worker');
+    const workerInstance = job[0].resource['service.instance.id'];
+    expect(workerInstance).not.toBe(apiInstance);
+    expect(job[0].resource['process.pid']).not.toBe(request.resource['process.pid']);
+
+    const execution = byName('run execution')[0];
+    expect(execution.parentSpanId).toBe(job[0].spanId);
+    expect(execution.attributes).toMatchObject({
+      'ambient.run_id': runId,
+      'ambient.harness': 'oz',
+      'ambient.model_id': 'fake-model',
+      'ambient.outcome': 'succeeded',
+    });
+    const call = spans.find((s) => s.name === 'chat fake-model')!;
+    expect(call.kind).toBe(CLIENT);
+    expect(call.parentSpanId).toBe(execution.spanId);
+    expect(call.attributes).toMatchObject({
+      'ambient.run_id': runId,
+      'gen_ai.request.model': 'fake-model',
+      'gen_ai.system': 'unknown',
+    });
+    expect(call.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
+    expect(call.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
+    const workerSpans = spans.filter((s) => s.resource['service.instance.id'] === workerInstance);
+    expect(workerSpans.some((s) => s.attributes['db.system.name'] === 'mysql')).toBe(true);
+    expect(workerSpans.some((s) => s.attributes['db.system.name'] === 'redis')).toBe(true);
+  });
+});
+
+function isRunRequest(span: ReceivedSpan): boolean {
+  return (
+    span.kind === SERVER &&
+    span.attributes['http.request.method'] === 'POST' &&
+    span.attributes['http.route'] === '/api/v1/agent/run'
+  );
+}
