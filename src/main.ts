@@ -1,7 +1,9 @@
 import 'reflect-metadata';
+// First: tracing must be running before the modules it instruments load.
+import { tracing } from './bootstrap/start-tracing';
 import { Logger } from '@nestjs/common';
 import { AppConfig, loadConfig } from './config/app-config';
-import { startTracing } from './bootstrap/tracing';
+import { startAmbient } from './bootstrap/start';
 
 function fail(message: string): never {
   process.stderr.write(`ambient: ${message}\n`);
@@ -16,9 +18,6 @@ async function main(): Promise<void> {
     fail((err as Error).message);
   }
   const logger = new Logger('Ambient');
-  const tracing = await startTracing(config);
-  // Loaded only now, so the tracing instrumentations see express, mysql2 and ioredis load.
-  const { startAmbient } = await import('./bootstrap/start');
   const starting = startAmbient(config).catch((err: Error) => fail(firstLine(err)));
   // Handlers go in before start-up finishes, so a SIGTERM at any moment shuts down cleanly.
   let stopping = false;

@@ -55,9 +55,8 @@ describe('tracing (OpenTelemetry through Bull)', () => {
   });
 
   it('one trace covers POST /agent/run in the api process and the run in the worker process', async () => {
-    const api = await start('api');
-    await start('worker');
-    const apiUrl = /API on (http:\/\/[^\s\x1b]+)/.exec(api.output())![1];
+    const [api] = await Promise.all([start('api'), start('worker')]);
+    const apiUrl = /API on (http:\/\/[^\s\x1b"]+)/.exec(api.output())![1];
     const client = apiClient(apiUrl, TEST_API_KEY);
 
     const created = await client.post('/agent/run', { prompt: 'Trace me' }).expect(200);
@@ -78,7 +77,8 @@ describe('tracing (OpenTelemetry through Bull)', () => {
     const trace = await receiver.waitFor(
       (spans) =>
         inTrace(spans).some((s) => s.name.startsWith('chat ')) &&
-        inTrace(spans).some((s) => s.name === 'run execution'),
+        // The job's span ends last in the worker: the spans inside it were exported before.
+        inTrace(spans).some((s) => s.name === 'process runs'),
       'the worker spans of the run',
     );
     const spans = inTrace(trace);
@@ -128,7 +128,21 @@ describe('tracing (OpenTelemetry through Bull)', () => {
     const workerSpans = spans.filter((s) => s.resource['service.instance.id'] === workerInstance);
     expect(workerSpans.some((s) => s.attributes['db.system.name'] === 'mysql')).toBe(true);
     expect(workerSpans.some((s) => s.attributes['db.system.name'] === 'redis')).toBe(true);
-  });
+  }, 180_000); // two child processes start, each loading the SDK: slow on a busy machine
+
+  it('flushes the spans it still holds when it shuts down (SIGTERM)', async () => {
+    // Batches would go out only after 10 minutes: what arrives, the shutdown sent.
+    const api = await start('api', { OTEL_BSP_SCHEDULE_DELAY: '600000' });
+    const apiUrl = /API on (http:\/\/[^\s\x1b"]+)/.exec(api.output())![1];
+    await apiClient(apiUrl, TEST_API_KEY).get('/agent/runs').expect(200);
+    const isList = (s: ReceivedSpan) =>
+      s.kind === SERVER && s.attributes['http.route'] === '/api/v1/agent/runs';
+    expect(receiver.spans.some(isList)).toBe(false);
+
+    api.child.kill('SIGTERM');
+    expect(await waitForExit(api.child)).toBe(0);
+    await receiver.waitFor((spans) => spans.some(isList), 'the spans flushed at shutdown');
+  }, 120_000);
 });
 
 function isRunRequest(span: ReceivedSpan): boolean {

@@ -5,15 +5,12 @@ import { tracingEnabled } from './tracing';
 /** Which @opentelemetry modules a fresh Node process has loaded after `startTracing` with `env`. */
 function otelModulesLoaded(env: Record<string, string>): string[] {
   const script = `
-    require('./src/bootstrap/tracing')
-      .startTracing({ roles: ['api'] }, ${JSON.stringify(env)})
-      .then((tracing) => {
-        const loaded = Object.keys(require.cache)
-          .map((file) => /node_modules\\/(@opentelemetry\\/[^/]+)\\//.exec(file)?.[1])
-          .filter(Boolean);
-        process.stdout.write(JSON.stringify([...new Set(loaded)]));
-        return tracing.shutdown();
-      });`;
+    const tracing = require('./src/bootstrap/tracing').startTracing(${JSON.stringify(env)});
+    const loaded = Object.keys(require.cache)
+      .map((file) => /node_modules\\/(@opentelemetry\\/[^/]+)\\//.exec(file)?.[1])
+      .filter(Boolean);
+    process.stdout.write(JSON.stringify([...new Set(loaded)]));
+    tracing.shutdown();`;
   const out = execFileSync(process.execPath, ['-r', '@swc-node/register', '-e', script], {
     cwd: resolve(__dirname, '../..'),
     env: { PATH: process.env.PATH, SWCRC: 'true' },

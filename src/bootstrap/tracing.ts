@@ -1,4 +1,4 @@
-import type { AppConfig } from '../config/app-config';
+import { loadConfig, Role } from '../config/app-config';
 
 export interface Tracing {
   /** Ends the SDK, flushing the spans not exported yet (no-op when tracing is off). */
@@ -18,11 +18,19 @@ export function tracingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
  * required: the instrumentations patch those modules as they load. When tracing is off the SDK
  * is never required, so it costs nothing.
  */
-export async function startTracing(
-  config: Pick<AppConfig, 'roles'>,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<Tracing> {
+export function startTracing(env: NodeJS.ProcessEnv = process.env): Tracing {
   if (!tracingEnabled(env)) return OFF;
-  const { startTracingSdk } = await import('./tracing-sdk');
-  return startTracingSdk(config.roles, env);
+  // Required, not imported: without an endpoint the SDK is never loaded.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { startTracingSdk } = require('./tracing-sdk') as typeof import('./tracing-sdk');
+  return startTracingSdk(configuredRoles(env), env);
+}
+
+/** For the resource's `ambient.roles`; a bad config is main.ts's to report, not this. */
+function configuredRoles(env: NodeJS.ProcessEnv): Role[] {
+  try {
+    return loadConfig(env).roles;
+  } catch {
+    return [];
+  }
 }
