@@ -1,5 +1,6 @@
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
+import { createFactory, createWebhook, deliver } from './support/webhook-helpers';
 import { OtlpReceiver, ReceivedSpan, startOtlpReceiver } from './support/otlp-receiver';
 import { createTestEnvironment, TEST_API_KEY, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
@@ -54,10 +55,16 @@ describe('tracing (OpenTelemetry through Bull)', () => {
     await receiver?.close();
   });
 
+  /** An api + ingress process and a worker process, started once for the tests that share them. */
+  let shared: Promise<{ client: ReturnType<typeof apiClient>; ingressUrl: string }> | undefined;
+  const apiAndWorker = () =>
+    (shared ??= Promise.all([start('api,ingress'), start('worker')]).then(([api]) => ({
+      client: apiClient(/API on (http:\/\/[^\s\x1b"]+)/.exec(api.output())![1], TEST_API_KEY),
+      ingressUrl: /webhook ingress on (http:\/\/[\d.:]+)/.exec(api.output())![1],
+    })));
+
   it('one trace covers POST /agent/run in the api process and the run in the worker process', async () => {
-    const [api] = await Promise.all([start('api'), start('worker')]);
-    const apiUrl = /API on (http:\/\/[^\s\x1b"]+)/.exec(api.output())![1];
-    const client = apiClient(apiUrl, TEST_API_KEY);
+    const { client } = await apiAndWorker();
 
     const created = await client.post('/agent/run', { prompt: 'Trace me' }).expect(200);
     const runId: string = created.body.run_id;
@@ -85,7 +92,7 @@ describe('tracing (OpenTelemetry through Bull)', () => {
     const byName = (name: string) => spans.filter((s) => s.name === name);
 
     // The api process: the request, the commit (mysql2), the enqueue (producer + ioredis).
-    expect(request.resource['ambient.roles']).toBe('api');
+    expect(request.resource['ambient.roles']).toBe('api,ingress');
     expect(request.resource['service.name']).toBe('ambient');
     const apiInstance = request.resource['service.instance.id'];
     const apiSpans = spans.filter((s) => s.resource['service.instance.id'] === apiInstance);
@@ -129,6 +136,57 @@ describe('tracing (OpenTelemetry through Bull)', () => {
     expect(workerSpans.some((s) => s.attributes['db.system.name'] === 'mysql')).toBe(true);
     expect(workerSpans.some((s) => s.attributes['db.system.name'] === 'redis')).toBe(true);
   }, 180_000); // two child processes start, each loading the SDK: slow on a busy machine
+
+  it('one trace covers a webhook delivery, its evaluation job and the run it starts', async () => {
+    const { client, ingressUrl } = await apiAndWorker();
+    const factory = await createFactory(client);
+    const hook = await createWebhook(client, factory, { name: 'traced' });
+    const definition = await client.get(`/factory/${factory}/definition`).expect(200);
+    const automation = {
+      path: 'automations/traced/automation.md',
+      content: `---\nmodel: fake-model\ntriggers:\n  - provider: webhook\n    event: received\n    filter:\n      webhook_ids: [${hook.uid}]\n---\nHandle it.\n`,
+    };
+    await client
+      .put(`/factory/${factory}/definition`, { files: [...definition.body.files, automation] })
+      .expect(200);
+
+    const delivery = await deliver(`${ingressUrl}/webhooks/w/${hook.uid}`, '{"event":"x"}', {
+      Authorization: `Bearer ${hook.secret}`,
+    });
+    expect(delivery.status).toBe(202);
+
+    const isDelivery = (s: ReceivedSpan) =>
+      s.kind === SERVER && s.attributes['http.route'] === '/webhooks/w/:uid';
+    const spans = await receiver.waitFor((all) => {
+      const request = all.find(isDelivery);
+      return (
+        !!request &&
+        all.some((s) => s.traceId === request.traceId && s.name === 'process runs') &&
+        all.some((s) => s.traceId === request.traceId && s.name.startsWith('chat '))
+      );
+    }, 'the spans of the delivery, its evaluation and its run');
+    const request = spans.find(isDelivery)!;
+    const inTrace = spans.filter((s) => s.traceId === request.traceId);
+    const one = (name: string) => {
+      const found = inTrace.filter((s) => s.name === name);
+      expect([name, found.length]).toEqual([name, 1]);
+      return found[0];
+    };
+    const sendDelivery = one('send webhook-deliveries');
+    const evaluation = one('process webhook-deliveries');
+    const sendRun = one('send runs');
+    const job = one('process runs');
+    expect(evaluation.parentSpanId).toBe(sendDelivery.spanId);
+    expect(evaluation.resource['ambient.roles']).toBe('worker');
+    expect(job.parentSpanId).toBe(sendRun.spanId);
+    const runId = job.attributes['ambient.run_id'];
+    expect(sendRun.attributes['ambient.run_id']).toBe(runId);
+    // The evaluation (worker) created the run, inside the delivery's trace.
+    expect(sendRun.resource['ambient.roles']).toBe('worker');
+    expect(inTrace.find((s) => s.name.startsWith('chat '))!.attributes['ambient.run_id']).toBe(
+      runId,
+    );
+  }, 180_000);
 
   it('flushes the spans it still holds when it shuts down (SIGTERM)', async () => {
     // Batches would go out only after 10 minutes: what arrives, the shutdown sent.
