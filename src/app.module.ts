@@ -12,6 +12,7 @@ import {
   EnvironmentsModule,
 } from './modules/environments/environments.module';
 import { FactoriesApiModule, FactoriesWorkerModule } from './modules/factories/factories.module';
+import { HealthChecksModule } from './modules/health/health-checks.module';
 import { HealthModule } from './modules/health/health.module';
 import { ModelsModule } from './modules/models/models.module';
 import { RunsModule } from './modules/runs/runs.module';
@@ -47,6 +48,8 @@ export class AppModule {
         ...(api ? [ConversationsModule, ArtifactsApiModule, ScoresModule.forRuns(runs)] : []),
         SchedulesModule.forRoles(config.roles, runs),
         WorkersModule.forRoles(config.roles, runs),
+        // The ingress role's readiness is the ingress application's own (src/ingress).
+        HealthChecksModule.forRoles(config.roles.filter((role) => role !== 'ingress')),
         ...(api ? [HealthModule] : []),
         ...(api ? [SecretsApiModule, FactoriesApiModule] : []),
         EnvironmentFeaturesModule.forRoles(config.roles, runs),

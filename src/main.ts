@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+// First: tracing must be running before the modules it instruments load.
+import { tracing } from './bootstrap/start-tracing';
 import { Logger } from '@nestjs/common';
 import { AppConfig, loadConfig } from './config/app-config';
 import { describeCreatedKeys, KeyOrigin, provideKeys } from './config/key-files';
@@ -35,6 +37,7 @@ async function main(): Promise<void> {
     force.unref();
     starting
       .then((ambient) => ambient.close())
+      .then(() => tracing.shutdown())
       .then(
         () => process.exit(0),
         (err: Error) => {

@@ -254,6 +254,24 @@ describe('the published OpenAPI document is generator-grade (api role)', () => {
     expect(mark(schemas().RunItem.properties!.trigger_url)).toBeUndefined();
   });
 
+  it('documents the health probes as public extensions answering the terminus schema', () => {
+    const result = { $ref: '#/components/schemas/HealthCheckResult' };
+    for (const path of ['/health/live', '/health/ready']) {
+      const probe = doc.paths[path].get as Json & { responses: Record<string, Json> };
+      expect([path, probe['x-ambient-extension'], probe.security]).toEqual([path, true, undefined]);
+      expect(probe.responses['200']).toMatchObject({
+        content: { 'application/json': { schema: result } },
+      });
+    }
+    const ready = doc.paths['/health/ready'].get as Json & { responses: Record<string, Json> };
+    expect(ready.responses['503']).toMatchObject({
+      content: { 'application/json': { schema: result } },
+    });
+    expect((schemas().HealthCheckResult as Json)['x-ambient-extension']).toBe(true);
+    expect(schemas().HealthCheckResult.required).toEqual(['status', 'details']);
+    expect((schemas().HealthIndicator as Json)['x-ambient-extension']).toBe(true);
+  });
+
   it('has the Oz redirect and handoff operations, unmarked, and ScheduledAgentItem.environment', () => {
     const session = doc.paths['/agent/sessions/{sessionUuid}/redirect'].get;
     expect(session.operationId).toBe('getSessionRedirect');

@@ -13,7 +13,7 @@ import { OZ_UNION_SCHEMAS } from './oz-union-schemas';
  */
 const AMBIENT_EXTENSION_PATHS: readonly RegExp[] = [
   /^\/harness-support\//,
-  /^\/health$/,
+  /^\/health(\/live|\/ready)?$/,
   /^\/secrets(\/|$)/,
   /^\/blobs\//,
   /^\/agent\/runs\/\{runId\}\/(judges|scores)$/,
@@ -24,7 +24,12 @@ const AMBIENT_EXTENSION_PATHS: readonly RegExp[] = [
 ];
 
 /** Schemas that exist only in Ambient (their uses are marked field by field as well). */
-const AMBIENT_EXTENSION_SCHEMAS: readonly string[] = ['SandboxResources', 'SandboxInfo'];
+const AMBIENT_EXTENSION_SCHEMAS: readonly string[] = [
+  'SandboxResources',
+  'SandboxInfo',
+  'HealthCheckResult',
+  'HealthIndicator',
+];
 
 const ERROR_RESPONSE = {
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Error' } } },

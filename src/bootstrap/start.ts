@@ -8,6 +8,8 @@ import { BootstrapService } from '../modules/teams/bootstrap.service';
 import { configureHttp } from './http';
 import { answerClientErrorsAsProblems } from '../common/errors/client-error';
 import { checkBlobStore, checkRedis, prepareDatabase } from './preflight';
+import { Readiness } from '../modules/health/readiness.service';
+import { startHealthServer } from './health-server';
 
 export interface AmbientProcess {
   app: INestApplicationContext;
@@ -15,6 +17,8 @@ export interface AmbientProcess {
   apiUrl: string | null;
   /** Base URL of the webhook ingress (`http://host:port`), when this process serves it. */
   ingressUrl: string | null;
+  /** `http://host:port` of the health-only server (no api role, AMBIENT_HEALTH_PORT set). */
+  healthUrl?: string | null;
   close(): Promise<void>;
 }
 
@@ -68,7 +72,26 @@ async function startMain(
   if (!config.roles.includes('api')) {
     const app = await NestFactory.createApplicationContext(module, { logger });
     await app.init();
-    return { app, apiUrl: null, close: () => app.close() };
+    const port = config.health?.port;
+    const health =
+      port === undefined
+        ? null
+        : await startHealthServer(app.get(Readiness), config.server.host, port).catch(
+            async (err: Error) => {
+              await app.close();
+              throw new Error(`AMBIENT_HEALTH_PORT: cannot listen on ${port} (${err.message})`);
+            },
+          );
+    if (health) new Logger('Health').log(`health probes on ${health.url}/api/v1/health/`);
+    return {
+      app,
+      apiUrl: null,
+      healthUrl: health?.url ?? null,
+      close: async () => {
+        await health?.close();
+        await app.close();
+      },
+    };
   }
   const app = await NestFactory.create<NestExpressApplication>(module, {
     logger,

@@ -40,6 +40,8 @@ export interface AppConfig {
   schedules: { tickIntervalMs: number; catchUpWindowSeconds: number };
   identities: { defaultAgentLimit: number };
   ingress: { host: string; port: number };
+  /** Processes without the api role serve the health probes on `port` when it is set. */
+  health?: { port?: number };
   webhooks: {
     baseUrl: string;
     deliveriesPerMinute: number;
@@ -237,6 +239,14 @@ const SETTINGS: Setting[] = [
   },
   { path: 'ingress.host', env: 'AMBIENT_INGRESS_HOST', kind: 'string' },
   { path: 'ingress.port', env: 'AMBIENT_INGRESS_PORT', kind: 'int', min: 0, max: 65535 },
+  {
+    path: 'health.port',
+    env: 'AMBIENT_HEALTH_PORT',
+    kind: 'int',
+    min: 0,
+    max: 65535,
+    optional: true,
+  },
   { path: 'webhooks.baseUrl', env: 'AMBIENT_WEBHOOK_BASE_URL', kind: 'url' },
   {
     path: 'webhooks.deliveriesPerMinute',

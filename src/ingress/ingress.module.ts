@@ -1,10 +1,12 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { infrastructureImports } from '../bootstrap/infrastructure';
 import { AppConfig } from '../config/app-config';
+import { HealthChecksModule } from '../modules/health/health-checks.module';
 import { SecretsModule } from '../modules/secrets/secrets.module';
 import { WebhooksModule } from '../modules/webhooks/webhooks.module';
 import { AcceptedDeliveryWriter } from './accepted-delivery-writer';
 import { IngressController } from './ingress.controller';
+import { IngressHealthController } from './ingress-health.controller';
 import { IngressService } from './ingress.service';
 import { IngressRateLimiter } from './rate-limiter';
 import { WebhookLookup } from './webhook-lookup';
@@ -18,8 +20,13 @@ export class IngressModule {
   static forConfig(config: AppConfig): DynamicModule {
     return {
       module: IngressModule,
-      imports: [...infrastructureImports(config), SecretsModule, WebhooksModule],
-      controllers: [IngressController],
+      imports: [
+        ...infrastructureImports(config),
+        SecretsModule,
+        WebhooksModule,
+        HealthChecksModule.forRoles(['ingress']),
+      ],
+      controllers: [IngressController, IngressHealthController],
       providers: [IngressService, IngressRateLimiter, WebhookLookup, AcceptedDeliveryWriter],
     };
   }

@@ -55,7 +55,7 @@ class OzRun {
   private toolbox!: Toolbox;
 
   constructor(private readonly ctx: HarnessContext) {
-    this.client = createModelClient(ctx.model.provider);
+    this.client = createModelClient(ctx.model.provider, ctx.runId);
   }
 
   async execute(): Promise<HarnessResult> {

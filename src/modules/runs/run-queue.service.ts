@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { CoalescingBatcher } from '../../common/coalescing-batcher';
+import { enqueueTraced, RUN_ID, TracedJobData } from '../../common/tracing';
 import type { Run } from './entities/run.entity';
 import { RunSignals } from './run-signals.service';
 
@@ -9,7 +10,7 @@ export const RUNS_QUEUE = 'runs';
 export const EXECUTE_JOB = 'execute';
 const ENQUEUE_TIMEOUT_MS = 1000;
 
-export interface ExecuteJobData {
+export interface ExecuteJobData extends TracedJobData {
   runId: string;
 }
 
@@ -21,10 +22,13 @@ export interface ExecuteJobData {
 @Injectable()
 export class RunQueue {
   private readonly logger = new Logger('RunQueue');
-  private readonly adds = new CoalescingBatcher<string, boolean>((ids) => this.addJobs(ids), {
-    maxBatch: 100,
-    maxInFlight: 2,
-  });
+  private readonly adds = new CoalescingBatcher<ExecuteJobData, boolean>(
+    (jobs) => this.addJobs(jobs),
+    {
+      maxBatch: 100,
+      maxInFlight: 2,
+    },
+  );
 
   constructor(
     @InjectQueue(RUNS_QUEUE) readonly queue: Queue<ExecuteJobData>,
@@ -42,17 +46,19 @@ export class RunQueue {
     return true;
   }
 
-  /** Adds the run's job; concurrent calls share one `addBulk` (one Redis round trip). */
+  /**
+   * Adds the run's job; concurrent calls share one `addBulk` (one Redis round trip). The job
+   * carries the caller's trace context, so its execution continues the caller's trace.
+   */
   enqueue(runId: string): Promise<boolean> {
-    return this.adds.submit(runId);
+    return enqueueTraced(RUNS_QUEUE, { [RUN_ID]: runId }, (trace) =>
+      this.adds.submit(trace ? { runId, trace } : { runId }),
+    );
   }
 
-  private async addJobs(runIds: string[]): Promise<boolean[]> {
-    const jobs = runIds.map((runId) => ({
-      name: EXECUTE_JOB,
-      data: { runId },
-      opts: { jobId: runId },
-    }));
+  private async addJobs(data: ExecuteJobData[]): Promise<boolean[]> {
+    const runIds = data.map((job) => job.runId);
+    const jobs = data.map((job) => ({ name: EXECUTE_JOB, data: job, opts: { jobId: job.runId } }));
     const add = this.queue.addBulk(jobs);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {

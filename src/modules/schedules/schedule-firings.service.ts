@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, LessThan } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
+import { RUN_ID, withSpan } from '../../common/tracing';
 import { newUuid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { RunCreationService } from '../runs/run-creation.service';
@@ -172,23 +173,27 @@ export class ScheduleFirings {
       return { created: true };
     }
     try {
-      await this.runCreation.create({
-        runId,
-        teamId: schedule.teamId,
-        creatorId: schedule.createdBy,
-        source: 'SCHEDULED_AGENT',
-        prompt: schedule.prompt || undefined,
-        title: schedule.name,
-        config: schedule.agentConfig ?? undefined,
-        metadata: schedule.metadata ?? undefined,
-        mode: schedule.mode,
-        agentIdentityUid: schedule.agentUid ?? undefined,
-        scheduleInfo: {
-          schedule_id: schedule.id,
-          schedule_name: firing.scheduleName,
-          cron_schedule: firing.cronSchedule,
-        },
-      });
+      // The root of the run's trace: the firing, then the job and its execution in a worker.
+      const attributes = { 'ambient.schedule_id': schedule.id, [RUN_ID]: runId };
+      await withSpan('schedule firing', { attributes }, () =>
+        this.runCreation.create({
+          runId,
+          teamId: schedule.teamId,
+          creatorId: schedule.createdBy,
+          source: 'SCHEDULED_AGENT',
+          prompt: schedule.prompt || undefined,
+          title: schedule.name,
+          config: schedule.agentConfig ?? undefined,
+          metadata: schedule.metadata ?? undefined,
+          mode: schedule.mode,
+          agentIdentityUid: schedule.agentUid ?? undefined,
+          scheduleInfo: {
+            schedule_id: schedule.id,
+            schedule_name: firing.scheduleName,
+            cron_schedule: firing.cronSchedule,
+          },
+        }),
+      );
       return { created: true };
     } catch (err) {
       if ((err as { code?: string }).code === 'ER_DUP_ENTRY') return { created: true };

@@ -1,6 +1,7 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
+import { enqueueTraced, JobTrace, TracedJobData } from '../../common/tracing';
 
 export const DELIVERIES_QUEUE = 'webhook-deliveries';
 export const EVALUATE_JOB = 'evaluate';
@@ -13,7 +14,7 @@ export interface DeliveryKey {
 }
 
 /** One delivery by log entry id (the sweeper), or several by key (the ingress, per batch). */
-export type EvaluateJobData = { entryId: string } | { keys: DeliveryKey[] };
+export type EvaluateJobData = ({ entryId: string } | { keys: DeliveryKey[] }) & TracedJobData;
 
 const MAX_KEYS_PER_JOB = 200;
 
@@ -45,7 +46,12 @@ export class DeliveryEvaluationQueue {
   private async flush(): Promise<void> {
     while (this.pending.length) {
       const batch = this.pending.splice(0, MAX_KEYS_PER_JOB);
-      const outcome = await withTimeout(this.queue.add(EVALUATE_JOB, { keys: batch }));
+      // setImmediate kept the context of the first enqueueSoon: the job continues that trace.
+      const outcome = await withTimeout(
+        enqueueTraced(DELIVERIES_QUEUE, { 'ambient.webhook_deliveries': batch.length }, (trace) =>
+          this.queue.add(EVALUATE_JOB, { keys: batch, ...traced(trace) }),
+        ),
+      );
       if (outcome !== 'done') {
         this.logger.warn(
           `enqueue of ${batch.length} deliveries ${outcome}; the sweeper will retry`,
@@ -57,12 +63,18 @@ export class DeliveryEvaluationQueue {
 
   async enqueue(entryId: string): Promise<boolean> {
     const outcome = await withTimeout(
-      this.queue.add(EVALUATE_JOB, { entryId }, { jobId: `d${entryId}` }),
+      enqueueTraced(DELIVERIES_QUEUE, { 'ambient.webhook_delivery_log_id': entryId }, (trace) =>
+        this.queue.add(EVALUATE_JOB, { entryId, ...traced(trace) }, { jobId: `d${entryId}` }),
+      ),
     );
     if (outcome === 'timeout')
       this.logger.warn(`enqueue of delivery ${entryId} timed out; the sweeper will retry`);
     return outcome === 'done';
   }
+}
+
+function traced(trace: JobTrace | undefined): TracedJobData {
+  return trace ? { trace } : {};
 }
 
 /** Waits at most ENQUEUE_TIMEOUT_MS; a failure or a slow Redis is left to the sweeper. */

@@ -6,6 +6,7 @@ import type { ProviderEndpoint } from '../../models/model-catalog';
 import type { ChatMessage } from '../harness.types';
 import { AnthropicMessagesClient } from './anthropic-messages-client';
 import { OpenAiChatClient } from './openai-chat-client';
+import { TracedModelClient } from './traced-model-client';
 
 /** Upper bound for one model request; the run's deadline usually cuts in earlier. */
 export const MODEL_REQUEST_TIMEOUT_MS = 10 * 60 * 1000;
@@ -55,10 +56,13 @@ export interface ModelClient {
   complete(request: ModelRequest, signal: AbortSignal): Promise<ModelCompletion>;
 }
 
-export function createModelClient(provider: ProviderEndpoint): ModelClient {
-  return provider.api === 'anthropic_messages'
-    ? new AnthropicMessagesClient(provider)
-    : new OpenAiChatClient(provider);
+/** The client of the provider's API; its calls are traced as spans of run `runId`. */
+export function createModelClient(provider: ProviderEndpoint, runId: string): ModelClient {
+  const client =
+    provider.api === 'anthropic_messages'
+      ? new AnthropicMessagesClient(provider)
+      : new OpenAiChatClient(provider);
+  return new TracedModelClient(client, provider, runId);
 }
 
 /** Settles like `promise`, but rejects as soon as `signal` aborts. */

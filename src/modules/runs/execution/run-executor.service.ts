@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { ErrorCode, terminalStateFor } from '../../../common/errors/error-codes';
 import { isBackingServiceUnavailable } from '../../../common/errors/unavailable';
 import { newUid } from '../../../common/ids';
+import { RUN_ID, withSpan } from '../../../common/tracing';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { TranscriptWriter } from '../../conversations/transcript-writer.service';
 import {
@@ -104,7 +105,26 @@ export class RunExecutor {
         event: { executionId, payload: { harness: run.config.harness?.type ?? 'oz' } },
       });
       if (!started) return { requeue: false };
-      const harnessResult = await this.runHarness(run, executionId, controller.signal);
+      const harnessResult = await withSpan(
+        'run execution',
+        {
+          attributes: {
+            [RUN_ID]: runId,
+            'ambient.execution_id': executionId,
+            'ambient.harness': run.config.harness?.type ?? 'oz',
+            'ambient.model_id': run.modelId ?? this.models.catalog.defaultModelId,
+          },
+        },
+        async (span) => {
+          const result = await this.runHarness(run, executionId, controller.signal);
+          span.setAttributes({
+            'ambient.outcome': result.outcome,
+            'gen_ai.usage.input_tokens': result.usage.promptTokens,
+            'gen_ai.usage.output_tokens': result.usage.completionTokens,
+          });
+          return result;
+        },
+      );
       const result =
         controller.signal.reason === 'cancelled'
           ? harnessResult

@@ -6,8 +6,10 @@ import {
   OnModuleDestroy,
 } from '@nestjs/common';
 import type { Job } from 'bull';
+import { context } from '@opentelemetry/api';
+import { jobContext, processJob, RUN_ID } from '../../../common/tracing';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import { EXECUTE_JOB, ExecuteJobData, RunQueue } from '../run-queue.service';
+import { EXECUTE_JOB, ExecuteJobData, RunQueue, RUNS_QUEUE } from '../run-queue.service';
 import { ExecuteOutcome, RunExecutor } from './run-executor.service';
 
 /**
@@ -28,12 +30,15 @@ export class RunWorker implements OnApplicationBootstrap, OnModuleDestroy {
     const { queue } = this.runQueue;
     queue.on('completed', (job: Job<ExecuteJobData>, outcome: ExecuteOutcome | undefined) => {
       // The finished job is gone by now, so the run's id is free for its next execution.
-      if (outcome?.requeue) void this.runQueue.enqueue(job.data.runId);
+      if (!outcome?.requeue) return;
+      void context.with(jobContext(job.data), () => this.runQueue.enqueue(job.data.runId));
     });
     queue.on('error', (err) => this.logger.warn(`queue error: ${err.message}`));
     void queue
       .process(EXECUTE_JOB, this.config.runs.workerConcurrency, (job: Job<ExecuteJobData>) =>
-        this.executor.execute(job.data.runId),
+        processJob(RUNS_QUEUE, job, { [RUN_ID]: job.data.runId }, () =>
+          this.executor.execute(job.data.runId),
+        ),
       )
       .catch((err: Error) => this.logger.error(`run processor stopped: ${err.message}`));
     this.logger.log(

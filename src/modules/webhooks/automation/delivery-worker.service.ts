@@ -1,6 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { Job } from 'bull';
+import { processJob } from '../../../common/tracing';
 import {
+  DELIVERIES_QUEUE,
   DeliveryEvaluationQueue,
   EVALUATE_JOB,
   EvaluateJobData,
@@ -31,9 +33,11 @@ export class DeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
     });
     void queue
       .process(EVALUATE_JOB, CONCURRENCY, (job: Job<EvaluateJobData>) =>
-        'entryId' in job.data
-          ? this.evaluator.evaluate(job.data.entryId)
-          : this.evaluator.evaluateByKeys(job.data.keys),
+        processJob(DELIVERIES_QUEUE, job, {}, () =>
+          'entryId' in job.data
+            ? this.evaluator.evaluate(job.data.entryId)
+            : this.evaluator.evaluateByKeys(job.data.keys),
+        ),
       )
       .catch((err: Error) => this.logger.error(`delivery processor stopped: ${err.message}`));
   }
