@@ -37,11 +37,15 @@ export const runsWatchCommand: CliCommand = {
   async run(values, io) {
     const runId = String(values['run-id']);
     const lines = new RunEventLines();
+    // Readable lines leave out each connection's first snapshot: the history replayed after it
+    // is older, and the snapshot that ends the replay says the same.
     const print =
       values.json === true
         ? (e: SseEvent) =>
             io.out(JSON.stringify({ event: e.event, id: e.id, data: JSON.parse(e.data) }))
-        : (e: SseEvent) => lines.lines(e).forEach((line) => io.out(line));
+        : (e: SseEvent, replayHead: boolean) => {
+            if (!replayHead) lines.lines(e).forEach((line) => io.out(line));
+          };
     const state = await watchRun(apiTarget(values, io), runId, print, io);
     return WATCH_EXIT_CODES[state] ?? 1;
   },
@@ -58,7 +62,7 @@ export const RUNS_COMMANDS: CliCommand[] = [runsWatchCommand];
 async function watchRun(
   target: { base: string; key: string },
   runId: string,
-  print: (event: SseEvent) => void,
+  print: (event: SseEvent, replayHead: boolean) => void,
   io: CliIo,
 ): Promise<string> {
   let lastId = '0-0';
@@ -72,7 +76,7 @@ async function watchRun(
       if (ended) return;
       received = true;
       if (event.id) lastId = event.id;
-      print(event);
+      print(event, event.event === 'run' && runEvents === 0);
       if (event.event !== 'run') return;
       runEvents += 1;
       const state = (JSON.parse(event.data) as { state: string }).state;
