@@ -82,6 +82,7 @@ export class RunStreamSession {
     } catch (err) {
       return this.fail(err);
     }
+    if (this.closed) return; // the client left during the snapshot or the replay
     this.started = true;
     this.heartbeat = setInterval(() => this.keepAlive(), this.limits.heartbeatMs);
     this.heartbeat.unref();
