@@ -1,7 +1,9 @@
 import type { SseEvent } from '../src/common/sse';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
+import { RunStreamHub } from '../src/modules/runs/live/run-stream-hub.service';
 import { runCli } from './support/cli-process';
+import { TcpProxy } from './support/tcp-proxy';
 import { isStream, openSse, SseRefusal, SseStream } from './support/sse-stream';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
@@ -253,6 +255,45 @@ describe('live run stream (GET /agent/runs/{runId}/stream)', () => {
       const unknown = await watch('no-such-run');
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toContain('404');
+    });
+
+    it('reconnects with Last-Event-ID when the connection drops, showing nothing twice', async () => {
+      const proxy = new TcpProxy('127.0.0.1', Number(new URL(a.baseUrl).port));
+      await proxy.start();
+      const hub = a.ambient.app.get(RunStreamHub);
+      const streams = (count: number) =>
+        waitFor(
+          async () => hub.openStreams,
+          (open) => open === count,
+          { what: `${count} open streams on A` },
+        );
+      model.script('watch-drop', [{ hang: true }]);
+      const created = await api.post('/agent/runs', { prompt: 'Hang on [script:watch-drop]' });
+      const runId = created.body.run_id as string;
+      await waitFor(
+        () => api.runState(runId),
+        (state) => state === 'INPROGRESS',
+      );
+      const watching = runCli(['runs', 'watch', runId], {
+        ...env.childEnv(),
+        AMBIENT_API_URL: a.baseUrl.replace(/:\d+\//, `:${proxy.port}/`),
+        AMBIENT_API_KEY: a.apiKey,
+      });
+      await streams(1);
+      await proxy.stop();
+      // The server noticed the client is gone and let its stream go.
+      await streams(0);
+      await proxy.start();
+      await streams(1);
+      await api.post(`/agent/runs/${runId}/cancel`);
+      const result = await watching;
+      expect(result.code).toBe(5);
+      expect(result.stderr).toMatch(/stream interrupted .*; reconnecting in \d+ ms/);
+      const lines = result.stdout.trimEnd().split('\n');
+      expect(new Set(lines).size).toBe(lines.length);
+      expect(lines.filter((l) => / timeline oz_run_claimed/.test(l))).toHaveLength(1);
+      expect(lines.at(-1)).toMatch(/state CANCELLED/);
+      await proxy.stop();
     });
   });
   // Last: closing one in-process application also ends the database pool of the others (seen
