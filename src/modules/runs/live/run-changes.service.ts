@@ -14,6 +14,7 @@ import { REDIS, RedisConnections } from '../../../common/redis/redis.module';
 import { RunArtifact } from '../../artifacts/run-artifact.entity';
 import { RunEvent } from '../entities/run-event.entity';
 import { RunMessage } from '../entities/run-message.entity';
+import { RUN_CREATED_EVENT } from '../new-run-writer.service';
 
 /** What changed about a run: its row (state, status, usage), its timeline, its conversation. */
 export const CHANGE_KINDS = ['run', 'timeline', 'message'] as const;
@@ -83,8 +84,10 @@ export class RunChanges implements EntitySubscriberInterface {
   afterInsert(event: InsertEvent<unknown>): void {
     const target = event.metadata.target;
     const kind = KIND_OF_INSERT.get(target);
-    const runId = (event.entity as { runId?: unknown } | undefined)?.runId;
-    if (kind && typeof runId === 'string') this.changed(event.queryRunner, runId, kind);
+    const row = event.entity as { runId?: unknown; eventType?: unknown } | undefined;
+    // A run's first event commits with the run itself: no stream can be open on it yet.
+    if (!kind || typeof row?.runId !== 'string' || row.eventType === RUN_CREATED_EVENT) return;
+    this.changed(event.queryRunner, row.runId, kind);
   }
 
   afterTransactionCommit(event: TransactionCommitEvent): void {

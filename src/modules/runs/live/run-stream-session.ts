@@ -64,6 +64,7 @@ export class RunStreamSession {
 
   /** Sends the snapshot and, when resuming, what the client missed; then follows the hints. */
   async start(resume: StreamCursor | null): Promise<void> {
+    if (this.res.destroyed) return this.close(); // gone before its 'close' could be heard
     this.res.status(200);
     this.res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     // no-transform keeps compressing proxies from buffering; X-Accel-Buffering does it for nginx.
