@@ -123,13 +123,22 @@ describe('live run stream (GET /agent/runs/{runId}/stream)', () => {
     expect(history.filter((e) => e.event === 'timeline').map(data)).toEqual(timeline);
     expect(new Set(replayed).size).toBe(replayed.length);
 
-    // From any id: exactly what follows it.
-    const middle = history[2];
+    // From any id: exactly what follows it. From the tool call's id, the replay starts with its result,
+    // which still names the call (read from before the cursor), as in the full conversation.
+    const middle = history.find(
+      (e) =>
+        e.event === 'message' && data(e).content.some((c: { type: string }) => c.type === 'action'),
+    )!;
     const partial = await open(a, doneRunId, middle.id);
     await partial.next(isRun());
     const rest = await partial.until(isRun(), 'the end of the replay');
     partial.close();
     expect(items(rest)).toEqual(replayed.slice(replayed.indexOf(items([middle])[0]) + 1));
+    expect(data(rest[0]).content[0]).toMatchObject({
+      type: 'action_result',
+      name: 'run_command',
+      category: 'command',
+    });
 
     // Live: a follow-up reopens the run; this client drops after the first message.
     const live = await open(a, doneRunId);

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, LessThan, MoreThan } from 'typeorm';
+import { DataSource, MoreThan } from 'typeorm';
 import { CallIndex, toMessage } from '../../conversations/conversation.mapper';
 import type { RunItemDto } from '../dto/run-item.dto';
 import { RunEvent } from '../entities/run-event.entity';
@@ -56,12 +56,15 @@ export class RunStreamReader {
    * needs them to name the call a tool result answers, as the full conversation does.
    */
   async callsBefore(runId: string, messageId: string, harness: string): Promise<CallIndex> {
-    const rows = await this.dataSource.getRepository(RunMessage).find({
-      where: { runId, id: LessThan(messageId) },
-      order: { id: 'ASC' },
-    });
+    const rows = await this.dataSource
+      .getRepository(RunMessage)
+      .createQueryBuilder('m')
+      .where('m.run_id = :runId AND m.id < :messageId', { runId, messageId })
+      .andWhere(`JSON_UNQUOTE(JSON_EXTRACT(m.message, '$.role')) = 'assistant'`)
+      .orderBy('m.id', 'ASC')
+      .getMany();
     const calls: CallIndex = new Map();
-    for (const row of rows) if (row.message.role === 'assistant') toMessage(row, calls, harness);
+    for (const row of rows) toMessage(row, calls, harness);
     return calls;
   }
 }
