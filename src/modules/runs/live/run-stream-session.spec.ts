@@ -59,7 +59,7 @@ function setup(events: RunEvent[], drainTimeoutMs = 60_000) {
     callsBefore: async () => new Map(),
   } as unknown as RunStreamReader;
   const session = new RunStreamSession(
-    { socket: { setNoDelay: () => undefined } } as unknown as Request,
+    { socket: { setNoDelay: () => undefined, setTimeout: () => undefined } } as unknown as Request,
     res as unknown as Response,
     { id: 'run-1', teamId: 'team-1', config: {} },
     reader,

@@ -72,6 +72,8 @@ export class RunStreamSession {
     this.res.setHeader('X-Accel-Buffering', 'no');
     this.res.flushHeaders();
     this.req.socket.setNoDelay(true);
+    // An idle-socket timeout set on the server (none by default) must not cut a quiet stream.
+    this.req.socket.setTimeout(0);
     try {
       this.cursor = resume ?? (await this.reader.latest(this.runId));
       await this.sendRun(true);
