@@ -9,9 +9,11 @@ COPY migrations ./migrations
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Runtime: agents run shell commands and git in their workspaces; tini reaps their orphans.
+# bubblewrap + socat (+ slirp4netns for egress) are the sandbox backend of workers without a
+# Docker daemon, e.g. in Kubernetes (README "Deploying on Kubernetes").
 FROM node:22-bookworm-slim
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends bash git ca-certificates tini \
+  && apt-get install -y --no-install-recommends bash git ca-certificates tini bubblewrap socat slirp4netns \
   && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
 WORKDIR /app
@@ -19,7 +21,8 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY config ./config
-# The only writable place: run workspaces (runs.workspaceRoot = var/workspaces).
+# The only writable place: run workspaces (runs.workspaceRoot = var/workspaces). Kubernetes mounts
+# an emptyDir here (read-only root filesystem).
 RUN mkdir -p var/workspaces && chown -R node:node var
 USER node
 EXPOSE 8080 8081

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { AppConfig, loadConfig } from './config/app-config';
+import { describeCreatedKeys, KeyOrigin, provideKeys } from './config/key-files';
 import { startAmbient } from './bootstrap/start';
 
 function fail(message: string): never {
@@ -10,12 +11,16 @@ function fail(message: string): never {
 
 async function main(): Promise<void> {
   let config: AppConfig;
+  let keys: KeyOrigin[];
   try {
     config = loadConfig();
+    keys = provideKeys(config, process.env, 'create');
   } catch (err) {
     fail((err as Error).message);
   }
   const logger = new Logger('Ambient');
+  const createdKeys = describeCreatedKeys(keys);
+  if (createdKeys) new Logger('Keys').warn(createdKeys);
   const starting = startAmbient(config).catch((err: Error) => fail(firstLine(err)));
   // Handlers go in before start-up finishes, so a SIGTERM at any moment shuts down cleanly.
   let stopping = false;

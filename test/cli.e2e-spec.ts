@@ -48,12 +48,19 @@ describe('admin CLI (child processes on a real database)', () => {
     expect(early.code).toBe(1);
     expect(early.stderr).toContain('run the "migrate" command first');
 
+    const check = await cli('migrate', '--check');
+    expect(check.code).toBe(1);
+    expect(check.stderr.trim()).toMatch(
+      /^ambient: database "amb_t_cli_\w+" has pending migrations; run "migrate"$/,
+    );
+
     const first = await cli('migrate');
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toContain('applied ');
     const second = await cli('migrate');
     expect(second).toMatchObject({ code: 0, stderr: '' });
     expect(second.stdout).toContain('is up to date');
+    expect(await cli('migrate', '--check')).toMatchObject({ code: 0, stderr: '' });
   });
 
   it('refuses a key for an unknown team with a clear message', async () => {

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { AppConfig, loadConfig } from '../config/app-config';
+import { provideKeys } from '../config/key-files';
 import {
   apiKeysCreateCommand,
   apiKeysListCommand,
@@ -128,7 +129,14 @@ function firstLine(err: unknown): string {
 
 let config: AppConfig | undefined;
 const io: CliIo = {
-  config: () => (config ??= loadConfig()),
+  // Keys from the environment or the server's existing key files; the CLI never creates them.
+  config: () => {
+    if (!config) {
+      config = loadConfig();
+      provideKeys(config, process.env, 'read');
+    }
+    return config;
+  },
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
 };

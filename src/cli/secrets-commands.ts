@@ -100,7 +100,11 @@ export const secretsReencryptCommand: CliCommand = {
   options: {},
   async run(_values, io) {
     const config = io.config();
-    if (!config.secretsKey) throw new CommandError('AMBIENT_SECRETS_KEY: missing');
+    if (!config.secretsKey) {
+      throw new CommandError(
+        `AMBIENT_SECRETS_KEY: missing (not set, and no key file in ${config.keys.dir})`,
+      );
+    }
     const reports = await withServices(config, ({ secretReencryption }) =>
       secretReencryption.run(),
     );

@@ -10,6 +10,9 @@ describe('loadConfig', () => {
     expect(config.roles).toEqual(['api', 'ingress', 'worker', 'scheduler']);
     expect(config.ingress.port).toBe(8081);
     expect(config.secretsKey).toBeUndefined();
+    // Keys left unset come from key files (key-files.ts), never from a default in the file.
+    expect(config.blobs.signingKey).toBeUndefined();
+    expect(config.keys.dir).toBe('var/keys');
     expect(config.database.url).toBe('mysql://root@127.0.0.1:3306/ambient');
     expect(config.redis.url).toBe('redis://127.0.0.1:6379');
     expect(config.bootstrapApiKey).toBeUndefined();
@@ -48,6 +51,7 @@ describe('loadConfig', () => {
     ],
     ['AMBIENT_BOOTSTRAP_API_KEY', 'short', /^AMBIENT_BOOTSTRAP_API_KEY: must be at least 16/],
     ['AMBIENT_SECRETS_KEY', 'c2hvcnQ=', /^AMBIENT_SECRETS_KEY: must be 32 bytes/],
+    ['AMBIENT_URL_SIGNING_KEY', 'short', /^AMBIENT_URL_SIGNING_KEY: must be at least 16/],
     ['AMBIENT_WEBHOOK_LOG_RETENTION_DAYS', '3', /must be at least 7/],
   ])('stops on %s=%s with one line naming it', (name, value, message) => {
     expect(() => loadConfig({ ...base, [name]: value })).toThrow(ConfigError);

@@ -60,7 +60,11 @@ export interface AppConfig {
     driver: BlobDriver;
     /** Local-disk driver: the directory. */
     root: string;
-    signingKey: string;
+    /**
+     * AMBIENT_URL_SIGNING_KEY (HMAC key of download URLs). Unset after loadConfig when the
+     * environment has none: provideKeys (key-files.ts) then reads or creates its key file.
+     */
+    signingKey?: string;
     urlTtlSeconds: number;
     s3: S3Settings;
   };
@@ -78,8 +82,13 @@ export interface AppConfig {
   sandbox: SandboxSettings;
   /** Vendor CLIs behind the `claude`, `codex` and `gemini` harnesses (a name on PATH or a path). */
   vendorClis: { claudeBin: string; codexBin: string; geminiBin: string };
+  /** Where generated key files live when AMBIENT_SECRETS_KEY / AMBIENT_URL_SIGNING_KEY are unset. */
+  keys: { dir: string };
   bootstrapApiKey?: string;
-  /** AMBIENT_SECRETS_KEY: 32 bytes (base64 or hex) that encrypt team secrets; unset = no secrets. */
+  /**
+   * AMBIENT_SECRETS_KEY: 32 bytes (base64 or hex) that encrypt team secrets; unset after loadConfig
+   * when the environment has none (provideKeys then reads or creates its key file).
+   */
   secretsKey?: Buffer;
   /**
    * AMBIENT_SECRETS_PREVIOUS_KEYS: earlier keys (comma-separated) that still decrypt values not yet
@@ -206,7 +215,8 @@ const SETTINGS: Setting[] = [
     kind: 'string',
     optional: true,
   },
-  { path: 'blobs.signingKey', env: 'AMBIENT_URL_SIGNING_KEY', kind: 'string' },
+  { path: 'blobs.signingKey', env: 'AMBIENT_URL_SIGNING_KEY', kind: 'string', optional: true },
+  { path: 'keys.dir', env: 'AMBIENT_KEY_DIR', kind: 'string' },
   { path: 'blobs.urlTtlSeconds', env: 'AMBIENT_SIGNED_URL_TTL_SECONDS', kind: 'int', min: 1 },
   { path: 'runs.metadataFilterEnabled', env: 'AMBIENT_METADATA_FILTER_ENABLED', kind: 'bool' },
   {
@@ -472,6 +482,7 @@ export function loadConfig(
     throw new ConfigError('DATABASE_URL: must start with mysql:// or mariadb://');
   }
   checkS3Settings(config.blobs);
+  if (config.blobs.signingKey !== undefined) checkUrlSigningKey(config.blobs.signingKey);
   checkSandboxSettings(config.sandbox);
   if (!/^rediss?:\/\//.test(config.redis.url)) {
     throw new ConfigError('REDIS_URL: must start with redis:// or rediss://');
@@ -521,6 +532,22 @@ function checkS3Settings(blobs: AppConfig['blobs']): void {
   }
 }
 
+/** The key that signed every download URL before keys were generated; refused so it stays dead. */
+const RETIRED_URL_SIGNING_KEY = 'ambient-dev-url-signing-key';
+
+export function checkUrlSigningKey(key: string, name = 'AMBIENT_URL_SIGNING_KEY'): void {
+  if (key.trim() === RETIRED_URL_SIGNING_KEY) {
+    throw new ConfigError(
+      `${name}: is the old well-known development key; set a random one (\`openssl rand -base64 32\`) or unset it to use a generated key file`,
+    );
+  }
+  if (key.trim().length < 16) {
+    throw new ConfigError(
+      `${name}: must be at least 16 characters (e.g. \`openssl rand -base64 32\`)`,
+    );
+  }
+}
+
 function previousSecretsKeys(text: string | undefined, config: AppConfig): Buffer[] {
   const name = 'AMBIENT_SECRETS_PREVIOUS_KEYS';
   const parts = (text ?? '').split(',').filter((part) => part.trim() !== '');
@@ -535,7 +562,7 @@ function previousSecretsKeys(text: string | undefined, config: AppConfig): Buffe
 }
 
 /** 32 bytes as 64 hex digits or base64 (either alphabet, padding optional). */
-function parseSecretsKey(text: string, name: string): Buffer {
+export function parseSecretsKey(text: string, name: string): Buffer {
   const trimmed = text.trim();
   const key = /^[0-9a-fA-F]{64}$/.test(trimmed)
     ? Buffer.from(trimmed, 'hex')

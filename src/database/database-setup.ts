@@ -51,6 +51,31 @@ export function dataSourceOptions(config: AppConfig): DataSourceOptions {
 }
 
 /**
+ * True when migrations are pending (also when the database does not exist yet); applies nothing.
+ * For processes that wait for a separate migration step (`migrate --check`).
+ */
+export async function hasPendingMigrations(config: AppConfig): Promise<boolean> {
+  const location = parseDatabaseUrl(config.database.url);
+  const dataSource = new DataSource({
+    ...dataSourceOptions(config),
+    extra: { connectTimeout: 5000, connectionLimit: 1 },
+  });
+  try {
+    await dataSource.initialize();
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ER_BAD_DB_ERROR') return true;
+    throw new Error(
+      `DATABASE_URL: cannot connect to MySQL at ${location.host}:${location.port} as ${location.user} (${(err as Error).message})`,
+    );
+  }
+  try {
+    return await dataSource.showMigrations();
+  } finally {
+    await dataSource.destroy();
+  }
+}
+
+/**
  * Runs pending migrations under a MySQL named lock, so replicas starting together migrate once.
  */
 export async function runMigrations(dataSource: DataSource): Promise<string[]> {

@@ -13,6 +13,8 @@ export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const TEST_API_KEY = 'amb_test_bootstrap_key_0123456789';
 /** AMBIENT_SECRETS_KEY of every test process (32 bytes, hex). */
 export const TEST_SECRETS_KEY = '7e'.repeat(32);
+/** AMBIENT_URL_SIGNING_KEY of every test process (so none writes a key file into the checkout). */
+export const TEST_URL_SIGNING_KEY = 'test-url-signing-key-0123456789';
 
 /** One database and Redis prefix per test file (and process), so e2e files run in parallel. */
 export function isolatedNames(label: string): { database: string; redisPrefix: string } {
@@ -106,6 +108,7 @@ export function createTestEnvironment(label: string, modelServerUrl: string): Te
     'models.file': modelsFile,
     'runs.workspaceRoot': workspaceRoot,
     'blobs.root': join(workspaceRoot, '.blobs'),
+    'blobs.signingKey': TEST_URL_SIGNING_KEY,
     'server.port': 0,
     'ingress.port': 0,
     'ingress.host': '127.0.0.1',
@@ -144,6 +147,7 @@ export function createTestEnvironment(label: string, modelServerUrl: string): Te
       AMBIENT_RUN_LEASE_MS: String(FAST_RUN_SETTINGS['runs.leaseMs']),
       AMBIENT_SHUTDOWN_TIMEOUT_MS: String(FAST_RUN_SETTINGS['server.shutdownTimeoutMs']),
       AMBIENT_SECRETS_KEY: TEST_SECRETS_KEY,
+      AMBIENT_URL_SIGNING_KEY: TEST_URL_SIGNING_KEY,
       AMBIENT_INGRESS_PORT: '0',
       AMBIENT_SANDBOX: TEST_SANDBOX_SETTINGS['sandbox.backend'],
       AMBIENT_SANDBOX_READONLY_PATHS: REPO_ROOT,

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { API_PREFIX } from '../../bootstrap/http';
-import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { APP_CONFIG, AppConfig, ConfigError } from '../../config/app-config';
 
 /** What a signed download URL grants: one blob, served with this type and file name. */
 export interface DownloadGrant {
@@ -21,7 +21,14 @@ export interface SignedUrl {
  */
 @Injectable()
 export class UrlSigner {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  private readonly key: string;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    if (!config.blobs.signingKey) {
+      throw new ConfigError('AMBIENT_URL_SIGNING_KEY: missing (provideKeys was not called)');
+    }
+    this.key = config.blobs.signingKey;
+  }
 
   sign(grant: DownloadGrant, now = Date.now()): SignedUrl {
     return this.signAt(`blobs/${grant.key}`, grant, now);
@@ -66,7 +73,7 @@ export class UrlSigner {
   }
 
   private signature(grant: DownloadGrant, expires: number): string {
-    return createHmac('sha256', this.config.blobs.signingKey)
+    return createHmac('sha256', this.key)
       .update([grant.key, expires, grant.contentType, grant.filename].join('\n'))
       .digest('hex');
   }
