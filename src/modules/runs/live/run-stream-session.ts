@@ -122,7 +122,8 @@ export class RunStreamSession {
       const kinds = [...this.pending];
       this.pending.clear();
       await this.catchUp(kinds);
-      if (kinds.includes('run')) await this.sendRun(false);
+      // Run rows often change beside a timeline event (retention, debug window) without a hint.
+      if (kinds.includes('run') || kinds.includes('timeline')) await this.sendRun(false);
     }
   }
 
