@@ -81,11 +81,13 @@ async function send(base: string, request: FuzzRequest): Promise<Answer> {
     body: request.body,
     redirect: 'manual',
   });
-  return {
-    status: res.status,
-    type: res.headers.get('content-type') ?? '',
-    text: await res.text(),
-  };
+  const type = res.headers.get('content-type') ?? '';
+  // A live stream (GET …/runs/{id}/stream) that was accepted never ends: its headers are the answer.
+  if (type.startsWith('text/event-stream')) {
+    await res.body?.cancel();
+    return { status: res.status, type, text: '' };
+  }
+  return { status: res.status, type, text: await res.text() };
 }
 
 /** Fails unless the answer is no 5xx, and a 4xx is a problem+json whose `status` is the HTTP one. */

@@ -217,6 +217,14 @@ describe('the published OpenAPI document is generator-grade (api role)', () => {
     expect(doc.paths['/harness-support/start'].post['x-ambient-extension']).toBe(true);
     expect(doc.paths['/secrets'].get['x-ambient-extension']).toBe(true);
     expect(doc.paths['/agent/runs'].get['x-ambient-extension']).toBeUndefined();
+    // The live stream: Server-Sent Events, its errors in the Oz Error model.
+    const stream = doc.paths['/agent/runs/{runId}/stream'].get as {
+      'x-ambient-extension'?: boolean;
+      responses: Record<string, { content: Record<string, unknown> }>;
+    };
+    expect(stream['x-ambient-extension']).toBe(true);
+    expect(Object.keys(stream.responses['200'].content)).toEqual(['text/event-stream']);
+    expect(Object.keys(stream.responses['404'].content)).toEqual(['application/problem+json']);
     for (const name of [
       'RunItem',
       'RunAgentRequest',

@@ -16,7 +16,7 @@ const AMBIENT_EXTENSION_PATHS: readonly RegExp[] = [
   /^\/health(\/live|\/ready)?$/,
   /^\/secrets(\/|$)/,
   /^\/blobs\//,
-  /^\/agent\/runs\/\{runId\}\/(judges|scores)$/,
+  /^\/agent\/runs\/\{runId\}\/(judges|scores|stream)$/,
   /^\/agent\/identities\/\{uid\}\/api-keys/,
   /^\/agent\/environments\/(shared|\{uid\})/,
   /^\/factory\/\{uid\}\/(definition|automations|sync)$/,

@@ -12,6 +12,24 @@ export const API_OPTION_HELP = [
   '  --key <key>     API key (default $AMBIENT_API_KEY)',
 ];
 
+/** The API base URL (…/api/v1, no trailing slash) and key the options and environment name. */
+export function apiTarget(values: OptionValues, io: CliIo): { base: string; key: string } {
+  const key = (values.key as string | undefined) ?? process.env.AMBIENT_API_KEY;
+  if (!key) throw new UsageError('missing --key <api key> (or set AMBIENT_API_KEY)');
+  const base = (
+    (values.url as string | undefined) ??
+    process.env.AMBIENT_API_URL ??
+    `${io.config().server.publicUrl.replace(/\/+$/, '')}/api/v1`
+  ).replace(/\/+$/, '');
+  return { base, key };
+}
+
+/** The Oz Error answer's message (`error`), else the body as text. */
+export function problemText(status: number, text: string): string {
+  const problem = (safeJson(text) ?? {}) as { error?: string };
+  return `${status} ${problem.error ?? text}`;
+}
+
 /**
  * Calls the Ambient REST API as the key's user, so the CLI gets exactly the API's validation,
  * permissions and errors (no second implementation against the database).
@@ -23,13 +41,7 @@ export async function callApi(
   path: string,
   body?: unknown,
 ): Promise<unknown> {
-  const key = (values.key as string | undefined) ?? process.env.AMBIENT_API_KEY;
-  if (!key) throw new UsageError('missing --key <api key> (or set AMBIENT_API_KEY)');
-  const base = (
-    (values.url as string | undefined) ??
-    process.env.AMBIENT_API_URL ??
-    `${io.config().server.publicUrl.replace(/\/+$/, '')}/api/v1`
-  ).replace(/\/+$/, '');
+  const { base, key } = apiTarget(values, io);
   let res: Response;
   try {
     res = await fetch(`${base}${path}`, {

@@ -19,7 +19,10 @@ export interface CliCommand {
   /** Extra lines of `--help` below the synopsis. */
   details: string[];
   options: NonNullable<ParseArgsConfig['options']>;
-  run(values: OptionValues, io: CliIo): Promise<void>;
+  /** Names of the positional arguments it takes (all required), passed in `values` by name. */
+  positionals?: string[];
+  /** Resolves with the exit code when it is not simply 0. */
+  run(values: OptionValues, io: CliIo): Promise<void | number>;
 }
 
 export function helpText(command: CliCommand): string {

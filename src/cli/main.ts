@@ -18,6 +18,7 @@ import {
 import { ENVIRONMENTS_COMMANDS } from './environments-commands';
 import { FACTORIES_COMMANDS } from './factories-commands';
 import { migrateCommand } from './migrate-command';
+import { RUNS_COMMANDS } from './runs-commands';
 import { SECRETS_COMMANDS } from './secrets-commands';
 import { teamsCreateCommand } from './teams-commands';
 import { WEBHOOKS_COMMANDS } from './webhooks-commands';
@@ -37,6 +38,7 @@ const COMMANDS: CliCommand[] = [
   ...FACTORIES_COMMANDS,
   ...WEBHOOKS_COMMANDS,
   ...ENVIRONMENTS_COMMANDS,
+  ...RUNS_COMMANDS,
 ];
 
 const HELP = new Set(['--help', '-h', 'help']);
@@ -85,8 +87,7 @@ async function main(args: string[], io: CliIo): Promise<number> {
       io.out(helpText(command).trimEnd());
       return 0;
     }
-    await command.run(values, io);
-    return 0;
+    return (await command.run(values, io)) ?? 0;
   } catch (err) {
     if (err instanceof UsageError) {
       io.err(`ambient: ${err.message}`);
@@ -99,16 +100,26 @@ async function main(args: string[], io: CliIo): Promise<number> {
 }
 
 function parseCommandArgs(command: CliCommand, args: string[]) {
+  const names = command.positionals ?? [];
+  let parsed;
   try {
-    return parseArgs({
+    parsed = parseArgs({
       args,
       options: { ...command.options, help: { type: 'boolean', short: 'h' } },
       strict: true,
-      allowPositionals: false,
+      allowPositionals: names.length > 0,
     });
   } catch (err) {
     throw new UsageError(firstLine(err), helpText(command).trimEnd());
   }
+  const values: Record<string, string | boolean | undefined> = { ...parsed.values };
+  if (values.help) return { values };
+  if (parsed.positionals.length !== names.length) {
+    const wanted = names.map((n) => `<${n}>`).join(' ');
+    throw new UsageError(`expected ${wanted}`, helpText(command).trimEnd());
+  }
+  names.forEach((name, i) => (values[name] = parsed.positionals[i]));
+  return { values };
 }
 
 function firstLine(err: unknown): string {

@@ -36,6 +36,8 @@ export interface AppConfig {
     workspaceVolume: string;
     metadataFilterEnabled: boolean;
     computeCostPerHourUsd: number;
+    /** Keep-alive comment interval of the per-run live stream (`GET …/runs/{id}/stream`). */
+    streamHeartbeatMs: number;
   };
   schedules: { tickIntervalMs: number; catchUpWindowSeconds: number };
   identities: { defaultAgentLimit: number };
@@ -195,6 +197,7 @@ const SETTINGS: Setting[] = [
     kind: 'int',
     min: 1,
   },
+  { path: 'runs.streamHeartbeatMs', env: 'AMBIENT_STREAM_HEARTBEAT_MS', kind: 'int', min: 50 },
   { path: 'runs.workspaceRoot', env: 'AMBIENT_WORKSPACE_ROOT', kind: 'string' },
   { path: 'runs.workspaceVolume', env: 'AMBIENT_WORKSPACE_VOLUME', kind: 'string' },
   { path: 'vendorClis.claudeBin', env: 'AMBIENT_CLAUDE_BIN', kind: 'string' },

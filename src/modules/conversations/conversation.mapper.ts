@@ -121,9 +121,16 @@ function addEvent(
   if (at > step.completed_at!) step.completed_at = at;
 }
 
-function toMessage(
+/** Tool calls seen so far in a conversation, by call id (tool results name the call they answer). */
+export type CallIndex = Map<string, { name: string; category: ActionCategory }>;
+
+/**
+ * One stored message as an Oz conversation message (null for messages the conversation leaves
+ * out, e.g. system prompts); adds its tool calls to `callsById`.
+ */
+export function toMessage(
   row: StoredMessage,
-  callsById: Map<string, { name: string; category: ActionCategory }>,
+  callsById: CallIndex,
   harness: string | undefined,
 ): ConversationMessage | null {
   const m = row.message;

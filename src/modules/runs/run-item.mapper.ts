@@ -1,8 +1,14 @@
 import { isoDuration, toRfc3339 } from '../../common/time';
 import type { RunArtifact } from '../artifacts/run-artifact.entity';
 import type { User } from '../teams/user.entity';
-import type { ArtifactItemDto, RunItemDto, UserProfileDto } from './dto/run-item.dto';
+import type {
+  ArtifactItemDto,
+  RunItemDto,
+  TimelineEventDto,
+  UserProfileDto,
+} from './dto/run-item.dto';
 import type { Run } from './entities/run.entity';
+import type { RunEvent } from './entities/run-event.entity';
 import { runPageUrl, sessionIdOf, triggerUrlOf } from './run-links';
 import { isTerminal } from './run-state';
 
@@ -91,6 +97,18 @@ export function toRunItem(
     item.run_time = isoDuration(end.getTime() - run.startedAt.getTime());
   }
   return item;
+}
+
+/** One element of `GET /agent/runs/{runId}/timeline`'s `events` (and of the live stream). */
+export function toTimelineEvent(e: RunEvent): TimelineEventDto {
+  return {
+    event_type: e.eventType,
+    event_uuid: e.eventUuid,
+    occurred_at: e.occurredAt.toISOString(),
+    run_id: e.runId,
+    ...(e.executionId !== null ? { execution_id: e.executionId } : {}),
+    ...(e.payload ? { payload: e.payload } : {}),
+  };
 }
 
 /**

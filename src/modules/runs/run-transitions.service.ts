@@ -6,6 +6,7 @@ import type { JsonObject } from '../../common/json';
 import { Run } from './entities/run.entity';
 import { RunEvent } from './entities/run-event.entity';
 import { RunFollowup } from './entities/run-followup.entity';
+import { RunChanges } from './live/run-changes.service';
 import { EVENT_FOR_STATE, RunState, statesLeadingTo } from './run-state';
 
 /** Timeline event listing the follow-ups a cancel dropped (not delivered). */
@@ -33,7 +34,10 @@ export interface TransitionOptions {
  */
 @Injectable()
 export class RunTransitions {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly changes: RunChanges,
+  ) {}
 
   async transition(
     runId: string,
@@ -64,6 +68,7 @@ export class RunTransitions {
     if (options.where) query = query.andWhere(options.where.sql, options.where.params);
     const result = await query.execute();
     if (!result.affected) return false;
+    this.changes.runChanged(runId, manager);
     const eventType = EVENT_FOR_STATE[to];
     if (eventType && options.event !== false) {
       await this.appendEvent(manager, runId, eventType, {
@@ -106,6 +111,12 @@ export class RunTransitions {
       occurredAt: now,
       payload: { followup_ids: ids, reason: 'the run was cancelled before an execution took them' },
     });
+  }
+
+  /** Stores what a run cost so far, outside any state change (e.g. after a cancel ended it). */
+  async recordUsage(runId: string, usage: Run['requestUsage']): Promise<void> {
+    await this.dataSource.getRepository(Run).update({ id: runId }, { requestUsage: usage });
+    this.changes.runChanged(runId);
   }
 
   async appendEvent(

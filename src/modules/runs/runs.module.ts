@@ -33,6 +33,10 @@ import { RunTransitions } from './run-transitions.service';
 import { RunAttachmentsController } from './run-attachments.controller';
 import { RunAttachmentsService } from './run-attachments.service';
 import { RunsController } from './runs.controller';
+import { RunChanges } from './live/run-changes.service';
+import { RunStreamHub } from './live/run-stream-hub.service';
+import { RunStreamReader } from './live/run-stream-reader.service';
+import { RunStreamController } from './run-stream.controller';
 import { RunsService } from './runs.service';
 
 @Module({})
@@ -63,7 +67,9 @@ export class RunsModule {
         IdentitiesModule,
         SecretsModule,
       ],
-      controllers: roles.includes('api') ? [RunsController, RunAttachmentsController] : [],
+      controllers: roles.includes('api')
+        ? [RunsController, RunAttachmentsController, RunStreamController]
+        : [],
       providers: [
         RunsService,
         RunAttachmentsService,
@@ -74,6 +80,9 @@ export class RunsModule {
         RunQueue,
         RunSignals,
         RunTransitions,
+        RunChanges,
+        RunStreamReader,
+        RunStreamHub,
         RunKeysService,
         ExecutionContextFactory,
         SelfHostedRuns,

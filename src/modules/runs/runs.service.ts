@@ -8,7 +8,7 @@ import { TeamsService } from '../teams/teams.service';
 import { RunItemDto, TimelineEventDto } from './dto/run-item.dto';
 import { Run } from './entities/run.entity';
 import { RunEvent } from './entities/run-event.entity';
-import { isCancellableType, toRunItem } from './run-item.mapper';
+import { isCancellableType, toRunItem, toTimelineEvent } from './run-item.mapper';
 import { RunListParams } from './run-list.params';
 import { RunListQuery } from './run-list.query';
 import { isTerminal } from './run-state';
@@ -117,14 +117,7 @@ export class RunsService {
     const events = await this.dataSource
       .getRepository(RunEvent)
       .find({ where: { runId }, order: { id: 'ASC' } });
-    return events.map((e) => ({
-      event_type: e.eventType,
-      event_uuid: e.eventUuid,
-      occurred_at: e.occurredAt.toISOString(),
-      run_id: e.runId,
-      ...(e.executionId !== null ? { execution_id: e.executionId } : {}),
-      ...(e.payload ? { payload: e.payload } : {}),
-    }));
+    return events.map(toTimelineEvent);
   }
 
   async runIdByExternalReference(teamId: string, url: string): Promise<string> {

@@ -270,7 +270,7 @@ export class RemoteExecutionService {
     const { run, holdsLease } = await this.runKeys.resolve(principal, 'cancelled');
     const usage = this.usageWith(run, result.usage);
     if (!holdsLease) {
-      await this.dataSource.getRepository(Run).update({ id: run.id }, { requestUsage: usage });
+      await this.transitions.recordUsage(run.id, usage);
       await this.runKeys.revoke(principal.keyId);
       return run.state;
     }

@@ -361,7 +361,7 @@ export class RunExecutor {
         await this.release(run, usage);
       } else {
         // Already CANCELLED (or taken back) by whoever aborted us; keep what it cost.
-        await this.dataSource.getRepository(Run).update({ id: run.id }, { requestUsage: usage });
+        await this.transitions.recordUsage(run.id, usage);
         if (signal.reason === 'cancelled') await this.keepCancelledWorkspace(run);
       }
       return;
