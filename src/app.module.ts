@@ -6,6 +6,7 @@ import { infrastructureImports } from './bootstrap/infrastructure';
 import { AppConfig } from './config/app-config';
 import { ArtifactsApiModule, ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { BlobsModule } from './modules/blobs/blobs.module';
+import { ConsoleModule } from './modules/console/console.module';
 import { ConversationsModule } from './modules/conversations/conversations.module';
 import {
   EnvironmentFeaturesModule,
@@ -47,7 +48,7 @@ export class AppModule {
         ...(api ? [ConversationsModule, ArtifactsApiModule, ScoresModule.forRuns(runs)] : []),
         SchedulesModule.forRoles(config.roles, runs),
         WorkersModule.forRoles(config.roles, runs),
-        ...(api ? [HealthModule] : []),
+        ...(api ? [HealthModule, ConsoleModule] : []),
         ...(api ? [SecretsApiModule, FactoriesApiModule] : []),
         EnvironmentFeaturesModule.forRoles(config.roles, runs),
         ...(api ? [SkillsApiModule] : []),

@@ -1,0 +1,7 @@
+export function IdentitiesPage() {
+  return (
+    <section>
+      <h1>Identities</h1>
+    </section>
+  );
+}
