@@ -13,6 +13,7 @@ import {
 } from './support/console-browser';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
+import { createFactory, deliver, standardWebhooksHeaders } from './support/webhook-helpers';
 
 /**
  * The web console in a real Chromium against a real Ambient (api + ingress + worker, fake model
@@ -148,6 +149,97 @@ describe('web console (Chromium)', () => {
       await page.waitForFunction(`!document.body.innerText.includes('Console live run')`);
       await waitForText(page, 'CANCELLED');
       expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
+    });
+  });
+
+  it('creates a webhook (secret shown once), logs a signed delivery as Accepted with its run, tests a filter', async () => {
+    const factory = await createFactory(api, 'Console factory');
+    model.script('console-hook', [{ text: 'Handled the delivery.' }]);
+    await step(page, 'webhooks', async () => {
+      await signIn();
+      await page.goto(`${origin}/console/webhooks`);
+      await clickText(page, 'Console factory');
+      await page.click('details summary');
+      await fill(page, 'Webhook name', 'deploys');
+      await fill(page, 'Authentication', 'signature');
+      await fill(page, 'Signature scheme', 'standard_webhooks');
+      await clickText(page, 'Create webhook');
+      await waitForText(page, 'The secret is shown only now');
+      const shown = (await page.evaluate(
+        `[...document.querySelectorAll('.shown-once code')].map((c) => c.textContent)`,
+      )) as string[];
+      const [url, secret] = shown;
+      expect(secret).toMatch(/^whsec_/);
+      const uid = url.split('/').pop() as string;
+      // The definition holds the webhook too: keep its files, add an automation for it.
+      const files = (await api.get(`/factory/${factory}/definition`)).body.files as {
+        path: string;
+        content: string;
+      }[];
+      const automation = {
+        path: 'automations/triage/automation.md',
+        content: `---\nmodel: fake-model\ntriggers:\n  - provider: webhook\n    event: received\n    filter:\n      webhook_ids: [${uid}]\n      payload:\n        event: [deploy]\n---\nHandle it [script:console-hook]\n`,
+      };
+      const definition = { files: [...files, automation] };
+      expect((await api.put(`/factory/${factory}/definition`, definition)).status).toBe(200);
+
+      const body = JSON.stringify({ event: 'deploy', service: 'api' });
+      const sent = await deliver(`${app.ingressUrl}/webhooks/w/${uid}`, body, {
+        'content-type': 'application/json',
+        ...standardWebhooksHeaders(secret, 'msg_console_1', body),
+      });
+      expect(sent.status).toBeLessThan(300);
+      // The log refreshes itself: the delivery appears Accepted, then with the run it started.
+      await waitForText(page, 'msg_console_1');
+      await waitForText(page, 'Accepted');
+      const link = 'table[aria-label="Deliveries"] a[href*="/console/runs/"]';
+      await page.waitForSelector(link, { timeout: 30_000 });
+      const href = (await page.$eval(link, (a) => a.getAttribute('href'))) as string;
+      const started = (await api.get(`/agent/runs/${href.split('/runs/')[1]}`)).body;
+      expect(started.source).toBe('CUSTOM_WEBHOOK');
+      expect(await page.$eval('table[aria-label="Deliveries"]', (t) => t.textContent)).toContain(
+        'triage',
+      );
+
+      await clickText(page, 'Details');
+      await waitForText(page, '"service": "api"');
+      await fill(page, 'Automation', 'triage');
+      await clickText(page, 'Run test filter');
+      await waitForText(page, 'Would trigger');
+      await fill(
+        page,
+        "Or a filter (JSON), instead of the automation's",
+        `{"webhook_ids": ["${uid}"], "payload": {"event": ["other"]}}`,
+      );
+      await clickText(page, 'Run test filter');
+      await waitForText(page, 'Would not trigger');
+    });
+  });
+
+  it('creates a schedule with a preview of its next 5 firings, then pauses it', async () => {
+    await step(page, 'schedules', async () => {
+      await signIn();
+      await page.goto(`${origin}/console/schedules`);
+      await clickText(page, 'New schedule');
+      await fill(page, 'Name', 'nightly');
+      await fill(page, 'Cron expression (UTC)', '30 2 * * *');
+      await page.waitForFunction(
+        `document.querySelectorAll('#schedule-preview li').length === 5 && [...document.querySelectorAll('#schedule-preview li')].every((li) => li.textContent.includes('02:30:00 UTC'))`,
+      );
+      await fill(page, 'Cron expression (UTC)', 'not a cron');
+      await page.waitForSelector('#schedule-preview .error');
+      await fill(page, 'Cron expression (UTC)', '30 2 * * *');
+      await fill(page, 'Prompt', 'Nightly chores');
+      await clickText(page, 'Create schedule');
+      await page.waitForSelector('button[aria-label="Pause nightly"]');
+      await page.click('button[aria-label="Pause nightly"]');
+      await page.waitForSelector('button[aria-label="Resume nightly"]');
+      await waitForText(page, 'Paused');
+      const schedules = (await api.get('/agent/schedules')).body.schedules as {
+        name: string;
+        enabled: boolean;
+      }[];
+      expect(schedules.find((s) => s.name === 'nightly')?.enabled).toBe(false);
     });
   });
 });
