@@ -121,8 +121,11 @@ export async function fill(page: Page, label: string, value: string): Promise<vo
   );
   const selector = `#${await id.jsonValue()}`;
   const tag = await page.$eval(selector, (el) => el.tagName);
-  if (tag === 'SELECT') await page.select(selector, value);
-  else {
+  if (tag === 'SELECT') {
+    // Options may still be loading.
+    await page.waitForSelector(`${selector} option[value=${JSON.stringify(value)}]`);
+    await page.select(selector, value);
+  } else {
     await page.$eval(selector, (el) => void ((el as unknown as BrowserElement).value = ''));
     await page.type(selector, value);
   }

@@ -144,7 +144,9 @@ export function RunsPage() {
           <select {...field('state')}>
             <option value="">Any</option>
             {RUN_STATES.map((state) => (
-              <option key={state}>{state}</option>
+              <option key={state} value={state}>
+                {state}
+              </option>
             ))}
           </select>
         </div>
@@ -153,7 +155,9 @@ export function RunsPage() {
           <select {...field('source')}>
             <option value="">Any</option>
             {SOURCES.map((source) => (
-              <option key={source}>{source}</option>
+              <option key={source} value={source}>
+                {source}
+              </option>
             ))}
           </select>
         </div>

@@ -95,7 +95,9 @@ function NewWebhook({
             onChange={(e) => setScheme(e.target.value as typeof scheme)}
           >
             {['standard_webhooks', 'github', 'stripe', 'sentry', 'pagerduty', 'vercel'].map((s) => (
-              <option key={s}>{s}</option>
+              <option key={s} value={s}>
+                {s}
+              </option>
             ))}
           </select>
         </>
@@ -133,7 +135,8 @@ function TestFilter({
   delivery: Delivery;
   automations: string[];
 }) {
-  const [automation, setAutomation] = useState(automations[0] ?? '');
+  const [chosen, setAutomation] = useState<string>();
+  const automation = chosen ?? automations[0] ?? '';
   const [filter, setFilter] = useState('');
   const [result, setResult] = useState<Schemas['TestWebhookFilterResponse']>();
   const [error, setError] = useState<unknown>();
@@ -166,9 +169,11 @@ function TestFilter({
         value={automation}
         onChange={(e) => setAutomation(e.target.value)}
       >
-        <option value="">All automations</option>
+        {automations.length === 0 && <option value="">No automations</option>}
         {automations.map((name) => (
-          <option key={name}>{name}</option>
+          <option key={name} value={name}>
+            {name}
+          </option>
         ))}
       </select>
       <label htmlFor="test-filter-json">Or a filter (JSON), instead of the automation's</label>
@@ -352,6 +357,8 @@ function FactoryPanel({ factoryUid }: { factoryUid: string }) {
     [factoryUid],
   );
   const automations = useAutomations({ factoryUid });
+  // Automations change with the factory definition (a git push, a PUT): keep the list current.
+  useInterval(automations.list.reload, 5000);
   const [shown, setShown] = useState<{ hook: Schemas['WebhookWithSecret']; what: string }>();
   const [selected, setSelected] = useState<string>();
   const [error, setError] = useState<unknown>();
