@@ -104,6 +104,10 @@ describe('web console (Chromium)', () => {
       const runId = page.url().split('/runs/')[1];
       // A marker on window survives only if the page is never reloaded.
       await page.evaluate('window.notReloaded = true');
+      // With the run stream the page says Live; a server without it is polled every 2 s.
+      const paths = (await api.get('/openapi.json')).body.paths as Record<string, unknown>;
+      const streamed = '/agent/runs/{runId}/stream' in paths;
+      await waitForText(page, streamed ? 'Live' : 'Updating every 2 s');
       await waitForRunState(page, 'SUCCEEDED');
       expect(await page.evaluate('window.notReloaded')).toBe(true);
       expect((await api.get(`/agent/runs/${runId}`)).body.state).toBe('SUCCEEDED');
