@@ -4,6 +4,12 @@ import { Collapsible, Json, Time } from '../components/ui';
 type Block = Schemas['ConversationContentBlock'];
 
 function outputText(output: Record<string, unknown>): string {
+  // A command's result: its output as text, then how it ended.
+  if (typeof output.output === 'string') {
+    const { output: text, ...rest } = output;
+    const status = Object.entries(rest).map(([key, value]) => `${key}: ${JSON.stringify(value)}`);
+    return status.length ? `${text}\n— ${status.join(', ')}` : text;
+  }
   const keys = Object.keys(output);
   // Tool output is usually one text field (stdout, content, …): show it as text.
   if (keys.length === 1 && typeof output[keys[0]] === 'string') return output[keys[0]] as string;
