@@ -28,7 +28,7 @@ describe('run links', () => {
     ).toBe('https://ambient.example.com/api/v1/factory/F/webhooks/W');
     expect(triggerUrlOf(base, { ...run, source: 'CUSTOM_WEBHOOK', metadata: {} })).toBeUndefined();
     expect(triggerUrlOf(base, { ...run, source: 'ORCHESTRATION', parentRunId: 'p-1' })).toBe(
-      'https://ambient.example.com/console/runs/p-1',
+      'https://ambient.example.com/api/v1/agent/runs/p-1',
     );
   });
 });

@@ -19,7 +19,8 @@ export function sessionIdOf(run: { id: string; executionCount: number }): string
 /**
  * RunItem `trigger_url`, "URL to the run trigger (e.g. Slack thread, Linear issue, schedule)":
  * the schedule of a scheduled run, the custom webhook of a webhook run, the parent of a child run
- * (the parent's console page, the others' API URLs); undefined for runs started directly (API, CLI …).
+ * (API URLs, like the API's other links; `runPageUrl` is the browser's page); undefined for runs
+ * started directly (API, CLI …).
  */
 export function triggerUrlOf(
   publicUrl: string,
@@ -40,6 +41,6 @@ export function triggerUrlOf(
   if (run.source === 'CUSTOM_WEBHOOK' && factory && webhook) {
     return `${base}/factory/${part(factory)}/webhooks/${part(webhook)}`;
   }
-  if (run.parentRunId) return runPageUrl(publicUrl, run.parentRunId);
+  if (run.parentRunId) return `${base}/agent/runs/${part(run.parentRunId)}`;
   return undefined;
 }
