@@ -71,6 +71,12 @@ describe('web console (Chromium)', () => {
       await waitForText(page, '401');
       await signIn();
       await waitForText(page, 'Runs');
+      // A key refused later (revoked, say) sends the console back to sign-in, saying why.
+      await page.evaluate(`sessionStorage.setItem('ambient.apiKey', 'amb_revoked_key_0000000000')`);
+      await clickText(page, 'Models');
+      await waitForText(page, 'The API key was refused (401 Unauthorized)');
+      await page.waitForSelector('#api-key');
+      await signIn();
       await clickText(page, 'Sign out');
       await waitForText(page, 'Signed out.');
       expect(await page.evaluate('sessionStorage.length')).toBe(0);
@@ -142,17 +148,49 @@ describe('web console (Chromium)', () => {
     });
   });
 
-  it('lists runs with filters and fits a 390 px wide screen', async () => {
+  it('lists runs with filters; every page fits a 390 px wide screen', async () => {
+    model.script('console-list', [{ hang: true }]);
+    const cancelled = await api.post('/agent/runs', {
+      prompt: 'Stopped early [script:console-list]',
+      title: 'Stopped early',
+    });
+    expect((await api.post(`/agent/runs/${cancelled.body.run_id}/cancel`)).status).toBe(200);
+    model.script('console-quick', [{ text: 'Done.' }]);
+    await api.post('/agent/runs', {
+      prompt: 'Quick one [script:console-quick]',
+      title: 'Quick one',
+    });
+    const rows = `[...document.querySelectorAll('main tbody tr')].map((tr) => tr.innerText).join('|')`;
     await step(page, 'runs-list-narrow', async () => {
       await signIn();
       await page.setViewport({ width: 390, height: 844 });
       await page.goto(`${origin}/console/runs`);
-      await waitForText(page, 'Console live run');
+      await waitForText(page, 'Quick one');
+      await waitForText(page, 'Stopped early');
       await fill(page, 'State', 'CANCELLED');
       await clickText(page, 'Apply');
-      await page.waitForFunction(`!document.body.innerText.includes('Console live run')`);
-      await waitForText(page, 'CANCELLED');
+      await page.waitForFunction(`!(${rows}).includes('Quick one')`);
+      expect(await page.evaluate(rows)).toContain('Stopped early');
+      await clickText(page, 'Clear');
+      await fill(page, 'Search', 'Quick');
+      await clickText(page, 'Apply');
+      await page.waitForFunction(`!(${rows}).includes('Stopped early')`);
+      expect(await page.evaluate(rows)).toContain('Quick one');
       expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
+      const runs = (await api.get('/agent/runs')).body.runs as { run_id: string }[];
+      for (const [route, text] of [
+        ['/runs/new', 'Start run'],
+        [`/runs/${runs[0].run_id}`, 'Timeline'],
+        ['/schedules', 'New schedule'],
+        ['/webhooks', 'Factories'],
+        ['/identities', 'New identity name'],
+        ['/environments', 'New environment'],
+        ['/models', 'Fake model'],
+      ]) {
+        await page.goto(`${origin}/console${route}`);
+        await waitForText(page, text);
+        expect({ route, overflow: await horizontalOverflow(page) }).toEqual({ route, overflow: 0 });
+      }
     });
   });
 
