@@ -49,11 +49,19 @@ describe('web console (Chromium)', () => {
     await model?.close();
   });
 
+  /** What the browser reported refusing under the Content-Security-Policy. */
+  let cspViolations: string[];
+
   beforeEach(async () => {
     page = await browser.newPage();
+    cspViolations = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
   });
   afterEach(async () => {
     await page?.close();
+    expect(cspViolations).toEqual([]);
   });
 
   async function signIn(key = app.apiKey) {
@@ -139,9 +147,18 @@ describe('web console (Chromium)', () => {
       await signIn();
       await page.goto(`${origin}/console/runs/${runId}`);
       await waitForText(page, 'INPROGRESS');
+      // Escape closes the dialog and cancels nothing.
       await clickText(page, 'Cancel run');
       await page.waitForSelector('dialog[open]');
-      await page.click('dialog[open] button[value="yes"]');
+      await page.keyboard.press('Escape');
+      await page.waitForSelector('dialog[open]', { hidden: true });
+      expect((await api.get(`/agent/runs/${runId}`)).body.state).toBe('INPROGRESS');
+      // By keyboard: focus starts on "Keep"; Tab to the confirmation, Enter.
+      await clickText(page, 'Cancel run');
+      await page.waitForSelector('dialog[open]');
+      expect(await page.evaluate('document.activeElement.textContent')).toBe('Keep');
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
       await waitForText(page, 'Cancel accepted');
       await waitForRunState(page, 'CANCELLED');
       expect((await api.get(`/agent/runs/${runId}`)).body.state).toBe('CANCELLED');
