@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
@@ -5,6 +8,7 @@ import {
   buildConsole,
   clickText,
   fill,
+  freePort,
   horizontalOverflow,
   launchChromium,
   step,
@@ -32,7 +36,10 @@ describe('web console (Chromium)', () => {
     const consoleDir = buildConsole();
     model = await startFakeModelServer();
     env = createTestEnvironment('console', model.url);
+    const port = await freePort();
     app = await startTestApp(env, ['api', 'ingress', 'worker'], {
+      'server.port': port,
+      'server.publicUrl': `http://127.0.0.1:${port}`,
       'server.consoleDir': consoleDir,
       'webhooks.sweepIntervalMs': 200,
       'webhooks.sweepGraceMs': 300,
@@ -131,6 +138,19 @@ describe('web console (Chromium)', () => {
       const text = (await page.evaluate('document.body.innerText')) as string;
       expect(text).toContain('tool call');
       expect(text).toContain('run_command');
+
+      // The transcript downloads through the API (with the key) into a file.
+      const downloads = mkdtempSync(join(tmpdir(), 'ambient-console-downloads-'));
+      const cdp = await page.createCDPSession();
+      await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
+      await clickText(page, 'Download transcript');
+      const file = join(downloads, `transcript-${runId}.jsonl`);
+      await waitFor(
+        async () => existsSync(file),
+        (done) => done,
+        { what: 'the transcript download' },
+      );
+      expect(readFileSync(file, 'utf8')).toContain('console-tool-output');
     });
   });
 

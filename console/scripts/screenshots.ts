@@ -13,6 +13,7 @@ import {
   buildConsole,
   clickText,
   fill,
+  freePort,
   launchChromium,
   waitForRunState,
   waitForText,
@@ -32,7 +33,10 @@ async function main(): Promise<void> {
   const consoleDir = buildConsole();
   const model = await startFakeModelServer();
   const env = createTestEnvironment('console_shots', model.url);
+  const port = await freePort();
   const app = await startTestApp(env, ['api', 'ingress', 'worker'], {
+    'server.port': port,
+    'server.publicUrl': `http://127.0.0.1:${port}`,
     'server.consoleDir': consoleDir,
     'webhooks.sweepIntervalMs': 200,
     'webhooks.sweepGraceMs': 300,

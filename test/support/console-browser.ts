@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +46,22 @@ export function buildConsole(): string {
     throw new Error(`vite build failed (${result.status}): ${result.stderr}${result.stdout}`);
   }
   return outDir;
+}
+
+/**
+ * A free local port, so the app can listen where its public URL says: downloads follow the API's
+ * redirects to signed URLs under AMBIENT_PUBLIC_URL, which the console's CSP allows only from
+ * its own origin.
+ */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
 }
 
 export async function launchChromium(): Promise<Browser> {

@@ -60,9 +60,9 @@ export async function streamRun(
           else if (event.event === 'message') handlers.message(body as ConversationMessage);
         }
       }
-    } catch (error) {
+    } catch {
+      // A network error or a dropped connection: reconnect below (unless the page left).
       if (signal.aborted) return 'stopped';
-      void error;
     }
     handlers.connected(false);
     failures = received ? 0 : failures + 1;

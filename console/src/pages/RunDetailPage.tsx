@@ -117,6 +117,7 @@ async function download(path: 'artifact' | 'transcript', id: string, name: strin
   const result =
     path === 'artifact'
       ? await api.GET('/agent/artifacts/{artifactUid}/download', {
+          // The document lists the bearer header as a parameter here; the client's middleware sets it.
           params: { path: { artifactUid: id }, header: { authorization: '' } },
           parseAs: 'blob',
         })
@@ -286,7 +287,7 @@ export function RunDetailPage({ runId }: { runId: string }) {
           <button
             type="button"
             onClick={() =>
-              download('transcript', run.run_id, `transcript-${run.run_id}.json`).catch(
+              download('transcript', run.run_id, `transcript-${run.run_id}.jsonl`).catch(
                 setActionError,
               )
             }
