@@ -321,4 +321,45 @@ describe('web console (Chromium)', () => {
       expect(schedules.find((s) => s.name === 'nightly')?.enabled).toBe(false);
     });
   });
+
+  it('creates an identity and a key shown once, revokes it; creates and edits an environment', async () => {
+    await step(page, 'identities-environments', async () => {
+      await signIn();
+      await page.goto(`${origin}/console/identities`);
+      await fill(page, 'New identity name', 'console-bot');
+      await clickText(page, 'Create identity');
+      await page.waitForSelector('button[aria-label="Keys of console-bot"]');
+      await fill(page, 'New key name', 'deploy-key');
+      await clickText(page, 'Create key');
+      await waitForText(page, 'The key is shown only now');
+      const key = (await page.evaluate(
+        `document.querySelector('.shown-once code').textContent`,
+      )) as string;
+      const asBot = apiClient(app.baseUrl, key);
+      expect((await asBot.get('/agent/models')).status).toBe(200);
+      await clickText(page, 'Revoke deploy-key');
+      await page.waitForSelector('dialog[open]');
+      await page.click('dialog[open] button[value="yes"]');
+      await waitForText(page, 'revoked');
+      expect((await asBot.get('/agent/models')).status).toBe(401);
+
+      await page.goto(`${origin}/console/environments`);
+      await clickText(page, 'New environment');
+      await fill(page, 'Name', 'console-env');
+      await fill(page, 'Setup commands (one a line)', 'npm ci');
+      await clickText(page, 'Create environment');
+      await page.waitForSelector('button[aria-label="Edit console-env"]');
+      await page.click('button[aria-label="Edit console-env"]');
+      await fill(page, 'Description', 'Edited in the console');
+      await clickText(page, 'Save environment');
+      await page.waitForFunction(`!document.querySelector('.panel')`);
+      const environments = (await api.get('/agent/environments')).body.environments as {
+        config: { name: string; description?: string; setup_commands: string[] };
+      }[];
+      expect(environments.find((e) => e.config.name === 'console-env')?.config).toMatchObject({
+        description: 'Edited in the console',
+        setup_commands: ['npm ci'],
+      });
+    });
+  });
 });
