@@ -6,6 +6,7 @@ RUN npm ci --no-audit --no-fund
 COPY .swcrc tsconfig.json ./
 COPY src ./src
 COPY migrations ./migrations
+COPY console ./console
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Runtime: agents run shell commands and git in their workspaces; tini reaps their orphans.

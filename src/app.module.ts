@@ -6,6 +6,7 @@ import { infrastructureImports } from './bootstrap/infrastructure';
 import { AppConfig } from './config/app-config';
 import { ArtifactsApiModule, ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { BlobsModule } from './modules/blobs/blobs.module';
+import { ConsoleModule } from './modules/console/console.module';
 import { ConversationsModule } from './modules/conversations/conversations.module';
 import {
   EnvironmentFeaturesModule,
@@ -50,7 +51,7 @@ export class AppModule {
         WorkersModule.forRoles(config.roles, runs),
         // The ingress role's readiness is the ingress application's own (src/ingress).
         HealthChecksModule.forRoles(config.roles.filter((role) => role !== 'ingress')),
-        ...(api ? [HealthModule] : []),
+        ...(api ? [HealthModule, ConsoleModule] : []),
         ...(api ? [SecretsApiModule, FactoriesApiModule] : []),
         EnvironmentFeaturesModule.forRoles(config.roles, runs),
         ...(api ? [SkillsApiModule] : []),

@@ -185,7 +185,7 @@ describe('contract endpoints and fields (api + worker, fake model server)', () =
     it('sends session_id (the run id) and session_link (the run page) once the run executed', async () => {
       const run = (await api.get(`/agent/runs/${runId}`)).body;
       expect(run.session_id).toBe(runId);
-      expect(run.session_link).toBe(`${PUBLIC_URL}/api/v1/agent/runs/${runId}`);
+      expect(run.session_link).toBe(`${PUBLIC_URL}/console/runs/${runId}`);
     });
 
     it('session redirect: the conversation of an ended run, as JSON to the SDK (with or without a key)', async () => {
@@ -209,7 +209,7 @@ describe('contract endpoints and fields (api + worker, fake model server)', () =
       ]) {
         const res = await anon(path).set('Accept', BROWSER_ACCEPT).redirects(0);
         expect(res.status).toBe(302);
-        expect(res.headers.location).toBe(`${PUBLIC_URL}/api/v1/agent/runs/${runId}`);
+        expect(res.headers.location).toBe(`${PUBLIC_URL}/console/runs/${runId}`);
         expect(res.headers.vary).toMatch(/Accept/);
       }
     });

@@ -17,6 +17,8 @@ export interface AppConfig {
      */
     internalApiUrl?: string;
     shutdownTimeoutMs: number;
+    /** The built web console (`npm run build` writes dist/console), served at /console. */
+    consoleDir: string;
   };
   roles: Role[];
   database: { url: string; poolSize: number; migrateOnStart: boolean };
@@ -172,6 +174,7 @@ const SETTINGS: Setting[] = [
     optional: true,
   },
   { path: 'server.shutdownTimeoutMs', env: 'AMBIENT_SHUTDOWN_TIMEOUT_MS', kind: 'int', min: 0 },
+  { path: 'server.consoleDir', env: 'AMBIENT_CONSOLE_DIR', kind: 'string' },
   { path: 'roles', env: 'AMBIENT_ROLES', kind: 'roles' },
   { path: 'database.url', env: 'DATABASE_URL', kind: 'url' },
   { path: 'database.poolSize', env: 'AMBIENT_DB_POOL_SIZE', kind: 'int', min: 1, max: 1000 },

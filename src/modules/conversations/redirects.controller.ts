@@ -37,7 +37,7 @@ export class ConversationRedirectResponseDto {
 const NEGOTIATION =
   'Content negotiation: a client accepting JSON (the SDKs; no Accept or */* too) gets 200 JSON, ' +
   'an empty object meaning "no redirect"; a browser (Accept preferring text/html) gets 302 to ' +
-  "the page showing the run (until Ambient has a web console, the run's API URL). Public, as " +
+  'the page showing the run (its page in the web console, /console/runs/{runId}). Public, as ' +
   "in the SDKs: without a key the id is the credential; with a key only its team's ids exist.";
 
 /** Where shared session and conversation pages should go (Oz `checkRedirect`). */

@@ -4,8 +4,9 @@ describe('run links', () => {
   const base = 'https://ambient.example.com/';
   const run = { source: 'API', scheduleId: null, parentRunId: null, metadata: null };
 
-  it('points at the run API URL until there is a console', () => {
-    expect(runPageUrl(base, 'r-1')).toBe('https://ambient.example.com/api/v1/agent/runs/r-1');
+  it("points at the console's run page", () => {
+    expect(runPageUrl(base, 'r-1')).toBe('https://ambient.example.com/console/runs/r-1');
+    expect(runPageUrl(base, 'a b')).toBe('https://ambient.example.com/console/runs/a%20b');
   });
 
   it('has a session once an execution started', () => {

@@ -2,11 +2,10 @@ import { API_PREFIX } from '../../bootstrap/http';
 
 /**
  * The page that shows a run (its session): RunItem `session_link` and where the session and
- * conversation redirect endpoints send a browser. Ambient has no web console yet, so this is the
- * run's API URL; a console retargets it here, in one place.
+ * conversation redirect endpoints send a browser: the run page of the web console.
  */
 export function runPageUrl(publicUrl: string, runId: string): string {
-  return `${publicUrl.replace(/\/+$/, '')}/${API_PREFIX}/agent/runs/${encodeURIComponent(runId)}`;
+  return `${publicUrl.replace(/\/+$/, '')}/console/runs/${encodeURIComponent(runId)}`;
 }
 
 /**
@@ -20,7 +19,8 @@ export function sessionIdOf(run: { id: string; executionCount: number }): string
 /**
  * RunItem `trigger_url`, "URL to the run trigger (e.g. Slack thread, Linear issue, schedule)":
  * the schedule of a scheduled run, the custom webhook of a webhook run, the parent of a child run
- * (API URLs, as `runPageUrl`); undefined for runs started directly (API, CLI …).
+ * (API URLs, like the API's other links; `runPageUrl` is the browser's page); undefined for runs
+ * started directly (API, CLI …).
  */
 export function triggerUrlOf(
   publicUrl: string,
@@ -41,6 +41,6 @@ export function triggerUrlOf(
   if (run.source === 'CUSTOM_WEBHOOK' && factory && webhook) {
     return `${base}/factory/${part(factory)}/webhooks/${part(webhook)}`;
   }
-  if (run.parentRunId) return runPageUrl(publicUrl, run.parentRunId);
+  if (run.parentRunId) return `${base}/agent/runs/${part(run.parentRunId)}`;
   return undefined;
 }

@@ -1,0 +1,108 @@
+import { useEffect, useState } from 'react';
+import { onUnauthorized } from './api/client';
+import { forgetKey, storedKey } from './api/session';
+import { Link, navigate, useRoute } from './router';
+import { SignIn } from './pages/SignIn';
+import { RunsPage } from './pages/RunsPage';
+import { NewRunPage } from './pages/NewRunPage';
+import { RunDetailPage } from './pages/RunDetailPage';
+import { SchedulesPage } from './pages/SchedulesPage';
+import { WebhooksPage } from './pages/WebhooksPage';
+import { IdentitiesPage } from './pages/IdentitiesPage';
+import { EnvironmentsPage } from './pages/EnvironmentsPage';
+import { ModelsPage } from './pages/ModelsPage';
+
+const NAV = [
+  ['/runs', 'Runs'],
+  ['/schedules', 'Schedules'],
+  ['/webhooks', 'Webhooks'],
+  ['/identities', 'Identities'],
+  ['/environments', 'Environments'],
+  ['/models', 'Models'],
+] as const;
+
+function Page({ path }: { path: string }) {
+  const run = /^\/runs\/([^/]+)$/.exec(path);
+  if (path === '/runs/new') return <NewRunPage />;
+  if (run) return <RunDetailPage runId={decodeURIComponent(run[1])} />;
+  if (path === '/' || path === '/runs') return <RunsPage />;
+  if (path === '/schedules') return <SchedulesPage />;
+  if (path === '/webhooks') return <WebhooksPage />;
+  if (path === '/identities') return <IdentitiesPage />;
+  if (path === '/environments') return <EnvironmentsPage />;
+  if (path === '/models') return <ModelsPage />;
+  return (
+    <section>
+      <h1>Not found</h1>
+      <p>
+        No console page at this address. <Link to="/runs">Go to the runs.</Link>
+      </p>
+    </section>
+  );
+}
+
+export function App() {
+  const { path } = useRoute();
+  const [signedIn, setSignedIn] = useState(() => storedKey() !== null);
+  const [message, setMessage] = useState<string>();
+
+  useEffect(() => {
+    onUnauthorized((text) => {
+      forgetKey();
+      setMessage(text);
+      setSignedIn(false);
+    });
+  }, []);
+
+  if (!signedIn) {
+    return (
+      <SignIn
+        message={message}
+        onSignedIn={() => {
+          setMessage(undefined);
+          setSignedIn(true);
+        }}
+      />
+    );
+  }
+
+  const section = '/' + (path.split('/')[1] || 'runs');
+  return (
+    <>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <Link to="/runs" className="brand">
+          Ambient Console
+        </Link>
+        <nav aria-label="Main">
+          <ul>
+            {NAV.map(([to, label]) => (
+              <li key={to}>
+                <Link to={to} aria-current={section === to ? 'page' : undefined}>
+                  {label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <button
+          type="button"
+          className="sign-out"
+          onClick={() => {
+            forgetKey();
+            setMessage('Signed out.');
+            setSignedIn(false);
+            navigate('/runs', true);
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Page path={path} />
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,163 @@
+import { useEffect, useRef, useState, type ReactNode } from 'react';
+import { errorText } from '../api/client';
+
+export function ErrorMessage({ error }: { error: unknown }) {
+  if (!error) return null;
+  return (
+    <p className="error" role="alert">
+      {errorText(error)}
+    </p>
+  );
+}
+
+export function Notice({ children }: { children: ReactNode }) {
+  return (
+    <p className="notice" role="status">
+      {children}
+    </p>
+  );
+}
+
+/** Loads on mount and whenever `deps` change; `reload()` fetches again. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
+  const [value, setValue] = useState<T>();
+  const [error, setError] = useState<unknown>();
+  const [version, setVersion] = useState(0);
+  useEffect(() => {
+    let current = true;
+    load().then(
+      (result) => {
+        if (!current) return;
+        setValue(result);
+        setError(undefined);
+      },
+      (failure: unknown) => current && setError(failure),
+    );
+    return () => {
+      current = false;
+    };
+  }, [...deps, version]);
+  return { value, error, reload: () => setVersion((v) => v + 1), setValue };
+}
+
+/** Runs `tick` every `ms` while enabled (auto-refresh). */
+export function useInterval(tick: () => void, ms: number, enabled = true) {
+  const saved = useRef(tick);
+  saved.current = tick;
+  useEffect(() => {
+    if (!enabled) return;
+    const timer = setInterval(() => saved.current(), ms);
+    return () => clearInterval(timer);
+  }, [ms, enabled]);
+}
+
+/** A button that asks first, in a modal <dialog> (focus trapped, Escape cancels). */
+export function ConfirmButton({
+  label,
+  question,
+  confirm,
+  onConfirm,
+  className,
+}: {
+  label: string;
+  question: string;
+  confirm: string;
+  onConfirm: () => void | Promise<void>;
+  className?: string;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  return (
+    <>
+      <button type="button" className={className} onClick={() => dialog.current?.showModal()}>
+        {label}
+      </button>
+      <dialog ref={dialog} aria-label={label}>
+        <form
+          method="dialog"
+          onSubmit={(event) => {
+            const submitter = (event.nativeEvent as SubmitEvent).submitter as HTMLButtonElement;
+            if (submitter?.value === 'yes') void onConfirm();
+          }}
+        >
+          <p>{question}</p>
+          <div className="actions">
+            <button value="no" autoFocus>
+              Keep
+            </button>
+            <button value="yes" className="danger">
+              {confirm}
+            </button>
+          </div>
+        </form>
+      </dialog>
+    </>
+  );
+}
+
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      onClick={() => {
+        void navigator.clipboard?.writeText(text).then(() => setCopied(true));
+      }}
+      aria-label={label}
+    >
+      {copied ? 'Copied' : 'Copy'}
+    </button>
+  );
+}
+
+/** A secret shown once, with a copy button and a warning. */
+export function ShownOnce({ label, value }: { label: string; value: string }) {
+  return (
+    <div className="shown-once">
+      <span className="label">{label}</span>
+      <code>{value}</code>
+      <CopyButton text={value} label={`Copy ${label.toLowerCase()}`} />
+    </div>
+  );
+}
+
+export function Time({ value }: { value?: string | null }) {
+  if (!value) return <span className="muted">—</span>;
+  return <time dateTime={value}>{new Date(value).toLocaleString()}</time>;
+}
+
+export function StateBadge({ state }: { state: string }) {
+  return <span className={`badge state-${state.toLowerCase()}`}>{state}</span>;
+}
+
+/** Pretty JSON, in a <details> when long. */
+export function Json({ value, summary = 'Show' }: { value: unknown; summary?: string }) {
+  const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+  return <Collapsible text={text} summary={summary} />;
+}
+
+export function Collapsible({ text, summary }: { text: string; summary: string }) {
+  const long = text.length > 600 || text.split('\n').length > 12;
+  if (!long) return <pre>{text}</pre>;
+  return (
+    <details>
+      <summary>
+        {summary} ({text.split('\n').length} lines)
+      </summary>
+      <pre>{text}</pre>
+    </details>
+  );
+}
+
+/** key=value lines to a metadata map. */
+export function parseMetadata(text: string): Record<string, string> | undefined {
+  const entries = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .map((line) => {
+      const at = line.indexOf('=');
+      if (at <= 0) throw new Error(`Metadata line "${line}" is not key=value.`);
+      return [line.slice(0, at).trim(), line.slice(at + 1).trim()] as const;
+    });
+  return entries.length ? Object.fromEntries(entries) : undefined;
+}

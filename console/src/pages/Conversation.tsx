@@ -1,0 +1,92 @@
+import type { Schemas } from '../api/client';
+import { Collapsible, Json, Time } from '../components/ui';
+
+type Block = Schemas['ConversationContentBlock'];
+
+function outputText(output: Record<string, unknown>): string {
+  // A command's result: its output as text, then how it ended.
+  if (typeof output.output === 'string') {
+    const { output: text, ...rest } = output;
+    const status = Object.entries(rest).map(([key, value]) => `${key}: ${JSON.stringify(value)}`);
+    return status.length ? `${text}\n— ${status.join(', ')}` : text;
+  }
+  const keys = Object.keys(output);
+  // Tool output is usually one text field (stdout, content, …): show it as text.
+  if (keys.length === 1 && typeof output[keys[0]] === 'string') return output[keys[0]] as string;
+  return JSON.stringify(output, null, 2);
+}
+
+function ContentBlock({ block }: { block: Block }) {
+  switch (block.type) {
+    case 'text':
+      return <Collapsible text={block.text} summary="Show message" />;
+    case 'action':
+      return (
+        <div className="tool-call">
+          <p>
+            <span className="badge">tool call</span> <code>{block.name}</code>{' '}
+            <span className="muted">({block.category})</span>
+          </p>
+          <Json value={block.input} summary="Show input" />
+        </div>
+      );
+    case 'action_result':
+      return (
+        <div className="tool-result">
+          <p>
+            <span className="badge">tool output</span> <code>{block.name}</code>{' '}
+            <span className={`muted state-${block.state}`}>{block.state}</span>
+          </p>
+          <Collapsible text={outputText(block.output)} summary="Show output" />
+        </div>
+      );
+    case 'event':
+      return (
+        <p className="muted">
+          event <code>{block.name}</code>
+        </p>
+      );
+    default:
+      return <Json value={block} />;
+  }
+}
+
+export function Message({ message }: { message: Schemas['ConversationMessage'] }) {
+  return (
+    <li className={`message role-${message.role}`}>
+      <p className="message-head">
+        <strong>{message.role}</strong> <Time value={message.timestamp} />
+      </p>
+      {message.content.map((block, index) => (
+        <ContentBlock key={index} block={block} />
+      ))}
+    </li>
+  );
+}
+
+function Step({ step }: { step: Schemas['ConversationStep'] }) {
+  return (
+    <>
+      {step.messages.map((message, index) => (
+        <Message key={`${step.id}-${index}`} message={message} />
+      ))}
+      {step.steps.map((child) => (
+        <Step key={child.id} step={child} />
+      ))}
+    </>
+  );
+}
+
+export function Conversation({ conversation }: { conversation?: Schemas['ConversationResponse'] }) {
+  const steps = conversation?.steps ?? [];
+  if (steps.every((step) => step.messages.length === 0 && step.steps.length === 0)) {
+    return <p className="muted">Nothing recorded yet.</p>;
+  }
+  return (
+    <ol className="conversation" aria-label="Conversation">
+      {steps.map((step) => (
+        <Step key={step.id} step={step} />
+      ))}
+    </ol>
+  );
+}

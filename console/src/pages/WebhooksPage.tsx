@@ -1,0 +1,533 @@
+import { useState, type FormEvent } from 'react';
+import { api, data, type Schemas } from '../api/client';
+import {
+  ConfirmButton,
+  ErrorMessage,
+  Json,
+  Notice,
+  ShownOnce,
+  Time,
+  useInterval,
+  useLoad,
+} from '../components/ui';
+import { Link } from '../router';
+
+type Webhook = Schemas['Webhook'];
+type Delivery = Schemas['WebhookDelivery'];
+
+function NewFactory({ onCreated }: { onCreated: (uid: string) => void }) {
+  const [name, setName] = useState('');
+  const [error, setError] = useState<unknown>();
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    try {
+      const created = await data(api.POST('/factory', { body: { name } }));
+      setName('');
+      onCreated(created.uid);
+    } catch (failure) {
+      setError(failure);
+    }
+  }
+  return (
+    <form className="stack" onSubmit={submit}>
+      <label htmlFor="factory-name">New factory name</label>
+      <input id="factory-name" required value={name} onChange={(e) => setName(e.target.value)} />
+      <div className="actions">
+        <button type="submit">Create factory</button>
+      </div>
+      <ErrorMessage error={error} />
+    </form>
+  );
+}
+
+function NewWebhook({
+  factoryUid,
+  onCreated,
+}: {
+  factoryUid: string;
+  onCreated: (hook: Schemas['WebhookWithSecret']) => void;
+}) {
+  const [name, setName] = useState('');
+  const [authMode, setAuthMode] = useState<Schemas['CreateWebhookRequest']['auth_mode']>('token');
+  const [scheme, setScheme] =
+    useState<NonNullable<Schemas['CreateWebhookRequest']['signature_scheme']>>('standard_webhooks');
+  const [error, setError] = useState<unknown>();
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setError(undefined);
+    try {
+      const created = await data(
+        api.POST('/factory/{factoryUid}/webhooks', {
+          params: { path: { factoryUid } },
+          body: {
+            name,
+            auth_mode: authMode,
+            signature_scheme: authMode === 'signature' ? scheme : undefined,
+          },
+        }),
+      );
+      setName('');
+      onCreated(created);
+    } catch (failure) {
+      setError(failure);
+    }
+  }
+  return (
+    <form className="stack" onSubmit={submit} aria-label="New webhook">
+      <label htmlFor="webhook-name">Webhook name</label>
+      <input id="webhook-name" required value={name} onChange={(e) => setName(e.target.value)} />
+      <label htmlFor="webhook-auth">Authentication</label>
+      <select
+        id="webhook-auth"
+        value={authMode}
+        onChange={(e) => setAuthMode(e.target.value as typeof authMode)}
+      >
+        <option value="token">Bearer token</option>
+        <option value="url_token">Token in the URL</option>
+        <option value="signature">Signature</option>
+      </select>
+      {authMode === 'signature' && (
+        <>
+          <label htmlFor="webhook-scheme">Signature scheme</label>
+          <select
+            id="webhook-scheme"
+            value={scheme}
+            onChange={(e) => setScheme(e.target.value as typeof scheme)}
+          >
+            {['standard_webhooks', 'github', 'stripe', 'sentry', 'pagerduty', 'vercel'].map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </>
+      )}
+      <div className="actions">
+        <button type="submit" className="primary">
+          Create webhook
+        </button>
+      </div>
+      <ErrorMessage error={error} />
+    </form>
+  );
+}
+
+function Secret({ hook, what }: { hook: Schemas['WebhookWithSecret']; what: string }) {
+  return (
+    <div role="status" aria-label={`${what} webhook`}>
+      <Notice>
+        {what} <strong>{hook.name}</strong>. The secret is shown only now: copy it.
+      </Notice>
+      <ShownOnce label="URL" value={hook.url} />
+      {hook.secret && <ShownOnce label="Secret" value={hook.secret} />}
+    </div>
+  );
+}
+
+function TestFilter({
+  factoryUid,
+  hook,
+  delivery,
+  automations,
+}: {
+  factoryUid: string;
+  hook: Webhook;
+  delivery: Delivery;
+  automations: string[];
+}) {
+  const [chosen, setAutomation] = useState<string>();
+  const automation = chosen ?? automations[0] ?? '';
+  const [filter, setFilter] = useState('');
+  const [result, setResult] = useState<Schemas['TestWebhookFilterResponse']>();
+  const [error, setError] = useState<unknown>();
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setError(undefined);
+    setResult(undefined);
+    try {
+      const body: Schemas['TestWebhookFilterRequest'] = filter.trim()
+        ? { filter: JSON.parse(filter) as Schemas['WebhookTriggerFilter'] }
+        : { automation: automation || undefined };
+      setResult(
+        await data(
+          api.POST('/factory/{factoryUid}/webhooks/{uid}/deliveries/{id}/test-filter', {
+            params: { path: { factoryUid, uid: hook.uid, id: delivery.id } },
+            body,
+          }),
+        ),
+      );
+    } catch (failure) {
+      setError(failure);
+    }
+  }
+  return (
+    <form className="stack" onSubmit={submit} aria-label="Test filter">
+      <h4>Test filter against this delivery</h4>
+      <label htmlFor="test-automation">Automation</label>
+      <select
+        id="test-automation"
+        value={automation}
+        onChange={(e) => setAutomation(e.target.value)}
+      >
+        {automations.length === 0 && <option value="">No automations</option>}
+        {automations.map((name) => (
+          <option key={name} value={name}>
+            {name}
+          </option>
+        ))}
+      </select>
+      <label htmlFor="test-filter-json">Or a filter (JSON), instead of the automation's</label>
+      <textarea
+        id="test-filter-json"
+        rows={3}
+        placeholder={`{"webhook_ids": ["${hook.uid}"], "payload": {"event": ["deploy"]}}`}
+        value={filter}
+        onChange={(e) => setFilter(e.target.value)}
+      />
+      <div className="actions">
+        <button type="submit">Run test filter</button>
+      </div>
+      {result && (
+        <div role="status" aria-label="Test filter result">
+          <p>
+            <strong className={result.would_trigger ? 'status-accepted badge' : 'badge'}>
+              {result.result}
+            </strong>
+          </p>
+          {result.triggers.length > 0 && <Json value={result.triggers} summary="Show triggers" />}
+        </div>
+      )}
+      <ErrorMessage error={error} />
+    </form>
+  );
+}
+
+function DeliveryDetail({
+  factoryUid,
+  hook,
+  delivery,
+  automations,
+}: {
+  factoryUid: string;
+  hook: Webhook;
+  delivery: Delivery;
+  automations: string[];
+}) {
+  const payload = useLoad(
+    () =>
+      delivery.status === 'Accepted'
+        ? data(
+            api.GET('/factory/{factoryUid}/webhooks/{uid}/deliveries/{id}/payload', {
+              params: { path: { factoryUid, uid: hook.uid, id: delivery.id } },
+            }),
+          )
+        : Promise.resolve(undefined),
+    [delivery.id],
+  );
+  return (
+    <section aria-label="Delivery" className="panel">
+      <h3>Delivery {delivery.delivery_id ?? delivery.id}</h3>
+      {delivery.status === 'Accepted' ? (
+        <>
+          <h4>Payload</h4>
+          <ErrorMessage error={payload.error} />
+          {payload.value !== undefined && <Json value={payload.value} summary="Show payload" />}
+          <TestFilter
+            key={delivery.id}
+            factoryUid={factoryUid}
+            hook={hook}
+            delivery={delivery}
+            automations={automations}
+          />
+        </>
+      ) : (
+        <p className="muted">Only accepted deliveries keep their payload.</p>
+      )}
+    </section>
+  );
+}
+
+function Deliveries({
+  factoryUid,
+  hook,
+  automations,
+}: {
+  factoryUid: string;
+  hook: Webhook;
+  automations: string[];
+}) {
+  const [selected, setSelected] = useState<string>();
+  const log = useLoad(
+    () =>
+      data(
+        api.GET('/factory/{factoryUid}/webhooks/{uid}/deliveries', {
+          params: { path: { factoryUid, uid: hook.uid }, query: { limit: 50 } },
+        }),
+      ),
+    [hook.uid],
+  );
+  useInterval(log.reload, 3000);
+  const deliveries = log.value?.deliveries ?? [];
+  const current = deliveries.find((d) => d.id === selected);
+  return (
+    <>
+      <h3>Delivery log</h3>
+      <ErrorMessage error={log.error} />
+      {deliveries.length === 0 ? (
+        <p className="muted">No deliveries yet.</p>
+      ) : (
+        <div className="table-wrap">
+          <table aria-label="Deliveries">
+            <thead>
+              <tr>
+                <th scope="col">Received</th>
+                <th scope="col">Delivery id</th>
+                <th scope="col">Status</th>
+                <th scope="col">Size</th>
+                <th scope="col">Runs started</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {deliveries.map((delivery) => (
+                <tr key={delivery.id} aria-selected={delivery.id === selected}>
+                  <td>
+                    <Time value={delivery.received_at} />
+                  </td>
+                  <td>
+                    <code>{delivery.delivery_id ?? '—'}</code>
+                  </td>
+                  <td>
+                    <span className={`badge status-${delivery.status.split(' ')[0].toLowerCase()}`}>
+                      {delivery.status}
+                    </span>
+                  </td>
+                  <td>{delivery.size_bytes} B</td>
+                  <td>
+                    {(delivery.runs ?? []).map((run) => (
+                      <div key={`${run.automation}-${run.run_id}`}>
+                        {run.automation}:{' '}
+                        {run.run_id ? (
+                          <Link to={`/runs/${encodeURIComponent(run.run_id)}`}>{run.run_id}</Link>
+                        ) : (
+                          <span className="error-text">{run.error ?? 'no run'}</span>
+                        )}
+                      </div>
+                    ))}
+                    {delivery.status === 'Accepted' && !delivery.evaluated_at && (
+                      <span className="muted">evaluating…</span>
+                    )}
+                  </td>
+                  <td>
+                    <button type="button" onClick={() => setSelected(delivery.id)}>
+                      Details
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {current && (
+        <DeliveryDetail
+          factoryUid={factoryUid}
+          hook={hook}
+          delivery={current}
+          automations={automations}
+        />
+      )}
+    </>
+  );
+}
+
+function useAutomations({ factoryUid }: { factoryUid: string }) {
+  const list = useLoad(
+    () => data(api.GET('/factory/{uid}/automations', { params: { path: { uid: factoryUid } } })),
+    [factoryUid],
+  );
+  return { list, names: list.value?.automations.map((a) => a.name) ?? [] };
+}
+
+function FactoryPanel({ factoryUid }: { factoryUid: string }) {
+  const hooks = useLoad(
+    () => data(api.GET('/factory/{factoryUid}/webhooks', { params: { path: { factoryUid } } })),
+    [factoryUid],
+  );
+  const automations = useAutomations({ factoryUid });
+  // Automations change with the factory definition (a git push, a PUT): keep the list current.
+  useInterval(automations.list.reload, 5000);
+  const [shown, setShown] = useState<{ hook: Schemas['WebhookWithSecret']; what: string }>();
+  const [selected, setSelected] = useState<string>();
+  const [error, setError] = useState<unknown>();
+  const current = hooks.value?.webhooks.find((hook) => hook.uid === selected);
+
+  async function act(hook: Webhook, action: 'enable' | 'disable' | 'rotate' | 'delete') {
+    setError(undefined);
+    const path = { params: { path: { factoryUid, uid: hook.uid } } };
+    try {
+      if (action === 'enable')
+        await data(api.POST('/factory/{factoryUid}/webhooks/{uid}/enable', path));
+      if (action === 'disable')
+        await data(api.POST('/factory/{factoryUid}/webhooks/{uid}/disable', path));
+      if (action === 'delete') {
+        await data(api.DELETE('/factory/{factoryUid}/webhooks/{uid}', path));
+        setSelected(undefined);
+      }
+      if (action === 'rotate') {
+        const rotated = await data(
+          api.POST('/factory/{factoryUid}/webhooks/{uid}/rotate-secret', path),
+        );
+        setShown({ hook: rotated, what: 'Rotated the secret of' });
+      }
+      hooks.reload();
+    } catch (failure) {
+      setError(failure);
+    }
+  }
+
+  return (
+    <div>
+      <h2>Webhooks</h2>
+      <ErrorMessage error={hooks.error ?? error} />
+      {shown && <Secret hook={shown.hook} what={shown.what} />}
+      {hooks.value && hooks.value.webhooks.length > 0 ? (
+        <div className="table-wrap">
+          <table aria-label="Webhooks">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Auth</th>
+                <th scope="col">Enabled</th>
+                <th scope="col">URL</th>
+                <th scope="col">
+                  <span className="visually-hidden">Select</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {hooks.value.webhooks.map((hook) => (
+                <tr key={hook.uid} aria-selected={hook.uid === selected}>
+                  <td>{hook.name}</td>
+                  <td>
+                    {hook.auth_mode}
+                    {hook.signature_scheme ? ` (${hook.signature_scheme})` : ''}
+                  </td>
+                  <td>{hook.enabled ? 'yes' : 'no'}</td>
+                  <td>
+                    <code>{hook.url}</code>
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      onClick={() => setSelected(hook.uid)}
+                      aria-label={`Open webhook ${hook.name}`}
+                    >
+                      Open
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : (
+        <p className="muted">No webhooks in this factory.</p>
+      )}
+      <details>
+        <summary>New webhook</summary>
+        <NewWebhook
+          factoryUid={factoryUid}
+          onCreated={(hook) => {
+            setShown({ hook, what: 'Created' });
+            setSelected(hook.uid);
+            hooks.reload();
+          }}
+        />
+      </details>
+      {current && (
+        <section aria-label={`Webhook ${current.name}`}>
+          <h3>{current.name}</h3>
+          <div className="actions">
+            <button
+              type="button"
+              onClick={() => act(current, current.enabled ? 'disable' : 'enable')}
+            >
+              {current.enabled ? 'Disable' : 'Enable'}
+            </button>
+            <ConfirmButton
+              label="Rotate secret"
+              question="Rotate the secret? Senders using the old one are refused (after the grace period)."
+              confirm="Rotate"
+              onConfirm={() => act(current, 'rotate')}
+            />
+            <ConfirmButton
+              label="Delete webhook"
+              question={`Delete the webhook ${current.name}? Its URL stops accepting deliveries.`}
+              confirm="Delete"
+              className="danger"
+              onConfirm={() => act(current, 'delete')}
+            />
+          </div>
+          <Deliveries factoryUid={factoryUid} hook={current} automations={automations.names} />
+        </section>
+      )}
+      <h2>Automations</h2>
+      <ErrorMessage error={automations.list.error} />
+      {automations.list.value?.automations.length ? (
+        <ul className="plain">
+          {automations.list.value.automations.map((automation) => (
+            <li key={automation.name}>
+              <strong>{automation.name}</strong>{' '}
+              <span className="muted">{automation.enabled ? 'enabled' : 'disabled'}</span>
+              <Json value={automation.triggers} summary="Show triggers" />
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p className="muted">
+          No automations: they come from the factory definition (automations/*/automation.md).
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function WebhooksPage() {
+  const factories = useLoad(() => data(api.GET('/factory')), []);
+  const [selected, setSelected] = useState<string>();
+  const current = selected ?? factories.value?.factories[0]?.uid;
+  return (
+    <section>
+      <h1>Webhooks</h1>
+      <div className="columns">
+        <div>
+          <h2>Factories</h2>
+          <ErrorMessage error={factories.error} />
+          <ul className="plain choice-list">
+            {factories.value?.factories.map((factory) => (
+              <li key={factory.uid}>
+                <button
+                  type="button"
+                  aria-pressed={factory.uid === current}
+                  onClick={() => setSelected(factory.uid)}
+                >
+                  {factory.name}
+                </button>
+              </li>
+            ))}
+          </ul>
+          <NewFactory
+            onCreated={(uid) => {
+              setSelected(uid);
+              factories.reload();
+            }}
+          />
+        </div>
+        {current ? <FactoryPanel key={current} factoryUid={current} /> : <p>No factory yet.</p>}
+      </div>
+    </section>
+  );
+}

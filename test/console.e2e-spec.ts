@@ -1,0 +1,365 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'puppeteer-core';
+import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
+import { apiClient } from './support/api-client';
+import {
+  buildConsole,
+  clickText,
+  fill,
+  freePort,
+  horizontalOverflow,
+  launchChromium,
+  step,
+  waitForRunState,
+  waitForText,
+} from './support/console-browser';
+import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { waitFor } from './support/wait';
+import { createFactory, deliver, standardWebhooksHeaders } from './support/webhook-helpers';
+
+/**
+ * The web console in a real Chromium against a real Ambient (api + ingress + worker, fake model
+ * server): one browser for the whole file, a page per test.
+ */
+describe('web console (Chromium)', () => {
+  let model: FakeModelServer;
+  let env: TestEnvironment;
+  let app: TestApp;
+  let api: ReturnType<typeof apiClient>;
+  let browser: Browser;
+  let page: Page;
+  let origin: string;
+
+  beforeAll(async () => {
+    const consoleDir = buildConsole();
+    model = await startFakeModelServer();
+    env = createTestEnvironment('console', model.url);
+    const port = await freePort();
+    app = await startTestApp(env, ['api', 'ingress', 'worker'], {
+      'server.port': port,
+      'server.publicUrl': `http://127.0.0.1:${port}`,
+      'server.consoleDir': consoleDir,
+      'webhooks.sweepIntervalMs': 200,
+      'webhooks.sweepGraceMs': 300,
+    });
+    api = apiClient(app.baseUrl, app.apiKey);
+    origin = new URL(app.baseUrl).origin;
+    browser = await launchChromium();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    await env?.destroy();
+    await model?.close();
+  });
+
+  /** What the browser reported refusing under the Content-Security-Policy. */
+  let cspViolations: string[];
+
+  beforeEach(async () => {
+    page = await browser.newPage();
+    cspViolations = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
+  });
+  afterEach(async () => {
+    await page?.close();
+    expect(cspViolations).toEqual([]);
+  });
+
+  async function signIn(key = app.apiKey) {
+    await page.goto(`${origin}/console/`);
+    await fill(page, 'API key', key);
+    await clickText(page, 'Sign in');
+    await page.waitForSelector('nav[aria-label="Main"]');
+  }
+
+  it('signs in with a key, refuses a bad one with a clear message, signs out', async () => {
+    await step(page, 'sign-in', async () => {
+      await page.goto(`${origin}/console/`);
+      await fill(page, 'API key', 'amb_not_a_key');
+      await clickText(page, 'Sign in');
+      await waitForText(page, '401');
+      await signIn();
+      await waitForText(page, 'Runs');
+      // A key refused later (revoked, say) sends the console back to sign-in, saying why.
+      await page.evaluate(`sessionStorage.setItem('ambient.apiKey', 'amb_revoked_key_0000000000')`);
+      await clickText(page, 'Models');
+      await waitForText(page, 'The API key was refused (401 Unauthorized)');
+      await page.waitForSelector('#api-key');
+      await signIn();
+      await clickText(page, 'Sign out');
+      await waitForText(page, 'Signed out.');
+      expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    });
+  });
+
+  it('creates a run from the form and watches it reach SUCCEEDED live, with its tool output', async () => {
+    model.script('console-live', [
+      {
+        delayMs: 1500,
+        then: {
+          toolCalls: [{ name: 'run_command', arguments: { command: 'echo console-tool-output' } }],
+        },
+      },
+      { text: 'All done from the console run.' },
+    ]);
+    await step(page, 'live-run', async () => {
+      await signIn();
+      await clickText(page, 'New run');
+      await fill(page, 'Prompt', 'Say hello [script:console-live]');
+      await fill(page, 'Model', 'fake-model');
+      await fill(page, 'Title (optional)', 'Console live run');
+      // The unavailable model is listed with its reason and cannot be picked.
+      const locked = (await page.evaluate(
+        `(o => ({ disabled: o.disabled, text: o.textContent }))(document.querySelector('#run-model option[value="locked-model"]'))`,
+      )) as { disabled: boolean; text: string };
+      expect(locked.disabled).toBe(true);
+      expect(locked.text).toMatch(/unavailable/);
+      await clickText(page, 'Start run');
+      await page.waitForSelector('[data-testid="run-state"]');
+      const runId = page.url().split('/runs/')[1];
+      // A marker on window survives only if the page is never reloaded.
+      await page.evaluate('window.notReloaded = true');
+      // With the run stream the page says Live; a server without it is polled every 2 s.
+      const paths = (await api.get('/openapi.json')).body.paths as Record<string, unknown>;
+      const streamed = '/agent/runs/{runId}/stream' in paths;
+      await waitForText(page, streamed ? 'Live' : 'Updating every 2 s');
+      await waitForRunState(page, 'SUCCEEDED');
+      expect(await page.evaluate('window.notReloaded')).toBe(true);
+      expect((await api.get(`/agent/runs/${runId}`)).body.state).toBe('SUCCEEDED');
+      await waitForText(page, 'All done from the console run.');
+      await waitForText(page, 'console-tool-output');
+      await waitForText(page, 'oz_run_done');
+      const text = (await page.evaluate('document.body.innerText')) as string;
+      expect(text).toContain('tool call');
+      expect(text).toContain('run_command');
+
+      // The transcript downloads through the API (with the key) into a file.
+      const downloads = mkdtempSync(join(tmpdir(), 'ambient-console-downloads-'));
+      const cdp = await page.createCDPSession();
+      await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
+      await clickText(page, 'Download transcript');
+      const file = join(downloads, `transcript-${runId}.jsonl`);
+      await waitFor(
+        async () => existsSync(file),
+        (done) => done,
+        { what: 'the transcript download' },
+      );
+      expect(readFileSync(file, 'utf8')).toContain('console-tool-output');
+    });
+  });
+
+  it('cancels a running run after confirming, and shows the answer', async () => {
+    model.script('console-hang', [{ hang: true }]);
+    const created = await api.post('/agent/runs', { prompt: 'Wait forever [script:console-hang]' });
+    const runId = created.body.run_id as string;
+    await waitFor(
+      async () => (await api.get(`/agent/runs/${runId}`)).body.state,
+      (state) => state === 'INPROGRESS',
+      { what: 'the run to start' },
+    );
+    await step(page, 'cancel-run', async () => {
+      await signIn();
+      await page.goto(`${origin}/console/runs/${runId}`);
+      await waitForText(page, 'INPROGRESS');
+      // Escape closes the dialog and cancels nothing.
+      await clickText(page, 'Cancel run');
+      await page.waitForSelector('dialog[open]');
+      await page.keyboard.press('Escape');
+      await page.waitForSelector('dialog[open]', { hidden: true });
+      expect((await api.get(`/agent/runs/${runId}`)).body.state).toBe('INPROGRESS');
+      // By keyboard: focus starts on "Keep"; Tab to the confirmation, Enter.
+      await clickText(page, 'Cancel run');
+      await page.waitForSelector('dialog[open]');
+      expect(await page.evaluate('document.activeElement.textContent')).toBe('Keep');
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      await waitForText(page, 'Cancel accepted');
+      await waitForRunState(page, 'CANCELLED');
+      expect((await api.get(`/agent/runs/${runId}`)).body.state).toBe('CANCELLED');
+    });
+  });
+
+  it('lists runs with filters; every page fits a 390 px wide screen', async () => {
+    model.script('console-list', [{ hang: true }]);
+    const cancelled = await api.post('/agent/runs', {
+      prompt: 'Stopped early [script:console-list]',
+      title: 'Stopped early',
+    });
+    expect((await api.post(`/agent/runs/${cancelled.body.run_id}/cancel`)).status).toBe(200);
+    model.script('console-quick', [{ text: 'Done.' }]);
+    await api.post('/agent/runs', {
+      prompt: 'Quick one [script:console-quick]',
+      title: 'Quick one',
+    });
+    const rows = `[...document.querySelectorAll('main tbody tr')].map((tr) => tr.innerText).join('|')`;
+    await step(page, 'runs-list-narrow', async () => {
+      await signIn();
+      await page.setViewport({ width: 390, height: 844 });
+      await page.goto(`${origin}/console/runs`);
+      await waitForText(page, 'Quick one');
+      await waitForText(page, 'Stopped early');
+      await fill(page, 'State', 'CANCELLED');
+      await clickText(page, 'Apply');
+      await page.waitForFunction(`!(${rows}).includes('Quick one')`);
+      expect(await page.evaluate(rows)).toContain('Stopped early');
+      await clickText(page, 'Clear');
+      await fill(page, 'Search', 'Quick');
+      await clickText(page, 'Apply');
+      await page.waitForFunction(`!(${rows}).includes('Stopped early')`);
+      expect(await page.evaluate(rows)).toContain('Quick one');
+      expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
+      const runs = (await api.get('/agent/runs')).body.runs as { run_id: string }[];
+      for (const [route, text] of [
+        ['/runs/new', 'Start run'],
+        [`/runs/${runs[0].run_id}`, 'Timeline'],
+        ['/schedules', 'New schedule'],
+        ['/webhooks', 'Factories'],
+        ['/identities', 'New identity name'],
+        ['/environments', 'New environment'],
+        ['/models', 'Fake model'],
+      ]) {
+        await page.goto(`${origin}/console${route}`);
+        await waitForText(page, text);
+        expect({ route, overflow: await horizontalOverflow(page) }).toEqual({ route, overflow: 0 });
+      }
+    });
+  });
+
+  it('creates a webhook (secret shown once), logs a signed delivery as Accepted with its run, tests a filter', async () => {
+    const factory = await createFactory(api, 'Console factory');
+    model.script('console-hook', [{ text: 'Handled the delivery.' }]);
+    await step(page, 'webhooks', async () => {
+      await signIn();
+      await page.goto(`${origin}/console/webhooks`);
+      await clickText(page, 'Console factory');
+      await page.click('details summary');
+      await fill(page, 'Webhook name', 'deploys');
+      await fill(page, 'Authentication', 'signature');
+      await fill(page, 'Signature scheme', 'standard_webhooks');
+      await clickText(page, 'Create webhook');
+      await waitForText(page, 'The secret is shown only now');
+      const shown = (await page.evaluate(
+        `[...document.querySelectorAll('.shown-once code')].map((c) => c.textContent)`,
+      )) as string[];
+      const [url, secret] = shown;
+      expect(secret).toMatch(/^whsec_/);
+      const uid = url.split('/').pop() as string;
+      // The definition holds the webhook too: keep its files, add an automation for it.
+      const files = (await api.get(`/factory/${factory}/definition`)).body.files as {
+        path: string;
+        content: string;
+      }[];
+      const automation = {
+        path: 'automations/triage/automation.md',
+        content: `---\nmodel: fake-model\ntriggers:\n  - provider: webhook\n    event: received\n    filter:\n      webhook_ids: [${uid}]\n      payload:\n        event: [deploy]\n---\nHandle it [script:console-hook]\n`,
+      };
+      const definition = { files: [...files, automation] };
+      expect((await api.put(`/factory/${factory}/definition`, definition)).status).toBe(200);
+
+      const body = JSON.stringify({ event: 'deploy', service: 'api' });
+      const sent = await deliver(`${app.ingressUrl}/webhooks/w/${uid}`, body, {
+        'content-type': 'application/json',
+        ...standardWebhooksHeaders(secret, 'msg_console_1', body),
+      });
+      expect(sent.status).toBeLessThan(300);
+      // The log refreshes itself: the delivery appears Accepted, then with the run it started.
+      await waitForText(page, 'msg_console_1');
+      await waitForText(page, 'Accepted');
+      const link = 'table[aria-label="Deliveries"] a[href*="/console/runs/"]';
+      await page.waitForSelector(link, { timeout: 30_000 });
+      const href = (await page.$eval(link, (a) => a.getAttribute('href'))) as string;
+      const started = (await api.get(`/agent/runs/${href.split('/runs/')[1]}`)).body;
+      expect(started.source).toBe('CUSTOM_WEBHOOK');
+      expect(await page.$eval('table[aria-label="Deliveries"]', (t) => t.textContent)).toContain(
+        'triage',
+      );
+
+      await clickText(page, 'Details');
+      await waitForText(page, '"service": "api"');
+      await fill(page, 'Automation', 'triage');
+      await clickText(page, 'Run test filter');
+      await waitForText(page, 'Would trigger');
+      await fill(
+        page,
+        "Or a filter (JSON), instead of the automation's",
+        `{"webhook_ids": ["${uid}"], "payload": {"event": ["other"]}}`,
+      );
+      await clickText(page, 'Run test filter');
+      await waitForText(page, 'Would not trigger');
+    });
+  });
+
+  it('creates a schedule with a preview of its next 5 firings, then pauses it', async () => {
+    await step(page, 'schedules', async () => {
+      await signIn();
+      await page.goto(`${origin}/console/schedules`);
+      await clickText(page, 'New schedule');
+      await fill(page, 'Name', 'nightly');
+      await fill(page, 'Cron expression (UTC)', '30 2 * * *');
+      await page.waitForFunction(
+        `document.querySelectorAll('#schedule-preview li').length === 5 && [...document.querySelectorAll('#schedule-preview li')].every((li) => li.textContent.includes('02:30:00 UTC'))`,
+      );
+      await fill(page, 'Cron expression (UTC)', 'not a cron');
+      await page.waitForSelector('#schedule-preview .error');
+      await fill(page, 'Cron expression (UTC)', '30 2 * * *');
+      await fill(page, 'Prompt', 'Nightly chores');
+      await clickText(page, 'Create schedule');
+      await page.waitForSelector('button[aria-label="Pause nightly"]');
+      await page.click('button[aria-label="Pause nightly"]');
+      await page.waitForSelector('button[aria-label="Resume nightly"]');
+      await waitForText(page, 'Paused');
+      const schedules = (await api.get('/agent/schedules')).body.schedules as {
+        name: string;
+        enabled: boolean;
+      }[];
+      expect(schedules.find((s) => s.name === 'nightly')?.enabled).toBe(false);
+    });
+  });
+
+  it('creates an identity and a key shown once, revokes it; creates and edits an environment', async () => {
+    await step(page, 'identities-environments', async () => {
+      await signIn();
+      await page.goto(`${origin}/console/identities`);
+      await fill(page, 'New identity name', 'console-bot');
+      await clickText(page, 'Create identity');
+      await page.waitForSelector('button[aria-label="Keys of console-bot"]');
+      await fill(page, 'New key name', 'deploy-key');
+      await clickText(page, 'Create key');
+      await waitForText(page, 'The key is shown only now');
+      const key = (await page.evaluate(
+        `document.querySelector('.shown-once code').textContent`,
+      )) as string;
+      const asBot = apiClient(app.baseUrl, key);
+      expect((await asBot.get('/agent/models')).status).toBe(200);
+      await clickText(page, 'Revoke deploy-key');
+      await page.waitForSelector('dialog[open]');
+      await page.click('dialog[open] button[value="yes"]');
+      await waitForText(page, 'revoked');
+      expect((await asBot.get('/agent/models')).status).toBe(401);
+
+      await page.goto(`${origin}/console/environments`);
+      await clickText(page, 'New environment');
+      await fill(page, 'Name', 'console-env');
+      await fill(page, 'Setup commands (one a line)', 'npm ci');
+      await clickText(page, 'Create environment');
+      await page.waitForSelector('button[aria-label="Edit console-env"]');
+      await page.click('button[aria-label="Edit console-env"]');
+      await fill(page, 'Description', 'Edited in the console');
+      await clickText(page, 'Save environment');
+      await page.waitForFunction(`!document.querySelector('.panel')`);
+      const environments = (await api.get('/agent/environments')).body.environments as {
+        config: { name: string; description?: string; setup_commands: string[] };
+      }[];
+      expect(environments.find((e) => e.config.name === 'console-env')?.config).toMatchObject({
+        description: 'Edited in the console',
+        setup_commands: ['npm ci'],
+      });
+    });
+  });
+});

@@ -1,0 +1,149 @@
+import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import puppeteer, { type Browser, type ElementHandle, type Page } from 'puppeteer-core';
+import { REPO_ROOT } from './test-app';
+
+/** The little of the DOM that the functions below, which run in Chromium, use. */
+interface BrowserElement {
+  innerText: string;
+  textContent: string | null;
+  tagName: string;
+  disabled?: boolean;
+  htmlFor?: string;
+  value?: string;
+}
+declare const document: {
+  body: { innerText: string };
+  querySelector(selector: string): BrowserElement | null;
+  querySelectorAll(selector: string): Iterable<BrowserElement>;
+};
+
+/** Debian's chromium (browser downloads are not reachable); AMBIENT_CHROMIUM overrides it. */
+export const CHROMIUM = process.env.AMBIENT_CHROMIUM ?? '/usr/bin/chromium';
+/** Screenshots of failed browser steps (git-ignored). */
+export const FAILURE_SHOTS = join(REPO_ROOT, 'test-results', 'console');
+
+/**
+ * Builds the console into a fresh directory (Vite takes a second or two), so the test serves the
+ * current console/ source and never a stale or missing dist/ (`npm test` runs without a build).
+ */
+export function buildConsole(): string {
+  const outDir = mkdtempSync(join(tmpdir(), 'ambient-console-'));
+  const vite = join(REPO_ROOT, 'node_modules', '.bin', 'vite');
+  const result = spawnSync(
+    vite,
+    ['build', '--config', 'console/vite.config.mts', '--outDir', outDir, '--logLevel', 'error'],
+    {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, VITE_CONFIG_NATIVE_IGNORE_WARNING: 'true' },
+    },
+  );
+  if (result.status !== 0 || !existsSync(join(outDir, 'index.html'))) {
+    throw new Error(`vite build failed (${result.status}): ${result.stderr}${result.stdout}`);
+  }
+  return outDir;
+}
+
+/**
+ * A free local port, so the app can listen where its public URL says: downloads follow the API's
+ * redirects to signed URLs under AMBIENT_PUBLIC_URL, which the console's CSP allows only from
+ * its own origin.
+ */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `no Chromium at ${CHROMIUM}: apt-get install chromium, or set AMBIENT_CHROMIUM`,
+    );
+  }
+  const root = process.getuid?.() === 0;
+  return puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    // Chromium refuses to start its sandbox as root.
+    args: [...(root ? ['--no-sandbox'] : []), '--disable-dev-shm-usage', '--no-first-run'],
+    defaultViewport: { width: 1280, height: 900 },
+  });
+}
+
+/** Runs one browser step; on failure saves a screenshot named after it, then fails. */
+export async function step<T>(page: Page, name: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (error) {
+    mkdirSync(FAILURE_SHOTS, { recursive: true });
+    const file = join(FAILURE_SHOTS, `${name.replace(/[^A-Za-z0-9]+/g, '-')}.png`);
+    await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
+    if (error instanceof Error) error.message += `\n(screenshot: ${file})`;
+    throw error;
+  }
+}
+
+/** Clicks the button or link whose visible text is exactly `text`. */
+export async function clickText(page: Page, text: string, selector = 'button, a'): Promise<void> {
+  const handle = await page.waitForFunction(
+    (sel, label) =>
+      [...document.querySelectorAll(sel)].find(
+        (el) => el.innerText.trim() === label && !el.disabled,
+      ),
+    {},
+    selector,
+    text,
+  );
+  await (handle.asElement() as ElementHandle).click();
+}
+
+/** Waits until the run page shows the run in `state`. */
+export async function waitForRunState(page: Page, state: string, timeout = 30_000): Promise<void> {
+  await page.waitForFunction(
+    (s) => !!document.querySelector('[data-testid="run-state"]')?.textContent?.includes(s),
+    { timeout },
+    state,
+  );
+}
+
+/** How far the page is wider than the viewport (0 = no horizontal scrolling). */
+export function horizontalOverflow(page: Page): Promise<number> {
+  return page.evaluate(
+    'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+  ) as Promise<number>;
+}
+
+/** Waits until the page's main text contains `text`. */
+export async function waitForText(page: Page, text: string, timeout = 20_000): Promise<void> {
+  await page.waitForFunction((t) => document.body.innerText.includes(t), { timeout }, text);
+}
+
+/** Fills the input, select or textarea labelled `label` (by its <label for>). */
+export async function fill(page: Page, label: string, value: string): Promise<void> {
+  const id = await page.waitForFunction(
+    (text) =>
+      [...document.querySelectorAll('label')].find((l) => l.textContent?.trim() === text)?.htmlFor,
+    {},
+    label,
+  );
+  const selector = `#${await id.jsonValue()}`;
+  const tag = await page.$eval(selector, (el) => el.tagName);
+  if (tag === 'SELECT') {
+    // Options may still be loading.
+    await page.waitForSelector(`${selector} option[value=${JSON.stringify(value)}]`);
+    await page.select(selector, value);
+  } else {
+    await page.$eval(selector, (el) => void ((el as unknown as BrowserElement).value = ''));
+    await page.type(selector, value);
+  }
+}
