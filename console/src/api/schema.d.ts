@@ -509,6 +509,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/runs/{runId}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live updates of a run: state changes, timeline events, the conversation's messages
+         * @description Server-Sent Events of one run, from the moment of connecting (Ambient extension).
+         *
+         *     - `event: run`: the RunItem exactly as `GET /agent/runs/{runId}` returns it; first on every
+         *       connect (a snapshot), then whenever its state, status message, usage or artifacts change.
+         *       Changes close together may arrive as one snapshot; the timeline has every transition.
+         *     - `event: timeline`: one element of `GET /agent/runs/{runId}/timeline`’s `events`.
+         *     - `event: message`: one conversation message, as in `GET /agent/runs/{runId}/conversation`.
+         *     - `: keep-alive` comments every 15 s (AMBIENT_STREAM_HEARTBEAT_MS).
+         *
+         *     Every event has an `id:` `<timeline id>-<message id>`; send the last one back as the
+         *     `Last-Event-ID` header (or `?last_event_id=`) to receive exactly the timeline events and
+         *     messages after it (`0-0`: the whole history), then the snapshot again, then live events.
+         *     The stream stays open after a terminal state (a follow-up can reopen the run).
+         */
+        get: operations["streamRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/runs/{runId}/timeline": {
         parameters: {
             query?: never;
@@ -1063,6 +1095,40 @@ export interface paths {
         };
         /** Readiness: MySQL and Redis answer; which sandbox backend runs agent programs */
         get: operations["health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness: the process answers (no dependency is checked) */
+        get: operations["healthLive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness: what this process's roles need answers (MySQL, Redis; a sandbox backend for the worker role) */
+        get: operations["healthReady"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1961,6 +2027,26 @@ export interface components {
             completion_tokens: number;
             model_calls: number;
             prompt_tokens: number;
+        };
+        /** @description Ambient extension: @nestjs/terminus' health check result. `details` holds every dependency checked (database, redis, and sandbox in a worker), `info` those up, `error` those down. */
+        HealthCheckResult: {
+            details: {
+                [key: string]: components["schemas"]["HealthIndicator"];
+            };
+            error?: {
+                [key: string]: components["schemas"]["HealthIndicator"];
+            };
+            info?: {
+                [key: string]: components["schemas"]["HealthIndicator"];
+            };
+            /** @enum {string} */
+            status: "ok" | "error" | "shutting_down";
+        };
+        /** @description Ambient extension: one dependency as @nestjs/terminus reports it (`message` says why it is down; backends add their details) */
+        HealthIndicator: {
+            message?: string;
+            /** @enum {string} */
+            status: "up" | "down";
         };
         HealthResponse: {
             /** @enum {string} */
@@ -4948,6 +5034,70 @@ export interface operations {
             };
         };
     };
+    streamRun: {
+        parameters: {
+            query?: {
+                /** @description The same as the Last-Event-ID header, for clients that cannot set headers */
+                last_event_id?: string;
+            };
+            header?: {
+                /** @description Resume after this event id (`<timeline id>-<message id>`) */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A text/event-stream of `run`, `timeline` and `message` events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getRunTimeline: {
         parameters: {
             query?: never;
@@ -7373,6 +7523,71 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthResponse"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    healthLive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthCheckResult"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    healthReady: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthCheckResult"];
+                };
+            };
+            /** @description A dependency is down: `error` names it */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthCheckResult"];
                 };
             };
             /** @description Any other error, in the Oz Error model */
