@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { AppConfig, loadConfig } from './config/app-config';
 import { startAmbient } from './bootstrap/start';
+import { startupSummary } from './bootstrap/startup-summary';
 
 function fail(message: string): never {
   process.stderr.write(`ambient: ${message}\n`);
@@ -41,9 +42,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   const ambient = await starting;
-  logger.log(
-    `roles ${config.roles.join(', ')}${ambient.apiUrl ? `; API on ${ambient.apiUrl}` : ''}`,
-  );
+  logger.log(startupSummary(config, ambient));
 }
 
 function firstLine(err: Error): string {

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { infrastructureImports } from '../bootstrap/infrastructure';
 import { AppConfig } from '../config/app-config';
+import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { SecretsModule } from '../modules/secrets/secrets.module';
 import { WebhooksModule } from '../modules/webhooks/webhooks.module';
 import { AcceptedDeliveryWriter } from './accepted-delivery-writer';
@@ -15,10 +16,10 @@ import { WebhookLookup } from './webhook-lookup';
  */
 @Module({})
 export class IngressModule {
-  static forConfig(config: AppConfig): DynamicModule {
+  static forConfig(config: AppConfig, metrics: AmbientMetrics): DynamicModule {
     return {
       module: IngressModule,
-      imports: [...infrastructureImports(config), SecretsModule, WebhooksModule],
+      imports: [...infrastructureImports(config, metrics, false), SecretsModule, WebhooksModule],
       controllers: [IngressController],
       providers: [IngressService, IngressRateLimiter, WebhookLookup, AcceptedDeliveryWriter],
     };
