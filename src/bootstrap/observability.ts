@@ -1,13 +1,12 @@
 import { Logger } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { DestinationStream } from 'pino';
-import { httpLoggingMiddleware } from '../common/logging/http-logging';
 import { PinoNestLogger } from '../common/logging/nest-logger';
 import { createRootLogger, RootLogger } from '../common/logging/root-logger';
 import { requestIdMiddleware } from '../common/request-id';
 import type { AppConfig } from '../config/app-config';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
-import { httpMetricsMiddleware } from '../modules/metrics/http-metrics.middleware';
+import { httpObservationMiddleware } from '../modules/metrics/http-observation.middleware';
 
 /** One process's logs and metrics, shared by its Nest applications (main and ingress). */
 export interface Observability {
@@ -33,6 +32,5 @@ export function createObservability(
  */
 export function observeHttp(app: NestExpressApplication, observability: Observability): void {
   app.use(requestIdMiddleware);
-  app.use(httpMetricsMiddleware(observability.metrics));
-  app.use(httpLoggingMiddleware(observability.log.logger));
+  app.use(httpObservationMiddleware(observability.metrics, observability.log.logger));
 }

@@ -1,9 +1,5 @@
-import type { NextFunction, Request, Response } from 'express';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
-import { requestIdOf } from '../request-id';
-import { withLogBindings } from './log-bindings';
 
 /** A webhook's url_token travels in its path: never written to a log. */
 const URL_TOKEN_PATH = /^(\/webhooks\/w\/[^/]+)\/.+$/;
@@ -15,29 +11,26 @@ export function loggedPath(url: string | undefined): string {
 }
 
 /**
- * One JSON line per finished request (method, path, status, duration, request_id), and the
- * request's id bound to every line logged while it is handled. Runs after requestIdMiddleware.
+ * The one line of a finished request: method, path, status, duration and request_id (5xx at
+ * error). Written directly, not through a child logger per request: it is on every request's path.
  */
-export function httpLoggingMiddleware(logger: Logger) {
-  const log = pinoHttp({
-    logger,
-    genReqId: (req, res) => requestIdOf(res as unknown as Response) ?? '',
-    customAttributeKeys: { reqId: 'request_id', responseTime: 'duration_ms' },
-    quietReqLogger: true,
-    wrapSerializers: false,
-    serializers: {
-      req: (req: IncomingMessage & { originalUrl?: string }) => ({
-        method: req.method,
-        path: loggedPath(req.originalUrl ?? req.url),
-      }),
-      res: (res: ServerResponse) => ({ status_code: res.statusCode }),
+export function logRequest(
+  logger: Logger,
+  req: IncomingMessage & { originalUrl?: string },
+  statusCode: number,
+  requestId: string,
+  seconds: number,
+  finished: boolean,
+): void {
+  const level = statusCode >= 500 ? 'error' : 'info';
+  if (!logger.isLevelEnabled(level)) return;
+  logger[level](
+    {
+      request_id: requestId,
+      req: { method: req.method, path: loggedPath(req.originalUrl ?? req.url) },
+      res: { status_code: statusCode },
+      duration_ms: Math.round(seconds * 1e4) / 10,
     },
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    customSuccessMessage: () => 'request completed',
-    customErrorMessage: () => 'request failed',
-  });
-  return (req: Request, res: Response, next: NextFunction): void => {
-    log(req, res);
-    withLogBindings({ request_id: requestIdOf(res) ?? '' }, next);
-  };
+    finished ? 'request completed' : 'request aborted',
+  );
 }
