@@ -101,8 +101,9 @@ describe('logs (a real Ambient process)', () => {
         level: 'info',
         msg: 'request completed',
         request_id: id,
-        req: { method: 'GET', path: `/api/v1${path}` },
-        res: { status_code: status },
+        method: 'GET',
+        path: `/api/v1${path}`,
+        status_code: status,
       });
       expect(typeof line!.duration_ms).toBe('number');
       expect(JSON.stringify(line)).not.toContain('secret-in-query');

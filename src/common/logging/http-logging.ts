@@ -12,7 +12,8 @@ export function loggedPath(url: string | undefined): string {
 
 /**
  * The one line of a finished request: method, path, status, duration and request_id (5xx at
- * error). Written directly, not through a child logger per request: it is on every request's path.
+ * error). Written directly with flat fields, no child logger per request: it is on every request's
+ * path.
  */
 export function logRequest(
   logger: Logger,
@@ -27,8 +28,9 @@ export function logRequest(
   logger[level](
     {
       request_id: requestId,
-      req: { method: req.method, path: loggedPath(req.originalUrl ?? req.url) },
-      res: { status_code: statusCode },
+      method: req.method,
+      path: loggedPath(req.originalUrl ?? req.url),
+      status_code: statusCode,
       duration_ms: Math.round(seconds * 1e4) / 10,
     },
     finished ? 'request completed' : 'request aborted',

@@ -1,6 +1,8 @@
 import pino, { DestinationStream, Logger } from 'pino';
 import type { AppConfig, LogFormat } from '../../config/app-config';
 
+const FLUSH_MS = 200;
+
 export interface RootLogger {
   logger: Logger;
   /** Writes out what is still buffered (before the process exits). */
@@ -17,12 +19,12 @@ export function logFormatOf(
 
 /** One line per entry on a terminal: `[Context] message`, a request's essentials, its ids. */
 function prettyLine(log: Record<string, unknown>, messageKey: string): string {
-  const req = log.req as { method?: string; path?: string } | undefined;
-  const res = log.res as { status_code?: number } | undefined;
   const parts = [
     typeof log.context === 'string' ? `[${log.context}]` : '',
     String(log[messageKey] ?? ''),
-    req ? `${req.method} ${req.path} ${res?.status_code ?? ''} ${log.duration_ms}ms` : '',
+    typeof log.method === 'string'
+      ? `${log.method} ${log.path} ${log.status_code} ${log.duration_ms}ms`
+      : '',
     typeof log.run_id === 'string' ? `run_id=${log.run_id}` : '',
     typeof log.request_id === 'string' ? `request_id=${log.request_id}` : '',
   ];
@@ -49,16 +51,20 @@ export function createRootLogger(config: AppConfig, destination?: DestinationStr
     const stream = pretty({
       sync: true,
       colorize: Boolean(process.stdout.isTTY),
-      ignore: 'pid,hostname,context,startup,req,res,duration_ms,request_id,run_id',
+      ignore: 'pid,hostname,context,startup,method,path,status_code,duration_ms,request_id,run_id',
       translateTime: 'SYS:HH:MM:ss.l',
       messageFormat: prettyLine,
     });
     return { logger: pino(options, stream), flush: () => undefined };
   }
-  const stream = pino.destination({ dest: 1, sync: false, minLength: 0 });
+  // Lines are written in 4 KB batches (one write(2) for many requests), and at least every
+  // FLUSH_MS, so a quiet process still shows its lines at once.
+  const stream = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const timer = setInterval(() => stream.flush(), FLUSH_MS).unref();
   return {
     logger: pino(options, stream),
     flush: () => {
+      clearInterval(timer);
       try {
         stream.flushSync();
       } catch {
