@@ -33,8 +33,12 @@ export interface BareApp {
   close(): Promise<void>;
 }
 
-export async function startBareApp(): Promise<BareApp> {
+/** `configure` runs before listen (bench:observability puts Ambient's HTTP observability on it). */
+export async function startBareApp(
+  configure?: (app: NestExpressApplication) => void,
+): Promise<BareApp> {
   const app = await NestFactory.create<NestExpressApplication>(BareModule, { logger: false });
+  configure?.(app);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}/runs`, close: () => app.close() };

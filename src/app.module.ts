@@ -4,6 +4,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { ProblemFilter } from './common/errors/problem.filter';
 import { infrastructureImports } from './bootstrap/infrastructure';
 import { AppConfig } from './config/app-config';
+import { AmbientMetrics } from './modules/metrics/ambient-metrics';
 import { ArtifactsApiModule, ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { BlobsModule } from './modules/blobs/blobs.module';
 import { ConsoleModule } from './modules/console/console.module';
@@ -30,13 +31,14 @@ import { WorkersModule } from './modules/workers/workers.module';
 /** The root module; which controllers and processors it wires depends on the roles configured. */
 @Module({})
 export class AppModule {
-  static forConfig(config: AppConfig): DynamicModule {
+  /** `metrics`: the process's series (shared with its ingress application); new when omitted. */
+  static forConfig(config: AppConfig, metrics = new AmbientMetrics()): DynamicModule {
     const api = config.roles.includes('api');
     const runs = RunsModule.forRoles(config.roles);
     return {
       module: AppModule,
       imports: [
-        ...infrastructureImports(config),
+        ...infrastructureImports(config, metrics, true),
         ScheduleModule.forRoot(),
         TeamsModule,
         ModelsModule,

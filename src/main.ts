@@ -5,6 +5,7 @@ import { Logger } from '@nestjs/common';
 import { AppConfig, loadConfig } from './config/app-config';
 import { describeCreatedKeys, KeyOrigin, provideKeys } from './config/key-files';
 import { startAmbient } from './bootstrap/start';
+import { startupSummary } from './bootstrap/startup-summary';
 
 function fail(message: string): never {
   process.stderr.write(`ambient: ${message}\n`);
@@ -21,8 +22,6 @@ async function main(): Promise<void> {
     fail((err as Error).message);
   }
   const logger = new Logger('Ambient');
-  const createdKeys = describeCreatedKeys(keys);
-  if (createdKeys) new Logger('Keys').warn(createdKeys);
   const starting = startAmbient(config).catch((err: Error) => fail(firstLine(err)));
   // Handlers go in before start-up finishes, so a SIGTERM at any moment shuts down cleanly.
   let stopping = false;
@@ -49,9 +48,10 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   const ambient = await starting;
-  logger.log(
-    `roles ${config.roles.join(', ')}${ambient.apiUrl ? `; API on ${ambient.apiUrl}` : ''}`,
-  );
+  // Logged once the process logger (JSON or pretty) is in place.
+  const createdKeys = describeCreatedKeys(keys);
+  if (createdKeys) new Logger('Keys').warn(createdKeys);
+  logger.log(startupSummary(config, ambient, keys));
 }
 
 function firstLine(err: Error): string {

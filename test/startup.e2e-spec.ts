@@ -59,7 +59,7 @@ describe('start-up', () => {
       env.childEnv({ AMBIENT_ROLES: 'api', AMBIENT_PORT: '0', AMBIENT_HOST: '127.0.0.1' }),
     );
     await second.ready;
-    const apiUrl = /API on (http:\/\/[^\s\x1b]+)/.exec(second.output())![1];
+    const apiUrl = /API on (http:\/\/[^\s\x1b";]+)/.exec(second.output())![1];
     expect(second.output()).not.toMatch(/amb_[A-Za-z0-9]{12}_/);
     const models = await apiClient(apiUrl, key!).get('/agent/models');
     expect(models.status).toBe(200);

@@ -2,19 +2,27 @@ import { INestApplication } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { createValidationPipe } from '../common/errors/validation';
-import { requestIdMiddleware } from '../common/request-id';
 import { UnicodePipe, unicodeQueryMiddleware, verifyUtf8Body } from '../common/errors/unicode';
 import { McpServerConfigDto } from '../modules/runs/dto/agent-config.dto';
 import { completeOpenApiDocument } from './openapi-contract';
 import type { AppConfig } from '../config/app-config';
+import { metricsRoute } from '../modules/metrics/metrics-endpoint';
+import { Observability, observeHttp } from './observability';
 
 export const API_PREFIX = 'api/v1';
 /** Five base64 attachments of up to 5 MB each, plus the rest of the request. */
 const JSON_BODY_LIMIT = '40mb';
 
-export function configureHttp(app: NestExpressApplication, config: AppConfig): void {
-  // First, so every answer (errors of unknown routes and of the body parser included) has an id.
-  app.use(requestIdMiddleware);
+export function configureHttp(
+  app: NestExpressApplication,
+  config: AppConfig,
+  observability: Observability,
+): void {
+  // First, so every answer (errors of unknown routes and of the body parser included) has an id,
+  // a log line and its timing.
+  observeHttp(app, observability);
+  // Outside the API prefix, its bearer guard and its OpenAPI document.
+  if (config.metrics.port === undefined) app.use(metricsRoute(observability.metrics));
   app.setGlobalPrefix(API_PREFIX);
   // Invalid Unicode is refused at the boundary: query strings here, raw bodies by the parser,
   // escaped lone surrogates in bodies and path parameters by the first global pipe.

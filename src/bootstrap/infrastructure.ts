@@ -1,10 +1,11 @@
 import { BullModule } from '@nestjs/bull';
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { bullQueueOptions } from '../common/redis/bull-options';
 import { RedisModule } from '../common/redis/redis.module';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { dataSourceOptions } from '../database/database-setup';
+import { DatabaseModule } from '../database/database.module';
+import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
+import { MetricsModule } from '../modules/metrics/metrics.module';
 
 @Global()
 @Module({})
@@ -20,17 +21,18 @@ class ConfigModule {
 
 /**
  * What every Ambient Nest application stands on (the main one and the ingress): the validated
- * config, a MySQL pool, Bull on Redis and Ambient's own Redis connections.
+ * config, a MySQL pool, Bull on Redis, Ambient's own Redis connections and the process's metrics
+ * (`scrapeProbes`: this application reads the MySQL- and Bull-backed gauges).
  */
-export function infrastructureImports(config: AppConfig): DynamicModule[] {
+export function infrastructureImports(
+  config: AppConfig,
+  metrics: AmbientMetrics,
+  scrapeProbes: boolean,
+): DynamicModule[] {
   return [
     ConfigModule.forConfig(config),
-    TypeOrmModule.forRoot({
-      ...dataSourceOptions(config),
-      autoLoadEntities: true,
-      retryAttempts: 2,
-      retryDelay: 1000,
-    }),
+    DatabaseModule.forConfig(config),
+    MetricsModule.forInstance(metrics, scrapeProbes),
     BullModule.forRoot(bullQueueOptions(config)),
     { module: RedisModule },
   ];

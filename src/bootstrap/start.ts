@@ -1,12 +1,17 @@
-import { INestApplicationContext, Logger, LoggerService, LogLevel } from '@nestjs/common';
+import { INestApplicationContext, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
+import type { DestinationStream } from 'pino';
 import { AppModule } from '../app.module';
 import type { AppConfig } from '../config/app-config';
 import { startIngress } from '../ingress/start-ingress';
+import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
+import { startMetricsServer } from '../modules/metrics/metrics-endpoint';
+import { SandboxService } from '../modules/sandbox/sandbox.service';
 import { BootstrapService } from '../modules/teams/bootstrap.service';
 import { configureHttp } from './http';
 import { answerClientErrorsAsProblems } from '../common/errors/client-error';
+import { createObservability, Observability } from './observability';
 import { checkBlobStore, checkRedis, prepareDatabase } from './preflight';
 import { Readiness } from '../modules/health/readiness.service';
 import { startHealthServer } from './health-server';
@@ -18,57 +23,97 @@ export interface AmbientProcess {
   /** Base URL of the webhook ingress (`http://host:port`), when this process serves it. */
   ingressUrl: string | null;
   /** `http://host:port` of the health-only server (no api role, AMBIENT_HEALTH_PORT set). */
-  healthUrl?: string | null;
+  healthUrl: string | null;
+  /** Where Prometheus scrapes this process (`…/metrics`), when it is served. */
+  metricsUrl: string | null;
+  metrics: AmbientMetrics;
+  /** The sandbox backend this process's workers use (null without the worker role's sandbox). */
+  sandbox: string | null;
   close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Where logs go instead of stdout (tests, benchmarks). */
+  logDestination?: DestinationStream;
 }
 
 /**
  * Starts the roles named in the config: checks MySQL and Redis, migrates, then boots one Nest
- * application (HTTP for the api role, a plain context for worker/scheduler-only processes).
+ * application (HTTP for the api role, a plain context for worker/scheduler-only processes), the
+ * ingress application beside it, and the metrics listener when AMBIENT_METRICS_PORT is set.
  */
 export async function startAmbient(
   config: AppConfig,
-  options: { logger?: LoggerService | LogLevel[] | false } = {},
+  options: StartOptions = {},
 ): Promise<AmbientProcess> {
   await checkRedis(config.redis.url);
   // The ingress alone stores no blobs.
   if (!config.roles.every((role) => role === 'ingress')) await checkBlobStore(config);
-  const logger = options.logger ?? ['log', 'warn', 'error'];
+  const observability = createObservability(config, options.logDestination);
   if (config.database.migrateOnStart) {
     const applied = await prepareDatabase(config);
-    const quiet = Array.isArray(logger) && !logger.includes('log');
-    if (applied.length && !quiet) new Logger('Migrations').log(`applied ${applied.join(', ')}`);
+    if (applied.length) new Logger('Migrations').log(`applied ${applied.join(', ')}`);
   }
-  // The ingress is a separate Nest application on its own port, beside (or instead of) the main one.
-  const ingress = config.roles.includes('ingress') ? await startIngress(config, logger) : null;
-  if (config.roles.every((role) => role === 'ingress')) {
-    return {
-      app: ingress!.app,
-      apiUrl: null,
-      ingressUrl: ingress!.url,
-      close: () => ingress!.app.close(),
-    };
-  }
-  const main = await startMain(config, logger).catch(async (err: unknown) => {
-    await ingress?.app.close();
-    throw err;
-  });
-  return {
-    ...main,
-    ingressUrl: ingress?.url ?? null,
-    close: async () => {
-      await ingress?.app.close();
-      await main.app.close();
-    },
+  const closers: (() => Promise<void>)[] = [];
+  const closeAll = async () => {
+    for (const close of closers) await close();
+    observability.log.flush();
   };
+  try {
+    // The ingress is a separate Nest application on its own port, beside (or instead of) the main one.
+    const ingress = config.roles.includes('ingress')
+      ? await startIngress(config, observability)
+      : null;
+    if (ingress) closers.push(() => ingress.app.close());
+    const main = config.roles.every((role) => role === 'ingress')
+      ? null
+      : await startMain(config, observability);
+    if (main) closers.push(main.close);
+    const metricsServer =
+      config.metrics.port === undefined
+        ? null
+        : await startMetricsServer(observability.metrics, config.metrics.port, config.server.host);
+    if (metricsServer) closers.push(metricsServer.close);
+    const sandbox = main
+      ? await main.app
+          .get(SandboxService)
+          .select()
+          .then(
+            (s) => s.description.backend,
+            () => null,
+          )
+      : null;
+    return {
+      app: (main ?? ingress)!.app,
+      apiUrl: main?.apiUrl ?? null,
+      ingressUrl: ingress?.url ?? null,
+      healthUrl: main?.healthUrl ?? null,
+      metricsUrl:
+        metricsServer?.url ?? (main?.apiUrl ? main.apiUrl.replace(/\/api\/v1$/, '/metrics') : null),
+      metrics: observability.metrics,
+      sandbox,
+      close: closeAll,
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+interface MainApplication {
+  app: INestApplicationContext;
+  apiUrl: string | null;
+  healthUrl: string | null;
+  close(): Promise<void>;
 }
 
 /** The api, worker and scheduler roles: one Nest application (HTTP only with the api role). */
 async function startMain(
   config: AppConfig,
-  logger: LoggerService | LogLevel[] | false,
-): Promise<Omit<AmbientProcess, 'ingressUrl'>> {
-  const module = AppModule.forConfig(config);
+  observability: Observability,
+): Promise<MainApplication> {
+  const module = AppModule.forConfig(config, observability.metrics);
+  const logger = observability.nestLogger;
   if (!config.roles.includes('api')) {
     const app = await NestFactory.createApplicationContext(module, { logger });
     await app.init();
@@ -97,7 +142,7 @@ async function startMain(
     logger,
     bodyParser: false,
   });
-  configureHttp(app, config);
+  configureHttp(app, config, observability);
   answerClientErrorsAsProblems(app.getHttpServer());
   await app.init();
   await app.get(BootstrapService).ensureAccess();
@@ -107,9 +152,5 @@ async function startMain(
   const apiUrl = `http://${host}:${address.port}/api/v1`;
   // This process's own workers reach the API here (bridged into their sandboxes).
   config.server.internalApiUrl ??= apiUrl;
-  return {
-    app,
-    apiUrl,
-    close: () => app.close(),
-  };
+  return { app, apiUrl, healthUrl: null, close: () => app.close() };
 }

@@ -99,7 +99,16 @@ export interface AppConfig {
    * re-encrypted with the current key (`npm run cli -- secrets reencrypt`).
    */
   secretsPreviousKeys: Buffer[];
+  /** Logs: JSON lines (for collectors) or a pretty format (for a terminal); unset format = by TTY. */
+  log: { format?: LogFormat; level: LogLevelName };
+  /** Prometheus metrics: unset port = `GET /metrics` on the API's port (role api). */
+  metrics: { port?: number };
 }
+
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevelName = (typeof LOG_LEVELS)[number];
 
 export const SANDBOX_SETTINGS_BACKENDS = ['auto', 'docker', 'bubblewrap', 'process'] as const;
 
@@ -372,6 +381,22 @@ const SETTINGS: Setting[] = [
     kind: 'string',
   },
   { path: 'skills.cacheTtlSeconds', env: 'AMBIENT_SKILLS_CACHE_TTL_SECONDS', kind: 'int', min: 0 },
+  {
+    path: 'log.format',
+    env: 'AMBIENT_LOG_FORMAT',
+    kind: 'string',
+    oneOf: LOG_FORMATS,
+    optional: true,
+  },
+  { path: 'log.level', env: 'AMBIENT_LOG_LEVEL', kind: 'string', oneOf: LOG_LEVELS },
+  {
+    path: 'metrics.port',
+    env: 'AMBIENT_METRICS_PORT',
+    kind: 'int',
+    min: 0,
+    max: 65535,
+    optional: true,
+  },
 ];
 
 function getPath(tree: Record<string, unknown>, path: string): unknown {
@@ -474,6 +499,7 @@ export function loadConfig(
     setPath(tree, setting.path, coerce(setting, raw, source));
   }
   const config = tree as unknown as AppConfig;
+  config.metrics ??= {};
   if (config.runs.workspaceVolume === 'auto') config.runs.workspaceVolume = hostname();
   if (config.runs.workspaceVolume.length > 128) {
     throw new ConfigError('AMBIENT_WORKSPACE_VOLUME: at most 128 characters');

@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { infrastructureImports } from '../bootstrap/infrastructure';
 import { AppConfig } from '../config/app-config';
 import { HealthChecksModule } from '../modules/health/health-checks.module';
+import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { SecretsModule } from '../modules/secrets/secrets.module';
 import { WebhooksModule } from '../modules/webhooks/webhooks.module';
 import { AcceptedDeliveryWriter } from './accepted-delivery-writer';
@@ -17,11 +18,11 @@ import { WebhookLookup } from './webhook-lookup';
  */
 @Module({})
 export class IngressModule {
-  static forConfig(config: AppConfig): DynamicModule {
+  static forConfig(config: AppConfig, metrics: AmbientMetrics): DynamicModule {
     return {
       module: IngressModule,
       imports: [
-        ...infrastructureImports(config),
+        ...infrastructureImports(config, metrics, false),
         SecretsModule,
         WebhooksModule,
         HealthChecksModule.forRoles(['ingress']),

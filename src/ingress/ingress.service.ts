@@ -8,6 +8,7 @@ import type { DeliveryStatus } from '../modules/webhooks/entities/webhook-delive
 import { constantTimeEqualText } from '../modules/webhooks/verifiers/hmac';
 import { VERIFIERS } from '../modules/webhooks/verifiers';
 import type { IngressWebhook } from '../modules/webhooks/webhook-store.service';
+import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { AcceptedDeliveryWriter } from './accepted-delivery-writer';
 import { readCappedBody } from './body-reader';
 import { deliveryIdentity } from './delivery-identity';
@@ -34,6 +35,7 @@ export class IngressService {
     private readonly accepted: AcceptedDeliveryWriter,
     private readonly cipher: SecretCipher,
     private readonly limiter: IngressRateLimiter,
+    private readonly metrics: AmbientMetrics,
   ) {}
 
   async handle(req: Request, res: Response, uid: string, urlToken?: string): Promise<void> {
@@ -110,6 +112,7 @@ export class IngressService {
       this.config.webhooks.deliveriesPerMinute,
     );
     if (!budget.allowed) {
+      this.metrics.webhookRateLimited('deliveries');
       return sendProblem(
         res,
         429,
@@ -134,12 +137,13 @@ export class IngressService {
       body,
     });
     try {
-      await this.accepted.record({
+      const { duplicate } = await this.accepted.record({
         webhookId: webhook.id,
         deliveryId: identity.id,
         body,
         receivedAt,
       });
+      this.metrics.webhookDelivery(duplicate ? 'duplicate' : 'accepted');
     } catch (err) {
       return this.unavailable(res, err);
     }
@@ -159,6 +163,7 @@ export class IngressService {
       this.config.webhooks.authFailuresPerMinute,
     );
     if (!budget.allowed) {
+      this.metrics.webhookRateLimited('auth_failures');
       return sendProblem(
         res,
         429,
@@ -178,6 +183,7 @@ export class IngressService {
     size: number,
     at: Date,
   ) {
+    this.metrics.webhookDelivery(status);
     await this.log.recordRejected(webhookId, status, deliveryId, size, at).catch((err: Error) => {
       this.logger.warn(`could not log a ${status} delivery: ${err.message}`);
     });

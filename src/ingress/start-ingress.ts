@@ -1,9 +1,9 @@
-import { INestApplication, Logger, LoggerService, LogLevel } from '@nestjs/common';
+import { INestApplication, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { ProblemFilter } from '../common/errors/problem.filter';
 import { answerClientErrorsAsProblems } from '../common/errors/client-error';
-import { requestIdMiddleware } from '../common/request-id';
+import { Observability, observeHttp } from '../bootstrap/observability';
 import type { AppConfig } from '../config/app-config';
 import { IngressModule } from './ingress.module';
 
@@ -16,15 +16,16 @@ export interface IngressServer {
 /** Boots the ingress application on its own port (no body parser: bodies are read capped). */
 export async function startIngress(
   config: AppConfig,
-  logger: LoggerService | LogLevel[] | false,
+  observability: Observability,
 ): Promise<IngressServer> {
-  const app = await NestFactory.create<NestExpressApplication>(IngressModule.forConfig(config), {
-    logger,
+  const module = IngressModule.forConfig(config, observability.metrics);
+  const app = await NestFactory.create<NestExpressApplication>(module, {
+    logger: observability.nestLogger,
     bodyParser: false,
   });
   app.disable('x-powered-by');
   app.disable('etag');
-  app.use(requestIdMiddleware);
+  observeHttp(app, observability);
   app.useGlobalFilters(new ProblemFilter());
   answerClientErrorsAsProblems(app.getHttpServer());
   if (!config.secretsKey) {
@@ -33,6 +34,5 @@ export async function startIngress(
   await app.listen(config.ingress.port, config.ingress.host);
   const { port } = app.getHttpServer().address() as { port: number };
   const host = config.ingress.host === '0.0.0.0' ? '127.0.0.1' : config.ingress.host;
-  new Logger('Ingress').log(`webhook ingress on http://${host}:${port}`);
   return { app, url: `http://${host}:${port}` };
 }

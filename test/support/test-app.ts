@@ -6,7 +6,8 @@ import { createConnection } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { AppConfig, loadConfig, Role } from '../../src/config/app-config';
-import { AmbientProcess, startAmbient } from '../../src/bootstrap/start';
+import pino from 'pino';
+import { AmbientProcess, startAmbient, StartOptions } from '../../src/bootstrap/start';
 
 export const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -113,6 +114,8 @@ export function createTestEnvironment(label: string, modelServerUrl: string): Te
     'ingress.port': 0,
     'ingress.host': '127.0.0.1',
     'server.host': '127.0.0.1',
+    // Errors only, unless a benchmark asks for the production level (testLogging()).
+    'log.level': process.env.AMBIENT_TEST_LOG_LEVEL ?? 'error',
     ...TEST_SANDBOX_SETTINGS,
     ...FAST_RUN_SETTINGS,
   };
@@ -175,12 +178,21 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/**
+ * In-process apps log JSON to stdout, or to AMBIENT_TEST_LOG_FILE (what a benchmark measuring
+ * logging on sets, so its report stays readable).
+ */
+function testLogging(): StartOptions {
+  const file = process.env.AMBIENT_TEST_LOG_FILE;
+  return file ? { logDestination: pino.destination({ dest: file, sync: false, mkdir: true }) } : {};
+}
+
 export async function startTestApp(
   environment: TestEnvironment,
   roles: Role[] = ['api', 'worker'],
   overrides: Record<string, unknown> = {},
 ): Promise<TestApp> {
-  const ambient = await startAmbient(environment.config(roles, overrides), { logger: ['error'] });
+  const ambient = await startAmbient(environment.config(roles, overrides), testLogging());
   return {
     ambient,
     baseUrl: ambient.apiUrl ?? '',

@@ -18,8 +18,9 @@ export function spawnAmbient(env: NodeJS.ProcessEnv): {
   const ready = new Promise<void>((resolvePromise, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      // main.ts logs its roles once start-up (migrations, bootstrap key, listen) is complete.
-      if (/\[Ambient\].*roles /.test(output)) {
+      // main.ts logs its roles once start-up (migrations, bootstrap key, listen) is complete
+      // (a JSON line when stdout is not a terminal, unless AMBIENT_LOG_FORMAT=pretty).
+      if (/\[Ambient\].*roles |"context":"Ambient".*"msg":"roles /.test(output)) {
         resolvePromise();
       }
     };

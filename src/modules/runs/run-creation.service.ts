@@ -11,6 +11,7 @@ import { Run } from './entities/run.entity';
 import { RunAttachment } from './entities/run-attachment.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
 import { NewRun } from './new-run';
+import { AmbientMetrics } from '../metrics/ambient-metrics';
 import { metadataRows, NewRunWriter, RUN_CREATED_EVENT } from './new-run-writer.service';
 import { AgentConfig, ResolvedAgentSkill } from './run.types';
 import { skillName } from './run-item.mapper';
@@ -40,6 +41,7 @@ export class RunCreationService {
     private readonly environments: EnvironmentsService,
     private readonly skills: SkillsService,
     private readonly writer: NewRunWriter,
+    private readonly metrics: AmbientMetrics,
   ) {}
 
   async create(input: NewRun): Promise<Run> {
@@ -162,6 +164,7 @@ export class RunCreationService {
     } else {
       await this.writer.write(run);
     }
+    this.metrics.runCreated(run.source);
     await this.queue.dispatch(run);
     return run;
   }

@@ -6,13 +6,15 @@ import type { JsonObject } from '../../common/json';
 import { Run } from './entities/run.entity';
 import { RunEvent } from './entities/run-event.entity';
 import { RunFollowup } from './entities/run-followup.entity';
+import { AmbientMetrics } from '../metrics/ambient-metrics';
 import { RunChanges } from './live/run-changes.service';
-import { EVENT_FOR_STATE, RunState, statesLeadingTo } from './run-state';
+import { EVENT_FOR_STATE, isTerminal, RunState, statesLeadingTo } from './run-state';
 
 /** Timeline event listing the follow-ups a cancel dropped (not delivered). */
 export const FOLLOWUPS_DROPPED = 'followups_dropped';
 
 type ColumnValue = unknown | (() => string);
+type EndedRun = Pick<Run, 'createdAt' | 'startedAt' | 'updatedAt'>;
 
 export interface TransitionOptions {
   /** Narrows the states the run may be in; always intersected with the state machine's table. */
@@ -37,6 +39,7 @@ export class RunTransitions {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly changes: RunChanges,
+    private readonly metrics: AmbientMetrics,
   ) {}
 
   async transition(
@@ -47,8 +50,24 @@ export class RunTransitions {
   ): Promise<boolean> {
     const allowed = statesLeadingTo(to).filter((s) => !options.from || options.from.includes(s));
     if (allowed.length === 0) return false;
-    const run = (manager: EntityManager) => this.apply(manager, runId, to, allowed, options);
-    return inTransaction ? run(inTransaction) : this.dataSource.transaction(run);
+    let ended: EndedRun | null = null;
+    const run = async (manager: EntityManager) => {
+      const applied = await this.apply(manager, runId, to, allowed, options);
+      if (applied && isTerminal(to)) ended = await this.endedRun(manager, runId);
+      return applied;
+    };
+    const applied = await (inTransaction ? run(inTransaction) : this.dataSource.transaction(run));
+    const done = ended as EndedRun | null;
+    if (done) this.metrics.runEnded(to, done.createdAt, done.startedAt, done.updatedAt);
+    return applied;
+  }
+
+  /** The times a run that just ended is measured by (ambient_run_duration_seconds and the like). */
+  private async endedRun(manager: EntityManager, runId: string): Promise<EndedRun | null> {
+    return manager.getRepository(Run).findOne({
+      select: { createdAt: true, startedAt: true, updatedAt: true },
+      where: { id: runId },
+    });
   }
 
   private async apply(

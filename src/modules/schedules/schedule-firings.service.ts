@@ -6,6 +6,7 @@ import { RUN_ID, withSpan } from '../../common/tracing';
 import { newUuid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { RunCreationService } from '../runs/run-creation.service';
+import { AmbientMetrics } from '../metrics/ambient-metrics';
 import { RunsService } from '../runs/runs.service';
 import { CronSchedule, parseCronSchedule } from './cron-schedule';
 import { planFiring } from './firing-plan';
@@ -35,6 +36,7 @@ export class ScheduleFirings {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly runCreation: RunCreationService,
     private readonly runs: RunsService,
+    private readonly metrics: AmbientMetrics,
   ) {}
 
   /**
@@ -42,7 +44,8 @@ export class ScheduleFirings {
    * the batch was full (more schedules may be due).
    */
   async claimDue(now: Date = this.clock.now()): Promise<{ firingIds: string[]; full: boolean }> {
-    return this.dataSource.transaction(async (manager) => {
+    let skipped = 0;
+    const claimed = await this.dataSource.transaction(async (manager) => {
       const locked = (await manager.query(
         `SELECT id FROM schedules WHERE enabled = 1 AND next_run_at <= ?
           ORDER BY next_run_at LIMIT ? FOR UPDATE SKIP LOCKED`,
@@ -54,9 +57,13 @@ export class ScheduleFirings {
       for (const schedule of due) {
         const firingId = await this.claimOne(manager, schedule, now);
         if (firingId) firingIds.push(firingId);
+        else skipped += 1;
       }
       return { firingIds, full: locked.length === CLAIM_BATCH };
     });
+    this.metrics.scheduleFiring('fired', claimed.firingIds.length);
+    this.metrics.scheduleFiring('skipped', skipped);
+    return claimed;
   }
 
   /** Records the tick the locked, due `schedule` fires now (or skips) and moves it on. */

@@ -14,6 +14,7 @@ import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
 import { RedisConnections } from '../../common/redis/redis.module';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { AmbientMetrics } from '../metrics/ambient-metrics';
 import { RunSignals } from '../runs/run-signals.service';
 import { workerIdProblem } from '../runs/worker-host';
 import { ApiKeysService } from '../teams/api-keys.service';
@@ -52,6 +53,7 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly presence: WorkerPresence,
     private readonly signals: RunSignals,
     private readonly redis: RedisConnections,
+    private readonly metrics: AmbientMetrics,
   ) {}
 
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -82,6 +84,7 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
   async onApplicationBootstrap(): Promise<void> {
     this.server = this.adapterHost.httpAdapter.getHttpServer() as Server;
     this.server.on('upgrade', this.onUpgrade);
+    this.metrics.probes.workersConnected = () => this.dispatcher.connections.length;
     await this.subscribe();
     const checkEvery = Math.min(5000, Math.floor(this.config.selfHosted.readTimeoutMs / 4));
     this.timers.push(
@@ -92,6 +95,7 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     this.server?.off('upgrade', this.onUpgrade);
+    delete this.metrics.probes.workersConnected;
     for (const timer of this.timers) clearInterval(timer);
     // RedisConnections closes the subscriber itself at shutdown.
     await this.subscriber?.unsubscribe().catch(() => undefined);
@@ -171,6 +175,7 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     if (existing) return existing;
     const drop = (async () => {
       this.logger.log(`worker "${conn.workerHost}" disconnected (${conn.id})`);
+      this.metrics.workerDisconnected();
       await this.inboxes.get(conn);
       await this.dispatcher.remove(conn).catch((err: Error) => {
         this.logger.warn(`releasing the offers of ${conn.id} failed: ${err.message}`);

@@ -24,7 +24,8 @@ import type { RunState } from '../run-state';
 import { RunTransitions } from '../run-transitions.service';
 import type { EnvironmentConfig } from '../../environments/environment-config';
 import { ExecutionContextFactory, ExecutionInputs } from './execution-context.factory';
-import { addUsage } from './run-usage';
+import { addUsage, inferenceCostUsd } from './run-usage';
+import { AmbientMetrics } from '../../metrics/ambient-metrics';
 import { SelfHostedRuns } from './self-hosted-runs.service';
 
 const MAX_STATUS_MESSAGE = 4000;
@@ -84,6 +85,7 @@ export class RemoteExecutionService {
     private readonly secrets: TeamSecretsService,
     private readonly runSecrets: RunSecretsService,
     private readonly signals: RunSignals,
+    private readonly metrics: AmbientMetrics,
   ) {}
 
   /** Claims the offer if the websocket claim has not arrived yet, then CLAIMED → INPROGRESS. */
@@ -299,10 +301,16 @@ export class RemoteExecutionService {
 
   /** The run's usage plus this execution's tokens (inference only: the machine is the team's). */
   private usageWith(run: Run, tokens: TokenUsage | undefined): Run['requestUsage'] {
+    const modelId = run.modelId ?? 'unknown';
+    const model = this.models.find(run.modelId ?? '');
+    if (tokens) {
+      const cost = inferenceCostUsd(tokens, model);
+      this.metrics.modelUsage(modelId, tokens.promptTokens, tokens.completionTokens, cost);
+    }
     return addUsage(run.requestUsage, {
-      modelId: run.modelId ?? 'unknown',
+      modelId,
       tokens: tokens ?? { promptTokens: 0, completionTokens: 0, modelCalls: 0 },
-      model: this.models.find(run.modelId ?? ''),
+      model,
       elapsedMs: 0,
       computeCostPerHourUsd: 0,
     });

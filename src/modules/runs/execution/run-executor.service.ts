@@ -29,7 +29,9 @@ import { RunSignals } from '../run-signals.service';
 import { RunTransitions } from '../run-transitions.service';
 import { ExecutionContextFactory, internalApiUrl } from './execution-context.factory';
 import { FINISH_REQUESTED } from './remote-execution.service';
-import { addUsage } from './run-usage';
+import { addUsage, inferenceCostUsd } from './run-usage';
+import { withLogBindings } from '../../../common/logging/log-bindings';
+import { AmbientMetrics } from '../../metrics/ambient-metrics';
 
 const MAX_STATUS_MESSAGE = 4000;
 
@@ -69,6 +71,7 @@ export class RunExecutor {
     private readonly transcripts: TranscriptWriter,
     private readonly sandboxes: SandboxService,
     private readonly workspaces: WorkspaceService,
+    private readonly metrics: AmbientMetrics,
   ) {}
 
   get activeCount(): number {
@@ -80,7 +83,12 @@ export class RunExecutor {
     for (const controller of this.inFlight.values()) controller.abort(reason);
   }
 
-  async execute(runId: string): Promise<ExecuteOutcome> {
+  /** Everything logged while the run executes (here, in the harness, the sandbox) has its run_id. */
+  execute(runId: string): Promise<ExecuteOutcome> {
+    return withLogBindings({ run_id: runId }, () => this.executeClaimed(runId));
+  }
+
+  private async executeClaimed(runId: string): Promise<ExecuteOutcome> {
     const run = await this.claim(runId);
     if (!run) return { requeue: false };
     const executionId = run.executionCount;
@@ -349,13 +357,21 @@ export class RunExecutor {
     const current = await this.dataSource
       .getRepository(Run)
       .findOne({ select: { requestUsage: true }, where: { id: run.id } });
+    const modelId = run.modelId ?? 'unknown';
     const usage = addUsage(current?.requestUsage ?? null, {
-      modelId: run.modelId ?? 'unknown',
+      modelId,
       tokens: result.usage,
       model,
       elapsedMs,
       computeCostPerHourUsd: this.config.runs.computeCostPerHourUsd,
     });
+    const { promptTokens, completionTokens } = result.usage;
+    this.metrics.modelUsage(
+      modelId,
+      promptTokens,
+      completionTokens,
+      inferenceCostUsd(result.usage, model),
+    );
     if (result.outcome === 'cancelled') {
       if (signal.reason === 'shutdown') {
         await this.release(run, usage);

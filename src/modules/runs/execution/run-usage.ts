@@ -4,6 +4,14 @@ import type { RequestUsage } from '../run.types';
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
 
+/** What `tokens` cost at the model's catalogue prices (0 for an unknown model). */
+export function inferenceCostUsd(tokens: TokenUsage, model: CatalogModel | undefined): number {
+  return (
+    tokens.promptTokens * (model?.inputCostPerTokenUsd ?? 0) +
+    tokens.completionTokens * (model?.outputCostPerTokenUsd ?? 0)
+  );
+}
+
 /**
  * Adds one execution's usage to a run's running totals: inference cost from tokens × the
  * model's prices, compute cost from wall time. Credits are reported 1:1 with USD.
@@ -19,9 +27,7 @@ export function addUsage(
   },
 ): RequestUsage {
   const { tokens, model } = execution;
-  const inference =
-    tokens.promptTokens * (model?.inputCostPerTokenUsd ?? 0) +
-    tokens.completionTokens * (model?.outputCostPerTokenUsd ?? 0);
+  const inference = inferenceCostUsd(tokens, model);
   const compute = (execution.elapsedMs / 3_600_000) * execution.computeCostPerHourUsd;
   const total = tokens.promptTokens + tokens.completionTokens;
   const byModel = [...(previous?.model_token_usage ?? [])];

@@ -1,0 +1,71 @@
+import { loadConfig } from '../config/app-config';
+import type { KeyOrigin } from '../config/key-files';
+import { keyStates, startupSummary } from './startup-summary';
+
+const config = (env: Record<string, string> = {}) =>
+  loadConfig({
+    AMBIENT_CONFIG_FILE: 'config/default.yaml',
+    DATABASE_URL: 'mysql://ambient:hunter2@db.internal:3307/prod',
+    ...env,
+  });
+
+describe('startupSummary', () => {
+  it('names roles, URLs, database and Redis without the password', () => {
+    const summary = startupSummary(
+      config(),
+      {
+        apiUrl: 'http://127.0.0.1:8080/api/v1',
+        ingressUrl: 'http://127.0.0.1:8081',
+        metricsUrl: 'http://127.0.0.1:9464/metrics',
+        sandbox: 'docker',
+      },
+      [],
+    );
+    expect(summary.startup).toMatchObject({
+      roles: ['api', 'ingress', 'worker', 'scheduler'],
+      database: 'db.internal:3307/prod',
+      redis: '127.0.0.1:6379 (prefix ambient)',
+      sandbox: 'docker',
+    });
+    expect(summary.msg).toMatch(
+      /^roles api, ingress, worker, scheduler; API on http:\/\/127\.0\.0\.1:8080\/api\/v1; ingress on .*; metrics on .*; database db\.internal:3307\/prod; /,
+    );
+    expect(JSON.stringify(summary)).not.toContain('hunter2');
+  });
+
+  it('says where each key came from, never its value', () => {
+    const secrets = 'ab'.repeat(32);
+    const set = config({
+      AMBIENT_SECRETS_KEY: secrets,
+      AMBIENT_URL_SIGNING_KEY: 'operator-signing-key',
+      AMBIENT_BOOTSTRAP_API_KEY: 'amb_operator_key_0123456789',
+    });
+    const origins: KeyOrigin[] = [
+      { env: 'AMBIENT_SECRETS_KEY', source: 'env' },
+      { env: 'AMBIENT_URL_SIGNING_KEY', source: 'created', path: '/srv/var/keys/url-signing.key' },
+    ];
+    expect(keyStates(set, origins)).toEqual({
+      AMBIENT_SECRETS_KEY: 'set',
+      AMBIENT_URL_SIGNING_KEY: 'generated /srv/var/keys/url-signing.key',
+      AMBIENT_BOOTSTRAP_API_KEY: 'set',
+    });
+    expect(
+      keyStates(config(), [
+        { env: 'AMBIENT_SECRETS_KEY', source: 'file', path: 'var/keys/secrets.key' },
+        { env: 'AMBIENT_URL_SIGNING_KEY', source: 'none' },
+      ]),
+    ).toEqual({
+      AMBIENT_SECRETS_KEY: 'key file var/keys/secrets.key',
+      AMBIENT_URL_SIGNING_KEY: 'unset',
+      AMBIENT_BOOTSTRAP_API_KEY: 'unset',
+    });
+    const { msg } = startupSummary(
+      set,
+      { apiUrl: null, ingressUrl: null, metricsUrl: null, sandbox: null },
+      origins,
+    );
+    expect(msg).toContain('AMBIENT_URL_SIGNING_KEY generated /srv/var/keys/url-signing.key');
+    expect(msg).not.toContain(secrets);
+    expect(msg).not.toContain('operator-signing-key');
+  });
+});

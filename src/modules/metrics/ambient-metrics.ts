@@ -1,0 +1,207 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Run durations span seconds to hours. */
+const RUN_SECONDS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200];
+/** Queue-to-start latency: milliseconds when idle, minutes under a backlog. */
+const QUEUE_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900];
+const HTTP_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Read at scrape time; each is set by the component that knows the answer, when it runs here. */
+export interface ScrapeProbes {
+  /** Runs per state (the whole deployment, from MySQL). */
+  runsByState?: () => Promise<Record<string, number>>;
+  /** Per Bull queue: jobs waiting, active and delayed, and the age of the oldest waiting job. */
+  queues?: () => Promise<QueueSnapshot[]>;
+  /** Self-hosted worker connections this process holds. */
+  workersConnected?: () => number;
+}
+
+export interface QueueSnapshot {
+  queue: string;
+  waiting: number;
+  active: number;
+  delayed: number;
+  oldestWaitingAgeSeconds: number;
+}
+
+/**
+ * Every Prometheus series of one Ambient process (the names are a contract: the Grafana dashboard
+ * and the alert rules use them), on a registry of its own — several processes' worth may live in
+ * one test process. Components count through the methods here, never through prom-client.
+ */
+export class AmbientMetrics {
+  readonly registry = new Registry();
+  readonly probes: ScrapeProbes = {};
+
+  private readonly httpDuration = new Histogram({
+    name: 'ambient_http_request_duration_seconds',
+    help: 'HTTP requests (API and webhook ingress) by route template, method and status',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: HTTP_SECONDS,
+    registers: [this.registry],
+  });
+  private readonly runsCreated = new Counter({
+    name: 'ambient_runs_created_total',
+    help: 'Runs created, by source',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+  private readonly runDuration = new Histogram({
+    name: 'ambient_run_duration_seconds',
+    help: 'Time from creation to a terminal state, by outcome (the terminal state)',
+    labelNames: ['outcome'] as const,
+    buckets: RUN_SECONDS,
+    registers: [this.registry],
+  });
+  private readonly queueToStart = new Histogram({
+    name: 'ambient_run_queue_to_start_seconds',
+    help: 'Time from creation to the start of the first execution, by outcome',
+    labelNames: ['outcome'] as const,
+    buckets: QUEUE_SECONDS,
+    registers: [this.registry],
+  });
+  private readonly deliveries = new Counter({
+    name: 'ambient_webhook_deliveries_total',
+    help: 'Webhook deliveries by delivery-log status (accepted, duplicate, rejected_*)',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+  private readonly rateLimited = new Counter({
+    name: 'ambient_webhook_rate_limited_total',
+    help: 'Webhook requests refused with 429, by budget (deliveries, auth_failures)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  private readonly scheduleFirings = new Counter({
+    name: 'ambient_schedule_firings_total',
+    help: 'Schedule ticks claimed, by outcome (fired, skipped)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly workerDisconnects = new Counter({
+    name: 'ambient_self_hosted_worker_disconnects_total',
+    help: 'Self-hosted worker connections that ended',
+    registers: [this.registry],
+  });
+  private readonly modelTokens = new Counter({
+    name: 'ambient_model_tokens_total',
+    help: 'Model tokens used by runs, by model and kind (input, output)',
+    labelNames: ['model', 'kind'] as const,
+    registers: [this.registry],
+  });
+  private readonly modelCost = new Counter({
+    name: 'ambient_model_cost_usd_total',
+    help: 'Inference cost of runs in USD (catalogue prices), by model',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'ambient_' });
+    const probes = this.probes;
+    new Gauge({
+      name: 'ambient_runs',
+      help: 'Runs by state (deployment-wide, read from MySQL at scrape time: aggregate with max)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      async collect() {
+        if (!probes.runsByState) return;
+        const counts = await probes.runsByState();
+        this.reset();
+        for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
+      },
+    });
+    // Both queue gauges come from one read of Bull per scrape (prom-client collects them together).
+    let snapshot: { at: number; queues: Promise<QueueSnapshot[]> } | null = null;
+    const queues = (): Promise<QueueSnapshot[]> => {
+      if (!probes.queues) return Promise.resolve([]);
+      if (!snapshot || Date.now() - snapshot.at > 1000) {
+        snapshot = { at: Date.now(), queues: probes.queues() };
+      }
+      return snapshot.queues;
+    };
+    new Gauge({
+      name: 'ambient_queue_jobs',
+      help: 'Bull jobs by queue and state (waiting, active, delayed; deployment-wide: aggregate with max)',
+      labelNames: ['queue', 'state'] as const,
+      registers: [this.registry],
+      async collect() {
+        const snapshots = await queues();
+        this.reset();
+        for (const q of snapshots) {
+          this.set({ queue: q.queue, state: 'waiting' }, q.waiting);
+          this.set({ queue: q.queue, state: 'active' }, q.active);
+          this.set({ queue: q.queue, state: 'delayed' }, q.delayed);
+        }
+      },
+    });
+    new Gauge({
+      name: 'ambient_queue_oldest_job_age_seconds',
+      help: 'Age of the oldest waiting job per queue (0 when none waits)',
+      labelNames: ['queue'] as const,
+      registers: [this.registry],
+      async collect() {
+        const snapshots = await queues();
+        this.reset();
+        for (const q of snapshots) this.set({ queue: q.queue }, q.oldestWaitingAgeSeconds);
+      },
+    });
+    new Gauge({
+      name: 'ambient_self_hosted_workers_connected',
+      help: 'Self-hosted worker connections held by this process',
+      registers: [this.registry],
+      collect() {
+        this.set(probes.workersConnected?.() ?? 0);
+      },
+    });
+  }
+
+  /** Prometheus text of every series (scrape-time gauges read first). */
+  scrape(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  httpRequest(method: string, route: string, statusCode: number, seconds: number): void {
+    this.httpDuration.observe({ method, route, status_code: statusCode }, seconds);
+  }
+
+  runCreated(source: string): void {
+    this.runsCreated.inc({ source });
+  }
+
+  /** A run reached a terminal state (`outcome`). */
+  runEnded(outcome: string, createdAt: Date, startedAt: Date | null, endedAt: Date): void {
+    this.runDuration.observe({ outcome }, secondsBetween(createdAt, endedAt));
+    if (startedAt) this.queueToStart.observe({ outcome }, secondsBetween(createdAt, startedAt));
+  }
+
+  webhookDelivery(status: string): void {
+    this.deliveries.inc({ status });
+  }
+
+  webhookRateLimited(reason: 'deliveries' | 'auth_failures'): void {
+    this.rateLimited.inc({ reason });
+  }
+
+  scheduleFiring(outcome: 'fired' | 'skipped', count = 1): void {
+    if (count > 0) this.scheduleFirings.inc({ outcome }, count);
+  }
+
+  workerDisconnected(): void {
+    this.workerDisconnects.inc();
+  }
+
+  modelUsage(model: string, inputTokens: number, outputTokens: number, costUsd: number): void {
+    if (inputTokens > 0) this.modelTokens.inc({ model, kind: 'input' }, inputTokens);
+    if (outputTokens > 0) this.modelTokens.inc({ model, kind: 'output' }, outputTokens);
+    if (costUsd > 0) this.modelCost.inc({ model }, costUsd);
+  }
+}
+
+function secondsBetween(from: Date, to: Date): number {
+  return Math.max(0, (to.getTime() - from.getTime()) / 1000);
+}

@@ -1,0 +1,150 @@
+import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
+import { createTestEnvironment, TestEnvironment } from './support/test-app';
+import { spawnAmbient, waitForExit } from './support/worker-process';
+import { waitFor } from './support/wait';
+
+type Line = Record<string, unknown>;
+
+/** The JSON lines of a child's output (the first-key banner and the like are not JSON). */
+function jsonLines(output: string): Line[] {
+  return output.split('\n').flatMap((line) => {
+    try {
+      const parsed = JSON.parse(line) as unknown;
+      return parsed && typeof parsed === 'object' ? [parsed as Line] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** `npm start` as an operator's log collector sees it: JSON lines, request ids, one summary. */
+describe('logs (a real Ambient process)', () => {
+  let model: FakeModelServer;
+  let env: TestEnvironment;
+  let ambient: ReturnType<typeof spawnAmbient>;
+  let apiUrl: string;
+
+  beforeAll(async () => {
+    model = await startFakeModelServer();
+    env = createTestEnvironment('logging', model.url);
+    ambient = spawnAmbient(
+      env.childEnv({
+        AMBIENT_ROLES: 'api,ingress,worker',
+        AMBIENT_PORT: '0',
+        AMBIENT_HOST: '127.0.0.1',
+        AMBIENT_LOG_FORMAT: 'json',
+        AMBIENT_BOOTSTRAP_API_KEY: 'amb_logging_test_key_0123456789',
+      }),
+    );
+    await ambient.ready;
+    const summary = jsonLines(ambient.output()).find((l) => l.context === 'Ambient');
+    apiUrl = (summary?.startup as { api: string }).api;
+  });
+
+  afterAll(async () => {
+    if (ambient) {
+      ambient.child.kill('SIGTERM');
+      await waitForExit(ambient.child);
+    }
+    await env?.destroy();
+    await model?.close();
+  });
+
+  it('starts with one summary line instead of module noise, and no data-source warning', () => {
+    const output = ambient.output();
+    const lines = jsonLines(output);
+    // Every line is JSON (no first-key banner: a bootstrap key is configured).
+    expect(output.trim().split('\n').length).toBe(lines.length);
+    expect(output).not.toMatch(/InstanceLoader|RoutesResolver|RouterExplorer|Mapped \{/);
+    expect(output).not.toContain('already registered');
+    const summary = lines.find((l) => l.context === 'Ambient')!;
+    expect(summary).toMatchObject({
+      level: 'info',
+      startup: {
+        roles: ['api', 'ingress', 'worker'],
+        api: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/),
+        ingress: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+        metrics: expect.stringMatching(/\/metrics$/),
+        database: expect.stringMatching(/^127\.0\.0\.1:3306\/amb_t_logging_/),
+        sandbox: 'bubblewrap',
+        keys: {
+          AMBIENT_SECRETS_KEY: 'set',
+          AMBIENT_URL_SIGNING_KEY: 'default',
+          AMBIENT_BOOTSTRAP_API_KEY: 'set',
+        },
+      },
+    });
+    expect(JSON.stringify(summary)).not.toContain('amb_logging_test_key');
+    expect(lines.length).toBeLessThan(15);
+  });
+
+  it.each([
+    ['an unknown route (404)', '/no-such-thing', 404],
+    ['a route without a key (401)', '/agent/runs', 401],
+  ])(
+    "puts the caller's X-Request-Id in the answer, its trace_id and its log line: %s",
+    async (_what, path, status) => {
+      const id = `req-${status}-${Date.now()}`;
+      const res = await fetch(`${apiUrl}${path}?token=secret-in-query`, {
+        headers: { 'X-Request-Id': id },
+      });
+      expect(res.status).toBe(status);
+      expect(res.headers.get('x-request-id')).toBe(id);
+      const body = (await res.json()) as { trace_id?: string };
+      expect(body.trace_id).toBe(id);
+      const line = await waitFor(
+        async () => jsonLines(ambient.output()).find((l) => l.request_id === id),
+        (found) => found !== undefined,
+        { what: `the log line of ${id}` },
+      );
+      expect(line).toMatchObject({
+        level: 'info',
+        msg: 'request completed',
+        request_id: id,
+        method: 'GET',
+        path: `/api/v1${path}`,
+        status_code: status,
+      });
+      expect(typeof line!.duration_ms).toBe('number');
+      expect(JSON.stringify(line)).not.toContain('secret-in-query');
+    },
+  );
+
+  it('gives a request without a usable id a new one, in the header, the body and the log', async () => {
+    const res = await fetch(`${apiUrl}/no-such-thing`, {
+      headers: { 'X-Request-Id': 'bad id with spaces' },
+    });
+    const id = res.headers.get('x-request-id')!;
+    expect(id).toMatch(/^[0-9a-f]{32}$/);
+    expect(((await res.json()) as { trace_id: string }).trace_id).toBe(id);
+    await waitFor(
+      async () => jsonLines(ambient.output()).some((l) => l.request_id === id),
+      (found) => found,
+      { what: `the log line of ${id}` },
+    );
+  });
+
+  it('prints a readable line on a terminal format (AMBIENT_LOG_FORMAT=pretty)', async () => {
+    const pretty = spawnAmbient(
+      env.childEnv({
+        AMBIENT_ROLES: 'api',
+        AMBIENT_PORT: '0',
+        AMBIENT_HOST: '127.0.0.1',
+        AMBIENT_LOG_FORMAT: 'pretty',
+        AMBIENT_BOOTSTRAP_API_KEY: 'amb_logging_test_key_0123456789',
+      }),
+    );
+    try {
+      await pretty.ready;
+      const output = pretty.output();
+      expect(output).toMatch(
+        /INFO: \[Ambient\] roles api; API on http:\/\/127\.0\.0\.1:\d+\/api\/v1;/,
+      );
+      expect(jsonLines(output)).toEqual([]);
+      expect(output).not.toMatch(/InstanceLoader|already registered/);
+    } finally {
+      pretty.child.kill('SIGTERM');
+      expect(await waitForExit(pretty.child)).toBe(0);
+    }
+  });
+});

@@ -1,0 +1,175 @@
+import { getQueueToken } from '@nestjs/bull';
+import type { Queue } from 'bull';
+import { DELIVERIES_QUEUE } from '../src/modules/webhooks/delivery-evaluation.queue';
+import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
+import { apiClient } from './support/api-client';
+import { scrape } from './support/prometheus';
+import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { waitFor } from './support/wait';
+import { createFactory, createWebhook, deliver } from './support/webhook-helpers';
+
+/** The series of the metrics contract (CONTRACTS.md; the dashboard and alerts use these names). */
+const SERIES = [
+  'ambient_http_request_duration_seconds',
+  'ambient_runs_created_total',
+  'ambient_runs',
+  'ambient_run_duration_seconds',
+  'ambient_run_queue_to_start_seconds',
+  'ambient_queue_jobs',
+  'ambient_queue_oldest_job_age_seconds',
+  'ambient_webhook_deliveries_total',
+  'ambient_webhook_rate_limited_total',
+  'ambient_schedule_firings_total',
+  'ambient_self_hosted_workers_connected',
+  'ambient_self_hosted_worker_disconnects_total',
+  'ambient_model_tokens_total',
+  'ambient_model_cost_usd_total',
+  // Node's defaults, under Ambient's prefix.
+  'ambient_process_cpu_user_seconds_total',
+  'ambient_nodejs_eventloop_lag_seconds',
+];
+
+describe('Prometheus metrics (GET /metrics)', () => {
+  let model: FakeModelServer;
+  let env: TestEnvironment;
+  let app: TestApp;
+  let api: ReturnType<typeof apiClient>;
+  let metricsUrl: string;
+
+  beforeAll(async () => {
+    model = await startFakeModelServer();
+    env = createTestEnvironment('metrics', model.url);
+    app = await startTestApp(env, ['api', 'worker', 'ingress'], {
+      'webhooks.deliveriesPerMinute': 1,
+    });
+    api = apiClient(app.baseUrl, app.apiKey);
+    metricsUrl = app.ambient.metricsUrl!;
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await env?.destroy();
+    await model?.close();
+  });
+
+  it('is served on the API port without a key, outside the OpenAPI document, with every series', async () => {
+    expect(metricsUrl).toBe(app.baseUrl.replace(/\/api\/v1$/, '/metrics'));
+    const res = await fetch(metricsUrl);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    const missing = SERIES.filter((name) => !text.includes(`# TYPE ${name} `));
+    expect(missing).toEqual([]);
+    const openapi = await api.get('/openapi.json');
+    expect(Object.keys(openapi.body.paths as object).some((p) => p.includes('metrics'))).toBe(
+      false,
+    );
+  });
+
+  it('moves when a run is created and executed and a delivery is accepted', async () => {
+    const before = await scrape(metricsUrl);
+    model.script('metrics-run', [{ text: 'Counted.' }]);
+    const created = await api.post('/agent/runs', { prompt: 'Count [script:metrics-run]' });
+    expect(created.status).toBe(200);
+    const runId = created.body.run_id as string;
+    await waitFor(
+      () => api.runState(runId),
+      (state) => state === 'SUCCEEDED',
+      { what: `run ${runId} to succeed` },
+    );
+
+    const factory = await createFactory(api);
+    const hook = await createWebhook(api, factory, { name: 'metered' });
+    const local = `${app.ingressUrl}/webhooks/w/${hook.uid}`;
+    const auth = { Authorization: `Bearer ${hook.secret}` };
+    expect((await deliver(local, '{"n":1}', auth)).status).toBe(202);
+    // The budget is one delivery a minute: the next is refused and counted as such.
+    expect((await deliver(local, '{"n":2}', auth)).status).toBe(429);
+    expect((await deliver(local, '{"n":3}', { Authorization: 'Bearer wrong' })).status).toBe(401);
+    expect((await fetch(`${app.baseUrl}/no-such-route/123`)).status).toBe(404);
+
+    const after = await scrape(metricsUrl);
+    const moved = (name: string, labels: Record<string, string> = {}) =>
+      after.value(name, labels) - before.value(name, labels);
+
+    expect(moved('ambient_runs_created_total', { source: 'API' })).toBe(1);
+    expect(after.value('ambient_runs', { state: 'SUCCEEDED' })).toBe(1);
+    expect(after.value('ambient_runs', { state: 'QUEUED' })).toBe(0);
+    expect(moved('ambient_run_duration_seconds_count', { outcome: 'SUCCEEDED' })).toBe(1);
+    expect(moved('ambient_run_duration_seconds_sum', { outcome: 'SUCCEEDED' })).toBeGreaterThan(0);
+    expect(moved('ambient_run_queue_to_start_seconds_count', { outcome: 'SUCCEEDED' })).toBe(1);
+    expect(
+      moved('ambient_model_tokens_total', { model: 'fake-model', kind: 'input' }),
+    ).toBeGreaterThan(0);
+    expect(
+      moved('ambient_model_tokens_total', { model: 'fake-model', kind: 'output' }),
+    ).toBeGreaterThan(0);
+    expect(moved('ambient_model_cost_usd_total', { model: 'fake-model' })).toBeGreaterThan(0);
+
+    expect(moved('ambient_webhook_deliveries_total', { status: 'accepted' })).toBe(1);
+    expect(moved('ambient_webhook_deliveries_total', { status: 'rejected_auth' })).toBe(1);
+    expect(moved('ambient_webhook_rate_limited_total', { reason: 'deliveries' })).toBe(1);
+
+    const http = 'ambient_http_request_duration_seconds_count';
+    expect(moved(http, { method: 'POST', route: '/api/v1/agent/runs', status_code: '200' })).toBe(
+      1,
+    );
+    expect(
+      moved(http, { method: 'GET', route: '/api/v1/agent/runs/:runId', status_code: '200' }),
+    ).toBeGreaterThan(0);
+    expect(moved(http, { method: 'POST', route: '/webhooks/w/:uid', status_code: '202' })).toBe(1);
+    expect(moved(http, { method: 'POST', route: '/webhooks/w/:uid', status_code: '429' })).toBe(1);
+    // Unknown paths share one label: a scanner cannot create series.
+    expect(moved(http, { method: 'GET', route: 'unmatched', status_code: '404' })).toBe(1);
+    expect(after.text).not.toContain('no-such-route');
+
+    for (const state of ['waiting', 'active', 'delayed']) {
+      expect(after.text).toContain(`ambient_queue_jobs{queue="runs",state="${state}"}`);
+    }
+    expect(after.value('ambient_queue_oldest_job_age_seconds', { queue: 'runs' })).toBe(0);
+    expect(after.value('ambient_self_hosted_workers_connected')).toBe(0);
+  });
+
+  it('counts the waiting jobs of a queue and the age of the oldest one', async () => {
+    const queue = app.ambient.app.get<Queue>(getQueueToken(DELIVERIES_QUEUE));
+    await queue.pause(true);
+    try {
+      await queue.add('probe', { keys: [] }, { jobId: 'metrics-probe-job' });
+      const seen = await waitFor(
+        () => scrape(metricsUrl),
+        (s) =>
+          s.value('ambient_queue_jobs', { queue: 'webhook-deliveries', state: 'waiting' }) >= 1 &&
+          s.value('ambient_queue_oldest_job_age_seconds', { queue: 'webhook-deliveries' }) > 0,
+        { what: 'the waiting job to show' },
+      );
+      expect(
+        seen.value('ambient_queue_oldest_job_age_seconds', { queue: 'webhook-deliveries' }),
+      ).toBeLessThan(60);
+    } finally {
+      await (await queue.getJob('metrics-probe-job'))?.remove();
+      await queue.resume(true);
+    }
+  });
+
+  it('with AMBIENT_METRICS_PORT: its own listener, for any roles, and not on the API port', async () => {
+    const separate = await startTestApp(env, ['api'], { 'metrics.port': 0 });
+    const workerOnly = await startTestApp(env, ['worker'], { 'metrics.port': 0 });
+    try {
+      const own = separate.ambient.metricsUrl!;
+      expect(new URL(own).port).not.toBe(new URL(separate.baseUrl).port);
+      const scraped = await scrape(own);
+      expect(scraped.value('ambient_runs', { state: 'SUCCEEDED' })).toBe(1);
+      const onApi = await fetch(separate.baseUrl.replace(/\/api\/v1$/, '/metrics'));
+      expect(onApi.status).toBe(404);
+      expect((await fetch(own.replace(/\/metrics$/, '/other'))).status).toBe(404);
+
+      expect(workerOnly.baseUrl).toBe('');
+      const fromWorker = await scrape(workerOnly.ambient.metricsUrl!);
+      expect(fromWorker.value('ambient_runs', { state: 'SUCCEEDED' })).toBe(1);
+      expect(fromWorker.declares('ambient_run_duration_seconds')).toBe(true);
+    } finally {
+      await separate.close();
+      await workerOnly.close();
+    }
+  });
+});
