@@ -69,7 +69,7 @@ describe('logs (a real Ambient process)', () => {
         sandbox: 'bubblewrap',
         keys: {
           AMBIENT_SECRETS_KEY: 'set',
-          AMBIENT_URL_SIGNING_KEY: 'default',
+          AMBIENT_URL_SIGNING_KEY: 'set',
           AMBIENT_BOOTSTRAP_API_KEY: 'set',
         },
       },

@@ -7,7 +7,7 @@ import { apiClient } from './support/api-client';
 import { runCli } from './support/cli-process';
 import { createTestEnvironment, TEST_API_KEY, TestEnvironment } from './support/test-app';
 import { createFactory, createWebhook, deliver } from './support/webhook-helpers';
-import { spawnAmbient, waitForExit } from './support/worker-process';
+import { spawnAmbient, startedUrls, waitForExit } from './support/worker-process';
 
 /** `npm ci && npm start` with no keys configured: key files under var/, refused in production. */
 describe('secure defaults (generated key files)', () => {
@@ -48,8 +48,8 @@ describe('secure defaults (generated key files)', () => {
     const output = ambient.output();
     return {
       ...ambient,
-      api: apiClient(/API on (http:\/\/[^\s\x1b]+)/.exec(output)![1], TEST_API_KEY),
-      ingressUrl: /webhook ingress on (http:\/\/[^\s\x1b]+)/.exec(output)![1],
+      api: apiClient(startedUrls(output).apiUrl!, TEST_API_KEY),
+      ingressUrl: startedUrls(output).ingressUrl!,
       stop: async () => {
         ambient.child.kill('SIGTERM');
         expect(await waitForExit(ambient.child)).toBe(0);

@@ -1,7 +1,7 @@
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
 import { createTestEnvironment, TestEnvironment } from './support/test-app';
-import { spawnAmbient, waitForExit } from './support/worker-process';
+import { spawnAmbient, startedUrls, waitForExit } from './support/worker-process';
 
 /** `npm start` as a user meets it: one clear line for a bad setting, a first key printed once. */
 describe('start-up', () => {
@@ -59,7 +59,7 @@ describe('start-up', () => {
       env.childEnv({ AMBIENT_ROLES: 'api', AMBIENT_PORT: '0', AMBIENT_HOST: '127.0.0.1' }),
     );
     await second.ready;
-    const apiUrl = /API on (http:\/\/[^\s\x1b";]+)/.exec(second.output())![1];
+    const apiUrl = startedUrls(second.output()).apiUrl!;
     expect(second.output()).not.toMatch(/amb_[A-Za-z0-9]{12}_/);
     const models = await apiClient(apiUrl, key!).get('/agent/models');
     expect(models.status).toBe(200);

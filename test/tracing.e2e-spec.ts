@@ -4,7 +4,7 @@ import { createFactory, createWebhook, deliver } from './support/webhook-helpers
 import { OtlpReceiver, ReceivedSpan, startOtlpReceiver } from './support/otlp-receiver';
 import { createTestEnvironment, TEST_API_KEY, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
-import { spawnAmbient, waitForExit } from './support/worker-process';
+import { spawnAmbient, startedUrls, waitForExit } from './support/worker-process';
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -59,8 +59,8 @@ describe('tracing (OpenTelemetry through Bull)', () => {
   let shared: Promise<{ client: ReturnType<typeof apiClient>; ingressUrl: string }> | undefined;
   const apiAndWorker = () =>
     (shared ??= Promise.all([start('api,ingress'), start('worker')]).then(([api]) => ({
-      client: apiClient(/API on (http:\/\/[^\s\x1b"]+)/.exec(api.output())![1], TEST_API_KEY),
-      ingressUrl: /webhook ingress on (http:\/\/[\d.:]+)/.exec(api.output())![1],
+      client: apiClient(startedUrls(api.output()).apiUrl!, TEST_API_KEY),
+      ingressUrl: startedUrls(api.output()).ingressUrl!,
     })));
 
   it('one trace covers POST /agent/run in the api process and the run in the worker process', async () => {
@@ -191,7 +191,7 @@ describe('tracing (OpenTelemetry through Bull)', () => {
   it('flushes the spans it still holds when it shuts down (SIGTERM)', async () => {
     // Batches would go out only after 10 minutes: what arrives, the shutdown sent.
     const api = await start('api', { OTEL_BSP_SCHEDULE_DELAY: '600000' });
-    const apiUrl = /API on (http:\/\/[^\s\x1b"]+)/.exec(api.output())![1];
+    const apiUrl = startedUrls(api.output()).apiUrl!;
     await apiClient(apiUrl, TEST_API_KEY).get('/agent/runs').expect(200);
     const isList = (s: ReceivedSpan) =>
       s.kind === SERVER && s.attributes['http.route'] === '/api/v1/agent/runs';

@@ -31,6 +31,16 @@ export function spawnAmbient(env: NodeJS.ProcessEnv): {
   return { child, ready, output: () => output };
 }
 
+/**
+ * The URLs the start-up summary names (JSON or pretty line): `API on http://…/api/v1;`,
+ * `ingress on http://…;`.
+ */
+export function startedUrls(output: string): { apiUrl: string | null; ingressUrl: string | null } {
+  const url = (label: string) =>
+    new RegExp(`${label} on (http://[^\\s\\x1b";]+)`).exec(output)?.[1] ?? null;
+  return { apiUrl: url('API'), ingressUrl: url('ingress') };
+}
+
 /** Resolves with the exit code, or with the signal's name when the process died of a signal. */
 export function waitForExit(child: ChildProcess): Promise<number | string | null> {
   if (child.exitCode !== null || child.signalCode !== null) {
