@@ -18,32 +18,8 @@ import {
   readKustomization,
   ROOT,
   selects,
-  sourceFiles,
 } from './support/kubernetes-manifests';
-
-/**
- * Metric names of CONTRACTS.md ("metric names"), which src/modules/metrics registers. Used only
- * while no `name: 'ambient_…'` registration is found in src/ (before that module is merged);
- * from then on the registrations themselves are the list, so a dropped metric fails here.
- */
-const CONTRACT_METRICS = [
-  'ambient_http_request_duration_seconds',
-  'ambient_runs_created_total',
-  'ambient_runs',
-  'ambient_run_duration_seconds',
-  'ambient_run_queue_to_start_seconds',
-  'ambient_queue_jobs',
-  'ambient_queue_oldest_job_age_seconds',
-  'ambient_webhook_deliveries_total',
-  'ambient_webhook_rate_limited_total',
-  'ambient_schedule_firings_total',
-  'ambient_self_hosted_workers_connected',
-  'ambient_self_hosted_worker_disconnects_total',
-  'ambient_model_tokens_total',
-  'ambient_model_cost_usd_total',
-];
-/** Settings CONTRACTS.md assigns to the metrics and trace branches (metrics.port, log.format, health.port). */
-const CONTRACT_SETTINGS = ['AMBIENT_METRICS_PORT', 'AMBIENT_LOG_FORMAT', 'AMBIENT_HEALTH_PORT'];
+import { AmbientMetrics } from '../src/modules/metrics/ambient-metrics';
 
 const ROLES = ['api', 'ingress', 'worker', 'scheduler'] as const;
 const LIVE = `/${API_PREFIX}/health/live`;
@@ -431,7 +407,7 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
 /** Environment variables the code reads: config settings, direct env reads, provider keys. */
 function knownSettings(): Set<string> {
   const appConfig = readFileSync(join(ROOT, 'src/config/app-config.ts'), 'utf8');
-  const names = new Set(CONTRACT_SETTINGS);
+  const names = new Set<string>();
   for (const [, name] of appConfig.matchAll(/env: '([A-Z0-9_]+)'/g)) names.add(name);
   for (const [, name] of appConfig.matchAll(/env\.([A-Z0-9_]+)/g)) names.add(name);
   const models = readFileSync(join(ROOT, 'config/models.yaml'), 'utf8');
@@ -439,15 +415,9 @@ function knownSettings(): Set<string> {
   return names;
 }
 
-/** Metric names registered in src/ (`name: 'ambient_…'`), or the contract's list before that. */
+/** Every series name Ambient's registry exposes (its own and Node's default metrics). */
 function registeredMetrics(): Set<string> {
-  const names = new Set<string>();
-  for (const file of sourceFiles()) {
-    for (const [, name] of readFileSync(file, 'utf8').matchAll(/name: '(ambient_[a-z0-9_]+)'/g)) {
-      names.add(name);
-    }
-  }
-  return names.size > 0 ? names : new Set(CONTRACT_METRICS);
+  return new Set(new AmbientMetrics().registry.getMetricsAsArray().map((metric) => metric.name));
 }
 
 function hasCommand(name: string): boolean {

@@ -127,10 +127,6 @@ export function allFiles(dir = KUBERNETES_DIR): string[] {
   );
 }
 
-export function sourceFiles(dir = join(ROOT, 'src')): string[] {
-  return allFiles(dir).filter((file) => file.endsWith('.ts') && !file.endsWith('.spec.ts'));
-}
-
 /** Does every pair of `selector` appear in `labels`? */
 export function selects(selector: Record<string, string>, labels: Record<string, string>): boolean {
   return Object.entries(selector).every(([key, value]) => labels[key] === value);
