@@ -164,7 +164,12 @@ describe('repository-backed factories (local bare repo, polling the production b
     expect(res.status).toBe(422);
     expect(res.body.detail).toContain(repo.bare);
     expect((await api.put(`/factory/${factory}/definition`, { files: [] })).status).toBe(422);
-    const synced = await api.post(`/factory/${factory}/sync`);
+    // The poller may be syncing this factory at this moment: 409 with Retry-After, as documented.
+    const synced = await waitFor(
+      () => api.post(`/factory/${factory}/sync`),
+      (res) => res.status !== 409,
+      { what: 'a sync not racing the poller' },
+    );
     expect(synced.status).toBe(200);
     expect(synced.body.definition_source.last_sync.status).toBe('applied');
   });

@@ -3,7 +3,7 @@ import type { Queue } from 'bull';
 import { DELIVERIES_QUEUE } from '../src/modules/webhooks/delivery-evaluation.queue';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
-import { scrape } from './support/prometheus';
+import { parseScrape, scrape } from './support/prometheus';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
 import { createFactory, createWebhook, deliver } from './support/webhook-helpers';
@@ -171,5 +171,26 @@ describe('Prometheus metrics (GET /metrics)', () => {
       await separate.close();
       await workerOnly.close();
     }
+  });
+
+  it('does not time live run streams as requests (a stream lasts as long as its client watches)', async () => {
+    const streaming = await startTestApp(env, ['api']);
+    const client = apiClient(streaming.baseUrl, streaming.apiKey);
+    const runId: string = (await client.post('/agent/runs', { prompt: 'Watched' })).body.run_id;
+    await client.get(`/agent/runs/${runId}`).expect(200);
+    const stream = await fetch(`${streaming.baseUrl}/agent/runs/${runId}/stream`, {
+      headers: { Authorization: `Bearer ${streaming.apiKey}` },
+    });
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = stream.body!.getReader();
+    await reader.read(); // the snapshot: the stream is open
+    // Shutting down ends the stream from the server's side (a finished response).
+    await streaming.close();
+    const text = await streaming.ambient.metrics.registry.metrics();
+    const count = (route: string) =>
+      parseScrape(text).value('ambient_http_request_duration_seconds_count', { route });
+    expect(count('/api/v1/agent/runs/:runId')).toBe(1);
+    expect(count('/api/v1/agent/runs/:runId/stream')).toBe(0);
+    await reader.cancel().catch(() => undefined);
   });
 });

@@ -18,7 +18,9 @@ export function httpObservationMiddleware(metrics: AmbientMetrics, logger: Logge
     res.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
       const finished = res.writableFinished;
-      if (finished) {
+      // A live stream lasts as long as its client watches: not a request duration.
+      const stream = String(res.getHeader('content-type') ?? '').startsWith('text/event-stream');
+      if (finished && !stream) {
         metrics.httpRequest(req.method, routeLabel(req, res.locals), res.statusCode, seconds);
       }
       logRequest(logger, req, res.statusCode, requestId, seconds, finished);
