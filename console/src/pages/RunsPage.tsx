@@ -2,18 +2,8 @@ import { useState, type FormEvent } from 'react';
 import { api, data, type Schemas } from '../api/client';
 import { ErrorMessage, StateBadge, Time, useInterval, useLoad } from '../components/ui';
 import { Link } from '../router';
+import { RUN_STATES } from '../../../src/modules/runs/run-state';
 
-export const RUN_STATES: Schemas['RunState'][] = [
-  'QUEUED',
-  'PENDING',
-  'CLAIMED',
-  'INPROGRESS',
-  'SUCCEEDED',
-  'FAILED',
-  'BLOCKED',
-  'ERROR',
-  'CANCELLED',
-];
 const SOURCES: Schemas['RunSourceType'][] = [
   'API',
   'SCHEDULED_AGENT',
