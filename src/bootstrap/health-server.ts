@@ -1,13 +1,7 @@
 import { createServer, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { buildProblem } from '../common/errors/problem';
+import { listen, Listener } from '../common/http-listener';
 import type { HealthAnswer, Readiness } from '../modules/health/readiness.service';
-
-export interface HealthServer {
-  /** `http://host:port` of the probes. */
-  url: string;
-  close(): Promise<void>;
-}
 
 const ROUTES: Partial<Record<string, (readiness: Readiness) => Promise<HealthAnswer>>> = {
   '/api/v1/health/live': (readiness) => readiness.live(),
@@ -22,7 +16,7 @@ export async function startHealthServer(
   readiness: Readiness,
   host: string,
   port: number,
-): Promise<HealthServer> {
+): Promise<Listener> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     const route = ROUTES[path];
@@ -43,19 +37,7 @@ export async function startHealthServer(
       (err: Error) => reply(res, 500, { status: 'error', details: {}, message: err.message }),
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, resolve);
-  });
-  const { port: bound } = server.address() as AddressInfo;
-  const shown = host === '0.0.0.0' ? '127.0.0.1' : host;
-  return {
-    url: `http://${shown}:${bound}`,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
+  return listen(server, host, port);
 }
 
 function reply(res: ServerResponse, status: number, body: unknown, type = 'application/json') {

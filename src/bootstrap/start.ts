@@ -10,6 +10,7 @@ import { startMetricsServer } from '../modules/metrics/metrics-endpoint';
 import { SandboxService } from '../modules/sandbox/sandbox.service';
 import { BootstrapService } from '../modules/teams/bootstrap.service';
 import { configureHttp } from './http';
+import { localBaseUrl } from '../common/http-listener';
 import { answerClientErrorsAsProblems } from '../common/errors/client-error';
 import { createObservability, Observability } from './observability';
 import { checkBlobStore, checkRedis, prepareDatabase } from './preflight';
@@ -148,8 +149,7 @@ async function startMain(
   await app.get(BootstrapService).ensureAccess();
   await app.listen(config.server.port, config.server.host);
   const address = app.getHttpServer().address() as { port: number };
-  const host = config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host;
-  const apiUrl = `http://${host}:${address.port}/api/v1`;
+  const apiUrl = `${localBaseUrl(config.server.host, address.port)}/api/v1`;
   // This process's own workers reach the API here (bridged into their sandboxes).
   config.server.internalApiUrl ??= apiUrl;
   return { app, apiUrl, healthUrl: null, close: () => app.close() };

@@ -5,6 +5,7 @@ import { ProblemFilter } from '../common/errors/problem.filter';
 import { answerClientErrorsAsProblems } from '../common/errors/client-error';
 import { Observability, observeHttp } from '../bootstrap/observability';
 import type { AppConfig } from '../config/app-config';
+import { localBaseUrl } from '../common/http-listener';
 import { IngressModule } from './ingress.module';
 
 export interface IngressServer {
@@ -33,6 +34,5 @@ export async function startIngress(
   }
   await app.listen(config.ingress.port, config.ingress.host);
   const { port } = app.getHttpServer().address() as { port: number };
-  const host = config.ingress.host === '0.0.0.0' ? '127.0.0.1' : config.ingress.host;
-  return { app, url: `http://${host}:${port}` };
+  return { app, url: localBaseUrl(config.ingress.host, port) };
 }

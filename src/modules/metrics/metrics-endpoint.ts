@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, ServerResponse } from 'node:http';
+import { listen, Listener } from '../../common/http-listener';
 import type { AmbientMetrics } from './ambient-metrics';
 
 export const METRICS_PATH = '/metrics';
@@ -34,7 +35,7 @@ export async function startMetricsServer(
   metrics: AmbientMetrics,
   port: number,
   host: string,
-): Promise<{ server: Server; url: string; close: () => Promise<void> }> {
+): Promise<Listener> {
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== METRICS_PATH) {
@@ -45,19 +46,6 @@ export async function startMetricsServer(
       void answer(metrics, res);
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  const address = server.address() as { port: number };
-  const shown = host === '0.0.0.0' ? '127.0.0.1' : host;
-  return {
-    server,
-    url: `http://${shown}:${address.port}${METRICS_PATH}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const listener = await listen(server, host, port);
+  return { ...listener, url: `${listener.url}${METRICS_PATH}` };
 }
