@@ -19,33 +19,37 @@ describe('deliveryIdentity', () => {
         header: headers(all),
         configuredHeader: 'X-CI-Run-Id',
         verifier: github,
+        signed: null,
         json: {},
         body,
       }),
-    ).toEqual({ id: 'ci-7', source: 'configured_header' });
+    ).toEqual({ id: 'ci-7', source: 'configured_header', contentKey: null });
     expect(
       deliveryIdentity({
         header: headers(all),
         configuredHeader: null,
         verifier: github,
+        signed: null,
         json: {},
         body,
       }),
-    ).toEqual({ id: 'gh-guid', source: 'provider' });
+    ).toEqual({ id: 'gh-guid', source: 'provider', contentKey: null });
     expect(
       deliveryIdentity({
         header: headers(all),
         configuredHeader: null,
         verifier: null,
+        signed: null,
         json: {},
         body,
       }),
-    ).toEqual({ id: 'amb-1', source: 'sender_header' });
+    ).toEqual({ id: 'amb-1', source: 'sender_header', contentKey: null });
     expect(
       deliveryIdentity({
         header: headers({ 'x-warp-delivery-id': 'warp-1' }),
         configuredHeader: null,
         verifier: null,
+        signed: null,
         json: {},
         body,
       }).id,
@@ -54,18 +58,21 @@ describe('deliveryIdentity', () => {
       header: headers({}),
       configuredHeader: 'X-CI-Run-Id',
       verifier: null,
+      signed: null,
       json: {},
       body,
     });
     expect(hashed).toEqual({
       id: expect.stringMatching(/^body-sha256:[0-9a-f]{64}$/),
       source: 'body_hash',
+      contentKey: null,
     });
     expect(
       deliveryIdentity({
         header: headers({}),
         configuredHeader: null,
         verifier: null,
+        signed: null,
         json: {},
         body: Buffer.from('{"id":"evt_1"}'),
       }).id,
@@ -78,6 +85,7 @@ describe('deliveryIdentity', () => {
         header: headers({}),
         configuredHeader: null,
         verifier: VERIFIERS.stripe,
+        signed: null,
         json: { id: 'evt_1' },
         body,
       }).id,
@@ -89,6 +97,7 @@ describe('deliveryIdentity', () => {
       header: headers({ 'x-ambient-delivery-id': 'x'.repeat(201) }),
       configuredHeader: null,
       verifier: null,
+      signed: null,
       json: {},
       body,
     });
@@ -97,6 +106,7 @@ describe('deliveryIdentity', () => {
       header: headers({ 'x-ambient-delivery-id': 'has space' }),
       configuredHeader: null,
       verifier: null,
+      signed: null,
       json: {},
       body,
     });
@@ -105,9 +115,49 @@ describe('deliveryIdentity', () => {
       header: headers({ 'x-ambient-delivery-id': '  ' }),
       configuredHeader: null,
       verifier: null,
+      signed: null,
       json: {},
       body,
     });
     expect(blank.source).toBe('body_hash');
+  });
+
+  it('a signed id is the only identity: no configured, provider or sender header replaces it', () => {
+    const identity = deliveryIdentity({
+      header: headers({ ...all, 'webhook-id': 'unsigned-msg' }),
+      configuredHeader: 'X-CI-Run-Id',
+      verifier: VERIFIERS.standard_webhooks,
+      signed: { id: 'msg_signed', content: Buffer.from('msg_signed.1.{}') },
+      json: {},
+      body,
+    });
+    expect(identity).toEqual({ id: 'msg_signed', source: 'signed_id', contentKey: null });
+  });
+
+  it('a signature without an id adds the digest of the signed content, whatever the unsigned id', () => {
+    const signed = { content: Buffer.from('1700000000.{"id":"evt_1"}') };
+    const keys = ['ci-1', 'ci-2'].map(
+      (runId) =>
+        deliveryIdentity({
+          header: headers({ 'x-ci-run-id': runId }),
+          configuredHeader: 'X-CI-Run-Id',
+          verifier: VERIFIERS.stripe,
+          signed,
+          json: { id: 'evt_1' },
+          body,
+        }).contentKey,
+    );
+    expect(keys[0]).toMatch(/^signed-sha256:[0-9a-f]{64}$/);
+    expect(keys[1]).toBe(keys[0]);
+    const other = deliveryIdentity({
+      header: headers({}),
+      configuredHeader: null,
+      verifier: VERIFIERS.stripe,
+      signed: { content: Buffer.from('1700000001.{"id":"evt_1"}') },
+      json: { id: 'evt_1' },
+      body,
+    });
+    expect(other).toMatchObject({ id: 'evt_1', source: 'provider' });
+    expect(other.contentKey).not.toBe(keys[0]);
   });
 });

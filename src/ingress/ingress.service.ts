@@ -6,7 +6,7 @@ import { SecretCipher } from '../modules/secrets/secret-cipher';
 import { DeliveryLog } from '../modules/webhooks/delivery-log.service';
 import type { DeliveryStatus } from '../modules/webhooks/entities/webhook-delivery.entity';
 import { constantTimeEqualText } from '../modules/webhooks/verifiers/hmac';
-import { VERIFIERS } from '../modules/webhooks/verifiers';
+import { SignedContent, VERIFIERS } from '../modules/webhooks/verifiers';
 import type { IngressWebhook } from '../modules/webhooks/webhook-store.service';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { AcceptedDeliveryWriter } from './accepted-delivery-writer';
@@ -100,10 +100,12 @@ export class IngressService {
     }
 
     const verifier = webhook.signatureScheme ? VERIFIERS[webhook.signatureScheme] : null;
+    let signed: SignedContent | null = null;
     if (verifier) {
       const verdict = verifier.verify({ body, header, secret, nowMs: receivedAt.getTime() });
       if (!verdict.ok)
         return this.rejectAuth(res, webhook, body.length, receivedAt, verdict.reason);
+      signed = verdict.signed;
     }
 
     const budget = await this.limiter.take(
@@ -133,6 +135,7 @@ export class IngressService {
       header,
       configuredHeader: webhook.deliveryIdHeader,
       verifier,
+      signed,
       json,
       body,
     });
@@ -140,6 +143,7 @@ export class IngressService {
       const { duplicate } = await this.accepted.record({
         webhookId: webhook.id,
         deliveryId: identity.id,
+        contentKey: identity.contentKey,
         body,
         receivedAt,
       });

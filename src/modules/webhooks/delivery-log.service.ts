@@ -14,6 +14,8 @@ export interface AcceptedOutcome {
 export interface AcceptedDelivery {
   webhookId: string;
   deliveryId: string;
+  /** Digest of the signed content when the signature covers no id (see `deliveryIdentity`). */
+  contentKey: string | null;
   body: Buffer;
   receivedAt: Date;
 }
@@ -34,26 +36,24 @@ const LOG_COLUMNS = [
 ] as const;
 
 /**
- * The delivery log. An accepted entry carries its identity in `dedup_key` (unique per webhook),
- * so the INSERT that commits the delivery is also the dedup decision: of several identical
- * deliveries, even concurrent ones, exactly one row gets in and the others are logged Duplicate.
+ * The delivery log. An accepted entry carries its identity in `dedup_key` and, for signatures
+ * that cover no id, the digest of the signed content in `content_key` (both unique per webhook),
+ * so the INSERT that commits the delivery is also the dedup decision: of several deliveries with
+ * the same identity or the same signed content, even concurrent ones, exactly one row gets in and
+ * the others are logged Duplicate.
  */
 @Injectable()
 export class DeliveryLog {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async recordAccepted(
-    webhookId: string,
-    deliveryId: string,
-    body: Buffer,
-    receivedAt: Date,
-  ): Promise<AcceptedOutcome> {
+  async recordAccepted(delivery: AcceptedDelivery): Promise<AcceptedOutcome> {
+    const { webhookId, deliveryId, contentKey, body, receivedAt } = delivery;
     try {
       const result = (await this.dataSource.query(
         `INSERT INTO webhook_deliveries
-           (webhook_id, delivery_id, dedup_key, status, size_bytes, received_at, payload, evaluation_due_at)
-         VALUES (?, ?, ?, 'accepted', ?, ?, ?, ?)`,
-        [webhookId, deliveryId, deliveryId, body.length, receivedAt, body, receivedAt],
+           (webhook_id, delivery_id, dedup_key, content_key, status, size_bytes, received_at, payload, evaluation_due_at)
+         VALUES (?, ?, ?, ?, 'accepted', ?, ?, ?, ?)`,
+        [webhookId, deliveryId, deliveryId, contentKey, body.length, receivedAt, body, receivedAt],
       )) as InsertResult;
       return { entryId: String(result.insertId), duplicate: false };
     } catch (err) {
@@ -71,26 +71,38 @@ export class DeliveryLog {
 
   /**
    * Commits several deliveries in one multi-row INSERT (one statement, one commit, all or
-   * nothing). The first of several identical deliveries in the batch is the accepted one, the
-   * others are logged Duplicate. When a delivery repeats one committed earlier the statement
+   * nothing). The first of several deliveries in the batch sharing an identity or a content key
+   * is the accepted one, the others are logged Duplicate. When a delivery repeats one committed earlier the statement
    * fails as a whole on the unique key; then each is recorded on its own, in order, which gives
    * the exact outcome for each. Returns, for each delivery, whether it was a duplicate.
    */
   async recordAcceptedMany(deliveries: AcceptedDelivery[]): Promise<boolean[]> {
     const seen = new Set<string>();
     const duplicateInBatch = deliveries.map((d) => {
-      const key = `${d.webhookId}\u0000${d.deliveryId}`;
-      if (seen.has(key)) return true;
-      seen.add(key);
+      const keys = [`id\u0000${d.webhookId}\u0000${d.deliveryId}`];
+      if (d.contentKey !== null) keys.push(`content\u0000${d.webhookId}\u0000${d.contentKey}`);
+      if (keys.some((k) => seen.has(k))) return true;
+      for (const k of keys) seen.add(k);
       return false;
     });
     const rows = deliveries.map((d, i) =>
       duplicateInBatch[i]
-        ? [d.webhookId, d.deliveryId, null, 'duplicate', d.body.length, d.receivedAt, null, null]
+        ? [
+            d.webhookId,
+            d.deliveryId,
+            null,
+            null,
+            'duplicate',
+            d.body.length,
+            d.receivedAt,
+            null,
+            null,
+          ]
         : [
             d.webhookId,
             d.deliveryId,
             d.deliveryId,
+            d.contentKey,
             'accepted',
             d.body.length,
             d.receivedAt,
@@ -101,7 +113,7 @@ export class DeliveryLog {
     try {
       await this.dataSource.query(
         `INSERT INTO webhook_deliveries
-           (webhook_id, delivery_id, dedup_key, status, size_bytes, received_at, payload, evaluation_due_at)
+           (webhook_id, delivery_id, dedup_key, content_key, status, size_bytes, received_at, payload, evaluation_due_at)
          VALUES ?`,
         [rows],
       );
@@ -117,7 +129,7 @@ export class DeliveryLog {
     }
     const duplicates: boolean[] = [];
     for (const d of deliveries) {
-      const outcome = await this.recordAccepted(d.webhookId, d.deliveryId, d.body, d.receivedAt);
+      const outcome = await this.recordAccepted(d);
       duplicates.push(outcome.duplicate);
     }
     return duplicates;

@@ -18,7 +18,7 @@ export const STATUS_LABELS: Record<DeliveryStatus, string> = {
   rejected_too_large: 'Rejected (too large)',
 };
 
-/** One entry of a webhook's delivery log; accepted entries keep the body and the dedup key. */
+/** One entry of a webhook's delivery log; accepted entries keep the body and the dedup keys. */
 @Entity('webhook_deliveries')
 export class WebhookDelivery {
   @PrimaryGeneratedColumn({ type: 'bigint' })
@@ -32,6 +32,10 @@ export class WebhookDelivery {
 
   @Column({ name: 'dedup_key', type: 'varchar', length: 255, nullable: true })
   dedupKey: string | null;
+
+  /** Accepted entries of signatures that cover no id: digest of the signed content (unique). */
+  @Column({ name: 'content_key', type: 'varchar', length: 80, nullable: true })
+  contentKey: string | null;
 
   @Column({ type: 'varchar', length: 24 })
   status: DeliveryStatus;

@@ -1,7 +1,10 @@
 import { anyHexMatches, hmacHex } from './hmac';
-import { nonEmptySecret, SignatureVerifier, unsigned } from './signature-verifier';
+import { nonEmptySecret, SignatureVerifier, unsigned, verified } from './signature-verifier';
 
-/** GitHub: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>`; id `X-GitHub-Delivery`. */
+/**
+ * GitHub: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>`. The id `X-GitHub-Delivery`
+ * is not signed (nor is any timestamp): a replay is recognised by the body the signature covers.
+ */
 export const githubVerifier: SignatureVerifier = {
   scheme: 'github',
   credentialHeaders: ['x-hub-signature-256', 'x-hub-signature'],
@@ -14,7 +17,7 @@ export const githubVerifier: SignatureVerifier = {
     }
     const expected = hmacHex('sha256', request.secret, request.body);
     return anyHexMatches(expected, [header.slice('sha256='.length)])
-      ? { ok: true }
+      ? verified(request.body)
       : { ok: false, reason: 'github: signature does not match' };
   },
 

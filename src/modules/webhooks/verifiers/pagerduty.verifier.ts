@@ -1,5 +1,11 @@
 import { anyHexMatches, hmacHex } from './hmac';
-import { bodyField, nonEmptySecret, SignatureVerifier, unsigned } from './signature-verifier';
+import {
+  bodyField,
+  nonEmptySecret,
+  SignatureVerifier,
+  unsigned,
+  verified,
+} from './signature-verifier';
 
 /**
  * PagerDuty webhooks v3: `X-PagerDuty-Signature: v1=<hex>[,v1=<hex>…]` (several while a secret
@@ -19,7 +25,7 @@ export const pagerdutyVerifier: SignatureVerifier = {
       .map((s) => s.slice(3));
     if (signatures.length === 0) return { ok: false, reason: 'pagerduty: no v1= signature' };
     return anyHexMatches(hmacHex('sha256', request.secret, request.body), signatures)
-      ? { ok: true }
+      ? verified(request.body)
       : { ok: false, reason: 'pagerduty: no matching v1 signature' };
   },
 

@@ -20,18 +20,36 @@ export interface SignedRequest {
   nowMs: number;
 }
 
-export type Verification = { ok: true } | { ok: false; reason: string };
+/** What a verified signature vouches for: the replay guard keys on exactly this. */
+export interface SignedContent {
+  /** The delivery id the signature covers (Standard Webhooks / Svix), from the verified set. */
+  id?: string;
+  /** The bytes the MAC covers: the body, with the signed timestamp (and id) where there is one. */
+  content: Buffer;
+}
 
-/** One provider's signature scheme: verification plus the provider's own delivery id. */
+export type Verification = { ok: true; signed: SignedContent } | { ok: false; reason: string };
+
+/**
+ * One provider's signature scheme: verification plus, for schemes whose signature covers no id,
+ * the provider's own (unsigned or body) delivery id.
+ */
 export interface SignatureVerifier {
   readonly scheme: SignatureScheme;
   /** Headers that carry credentials: never usable as a deliveryIdHeader. */
   readonly credentialHeaders: readonly string[];
   verify(request: SignedRequest): Verification;
-  /** The provider's delivery id, from a header or (after verification) the parsed body. */
-  deliveryId(header: (name: string) => string | undefined, body: unknown): string | undefined;
+  /**
+   * The provider's delivery id, from a header or (after verification) the parsed body. Absent
+   * for schemes whose signature covers the id: that signed id is then the only identity.
+   */
+  deliveryId?(header: (name: string) => string | undefined, body: unknown): string | undefined;
   /** Why a secret value cannot be used with this scheme, or null when it can. */
   checkSecret(secret: string): string | null;
+}
+
+export function verified(content: Buffer, id?: string): Verification {
+  return { ok: true, signed: id === undefined ? { content } : { id, content } };
 }
 
 export function unsigned(what: string): Verification {

@@ -1,5 +1,11 @@
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import { SignatureVerifier, SignedRequest, unsigned, Verification } from './signature-verifier';
+import {
+  SignatureVerifier,
+  SignedRequest,
+  unsigned,
+  Verification,
+  verified,
+} from './signature-verifier';
 
 const BRANDS = ['webhook', 'svix'] as const;
 
@@ -7,7 +13,9 @@ const BRANDS = ['webhook', 'svix'] as const;
  * Standard Webhooks (https://www.standardwebhooks.com), verified by the reference library
  * `standardwebhooks`: HMAC-SHA256 over `id.timestamp.body`, `v1,<base64>` signatures
  * (space-separated, so rotations verify), ±5 minutes. Svix sends the same scheme with `svix-*`
- * headers; those are accepted when the `webhook-*` ones are absent.
+ * headers; those are accepted when the `webhook-*` ones are absent. The signature covers the id:
+ * the id of the header set that was verified is the delivery's only identity (an unsigned
+ * `webhook-id` beside signed `svix-*` headers, or any other header, cannot replace it).
  */
 export const standardWebhooksVerifier: SignatureVerifier = {
   scheme: 'standard_webhooks',
@@ -26,14 +34,17 @@ export const standardWebhooksVerifier: SignatureVerifier = {
     }
     try {
       new Webhook(request.secret).verify(request.body, headers, { jsonParse: false });
-      return { ok: true };
+      const id = headers['webhook-id'];
+      const signed = Buffer.concat([
+        Buffer.from(`${id}.${headers['webhook-timestamp']}.`, 'utf8'),
+        request.body,
+      ]);
+      return verified(signed, id);
     } catch (err) {
       const reason = err instanceof WebhookVerificationError ? err.message : 'bad secret';
       return { ok: false, reason: `standard_webhooks: ${reason}` };
     }
   },
-
-  deliveryId: (header) => header('webhook-id') ?? header('svix-id'),
 
   checkSecret(secret) {
     const base64 = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;

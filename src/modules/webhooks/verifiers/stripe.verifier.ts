@@ -5,6 +5,7 @@ import {
   REPLAY_TOLERANCE_SECONDS,
   SignatureVerifier,
   unsigned,
+  verified,
 } from './signature-verifier';
 
 /**
@@ -37,7 +38,7 @@ export const stripeVerifier: SignatureVerifier = {
     }
     const signed = Buffer.concat([Buffer.from(`${timestamp}.`), request.body]);
     return anyHexMatches(hmacHex('sha256', request.secret, signed), signatures)
-      ? { ok: true }
+      ? verified(signed)
       : { ok: false, reason: 'stripe: no matching v1 signature' };
   },
 

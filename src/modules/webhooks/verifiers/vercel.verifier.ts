@@ -1,5 +1,11 @@
 import { anyHexMatches, hmacHex } from './hmac';
-import { bodyField, nonEmptySecret, SignatureVerifier, unsigned } from './signature-verifier';
+import {
+  bodyField,
+  nonEmptySecret,
+  SignatureVerifier,
+  unsigned,
+  verified,
+} from './signature-verifier';
 
 /** Vercel: `x-vercel-signature: <hex HMAC-SHA1 of the raw body>`; the delivery id is `id`. */
 export const vercelVerifier: SignatureVerifier = {
@@ -10,7 +16,7 @@ export const vercelVerifier: SignatureVerifier = {
     const signature = request.header('x-vercel-signature');
     if (!signature) return unsigned('x-vercel-signature');
     return anyHexMatches(hmacHex('sha1', request.secret, request.body), [signature])
-      ? { ok: true }
+      ? verified(request.body)
       : { ok: false, reason: 'vercel: signature does not match' };
   },
 

@@ -42,7 +42,7 @@ describe('standard_webhooks verifier (standardwebhooks library)', () => {
         'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
       ),
     );
-    expect(result).toEqual({ ok: true });
+    expect(result).toMatchObject({ ok: true, signed: { id: 'msg_p5jXN8AQM9LWM0D4loKWxJek' } });
   });
 
   it('accepts webhook-* and svix-* headers, and any of several signatures (rotation)', () => {
@@ -52,12 +52,34 @@ describe('standard_webhooks verifier (standardwebhooks library)', () => {
       [`${brand}-timestamp`]: String(nowSeconds),
       [`${brand}-signature`]: signature,
     });
-    expect(v.verify(request(body, headers('webhook', sig), secret))).toEqual({ ok: true });
-    expect(v.verify(request(body, headers('svix', sig), secret))).toEqual({ ok: true });
+    expect(v.verify(request(body, headers('webhook', sig), secret))).toMatchObject({
+      ok: true,
+      signed: { id: 'msg_1' },
+    });
+    expect(v.verify(request(body, headers('svix', sig), secret))).toMatchObject({
+      ok: true,
+      signed: { id: 'msg_1' },
+    });
     const old = sign('msg_1', nowSeconds, body, randomBytes(32));
     expect(v.verify(request(body, headers('webhook', `${old} ${sig}`), secret)).ok).toBe(true);
-    expect(v.deliveryId((n) => headers('webhook', sig)[n], null)).toBe('msg_1');
-    expect(v.deliveryId((n) => ({ 'svix-id': 'msg_9' })[n as 'svix-id'], null)).toBe('msg_9');
+    expect(v.deliveryId).toBeUndefined();
+  });
+
+  it('vouches for the id of the header set it verified, never an unsigned id beside it', () => {
+    const sig = sign('msg_1', nowSeconds, body);
+    const svix = {
+      'svix-id': 'msg_1',
+      'svix-timestamp': String(nowSeconds),
+      'svix-signature': sig,
+    };
+    const result = v.verify(request(body, { ...svix, 'webhook-id': 'msg_unsigned' }, secret));
+    expect(result).toEqual({
+      ok: true,
+      signed: { id: 'msg_1', content: Buffer.from(`msg_1.${nowSeconds}.${body}`) },
+    });
+    const forged = { ...svix, 'webhook-id': 'x', 'webhook-timestamp': String(nowSeconds) };
+    const both = v.verify(request(body, { ...forged, 'webhook-signature': 'v1,AAAA' }, secret));
+    expect(both.ok).toBe(false);
   });
 
   it.each([
@@ -105,10 +127,10 @@ describe('stripe verifier', () => {
   it('verifies, also with several v1 signatures, and takes the event id as delivery id', () => {
     expect(
       v.verify(request(body, { 'Stripe-Signature': header(nowSeconds, secret) }, secret)),
-    ).toEqual({ ok: true });
+    ).toEqual({ ok: true, signed: { content: Buffer.from(`${nowSeconds}.${body}`) } });
     const rotated = header(nowSeconds, 'whsec_old', secret);
     expect(v.verify(request(body, { 'Stripe-Signature': rotated }, secret)).ok).toBe(true);
-    expect(v.deliveryId(() => undefined, JSON.parse(body))).toBe('evt_1');
+    expect(v.deliveryId!(() => undefined, JSON.parse(body))).toBe('evt_1');
   });
 
   it('refuses timestamps more than five minutes old, wrong secrets, and unsigned requests', () => {
@@ -138,7 +160,7 @@ describe('github verifier', () => {
         "It's a Secret to Everybody",
       ),
     );
-    expect(result).toEqual({ ok: true });
+    expect(result).toEqual({ ok: true, signed: { content: Buffer.from('Hello, World!') } });
   });
 
   it('refuses a wrong signature, the legacy SHA-1 header alone and unsigned requests', () => {
@@ -149,7 +171,7 @@ describe('github verifier', () => {
     expect(v.verify(request(body, { 'X-Hub-Signature': sha1 }, 's')).ok).toBe(false);
     expect(v.verify(request(body, {}, 's')).ok).toBe(false);
     expect(
-      v.deliveryId((n) => ({ 'x-github-delivery': 'guid-1' })[n as 'x-github-delivery'], null),
+      v.deliveryId!((n) => ({ 'x-github-delivery': 'guid-1' })[n as 'x-github-delivery'], null),
     ).toBe('guid-1');
   });
 });
@@ -162,13 +184,17 @@ describe('sentry verifier', () => {
     const payload = { action: 'created', data: { issue: { id: '1' } } };
     const body = JSON.stringify(payload);
     const signature = hmac('sha256', secret, JSON.stringify(payload));
-    expect(v.verify(request(body, { 'Sentry-Hook-Signature': signature }, secret))).toEqual({
-      ok: true,
-    });
-    // A pretty-printed body still verifies against Sentry's compact serialisation.
+    const signed = { ok: true, signed: { content: Buffer.from(body) } };
+    expect(v.verify(request(body, { 'Sentry-Hook-Signature': signature }, secret))).toEqual(signed);
+    // A pretty-printed body still verifies against Sentry's compact serialisation, which is
+    // then what the signature covers (so a re-formatted replay has the same signed content).
     const pretty = JSON.stringify(payload, null, 2);
-    expect(v.verify(request(pretty, { 'Sentry-Hook-Signature': signature }, secret)).ok).toBe(true);
-    expect(v.deliveryId((n) => ({ 'request-id': 'req-7' })[n as 'request-id'], null)).toBe('req-7');
+    expect(v.verify(request(pretty, { 'Sentry-Hook-Signature': signature }, secret))).toEqual(
+      signed,
+    );
+    expect(v.deliveryId!((n) => ({ 'request-id': 'req-7' })[n as 'request-id'], null)).toBe(
+      'req-7',
+    );
   });
 
   it('refuses a wrong signature and unsigned requests', () => {
@@ -187,10 +213,13 @@ describe('pagerduty verifier', () => {
 
   it('verifies v1 signatures, one of several during rotation, and reads event.id', () => {
     const sig = `v1=${hmac('sha256', secret, body)}`;
-    expect(v.verify(request(body, { 'X-PagerDuty-Signature': sig }, secret))).toEqual({ ok: true });
+    expect(v.verify(request(body, { 'X-PagerDuty-Signature': sig }, secret))).toEqual({
+      ok: true,
+      signed: { content: Buffer.from(body) },
+    });
     const rotated = `v1=${hmac('sha256', 'old', body)},${sig}`;
     expect(v.verify(request(body, { 'X-PagerDuty-Signature': rotated }, secret)).ok).toBe(true);
-    expect(v.deliveryId(() => undefined, JSON.parse(body))).toBe('01DEN');
+    expect(v.deliveryId!(() => undefined, JSON.parse(body))).toBe('01DEN');
   });
 
   it('refuses a wrong signature and unsigned requests', () => {
@@ -207,8 +236,11 @@ describe('vercel verifier', () => {
 
   it('verifies the hex HMAC-SHA1 of the body and reads id', () => {
     const sig = hmac('sha1', secret, body);
-    expect(v.verify(request(body, { 'x-vercel-signature': sig }, secret))).toEqual({ ok: true });
-    expect(v.deliveryId(() => undefined, JSON.parse(body))).toBe('evt_v1');
+    expect(v.verify(request(body, { 'x-vercel-signature': sig }, secret))).toEqual({
+      ok: true,
+      signed: { content: Buffer.from(body) },
+    });
+    expect(v.deliveryId!(() => undefined, JSON.parse(body))).toBe('evt_v1');
   });
 
   it('refuses a SHA-256 signature, a wrong secret and unsigned requests', () => {
