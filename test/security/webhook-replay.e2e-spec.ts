@@ -1,0 +1,283 @@
+import { createHmac } from 'node:crypto';
+import { FakeModelServer, startFakeModelServer } from '../fixtures/fake-model-server';
+import { apiClient } from '../support/api-client';
+import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from '../support/test-app';
+import { waitFor } from '../support/wait';
+import {
+  createFactory,
+  createWebhook,
+  deliver,
+  githubSignature,
+  standardWebhooksHeaders,
+  stripeSignature,
+} from '../support/webhook-helpers';
+
+const hex = (algorithm: string, key: string, data: string) =>
+  createHmac(algorithm, key).update(data).digest('hex');
+
+/** One signature scheme as an attacker who captured one signed delivery sees it. */
+interface Scheme {
+  name: string;
+  scheme: string;
+  /** The provider's secret (none: Ambient generates a whsec_ one). */
+  providerSecret?: string;
+  /** The signed headers of a delivery of `body` (with its own signed id, where there is one). */
+  sign(secret: string, body: string, signedId: string): Record<string, string>;
+  /** Unsigned headers added to the captured request, one replay each. */
+  replays: Record<string, string>[];
+  /** A genuinely new delivery beside the captured one: a new signed id, or a new body. */
+  fresh: 'signed_id' | 'body';
+}
+
+const REQUEST_IDS = ['r-2', 'r-3', 'r-4'].map((id) => ({ 'X-Request-Id': id }));
+
+const SCHEMES: Scheme[] = [
+  {
+    name: 'standard-webhooks',
+    scheme: 'standard_webhooks',
+    sign: (secret, body, id) => standardWebhooksHeaders(secret, id, body),
+    replays: [...REQUEST_IDS, { 'X-Ambient-Delivery-Id': 'amb-2' }],
+    fresh: 'signed_id',
+  },
+  {
+    name: 'svix',
+    scheme: 'standard_webhooks',
+    sign: (secret, body, id) => standardWebhooksHeaders(secret, id, body, undefined, 'svix'),
+    replays: [
+      { 'webhook-id': 'msg_unsigned_1' },
+      {
+        'webhook-id': 'msg_unsigned_2',
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+      },
+      { 'webhook-id': 'msg_unsigned_3', 'X-Request-Id': 'r-5' },
+    ],
+    fresh: 'signed_id',
+  },
+  {
+    name: 'stripe',
+    scheme: 'stripe',
+    providerSecret: 'whsec_stripe_replay_secret',
+    sign: (secret, body) => ({ 'Stripe-Signature': stripeSignature(secret, body) }),
+    replays: [...REQUEST_IDS, { 'X-Ambient-Delivery-Id': 'amb-2' }],
+    fresh: 'body',
+  },
+  {
+    name: 'github',
+    scheme: 'github',
+    providerSecret: 'gh-replay-secret',
+    sign: (secret, body) => ({
+      'X-Hub-Signature-256': githubSignature(secret, body),
+      'X-GitHub-Delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0001',
+    }),
+    replays: [
+      { 'X-GitHub-Delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0002' },
+      { 'X-GitHub-Delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0003', 'X-Request-Id': 'r-2' },
+      ...REQUEST_IDS,
+    ],
+    fresh: 'body',
+  },
+  {
+    name: 'sentry',
+    scheme: 'sentry',
+    providerSecret: 'sentry-replay-secret',
+    sign: (secret, body) => ({
+      'Sentry-Hook-Signature': hex('sha256', secret, body),
+      'Request-ID': 'req-1',
+    }),
+    replays: [{ 'Request-ID': 'req-2' }, ...REQUEST_IDS],
+    fresh: 'body',
+  },
+  {
+    name: 'pagerduty',
+    scheme: 'pagerduty',
+    providerSecret: 'pd-replay-secret',
+    sign: (secret, body) => ({ 'X-PagerDuty-Signature': `v1=${hex('sha256', secret, body)}` }),
+    replays: [...REQUEST_IDS, { 'X-Ambient-Delivery-Id': 'amb-2' }],
+    fresh: 'body',
+  },
+  {
+    name: 'vercel',
+    scheme: 'vercel',
+    providerSecret: 'vercel-replay-secret',
+    sign: (secret, body) => ({ 'x-vercel-signature': hex('sha1', secret, body) }),
+    replays: [...REQUEST_IDS, { 'X-Warp-Delivery-Id': 'warp-2' }],
+    fresh: 'body',
+  },
+];
+
+interface LogEntry {
+  id: string;
+  delivery_id: string;
+  status: string;
+  evaluated_at: string | null;
+  runs: { automation: string; run_id: string | null; error: string | null }[];
+}
+
+/**
+ * Class 6 of issue 19: a captured signed delivery re-sent with other unsigned ids (the webhook's
+ * `delivery_id_header`, an unsigned `webhook-id` beside signed `svix-*`, a new X-GitHub-Delivery,
+ * …) is a duplicate: one accepted delivery, one run. A genuinely new delivery still starts one.
+ */
+describe('security: replayed signed webhook deliveries (every scheme, real HTTP)', () => {
+  let model: FakeModelServer;
+  let env: TestEnvironment;
+  let app: TestApp;
+  let api: ReturnType<typeof apiClient>;
+  let factory: string;
+  const hooks = new Map<string, { uid: string; local: string; secret: string }>();
+
+  beforeAll(async () => {
+    model = await startFakeModelServer();
+    env = createTestEnvironment('sec_replay', model.url);
+    app = await startTestApp(env, ['api', 'ingress', 'worker']);
+    api = apiClient(app.baseUrl, app.apiKey);
+    factory = await createFactory(api, 'Replay');
+    for (const s of SCHEMES) {
+      const created = await createWebhook(api, factory, {
+        name: s.name,
+        auth_mode: 'signature',
+        signature_scheme: s.scheme,
+        delivery_id_header: 'X-Request-Id',
+        ...(s.providerSecret ? { provider_secret: s.providerSecret } : {}),
+      });
+      hooks.set(s.name, {
+        uid: created.uid,
+        local: `${app.ingressUrl}/webhooks/w/${created.uid}`,
+        secret: s.providerSecret ?? created.secret!,
+      });
+    }
+    // One automation on every webhook, so each accepted delivery starts exactly one run.
+    const files = (await api.get(`/factory/${factory}/definition`)).body.files as object[];
+    const uids = [...hooks.values()].map((h) => h.uid).join(', ');
+    const automation = {
+      path: 'automations/handle/automation.md',
+      content: `---\nmodel: fake-model\ntriggers:\n  - provider: webhook\n    event: received\n    filter:\n      webhook_ids: [${uids}]\n---\nHandle the event.\n`,
+    };
+    const res = await api.put(`/factory/${factory}/definition`, {
+      files: [...files, automation],
+    });
+    expect(res.status).toBe(200);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await env?.destroy();
+    await model?.close();
+  });
+
+  const log = async (uid: string) =>
+    (await api.get(`/factory/${factory}/webhooks/${uid}/deliveries?limit=100`)).body
+      .deliveries as LogEntry[];
+
+  /** Waits until every accepted delivery of the webhook was evaluated, then counts its runs. */
+  async function settled(uid: string) {
+    const entries = await waitFor(
+      () => log(uid),
+      (all) => all.every((e) => e.status !== 'Accepted' || e.evaluated_at !== null),
+      { what: `the accepted deliveries of ${uid} to be evaluated` },
+    );
+    const runs = (await api.get(`/agent/runs?metadata[webhook_uid]=${uid}&limit=100`)).body
+      .runs as { run_id: string }[];
+    return { entries, runs };
+  }
+
+  it.each(SCHEMES.map((s) => [s.name, s] as const))(
+    '%s: the captured delivery replayed with other unsigned ids starts one run; a new delivery starts one more',
+    async (name, s) => {
+      const hook = hooks.get(name)!;
+      const body = `{"id":"evt_${name}","event":{"id":"ev_${name}"},"action":"created"}`;
+      const captured = { ...s.sign(hook.secret, body, `msg_${name}_1`), 'X-Request-Id': 'r-1' };
+      const first = await deliver(hook.local, body, captured);
+      expect(first.status).toBe(202);
+
+      // Sequential replays, then the same again all at once (one INSERT batch).
+      const replay = (extra: Record<string, string>) =>
+        deliver(hook.local, body, { ...captured, ...extra });
+      const sequential = [];
+      for (const extra of s.replays) sequential.push(await replay(extra));
+      const concurrent = await Promise.all(s.replays.map(replay));
+      for (const res of [...sequential, ...concurrent]) expect(res.status).toBe(202);
+      if (s.fresh === 'signed_id') {
+        // The signed id answers every replay: no other header names the delivery.
+        for (const res of [first, ...sequential, ...concurrent]) {
+          expect(res.body).toEqual({ delivery_id: `msg_${name}_1` });
+        }
+      }
+
+      const replays = s.replays.length * 2;
+      let entries = (await settled(hook.uid)).entries;
+      expect(entries.filter((e) => e.status === 'Accepted')).toHaveLength(1);
+      expect(entries.filter((e) => e.status === 'Duplicate')).toHaveLength(replays);
+
+      const fresh =
+        s.fresh === 'signed_id'
+          ? await deliver(hook.local, body, {
+              ...s.sign(hook.secret, body, `msg_${name}_2`),
+              'X-Request-Id': 'r-1',
+            })
+          : await deliver(hook.local, body.replace('created', 'resolved'), {
+              ...s.sign(hook.secret, body.replace('created', 'resolved'), ''),
+              'X-Request-Id': 'r-new',
+            });
+      expect(fresh.status).toBe(202);
+
+      const after = await settled(hook.uid);
+      entries = after.entries;
+      const accepted = entries.filter((e) => e.status === 'Accepted');
+      expect(accepted).toHaveLength(2);
+      expect(entries.filter((e) => e.status === 'Duplicate')).toHaveLength(replays);
+      for (const entry of accepted) {
+        expect(entry.runs).toEqual([
+          { automation: 'handle', run_id: expect.any(String), error: null },
+        ]);
+      }
+      expect(after.runs.map((r) => r.run_id).sort()).toEqual(
+        accepted.map((e) => e.runs[0].run_id).sort(),
+      );
+    },
+  );
+
+  it('sentry: a re-formatted replay of a compact-signed body is the same signed content', async () => {
+    const hook = hooks.get('sentry')!;
+    const payload = { action: 'assigned', data: { issue: { id: '77' } } };
+    const compact = JSON.stringify(payload);
+    // Sentry signs JSON.stringify(body); the verifier accepts any formatting of that JSON.
+    const signature = { 'Sentry-Hook-Signature': hex('sha256', hook.secret, compact) };
+    const sent = await deliver(hook.local, JSON.stringify(payload, null, 2), {
+      ...signature,
+      'Request-ID': 'req-a',
+    });
+    const reformatted = await deliver(hook.local, JSON.stringify(payload, null, 4), {
+      ...signature,
+      'Request-ID': 'req-b',
+    });
+    const exact = await deliver(hook.local, compact, { ...signature, 'Request-ID': 'req-c' });
+    expect([sent.status, reformatted.status, exact.status]).toEqual([202, 202, 202]);
+    const entries = (await settled(hook.uid)).entries.slice(0, 3);
+    expect(entries.map((e) => [e.delivery_id, e.status])).toEqual([
+      ['req-c', 'Duplicate'],
+      ['req-b', 'Duplicate'],
+      ['req-a', 'Accepted'],
+    ]);
+  });
+
+  it('standard_webhooks: a sender retry (same signed id, new timestamp and signature) is a duplicate', async () => {
+    const hook = hooks.get('standard-webhooks')!;
+    const body = '{"type":"invoice.paid","n":2}';
+    const earlier = Math.floor(Date.now() / 1000) - 60;
+    const first = await deliver(hook.local, body, {
+      ...standardWebhooksHeaders(hook.secret, 'msg_retry', body, earlier),
+      'X-Request-Id': 'r-a',
+    });
+    const retry = await deliver(hook.local, body, {
+      ...standardWebhooksHeaders(hook.secret, 'msg_retry', body),
+      'X-Request-Id': 'r-b',
+    });
+    expect([first.body, retry.body]).toEqual([
+      { delivery_id: 'msg_retry' },
+      { delivery_id: 'msg_retry' },
+    ]);
+    const entries = (await settled(hook.uid)).entries.filter((e) => e.delivery_id === 'msg_retry');
+    expect(entries.map((e) => e.status)).toEqual(['Duplicate', 'Accepted']);
+  });
+});
