@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { DeliveryLog } from '../../src/modules/webhooks/delivery-log.service';
 import { FakeModelServer, startFakeModelServer } from '../fixtures/fake-model-server';
 import { apiClient } from '../support/api-client';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from '../support/test-app';
@@ -279,5 +280,37 @@ describe('security: replayed signed webhook deliveries (every scheme, real HTTP)
     ]);
     const entries = (await settled(hook.uid)).entries.filter((e) => e.delivery_id === 'msg_retry');
     expect(entries.map((e) => e.status)).toEqual(['Duplicate', 'Accepted']);
+  });
+
+  it('one INSERT batch applies both keys: a content repeat under a new id is a duplicate, and a duplicate reserves neither key', async () => {
+    const hook = hooks.get('github')!;
+    const at = new Date();
+    const delivery = (deliveryId: string, contentKey: string) => ({
+      webhookId: hook.uid,
+      deliveryId,
+      contentKey,
+      body: Buffer.from('{}'),
+      receivedAt: at,
+    });
+    const outcome = await app.ambient.app
+      .get(DeliveryLog)
+      .recordAcceptedMany([
+        delivery('batch-1', 'signed-sha256:batch-a'),
+        delivery('batch-2', 'signed-sha256:batch-a'),
+        delivery('batch-2', 'signed-sha256:batch-b'),
+        delivery('batch-3', 'signed-sha256:batch-b'),
+      ]);
+    expect(outcome).toEqual([false, true, false, true]);
+    const rows = (await app.dataSource.query(
+      `SELECT delivery_id, status FROM webhook_deliveries
+        WHERE webhook_id = ? AND delivery_id LIKE 'batch-%' ORDER BY id`,
+      [hook.uid],
+    )) as { delivery_id: string; status: string }[];
+    expect(rows.map((r) => [r.delivery_id, r.status])).toEqual([
+      ['batch-1', 'accepted'],
+      ['batch-2', 'duplicate'],
+      ['batch-2', 'accepted'],
+      ['batch-3', 'duplicate'],
+    ]);
   });
 });
