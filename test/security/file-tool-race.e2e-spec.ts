@@ -99,6 +99,20 @@ describe.each(['bubblewrap', 'docker'] as const)(
           ],
         });
       }
+      // A file nothing flips: written and edited inside the sandbox, by its user.
+      steps.push({
+        toolCalls: [
+          {
+            name: 'write_file',
+            arguments: { path: 'kept/notes.txt', content: 'kept by the tools\n' },
+          },
+          {
+            name: 'edit_file',
+            arguments: { path: 'kept/notes.txt', old_string: 'kept', new_string: 'made' },
+          },
+          { name: 'read_file', arguments: { path: 'kept/notes.txt' } },
+        ],
+      });
       steps.push({ toolCalls: [{ name: 'finish', arguments: { summary: 'raced' } }] });
       model.script(script, steps);
 
@@ -141,7 +155,11 @@ describe.each(['bubblewrap', 'docker'] as const)(
         }
       }
       const reads = results.filter((r) => r.tool === 'read_file').map((r) => r.content);
-      expect(reads.length).toBe(READ_STEPS * READS_PER_STEP);
+      expect(reads.length).toBe(READ_STEPS * READS_PER_STEP + 1);
+      expect(reads.at(-1)).toBe('     1\tmade by the tools\n');
+      const kept = statSync(join(env.workspaceRoot, run.run_id, 'kept', 'notes.txt'));
+      // Created by the sandbox's user: uid 1000 in the container; bubblewrap maps it to ours.
+      expect(kept.uid).toBe(backend === 'docker' ? 1000 : process.getuid!());
       expect(reads.filter((text) => text.includes(MARKER))).toEqual([]);
       expect(results.filter((r) => r.content.includes(MARKER))).toEqual([]);
       // The flipper was really flipping while the tools ran: both states were seen.
