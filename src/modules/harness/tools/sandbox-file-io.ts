@@ -83,16 +83,12 @@ interface ScriptResult {
   aborted: boolean;
 }
 
-function failure(verb: string, path: string, result: ScriptResult): SandboxFileError {
-  if (result.timedOut) {
-    return new SandboxFileError(`could not ${verb} ${path} in time`);
-  }
-  if (result.aborted) return new SandboxFileError(`stopped before ${path} was ${verb}`);
-  const why = result.stderr
-    .trim()
-    .split('\n')
-    .at(-1)
-    ?.replace(/^.*?: /, '');
+function failure(verb: 'read' | 'write', path: string, result: ScriptResult): SandboxFileError {
+  if (result.timedOut) return new SandboxFileError(`could not ${verb} ${path} in time`);
+  if (result.aborted) return new SandboxFileError(`stopped before ${path} could be ${verb}`);
+  // "bash: line 3: ./t.txt: Permission denied" → "Permission denied" (the path is the model's own).
+  const last = result.stderr.trim().split('\n').at(-1) ?? '';
+  const why = last.slice(last.lastIndexOf(': ') + 1).trim();
   return new SandboxFileError(`could not ${verb} ${path}${why ? `: ${why}` : ''}`);
 }
 
@@ -143,7 +139,7 @@ async function runFileScript(
     return {
       code: null,
       stdout: Buffer.alloc(0),
-      stderr: `: bash is not available in the sandbox (${exit.startError.message})`,
+      stderr: `bash is not available in the sandbox (${exit.startError.code ?? 'not started'})`,
       timedOut: false,
       aborted: false,
     };
