@@ -28,10 +28,10 @@ const READ_SCRIPT = `
 exec head -c "$2" -- "$1"
 `;
 
-/** Replaces $1 with stdin, creating its parent directories. */
+/** Replaces $1 (always `./…`) with stdin, creating its parent directories when missing. */
 const WRITE_SCRIPT = `
 [ -d "$1" ] && exit ${IS_DIRECTORY}
-mkdir -p -- "$(dirname -- "$1")" || exit 1
+[ -d "\${1%/*}" ] || mkdir -p -- "\${1%/*}" || exit 1
 exec cat > "$1"
 `;
 
