@@ -1,7 +1,13 @@
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { resolveInWorkspace } from './workspace-paths';
-import { functionTool, toolError, type AgentTool, type ToolOutcome } from './tool.types';
+import { realpath } from 'node:fs/promises';
+import { readInSandbox, writeInSandbox } from './sandbox-file-io';
+import {
+  functionTool,
+  toolError,
+  type AgentTool,
+  type ToolOutcome,
+  type ToolScope,
+} from './tool.types';
+import { resolveInWorkspace, workspaceRelative } from './workspace-paths';
 
 /** read_file returns at most this many characters; the model pages on with offset/limit. */
 export const MAX_READ_CHARS = 64 * 1024;
@@ -26,7 +32,7 @@ export const readFileTool: AgentTool = {
     const path = requiredString(args, 'path');
     const offset = optionalPositiveInt(args, 'offset') ?? 1;
     const limit = optionalPositiveInt(args, 'limit') ?? DEFAULT_READ_LINES;
-    const text = await readTextFile(await resolveInWorkspace(scope.workspaceDir, path), path);
+    const text = await readTextFile(scope, path);
     const lines = text.split('\n');
     if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
     if (offset > lines.length && !(offset === 1 && lines.length === 0)) {
@@ -62,13 +68,8 @@ export const writeFileTool: AgentTool = {
   async run(args, scope) {
     const path = requiredString(args, 'path');
     if (typeof args.content !== 'string') throw new ToolArgumentError('"content" must be a string');
-    const target = await resolveInWorkspace(scope.workspaceDir, path);
-    const existing = await stat(target).catch(() => undefined);
-    if (existing?.isDirectory()) return toolError(`${path} is a directory.`);
-    await mkdir(dirname(target), { recursive: true });
-    await writeFile(target, args.content);
-    // Written by this service: the sandbox's own user must be able to change it too.
-    await scope.sandbox.adopt(target);
+    // Written inside the sandbox, as its own user: nothing to adopt afterwards.
+    await writeInSandbox(scope, await sandboxRelative(scope, path), path, args.content);
     return { content: `Wrote ${Buffer.byteLength(args.content)} bytes to ${path}.` };
   },
 };
@@ -98,8 +99,7 @@ export const editFileTool: AgentTool = {
       throw new ToolArgumentError('"replace_all" must be a boolean');
     }
     if (oldString === newString) return toolError('old_string and new_string are identical.');
-    const target = await resolveInWorkspace(scope.workspaceDir, path);
-    const text = await readTextFile(target, path);
+    const text = await readTextFile(scope, path);
     const count = text.split(oldString).length - 1;
     if (count === 0) return toolError(`old_string was not found in ${path}; nothing changed.`);
     if (count > 1 && !replaceAll) {
@@ -108,7 +108,8 @@ export const editFileTool: AgentTool = {
           'to make it unique, or set replace_all to true.',
       );
     }
-    await writeFile(target, text.split(oldString).join(newString));
+    const edited = text.split(oldString).join(newString);
+    await writeInSandbox(scope, await sandboxRelative(scope, path), path, edited);
     return { content: `Replaced ${count} occurrence${count === 1 ? '' : 's'} in ${path}.` };
   },
 };
@@ -136,14 +137,22 @@ export function optionalPositiveInt(
   return value;
 }
 
-async function readTextFile(target: string, path: string): Promise<string> {
-  const info = await stat(target).catch(() => undefined);
-  if (!info) throw new ToolArgumentError(`${path} does not exist`);
-  if (info.isDirectory()) throw new ToolArgumentError(`${path} is a directory; use list_files`);
-  if (info.size > MAX_FILE_BYTES) {
+/**
+ * The workspace-relative form of `path` for the sandbox's file I/O, once the host-side check has
+ * refused what visibly leaves the workspace (absolute, `..`, symlinks pointing out) with a clear
+ * message. The check can be raced; the I/O inside the sandbox cannot leave it.
+ */
+async function sandboxRelative(scope: ToolScope, path: string): Promise<string> {
+  const target = await resolveInWorkspace(scope.workspaceDir, path);
+  return `./${workspaceRelative(await realpath(scope.workspaceDir), target)}`;
+}
+
+async function readTextFile(scope: ToolScope, path: string): Promise<string> {
+  const relative = await sandboxRelative(scope, path);
+  const bytes = await readInSandbox(scope, relative, path, MAX_FILE_BYTES);
+  if (bytes.length > MAX_FILE_BYTES) {
     throw new ToolArgumentError(`${path} is larger than 10 MiB; use search_files or run_command`);
   }
-  const bytes = await readFile(target);
   if (bytes.subarray(0, 8192).includes(0)) {
     throw new ToolArgumentError(`${path} is a binary file`);
   }

@@ -6,6 +6,8 @@ export interface SearchFile {
 }
 
 export interface RegexSearchOptions {
+  /** The workspace's real path: a file whose opened descriptor lies elsewhere is skipped. */
+  root: string;
   files: SearchFile[];
   pattern: string;
   limit: number;
@@ -21,22 +23,47 @@ export type RegexSearchResult =
 /**
  * The matching loop, run in a worker thread: a model-supplied regular expression can backtrack
  * for minutes, and it must not block the worker process's event loop while it does.
+ * Each file is opened first (never following a final symlink, never blocking on a FIFO), and
+ * read only when the opened descriptor is a regular file inside the workspace: a process in the
+ * sandbox that swaps a directory of the path for a symlink to a host directory after the walk
+ * gets the file skipped, not the host file searched.
  */
 const SEARCH_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { readFileSync, statSync } = require('node:fs');
-const { files, pattern, limit, maxFileBytes, maxLineChars } = workerData;
+const { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } = require('node:fs');
+const { root, files, pattern, limit, maxFileBytes, maxLineChars } = workerData;
+const rootPrefix = root.endsWith('/') ? root : root + '/';
+const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+function readInside(absolute) {
+  const fd = openSync(absolute, flags);
+  try {
+    const real = readlinkSync('/proc/self/fd/' + fd);
+    if (real !== root && !real.startsWith(rootPrefix)) return undefined;
+    const info = fstatSync(fd);
+    if (!info.isFile() || info.size > maxFileBytes) return undefined;
+    const bytes = Buffer.alloc(info.size);
+    let filled = 0;
+    while (filled < bytes.length) {
+      const read = readSync(fd, bytes, filled, bytes.length - filled, null);
+      if (read === 0) break;
+      filled += read;
+    }
+    return bytes.subarray(0, filled);
+  } finally {
+    closeSync(fd);
+  }
+}
 const regexp = new RegExp(pattern);
 const matches = [];
 let more = false;
 outer: for (const file of files) {
   let bytes;
   try {
-    if (statSync(file.absolute).size > maxFileBytes) continue;
-    bytes = readFileSync(file.absolute);
+    bytes = readInside(file.absolute);
   } catch {
     continue;
   }
+  if (!bytes) continue;
   if (bytes.subarray(0, 8192).includes(0)) continue;
   const lines = bytes.toString('utf8').split('\\n');
   for (let i = 0; i < lines.length; i++) {

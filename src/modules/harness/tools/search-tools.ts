@@ -1,9 +1,10 @@
-import { lstat, readdir, realpath } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { optionalPositiveInt, requiredString, ToolArgumentError } from './file-tools';
 import { globToRegExp } from './glob-pattern';
 import { regexSearch, type SearchFile } from './regex-search';
 import { functionTool, type AgentTool, type ToolScope } from './tool.types';
+import { readWorkspaceDirectory } from './workspace-directory';
 import { resolveInWorkspace, workspaceRelative } from './workspace-paths';
 
 const DEFAULT_LIST_LIMIT = 200;
@@ -38,7 +39,7 @@ export const listFilesTool: AgentTool = {
     if (!dir.isDir) throw new ToolArgumentError(`${path} is not a directory`);
     const entries: string[] = [];
     let truncated = false;
-    for await (const entry of walk(dir.absolute, args.recursive === true, dir.relative)) {
+    for await (const entry of walk(dir.root, dir.absolute, args.recursive === true, dir.relative)) {
       if (entries.length === limit) {
         truncated = true;
         break;
@@ -77,7 +78,7 @@ export const searchFilesTool: AgentTool = {
     const target = await existingPath(scope, path);
     const files: SearchFile[] = [];
     for await (const file of target.isDir
-      ? walk(target.absolute, true, target.relative)
+      ? walk(target.root, target.absolute, true, target.relative)
       : [target]) {
       if (!file.isFile) continue;
       const name = glob?.matchesBaseName ? posix.basename(file.relative) : file.relative;
@@ -86,6 +87,7 @@ export const searchFilesTool: AgentTool = {
       files.push({ relative: file.relative, absolute: file.absolute });
     }
     const result = await regexSearch({
+      root: target.root,
       files,
       pattern,
       limit,
@@ -120,16 +122,22 @@ interface WalkEntry {
   isFile: boolean;
 }
 
-/** A path of the workspace that exists, with its `/`-separated relative form ('' for the root). */
+/**
+ * A path of the workspace that exists, with its `/`-separated relative form ('' for the root) and
+ * the workspace's real path. What it says may be stale by the time it is used: the walk and the
+ * search open what they read and check the opened descriptor.
+ */
 async function existingPath(
   scope: ToolScope,
   path: string,
-): Promise<{ absolute: string; relative: string; isDir: boolean; isFile: boolean }> {
+): Promise<{ root: string; absolute: string; relative: string; isDir: boolean; isFile: boolean }> {
   const absolute = await resolveInWorkspace(scope.workspaceDir, path);
   const info = await lstat(absolute).catch(() => undefined);
   if (!info) throw new ToolArgumentError(`${path} does not exist`);
-  const relative = workspaceRelative(await realpath(scope.workspaceDir), absolute);
+  const root = await realpath(scope.workspaceDir);
+  const relative = workspaceRelative(root, absolute);
   return {
+    root,
     absolute,
     relative: relative === '.' ? '' : relative,
     isDir: info.isDirectory(),
@@ -138,8 +146,13 @@ async function existingPath(
 }
 
 /** Entries below `dir` in name order, paths relative to the workspace; symlinks are not followed. */
-async function* walk(dir: string, recursive: boolean, base: string): AsyncGenerator<WalkEntry> {
-  const entries = await readdir(dir, { withFileTypes: true });
+async function* walk(
+  root: string,
+  dir: string,
+  recursive: boolean,
+  base: string,
+): AsyncGenerator<WalkEntry> {
+  const entries = await readWorkspaceDirectory(root, dir);
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const entry of entries) {
     const relative = base ? `${base}/${entry.name}` : entry.name;
@@ -147,7 +160,7 @@ async function* walk(dir: string, recursive: boolean, base: string): AsyncGenera
     const isDir = entry.isDirectory();
     yield { relative, absolute, isDir, isFile: entry.isFile() };
     if (isDir && recursive && !SKIPPED_DIRS.has(entry.name)) {
-      yield* walk(absolute, true, relative);
+      yield* walk(root, absolute, true, relative);
     }
   }
 }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -125,6 +126,19 @@ describe('Toolbox (built-in tools)', () => {
     expect(await run('search_files', { pattern: '(' })).toMatch(/not a valid regular expression/);
     writeFileSync(join(root, 'bin.dat'), Buffer.from([1, 0, 2]));
     expect(await run('read_file', { path: 'bin.dat' })).toBe('Error: bin.dat is a binary file.');
+  });
+
+  it('refuses FIFOs and directories without waiting on them', async () => {
+    execFileSync('mkfifo', [join(root, 'pipe')]);
+    mkdirSync(join(root, 'dir'));
+    expect(await run('read_file', { path: 'pipe' })).toBe('Error: pipe is not a regular file.');
+    expect(await run('read_file', { path: 'dir' })).toBe(
+      'Error: dir is a directory; use list_files.',
+    );
+    expect(await run('write_file', { path: 'dir', content: 'x' })).toBe(
+      'Error: dir is a directory.',
+    );
+    expect(await run('search_files', { pattern: 'x' })).toBe('No matches.');
   });
 
   it('stops a search whose regular expression backtracks without end', async () => {

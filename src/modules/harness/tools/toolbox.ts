@@ -3,6 +3,7 @@ import { REPORT_ARTIFACT_TOOL, runReportArtifactTool } from '../../artifacts/rep
 import type { McpToolset } from '../mcp/mcp-toolset';
 import { finishTool, runCommandTool } from './command-tools';
 import { editFileTool, readFileTool, ToolArgumentError, writeFileTool } from './file-tools';
+import { SandboxFileError } from './sandbox-file-io';
 import { listFilesTool, searchFilesTool } from './search-tools';
 import {
   toolDenied,
@@ -67,7 +68,11 @@ export class Toolbox {
     try {
       return await tool.run(args, this.scope);
     } catch (err) {
-      if (err instanceof ToolArgumentError || err instanceof WorkspacePathError) {
+      if (
+        err instanceof ToolArgumentError ||
+        err instanceof WorkspacePathError ||
+        err instanceof SandboxFileError
+      ) {
         return toolError(`${err.message}.`);
       }
       const code = (err as NodeJS.ErrnoException).code;
