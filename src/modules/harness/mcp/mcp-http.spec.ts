@@ -3,13 +3,16 @@ import type { Sandbox } from '../../sandbox/sandbox.types';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { EgressGuard } from '../../../common/egress/egress-guard';
 import { McpToolset } from './mcp-toolset';
 
 /** A stateless streamable-HTTP MCP server that wants `x-api-key: sekret`. */
 function startHttpMcpServer(): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
     void (async () => {
-      if (req.headers['x-api-key'] !== 'sekret') return res.writeHead(401).end('unauthorized');
+      if (req.headers['x-api-key'] !== 'sekret') {
+        return res.writeHead(401).end('internal-body: do not repeat me');
+      }
       if (req.method !== 'POST') return res.writeHead(405).end();
       const body = JSON.parse(await readBody(req)) as unknown;
       const mcp = new McpServer({ name: 'http-test', version: '1.0.0' });
@@ -41,7 +44,8 @@ describe('McpToolset over streamable HTTP', () => {
   const signal = new AbortController().signal;
   // HTTP servers are reached from this process: no program is started in the sandbox.
   const sandbox = {} as Sandbox;
-  const options = { sandbox, path: undefined, timeoutMs: 10_000, signal };
+  const egress = EgressGuard.fromSetting('127.0.0.1');
+  const options = { sandbox, path: undefined, egress, timeoutMs: 10_000, signal };
 
   beforeAll(async () => {
     http = await startHttpMcpServer();
@@ -65,12 +69,14 @@ describe('McpToolset over streamable HTTP', () => {
     }
   });
 
-  it('fails with environment_setup_failed when the server refuses the headers', async () => {
-    await expect(
-      McpToolset.connect({ remote: { url: http.url, headers: { 'x-api-key': 'wrong' } } }, options),
-    ).rejects.toMatchObject({
+  it('fails with environment_setup_failed naming the status, never the body, when the server refuses the headers', async () => {
+    const failure = McpToolset.connect(
+      { remote: { url: http.url, headers: { 'x-api-key': 'wrong' } } },
+      options,
+    );
+    await expect(failure).rejects.toMatchObject({
       code: 'environment_setup_failed',
-      message: expect.stringContaining(`MCP server "remote" (${http.url}) failed to start`),
+      message: `MCP server "remote" (${http.url}) failed to start: the server answered HTTP 401`,
     });
   });
 });
