@@ -1,46 +1,14 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Sandbox } from '../../sandbox/sandbox.types';
-import type { AddressInfo } from 'node:net';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  INTERNAL_BODY,
+  startHttpMcpServer,
+  type HttpMcpServer,
+} from '../../../../test/fixtures/http-mcp-server';
 import { EgressGuard } from '../../../common/egress/egress-guard';
 import { McpToolset } from './mcp-toolset';
 
-/** A stateless streamable-HTTP MCP server that wants `x-api-key: sekret`. */
-function startHttpMcpServer(): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    void (async () => {
-      if (req.headers['x-api-key'] !== 'sekret') {
-        return res.writeHead(401).end('internal-body: do not repeat me');
-      }
-      if (req.method !== 'POST') return res.writeHead(405).end();
-      const body = JSON.parse(await readBody(req)) as unknown;
-      const mcp = new McpServer({ name: 'http-test', version: '1.0.0' });
-      mcp.registerTool('ping', { description: 'Answers pong.' }, () => ({
-        content: [{ type: 'text', text: 'pong' }],
-      }));
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      res.on('close', () => void mcp.close());
-      await mcp.connect(transport);
-      await transport.handleRequest(req, res, body);
-    })();
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      resolve({ url: `http://127.0.0.1:${port}/mcp`, server });
-    }),
-  );
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 describe('McpToolset over streamable HTTP', () => {
-  let http: { url: string; server: Server };
+  let http: HttpMcpServer;
   const signal = new AbortController().signal;
   // HTTP servers are reached from this process: no program is started in the sandbox.
   const sandbox = {} as Sandbox;
@@ -48,9 +16,9 @@ describe('McpToolset over streamable HTTP', () => {
   const options = { sandbox, path: undefined, egress, timeoutMs: 10_000, signal };
 
   beforeAll(async () => {
-    http = await startHttpMcpServer();
+    http = await startHttpMcpServer('sekret');
   });
-  afterAll(() => new Promise((resolve) => http.server.close(resolve)));
+  afterAll(() => http.close());
 
   it('connects with the configured headers and calls tools', async () => {
     const toolset = await McpToolset.connect(
@@ -78,5 +46,6 @@ describe('McpToolset over streamable HTTP', () => {
       code: 'environment_setup_failed',
       message: `MCP server "remote" (${http.url}) failed to start: the server answered HTTP 401`,
     });
+    await expect(failure).rejects.not.toThrow(INTERNAL_BODY);
   });
 });
