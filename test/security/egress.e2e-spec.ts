@@ -120,6 +120,15 @@ describe('egress policy, default (nothing allow-listed)', () => {
     expect(internal.connections).toBe(0);
   });
 
+  it('refuses MCP urls other than http(s) when the run is created (400 naming the field)', async () => {
+    const res = await api.post('/agent/runs', {
+      prompt: 'x',
+      config: { mcp_servers: { local: { url: 'file:///proc/self/environ' } } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toBe('config.mcp_servers.local.url: must be an http or https URL');
+  });
+
   it('refuses factory repository URLs on loopback: no connection, one answer for open and closed ports', async () => {
     const open = internal.port;
     const closed = await closedPort();
