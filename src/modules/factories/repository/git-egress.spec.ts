@@ -24,9 +24,9 @@ const pinned = (url: string, guard: EgressGuard) => pinnedRemote(url, protocolOf
 describe('pinnedRemote', () => {
   const publicGuard = new EgressGuard(undefined, resolverTo('140.82.121.4'));
 
-  it('pins an https remote with curl’s resolve list and turns redirects off', async () => {
+  it('pins an https remote with curl’s resolve list, gives git the URL as checked and turns redirects off', async () => {
     expect(await pinned('https://GitHub.com/acme/x.git', publicGuard)).toEqual({
-      url: 'https://GitHub.com/acme/x.git',
+      url: 'https://github.com/acme/x.git',
       configs: ['http.followRedirects=false', 'http.curloptResolve=github.com:443:140.82.121.4'],
       env: {},
     });
@@ -57,6 +57,14 @@ describe('pinnedRemote', () => {
     ]) {
       await expect(pinned(url, guard)).rejects.toThrow(/^egress refused: .* loopback address/);
     }
+    for (const url of ['https://2130706433/x.git', 'https://0x7f.1/x.git']) {
+      await expect(pinned(url, guard)).rejects.toThrow(
+        'egress refused: 127.0.0.1 is a loopback address',
+      );
+    }
+    await expect(pinned('https://1.2.3.4.5/x.git', publicGuard)).rejects.toThrow(
+      'egress refused: the URL cannot be read',
+    );
     await expect(pinned('ftp://example.com/x.git', publicGuard)).rejects.toThrow(
       'egress refused: connections over the ftp transport cannot be checked',
     );

@@ -28,7 +28,7 @@ export async function pinnedRemote(
   if (protocol === 'http' || protocol === 'https') return pinnedHttp(url, protocol, guard);
   if (protocol === 'ssh') return pinnedSsh(url, guard);
   if (protocol === 'git') {
-    const parsed = new URL(url);
+    const parsed = parseUrl(url);
     const target = await guard.check(parsed.hostname, Number(parsed.port) || 9418);
     parsed.hostname = bracketed(target.address, target.family);
     return { url: parsed.toString(), configs: [], env: {} };
@@ -39,7 +39,7 @@ export async function pinnedRemote(
 }
 
 async function pinnedHttp(url: string, protocol: string, guard: EgressGuard) {
-  const parsed = new URL(url);
+  const parsed = parseUrl(url);
   const port = Number(parsed.port) || (protocol === 'https' ? 443 : 80);
   const target = await guard.check(parsed.hostname, port);
   const configs = ['http.followRedirects=false'];
@@ -48,14 +48,16 @@ async function pinnedHttp(url: string, protocol: string, guard: EgressGuard) {
       `http.curloptResolve=${target.host}:${port}:${bracketed(target.address, target.family)}`,
     );
   }
-  return { url, configs, env: {} };
+  // git gets the URL as it was checked (`https://2130706433/` is `https://127.0.0.1/`), so curl
+  // cannot read its host differently.
+  return { url: parsed.href, configs, env: {} };
 }
 
 async function pinnedSsh(url: string, guard: EgressGuard): Promise<PinnedRemote> {
   let host: string;
   let port = 22;
   if (/^[a-z+]+:\/\//i.test(url)) {
-    const parsed = new URL(url);
+    const parsed = parseUrl(url);
     host = parsed.hostname;
     port = Number(parsed.port) || 22;
   } else {
@@ -77,6 +79,14 @@ async function pinnedSsh(url: string, guard: EgressGuard): Promise<PinnedRemote>
     shellQuote(`HostKeyAlias=${target.host}`),
   ].join(' ');
   return { url, configs: [], env: { GIT_SSH_COMMAND: command, GIT_SSH_VARIANT: 'ssh' } };
+}
+
+function parseUrl(url: string): URL {
+  try {
+    return new URL(url);
+  } catch {
+    throw new EgressRefusedError('egress refused: the URL cannot be read');
+  }
 }
 
 function bracketed(address: string, family: 4 | 6): string {
