@@ -69,6 +69,9 @@ describe('repository-backed factories (local bare repo, polling the production b
     env = createTestEnvironment('factories_repo', 'http://127.0.0.1:9/v1');
     app = await startTestApp(env, ['api', 'ingress', 'worker'], {
       'factories.repositoryProtocols': 'file,http',
+      // The private repository below is served on loopback, which the egress policy refuses
+      // unless the operator allow-lists it (test/security/egress.e2e-spec.ts: the default).
+      'egress.allow': '127.0.0.1',
       'factories.pollIntervalMs': 200,
     });
     api = apiClient(app.baseUrl, app.apiKey);

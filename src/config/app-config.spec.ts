@@ -100,6 +100,15 @@ describe('loadConfig', () => {
     );
   });
 
+  it('allows no internal egress by default and checks AMBIENT_EGRESS_ALLOW', () => {
+    expect(loadConfig(base).egress).toEqual({ allow: '' });
+    const allow = '10.0.0.0/8, mcp.internal:8443';
+    expect(loadConfig({ ...base, AMBIENT_EGRESS_ALLOW: allow }).egress).toEqual({ allow });
+    expect(() => loadConfig({ ...base, AMBIENT_EGRESS_ALLOW: '10.0.0.0/8,http://x' })).toThrow(
+      /^AMBIENT_EGRESS_ALLOW: "http:\/\/x" is not a block/,
+    );
+  });
+
   it('names a missing configuration file', () => {
     expect(() => loadConfig({ AMBIENT_CONFIG_FILE: 'config/nope.yaml' })).toThrow(
       /^AMBIENT_CONFIG_FILE: cannot read/,

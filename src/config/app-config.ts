@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { EgressAllowList } from '../common/egress/egress-allow-list';
 
 export const ROLES = ['api', 'ingress', 'worker', 'scheduler'] as const;
 export type Role = (typeof ROLES)[number];
@@ -58,6 +59,12 @@ export interface AppConfig {
     sweepGraceMs: number;
   };
   factories: { pollIntervalMs: number; repositoryProtocols: string };
+  /**
+   * Connections made on a tenant's behalf (MCP `url` servers, factory repositories) never reach
+   * loopback, private, link-local or unique-local addresses except what `allow`
+   * (AMBIENT_EGRESS_ALLOW: CIDRs, addresses, host[:port], comma-separated) lists.
+   */
+  egress: { allow: string };
   selfHosted: { claimTimeoutMs: number; readTimeoutMs: number };
   /** Transcripts and artifact files; downloads go through HMAC-signed, time-limited URLs. */
   blobs: {
@@ -312,6 +319,7 @@ const SETTINGS: Setting[] = [
     env: 'AMBIENT_FACTORY_REPOSITORY_PROTOCOLS',
     kind: 'string',
   },
+  { path: 'egress.allow', env: 'AMBIENT_EGRESS_ALLOW', kind: 'string', optional: true },
   {
     path: 'selfHosted.claimTimeoutMs',
     env: 'AMBIENT_SELF_HOSTED_CLAIM_TIMEOUT_MS',
@@ -500,6 +508,7 @@ export function loadConfig(
   }
   const config = tree as unknown as AppConfig;
   config.metrics ??= {};
+  config.egress = { allow: checkEgressAllow(config.egress?.allow) };
   if (config.runs.workspaceVolume === 'auto') config.runs.workspaceVolume = hostname();
   if (config.runs.workspaceVolume.length > 128) {
     throw new ConfigError('AMBIENT_WORKSPACE_VOLUME: at most 128 characters');
@@ -527,6 +536,16 @@ export function loadConfig(
     throw new ConfigError('REDIS_URL: must start with redis:// or rediss://');
   }
   return config;
+}
+
+/** AMBIENT_EGRESS_ALLOW, checked (an unreadable entry stops start-up) and '' when unset. */
+export function checkEgressAllow(allow: string | undefined): string {
+  try {
+    EgressAllowList.parse(allow);
+  } catch (err) {
+    throw new ConfigError(`AMBIENT_EGRESS_ALLOW: ${(err as Error).message}`);
+  }
+  return allow ?? '';
 }
 
 function checkSandboxSettings(sandbox: SandboxSettings): void {

@@ -22,7 +22,16 @@ describe('parseWorkerOptions', () => {
       modelsFile: resolve('config/models.yaml'),
       vendorClis: { claudeBin: 'claude', codexBin: 'codex', geminiBin: 'gemini' },
       sandbox: expect.objectContaining({ backend: 'auto', network: 'none' }),
+      egress: { allow: '' },
     });
+  });
+
+  it('reads AMBIENT_EGRESS_ALLOW as the server does', () => {
+    const options = parseWorkerOptions(required, { AMBIENT_EGRESS_ALLOW: '10.0.0.0/8' });
+    expect(options).toMatchObject({ egress: { allow: '10.0.0.0/8' } });
+    expect(() => parseWorkerOptions(required, { AMBIENT_EGRESS_ALLOW: 'a b' })).toThrow(
+      /^AMBIENT_EGRESS_ALLOW: "a b" is not a block/,
+    );
   });
 
   it('reads the sandbox settings as the server does, --sandbox naming the backend', () => {

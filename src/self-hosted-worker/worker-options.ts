@@ -23,6 +23,8 @@ export interface WorkerOptions {
   vendorClis: { claudeBin: string; codexBin: string; geminiBin: string };
   /** Where executions run: the server's AMBIENT_SANDBOX* settings, read on this machine. */
   sandbox: SandboxSettings;
+  /** AMBIENT_EGRESS_ALLOW on this machine: what `url` MCP servers may reach beyond the public. */
+  egress: { allow: string };
 }
 
 export class OptionsError extends Error {}
@@ -45,7 +47,8 @@ Connects to Ambient as a self-hosted worker and executes the runs whose config.w
                                 limits, network and images as on the server (AMBIENT_SANDBOX_*,
                                 AMBIENT_DOCKER_*; README "Isolation")
 Vendor CLIs of the claude, codex and gemini harnesses: AMBIENT_CLAUDE_BIN, AMBIENT_CODEX_BIN,
-AMBIENT_GEMINI_BIN (default: claude, codex, gemini on PATH).
+AMBIENT_GEMINI_BIN (default: claude, codex, gemini on PATH). MCP url servers of runs on this
+machine reach loopback and private addresses only as AMBIENT_EGRESS_ALLOW lists (README).
   --help                        show this help`;
 
 /** Reads flags, falling back to environment variables; throws OptionsError naming the problem. */
@@ -112,14 +115,18 @@ export function parseWorkerOptions(
       codexBin: env.AMBIENT_CODEX_BIN || 'codex',
       geminiBin: env.AMBIENT_GEMINI_BIN || 'gemini',
     },
-    sandbox: sandboxSettings(env, text('sandbox')),
+    ...serverSettings(env, text('sandbox')),
   };
 }
 
-/** The server's sandbox settings (config/default.yaml and AMBIENT_SANDBOX*), read here. */
-function sandboxSettings(env: NodeJS.ProcessEnv, backend: string | undefined): SandboxSettings {
+/** The server's sandbox and egress settings (config/default.yaml, AMBIENT_SANDBOX*, AMBIENT_EGRESS_ALLOW), read here. */
+function serverSettings(
+  env: NodeJS.ProcessEnv,
+  backend: string | undefined,
+): Pick<WorkerOptions, 'sandbox' | 'egress'> {
   try {
-    return loadConfig(env, backend ? { 'sandbox.backend': backend } : {}).sandbox;
+    const { sandbox, egress } = loadConfig(env, backend ? { 'sandbox.backend': backend } : {});
+    return { sandbox, egress };
   } catch (err) {
     throw new OptionsError((err as Error).message.replace(/^sandbox\.backend:/, '--sandbox:'));
   }

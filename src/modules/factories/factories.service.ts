@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, IsNull } from 'typeorm';
+import { EgressGuard } from '../../common/egress/egress-guard';
 import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
@@ -42,7 +43,10 @@ export class FactoriesService {
     private readonly webhooks: WebhookStore,
     private readonly credentials: RepositoryCredentials,
   ) {
-    this.git = new GitRepository(allowedProtocols(config));
+    this.git = new GitRepository(
+      allowedProtocols(config),
+      EgressGuard.fromSetting(config.egress.allow),
+    );
   }
 
   /** Creates the factory and applies its first definition in one transaction. */

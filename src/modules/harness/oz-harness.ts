@@ -3,6 +3,7 @@ import type {
   ChatCompletionAssistantMessageParam,
   ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions';
+import { EgressGuard } from '../../common/egress/egress-guard';
 import type { ErrorCode } from '../../common/errors/error-codes';
 import { messageText } from './message-text';
 import { withRequestId } from './stored-message';
@@ -36,8 +37,11 @@ const MCP_CONNECT_TIMEOUT_MS = 60_000;
 export class OzHarness implements Harness {
   readonly type = 'oz';
 
+  /** `egress`: the policy of `url` MCP servers, which this process connects to. */
+  constructor(private readonly egress: EgressGuard = new EgressGuard()) {}
+
   run(context: HarnessContext): Promise<HarnessResult> {
-    return new OzRun(context).execute();
+    return new OzRun(context, this.egress).execute();
   }
 }
 
@@ -54,7 +58,10 @@ class OzRun {
   private readonly client: ModelClient;
   private toolbox!: Toolbox;
 
-  constructor(private readonly ctx: HarnessContext) {
+  constructor(
+    private readonly ctx: HarnessContext,
+    private readonly egress: EgressGuard,
+  ) {
     this.client = createModelClient(ctx.model.provider, ctx.runId);
   }
 
@@ -95,6 +102,7 @@ class OzRun {
     const toolset = await McpToolset.connect(servers, {
       sandbox: this.ctx.sandbox,
       path: this.ctx.commandEnv.PATH,
+      egress: this.egress,
       timeoutMs: MCP_CONNECT_TIMEOUT_MS,
       signal: this.stop.signal,
     });

@@ -18,10 +18,14 @@ export function assertMcpServers(
       throw ApiError.invalid(field, 'must have exactly one of warp_id, command or url');
     }
     if (server.url !== undefined) {
+      let protocol: string;
       try {
-        new URL(server.url);
+        protocol = new URL(server.url).protocol;
       } catch {
         throw ApiError.invalid(`${field}.url`, 'must be a valid URL');
+      }
+      if (protocol !== 'http:' && protocol !== 'https:') {
+        throw ApiError.invalid(`${field}.url`, 'must be an http or https URL');
       }
     }
     if (

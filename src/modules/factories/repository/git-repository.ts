@@ -3,9 +3,11 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { EgressGuard, EgressRefusedError } from '../../../common/egress/egress-guard';
 import { gitEnv } from '../../environments/setup-steps';
 import { DefinitionFile } from '../definition/definition.types';
 import { MAX_FILE_BYTES, MAX_FILES } from '../definition/definition-parser';
+import { pinnedRemote, type PinnedRemote } from './git-egress';
 
 const run = promisify(execFile);
 const GIT_TIMEOUT_MS = 60_000;
@@ -49,19 +51,22 @@ export function protocolOf(url: string): string | null {
  * Why outside the Sandbox boundary: this is the service's own tool, not agent-controlled code.
  * No agent runs here; git only fetches and reads the definition files (no checkout hooks, no
  * repository code is executed), with fixed arguments and a URL limited to the allowed transports.
+ * The URL is the tenant's: every command's connection is checked and pinned by the egress guard.
  */
 export class GitRepository {
-  constructor(private readonly allowedProtocols: string[]) {}
+  constructor(
+    private readonly allowedProtocols: string[],
+    private readonly egress: EgressGuard,
+  ) {}
 
   /** The commit the branch points at now (`token`: for a private https repository). */
   async head(location: RepositoryLocation, token: string | null = null): Promise<string> {
-    const { stdout } = await this.git(token, [
-      'ls-remote',
-      '--exit-code',
-      '--',
-      location.url,
-      `refs/heads/${location.branch}`,
-    ]);
+    const remote = await this.remote(location.url);
+    const { stdout } = await this.git(
+      token,
+      ['ls-remote', '--exit-code', '--', remote.url, `refs/heads/${location.branch}`],
+      remote,
+    );
     const commit = stdout.split(/\s/)[0];
     if (!/^[0-9a-f]{40,64}$/.test(commit))
       throw new RepositoryError(`branch "${location.branch}" not found`);
@@ -73,20 +78,25 @@ export class GitRepository {
     location: RepositoryLocation,
     token: string | null = null,
   ): Promise<{ commit: string; files: DefinitionFile[] }> {
+    const remote = await this.remote(location.url);
     const dir = await mkdtemp(join(tmpdir(), 'ambient-factory-'));
     try {
-      await this.git(token, [
-        'clone',
-        '--quiet',
-        '--depth',
-        '1',
-        '--single-branch',
-        '--branch',
-        location.branch,
-        '--',
-        location.url,
-        dir,
-      ]);
+      await this.git(
+        token,
+        [
+          'clone',
+          '--quiet',
+          '--depth',
+          '1',
+          '--single-branch',
+          '--branch',
+          location.branch,
+          '--',
+          remote.url,
+          dir,
+        ],
+        remote,
+      );
       const { stdout } = await this.git(null, ['-C', dir, 'rev-parse', 'HEAD']);
       const root = join(dir, location.path);
       const files: DefinitionFile[] = [];
@@ -97,9 +107,24 @@ export class GitRepository {
     }
   }
 
-  private async git(token: string | null, args: string[]): Promise<{ stdout: string }> {
+  /** Where a command for `url` connects, checked by the egress policy just now. */
+  private async remote(url: string): Promise<PinnedRemote> {
     try {
-      return await run('git', args, {
+      return await pinnedRemote(url, protocolOf(url), this.egress);
+    } catch (err) {
+      if (err instanceof EgressRefusedError) throw new RepositoryError(err.message);
+      throw err;
+    }
+  }
+
+  private async git(
+    token: string | null,
+    args: string[],
+    remote?: PinnedRemote,
+  ): Promise<{ stdout: string }> {
+    const configs = (remote?.configs ?? []).flatMap((setting) => ['-c', setting]);
+    try {
+      return await run('git', [...configs, ...args], {
         timeout: GIT_TIMEOUT_MS,
         maxBuffer: 4 * 1024 * 1024,
         env: {
@@ -108,12 +133,15 @@ export class GitRepository {
           GIT_ALLOW_PROTOCOL: this.allowedProtocols.join(':'),
           GIT_CONFIG_NOSYSTEM: '1',
           ...gitEnv(token),
+          ...remote?.env,
         },
       });
     } catch (err) {
+      // git's own last word; `remote:` lines are what the server sent and are never repeated.
       const stderr = String((err as { stderr?: string }).stderr ?? '')
         .trim()
         .split('\n')
+        .filter((line) => !/^remote:/i.test(line.trim()))
         .at(-1);
       throw new RepositoryError(
         `git ${args[0] === '-C' ? args[2] : args[0]} failed: ${stderr || (err as Error).message}`,

@@ -3,6 +3,7 @@ import { openProcessSandbox } from '../../sandbox/process-sandbox';
 import type { Sandbox } from '../../sandbox/sandbox.types';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { EgressGuard } from '../../../common/egress/egress-guard';
 import { McpSetupError, McpToolset } from './mcp-toolset';
 import { mcpToolName } from './mcp-tool-names';
 
@@ -21,6 +22,7 @@ describe('McpToolset', () => {
   const options = () => ({
     sandbox,
     path: '/usr/local/bin:/usr/bin:/bin',
+    egress: EgressGuard.fromSetting('127.0.0.1'),
     timeoutMs: 30_000,
     signal,
   });
@@ -96,7 +98,22 @@ describe('McpToolset', () => {
     const failure = McpToolset.connect({ remote: { url: 'http://127.0.0.1:9/mcp' } }, options());
     await expect(failure).rejects.toMatchObject({
       code: 'environment_setup_failed',
-      message: expect.stringContaining('MCP server "remote" (http://127.0.0.1:9/mcp)'),
+      message: expect.stringContaining(
+        'MCP server "remote" (http://127.0.0.1:9/mcp) failed to start: the connection failed (ECONNREFUSED)',
+      ),
+    });
+  });
+
+  it('refuses a url server on a loopback address under the default egress policy', async () => {
+    const failure = McpToolset.connect(
+      { remote: { url: 'http://user:pw@127.0.0.1:9/mcp?token=t' } },
+      { ...options(), egress: new EgressGuard() },
+    );
+    await expect(failure).rejects.toMatchObject({
+      code: 'environment_setup_failed',
+      message:
+        'MCP server "remote" (http://127.0.0.1:9/mcp) failed to start: egress refused: ' +
+        '127.0.0.1 is a loopback address (AMBIENT_EGRESS_ALLOW)',
     });
   });
 

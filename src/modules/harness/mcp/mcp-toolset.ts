@@ -3,6 +3,7 @@ import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completio
 import type { ErrorCode } from '../../../common/errors/error-codes';
 import type { McpServerConfig } from '../../runs/run.types';
 import { connectMcpServer, type ConnectOptions } from './mcp-transports';
+import { displayUrl, remoteFailure } from './mcp-remote-errors';
 import { mcpToolName } from './mcp-tool-names';
 
 /** A tool result longer than this keeps its head and tail. */
@@ -111,12 +112,15 @@ export class McpToolset {
   }
 
   private async add(server: string, config: McpServerConfig, options: ConnectOptions) {
-    const what = config.command !== undefined ? `command "${config.command}"` : config.url;
+    const remote = config.command === undefined;
+    const what = remote ? displayUrl(config.url) : `command "${config.command}"`;
+    // A url server's errors quote what it sent back: only their kind is reported.
+    const why = (err: unknown) => (remote ? remoteFailure(err) : errText(err));
     let connected;
     try {
       connected = await connectMcpServer(config, options);
     } catch (err) {
-      throw new McpSetupError('environment_setup_failed', failure(server, what, err));
+      throw new McpSetupError('environment_setup_failed', failure(server, what, why(err)));
     }
     this.clients.push(connected.client);
     try {
@@ -147,14 +151,14 @@ export class McpToolset {
       const stderr = connected.stderrTail();
       throw new McpSetupError(
         'environment_setup_failed',
-        failure(server, what, err) + (stderr ? `; stderr: ${stderr}` : ''),
+        failure(server, what, why(err)) + (stderr ? `; stderr: ${stderr}` : ''),
       );
     }
   }
 }
 
-function failure(server: string, what: string | undefined, err: unknown): string {
-  return `MCP server "${server}" (${what}) failed to start: ${errText(err)}`;
+function failure(server: string, what: string, why: string): string {
+  return `MCP server "${server}" (${what}) failed to start: ${why}`;
 }
 
 function renderContent(content: unknown, structured: unknown): string {

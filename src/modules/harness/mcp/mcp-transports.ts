@@ -1,8 +1,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { EgressGuard } from '../../../common/egress/egress-guard';
+import { guardedFetch } from '../../../common/egress/guarded-fetch';
 import type { McpServerConfig } from '../../runs/run.types';
 import type { Sandbox } from '../../sandbox/sandbox.types';
+import { egressRefusal } from './mcp-remote-errors';
 import { SandboxStdioTransport } from './sandbox-stdio-transport';
 
 /** How much of a stdio server's stderr is kept to explain a failed start. */
@@ -13,6 +16,8 @@ export interface ConnectOptions {
   sandbox: Sandbox;
   /** PATH for stdio servers; nothing else of any environment but the entry's own `env`. */
   path: string | undefined;
+  /** The policy every connection to a `url` server goes through (it runs on this host). */
+  egress: EgressGuard;
   timeoutMs: number;
   signal: AbortSignal;
 }
@@ -54,21 +59,23 @@ export async function connectMcpServer(
   }
 
   const url = new URL(config.url ?? '');
-  const requestInit = { headers: config.headers ?? {} };
+  // Redirects are left to the guarded fetch: it follows few, within the origin, each checked.
+  const http = {
+    requestInit: { headers: config.headers ?? {} },
+    fetch: guardedFetch(options.egress),
+    redirectPolicy: 'follow' as const,
+  };
   const streamable = new Client(clientInfo);
   try {
-    await streamable.connect(
-      new StreamableHTTPClientTransport(url, { requestInit }),
-      requestOptions,
-    );
+    await streamable.connect(new StreamableHTTPClientTransport(url, http), requestOptions);
     return { client: streamable, stderrTail: () => '' };
   } catch (streamableError) {
     await streamable.close().catch(() => undefined);
-    if (options.signal.aborted) throw streamableError;
+    if (options.signal.aborted || egressRefusal(streamableError)) throw streamableError;
     // Servers of the older HTTP+SSE protocol reject the streamable handshake; try that next.
     const sse = new Client(clientInfo);
     try {
-      await sse.connect(new SSEClientTransport(url, { requestInit }), requestOptions);
+      await sse.connect(new SSEClientTransport(url, http), requestOptions);
       return { client: sse, stderrTail: () => '' };
     } catch {
       await sse.close().catch(() => undefined);

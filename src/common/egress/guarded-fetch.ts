@@ -1,0 +1,145 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { EgressGuard, EgressRefusedError, pinnedLookup } from './egress-guard';
+
+export type GuardedFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** Redirects one request may follow (each hop checked again). */
+export const MAX_REDIRECTS = 3;
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const NULL_BODY = new Set([204, 205, 304]);
+
+interface Outgoing {
+  method: string;
+  headers: Headers;
+  body: Buffer | null;
+}
+
+/**
+ * A `fetch` whose every connection goes through `guard`: the name is resolved and checked once
+ * and the socket connects to that address; only http and https; a redirect is followed (at most
+ * MAX_REDIRECTS, each checked again) only within the request's origin, so the headers the tenant
+ * configured for a server never reach another one. `redirect: 'manual'` returns redirects as is.
+ */
+export function guardedFetch(guard: EgressGuard): GuardedFetch {
+  return async (input, init = {}) => {
+    init.signal?.throwIfAborted();
+    let url = new URL(input);
+    let outgoing = await outgoingRequest(init);
+    for (let hop = 0; ; hop++) {
+      const response = await send(guard, url, outgoing, init.signal ?? undefined);
+      if (!REDIRECTS.has(response.status) || init.redirect === 'manual') return response;
+      await response.body?.cancel();
+      if (init.redirect === 'error')
+        throw new TypeError('fetch failed: redirect (redirect: error)');
+      const location = response.headers.get('location');
+      if (!location) throw new TypeError('fetch failed: a redirect without Location');
+      const next = new URL(location, url);
+      if (next.origin !== url.origin) {
+        throw new EgressRefusedError(
+          'egress refused: a redirect to another origin is not followed',
+        );
+      }
+      if (hop >= MAX_REDIRECTS) {
+        throw new EgressRefusedError(`egress refused: more than ${MAX_REDIRECTS} redirects`);
+      }
+      const turnsIntoGet =
+        response.status === 303 ||
+        ((response.status === 301 || response.status === 302) && outgoing.method === 'POST');
+      if (turnsIntoGet && outgoing.method !== 'HEAD') {
+        const headers = new Headers(outgoing.headers);
+        for (const name of ['content-type', 'content-length', 'content-encoding']) {
+          headers.delete(name);
+        }
+        outgoing = { method: 'GET', headers, body: null };
+      }
+      url = next;
+    }
+  };
+}
+
+async function outgoingRequest(init: RequestInit): Promise<Outgoing> {
+  const headers = new Headers(init.headers);
+  const method = (init.method ?? 'GET').toUpperCase();
+  if (init.body === undefined || init.body === null) return { method, headers, body: null };
+  // A Response reads every body form fetch accepts (string, bytes, Blob, form data, stream).
+  const wrapped = new Response(init.body);
+  const type = wrapped.headers.get('content-type');
+  if (type && !headers.has('content-type')) headers.set('content-type', type);
+  return { method, headers, body: Buffer.from(await wrapped.arrayBuffer()) };
+}
+
+async function send(
+  guard: EgressGuard,
+  url: URL,
+  outgoing: Outgoing,
+  signal: AbortSignal | undefined,
+): Promise<Response> {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new EgressRefusedError(
+      `egress refused: ${url.protocol.replace(/:$/, '')} URLs are not allowed (http and https only)`,
+    );
+  }
+  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+  const target = await guard.check(url.hostname, port);
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const headers: Record<string, string> = Object.fromEntries(outgoing.headers);
+  if (outgoing.body) headers['content-length'] = String(outgoing.body.length);
+  const response = await new Promise<IncomingMessage>((resolve, reject) => {
+    const req = request(url, {
+      method: outgoing.method,
+      headers,
+      lookup: pinnedLookup(target),
+      // A fresh agent: no pooled socket another code path opened (unchecked) is ever reused.
+      agent: false,
+      signal,
+    });
+    req.once('response', resolve);
+    req.once('error', reject);
+    req.end(outgoing.body ?? undefined);
+  });
+  return toResponse(response, outgoing.method);
+}
+
+function toResponse(res: IncomingMessage, method: string): Response {
+  const status = res.statusCode ?? 0;
+  if (status < 200 || status > 599) {
+    res.destroy();
+    throw new TypeError(`fetch failed: unexpected HTTP status ${status}`);
+  }
+  const headers = new Headers();
+  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
+    headers.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
+  }
+  if (method === 'HEAD' || NULL_BODY.has(status)) {
+    res.resume();
+    return new Response(null, { status, statusText: res.statusMessage, headers });
+  }
+  const decoder = decoderFor(headers.get('content-encoding'));
+  let body: Readable = res;
+  if (decoder) {
+    body = res.pipe(decoder);
+    res.once('error', (err) => decoder.destroy(err));
+    headers.delete('content-encoding');
+    headers.delete('content-length');
+  }
+  const stream = Readable.toWeb(body) as ReadableStream<Uint8Array>;
+  return new Response(stream, { status, statusText: res.statusMessage, headers });
+}
+
+function decoderFor(encoding: string | null) {
+  switch (encoding?.trim().toLowerCase()) {
+    case 'gzip':
+    case 'x-gzip':
+      return createGunzip();
+    case 'deflate':
+      return createInflate();
+    case 'br':
+      return createBrotliDecompress();
+    default:
+      return null;
+  }
+}
