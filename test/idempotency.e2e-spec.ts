@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
+import { RunCreationService } from '../src/modules/runs/run-creation.service';
+import { requestDigest } from '../src/modules/idempotency/idempotency-key.header';
 import { IdempotencySweeper } from '../src/modules/idempotency/idempotency.sweeper';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { Team } from '../src/modules/teams/team.entity';
@@ -197,6 +199,91 @@ describe('Idempotency-Key', () => {
     expect(row).toMatchObject({ response_status: 200, claimed_until: null });
     expect(JSON.parse(row.response_body)).toEqual(res.body);
     expect(Number(row.ttl)).toBe(24 * 3600);
+  });
+
+  describe('claims held by requests in flight', () => {
+    /** The scope (team, principal) of our key, learnt from a key it stored. */
+    const ourScope = async () => {
+      const key = randomUUID();
+      await keyed(api, '/agent/runs', key, { prompt: `scope ${key}` });
+      const [row] = (await dataSource.query(
+        `SELECT team_id, principal_id FROM idempotency_keys WHERE idem_key = ?`,
+        [key],
+      )) as { team_id: string; principal_id: string }[];
+      return row;
+    };
+    /** A claim another request holds (until `claimedUntil`) on `key`, for any request digest. */
+    const holdClaim = async (key: string, claimedUntil: Date, digest = 'f'.repeat(64)) => {
+      const token = randomUUID();
+      const scope = await ourScope();
+      await dataSource.query(
+        `INSERT INTO idempotency_keys (team_id, principal_id, idem_key, request_digest,
+           claim_token, claimed_until, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, NOW(3), NOW(3) + INTERVAL 1 DAY)`,
+        [scope.team_id, scope.principal_id, key, digest, token, claimedUntil],
+      );
+      return { teamId: scope.team_id, principalId: scope.principal_id, key, token };
+    };
+
+    it('answers 409 with Retry-After while another request holds the key, creating nothing', async () => {
+      const key = randomUUID();
+      const body = { prompt: `held ${key}` };
+      const digest = requestDigest('POST', `${api.prefix}/agent/runs`, body);
+      await holdClaim(key, new Date(Date.now() + 60_000), digest);
+      const res = await keyed(api, '/agent/runs', key, body);
+      expect(res.status).toBe(409);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(res.body.detail).toContain(key);
+      expect(await runsWithPrompt(`held ${key}`)).toBe(0);
+    });
+
+    it('takes over the key of a request that crashed (its claim lapsed) and creates the run', async () => {
+      const key = randomUUID();
+      await holdClaim(key, new Date(Date.now() - 1000));
+      const res = await keyed(api, '/agent/runs', key, { prompt: `lapsed ${key}` });
+      expect(res.status).toBe(200);
+      expect(await runsWithPrompt(`lapsed ${key}`)).toBe(1);
+    });
+
+    it.each([
+      ['batched with other creations', {}],
+      [
+        'committed alone (attachments)',
+        { attachments: [{ fileName: 'a', mimeType: 'text/plain', data: Buffer.from('a') }] },
+      ],
+    ])(
+      'refuses to commit a run whose key another request took over (%s): no run, no answer',
+      async (_how, extra) => {
+        const key = randomUUID();
+        const taken = await holdClaim(key, new Date(Date.now() + 60_000));
+        const creation = app.ambient.app.get(RunCreationService);
+        const prompt = `taken over ${key}`;
+        const create = (token: string) =>
+          creation.create({
+            teamId: taken.teamId,
+            creatorId: taken.principalId,
+            source: 'API',
+            prompt,
+            ...extra,
+            idempotency: {
+              claim: { ...taken, token, recordedInTransaction: false },
+              status: 200,
+              body: (run) => ({ run_id: run.id }),
+            },
+          });
+        await expect(create(randomUUID())).rejects.toMatchObject({ status: 409 });
+        expect(await runsWithPrompt(prompt)).toBe(0);
+        // The holder's own commit records its answer with its run.
+        const run = await create(taken.token);
+        expect(await runsWithPrompt(prompt)).toBe(1);
+        const [row] = (await dataSource.query(
+          `SELECT response_status, response_body FROM idempotency_keys WHERE idem_key = ?`,
+          [key],
+        )) as { response_status: number; response_body: string }[];
+        expect(row.response_status).toBe(200);
+        expect(JSON.parse(row.response_body)).toEqual({ run_id: run.id });
+      },
+    );
   });
 
   describe('every create and action POST (table-driven)', () => {
