@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import { RunCreationService } from '../src/modules/runs/run-creation.service';
@@ -9,6 +11,7 @@ import { Team } from '../src/modules/teams/team.entity';
 import { TeamsService } from '../src/modules/teams/teams.service';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
+import { runCli } from './support/cli-process';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
 
@@ -520,6 +523,66 @@ describe('Idempotency-Key', () => {
       expect(withHeader).toEqual(
         expect.arrayContaining(['createRun', 'syncFactory', 'reportScores']),
       );
+    });
+  });
+
+  describe('the CLI', () => {
+    let proxy: Server;
+    let proxyUrl: string;
+    /** The keys of the POSTs the proxy forwarded, in order. */
+    const forwarded: (string | undefined)[] = [];
+
+    beforeAll(async () => {
+      // Forwards to the API; the answer to the first POST is lost (the connection drops after
+      // the API did the work), as behind a proxy that times out.
+      proxy = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          void (async () => {
+            const key = req.headers['idempotency-key'] as string | undefined;
+            if (req.method === 'POST') forwarded.push(key);
+            const answer = await fetch(`${new URL(app.baseUrl).origin}${req.url}`, {
+              method: req.method,
+              headers: Object.fromEntries(
+                Object.entries(req.headers).filter(([name]) => name !== 'host'),
+              ) as Record<string, string>,
+              body: chunks.length ? Buffer.concat(chunks) : undefined,
+            });
+            const text = await answer.text();
+            if (req.method === 'POST' && forwarded.length === 1) {
+              req.socket.destroy();
+              return;
+            }
+            res.writeHead(answer.status, { 'Content-Type': 'application/json' }).end(text);
+          })();
+        });
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}${api.prefix}`;
+    });
+
+    afterAll(async () => {
+      proxy?.closeAllConnections();
+      await new Promise((resolve) => proxy?.close(resolve));
+    });
+
+    it('sends one key per command and reuses it when it retries a request whose answer was lost', async () => {
+      const name = `cli-${randomUUID().slice(0, 8)}`;
+      const result = await runCli(
+        ['environments', 'create', '--name', name, '--url', proxyUrl, '--key', app.apiKey],
+        env.childEnv(),
+      );
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(forwarded).toHaveLength(2);
+      expect(forwarded[0]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(forwarded[1]).toBe(forwarded[0]);
+      const rows = (await dataSource.query(`SELECT id FROM environments WHERE name = ?`, [
+        name,
+      ])) as { id: string }[];
+      expect(rows).toHaveLength(1);
+      expect(JSON.parse(result.stdout).uid).toBe(rows[0].id);
     });
   });
 
