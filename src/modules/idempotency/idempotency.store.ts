@@ -89,8 +89,10 @@ export class IdempotencyStore {
         const taken = (await this.dataSource.query(
           `UPDATE idempotency_keys SET request_digest = ?, claim_token = ?, claimed_until = ?,
              created_at = ?, expires_at = ?, response_status = NULL, response_body = NULL
-           WHERE team_id = ? AND principal_id = ? AND idem_key = ? AND claim_token = ?`,
-          [...fresh, ...where, row.claim_token],
+           WHERE team_id = ? AND principal_id = ? AND idem_key = ? AND claim_token = ?
+             AND (expires_at <= ? OR (response_status IS NULL AND claimed_until <= ?))`,
+          // Conditions re-checked in the statement: the holder may have answered meanwhile.
+          [...fresh, ...where, row.claim_token, now, now],
         )) as { affectedRows: number };
         if (taken.affectedRows === 1) return { kind: 'claimed', claim };
         continue;

@@ -57,10 +57,7 @@ interface PendingRun {
 export class NewRunWriter {
   private readonly batcher = new CoalescingBatcher<PendingRun, Error | null>(
     (items) => this.insert(items),
-    {
-      maxBatch: 100,
-      maxInFlight: 2,
-    },
+    { maxBatch: 100, maxInFlight: 2 },
   );
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
