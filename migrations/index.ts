@@ -8,6 +8,7 @@ import { WorkspaceVolumes1763860000000 } from './1763860000000-workspace-volumes
 import { FactoryRepositoryCredentials1763870000000 } from './1763870000000-factory-repository-credentials';
 import { RunAgentSkill1763880000000 } from './1763880000000-run-agent-skill';
 import { FollowupsDropped1763895000000 } from './1763895000000-followups-dropped';
+import { IdempotencyKeys1763900000000 } from './1763900000000-idempotency-keys';
 import { WebhookDeliveryContentKey1763906190000 } from './1763906190000-webhook-delivery-content-key';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
@@ -22,5 +23,6 @@ export const MIGRATIONS = [
   FactoryRepositoryCredentials1763870000000,
   RunAgentSkill1763880000000,
   FollowupsDropped1763895000000,
+  IdempotencyKeys1763900000000,
   WebhookDeliveryContentKey1763906190000,
 ];

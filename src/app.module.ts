@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { ProblemFilter } from './common/errors/problem.filter';
 import { infrastructureImports } from './bootstrap/infrastructure';
@@ -16,6 +16,9 @@ import {
 import { FactoriesApiModule, FactoriesWorkerModule } from './modules/factories/factories.module';
 import { HealthChecksModule } from './modules/health/health-checks.module';
 import { HealthModule } from './modules/health/health.module';
+import { IdempotencyInterceptor } from './modules/idempotency/idempotency.interceptor';
+import { IdempotencyModule } from './modules/idempotency/idempotency.module';
+import { IdempotencySweeper } from './modules/idempotency/idempotency.sweeper';
 import { ModelsModule } from './modules/models/models.module';
 import { RunsModule } from './modules/runs/runs.module';
 import { SandboxModule } from './modules/sandbox/sandbox.module';
@@ -41,6 +44,7 @@ export class AppModule {
         ...infrastructureImports(config, metrics, true),
         ScheduleModule.forRoot(),
         TeamsModule,
+        IdempotencyModule,
         ModelsModule,
         SandboxModule,
         BlobsModule.forRoles(api),
@@ -64,6 +68,8 @@ export class AppModule {
         ? [
             { provide: APP_GUARD, useClass: BearerAuthGuard },
             { provide: APP_FILTER, useClass: ProblemFilter },
+            { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
+            IdempotencySweeper,
           ]
         : [],
     };

@@ -123,6 +123,12 @@ describe('web console (Chromium)', () => {
       await clickText(page, 'Start run');
       await page.waitForSelector('[data-testid="run-state"]');
       const runId = page.url().split('/runs/')[1];
+      // The form sent an Idempotency-Key: its answer (this run) is stored under it.
+      const keyed = (await app.dataSource.query(
+        `SELECT idem_key FROM idempotency_keys WHERE response_body LIKE ?`,
+        [`%${runId}%`],
+      )) as { idem_key: string }[];
+      expect(keyed).toEqual([{ idem_key: expect.stringMatching(/^[0-9a-f-]{36}$/) }]);
       // A marker on window survives only if the page is never reloaded.
       await page.evaluate('window.notReloaded = true');
       // With the run stream the page says Live; a server without it is polled every 2 s.

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { CliIo, OptionValues } from './cli-command';
 import { CommandError, UsageError } from './cli-errors';
 
@@ -30,9 +31,15 @@ export function problemText(status: number, text: string): string {
   return `${status} ${problem.error ?? text}`;
 }
 
+/** Attempts of one command's request when the API cannot answer (no answer, 502-504, 409 busy). */
+const MAX_ATTEMPTS = 4;
+const MAX_RETRY_DELAY_MS = 5000;
+
 /**
  * Calls the Ambient REST API as the key's user, so the CLI gets exactly the API's validation,
- * permissions and errors (no second implementation against the database).
+ * permissions and errors (no second implementation against the database). A POST carries an
+ * `Idempotency-Key` made once per command and sent again on each retry: a request whose answer
+ * was lost (the connection broke, a proxy timed out) is retried without doing it twice.
  */
 export async function callApi(
   values: OptionValues,
@@ -42,18 +49,34 @@ export async function callApi(
   body?: unknown,
 ): Promise<unknown> {
   const { base, key } = apiTarget(values, io);
-  let res: Response;
-  try {
-    res = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        Authorization: `Bearer ${key}`,
-        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch (err) {
-    throw new CommandError(`cannot reach the API at ${base} (${(err as Error).message})`);
+  const headers: Record<string, string> = {
+    Authorization: `Bearer ${key}`,
+    ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    ...(method === 'POST' ? { 'Idempotency-Key': randomUUID() } : {}),
+  };
+  // Only a POST carries a key, so only a POST is sent again.
+  const retryable = method === 'POST';
+  let res: Response | undefined;
+  let failure: Error | undefined;
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
+    res = undefined;
+    failure = undefined;
+    try {
+      res = await fetch(`${base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      failure = err as Error;
+    }
+    const delay = retryable && attempt < MAX_ATTEMPTS ? retryDelayMs(res, failure, attempt) : null;
+    if (delay === null) break;
+    await res?.body?.cancel().catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+  if (!res) {
+    throw new CommandError(`cannot reach the API at ${base} (${failure?.message ?? 'no answer'})`);
   }
   const text = await res.text();
   const parsed = text ? (safeJson(text) ?? text) : null;
@@ -68,6 +91,26 @@ export async function callApi(
     throw new CommandError([`${res.status} ${problem.error ?? text}`, ...lines].join('\n'));
   }
   return parsed;
+}
+
+/**
+ * How long to wait before sending a request again, or null when its answer stands: no answer
+ * at all, a gateway that got none (502-504), or a 409/503 that asks for a retry (Retry-After).
+ */
+function retryDelayMs(
+  res: Response | undefined,
+  failure: Error | undefined,
+  attempt: number,
+): number | null {
+  const backoff = Math.min(MAX_RETRY_DELAY_MS, 250 * 2 ** attempt);
+  if (failure) return backoff;
+  if (!res) return null;
+  if ([502, 504].includes(res.status)) return backoff;
+  const retryAfter = Number(res.headers.get('retry-after'));
+  if ((res.status === 409 || res.status === 503) && Number.isFinite(retryAfter) && retryAfter > 0) {
+    return Math.min(MAX_RETRY_DELAY_MS, retryAfter * 1000);
+  }
+  return null;
 }
 
 /** Prints a response as indented JSON (the first line is what scripts usually want). */

@@ -89,6 +89,8 @@ export interface AppConfig {
     orphanSweepIntervalMs: number;
   };
   skills: { cacheTtlSeconds: number };
+  /** `Idempotency-Key`s of create and action POSTs: how long a key and its answer are kept. */
+  idempotency: { ttlHours: number };
   /** Where agent-controlled programs run (`src/modules/sandbox`). */
   sandbox: SandboxSettings;
   /** Vendor CLIs behind the `claude`, `codex` and `gemini` harnesses (a name on PATH or a path). */
@@ -389,6 +391,12 @@ const SETTINGS: Setting[] = [
     kind: 'string',
   },
   { path: 'skills.cacheTtlSeconds', env: 'AMBIENT_SKILLS_CACHE_TTL_SECONDS', kind: 'int', min: 0 },
+  {
+    path: 'idempotency.ttlHours',
+    env: 'AMBIENT_IDEMPOTENCY_TTL_HOURS',
+    kind: 'number',
+    min: 0.0001,
+  },
   {
     path: 'log.format',
     env: 'AMBIENT_LOG_FORMAT',

@@ -20,11 +20,28 @@ export function authHeaders(): Record<string, string> {
   return key ? { Authorization: `Bearer ${key}` } : {};
 }
 
+/**
+ * A random UUID (v4). `crypto.randomUUID` exists only in secure contexts (https, localhost);
+ * `getRandomValues` everywhere, so a console served over plain http on a LAN works too.
+ */
+export function randomUuid(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 /** The typed client of Ambient's REST API (types generated from its own OpenAPI document). */
 export const api = createClient<paths>({ baseUrl: API_BASE });
 api.use({
   onRequest({ request }) {
     for (const [name, value] of Object.entries(authHeaders())) request.headers.set(name, value);
+    // Each POST is one user action (a click): its own key, so a request the server did but
+    // whose answer was lost is not done twice if it is sent again.
+    if (request.method === 'POST' && !request.headers.has('Idempotency-Key')) {
+      request.headers.set('Idempotency-Key', randomUuid());
+    }
     return request;
   },
   onResponse({ response }) {

@@ -3306,7 +3306,10 @@ export interface operations {
     createEnvironment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3529,7 +3532,10 @@ export interface operations {
     grantEnvironment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 uid: string;
             };
@@ -3653,7 +3659,10 @@ export interface operations {
     createEnvironmentShareLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 uid: string;
             };
@@ -3710,7 +3719,10 @@ export interface operations {
     acceptEnvironmentShareLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 token: string;
             };
@@ -3815,7 +3827,10 @@ export interface operations {
     createAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4114,7 +4129,10 @@ export interface operations {
     createAgentApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 uid: string;
             };
@@ -4278,7 +4296,10 @@ export interface operations {
     runAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4501,7 +4522,10 @@ export interface operations {
     createRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4608,7 +4632,10 @@ export interface operations {
     cancelRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 runId: string;
             };
@@ -4740,7 +4767,10 @@ export interface operations {
     submitFollowup: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 runId: string;
             };
@@ -4867,7 +4897,10 @@ export interface operations {
     dispatchJudge: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 runId: string;
             };
@@ -4976,7 +5009,10 @@ export interface operations {
     reportScores: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 runId: string;
             };
@@ -5242,7 +5278,10 @@ export interface operations {
     createScheduledAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5467,7 +5506,10 @@ export interface operations {
     pauseScheduledAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 scheduleId: string;
             };
@@ -5515,7 +5557,10 @@ export interface operations {
     resumeScheduledAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 scheduleId: string;
             };
@@ -5673,7 +5718,10 @@ export interface operations {
     createFactory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5830,7 +5878,10 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 factoryUid: string;
             };
@@ -6276,7 +6327,10 @@ export interface operations {
     disableWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 factoryUid: string;
                 uid: string;
@@ -6352,7 +6406,10 @@ export interface operations {
     enableWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 factoryUid: string;
                 uid: string;
@@ -6428,7 +6485,10 @@ export interface operations {
     rotateWebhookSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 factoryUid: string;
                 uid: string;
@@ -6865,7 +6925,10 @@ export interface operations {
     syncFactory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 uid: string;
             };
@@ -7641,7 +7704,10 @@ export interface operations {
     createSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };

@@ -25,6 +25,7 @@ import {
 } from './dto/environment.dto';
 import { toEnvironmentDtos } from './environment.mapper';
 import { EnvironmentsService, VisibleEnvironment } from './environments.service';
+import { Idempotent } from '../idempotency/idempotent.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()
@@ -55,6 +56,7 @@ export class EnvironmentsController {
   @ApiOperation({ operationId: 'createEnvironment', summary: 'Create an environment' })
   @ApiProblems(400, 401)
   @ApiCreatedResponse({ type: EnvironmentDto })
+  @Idempotent()
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateEnvironmentDto) {
     const environment = await this.environments.create(principal, body);
     return this.one(principal, { environment, scope: 'owner' });
@@ -68,6 +70,7 @@ export class EnvironmentsController {
   })
   @ApiProblems(401, 404)
   @ApiOkResponse({ type: EnvironmentDto })
+  @Idempotent()
   async accept(@CurrentPrincipal() principal: Principal, @Param('token') token: string) {
     const environment = await this.environments.acceptShareLink(principal, token);
     const scope = environment.teamId === principal.teamId ? 'owner' : 'guest';
@@ -109,6 +112,7 @@ export class EnvironmentsController {
   @ApiOperation({ operationId: 'grantEnvironment', summary: 'Give another team guest access' })
   @ApiProblems(400, 401, 403, 404)
   @ApiNoContentResponse()
+  @Idempotent()
   async grant(
     @CurrentPrincipal() principal: Principal,
     @Param('uid') uid: string,
@@ -138,6 +142,7 @@ export class EnvironmentsController {
   })
   @ApiProblems(401, 403, 404)
   @ApiOkResponse({ type: ShareLinkDto })
+  @Idempotent()
   async share(@CurrentPrincipal() principal: Principal, @Param('uid') uid: string) {
     return { share_token: await this.environments.shareLink(principal, uid) };
   }

@@ -46,6 +46,7 @@ import { FactoriesService } from './factories.service';
 import { toFactoryDto } from './factory.mapper';
 import { decodeFactoryCursor, encodeFactoryCursor } from './factory-cursor';
 import { RepositorySync } from './repository/repository-sync.service';
+import { Idempotent } from '../idempotency/idempotent.decorator';
 
 @ApiTags('factories')
 @ApiBearerAuth()
@@ -64,6 +65,7 @@ export class FactoriesController {
   })
   @ApiProblems(400, 401, 503)
   @ApiCreatedResponse({ type: FactoryDto })
+  @Idempotent()
   async create(
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreateFactoryDto,
@@ -239,6 +241,7 @@ export class FactoriesController {
   })
   @ApiProblems(401, 403, 404, 409, 422)
   @ApiOkResponse({ type: FactoryDto })
+  @Idempotent()
   async syncNow(@CurrentPrincipal() principal: Principal, @Param('uid') uid: string) {
     const factory = await this.factories.get(principal.teamId, uid);
     if (factory.source !== 'repository')

@@ -16,6 +16,7 @@ import type { Principal } from '../teams/principal';
 import { CreateAgentDto, UpdateAgentDto } from './dto/agent-request.dto';
 import { AgentResponseDto, ListAgentIdentitiesResponseDto } from './dto/agent-response.dto';
 import { IdentitiesService } from './identities.service';
+import { Idempotent } from '../idempotency/idempotent.decorator';
 
 /** Agent identities are managed by people only: an agent's own key gets 403. */
 export function assertHuman(principal: Principal): void {
@@ -38,6 +39,7 @@ export class IdentitiesController {
   @ApiOperation({ operationId: 'createAgent', summary: "Create an agent for the caller's team" })
   @ApiProblems(400, 401, 403)
   @ApiCreatedResponse({ type: AgentResponseDto })
+  @Idempotent()
   create(
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreateAgentDto,

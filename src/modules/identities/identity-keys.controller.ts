@@ -18,6 +18,7 @@ import { CreateIdentityApiKeyDto } from './dto/agent-request.dto';
 import { CreatedIdentityApiKeyDto, ListIdentityApiKeysResponseDto } from './dto/agent-response.dto';
 import { assertHuman } from './identities.controller';
 import { IdentitiesService } from './identities.service';
+import { Idempotent } from '../idempotency/idempotent.decorator';
 
 const DEFAULT_KEY_NAME = 'api';
 
@@ -40,6 +41,7 @@ export class IdentityKeysController {
   @ApiProblems(400, 401, 403, 404)
   @ApiParam({ name: 'uid' })
   @ApiCreatedResponse({ type: CreatedIdentityApiKeyDto })
+  @Idempotent()
   async create(
     @CurrentPrincipal() principal: Principal,
     @Param('uid') uid: string,

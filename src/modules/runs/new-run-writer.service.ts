@@ -4,6 +4,12 @@ import { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm'
 import { CoalescingBatcher } from '../../common/coalescing-batcher';
 import { isBackingServiceUnavailable } from '../../common/errors/unavailable';
 import { newUuid } from '../../common/ids';
+import {
+  claimLost,
+  IdempotentAnswer,
+  markRecorded,
+  recordAnswersInTransaction,
+} from '../idempotency/idempotency-claim';
 import { Run } from './entities/run.entity';
 import { RunEvent } from './entities/run-event.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
@@ -31,28 +37,60 @@ export function metadataRows(run: Pick<Run, 'id' | 'teamId' | 'metadata'>): Part
   }));
 }
 
+/** A run to commit, with the answer of its request's `Idempotency-Key` when it sent one. */
+interface PendingRun {
+  run: Run;
+  answer?: IdempotentAnswer;
+}
+
 /**
  * Commits new runs that stand alone (no parent, no attachments, no caller-chosen id): the run,
  * its metadata pairs and its `oz_run_created` event. Creations that arrive while a commit is under
  * way share the next one — one transaction with one multi-row INSERT per table — so under load
  * the database work per run shrinks to a fraction of a statement; a lone creation still commits
  * at once. Each caller is answered only after the transaction holding its run has committed; if
- * it fails, every run of that batch fails with it and none is stored.
+ * it fails, every run of that batch fails with it and none is stored. An `Idempotency-Key`'s
+ * answer commits in the same transaction as its run; a run whose key another request took over
+ * (its claim lapsed) is left out of the batch and refused alone.
  */
 @Injectable()
 export class NewRunWriter {
-  private readonly batcher = new CoalescingBatcher<Run, void>((runs) => this.insert(runs), {
-    maxBatch: 100,
-    maxInFlight: 2,
-  });
+  private readonly batcher = new CoalescingBatcher<PendingRun, Error | null>(
+    (items) => this.insert(items),
+    { maxBatch: 100, maxInFlight: 2 },
+  );
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  write(run: Run): Promise<void> {
-    return this.batcher.submit(run);
+  async write(run: Run, answer?: IdempotentAnswer): Promise<void> {
+    const refused = await this.batcher.submit({ run, answer });
+    if (refused) throw refused;
+    if (answer) markRecorded([answer]);
   }
 
-  private async insert(runs: Run[]): Promise<void[]> {
+  private async insert(items: PendingRun[]): Promise<(Error | null)[]> {
+    const answered = items.filter((item) => item.answer);
+    let refused = new Set<PendingRun>();
+    let runs = items.map((item) => item.run);
+    try {
+      await this.dataSource.transaction(async (manager) => {
+        const lost = await recordAnswersInTransaction(
+          manager,
+          answered.map((item) => item.answer!),
+        );
+        refused = new Set(answered.filter((_, i) => lost.has(i)));
+        runs = items.filter((item) => !refused.has(item)).map((item) => item.run);
+        await this.insertRuns(manager, runs);
+      });
+    } catch (err) {
+      if (!isBackingServiceUnavailable(err) || !(await this.committedAnyway(runs))) throw err;
+    }
+    return items.map((item) => (refused.has(item) ? claimLost(item.answer!.claim) : null));
+  }
+
+  /** The runs, their metadata pairs and `oz_run_created` events, one multi-row INSERT per table. */
+  private async insertRuns(manager: EntityManager, runs: Run[]): Promise<void> {
+    if (!runs.length) return;
     const metadata = runs.flatMap(metadataRows);
     const events = runs.map((run) => ({
       eventUuid: newUuid(),
@@ -62,16 +100,9 @@ export class NewRunWriter {
       occurredAt: run.createdAt,
       payload: { source: run.source },
     }));
-    try {
-      await this.dataSource.transaction(async (manager) => {
-        await this.insertRows(manager, Run, runs);
-        if (metadata.length) await this.insertRows(manager, RunMetadata, metadata);
-        await this.insertRows(manager, RunEvent, events);
-      });
-    } catch (err) {
-      if (!isBackingServiceUnavailable(err) || !(await this.committedAnyway(runs))) throw err;
-    }
-    return runs.map(() => undefined);
+    await this.insertRows(manager, Run, runs);
+    if (metadata.length) await this.insertRows(manager, RunMetadata, metadata);
+    await this.insertRows(manager, RunEvent, events);
   }
 
   /**
@@ -82,6 +113,7 @@ export class NewRunWriter {
    * connection's server thread may still be finishing. If MySQL cannot be asked, the error stands.
    */
   private async committedAnyway(runs: Run[]): Promise<boolean> {
+    if (!runs.length) return false;
     for (let attempt = 0; attempt < CONFIRM_ATTEMPTS; attempt += 1) {
       try {
         const found = (await this.dataSource.transaction((manager) =>

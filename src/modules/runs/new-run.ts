@@ -1,3 +1,5 @@
+import type { IdempotencyClaim } from '../idempotency/idempotency-claim';
+import type { Run } from './entities/run.entity';
 import type { AgentConfig, ScheduleInfo } from './run.types';
 import type { RunSource } from './run-state';
 
@@ -26,4 +28,10 @@ export interface NewRun {
    * records it first): creating a second run with the same id fails on the primary key.
    */
   runId?: string;
+  /**
+   * The `Idempotency-Key` of the request asking for the run: its answer (`status`, `body` of the
+   * created run) is recorded in the transaction that commits the run, so a retry with the key
+   * finds either both or neither.
+   */
+  idempotency?: { claim: IdempotencyClaim; status: number; body: (run: Run) => unknown };
 }

@@ -2,6 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
+import {
+  claimLost,
+  IdempotentAnswer,
+  markRecorded,
+  recordAnswersInTransaction,
+} from '../idempotency/idempotency-claim';
 import { newUuid } from '../../common/ids';
 import { EnvironmentsService } from '../environments/environments.service';
 import { IdentityRunResolver } from '../identities/identity-run-resolver.service';
@@ -159,23 +165,35 @@ export class RunCreationService {
 
     // A caller-chosen id may already exist (a retried schedule firing): its duplicate-key error
     // must not fail the other runs of a shared batch.
+    const answer: IdempotentAnswer | undefined = input.idempotency && {
+      claim: input.idempotency.claim,
+      status: input.idempotency.status,
+      body: input.idempotency.body(run),
+    };
     if (parent || input.attachments?.length || input.runId) {
-      await this.commitAlone(run, parent, input.attachments ?? []);
+      await this.commitAlone(run, parent, input.attachments ?? [], answer);
     } else {
-      await this.writer.write(run);
+      await this.writer.write(run, answer);
     }
     this.metrics.runCreated(run.source);
     await this.queue.dispatch(run);
     return run;
   }
 
-  /** A run with a parent (ancestry rows), attachments or a chosen id: its own transaction. */
+  /**
+   * A run with a parent (ancestry rows), attachments or a chosen id: its own transaction, with
+   * the answer of its `Idempotency-Key`.
+   */
   private async commitAlone(
     run: Run,
     parent: Run | null,
     attachments: NonNullable<NewRun['attachments']>,
+    answer: IdempotentAnswer | undefined,
   ): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
+      if (answer && (await recordAnswersInTransaction(manager, [answer])).size) {
+        throw claimLost(answer.claim);
+      }
       await manager.getRepository(Run).insert(run);
       if (run.metadata) await manager.getRepository(RunMetadata).insert(metadataRows(run));
       if (parent) {
@@ -204,6 +222,7 @@ export class RunCreationService {
         payload: { source: run.source },
       });
     });
+    if (answer) markRecorded([answer]);
   }
 
   private async visibleParent(teamId: string, parentRunId: string): Promise<Run> {

@@ -23,7 +23,10 @@ import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import type { IdempotencyClaim } from '../idempotency/idempotency-claim';
+import { CurrentIdempotencyClaim, Idempotent } from '../idempotency/idempotent.decorator';
 import type { Principal } from '../teams/principal';
+import type { Run } from './entities/run.entity';
 import { CreateRunDto, RunAgentResponseDto } from './dto/create-run.dto';
 import { FollowupResponseDto, SubmitFollowupDto } from './dto/followup.dto';
 import { ListHandoffAttachmentsResponseDto } from './dto/handoff-attachment.dto';
@@ -57,8 +60,13 @@ export class RunsController {
   @ApiOperation({ operationId: 'createRun', summary: 'Run an agent task (preferred)' })
   @ApiProblems(400, 401, 403)
   @ApiOkResponse({ type: RunAgentResponseDto })
-  createRun(@CurrentPrincipal() principal: Principal, @Body() body: CreateRunDto) {
-    return this.create(principal, body);
+  @Idempotent()
+  createRun(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: CreateRunDto,
+    @CurrentIdempotencyClaim() claim?: IdempotencyClaim,
+  ) {
+    return this.create(principal, body, claim);
   }
 
   @Post('run')
@@ -66,11 +74,20 @@ export class RunsController {
   @ApiOperation({ operationId: 'runAgent', summary: 'Run an agent task (legacy path)' })
   @ApiProblems(400, 401, 403)
   @ApiOkResponse({ type: RunAgentResponseDto })
-  runAgent(@CurrentPrincipal() principal: Principal, @Body() body: CreateRunDto) {
-    return this.create(principal, body);
+  @Idempotent()
+  runAgent(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: CreateRunDto,
+    @CurrentIdempotencyClaim() claim?: IdempotencyClaim,
+  ) {
+    return this.create(principal, body, claim);
   }
 
-  private async create(principal: Principal, body: CreateRunDto): Promise<RunAgentResponseDto> {
+  private async create(
+    principal: Principal,
+    body: CreateRunDto,
+    claim: IdempotencyClaim | undefined,
+  ): Promise<RunAgentResponseDto> {
     const attachments = [
       ...(body.attachments ?? []).map((a) => ({
         fileName: a.file_name,
@@ -100,8 +117,10 @@ export class RunsController {
       interactive: body.interactive,
       attachments,
       agentIdentityUid: body.agent_identity_uid,
+      // Recorded with the run, in its transaction (the answer is 200 with runAgentResponse).
+      idempotency: claim && { claim, status: 200, body: runAgentResponse },
     });
-    return { run_id: run.id, task_id: run.id, state: run.state, at_capacity: false };
+    return runAgentResponse(run);
   }
 
   @Get('runs')
@@ -162,6 +181,7 @@ export class RunsController {
   @ApiProblems(400, 401, 404, 409, 422)
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ schema: { type: 'string', description: 'The ID of the cancelled run' } })
+  @Idempotent()
   async cancel(
     @CurrentPrincipal() principal: Principal,
     @Param('runId') runId: string,
@@ -176,6 +196,7 @@ export class RunsController {
   @ApiProblems(400, 401, 404, 409, 422)
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ type: FollowupResponseDto })
+  @Idempotent()
   async followup(
     @CurrentPrincipal() principal: Principal,
     @Param('runId') runId: string,
@@ -212,4 +233,8 @@ export class RunsController {
     if (typeof url !== 'string' || url.trim() === '') throw ApiError.invalid('url', 'is required');
     return { run_id: await this.runs.runIdByExternalReference(principal.teamId, url) };
   }
+}
+
+function runAgentResponse(run: Run): RunAgentResponseDto {
+  return { run_id: run.id, task_id: run.id, state: run.state, at_capacity: false };
 }

@@ -17,6 +17,7 @@ import {
   ScheduledAgentItemDto,
 } from './dto/scheduled-agent-item.dto';
 import { SchedulesService } from './schedules.service';
+import { Idempotent } from '../idempotency/idempotent.decorator';
 
 @ApiTags('schedules')
 @ApiBearerAuth()
@@ -32,6 +33,7 @@ export class SchedulesController {
   })
   @ApiProblems(400, 401, 403)
   @ApiCreatedResponse({ type: ScheduledAgentItemDto })
+  @Idempotent()
   create(
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreateScheduleDto,
@@ -100,6 +102,7 @@ export class SchedulesController {
   @ApiProblems(401, 404)
   @ApiParam({ name: 'scheduleId' })
   @ApiOkResponse({ type: ScheduledAgentItemDto })
+  @Idempotent()
   pause(
     @CurrentPrincipal() principal: Principal,
     @Param('scheduleId') id: string,
@@ -116,6 +119,7 @@ export class SchedulesController {
   @ApiProblems(401, 404)
   @ApiParam({ name: 'scheduleId' })
   @ApiOkResponse({ type: ScheduledAgentItemDto })
+  @Idempotent()
   resume(
     @CurrentPrincipal() principal: Principal,
     @Param('scheduleId') id: string,

@@ -12,6 +12,7 @@ import {
   RunScoresResponseDto,
 } from './scores.dto';
 import { ScoresService } from './scores.service';
+import { Idempotent } from '../idempotency/idempotent.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()
@@ -25,6 +26,7 @@ export class ScoresController {
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ type: DispatchJudgeResponseDto })
   @ApiProblems(400, 401, 404)
+  @Idempotent()
   async dispatch(
     @CurrentPrincipal() principal: Principal,
     @Param('runId') runId: string,
@@ -44,6 +46,7 @@ export class ScoresController {
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ type: ReportScoresResponseDto })
   @ApiProblems(400, 401, 403)
+  @Idempotent()
   async report(
     @CurrentPrincipal() principal: Principal,
     @Param('runId') runId: string,

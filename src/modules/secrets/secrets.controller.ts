@@ -19,6 +19,7 @@ import {
 } from './dto/secret.dto';
 import { TeamSecret } from './team-secret.entity';
 import { TeamSecretsService } from './team-secrets.service';
+import { Idempotent } from '../idempotency/idempotent.decorator';
 
 @ApiTags('secrets')
 @ApiBearerAuth()
@@ -30,6 +31,7 @@ export class SecretsController {
   @ApiOperation({ operationId: 'createSecret', summary: 'Create a team secret' })
   @ApiProblems(400, 401, 409, 503)
   @ApiCreatedResponse({ type: SecretDto })
+  @Idempotent()
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateSecretDto) {
     return toDto(await this.secrets.create(principal, body));
   }

@@ -19,6 +19,7 @@ import {
 } from './dto/webhook.dto';
 import { WebhookManagement } from './webhook-management.service';
 import { toWebhookDto } from './webhook.mapper';
+import { Idempotent } from '../../idempotency/idempotent.decorator';
 
 @ApiTags('webhooks')
 @ApiBearerAuth()
@@ -38,6 +39,7 @@ export class WebhooksController {
   })
   @ApiProblems(400, 401, 403, 404, 409, 422, 503)
   @ApiCreatedResponse({ type: WebhookWithSecretDto })
+  @Idempotent()
   async create(
     @CurrentPrincipal() principal: Principal,
     @Param('factoryUid') factoryUid: string,
@@ -83,6 +85,7 @@ export class WebhooksController {
   })
   @ApiProblems(400, 401, 403, 404, 422)
   @ApiOkResponse({ type: WebhookDto })
+  @Idempotent()
   async enable(
     @CurrentPrincipal() principal: Principal,
     @Param('factoryUid') factoryUid: string,
@@ -102,6 +105,7 @@ export class WebhooksController {
   })
   @ApiProblems(400, 401, 403, 404, 422)
   @ApiOkResponse({ type: WebhookDto })
+  @Idempotent()
   async disable(
     @CurrentPrincipal() principal: Principal,
     @Param('factoryUid') factoryUid: string,
@@ -121,6 +125,7 @@ export class WebhooksController {
   })
   @ApiProblems(401, 403, 404, 422, 503)
   @ApiOkResponse({ type: WebhookWithSecretDto })
+  @Idempotent()
   async rotate(
     @CurrentPrincipal() principal: Principal,
     @Param('factoryUid') factoryUid: string,
