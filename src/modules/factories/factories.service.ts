@@ -17,6 +17,7 @@ import {
   RepositoryError,
   RepositoryLocation,
 } from './repository/git-repository';
+import { DefinitionTreeError } from './repository/git-definition-tree';
 import { RepositoryCredentials } from './repository/repository-credentials';
 
 export interface NewFactory {
@@ -90,6 +91,7 @@ export class FactoriesService {
     });
     const token = await this.credentials.token(principal.teamId, secretName);
     const { commit, files } = await this.git.read(location, token).catch((err: unknown) => {
+      if (err instanceof DefinitionTreeError) throw ApiError.invalid('repository', err.message);
       throw err instanceof RepositoryError ? ApiError.invalid('repository.url', err.message) : err;
     });
     factory.lastSync = { at: now.toISOString(), commit, status: 'applied' };
