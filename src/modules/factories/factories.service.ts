@@ -17,6 +17,7 @@ import {
   RepositoryError,
   RepositoryLocation,
 } from './repository/git-repository';
+import { pathComponentProblem } from '../../common/tenant-files/path-component';
 import { DefinitionTreeError } from './repository/git-definition-tree';
 import { RepositoryCredentials } from './repository/repository-credentials';
 
@@ -198,8 +199,11 @@ export class FactoriesService {
     if (!/^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]{1,255}$/.test(branch))
       throw ApiError.invalid('repository.branch', 'is not a valid branch name');
     const path = (repository.path ?? '').replace(/^\/+|\/+$/g, '');
-    if (path.split('/').some((s) => s === '..' || s === '.'))
-      throw ApiError.invalid('repository.path', 'must stay inside the repository');
+    if (path && path.split('/').some((s) => pathComponentProblem(s) !== null))
+      throw ApiError.invalid(
+        'repository.path',
+        'must be directory names inside the repository (no "..", ".", "\\", NUL or leading "-")',
+      );
     return { url: repository.url, branch, path };
   }
 }
