@@ -77,7 +77,7 @@ export async function listTenantDir(tree: TenantTree, path: string): Promise<Dir
  * Opens `path` of the tree by descriptor and proves it is a `kind` inside the tree's real root;
  * the O_PATH handle is returned open (the caller closes it), closed on every refusal.
  */
-async function openVerified(
+export async function openVerified(
   tree: TenantTree,
   path: string,
   kind: 'file' | 'directory',
