@@ -1,7 +1,7 @@
-import { readFile, realpath } from 'node:fs/promises';
-import { basename, resolve, sep } from 'node:path';
+import { basename } from 'node:path';
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import { ApiError } from '../../common/errors/api-error';
+import { readTenantFile, TenantFileError } from '../../common/tenant-files/tenant-files';
 import { MAX_ARTIFACT_BYTES } from './artifact-input';
 
 /** The `report_artifact` tool the built-in harness offers when the execution can report. */
@@ -53,22 +53,24 @@ export async function runReportArtifactTool(
     const { path, ...fields } = args;
     if (path !== undefined) {
       if (typeof path !== 'string' || path === '') return 'Error: "path" must be a string.';
-      const root = await realpath(workspaceDir);
-      const file = await realpath(resolve(root, path)).catch(() => null);
-      if (!file || !file.startsWith(root + sep)) {
-        return `Error: "${path}" is not a file in the workspace.`;
-      }
-      const data = await readFile(file);
-      if (data.length > MAX_ARTIFACT_BYTES) return 'Error: the file is larger than 20 MiB.';
+      // By descriptor, never following a link: the agent's sandbox may race the workspace.
+      const data = await readTenantFile(
+        { root: workspaceDir, label: 'workspace' },
+        path,
+        MAX_ARTIFACT_BYTES,
+      );
       fields.content_base64 = data.toString('base64');
       fields.filepath ??= path;
-      fields.filename ??= basename(file);
+      fields.filename ??= basename(path);
     }
     const { artifactUid } = await report(fields);
     return JSON.stringify({ artifact_uid: artifactUid });
   } catch (err) {
     if (err instanceof ApiError) return `Error: ${err.detail ?? err.message}`;
-    if ((err as NodeJS.ErrnoException).code === 'EISDIR') return 'Error: "path" is a directory.';
+    if (err instanceof TenantFileError) {
+      if (err.problem === 'too_large') return 'Error: the file is larger than 20 MiB.';
+      return `Error: "path" is not a file in the workspace (${err.message}).`;
+    }
     throw err;
   }
 }

@@ -1,3 +1,5 @@
+import { pathComponentProblem } from '../../common/tenant-files/path-component';
+
 /** The stored `EnvironmentConfig` (Oz field names). */
 export interface EnvironmentConfig {
   name: string;
@@ -35,6 +37,10 @@ export interface ProvidersConfig {
 /** Owner and repository names git hosts accept; also keeps clone paths inside the workspace. */
 export const REPO_PART_PATTERN = /^[A-Za-z0-9_.-]{1,100}$/;
 
+/**
+ * An owner or repository name that may become a path component (clone URL, checkout directory):
+ * checked again wherever one is used, for rows stored before names were validated.
+ */
 export function isSafeRepoPart(part: string): boolean {
-  return REPO_PART_PATTERN.test(part) && part !== '.' && part !== '..';
+  return REPO_PART_PATTERN.test(part) && pathComponentProblem(part) === null;
 }

@@ -6,6 +6,19 @@ describe('setup steps', () => {
     expect(cloneUrl('/srv/git', 'acme', 'web')).toBe('/srv/git/acme/web.git');
   });
 
+  it.each([
+    ['..', 'other'],
+    ['acme', '..'],
+    ['.', 'web'],
+    ['a/b', 'web'],
+    ['acme', '-web'],
+    ['-u', 'web'],
+    ['', 'web'],
+    ['acme', 'we\0b'],
+  ])('refuses to build a clone URL from %j / %j (rows stored before validation)', (owner, repo) => {
+    expect(() => cloneUrl('/srv/git', owner, repo)).toThrow('invalid repository name');
+  });
+
   it('passes a token to git as an auth header in its environment, never on the command line', () => {
     expect(gitEnv(null)).toEqual({ GIT_TERMINAL_PROMPT: '0' });
     const env = gitEnv('s3cret');

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeTenantFile } from '../../common/tenant-files/tenant-file-writes';
+import { TenantFileError } from '../../common/tenant-files/tenant-files';
 import { runCommand } from '../harness/command-runner';
 import type { WorkspaceService } from '../harness/workspace.service';
 import type { Sandbox } from '../sandbox/sandbox.types';
@@ -111,7 +113,17 @@ export async function prepareWorkspace(prep: WorkspacePreparation): Promise<Setu
     }
     await emit('setup_command_succeeded', { index, command });
   }
-  await writeFile(join(dir, SETUP_DONE_MARKER), new Date().toISOString());
+  // The setup commands ran in the sandbox and may have left a link where the marker goes.
+  try {
+    await writeTenantFile(
+      { root: dir, label: 'workspace' },
+      SETUP_DONE_MARKER,
+      new Date().toISOString(),
+    );
+  } catch (err) {
+    if (!(err instanceof TenantFileError)) throw err;
+    return { message: `environment setup failed: ${err.message}`, exitCode: null };
+  }
   await emit('worker_container_ready', { environment_id: plan.environmentId });
   return null;
 }

@@ -18,6 +18,8 @@ import {
   RepositoryError,
   RepositoryLocation,
 } from './repository/git-repository';
+import { pathComponentProblem } from '../../common/tenant-files/path-component';
+import { DefinitionTreeError } from './repository/git-definition-tree';
 import { RepositoryCredentials } from './repository/repository-credentials';
 
 export interface NewFactory {
@@ -94,6 +96,7 @@ export class FactoriesService {
     });
     const token = await this.credentials.token(principal.teamId, secretName);
     const { commit, files } = await this.git.read(location, token).catch((err: unknown) => {
+      if (err instanceof DefinitionTreeError) throw ApiError.invalid('repository', err.message);
       throw err instanceof RepositoryError ? ApiError.invalid('repository.url', err.message) : err;
     });
     factory.lastSync = { at: now.toISOString(), commit, status: 'applied' };
@@ -200,8 +203,11 @@ export class FactoriesService {
     if (!/^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]{1,255}$/.test(branch))
       throw ApiError.invalid('repository.branch', 'is not a valid branch name');
     const path = (repository.path ?? '').replace(/^\/+|\/+$/g, '');
-    if (path.split('/').some((s) => s === '..' || s === '.'))
-      throw ApiError.invalid('repository.path', 'must stay inside the repository');
+    if (path && path.split('/').some((s) => pathComponentProblem(s) !== null))
+      throw ApiError.invalid(
+        'repository.path',
+        'must be directory names inside the repository (no "..", ".", "\\", NUL or leading "-")',
+      );
     return { url: repository.url, branch, path };
   }
 }

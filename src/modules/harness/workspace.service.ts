@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { basename, join, posix, resolve } from 'node:path';
+import { pathComponentProblem } from '../../common/tenant-files/path-component';
+import { makeTenantDir, writeTenantFile } from '../../common/tenant-files/tenant-file-writes';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import type { Sandbox } from '../sandbox/sandbox.types';
 
@@ -37,14 +39,16 @@ export class WorkspaceService {
     await mkdir(dir, { recursive: true });
     const attachmentPaths: string[] = [];
     if (attachments.length) {
-      const attachmentsDir = join(dir, '.attachments');
-      await mkdir(attachmentsDir, { recursive: true });
+      // A follow-up's workspace is the sandbox's: `.attachments` may be a link it planted.
+      const workspace = { root: dir, label: 'workspace' };
+      await makeTenantDir(workspace, '.attachments');
       for (const attachment of attachments) {
-        const name = basename(attachment.fileName) || 'attachment';
-        await writeFile(join(attachmentsDir, name), attachment.data);
+        const base = basename(attachment.fileName);
+        const name = pathComponentProblem(base) ? 'attachment' : base;
+        await writeTenantFile(workspace, `.attachments/${name}`, attachment.data);
         attachmentPaths.push(posix.join(sandbox.workdir, '.attachments', name));
       }
-      await sandbox.adopt(attachmentsDir);
+      await sandbox.adopt(join(dir, '.attachments'));
     }
     return { dir, attachmentPaths };
   }

@@ -4,6 +4,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { isSafeRepoPart } from '../environments/environment-config';
 import { cloneUrl, gitClone } from '../environments/setup-steps';
 import { WorkspaceSetupService } from '../environments/workspace-setup.service';
 
@@ -35,6 +36,10 @@ export class RepoCheckouts {
 
   /** The checkout's directory; throws with git's last output line when the clone fails. */
   async checkout(teamId: string, owner: string, repo: string): Promise<string> {
+    // The names become directories here and the clone URL: `..` must never leave the cache.
+    if (!isSafeRepoPart(owner) || !isSafeRepoPart(repo)) {
+      throw new Error(`cannot clone ${owner}/${repo}: invalid repository name`);
+    }
     const key = `${teamId}/${owner}/${repo}`;
     const dir = join(this.root, teamId, owner, repo);
     const fetched = this.fetchedAt.get(key);

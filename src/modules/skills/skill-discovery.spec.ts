@@ -1,7 +1,13 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chooseByPrefix, discoverSkills, FoundSkill, skillPrefix } from './skill-discovery';
+import {
+  chooseByPrefix,
+  discoverSkills,
+  FoundSkill,
+  readSkill,
+  skillPrefix,
+} from './skill-discovery';
 
 describe('discoverSkills', () => {
   let repo: string;
@@ -33,7 +39,24 @@ describe('discoverSkills', () => {
     symlinkSync(join(outside, 'secret'), join(repo, '.agents/skills/leak/SKILL.md'));
     const [found] = await discoverSkills(repo);
     expect(found.skill).toBeNull();
-    expect(found.error).toContain('outside the repository');
+    expect(found.error).toBe('.agents/skills/leak/SKILL.md is a symbolic link');
+    rmSync(outside, { recursive: true, force: true });
+  });
+
+  it('finds nothing through a provider directory that links outside the repository', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'secret-'));
+    mkdirSync(join(outside, 'skills/leak'), { recursive: true });
+    writeFileSync(join(outside, 'skills/leak/SKILL.md'), 'TOP SECRET');
+    symlinkSync(outside, join(repo, '.agents'));
+    mkdirSync(join(repo, '.claude/skills'), { recursive: true });
+    symlinkSync(join(outside, 'skills/leak'), join(repo, '.claude/skills/leak'));
+    expect(await discoverSkills(repo)).toEqual([]);
+    const read = await readSkill(repo, '.agents/skills/leak/SKILL.md');
+    expect(read).toEqual({
+      path: '.agents/skills/leak/SKILL.md',
+      skill: null,
+      error: '.agents/skills/leak/SKILL.md resolves outside the repository',
+    });
     rmSync(outside, { recursive: true, force: true });
   });
 

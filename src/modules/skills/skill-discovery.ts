@@ -1,7 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { Dirent } from 'node:fs';
-import { readdir, readFile, realpath } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import {
+  listTenantDir,
+  readTenantFile,
+  TenantFileError,
+} from '../../common/tenant-files/tenant-files';
 import { parseSkillFile, ParsedSkill } from './skill-file';
 
 /** Provider directories in precedence order (Warp's skill_provider.rs). */
@@ -43,6 +46,8 @@ export const VENDORED_DIRS = new Set([
 
 /** How far below the repository root a prefix may be, and how many directories one discovery reads. */
 export const DISCOVERY_LIMITS = { maxPrefixDepth: 6, maxDirectories: 5_000 };
+/** A SKILL.md larger than this is reported, not read. */
+export const MAX_SKILL_BYTES = 1024 * 1024;
 
 export interface FoundSkill {
   /** Path of the SKILL.md inside the repository. */
@@ -78,7 +83,7 @@ export async function discoverSkills(
         logger.warn(`${repoDir}: stopped after ${limits.maxDirectories} directories`);
         return found;
       }
-      const entries = await listDir(join(repoDir, prefix));
+      const entries = await listDir(repoDir, prefix);
       if (entries.some((e) => PROVIDER_ROOTS.has(e.name))) {
         found.push(...(await skillsAt(repoDir, prefix)));
       }
@@ -100,7 +105,7 @@ async function skillsAt(repoDir: string, prefix: string): Promise<FoundSkill[]> 
   const seen = new Set<string>();
   for (const providerDir of SKILL_DIRS) {
     const base = prefix ? `${prefix}/${providerDir}` : providerDir;
-    for (const entry of await listDir(join(repoDir, base))) {
+    for (const entry of await listDir(repoDir, base)) {
       if (!entry.isDirectory()) continue;
       const path = `${base}/${entry.name}/SKILL.md`;
       const read = await readSkillText(repoDir, path);
@@ -116,26 +121,29 @@ async function skillsAt(repoDir: string, prefix: string): Promise<FoundSkill[]> 
   return found;
 }
 
-/** A directory's entries sorted by name; none when it does not exist or cannot be read. */
-async function listDir(dir: string): Promise<Dirent[]> {
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+/**
+ * A directory's entries sorted by name; none when it does not exist, cannot be read, or is (or
+ * is reached through) a link out of the repository.
+ */
+async function listDir(repoDir: string, path: string): Promise<Dirent[]> {
+  const entries = await listTenantDir(repository(repoDir), path).catch(() => []);
   return entries.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 type SkillText = { text: string } | { error: string } | { missing: true };
 
+/** A symlink must not make a server file (e.g. /proc/self/environ) a skill anyone can read. */
 async function readSkillText(repoDir: string, path: string): Promise<SkillText> {
   try {
-    // A symlink must not make a server file (e.g. /proc/self/environ) a skill anyone can read.
-    const [root, file] = await Promise.all([realpath(repoDir), realpath(join(repoDir, path))]);
-    if (!file.startsWith(`${root}${sep}`)) {
-      return { error: `${path} points outside the repository` };
-    }
-    return { text: await readFile(file, 'utf8') };
+    return { text: (await readTenantFile(repository(repoDir), path, MAX_SKILL_BYTES)).toString() };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { missing: true };
-    return { error: (err as Error).message };
+    if (!(err instanceof TenantFileError)) return { error: (err as Error).message };
+    return err.problem === 'missing' ? { missing: true } : { error: err.message };
   }
+}
+
+function repository(root: string) {
+  return { root, label: 'repository' };
 }
 
 function toFoundSkill(path: string, read: { text: string } | { error: string }): FoundSkill {

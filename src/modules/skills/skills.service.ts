@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { toRfc3339 } from '../../common/time';
+import { isSafeRepoPart } from '../environments/environment-config';
 import { Environment } from '../environments/environment.entity';
 import { EnvironmentsService } from '../environments/environments.service';
 import { AgentSkillDto, SkillVariantDto } from './dto/skills.dto';
@@ -179,6 +180,8 @@ export class SkillsService {
 
 function parseRepo(text: string): { owner: string; repo: string } {
   const match = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(text);
-  if (!match) throw ApiError.invalid('repo', 'must be "owner/repo"');
+  if (!match || !isSafeRepoPart(match[1]) || !isSafeRepoPart(match[2])) {
+    throw ApiError.invalid('repo', 'must be "owner/repo"');
+  }
   return { owner: match[1], repo: match[2] };
 }

@@ -23,17 +23,20 @@ import { NETWORK_POLICIES } from '../../sandbox/sandbox.types';
 import { REPO_PART_PATTERN } from '../environment-config';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
 import { ValidateNestedEach } from '../../../common/errors/validation';
+import { IsPathComponent } from '../../../common/tenant-files/path-component';
 
 @ApiSchema({ name: 'GitHubRepo' })
 export class GitHubRepoDto {
   @ApiProperty({ description: 'Repository owner (user or organization)' })
   @IsString()
   @Matches(REPO_PART_PATTERN, { message: 'must be 1-100 letters, digits, _ . or -' })
+  @IsPathComponent()
   owner: string;
 
   @ApiProperty({ description: 'Repository name' })
   @IsString()
   @Matches(REPO_PART_PATTERN, { message: 'must be 1-100 letters, digits, _ . or -' })
+  @IsPathComponent()
   repo: string;
 }
 

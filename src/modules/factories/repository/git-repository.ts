@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { EgressGuard, EgressRefusedError } from '../../../common/egress/egress-guard';
 import { gitEnv } from '../../environments/setup-steps';
 import { DefinitionFile } from '../definition/definition.types';
-import { MAX_FILE_BYTES, MAX_FILES } from '../definition/definition-parser';
+import { readDefinitionTree } from './git-definition-tree';
 import { pinnedRemote, type PinnedRemote } from './git-egress';
 
 const run = promisify(execFile);
@@ -73,7 +73,10 @@ export class GitRepository {
     return commit;
   }
 
-  /** The definition files at the branch's head, and that commit. */
+  /**
+   * The definition files at the branch's head, and that commit. The clone is bare: files are
+   * read from git's objects (see readDefinitionTree), never from a checkout on this host.
+   */
   async read(
     location: RepositoryLocation,
     token: string | null = null,
@@ -86,6 +89,7 @@ export class GitRepository {
         [
           'clone',
           '--quiet',
+          '--bare',
           '--depth',
           '1',
           '--single-branch',
@@ -98,10 +102,10 @@ export class GitRepository {
         remote,
       );
       const { stdout } = await this.git(null, ['-C', dir, 'rev-parse', 'HEAD']);
-      const root = join(dir, location.path);
-      const files: DefinitionFile[] = [];
-      for (const entry of DEFINITION_ROOTS) await collect(root, join(root, entry), files);
-      return { commit: stdout.trim(), files };
+      const commit = stdout.trim();
+      const inClone = (args: string[]) => this.git(null, ['-C', dir, ...args]);
+      const files = await readDefinitionTree(inClone, commit, location.path, DEFINITION_ROOTS);
+      return { commit, files };
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -147,19 +151,5 @@ export class GitRepository {
         `git ${args[0] === '-C' ? args[2] : args[0]} failed: ${stderr || (err as Error).message}`,
       );
     }
-  }
-}
-
-async function collect(root: string, path: string, files: DefinitionFile[]): Promise<void> {
-  const info = await stat(path).catch(() => null);
-  if (!info || files.length >= MAX_FILES + 1) return;
-  if (info.isDirectory()) {
-    for (const name of (await readdir(path)).sort()) {
-      if (!name.startsWith('.')) await collect(root, join(path, name), files);
-    }
-  } else if (info.isFile()) {
-    const content =
-      info.size > MAX_FILE_BYTES ? 'x'.repeat(MAX_FILE_BYTES + 1) : await readFile(path, 'utf8');
-    files.push({ path: relative(root, path).split('\\').join('/'), content });
   }
 }

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { DefinitionApplier } from '../definition-applier.service';
 import { Factory, LastSync } from '../entities/factory.entity';
 import { FactoriesService } from '../factories.service';
+import { DefinitionTreeError } from './git-definition-tree';
 import { RepositoryError } from './git-repository';
 import { RepositoryCredentials } from './repository-credentials';
 
@@ -38,7 +39,9 @@ export class RepositorySync {
       outcome = await this.attempt(factory, force);
     } catch (err) {
       const message =
-        err instanceof RepositoryError ? err.message : `sync failed: ${(err as Error).message}`;
+        err instanceof RepositoryError || err instanceof DefinitionTreeError
+          ? err.message
+          : `sync failed: ${(err as Error).message}`;
       outcome = { at: new Date().toISOString(), commit: null, status: 'failed', message };
     }
     await this.dataSource.query(

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { stringify as toToml } from 'smol-toml';
 import type { McpServerConfig } from '../../runs/run.types';
 import type { Sandbox } from '../../sandbox/sandbox.types';
 import { assertSupportedMcpServers } from '../mcp/mcp-toolset';
+import { writeTenantFile } from '../../../common/tenant-files/tenant-file-writes';
 
 /** How a vendor CLI is pointed at the run's MCP servers: extra arguments and variables. */
 export interface VendorMcpSetup {
@@ -40,9 +41,14 @@ export class VendorMcpConfigDir {
 
   /** Writes `content` to `name` in the directory (owner-only) and returns its path inside. */
   async write(name: string, content: string): Promise<string> {
-    const file = join(this.hostPath!, name);
-    await writeFile(file, content, { mode: 0o600 });
-    await this.sandbox.adopt(file);
+    // The directory is the sandbox's (adopted): write through no link it may have planted.
+    await writeTenantFile(
+      { root: this.hostPath!, label: 'sandbox directory' },
+      name,
+      content,
+      0o600,
+    );
+    await this.sandbox.adopt(join(this.hostPath!, name));
     return posix.join(this.path!, name);
   }
 
