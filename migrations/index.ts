@@ -8,6 +8,7 @@ import { WorkspaceVolumes1763860000000 } from './1763860000000-workspace-volumes
 import { FactoryRepositoryCredentials1763870000000 } from './1763870000000-factory-repository-credentials';
 import { RunAgentSkill1763880000000 } from './1763880000000-run-agent-skill';
 import { FollowupsDropped1763895000000 } from './1763895000000-followups-dropped';
+import { McpSecretValues1763900000000, SecretKeys } from './1763900000000-mcp-secret-values';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -21,4 +22,14 @@ export const MIGRATIONS = [
   FactoryRepositoryCredentials1763870000000,
   RunAgentSkill1763880000000,
   FollowupsDropped1763895000000,
+  McpSecretValues1763900000000,
 ];
+
+/** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */
+export function migrationsWithKeys(keys: SecretKeys): typeof MIGRATIONS {
+  return MIGRATIONS.map((migration) =>
+    migration === McpSecretValues1763900000000
+      ? McpSecretValues1763900000000.withKeys(keys)
+      : migration,
+  );
+}
