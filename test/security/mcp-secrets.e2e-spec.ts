@@ -30,8 +30,16 @@ const HEADER_MARKER = 'hdr-marker-5f1c9e0a7b';
 const ENV_MARKER = 'env-marker-93ad04b2c8';
 const REF_MARKER = 'ref-marker-c07e11aa42';
 const IDENTITY_MARKER = 'idt-marker-6b2e8d9f01';
+const SCHEDULE_MARKER = 'sch-marker-2a7c5e8d13';
 const LEGACY_MARKER = 'old-marker-0d4f7a3e95';
-const MARKERS = [HEADER_MARKER, ENV_MARKER, REF_MARKER, IDENTITY_MARKER, LEGACY_MARKER];
+const MARKERS = [
+  HEADER_MARKER,
+  ENV_MARKER,
+  REF_MARKER,
+  IDENTITY_MARKER,
+  SCHEDULE_MARKER,
+  LEGACY_MARKER,
+];
 
 const ECHO_SERVER = {
   command: process.execPath,
@@ -256,6 +264,38 @@ describe('security: MCP headers and env values are secrets', () => {
     const sent = http.seen.slice(before).map((headers) => headers.authorization);
     expect(sent.length).toBeGreaterThan(0);
     expect(new Set(sent)).toEqual(new Set([`Bearer ${IDENTITY_MARKER}`]));
+  });
+
+  it('keeps a schedule’s values out of its responses; a masked round trip keeps them', async () => {
+    const body = {
+      name: 'Nightly MCP',
+      cron_schedule: '0 3 * * *',
+      prompt: 'Ping',
+      enabled: false,
+      agent_config: {
+        mcp_servers: { echo: { ...ECHO_SERVER, env: { T: SCHEDULE_MARKER } } },
+      },
+    };
+    const created = await api.post('/agent/schedules', body);
+    expect(created.status).toBe(201);
+    expect(created.body.agent_config.mcp_servers.echo.env).toEqual({ T: '***' });
+    expectNoMarker(created.text, 'POST /agent/schedules');
+    const stored = async () =>
+      (
+        (await app.dataSource.query(`SELECT agent_config FROM schedules WHERE id = ?`, [
+          created.body.id,
+        ])) as { agent_config: unknown }[]
+      )[0].agent_config;
+    const before = JSON.stringify(await stored());
+    const got = await api.get(`/agent/schedules/${created.body.id}`);
+    expectNoMarker(got.text, 'GET /agent/schedules/{id}');
+    const put = await api.put(`/agent/schedules/${created.body.id}`, {
+      ...body,
+      agent_config: got.body.agent_config,
+    });
+    expect(put.status).toBe(200);
+    expect(JSON.stringify(await stored())).toBe(before);
+    expectNoMarker((await api.get('/agent/schedules')).text, 'GET /agent/schedules');
   });
 
   it('stores no value in clear: a mysqldump of the database holds none of them', async () => {
