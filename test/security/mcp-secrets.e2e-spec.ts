@@ -11,6 +11,7 @@ import { McpSecretValues1763900000000 } from '../../migrations/1763900000000-mcp
 import { parseDatabaseUrl } from '../../src/database/database-url';
 import { FakeModelServer, startFakeModelServer } from '../fixtures/fake-model-server';
 import { apiClient } from '../support/api-client';
+import { RawWorkerClient } from '../support/raw-worker-client';
 import { isStream, openSse } from '../support/sse-stream';
 import {
   createTestEnvironment,
@@ -296,6 +297,36 @@ describe('security: MCP headers and env values are secrets', () => {
     expect(put.status).toBe(200);
     expect(JSON.stringify(await stored())).toBe(before);
     expectNoMarker((await api.get('/agent/schedules')).text, 'GET /agent/schedules');
+  });
+
+  it('gives a self-hosted worker the real values only through /harness-support/start', async () => {
+    const worker = await RawWorkerClient.connect(app.baseUrl, app.apiKey, 'mcp-box');
+    try {
+      const created = await api.post('/agent/runs', {
+        prompt: 'Remote',
+        config: {
+          worker_host: 'mcp-box',
+          mcp_servers: {
+            remote: { url: http.url, headers: { Authorization: `Bearer ${HEADER_MARKER}` } },
+          },
+        },
+      });
+      expect(created.status).toBe(200);
+      const assignment = await worker.next('task_assignment');
+      const task = assignment.data.task as { agent_config_snapshot: Record<string, unknown> };
+      expect(task.agent_config_snapshot.mcp_servers).toEqual({
+        remote: { url: http.url, headers: { Authorization: '***' } },
+      });
+      expectNoMarker(JSON.stringify(assignment), 'task_assignment');
+      const key = (assignment.data.env_vars as Record<string, string>).WARP_API_KEY;
+      const start = await apiClient(app.baseUrl, key).post('/harness-support/start');
+      expect(start.status).toBe(200);
+      expect(start.body.config.mcp_servers.remote.headers).toEqual({
+        Authorization: `Bearer ${HEADER_MARKER}`,
+      });
+    } finally {
+      worker.close();
+    }
   });
 
   it('stores no value in clear: a mysqldump of the database holds none of them', async () => {
