@@ -10,6 +10,7 @@ import { RunAgentSkill1763880000000 } from './1763880000000-run-agent-skill';
 import { FollowupsDropped1763895000000 } from './1763895000000-followups-dropped';
 import { IdempotencyKeys1763900000000 } from './1763900000000-idempotency-keys';
 import { WebhookDeliveryContentKey1763906190000 } from './1763906190000-webhook-delivery-content-key';
+import { McpSecretValues1763910000000, SecretKeys } from './1763910000000-mcp-secret-values';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -25,4 +26,14 @@ export const MIGRATIONS = [
   FollowupsDropped1763895000000,
   IdempotencyKeys1763900000000,
   WebhookDeliveryContentKey1763906190000,
+  McpSecretValues1763910000000,
 ];
+
+/** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */
+export function migrationsWithKeys(keys: SecretKeys): typeof MIGRATIONS {
+  return MIGRATIONS.map((migration) =>
+    migration === McpSecretValues1763910000000
+      ? McpSecretValues1763910000000.withKeys(keys)
+      : migration,
+  );
+}

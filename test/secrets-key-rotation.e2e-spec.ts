@@ -11,6 +11,17 @@ import { createFactory, createWebhook, deliver } from './support/webhook-helpers
 
 const NEW_KEY = 'a5'.repeat(32);
 
+/** `secrets reencrypt` output: team secrets, webhooks, then the MCP values of each table. */
+const reencrypted = (secrets: number, webhooks: number, identities: number) =>
+  [
+    `team_secrets: ${secrets} re-encrypted`,
+    `webhooks: ${webhooks} re-encrypted`,
+    'runs (mcp_servers): 0 re-encrypted',
+    'schedules (mcp_servers): 0 re-encrypted',
+    `agent_identities (mcp_servers): ${identities} re-encrypted`,
+    '',
+  ].join('\n');
+
 describe('rotating AMBIENT_SECRETS_KEY (previous keys, then `secrets reencrypt`)', () => {
   let env: TestEnvironment;
   let app: TestApp | undefined;
@@ -36,6 +47,15 @@ describe('rotating AMBIENT_SECRETS_KEY (previous keys, then `secrets reencrypt`)
          UNION ALL SELECT HEX(SUBSTRING(secret_ciphertext, 2, 4)) FROM webhooks`,
       )) as { id: string }[]
     ).map((row) => row.id.toLowerCase());
+  /** Key id of the agent identity's sealed MCP header (bytes 1–4 of the cipher output). */
+  const mcpKeyId = async () => {
+    const [row] = (await app!.dataSource.query(
+      `SELECT settings FROM agent_identities WHERE name = 'rotating-agent'`,
+    )) as { settings: string | Record<string, unknown> }[];
+    const settings = typeof row.settings === 'string' ? JSON.parse(row.settings) : row.settings;
+    const sealed = settings.mcp_servers.remote.headers.Authorization as { ciphertext: string };
+    return Buffer.from(sealed.ciphertext, 'base64').subarray(1, 5).toString('hex');
+  };
   const reencrypt = (extra: Record<string, string>) =>
     runCli(['secrets', 'reencrypt'], env.childEnv(extra));
 
@@ -47,6 +67,13 @@ describe('rotating AMBIENT_SECRETS_KEY (previous keys, then `secrets reencrypt`)
     hookUrl = hook.url;
     hookSecret = hook.secret!;
     expect(await accepted('{"n":1}')).toBe(202);
+    const agent = await api.post('/agent/identities', {
+      name: 'rotating-agent',
+      mcp_servers: {
+        remote: { url: 'https://mcp.example.test/mcp', headers: { Authorization: 'Bearer t' } },
+      },
+    });
+    expect(agent.status).toBe(201);
   });
 
   afterAll(async () => {
@@ -70,6 +97,7 @@ describe('rotating AMBIENT_SECRETS_KEY (previous keys, then `secrets reencrypt`)
     expect(withoutOld.code).toBe(1);
     expect(withoutOld.stderr).toContain('a key this server does not have');
     expect(await keyIds()).toEqual([oldId, oldId]);
+    expect(await mcpKeyId()).toBe(oldId);
 
     const done = await reencrypt({
       AMBIENT_SECRETS_KEY: NEW_KEY,
@@ -77,12 +105,13 @@ describe('rotating AMBIENT_SECRETS_KEY (previous keys, then `secrets reencrypt`)
     });
     expect(done.stderr).toBe('');
     expect(done.code).toBe(0);
-    expect(done.stdout).toBe('team_secrets: 1 re-encrypted\nwebhooks: 1 re-encrypted\n');
+    expect(done.stdout).toBe(reencrypted(1, 1, 1));
     const newIds = await keyIds();
     expect(newIds[0]).not.toBe(oldId);
     expect(newIds).toEqual([newIds[0], newIds[0]]);
+    expect(await mcpKeyId()).toBe(newIds[0]);
     const again = await reencrypt({ AMBIENT_SECRETS_KEY: NEW_KEY });
-    expect(again.stdout).toBe('team_secrets: 0 re-encrypted\nwebhooks: 0 re-encrypted\n');
+    expect(again.stdout).toBe(reencrypted(0, 0, 0));
     expect((await api.get('/secrets')).body.secrets).toHaveLength(1);
   });
 

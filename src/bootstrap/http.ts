@@ -3,7 +3,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { createValidationPipe } from '../common/errors/validation';
 import { UnicodePipe, unicodeQueryMiddleware, verifyUtf8Body } from '../common/errors/unicode';
-import { McpServerConfigDto } from '../modules/runs/dto/agent-config.dto';
+import { McpSecretReferenceDto, McpServerConfigDto } from '../modules/runs/dto/agent-config.dto';
 import { completeOpenApiDocument } from './openapi-contract';
 import type { AppConfig } from '../config/app-config';
 import { metricsRoute } from '../modules/metrics/metrics-endpoint';
@@ -49,7 +49,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig) {
     ignoreGlobalPrefix: true,
     operationIdFactory: (_controller, method) => method,
     // Referenced only from `additionalProperties` (maps of servers), which the scanner does not follow.
-    extraModels: [McpServerConfigDto],
+    extraModels: [McpServerConfigDto, McpSecretReferenceDto],
   });
   return completeOpenApiDocument(document);
 }

@@ -29,6 +29,7 @@ const AMBIENT_EXTENSION_SCHEMAS: readonly string[] = [
   'SandboxInfo',
   'HealthCheckResult',
   'HealthIndicator',
+  'MCPSecretReference',
 ];
 
 const ERROR_RESPONSE = {

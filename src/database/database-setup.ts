@@ -1,6 +1,6 @@
 import { createConnection } from 'mysql2/promise';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { MIGRATIONS } from '../../migrations';
+import { migrationsWithKeys } from '../../migrations';
 import { AppConfig } from '../config/app-config';
 import { parseDatabaseUrl } from './database-url';
 
@@ -43,7 +43,7 @@ export function dataSourceOptions(config: AppConfig): DataSourceOptions {
     charset: 'utf8mb4_unicode_ci',
     synchronize: false,
     migrationsRun: false,
-    migrations: MIGRATIONS,
+    migrations: migrationsWithKeys(config),
     supportBigNumbers: true,
     bigNumberStrings: true,
     extra: { connectTimeout: 5000, connectionLimit: config.database.poolSize },

@@ -1,6 +1,6 @@
 import type { ChatMessage, TokenUsage } from '../modules/harness/harness.types';
 import type { EnvironmentConfig } from '../modules/environments/environment-config';
-import type { AgentConfig } from '../modules/runs/run.types';
+import type { ExecutionConfig } from '../modules/runs/run.types';
 
 const REQUEST_TIMEOUT_MS = 30_000;
 /** start and finish-task are retried this often over transport errors and 5xx answers. */
@@ -16,7 +16,8 @@ export interface ExecutionStart {
   mode: string;
   prompt: string;
   skill_spec: string | null;
-  config: AgentConfig;
+  /** MCP `env`/`headers` values revealed (this execution's only copy). */
+  config: ExecutionConfig;
   first_execution: boolean;
   followups: string[];
   history: ChatMessage[];

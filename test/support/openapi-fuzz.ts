@@ -157,9 +157,12 @@ export function fromSchema(schema: Schema, doc: OpenApiDocument, depth = 0): fc.
     case 'object':
     case undefined: {
       if (!s.properties) {
-        return fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string(), {
-          maxKeys: 3,
-        });
+        // A map (`mcp_servers`, MCP `env`/`headers`…): values follow `additionalProperties`.
+        const values =
+          typeof s.additionalProperties === 'object'
+            ? fromSchema(s.additionalProperties, doc, depth + 1)
+            : fc.string();
+        return fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), values, { maxKeys: 3 });
       }
       const shape: Record<string, fc.Arbitrary<unknown>> = {};
       for (const [name, property] of Object.entries(s.properties)) {

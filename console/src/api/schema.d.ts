@@ -2111,14 +2111,23 @@ export interface components {
         ListWebhooksResponse: {
             webhooks: components["schemas"]["Webhook"][];
         };
+        MCPSecretReference: {
+            /**
+             * @description Name of a team secret (POST /secrets); its value is used when the run executes
+             * @example LINEAR_TOKEN
+             */
+            secret: string;
+        };
         MCPServerConfig: {
             args?: string[];
             command?: string;
+            /** @description Values are secrets: stored encrypted and returned masked ("***", or "<secret:NAME>" for a team secret reference). Sending a masked value back keeps the stored one. */
             env?: {
-                [key: string]: string;
+                [key: string]: string | components["schemas"]["MCPSecretReference"];
             };
+            /** @description Values are secrets: stored encrypted and returned masked ("***", or "<secret:NAME>" for a team secret reference). Sending a masked value back keeps the stored one. */
             headers?: {
-                [key: string]: string;
+                [key: string]: string | components["schemas"]["MCPSecretReference"];
             };
             /** Format: uri */
             url?: string;

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import type { AgentConfig, ExecutionConfig } from '../runs/run.types';
+import { McpSecrets } from '../secrets/mcp-secrets.service';
 import { TeamSecretsService } from '../secrets/team-secrets.service';
 import { Environment } from './environment.entity';
 
@@ -35,7 +37,19 @@ export class RunSecretsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly secrets: TeamSecretsService,
+    private readonly mcpSecrets: McpSecrets,
   ) {}
+
+  /**
+   * The run's config with its MCP `env`/`headers` values revealed, for the execution only. Unlike
+   * `config.secrets`, a value that cannot be revealed (a referenced team secret deleted since)
+   * throws McpSecretError: the server would otherwise run without its credential.
+   */
+  async executionConfig(run: { teamId: string; config: AgentConfig }): Promise<ExecutionConfig> {
+    const { mcp_servers: servers, ...rest } = run.config;
+    if (!servers) return rest;
+    return { ...rest, mcp_servers: await this.mcpSecrets.reveal(run.teamId, servers) };
+  }
 
   async resolve(run: SecretsRun): Promise<ResolvedRunSecrets> {
     const refs: { name: string; field: string }[] = [];

@@ -1,5 +1,7 @@
 import { toRfc3339 } from '../../common/time';
 import type { DefinitionSourceDto, FactoryDto } from './dto/factory.dto';
+import type { StoredMcpServerConfig } from '../runs/run.types';
+import { maskMcpServers } from '../secrets/mcp-secret-values';
 import type { Factory } from './entities/factory.entity';
 
 /** The Oz `Factory` shape, plus Ambient's `definition_source`. */
@@ -30,7 +32,9 @@ export function toFactoryDto(factory: Factory): FactoryDto {
       .map((r) => ({ owner: String(r.owner), repo: String(r.name) })),
     agent_defaults: {
       default_runner_uid: typeof defaults.runner === 'string' ? defaults.runner : '',
-      mcp_servers: defaults.mcpServers ?? {},
+      mcp_servers: maskMcpServers(
+        (defaults.mcpServers ?? {}) as Record<string, StoredMcpServerConfig>,
+      ),
       secrets: Array.isArray(defaults.secrets) ? defaults.secrets.map((name) => ({ name })) : [],
       worker_host: typeof defaults.workerHost === 'string' ? defaults.workerHost : '',
       ...(harness ? { harness: { type: harness.type, model_id: harness.model } } : {}),

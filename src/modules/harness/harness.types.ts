@@ -1,7 +1,7 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { ErrorCode } from '../../common/errors/error-codes';
 import type { CatalogModel } from '../models/model-catalog';
-import type { AgentConfig } from '../runs/run.types';
+import type { ExecutionConfig } from '../runs/run.types';
 import type { Sandbox } from '../sandbox/sandbox.types';
 
 export type ChatMessage = ChatCompletionMessageParam;
@@ -18,7 +18,8 @@ export interface HarnessContext {
   executionId: number;
   teamId: string;
   model: CatalogModel;
-  config: AgentConfig;
+  /** The run's config with MCP `env`/`headers` values revealed (in memory only). */
+  config: ExecutionConfig;
   mode: string;
   /** Messages of earlier executions of this run (continuation after a follow-up). */
   history: ChatMessage[];

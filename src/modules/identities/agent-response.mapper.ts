@@ -1,4 +1,6 @@
+import { maskMcpServers } from '../secrets/mcp-secret-values';
 import type { ApiKey } from '../teams/api-key.entity';
+import type { JsonObject } from '../../common/json';
 import type { AgentIdentity } from './agent-identity.entity';
 import type { AgentResponseDto, IdentityApiKeyDto } from './dto/agent-response.dto';
 
@@ -41,6 +43,7 @@ export function toAgentResponse(identity: AgentIdentity, available: boolean): Ag
   for (const key of optional) {
     if (s[key] !== undefined) (response as unknown as Record<string, unknown>)[key] = s[key];
   }
+  if (s.mcp_servers) response.mcp_servers = maskMcpServers(s.mcp_servers) as JsonObject;
   return response;
 }
 

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../common/json';
-import type { AgentConfig, McpServerConfig } from '../runs/run.types';
+import type { AgentConfig, StoredMcpServerConfig } from '../runs/run.types';
 
 export const AGENT_TYPES = [
   'FOREMAN',
@@ -34,7 +34,7 @@ export interface AgentSettings {
   harness?: AgentConfig['harness'];
   harness_auth_secrets?: AgentConfig['harness_auth_secrets'];
   inference_providers?: JsonObject;
-  mcp_servers?: Record<string, McpServerConfig>;
+  mcp_servers?: Record<string, StoredMcpServerConfig>;
   memory?: { attached_stores: MemoryStoreRef[]; auto_memory: { enabled: boolean } };
   on_behalf_of_enabled?: boolean;
   secrets?: { name: string }[];
@@ -55,7 +55,7 @@ export interface AgentSettingsInput {
   harness?: AgentConfig['harness'] | null;
   harness_auth_secrets?: AgentConfig['harness_auth_secrets'] | null;
   inference_providers?: JsonObject | null;
-  mcp_servers?: Record<string, McpServerConfig> | null;
+  mcp_servers?: Record<string, StoredMcpServerConfig> | null;
   memory?: {
     attached_stores?: MemoryStoreRef[] | null;
     auto_memory?: { enabled?: boolean | null } | null;

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ModelsModule } from '../models/models.module';
+import { SecretsModule } from '../secrets/secrets.module';
 import { TeamsModule } from '../teams/teams.module';
 import { AgentAvailability } from './agent-availability.service';
 import { AgentIdentity } from './agent-identity.entity';
@@ -14,7 +15,7 @@ import { IdentityRunResolver } from './identity-run-resolver.service';
  * resolve `agent_identity_uid`; this module never imports RunsModule.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([AgentIdentity]), TeamsModule, ModelsModule],
+  imports: [TypeOrmModule.forFeature([AgentIdentity]), TeamsModule, ModelsModule, SecretsModule],
   controllers: [IdentitiesController, IdentityKeysController],
   providers: [IdentitiesService, AgentAvailability, IdentityRunResolver],
   exports: [IdentitiesService, AgentAvailability, IdentityRunResolver],

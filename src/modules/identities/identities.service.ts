@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { ModelsService } from '../models/models.service';
+import { McpSecrets } from '../secrets/mcp-secrets.service';
 import { assertMcpServers } from '../runs/mcp-servers.rules';
 import { ApiKeysService } from '../teams/api-keys.service';
 import type { Principal } from '../teams/principal';
@@ -31,6 +32,7 @@ export class IdentitiesService {
     private readonly apiKeys: ApiKeysService,
     private readonly models: ModelsService,
     private readonly availability: AgentAvailability,
+    private readonly mcpSecrets: McpSecrets,
   ) {}
 
   /** A live (not deleted) identity of the team, or null. */
@@ -55,7 +57,7 @@ export class IdentitiesService {
 
   async create(principal: Principal, body: CreateAgentDto): Promise<AgentResponseDto> {
     const name = checkedName(body.name);
-    const settings = this.checkedSettings(principal, {}, body);
+    const settings = await this.checkedSettings(principal, {}, body);
     const identity = await this.dataSource.transaction(async (manager) => {
       // Serialises creations per team, so concurrent requests cannot overshoot the limit.
       await manager.query(`SELECT id FROM teams WHERE id = ? FOR UPDATE`, [principal.teamId]);
@@ -103,7 +105,7 @@ export class IdentitiesService {
       const input: AgentSettingsInput = body.secrets_append
         ? { secrets: appendSecrets(current.settings.secrets ?? [], body.secrets_append) }
         : body;
-      current.settings = this.checkedSettings(principal, current.settings, input);
+      current.settings = await this.checkedSettings(principal, current.settings, input);
       if (name !== null) {
         current.name = name;
         await this.teams.renameUser(manager, uid, name);
@@ -178,11 +180,11 @@ export class IdentitiesService {
   }
 
   /** The settings after applying `input`, refused with the offending field named. */
-  private checkedSettings(
+  private async checkedSettings(
     principal: Principal,
     current: AgentSettings,
     input: AgentSettingsInput,
-  ): AgentSettings {
+  ): Promise<AgentSettings> {
     if (input.on_behalf_of_enabled === true && principal.role !== 'admin') {
       throw new ApiError('not_authorized', 'only team admins may set on_behalf_of_enabled');
     }
@@ -197,7 +199,15 @@ export class IdentitiesService {
         `unknown model "${input.base_model}"; GET /agent/models lists the models available`,
       );
     }
-    return applySettings(current, input);
+    if (!input.mcp_servers) return applySettings(current, input);
+    // Values sent back masked (a GET response) keep what is stored.
+    const mcpServers = await this.mcpSecrets.seal(
+      principal.teamId,
+      input.mcp_servers,
+      'mcp_servers',
+      current.mcp_servers,
+    );
+    return applySettings(current, { ...input, mcp_servers: mcpServers });
   }
 }
 

@@ -1,5 +1,7 @@
 import { ApiError } from '../../common/errors/api-error';
-import type { McpServerConfig } from './run.types';
+import { SECRET_NAME_PATTERN } from '../secrets/dto/secret.dto';
+import { isSealedValue, isSecretReference } from '../secrets/mcp-secret-values';
+import type { StoredMcpServerConfig } from './run.types';
 
 /**
  * Checks an `mcp_servers` map (each entry has exactly one of warp_id, command or url). `field`
@@ -7,7 +9,7 @@ import type { McpServerConfig } from './run.types';
  * schedule, `mcp_servers` on an agent identity.
  */
 export function assertMcpServers(
-  servers: Record<string, McpServerConfig>,
+  servers: Record<string, StoredMcpServerConfig>,
   mapField = 'config.mcp_servers',
 ): void {
   for (const [name, server] of Object.entries(servers)) {
@@ -36,12 +38,19 @@ export function assertMcpServers(
     }
     for (const key of ['env', 'headers'] as const) {
       const map = server[key];
-      if (
-        map !== undefined &&
-        (typeof map !== 'object' || Object.values(map).some((v) => typeof v !== 'string'))
-      ) {
-        throw ApiError.invalid(`${field}.${key}`, 'must map names to strings');
+      if (map === undefined) continue;
+      if (typeof map !== 'object' || map === null || Array.isArray(map)) {
+        throw ApiError.invalid(`${field}.${key}`, MAP_RULE);
+      }
+      for (const [name, value] of Object.entries(map)) {
+        if (typeof value === 'string' || isSealedValue(value)) continue;
+        if (!isSecretReference(value)) throw ApiError.invalid(`${field}.${key}.${name}`, MAP_RULE);
+        if (!SECRET_NAME_PATTERN.test(value.secret)) {
+          throw ApiError.invalid(`${field}.${key}.${name}.secret`, 'must be a team secret name');
+        }
       }
     }
   }
 }
+
+const MAP_RULE = 'must map names to strings or to {"secret": "NAME"} (a team secret)';

@@ -13,6 +13,7 @@ import { EnvironmentsService } from '../environments/environments.service';
 import { IdentityRunResolver } from '../identities/identity-run-resolver.service';
 import { SkillsService } from '../skills/skills.service';
 import { ModelsService } from '../models/models.service';
+import { McpSecrets } from '../secrets/mcp-secrets.service';
 import { Run } from './entities/run.entity';
 import { RunAttachment } from './entities/run-attachment.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
@@ -48,6 +49,7 @@ export class RunCreationService {
     private readonly skills: SkillsService,
     private readonly writer: NewRunWriter,
     private readonly metrics: AmbientMetrics,
+    private readonly mcpSecrets: McpSecrets,
   ) {}
 
   async create(input: NewRun): Promise<Run> {
@@ -74,6 +76,13 @@ export class RunCreationService {
       input.creatorMayBeAgent ?? true,
     );
     Object.assign(config, executor.config);
+    if (config.mcp_servers) {
+      config.mcp_servers = await this.mcpSecrets.seal(
+        input.teamId,
+        config.mcp_servers,
+        'config.mcp_servers',
+      );
+    }
     if (config.environment_id) {
       await this.environments.assertUsable(input.teamId, config.environment_id);
     }

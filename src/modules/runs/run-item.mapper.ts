@@ -1,5 +1,6 @@
 import { isoDuration, toRfc3339 } from '../../common/time';
 import type { RunArtifact } from '../artifacts/run-artifact.entity';
+import { withMaskedMcpServers } from '../secrets/mcp-secret-values';
 import type { User } from '../teams/user.entity';
 import type {
   ArtifactItemDto,
@@ -62,7 +63,7 @@ export function toRunItem(
     finished_at: toRfc3339(run.finishedAt),
     execution_location: run.executionLocation,
     source: run.source,
-    agent_config: run.config,
+    agent_config: withMaskedMcpServers(run.config),
     conversation_id: run.conversationId,
     is_sandbox_running: run.state === 'CLAIMED' || run.state === 'INPROGRESS',
     is_run_type_cancellable: isCancellableType(run),

@@ -9,7 +9,7 @@ export interface AgentConfig {
   environment_id?: string;
   skill_spec?: string;
   skills?: string[];
-  mcp_servers?: Record<string, McpServerConfig>;
+  mcp_servers?: Record<string, StoredMcpServerConfig>;
   computer_use_enabled?: boolean;
   computer_use_model_id?: string;
   credential_strategy?: 'CREATOR' | 'EXECUTOR' | null;
@@ -34,6 +34,7 @@ export interface AgentConfig {
   experimental?: Record<string, string | number | boolean | null>;
 }
 
+/** An `mcp_servers` entry with the real `env` and `headers` values: what a harness connects with. */
 export interface McpServerConfig {
   warp_id?: string;
   command?: string;
@@ -42,6 +43,33 @@ export interface McpServerConfig {
   env?: Record<string, string>;
   headers?: Record<string, string>;
 }
+
+/** A team secret named in place of an MCP `env`/`headers` value (resolved at execution time). */
+export interface McpSecretReference {
+  secret: string;
+}
+
+/** A literal MCP `env`/`headers` value as stored: SecretCipher output, base64 (see McpSecrets). */
+export interface SealedMcpValue {
+  ciphertext: string;
+}
+
+/**
+ * An MCP `env`/`headers` value: a literal (API input only; stored sealed), a team secret
+ * reference, or a sealed literal.
+ */
+export type McpSecretValue = string | McpSecretReference | SealedMcpValue;
+
+/** An `mcp_servers` entry as runs, schedules and agent identities store it. */
+export interface StoredMcpServerConfig extends Omit<McpServerConfig, 'env' | 'headers'> {
+  env?: Record<string, McpSecretValue>;
+  headers?: Record<string, McpSecretValue>;
+}
+
+/** A run's config as a harness sees it: MCP values revealed, in memory only. */
+export type ExecutionConfig = Omit<AgentConfig, 'mcp_servers'> & {
+  mcp_servers?: Record<string, McpServerConfig>;
+};
 
 export interface StatusMessage {
   message: string;

@@ -2,6 +2,7 @@ import { toRfc3339 } from '../../common/time';
 import type { Environment } from '../environments/environment.entity';
 import { toEnvironmentConfig } from '../environments/environment.mapper';
 import { profile } from '../runs/run-item.mapper';
+import { withMaskedMcpServers } from '../secrets/mcp-secret-values';
 import type { User } from '../teams/user.entity';
 import type { ScheduledAgentItemDto } from './dto/scheduled-agent-item.dto';
 import type { Schedule } from './schedule.entity';
@@ -18,7 +19,7 @@ export function toScheduledAgentItem(
     cron_schedule: schedule.cronSchedule,
     enabled: schedule.enabled,
     prompt: schedule.prompt,
-    agent_config: schedule.agentConfig ?? {},
+    agent_config: schedule.agentConfig ? withMaskedMcpServers(schedule.agentConfig) : {},
     created_at: schedule.createdAt.toISOString(),
     updated_at: schedule.updatedAt.toISOString(),
     history: {

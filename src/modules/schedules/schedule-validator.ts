@@ -6,6 +6,7 @@ import { ModelsService } from '../models/models.service';
 import { assertMcpServers } from '../runs/mcp-servers.rules';
 import { assertMetadata } from '../runs/run-metadata.rules';
 import type { AgentConfig } from '../runs/run.types';
+import { McpSecrets } from '../secrets/mcp-secrets.service';
 import { CronSchedule, CronSyntaxError, parseCronSchedule } from './cron-schedule';
 
 /** A schedule's fields once checked: what gets stored. */
@@ -44,6 +45,7 @@ export class ScheduleValidator {
     private readonly models: ModelsService,
     private readonly identities: IdentitiesService,
     private readonly availability: AgentAvailability,
+    private readonly mcpSecrets: McpSecrets,
   ) {}
 
   assertPresent(input: ScheduleInput, fields: (keyof ScheduleInput)[]): void {
@@ -70,7 +72,7 @@ export class ScheduleValidator {
     const agentConfig =
       input.agent_config === undefined
         ? (base?.agentConfig ?? null)
-        : this.checkedConfig(input.agent_config);
+        : await this.checkedConfig(teamId, input.agent_config, base?.agentConfig);
     const prompt = (input.prompt ?? '').trim();
     const hasSkill = !!agentConfig?.skill_spec || !!agentConfig?.skills?.length;
     if (!prompt && !hasSkill) {
@@ -94,14 +96,27 @@ export class ScheduleValidator {
     };
   }
 
-  private checkedConfig(config: AgentConfig | null): AgentConfig | null {
+  /** `before` is the stored config: MCP values sent back masked keep what it holds. */
+  private async checkedConfig(
+    teamId: string,
+    config: AgentConfig | null,
+    before?: AgentConfig | null,
+  ): Promise<AgentConfig | null> {
     if (!config) return null;
     const checked: AgentConfig = { ...config };
     delete checked.experimental; // server-filled only
     if (checked.skill_spec && checked.skills?.length) {
       throw ApiError.invalid('agent_config.skills', 'cannot be combined with skill_spec');
     }
-    if (checked.mcp_servers) assertMcpServers(checked.mcp_servers, 'agent_config.mcp_servers');
+    if (checked.mcp_servers) {
+      assertMcpServers(checked.mcp_servers, 'agent_config.mcp_servers');
+      checked.mcp_servers = await this.mcpSecrets.seal(
+        teamId,
+        checked.mcp_servers,
+        'agent_config.mcp_servers',
+        before?.mcp_servers,
+      );
+    }
     if (checked.model_id) this.models.resolveForRun(checked.model_id, 'agent_config.model_id');
     return Object.keys(checked).length ? checked : null;
   }

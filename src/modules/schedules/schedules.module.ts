@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { SecretsModule } from '../secrets/secrets.module';
 import type { Role } from '../../config/app-config';
 import { IdentitiesModule } from '../identities/identities.module';
 import { ModelsModule } from '../models/models.module';
@@ -28,6 +29,7 @@ export class SchedulesModule {
         IdentitiesModule,
         TeamsModule,
         ModelsModule,
+        SecretsModule,
       ],
       controllers: roles.includes('api') ? [SchedulesController] : [],
       providers: [

@@ -1,4 +1,7 @@
 import { DataSource } from 'typeorm';
+import type { McpSecretValue } from '../runs/run.types';
+import { rewriteStoredMcpValues, StoredRow } from './mcp-secret-columns';
+import { isSealedValue, isSecretReference } from './mcp-secret-values';
 import { SecretCipher, SecretDecryptionError } from './secret-cipher';
 
 /** Every column that holds a SecretCipher value, with the team id it is bound to. */
@@ -42,7 +45,49 @@ export class SecretReencryption {
       }
       reports.push(report);
     }
+    reports.push(...(await this.reencryptMcpValues()));
     return reports;
+  }
+
+  /** The MCP `env`/`headers` values of runs, schedules and agent identities (JSON documents). */
+  private async reencryptMcpValues(): Promise<ReencryptionReport[]> {
+    const unreadable = new Map<string, ReencryptionReport['unreadable']>();
+    const reencrypted = await rewriteStoredMcpValues(
+      (work) => this.dataSource.transaction((manager) => work((sql, p) => manager.query(sql, p))),
+      (value, row) => this.reencryptMcpValue(value, row, unreadable),
+    );
+    return Object.entries(reencrypted).map(([table, count]) => ({
+      table: `${table} (mcp_servers)`,
+      reencrypted: count,
+      unreadable: unreadable.get(table) ?? [],
+    }));
+  }
+
+  private reencryptMcpValue(
+    value: McpSecretValue,
+    row: StoredRow,
+    unreadable: Map<string, ReencryptionReport['unreadable']>,
+  ): McpSecretValue {
+    if (isSecretReference(value)) return value;
+    let plaintext: string;
+    if (typeof value === 'string') {
+      plaintext = value; // stored in clear before the migration had a key: seal it now
+    } else if (isSealedValue(value)) {
+      const stored = Buffer.from(value.ciphertext, 'base64');
+      if (!this.cipher.isStale(stored)) return value;
+      try {
+        plaintext = this.cipher.decrypt(stored, row.teamId);
+      } catch (err) {
+        if (!(err instanceof SecretDecryptionError)) throw err;
+        const list = unreadable.get(row.table) ?? [];
+        list.push({ id: row.id, reason: err.message });
+        unreadable.set(row.table, list);
+        return value;
+      }
+    } else {
+      return value;
+    }
+    return { ciphertext: this.cipher.encrypt(plaintext, row.teamId).toString('base64') };
   }
 
   /** Re-encrypts the stale values among the next BATCH rows after `after`; returns their ids. */

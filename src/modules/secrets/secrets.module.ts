@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { McpSecrets } from './mcp-secrets.service';
 import { SecretCipher } from './secret-cipher';
 import { SecretsController } from './secrets.controller';
 import { TeamSecret } from './team-secret.entity';
@@ -8,8 +9,8 @@ import { TeamSecretsService } from './team-secrets.service';
 /** Team secrets for every role that needs them (the ingress decrypts webhook secrets). */
 @Module({
   imports: [TypeOrmModule.forFeature([TeamSecret])],
-  providers: [SecretCipher, TeamSecretsService],
-  exports: [SecretCipher, TeamSecretsService],
+  providers: [SecretCipher, TeamSecretsService, McpSecrets],
+  exports: [SecretCipher, TeamSecretsService, McpSecrets],
 })
 export class SecretsModule {}
 

@@ -50,6 +50,7 @@ export class HarnessSupportController {
   @ApiOkResponse({ type: StartResponseDto })
   async start(@CurrentPrincipal() principal: Principal): Promise<StartResponseDto> {
     const { run, inputs } = await this.executions.start(principal);
+    const config = await this.executions.executionConfig(principal, run);
     const { environment, harnessSecrets, runSecrets } = await this.executions.preparation(run);
     const { runs } = this.config;
     return {
@@ -60,7 +61,7 @@ export class HarnessSupportController {
       mode: run.mode,
       prompt: run.prompt,
       skill_spec: run.skillSpec,
-      config: run.config,
+      config,
       first_execution: inputs.firstExecution,
       followups: inputs.followups,
       history: inputs.history,

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Run } from '../runs/entities/run.entity';
 import { RunSignals } from '../runs/run-signals.service';
+import { withMaskedMcpServers } from '../secrets/mcp-secret-values';
 import { Offer, SelfHostedRuns } from '../runs/execution/self-hosted-runs.service';
 import { groupKey, WorkerConnection } from './worker-connection';
 import { RUN_KEY_ENV, TaskAssignment, WorkerMessage } from './worker-protocol';
@@ -188,7 +189,8 @@ export function assignmentFor(run: Run, offer: Offer): TaskAssignment {
       task_definition: { prompt: run.prompt },
       created_at: run.createdAt.toISOString(),
       updated_at: run.updatedAt.toISOString(),
-      agent_config_snapshot: run.config,
+      // The worker gets the revealed MCP values from POST /harness-support/start, with its key.
+      agent_config_snapshot: withMaskedMcpServers(run.config),
       agent_conversation_id: run.conversationId,
     },
     env_vars: { [RUN_KEY_ENV]: offer.key },

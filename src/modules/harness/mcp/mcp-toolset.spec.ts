@@ -44,6 +44,7 @@ describe('McpToolset', () => {
       expect(toolset.definitions().map((tool) => tool.function.name)).toEqual([
         'mcp__echo__add',
         'mcp__echo__whoami',
+        'mcp__echo__digest',
         'mcp__echo__fail',
         'mcp__echo__sleep',
       ]);

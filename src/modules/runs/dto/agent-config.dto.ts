@@ -1,5 +1,6 @@
-import { ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions, ApiSchema } from '@nestjs/swagger';
 import type { JsonObject } from '../../../common/json';
+import type { McpSecretValue } from '../run.types';
 import { Type } from 'class-transformer';
 import {
   IsArray,
@@ -65,16 +66,36 @@ export class SessionSharingDto {
   public_access?: 'VIEWER' | 'EDITOR';
 }
 
+@ApiSchema({ name: 'MCPSecretReference' })
+export class McpSecretReferenceDto {
+  @ApiProperty({
+    description: 'Name of a team secret (POST /secrets); its value is used when the run executes',
+    example: 'LINEAR_TOKEN',
+  })
+  secret: string;
+}
+
+/** A value of `env`/`headers`: a literal string, or (Ambient extension) a team secret reference. */
+const MCP_SECRET_VALUE: ApiPropertyOptions = {
+  type: 'object',
+  additionalProperties: {
+    oneOf: [{ type: 'string' }, { $ref: '#/components/schemas/MCPSecretReference' }],
+  },
+  description:
+    'Values are secrets: stored encrypted and returned masked ("***", or "<secret:NAME>" for a ' +
+    'team secret reference). Sending a masked value back keeps the stored one.',
+};
+
 @ApiSchema({ name: 'MCPServerConfig' })
 export class McpServerConfigDto {
   @ApiPropertyOptional() warp_id?: string;
   @ApiPropertyOptional() command?: string;
   @ApiPropertyOptional({ type: [String] }) args?: string[];
   @ApiPropertyOptional({ format: 'uri' }) url?: string;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
-  env?: Record<string, string>;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
-  headers?: Record<string, string>;
+  @ApiPropertyOptional(MCP_SECRET_VALUE)
+  env?: Record<string, McpSecretValue>;
+  @ApiPropertyOptional(MCP_SECRET_VALUE)
+  headers?: Record<string, McpSecretValue>;
 }
 
 /** The Oz AgentConfigSnapshot (`AmbientAgentConfig` in older SDKs). Every field is optional. */

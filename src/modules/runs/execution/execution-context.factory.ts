@@ -14,6 +14,7 @@ import { CatalogModel } from '../../models/model-catalog';
 import type { Sandbox } from '../../sandbox/sandbox.types';
 import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import { Run } from '../entities/run.entity';
+import type { ExecutionConfig } from '../run.types';
 import { RunAttachment } from '../entities/run-attachment.entity';
 import { RunMessage } from '../entities/run-message.entity';
 import { RunFollowupsService } from '../run-followups.service';
@@ -59,6 +60,8 @@ export class ExecutionContextFactory {
     sandbox: Sandbox,
     /** The run's secrets as variables, when the caller has resolved them already. */
     secretEnv?: Record<string, string>,
+    /** The run's config with MCP values revealed, when the caller has resolved it already. */
+    config?: ExecutionConfig,
   ): Promise<HarnessContext> {
     const { history, firstExecution, attachments, followups } = await this.loadInputs(
       run,
@@ -74,7 +77,7 @@ export class ExecutionContextFactory {
       executionId,
       teamId: run.teamId,
       model,
-      config: run.config,
+      config: config ?? (await this.runSecrets.executionConfig(run)),
       mode: run.mode,
       history,
       userMessages,

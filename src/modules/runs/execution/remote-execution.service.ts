@@ -23,6 +23,8 @@ import { RunSignals } from '../run-signals.service';
 import type { RunState } from '../run-state';
 import { RunTransitions } from '../run-transitions.service';
 import type { EnvironmentConfig } from '../../environments/environment-config';
+import { McpSecretError } from '../../secrets/mcp-secrets.service';
+import type { ExecutionConfig } from '../run.types';
 import { ExecutionContextFactory, ExecutionInputs } from './execution-context.factory';
 import { addUsage, inferenceCostUsd } from './run-usage';
 import { AmbientMetrics } from '../../metrics/ambient-metrics';
@@ -109,6 +111,21 @@ export class RemoteExecutionService {
     });
     if (!started) await this.lostRace(principal);
     return { run, inputs: await this.contexts.loadInputs(run, run.executionCount) };
+  }
+
+  /**
+   * The run's config with its MCP values revealed, for the worker's harness. A value that cannot
+   * be revealed (a referenced team secret deleted since) ends the run FAILED, and the worker is
+   * told to stop.
+   */
+  async executionConfig(principal: Principal, run: Run): Promise<ExecutionConfig> {
+    try {
+      return await this.runSecrets.executionConfig(run);
+    } catch (err) {
+      if (!(err instanceof McpSecretError)) throw err;
+      await this.endFailed(principal, run, 'invalid_request', err.message);
+      throw new ApiError('not_authorized', `the execution cannot start: ${err.message}`);
+    }
   }
 
   /**

@@ -27,6 +27,8 @@ import { RunEvent } from '../entities/run-event.entity';
 import { RunFollowupsService } from '../run-followups.service';
 import { RunSignals } from '../run-signals.service';
 import { RunTransitions } from '../run-transitions.service';
+import { McpSecretError } from '../../secrets/mcp-secrets.service';
+import type { ExecutionConfig } from '../run.types';
 import { ExecutionContextFactory, internalApiUrl } from './execution-context.factory';
 import { FINISH_REQUESTED } from './remote-execution.service';
 import { addUsage, inferenceCostUsd } from './run-usage';
@@ -276,6 +278,18 @@ export class RunExecutor {
       });
     }
     const secretEnv = secrets.env;
+    let config: ExecutionConfig;
+    try {
+      config = await this.runSecrets.executionConfig(run);
+    } catch (err) {
+      if (!(err instanceof McpSecretError)) throw err;
+      return {
+        outcome: 'failed',
+        errorCode: 'invalid_request',
+        summary: err.message,
+        usage: zeroUsage,
+      };
+    }
     if (run.workspaceRetainedUntil) await this.retention.takeOver(run.id, executionId);
     const emit = (eventType: string, payload?: Record<string, unknown>) =>
       this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
@@ -308,6 +322,7 @@ export class RunExecutor {
         signal,
         sandbox,
         secretEnv,
+        config,
       );
       return await harness.run(context);
     } finally {
