@@ -101,7 +101,11 @@ describe('security: MCP headers and env values are secrets', () => {
     const readonlyPaths = modules.startsWith(`${REPO_ROOT}/`)
       ? REPO_ROOT
       : `${REPO_ROOT},${modules}`;
-    app = await startTestApp(env, ['api', 'worker'], { 'sandbox.readonlyPaths': readonlyPaths });
+    app = await startTestApp(env, ['api', 'worker'], {
+      'sandbox.readonlyPaths': readonlyPaths,
+      // The recording MCP server listens on loopback, which the egress policy refuses by default.
+      'egress.allow': new URL(http.url).host,
+    });
     api = apiClient(app.baseUrl, app.apiKey);
     expect((await api.post('/secrets', { name: 'MCP_REF', value: REF_MARKER })).status).toBe(201);
   });
