@@ -194,8 +194,9 @@ export async function startTestApp(
   environment: TestEnvironment,
   roles: Role[] = ['api', 'worker'],
   overrides: Record<string, unknown> = {},
+  start: StartOptions = testLogging(),
 ): Promise<TestApp> {
-  const ambient = await startAmbient(environment.config(roles, overrides), testLogging());
+  const ambient = await startAmbient(environment.config(roles, overrides), start);
   return {
     ambient,
     baseUrl: ambient.apiUrl ?? '',
