@@ -1,3 +1,4 @@
+import { RunStreamHub } from '../../src/modules/runs/live/run-stream-hub.service';
 import { KeyRevocationWatch } from '../../src/modules/teams/key-revocation-watch.service';
 import type { SseEvent } from '../../src/common/sse';
 import { FakeModelServer, startFakeModelServer } from '../fixtures/fake-model-server';
@@ -6,6 +7,7 @@ import { runCli } from '../support/cli-process';
 import { RawWorkerClient } from '../support/raw-worker-client';
 import { isStream, openSse, SseStream } from '../support/sse-stream';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from '../support/test-app';
+import { waitFor } from '../support/wait';
 
 /** What an issue-19 attacker relied on: a revoked key kept its open stream for minutes. */
 const REVOCATION_BOUND_MS = 10_000;
@@ -126,5 +128,38 @@ describe('security: revocation ends what a key opened', () => {
     await closed;
     expect(Date.now() - revokedAt).toBeLessThan(REVOCATION_BOUND_MS);
     expect(worker.closeCode).toBe(1008);
+  });
+
+  it('makes "runs watch" stop with the refusal instead of reconnecting', async () => {
+    const { key, id } = await teamKey('watch-team');
+    const created = await apiClient(app.baseUrl, key).post('/agent/runs', { prompt: 'Wait' });
+    const hub = app.ambient.app.get(RunStreamHub);
+    await waitFor(
+      async () => hub.openStreams,
+      (n) => n === 0,
+      { what: 'earlier streams to end' },
+    );
+    const watching = runCli(['runs', 'watch', created.body.run_id as string, '--json'], {
+      ...env.childEnv(),
+      AMBIENT_API_URL: app.baseUrl,
+      AMBIENT_API_KEY: key,
+    });
+    await waitFor(
+      async () => hub.openStreams,
+      (n) => n === 1,
+      {
+        what: 'the watch to connect',
+        timeoutMs: 60_000,
+      },
+    );
+    expect((await cli('api-keys', 'revoke', '--id', id)).code).toBe(0);
+    const result = await watching;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /401 Authentication required \(the API key of this stream was revoked/,
+    );
+    expect(result.stderr).not.toContain('reconnecting');
+    const last = JSON.parse(result.stdout.trimEnd().split('\n').at(-1)!);
+    expect(last).toMatchObject({ event: 'error', data: { status: 401 } });
   });
 });
