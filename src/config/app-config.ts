@@ -452,7 +452,9 @@ function coerce(setting: Setting, raw: unknown, source: string): unknown {
     case 'int':
     case 'number': {
       const n = typeof raw === 'number' ? raw : Number(String(raw).trim());
-      if (!Number.isFinite(n) || String(raw).trim() === '') fail('must be a number');
+      if (!Number.isFinite(n) || String(raw).trim() === '') {
+        fail(setting.allowOff ? 'must be a number or off' : 'must be a number');
+      }
       if (setting.kind === 'int' && !Number.isInteger(n)) fail('must be an integer');
       if (setting.min !== undefined && n < setting.min) fail(`must be at least ${setting.min}`);
       if (setting.max !== undefined && n > setting.max) fail(`must be at most ${setting.max}`);

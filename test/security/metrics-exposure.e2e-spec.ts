@@ -43,6 +43,9 @@ describe('security: /metrics is not on the public API port', () => {
     const off = loadConfig({ AMBIENT_METRICS_PORT: 'off' }).metrics;
     expect(off.port).toBeNull();
     expect(() => loadConfig({ AMBIENT_METRICS_TOKEN: 'short' })).toThrow(/AMBIENT_METRICS_TOKEN/);
+    expect(() => loadConfig({ AMBIENT_METRICS_PORT: 'none' })).toThrow(
+      'AMBIENT_METRICS_PORT: must be a number or off',
+    );
   });
 
   it('answers 404 on the API port by default, and serves the metrics port without a key', async () => {
