@@ -302,6 +302,17 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     const [endpoint] = monitor.spec!.endpoints as { port: string; path: string }[];
     expect(endpoint.path).toBe('/metrics');
     expect((service.spec!.ports as { name: string }[]).map((p) => p.name)).toContain(endpoint.port);
+    // The listener defaults to loopback: pods open it to the scraper, on the metrics port only.
+    expect(config.AMBIENT_METRICS_HOST).toBe('0.0.0.0');
+    expect(config.AMBIENT_METRICS_TOKEN).toBeUndefined();
+    for (const exposed of ofKind('Service').filter((s) => s !== service)) {
+      const ports = exposed.spec!.ports as { port: number; targetPort: string | number }[];
+      const reaches = ports.some((p) => p.port === metricsPort || p.targetPort === 'metrics');
+      expect({ service: exposed.metadata.name, reaches }).toEqual({
+        service: exposed.metadata.name,
+        reaches: false,
+      });
+    }
   });
 
   describe('alerts and dashboard', () => {

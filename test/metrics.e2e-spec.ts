@@ -52,8 +52,9 @@ describe('Prometheus metrics (GET /metrics)', () => {
     await model?.close();
   });
 
-  it('is served on the API port without a key, outside the OpenAPI document, with every series', async () => {
-    expect(metricsUrl).toBe(app.baseUrl.replace(/\/api\/v1$/, '/metrics'));
+  it('is served on its own loopback listener without a key, outside the OpenAPI document, with every series', async () => {
+    expect(new URL(metricsUrl).hostname).toBe('127.0.0.1');
+    expect(new URL(metricsUrl).port).not.toBe(new URL(app.baseUrl).port);
     const res = await fetch(metricsUrl);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
@@ -151,9 +152,9 @@ describe('Prometheus metrics (GET /metrics)', () => {
     }
   });
 
-  it('with AMBIENT_METRICS_PORT: its own listener, for any roles, and not on the API port', async () => {
-    const separate = await startTestApp(env, ['api'], { 'metrics.port': 0 });
-    const workerOnly = await startTestApp(env, ['worker'], { 'metrics.port': 0 });
+  it('has its own listener for any roles, and is not on the API port', async () => {
+    const separate = await startTestApp(env, ['api']);
+    const workerOnly = await startTestApp(env, ['worker']);
     try {
       const own = separate.ambient.metricsUrl!;
       expect(new URL(own).port).not.toBe(new URL(separate.baseUrl).port);

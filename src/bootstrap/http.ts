@@ -21,8 +21,9 @@ export function configureHttp(
   // First, so every answer (errors of unknown routes and of the body parser included) has an id,
   // a log line and its timing.
   observeHttp(app, observability);
-  // Outside the API prefix, its bearer guard and its OpenAPI document.
-  if (config.metrics.port === undefined) app.use(metricsRoute(observability.metrics));
+  // Only with a token (the API port is public); outside the API prefix and its OpenAPI document.
+  const { token } = config.metrics;
+  if (token) app.use(metricsRoute(observability.metrics, token));
   app.setGlobalPrefix(API_PREFIX);
   // Invalid Unicode is refused at the boundary: query strings here, raw bodies by the parser,
   // escaped lone surrogates in bodies and path parameters by the first global pipe.

@@ -41,7 +41,7 @@ export interface StartOptions {
 /**
  * Starts the roles named in the config: checks MySQL and Redis, migrates, then boots one Nest
  * application (HTTP for the api role, a plain context for worker/scheduler-only processes), the
- * ingress application beside it, and the metrics listener when AMBIENT_METRICS_PORT is set.
+ * ingress application beside it, and the metrics listener unless AMBIENT_METRICS_PORT is off.
  */
 export async function startAmbient(
   config: AppConfig,
@@ -70,10 +70,15 @@ export async function startAmbient(
       ? null
       : await startMain(config, observability);
     if (main) closers.push(main.close);
+    const { port: metricsPort, host: metricsHost, token: metricsToken } = config.metrics;
     const metricsServer =
-      config.metrics.port === undefined
+      metricsPort === null
         ? null
-        : await startMetricsServer(observability.metrics, config.metrics.port, config.server.host);
+        : await startMetricsServer(observability.metrics, {
+            port: metricsPort,
+            host: metricsHost,
+            token: metricsToken,
+          });
     if (metricsServer) closers.push(metricsServer.close);
     const sandbox = main
       ? await main.app
@@ -90,7 +95,8 @@ export async function startAmbient(
       ingressUrl: ingress?.url ?? null,
       healthUrl: main?.healthUrl ?? null,
       metricsUrl:
-        metricsServer?.url ?? (main?.apiUrl ? main.apiUrl.replace(/\/api\/v1$/, '/metrics') : null),
+        metricsServer?.url ??
+        (main?.apiUrl && metricsToken ? main.apiUrl.replace(/\/api\/v1$/, '/metrics') : null),
       metrics: observability.metrics,
       sandbox,
       close: closeAll,

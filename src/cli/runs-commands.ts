@@ -71,12 +71,20 @@ async function watchRun(
     const controller = new AbortController();
     let runEvents = 0;
     let ended: string | null = null;
+    let refused: string | null = null;
     let received = false;
     const parser = new SseParser((event) => {
-      if (ended) return;
+      if (ended || refused) return;
       received = true;
       if (event.id) lastId = event.id;
       print(event, event.event === 'run' && runEvents === 0);
+      if (event.event === 'error') {
+        // The server ends the stream for good after it (the key was revoked): reconnecting cannot
+        // help. No abort: the response is ending anyway, and aborting it meanwhile can stall it.
+        const status = Number((JSON.parse(event.data) as { status?: unknown }).status) || 0;
+        refused = problemText(status, event.data);
+        return;
+      }
       if (event.event !== 'run') return;
       runEvents += 1;
       const state = (JSON.parse(event.data) as { state: string }).state;
@@ -87,6 +95,7 @@ async function watchRun(
     });
     const problem = await readStream(target, runId, lastId, parser, controller.signal);
     if (ended) return ended;
+    if (refused) throw new CommandError(refused);
     if (problem.fatal) throw new CommandError(problem.message);
     failures = received ? 1 : failures + 1;
     if (failures > MAX_FAILED_ATTEMPTS) throw new CommandError(`giving up: ${problem.message}`);

@@ -110,8 +110,12 @@ export interface AppConfig {
   secretsPreviousKeys: Buffer[];
   /** Logs: JSON lines (for collectors) or a pretty format (for a terminal); unset format = by TTY. */
   log: { format?: LogFormat; level: LogLevelName };
-  /** Prometheus metrics: unset port = `GET /metrics` on the API's port (role api). */
-  metrics: { port?: number };
+  /**
+   * Prometheus metrics: `GET /metrics` on a listener of its own at `host:port` (loopback unless
+   * configured; `port` null = `off`, no listener). With `token` set, every scrape must send it as
+   * a bearer token, and the API's port serves `/metrics` too; without one it never does.
+   */
+  metrics: { port: number | null; host: string; token?: string };
 }
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;
@@ -178,6 +182,8 @@ interface Setting {
   oneOf?: readonly string[];
   /** May be left unset (absent from the file and the environment, or empty). */
   optional?: boolean;
+  /** Also takes `off` (read as null): a port setting whose listener can be turned off. */
+  allowOff?: boolean;
 }
 
 /** Every overridable setting: its place in the YAML tree, its environment variable and its type. */
@@ -411,8 +417,9 @@ const SETTINGS: Setting[] = [
     kind: 'int',
     min: 0,
     max: 65535,
-    optional: true,
+    allowOff: true,
   },
+  { path: 'metrics.host', env: 'AMBIENT_METRICS_HOST', kind: 'string' },
 ];
 
 function getPath(tree: Record<string, unknown>, path: string): unknown {
@@ -435,6 +442,7 @@ function coerce(setting: Setting, raw: unknown, source: string): unknown {
   const fail = (why: string): never => {
     throw new ConfigError(`${source}: ${why} (got ${JSON.stringify(raw)})`);
   };
+  if (setting.allowOff && raw === 'off') return null;
   switch (setting.kind) {
     case 'string':
       if (typeof raw !== 'string' || raw.trim() === '') fail('must be a non-empty string');
@@ -460,7 +468,9 @@ function coerce(setting: Setting, raw: unknown, source: string): unknown {
     case 'int':
     case 'number': {
       const n = typeof raw === 'number' ? raw : Number(String(raw).trim());
-      if (!Number.isFinite(n) || String(raw).trim() === '') fail('must be a number');
+      if (!Number.isFinite(n) || String(raw).trim() === '') {
+        fail(setting.allowOff ? 'must be a number or off' : 'must be a number');
+      }
       if (setting.kind === 'int' && !Number.isInteger(n)) fail('must be an integer');
       if (setting.min !== undefined && n < setting.min) fail(`must be at least ${setting.min}`);
       if (setting.max !== undefined && n > setting.max) fail(`must be at most ${setting.max}`);
@@ -515,8 +525,14 @@ export function loadConfig(
     setPath(tree, setting.path, coerce(setting, raw, source));
   }
   const config = tree as unknown as AppConfig;
-  config.metrics ??= {};
   config.egress = { allow: checkEgressAllow(config.egress?.allow) };
+  const metricsToken = overrides['metrics.token'] ?? env.AMBIENT_METRICS_TOKEN;
+  if (typeof metricsToken === 'string' && metricsToken !== '') {
+    if (metricsToken.length < 16 || /\s/.test(metricsToken)) {
+      throw new ConfigError('AMBIENT_METRICS_TOKEN: must be at least 16 characters, no spaces');
+    }
+    config.metrics.token = metricsToken;
+  }
   if (config.runs.workspaceVolume === 'auto') config.runs.workspaceVolume = hostname();
   if (config.runs.workspaceVolume.length > 128) {
     throw new ConfigError('AMBIENT_WORKSPACE_VOLUME: at most 128 characters');

@@ -44,14 +44,17 @@ export class RawWorkerClient {
   private readonly waiters = new Set<() => void>();
   private consumed = 0;
   closed = false;
+  /** The close code the server sent (1008: its key was revoked). */
+  closeCode: number | undefined;
 
   private constructor(private readonly ws: WebSocket) {
     ws.on('message', (data) => {
       this.received.push(JSON.parse(data.toString()) as Envelope);
       for (const waiter of this.waiters) waiter();
     });
-    ws.on('close', () => {
+    ws.on('close', (code) => {
       this.closed = true;
+      this.closeCode = code;
       for (const waiter of this.waiters) waiter();
     });
   }

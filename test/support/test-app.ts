@@ -114,6 +114,8 @@ export function createTestEnvironment(label: string, modelServerUrl: string): Te
     'ingress.port': 0,
     'ingress.host': '127.0.0.1',
     'server.host': '127.0.0.1',
+    // A free port each: parallel apps on one machine never collide on the default 9464.
+    'metrics.port': 0,
     // Errors only, unless a benchmark asks for the production level (testLogging()).
     'log.level': process.env.AMBIENT_TEST_LOG_LEVEL ?? 'error',
     ...TEST_SANDBOX_SETTINGS,
@@ -152,6 +154,7 @@ export function createTestEnvironment(label: string, modelServerUrl: string): Te
       AMBIENT_SECRETS_KEY: TEST_SECRETS_KEY,
       AMBIENT_URL_SIGNING_KEY: TEST_URL_SIGNING_KEY,
       AMBIENT_INGRESS_PORT: '0',
+      AMBIENT_METRICS_PORT: '0',
       AMBIENT_SANDBOX: TEST_SANDBOX_SETTINGS['sandbox.backend'],
       AMBIENT_SANDBOX_READONLY_PATHS: REPO_ROOT,
       ...extra,
@@ -191,8 +194,9 @@ export async function startTestApp(
   environment: TestEnvironment,
   roles: Role[] = ['api', 'worker'],
   overrides: Record<string, unknown> = {},
+  start: StartOptions = testLogging(),
 ): Promise<TestApp> {
-  const ambient = await startAmbient(environment.config(roles, overrides), testLogging());
+  const ambient = await startAmbient(environment.config(roles, overrides), start);
   return {
     ambient,
     baseUrl: ambient.apiUrl ?? '',

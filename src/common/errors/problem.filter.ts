@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { Request, Response } from 'express';
 import { ApiError } from './api-error';
 import { ErrorCode } from './error-codes';
+import { loggedPath } from '../logging/http-logging';
 import { requestIdOf } from '../request-id';
 import { buildProblem } from './problem';
 import { isBackingServiceUnavailable } from './unavailable';
@@ -75,7 +76,7 @@ export class ProblemFilter implements ExceptionFilter {
       });
     } else {
       this.logger.error(
-        `${request.method} ${instance} failed: ${(exception as Error)?.stack ?? String(exception)}`,
+        `${request.method} ${loggedPath(instance)} failed: ${(exception as Error)?.stack ?? String(exception)}`,
       );
       const unavailable = isBackingServiceUnavailable(exception);
       problem = buildProblem({

@@ -1,13 +1,22 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 
-/** A webhook's url_token travels in its path: never written to a log. */
-const URL_TOKEN_PATH = /^(\/webhooks\/w\/[^/]+)\/.+$/;
+/** Credentials that travel in a path, and how a log shows it without them. */
+const PATH_SECRETS: [RegExp, string][] = [
+  // A webhook's url_token.
+  [/^(\/webhooks\/w\/[^/]+)\/.+$/, '$1/[token]'],
+  // An environment share token: whoever holds it adds the environment to their team.
+  [/^(\/api\/v1\/agent\/environments\/shared)\/[^/]+/, '$1/[token]'],
+];
 
-/** The path a log line shows: no query string (signed URLs), no webhook url token. */
+/**
+ * The path a log line (or an error's log) shows: no query string (signed URLs), no webhook url
+ * token, no environment share token.
+ */
 export function loggedPath(url: string | undefined): string {
-  const path = (url ?? '').split('?')[0];
-  return path.replace(URL_TOKEN_PATH, '$1/[token]');
+  let path = (url ?? '').split('?')[0];
+  for (const [pattern, replacement] of PATH_SECRETS) path = path.replace(pattern, replacement);
+  return path;
 }
 
 /**

@@ -64,4 +64,13 @@ describe('loggedPath', () => {
     expect(loggedPath('/webhooks/w/wh_123/s3cr3t-token')).toBe('/webhooks/w/wh_123/[token]');
     expect(loggedPath('/webhooks/w/wh_123')).toBe('/webhooks/w/wh_123');
   });
+
+  it('drops an environment share token', () => {
+    expect(loggedPath('/api/v1/agent/environments/shared/sh4re-t0ken/accept?x=1')).toBe(
+      '/api/v1/agent/environments/shared/[token]/accept',
+    );
+    expect(loggedPath('/api/v1/agent/environments/env_1/share-link')).toBe(
+      '/api/v1/agent/environments/env_1/share-link',
+    );
+  });
 });

@@ -5,7 +5,8 @@ import { pipeline } from 'node:stream/promises';
 import { Public } from '../../common/auth/public.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { BLOB_STORE, BlobStore, isValidBlobKey } from './blob-store';
-import { DownloadGrant, UrlSigner } from './url-signer';
+import { attachmentDisposition } from '../../common/content-disposition';
+import { blobPath, DownloadGrant, UrlSigner } from './url-signer';
 
 /** Serves blobs behind signed URLs; the signature is the credential, so no API key is needed. */
 @ApiExcludeController()
@@ -25,21 +26,29 @@ export class BlobsController {
     @Res() res: Response,
   ): Promise<void> {
     const key = `${namespace}/${name}`;
-    const grant = signedGrant(this.signer, key, query, isValidBlobKey(key));
+    const grant = signedGrant(this.signer, blobPath(key), key, query, isValidBlobKey(key));
     const blob = await this.blobs.openStream(key);
     if (!blob) throw ApiError.notFound('blob');
-    setDownloadHeaders(res, grant, blob.size);
-    // A store failing mid-way can only cut the response short (the status is already sent).
-    await pipeline(blob.stream, res).catch(() => res.destroy());
+    try {
+      setDownloadHeaders(res, grant, blob.size);
+      // A store failing mid-way can only cut the response short (the status is already sent).
+      await pipeline(blob.stream, res).catch(() => res.destroy());
+    } finally {
+      // Whatever happened (headers refused, client gone, store failed), the file is closed now,
+      // not when the collector finds the stream.
+      blob.stream.destroy();
+    }
   }
 }
 
 /**
- * The grant a signed download URL's query carries for `key`, checked (signature, then expiry):
- * 403 `not_authorized` in the Error model when it was altered, has expired or is malformed.
+ * The grant a signed download URL's query carries for `key` on the route `path`, checked
+ * (signature, then expiry): 403 `not_authorized` in the Error model when it was altered, has
+ * expired, was signed for another route or is malformed.
  */
 export function signedGrant(
   signer: UrlSigner,
+  path: string,
   key: string,
   query: Record<string, unknown>,
   wellFormedKey = true,
@@ -47,7 +56,7 @@ export function signedGrant(
   const text = (field: string) => (typeof query[field] === 'string' ? query[field] : '');
   const grant = { key, contentType: text('type'), filename: text('filename') };
   const refusal = wellFormedKey
-    ? signer.refusal(grant, text('expires'), text('signature'))
+    ? signer.refusal(path, grant, text('expires'), text('signature'))
     : 'the download URL is malformed';
   if (refusal) throw new ApiError('not_authorized', refusal);
   return grant;
@@ -61,8 +70,5 @@ export function setDownloadHeaders(res: Response, grant: DownloadGrant, size: nu
   // Agents and callers choose the types: never let a browser run a download from this origin.
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Content-Security-Policy', "default-src 'none'; sandbox");
-  res.setHeader(
-    'Content-Disposition',
-    `attachment; filename="${grant.filename.replace(/["\\\r\n]/g, '_')}"`,
-  );
+  res.setHeader('Content-Disposition', attachmentDisposition(grant.filename));
 }

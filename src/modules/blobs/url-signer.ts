@@ -16,8 +16,20 @@ export interface SignedUrl {
 }
 
 /**
- * Time-limited download URLs that Ambient serves itself (`GET /blobs/<key>`): the query carries
- * the expiry, type and file name, and an HMAC-SHA256 over all of them with the signing key.
+ * Signatures of this scheme cover the route they were minted for; the tag changes whenever what
+ * is signed does, so a URL of an earlier scheme is refused rather than read another way.
+ */
+const SCHEME = 'ambient-download-v2';
+
+/** The route (under the API prefix) a blob's signed URL is served at. */
+export function blobPath(key: string): string {
+  return `blobs/${key}`;
+}
+
+/**
+ * Time-limited download URLs that Ambient serves itself (`GET /blobs/<key>`, run attachments):
+ * the query carries the expiry, type and file name, and an HMAC-SHA256 with the signing key over
+ * them, the granted key and the route serving it, so a signature is good on that route only.
  */
 @Injectable()
 export class UrlSigner {
@@ -31,13 +43,13 @@ export class UrlSigner {
   }
 
   sign(grant: DownloadGrant, now = Date.now()): SignedUrl {
-    return this.signAt(`blobs/${grant.key}`, grant, now);
+    return this.signAt(blobPath(grant.key), grant, now);
   }
 
   /**
    * A signed URL for another public route than `/blobs` (`path`, under the API prefix) that
-   * checks it with `refusal`, e.g. run attachments kept in MySQL. The grant's key names what is
-   * granted; a route's keys live in their own namespace, so a signature is good for one thing.
+   * checks it with `refusal(path, …)`, e.g. run attachments kept in MySQL. The grant's key names
+   * what is granted; the signature covers both, so it is good for one thing on one route.
    */
   signAt(path: string, grant: DownloadGrant, now = Date.now()): SignedUrl {
     const expires = Math.floor(now / 1000) + this.config.blobs.urlTtlSeconds;
@@ -46,7 +58,7 @@ export class UrlSigner {
       type: grant.contentType,
       filename: grant.filename,
     });
-    query.set('signature', this.signature(grant, expires));
+    query.set('signature', this.signature(path, grant, expires));
     const base = this.config.server.publicUrl.replace(/\/+$/, '');
     return {
       url: `${base}/${API_PREFIX}/${path}?${query}`,
@@ -54,8 +66,12 @@ export class UrlSigner {
     };
   }
 
-  /** Why the URL is refused (altered, expired), or null when it may be served. */
+  /**
+   * Why the URL is refused (altered, expired, minted for another route), or null when it may be
+   * served at `path`.
+   */
   refusal(
+    path: string,
     grant: DownloadGrant,
     expires: string,
     signature: string,
@@ -64,7 +80,7 @@ export class UrlSigner {
     if (!/^\d{1,12}$/.test(expires) || !/^[0-9a-f]{64}$/.test(signature)) {
       return 'the download URL is malformed';
     }
-    const expected = Buffer.from(this.signature(grant, Number(expires)), 'hex');
+    const expected = Buffer.from(this.signature(path, grant, Number(expires)), 'hex');
     if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) {
       return 'the download URL signature does not match';
     }
@@ -72,9 +88,16 @@ export class UrlSigner {
     return null;
   }
 
-  private signature(grant: DownloadGrant, expires: number): string {
-    return createHmac('sha256', this.key)
-      .update([grant.key, expires, grant.contentType, grant.filename].join('\n'))
-      .digest('hex');
+  private signature(path: string, grant: DownloadGrant, expires: number): string {
+    // JSON keeps the fields apart whatever they contain (a file name may hold a line break).
+    const signed = JSON.stringify([
+      SCHEME,
+      path,
+      grant.key,
+      expires,
+      grant.contentType,
+      grant.filename,
+    ]);
+    return createHmac('sha256', this.key).update(signed).digest('hex');
   }
 }

@@ -7,6 +7,7 @@ import { UrlSigner } from '../blobs/url-signer';
 import {
   ATTACHMENT_GRANT_NAMESPACE,
   attachmentGrantKey,
+  attachmentPath,
   RunAttachmentsService,
 } from './run-attachments.service';
 
@@ -29,7 +30,12 @@ export class RunAttachmentsController {
     @Query() query: Record<string, unknown>,
     @Res() res: Response,
   ): Promise<void> {
-    const grant = signedGrant(this.signer, attachmentGrantKey(attachmentId), query);
+    const grant = signedGrant(
+      this.signer,
+      attachmentPath(attachmentId),
+      attachmentGrantKey(attachmentId),
+      query,
+    );
     const data = await this.attachments.bytes(attachmentId);
     setDownloadHeaders(res, grant, data.length);
     res.end(data);

@@ -59,7 +59,7 @@ export function attachmentGrantKey(attachmentId: string): string {
 }
 
 /** Where a signed attachment download is served, under the API prefix. */
-function attachmentPath(attachmentId: string): string {
+export function attachmentPath(attachmentId: string): string {
   return attachmentGrantKey(attachmentId);
 }
 

@@ -77,7 +77,7 @@ export class RunStreamController {
   ): Promise<void> {
     const resume = resumeCursor(header, query);
     const run = await this.runs.findVisible(principal.teamId, runId);
-    await this.hub.open(req, res, run, resume);
+    await this.hub.open(req, res, run, resume, principal.keyId);
   }
 }
 

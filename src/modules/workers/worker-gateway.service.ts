@@ -18,6 +18,7 @@ import { AmbientMetrics } from '../metrics/ambient-metrics';
 import { RunSignals } from '../runs/run-signals.service';
 import { workerIdProblem } from '../runs/worker-host';
 import { ApiKeysService } from '../teams/api-keys.service';
+import { KeyRevocationWatch } from '../teams/key-revocation-watch.service';
 import type { Principal } from '../teams/principal';
 import { SelfHostedDispatcher } from './self-hosted-dispatcher.service';
 import { WorkerConnection } from './worker-connection';
@@ -26,6 +27,8 @@ import { parseWorkerMessage, WORKER_WS_PATH } from './worker-protocol';
 import { writeUpgradeProblem } from './upgrade-problem';
 
 const MAX_FRAME_BYTES = 1024 * 1024;
+/** RFC 6455 close code of a connection whose key no longer authenticates. */
+const POLICY_VIOLATION = 1008;
 
 /**
  * The self-hosted worker websocket, `GET /api/v1/selfhosted/worker/ws?worker_id=<id>` with a
@@ -40,6 +43,7 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   private readonly inboxes = new WeakMap<WorkerConnection, Promise<void>>();
   private readonly drops = new WeakMap<WorkerConnection, Promise<void>>();
+  private readonly unwatchKeys = new WeakMap<WorkerConnection, () => void>();
   private readonly timers: NodeJS.Timeout[] = [];
   private server: Server | null = null;
   private subscriber: Redis | null = null;
@@ -54,6 +58,7 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly signals: RunSignals,
     private readonly redis: RedisConnections,
     private readonly metrics: AmbientMetrics,
+    private readonly keys: KeyRevocationWatch,
   ) {}
 
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -145,6 +150,13 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     });
     ws.on('error', (err) => this.logger.warn(`worker "${workerId}" socket: ${err.message}`));
     ws.on('close', () => void this.dropped(conn));
+    this.unwatchKeys.set(
+      conn,
+      this.keys.watch(principal.keyId, () => {
+        this.logger.warn(`worker "${workerId}" (${conn.id}): its API key was revoked; closing`);
+        conn.close(POLICY_VIOLATION, 'the API key of this connection was revoked');
+      }),
+    );
     this.dispatcher.add(conn);
     this.logger.log(`worker "${workerId}" connected (${conn.id}, team ${conn.teamId})`);
     void this.presence
@@ -173,6 +185,7 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
   private dropped(conn: WorkerConnection): Promise<void> {
     const existing = this.drops.get(conn);
     if (existing) return existing;
+    this.unwatchKeys.get(conn)?.();
     const drop = (async () => {
       this.logger.log(`worker "${conn.workerHost}" disconnected (${conn.id})`);
       this.metrics.workerDisconnected();

@@ -2,7 +2,9 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/c
 import type { Request, Response } from 'express';
 import type Redis from 'ioredis';
 import { RedisConnections } from '../../../common/redis/redis.module';
+import { ApiError } from '../../../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import { KeyRevocationWatch } from '../../teams/key-revocation-watch.service';
 import type { Run } from '../entities/run.entity';
 import { CHANGE_KINDS, decodeRunChange, RunChanges } from './run-changes.service';
 import { RunStreamReader } from './run-stream-reader.service';
@@ -11,6 +13,10 @@ import type { StreamCursor } from './stream-cursor';
 
 const BATCH_SIZE = 200;
 const DRAIN_TIMEOUT_MS = 30_000;
+const KEY_REVOKED = new ApiError(
+  'authentication_required',
+  'the API key of this stream was revoked (or its identity deleted); reconnect with a valid key',
+);
 
 /**
  * The live streams of this API replica. One Redis subscription (opened with the first stream)
@@ -30,6 +36,7 @@ export class RunStreamHub implements BeforeApplicationShutdown {
     private readonly connections: RedisConnections,
     private readonly changes: RunChanges,
     private readonly reader: RunStreamReader,
+    private readonly keys: KeyRevocationWatch,
   ) {
     this.limits = {
       heartbeatMs: config.runs.streamHeartbeatMs,
@@ -47,13 +54,15 @@ export class RunStreamHub implements BeforeApplicationShutdown {
 
   /**
    * Serves one stream. Subscribes before reading anything, so no change committed after the
-   * snapshot's reads can go unannounced; failures up to here are answered as Oz errors.
+   * snapshot's reads can go unannounced; failures up to here are answered as Oz errors. The
+   * stream ends soon after `keyId` (the key that opened it) stops authenticating.
    */
   async open(
     req: Request,
     res: Response,
     run: Pick<Run, 'id' | 'teamId' | 'config'>,
     resume: StreamCursor | null,
+    keyId: string,
   ): Promise<void> {
     await this.subscribed();
     const session = new RunStreamSession(req, res, run, this.reader, this.limits, this.logger);
@@ -65,6 +74,7 @@ export class RunStreamHub implements BeforeApplicationShutdown {
       if (set.size === 0 && this.sessions.get(run.id) === set) this.sessions.delete(run.id);
     });
     if (this.shuttingDown) return session.close(`the server is shutting down; ${RESUME_HINT}`);
+    session.onClose(this.keys.watch(keyId, () => session.closeWithError(KEY_REVOKED)));
     await session.start(resume);
   }
 

@@ -2,6 +2,8 @@ import type { Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { formatSseComment, formatSseEvent } from '../../../common/sse';
 import { ApiError } from '../../../common/errors/api-error';
+import { buildProblem } from '../../../common/errors/problem';
+import { requestIdOf } from '../../../common/request-id';
 import { CallIndex, toMessage } from '../../conversations/conversation.mapper';
 import type { Run } from '../entities/run.entity';
 import type { RunEvent } from '../entities/run-event.entity';
@@ -104,6 +106,27 @@ export class RunStreamSession {
     for (const listener of this.closeListeners) listener();
     if (this.res.writableEnded || this.res.destroyed) return;
     this.res.end(reason ? formatSseComment(reason) : undefined);
+  }
+
+  /**
+   * Ends the stream with an `event: error` whose data is the Oz Error body (the key that opened
+   * it stopped authenticating), so a client knows not to reconnect with the same key.
+   */
+  closeWithError(error: ApiError): void {
+    if (this.closed) return;
+    if (this.res.headersSent && !this.res.writableEnded && !this.res.destroyed) {
+      const problem = buildProblem({
+        code: error.code,
+        title: error.title,
+        status: error.status,
+        detail: error.detail,
+        instance: this.req.originalUrl.split('?')[0],
+        retryable: error.retryable,
+        traceId: requestIdOf(this.res),
+      });
+      this.res.write(formatSseEvent('error', problem));
+    }
+    this.close(error.detail);
   }
 
   private kick(): void {

@@ -1,0 +1,83 @@
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { ApiKeysService } from './api-keys.service';
+
+/** Well inside the 10 s a revoked key may keep what it opened (DESIGN §12). */
+export const KEY_RECHECK_INTERVAL_MS = 4000;
+
+type OnRevoked = () => void;
+
+/**
+ * What a key opened and keeps open (live run streams, self-hosted worker websockets) ends soon
+ * after the key stops authenticating: revoked, deleted with its identity, its user deleted. One
+ * timer per replica checks every watched key in one batched query, never per event; a failed
+ * check (database unreachable) closes nothing and the next tick tries again.
+ */
+@Injectable()
+export class KeyRevocationWatch implements OnModuleDestroy {
+  private readonly logger = new Logger('KeyRevocation');
+  private readonly watchers = new Map<string, Set<OnRevoked>>();
+  private timer: NodeJS.Timeout | undefined;
+  private checking: Promise<void> | null = null;
+
+  constructor(private readonly apiKeys: ApiKeysService) {}
+
+  /** Calls `onRevoked` once the key no longer authenticates; the returned function stops it. */
+  watch(keyId: string, onRevoked: OnRevoked): () => void {
+    const set = this.watchers.get(keyId) ?? new Set<OnRevoked>();
+    set.add(onRevoked);
+    this.watchers.set(keyId, set);
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.checkNow(), KEY_RECHECK_INTERVAL_MS);
+      this.timer.unref();
+    }
+    return () => {
+      set.delete(onRevoked);
+      if (set.size === 0 && this.watchers.get(keyId) === set) this.watchers.delete(keyId);
+      if (this.watchers.size === 0) this.stopTimer();
+    };
+  }
+
+  /** How many keys are watched (for tests and diagnostics). */
+  get watchedKeys(): number {
+    return this.watchers.size;
+  }
+
+  /** Checks every watched key now (or joins the check in progress). */
+  checkNow(): Promise<void> {
+    this.checking ??= this.check()
+      .catch((err: Error) => this.logger.warn(`key re-check failed: ${err.message}`))
+      .finally(() => {
+        this.checking = null;
+      });
+    return this.checking;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopTimer();
+    await this.checking;
+  }
+
+  private async check(): Promise<void> {
+    const ids = [...this.watchers.keys()];
+    if (ids.length === 0) return;
+    const valid = await this.apiKeys.stillValid(ids);
+    for (const id of ids) {
+      if (valid.has(id)) continue;
+      const set = this.watchers.get(id);
+      this.watchers.delete(id);
+      for (const onRevoked of set ?? []) {
+        try {
+          onRevoked();
+        } catch (err) {
+          this.logger.warn(`closing what key ${id} opened failed: ${(err as Error).message}`);
+        }
+      }
+    }
+    if (this.watchers.size === 0) this.stopTimer();
+  }
+
+  private stopTimer(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,57 @@
+import type { ApiKeysService } from './api-keys.service';
+import { KeyRevocationWatch } from './key-revocation-watch.service';
+
+describe('KeyRevocationWatch', () => {
+  let valid: Set<string>;
+  let fail: Error | null;
+  const queries: string[][] = [];
+  const apiKeys = {
+    stillValid: (ids: string[]) => {
+      queries.push([...ids]);
+      return fail
+        ? Promise.reject(fail)
+        : Promise.resolve(new Set(ids.filter((i) => valid.has(i))));
+    },
+  } as unknown as ApiKeysService;
+  let watch: KeyRevocationWatch;
+
+  beforeEach(() => {
+    valid = new Set(['a', 'b']);
+    fail = null;
+    queries.length = 0;
+    watch = new KeyRevocationWatch(apiKeys);
+  });
+  afterEach(() => watch.onModuleDestroy());
+
+  it('checks every watched key in one query and ends only what a revoked key opened', async () => {
+    const ended: string[] = [];
+    watch.watch('a', () => ended.push('a1'));
+    watch.watch('a', () => ended.push('a2'));
+    watch.watch('b', () => ended.push('b'));
+    valid.delete('a');
+    await watch.checkNow();
+    expect(queries).toEqual([['a', 'b']]);
+    expect(ended).toEqual(['a1', 'a2']);
+    expect(watch.watchedKeys).toBe(1);
+    // Once ended, never again.
+    await watch.checkNow();
+    expect(ended).toEqual(['a1', 'a2']);
+  });
+
+  it('forgets what was closed meanwhile, and closes nothing when the check fails', async () => {
+    const ended: string[] = [];
+    const stop = watch.watch('a', () => ended.push('a'));
+    watch.watch('b', () => ended.push('b'));
+    stop();
+    expect(watch.watchedKeys).toBe(1);
+    fail = new Error('database unreachable');
+    valid.clear();
+    await watch.checkNow();
+    expect(ended).toEqual([]);
+    fail = null;
+    await watch.checkNow();
+    expect(queries.at(-1)).toEqual(['b']);
+    expect(ended).toEqual(['b']);
+    expect(watch.watchedKeys).toBe(0);
+  });
+});
