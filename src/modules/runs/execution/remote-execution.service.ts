@@ -4,8 +4,6 @@ import { DataSource } from 'typeorm';
 import { ApiError } from '../../../common/errors/api-error';
 import { ErrorCode, terminalStateFor } from '../../../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import { parseArtifactInput } from '../../artifacts/artifact-input';
-import { ArtifactWriter } from '../../artifacts/artifact-writer.service';
 import type { RunArtifact } from '../../artifacts/run-artifact.entity';
 import { TranscriptWriter } from '../../conversations/transcript-writer.service';
 import { RunSecretsService } from '../../environments/run-secrets.service';
@@ -17,13 +15,13 @@ import { harnessAuthSecretValues } from '../../secrets/run-secrets';
 import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import type { Principal } from '../../teams/principal';
 import { Run } from '../entities/run.entity';
-import { RunFollowupsService } from '../run-followups.service';
 import { RunKeysService } from '../run-keys.service';
 import { RunSignals } from '../run-signals.service';
 import type { RunState } from '../run-state';
 import { RunTransitions } from '../run-transitions.service';
 import type { EnvironmentConfig } from '../../environments/environment-config';
 import { ExecutionContextFactory, ExecutionInputs } from './execution-context.factory';
+import { ExecutionToken, StaleExecutionError } from './execution-fence';
 import { addUsage, inferenceCostUsd } from './run-usage';
 import { AmbientMetrics } from '../../metrics/ambient-metrics';
 import { SelfHostedRuns } from './self-hosted-runs.service';
@@ -77,9 +75,7 @@ export class RemoteExecutionService {
     private readonly selfHosted: SelfHostedRuns,
     private readonly transitions: RunTransitions,
     private readonly contexts: ExecutionContextFactory,
-    private readonly followups: RunFollowupsService,
     private readonly models: ModelsService,
-    private readonly artifacts: ArtifactWriter,
     private readonly transcripts: TranscriptWriter,
     private readonly workspaceSetup: WorkspaceSetupService,
     private readonly secrets: TeamSecretsService,
@@ -108,7 +104,7 @@ export class RemoteExecutionService {
       },
     });
     if (!started) await this.lostRace(principal);
-    return { run, inputs: await this.contexts.loadInputs(run, run.executionCount) };
+    return { run, inputs: await this.contexts.loadInputs(run, this.tokenOf(principal, run)) };
   }
 
   /**
@@ -208,9 +204,9 @@ export class RemoteExecutionService {
 
   async recordMessages(principal: Principal, messages: ChatMessage[]): Promise<number> {
     const run = await this.running(principal);
-    for (const message of messages) {
-      await this.contexts.recordMessage(run.id, run.executionCount, message);
-    }
+    const token = this.tokenOf(principal, run);
+    for (const message of messages)
+      await this.fenced(() => this.contexts.recordMessage(token, message));
     return messages.length;
   }
 
@@ -220,16 +216,18 @@ export class RemoteExecutionService {
    */
   async reportArtifact(principal: Principal, report: unknown): Promise<RunArtifact> {
     const own = await this.dataSource.getRepository(Run).findOneBy({ id: principal.runId ?? '' });
-    const run =
-      own && RunKeysService.isServiceExecutionKey(own, principal.runExecutionId)
-        ? own
-        : await this.running(principal);
-    return this.artifacts.report(run, parseArtifactInput(report));
+    if (own && RunKeysService.isServiceExecutionKey(own, principal.runExecutionId)) {
+      const token = this.commandTokenOf(own);
+      return this.fenced(() => this.contexts.reportArtifact(own, token, report));
+    }
+    const run = await this.running(principal);
+    const token = this.tokenOf(principal, run);
+    return this.fenced(() => this.contexts.reportArtifact(run, token, report));
   }
 
   async takeFollowups(principal: Principal): Promise<string[]> {
     const run = await this.running(principal);
-    return this.followups.takeUndelivered(run.id, run.executionCount);
+    return this.fenced(() => this.contexts.takeFollowups(this.tokenOf(principal, run)));
   }
 
   async appendEvent(
@@ -238,10 +236,9 @@ export class RemoteExecutionService {
     payload: Record<string, unknown> | undefined,
   ): Promise<void> {
     const run = await this.running(principal);
-    await this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
-      executionId: run.executionCount,
-      payload: payload ?? null,
-    });
+    await this.fenced(() =>
+      this.contexts.emitEvent(this.tokenOf(principal, run), eventType, payload),
+    );
   }
 
   /**
@@ -257,14 +254,13 @@ export class RemoteExecutionService {
   async finish(principal: Principal, result: ExecutionResult): Promise<RunState> {
     const own = await this.dataSource.getRepository(Run).findOneBy({ id: principal.runId ?? '' });
     if (own && RunKeysService.isServiceExecutionKey(own, principal.runExecutionId)) {
-      await this.transitions.appendEvent(this.dataSource.manager, own.id, FINISH_REQUESTED, {
-        executionId: own.executionCount,
-        payload: {
+      await this.fenced(() =>
+        this.contexts.emitEvent(this.commandTokenOf(own), FINISH_REQUESTED, {
           success: result.success,
           summary: result.summary.trim().slice(0, MAX_STATUS_MESSAGE),
           ...(result.errorCode ? { error_code: result.errorCode } : {}),
-        },
-      });
+        }),
+      );
       await this.signals.publishFinish(own.id);
       return own.state;
     }
@@ -272,7 +268,8 @@ export class RemoteExecutionService {
     const { run, holdsLease } = await this.runKeys.resolve(principal, 'cancelled');
     const usage = this.usageWith(run, result.usage);
     if (!holdsLease) {
-      await this.transitions.recordUsage(run.id, usage);
+      const executionId = principal.runExecutionId ?? run.executionCount;
+      await this.transitions.recordCancelledUsage({ runId: run.id, executionId }, usage);
       await this.runKeys.revoke(principal.keyId);
       return run.state;
     }
@@ -320,6 +317,33 @@ export class RemoteExecutionService {
   private async lostRace(principal: Principal): Promise<never> {
     await this.runKeys.resolve(principal); // throws when the execution lost the run
     throw new ApiError('conflict', 'the run changed state meanwhile; retry');
+  }
+
+  /** The fencing token of a self-hosted execution: its key is its lease. */
+  private tokenOf(principal: Principal, run: Run): ExecutionToken {
+    return {
+      runId: run.id,
+      executionId: principal.runExecutionId ?? run.executionCount,
+      holder: { lease: RunKeysService.leaseOwnerFor(principal.keyId) },
+    };
+  }
+
+  /** A command's key on Ambient's workers acts for whichever worker holds its execution. */
+  private commandTokenOf(run: Run): ExecutionToken {
+    return { runId: run.id, executionId: run.executionCount, holder: 'run-key' };
+  }
+
+  /** A write refused for a stale token answers as a lost lease does: 403, stop working. */
+  private async fenced<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      if (!(err instanceof StaleExecutionError)) throw err;
+      throw new ApiError(
+        'not_authorized',
+        `this key's execution no longer holds run ${err.token.runId}; stop working on it`,
+      );
+    }
   }
 
   private async running(principal: Principal): Promise<Run> {
