@@ -42,6 +42,13 @@ export type AbortReason = 'cancelled' | 'lost' | 'shutdown' | 'finished';
 /** The token of an execution on this worker: the lease is this process's worker id. */
 type LeaseToken = ExecutionToken & { holder: { lease: string } };
 
+interface LeaseState {
+  /** When the last renewal that took effect was sent (the lease holds leaseMs from then). */
+  renewedAt: number;
+  /** The harness is done and the execution is recording its end. */
+  ending: boolean;
+}
+
 /** A harness result, or a failure before the harness started (environment setup). */
 type ExecutionResult = HarnessResult & { statusExtra?: Record<string, unknown> };
 
@@ -112,7 +119,7 @@ export class RunExecutor {
     const stopListeningForFinish = await this.signals
       .onFinish(runId, () => controller.abort('finished'))
       .catch(() => () => undefined);
-    const lease = { renewedAt: Date.now() };
+    const lease: LeaseState = { renewedAt: Date.now(), ending: false };
     const heartbeat = setInterval(
       () => void this.renewLease(token, lease, controller),
       Math.max(100, Math.floor(this.config.runs.leaseMs / 3)),
@@ -146,6 +153,8 @@ export class RunExecutor {
           return result;
         },
       );
+      // From here the execution records its end, which releases the lease itself.
+      lease.ending = true;
       const result =
         controller.signal.reason === 'cancelled'
           ? harnessResult
@@ -153,6 +162,7 @@ export class RunExecutor {
       await this.writeTranscript(token, result.rawTranscript);
       await this.finish(run, token, result, Date.now() - startedAt, controller.signal);
     } catch (err) {
+      lease.ending = true;
       if (err instanceof StaleExecutionError || controller.signal.reason === 'lost') {
         // Another execution holds the run now (or may soon): this one writes nothing more.
         this.logger.warn(
@@ -260,7 +270,7 @@ export class RunExecutor {
    */
   private async renewLease(
     token: LeaseToken,
-    lease: { renewedAt: number },
+    lease: LeaseState,
     controller: AbortController,
   ): Promise<void> {
     if (controller.signal.aborted) return;
@@ -283,8 +293,9 @@ export class RunExecutor {
       )) as { affectedRows?: number };
       if (result.affectedRows) {
         lease.renewedAt = Math.max(lease.renewedAt, sentAt);
-      } else if (!controller.signal.aborted) {
-        // Cancelled, or taken back after we looked dead: stop working on it.
+      } else if (!controller.signal.aborted && !lease.ending) {
+        // Cancelled, or taken back after we looked dead: stop working on it. (An execution that
+        // is ending released the lease itself; its end's guarded transition speaks for it.)
         this.fence.refused(token, 'lease');
       }
     } catch (err) {
