@@ -164,10 +164,12 @@ export class RunExecutor {
     } catch (err) {
       lease.ending = true;
       if (err instanceof StaleExecutionError || controller.signal.reason === 'lost') {
-        // Another execution holds the run now (or may soon): this one writes nothing more.
+        // Another execution holds the run now (or may soon): this one writes nothing more. A
+        // cancel also makes the token stale: that run's workspace is still kept (guarded).
         this.logger.warn(
           `run ${runId}: execution ${executionId} stopped: ${(err as Error).message}`,
         );
+        await this.keepCancelledWorkspace(run, token).catch(() => undefined);
         return { requeue: false };
       }
       if (isBackingServiceUnavailable(err)) {
@@ -486,13 +488,13 @@ export class RunExecutor {
 
   /** A cancelled execution's workspace is kept for follow-ups like any other ended one. */
   private async keepCancelledWorkspace(run: Run, token: LeaseToken): Promise<void> {
-    await this.dataSource
+    const kept = await this.dataSource
       .getRepository(Run)
       .update(
         { id: run.id, state: 'CANCELLED', executionCount: token.executionId },
         this.retention.keepUntil(idleDeadline(run.config.idle_timeout_minutes)),
       );
-    await this.releaseAtOnceIfIdleIsZero(run);
+    if (kept.affected) await this.releaseAtOnceIfIdleIsZero(run);
   }
 
   /** `idle_timeout_minutes: 0`: the workspace goes now, not at the next sweep. */
