@@ -165,6 +165,17 @@ describe('ExecutionFence (database)', () => {
     expect(await messagesOf(ended)).toEqual([]);
   });
 
+  it('lets a cancelled execution close (its transcript), but not one whose run moved on', async () => {
+    const cancelled = await claimedRun(null, 2, 'CANCELLED');
+    const mine = { runId: cancelled, executionId: 2, holder: { lease: WORKER_A } };
+    await expect(fence.check(mine, 'transcript')).rejects.toBeInstanceOf(StaleExecutionError);
+    await fence.check(mine, 'transcript', { orCancelledHere: true });
+    const earlier = { ...mine, executionId: 1 };
+    await expect(
+      fence.check(earlier, 'transcript', { orCancelledHere: true }),
+    ).rejects.toBeInstanceOf(StaleExecutionError);
+  });
+
   it('keeps a takeover waiting until a fenced write that passed its check has committed', async () => {
     const runId = await claimedRun(WORKER_A, 1);
     const token = { runId, executionId: 1, holder: { lease: WORKER_A } };

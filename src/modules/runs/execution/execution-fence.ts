@@ -93,8 +93,14 @@ export class ExecutionFence {
    * Throws unless the token is current now: for writes outside MySQL (blobs, the workspace on
    * disk) that cannot share the run row's lock; the MySQL writes around them are fenced.
    */
-  async check(token: ExecutionToken, write: string): Promise<void> {
-    if (!(await this.holds(this.dataSource.manager, token, false))) this.refuse(token, write);
+  async check(
+    token: ExecutionToken,
+    write: string,
+    /** Also pass when the run was cancelled at this execution (what it recorded stays its own). */
+    options: { orCancelledHere?: boolean } = {},
+  ): Promise<void> {
+    const held = await this.holds(this.dataSource.manager, token, false, options.orCancelledHere);
+    if (!held) this.refuse(token, write);
   }
 
   /** A lease holder's token as an extra `RunTransitions` guard (the UPDATE is the check). */
@@ -126,11 +132,15 @@ export class ExecutionFence {
     manager: EntityManager,
     token: ExecutionToken,
     lock: boolean,
+    orCancelledHere = false,
   ): Promise<boolean> {
     const { sql, params } = tokenCondition(token);
+    const condition = orCancelledHere
+      ? `((${sql}) OR (execution_count = ? AND state = 'CANCELLED'))`
+      : sql;
     const rows = (await manager.query(
-      `SELECT 1 FROM runs WHERE id = ? AND ${sql}${lock ? ' LOCK IN SHARE MODE' : ''}`,
-      [token.runId, ...params],
+      `SELECT 1 FROM runs WHERE id = ? AND ${condition}${lock ? ' LOCK IN SHARE MODE' : ''}`,
+      [token.runId, ...params, ...(orCancelledHere ? [token.executionId] : [])],
     )) as unknown[];
     return rows.length > 0;
   }

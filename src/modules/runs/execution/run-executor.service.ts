@@ -231,11 +231,12 @@ export class RunExecutor {
 
   /**
    * The transcript is written before the run ends, so a finished run always has it; only while
-   * the execution still holds the run (blobs cannot share its row lock, so this is a check).
+   * the execution still holds the run, or was cancelled holding it (blobs cannot share the row
+   * lock, so this is a check).
    */
   private async writeTranscript(token: LeaseToken, rawStream: string | undefined): Promise<void> {
     const { runId, executionId } = token;
-    await this.fence.check(token, 'transcript');
+    await this.fence.check(token, 'transcript', { orCancelledHere: true });
     const raw = rawStream === undefined ? undefined : { executionId, stream: rawStream };
     await this.transcripts.write(runId, raw).catch((err: Error) => {
       this.logger.warn(`could not write the transcript of run ${runId}: ${err.message}`);
