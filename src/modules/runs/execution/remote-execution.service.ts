@@ -112,13 +112,13 @@ export class RemoteExecutionService {
    * its execution to prepare on the worker's machine. Secrets it names but cannot have are
    * skipped and noted on its timeline, as on Ambient's workers.
    */
-  async preparation(run: Run): Promise<RemotePreparation> {
+  async preparation(principal: Principal, run: Run): Promise<RemotePreparation> {
     const secrets = await this.runSecrets.resolve(run);
     if (secrets.skipped.length) {
-      await this.transitions.appendEvent(this.dataSource.manager, run.id, 'secrets_skipped', {
-        executionId: run.executionCount,
-        payload: { secrets: secrets.skipped },
-      });
+      const token = this.tokenOf(principal, run);
+      await this.fenced(() =>
+        this.contexts.emitEvent(token, 'secrets_skipped', { secrets: secrets.skipped }),
+      );
     }
     const secretEnv = secrets.env;
     let environment: RemotePreparation['environment'] = null;
