@@ -16,9 +16,11 @@ describe('conversations and transcripts (api + worker, fake model server)', () =
   beforeAll(async () => {
     model = await startFakeModelServer();
     env = createTestEnvironment('conversations', model.url);
-    // Short-lived download URLs so expiry can be observed.
+    // Short-lived download URLs so expiry can be observed. A lease a live worker renews on a
+    // busy machine: these runs must execute once (see conversations-under-load.e2e-spec.ts).
     app = await startTestApp(env, ['api', 'worker'], {
       'blobs.urlTtlSeconds': 5,
+      'runs.leaseMs': 10_000,
     });
     api = apiClient(app.baseUrl, app.apiKey);
   });

@@ -22,6 +22,7 @@ const SERIES = [
   'ambient_schedule_firings_total',
   'ambient_self_hosted_workers_connected',
   'ambient_self_hosted_worker_disconnects_total',
+  'ambient_stale_execution_writes_total',
   'ambient_model_tokens_total',
   'ambient_model_cost_usd_total',
   // Node's defaults, under Ambient's prefix.

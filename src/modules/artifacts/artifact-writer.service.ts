@@ -1,10 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { newUid } from '../../common/ids';
 import type { JsonObject } from '../../common/json';
 import { BLOB_STORE, BlobStore } from '../blobs/blob-store';
 import type { ArtifactInput } from './artifact-input';
 import { ArtifactsService } from './artifacts.service';
 import type { RunArtifact } from './run-artifact.entity';
+
+export type RowWriter = (
+  insert: (manager?: EntityManager) => Promise<RunArtifact>,
+) => Promise<RunArtifact>;
 
 export const artifactBlobKey = (artifactId: string) => `artifacts/${artifactId}`;
 
@@ -19,7 +24,12 @@ export class ArtifactWriter {
     private readonly artifacts: ArtifactsService,
   ) {}
 
-  async report(run: { id: string; teamId: string }, input: ArtifactInput): Promise<RunArtifact> {
+  async report(
+    run: { id: string; teamId: string },
+    input: ArtifactInput,
+    /** Runs the row's insert, e.g. as an execution's fenced write; the blob is stored before. */
+    inTransaction: RowWriter = (insert) => insert(),
+  ): Promise<RunArtifact> {
     const id = newUid();
     let data: JsonObject;
     switch (input.type) {
@@ -64,6 +74,9 @@ export class ArtifactWriter {
         };
         break;
     }
-    return this.artifacts.record(run, input.type, data, { id, isPublic: input.isPublic });
+    const options = { id, isPublic: input.isPublic };
+    return inTransaction((manager) =>
+      this.artifacts.record(run, input.type, data, options, manager),
+    );
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
-import { DataSource, In } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { newUid } from '../../common/ids';
 import type { JsonObject } from '../../common/json';
 import { ArtifactType, RunArtifact } from './run-artifact.entity';
@@ -28,6 +28,8 @@ export class ArtifactsService {
     artifactType: ArtifactType,
     data: JsonObject,
     options: { id?: string; isPublic?: boolean } = {},
+    /** The caller's transaction (a fenced write of an execution, see ExecutionFence). */
+    manager: EntityManager = this.dataSource.manager,
   ): Promise<RunArtifact> {
     const url = typeof data.url === 'string' ? data.url : null;
     const artifact: RunArtifact = {
@@ -43,7 +45,7 @@ export class ArtifactsService {
           : null,
       createdAt: new Date(),
     };
-    await this.dataSource.getRepository(RunArtifact).insert(artifact);
+    await manager.getRepository(RunArtifact).insert(artifact);
     return artifact;
   }
 

@@ -17,6 +17,7 @@ import {
   ExecutionContextFactory,
   internalApiUrl,
 } from '../runs/execution/execution-context.factory';
+import type { ExecutionToken } from '../runs/execution/execution-fence';
 import { RunFollowupsService } from '../runs/run-followups.service';
 import { SandboxService } from '../sandbox/sandbox.service';
 import { DEBUG_JOB, DebugAgentQueues, DebugJobData } from './debug-agent-queues';
@@ -101,7 +102,12 @@ export class DebugAgentWorker implements OnApplicationBootstrap, OnModuleDestroy
     if (!model || !harness) throw new Error('no model or oz harness for the debug agent');
     const until = new Date(String(run.statusMessage?.session_debug_until)).getTime();
     const remainingMs = Number.isFinite(until) ? Math.max(0, until - Date.now()) : 0;
-    const signal = AbortSignal.any([this.active.signal, AbortSignal.timeout(remainingMs)]);
+    const stale = new AbortController();
+    const signal = AbortSignal.any([
+      this.active.signal,
+      AbortSignal.timeout(remainingMs),
+      stale.signal,
+    ]);
     const environment = run.environmentId
       ? await this.environments.environment(run.environmentId)
       : null;
@@ -115,7 +121,14 @@ export class DebugAgentWorker implements OnApplicationBootstrap, OnModuleDestroy
       apiUrl: internalApiUrl(this.config),
     });
     try {
-      const context = await this.contexts.build(run, run.executionCount, model, signal, sandbox);
+      // Its writes are fenced: a continuation claiming the run makes them stale (refused).
+      const token: ExecutionToken = {
+        runId: run.id,
+        executionId: run.executionCount,
+        holder: 'debug-agent',
+        onStale: () => stale.abort(),
+      };
+      const context = await this.contexts.build(run, token, model, signal, sandbox);
       // A run whose setup failed has no conversation yet: drop its task prompt, keep the follow-ups.
       const followups = context.history.length
         ? context.userMessages

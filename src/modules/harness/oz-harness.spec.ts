@@ -97,6 +97,29 @@ describe('OzHarness', () => {
     recorded.filter((m): m is Extract<ChatMessage, { role: 'tool' }> => m.role === 'tool');
   const commandResult = (message: ChatMessage) => JSON.parse(message.content as string);
 
+  it('stops with its usage when a refused write aborted the execution, and runs no tool', async () => {
+    const prompt = scripted([
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'touch ran' } }] },
+    ]);
+    const result = await harness.run(
+      context({
+        userMessages: [prompt],
+        // As ExecutionFence does for a stale execution: abort, then throw.
+        recordMessage: async (message) => {
+          if (message.role !== 'assistant') return void recorded.push(message);
+          controller.abort('lost');
+          throw new Error('the run is no longer held');
+        },
+      }),
+    );
+    expect(result).toEqual({
+      outcome: 'cancelled',
+      summary: 'Run cancelled',
+      usage: { promptTokens: 20, completionTokens: 5, modelCalls: 1 },
+    });
+    expect(existsSync(join(workspaceDir, 'ran'))).toBe(false);
+  });
+
   it('returns the answer of a model that replies without tools', async () => {
     const prompt = scripted([{ text: 'Hello there' }]);
     const result = await harness.run(

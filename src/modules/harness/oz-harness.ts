@@ -90,6 +90,12 @@ class OzRun {
         this.ctx.reportArtifact?.bind(this.ctx),
       );
       return await this.loop();
+    } catch (err) {
+      // A write refused because the execution lost its run aborts the signal before it throws:
+      // end as stopped, with the usage so far (a cancelled execution still reports its cost).
+      const stopped = this.ctx.signal.aborted ? this.stoppedResult() : undefined;
+      if (stopped) return stopped;
+      throw err;
     } finally {
       unwatch();
       await mcp.close();

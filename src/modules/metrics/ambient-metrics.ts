@@ -83,6 +83,12 @@ export class AmbientMetrics {
     help: 'Self-hosted worker connections that ended',
     registers: [this.registry],
   });
+  private readonly staleWrites = new Counter({
+    name: 'ambient_stale_execution_writes_total',
+    help: 'Writes refused because their execution no longer held the run (fencing), by what was written',
+    labelNames: ['write'] as const,
+    registers: [this.registry],
+  });
   private readonly modelTokens = new Counter({
     name: 'ambient_model_tokens_total',
     help: 'Model tokens used by runs, by model and kind (input, output)',
@@ -193,6 +199,11 @@ export class AmbientMetrics {
 
   workerDisconnected(): void {
     this.workerDisconnects.inc();
+  }
+
+  /** An execution that lost its run tried to write `write` (message, event, state…); refused. */
+  staleExecutionWrite(write: string): void {
+    this.staleWrites.inc({ write });
   }
 
   modelUsage(model: string, inputTokens: number, outputTokens: number, costUsd: number): void {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull } from 'typeorm';
+import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUuid } from '../../common/ids';
 import { DebugWindowService } from '../environments/debug-window.service';
@@ -142,8 +142,13 @@ export class RunFollowupsService {
   }
 
   /** Claims every undelivered follow-up of the run for an execution, oldest first. */
-  async takeUndelivered(runId: string, executionId: number): Promise<string[]> {
-    return this.dataSource.transaction(async (manager) => {
+  async takeUndelivered(
+    runId: string,
+    executionId: number,
+    /** The caller's transaction (a fenced write, see ExecutionFence). */
+    inTransaction?: EntityManager,
+  ): Promise<string[]> {
+    const take = async (manager: EntityManager): Promise<string[]> => {
       const pending = await manager
         .getRepository(RunFollowup)
         .createQueryBuilder('f')
@@ -163,6 +168,7 @@ export class RunFollowupsService {
         .whereInIds(pending.map((f) => f.id))
         .execute();
       return pending.map((f) => f.message);
-    });
+    };
+    return inTransaction ? take(inTransaction) : this.dataSource.transaction(take);
   }
 }

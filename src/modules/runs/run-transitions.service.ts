@@ -132,10 +132,23 @@ export class RunTransitions {
     });
   }
 
-  /** Stores what a run cost so far, outside any state change (e.g. after a cancel ended it). */
-  async recordUsage(runId: string, usage: Run['requestUsage']): Promise<void> {
-    await this.dataSource.getRepository(Run).update({ id: runId }, { requestUsage: usage });
-    this.changes.runChanged(runId);
+  /**
+   * Stores what a cancelled execution cost, outside any state change: only while the run is
+   * CANCELLED at that execution (fenced: a run continued or taken over since is not touched).
+   */
+  async recordCancelledUsage(
+    execution: { runId: string; executionId: number },
+    usage: Run['requestUsage'],
+  ): Promise<boolean> {
+    const result = await this.dataSource
+      .getRepository(Run)
+      .update(
+        { id: execution.runId, state: 'CANCELLED', executionCount: execution.executionId },
+        { requestUsage: usage },
+      );
+    if (!result.affected) return false;
+    this.changes.runChanged(execution.runId);
+    return true;
   }
 
   async appendEvent(

@@ -30,6 +30,7 @@ import { RunListQuery } from './run-list.query';
 import { RUNS_QUEUE, RunQueue } from './run-queue.service';
 import { RunSignals } from './run-signals.service';
 import { RunTransitions } from './run-transitions.service';
+import { ExecutionFence } from './execution/execution-fence';
 import { RunAttachmentsController } from './run-attachments.controller';
 import { RunAttachmentsService } from './run-attachments.service';
 import { RunsController } from './runs.controller';
@@ -85,6 +86,7 @@ export class RunsModule {
         RunStreamHub,
         RunKeysService,
         ExecutionContextFactory,
+        ExecutionFence,
         SelfHostedRuns,
         RemoteExecutionService,
         ...workerProviders,

@@ -51,7 +51,10 @@ export class HarnessSupportController {
   async start(@CurrentPrincipal() principal: Principal): Promise<StartResponseDto> {
     const { run, inputs } = await this.executions.start(principal);
     const config = await this.executions.executionConfig(principal, run);
-    const { environment, harnessSecrets, runSecrets } = await this.executions.preparation(run);
+    const { environment, harnessSecrets, runSecrets } = await this.executions.preparation(
+      principal,
+      run,
+    );
     const { runs } = this.config;
     return {
       run_id: run.id,

@@ -7,6 +7,7 @@ import { newUid } from '../../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { parseArtifactInput } from '../../artifacts/artifact-input';
 import { ArtifactWriter } from '../../artifacts/artifact-writer.service';
+import type { RunArtifact } from '../../artifacts/run-artifact.entity';
 import { ChatMessage, HarnessContext } from '../../harness/harness.types';
 import { RunSecretsService } from '../../environments/run-secrets.service';
 import { WorkspaceService } from '../../harness/workspace.service';
@@ -22,6 +23,7 @@ import { RunKeysService } from '../run-keys.service';
 import { RunTransitions } from '../run-transitions.service';
 import { withoutRequestId } from '../../harness/stored-message';
 import { closeDanglingToolCalls } from './conversation-history';
+import { ExecutionFence, ExecutionToken } from './execution-fence';
 import { initialPrompt } from './initial-prompt';
 
 /** What an execution starts from, wherever it runs (here or on a self-hosted worker). */
@@ -49,11 +51,13 @@ export class ExecutionContextFactory {
     private readonly runKeys: RunKeysService,
     private readonly secrets: TeamSecretsService,
     private readonly runSecrets: RunSecretsService,
+    private readonly fence: ExecutionFence,
   ) {}
 
   async build(
     run: Run,
-    executionId: number,
+    /** The execution's fencing token: every write below is refused once it is stale. */
+    token: ExecutionToken,
     model: CatalogModel,
     signal: AbortSignal,
     /** The execution's sandbox, open for as long as the harness runs. */
@@ -63,10 +67,8 @@ export class ExecutionContextFactory {
     /** The run's config with MCP values revealed, when the caller has resolved it already. */
     config?: ExecutionConfig,
   ): Promise<HarnessContext> {
-    const { history, firstExecution, attachments, followups } = await this.loadInputs(
-      run,
-      executionId,
-    );
+    const { executionId } = token;
+    const { history, firstExecution, attachments, followups } = await this.loadInputs(run, token);
     const workspace = await this.workspaces.prepare(run.id, attachments, sandbox);
     const userMessages: string[] = [];
     if (firstExecution) userMessages.push(initialPrompt(run, workspace.attachmentPaths));
@@ -95,17 +97,13 @@ export class ExecutionContextFactory {
         commandTimeoutSeconds: runs.commandTimeoutSeconds,
       },
       signal,
-      takeFollowups: () => this.followups.takeUndelivered(run.id, executionId),
-      recordMessage: (message) => this.recordMessage(run.id, executionId, message),
+      takeFollowups: () => this.takeFollowups(token),
+      recordMessage: (message) => this.recordMessage(token, message),
       reportArtifact: async (report) => {
-        const artifact = await this.artifacts.report(run, parseArtifactInput(report));
+        const artifact = await this.reportArtifact(run, token, report);
         return { artifactUid: artifact.id };
       },
-      emitEvent: (eventType, payload) =>
-        this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
-          executionId,
-          payload: payload ?? null,
-        }),
+      emitEvent: (eventType, payload) => this.emitEvent(token, eventType, payload),
       teamSecret: (name) => this.secrets.reveal(run.teamId, name),
     };
   }
@@ -125,7 +123,7 @@ export class ExecutionContextFactory {
     return { AMBIENT_API_URL: apiUrl, AMBIENT_RUN_KEY: key, WARP_API_KEY: key };
   }
 
-  async loadInputs(run: Run, executionId: number): Promise<ExecutionInputs> {
+  async loadInputs(run: Run, token: ExecutionToken): Promise<ExecutionInputs> {
     const history = await this.conversationSoFar(run.conversationId);
     const firstExecution = !(await this.dataSource
       .getRepository(RunMessage)
@@ -133,18 +131,57 @@ export class ExecutionContextFactory {
     const attachments = firstExecution
       ? await this.dataSource.getRepository(RunAttachment).findBy({ runId: run.id })
       : [];
-    const followups = await this.followups.takeUndelivered(run.id, executionId);
+    const followups = await this.takeFollowups(token);
     return { history, firstExecution, attachments, followups };
   }
 
+  /*
+   * The writes of an execution to its run, each fenced by its token (see ExecutionFence): the
+   * harness, a self-hosted worker and the debug agent all write through these.
+   */
+
   /** Stores one message of the conversation, as the agent loop produces it. */
-  async recordMessage(runId: string, executionId: number, message: ChatMessage): Promise<void> {
-    await this.dataSource.getRepository(RunMessage).insert({
-      runId,
-      executionId,
-      message: message as unknown as JsonObject,
-      createdAt: new Date(),
-    });
+  async recordMessage(token: ExecutionToken, message: ChatMessage): Promise<void> {
+    await this.fence.write(token, 'message', (manager) =>
+      manager.getRepository(RunMessage).insert({
+        runId: token.runId,
+        executionId: token.executionId,
+        message: message as unknown as JsonObject,
+        createdAt: new Date(),
+      }),
+    );
+  }
+
+  /** Claims the run's undelivered follow-ups for the execution. */
+  takeFollowups(token: ExecutionToken): Promise<string[]> {
+    return this.fence.write(token, 'followups', (manager) =>
+      this.followups.takeUndelivered(token.runId, token.executionId, manager),
+    );
+  }
+
+  /** Adds an event to the run's timeline. */
+  emitEvent(
+    token: ExecutionToken,
+    eventType: string,
+    payload?: Record<string, unknown> | null,
+  ): Promise<void> {
+    return this.fence.write(token, 'event', (manager) =>
+      this.transitions.appendEvent(manager, token.runId, eventType, {
+        executionId: token.executionId,
+        payload: (payload ?? null) as JsonObject | null,
+      }),
+    );
+  }
+
+  /** Records an artifact the execution reports (validated as `parseArtifactInput` says). */
+  reportArtifact(
+    run: Pick<Run, 'id' | 'teamId'>,
+    token: ExecutionToken,
+    report: unknown,
+  ): Promise<RunArtifact> {
+    return this.artifacts.report(run, parseArtifactInput(report), (insert) =>
+      this.fence.write(token, 'artifact', insert),
+    );
   }
 
   private async conversationSoFar(conversationId: string): Promise<ChatMessage[]> {

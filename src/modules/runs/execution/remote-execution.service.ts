@@ -4,8 +4,6 @@ import { DataSource } from 'typeorm';
 import { ApiError } from '../../../common/errors/api-error';
 import { ErrorCode, terminalStateFor } from '../../../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import { parseArtifactInput } from '../../artifacts/artifact-input';
-import { ArtifactWriter } from '../../artifacts/artifact-writer.service';
 import type { RunArtifact } from '../../artifacts/run-artifact.entity';
 import { TranscriptWriter } from '../../conversations/transcript-writer.service';
 import { RunSecretsService } from '../../environments/run-secrets.service';
@@ -17,7 +15,6 @@ import { harnessAuthSecretValues } from '../../secrets/run-secrets';
 import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import type { Principal } from '../../teams/principal';
 import { Run } from '../entities/run.entity';
-import { RunFollowupsService } from '../run-followups.service';
 import { RunKeysService } from '../run-keys.service';
 import { RunSignals } from '../run-signals.service';
 import type { RunState } from '../run-state';
@@ -26,6 +23,7 @@ import type { EnvironmentConfig } from '../../environments/environment-config';
 import { McpSecretError } from '../../secrets/mcp-secrets.service';
 import type { ExecutionConfig } from '../run.types';
 import { ExecutionContextFactory, ExecutionInputs } from './execution-context.factory';
+import { ExecutionToken, StaleExecutionError } from './execution-fence';
 import { addUsage, inferenceCostUsd } from './run-usage';
 import { AmbientMetrics } from '../../metrics/ambient-metrics';
 import { SelfHostedRuns } from './self-hosted-runs.service';
@@ -79,9 +77,7 @@ export class RemoteExecutionService {
     private readonly selfHosted: SelfHostedRuns,
     private readonly transitions: RunTransitions,
     private readonly contexts: ExecutionContextFactory,
-    private readonly followups: RunFollowupsService,
     private readonly models: ModelsService,
-    private readonly artifacts: ArtifactWriter,
     private readonly transcripts: TranscriptWriter,
     private readonly workspaceSetup: WorkspaceSetupService,
     private readonly secrets: TeamSecretsService,
@@ -110,7 +106,7 @@ export class RemoteExecutionService {
       },
     });
     if (!started) await this.lostRace(principal);
-    return { run, inputs: await this.contexts.loadInputs(run, run.executionCount) };
+    return { run, inputs: await this.contexts.loadInputs(run, this.tokenOf(principal, run)) };
   }
 
   /**
@@ -133,13 +129,13 @@ export class RemoteExecutionService {
    * its execution to prepare on the worker's machine. Secrets it names but cannot have are
    * skipped and noted on its timeline, as on Ambient's workers.
    */
-  async preparation(run: Run): Promise<RemotePreparation> {
+  async preparation(principal: Principal, run: Run): Promise<RemotePreparation> {
     const secrets = await this.runSecrets.resolve(run);
     if (secrets.skipped.length) {
-      await this.transitions.appendEvent(this.dataSource.manager, run.id, 'secrets_skipped', {
-        executionId: run.executionCount,
-        payload: { secrets: secrets.skipped },
-      });
+      const token = this.tokenOf(principal, run);
+      await this.fenced(() =>
+        this.contexts.emitEvent(token, 'secrets_skipped', { secrets: secrets.skipped }),
+      );
     }
     const secretEnv = secrets.env;
     let environment: RemotePreparation['environment'] = null;
@@ -225,9 +221,9 @@ export class RemoteExecutionService {
 
   async recordMessages(principal: Principal, messages: ChatMessage[]): Promise<number> {
     const run = await this.running(principal);
-    for (const message of messages) {
-      await this.contexts.recordMessage(run.id, run.executionCount, message);
-    }
+    const token = this.tokenOf(principal, run);
+    for (const message of messages)
+      await this.fenced(() => this.contexts.recordMessage(token, message));
     return messages.length;
   }
 
@@ -237,16 +233,18 @@ export class RemoteExecutionService {
    */
   async reportArtifact(principal: Principal, report: unknown): Promise<RunArtifact> {
     const own = await this.dataSource.getRepository(Run).findOneBy({ id: principal.runId ?? '' });
-    const run =
-      own && RunKeysService.isServiceExecutionKey(own, principal.runExecutionId)
-        ? own
-        : await this.running(principal);
-    return this.artifacts.report(run, parseArtifactInput(report));
+    if (own && RunKeysService.isServiceExecutionKey(own, principal.runExecutionId)) {
+      const token = this.commandTokenOf(own);
+      return this.fenced(() => this.contexts.reportArtifact(own, token, report));
+    }
+    const run = await this.running(principal);
+    const token = this.tokenOf(principal, run);
+    return this.fenced(() => this.contexts.reportArtifact(run, token, report));
   }
 
   async takeFollowups(principal: Principal): Promise<string[]> {
     const run = await this.running(principal);
-    return this.followups.takeUndelivered(run.id, run.executionCount);
+    return this.fenced(() => this.contexts.takeFollowups(this.tokenOf(principal, run)));
   }
 
   async appendEvent(
@@ -255,10 +253,9 @@ export class RemoteExecutionService {
     payload: Record<string, unknown> | undefined,
   ): Promise<void> {
     const run = await this.running(principal);
-    await this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
-      executionId: run.executionCount,
-      payload: payload ?? null,
-    });
+    await this.fenced(() =>
+      this.contexts.emitEvent(this.tokenOf(principal, run), eventType, payload),
+    );
   }
 
   /**
@@ -274,14 +271,13 @@ export class RemoteExecutionService {
   async finish(principal: Principal, result: ExecutionResult): Promise<RunState> {
     const own = await this.dataSource.getRepository(Run).findOneBy({ id: principal.runId ?? '' });
     if (own && RunKeysService.isServiceExecutionKey(own, principal.runExecutionId)) {
-      await this.transitions.appendEvent(this.dataSource.manager, own.id, FINISH_REQUESTED, {
-        executionId: own.executionCount,
-        payload: {
+      await this.fenced(() =>
+        this.contexts.emitEvent(this.commandTokenOf(own), FINISH_REQUESTED, {
           success: result.success,
           summary: result.summary.trim().slice(0, MAX_STATUS_MESSAGE),
           ...(result.errorCode ? { error_code: result.errorCode } : {}),
-        },
-      });
+        }),
+      );
       await this.signals.publishFinish(own.id);
       return own.state;
     }
@@ -289,7 +285,8 @@ export class RemoteExecutionService {
     const { run, holdsLease } = await this.runKeys.resolve(principal, 'cancelled');
     const usage = this.usageWith(run, result.usage);
     if (!holdsLease) {
-      await this.transitions.recordUsage(run.id, usage);
+      const executionId = principal.runExecutionId ?? run.executionCount;
+      await this.transitions.recordCancelledUsage({ runId: run.id, executionId }, usage);
       await this.runKeys.revoke(principal.keyId);
       return run.state;
     }
@@ -337,6 +334,33 @@ export class RemoteExecutionService {
   private async lostRace(principal: Principal): Promise<never> {
     await this.runKeys.resolve(principal); // throws when the execution lost the run
     throw new ApiError('conflict', 'the run changed state meanwhile; retry');
+  }
+
+  /** The fencing token of a self-hosted execution: its key is its lease. */
+  private tokenOf(principal: Principal, run: Run): ExecutionToken {
+    return {
+      runId: run.id,
+      executionId: principal.runExecutionId ?? run.executionCount,
+      holder: { lease: RunKeysService.leaseOwnerFor(principal.keyId) },
+    };
+  }
+
+  /** A command's key on Ambient's workers acts for whichever worker holds its execution. */
+  private commandTokenOf(run: Run): ExecutionToken {
+    return { runId: run.id, executionId: run.executionCount, holder: 'run-key' };
+  }
+
+  /** A write refused for a stale token answers as a lost lease does: 403, stop working. */
+  private async fenced<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      if (!(err instanceof StaleExecutionError)) throw err;
+      throw new ApiError(
+        'not_authorized',
+        `this key's execution no longer holds run ${err.token.runId}; stop working on it`,
+      );
+    }
   }
 
   private async running(principal: Principal): Promise<Run> {

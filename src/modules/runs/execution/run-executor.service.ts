@@ -30,6 +30,7 @@ import { RunTransitions } from '../run-transitions.service';
 import { McpSecretError } from '../../secrets/mcp-secrets.service';
 import type { ExecutionConfig } from '../run.types';
 import { ExecutionContextFactory, internalApiUrl } from './execution-context.factory';
+import { ExecutionFence, ExecutionToken, StaleExecutionError } from './execution-fence';
 import { FINISH_REQUESTED } from './remote-execution.service';
 import { addUsage, inferenceCostUsd } from './run-usage';
 import { withLogBindings } from '../../../common/logging/log-bindings';
@@ -37,7 +38,18 @@ import { AmbientMetrics } from '../../metrics/ambient-metrics';
 
 const MAX_STATUS_MESSAGE = 4000;
 
+/** `lost`: the execution no longer holds its run (or could not renew its lease in time). */
 export type AbortReason = 'cancelled' | 'lost' | 'shutdown' | 'finished';
+
+/** The token of an execution on this worker: the lease is this process's worker id. */
+type LeaseToken = ExecutionToken & { holder: { lease: string } };
+
+interface LeaseState {
+  /** When the last renewal that took effect was sent (the lease holds leaseMs from then). */
+  renewedAt: number;
+  /** The harness is done and the execution is recording its end. */
+  ending: boolean;
+}
 
 /** A harness result, or a failure before the harness started (environment setup). */
 type ExecutionResult = HarnessResult & { statusExtra?: Record<string, unknown> };
@@ -74,6 +86,7 @@ export class RunExecutor {
     private readonly sandboxes: SandboxService,
     private readonly workspaces: WorkspaceService,
     private readonly metrics: AmbientMetrics,
+    private readonly fence: ExecutionFence,
   ) {}
 
   get activeCount(): number {
@@ -95,6 +108,12 @@ export class RunExecutor {
     if (!run) return { requeue: false };
     const executionId = run.executionCount;
     const controller = new AbortController();
+    const token: LeaseToken = {
+      runId,
+      executionId,
+      holder: { lease: this.workerId },
+      onStale: () => controller.abort('lost'),
+    };
     this.inFlight.set(runId, controller);
     const stopListening = await this.signals
       .onCancel(runId, () => controller.abort('cancelled'))
@@ -102,8 +121,9 @@ export class RunExecutor {
     const stopListeningForFinish = await this.signals
       .onFinish(runId, () => controller.abort('finished'))
       .catch(() => () => undefined);
+    const lease: LeaseState = { renewedAt: Date.now(), ending: false };
     const heartbeat = setInterval(
-      () => void this.renewLease(runId, controller),
+      () => void this.renewLease(token, lease, controller),
       Math.max(100, Math.floor(this.config.runs.leaseMs / 3)),
     );
     const startedAt = Date.now();
@@ -111,7 +131,7 @@ export class RunExecutor {
       const started = await this.transitions.transition(runId, 'INPROGRESS', {
         from: ['CLAIMED'],
         set: { startedAt: run.startedAt ?? new Date(startedAt) },
-        where: { sql: 'lease_owner = :owner', params: { owner: this.workerId } },
+        where: ExecutionFence.transitionGuard(token),
         event: { executionId, payload: { harness: run.config.harness?.type ?? 'oz' } },
       });
       if (!started) return { requeue: false };
@@ -126,7 +146,7 @@ export class RunExecutor {
           },
         },
         async (span) => {
-          const result = await this.runHarness(run, executionId, controller.signal);
+          const result = await this.runHarness(run, token, controller.signal);
           span.setAttributes({
             'ambient.outcome': result.outcome,
             'gen_ai.usage.input_tokens': result.usage.promptTokens,
@@ -135,13 +155,25 @@ export class RunExecutor {
           return result;
         },
       );
+      // From here the execution records its end, which releases the lease itself.
+      lease.ending = true;
       const result =
         controller.signal.reason === 'cancelled'
           ? harnessResult
           : await this.withFinishRequest(runId, executionId, harnessResult);
-      await this.writeTranscript(runId, executionId, result.rawTranscript);
-      await this.finish(run, executionId, result, Date.now() - startedAt, controller.signal);
+      await this.writeTranscript(token, result.rawTranscript);
+      await this.finish(run, token, result, Date.now() - startedAt, controller.signal);
     } catch (err) {
+      lease.ending = true;
+      if (err instanceof StaleExecutionError || controller.signal.reason === 'lost') {
+        // Another execution holds the run now (or may soon): this one writes nothing more. A
+        // cancel also makes the token stale: that run's workspace is still kept (guarded).
+        this.logger.warn(
+          `run ${runId}: execution ${executionId} stopped: ${(err as Error).message}`,
+        );
+        await this.keepCancelledWorkspace(run, token).catch(() => undefined);
+        return { requeue: false };
+      }
       if (isBackingServiceUnavailable(err)) {
         // MySQL or Redis went away under the execution: nothing is wrong with the run. It goes
         // back to the queue (the attempt counts, as when a worker dies), or, if MySQL is still
@@ -149,16 +181,18 @@ export class RunExecutor {
         this.logger.warn(
           `run ${runId} interrupted by a lost connection: ${(err as Error).message}`,
         );
-        await this.handBack(run).catch((again: Error) => {
+        await this.handBack(run, token).catch((again: Error) => {
           this.logger.warn(`run ${runId} left to the sweeper: ${again.message}`);
         });
         return { requeue: false };
       }
       this.logger.error(`run ${runId} failed unexpectedly: ${(err as Error).stack ?? err}`);
-      await this.end(run, 'ERROR', {
+      await this.end(run, token, 'ERROR', {
         message: `internal error while executing the run: ${(err as Error).message}`,
         error_code: 'internal_error',
         retryable: true,
+      }).catch((again: Error) => {
+        this.logger.warn(`run ${runId} not ended: ${again.message}`);
       });
     } finally {
       clearInterval(heartbeat);
@@ -197,12 +231,14 @@ export class RunExecutor {
     };
   }
 
-  /** The transcript is written before the run ends, so a finished run always has it. */
-  private async writeTranscript(
-    runId: string,
-    executionId: number,
-    rawStream: string | undefined,
-  ): Promise<void> {
+  /**
+   * The transcript is written before the run ends, so a finished run always has it; only while
+   * the execution still holds the run, or was cancelled holding it (blobs cannot share the row
+   * lock, so this is a check).
+   */
+  private async writeTranscript(token: LeaseToken, rawStream: string | undefined): Promise<void> {
+    const { runId, executionId } = token;
+    await this.fence.check(token, 'transcript', { orCancelledHere: true });
     const raw = rawStream === undefined ? undefined : { executionId, stream: rawStream };
     await this.transcripts.write(runId, raw).catch((err: Error) => {
       this.logger.warn(`could not write the transcript of run ${runId}: ${err.message}`);
@@ -231,26 +267,53 @@ export class RunExecutor {
     return { ...run, executionCount: run.executionCount + 1, attempt: run.attempt + 1 };
   }
 
-  private async renewLease(runId: string, controller: AbortController): Promise<void> {
-    try {
-      const result = await this.dataSource.query(
-        `UPDATE runs SET lease_expires_at = ? WHERE id = ? AND lease_owner = ? AND state IN ('CLAIMED', 'INPROGRESS')`,
-        [new Date(Date.now() + this.config.runs.leaseMs), runId, this.workerId],
+  /**
+   * Renews the lease (guarded by the token). Renewal failing for longer than a third of the
+   * lease aborts the execution while the lease still holds, i.e. before the sweeper may give the
+   * run to another worker; a process frozen past its lease finds the run taken here, or at its
+   * next fenced write, whichever comes first.
+   */
+  private async renewLease(
+    token: LeaseToken,
+    lease: LeaseState,
+    controller: AbortController,
+  ): Promise<void> {
+    if (controller.signal.aborted) return;
+    const { leaseMs } = this.config.runs;
+    const sentAt = Date.now();
+    if (sentAt - lease.renewedAt >= (2 * leaseMs) / 3) {
+      this.logger.warn(
+        `run ${token.runId}: lease not renewed for ${sentAt - lease.renewedAt} ms; stopping execution ${token.executionId}`,
       );
-      if ((result as { affectedRows?: number }).affectedRows === 0 && !controller.signal.aborted) {
-        // Cancelled, or taken back after we looked dead: stop working on it.
-        controller.abort('lost');
+      controller.abort('lost');
+      // Counted and logged as stale when another execution has the run already (a frozen process).
+      await this.fence.check(token, 'lease').catch(() => undefined);
+      return;
+    }
+    try {
+      const result = (await this.dataSource.query(
+        `UPDATE runs SET lease_expires_at = ? WHERE id = ? AND execution_count = ? AND lease_owner = ?
+            AND state IN ('CLAIMED', 'INPROGRESS')`,
+        [new Date(sentAt + leaseMs), token.runId, token.executionId, token.holder.lease],
+      )) as { affectedRows?: number };
+      if (result.affectedRows) {
+        lease.renewedAt = Math.max(lease.renewedAt, sentAt);
+      } else if (!controller.signal.aborted && !lease.ending) {
+        // Cancelled, or taken back after we looked dead: stop working on it. (An execution that
+        // is ending released the lease itself; its end's guarded transition speaks for it.)
+        this.fence.refused(token, 'lease');
       }
     } catch (err) {
-      this.logger.warn(`lease renewal for run ${runId} failed: ${(err as Error).message}`);
+      this.logger.warn(`lease renewal for run ${token.runId} failed: ${(err as Error).message}`);
     }
   }
 
   private async runHarness(
     run: Run,
-    executionId: number,
+    token: LeaseToken,
     signal: AbortSignal,
   ): Promise<ExecutionResult> {
+    const { executionId } = token;
     const zeroUsage = { promptTokens: 0, completionTokens: 0, modelCalls: 0 };
     const harness = this.harnesses.find(run.config.harness?.type);
     if (!harness) {
@@ -271,12 +334,9 @@ export class RunExecutor {
       };
     }
     const secrets = await this.runSecrets.resolve(run);
-    if (secrets.skipped.length) {
-      await this.transitions.appendEvent(this.dataSource.manager, run.id, 'secrets_skipped', {
-        executionId,
-        payload: { secrets: secrets.skipped },
-      });
-    }
+    const emit = (eventType: string, payload?: Record<string, unknown>) =>
+      this.contexts.emitEvent(token, eventType, payload);
+    if (secrets.skipped.length) await emit('secrets_skipped', { secrets: secrets.skipped });
     const secretEnv = secrets.env;
     let config: ExecutionConfig;
     try {
@@ -290,12 +350,10 @@ export class RunExecutor {
         usage: zeroUsage,
       };
     }
-    if (run.workspaceRetainedUntil) await this.retention.takeOver(run.id, executionId);
-    const emit = (eventType: string, payload?: Record<string, unknown>) =>
-      this.transitions.appendEvent(this.dataSource.manager, run.id, eventType, {
-        executionId,
-        payload: payload ?? null,
-      });
+    if (run.workspaceRetainedUntil) {
+      await this.fence.check(token, 'workspace');
+      await this.retention.takeOver(run.id, executionId);
+    }
     const opened = await this.openSandbox(run, executionId, emit);
     if ('failure' in opened) return { ...opened.failure, usage: zeroUsage };
     const { sandbox } = opened;
@@ -317,7 +375,7 @@ export class RunExecutor {
       }
       const context = await this.contexts.build(
         run,
-        executionId,
+        token,
         model,
         signal,
         sandbox,
@@ -363,7 +421,7 @@ export class RunExecutor {
 
   private async finish(
     run: Run,
-    executionId: number,
+    token: LeaseToken,
     result: ExecutionResult,
     elapsedMs: number,
     signal: AbortSignal,
@@ -389,22 +447,26 @@ export class RunExecutor {
     );
     if (result.outcome === 'cancelled') {
       if (signal.reason === 'shutdown') {
-        await this.release(run, usage);
-      } else {
-        // Already CANCELLED (or taken back) by whoever aborted us; keep what it cost.
-        await this.transitions.recordUsage(run.id, usage);
-        if (signal.reason === 'cancelled') await this.keepCancelledWorkspace(run);
+        await this.release(run, token, usage);
+      } else if (await this.transitions.recordCancelledUsage(token, usage)) {
+        // Cancelled at this execution by whoever aborted us: keep what it cost, and the workspace.
+        await this.keepCancelledWorkspace(run, token);
+      } else if (signal.reason === 'lost') {
+        // The lease could not be renewed in time: give the run back at once while this execution
+        // still holds it (the guard refuses it otherwise); what it cost is not kept.
+        await this.handBack(run, token);
       }
       return;
     }
     const message = result.summary.slice(0, MAX_STATUS_MESSAGE) || 'Done.';
     if (result.outcome === 'succeeded') {
-      await this.end(run, 'SUCCEEDED', { message }, usage, executionId);
+      await this.end(run, token, 'SUCCEEDED', { message }, usage);
       return;
     }
     const code = result.errorCode ?? 'internal_error';
     await this.end(
       run,
+      token,
       terminalStateFor(code),
       {
         message,
@@ -413,18 +475,18 @@ export class RunExecutor {
         ...result.statusExtra,
       },
       usage,
-      executionId,
       // A failed setup already kept its workspace for the debug window, or deleted it.
       code !== 'environment_setup_failed',
     );
   }
 
+  /** Ends the run with the execution's outcome; refused (and counted) once the token is stale. */
   private async end(
     run: Run,
+    token: LeaseToken,
     state: 'SUCCEEDED' | 'FAILED' | 'ERROR',
     statusMessage: NonNullable<Run['statusMessage']>,
     requestUsage?: Run['requestUsage'],
-    executionId?: number,
     keepWorkspace = true,
   ): Promise<void> {
     const ended = await this.transitions.transition(run.id, state, {
@@ -440,21 +502,22 @@ export class RunExecutor {
           ? this.retention.keepUntil(idleDeadline(run.config.idle_timeout_minutes))
           : {}),
       },
-      where: { sql: 'lease_owner = :owner', params: { owner: this.workerId } },
-      event: { executionId: executionId ?? run.executionCount, payload: { ...statusMessage } },
+      where: ExecutionFence.transitionGuard(token),
+      event: { executionId: token.executionId, payload: { ...statusMessage } },
     });
+    if (!ended) await this.fence.check(token, 'state');
     if (ended && keepWorkspace) await this.releaseAtOnceIfIdleIsZero(run);
   }
 
   /** A cancelled execution's workspace is kept for follow-ups like any other ended one. */
-  private async keepCancelledWorkspace(run: Run): Promise<void> {
-    await this.dataSource
+  private async keepCancelledWorkspace(run: Run, token: LeaseToken): Promise<void> {
+    const kept = await this.dataSource
       .getRepository(Run)
       .update(
-        { id: run.id, state: 'CANCELLED' },
+        { id: run.id, state: 'CANCELLED', executionCount: token.executionId },
         this.retention.keepUntil(idleDeadline(run.config.idle_timeout_minutes)),
       );
-    await this.releaseAtOnceIfIdleIsZero(run);
+    if (kept.affected) await this.releaseAtOnceIfIdleIsZero(run);
   }
 
   /** `idle_timeout_minutes: 0`: the workspace goes now, not at the next sweep. */
@@ -466,11 +529,15 @@ export class RunExecutor {
   }
 
   /** Graceful shutdown: give the run back to the queue without counting the attempt. */
-  private async release(run: Run, requestUsage: Run['requestUsage']): Promise<void> {
+  private async release(
+    run: Run,
+    token: LeaseToken,
+    requestUsage: Run['requestUsage'],
+  ): Promise<void> {
     await this.transitions.transition(run.id, 'QUEUED', {
       from: ['CLAIMED', 'INPROGRESS'],
       set: { leaseOwner: null, leaseExpiresAt: null, attempt: run.attempt - 1, requestUsage },
-      where: { sql: 'lease_owner = :owner', params: { owner: this.workerId } },
+      where: ExecutionFence.transitionGuard(token),
     });
   }
 
@@ -478,16 +545,16 @@ export class RunExecutor {
    * An execution interrupted by a lost MySQL/Redis connection: back to QUEUED while attempts
    * remain (the dispatch sweeper enqueues it again), else ERROR as after a dead worker.
    */
-  private async handBack(run: Run): Promise<void> {
+  private async handBack(run: Run, token: LeaseToken): Promise<void> {
     if (run.attempt < this.config.runs.maxAttempts) {
       await this.transitions.transition(run.id, 'QUEUED', {
         from: ['CLAIMED', 'INPROGRESS'],
         set: { leaseOwner: null, leaseExpiresAt: null },
-        where: { sql: 'lease_owner = :owner', params: { owner: this.workerId } },
+        where: ExecutionFence.transitionGuard(token),
       });
       return;
     }
-    await this.end(run, 'ERROR', {
+    await this.end(run, token, 'ERROR', {
       message: 'the execution lost its connection to the database or queue too many times',
       error_code: 'internal_error',
       retryable: true,
