@@ -116,5 +116,5 @@ describe('admin CLI (child processes on a real database)', () => {
     const unknown = await cli('api-keys', 'revoke', '--id', 'not-a-key');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no API key with id "not-a-key"');
-  });
+  }, 180_000); // eight CLI processes, each compiling TypeScript at start (≈ 5–15 s under load)
 });

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
 import { scrape } from './support/prometheus';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import {
+  createTestEnvironment,
+  startTestApp,
+  TestApp,
+  TestEnvironment,
+  TAKEOVER_LEASE_MS,
+} from './support/test-app';
 import { waitFor } from './support/wait';
 import { spawnAmbient, waitForExit } from './support/worker-process';
 
@@ -43,7 +49,7 @@ describe('fenced executions (worker processes, SIGSTOP past the lease)', () => {
 
   beforeAll(async () => {
     model = await startFakeModelServer();
-    env = createTestEnvironment('fencing', model.url);
+    env = createTestEnvironment('fencing', model.url, { leaseMs: TAKEOVER_LEASE_MS });
     app = await startTestApp(env, ['api']);
     api = apiClient(app.baseUrl, app.apiKey);
   });

@@ -16,6 +16,7 @@ import {
   TEST_API_KEY,
   TestApp,
   TestEnvironment,
+  TAKEOVER_LEASE_MS,
 } from './support/test-app';
 import { waitFor } from './support/wait';
 import { createFactory, createWebhook } from './support/webhook-helpers';
@@ -285,7 +286,7 @@ describe('fault matrix', () => {
   beforeAll(async () => {
     model = await startFakeModelServer();
     model.script('fm-slow', [{ delayMs: 1200, then: { text: 'slow done' } }]);
-    env = createTestEnvironment('faults', model.url);
+    env = createTestEnvironment('faults', model.url, { leaseMs: TAKEOVER_LEASE_MS });
     // Creates the database and migrates it; the apps under fault start afterwards.
     const first = await startTestApp(env, ['api']);
     await first.close();

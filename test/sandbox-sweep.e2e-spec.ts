@@ -11,7 +11,13 @@ import { dockerAnswers } from '../src/modules/sandbox/docker-sandbox';
 import { SANDBOX_LABELS } from '../src/modules/sandbox/sandbox.types';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import {
+  createTestEnvironment,
+  startTestApp,
+  TestApp,
+  TestEnvironment,
+  TAKEOVER_LEASE_MS,
+} from './support/test-app';
 import { waitFor } from './support/wait';
 import { spawnAmbient, waitForExit } from './support/worker-process';
 
@@ -66,7 +72,7 @@ describe('sandbox orphan sweep (docker)', () => {
       { toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 300' } }] },
       { text: 'woke up' },
     ]);
-    env = createTestEnvironment('sweep', model.url);
+    env = createTestEnvironment('sweep', model.url, { leaseMs: TAKEOVER_LEASE_MS });
     // The surviving worker: one run at a time, so the child worker takes the second run.
     app = await startTestApp(env, ['api', 'worker'], {
       'sandbox.backend': 'docker',

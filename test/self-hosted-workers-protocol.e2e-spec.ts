@@ -11,7 +11,13 @@ import {
   refusedHandshake,
   workerSocketUrl,
 } from './support/raw-worker-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import {
+  createTestEnvironment,
+  startTestApp,
+  TestApp,
+  TestEnvironment,
+  TAKEOVER_LEASE_MS,
+} from './support/test-app';
 import { waitFor } from './support/wait';
 
 /**
@@ -55,7 +61,7 @@ describe('self-hosted worker protocol and run-scoped API', () => {
 
   beforeAll(async () => {
     model = await startFakeModelServer();
-    env = createTestEnvironment('shprotocol', model.url);
+    env = createTestEnvironment('shprotocol', model.url, { leaseMs: TAKEOVER_LEASE_MS });
     app = await startTestApp(env, ['api', 'worker']);
     api = apiClient(app.baseUrl, app.apiKey);
   });

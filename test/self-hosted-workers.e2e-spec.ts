@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
 import { SelfHostedWorkers } from './support/self-hosted-worker-process';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import {
+  createTestEnvironment,
+  startTestApp,
+  TestApp,
+  TestEnvironment,
+  TAKEOVER_LEASE_MS,
+} from './support/test-app';
 import { waitFor } from './support/wait';
 import { waitForExit } from './support/worker-process';
 
@@ -52,7 +58,7 @@ describe('self-hosted workers (real worker processes, two API replicas)', () => 
 
   beforeAll(async () => {
     model = await startFakeModelServer();
-    env = createTestEnvironment('selfhosted', model.url);
+    env = createTestEnvironment('selfhosted', model.url, { leaseMs: TAKEOVER_LEASE_MS });
     workerRoot = mkdtempSync(join(tmpdir(), 'ambient-selfhosted-'));
     appA = await startTestApp(env, ['api', 'worker']);
     appB = await startTestApp(env, ['api']);

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import { RunQueue } from '../src/modules/runs/run-queue.service';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import {
+  createTestEnvironment,
+  startTestApp,
+  TestApp,
+  TestEnvironment,
+  TAKEOVER_LEASE_MS,
+} from './support/test-app';
 import { waitFor } from './support/wait';
 import { spawnAmbient, waitForExit } from './support/worker-process';
 
@@ -29,7 +35,7 @@ describe('worker crashes, lost jobs and graceful shutdown', () => {
 
   beforeAll(async () => {
     model = await startFakeModelServer();
-    env = createTestEnvironment('recovery', model.url);
+    env = createTestEnvironment('recovery', model.url, { leaseMs: TAKEOVER_LEASE_MS });
     app = await startTestApp(env, ['api']);
     api = apiClient(app.baseUrl, app.apiKey);
   });

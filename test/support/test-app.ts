@@ -78,10 +78,18 @@ export interface TestEnvironment {
   destroy(): Promise<void>;
 }
 
+/**
+ * A lease a live worker renews on a busy machine: under CPU load renewals were seen 1.1–1.4 s
+ * apart, and an execution stops itself when it cannot renew for 2/3 of its lease (fencing).
+ */
+const DEFAULT_TEST_LEASE_MS = 10_000;
+/** For the specs that wait for a lapsed lease (a killed or frozen worker taken over). */
+export const TAKEOVER_LEASE_MS = 1500;
+
 const FAST_RUN_SETTINGS = {
   'runs.dispatchSweepIntervalMs': 200,
   'runs.dispatchGraceMs': 300,
-  'runs.leaseMs': 1500,
+  'runs.leaseMs': DEFAULT_TEST_LEASE_MS,
   'runs.workerConcurrency': 4,
   'server.shutdownTimeoutMs': 3000,
 };
@@ -97,7 +105,17 @@ const TEST_SANDBOX_SETTINGS = {
   'sandbox.readonlyPaths': REPO_ROOT,
 };
 
-export function createTestEnvironment(label: string, modelServerUrl: string): TestEnvironment {
+export interface TestEnvironmentOptions {
+  /** The run lease of every app and child process (default 10 s; TAKEOVER_LEASE_MS to await takeovers). */
+  leaseMs?: number;
+}
+
+export function createTestEnvironment(
+  label: string,
+  modelServerUrl: string,
+  options: TestEnvironmentOptions = {},
+): TestEnvironment {
+  const leaseMs = options.leaseMs ?? DEFAULT_TEST_LEASE_MS;
   const { database, redisPrefix } = isolatedNames(label);
   const databaseUrl = `${MYSQL_URL}/${database}`;
   const modelsFile = writeTestModelsFile(modelServerUrl);
@@ -120,6 +138,7 @@ export function createTestEnvironment(label: string, modelServerUrl: string): Te
     'log.level': process.env.AMBIENT_TEST_LOG_LEVEL ?? 'error',
     ...TEST_SANDBOX_SETTINGS,
     ...FAST_RUN_SETTINGS,
+    'runs.leaseMs': leaseMs,
   };
   return {
     label,
@@ -149,7 +168,7 @@ export function createTestEnvironment(label: string, modelServerUrl: string): Te
       AMBIENT_BLOB_ROOT: join(workspaceRoot, '.blobs'),
       AMBIENT_DISPATCH_SWEEP_INTERVAL_MS: String(FAST_RUN_SETTINGS['runs.dispatchSweepIntervalMs']),
       AMBIENT_DISPATCH_GRACE_MS: String(FAST_RUN_SETTINGS['runs.dispatchGraceMs']),
-      AMBIENT_RUN_LEASE_MS: String(FAST_RUN_SETTINGS['runs.leaseMs']),
+      AMBIENT_RUN_LEASE_MS: String(leaseMs),
       AMBIENT_SHUTDOWN_TIMEOUT_MS: String(FAST_RUN_SETTINGS['server.shutdownTimeoutMs']),
       AMBIENT_SECRETS_KEY: TEST_SECRETS_KEY,
       AMBIENT_URL_SIGNING_KEY: TEST_URL_SIGNING_KEY,

@@ -6,6 +6,9 @@ import {
 } from '../../../test/fixtures/s3-server';
 import { S3BlobStore } from './s3-blob-store';
 
+// A real HTTP server and the SDK's first load: more than unit tests' 5 s on a busy machine.
+jest.setTimeout(30_000);
+
 /** Against a real S3-compatible HTTP server (s3rver), through the AWS SDK. */
 describe('S3BlobStore', () => {
   let server: FakeS3Server;
