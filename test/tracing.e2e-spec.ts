@@ -66,6 +66,10 @@ describe('tracing (OpenTelemetry through Bull)', () => {
   it('one trace covers POST /agent/run in the api process and the run in the worker process', async () => {
     const { client } = await apiAndWorker();
 
+    // A share token in a path, a signature in a query: neither may reach a span (as in the log).
+    const shareToken = 'tracedsharetoken0123456789';
+    await client.post(`/agent/environments/shared/${shareToken}/accept`, {});
+    await client.get('/agent/models?signature=tracedsignature0123').expect(200);
     const created = await client.post('/agent/run', { prompt: 'Trace me' }).expect(200);
     const runId: string = created.body.run_id;
     await waitFor(
@@ -89,6 +93,13 @@ describe('tracing (OpenTelemetry through Bull)', () => {
       'the worker spans of the run',
     );
     const spans = inTrace(trace);
+    const sharePath = '/api/v1/agent/environments/shared/[token]/accept';
+    const all = await receiver.waitFor(
+      (received) => received.some((s) => s.attributes['url.path'] === sharePath),
+      'the span of the share-link request, its path redacted',
+    );
+    expect(JSON.stringify(all)).not.toContain(shareToken);
+    expect(JSON.stringify(all)).not.toContain('tracedsignature0123');
     const byName = (name: string) => spans.filter((s) => s.name === name);
 
     // The api process: the request, the commit (mysql2), the enqueue (producer + ioredis).

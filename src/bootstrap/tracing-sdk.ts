@@ -2,12 +2,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import { IncomingMessage } from 'node:http';
 import { NodeSDK, resources } from '@opentelemetry/sdk-node';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { ExpressInstrumentation } from '@opentelemetry/instrumentation-express';
 import { MySQL2Instrumentation } from '@opentelemetry/instrumentation-mysql2';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import type { Span } from '@opentelemetry/api';
+import { loggedPath } from '../common/logging/http-logging';
 import type { Role } from '../config/app-config';
 import type { Tracing } from './tracing';
 
@@ -29,6 +31,9 @@ export function startTracingSdk(roles: Role[], env: NodeJS.ProcessEnv): Tracing 
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (req: IncomingMessage) => UNTRACED_PATHS.test(req.url ?? ''),
+        requestHook: (span, request) => {
+          if (request instanceof IncomingMessage) redactServerPath(span, request);
+        },
       }),
       new ExpressInstrumentation(),
       // Statements only, never their values (prompts, key hashes, encrypted secrets).
@@ -43,6 +48,16 @@ export function startTracingSdk(roles: Role[], env: NodeJS.ProcessEnv): Tracing 
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   require('express');
   return { shutdown: () => sdk.shutdown() };
+}
+
+/**
+ * A request path can carry a credential (a webhook url token, an environment share token) and its
+ * query a signed URL's signature: a span shows what the request log shows (`loggedPath`).
+ */
+function redactServerPath(span: Span, request: IncomingMessage): void {
+  const url = request.url ?? '';
+  span.setAttribute('url.path', loggedPath(url));
+  if (url.includes('?')) span.setAttribute('url.query', '[redacted]');
 }
 
 function ambientVersion(): string {
