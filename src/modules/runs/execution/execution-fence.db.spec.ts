@@ -9,6 +9,10 @@ import { ExecutionFence, ExecutionToken, StaleExecutionError } from './execution
  * or DATABASE_HOST/PORT/USER/PASSWORD): a current token's write commits, a stale one's changes
  * nothing, and a takeover cannot slip in between a fenced write's check and its commit.
  */
+// A real database, and a takeover awaited in InnoDB's lock table: more than the unit project's 5 s
+// on a busy machine.
+jest.setTimeout(30_000);
+
 const connection = {
   type: 'mysql' as const,
   host: process.env.DATABASE_HOST ?? '127.0.0.1',
