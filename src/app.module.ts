@@ -1,8 +1,11 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { ProblemFilter } from './common/errors/problem.filter';
+import { AMBIENT_CONSUMED_QUEUES } from './bootstrap/consumed-queues';
 import { infrastructureImports } from './bootstrap/infrastructure';
+import { CONSUMED_QUEUES } from './common/queues/consumed-queues';
+import { QueueProcessorExplorer } from './common/queues/queue-processor.explorer';
 import { AppConfig } from './config/app-config';
 import { AmbientMetrics } from './modules/metrics/ambient-metrics';
 import { ArtifactsApiModule, ArtifactsModule } from './modules/artifacts/artifacts.module';
@@ -43,6 +46,7 @@ export class AppModule {
       imports: [
         ...infrastructureImports(config, metrics, true),
         ScheduleModule.forRoot(),
+        DiscoveryModule,
         TeamsModule,
         IdempotencyModule,
         ModelsModule,
@@ -64,14 +68,19 @@ export class AppModule {
         ...(config.roles.includes('worker') ? [FactoriesWorkerModule] : []),
         WebhookFeaturesModule.forRoles(config.roles, runs),
       ],
-      providers: api
-        ? [
-            { provide: APP_GUARD, useClass: BearerAuthGuard },
-            { provide: APP_FILTER, useClass: ProblemFilter },
-            { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
-            IdempotencySweeper,
-          ]
-        : [],
+      providers: [
+        // In the root module: its shutdown (pause the queues, drain the processors) runs first.
+        { provide: CONSUMED_QUEUES, useValue: AMBIENT_CONSUMED_QUEUES },
+        QueueProcessorExplorer,
+        ...(api
+          ? [
+              { provide: APP_GUARD, useClass: BearerAuthGuard },
+              { provide: APP_FILTER, useClass: ProblemFilter },
+              { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
+              IdempotencySweeper,
+            ]
+          : []),
+      ],
     };
   }
 }

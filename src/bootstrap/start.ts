@@ -123,7 +123,7 @@ async function startMain(
   const logger = observability.nestLogger;
   if (!config.roles.includes('api')) {
     const app = await NestFactory.createApplicationContext(module, { logger });
-    await app.init();
+    await initOrClose(app);
     const port = config.health?.port;
     const health =
       port === undefined
@@ -151,7 +151,7 @@ async function startMain(
   });
   configureHttp(app, config, observability);
   answerClientErrorsAsProblems(app.getHttpServer());
-  await app.init();
+  await initOrClose(app);
   await app.get(BootstrapService).ensureAccess();
   await app.listen(config.server.port, config.server.host);
   const address = app.getHttpServer().address() as { port: number };
@@ -159,4 +159,14 @@ async function startMain(
   // This process's own workers reach the API here (bridged into their sandboxes).
   config.server.internalApiUrl ??= apiUrl;
   return { app, apiUrl, healthUrl: null, close: () => app.close() };
+}
+
+/** A start-up check failing in a lifecycle hook (e.g. a queue without its processor) leaves nothing open. */
+async function initOrClose(app: INestApplicationContext): Promise<void> {
+  try {
+    await app.init();
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    throw err;
+  }
 }

@@ -57,6 +57,8 @@ export interface AppConfig {
     housekeepingBatch: number;
     sweepIntervalMs: number;
     sweepGraceMs: number;
+    /** Deliveries one worker process evaluates at once. */
+    evaluationConcurrency: number;
   };
   factories: { pollIntervalMs: number; repositoryProtocols: string };
   /**
@@ -316,6 +318,12 @@ const SETTINGS: Setting[] = [
     min: 50,
   },
   { path: 'webhooks.sweepGraceMs', env: 'AMBIENT_WEBHOOK_SWEEP_GRACE_MS', kind: 'int', min: 0 },
+  {
+    path: 'webhooks.evaluationConcurrency',
+    env: 'AMBIENT_WEBHOOK_EVALUATION_CONCURRENCY',
+    kind: 'int',
+    min: 1,
+  },
   {
     path: 'factories.pollIntervalMs',
     env: 'AMBIENT_FACTORY_POLL_INTERVAL_MS',
