@@ -5,6 +5,9 @@ import { createValidationPipe } from '../common/errors/validation';
 import { UnicodePipe, unicodeQueryMiddleware, verifyUtf8Body } from '../common/errors/unicode';
 import { McpSecretReferenceDto, McpServerConfigDto } from '../modules/runs/dto/agent-config.dto';
 import { completeOpenApiDocument } from './openapi-contract';
+import { fillRegistryEnums } from '../extensions/registry-openapi';
+import { HarnessRegistry } from '../modules/harness/harness-registry';
+import { SignatureVerifierRegistry } from '../modules/webhooks/verifiers/signature-verifier-registry';
 import type { AppConfig } from '../config/app-config';
 import { metricsRoute } from '../modules/metrics/metrics-endpoint';
 import { Observability, observeHttp } from './observability';
@@ -51,6 +54,10 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig) {
     operationIdFactory: (_controller, method) => method,
     // Referenced only from `additionalProperties` (maps of servers), which the scanner does not follow.
     extraModels: [McpServerConfigDto, McpSecretReferenceDto],
+  });
+  fillRegistryEnums(document, {
+    harness_type: app.get(HarnessRegistry).types,
+    signature_scheme: app.get(SignatureVerifierRegistry).schemes,
   });
   return completeOpenApiDocument(document);
 }

@@ -116,6 +116,8 @@ export interface AppConfig {
    * a bearer token, and the API's port serves `/metrics` too; without one it never does.
    */
   metrics: { port: number | null; host: string; token?: string };
+  /** AMBIENT_EXTENSIONS: comma-separated module paths (from the working directory) or packages. */
+  extensions?: string;
 }
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;
@@ -420,6 +422,7 @@ const SETTINGS: Setting[] = [
     allowOff: true,
   },
   { path: 'metrics.host', env: 'AMBIENT_METRICS_HOST', kind: 'string' },
+  { path: 'extensions', env: 'AMBIENT_EXTENSIONS', kind: 'string', optional: true },
 ];
 
 function getPath(tree: Record<string, unknown>, path: string): unknown {

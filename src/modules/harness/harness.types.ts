@@ -71,4 +71,3 @@ export interface Harness {
   run(context: HarnessContext): Promise<HarnessResult>;
 }
 
-export const HARNESSES = Symbol('HARNESSES');
