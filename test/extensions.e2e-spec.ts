@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import request from 'supertest';
 import { apiClient } from './support/api-client';
+import { runCli } from './support/cli-process';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
 import { createFactory, createWebhook, deliver } from './support/webhook-helpers';
@@ -134,6 +135,24 @@ describe('extensions: examples/extensions/hello-ambient loaded by AMBIENT_EXTENS
     );
     expect(schemas.Webhook.properties.signature_scheme.enum).toContain('hello-hmac');
     expect(JSON.stringify(res.body)).not.toContain('x-ambient-registry');
+  });
+
+  it('lists the extension scheme in the CLI (webhooks schemes)', async () => {
+    const listed = await runCli(['webhooks', 'schemes'], {
+      ...env.childEnv(),
+      AMBIENT_API_URL: app.baseUrl,
+      AMBIENT_API_KEY: app.apiKey,
+    });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.trim().split('\n')).toEqual([
+      'standard_webhooks',
+      'stripe',
+      'github',
+      'sentry',
+      'pagerduty',
+      'vercel',
+      'hello-hmac',
+    ]);
   });
 });
 
