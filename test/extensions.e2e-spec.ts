@@ -1,5 +1,11 @@
 import { createHmac } from 'node:crypto';
 import request from 'supertest';
+import {
+  AmbientExtension,
+  Harness,
+  ProcessSandboxBackend,
+  SandboxBackend,
+} from '../src/extensions';
 import { apiClient } from './support/api-client';
 import { runCli } from './support/cli-process';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
@@ -178,6 +184,101 @@ describe('extensions: a bad AMBIENT_EXTENSIONS entry', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
       new RegExp(`^ambient: AMBIENT_EXTENSIONS: cannot load "${missing}": `),
+    );
+  });
+});
+
+/** A harness and a sandbox backend wrapping `process`, registered by this test (outside src/). */
+describe('extensions: a sandbox backend registered through startAmbient(config, { extensions })', () => {
+  let env: TestEnvironment;
+  let app: TestApp;
+  let api: ReturnType<typeof apiClient>;
+  const opened: string[] = [];
+
+  /** Runs one program in the execution's sandbox and answers with what it printed. */
+  const sandboxEcho: Harness = {
+    type: 'sandbox-echo',
+    async run(context) {
+      await context.recordMessage({ role: 'user', content: context.userMessages.join('\n') });
+      const child = context.sandbox.spawn('sh', ['-c', 'echo "in $SANDBOX_MARK at $PWD"'], {
+        env: { ...context.commandEnv, SANDBOX_MARK: context.userMessages[0] ?? '' },
+      });
+      let printed = '';
+      child.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+      const exit = await child.exited;
+      const answer = `${context.sandbox.backend}: ${printed.trim()} (exit ${exit.code})`;
+      await context.recordMessage({ role: 'assistant', content: answer });
+      return {
+        outcome: exit.code === 0 ? 'succeeded' : 'failed',
+        summary: answer,
+        usage: { promptTokens: 0, completionTokens: 0, modelCalls: 0 },
+      };
+    },
+  };
+
+  const traced: AmbientExtension = {
+    name: 'traced-sandbox',
+    harnesses: [sandboxEcho],
+    sandboxBackends: [
+      {
+        name: 'traced-process',
+        isolated: false,
+        create: (): SandboxBackend => {
+          const inner = new ProcessSandboxBackend();
+          return {
+            name: 'traced-process',
+            open: async (spec) => {
+              opened.push(spec.runId);
+              return inner.open(spec);
+            },
+          };
+        },
+      },
+    ],
+  };
+
+  beforeAll(async () => {
+    env = createTestEnvironment('extensions_sandbox', 'http://127.0.0.1:9/v1');
+    app = await startTestApp(
+      env,
+      ['api', 'worker'],
+      { 'sandbox.backend': 'traced-process' },
+      { extensions: [traced] },
+    );
+    api = apiClient(app.baseUrl, app.apiKey);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await env?.destroy();
+  });
+
+  it('runs the execution in the extension backend chosen by AMBIENT_SANDBOX', async () => {
+    expect(app.ambient.sandbox).toBe('traced-process');
+    const health = await api.get('/health');
+    expect(health.body.sandbox).toMatchObject({ backend: 'traced-process', isolated: false });
+
+    const created = await api.post('/agent/runs', {
+      prompt: 'mark-5c1e',
+      config: { harness: { type: 'sandbox-echo' } },
+    });
+    expect(created.status).toBe(200);
+    const runId = created.body.run_id as string;
+    const run = await waitFor(
+      async () => (await api.get(`/agent/runs/${runId}`)).body,
+      (r) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(r.state),
+      { what: `run ${runId} to finish`, timeoutMs: 60_000 },
+    );
+    expect(run.state).toBe('SUCCEEDED');
+    expect(opened).toContain(runId);
+    expect(run.status_message?.message).toMatch(/^process: in mark-5c1e at \/.+ \(exit 0\)$/);
+  });
+
+  it('fails start-up when AMBIENT_SANDBOX names a backend nobody registers', async () => {
+    await expect(
+      startTestApp(env, ['worker'], { 'sandbox.backend': 'no-such-backend' }, {}),
+    ).rejects.toThrow(
+      'AMBIENT_SANDBOX: must be one of auto, docker, bubblewrap, process (got "no-such-backend")',
     );
   });
 });

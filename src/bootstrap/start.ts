@@ -5,6 +5,7 @@ import type { DestinationStream } from 'pino';
 import { AppModule } from '../app.module';
 import type { AppConfig } from '../config/app-config';
 import type { AmbientExtension } from '../extensions/extension.types';
+import { checkSandboxSetting } from '../extensions/extension-registries';
 import { checkedExtension, loadExtensionModules } from '../extensions/load-extensions';
 import { startIngress } from '../ingress/start-ingress';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
@@ -56,6 +57,7 @@ export async function startAmbient(
     ...(options.extensions ?? []).map(checkedExtension),
     ...loadExtensionModules(config.extensions),
   ];
+  checkSandboxSetting(config.sandbox.backend, extensions);
   await checkRedis(config.redis.url);
   // The ingress alone stores no blobs.
   if (!config.roles.every((role) => role === 'ingress')) await checkBlobStore(config);

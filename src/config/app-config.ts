@@ -129,7 +129,8 @@ export const SANDBOX_SETTINGS_BACKENDS = ['auto', 'docker', 'bubblewrap', 'proce
 
 export interface SandboxSettings {
   /** `auto`: docker when a daemon answers, else bubblewrap when bwrap works, else none (runs fail). */
-  backend: (typeof SANDBOX_SETTINGS_BACKENDS)[number];
+  /** One of SANDBOX_SETTINGS_BACKENDS, or a backend an extension registers (checked at start-up). */
+  backend: string;
   /** Network policy of environments that set none (and of runs without an environment). */
   network: 'none' | 'egress';
   /** Default limits of one sandbox, and the most an environment may ask for. */
@@ -365,7 +366,6 @@ const SETTINGS: Setting[] = [
     path: 'sandbox.backend',
     env: 'AMBIENT_SANDBOX',
     kind: 'string',
-    oneOf: SANDBOX_SETTINGS_BACKENDS,
   },
   {
     path: 'sandbox.network',

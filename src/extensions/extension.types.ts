@@ -1,5 +1,6 @@
 import type { AppConfig } from '../config/app-config';
 import type { Harness } from '../modules/harness/harness.types';
+import type { SandboxBackendFactory } from '../modules/sandbox/sandbox.types';
 import type { SignatureVerifier } from '../modules/webhooks/verifiers/signature-verifier';
 
 /** What an extension's factories receive when the application starts. */
@@ -18,6 +19,8 @@ export interface AmbientExtension {
   harnesses?: readonly Harness[] | ((context: ExtensionContext) => readonly Harness[]);
   /** Signature schemes a webhook may choose by `signature_scheme`. */
   signatureVerifiers?: readonly SignatureVerifier[];
+  /** Sandbox backends AMBIENT_SANDBOX may name (beside auto, docker, bubblewrap, process). */
+  sandboxBackends?: readonly SandboxBackendFactory[];
 }
 
 /** The multi-provider token: every extension of the application, built-ins first. */

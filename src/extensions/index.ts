@@ -23,4 +23,14 @@ export {
   verified,
 } from '../modules/webhooks/verifiers/signature-verifier';
 export { anyHexMatches, hmacHex } from '../modules/webhooks/verifiers/hmac';
+export type {
+  Sandbox,
+  SandboxBackend,
+  SandboxBackendContext,
+  SandboxBackendFactory,
+  SandboxProcess,
+  SandboxSpawnOptions,
+  SandboxSpec,
+} from '../modules/sandbox/sandbox.types';
+export { ProcessSandboxBackend } from '../modules/sandbox/process-sandbox';
 export { builtinExtension } from './builtin.extension';

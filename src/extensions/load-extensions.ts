@@ -45,7 +45,11 @@ export function checkedExtension(value: unknown): AmbientExtension {
   if (typeof extension.name !== 'string' || extension.name.trim() === '') {
     throw new Error('the extension has no name');
   }
-  const { harnesses, signatureVerifiers } = extension;
+  const { harnesses, signatureVerifiers, sandboxBackends } = extension;
+  if (sandboxBackends !== undefined) {
+    if (!Array.isArray(sandboxBackends)) throw new Error('"sandboxBackends" must be a list');
+    sandboxBackends.forEach(checkSandboxBackend);
+  }
   if (harnesses !== undefined && typeof harnesses !== 'function') {
     if (!Array.isArray(harnesses)) throw new Error('"harnesses" must be a list or a function');
     harnesses.forEach(checkHarness);
@@ -83,4 +87,17 @@ export function checkVerifier(verifier: unknown): void {
   if (!Array.isArray(v?.credentialHeaders)) {
     throw new Error(`signature scheme "${scheme}" has no credentialHeaders list`);
   }
+}
+
+export function checkSandboxBackend(factory: unknown): void {
+  const f = factory as { name?: unknown; isolated?: unknown; create?: unknown } | null;
+  if (typeof f?.name !== 'string' || !NAME.test(f.name) || f.name.length > 64) {
+    throw new Error(
+      'a sandbox backend needs a name of 1-64 lower-case letters, digits, "_", "." or "-"',
+    );
+  }
+  if (typeof f.isolated !== 'boolean')
+    throw new Error(`sandbox backend "${f.name}" has no isolated flag`);
+  if (typeof f.create !== 'function')
+    throw new Error(`sandbox backend "${f.name}" has no create()`);
 }
