@@ -257,6 +257,14 @@ describe('extensions: a sandbox backend registered through startAmbient(config, 
     expect(app.ambient.sandbox).toBe('traced-process');
     const health = await api.get('/health');
     expect(health.body.sandbox).toMatchObject({ backend: 'traced-process', isolated: false });
+    const document = await request(new URL(app.baseUrl).origin).get('/api/v1/openapi.json');
+    expect(document.body.components.schemas.SandboxInfo.properties.backend.enum).toEqual([
+      'docker',
+      'bubblewrap',
+      'process',
+      'traced-process',
+      'unavailable',
+    ]);
 
     const created = await api.post('/agent/runs', {
       prompt: 'mark-5c1e',

@@ -1,5 +1,5 @@
 /** The extension points whose registered names the OpenAPI document lists as enums. */
-export type RegistryPoint = 'harness_type' | 'signature_scheme';
+export type RegistryPoint = 'harness_type' | 'signature_scheme' | 'sandbox_backend';
 
 const MARKER = 'x-ambient-registry';
 
@@ -20,7 +20,7 @@ export function fillRegistryEnums(node: unknown, names: Record<RegistryPoint, st
   if (typeof node !== 'object' || node === null) return;
   const record = node as Record<string, unknown>;
   const point = record[MARKER];
-  if (point === 'harness_type' || point === 'signature_scheme') {
+  if (point === 'harness_type' || point === 'signature_scheme' || point === 'sandbox_backend') {
     record.enum = [...names[point]];
     delete record[MARKER];
   }
