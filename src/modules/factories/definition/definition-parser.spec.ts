@@ -283,4 +283,29 @@ describe('parseDefinition', () => {
       'webhooks/b.yaml',
     ]);
   });
+
+  it('takes harness types and signature schemes from the vocabulary (the registries), not a list', () => {
+    const definition = (vocab: DefinitionVocabulary) =>
+      parseDefinition(
+        files({
+          'factory.yaml':
+            'schemaVersion: v1alpha1\nname: Ops\nagentDefaults:\n  harness: {type: hello}\n',
+          'webhooks/hi.yaml': 'authMode: signature\nsignatureScheme: hello-hmac\nsecretName: HI\n',
+        }),
+        { strictPaths: false, vocabulary: vocab },
+      );
+    const builtInOnly = definition(vocabulary);
+    expect(builtInOnly.diagnostics.map((d) => d.path).sort()).toEqual([
+      'factory.yaml',
+      'webhooks/hi.yaml',
+    ]);
+    const extended = definition({
+      ...vocabulary,
+      harnessTypes: [...vocabulary.harnessTypes, 'hello'],
+      signatureSchemes: [...vocabulary.signatureSchemes, 'hello-hmac'],
+    });
+    expect(extended.diagnostics).toEqual([]);
+    expect(extended.definition!.factory.agentDefaults).toEqual({ harness: { type: 'hello' } });
+    expect(extended.definition!.webhooks[0]).toMatchObject({ signatureScheme: 'hello-hmac' });
+  });
 });
