@@ -111,6 +111,19 @@ describe('extensions: examples/extensions/hello-ambient loaded by AMBIENT_EXTENS
     expect(tampered.status).toBe(401);
     const unsigned = await deliver(url, body, json);
     expect(unsigned.status).toBe(401);
+
+    // An ingress that does not load the extension refuses even a correct signature (fail closed).
+    const bare = await startTestApp(env, ['ingress']);
+    try {
+      const withoutScheme = await deliver(`${bare.ingressUrl}/webhooks/w/${hook.uid}`, body, {
+        ...json,
+        'x-hello-signature': sign(secret, body),
+        'x-hello-delivery': 'd-4',
+      });
+      expect(withoutScheme.status).toBe(401);
+    } finally {
+      await bare.close();
+    }
   });
 
   it('refuses a signature scheme no extension registered, naming the field', async () => {
