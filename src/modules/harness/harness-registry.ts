@@ -33,7 +33,10 @@ export class HarnessRegistry {
   /** Refuses a harness type no extension registered, naming the request field. */
   assertKnown(type: string | undefined, field: string): void {
     if (type !== undefined && !this.byType.has(type)) {
-      throw ApiError.invalid(field, `must be one of the following values: ${this.types.join(', ')}`);
+      throw ApiError.invalid(
+        field,
+        `must be one of the following values: ${this.types.join(', ')}`,
+      );
     }
   }
 }

@@ -70,4 +70,3 @@ export interface Harness {
   readonly type: string;
   run(context: HarnessContext): Promise<HarnessResult>;
 }
-
