@@ -7,6 +7,7 @@ import { infrastructureImports } from './bootstrap/infrastructure';
 import { CONSUMED_QUEUES } from './common/queues/consumed-queues';
 import { QueueProcessorExplorer } from './common/queues/queue-processor.explorer';
 import { AppConfig } from './config/app-config';
+import type { AmbientExtension } from './extensions/extension.types';
 import { AmbientMetrics } from './modules/metrics/ambient-metrics';
 import { ArtifactsApiModule, ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { BlobsModule } from './modules/blobs/blobs.module';
@@ -38,13 +39,17 @@ import { WorkersModule } from './modules/workers/workers.module';
 @Module({})
 export class AppModule {
   /** `metrics`: the process's series (shared with its ingress application); new when omitted. */
-  static forConfig(config: AppConfig, metrics = new AmbientMetrics()): DynamicModule {
+  static forConfig(
+    config: AppConfig,
+    metrics = new AmbientMetrics(),
+    extensions: readonly AmbientExtension[] = [],
+  ): DynamicModule {
     const api = config.roles.includes('api');
     const runs = RunsModule.forRoles(config.roles);
     return {
       module: AppModule,
       imports: [
-        ...infrastructureImports(config, metrics, true),
+        ...infrastructureImports(config, metrics, true, extensions),
         ScheduleModule.forRoot(),
         DiscoveryModule,
         TeamsModule,
