@@ -1,9 +1,13 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { ProblemFilter } from './common/errors/problem.filter';
+import { AMBIENT_CONSUMED_QUEUES } from './bootstrap/consumed-queues';
 import { infrastructureImports } from './bootstrap/infrastructure';
+import { CONSUMED_QUEUES } from './common/queues/consumed-queues';
+import { QueueProcessorExplorer } from './common/queues/queue-processor.explorer';
 import { AppConfig } from './config/app-config';
+import type { AmbientExtension } from './extensions/extension.types';
 import { AmbientMetrics } from './modules/metrics/ambient-metrics';
 import { ArtifactsApiModule, ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { BlobsModule } from './modules/blobs/blobs.module';
@@ -35,14 +39,19 @@ import { WorkersModule } from './modules/workers/workers.module';
 @Module({})
 export class AppModule {
   /** `metrics`: the process's series (shared with its ingress application); new when omitted. */
-  static forConfig(config: AppConfig, metrics = new AmbientMetrics()): DynamicModule {
+  static forConfig(
+    config: AppConfig,
+    metrics = new AmbientMetrics(),
+    extensions: readonly AmbientExtension[] = [],
+  ): DynamicModule {
     const api = config.roles.includes('api');
     const runs = RunsModule.forRoles(config.roles);
     return {
       module: AppModule,
       imports: [
-        ...infrastructureImports(config, metrics, true),
+        ...infrastructureImports(config, metrics, true, extensions),
         ScheduleModule.forRoot(),
+        DiscoveryModule,
         TeamsModule,
         IdempotencyModule,
         ModelsModule,
@@ -64,14 +73,19 @@ export class AppModule {
         ...(config.roles.includes('worker') ? [FactoriesWorkerModule] : []),
         WebhookFeaturesModule.forRoles(config.roles, runs),
       ],
-      providers: api
-        ? [
-            { provide: APP_GUARD, useClass: BearerAuthGuard },
-            { provide: APP_FILTER, useClass: ProblemFilter },
-            { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
-            IdempotencySweeper,
-          ]
-        : [],
+      providers: [
+        // In the root module: its shutdown (pause the queues, drain the processors) runs first.
+        { provide: CONSUMED_QUEUES, useValue: AMBIENT_CONSUMED_QUEUES },
+        QueueProcessorExplorer,
+        ...(api
+          ? [
+              { provide: APP_GUARD, useClass: BearerAuthGuard },
+              { provide: APP_FILTER, useClass: ProblemFilter },
+              { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
+              IdempotencySweeper,
+            ]
+          : []),
+      ],
     };
   }
 }

@@ -5,6 +5,11 @@ import { createValidationPipe } from '../common/errors/validation';
 import { UnicodePipe, unicodeQueryMiddleware, verifyUtf8Body } from '../common/errors/unicode';
 import { McpSecretReferenceDto, McpServerConfigDto } from '../modules/runs/dto/agent-config.dto';
 import { completeOpenApiDocument } from './openapi-contract';
+import { AMBIENT_EXTENSIONS, AmbientExtension } from '../extensions/extension.types';
+import { fillRegistryEnums } from '../extensions/registry-openapi';
+import { SANDBOX_BACKENDS } from '../modules/sandbox/sandbox.types';
+import { HarnessRegistry } from '../modules/harness/harness-registry';
+import { SignatureVerifierRegistry } from '../modules/webhooks/verifiers/signature-verifier-registry';
 import type { AppConfig } from '../config/app-config';
 import { metricsRoute } from '../modules/metrics/metrics-endpoint';
 import { Observability, observeHttp } from './observability';
@@ -51,6 +56,17 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig) {
     operationIdFactory: (_controller, method) => method,
     // Referenced only from `additionalProperties` (maps of servers), which the scanner does not follow.
     extraModels: [McpServerConfigDto, McpSecretReferenceDto],
+  });
+  fillRegistryEnums(document, {
+    harness_type: app.get(HarnessRegistry).types,
+    signature_scheme: app.get(SignatureVerifierRegistry).schemes,
+    sandbox_backend: [
+      ...SANDBOX_BACKENDS,
+      ...app
+        .get<AmbientExtension[]>(AMBIENT_EXTENSIONS)
+        .flatMap((e) => (e.sandboxBackends ?? []).map((b) => b.name)),
+      'unavailable',
+    ],
   });
   return completeOpenApiDocument(document);
 }

@@ -4,6 +4,8 @@ import { bullQueueOptions } from '../common/redis/bull-options';
 import { RedisModule } from '../common/redis/redis.module';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { DatabaseModule } from '../database/database.module';
+import type { AmbientExtension } from '../extensions/extension.types';
+import { ExtensionsModule } from '../extensions/extensions.module';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { MetricsModule } from '../modules/metrics/metrics.module';
 
@@ -22,15 +24,18 @@ class ConfigModule {
 /**
  * What every Ambient Nest application stands on (the main one and the ingress): the validated
  * config, a MySQL pool, Bull on Redis, Ambient's own Redis connections and the process's metrics
- * (`scrapeProbes`: this application reads the MySQL- and Bull-backed gauges).
+ * (`scrapeProbes`: this application reads the MySQL- and Bull-backed gauges), and the extension
+ * registries (built-ins plus `extensions`).
  */
 export function infrastructureImports(
   config: AppConfig,
   metrics: AmbientMetrics,
   scrapeProbes: boolean,
+  extensions: readonly AmbientExtension[] = [],
 ): DynamicModule[] {
   return [
     ConfigModule.forConfig(config),
+    ExtensionsModule.forExtensions(extensions),
     DatabaseModule.forConfig(config),
     MetricsModule.forInstance(metrics, scrapeProbes),
     BullModule.forRoot(bullQueueOptions(config)),

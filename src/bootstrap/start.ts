@@ -4,6 +4,9 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import type { DestinationStream } from 'pino';
 import { AppModule } from '../app.module';
 import type { AppConfig } from '../config/app-config';
+import type { AmbientExtension } from '../extensions/extension.types';
+import { checkSandboxSetting } from '../extensions/extension-registries';
+import { checkedExtension, loadExtensionModules } from '../extensions/load-extensions';
 import { startIngress } from '../ingress/start-ingress';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { startMetricsServer } from '../modules/metrics/metrics-endpoint';
@@ -36,6 +39,8 @@ export interface AmbientProcess {
 export interface StartOptions {
   /** Where logs go instead of stdout (tests, benchmarks). */
   logDestination?: DestinationStream;
+  /** Extensions registered beside the built-ins (and those AMBIENT_EXTENSIONS names). */
+  extensions?: readonly AmbientExtension[];
 }
 
 /**
@@ -47,6 +52,12 @@ export async function startAmbient(
   config: AppConfig,
   options: StartOptions = {},
 ): Promise<AmbientProcess> {
+  // First: a bad extension module fails start-up before anything connects.
+  const extensions = [
+    ...(options.extensions ?? []).map(checkedExtension),
+    ...loadExtensionModules(config.extensions),
+  ];
+  checkSandboxSetting(config.sandbox.backend, extensions);
   await checkRedis(config.redis.url);
   // The ingress alone stores no blobs.
   if (!config.roles.every((role) => role === 'ingress')) await checkBlobStore(config);
@@ -63,12 +74,12 @@ export async function startAmbient(
   try {
     // The ingress is a separate Nest application on its own port, beside (or instead of) the main one.
     const ingress = config.roles.includes('ingress')
-      ? await startIngress(config, observability)
+      ? await startIngress(config, observability, extensions)
       : null;
     if (ingress) closers.push(() => ingress.app.close());
     const main = config.roles.every((role) => role === 'ingress')
       ? null
-      : await startMain(config, observability);
+      : await startMain(config, observability, extensions);
     if (main) closers.push(main.close);
     const { port: metricsPort, host: metricsHost, token: metricsToken } = config.metrics;
     const metricsServer =
@@ -118,12 +129,13 @@ interface MainApplication {
 async function startMain(
   config: AppConfig,
   observability: Observability,
+  extensions: readonly AmbientExtension[],
 ): Promise<MainApplication> {
-  const module = AppModule.forConfig(config, observability.metrics);
+  const module = AppModule.forConfig(config, observability.metrics, extensions);
   const logger = observability.nestLogger;
   if (!config.roles.includes('api')) {
     const app = await NestFactory.createApplicationContext(module, { logger });
-    await app.init();
+    await initOrClose(app);
     const port = config.health?.port;
     const health =
       port === undefined
@@ -151,7 +163,7 @@ async function startMain(
   });
   configureHttp(app, config, observability);
   answerClientErrorsAsProblems(app.getHttpServer());
-  await app.init();
+  await initOrClose(app);
   await app.get(BootstrapService).ensureAccess();
   await app.listen(config.server.port, config.server.host);
   const address = app.getHttpServer().address() as { port: number };
@@ -159,4 +171,14 @@ async function startMain(
   // This process's own workers reach the API here (bridged into their sandboxes).
   config.server.internalApiUrl ??= apiUrl;
   return { app, apiUrl, healthUrl: null, close: () => app.close() };
+}
+
+/** A start-up check failing in a lifecycle hook (e.g. a queue without its processor) leaves nothing open. */
+async function initOrClose(app: INestApplicationContext): Promise<void> {
+  try {
+    await app.init();
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    throw err;
+  }
 }

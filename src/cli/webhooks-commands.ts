@@ -1,6 +1,6 @@
 import { API_OPTION_HELP, API_OPTIONS, callApi, printJson, required } from './api-http';
 import { CliCommand } from './cli-command';
-import { UsageError } from './cli-errors';
+import { CommandError, UsageError } from './cli-errors';
 
 const ids = { factory: { type: 'string' }, webhook: { type: 'string' } } as const;
 const idHelp = ['  --factory <uid>', '  --webhook <uid>'];
@@ -40,7 +40,7 @@ export const webhooksCreateCommand: CliCommand = {
     '  --factory <uid>',
     '  --name <name>',
     '  --auth-mode <m>            token (default), url_token or signature',
-    '  --scheme <s>               standard_webhooks, stripe, github, sentry, pagerduty, vercel',
+    '  --scheme <s>               a signature scheme the server registers (`webhooks schemes`)',
     '  --provider-secret <s>      the provider signing secret (blank standard_webhooks: generated)',
     '  --secret-name <NAME>       team secret to create (default WEBHOOK_<NAME>_SECRET)',
     '  --delivery-id-header <H>   header carrying the sender delivery id',
@@ -76,6 +76,26 @@ export const webhooksCreateCommand: CliCommand = {
     )) as { url: string; secret: string | null };
     printJson(io, created);
     if (created.secret) io.err('The secret (and a url_token URL) is shown only now; store it.');
+  },
+};
+
+/** The served OpenAPI document lists the registered schemes (built-in and extension ones). */
+export const webhooksSchemesCommand: CliCommand = {
+  name: 'webhooks schemes',
+  synopsis: 'webhooks schemes',
+  summary: 'List the signature schemes the server registers (built-in and extension ones).',
+  details: ['', 'Options:', ...API_OPTION_HELP],
+  options: { ...API_OPTIONS },
+  async run(values, io) {
+    const document = (await callApi(values, io, 'GET', '/openapi.json')) as {
+      components?: {
+        schemas?: Record<string, { properties?: Record<string, { enum?: string[] }> }>;
+      };
+    };
+    const schemes =
+      document.components?.schemas?.CreateWebhookRequest?.properties?.signature_scheme?.enum;
+    if (!schemes) throw new CommandError('the server does not list its signature schemes');
+    for (const scheme of schemes) io.out(scheme);
   },
 };
 
@@ -183,6 +203,7 @@ export const webhooksTestFilterCommand: CliCommand = {
 export const WEBHOOKS_COMMANDS = [
   webhooksListCommand,
   webhooksCreateCommand,
+  webhooksSchemesCommand,
   action('get', 'Show one webhook (its URL and settings; never the secret).', 'GET', ''),
   action('enable', "Enable a webhook (takes its team secret's current value).", 'POST', '/enable'),
   action('disable', 'Disable a webhook: senders get 404 at once.', 'POST', '/disable'),

@@ -19,6 +19,15 @@ describe('loadConfig', () => {
     expect(config.webhooks.deliveriesPerMinute).toBe(60);
     expect(config.webhooks.authFailuresPerMinute).toBe(30);
     expect(config.webhooks.housekeepingBatch).toBe(1000);
+    expect(config.webhooks.evaluationConcurrency).toBe(4);
+  });
+
+  it('reads the webhook evaluation concurrency from the environment, at least 1', () => {
+    const config = loadConfig({ ...base, AMBIENT_WEBHOOK_EVALUATION_CONCURRENCY: '9' });
+    expect(config.webhooks.evaluationConcurrency).toBe(9);
+    expect(() => loadConfig({ ...base, AMBIENT_WEBHOOK_EVALUATION_CONCURRENCY: '0' })).toThrow(
+      /AMBIENT_WEBHOOK_EVALUATION_CONCURRENCY/,
+    );
   });
 
   it('lets the environment override the file', () => {

@@ -57,6 +57,8 @@ export interface AppConfig {
     housekeepingBatch: number;
     sweepIntervalMs: number;
     sweepGraceMs: number;
+    /** Deliveries one worker process evaluates at once. */
+    evaluationConcurrency: number;
   };
   factories: { pollIntervalMs: number; repositoryProtocols: string };
   /**
@@ -116,6 +118,8 @@ export interface AppConfig {
    * a bearer token, and the API's port serves `/metrics` too; without one it never does.
    */
   metrics: { port: number | null; host: string; token?: string };
+  /** AMBIENT_EXTENSIONS: comma-separated module paths (from the working directory) or packages. */
+  extensions?: string;
 }
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;
@@ -127,7 +131,8 @@ export const SANDBOX_SETTINGS_BACKENDS = ['auto', 'docker', 'bubblewrap', 'proce
 
 export interface SandboxSettings {
   /** `auto`: docker when a daemon answers, else bubblewrap when bwrap works, else none (runs fail). */
-  backend: (typeof SANDBOX_SETTINGS_BACKENDS)[number];
+  /** One of SANDBOX_SETTINGS_BACKENDS, or a backend an extension registers (checked at start-up). */
+  backend: string;
   /** Network policy of environments that set none (and of runs without an environment). */
   network: 'none' | 'egress';
   /** Default limits of one sandbox, and the most an environment may ask for. */
@@ -317,6 +322,12 @@ const SETTINGS: Setting[] = [
   },
   { path: 'webhooks.sweepGraceMs', env: 'AMBIENT_WEBHOOK_SWEEP_GRACE_MS', kind: 'int', min: 0 },
   {
+    path: 'webhooks.evaluationConcurrency',
+    env: 'AMBIENT_WEBHOOK_EVALUATION_CONCURRENCY',
+    kind: 'int',
+    min: 1,
+  },
+  {
     path: 'factories.pollIntervalMs',
     env: 'AMBIENT_FACTORY_POLL_INTERVAL_MS',
     kind: 'int',
@@ -363,7 +374,6 @@ const SETTINGS: Setting[] = [
     path: 'sandbox.backend',
     env: 'AMBIENT_SANDBOX',
     kind: 'string',
-    oneOf: SANDBOX_SETTINGS_BACKENDS,
   },
   {
     path: 'sandbox.network',
@@ -420,6 +430,7 @@ const SETTINGS: Setting[] = [
     allowOff: true,
   },
   { path: 'metrics.host', env: 'AMBIENT_METRICS_HOST', kind: 'string' },
+  { path: 'extensions', env: 'AMBIENT_EXTENSIONS', kind: 'string', optional: true },
 ];
 
 function getPath(tree: Record<string, unknown>, path: string): unknown {

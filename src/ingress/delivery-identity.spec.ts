@@ -1,4 +1,4 @@
-import { VERIFIERS } from '../modules/webhooks/verifiers';
+import { builtinVerifier } from '../modules/webhooks/verifiers/builtin-verifiers.fixture';
 import { deliveryIdentity } from './delivery-identity';
 
 const headers = (h: Record<string, string>) => (name: string) => h[name.toLowerCase()];
@@ -13,7 +13,7 @@ describe('deliveryIdentity', () => {
   };
 
   it('prefers the configured header, then the provider id, then the sender headers, then the body hash', () => {
-    const github = VERIFIERS.github;
+    const github = builtinVerifier('github');
     expect(
       deliveryIdentity({
         header: headers(all),
@@ -84,7 +84,7 @@ describe('deliveryIdentity', () => {
       deliveryIdentity({
         header: headers({}),
         configuredHeader: null,
-        verifier: VERIFIERS.stripe,
+        verifier: builtinVerifier('stripe'),
         signed: null,
         json: { id: 'evt_1' },
         body,
@@ -126,7 +126,7 @@ describe('deliveryIdentity', () => {
     const identity = deliveryIdentity({
       header: headers({ ...all, 'webhook-id': 'unsigned-msg' }),
       configuredHeader: 'X-CI-Run-Id',
-      verifier: VERIFIERS.standard_webhooks,
+      verifier: builtinVerifier('standard_webhooks'),
       signed: { id: 'msg_signed', content: Buffer.from('msg_signed.1.{}') },
       json: {},
       body,
@@ -141,7 +141,7 @@ describe('deliveryIdentity', () => {
         deliveryIdentity({
           header: headers({ 'x-ci-run-id': runId }),
           configuredHeader: 'X-CI-Run-Id',
-          verifier: VERIFIERS.stripe,
+          verifier: builtinVerifier('stripe'),
           signed,
           json: { id: 'evt_1' },
           body,
@@ -152,7 +152,7 @@ describe('deliveryIdentity', () => {
     const other = deliveryIdentity({
       header: headers({}),
       configuredHeader: null,
-      verifier: VERIFIERS.stripe,
+      verifier: builtinVerifier('stripe'),
       signed: { content: Buffer.from('1700000001.{"id":"evt_1"}') },
       json: { id: 'evt_1' },
       body,

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { infrastructureImports } from '../bootstrap/infrastructure';
 import { AppConfig } from '../config/app-config';
+import type { AmbientExtension } from '../extensions/extension.types';
 import { HealthChecksModule } from '../modules/health/health-checks.module';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { SecretsModule } from '../modules/secrets/secrets.module';
@@ -18,11 +19,15 @@ import { WebhookLookup } from './webhook-lookup';
  */
 @Module({})
 export class IngressModule {
-  static forConfig(config: AppConfig, metrics: AmbientMetrics): DynamicModule {
+  static forConfig(
+    config: AppConfig,
+    metrics: AmbientMetrics,
+    extensions: readonly AmbientExtension[] = [],
+  ): DynamicModule {
     return {
       module: IngressModule,
       imports: [
-        ...infrastructureImports(config, metrics, false),
+        ...infrastructureImports(config, metrics, false, extensions),
         SecretsModule,
         WebhooksModule,
         HealthChecksModule.forRoles(['ingress']),

@@ -6,7 +6,7 @@ import { SecretCipher } from '../modules/secrets/secret-cipher';
 import { DeliveryLog } from '../modules/webhooks/delivery-log.service';
 import type { DeliveryStatus } from '../modules/webhooks/entities/webhook-delivery.entity';
 import { constantTimeEqualText } from '../modules/webhooks/verifiers/hmac';
-import { SignedContent, VERIFIERS } from '../modules/webhooks/verifiers';
+import { SignatureVerifierRegistry, SignedContent } from '../modules/webhooks/verifiers';
 import type { IngressWebhook } from '../modules/webhooks/webhook-store.service';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { AcceptedDeliveryWriter } from './accepted-delivery-writer';
@@ -36,6 +36,7 @@ export class IngressService {
     private readonly cipher: SecretCipher,
     private readonly limiter: IngressRateLimiter,
     private readonly metrics: AmbientMetrics,
+    private readonly verifiers: SignatureVerifierRegistry,
   ) {}
 
   async handle(req: Request, res: Response, uid: string, urlToken?: string): Promise<void> {
@@ -99,7 +100,13 @@ export class IngressService {
       return; // the client went away; there is no one to answer
     }
 
-    const verifier = webhook.signatureScheme ? VERIFIERS[webhook.signatureScheme] : null;
+    const scheme = webhook.signatureScheme;
+    const verifier = scheme ? (this.verifiers.find(scheme) ?? null) : null;
+    // A scheme whose extension is no longer loaded verifies nothing: refused, never let through.
+    if (scheme && !verifier) {
+      const reason = `signature scheme "${scheme}" is not registered in this process`;
+      return this.rejectAuth(res, webhook, body.length, receivedAt, reason);
+    }
     let signed: SignedContent | null = null;
     if (verifier) {
       const verdict = verifier.verify({ body, header, secret, nowMs: receivedAt.getTime() });

@@ -6,6 +6,7 @@ import { answerClientErrorsAsProblems } from '../common/errors/client-error';
 import { Observability, observeHttp } from '../bootstrap/observability';
 import type { AppConfig } from '../config/app-config';
 import { localBaseUrl } from '../common/http-listener';
+import type { AmbientExtension } from '../extensions/extension.types';
 import { IngressModule } from './ingress.module';
 
 export interface IngressServer {
@@ -18,8 +19,9 @@ export interface IngressServer {
 export async function startIngress(
   config: AppConfig,
   observability: Observability,
+  extensions: readonly AmbientExtension[] = [],
 ): Promise<IngressServer> {
-  const module = IngressModule.forConfig(config, observability.metrics);
+  const module = IngressModule.forConfig(config, observability.metrics, extensions);
   const app = await NestFactory.create<NestExpressApplication>(module, {
     logger: observability.nestLogger,
     bodyParser: false,

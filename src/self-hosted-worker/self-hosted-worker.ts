@@ -51,7 +51,9 @@ export class SelfHostedWorker {
       apiUrl: options.apiUrl,
       workerId: options.workerId,
       workspaces: new WorkspaceService(workspaceConfig as AppConfig),
-      harnesses: new HarnessRegistry(createHarnesses(options)),
+      harnesses: new HarnessRegistry(
+        createHarnesses(options).map((harness) => ({ owner: 'ambient', harness })),
+      ),
       catalog: loadModelCatalog(options.modelsFile),
       sandboxes: new Sandboxes(
         options.sandbox,

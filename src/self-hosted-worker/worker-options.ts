@@ -1,3 +1,4 @@
+import { checkSandboxSetting } from '../extensions/extension-registries';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, SandboxSettings } from '../config/app-config';
@@ -126,9 +127,14 @@ function serverSettings(
 ): Pick<WorkerOptions, 'sandbox' | 'egress'> {
   try {
     const { sandbox, egress } = loadConfig(env, backend ? { 'sandbox.backend': backend } : {});
+    // This program loads no extensions: only the built-in backends.
+    checkSandboxSetting(sandbox.backend, []);
     return { sandbox, egress };
   } catch (err) {
-    throw new OptionsError((err as Error).message.replace(/^sandbox\.backend:/, '--sandbox:'));
+    const message = (err as Error).message;
+    throw new OptionsError(
+      backend ? message.replace(/^(sandbox\.backend|AMBIENT_SANDBOX):/, '--sandbox:') : message,
+    );
   }
 }
 

@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { api, data, type Schemas } from '../api/client';
+import { registeredNames } from '../api/registries';
 import {
   ConfirmButton,
   ErrorMessage,
@@ -49,8 +50,10 @@ function NewWebhook({
 }) {
   const [name, setName] = useState('');
   const [authMode, setAuthMode] = useState<Schemas['CreateWebhookRequest']['auth_mode']>('token');
-  const [scheme, setScheme] =
-    useState<NonNullable<Schemas['CreateWebhookRequest']['signature_scheme']>>('standard_webhooks');
+  // Any scheme the server registers (extensions too): the generated type lists only built-ins.
+  const [scheme, setScheme] = useState('standard_webhooks');
+  const schemes = useLoad(() => registeredNames('CreateWebhookRequest', 'signature_scheme'), [])
+    .value ?? [scheme];
   const [error, setError] = useState<unknown>();
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -62,7 +65,10 @@ function NewWebhook({
           body: {
             name,
             auth_mode: authMode,
-            signature_scheme: authMode === 'signature' ? scheme : undefined,
+            signature_scheme:
+              authMode === 'signature'
+                ? (scheme as Schemas['CreateWebhookRequest']['signature_scheme'])
+                : undefined,
           },
         }),
       );
@@ -89,12 +95,8 @@ function NewWebhook({
       {authMode === 'signature' && (
         <>
           <label htmlFor="webhook-scheme">Signature scheme</label>
-          <select
-            id="webhook-scheme"
-            value={scheme}
-            onChange={(e) => setScheme(e.target.value as typeof scheme)}
-          >
-            {['standard_webhooks', 'github', 'stripe', 'sentry', 'pagerduty', 'vercel'].map((s) => (
+          <select id="webhook-scheme" value={scheme} onChange={(e) => setScheme(e.target.value)}>
+            {schemes.map((s) => (
               <option key={s} value={s}>
                 {s}
               </option>

@@ -1,13 +1,8 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnModuleDestroy,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Job } from 'bull';
 import { DataSource } from 'typeorm';
+import { QueueProcessor, QueueProcessorHooks } from '../../common/queues/queue-processor.decorator';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { HarnessRegistry } from '../harness/harness-registry';
 import { WorkspaceService } from '../harness/workspace.service';
@@ -20,7 +15,7 @@ import {
 import type { ExecutionToken } from '../runs/execution/execution-fence';
 import { RunFollowupsService } from '../runs/run-followups.service';
 import { SandboxService } from '../sandbox/sandbox.service';
-import { DEBUG_JOB, DebugAgentQueues, DebugJobData } from './debug-agent-queues';
+import { DEBUG_AGENTS_QUEUE, DEBUG_JOB, DebugJobData } from './debug-agent-queues';
 import { DebugWindowService } from './debug-window.service';
 import { WorkspaceSetupService } from './workspace-setup.service';
 
@@ -41,14 +36,13 @@ export function debugPreamble(failure: string): string {
  * once the debug window has closed (later follow-ups then take the ordinary continuation path).
  */
 @Injectable()
-export class DebugAgentWorker implements OnApplicationBootstrap, OnModuleDestroy {
+export class DebugAgentWorker implements QueueProcessorHooks {
   private readonly logger = new Logger('DebugAgentWorker');
   private readonly active = new AbortController();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
-    private readonly queues: DebugAgentQueues,
     private readonly window: DebugWindowService,
     private readonly contexts: ExecutionContextFactory,
     private readonly followups: RunFollowupsService,
@@ -59,21 +53,19 @@ export class DebugAgentWorker implements OnApplicationBootstrap, OnModuleDestroy
     private readonly workspaces: WorkspaceService,
   ) {}
 
-  onApplicationBootstrap(): void {
-    void this.queues
-      .local()
-      .process(DEBUG_JOB, this.config.runs.workerConcurrency, (job: Job<DebugJobData>) =>
-        this.debug(job.data.runId),
-      )
-      .catch((err: Error) => this.logger.error(`debug processor stopped: ${err.message}`));
+  @QueueProcessor<DebugJobData>(DEBUG_AGENTS_QUEUE, {
+    job: DEBUG_JOB,
+    role: 'worker',
+    concurrency: (config) => config.runs.workerConcurrency,
+  })
+  process(job: Job<DebugJobData>): Promise<void> {
+    return this.debug(job.data.runId);
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** At shutdown (the queue takes no new jobs by now) the running agents are aborted. */
+  drain(): Promise<void> {
     this.active.abort('shutdown');
-    await this.queues
-      .local()
-      .pause(true, true)
-      .catch(() => undefined);
+    return Promise.resolve();
   }
 
   async debug(runId: string): Promise<void> {

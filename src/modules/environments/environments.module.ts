@@ -1,12 +1,13 @@
+import { BullModule } from '@nestjs/bull';
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import type { Role } from '../../config/app-config';
+import { APP_CONFIG, AppConfig, Role } from '../../config/app-config';
 import { HarnessModule } from '../harness/harness.module';
 import { ModelsModule } from '../models/models.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { TeamsModule } from '../teams/teams.module';
 import { DebugAgentWorker } from './debug-agent.worker';
-import { DebugAgentQueues } from './debug-agent-queues';
+import { DEBUG_AGENTS_QUEUE, DebugAgentQueues, debugQueueName } from './debug-agent-queues';
 import { DebugWindowService } from './debug-window.service';
 import { Environment, EnvironmentGrant } from './environment.entity';
 import { EnvironmentsController } from './environments.controller';
@@ -21,6 +22,11 @@ import { WorkspaceSetupService } from './workspace-setup.service';
 @Module({
   imports: [
     TypeOrmModule.forFeature([Environment, EnvironmentGrant]),
+    BullModule.registerQueueAsync({
+      name: DEBUG_AGENTS_QUEUE,
+      useFactory: (config: AppConfig) => ({ name: debugQueueName(config.runs.workspaceVolume) }),
+      inject: [APP_CONFIG],
+    }),
     SecretsModule,
     HarnessModule,
   ],
@@ -51,7 +57,11 @@ export class EnvironmentFeaturesModule {
       module: EnvironmentFeaturesModule,
       imports: [EnvironmentsModule, runs, HarnessModule, ModelsModule, TeamsModule],
       controllers: roles.includes('api') ? [EnvironmentsController] : [],
-      providers: roles.includes('worker') ? [DebugAgentWorker, WorkspaceRetentionSweeper] : [],
+      // DebugAgentWorker's `@QueueProcessor` registers only with the worker role.
+      providers: [
+        DebugAgentWorker,
+        ...(roles.includes('worker') ? [WorkspaceRetentionSweeper] : []),
+      ],
     };
   }
 }

@@ -1,3 +1,6 @@
+import { HarnessRegistry } from '../harness/harness-registry';
+import { SignatureVerifierRegistry } from '../webhooks/verifiers/signature-verifier-registry';
+import { definitionVocabulary } from './definition/definition-vocabulary';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -49,6 +52,8 @@ export class DefinitionApplier {
     private readonly secrets: TeamSecretsService,
     private readonly cipher: SecretCipher,
     private readonly models: ModelsService,
+    private readonly harnesses: HarnessRegistry,
+    private readonly verifiers: SignatureVerifierRegistry,
   ) {}
 
   async apply(
@@ -66,7 +71,10 @@ export class DefinitionApplier {
           .where('f.id = :id AND f.deleted_at IS NULL', { id: factoryId })
           .getOneOrFail();
         await options.prepare?.(manager);
-        const parsed = parseDefinition(files, { strictPaths: factory.source === 'managed' });
+        const parsed = parseDefinition(files, {
+          strictPaths: factory.source === 'managed',
+          vocabulary: definitionVocabulary(this.harnesses, this.verifiers),
+        });
         const existing = await this.webhooks.listAll(factory.id, manager);
         // The state checks also judge the valid files of an invalid definition, so one apply
         // reports every problem.
@@ -77,6 +85,7 @@ export class DefinitionApplier {
           managed: factory.source === 'managed',
           secrets: this.secrets,
           models: this.models,
+          verifiers: this.verifiers,
         });
         if (!parsed.definition || state.diagnostics.length) {
           throw new InvalidDefinition(

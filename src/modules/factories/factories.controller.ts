@@ -1,3 +1,6 @@
+import { HarnessRegistry } from '../harness/harness-registry';
+import { SignatureVerifierRegistry } from '../webhooks/verifiers/signature-verifier-registry';
+import { definitionVocabulary } from './definition/definition-vocabulary';
 import {
   Body,
   Controller,
@@ -56,6 +59,8 @@ export class FactoriesController {
     private readonly factories: FactoriesService,
     private readonly sync: RepositorySync,
     private readonly automationStore: AutomationStore,
+    private readonly harnesses: HarnessRegistry,
+    private readonly verifiers: SignatureVerifierRegistry,
   ) {}
 
   @Post('factory')
@@ -264,7 +269,10 @@ export class FactoriesController {
   @ApiProblems(400)
   @ApiOkResponse({ type: ValidateFilesResponseDto })
   validate(@Body() body: FactoryDefinitionDto): ValidateFilesResponseDto {
-    const { diagnostics } = parseDefinition(body.files, { strictPaths: false });
+    const { diagnostics } = parseDefinition(body.files, {
+      strictPaths: false,
+      vocabulary: definitionVocabulary(this.harnesses, this.verifiers),
+    });
     return {
       valid: diagnostics.length === 0,
       schema_version: SCHEMA_VERSION,

@@ -1,16 +1,9 @@
 import { Module } from '@nestjs/common';
-import { APP_CONFIG } from '../../config/app-config';
-import { HarnessRegistry } from './harness-registry';
-import { HARNESSES } from './harness.types';
-import { createHarnesses } from './harnesses';
 import { WorkspaceService } from './workspace.service';
 
+/** The harness registry itself comes from the ExtensionsModule (built-ins register there). */
 @Module({
-  providers: [
-    WorkspaceService,
-    HarnessRegistry,
-    { provide: HARNESSES, inject: [APP_CONFIG], useFactory: createHarnesses },
-  ],
-  exports: [HarnessRegistry, WorkspaceService],
+  providers: [WorkspaceService],
+  exports: [WorkspaceService],
 })
 export class HarnessModule {}

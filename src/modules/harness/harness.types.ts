@@ -70,5 +70,3 @@ export interface Harness {
   readonly type: string;
   run(context: HarnessContext): Promise<HarnessResult>;
 }
-
-export const HARNESSES = Symbol('HARNESSES');

@@ -11,7 +11,7 @@ export function createHarnesses(config: Pick<AppConfig, 'vendorClis' | 'egress'>
   return [
     new OzHarness(EgressGuard.fromSetting(config.egress.allow)),
     new ClaudeHarness(config),
-    new CodexHarness(config),
     new GeminiHarness(config),
+    new CodexHarness(config),
   ];
 }

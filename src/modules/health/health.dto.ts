@@ -1,13 +1,13 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { AMBIENT_EXTENSION } from '../../common/openapi-extension';
-import { SANDBOX_BACKENDS } from '../sandbox/sandbox.types';
+import { registryEnum } from '../../extensions/registry-openapi';
 
 @ApiSchema({
   name: 'SandboxInfo',
   description: 'Ambient extension: the sandbox backend that runs agent programs on this server',
 })
 export class SandboxInfoDto {
-  @ApiProperty({ enum: [...SANDBOX_BACKENDS, 'unavailable'] }) backend: string;
+  @ApiProperty(registryEnum('sandbox_backend')) backend: string;
   @ApiProperty({ description: 'Whether agent programs are isolated from the host' })
   isolated: boolean;
   @ApiPropertyOptional() detail?: string;

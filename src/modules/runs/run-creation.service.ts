@@ -1,3 +1,4 @@
+import { HarnessRegistry } from '../harness/harness-registry';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -50,6 +51,7 @@ export class RunCreationService {
     private readonly writer: NewRunWriter,
     private readonly metrics: AmbientMetrics,
     private readonly mcpSecrets: McpSecrets,
+    private readonly harnesses: HarnessRegistry,
   ) {}
 
   async create(input: NewRun): Promise<Run> {
@@ -67,6 +69,7 @@ export class RunCreationService {
     if (!prompt && !skillSpec && !input.conversationId) {
       throw ApiError.invalid('prompt', 'is required unless a skill or conversation_id is given');
     }
+    this.harnesses.assertKnown(config.harness?.type, 'config.harness.type');
     if (config.mcp_servers) assertMcpServers(config.mcp_servers);
     const executor = await this.identities.resolve(
       input.teamId,

@@ -2,13 +2,13 @@ import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
 import { CoalescingBatcher } from '../../common/coalescing-batcher';
+import { enqueueWithin } from '../../common/queues/enqueue-within';
 import { enqueueTraced, RUN_ID, TracedJobData } from '../../common/tracing';
 import type { Run } from './entities/run.entity';
 import { RunSignals } from './run-signals.service';
 
 export const RUNS_QUEUE = 'runs';
 export const EXECUTE_JOB = 'execute';
-const ENQUEUE_TIMEOUT_MS = 1000;
 
 export interface ExecuteJobData extends TracedJobData {
   runId: string;
@@ -59,26 +59,15 @@ export class RunQueue {
   private async addJobs(data: ExecuteJobData[]): Promise<boolean[]> {
     const runIds = data.map((job) => job.runId);
     const jobs = data.map((job) => ({ name: EXECUTE_JOB, data: job, opts: { jobId: job.runId } }));
-    const add = this.queue.addBulk(jobs);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), ENQUEUE_TIMEOUT_MS);
-    });
+    const outcome = await enqueueWithin(this.queue.addBulk(jobs));
+    if (outcome.state === 'done') return runIds.map(() => true);
     const runs = runIds.length === 1 ? `run ${runIds[0]}` : `${runIds.length} runs`;
-    try {
-      const outcome = await Promise.race([add, timeout]);
-      if (outcome === 'timeout') {
-        add.catch(() => undefined);
-        this.logger.warn(`enqueue of ${runs} timed out; the dispatch sweeper will retry`);
-        return runIds.map(() => false);
-      }
-      return runIds.map(() => true);
-    } catch (err) {
-      this.logger.warn(`enqueue of ${runs} failed (${(err as Error).message}); will retry`);
-      return runIds.map(() => false);
-    } finally {
-      clearTimeout(timer);
-    }
+    this.logger.warn(
+      outcome.state === 'timeout'
+        ? `enqueue of ${runs} timed out; the dispatch sweeper will retry`
+        : `enqueue of ${runs} failed (${outcome.error.message}); will retry`,
+    );
+    return runIds.map(() => false);
   }
 
   /**

@@ -16,7 +16,8 @@ export interface AgentConfig {
   idle_timeout_minutes?: number;
   worker_host?: string;
   harness?: {
-    type?: 'oz' | 'claude' | 'gemini' | 'codex';
+    /** A registered harness type (HarnessRegistry). */
+    type?: string;
     model_id?: string;
     reasoning_level?: string;
   };

@@ -42,11 +42,12 @@ import { RunsService } from './runs.service';
 
 @Module({})
 export class RunsModule {
-  /** The API role serves the controller; the worker role executes runs and sweeps. */
+  /**
+   * The API role serves the controller; the worker role sweeps, and executes runs: RunWorker is
+   * provided everywhere, its `@QueueProcessor` registers only with the worker role.
+   */
   static forRoles(roles: Role[]): DynamicModule {
-    const workerProviders: Provider[] = roles.includes('worker')
-      ? [RunExecutor, RunWorker, RunSweeper]
-      : [];
+    const workerProviders: Provider[] = roles.includes('worker') ? [RunSweeper] : [];
     return {
       module: RunsModule,
       imports: [
@@ -89,6 +90,8 @@ export class RunsModule {
         ExecutionFence,
         SelfHostedRuns,
         RemoteExecutionService,
+        RunExecutor,
+        RunWorker,
         ...workerProviders,
       ],
       exports: [

@@ -1,9 +1,9 @@
-import type { SandboxSettings } from '../../config/app-config';
+import { SANDBOX_SETTINGS_BACKENDS, type SandboxSettings } from '../../config/app-config';
 import { BubblewrapSandboxBackend, bubblewrapWorks, privateRootFor } from './bubblewrap-sandbox';
 import { cgroupLimitsAvailable } from './cgroup-limits';
 import { DockerSandboxBackend, dockerAnswers } from './docker-sandbox';
 import { ProcessSandboxBackend } from './process-sandbox';
-import type { SandboxBackend, SandboxDescription } from './sandbox.types';
+import type { SandboxBackend, SandboxBackendFactory, SandboxDescription } from './sandbox.types';
 
 export interface SelectedSandbox {
   /** Null when no isolating backend works: every run then ends in ERROR with `description.detail`. */
@@ -26,7 +26,24 @@ export async function selectSandboxBackend(
   workspaceRoot: string,
   /** Names this deployment on a shared Docker daemon (its sweeps touch only its containers). */
   deployment: string,
+  /** Backends extensions register; AMBIENT_SANDBOX=<name> chooses one. */
+  extensionBackends: readonly SandboxBackendFactory[] = [],
 ): Promise<SelectedSandbox> {
+  const fromExtension = extensionBackends.find((f) => f.name === settings.backend);
+  if (fromExtension) {
+    const backend = fromExtension.create({ settings, workspaceRoot, deployment });
+    const { name, isolated } = fromExtension;
+    return {
+      backend,
+      description: { backend: name, isolated, detail: `AMBIENT_SANDBOX=${name} (extension)` },
+      ...(isolated
+        ? {}
+        : { warning: `AMBIENT_SANDBOX=${name}: the extension says runs are NOT isolated` }),
+    };
+  }
+  if (!(SANDBOX_SETTINGS_BACKENDS as readonly string[]).includes(settings.backend)) {
+    return unavailable(`AMBIENT_SANDBOX=${settings.backend} names no registered sandbox backend`);
+  }
   const bubblewrap = (): SandboxBackend =>
     new BubblewrapSandboxBackend({
       readonlyPaths: settings.readonlyPaths

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { AMBIENT_EXTENSIONS, AmbientExtension } from '../../extensions/extension.types';
 import { Sandboxes } from './sandboxes';
 
 /**
@@ -12,9 +13,16 @@ import { Sandboxes } from './sandboxes';
 export class SandboxService extends Sandboxes implements OnModuleInit {
   private readonly logger = new Logger('Sandbox');
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    super(config.sandbox, resolve(config.runs.workspaceRoot), deploymentName(config), (line) =>
-      this.logger.warn(line),
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(AMBIENT_EXTENSIONS) extensions: AmbientExtension[],
+  ) {
+    super(
+      config.sandbox,
+      resolve(config.runs.workspaceRoot),
+      deploymentName(config),
+      (line) => this.logger.warn(line),
+      extensions.flatMap((extension) => extension.sandboxBackends ?? []),
     );
   }
 

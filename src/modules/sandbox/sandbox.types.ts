@@ -1,8 +1,10 @@
+import type { SandboxSettings } from '../../config/app-config';
 import type { Readable, Writable } from 'node:stream';
 
 /** The ways Ambient can isolate what an agent runs (`AMBIENT_SANDBOX`). */
 export const SANDBOX_BACKENDS = ['docker', 'bubblewrap', 'process'] as const;
-export type SandboxBackendName = (typeof SANDBOX_BACKENDS)[number];
+/** A built-in backend's name, or an extension's (SandboxBackendFactory). */
+export type SandboxBackendName = string;
 
 /** Whether processes in a sandbox reach any network (Ambient extension of environments). */
 export const NETWORK_POLICIES = ['none', 'egress'] as const;
@@ -98,6 +100,22 @@ export interface SandboxDescription {
   backend: SandboxBackendName | 'unavailable';
   isolated: boolean;
   detail?: string;
+}
+
+/** What an extension's sandbox backend is made from when AMBIENT_SANDBOX names it. */
+export interface SandboxBackendContext {
+  settings: SandboxSettings;
+  workspaceRoot: string;
+  /** Names this deployment (or self-hosted worker) on shared infrastructure. */
+  deployment: string;
+}
+
+/** A sandbox backend an extension registers, chosen by AMBIENT_SANDBOX=<name>. */
+export interface SandboxBackendFactory {
+  readonly name: string;
+  /** False when programs are not isolated from the host (start-up then warns). */
+  readonly isolated: boolean;
+  create(context: SandboxBackendContext): SandboxBackend;
 }
 
 /** One way of making sandboxes. */

@@ -1,7 +1,13 @@
 import type { SandboxSettings } from '../../config/app-config';
 import type { EnvironmentConfig } from '../environments/environment-config';
 import { selectSandboxBackend, SelectedSandbox } from './sandbox-selection';
-import { Sandbox, SandboxDescription, SandboxError, SandboxLimits } from './sandbox.types';
+import {
+  Sandbox,
+  SandboxBackendFactory,
+  SandboxDescription,
+  SandboxError,
+  SandboxLimits,
+} from './sandbox.types';
 
 export interface OpenSandbox {
   runId: string;
@@ -30,6 +36,7 @@ export class Sandboxes {
     /** Names this deployment (or self-hosted worker) on a Docker daemon others may share. */
     private readonly deployment: string,
     private readonly warn: (line: string) => void,
+    private readonly extensionBackends: readonly SandboxBackendFactory[] = [],
   ) {}
 
   /** Chooses the backend (once); says why when runs will not be isolated or cannot start. */
@@ -38,6 +45,7 @@ export class Sandboxes {
       this.settings,
       this.workspaceRoot,
       this.deployment,
+      this.extensionBackends,
     ).then((selected) => {
       this.selected = selected;
       if (selected.warning) this.warn(selected.warning);

@@ -1,3 +1,4 @@
+import { HarnessRegistry } from '../harness/harness-registry';
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error';
 import { AgentAvailability } from '../identities/agent-availability.service';
@@ -46,6 +47,7 @@ export class ScheduleValidator {
     private readonly identities: IdentitiesService,
     private readonly availability: AgentAvailability,
     private readonly mcpSecrets: McpSecrets,
+    private readonly harnesses: HarnessRegistry,
   ) {}
 
   assertPresent(input: ScheduleInput, fields: (keyof ScheduleInput)[]): void {
@@ -108,6 +110,7 @@ export class ScheduleValidator {
     if (checked.skill_spec && checked.skills?.length) {
       throw ApiError.invalid('agent_config.skills', 'cannot be combined with skill_spec');
     }
+    this.harnesses.assertKnown(checked.harness?.type, 'agent_config.harness.type');
     if (checked.mcp_servers) {
       assertMcpServers(checked.mcp_servers, 'agent_config.mcp_servers');
       checked.mcp_servers = await this.mcpSecrets.seal(

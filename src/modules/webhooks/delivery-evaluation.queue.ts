@@ -1,11 +1,11 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Queue } from 'bull';
+import { enqueueWithin } from '../../common/queues/enqueue-within';
 import { enqueueTraced, JobTrace, TracedJobData } from '../../common/tracing';
 
 export const DELIVERIES_QUEUE = 'webhook-deliveries';
 export const EVALUATE_JOB = 'evaluate';
-const ENQUEUE_TIMEOUT_MS = 1000;
 
 /** An accepted delivery named by its unique key (what the ingress knows without a read). */
 export interface DeliveryKey {
@@ -47,14 +47,14 @@ export class DeliveryEvaluationQueue {
     while (this.pending.length) {
       const batch = this.pending.splice(0, MAX_KEYS_PER_JOB);
       // setImmediate kept the context of the first enqueueSoon: the job continues that trace.
-      const outcome = await withTimeout(
+      const outcome = await enqueueWithin(
         enqueueTraced(DELIVERIES_QUEUE, { 'ambient.webhook_deliveries': batch.length }, (trace) =>
           this.queue.add(EVALUATE_JOB, { keys: batch, ...traced(trace) }),
         ),
       );
-      if (outcome !== 'done') {
+      if (outcome.state !== 'done') {
         this.logger.warn(
-          `enqueue of ${batch.length} deliveries ${outcome}; the sweeper will retry`,
+          `enqueue of ${batch.length} deliveries ${outcome.state}; the sweeper will retry`,
         );
       }
     }
@@ -62,33 +62,17 @@ export class DeliveryEvaluationQueue {
   }
 
   async enqueue(entryId: string): Promise<boolean> {
-    const outcome = await withTimeout(
+    const outcome = await enqueueWithin(
       enqueueTraced(DELIVERIES_QUEUE, { 'ambient.webhook_delivery_log_id': entryId }, (trace) =>
         this.queue.add(EVALUATE_JOB, { entryId, ...traced(trace) }, { jobId: `d${entryId}` }),
       ),
     );
-    if (outcome === 'timeout')
+    if (outcome.state === 'timeout')
       this.logger.warn(`enqueue of delivery ${entryId} timed out; the sweeper will retry`);
-    return outcome === 'done';
+    return outcome.state === 'done';
   }
 }
 
 function traced(trace: JobTrace | undefined): TracedJobData {
   return trace ? { trace } : {};
-}
-
-/** Waits at most ENQUEUE_TIMEOUT_MS; a failure or a slow Redis is left to the sweeper. */
-async function withTimeout(work: Promise<unknown>): Promise<'done' | 'timeout' | 'failed'> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), ENQUEUE_TIMEOUT_MS);
-  });
-  try {
-    return await Promise.race([work.then(() => 'done' as const), timeout]);
-  } catch {
-    return 'failed';
-  } finally {
-    clearTimeout(timer);
-    work.catch(() => undefined);
-  }
 }

@@ -25,7 +25,10 @@ export class WebhookFeaturesModule {
       controllers: roles.includes('api') ? [WebhooksController, DeliveriesController] : [],
       providers: [
         WebhookManagement,
-        ...(worker ? [DeliveryEvaluator, DeliveryWorker, DeliverySweeper] : []),
+        // The worker's `@QueueProcessor` registers only with the worker role.
+        DeliveryEvaluator,
+        DeliveryWorker,
+        ...(worker ? [DeliverySweeper] : []),
       ],
     };
   }

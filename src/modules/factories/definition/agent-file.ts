@@ -1,3 +1,4 @@
+import type { DefinitionVocabulary } from './definition-vocabulary';
 import { FileDiagnostics, START } from './diagnostics';
 import { AGENT_TYPES, AgentSpec } from './definition.types';
 import { EXECUTION_KEYS, readExecutionSettings } from './execution-settings';
@@ -10,6 +11,7 @@ export function parseAgentFile(
   path: string,
   content: string,
   diagnostics: FileDiagnostics,
+  vocabulary: DefinitionVocabulary,
 ): AgentSpec | null {
   const parts = splitFrontMatter(content) ?? { yaml: '', yamlFirstLine: 1, body: content.trim() };
   const source = new YamlSource(parts.yaml, diagnostics, parts.yamlFirstLine - 1);
@@ -23,7 +25,7 @@ export function parseAgentFile(
   const agentType = reader.oneOf('agentType', AGENT_TYPES, 'CUSTOM');
   reader.oneOf('credentialStrategy', ['EXECUTOR', 'CREATOR']);
   const description = reader.string('description', { max: 4000 }) ?? null;
-  const execution = readExecutionSettings(reader);
+  const execution = readExecutionSettings(reader, vocabulary.harnessTypes);
   if (!agentType) return null;
   return {
     name,

@@ -1,3 +1,4 @@
+import type { DefinitionVocabulary } from './definition-vocabulary';
 import { UID_PATTERN } from '../../../common/ids';
 import { PayloadFilter } from '../../webhooks/filter/payload-filter';
 import { validatePayloadFilter } from '../../webhooks/filter/payload-filter-validation';
@@ -19,6 +20,7 @@ export function parseAutomationFile(
   path: string,
   content: string,
   diagnostics: FileDiagnostics,
+  vocabulary: DefinitionVocabulary,
 ): AutomationSpec | null {
   if (!AUTOMATION_NAME.test(name)) {
     diagnostics.add(
@@ -44,7 +46,7 @@ export function parseAutomationFile(
   reader.allowOnly(['enabled', 'agent', 'triggers', ...EXECUTION_KEYS], 'automation front matter');
   const enabled = reader.bool('enabled', true);
   const agent = reader.string('agent', { max: 128 }) ?? null;
-  const execution = readExecutionSettings(reader);
+  const execution = readExecutionSettings(reader, vocabulary.harnessTypes);
   const triggerList = reader.list('triggers');
   if (!reader.has('triggers')) reader.error('triggers', 'required', '"triggers" is required');
   else if (triggerList?.length === 0)

@@ -1,4 +1,12 @@
+import { BUILTIN_REGISTRY } from '../../webhooks/verifiers/builtin-verifiers.fixture';
 import { parseDefinition } from './definition-parser';
+import type { DefinitionVocabulary } from './definition-vocabulary';
+
+const vocabulary: DefinitionVocabulary = {
+  harnessTypes: ['oz', 'claude', 'codex', 'gemini'],
+  signatureSchemes: BUILTIN_REGISTRY.schemes,
+  credentialHeaders: BUILTIN_REGISTRY.credentialHeaders,
+};
 
 const UID = 'AbCdEfGhIjKlMnOpQrStUv';
 const factoryYaml = 'schemaVersion: v1alpha1\nname: Ops\nagentDefaults:\n  model: fake-model\n';
@@ -21,7 +29,7 @@ describe('parseDefinition', () => {
         'agents/lead/agent.md': automation('agentType: FOREMAN', 'You lead.'),
         'README.md': 'ignored in a repository',
       }),
-      { strictPaths: false },
+      { strictPaths: false, vocabulary },
     );
     expect(diagnostics).toEqual([]);
     expect(definition!.factory).toMatchObject({
@@ -227,7 +235,7 @@ describe('parseDefinition', () => {
     const given = Object.entries({ 'factory.yaml': factoryYaml, ...extra })
       .filter(([, content]) => content !== undefined)
       .map(([p, content]) => ({ path: p, content: content as string }));
-    const { definition, diagnostics } = parseDefinition(given, { strictPaths: false });
+    const { definition, diagnostics } = parseDefinition(given, { strictPaths: false, vocabulary });
     expect(definition).toBeNull();
     expect(diagnostics).toContainEqual(
       expect.objectContaining({ path, line, message: expect.stringMatching(message) }),
@@ -241,7 +249,7 @@ describe('parseDefinition', () => {
         'secretName: S',
       ]),
     );
-    const { diagnostics } = parseDefinition(files(extra), { strictPaths: false });
+    const { diagnostics } = parseDefinition(files(extra), { strictPaths: false, vocabulary });
     expect(diagnostics).toEqual([
       expect.objectContaining({
         path: 'webhooks/w20.yaml',
@@ -252,25 +260,52 @@ describe('parseDefinition', () => {
 
   it('refuses files outside the layout only in strict mode, and unsafe paths always', () => {
     expect(
-      parseDefinition(files({ 'notes.txt': 'x' }), { strictPaths: true }).diagnostics[0],
+      parseDefinition(files({ 'notes.txt': 'x' }), { strictPaths: true, vocabulary })
+        .diagnostics[0],
     ).toMatchObject({ path: 'notes.txt', code: 'unknown_file' });
     expect(
-      parseDefinition(files({ 'notes.txt': 'x' }), { strictPaths: false }).diagnostics,
+      parseDefinition(files({ 'notes.txt': 'x' }), { strictPaths: false, vocabulary }).diagnostics,
     ).toEqual([]);
     expect(
-      parseDefinition(files({ '../x.yaml': 'x' }), { strictPaths: false }).diagnostics[0].code,
+      parseDefinition(files({ '../x.yaml': 'x' }), { strictPaths: false, vocabulary })
+        .diagnostics[0].code,
     ).toBe('invalid_path');
   });
 
   it('reports every problem at once', () => {
     const { diagnostics } = parseDefinition(
       files({ 'webhooks/a.yaml': 'authMode: basic\n', 'webhooks/b.yaml': 'secretName: 9bad\n' }),
-      { strictPaths: false },
+      { strictPaths: false, vocabulary },
     );
     expect(diagnostics.map((d) => d.path)).toEqual([
       'webhooks/a.yaml',
       'webhooks/a.yaml',
       'webhooks/b.yaml',
     ]);
+  });
+
+  it('takes harness types and signature schemes from the vocabulary (the registries), not a list', () => {
+    const definition = (vocab: DefinitionVocabulary) =>
+      parseDefinition(
+        files({
+          'factory.yaml':
+            'schemaVersion: v1alpha1\nname: Ops\nagentDefaults:\n  harness: {type: hello}\n',
+          'webhooks/hi.yaml': 'authMode: signature\nsignatureScheme: hello-hmac\nsecretName: HI\n',
+        }),
+        { strictPaths: false, vocabulary: vocab },
+      );
+    const builtInOnly = definition(vocabulary);
+    expect(builtInOnly.diagnostics.map((d) => d.path).sort()).toEqual([
+      'factory.yaml',
+      'webhooks/hi.yaml',
+    ]);
+    const extended = definition({
+      ...vocabulary,
+      harnessTypes: [...vocabulary.harnessTypes, 'hello'],
+      signatureSchemes: [...vocabulary.signatureSchemes, 'hello-hmac'],
+    });
+    expect(extended.diagnostics).toEqual([]);
+    expect(extended.definition!.factory.agentDefaults).toEqual({ harness: { type: 'hello' } });
+    expect(extended.definition!.webhooks[0]).toMatchObject({ signatureScheme: 'hello-hmac' });
   });
 });

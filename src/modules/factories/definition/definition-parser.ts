@@ -12,6 +12,7 @@ import {
 } from './definition.types';
 import { parseFactoryFile } from './factory-file';
 import { parseWebhookFile } from './webhook-file';
+import type { DefinitionVocabulary } from './definition-vocabulary';
 
 export const MAX_WEBHOOKS_PER_FACTORY = 20;
 export const MAX_FILE_BYTES = 2 * 1024 * 1024;
@@ -29,6 +30,8 @@ const KNOWN_UNUSED = [
 export interface ParseOptions {
   /** Refuse files outside the layout (managed factories); a repository may hold anything else. */
   strictPaths: boolean;
+  /** Harness types and signature schemes this application registers. */
+  vocabulary: DefinitionVocabulary;
 }
 
 export interface ParseResult {
@@ -105,11 +108,11 @@ export function parseDefinition(files: DefinitionFile[], options: ParseOptions):
       fd.add('invalid_path', START, route.hint);
     } else if (route.kind === 'factory') {
       factoryFileSeen = true;
-      factory = parseFactoryFile(file.content, fd);
+      factory = parseFactoryFile(file.content, fd, options.vocabulary);
       if (clean()) checkable.factory = factory;
     } else if (route.kind === 'webhook') {
       checkable.webhookFiles.push({ name: route.name, path: file.path });
-      const spec = parseWebhookFile(route.name, file.path, file.content, fd);
+      const spec = parseWebhookFile(route.name, file.path, file.content, fd, options.vocabulary);
       if (spec) webhooks.push(spec);
       if (spec && webhooks.length > MAX_WEBHOOKS_PER_FACTORY) {
         fd.add(
@@ -120,11 +123,11 @@ export function parseDefinition(files: DefinitionFile[], options: ParseOptions):
       }
       if (spec && clean()) checkable.webhooks.push(spec);
     } else if (route.kind === 'automation') {
-      const spec = parseAutomationFile(route.name, file.path, file.content, fd);
+      const spec = parseAutomationFile(route.name, file.path, file.content, fd, options.vocabulary);
       if (spec) automations.push(spec);
       if (spec && clean()) checkable.automations.push(spec);
     } else {
-      const spec = parseAgentFile(route.name, file.path, file.content, fd);
+      const spec = parseAgentFile(route.name, file.path, file.content, fd, options.vocabulary);
       if (spec) agents.push(spec);
       if (spec && clean()) checkable.agents.push(spec);
     }

@@ -1,6 +1,7 @@
 import { MapReader } from './map-reader';
 
-export const HARNESS_TYPES = ['oz', 'claude', 'claude-code', 'codex', 'gemini'] as const;
+/** Names a definition may use for a registered harness type. */
+const HARNESS_ALIASES: Readonly<Record<string, string>> = { 'claude-code': 'claude' };
 
 /** Where and how a run executes: factory `agentDefaults`, an agent, or an automation override. */
 export interface ExecutionSettings {
@@ -24,7 +25,10 @@ export const EXECUTION_KEYS = [
 ] as const;
 
 /** Reads the execution keys of a mapping (the caller has already limited which keys exist). */
-export function readExecutionSettings(reader: MapReader): ExecutionSettings {
+export function readExecutionSettings(
+  reader: MapReader,
+  harnessTypes: readonly string[],
+): ExecutionSettings {
   const settings: ExecutionSettings = {};
   if (reader.has('model') && reader.has('harness')) {
     reader.error('harness', 'invalid_value', 'give either "model" or "harness", not both');
@@ -34,10 +38,13 @@ export function readExecutionSettings(reader: MapReader): ExecutionSettings {
   const harness = reader.map('harness');
   if (harness) {
     harness.allowOnly(['type', 'model', 'reasoningLevel', 'auth'], 'harness');
-    const type = harness.oneOf('type', HARNESS_TYPES);
+    const aliases = Object.keys(HARNESS_ALIASES).filter((a) =>
+      harnessTypes.includes(HARNESS_ALIASES[a]),
+    );
+    const type = harness.oneOf('type', [...harnessTypes, ...aliases]);
     if (!harness.has('type')) harness.error('type', 'required', '"type" is required');
     if (type) {
-      settings.harness = { type: type === 'claude-code' ? 'claude' : type };
+      settings.harness = { type: HARNESS_ALIASES[type] ?? type };
       const harnessModel = harness.string('model', { max: 128 });
       if (harnessModel) settings.harness.model = harnessModel;
       const level = harness.string('reasoningLevel', { max: 32 });

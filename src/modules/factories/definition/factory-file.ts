@@ -1,3 +1,4 @@
+import type { DefinitionVocabulary } from './definition-vocabulary';
 import { FileDiagnostics } from './diagnostics';
 import { FactorySettings } from './definition.types';
 import { EXECUTION_KEYS, readExecutionSettings } from './execution-settings';
@@ -24,6 +25,7 @@ const FACTORY_KEYS = [
 export function parseFactoryFile(
   content: string,
   diagnostics: FileDiagnostics,
+  vocabulary: DefinitionVocabulary,
 ): FactorySettings | null {
   const source = new YamlSource(content, diagnostics);
   if (!source.ok) return null;
@@ -46,7 +48,7 @@ export function parseFactoryFile(
   reader.stringList('secrets');
   const defaults = reader.map('agentDefaults');
   if (defaults) defaults.allowOnly(EXECUTION_KEYS, 'agentDefaults');
-  const agentDefaults = defaults ? readExecutionSettings(defaults) : {};
+  const agentDefaults = defaults ? readExecutionSettings(defaults, vocabulary.harnessTypes) : {};
   if (name === undefined) return null;
   return { name, description, agentDefaults, raw: reader.value };
 }

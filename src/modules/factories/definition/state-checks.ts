@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { ModelsService } from '../../models/models.service';
 import type { TeamSecretsService } from '../../secrets/team-secrets.service';
 import type { Webhook } from '../../webhooks/entities/webhook.entity';
-import { VERIFIERS } from '../../webhooks/verifiers';
+import type { SignatureVerifierRegistry } from '../../webhooks/verifiers';
 import { secretProblem } from '../../webhooks/webhook-secrets';
 import { Diagnostic } from './diagnostics';
 import { CheckableDefinition, WebhookSpec } from './definition.types';
@@ -15,6 +15,7 @@ export interface StateContext {
   managed: boolean;
   secrets: TeamSecretsService;
   models: ModelsService;
+  verifiers: SignatureVerifierRegistry;
 }
 
 /**
@@ -100,7 +101,9 @@ async function secretFor(
     return `secretName: team secret "${spec.secretName}" does not exist; create it first`;
   const problem =
     secretProblem(spec.authMode, value) ??
-    (spec.signatureScheme ? VERIFIERS[spec.signatureScheme].checkSecret(value) : null);
+    (spec.signatureScheme
+      ? (context.verifiers.find(spec.signatureScheme)?.checkSecret(value) ?? null)
+      : null);
   if (problem)
     return `secretName: team secret "${spec.secretName}" cannot be used here: ${problem}`;
   values.set(spec.name, value);

@@ -1,7 +1,7 @@
 import { SECRET_NAME_PATTERN } from '../../secrets/dto/secret.dto';
-import { CREDENTIAL_HEADERS, SIGNATURE_SCHEMES } from '../../webhooks/verifiers';
 import { FileDiagnostics, START } from './diagnostics';
 import { AUTH_MODES, WebhookSpec } from './definition.types';
+import type { DefinitionVocabulary } from './definition-vocabulary';
 import { MapReader } from './map-reader';
 import { YamlSource } from './yaml-source';
 
@@ -15,6 +15,7 @@ export function parseWebhookFile(
   path: string,
   content: string,
   diagnostics: FileDiagnostics,
+  vocabulary: DefinitionVocabulary,
 ): WebhookSpec | null {
   if (!WEBHOOK_NAME.test(name)) {
     diagnostics.add(
@@ -33,12 +34,12 @@ export function parseWebhookFile(
     'a webhook file',
   );
   const authMode = reader.oneOf('authMode', AUTH_MODES, 'token');
-  const scheme = reader.oneOf('signatureScheme', SIGNATURE_SCHEMES);
+  const scheme = reader.oneOf('signatureScheme', vocabulary.signatureSchemes);
   if (authMode === 'signature' && !reader.has('signatureScheme')) {
     reader.error(
       'authMode',
       'required',
-      `"signatureScheme" is required with authMode: signature (one of ${SIGNATURE_SCHEMES.join(', ')})`,
+      `"signatureScheme" is required with authMode: signature (one of ${vocabulary.signatureSchemes.join(', ')})`,
     );
   }
   if (authMode && authMode !== 'signature' && reader.has('signatureScheme')) {
@@ -57,7 +58,7 @@ export function parseWebhookFile(
     pattern: HEADER_NAME,
     rule: 'must be a valid HTTP header name',
   });
-  if (header && CREDENTIAL_HEADERS.has(header.toLowerCase())) {
+  if (header && vocabulary.credentialHeaders.has(header.toLowerCase())) {
     reader.error(
       'deliveryIdHeader',
       'invalid_value',

@@ -18,14 +18,17 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
+import { registryEnum } from '../../../extensions/registry-openapi';
 import { ValidateNestedEach } from '../../../common/errors/validation';
 
 @ApiSchema({ name: 'Harness' })
 export class HarnessDto {
-  @ApiPropertyOptional({ enum: ['oz', 'claude', 'gemini', 'codex'] })
+  /** Checked against the harness registry by the services that accept a config. */
+  @ApiPropertyOptional(registryEnum('harness_type'))
   @IsOptional()
-  @IsIn(['oz', 'claude', 'gemini', 'codex'])
-  type?: 'oz' | 'claude' | 'gemini' | 'codex';
+  @IsString()
+  @MaxLength(64)
+  type?: string;
 
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) model_id?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(32) reasoning_level?: string;

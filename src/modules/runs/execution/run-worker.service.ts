@@ -1,23 +1,18 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnModuleDestroy,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Job } from 'bull';
 import { context } from '@opentelemetry/api';
-import { jobContext, processJob, RUN_ID } from '../../../common/tracing';
+import {
+  QueueProcessor,
+  QueueProcessorHooks,
+} from '../../../common/queues/queue-processor.decorator';
+import { jobContext, RUN_ID } from '../../../common/tracing';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { EXECUTE_JOB, ExecuteJobData, RunQueue, RUNS_QUEUE } from '../run-queue.service';
 import { ExecuteOutcome, RunExecutor } from './run-executor.service';
 
-/**
- * The Bull processor of the `runs` queue (worker role). Concurrency comes from config, so the
- * processor is registered here rather than with a static decorator.
- */
+/** The processor of the `runs` queue (worker role): each job is one execution of its run. */
 @Injectable()
-export class RunWorker implements OnApplicationBootstrap, OnModuleDestroy {
+export class RunWorker implements QueueProcessorHooks {
   private readonly logger = new Logger('RunWorker');
 
   constructor(
@@ -26,34 +21,28 @@ export class RunWorker implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly executor: RunExecutor,
   ) {}
 
-  onApplicationBootstrap(): void {
-    const { queue } = this.runQueue;
-    queue.on('completed', (job: Job<ExecuteJobData>, outcome: ExecuteOutcome | undefined) => {
-      // The finished job is gone by now, so the run's id is free for its next execution.
-      if (!outcome?.requeue) return;
-      void context.with(jobContext(job.data), () => this.runQueue.enqueue(job.data.runId));
-    });
-    queue.on('error', (err) => this.logger.warn(`queue error: ${err.message}`));
-    void queue
-      .process(EXECUTE_JOB, this.config.runs.workerConcurrency, (job: Job<ExecuteJobData>) =>
-        processJob(RUNS_QUEUE, job, { [RUN_ID]: job.data.runId }, () =>
-          this.executor.execute(job.data.runId),
-        ),
-      )
-      .catch((err: Error) => this.logger.error(`run processor stopped: ${err.message}`));
-    this.logger.log(
-      `processing runs as ${this.executor.workerId} (concurrency ${this.config.runs.workerConcurrency})`,
-    );
+  @QueueProcessor<ExecuteJobData>(RUNS_QUEUE, {
+    job: EXECUTE_JOB,
+    role: 'worker',
+    concurrency: (config) => config.runs.workerConcurrency,
+    attributes: (data) => ({ [RUN_ID]: data.runId }),
+  })
+  execute(job: Job<ExecuteJobData>): Promise<ExecuteOutcome> {
+    return this.executor.execute(job.data.runId);
+  }
+
+  jobCompleted(job: Job<ExecuteJobData>, outcome: ExecuteOutcome | undefined): void {
+    // The finished job is gone by now, so the run's id is free for its next execution.
+    if (!outcome?.requeue) return;
+    void context.with(jobContext(job.data), () => this.runQueue.enqueue(job.data.runId));
   }
 
   /**
-   * Graceful stop: take no new jobs, let running executions finish within the shutdown budget,
-   * then hand the rest back to the queue for another worker.
+   * Graceful stop (the queue takes no new jobs by now): let running executions finish within the
+   * shutdown budget, then hand the rest back to the queue for another worker.
    */
-  async onModuleDestroy(): Promise<void> {
-    const { queue } = this.runQueue;
+  async drain(): Promise<void> {
     const deadline = Date.now() + this.config.server.shutdownTimeoutMs;
-    const paused = queue.pause(true, true).catch(() => undefined);
     while (this.executor.activeCount > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -64,6 +53,5 @@ export class RunWorker implements OnApplicationBootstrap, OnModuleDestroy {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
-    await paused;
   }
 }

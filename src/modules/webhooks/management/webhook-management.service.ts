@@ -1,3 +1,4 @@
+import { SignatureVerifierRegistry } from '../verifiers/signature-verifier-registry';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
@@ -46,6 +47,7 @@ export class WebhookManagement implements OnModuleInit {
     private readonly store: WebhookStore,
     private readonly secrets: TeamSecretsService,
     private readonly cipher: SecretCipher,
+    private readonly verifiers: SignatureVerifierRegistry,
   ) {}
 
   onModuleInit(): void {
@@ -88,6 +90,12 @@ export class WebhookManagement implements OnModuleInit {
     if (mode !== 'signature' && dto.provider_secret)
       throw ApiError.invalid('provider_secret', 'is only allowed with auth_mode signature');
     const scheme = dto.signature_scheme ?? null;
+    if (scheme && !this.verifiers.find(scheme)) {
+      throw ApiError.invalid(
+        'signature_scheme',
+        `must be one of the following values: ${this.verifiers.schemes.join(', ')}`,
+      );
+    }
     const files = await this.currentFiles(factory);
     const path = `webhooks/${dto.name}.yaml`;
     if (files.some((f) => f.path === path))

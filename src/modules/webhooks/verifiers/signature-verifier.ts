@@ -1,12 +1,5 @@
-export const SIGNATURE_SCHEMES = [
-  'standard_webhooks',
-  'stripe',
-  'github',
-  'sentry',
-  'pagerduty',
-  'vercel',
-] as const;
-export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
+/** A registered scheme's name (built-in or from an extension: see SignatureVerifierRegistry). */
+export type SignatureScheme = string;
 
 /** Standard Webhooks and Stripe refuse signatures older (or newer) than this. */
 export const REPLAY_TOLERANCE_SECONDS = 5 * 60;

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { CREDENTIAL_HEADERS, SignedRequest, VERIFIERS } from './index';
+import { SignedRequest } from './index';
+import { BUILTIN_REGISTRY, builtinVerifier } from './builtin-verifiers.fixture';
 
 const NOW_MS = Date.UTC(2026, 4, 1, 12, 0, 0);
 const nowSeconds = Math.floor(NOW_MS / 1000);
@@ -18,7 +19,7 @@ const hmac = (algo: string, key: string | Buffer, data: string, enc: 'hex' | 'ba
   createHmac(algo, key).update(data).digest(enc);
 
 describe('standard_webhooks verifier (standardwebhooks library)', () => {
-  const v = VERIFIERS.standard_webhooks;
+  const v = builtinVerifier('standard_webhooks');
   const secret = `whsec_${randomBytes(32).toString('base64')}`;
   const key = Buffer.from(secret.slice(6), 'base64');
   // Made the way the Standard Webhooks spec says: base64 HMAC-SHA256 of "id.timestamp.body".
@@ -117,7 +118,7 @@ describe('standard_webhooks verifier (standardwebhooks library)', () => {
 });
 
 describe('stripe verifier', () => {
-  const v = VERIFIERS.stripe;
+  const v = builtinVerifier('stripe');
   const secret = 'whsec_test_stripe_secret';
   const body = '{"id":"evt_1","type":"payment_intent.succeeded"}';
   // Stripe's documented scheme: hex HMAC-SHA256 of "t.body", keyed with the endpoint secret.
@@ -147,7 +148,7 @@ describe('stripe verifier', () => {
 });
 
 describe('github verifier', () => {
-  const v = VERIFIERS.github;
+  const v = builtinVerifier('github');
 
   it("verifies GitHub's documented example signature", () => {
     const result = v.verify(
@@ -177,7 +178,7 @@ describe('github verifier', () => {
 });
 
 describe('sentry verifier', () => {
-  const v = VERIFIERS.sentry;
+  const v = builtinVerifier('sentry');
   const secret = 'sentry-client-secret';
 
   it('verifies the hex HMAC-SHA256 Sentry computes over JSON.stringify(body)', () => {
@@ -207,7 +208,7 @@ describe('sentry verifier', () => {
 });
 
 describe('pagerduty verifier', () => {
-  const v = VERIFIERS.pagerduty;
+  const v = builtinVerifier('pagerduty');
   const secret = 'pd-secret';
   const body = '{"event":{"id":"01DEN","event_type":"incident.triggered"}}';
 
@@ -230,7 +231,7 @@ describe('pagerduty verifier', () => {
 });
 
 describe('vercel verifier', () => {
-  const v = VERIFIERS.vercel;
+  const v = builtinVerifier('vercel');
   const secret = 'vercel-secret';
   const body = '{"id":"evt_v1","type":"deployment.succeeded"}';
 
@@ -265,8 +266,8 @@ describe('credential headers', () => {
       'svix-signature',
       'x-vercel-signature',
     ]) {
-      expect(CREDENTIAL_HEADERS.has(h)).toBe(true);
+      expect(BUILTIN_REGISTRY.credentialHeaders.has(h)).toBe(true);
     }
-    expect(CREDENTIAL_HEADERS.has('x-ci-run-id')).toBe(false);
+    expect(BUILTIN_REGISTRY.credentialHeaders.has('x-ci-run-id')).toBe(false);
   });
 });

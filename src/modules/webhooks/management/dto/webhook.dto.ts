@@ -11,7 +11,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { AUTH_MODES } from '../../auth-modes';
-import { SIGNATURE_SCHEMES } from '../../verifiers/signature-verifier';
+import { registryEnum } from '../../../../extensions/registry-openapi';
 
 @ApiSchema({ name: 'CreateWebhookRequest' })
 export class CreateWebhookDto {
@@ -30,10 +30,14 @@ export class CreateWebhookDto {
   @IsIn(AUTH_MODES)
   auth_mode?: (typeof AUTH_MODES)[number];
 
-  @ApiPropertyOptional({ enum: SIGNATURE_SCHEMES, description: 'Required for auth_mode signature' })
+  @ApiPropertyOptional({
+    ...registryEnum('signature_scheme'),
+    description: 'Required for auth_mode signature',
+  })
   @IsOptional()
-  @IsIn(SIGNATURE_SCHEMES)
-  signature_scheme?: (typeof SIGNATURE_SCHEMES)[number];
+  @IsString()
+  @MaxLength(32)
+  signature_scheme?: string;
 
   @ApiPropertyOptional({
     description:
@@ -72,7 +76,7 @@ export class WebhookDto {
   @ApiProperty({ description: 'Ingress URL; url_token webhooks show a {token} placeholder' })
   url: string;
   @ApiProperty({ enum: AUTH_MODES }) auth_mode: string;
-  @ApiProperty({ enum: SIGNATURE_SCHEMES, nullable: true, type: String }) signature_scheme:
+  @ApiProperty({ ...registryEnum('signature_scheme'), nullable: true }) signature_scheme:
     string | null;
   @ApiProperty() secret_name: string;
   @ApiProperty({ nullable: true, type: String }) delivery_id_header: string | null;

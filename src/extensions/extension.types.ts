@@ -1,0 +1,27 @@
+import type { AppConfig } from '../config/app-config';
+import type { Harness } from '../modules/harness/harness.types';
+import type { SandboxBackendFactory } from '../modules/sandbox/sandbox.types';
+import type { SignatureVerifier } from '../modules/webhooks/verifiers/signature-verifier';
+
+/** What an extension's factories receive when the application starts. */
+export interface ExtensionContext {
+  config: AppConfig;
+}
+
+/**
+ * A named bundle of what it registers at Ambient's extension points. Built-ins are one such
+ * extension (`builtinExtension`); others come from `startAmbient(config, { extensions })` or from
+ * modules named in AMBIENT_EXTENSIONS (their default export).
+ */
+export interface AmbientExtension {
+  name: string;
+  /** Harnesses a run may choose by `config.harness.type`. */
+  harnesses?: readonly Harness[] | ((context: ExtensionContext) => readonly Harness[]);
+  /** Signature schemes a webhook may choose by `signature_scheme`. */
+  signatureVerifiers?: readonly SignatureVerifier[];
+  /** Sandbox backends AMBIENT_SANDBOX may name (beside auto, docker, bubblewrap, process). */
+  sandboxBackends?: readonly SandboxBackendFactory[];
+}
+
+/** The multi-provider token: every extension of the application, built-ins first. */
+export const AMBIENT_EXTENSIONS = Symbol('AMBIENT_EXTENSIONS');

@@ -1,0 +1,36 @@
+/**
+ * Ambient's published extension surface: what an extension module may import (types and the
+ * small helpers built-ins use). See README "Extending Ambient".
+ */
+export type { AmbientExtension, ExtensionContext } from './extension.types';
+export type {
+  ChatMessage,
+  Harness,
+  HarnessContext,
+  HarnessResult,
+  TokenUsage,
+} from '../modules/harness/harness.types';
+export type {
+  SignatureVerifier,
+  SignedContent,
+  SignedRequest,
+  Verification,
+} from '../modules/webhooks/verifiers/signature-verifier';
+export {
+  bodyField,
+  nonEmptySecret,
+  unsigned,
+  verified,
+} from '../modules/webhooks/verifiers/signature-verifier';
+export { anyHexMatches, hmacHex } from '../modules/webhooks/verifiers/hmac';
+export type {
+  Sandbox,
+  SandboxBackend,
+  SandboxBackendContext,
+  SandboxBackendFactory,
+  SandboxProcess,
+  SandboxSpawnOptions,
+  SandboxSpec,
+} from '../modules/sandbox/sandbox.types';
+export { ProcessSandboxBackend } from '../modules/sandbox/process-sandbox';
+export { builtinExtension } from './builtin.extension';

@@ -1,0 +1,305 @@
+import { createHmac } from 'node:crypto';
+import request from 'supertest';
+import {
+  AmbientExtension,
+  Harness,
+  ProcessSandboxBackend,
+  SandboxBackend,
+} from '../src/extensions';
+import { apiClient } from './support/api-client';
+import { runCli } from './support/cli-process';
+import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { waitFor } from './support/wait';
+import { createFactory, createWebhook, deliver } from './support/webhook-helpers';
+import { spawnAmbient, waitForExit } from './support/worker-process';
+
+const EXAMPLE = 'examples/extensions/hello-ambient';
+
+/**
+ * The example extension, loaded from outside src/ through AMBIENT_EXTENSIONS (the `extensions`
+ * setting, resolved from the working directory): its harness and signature scheme work end to end.
+ */
+describe('extensions: examples/extensions/hello-ambient loaded by AMBIENT_EXTENSIONS', () => {
+  let env: TestEnvironment;
+  let app: TestApp;
+  let api: ReturnType<typeof apiClient>;
+
+  beforeAll(async () => {
+    // No model is ever called: the hello harness answers by itself.
+    env = createTestEnvironment('extensions', 'http://127.0.0.1:9/v1');
+    app = await startTestApp(env, ['api', 'worker', 'ingress'], { extensions: EXAMPLE });
+    api = apiClient(app.baseUrl, app.apiKey);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await env?.destroy();
+  });
+
+  it('runs a run with harness hello through the normal lifecycle to SUCCEEDED', async () => {
+    const prompt = 'Please greet the extension tester 7f3a';
+    const created = await api.post('/agent/runs', {
+      prompt,
+      config: { harness: { type: 'hello' } },
+    });
+    expect(created.status).toBe(200);
+    const runId = created.body.run_id as string;
+    const run = await waitFor(
+      async () => (await api.get(`/agent/runs/${runId}`)).body,
+      (r) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(r.state),
+      { what: `run ${runId} to finish`, timeoutMs: 60_000 },
+    );
+    expect(run.state).toBe('SUCCEEDED');
+    expect(run.status_message?.message).toContain(prompt);
+
+    const conversation = await api.get(`/agent/runs/${runId}/conversation`);
+    expect(conversation.status).toBe(200);
+    type Message = { role: string; content: { type: string; text?: string }[] };
+    const messages = (conversation.body.steps[0].messages as Message[]).filter(
+      (m) => m.role !== 'system',
+    );
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    const answer = messages[1].content.map((c) => c.text ?? '').join('');
+    expect(answer).toContain('Hello from hello-ambient');
+    expect(answer).toContain(prompt);
+  });
+
+  it('refuses a harness type no extension registered, naming the field', async () => {
+    const res = await api.post('/agent/runs', {
+      prompt: 'x',
+      config: { harness: { type: 'nonexistent' } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.detail ?? res.body.message ?? JSON.stringify(res.body)).toMatch(
+      /config\.harness\.type.*oz.*hello/,
+    );
+  });
+
+  it('accepts a delivery signed with hello-hmac and refuses a forged one with 401', async () => {
+    const secret = 'hello-provider-secret-0123456789';
+    const factory = await createFactory(api, 'Hello');
+    const hook = await createWebhook(api, factory, {
+      name: 'hello-hook',
+      auth_mode: 'signature',
+      signature_scheme: 'hello-hmac',
+      provider_secret: secret,
+    });
+    const url = `${app.ingressUrl}/webhooks/w/${hook.uid}`;
+    const body = '{"greeting":"hi"}';
+    const sign = (key: string, payload: string) =>
+      `sha256=${createHmac('sha256', key).update(payload).digest('hex')}`;
+    const json = { 'content-type': 'application/json' };
+
+    const good = await deliver(url, body, {
+      ...json,
+      'x-hello-signature': sign(secret, body),
+      'x-hello-delivery': 'd-1',
+    });
+    expect(good.status).toBe(202);
+
+    const forged = await deliver(url, body, {
+      ...json,
+      'x-hello-signature': sign('not-the-secret', body),
+      'x-hello-delivery': 'd-2',
+    });
+    expect(forged.status).toBe(401);
+    const tampered = await deliver(url, '{"greeting":"bye"}', {
+      ...json,
+      'x-hello-signature': sign(secret, body),
+      'x-hello-delivery': 'd-3',
+    });
+    expect(tampered.status).toBe(401);
+    const unsigned = await deliver(url, body, json);
+    expect(unsigned.status).toBe(401);
+
+    // An ingress that does not load the extension refuses even a correct signature (fail closed).
+    const bare = await startTestApp(env, ['ingress']);
+    try {
+      const withoutScheme = await deliver(`${bare.ingressUrl}/webhooks/w/${hook.uid}`, body, {
+        ...json,
+        'x-hello-signature': sign(secret, body),
+        'x-hello-delivery': 'd-4',
+      });
+      expect(withoutScheme.status).toBe(401);
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it('refuses a signature scheme no extension registered, naming the field', async () => {
+    const factory = await createFactory(api, 'Unknown scheme');
+    const res = await api.post(`/factory/${factory}/webhooks`, {
+      name: 'nope',
+      auth_mode: 'signature',
+      signature_scheme: 'nonexistent',
+      provider_secret: 'whatever-secret-0123456789',
+    });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toMatch(/signature_scheme.*hello-hmac/);
+  });
+
+  it('lists the extension values in the served OpenAPI document beside the built-ins', async () => {
+    const res = await request(new URL(app.baseUrl).origin).get('/api/v1/openapi.json');
+    expect(res.status).toBe(200);
+    const schemas = res.body.components.schemas;
+    expect(schemas.Harness.properties.type.enum).toEqual([
+      'oz',
+      'claude',
+      'gemini',
+      'codex',
+      'hello',
+    ]);
+    expect(schemas.CreateWebhookRequest.properties.signature_scheme.enum).toEqual(
+      expect.arrayContaining(['standard_webhooks', 'github', 'hello-hmac']),
+    );
+    expect(schemas.Webhook.properties.signature_scheme.enum).toContain('hello-hmac');
+    expect(JSON.stringify(res.body)).not.toContain('x-ambient-registry');
+  });
+
+  it('lists the extension scheme in the CLI (webhooks schemes)', async () => {
+    const listed = await runCli(['webhooks', 'schemes'], {
+      ...env.childEnv(),
+      AMBIENT_API_URL: app.baseUrl,
+      AMBIENT_API_KEY: app.apiKey,
+    });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.trim().split('\n')).toEqual([
+      'standard_webhooks',
+      'stripe',
+      'github',
+      'sentry',
+      'pagerduty',
+      'vercel',
+      'hello-hmac',
+    ]);
+  });
+});
+
+describe('extensions: a bad AMBIENT_EXTENSIONS entry', () => {
+  let env: TestEnvironment;
+
+  beforeAll(() => {
+    env = createTestEnvironment('extensions_bad', 'http://127.0.0.1:9/v1');
+  });
+
+  afterAll(async () => {
+    await env?.destroy();
+  });
+
+  it('fails start-up with one line naming the module', async () => {
+    const missing = 'examples/extensions/does-not-exist';
+    const ambient = spawnAmbient(
+      env.childEnv({ AMBIENT_EXTENSIONS: `${EXAMPLE},${missing}`, AMBIENT_ROLES: 'api' }),
+    );
+    ambient.ready.catch(() => undefined);
+    expect(await waitForExit(ambient.child)).toBe(1);
+    const lines = ambient.output().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      new RegExp(`^ambient: AMBIENT_EXTENSIONS: cannot load "${missing}": `),
+    );
+  });
+});
+
+/** A harness and a sandbox backend wrapping `process`, registered by this test (outside src/). */
+describe('extensions: a sandbox backend registered through startAmbient(config, { extensions })', () => {
+  let env: TestEnvironment;
+  let app: TestApp;
+  let api: ReturnType<typeof apiClient>;
+  const opened: string[] = [];
+
+  /** Runs one program in the execution's sandbox and answers with what it printed. */
+  const sandboxEcho: Harness = {
+    type: 'sandbox-echo',
+    async run(context) {
+      await context.recordMessage({ role: 'user', content: context.userMessages.join('\n') });
+      const child = context.sandbox.spawn('sh', ['-c', 'echo "in $SANDBOX_MARK at $PWD"'], {
+        env: { ...context.commandEnv, SANDBOX_MARK: context.userMessages[0] ?? '' },
+      });
+      let printed = '';
+      child.stdout.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+      const exit = await child.exited;
+      const answer = `${context.sandbox.backend}: ${printed.trim()} (exit ${exit.code})`;
+      await context.recordMessage({ role: 'assistant', content: answer });
+      return {
+        outcome: exit.code === 0 ? 'succeeded' : 'failed',
+        summary: answer,
+        usage: { promptTokens: 0, completionTokens: 0, modelCalls: 0 },
+      };
+    },
+  };
+
+  const traced: AmbientExtension = {
+    name: 'traced-sandbox',
+    harnesses: [sandboxEcho],
+    sandboxBackends: [
+      {
+        name: 'traced-process',
+        isolated: false,
+        create: (): SandboxBackend => {
+          const inner = new ProcessSandboxBackend();
+          return {
+            name: 'traced-process',
+            open: async (spec) => {
+              opened.push(spec.runId);
+              return inner.open(spec);
+            },
+          };
+        },
+      },
+    ],
+  };
+
+  beforeAll(async () => {
+    env = createTestEnvironment('extensions_sandbox', 'http://127.0.0.1:9/v1');
+    app = await startTestApp(
+      env,
+      ['api', 'worker'],
+      { 'sandbox.backend': 'traced-process' },
+      { extensions: [traced] },
+    );
+    api = apiClient(app.baseUrl, app.apiKey);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await env?.destroy();
+  });
+
+  it('runs the execution in the extension backend chosen by AMBIENT_SANDBOX', async () => {
+    expect(app.ambient.sandbox).toBe('traced-process');
+    const health = await api.get('/health');
+    expect(health.body.sandbox).toMatchObject({ backend: 'traced-process', isolated: false });
+    const document = await request(new URL(app.baseUrl).origin).get('/api/v1/openapi.json');
+    expect(document.body.components.schemas.SandboxInfo.properties.backend.enum).toEqual([
+      'docker',
+      'bubblewrap',
+      'process',
+      'traced-process',
+      'unavailable',
+    ]);
+
+    const created = await api.post('/agent/runs', {
+      prompt: 'mark-5c1e',
+      config: { harness: { type: 'sandbox-echo' } },
+    });
+    expect(created.status).toBe(200);
+    const runId = created.body.run_id as string;
+    const run = await waitFor(
+      async () => (await api.get(`/agent/runs/${runId}`)).body,
+      (r) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(r.state),
+      { what: `run ${runId} to finish`, timeoutMs: 60_000 },
+    );
+    expect(run.state).toBe('SUCCEEDED');
+    expect(opened).toContain(runId);
+    expect(run.status_message?.message).toMatch(/^process: in mark-5c1e at \/.+ \(exit 0\)$/);
+  });
+
+  it('fails start-up when AMBIENT_SANDBOX names a backend nobody registers', async () => {
+    await expect(
+      startTestApp(env, ['worker'], { 'sandbox.backend': 'no-such-backend' }, {}),
+    ).rejects.toThrow(
+      'AMBIENT_SANDBOX: must be one of auto, docker, bubblewrap, process (got "no-such-backend")',
+    );
+  });
+});
