@@ -12,7 +12,7 @@ import { RunSecretsService } from '../../environments/run-secrets.service';
 import { WorkspaceRetentionService } from '../../environments/workspace-retention.service';
 import { WorkspaceSetupService } from '../../environments/workspace-setup.service';
 import { HarnessRegistry } from '../../harness/harness-registry';
-import { ExecutionContext, Harness, HarnessResult } from '../../harness/harness.types';
+import { Harness, HarnessContext, HarnessResult } from '../../harness/harness.types';
 import { WorkspaceService } from '../../harness/workspace.service';
 import { ModelsService } from '../../models/models.service';
 import { SandboxService } from '../../sandbox/sandbox.service';
@@ -41,7 +41,7 @@ describe('RunExecutor (database)', () => {
   let signals: Fake<RunSignals>;
   let followups: Fake<RunFollowupsService>;
   /** What the harness of the next execution does with the context it is given. */
-  let harnessRun: (context: ExecutionContext, signal: AbortSignal) => Promise<HarnessResult>;
+  let harnessRun: (context: HarnessContext, signal: AbortSignal) => Promise<HarnessResult>;
 
   afterAll(() => rmSync(workspaceRoot, { recursive: true, force: true }));
 
@@ -75,14 +75,14 @@ describe('RunExecutor (database)', () => {
     built.fakeOf(RunSecretsService).resolve.mockResolvedValue({ env: {}, skipped: [] } as never);
     built.fakeOf(RunSecretsService).executionConfig.mockResolvedValue({} as never);
     built.fakeOf(WorkspaceSetupService).prepare.mockResolvedValue({ ok: true } as never);
-    built.fakeOf(WorkspaceRetentionService).keepUntil.mockReturnValue({});
+    built.fakeOf(WorkspaceRetentionService).keepUntil.mockReturnValue({} as never);
     built.fakeOf(WorkspaceService).dirFor.mockImplementation((runId) => join(workspaceRoot, runId));
     sandboxes.open.mockResolvedValue(fake<Sandbox>({ close: jest.fn(async () => undefined) }));
     built
       .fakeOf(ExecutionContextFactory)
       .build.mockImplementation(async (_run, _token, _model, signal) => {
         contextSignal = signal;
-        return {} as ExecutionContext;
+        return {} as HarnessContext;
       });
     built.fakeOf(TranscriptWriter).write.mockResolvedValue(undefined);
     signals.onCancel.mockResolvedValue(() => undefined);
