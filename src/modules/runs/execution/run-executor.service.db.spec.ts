@@ -45,8 +45,13 @@ describe('RunExecutor (database)', () => {
 
   afterAll(() => rmSync(workspaceRoot, { recursive: true, force: true }));
 
+  let config: {
+    runs: { leaseMs: number; maxAttempts: number; computeCostPerHourUsd: number };
+    server: { publicUrl: string; internalApiUrl: null };
+  };
+
   beforeEach(async () => {
-    const config = {
+    config = {
       runs: { leaseMs: LEASE_MS, maxAttempts: 3, computeCostPerHourUsd: 0 },
       server: { publicUrl: 'http://127.0.0.1:1', internalApiUrl: null },
     };
@@ -110,34 +115,29 @@ describe('RunExecutor (database)', () => {
     ]);
   });
 
-  it('maps a failed harness to FAILED or ERROR by its error code, retryable only when it may help', async () => {
-    harnessRun = async () => ({
-      outcome: 'failed',
-      errorCode: 'invalid_request',
-      summary: 'bad tool',
-      usage: USAGE,
-    });
-    const failed = await queuedRun();
-    await executor.execute(failed);
-    expect((await runRow(db.dataSource, failed)).status_message).toMatchObject({
-      error_code: 'invalid_request',
-      retryable: false,
-    });
-    expect((await runRow(db.dataSource, failed)).state).toBe('FAILED');
-
-    harnessRun = async () => ({
-      outcome: 'failed',
-      errorCode: 'resource_unavailable',
-      summary: 'provider down',
-      usage: USAGE,
-    });
-    const errored = await queuedRun();
-    await executor.execute(errored);
-    expect(await runRow(db.dataSource, errored)).toMatchObject({
-      state: 'ERROR',
-      status_message: { error_code: 'resource_unavailable', retryable: true },
-    });
-  });
+  it.each([
+    ['invalid_request', 'FAILED', false],
+    ['environment_setup_failed', 'FAILED', false],
+    ['resource_unavailable', 'ERROR', true],
+    ['authentication_required', 'ERROR', false],
+  ] as const)(
+    'ends a run whose harness failed with %s in %s (retryable: %s)',
+    async (errorCode, state, retryable) => {
+      harnessRun = async () => ({
+        outcome: 'failed',
+        errorCode,
+        summary: 'it broke',
+        usage: USAGE,
+      });
+      const runId = await queuedRun();
+      await executor.execute(runId);
+      expect(await runRow(db.dataSource, runId)).toMatchObject({
+        state,
+        status_message: { error_code: errorCode, retryable, message: 'it broke' },
+        lease_owner: null,
+      });
+    },
+  );
 
   it('ends a run whose harness crashed in ERROR with internal_error, saying what happened', async () => {
     harnessRun = async () => {
@@ -215,6 +215,29 @@ describe('RunExecutor (database)', () => {
     });
   });
 
+  it('stops an execution whose lease renewal is refused (taken over), and it writes nothing', async () => {
+    config.runs.leaseMs = 600; // renewed every 200 ms
+    const runId = await queuedRun();
+    let abortReason: unknown;
+    harnessRun = async (_context, signal) => {
+      await db.dataSource.query(
+        `UPDATE runs SET execution_count = execution_count + 1, lease_owner = 'other-worker'
+          WHERE id = ?`,
+        [runId],
+      );
+      await aborted(signal, 10_000);
+      abortReason = signal.reason;
+      return { outcome: 'cancelled', summary: 'stopped', usage: USAGE };
+    };
+    expect(await executor.execute(runId)).toEqual({ requeue: false });
+    expect(abortReason).toBe('lost');
+    expect(await runRow(db.dataSource, runId)).toMatchObject({
+      state: 'INPROGRESS',
+      lease_owner: 'other-worker',
+      request_usage: null,
+    });
+  });
+
   it('gives the run back to the queue on shutdown without counting the attempt', async () => {
     const runId = await queuedRun();
     harnessRun = async () => {
@@ -256,3 +279,18 @@ describe('RunExecutor (database)', () => {
     expect(followups.requeueEnded).toHaveBeenCalledWith(runId);
   });
 });
+
+/** Resolves when `signal` aborts; fails the spec after `timeoutMs`. */
+function aborted(signal: AbortSignal, timeoutMs: number): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`not aborted within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
