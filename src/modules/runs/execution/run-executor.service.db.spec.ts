@@ -225,7 +225,7 @@ describe('RunExecutor (database)', () => {
           WHERE id = ?`,
         [runId],
       );
-      await aborted(signal, 10_000);
+      await aborted(signal, 20_000);
       abortReason = signal.reason;
       return { outcome: 'cancelled', summary: 'stopped', usage: USAGE };
     };
@@ -236,7 +236,7 @@ describe('RunExecutor (database)', () => {
       lease_owner: 'other-worker',
       request_usage: null,
     });
-  });
+  }, 30_000);
 
   it('gives the run back to the queue on shutdown without counting the attempt', async () => {
     const runId = await queuedRun();
