@@ -1,19 +1,14 @@
 import request from 'supertest';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 const PR_URL = 'https://github.com/acme/web/pull/7';
 
 /** Artifacts reported by the built-in harness's report_artifact tool, read back over the API. */
 describe('artifacts (report_artifact tool, blob downloads, visibility)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let eve: ReturnType<typeof apiClient>;
   let run: {
     run_id: string;
@@ -30,11 +25,9 @@ describe('artifacts (report_artifact tool, blob downloads, visibility)', () => {
   const uidOf = (type: string) =>
     String(run.artifacts.find((a) => a.artifact_type === type)!.data.artifact_uid);
 
+  const { model, app, api } = useTestApp('artifacts', ['api', 'worker']);
+
   beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('artifacts', model.url);
-    app = await startTestApp(env, ['api', 'worker']);
-    api = apiClient(app.baseUrl, app.apiKey);
     const teams = app.ambient.app.get(TeamsService);
     const other = await teams.createTeam(`artifacts-other-${Date.now()}`);
     const user = await teams.createUser(other, { displayName: 'Eve', role: 'admin' });
@@ -131,12 +124,6 @@ describe('artifacts (report_artifact tool, blob downloads, visibility)', () => {
       (r) => ['SUCCEEDED', 'FAILED', 'ERROR'].includes(r.state),
       { what: 'the run to finish' },
     );
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
   });
 
   it('lists the reported artifacts on the run and tells the model about invalid reports', () => {

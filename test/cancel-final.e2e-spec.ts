@@ -1,8 +1,6 @@
 import { RunQueue } from '../src/modules/runs/run-queue.service';
 import type { ExecuteOutcome } from '../src/modules/runs/execution/run-executor.service';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
-import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 interface FollowupRow {
@@ -12,23 +10,10 @@ interface FollowupRow {
 }
 
 describe('cancel is final (api + worker, fake model server)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
+  const { model, app, api } = useTestApp('cancel_final', ['api', 'worker']);
 
   beforeAll(async () => {
-    model = await startFakeModelServer();
     model.script('hang', [{ hang: true }]);
-    env = createTestEnvironment('cancel_final', model.url);
-    app = await startTestApp(env, ['api', 'worker']);
-    api = apiClient(app.baseUrl, app.apiKey);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
   });
 
   const followupRows = (runId: string): Promise<FollowupRow[]> =>

@@ -1,7 +1,6 @@
 import request from 'supertest';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
@@ -12,18 +11,14 @@ const PUBLIC_URL = 'https://ambient.example.com';
  * now sent (trace_id, session_id/session_link, request_id).
  */
 describe('contract endpoints and fields (api + worker, fake model server)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let eve: ReturnType<typeof apiClient>;
   let anonymous: ReturnType<typeof request>;
 
+  const { model, app, api } = useTestApp('contract_endpoints', ['api', 'worker'], {
+    'server.publicUrl': PUBLIC_URL,
+  });
+
   beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('contract_endpoints', model.url);
-    app = await startTestApp(env, ['api', 'worker'], { 'server.publicUrl': PUBLIC_URL });
-    api = apiClient(app.baseUrl, app.apiKey);
     const { TeamsService } = await import('../src/modules/teams/teams.service');
     const { ApiKeysService } = await import('../src/modules/teams/api-keys.service');
     const teams = app.ambient.app.get(TeamsService);
@@ -32,12 +27,6 @@ describe('contract endpoints and fields (api + worker, fake model server)', () =
     const { key } = await app.ambient.app.get(ApiKeysService).create(user, 'test');
     eve = apiClient(app.baseUrl, key);
     anonymous = request(new URL(app.baseUrl).origin);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
   });
 
   const finished = (runId: string) =>

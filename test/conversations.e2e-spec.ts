@@ -1,34 +1,17 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 /** Conversations, raw transcripts and the signed URLs they are downloaded through. */
 describe('conversations and transcripts (api + worker, fake model server)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
-
-  beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('conversations', model.url);
-    // Short-lived download URLs so expiry can be observed. A lease a live worker renews on a
-    // busy machine: these runs must execute once (see conversations-under-load.e2e-spec.ts).
-    app = await startTestApp(env, ['api', 'worker'], {
-      'blobs.urlTtlSeconds': 5,
-      'runs.leaseMs': 10_000,
-    });
-    api = apiClient(app.baseUrl, app.apiKey);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
+  // Short-lived download URLs so expiry can be observed. A lease a live worker renews on a
+  // busy machine: these runs must execute once (see conversations-under-load.e2e-spec.ts).
+  const { model, env, app, api } = useTestApp('conversations', ['api', 'worker'], {
+    'blobs.urlTtlSeconds': 5,
+    'runs.leaseMs': 10_000,
   });
 
   const finished = (runId: string) =>

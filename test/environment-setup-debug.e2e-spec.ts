@@ -2,31 +2,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 describe('environment setup failure and the debug window', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
-
-  beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('envdebug', model.url);
-    app = await startTestApp(env, ['api', 'worker'], {
-      'environments.retentionSweepIntervalMs': 200,
-      'environments.setupTimeoutSeconds': 2,
-    });
-    api = apiClient(app.baseUrl, app.apiKey);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
+  const { model, env, app, api } = useTestApp('envdebug', ['api', 'worker'], {
+    'environments.retentionSweepIntervalMs': 200,
+    'environments.setupTimeoutSeconds': 2,
   });
 
   const run = (runId: string) => api.get(`/agent/runs/${runId}`).then((r) => r.body);

@@ -1,36 +1,27 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
-import { apiClient } from './support/api-client';
 import { GitHttpServer, startGitHttpServer } from './support/git-http-server';
 import { bareRepo } from './support/git-repos';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 const TOKEN = 'ghp_private_test_token_123';
 
 describe('private repositories: the team secret GITHUB_TOKEN authenticates clones', () => {
-  let model: FakeModelServer;
   let git: GitHttpServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   const gitRoot = mkdtempSync(join(tmpdir(), 'ambient-private-git-'));
 
   beforeAll(async () => {
     bareRepo(gitRoot, 'acme', 'private', { 'SECRET.md': 'internal\n' });
     git = await startGitHttpServer(gitRoot, TOKEN);
-    model = await startFakeModelServer();
-    env = createTestEnvironment('envprivate', model.url);
-    app = await startTestApp(env, ['api', 'worker'], { 'environments.gitUrlBase': git.url });
-    api = apiClient(app.baseUrl, app.apiKey);
   });
 
+  const { model, env, api } = useTestApp('envprivate', ['api', 'worker'], () => ({
+    'environments.gitUrlBase': git.url,
+  }));
+
   afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
     await git?.close();
     rmSync(gitRoot, { recursive: true, force: true });
   });

@@ -3,18 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { runCli } from './support/cli-process';
 import { apiClient } from './support/api-client';
 import { bareRepo } from './support/git-repos';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 describe('environments: management, access and workspace preparation', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let them: ReturnType<typeof apiClient>;
   let theirTeamId: string;
   let theirKey: string;
@@ -23,10 +18,13 @@ describe('environments: management, access and workspace preparation', () => {
 
   beforeAll(async () => {
     bareRepo(gitRoot, 'acme', 'widgets', { 'README.md': 'widgets\n', 'src/a.txt': 'A\n' });
-    model = await startFakeModelServer();
-    env = createTestEnvironment('environments', model.url);
-    app = await startTestApp(env, ['api', 'worker'], { 'environments.gitUrlBase': gitRoot });
-    api = apiClient(app.baseUrl, app.apiKey);
+  });
+
+  const { model, env, app, api } = useTestApp('environments', ['api', 'worker'], {
+    'environments.gitUrlBase': gitRoot,
+  });
+
+  beforeAll(async () => {
     owner = (await app.ambient.app.get(ApiKeysService).authenticate(app.apiKey))!;
     await app.dataSource.query('UPDATE users SET email = ? WHERE id = ?', [
       'admin@acme.test',
@@ -41,9 +39,6 @@ describe('environments: management, access and workspace preparation', () => {
   });
 
   afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
     rmSync(gitRoot, { recursive: true, force: true });
   });
 

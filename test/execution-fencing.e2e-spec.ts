@@ -1,15 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
-import { apiClient } from './support/api-client';
 import { scrape } from './support/prometheus';
-import {
-  createTestEnvironment,
-  startTestApp,
-  TestApp,
-  TestEnvironment,
-  TAKEOVER_LEASE_MS,
-} from './support/test-app';
+import { TAKEOVER_LEASE_MS } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 import { spawnAmbient, waitForExit } from './support/worker-process';
 
@@ -26,10 +19,6 @@ type TimelineEvent = { event_type: string; execution_id: number; occurred_at: st
  * in the run, and the run's one command runs once.
  */
 describe('fenced executions (worker processes, SIGSTOP past the lease)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   const workers: Worker[] = [];
 
   const startWorker = async (): Promise<Worker> => {
@@ -47,23 +36,15 @@ describe('fenced executions (worker processes, SIGSTOP past the lease)', () => {
   };
   const metricsUrl = (worker: Worker) => /metrics on (http:\/\/[^\s";]+)/.exec(worker.output())![1];
 
-  beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('fencing', model.url, { leaseMs: TAKEOVER_LEASE_MS });
-    app = await startTestApp(env, ['api']);
-    api = apiClient(app.baseUrl, app.apiKey);
-  });
-
   afterAll(async () => {
     for (const worker of workers.splice(0)) {
       worker.child.kill('SIGCONT');
       worker.child.kill('SIGKILL');
       await waitForExit(worker.child);
     }
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
   });
+
+  const { model, env, api } = useTestApp('fencing', ['api'], {}, { leaseMs: TAKEOVER_LEASE_MS });
 
   /** Everything a user sees of the run. */
   const snapshot = async (runId: string) => ({

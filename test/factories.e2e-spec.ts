@@ -1,20 +1,16 @@
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
 import { createFactory, definitionFiles, deliver } from './support/webhook-helpers';
 
 /** Managed factories: definitions written through the API, validated whole, applied atomically. */
 describe('managed factories and their definitions', () => {
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let member: ReturnType<typeof apiClient>;
 
+  const { app, api } = useTestApp('factories', ['api', 'ingress'], {}, { model: false });
+
   beforeAll(async () => {
-    env = createTestEnvironment('factories', 'http://127.0.0.1:9/v1');
-    app = await startTestApp(env, ['api', 'ingress']);
-    api = apiClient(app.baseUrl, app.apiKey);
     const teams = app.ambient.app.get(TeamsService, { strict: false });
     const user = await teams.createUser((await teams.findByName('default'))!, {
       displayName: 'M',
@@ -26,11 +22,6 @@ describe('managed factories and their definitions', () => {
     );
     await api.post('/secrets', { name: 'CI_SECRET', value: 'ci-token-value-0123456789' });
     await api.post('/secrets', { name: 'NOT_URL_SAFE', value: 'has spaces and / slashes!!' });
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
   });
 
   const webhooksOf = async (factory: string) =>

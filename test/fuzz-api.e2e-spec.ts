@@ -1,5 +1,4 @@
 import fc from 'fast-check';
-import { apiClient } from './support/api-client';
 import {
   HUGE,
   mutate,
@@ -10,7 +9,7 @@ import {
   OpenApiDocument,
   OpenApiOperation,
 } from './support/openapi-fuzz';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { createFactory, createWebhook } from './support/webhook-helpers';
 
 /**
@@ -130,21 +129,22 @@ async function runProperty<T>(
 }
 
 describe(`fuzz: generated requests never get a 5xx (FUZZ_SEED=${SEED})`, () => {
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let doc: OpenApiDocument;
   let origin: string;
   const existing: string[] = [];
 
-  beforeAll(async () => {
-    env = createTestEnvironment('fuzz', 'http://127.0.0.1:9/v1');
-    app = await startTestApp(env, ['api', 'ingress'], {
+  const { app, api } = useTestApp(
+    'fuzz',
+    ['api', 'ingress'],
+    {
       'webhooks.baseUrl': 'http://hooks.example.test',
       'webhooks.deliveriesPerMinute': 1_000_000,
       'webhooks.authFailuresPerMinute': 1_000_000,
-    });
-    api = apiClient(app.baseUrl, app.apiKey);
+    },
+    { model: false },
+  );
+
+  beforeAll(async () => {
     origin = new URL(app.baseUrl).origin;
     doc = (await api.get('/openapi.json')).body as OpenApiDocument;
     // Real resources, so generated paths reach past "not found" too.
@@ -168,11 +168,6 @@ describe(`fuzz: generated requests never get a 5xx (FUZZ_SEED=${SEED})`, () => {
       run.body.run_id as string,
       'FUZZ',
     );
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
   });
 
   function operations(methods: string[]): { method: string; path: string; op: OpenApiOperation }[] {

@@ -1,7 +1,5 @@
 import { resolve } from 'node:path';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
-import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 const ECHO_SERVER = {
@@ -18,23 +16,7 @@ type Block = { type: string; name?: string; category?: string; state?: string; o
 type Message = { role: string; content: Block[] };
 
 describe('oz harness with MCP servers (api + worker, stdio MCP fixture)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
-
-  beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('harness_mcp', model.url);
-    app = await startTestApp(env, ['api', 'worker']);
-    api = apiClient(app.baseUrl, app.apiKey);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
-  });
+  const { model, api } = useTestApp('harness_mcp', ['api', 'worker']);
 
   const finished = (runId: string) =>
     waitFor(

@@ -1,8 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
-import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 type Block = {
@@ -15,23 +13,7 @@ type Block = {
 type Message = { role: string; content: Block[] };
 
 describe('oz harness file tools (api + worker, fake model server)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
-
-  beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('harness_tools', model.url);
-    app = await startTestApp(env, ['api', 'worker']);
-    api = apiClient(app.baseUrl, app.apiKey);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
-  });
+  const { model, env, api } = useTestApp('harness_tools', ['api', 'worker']);
 
   const finished = (runId: string) =>
     waitFor(

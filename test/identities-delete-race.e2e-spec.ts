@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 interface Attempt {
@@ -15,21 +15,8 @@ interface Attempt {
  * after anyone saw the identity gone may succeed either.
  */
 describe('agent identity delete racing with requests that use its keys', () => {
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
-
-  beforeAll(async () => {
-    // No run executes here, so the model catalogue can point nowhere.
-    env = createTestEnvironment('identity_race', 'http://127.0.0.1:9/v1');
-    app = await startTestApp(env, ['api']);
-    api = apiClient(app.baseUrl, app.apiKey);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-  });
+  // No run executes here, so the model catalogue can point nowhere.
+  const { app, api } = useTestApp('identity_race', ['api'], {}, { model: false });
 
   it.each([1, 2, 3])('round %i: no request started after the delete succeeds', async () => {
     const agent = (await api.post('/agent/identities', { name: 'Doomed' })).body;

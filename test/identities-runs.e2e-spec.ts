@@ -1,30 +1,19 @@
 import { TeamsService } from '../src/modules/teams/teams.service';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { runCli } from './support/cli-process';
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 
 describe('agent identities executing runs, plan limit and CLI', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let teams: TeamsService;
   let teamId: string;
 
-  beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('identities_runs', model.url);
-    app = await startTestApp(env, ['api'], { 'identities.defaultAgentLimit': 3 });
-    api = apiClient(app.baseUrl, app.apiKey);
-    teams = app.ambient.app.get(TeamsService);
-    teamId = (await teams.findByName('default'))!.id;
+  const { env, app, api } = useTestApp('identities_runs', ['api'], {
+    'identities.defaultAgentLimit': 3,
   });
 
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
+  beforeAll(async () => {
+    teams = app.ambient.app.get(TeamsService);
+    teamId = (await teams.findByName('default'))!.id;
   });
 
   /** Runs the CLI as `npm run cli` does, against this file's database. */

@@ -1,28 +1,17 @@
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 
 describe('agent identities: the API (CRUD, validation, who may manage, keys)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let teams: TeamsService;
 
-  beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('identities', model.url);
-    app = await startTestApp(env, ['api'], { 'identities.defaultAgentLimit': 3 });
-    api = apiClient(app.baseUrl, app.apiKey);
-    teams = app.ambient.app.get(TeamsService);
+  const { app, api } = useTestApp('identities', ['api'], {
+    'identities.defaultAgentLimit': 3,
   });
 
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
+  beforeAll(async () => {
+    teams = app.ambient.app.get(TeamsService);
   });
 
   const createAgent = async (body: Record<string, unknown>) => {

@@ -2,9 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 
 type Json = Record<string, unknown>;
 type Schema = {
@@ -35,27 +34,17 @@ function refsOf(node: unknown, at = '#'): { ref: string; at: string }[] {
 }
 
 describe('the published OpenAPI document is generator-grade (api role)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
   let doc: Json & {
     paths: Record<string, Record<string, Json>>;
     components: { schemas: Record<string, Schema> };
   };
 
+  const { app } = useTestApp('openapi_contract', ['api']);
+
   beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('openapi_contract', model.url);
-    app = await startTestApp(env, ['api']);
     const res = await apiClient(app.baseUrl, app.apiKey).get('/openapi.json');
     expect(res.status).toBe(200);
     doc = res.body;
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
   });
 
   const schemas = () => doc.components.schemas;

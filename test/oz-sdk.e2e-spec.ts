@@ -1,26 +1,15 @@
 import OzAPI, { BadRequestError, NotFoundError } from 'oz-agent-sdk';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 /** Compatibility checked by a client nobody here wrote: the official oz-agent-sdk from npm. */
 describe('official oz-agent-sdk against Ambient', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
   let client: OzAPI;
 
-  beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('oz_sdk', model.url);
-    app = await startTestApp(env, ['api', 'worker']);
-    client = new OzAPI({ apiKey: app.apiKey, baseURL: app.baseUrl, maxRetries: 0 });
-  });
+  const { model, app } = useTestApp('oz_sdk', ['api', 'worker']);
 
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
+  beforeAll(async () => {
+    client = new OzAPI({ apiKey: app.apiKey, baseURL: app.baseUrl, maxRetries: 0 });
   });
 
   it('creates a run, follows it to SUCCEEDED and retrieves it', async () => {

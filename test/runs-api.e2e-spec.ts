@@ -2,31 +2,18 @@ import { DataSource } from 'typeorm';
 import { ArtifactsService } from '../src/modules/artifacts/artifacts.service';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { RunCreationService } from '../src/modules/runs/run-creation.service';
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 
 /** The API role alone: runs stay QUEUED, so every answer here is about the API itself. */
 describe('runs API (api role only)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let dataSource: DataSource;
 
-  beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('runs_api', model.url);
-    app = await startTestApp(env, ['api']);
-    api = apiClient(app.baseUrl, app.apiKey);
-    dataSource = app.dataSource;
-  });
+  const { app, api } = useTestApp('runs_api', ['api']);
 
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
+  beforeAll(async () => {
+    dataSource = app.dataSource;
   });
 
   const countRuns = async () =>

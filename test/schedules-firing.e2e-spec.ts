@@ -1,6 +1,4 @@
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
-import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 interface RunSummary {
@@ -13,24 +11,8 @@ interface RunSummary {
 }
 
 describe('scheduled agents firing (api + worker + scheduler)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
-
-  beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('schedules_firing', model.url);
-    app = await startTestApp(env, ['api', 'worker', 'scheduler'], {
-      'schedules.tickIntervalMs': 100,
-    });
-    api = apiClient(app.baseUrl, app.apiKey);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
+  const { api } = useTestApp('schedules_firing', ['api', 'worker', 'scheduler'], {
+    'schedules.tickIntervalMs': 100,
   });
 
   const runsOf = async (scheduleId: string): Promise<RunSummary[]> =>

@@ -10,8 +10,7 @@ import {
 } from '../src/modules/schedules/scheduler-clock';
 import { SchedulerLoop } from '../src/modules/schedules/scheduler-loop.service';
 import { BearerStrategy } from '../src/modules/teams/bearer.strategy';
-import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 interface FiringRow {
@@ -35,21 +34,8 @@ class ManualClock implements SchedulerClock {
 }
 
 describe('schedules with several scheduler replicas, restarts and crashes', () => {
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
-
-  beforeAll(async () => {
-    // The API app (no worker: runs stay QUEUED, which is all these tests look at).
-    env = createTestEnvironment('schedule_replicas', 'http://127.0.0.1:9/v1');
-    app = await startTestApp(env, ['api']);
-    api = apiClient(app.baseUrl, app.apiKey);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-  });
+  // The API app (no worker: runs stay QUEUED, which is all these tests look at).
+  const { env, app, api } = useTestApp('schedule_replicas', ['api'], {}, { model: false });
 
   /**
    * A scheduler-only Ambient (the same AppModule as `AMBIENT_ROLES=scheduler`) on this file's

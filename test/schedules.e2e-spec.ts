@@ -1,29 +1,12 @@
 import OzAPI, { BadRequestError, NotFoundError } from 'oz-agent-sdk';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 
 describe('scheduled agents: the API (CRUD, validation, teams, SDK)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
-
-  beforeAll(async () => {
-    // Nothing fires here (no scheduler role); the model catalogue only validates model ids.
-    model = await startFakeModelServer();
-    env = createTestEnvironment('schedules', model.url);
-    app = await startTestApp(env, ['api']);
-    api = apiClient(app.baseUrl, app.apiKey);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
-  });
+  // Nothing fires here (no scheduler role); the model catalogue only validates model ids.
+  const { app, api } = useTestApp('schedules', ['api']);
 
   const createSchedule = async (body: Record<string, unknown>) => {
     const res = await api.post('/agent/schedules', body);

@@ -1,14 +1,9 @@
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 /** A judge run reports verdicts about another run with its run-scoped key, from a command. */
 describe('scores reported by a judge run', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let targetId: string;
   let otherRunId: string;
   let judgeId: string;
@@ -27,11 +22,9 @@ describe('scores reported by a judge run', () => {
     (body ? ` -H "Content-Type: application/json" -d '${JSON.stringify(body)}'` : '') +
     ` -w '\\nHTTP %{http_code}'`;
 
+  const { model, app, api } = useTestApp('scores', ['api', 'worker']);
+
   beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('scores', model.url);
-    app = await startTestApp(env, ['api', 'worker']);
-    api = apiClient(app.baseUrl, app.apiKey);
     targetId = (await api.post('/agent/runs', { prompt: 'Write a haiku' })).body.run_id;
     otherRunId = (await api.post('/agent/runs', { prompt: 'Another task' })).body.run_id;
     await finished(targetId);
@@ -83,12 +76,6 @@ describe('scores reported by a judge run', () => {
       .at(-1)!
       .body.messages.filter((m) => m.role === 'tool')
       .map((m) => JSON.parse(String(m.content)).output as string);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
   });
 
   const response = (output: string) => {

@@ -1,19 +1,16 @@
 import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { startTestApp } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { createFactory, createWebhook, definitionFiles } from './support/webhook-helpers';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
 
 describe('team secrets (/secrets)', () => {
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let member: ReturnType<typeof apiClient>;
 
+  const { env, app, api } = useTestApp('secrets', ['api'], {}, { model: false });
+
   beforeAll(async () => {
-    env = createTestEnvironment('secrets', 'http://127.0.0.1:9/v1');
-    app = await startTestApp(env, ['api']);
-    api = apiClient(app.baseUrl, app.apiKey);
     const teams = app.ambient.app.get(TeamsService, { strict: false });
     const team = (await teams.findByName('default'))!;
     const user = await teams.createUser(team, { displayName: 'Member', role: 'member' });
@@ -21,11 +18,6 @@ describe('team secrets (/secrets)', () => {
       .get(ApiKeysService, { strict: false })
       .create(user, 'member');
     member = apiClient(app.baseUrl, key);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
   });
 
   it('creates, lists, updates and deletes a secret; the value is never returned and stored encrypted', async () => {

@@ -1,12 +1,10 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
-import { apiClient } from './support/api-client';
 import { GitHttpServer, startGitHttpServer } from './support/git-http-server';
 import { bareRepo } from './support/git-repos';
 import { SelfHostedWorkers } from './support/self-hosted-worker-process';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 const CLIS = resolve(__dirname, 'fixtures/vendor-clis');
@@ -19,11 +17,7 @@ const TOKEN = 'ghp_selfhosted_private_token';
  * harness (vendor CLIs included).
  */
 describe('self-hosted runs: environments and harnesses on the worker', () => {
-  let model: FakeModelServer;
   let git: GitHttpServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let workerRoot: string;
   let mirrorRoot: string;
   const gitRoot = mkdtempSync(join(tmpdir(), 'ambient-sh-git-'));
@@ -67,12 +61,19 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
     bareRepo(gitRoot, 'acme', 'web', { 'README.md': 'hello from the web repo\n' });
     bareRepo(privateRoot, 'acme', 'private', { 'SECRET.md': 'internal notes\n' });
     git = await startGitHttpServer(privateRoot, TOKEN);
-    model = await startFakeModelServer();
-    env = createTestEnvironment('shenv', model.url);
     workerRoot = mkdtempSync(join(tmpdir(), 'ambient-sh-ws-'));
     mirrorRoot = mkdtempSync(join(tmpdir(), 'ambient-sh-mirror-ws-'));
-    app = await startTestApp(env, ['api', 'worker'], { 'environments.gitUrlBase': gitRoot });
-    api = apiClient(app.baseUrl, app.apiKey);
+  });
+
+  afterAll(async () => {
+    await workers.killAll();
+  });
+
+  const { model, env, app, api } = useTestApp('shenv', ['api', 'worker'], {
+    'environments.gitUrlBase': gitRoot,
+  });
+
+  beforeAll(async () => {
     for (const [name, value] of [
       ['DEPLOY_KEY', 'deploy-key-value'],
       ['ANTHROPIC_KEY', 'value-of-ANTHROPIC_KEY'],
@@ -87,10 +88,6 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
   });
 
   afterAll(async () => {
-    await workers.killAll();
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
     await git?.close();
     for (const dir of [gitRoot, privateRoot, workerRoot, mirrorRoot]) {
       if (dir) rmSync(dir, { recursive: true, force: true });

@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
 import { bareRepo, pushFiles } from './support/git-repos';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
 const REVIEW = `---
@@ -20,10 +19,6 @@ Review pull request $ARGUMENTS carefully; start with file $1.
 `;
 
 describe('skills from environment repositories', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let environmentUid: string;
   const gitRoot = mkdtempSync(join(tmpdir(), 'ambient-skills-git-'));
 
@@ -38,10 +33,13 @@ describe('skills from environment repositories', () => {
       '.agents/skills/deploy/SKILL.md':
         '---\ndescription: Deploys the API.\n---\nDeploy the API.\n',
     });
-    model = await startFakeModelServer();
-    env = createTestEnvironment('skills', model.url);
-    app = await startTestApp(env, ['api', 'worker'], { 'environments.gitUrlBase': gitRoot });
-    api = apiClient(app.baseUrl, app.apiKey);
+  });
+
+  const { model, app, api } = useTestApp('skills', ['api', 'worker'], {
+    'environments.gitUrlBase': gitRoot,
+  });
+
+  beforeAll(async () => {
     const created = await api.post('/agent/environments', {
       name: 'acme',
       github_repos: [
@@ -53,9 +51,6 @@ describe('skills from environment repositories', () => {
   });
 
   afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
     rmSync(gitRoot, { recursive: true, force: true });
   });
 

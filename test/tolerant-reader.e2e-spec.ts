@@ -1,28 +1,10 @@
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
-import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 
 /** Fields a newer SDK might send: accepted and ignored, at the top and nested in `config`. */
 const FUTURE = { future_field: 'from a newer SDK', future_object: { a: 1 } };
 
 describe('tolerant reader: unknown request fields and query parameters are ignored (api role)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
-
-  beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('tolerant_reader', model.url);
-    app = await startTestApp(env, ['api']);
-    api = apiClient(app.baseUrl, app.apiKey);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
-  });
+  const { api } = useTestApp('tolerant_reader', ['api']);
 
   it('creates a run with unknown fields at the top, in config and deeper, and drops them', async () => {
     const res = await api.post('/agent/runs', {

@@ -1,7 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
-import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { createFactory, createWebhook, deliver } from './support/webhook-helpers';
 
 /** Tables a refused request must leave alone. */
@@ -20,26 +18,14 @@ const TABLES = [
 const LONE = 'bad\\ud800x';
 
 describe('invalid Unicode in requests is refused at the boundary (api + ingress)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let auth: Record<string, string>;
 
-  beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('unicode_input', model.url);
-    app = await startTestApp(env, ['api', 'ingress'], {
-      'webhooks.baseUrl': 'http://hooks.example.test',
-    });
-    api = apiClient(app.baseUrl, app.apiKey);
-    auth = { Authorization: `Bearer ${app.apiKey}`, 'Content-Type': 'application/json' };
+  const { app, api } = useTestApp('unicode_input', ['api', 'ingress'], {
+    'webhooks.baseUrl': 'http://hooks.example.test',
   });
 
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
+  beforeAll(async () => {
+    auth = { Authorization: `Bearer ${app.apiKey}`, 'Content-Type': 'application/json' };
   });
 
   async function counts(): Promise<Record<string, number>> {

@@ -2,14 +2,11 @@ import { CliResult, runCli } from './support/cli-process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { deliver } from './support/webhook-helpers';
 
 /** The secrets / factories / webhooks CLI commands, run as `npm run cli` runs them. */
 describe('webhook CLI (child processes against a running API)', () => {
-  let env: TestEnvironment;
-  let app: TestApp;
-
   const cli = (args: string[], stdin?: string): Promise<CliResult> =>
     runCli(
       args,
@@ -17,15 +14,7 @@ describe('webhook CLI (child processes against a running API)', () => {
       stdin,
     );
 
-  beforeAll(async () => {
-    env = createTestEnvironment('wh_cli', 'http://127.0.0.1:9/v1');
-    app = await startTestApp(env, ['api', 'ingress']);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-  });
+  const { env, app } = useTestApp('wh_cli', ['api', 'ingress'], {}, { model: false });
 
   it('creates a secret from stdin, applies a definition directory, and reads the delivery log', async () => {
     const secret = await cli(

@@ -1,31 +1,26 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { createFactory, createWebhook, deliver } from './support/webhook-helpers';
 
 /** Real HTTP to the ingress port: every status of the delivery contract, auth modes, log. */
 describe('webhook ingress (api + ingress, real HTTP)', () => {
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let factory: string;
   let counter = 0;
 
-  beforeAll(async () => {
-    env = createTestEnvironment('wh_ingress', 'http://127.0.0.1:9/v1');
-    app = await startTestApp(env, ['api', 'ingress'], {
+  const { app, api } = useTestApp(
+    'wh_ingress',
+    ['api', 'ingress'],
+    {
       'webhooks.baseUrl': 'http://hooks.example.test',
       'webhooks.deliveriesPerMinute': 5,
       'webhooks.authFailuresPerMinute': 3,
-    });
-    api = apiClient(app.baseUrl, app.apiKey);
-    factory = await createFactory(api);
-  });
+    },
+    { model: false },
+  );
 
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
+  beforeAll(async () => {
+    factory = await createFactory(api);
   });
 
   /** A fresh token webhook (own rate budget) and its local ingress URL. */

@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { apiClient } from './support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import {
   createFactory,
   createWebhook,
@@ -15,21 +14,12 @@ const hmacHex = (algo: string, key: string, data: string) =>
 
 /** Signature mode over real HTTP, one webhook per provider scheme. */
 describe('signed webhooks (every scheme, real HTTP)', () => {
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let factory: string;
 
-  beforeAll(async () => {
-    env = createTestEnvironment('wh_signatures', 'http://127.0.0.1:9/v1');
-    app = await startTestApp(env, ['api', 'ingress']);
-    api = apiClient(app.baseUrl, app.apiKey);
-    factory = await createFactory(api, 'Signed');
-  });
+  const { app, api } = useTestApp('wh_signatures', ['api', 'ingress'], {}, { model: false });
 
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
+  beforeAll(async () => {
+    factory = await createFactory(api, 'Signed');
   });
 
   async function signed(name: string, scheme: string, providerSecret?: string) {

@@ -1,15 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { RunQueue } from '../src/modules/runs/run-queue.service';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
-import { apiClient } from './support/api-client';
-import {
-  createTestEnvironment,
-  startTestApp,
-  TestApp,
-  TestEnvironment,
-  TAKEOVER_LEASE_MS,
-} from './support/test-app';
+import { TAKEOVER_LEASE_MS } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 import { spawnAmbient, waitForExit } from './support/worker-process';
 
@@ -18,10 +11,6 @@ import { spawnAmbient, waitForExit } from './support/worker-process';
  * lost or left INPROGRESS.
  */
 describe('worker crashes, lost jobs and graceful shutdown', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   const workers: ReturnType<typeof spawnAmbient>[] = [];
 
   const startWorker = async (extra: Record<string, string> = {}) => {
@@ -33,24 +22,18 @@ describe('worker crashes, lost jobs and graceful shutdown', () => {
 
   const run = (runId: string) => api.get(`/agent/runs/${runId}`).then((r) => r.body);
 
-  beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('recovery', model.url, { leaseMs: TAKEOVER_LEASE_MS });
-    app = await startTestApp(env, ['api']);
-    api = apiClient(app.baseUrl, app.apiKey);
-  });
+  const { model, env, app, api } = useTestApp(
+    'recovery',
+    ['api'],
+    {},
+    { leaseMs: TAKEOVER_LEASE_MS },
+  );
 
   afterEach(async () => {
     for (const worker of workers.splice(0)) {
       worker.child.kill('SIGKILL');
       await waitForExit(worker.child);
     }
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
   });
 
   it('retries the run of a killed worker on another worker, continuing its conversation', async () => {

@@ -11,7 +11,7 @@ const RETRY_DELAY_MS = 1000;
  * Every entity class Ambient has loaded (all of them are its own): what `autoLoadEntities`
  * collected from the `forFeature` calls, without its process-wide bookkeeping.
  */
-function loadedEntities(): DataSourceEntities {
+export function loadedEntities(): DataSourceEntities {
   return getMetadataArgsStorage()
     .tables.map((table) => table.target)
     .filter((target): target is DataSourceEntities[number] => typeof target === 'function');

@@ -9,18 +9,11 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { McpSecretValues1763910000000 } from '../../migrations/1763910000000-mcp-secret-values';
 import { parseDatabaseUrl } from '../../src/database/database-url';
-import { FakeModelServer, startFakeModelServer } from '../fixtures/fake-model-server';
 import { apiClient } from '../support/api-client';
 import { RawWorkerClient } from '../support/raw-worker-client';
 import { isStream, openSse } from '../support/sse-stream';
-import {
-  createTestEnvironment,
-  REPO_ROOT,
-  startTestApp,
-  TEST_SECRETS_KEY,
-  TestApp,
-  TestEnvironment,
-} from '../support/test-app';
+import { REPO_ROOT, TEST_SECRETS_KEY } from '../support/test-app';
+import { useTestApp } from '../support/use-test-app';
 import { waitFor } from '../support/wait';
 
 /**
@@ -85,35 +78,28 @@ function startHeaderRecordingMcpServer(): Promise<{
 }
 
 describe('security: MCP headers and env values are secrets', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let http: Awaited<ReturnType<typeof startHeaderRecordingMcpServer>>;
+  let readonlyPaths: string;
 
   beforeAll(async () => {
-    model = await startFakeModelServer();
     http = await startHeaderRecordingMcpServer();
-    env = createTestEnvironment('mcp_secrets', model.url);
     // The stdio fixture loads node_modules inside the sandbox; in a worktree it is a link to
     // another checkout, which the sandbox must see too.
     const modules = realpathSync(resolve(REPO_ROOT, 'node_modules'));
-    const readonlyPaths = modules.startsWith(`${REPO_ROOT}/`)
-      ? REPO_ROOT
-      : `${REPO_ROOT},${modules}`;
-    app = await startTestApp(env, ['api', 'worker'], {
-      'sandbox.readonlyPaths': readonlyPaths,
-      // The recording MCP server listens on loopback, which the egress policy refuses by default.
-      'egress.allow': new URL(http.url).host,
-    });
-    api = apiClient(app.baseUrl, app.apiKey);
+    readonlyPaths = modules.startsWith(`${REPO_ROOT}/`) ? REPO_ROOT : `${REPO_ROOT},${modules}`;
+  });
+
+  const { model, env, app, api } = useTestApp('mcp_secrets', ['api', 'worker'], () => ({
+    'sandbox.readonlyPaths': readonlyPaths,
+    // The recording MCP server listens on loopback, which the egress policy refuses by default.
+    'egress.allow': new URL(http.url).host,
+  }));
+
+  beforeAll(async () => {
     expect((await api.post('/secrets', { name: 'MCP_REF', value: REF_MARKER })).status).toBe(201);
   });
 
   afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
     await new Promise((done) => (http ? http.server.close(done) : done(undefined)));
   });
 

@@ -1,12 +1,11 @@
 import { RunStreamHub } from '../../src/modules/runs/live/run-stream-hub.service';
 import { KeyRevocationWatch } from '../../src/modules/teams/key-revocation-watch.service';
 import type { SseEvent } from '../../src/common/sse';
-import { FakeModelServer, startFakeModelServer } from '../fixtures/fake-model-server';
 import { apiClient } from '../support/api-client';
 import { runCli } from '../support/cli-process';
 import { RawWorkerClient } from '../support/raw-worker-client';
 import { isStream, openSse, SseStream } from '../support/sse-stream';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from '../support/test-app';
+import { useTestApp } from '../support/use-test-app';
 import { waitFor } from '../support/wait';
 
 /** What an issue-19 attacker relied on: a revoked key kept its open stream for minutes. */
@@ -17,23 +16,13 @@ const REVOCATION_BOUND_MS = 10_000;
  * websockets) within 10 s, whoever revoked it and however (CLI, identity API, identity deleted).
  */
 describe('security: revocation ends what a key opened', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
   let admin: ReturnType<typeof apiClient>;
 
-  beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('sec-revocation', model.url);
-    // No worker role: runs stay QUEUED, so nothing but the revocation can end their streams.
-    app = await startTestApp(env, ['api']);
-    admin = apiClient(app.baseUrl, app.apiKey);
-  });
+  // No worker role: runs stay QUEUED, so nothing but the revocation can end their streams.
+  const { env, app } = useTestApp('sec-revocation', ['api']);
 
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
+  beforeAll(async () => {
+    admin = apiClient(app.baseUrl, app.apiKey);
   });
 
   const cli = (...args: string[]) => runCli(args, env.childEnv());

@@ -1,10 +1,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeModelServer, startFakeModelServer } from '../fixtures/fake-model-server';
-import { apiClient } from '../support/api-client';
 import { bareRepo, pushFiles } from '../support/git-repos';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from '../support/test-app';
+import { useTestApp } from '../support/use-test-app';
 import { waitFor } from '../support/wait';
 
 /** What a host file outside every tenant tree holds: no response may ever contain it. */
@@ -29,10 +27,6 @@ const TOOLLESS_MCP_SERVER = `
  * privileges, so a symlink (or a racing one) or a `..` name must never lead it to a host file.
  */
 describe('tenant content is read without following links out (security)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   const scratch = mkdtempSync(join(tmpdir(), 'ambient-tenant-files-'));
   /** AMBIENT_GIT_URL_BASE; `<scratch>/other.git` lies next to it, outside. */
   const gitRoot = join(scratch, 'git');
@@ -47,19 +41,14 @@ describe('tenant content is read without following links out (security)', () => 
     writeFileSync(join(hostDir, 'x/SKILL.md'), SKILL);
     writeFileSync(join(hostDir, 'skills/h/SKILL.md'), SKILL);
     writeFileSync(join(hostDir, 'factory.yaml'), FACTORY_YAML);
-    model = await startFakeModelServer();
-    env = createTestEnvironment('tenant_files', model.url);
-    app = await startTestApp(env, ['api', 'worker'], {
-      'factories.repositoryProtocols': 'file',
-      'environments.gitUrlBase': gitRoot,
-    });
-    api = apiClient(app.baseUrl, app.apiKey);
+  });
+
+  const { model, app, api } = useTestApp('tenant_files', ['api', 'worker'], {
+    'factories.repositoryProtocols': 'file',
+    'environments.gitUrlBase': gitRoot,
   });
 
   afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
     rmSync(scratch, { recursive: true, force: true });
   });
 

@@ -1,8 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { DeliveryLog } from '../../src/modules/webhooks/delivery-log.service';
-import { FakeModelServer, startFakeModelServer } from '../fixtures/fake-model-server';
-import { apiClient } from '../support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from '../support/test-app';
+import { useTestApp } from '../support/use-test-app';
 import { waitFor } from '../support/wait';
 import {
   createFactory,
@@ -120,18 +118,12 @@ interface LogEntry {
  * …) is a duplicate: one accepted delivery, one run. A genuinely new delivery still starts one.
  */
 describe('security: replayed signed webhook deliveries (every scheme, real HTTP)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
   let factory: string;
   const hooks = new Map<string, { uid: string; local: string; secret: string }>();
 
+  const { app, api } = useTestApp('sec_replay', ['api', 'ingress', 'worker']);
+
   beforeAll(async () => {
-    model = await startFakeModelServer();
-    env = createTestEnvironment('sec_replay', model.url);
-    app = await startTestApp(env, ['api', 'ingress', 'worker']);
-    api = apiClient(app.baseUrl, app.apiKey);
     factory = await createFactory(api, 'Replay');
     for (const s of SCHEMES) {
       const created = await createWebhook(api, factory, {
@@ -158,12 +150,6 @@ describe('security: replayed signed webhook deliveries (every scheme, real HTTP)
       files: [...files, automation],
     });
     expect(res.status).toBe(200);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
   });
 
   const log = async (uid: string) =>

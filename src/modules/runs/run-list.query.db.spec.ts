@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { MIGRATIONS } from '../../../migrations';
+import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { ApiError } from '../../common/errors/api-error';
 import { Run } from './entities/run.entity';
 import { parseRunListParams } from './run-list.params';
@@ -11,15 +11,6 @@ import { RunListQuery } from './run-list.query';
  * or DATABASE_HOST/PORT/USER/PASSWORD): ordering with ties across pages, the agent sort's runs
  * without a skill, every relation filter and the full-text search.
  */
-const connection = {
-  type: 'mysql' as const,
-  host: process.env.DATABASE_HOST ?? '127.0.0.1',
-  port: Number(process.env.DATABASE_PORT ?? 3306),
-  username: process.env.DATABASE_USER ?? 'root',
-  password: process.env.DATABASE_PASSWORD ?? '',
-};
-const database = `ambient_listq_${process.pid}_${Date.now() % 100000}`;
-
 const TEAM = 'TeamAAAAAAAAAAAAAAAAAA';
 const OTHER_TEAM = 'TeamBBBBBBBBBBBBBBBBBB';
 const ENV = 'EnvAAAAAAAAAAAAAAAAAAA';
@@ -77,34 +68,13 @@ describe('RunListQuery (database)', () => {
   let runs: Seed[];
   const mine = () => runs.filter((r) => r.teamId === TEAM);
 
+  const db = useTestDatabase('listq');
+
   beforeAll(async () => {
-    const admin = new DataSource(connection);
-    await admin.initialize();
-    await admin.query(
-      `CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
-    );
-    await admin.destroy();
-    dataSource = new DataSource({
-      ...connection,
-      database,
-      entities: [Run],
-      migrations: MIGRATIONS,
-      synchronize: false,
-      timezone: 'Z',
-      charset: 'utf8mb4_unicode_ci',
-    });
-    await dataSource.initialize();
-    await dataSource.runMigrations();
+    dataSource = db.dataSource;
     runs = seeds();
     await seedDatabase(dataSource, runs);
     query = new RunListQuery(dataSource);
-  }, 60_000);
-
-  afterAll(async () => {
-    if (dataSource?.isInitialized) {
-      await dataSource.query(`DROP DATABASE IF EXISTS \`${database}\``);
-      await dataSource.destroy();
-    }
   });
 
   const params = (raw: Record<string, unknown>) =>

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { MIGRATIONS } from '../../../../migrations';
+import { useTestDatabase } from '../../../../test/support/unit/test-database';
 import { AmbientMetrics } from '../../metrics/ambient-metrics';
 import { ExecutionFence, ExecutionToken, StaleExecutionError } from './execution-fence';
 
@@ -9,59 +9,20 @@ import { ExecutionFence, ExecutionToken, StaleExecutionError } from './execution
  * or DATABASE_HOST/PORT/USER/PASSWORD): a current token's write commits, a stale one's changes
  * nothing, and a takeover cannot slip in between a fenced write's check and its commit.
  */
-// A real database and a 1 s lock wait: more than the unit project's 5 s on a busy machine.
-jest.setTimeout(30_000);
-
-const connection = {
-  type: 'mysql' as const,
-  host: process.env.DATABASE_HOST ?? '127.0.0.1',
-  port: Number(process.env.DATABASE_PORT ?? 3306),
-  username: process.env.DATABASE_USER ?? 'root',
-  password: process.env.DATABASE_PASSWORD ?? '',
-};
-const database = `ambient_fence_${process.pid}_${Date.now() % 100000}`;
-const TEAM = 'TeamFFFFFFFFFFFFFFFFFF';
 const WORKER_A = 'host:1:aaaaaa';
 const WORKER_B = 'host:2:bbbbbb';
 
 describe('ExecutionFence (database)', () => {
+  const db = useTestDatabase('fence');
+  const TEAM = db.teamId;
   let dataSource: DataSource;
   let metrics: AmbientMetrics;
   let fence: ExecutionFence;
 
-  beforeAll(async () => {
-    const admin = new DataSource(connection);
-    await admin.initialize();
-    await admin.query(
-      `CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
-    );
-    await admin.destroy();
-    dataSource = new DataSource({
-      ...connection,
-      database,
-      migrations: MIGRATIONS,
-      synchronize: false,
-      timezone: 'Z',
-      charset: 'utf8mb4_unicode_ci',
-    });
-    await dataSource.initialize();
-    await dataSource.runMigrations();
-    await dataSource.query(`INSERT INTO teams (id, name, created_at) VALUES (?, 'fence', ?)`, [
-      TEAM,
-      new Date(),
-    ]);
-  }, 60_000);
-
   beforeEach(() => {
+    dataSource = db.dataSource;
     metrics = new AmbientMetrics();
     fence = new ExecutionFence(dataSource, metrics);
-  });
-
-  afterAll(async () => {
-    if (dataSource?.isInitialized) {
-      await dataSource.query(`DROP DATABASE IF EXISTS \`${database}\``);
-      await dataSource.destroy();
-    }
   });
 
   /** A run as a worker's claim leaves it: `executionCount` executions, held by `owner`. */

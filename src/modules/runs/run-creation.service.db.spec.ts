@@ -1,0 +1,136 @@
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { Fake } from '../../../test/support/unit/fake';
+import { newTestService } from '../../../test/support/unit/new-test-service';
+import { eventTypes, insertRun, runRow } from '../../../test/support/unit/run-rows';
+import { useTestDatabase } from '../../../test/support/unit/test-database';
+import { IdentityRunResolver } from '../identities/identity-run-resolver.service';
+import { ModelsService } from '../models/models.service';
+import { NewRun } from './new-run';
+import { NewRunWriter } from './new-run-writer.service';
+import { MAX_ORCHESTRATION_DEPTH, RunCreationService } from './run-creation.service';
+import { RunQueue } from './run-queue.service';
+import { RunTransitions } from './run-transitions.service';
+
+/**
+ * RunCreationService on a real database (the run, its ancestry and `oz_run_created` are
+ * committed) with identities, models and the queue faked: what a caller gets back, what is
+ * refused (with the field named), and that a refused run is neither stored nor queued.
+ */
+describe('RunCreationService (database)', () => {
+  const db = useTestDatabase('creation');
+  let creation: RunCreationService;
+  let queue: Fake<RunQueue>;
+
+  beforeEach(async () => {
+    const built = await newTestService(RunCreationService, [
+      { provide: getDataSourceToken(), useValue: db.dataSource },
+      RunTransitions,
+      NewRunWriter,
+    ]);
+    creation = built.sut;
+    queue = built.fakeOf(RunQueue);
+    built
+      .fakeOf(IdentityRunResolver)
+      .resolve.mockResolvedValue({ executorId: null, config: {} } as never);
+    built
+      .fakeOf(ModelsService)
+      .resolveForRun.mockImplementation((id) => ({ id: id ?? 'fake-model' }) as never);
+  });
+
+  const newRun = (fields: Partial<NewRun> = {}): NewRun => ({
+    teamId: db.teamId,
+    creatorId: null,
+    source: 'API',
+    prompt: 'Fix the flaky test',
+    ...fields,
+  });
+  const runsOfTeam = async () =>
+    Number(
+      (
+        (await db.dataSource.query(`SELECT COUNT(*) AS n FROM runs WHERE team_id = ?`, [
+          db.teamId,
+        ])) as { n: string }[]
+      )[0].n,
+    );
+
+  it('stores a QUEUED run titled by its prompt, with its creation event, and enqueues it', async () => {
+    const longLine = `Refactor ${'the module '.repeat(12)}`;
+    const run = await creation.create(newRun({ prompt: `\n${longLine}\nsecond line` }));
+    expect(run.state).toBe('QUEUED');
+    expect(run.title).toHaveLength(80);
+    expect(run.title.endsWith('…')).toBe(true);
+    expect(run.modelId).toBe('fake-model');
+    expect((await runRow(db.dataSource, run.id)).state).toBe('QUEUED');
+    expect(await eventTypes(db.dataSource, run.id)).toEqual(['oz_run_created']);
+    expect(queue.dispatch).toHaveBeenCalledWith(expect.objectContaining({ id: run.id }));
+  });
+
+  it.each([
+    ['prompt', newRunFields({ prompt: '   ' })],
+    ['config.skills', newRunFields({ skill: 'a/b:c', config: { skills: ['d/e:f'] } })],
+    ['config.worker_host', newRunFields({ config: { worker_host: 'warp-lookalike' } })],
+    [
+      'attachments[0].data',
+      newRunFields({
+        attachments: [
+          { fileName: 'big.bin', mimeType: 'x/y', data: Buffer.alloc(5 * 1024 * 1024 + 1) },
+        ],
+      }),
+    ],
+    ['parent_run_id', newRunFields({ parentRunId: '00000000-0000-4000-8000-000000000000' })],
+  ])(
+    'refuses a bad %s with invalid_request naming it, storing and queueing nothing',
+    async (field, fields) => {
+      const before = await runsOfTeam();
+      await expect(creation.create(newRun(fields))).rejects.toMatchObject({
+        code: 'invalid_request',
+        status: 400,
+        detail: expect.stringContaining(`${field}:`),
+      });
+      expect(await runsOfTeam()).toBe(before);
+      expect(queue.dispatch).not.toHaveBeenCalled();
+    },
+  );
+
+  it('answers 404 for a conversation the team does not have', async () => {
+    await expect(
+      creation.create(newRun({ conversationId: '00000000-0000-4000-8000-00000000c0de' })),
+    ).rejects.toMatchObject({ code: 'resource_not_found', status: 404 });
+  });
+
+  it('makes a child run of a parent: one level deeper, same root, ORCHESTRATION, inherited metadata', async () => {
+    const parent = await creation.create(newRun({ metadata: { ticket: 'T-1', team: 'core' } }));
+    const child = await creation.create(
+      newRun({ parentRunId: parent.id, metadata: { team: 'infra' } }),
+    );
+    expect(child).toMatchObject({
+      parentRunId: parent.id,
+      rootRunId: parent.id,
+      depth: 1,
+      source: 'ORCHESTRATION',
+      metadata: { ticket: 'T-1', team: 'infra' },
+    });
+    const ancestors = (await db.dataSource.query(
+      `SELECT ancestor_id FROM run_ancestors WHERE run_id = ?`,
+      [child.id],
+    )) as { ancestor_id: string }[];
+    expect(ancestors.map((a) => a.ancestor_id)).toEqual([parent.id]);
+  });
+
+  it('refuses a child beyond the maximum orchestration depth', async () => {
+    const deep = await insertRun(db.dataSource, db.teamId, { state: 'SUCCEEDED' });
+    await db.dataSource.query(`UPDATE runs SET depth = ? WHERE id = ?`, [
+      MAX_ORCHESTRATION_DEPTH,
+      deep,
+    ]);
+    await expect(creation.create(newRun({ parentRunId: deep }))).rejects.toMatchObject({
+      code: 'invalid_request',
+      detail: expect.stringContaining(`maximum orchestration depth of ${MAX_ORCHESTRATION_DEPTH}`),
+    });
+  });
+});
+
+/** Fields of a bad NewRun, typed (it.each tables lose the type otherwise). */
+function newRunFields(fields: Partial<NewRun>): Partial<NewRun> {
+  return fields;
+}

@@ -1,0 +1,98 @@
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { newTestService } from '../../../test/support/unit/new-test-service';
+import { eventTypes, insertFollowup, insertRun, runRow } from '../../../test/support/unit/run-rows';
+import { useTestDatabase } from '../../../test/support/unit/test-database';
+import { FOLLOWUPS_DROPPED, RunTransitions } from './run-transitions.service';
+
+/** RunTransitions on a real database: the state machine guards every UPDATE, cancel is final. */
+describe('RunTransitions (database)', () => {
+  const db = useTestDatabase('transitions');
+  let transitions: RunTransitions;
+
+  beforeEach(async () => {
+    ({ sut: transitions } = await newTestService(RunTransitions, [
+      { provide: getDataSourceToken(), useValue: db.dataSource },
+    ]));
+  });
+
+  it('moves a queued run to CLAIMED with the columns asked for and records the claim event', async () => {
+    const runId = await insertRun(db.dataSource, db.teamId);
+    const moved = await transitions.transition(runId, 'CLAIMED', {
+      set: { leaseOwner: 'worker-1', executionCount: 1 },
+      event: { executionId: 1 },
+    });
+    expect(moved).toBe(true);
+    expect(await runRow(db.dataSource, runId)).toMatchObject({
+      state: 'CLAIMED',
+      lease_owner: 'worker-1',
+      execution_count: 1,
+    });
+    expect(await eventTypes(db.dataSource, runId)).toEqual(['oz_run_claimed']);
+  });
+
+  it('refuses a move the state machine forbids and changes nothing', async () => {
+    const runId = await insertRun(db.dataSource, db.teamId, { state: 'SUCCEEDED' });
+    expect(await transitions.transition(runId, 'INPROGRESS')).toBe(false);
+    const cancelled = await insertRun(db.dataSource, db.teamId, { state: 'CANCELLED' });
+    expect(await transitions.transition(cancelled, 'QUEUED')).toBe(false);
+    expect((await runRow(db.dataSource, runId)).state).toBe('SUCCEEDED');
+    expect((await runRow(db.dataSource, cancelled)).state).toBe('CANCELLED');
+    expect(await eventTypes(db.dataSource, runId)).toEqual([]);
+  });
+
+  it('loses to whoever moved the run first: a narrowed `from` or a failed guard is refused', async () => {
+    const runId = await insertRun(db.dataSource, db.teamId, {
+      state: 'INPROGRESS',
+      executionCount: 2,
+      leaseOwner: 'worker-2',
+    });
+    expect(await transitions.transition(runId, 'SUCCEEDED', { from: ['CLAIMED'] })).toBe(false);
+    const staleGuard = { sql: 'execution_count = :seen', params: { seen: 1 } };
+    expect(await transitions.transition(runId, 'SUCCEEDED', { where: staleGuard })).toBe(false);
+    expect((await runRow(db.dataSource, runId)).state).toBe('INPROGRESS');
+    const currentGuard = { sql: 'execution_count = :seen', params: { seen: 2 } };
+    expect(await transitions.transition(runId, 'SUCCEEDED', { where: currentGuard })).toBe(true);
+    expect((await runRow(db.dataSource, runId)).state).toBe('SUCCEEDED');
+  });
+
+  it('drops the undelivered follow-ups of a cancelled run, naming them on the timeline', async () => {
+    const runId = await insertRun(db.dataSource, db.teamId, { state: 'INPROGRESS' });
+    const pending = await insertFollowup(db.dataSource, runId);
+    const delivered = await insertFollowup(db.dataSource, runId, { consumed: true });
+    expect(await transitions.transition(runId, 'CANCELLED')).toBe(true);
+
+    const rows = (await db.dataSource.query(
+      `SELECT id, dropped_at FROM run_followups WHERE run_id = ?`,
+      [runId],
+    )) as { id: string; dropped_at: Date | null }[];
+    const dropped = new Map(rows.map((r) => [r.id, r.dropped_at !== null]));
+    expect(dropped.get(pending)).toBe(true);
+    expect(dropped.get(delivered)).toBe(false);
+    expect(await eventTypes(db.dataSource, runId)).toEqual(['oz_run_cancelled', FOLLOWUPS_DROPPED]);
+    const [event] = (await db.dataSource.query(
+      `SELECT payload FROM run_events WHERE run_id = ? AND event_type = ?`,
+      [runId, FOLLOWUPS_DROPPED],
+    )) as { payload: { followup_ids: string[] } }[];
+    expect(event.payload.followup_ids).toEqual([pending]);
+  });
+
+  it('keeps what a cancelled execution cost only while the run is cancelled at that execution', async () => {
+    const usage = { inference_cost: 0.5 } as never;
+    const runId = await insertRun(db.dataSource, db.teamId, {
+      state: 'CANCELLED',
+      executionCount: 3,
+    });
+    expect(await transitions.recordCancelledUsage({ runId, executionId: 2 }, usage)).toBe(false);
+    expect((await runRow(db.dataSource, runId)).request_usage).toBeNull();
+    expect(await transitions.recordCancelledUsage({ runId, executionId: 3 }, usage)).toBe(true);
+    expect((await runRow(db.dataSource, runId)).request_usage).toEqual({ inference_cost: 0.5 });
+
+    const running = await insertRun(db.dataSource, db.teamId, {
+      state: 'INPROGRESS',
+      executionCount: 1,
+    });
+    expect(await transitions.recordCancelledUsage({ runId: running, executionId: 1 }, usage)).toBe(
+      false,
+    );
+  });
+});
