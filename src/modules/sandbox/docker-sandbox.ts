@@ -130,22 +130,46 @@ function numericUser(user: string): { uid: number; gid: number } | null {
   return { uid, gid: match[2] === undefined ? uid : Number(match[2]) };
 }
 
-/** Changes the owner of a tree without following symbolic links. */
-async function chownTree(path: string, uid: number, gid: number): Promise<void> {
-  await lchown(path, uid, gid);
-  let entries;
+/**
+ * Changes the owner of a tree without following symbolic links, race-free: every directory is
+ * opened (`O_NOFOLLOW`) and walked through its descriptor, so a process of the sandbox swapping a
+ * directory for a link to a host directory mid-walk cannot make this chown the host's files.
+ */
+export async function chownTree(path: string, uid: number, gid: number): Promise<void> {
+  let dir;
   try {
-    entries = await readdir(path, { withFileTypes: true });
+    dir = await openFile(
+      path,
+      fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW,
+    );
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    // A file or a link: its own owner changes, nothing it points at.
+    if (code === 'ENOTDIR' || code === 'ELOOP') return lchownIfPresent(path, uid, gid);
     throw error;
   }
-  await Promise.all(
-    entries.map((entry) => {
-      const child = join(path, entry.name);
-      return entry.isDirectory() ? chownTree(child, uid, gid) : lchown(child, uid, gid);
-    }),
-  );
+  try {
+    await dir.chown(uid, gid);
+    const self = `/proc/self/fd/${dir.fd}`;
+    const entries = await readdir(self, { withFileTypes: true });
+    const files = entries.filter((entry) => !entry.isDirectory());
+    await Promise.all(files.map((entry) => lchownIfPresent(`${self}/${entry.name}`, uid, gid)));
+    // Directories one at a time: each holds a descriptor while it is walked.
+    for (const entry of entries) {
+      if (entry.isDirectory()) await chownTree(`${self}/${entry.name}`, uid, gid);
+    }
+  } finally {
+    await dir.close();
+  }
+}
+
+async function lchownIfPresent(path: string, uid: number, gid: number): Promise<void> {
+  try {
+    await lchown(path, uid, gid);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
 }
 
 function containerName(spec: Pick<SandboxSpec, 'runId' | 'executionId'>): string {
