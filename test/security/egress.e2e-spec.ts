@@ -1,9 +1,8 @@
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { FakeModelServer, startFakeModelServer } from '../fixtures/fake-model-server';
 import { INTERNAL_BODY, startHttpMcpServer, type HttpMcpServer } from '../fixtures/http-mcp-server';
 import { apiClient } from '../support/api-client';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from '../support/test-app';
+import { useTestApp } from '../support/use-test-app';
 import { waitFor } from '../support/wait';
 
 /**
@@ -34,26 +33,12 @@ async function closedPort(): Promise<number> {
 }
 
 describe('egress policy, default (nothing allow-listed)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: Api;
   let internal: HttpMcpServer;
-
   beforeAll(async () => {
-    model = await startFakeModelServer();
     internal = await startHttpMcpServer(API_KEY);
-    env = createTestEnvironment('sec_egress', model.url);
-    app = await startTestApp(env, ['api', 'worker']);
-    api = apiClient(app.baseUrl, app.apiKey);
   });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
-    await internal?.close();
-  });
+  afterAll(() => internal?.close());
+  const { api } = useTestApp('sec_egress', ['api', 'worker']);
 
   const expectRefused = (run: { state: string; status_message: Record<string, unknown> }) => {
     expect(run.state).toBe('FAILED');
@@ -157,28 +142,14 @@ describe('egress policy, default (nothing allow-listed)', () => {
 });
 
 describe('egress policy, AMBIENT_EGRESS_ALLOW=127.0.0.1:<the server’s port>', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: Api;
   let internal: HttpMcpServer;
-
   beforeAll(async () => {
-    model = await startFakeModelServer();
     internal = await startHttpMcpServer(API_KEY);
-    env = createTestEnvironment('sec_egress_allow', model.url);
-    app = await startTestApp(env, ['api', 'worker'], {
-      'egress.allow': `127.0.0.1:${internal.port}`,
-    });
-    api = apiClient(app.baseUrl, app.apiKey);
   });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
-    await internal?.close();
-  });
+  afterAll(() => internal?.close());
+  const { model, api } = useTestApp('sec_egress_allow', ['api', 'worker'], () => ({
+    'egress.allow': `127.0.0.1:${internal.port}`,
+  }));
 
   it('lets the allow-listed MCP server through: the run calls its tool', async () => {
     model.script('egress-allowed', [

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
@@ -12,7 +11,7 @@ import { parseDatabaseUrl } from '../../src/database/database-url';
 import { apiClient } from '../support/api-client';
 import { RawWorkerClient } from '../support/raw-worker-client';
 import { isStream, openSse } from '../support/sse-stream';
-import { REPO_ROOT, TEST_SECRETS_KEY } from '../support/test-app';
+import { TEST_SECRETS_KEY } from '../support/test-app';
 import { useTestApp } from '../support/use-test-app';
 import { waitFor } from '../support/wait';
 
@@ -79,18 +78,12 @@ function startHeaderRecordingMcpServer(): Promise<{
 
 describe('security: MCP headers and env values are secrets', () => {
   let http: Awaited<ReturnType<typeof startHeaderRecordingMcpServer>>;
-  let readonlyPaths: string;
 
   beforeAll(async () => {
     http = await startHeaderRecordingMcpServer();
-    // The stdio fixture loads node_modules inside the sandbox; in a worktree it is a link to
-    // another checkout, which the sandbox must see too.
-    const modules = realpathSync(resolve(REPO_ROOT, 'node_modules'));
-    readonlyPaths = modules.startsWith(`${REPO_ROOT}/`) ? REPO_ROOT : `${REPO_ROOT},${modules}`;
   });
 
   const { model, env, app, api } = useTestApp('mcp_secrets', ['api', 'worker'], () => ({
-    'sandbox.readonlyPaths': readonlyPaths,
     // The recording MCP server listens on loopback, which the egress policy refuses by default.
     'egress.allow': new URL(http.url).host,
   }));
