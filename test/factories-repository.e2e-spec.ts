@@ -283,6 +283,16 @@ describe('repository-backed factories (local bare repo, polling the production b
     }
   });
 
+  it('refuses a repository given as a list or a string, naming the field, and creates nothing', async () => {
+    const before = (await api.get('/factory')).body;
+    for (const repository of [[], [{ url: repo.bare }], 'file:///tmp']) {
+      const res = await api.post('/factory', { description: 'x', repository });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/^repository: must be an object/);
+    }
+    expect((await api.get('/factory')).body).toEqual(before);
+  });
+
   // Last: closing a second app in this process leaves passport's bearer strategy unusable.
   it('refuses a repository URL whose transport the operator has not allowed', async () => {
     const strict = await startTestApp(env, ['api']);

@@ -149,10 +149,13 @@ describe('webhook ingress (api + ingress, real HTTP)', () => {
       // only the server can end this exchange, by ceasing to read and cutting the connection.
       const socket = connect({ port: Number(url.port), host: url.hostname, allowHalfOpen: true });
       let response = '';
-      let finFromServer = false;
+      // The server answers, sends its FIN, then resets once it stops discarding. Which of the two
+      // this client sees first is the kernel's and libuv's business: a write that meets the reset
+      // fails (EPIPE/ECONNRESET) and destroys the socket before the queued FIN is read.
+      let cutByServer: string | null = null;
       socket.on('data', (data: Buffer) => (response += data.toString('latin1')));
-      socket.on('end', () => (finFromServer = true));
-      socket.on('error', () => {}); // the cut shows as a reset to a sender still writing
+      socket.on('end', () => (cutByServer ??= 'FIN'));
+      socket.on('error', (err: NodeJS.ErrnoException) => (cutByServer ??= err.code ?? 'error'));
       const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
       socket.write(
         `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\n` +
@@ -172,7 +175,7 @@ describe('webhook ingress (api + ingress, real HTTP)', () => {
       await closed;
       expect(response).toMatch(new RegExp(`^HTTP/1\\.1 ${c.status} `));
       expect(response).toMatch(/\r\nconnection: close\r\n/i);
-      expect(finFromServer).toBe(true);
+      expect(['FIN', 'EPIPE', 'ECONNRESET']).toContain(cutByServer);
       expect((await log(hook))[0]).toMatchObject({ status: c.logged });
     },
   );

@@ -66,3 +66,12 @@ function mostBasicFailure(constraints: Record<string, string>): string | undefin
 export function ValidateNestedEach(): PropertyDecorator {
   return applyDecorators(IsObject({ each: true }), ValidateNested({ each: true }));
 }
+
+/**
+ * `@ValidateNested()` that also requires the value to be an object: on its own, class-validator
+ * walks an array as a list of DTOs, so `"repository": []` passed and reached the service (a fuzz
+ * find: 500s).
+ */
+export function ValidateNestedObject(): PropertyDecorator {
+  return applyDecorators(IsObject(), ValidateNested());
+}

@@ -16,11 +16,10 @@ import {
   Min,
   MinLength,
   ValidateIf,
-  ValidateNested,
 } from 'class-validator';
 import { ERROR_CODES } from '../../common/errors/error-codes';
 import { MAX_RAW_TRANSCRIPT_CHARS } from './worker-protocol';
-import { ValidateNestedEach } from '../../common/errors/validation';
+import { ValidateNestedEach, ValidateNestedObject } from '../../common/errors/validation';
 
 const MESSAGE_ROLES = ['system', 'user', 'assistant', 'tool'];
 
@@ -255,7 +254,7 @@ export class FinishTaskDto {
 
   @ApiPropertyOptional({ type: TokenUsageDto })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => TokenUsageDto)
   usage?: TokenUsageDto;
 

@@ -15,14 +15,13 @@ import {
   MaxLength,
   Min,
   MinLength,
-  ValidateNested,
 } from 'class-validator';
 import { SecretRefDto } from '../../runs/dto/agent-config.dto';
 import { ScopeDto, UserProfileDto } from '../../runs/dto/run-item.dto';
 import { NETWORK_POLICIES } from '../../sandbox/sandbox.types';
 import { REPO_PART_PATTERN } from '../environment-config';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
-import { ValidateNestedEach } from '../../../common/errors/validation';
+import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
 import { IsPathComponent } from '../../../common/tenant-files/path-component';
 
 @ApiSchema({ name: 'GitHubRepo' })
@@ -78,13 +77,13 @@ export class GcpProviderDto {
 export class ProvidersDto {
   @ApiPropertyOptional({ type: AwsProviderDto })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => AwsProviderDto)
   aws?: AwsProviderDto;
 
   @ApiPropertyOptional({ type: GcpProviderDto })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => GcpProviderDto)
   gcp?: GcpProviderDto;
 }
@@ -172,7 +171,7 @@ class EnvironmentFieldsDto {
     description: 'Stored and returned; Ambient performs no cloud identity federation',
   })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => ProvidersDto)
   providers?: ProvidersDto | null;
 
@@ -195,7 +194,7 @@ class EnvironmentFieldsDto {
     description: "Ambient extension: the sandbox's limits; null = the server's defaults",
   })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => SandboxResourcesDto)
   resources?: SandboxResourcesDto | null;
 }

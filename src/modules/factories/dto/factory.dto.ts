@@ -7,9 +7,8 @@ import {
   IsString,
   MaxLength,
   MinLength,
-  ValidateNested,
 } from 'class-validator';
-import { ValidateNestedEach } from '../../../common/errors/validation';
+import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
 
 @ApiSchema({ name: 'FactoryRepositorySource' })
 export class RepositorySourceDto {
@@ -83,7 +82,7 @@ export class CreateFactoryDto {
     description: 'Makes the factory repository-backed',
   })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => RepositorySourceDto)
   repository?: RepositorySourceDto;
 }

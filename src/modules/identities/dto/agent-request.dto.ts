@@ -11,7 +11,6 @@ import {
   Matches,
   MaxLength,
   ValidateIf,
-  ValidateNested,
 } from 'class-validator';
 import type { JsonObject } from '../../../common/json';
 import {
@@ -22,7 +21,7 @@ import {
   SecretRefDto,
 } from '../../runs/dto/agent-config.dto';
 import { AGENT_TYPES, AgentType } from '../agent-settings';
-import { ValidateNestedEach } from '../../../common/errors/validation';
+import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
 
 const MAX_LIST = 100;
 
@@ -46,7 +45,7 @@ export class MemoryInputDto {
 
   @ApiPropertyOptional({ type: AutoMemoryInputDto, nullable: true })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => AutoMemoryInputDto)
   auto_memory?: AutoMemoryInputDto | null;
 }
@@ -115,13 +114,13 @@ export class AgentFieldsDto {
 
   @ApiPropertyOptional({ type: HarnessDto, nullable: true })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => HarnessDto)
   harness?: HarnessDto | null;
 
   @ApiPropertyOptional({ type: HarnessAuthSecretsDto, nullable: true })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => HarnessAuthSecretsDto)
   harness_auth_secrets?: HarnessAuthSecretsDto | null;
 
@@ -141,7 +140,7 @@ export class AgentFieldsDto {
 
   @ApiPropertyOptional({ type: MemoryInputDto, nullable: true })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => MemoryInputDto)
   memory?: MemoryInputDto | null;
 

@@ -15,11 +15,10 @@ import {
   Max,
   MaxLength,
   Min,
-  ValidateNested,
 } from 'class-validator';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
 import { registryEnum } from '../../../extensions/registry-openapi';
-import { ValidateNestedEach } from '../../../common/errors/validation';
+import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
 
 @ApiSchema({ name: 'Harness' })
 export class HarnessDto {
@@ -168,13 +167,13 @@ export class AgentConfigDto {
 
   @ApiPropertyOptional({ type: HarnessDto })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => HarnessDto)
   harness?: HarnessDto;
 
   @ApiPropertyOptional({ type: HarnessAuthSecretsDto })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => HarnessAuthSecretsDto)
   harness_auth_secrets?: HarnessAuthSecretsDto;
 
@@ -201,7 +200,7 @@ export class AgentConfigDto {
 
   @ApiPropertyOptional({ type: SessionSharingDto })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => SessionSharingDto)
   session_sharing?: SessionSharingDto;
 

@@ -11,10 +11,9 @@ import {
   IsOptional,
   IsString,
   MaxLength,
-  ValidateNested,
 } from 'class-validator';
 import { AgentConfigDto } from './agent-config.dto';
-import { ValidateNestedEach } from '../../../common/errors/validation';
+import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
 
 export const RUN_MODES = ['normal', 'plan', 'orchestrate'] as const;
 
@@ -61,7 +60,7 @@ export class CreateRunDto {
 
   @ApiPropertyOptional({ type: AgentConfigDto })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => AgentConfigDto)
   config?: AgentConfigDto;
 

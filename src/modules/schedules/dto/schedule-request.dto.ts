@@ -7,10 +7,10 @@ import {
   IsOptional,
   IsString,
   MaxLength,
-  ValidateNested,
 } from 'class-validator';
 import { AgentConfigDto } from '../../runs/dto/agent-config.dto';
 import { RUN_MODES } from '../../runs/dto/create-run.dto';
+import { ValidateNestedObject } from '../../../common/errors/validation';
 
 /*
  * Required fields are checked by the service rather than by class-validator, so that one 400
@@ -45,7 +45,7 @@ class ScheduleFieldsDto {
 
   @ApiPropertyOptional({ type: AgentConfigDto, nullable: true })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => AgentConfigDto)
   agent_config?: AgentConfigDto | null;
 

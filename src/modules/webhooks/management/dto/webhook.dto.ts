@@ -8,10 +8,10 @@ import {
   IsString,
   Matches,
   MaxLength,
-  ValidateNested,
 } from 'class-validator';
 import { AUTH_MODES } from '../../auth-modes';
 import { registryEnum } from '../../../../extensions/registry-openapi';
+import { ValidateNestedObject } from '../../../../common/errors/validation';
 
 @ApiSchema({ name: 'CreateWebhookRequest' })
 export class CreateWebhookDto {
@@ -167,7 +167,7 @@ export class TestFilterDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) automation?: string;
   @ApiPropertyOptional({ type: TriggerFilterDto })
   @IsOptional()
-  @ValidateNested()
+  @ValidateNestedObject()
   @Type(() => TriggerFilterDto)
   filter?: TriggerFilterDto;
 }
