@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { ProblemFilter } from './common/errors/problem.filter';
-import { AMBIENT_CONSUMED_QUEUES } from './bootstrap/consumed-queues';
+import { AMBIENT_CONSUMED_QUEUES, PROBED_QUEUES } from './bootstrap/consumed-queues';
 import { infrastructureImports } from './bootstrap/infrastructure';
 import { CONSUMED_QUEUES } from './common/queues/consumed-queues';
 import { QueueProcessorExplorer } from './common/queues/queue-processor.explorer';
@@ -62,7 +62,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        ...infrastructureImports(config, metrics, true, extensions),
+        ...infrastructureImports(config, metrics, PROBED_QUEUES, extensions),
         ScheduleModule.forRoot(),
         DiscoveryModule,
         TeamsModule,

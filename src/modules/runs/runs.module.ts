@@ -23,6 +23,8 @@ import { RunListQuery } from './run-list.query';
 import { RUNS_QUEUE, RunQueue } from './run-queue.service';
 import { RunSignals } from './run-signals.service';
 import { FailedRunFollowups } from './failed-run-followups';
+import { RunGauges } from './run-gauges.service';
+import { RunRecords } from './run-records';
 import { RunTransitions } from './run-transitions.service';
 import { RunAttachmentsController } from './run-attachments.controller';
 import { RunAttachmentsService } from './run-attachments.service';
@@ -64,6 +66,8 @@ import { RunsService } from './runs.service';
     NewRunWriter,
     RunFollowupsService,
     FailedRunFollowups,
+    RunRecords,
+    RunGauges,
     RunListQuery,
     RunQueue,
     RunSignals,
@@ -81,6 +85,7 @@ import { RunsService } from './runs.service';
     RunSignals,
     RunFollowupsService,
     FailedRunFollowups,
+    RunRecords,
     RunKeysService,
     RunChanges,
     RunAttachmentsService,
