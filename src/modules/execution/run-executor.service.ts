@@ -32,6 +32,7 @@ import { FINISH_REQUESTED } from './remote/remote-execution.service';
 import { addUsage, inferenceCostUsd } from './run-usage';
 import { withLogBindings } from '../../common/logging/log-bindings';
 import { AmbientMetrics } from '../metrics/ambient-metrics';
+import { RunRecords } from '../runs/run-records';
 
 const MAX_STATUS_MESSAGE = 4000;
 
@@ -70,6 +71,7 @@ export class RunExecutor {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly records: RunRecords,
     private readonly transitions: RunTransitions,
     private readonly signals: RunSignals,
     private readonly followups: RunFollowupsService,
@@ -243,7 +245,7 @@ export class RunExecutor {
   }
 
   private async claim(runId: string): Promise<Run | null> {
-    const run = await this.dataSource.getRepository(Run).findOneBy({ id: runId });
+    const run = await this.records.find(runId);
     // A self-hosted run is executed by its team's own worker, never here.
     if (!run || run.state !== 'QUEUED' || run.workerHost) return null;
     const claimed = await this.transitions.transition(runId, 'CLAIMED', {
@@ -288,12 +290,13 @@ export class RunExecutor {
       return;
     }
     try {
-      const result = (await this.dataSource.query(
-        `UPDATE runs SET lease_expires_at = ? WHERE id = ? AND execution_count = ? AND lease_owner = ?
-            AND state IN ('CLAIMED', 'INPROGRESS')`,
-        [new Date(sentAt + leaseMs), token.runId, token.executionId, token.holder.lease],
-      )) as { affectedRows?: number };
-      if (result.affectedRows) {
+      const renewed = await this.records.renewLease(
+        token.runId,
+        token.holder.lease,
+        new Date(sentAt + leaseMs),
+        token.executionId,
+      );
+      if (renewed) {
         lease.renewedAt = Math.max(lease.renewedAt, sentAt);
       } else if (!controller.signal.aborted && !lease.ending) {
         // Cancelled, or taken back after we looked dead: stop working on it. (An execution that
@@ -424,11 +427,9 @@ export class RunExecutor {
     signal: AbortSignal,
   ): Promise<void> {
     const model = this.models.find(run.modelId ?? '');
-    const current = await this.dataSource
-      .getRepository(Run)
-      .findOne({ select: { requestUsage: true }, where: { id: run.id } });
+    const current = await this.records.requestUsageOf(run.id);
     const modelId = run.modelId ?? 'unknown';
-    const usage = addUsage(current?.requestUsage ?? null, {
+    const usage = addUsage(current, {
       modelId,
       tokens: result.usage,
       model,
@@ -508,13 +509,13 @@ export class RunExecutor {
 
   /** A cancelled execution's workspace is kept for follow-ups like any other ended one. */
   private async keepCancelledWorkspace(run: Run, token: LeaseToken): Promise<void> {
-    const kept = await this.dataSource
-      .getRepository(Run)
-      .update(
-        { id: run.id, state: 'CANCELLED', executionCount: token.executionId },
-        this.retention.keepUntil(idleDeadline(run.config.idle_timeout_minutes)),
-      );
-    if (kept.affected) await this.releaseAtOnceIfIdleIsZero(run);
+    const kept = await this.records.keepCancelledWorkspace(
+      run.id,
+      token.executionId,
+      idleDeadline(run.config.idle_timeout_minutes),
+      this.retention.volume,
+    );
+    if (kept) await this.releaseAtOnceIfIdleIsZero(run);
   }
 
   /** `idle_timeout_minutes: 0`: the workspace goes now, not at the next sweep. */
