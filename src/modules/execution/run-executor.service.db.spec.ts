@@ -24,6 +24,9 @@ import { ExecutionContextFactory } from './execution-context.factory';
 import { ExecutionFence } from './execution-fence';
 import { RunExecutor } from './run-executor.service';
 import { RunRecords } from '../runs/run-records';
+import { ExecutionLeases } from './execution-lease';
+import { ExecutionOutcomes } from './execution-outcome';
+import { ExecutionUsage } from './execution-usage';
 
 const USAGE = { promptTokens: 10, completionTokens: 5, modelCalls: 1 };
 const LEASE_MS = 60_000;
@@ -62,6 +65,9 @@ describe('RunExecutor (database)', () => {
       RunTransitions,
       ExecutionFence,
       RunRecords,
+      ExecutionLeases,
+      ExecutionOutcomes,
+      ExecutionUsage,
     ]);
     executor = built.sut;
     harnesses = built.fakeOf(HarnessRegistry);
