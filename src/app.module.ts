@@ -31,7 +31,8 @@ import { IdempotencySweeper } from './modules/idempotency/idempotency.sweeper';
 import { ModelsModule } from './modules/models/models.module';
 import { RunsApiModule, RunsModule } from './modules/runs/runs.module';
 import { SecretsApiModule } from './modules/secrets/secrets.module';
-import { SkillsApiModule, SkillsModule } from './modules/skills/skills.module';
+import { SkillsApiModule } from './modules/skills/skills-api.module';
+import { SkillsModule } from './modules/skills/skills.module';
 import {
   SchedulerModule,
   SchedulesApiModule,
