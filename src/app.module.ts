@@ -13,10 +13,8 @@ import { ArtifactsApiModule, ArtifactsModule } from './modules/artifacts/artifac
 import { BlobsModule } from './modules/blobs/blobs.module';
 import { ConsoleModule } from './modules/console/console.module';
 import { ConversationsModule } from './modules/conversations/conversations.module';
-import {
-  EnvironmentsApiModule,
-  EnvironmentsModule,
-} from './modules/environments/environments.module';
+import { EnvironmentsApiModule } from './modules/environments/environments-api.module';
+import { EnvironmentsModule } from './modules/environments/environments.module';
 import {
   ExecutionModule,
   ExecutionWorkerModule,
