@@ -9,7 +9,8 @@ import { QueueProcessorExplorer } from './common/queues/queue-processor.explorer
 import { AppConfig } from './config/app-config';
 import type { AmbientExtension } from './extensions/extension.types';
 import { AmbientMetrics } from './modules/metrics/ambient-metrics';
-import { ArtifactsApiModule, ArtifactsModule } from './modules/artifacts/artifacts.module';
+import { ArtifactsApiModule } from './modules/artifacts/artifacts-api.module';
+import { ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { BlobsModule } from './modules/blobs/blobs.module';
 import { ConsoleModule } from './modules/console/console.module';
 import { ConversationsModule } from './modules/conversations/conversations.module';
