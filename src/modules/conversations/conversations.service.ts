@@ -67,7 +67,7 @@ export class ConversationsService {
     teamId: string | null,
     sessionUuid: string,
   ): Promise<{ runId: string; body: { conversation_id?: string } }> {
-    const run = await this.runs.find(sessionUuid, teamId);
+    const run = await this.runs.findOfTeam(sessionUuid, teamId);
     if (!run) throw ApiError.notFound(`session ${sessionUuid}`);
     const finished = isTerminal(run.state) && (await this.hasRecords(run.id));
     return { runId: run.id, body: finished ? { conversation_id: run.conversationId } : {} };
@@ -115,7 +115,7 @@ export class ConversationsService {
   }
 
   private async visibleRun(teamId: string, runId: string): Promise<Run> {
-    const run = await this.runs.find(runId, teamId);
+    const run = await this.runs.findOfTeam(runId, teamId);
     if (!run) throw ApiError.notFound(`run ${runId}`);
     return run;
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BLOB_STORE, BlobStore } from '../blobs/blob-store';
-import { ConversationMessageRow, RunRecords } from '../runs/run-records';
+import { TranscriptMessageRow, RunRecords } from '../runs/run-records';
 import {
   conversationTranscriptKey,
   rawExecutionTranscriptKey,
@@ -39,9 +39,9 @@ export class TranscriptWriter {
   async render(
     runId: string,
   ): Promise<{ run: string; conversation: string; conversationId: string } | null> {
-    const rows = await this.runs.conversationMessagesOf(runId);
+    const rows = await this.runs.transcriptMessagesOf(runId);
     if (rows.length === 0) return null;
-    const line = (r: ConversationMessageRow) =>
+    const line = (r: TranscriptMessageRow) =>
       JSON.stringify({
         id: r.id,
         run_id: r.runId,

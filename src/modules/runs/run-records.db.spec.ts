@@ -58,11 +58,10 @@ describe('RunRecords (database)', () => {
   it("finds a run of the caller's team only, or of any team without one", async () => {
     const ours = await run();
     const theirs = await run({ teamId: otherTeam });
-    expect((await records.find(ours, db.teamId))?.id).toBe(ours);
-    expect(await records.find(theirs, db.teamId)).toBeNull();
-    expect((await records.find(theirs, null))?.teamId).toBe(otherTeam);
-    expect((await records.find(theirs))?.id).toBe(theirs);
-    expect(await records.find(randomUUID())).toBeNull();
+    expect((await records.findOfTeam(ours, db.teamId))?.id).toBe(ours);
+    expect(await records.findOfTeam(theirs, db.teamId)).toBeNull();
+    expect((await records.findOfTeam(theirs, null))?.teamId).toBe(otherTeam);
+    expect(await records.findOfTeam(randomUUID(), null)).toBeNull();
     expect(await records.exists(ours, db.teamId)).toBe(true);
     expect(await records.exists(theirs, db.teamId)).toBe(false);
   });
@@ -102,7 +101,7 @@ describe('RunRecords (database)', () => {
     await message(second, 1, 'two');
     await message(first, 2, 'three');
 
-    const rows = await records.conversationMessagesOf(second);
+    const rows = await records.transcriptMessagesOf(second);
     expect(rows.map((r) => [r.runId, r.executionId, r.message])).toEqual([
       [first, 1, { role: 'user', content: 'one' }],
       [second, 1, { role: 'user', content: 'two' }],
@@ -111,8 +110,8 @@ describe('RunRecords (database)', () => {
     expect(rows.every((r) => r.conversationId === conversationId)).toBe(true);
     expect(rows[0].createdAt.toISOString()).toBe(at(0).toISOString());
     expect(Number(rows[1].id)).toBeGreaterThan(Number(rows[0].id));
-    expect(await records.conversationMessagesOf(randomUUID())).toEqual([]);
-    expect(await records.conversationMessagesOf(await run())).toEqual([]);
+    expect(await records.transcriptMessagesOf(randomUUID())).toEqual([]);
+    expect(await records.transcriptMessagesOf(await run())).toEqual([]);
   });
 
   it('gives the time of the latest run of each skill spec of the team', async () => {

@@ -361,10 +361,10 @@ export class RunRecords {
   }
 
   /**
-   * The stored messages of the conversation `runId` belongs to (its runs of the run's team), in
-   * the order they were stored; empty when the run is unknown or nothing was stored yet.
+   * The transcripts' rows: the stored messages of the conversation `runId` belongs to (its runs
+   * of the run's team), in the order they were stored; empty for an unknown run or none stored.
    */
-  async conversationMessagesOf(runId: string): Promise<ConversationMessageRow[]> {
+  async transcriptMessagesOf(runId: string): Promise<TranscriptMessageRow[]> {
     const rows = (await this.db().query(
       `SELECT m.id, m.run_id, m.execution_id, m.created_at, m.message, r.conversation_id
          FROM runs r JOIN runs c ON c.conversation_id = r.conversation_id AND c.team_id = r.team_id
@@ -434,7 +434,7 @@ export class RunRecords {
 }
 
 /** A stored chat message of a conversation, with the run and execution that stored it. */
-export interface ConversationMessageRow {
+export interface TranscriptMessageRow {
   id: string;
   runId: string;
   executionId: number;

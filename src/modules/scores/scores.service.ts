@@ -35,7 +35,7 @@ export class ScoresService {
     targetRunId: string,
     input: { prompt: string; title?: string },
   ): Promise<Run> {
-    const target = await this.runs.find(targetRunId, principal.teamId);
+    const target = await this.runs.findOfTeam(targetRunId, principal.teamId);
     if (!target) throw ApiError.notFound(`run ${targetRunId}`);
     const runId = newUuid();
     const judge = await this.creation.create({
