@@ -9,14 +9,13 @@ import { QueueProcessorExplorer } from './common/queues/queue-processor.explorer
 import { AppConfig } from './config/app-config';
 import type { AmbientExtension } from './extensions/extension.types';
 import { AmbientMetrics } from './modules/metrics/ambient-metrics';
-import { ArtifactsApiModule, ArtifactsModule } from './modules/artifacts/artifacts.module';
+import { ArtifactsApiModule } from './modules/artifacts/artifacts-api.module';
+import { ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { BlobsModule } from './modules/blobs/blobs.module';
 import { ConsoleModule } from './modules/console/console.module';
 import { ConversationsModule } from './modules/conversations/conversations.module';
-import {
-  EnvironmentsApiModule,
-  EnvironmentsModule,
-} from './modules/environments/environments.module';
+import { EnvironmentsApiModule } from './modules/environments/environments-api.module';
+import { EnvironmentsModule } from './modules/environments/environments.module';
 import {
   ExecutionModule,
   ExecutionWorkerModule,
@@ -31,7 +30,8 @@ import { IdempotencySweeper } from './modules/idempotency/idempotency.sweeper';
 import { ModelsModule } from './modules/models/models.module';
 import { RunsApiModule, RunsModule } from './modules/runs/runs.module';
 import { SecretsApiModule } from './modules/secrets/secrets.module';
-import { SkillsApiModule, SkillsModule } from './modules/skills/skills.module';
+import { SkillsApiModule } from './modules/skills/skills-api.module';
+import { SkillsModule } from './modules/skills/skills.module';
 import {
   SchedulerModule,
   SchedulesApiModule,

@@ -1,5 +1,4 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import {
   ApiBearerAuth,
   ApiCreatedResponse,
@@ -8,9 +7,9 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { DataSource } from 'typeorm';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
+import { RunRecords } from '../runs/run-records';
 import type { Principal } from '../teams/principal';
 import { TeamsService } from '../teams/teams.service';
 import type { User } from '../teams/user.entity';
@@ -34,7 +33,7 @@ export class EnvironmentsController {
   constructor(
     private readonly environments: EnvironmentsService,
     private readonly teams: TeamsService,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly runs: RunRecords,
   ) {}
 
   @Get()
@@ -165,6 +164,10 @@ export class EnvironmentsController {
     for (const [teamId, ids] of idsByTeam) {
       for (const [id, user] of await this.teams.usersByIds(teamId, ids)) users.set(id, user);
     }
-    return toEnvironmentDtos(this.dataSource, principal.teamId, visible, users);
+    const latestRuns = await this.runs.latestByEnvironment(
+      principal.teamId,
+      visible.map(({ environment }) => environment.id),
+    );
+    return toEnvironmentDtos(visible, latestRuns, users);
   }
 }

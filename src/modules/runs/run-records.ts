@@ -317,4 +317,139 @@ export class RunRecords {
     )) as unknown[];
     return rows.length > 0;
   }
+
+  // --- reads for the modules around runs: conversations, scores, artifacts, environments, skills ---
+
+  /** A run of `teamId`'s team (null: of any team; the caller holds another capability). */
+  async findOfTeam(runId: string, teamId: string | null): Promise<Run | null> {
+    return this.db()
+      .getRepository(Run)
+      .findOneBy(teamId ? { id: runId, teamId } : { id: runId });
+  }
+
+  /** Whether the team has a run with this id. */
+  async exists(runId: string, teamId: string): Promise<boolean> {
+    return this.db()
+      .getRepository(Run)
+      .exists({ where: { id: runId, teamId } });
+  }
+
+  /** The team's runs of a conversation, oldest first (empty: no such conversation for the team). */
+  async listInConversation(teamId: string, conversationId: string): Promise<Run[]> {
+    return this.db()
+      .getRepository(Run)
+      .find({ where: { conversationId, teamId }, order: { createdAt: 'ASC' } });
+  }
+
+  /** A conversation's latest run, of `teamId`'s team when given (null: any team's). */
+  async latestInConversation(conversationId: string, teamId: string | null): Promise<Run | null> {
+    return this.db()
+      .getRepository(Run)
+      .findOne({
+        where: teamId ? { conversationId, teamId } : { conversationId },
+        order: { createdAt: 'DESC', id: 'DESC' },
+      });
+  }
+
+  /** Whether a run belongs to a conversation. */
+  async isInConversation(runId: string, conversationId: string): Promise<boolean> {
+    const rows = (await this.db().query(
+      'SELECT 1 FROM runs WHERE id = ? AND conversation_id = ? LIMIT 1',
+      [runId, conversationId],
+    )) as unknown[];
+    return rows.length > 0;
+  }
+
+  /**
+   * The transcripts' rows: the stored messages of the conversation `runId` belongs to (its runs
+   * of the run's team), in the order they were stored; empty for an unknown run or none stored.
+   */
+  async transcriptMessagesOf(runId: string): Promise<TranscriptMessageRow[]> {
+    const rows = (await this.db().query(
+      `SELECT m.id, m.run_id, m.execution_id, m.created_at, m.message, r.conversation_id
+         FROM runs r JOIN runs c ON c.conversation_id = r.conversation_id AND c.team_id = r.team_id
+         JOIN run_messages m ON m.run_id = c.id
+        WHERE r.id = ? ORDER BY m.id`,
+      [runId],
+    )) as {
+      id: string | number;
+      run_id: string;
+      execution_id: number;
+      created_at: Date;
+      message: string | Record<string, unknown>;
+      conversation_id: string;
+    }[];
+    return rows.map((r) => ({
+      id: String(r.id),
+      runId: r.run_id,
+      executionId: r.execution_id,
+      createdAt: new Date(r.created_at),
+      message: typeof r.message === 'string' ? (JSON.parse(r.message) as unknown) : r.message,
+      conversationId: r.conversation_id,
+    }));
+  }
+
+  /** When the team last started a run of each skill spec (runs without a skill left out). */
+  async lastRunBySkillSpec(teamId: string): Promise<Map<string, Date>> {
+    const rows = (await this.db().query(
+      `SELECT skill_spec, MAX(created_at) AS last FROM runs
+        WHERE team_id = ? AND skill_spec IS NOT NULL GROUP BY skill_spec`,
+      [teamId],
+    )) as { skill_spec: string; last: Date }[];
+    return new Map(rows.map((r) => [r.skill_spec, r.last]));
+  }
+
+  /** The team's latest run in each of the environments that has one, by environment id. */
+  async latestByEnvironment(
+    teamId: string,
+    environmentIds: string[],
+  ): Promise<Map<string, EnvironmentLatestRun>> {
+    const latest = new Map<string, EnvironmentLatestRun>();
+    for (const environmentId of environmentIds) {
+      // One indexed lookup per environment (idx_runs_team_environment); lists are short.
+      const [row] = (await this.db().query(
+        `SELECT id, title, state, created_at, updated_at, started_at FROM runs
+          WHERE team_id = ? AND environment_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`,
+        [teamId, environmentId],
+      )) as {
+        id: string;
+        title: string;
+        state: RunState;
+        created_at: Date;
+        updated_at: Date;
+        started_at: Date | null;
+      }[];
+      if (!row) continue;
+      latest.set(environmentId, {
+        id: row.id,
+        title: row.title,
+        state: row.state,
+        createdAt: row.created_at,
+        updatedAt: row.updated_at,
+        startedAt: row.started_at,
+      });
+    }
+    return latest;
+  }
+}
+
+/** A stored chat message of a conversation, with the run and execution that stored it. */
+export interface TranscriptMessageRow {
+  id: string;
+  runId: string;
+  executionId: number;
+  createdAt: Date;
+  /** The stored chat message (JSON). */
+  message: unknown;
+  conversationId: string;
+}
+
+/** What an environment shows of the latest run in it. */
+export interface EnvironmentLatestRun {
+  id: string;
+  title: string;
+  state: RunState;
+  createdAt: Date;
+  updatedAt: Date;
+  startedAt: Date | null;
 }

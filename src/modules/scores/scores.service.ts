@@ -6,6 +6,7 @@ import { newUuid } from '../../common/ids';
 import { Run } from '../runs/entities/run.entity';
 import { RunCreationService } from '../runs/run-creation.service';
 import { RunKeysService } from '../runs/run-keys.service';
+import { RunRecords } from '../runs/run-records';
 import type { Principal } from '../teams/principal';
 import { judgePrompt } from './judge-prompt';
 import { RunJudge } from './run-judge.entity';
@@ -25,6 +26,7 @@ export class ScoresService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly creation: RunCreationService,
+    private readonly runs: RunRecords,
   ) {}
 
   /** Starts a judge run for a run of the caller's team; its run-scoped key may report scores. */
@@ -33,9 +35,7 @@ export class ScoresService {
     targetRunId: string,
     input: { prompt: string; title?: string },
   ): Promise<Run> {
-    const target = await this.dataSource
-      .getRepository(Run)
-      .findOneBy({ id: targetRunId, teamId: principal.teamId });
+    const target = await this.runs.findOfTeam(targetRunId, principal.teamId);
     if (!target) throw ApiError.notFound(`run ${targetRunId}`);
     const runId = newUuid();
     const judge = await this.creation.create({
@@ -99,8 +99,7 @@ export class ScoresService {
 
   /** The scores of a run of the caller's team, most recent first. */
   async list(teamId: string, runId: string): Promise<RunScore[]> {
-    const run = await this.dataSource.getRepository(Run).exists({ where: { id: runId, teamId } });
-    if (!run) throw ApiError.notFound(`run ${runId}`);
+    if (!(await this.runs.exists(runId, teamId))) throw ApiError.notFound(`run ${runId}`);
     return this.dataSource
       .getRepository(RunScore)
       .find({ where: { targetRunId: runId, teamId }, order: { id: 'DESC' } });
@@ -117,7 +116,7 @@ export class ScoresService {
         `this key is not the key of a judge of run ${targetRunId}`,
       );
     }
-    const run = await this.dataSource.getRepository(Run).findOneBy({ id: judge.judgeRunId });
+    const run = await this.runs.find(judge.judgeRunId);
     const live =
       run &&
       (RunKeysService.isServiceExecutionKey(run, principal.runExecutionId) ||

@@ -2,6 +2,7 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
+import { RunRecords } from '../runs/run-records';
 import type { Principal } from '../teams/principal';
 import { ListAgentsResponseDto, ListSkillsQueryDto } from './dto/skills.dto';
 import { SkillsService } from './skills.service';
@@ -10,7 +11,10 @@ import { SkillsService } from './skills.service';
 @ApiBearerAuth()
 @Controller('agent')
 export class SkillsController {
-  constructor(private readonly skills: SkillsService) {}
+  constructor(
+    private readonly skills: SkillsService,
+    private readonly runs: RunRecords,
+  ) {}
 
   @Get()
   @ApiOperation({
@@ -23,12 +27,16 @@ export class SkillsController {
     @CurrentPrincipal() principal: Principal,
     @Query() query: ListSkillsQueryDto,
   ): Promise<ListAgentsResponseDto> {
-    const agents = await this.skills.list(principal.teamId, {
-      repo: query.repo,
-      refresh: query.refresh ?? false,
-      sortBy: query.sort_by ?? 'name',
-      includeMalformed: query.include_malformed_skills ?? false,
-    });
+    const agents = await this.skills.list(
+      principal.teamId,
+      {
+        repo: query.repo,
+        refresh: query.refresh ?? false,
+        sortBy: query.sort_by ?? 'name',
+        includeMalformed: query.include_malformed_skills ?? false,
+      },
+      await this.runs.lastRunBySkillSpec(principal.teamId),
+    );
     return { agents };
   }
 }
