@@ -30,7 +30,8 @@ import { SecretsApiModule } from './modules/secrets/secrets.module';
 import { SkillsApiModule, SkillsModule } from './modules/skills/skills.module';
 import { SchedulesModule } from './modules/schedules/schedules.module';
 import { ScoresModule } from './modules/scores/scores.module';
-import { BearerAuthGuard } from './modules/teams/bearer-auth.guard';
+import { PermissionGuard } from './modules/teams/access/permission.guard';
+import { AuthenticationGuard } from './modules/teams/auth/authentication.guard';
 import { TeamsModule } from './modules/teams/teams.module';
 import { WebhookFeaturesModule } from './modules/webhooks/webhook-features.module';
 import { WorkersModule } from './modules/workers/workers.module';
@@ -79,7 +80,9 @@ export class AppModule {
         QueueProcessorExplorer,
         ...(api
           ? [
-              { provide: APP_GUARD, useClass: BearerAuthGuard },
+              // In this order: who is calling, then whether their role may.
+              { provide: APP_GUARD, useClass: AuthenticationGuard },
+              { provide: APP_GUARD, useClass: PermissionGuard },
               { provide: APP_FILTER, useClass: ProblemFilter },
               { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
               IdempotencySweeper,

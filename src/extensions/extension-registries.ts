@@ -1,8 +1,10 @@
 import { SANDBOX_SETTINGS_BACKENDS } from '../config/app-config';
 import { HarnessRegistry } from '../modules/harness/harness-registry';
+import type { AuthStrategyContext } from '../modules/teams/auth/auth-strategy';
+import { AuthStrategyRegistry } from '../modules/teams/auth/auth-strategy-registry';
 import { SignatureVerifierRegistry } from '../modules/webhooks/verifiers/signature-verifier-registry';
 import type { AmbientExtension, ExtensionContext } from './extension.types';
-import { checkHarness } from './load-extensions';
+import { checkAuthStrategy, checkHarness } from './load-extensions';
 
 export function harnessRegistryOf(
   extensions: readonly AmbientExtension[],
@@ -15,6 +17,23 @@ export function harnessRegistryOf(
       return list.map((harness) => {
         checkHarness(harness);
         return { owner: extension.name, harness };
+      });
+    }),
+  );
+}
+
+export function authStrategyRegistryOf(
+  extensions: readonly AmbientExtension[],
+  context: AuthStrategyContext,
+): AuthStrategyRegistry {
+  return new AuthStrategyRegistry(
+    extensions.flatMap((extension) => {
+      const { authStrategies } = extension;
+      const list =
+        typeof authStrategies === 'function' ? authStrategies(context) : (authStrategies ?? []);
+      return list.map((strategy) => {
+        checkAuthStrategy(strategy);
+        return { owner: extension.name, strategy };
       });
     }),
   );
