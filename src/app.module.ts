@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, DiscoveryModule } from '@nestjs
 import { ScheduleModule } from '@nestjs/schedule';
 import { ProblemFilter } from './common/errors/problem.filter';
 import { AMBIENT_CONSUMED_QUEUES } from './bootstrap/consumed-queues';
+import { annotateMovingRoutes } from './bootstrap/moving-route-permissions';
 import { infrastructureImports } from './bootstrap/infrastructure';
 import { CONSUMED_QUEUES } from './common/queues/consumed-queues';
 import { QueueProcessorExplorer } from './common/queues/queue-processor.explorer';
@@ -31,7 +32,9 @@ import { SkillsApiModule, SkillsModule } from './modules/skills/skills.module';
 import { SchedulesModule } from './modules/schedules/schedules.module';
 import { ScoresModule } from './modules/scores/scores.module';
 import { PermissionGuard } from './modules/teams/access/permission.guard';
+import { RoutePermissionsCheck } from './modules/teams/access/route-permissions.check';
 import { AuthenticationGuard } from './modules/teams/auth/authentication.guard';
+import { TeamsApiModule } from './modules/teams/teams-api.module';
 import { TeamsModule } from './modules/teams/teams.module';
 import { WebhookFeaturesModule } from './modules/webhooks/webhook-features.module';
 import { WorkersModule } from './modules/workers/workers.module';
@@ -46,6 +49,7 @@ export class AppModule {
     extensions: readonly AmbientExtension[] = [],
   ): DynamicModule {
     const api = config.roles.includes('api');
+    annotateMovingRoutes();
     const runs = RunsModule.forRoles(config.roles);
     return {
       module: AppModule,
@@ -68,7 +72,7 @@ export class AppModule {
         // The ingress role's readiness is the ingress application's own (src/ingress).
         HealthChecksModule.forRoles(config.roles.filter((role) => role !== 'ingress')),
         ...(api ? [HealthModule, ConsoleModule] : []),
-        ...(api ? [SecretsApiModule, FactoriesApiModule] : []),
+        ...(api ? [SecretsApiModule, FactoriesApiModule, TeamsApiModule] : []),
         EnvironmentFeaturesModule.forRoles(config.roles, runs),
         ...(api ? [SkillsApiModule] : []),
         ...(config.roles.includes('worker') ? [FactoriesWorkerModule] : []),
@@ -83,6 +87,7 @@ export class AppModule {
               // In this order: who is calling, then whether their role may.
               { provide: APP_GUARD, useClass: AuthenticationGuard },
               { provide: APP_GUARD, useClass: PermissionGuard },
+              RoutePermissionsCheck,
               { provide: APP_FILTER, useClass: ProblemFilter },
               { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
               IdempotencySweeper,

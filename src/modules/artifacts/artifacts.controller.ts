@@ -15,6 +15,7 @@ import { ApiKeysService } from '../teams/api-keys.service';
 import { optionalCallerTeam } from '../teams/optional-caller';
 import type { Principal } from '../teams/principal';
 import { ArtifactReader, ArtifactView } from './artifact-reader.service';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 /**
  * Artifacts by uid. The key is optional: public artifacts are readable without one, private
@@ -73,6 +74,7 @@ export class ConversationScreenshotsController {
   constructor(private readonly reader: ArtifactReader) {}
 
   @Get(':screenshot_uid/download')
+  @RequirePermission('runs.read')
   @ApiOperation({
     operationId: 'downloadConversationScreenshot',
     summary: 'Redirect to a screenshot of the conversation',

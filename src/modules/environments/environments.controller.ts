@@ -26,6 +26,7 @@ import {
 import { toEnvironmentDtos } from './environment.mapper';
 import { EnvironmentsService, VisibleEnvironment } from './environments.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()
@@ -38,6 +39,7 @@ export class EnvironmentsController {
   ) {}
 
   @Get()
+  @RequirePermission('environments.read')
   @ApiOperation({ operationId: 'listEnvironments', summary: 'List environments' })
   @ApiProblems(400, 401)
   @ApiOkResponse({ type: ListEnvironmentsResponseDto })
@@ -53,6 +55,7 @@ export class EnvironmentsController {
   }
 
   @Post()
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'createEnvironment', summary: 'Create an environment' })
   @ApiProblems(400, 401)
   @ApiCreatedResponse({ type: EnvironmentDto })
@@ -64,6 +67,7 @@ export class EnvironmentsController {
 
   @Post('shared/:token/accept')
   @HttpCode(200)
+  @RequirePermission('environments.write')
   @ApiOperation({
     operationId: 'acceptEnvironmentShareLink',
     summary: "Add a shared environment to the caller's team",
@@ -78,6 +82,7 @@ export class EnvironmentsController {
   }
 
   @Get(':uid')
+  @RequirePermission('environments.read')
   @ApiOperation({ operationId: 'getEnvironment', summary: 'Get one environment' })
   @ApiProblems(401, 404)
   @ApiOkResponse({ type: EnvironmentDto })
@@ -86,6 +91,7 @@ export class EnvironmentsController {
   }
 
   @Patch(':uid')
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'updateEnvironment', summary: 'Change an environment' })
   @ApiProblems(400, 401, 403, 404)
   @ApiOkResponse({ type: EnvironmentDto })
@@ -100,6 +106,7 @@ export class EnvironmentsController {
 
   @Delete(':uid')
   @HttpCode(204)
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'deleteEnvironment', summary: 'Delete an environment' })
   @ApiProblems(401, 403, 404)
   @ApiNoContentResponse()
@@ -109,6 +116,7 @@ export class EnvironmentsController {
 
   @Post(':uid/grants')
   @HttpCode(204)
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'grantEnvironment', summary: 'Give another team guest access' })
   @ApiProblems(400, 401, 403, 404)
   @ApiNoContentResponse()
@@ -123,6 +131,7 @@ export class EnvironmentsController {
 
   @Delete(':uid/grants/:teamId')
   @HttpCode(204)
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'revokeEnvironmentGrant', summary: "Remove a team's guest access" })
   @ApiProblems(401, 403, 404)
   @ApiNoContentResponse()
@@ -136,6 +145,7 @@ export class EnvironmentsController {
 
   @Post(':uid/share-link')
   @HttpCode(200)
+  @RequirePermission('environments.write')
   @ApiOperation({
     operationId: 'createEnvironmentShareLink',
     summary: 'Create a share token (replaces the previous one)',

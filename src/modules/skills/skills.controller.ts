@@ -5,6 +5,7 @@ import { ApiProblems } from '../../common/errors/problem.schema';
 import type { Principal } from '../teams/principal';
 import { ListAgentsResponseDto, ListSkillsQueryDto } from './dto/skills.dto';
 import { SkillsService } from './skills.service';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()
@@ -13,6 +14,7 @@ export class SkillsController {
   constructor(private readonly skills: SkillsService) {}
 
   @Get()
+  @RequirePermission('agents.read')
   @ApiOperation({
     operationId: 'listAgents',
     summary: "List skills discovered in the repositories of the caller's environments",
