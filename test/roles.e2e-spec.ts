@@ -149,7 +149,7 @@ describe('roles: every operation × every role', () => {
           caller === 'run-scoped' || cell.op['x-ambient-key'] === 'run-scoped'
             ? /run-scoped key/.test(res.body.detail)
             : caller === 'agent' && cell.path.startsWith('/agent/identities')
-              ? /only human users|role "member" lacks permission "agents.write"/.test(
+              ? /^an agent identity's key lacks permission "agents\.(read|write)": only human users can manage agents$/.test(
                   res.body.detail,
                 )
               : res.body.detail ===

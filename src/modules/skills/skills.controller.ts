@@ -14,7 +14,7 @@ export class SkillsController {
   constructor(private readonly skills: SkillsService) {}
 
   @Get()
-  @RequirePermission('agents.read')
+  @RequirePermission('skills.read')
   @ApiOperation({
     operationId: 'listAgents',
     summary: "List skills discovered in the repositories of the caller's environments",

@@ -7,6 +7,8 @@ import type { Permission } from './roles';
 export interface AccessDenial {
   principal: Principal;
   permission: Permission;
+  /** What the 403 says, e.g. `role "viewer" lacks permission "runs.create" (held by: admin, member)`. */
+  reason: string;
   method: string;
   /** The request path as sent (without the query string). */
   path: string;
@@ -25,12 +27,12 @@ export class AccessDenials {
 
   constructor(private readonly metrics: AmbientMetrics) {}
 
-  async record(denial: AccessDenial): Promise<void> {
+  record(denial: AccessDenial): Promise<void> {
     const { principal, permission } = denial;
     this.metrics.accessDenied(permission, principal.role);
     this.logger.warn(
-      `denied ${denial.method} ${denial.path}: role "${principal.role}" lacks "${permission}" ` +
-        `(team ${principal.teamId}, user ${principal.userId}, key ${principal.keyId}, request ${denial.requestId ?? '-'})`,
+      `denied ${denial.method} ${denial.path}: ${denial.reason} (team ${principal.teamId}, ` +
+        `user ${principal.userId}, key ${principal.keyId}, request ${denial.requestId ?? '-'})`,
     );
     return Promise.resolve();
   }

@@ -7,12 +7,13 @@ import { requestIdOf } from '../../../common/request-id';
 import type { Principal } from '../principal';
 import { AccessDenials } from './access-denials.service';
 import { REQUIRED_PERMISSION } from './require-permission.decorator';
-import { Permission, roleAllows, rolesWith } from './roles';
+import { Permission, refusalOf } from './roles';
 
 /**
  * Global guard after authentication: the caller's role must hold the permission the route
- * declares (@RequirePermission). The one place roles are enforced; a refusal is recorded by
- * AccessDenials and answered 403 `not_authorized` naming the role and the permission.
+ * declares (@RequirePermission), and an agent identity's key nothing only people may do. The one
+ * place roles are enforced; a refusal is recorded by AccessDenials and answered 403
+ * `not_authorized` naming the role and the permission.
  */
 @Injectable()
 export class PermissionGuard implements CanActivate {
@@ -36,18 +37,17 @@ export class PermissionGuard implements CanActivate {
     }
     // The authentication guard let a run-scoped key reach only run-scoped routes, and only it.
     if (permission === 'runs.report') return Boolean(principal.runId);
-    if (roleAllows(principal.role, permission)) return true;
+    const refusal = refusalOf(principal, permission);
+    if (refusal === null) return true;
     await this.denials.record({
       principal,
       permission,
+      reason: refusal,
       method: request.method,
       path: request.path,
       requestId: requestIdOf(context.switchToHttp().getResponse<Response>()) ?? null,
       ip: request.ip ?? null,
     });
-    throw new ApiError(
-      'not_authorized',
-      `role "${principal.role}" lacks permission "${permission}" (held by: ${rolesWith(permission).join(', ')})`,
-    );
+    throw new ApiError('not_authorized', refusal);
   }
 }

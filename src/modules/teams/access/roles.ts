@@ -19,6 +19,7 @@ export const PERMISSIONS = [
   'agents.read',
   'agents.write',
   'models.read',
+  'skills.read',
   'workers.read',
   'secrets.read',
   'secrets.write',
@@ -31,9 +32,7 @@ export const PERMISSIONS = [
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-const READ: Permission[] = PERMISSIONS.filter(
-  (p) => p.endsWith('.read') && p !== 'api_keys.read',
-);
+const READ: Permission[] = PERMISSIONS.filter((p) => p.endsWith('.read') && p !== 'api_keys.read');
 
 /** What each role may do: a viewer reads, a member also works with runs, an admin does everything. */
 const ROLE_PERMISSIONS: Record<TeamRole, ReadonlySet<Permission>> = {
@@ -51,6 +50,24 @@ const ROLE_PERMISSIONS: Record<TeamRole, ReadonlySet<Permission>> = {
 
 export function roleAllows(role: TeamRole, permission: Permission): boolean {
   return ROLE_PERMISSIONS[role].has(permission);
+}
+
+/** What an agent identity's keys may never do, whatever their role: people manage agents. */
+const PEOPLE_ONLY: ReadonlySet<Permission> = new Set<Permission>(['agents.read', 'agents.write']);
+
+/**
+ * Why a caller may not use `permission`, or null when it may: its role must hold it, and an
+ * agent identity's key (a service account) is refused what only people may do.
+ */
+export function refusalOf(
+  caller: { role: TeamRole; userType: 'user' | 'service_account' },
+  permission: Permission,
+): string | null {
+  if (caller.userType === 'service_account' && PEOPLE_ONLY.has(permission)) {
+    return `an agent identity's key lacks permission "${permission}": only human users can manage agents`;
+  }
+  if (roleAllows(caller.role, permission)) return null;
+  return `role "${caller.role}" lacks permission "${permission}" (held by: ${rolesWith(permission).join(', ')})`;
 }
 
 /** The roles holding `permission`, strongest first (the OpenAPI `x-ambient-roles` of a route). */

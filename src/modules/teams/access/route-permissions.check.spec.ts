@@ -2,7 +2,7 @@ import { Controller, Get, Post } from '@nestjs/common';
 import { Public } from '../../../common/auth/public.decorator';
 import { RunScoped } from '../run-scoped.decorator';
 import { RequirePermission } from './require-permission.decorator';
-import { roleAllows, rolesWith } from './roles';
+import { refusalOf, roleAllows, rolesWith } from './roles';
 import { routesWithoutPermission } from './route-permissions.check';
 
 @Controller('declared')
@@ -53,6 +53,17 @@ describe('roles', () => {
     expect(rolesWith('api_keys.read')).toEqual(['admin']);
     expect(roleAllows('viewer', 'secrets.read')).toBe(true);
     expect(roleAllows('member', 'secrets.write')).toBe(false);
+  });
+
+  it('refuses agent identity keys what only people may do, whatever their role', () => {
+    const agent = { role: 'member' as const, userType: 'service_account' as const };
+    expect(refusalOf(agent, 'runs.create')).toBeNull();
+    expect(refusalOf(agent, 'agents.read')).toBe(
+      `an agent identity's key lacks permission "agents.read": only human users can manage agents`,
+    );
+    expect(refusalOf({ role: 'viewer', userType: 'user' }, 'runs.cancel')).toBe(
+      'role "viewer" lacks permission "runs.cancel" (held by: admin, member)',
+    );
   });
 
   it('gives no role the run-scoped permission', () => {
