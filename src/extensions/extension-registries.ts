@@ -6,19 +6,28 @@ import { SignatureVerifierRegistry } from '../modules/webhooks/verifiers/signatu
 import type { AmbientExtension, ExtensionContext } from './extension.types';
 import { checkAuthStrategy, checkHarness } from './load-extensions';
 
+/** An extension's entries at a point that takes a list or a function of the start-up context. */
+function entriesOf<T, C>(
+  entries: readonly T[] | ((context: C) => readonly T[]) | undefined,
+  context: C,
+  check: (entry: T) => void,
+): readonly T[] {
+  const list = typeof entries === 'function' ? entries(context) : (entries ?? []);
+  list.forEach(check);
+  return list;
+}
+
 export function harnessRegistryOf(
   extensions: readonly AmbientExtension[],
   context: ExtensionContext,
 ): HarnessRegistry {
   return new HarnessRegistry(
-    extensions.flatMap((extension) => {
-      const { harnesses } = extension;
-      const list = typeof harnesses === 'function' ? harnesses(context) : (harnesses ?? []);
-      return list.map((harness) => {
-        checkHarness(harness);
-        return { owner: extension.name, harness };
-      });
-    }),
+    extensions.flatMap((extension) =>
+      entriesOf(extension.harnesses, context, checkHarness).map((harness) => ({
+        owner: extension.name,
+        harness,
+      })),
+    ),
   );
 }
 
@@ -27,15 +36,12 @@ export function authStrategyRegistryOf(
   context: AuthStrategyContext,
 ): AuthStrategyRegistry {
   return new AuthStrategyRegistry(
-    extensions.flatMap((extension) => {
-      const { authStrategies } = extension;
-      const list =
-        typeof authStrategies === 'function' ? authStrategies(context) : (authStrategies ?? []);
-      return list.map((strategy) => {
-        checkAuthStrategy(strategy);
-        return { owner: extension.name, strategy };
-      });
-    }),
+    extensions.flatMap((extension) =>
+      entriesOf(extension.authStrategies, context, checkAuthStrategy).map((strategy) => ({
+        owner: extension.name,
+        strategy,
+      })),
+    ),
   );
 }
 
