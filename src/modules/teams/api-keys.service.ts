@@ -62,13 +62,20 @@ export class ApiKeysService {
 
   /** The team's keys of people (not agent identities', not run-scoped), oldest first. */
   listPeopleKeys(teamId: string): Promise<ApiKey[]> {
-    return this.peopleKeys(teamId).orderBy('k.created_at', 'ASC').addOrderBy('k.id', 'ASC').getMany();
+    return this.peopleKeys(teamId)
+      .orderBy('k.created_at', 'ASC')
+      .addOrderBy('k.id', 'ASC')
+      .getMany();
+  }
+
+  /** One of the team's keys of people, or null. */
+  findPeopleKey(teamId: string, id: string): Promise<ApiKey | null> {
+    return this.peopleKeys(teamId).andWhere('k.id = :id', { id }).getOne();
   }
 
   /** Revokes one of the team's keys of people; null when the team has no such key. */
   async revokePeopleKey(teamId: string, id: string): Promise<ApiKey | null> {
-    const key = await this.peopleKeys(teamId).andWhere('k.id = :id', { id }).getOne();
-    return key ? this.revoke(id) : null;
+    return (await this.findPeopleKey(teamId, id)) ? this.revoke(id) : null;
   }
 
   private peopleKeys(teamId: string) {

@@ -49,7 +49,7 @@ export class ApiKeysController {
       body.name,
       { role: body.role, expiresAt },
     );
-    const created = (await this.apiKeys.listPeopleKeys(principal.teamId)).find((k) => k.id === id);
+    const created = await this.apiKeys.findPeopleKey(principal.teamId, id);
     if (!created) throw ApiError.notFound(`API key "${id}"`); // its user was deleted meanwhile
     return { ...toApiKeyDto(created), key };
   }
