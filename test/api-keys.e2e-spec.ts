@@ -54,6 +54,7 @@ describe('api keys over HTTP', () => {
     const cases: [unknown, RegExp][] = [
       [{ role: 'member' }, /^name: /],
       [{ name: '', role: 'member' }, /^name: /],
+      [{ name: '   ', role: 'member' }, /^name: must not be blank/],
       [{ name: 'x'.repeat(129), role: 'member' }, /^name: /],
       [{ name: 'k' }, /^role: /],
       [{ name: 'k', role: 'owner' }, /^role: .*admin, member, viewer/],

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { toRfc3339 } from '../../../common/time';
 import { TEAM_ROLES, TeamRole } from '../access/roles';
 import type { ApiKey } from '../api-key.entity';
@@ -10,6 +10,7 @@ export class CreateApiKeyDto {
   @IsString()
   @MinLength(1)
   @MaxLength(128)
+  @Matches(/\S/, { message: 'must not be blank' })
   name: string;
 
   @ApiProperty({ enum: TEAM_ROLES, description: 'What the key may do' })
