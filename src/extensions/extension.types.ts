@@ -23,7 +23,8 @@ export interface AmbientExtension {
   /** Sandbox backends AMBIENT_SANDBOX may name (beside auto, docker, bubblewrap, process). */
   sandboxBackends?: readonly SandboxBackendFactory[];
   /** Ways of recognising API callers, asked in order after Ambient's API key strategy. */
-  authStrategies?: readonly AuthStrategy[] | ((context: AuthStrategyContext) => readonly AuthStrategy[]);
+  authStrategies?:
+    readonly AuthStrategy[] | ((context: AuthStrategyContext) => readonly AuthStrategy[]);
 }
 
 /** The multi-provider token: every extension of the application, built-ins first. */
