@@ -38,7 +38,10 @@ import {
   SchedulesModule,
 } from './modules/schedules/schedules.module';
 import { ScoresModule } from './modules/scores/scores.module';
-import { BearerAuthGuard } from './modules/teams/bearer-auth.guard';
+import { PermissionGuard } from './modules/teams/access/permission.guard';
+import { RoutePermissionsCheck } from './modules/teams/access/route-permissions.check';
+import { AuthenticationGuard } from './modules/teams/auth/authentication.guard';
+import { TeamsApiModule } from './modules/teams/teams-api.module';
 import { TeamsModule } from './modules/teams/teams.module';
 import {
   WebhookAutomationModule,
@@ -90,6 +93,7 @@ export class AppModule {
               WebhooksApiModule,
               SecretsApiModule,
               FactoriesApiModule,
+              TeamsApiModule,
               SkillsApiModule,
               HealthModule,
               ConsoleModule,
@@ -104,7 +108,10 @@ export class AppModule {
         QueueProcessorExplorer,
         ...(api
           ? [
-              { provide: APP_GUARD, useClass: BearerAuthGuard },
+              // In this order: who is calling, then whether their role may.
+              { provide: APP_GUARD, useClass: AuthenticationGuard },
+              { provide: APP_GUARD, useClass: PermissionGuard },
+              RoutePermissionsCheck,
               { provide: APP_FILTER, useClass: ProblemFilter },
               { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
               IdempotencySweeper,

@@ -25,6 +25,7 @@ import {
 import { toEnvironmentDtos } from './environment.mapper';
 import { EnvironmentsService, VisibleEnvironment } from './environments.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()
@@ -37,6 +38,7 @@ export class EnvironmentsController {
   ) {}
 
   @Get()
+  @RequirePermission('environments.read')
   @ApiOperation({ operationId: 'listEnvironments', summary: 'List environments' })
   @ApiProblems(400, 401)
   @ApiOkResponse({ type: ListEnvironmentsResponseDto })
@@ -52,6 +54,7 @@ export class EnvironmentsController {
   }
 
   @Post()
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'createEnvironment', summary: 'Create an environment' })
   @ApiProblems(400, 401)
   @ApiCreatedResponse({ type: EnvironmentDto })
@@ -63,6 +66,7 @@ export class EnvironmentsController {
 
   @Post('shared/:token/accept')
   @HttpCode(200)
+  @RequirePermission('environments.write')
   @ApiOperation({
     operationId: 'acceptEnvironmentShareLink',
     summary: "Add a shared environment to the caller's team",
@@ -77,6 +81,7 @@ export class EnvironmentsController {
   }
 
   @Get(':uid')
+  @RequirePermission('environments.read')
   @ApiOperation({ operationId: 'getEnvironment', summary: 'Get one environment' })
   @ApiProblems(401, 404)
   @ApiOkResponse({ type: EnvironmentDto })
@@ -85,6 +90,7 @@ export class EnvironmentsController {
   }
 
   @Patch(':uid')
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'updateEnvironment', summary: 'Change an environment' })
   @ApiProblems(400, 401, 403, 404)
   @ApiOkResponse({ type: EnvironmentDto })
@@ -99,6 +105,7 @@ export class EnvironmentsController {
 
   @Delete(':uid')
   @HttpCode(204)
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'deleteEnvironment', summary: 'Delete an environment' })
   @ApiProblems(401, 403, 404)
   @ApiNoContentResponse()
@@ -108,6 +115,7 @@ export class EnvironmentsController {
 
   @Post(':uid/grants')
   @HttpCode(204)
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'grantEnvironment', summary: 'Give another team guest access' })
   @ApiProblems(400, 401, 403, 404)
   @ApiNoContentResponse()
@@ -122,6 +130,7 @@ export class EnvironmentsController {
 
   @Delete(':uid/grants/:teamId')
   @HttpCode(204)
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'revokeEnvironmentGrant', summary: "Remove a team's guest access" })
   @ApiProblems(401, 403, 404)
   @ApiNoContentResponse()
@@ -135,6 +144,7 @@ export class EnvironmentsController {
 
   @Post(':uid/share-link')
   @HttpCode(200)
+  @RequirePermission('environments.write')
   @ApiOperation({
     operationId: 'createEnvironmentShareLink',
     summary: 'Create a share token (replaces the previous one)',

@@ -17,6 +17,7 @@ import { CreateAgentDto, UpdateAgentDto } from './dto/agent-request.dto';
 import { AgentResponseDto, ListAgentIdentitiesResponseDto } from './dto/agent-response.dto';
 import { IdentitiesService } from './identities.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 /** Agent identities are managed by people only: an agent's own key gets 403. */
 export function assertHuman(principal: Principal): void {
@@ -36,6 +37,7 @@ export class IdentitiesController {
 
   @Post()
   @HttpCode(201)
+  @RequirePermission('agents.write')
   @ApiOperation({ operationId: 'createAgent', summary: "Create an agent for the caller's team" })
   @ApiProblems(400, 401, 403)
   @ApiCreatedResponse({ type: AgentResponseDto })
@@ -49,6 +51,7 @@ export class IdentitiesController {
   }
 
   @Get()
+  @RequirePermission('agents.read')
   @ApiOperation({ operationId: 'listAgents', summary: "List the team's agents, oldest first" })
   @ApiProblems(400, 401, 403)
   @ApiQuery({ name: 'factory_uid', required: false, type: String })
@@ -65,6 +68,7 @@ export class IdentitiesController {
   }
 
   @Get(':uid')
+  @RequirePermission('agents.read')
   @ApiOperation({ operationId: 'getAgent', summary: 'Get an agent' })
   @ApiProblems(401, 403, 404)
   @ApiParam({ name: 'uid' })
@@ -78,6 +82,7 @@ export class IdentitiesController {
   }
 
   @Put(':uid')
+  @RequirePermission('agents.write')
   @ApiOperation({
     operationId: 'updateAgent',
     summary: 'Update an agent (omitted or null = unchanged, empty = clear)',
@@ -96,6 +101,7 @@ export class IdentitiesController {
 
   @Delete(':uid')
   @HttpCode(204)
+  @RequirePermission('agents.write')
   @ApiOperation({
     operationId: 'deleteAgent',
     summary: 'Delete an agent; all its API keys are deleted atomically',

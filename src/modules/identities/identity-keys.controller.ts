@@ -19,6 +19,7 @@ import { CreatedIdentityApiKeyDto, ListIdentityApiKeysResponseDto } from './dto/
 import { assertHuman } from './identities.controller';
 import { IdentitiesService } from './identities.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 const DEFAULT_KEY_NAME = 'api';
 
@@ -37,6 +38,7 @@ export class IdentityKeysController {
 
   @Post()
   @HttpCode(201)
+  @RequirePermission('agents.write')
   @ApiOperation({ operationId: 'createAgentApiKey', summary: 'Create an API key for an agent' })
   @ApiProblems(400, 401, 403, 404)
   @ApiParam({ name: 'uid' })
@@ -56,6 +58,7 @@ export class IdentityKeysController {
   }
 
   @Get()
+  @RequirePermission('agents.read')
   @ApiOperation({ operationId: 'listAgentApiKeys', summary: "List an agent's API keys" })
   @ApiProblems(401, 403, 404)
   @ApiParam({ name: 'uid' })
@@ -71,6 +74,7 @@ export class IdentityKeysController {
 
   @Delete(':keyId')
   @HttpCode(204)
+  @RequirePermission('agents.write')
   @ApiOperation({ operationId: 'revokeAgentApiKey', summary: "Revoke one of an agent's keys" })
   @ApiProblems(401, 403, 404)
   @ApiParam({ name: 'uid' })

@@ -6,6 +6,7 @@ import { RunRecords } from '../runs/run-records';
 import type { Principal } from '../teams/principal';
 import { ListAgentsResponseDto, ListSkillsQueryDto } from './dto/skills.dto';
 import { SkillsService } from './skills.service';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()
@@ -17,6 +18,7 @@ export class SkillsController {
   ) {}
 
   @Get()
+  @RequirePermission('skills.read')
   @ApiOperation({
     operationId: 'listAgents',
     summary: "List skills discovered in the repositories of the caller's environments",

@@ -32,13 +32,13 @@ export class BootstrapService {
       if (bootstrapKey) {
         if (await this.apiKeys.existsForKey(bootstrapKey)) return;
         const { admin } = await this.defaultTeamAndAdmin();
-        await this.apiKeys.create(admin, 'bootstrap', bootstrapKey);
+        await this.apiKeys.create(admin, 'bootstrap', { role: 'admin', plainKey: bootstrapKey });
         this.logger.log(`installed AMBIENT_BOOTSTRAP_API_KEY for team "${DEFAULT_TEAM}"`);
         return;
       }
       if ((await this.apiKeys.countActive()) > 0) return;
       const { admin } = await this.defaultTeamAndAdmin();
-      const { key } = await this.apiKeys.create(admin, 'first-start');
+      const { key } = await this.apiKeys.create(admin, 'first-start', { role: 'admin' });
       // Printed once, on purpose: it is the only way to learn the first key.
       process.stdout.write(
         `\n  Ambient created the first API key (team "${DEFAULT_TEAM}"). It is shown only once:\n\n    ${key}\n\n` +
