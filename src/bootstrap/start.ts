@@ -19,6 +19,7 @@ import { createObservability, Observability } from './observability';
 import { checkBlobStore, checkRedis, prepareDatabase } from './preflight';
 import { Readiness } from '../modules/health/readiness.service';
 import { startHealthServer } from './health-server';
+import { settlePublicUrls } from '../config/public-urls';
 
 export interface AmbientProcess {
   app: INestApplicationContext;
@@ -81,6 +82,11 @@ export async function startAmbient(
       ? null
       : await startMain(config, observability, extensions);
     if (main) closers.push(main.close);
+    const urlWarnings = settlePublicUrls(config, {
+      api: main?.apiUrl ? portOf(main.apiUrl) : undefined,
+      ingress: ingress ? portOf(ingress.url) : undefined,
+    });
+    urlWarnings.forEach((warning) => new Logger('PublicUrls').warn(warning));
     const { port: metricsPort, host: metricsHost, token: metricsToken } = config.metrics;
     const metricsServer =
       metricsPort === null
@@ -171,6 +177,11 @@ async function startMain(
   // This process's own workers reach the API here (bridged into their sandboxes).
   config.server.internalApiUrl ??= apiUrl;
   return { app, apiUrl, healthUrl: null, close: () => app.close() };
+}
+
+/** The port of an `http://host:port…` listener URL (the URL leaves out 80). */
+function portOf(url: string): number {
+  return Number(new URL(url).port || 80);
 }
 
 /** A start-up check failing in a lifecycle hook (e.g. a queue without its processor) leaves nothing open. */
