@@ -11,6 +11,8 @@ import { startIngress } from '../ingress/start-ingress';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { startMetricsServer } from '../modules/metrics/metrics-endpoint';
 import { SandboxService } from '../modules/sandbox/sandbox.service';
+import type { ModelCatalog } from '../modules/models/model-catalog';
+import { ModelsService } from '../modules/models/models.service';
 import { BootstrapService } from '../modules/teams/bootstrap.service';
 import { configureHttp } from './http';
 import { localBaseUrl } from '../common/http-listener';
@@ -34,6 +36,8 @@ export interface AmbientProcess {
   metrics: AmbientMetrics;
   /** The sandbox backend this process's workers use (null without the worker role's sandbox). */
   sandbox: string | null;
+  /** The model catalogue as this process loaded it (null for an ingress-only process). */
+  models: ModelCatalog | null;
   close(): Promise<void>;
 }
 
@@ -116,6 +120,7 @@ export async function startAmbient(
         (main?.apiUrl && metricsToken ? main.apiUrl.replace(/\/api\/v1$/, '/metrics') : null),
       metrics: observability.metrics,
       sandbox,
+      models: main ? main.app.get(ModelsService).catalog : null,
       close: closeAll,
     };
   } catch (err) {
