@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { api, data } from '../api/client';
 import { ErrorMessage, parseMetadata, useLoad } from '../components/ui';
 import { navigate } from '../router';
@@ -14,6 +14,22 @@ export function modelLabel(model: {
   if (!model.disabled) return base;
   const why = [model.disable_reason, model.disable_detail].filter(Boolean).join(': ');
   return `${base} — unavailable: ${why || 'disabled'}`;
+}
+
+type ModelList = NonNullable<ReturnType<typeof useRunChoices>['models']['value']>;
+
+/** Whether the catalogue's default model can run (a run naming no model uses it). */
+function defaultEnabled(list: ModelList): boolean {
+  return list.models.some((m) => m.id === list.default_model_id && !m.disabled);
+}
+
+/**
+ * The choice a form starts with: the default ('') when it can run, else the first model that
+ * can, else '' (no model is enabled: the form says how to fix that).
+ */
+export function initialModel(list: ModelList): string {
+  if (defaultEnabled(list)) return '';
+  return list.models.find((m) => !m.disabled)?.id ?? '';
 }
 
 /** The model and environment pickers of the run and schedule forms. */
@@ -35,9 +51,13 @@ export function ModelSelect({
   choices: ReturnType<typeof useRunChoices>;
 }) {
   const list = choices.models.value;
+  const usableDefault = !list || defaultEnabled(list);
   return (
     <select id={id} value={value} onChange={(event) => onChange(event.target.value)}>
-      <option value="">Default{list ? ` (${list.default_model_id})` : ''}</option>
+      <option value="" disabled={!usableDefault}>
+        Default{list ? ` (${list.default_model_id})` : ''}
+        {usableDefault ? '' : ' — unavailable'}
+      </option>
       {list?.models.map((model) => (
         <option key={model.id} value={model.id} disabled={model.disabled}>
           {modelLabel(model)}
@@ -79,6 +99,12 @@ export function NewRunPage() {
   const [metadata, setMetadata] = useState('');
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
+  const list = choices.models.value;
+  // Never starts on a model that cannot run: a disabled default gives way to an enabled model.
+  useEffect(() => {
+    if (list) setModel((current) => current || initialModel(list));
+  }, [list]);
+  const noModel = list !== undefined && list.models.every((m) => m.disabled);
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -120,6 +146,13 @@ export function NewRunPage() {
         />
         <label htmlFor="run-model">Model</label>
         <ModelSelect id="run-model" value={model} onChange={setModel} choices={choices} />
+        {noModel && (
+          <p className="hint" role="alert">
+            No model is enabled, so no run can start: set a provider key (e.g. OPENAI_API_KEY) for
+            the server, or enable the local model in config/models.yaml (README, &ldquo;First run in
+            5 minutes&rdquo;), then restart Ambient.
+          </p>
+        )}
         {unavailable.length > 0 && (
           <ul className="hint" aria-label="Unavailable models">
             {unavailable.map((m) => (
@@ -145,7 +178,7 @@ export function NewRunPage() {
         />
         <ErrorMessage error={error ?? choices.models.error} />
         <div className="actions">
-          <button type="submit" className="primary" disabled={busy}>
+          <button type="submit" className="primary" disabled={busy || noModel}>
             Start run
           </button>
         </div>
