@@ -2,6 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { api, data } from '../api/client';
 import { ErrorMessage, parseMetadata, useLoad } from '../components/ui';
 import { navigate } from '../router';
+import { defaultModelEnabled, initialModel } from '../api/models';
 
 export function modelLabel(model: {
   display_name: string;
@@ -14,22 +15,6 @@ export function modelLabel(model: {
   if (!model.disabled) return base;
   const why = [model.disable_reason, model.disable_detail].filter(Boolean).join(': ');
   return `${base} — unavailable: ${why || 'disabled'}`;
-}
-
-type ModelList = NonNullable<ReturnType<typeof useRunChoices>['models']['value']>;
-
-/** Whether the catalogue's default model can run (a run naming no model uses it). */
-function defaultEnabled(list: ModelList): boolean {
-  return list.models.some((m) => m.id === list.default_model_id && !m.disabled);
-}
-
-/**
- * The choice a form starts with: the default ('') when it can run, else the first model that
- * can, else '' (no model is enabled: the form says how to fix that).
- */
-export function initialModel(list: ModelList): string {
-  if (defaultEnabled(list)) return '';
-  return list.models.find((m) => !m.disabled)?.id ?? '';
 }
 
 /** The model and environment pickers of the run and schedule forms. */
@@ -51,7 +36,7 @@ export function ModelSelect({
   choices: ReturnType<typeof useRunChoices>;
 }) {
   const list = choices.models.value;
-  const usableDefault = !list || defaultEnabled(list);
+  const usableDefault = !list || defaultModelEnabled(list);
   return (
     <select id={id} value={value} onChange={(event) => onChange(event.target.value)}>
       <option value="" disabled={!usableDefault}>
