@@ -50,4 +50,17 @@ describe('build stamp', () => {
     writeFileSync(join(root, 'README.md'), 'x');
     expect(stamp(root, 'buildIsCurrent')).toBe('true');
   });
+
+  it('bin/ambient.mjs runs the CLI (from dist/ when current, else the sources)', () => {
+    const help = execFileSync(
+      process.execPath,
+      [join(REPO_ROOT, 'bin/ambient.mjs'), 'runs', '--help'],
+      {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+      },
+    );
+    expect(help).toContain('runs create --prompt <text>');
+    expect(help).toContain('runs followup <run-id> --message <text>');
+  });
 });
