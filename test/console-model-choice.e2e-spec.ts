@@ -2,8 +2,6 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
-import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
-import { apiClient } from './support/api-client';
 import {
   buildConsole,
   clickText,
@@ -12,47 +10,40 @@ import {
   launchChromium,
   step,
 } from './support/console-browser';
-import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { useTestApp } from './support/use-test-app';
+
+/** A copy of the test catalogue whose default is its key-less model (locked-model). */
+function withDisabledDefault(modelsFile: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'ambient-models-')), 'models.yaml');
+  const text = readFileSync(modelsFile, 'utf8');
+  writeFileSync(
+    file,
+    text.replace('default_model_id: fake-model', 'default_model_id: locked-model'),
+  );
+  return file;
+}
 
 /**
  * The run form of a server whose default model cannot run (its provider has no key): the form
  * starts on an enabled model instead of the disabled default, so "Start run" works at once.
  */
 describe('console run form with a disabled default model (Chromium)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
+  let settings: Record<string, unknown>;
   let browser: Browser;
   let page: Page;
 
   beforeAll(async () => {
-    const consoleDir = buildConsole();
-    model = await startFakeModelServer();
-    env = createTestEnvironment('console-models', model.url);
-    // The test catalogue with its key-less model (locked-model) as the default.
-    const modelsFile = join(mkdtempSync(join(tmpdir(), 'ambient-models-')), 'models.yaml');
-    writeFileSync(
-      modelsFile,
-      readFileSync(env.modelsFile, 'utf8').replace(
-        'default_model_id: fake-model',
-        'default_model_id: locked-model',
-      ),
-    );
-    app = await startTestApp(env, ['api', 'worker'], {
-      'server.port': await freePort(),
-      'server.consoleDir': consoleDir,
-      'models.file': modelsFile,
-    });
-    browser = await launchChromium();
+    settings = { 'server.port': await freePort(), 'server.consoleDir': buildConsole() };
   }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
+  const { api, app, env } = useTestApp('console-models', ['api', 'worker'], () => ({
+    ...settings,
+    'models.file': withDisabledDefault(env.modelsFile),
+  }));
+  beforeAll(async () => {
+    browser = await launchChromium();
   });
 
+  afterAll(() => browser?.close());
   beforeEach(async () => {
     page = await browser.newPage();
   });
@@ -79,7 +70,7 @@ describe('console run form with a disabled default model (Chromium)', () => {
       await clickText(page, 'Start run');
       await page.waitForSelector('[data-testid="run-state"]');
       const runId = page.url().split('/runs/')[1];
-      const run = (await apiClient(app.baseUrl, app.apiKey).get(`/agent/runs/${runId}`)).body;
+      const run = (await api.get(`/agent/runs/${runId}`)).body;
       expect(run.agent_config).toMatchObject({ model_id: 'fake-model' });
     });
   });
