@@ -100,7 +100,7 @@ export interface AppConfig {
   skills: { cacheTtlSeconds: number };
   /** `Idempotency-Key`s of create and action POSTs: how long a key and its answer are kept. */
   idempotency: { ttlHours: number };
-  /** Where agent-controlled programs run (`src/modules/sandbox`). */
+  /** Where agent-controlled programs run (`src/modules/execution/sandbox`). */
   sandbox: SandboxSettings;
   /** Vendor CLIs behind the `claude`, `codex` and `gemini` harnesses (a name on PATH or a path). */
   vendorClis: { claudeBin: string; codexBin: string; geminiBin: string };

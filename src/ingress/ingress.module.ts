@@ -27,7 +27,7 @@ export class IngressModule {
     return {
       module: IngressModule,
       imports: [
-        ...infrastructureImports(config, metrics, false, extensions),
+        ...infrastructureImports(config, metrics, null, extensions),
         SecretsModule,
         WebhooksModule,
         HealthChecksModule.forRoles(['ingress']),
