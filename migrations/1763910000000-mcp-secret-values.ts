@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import type { AppConfig } from '../src/config/app-config';
-import type { McpSecretValue } from '../src/modules/runs/run.types';
+import type { McpSecretValue } from '../src/modules/run-config/run-config.types';
 import { rewriteStoredMcpValues } from '../src/modules/secrets/mcp-secret-columns';
 import { isSealedValue } from '../src/modules/secrets/mcp-secret-values';
 import { SecretCipher } from '../src/modules/secrets/secret-cipher';

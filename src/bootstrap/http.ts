@@ -3,7 +3,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { createValidationPipe } from '../common/errors/validation';
 import { UnicodePipe, unicodeQueryMiddleware, verifyUtf8Body } from '../common/errors/unicode';
-import { McpSecretReferenceDto, McpServerConfigDto } from '../modules/runs/dto/agent-config.dto';
+import { McpSecretReferenceDto, McpServerConfigDto } from '../modules/run-config/agent-config.dto';
 import { completeOpenApiDocument } from './openapi-contract';
 import { AMBIENT_EXTENSIONS, AmbientExtension } from '../extensions/extension.types';
 import { fillRegistryEnums } from '../extensions/registry-openapi';

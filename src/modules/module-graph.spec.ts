@@ -10,11 +10,8 @@ const IMPORT = /(?:from\s+|import\s*\(\s*)['"](\.{1,2}\/[^'"]*)['"]/g;
  */
 const DOCUMENTED_PAIRS = [
   'artifacts <-> runs',
-  'conversations <-> runs',
   'environments <-> runs',
   'factories <-> webhooks',
-  'identities <-> runs',
-  'runs <-> secrets',
   'runs <-> skills',
 ];
 

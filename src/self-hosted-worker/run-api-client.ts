@@ -1,6 +1,6 @@
 import type { ChatMessage, TokenUsage } from '../modules/execution/harness/harness.types';
 import type { EnvironmentConfig } from '../modules/environments/environment-config';
-import type { ExecutionConfig } from '../modules/runs/run.types';
+import type { ExecutionConfig } from '../modules/run-config/run-config.types';
 
 const REQUEST_TIMEOUT_MS = 30_000;
 /** start and finish-task are retried this often over transport errors and 5xx answers. */

@@ -10,8 +10,8 @@ import { RunMessage } from '../runs/entities/run-message.entity';
 import { sessionIdOf } from '../runs/run-links';
 import { RunRecords } from '../runs/run-records';
 import { isTerminal } from '../runs/run-state';
-import { ExecutionInfo, toConversationSteps } from './conversation.mapper';
-import type { Conversation } from './conversation.types';
+import { ExecutionInfo, toConversationSteps } from '../runs/conversation/conversation.mapper';
+import type { Conversation } from '../runs/conversation/conversation.types';
 import { conversationTranscriptKey, liveTranscriptKey, runTranscriptKey } from './transcript-keys';
 import { TranscriptWriter } from './transcript-writer.service';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { AgentConfig, ExecutionConfig } from '../runs/run.types';
+import type { AgentConfig, ExecutionConfig } from '../run-config/run-config.types';
 import { McpSecrets } from '../secrets/mcp-secrets.service';
 import { TeamSecretsService } from '../secrets/team-secrets.service';
 import { Environment } from '../environments/environment.entity';

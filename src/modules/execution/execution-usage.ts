@@ -4,7 +4,7 @@ import { AmbientMetrics } from '../metrics/ambient-metrics';
 import { ModelsService } from '../models/models.service';
 import type { Run } from '../runs/entities/run.entity';
 import { RunRecords } from '../runs/run-records';
-import type { RequestUsage } from '../runs/run.types';
+import type { RequestUsage } from '../run-config/run-config.types';
 import type { TokenUsage } from './harness/harness.types';
 import { addUsage, inferenceCostUsd } from './run-usage';
 

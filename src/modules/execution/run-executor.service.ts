@@ -10,7 +10,7 @@ import { ModelsService } from '../models/models.service';
 import type { Run } from '../runs/entities/run.entity';
 import { RunSignals } from '../runs/run-signals.service';
 import { RunTransitions } from '../runs/run-transitions.service';
-import type { ExecutionConfig } from '../runs/run.types';
+import type { ExecutionConfig } from '../run-config/run-config.types';
 import { McpSecretError } from '../secrets/mcp-secrets.service';
 import { ExecutionContextFactory, internalApiUrl } from './execution-context.factory';
 import { ExecutionFence, StaleExecutionError } from './execution-fence';

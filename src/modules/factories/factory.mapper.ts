@@ -1,6 +1,6 @@
 import { toRfc3339 } from '../../common/time';
 import type { DefinitionSourceDto, FactoryDto } from './dto/factory.dto';
-import type { StoredMcpServerConfig } from '../runs/run.types';
+import type { StoredMcpServerConfig } from '../run-config/run-config.types';
 import { maskMcpServers } from '../secrets/mcp-secret-values';
 import type { Factory } from './entities/factory.entity';
 

@@ -4,7 +4,7 @@ import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { ModelsService } from '../models/models.service';
 import { McpSecrets } from '../secrets/mcp-secrets.service';
-import { assertMcpServers } from '../runs/mcp-servers.rules';
+import { assertMcpServers } from '../secrets/mcp-servers.rules';
 import { ApiKeysService } from '../teams/api-keys.service';
 import type { Principal } from '../teams/principal';
 import { TeamsService } from '../teams/teams.service';

@@ -1,6 +1,6 @@
 import type { IdempotencyClaim } from '../idempotency/idempotency-claim';
 import type { Run } from './entities/run.entity';
-import type { AgentConfig, ScheduleInfo } from './run.types';
+import type { AgentConfig, ScheduleInfo } from '../run-config/run-config.types';
 import type { RunSource } from './run-state';
 
 /** What any producer of runs (API, schedules, webhooks …) asks the run creator for. */

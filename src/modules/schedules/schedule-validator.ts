@@ -4,9 +4,9 @@ import { ApiError } from '../../common/errors/api-error';
 import { AgentAvailability } from '../identities/agent-availability.service';
 import { IdentitiesService } from '../identities/identities.service';
 import { ModelsService } from '../models/models.service';
-import { assertMcpServers } from '../runs/mcp-servers.rules';
+import { assertMcpServers } from '../secrets/mcp-servers.rules';
 import { assertMetadata } from '../runs/run-metadata.rules';
-import type { AgentConfig } from '../runs/run.types';
+import type { AgentConfig } from '../run-config/run-config.types';
 import { McpSecrets } from '../secrets/mcp-secrets.service';
 import { CronSchedule, CronSyntaxError, parseCronSchedule } from './cron-schedule';
 

@@ -16,7 +16,7 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
-import { SecretRefDto } from '../../runs/dto/agent-config.dto';
+import { SecretRefDto } from '../../run-config/agent-config.dto';
 import { ScopeDto, UserProfileDto } from '../../runs/dto/run-item.dto';
 import { NETWORK_POLICIES } from '../environment-config';
 import { REPO_PART_PATTERN } from '../environment-config';

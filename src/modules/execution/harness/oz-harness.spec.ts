@@ -15,7 +15,7 @@ import {
 import type { CatalogModel, ProviderApi } from '../../models/model-catalog';
 import type { ChatMessage, HarnessContext } from './harness.types';
 import { OzHarness } from './oz-harness';
-import { withoutRequestId } from '../../conversations/stored-message';
+import { withoutRequestId } from '../../runs/conversation/stored-message';
 
 const PATH = '/usr/local/bin:/usr/bin:/bin';
 

@@ -20,7 +20,7 @@ import type { RunState } from '../../runs/run-state';
 import { RunTransitions } from '../../runs/run-transitions.service';
 import type { EnvironmentConfig } from '../../environments/environment-config';
 import { McpSecretError } from '../../secrets/mcp-secrets.service';
-import type { ExecutionConfig } from '../../runs/run.types';
+import type { ExecutionConfig } from '../../run-config/run-config.types';
 import { ExecutionContextFactory, ExecutionInputs } from '../execution-context.factory';
 import { ExecutionToken, StaleExecutionError } from '../execution-fence';
 import { addUsage, inferenceCostUsd } from '../run-usage';

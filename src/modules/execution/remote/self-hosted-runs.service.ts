@@ -7,7 +7,7 @@ import { RunKeysService } from '../../runs/run-keys.service';
 import { RunQueue } from '../../runs/run-queue.service';
 import { RunRecords } from '../../runs/run-records';
 import { RunTransitions } from '../../runs/run-transitions.service';
-import type { StatusMessage } from '../../runs/run.types';
+import type { StatusMessage } from '../../run-config/run-config.types';
 
 const BATCH = 200;
 

@@ -19,7 +19,7 @@ import {
   McpServerConfigDto,
   MemoryStoreRefDto,
   SecretRefDto,
-} from '../../runs/dto/agent-config.dto';
+} from '../../run-config/agent-config.dto';
 import { AGENT_TYPES, AgentType } from '../agent-settings';
 import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, MoreThan } from 'typeorm';
-import { CallIndex, toMessage } from '../../conversations/conversation.mapper';
+import { CallIndex, toMessage } from '../conversation/conversation.mapper';
 import type { RunItemDto } from '../dto/run-item.dto';
 import { RunEvent } from '../entities/run-event.entity';
 import { RunMessage } from '../entities/run-message.entity';

@@ -4,7 +4,7 @@ import { formatSseComment, formatSseEvent } from '../../../common/sse';
 import { ApiError } from '../../../common/errors/api-error';
 import { buildProblem } from '../../../common/errors/problem';
 import { requestIdOf } from '../../../common/request-id';
-import { CallIndex, toMessage } from '../../conversations/conversation.mapper';
+import { CallIndex, toMessage } from '../conversation/conversation.mapper';
 import type { Run } from '../entities/run.entity';
 import type { RunEvent } from '../entities/run-event.entity';
 import type { RunMessage } from '../entities/run-message.entity';

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { EnvironmentConfigDto } from '../../environments/dto/environment.dto';
-import { AgentConfigDto } from '../../runs/dto/agent-config.dto';
+import { AgentConfigDto } from '../../run-config/agent-config.dto';
 import { ScopeDto, UserProfileDto } from '../../runs/dto/run-item.dto';
 
 @ApiSchema({ name: 'ScheduledAgentHistoryItem' })

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../../common/json';
+import type { JsonObject } from '../../../common/json';
 import { STORED_REQUEST_ID } from './stored-message';
 import { toolCategory } from './tool-categories';
 import {

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions, ApiSchema } from '@nestjs/swagger';
-import type { JsonObject } from '../../../common/json';
-import type { McpSecretValue } from '../run.types';
+import type { JsonObject } from '../../common/json';
+import type { McpSecretValue } from './run-config.types';
 import { Type } from 'class-transformer';
 import {
   IsArray,
@@ -16,9 +16,9 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
-import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
-import { registryEnum } from '../../../extensions/registry-openapi';
-import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
+import { AMBIENT_EXTENSION } from '../../common/openapi-extension';
+import { registryEnum } from '../../extensions/registry-openapi';
+import { ValidateNestedEach, ValidateNestedObject } from '../../common/errors/validation';
 
 @ApiSchema({ name: 'Harness' })
 export class HarnessDto {
