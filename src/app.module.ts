@@ -10,6 +10,7 @@ import { AppConfig } from './config/app-config';
 import type { AmbientExtension } from './extensions/extension.types';
 import { AmbientMetrics } from './modules/metrics/ambient-metrics';
 import { ArtifactsApiModule, ArtifactsModule } from './modules/artifacts/artifacts.module';
+import { AuditApiModule, AuditModule } from './modules/audit/audit.module';
 import { BlobsModule } from './modules/blobs/blobs.module';
 import { ConsoleModule } from './modules/console/console.module';
 import { ConversationsModule } from './modules/conversations/conversations.module';
@@ -53,6 +54,7 @@ export class AppModule {
         ScheduleModule.forRoot(),
         DiscoveryModule,
         TeamsModule,
+        AuditModule,
         IdempotencyModule,
         ModelsModule,
         SandboxModule,
@@ -66,7 +68,7 @@ export class AppModule {
         WorkersModule.forRoles(config.roles, runs),
         // The ingress role's readiness is the ingress application's own (src/ingress).
         HealthChecksModule.forRoles(config.roles.filter((role) => role !== 'ingress')),
-        ...(api ? [HealthModule, ConsoleModule] : []),
+        ...(api ? [HealthModule, ConsoleModule, AuditApiModule] : []),
         ...(api ? [SecretsApiModule, FactoriesApiModule] : []),
         EnvironmentFeaturesModule.forRoles(config.roles, runs),
         ...(api ? [SkillsApiModule] : []),

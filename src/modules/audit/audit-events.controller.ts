@@ -1,0 +1,66 @@
+import { Controller, Get, Req } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { CurrentPrincipal } from '../../common/auth/principal.decorator';
+import { ApiError } from '../../common/errors/api-error';
+import { ApiProblems } from '../../common/errors/problem.schema';
+import type { Principal } from '../teams/principal';
+import { ListAuditEventsResponseDto } from './audit-event.dto';
+import { toAuditEventDto } from './audit-event.mapper';
+import { AUDIT_OUTCOMES } from './audit-event.entity';
+import { AuditEventsQuery } from './audit-events.query';
+import { MAX_AUDIT_PAGE, parseAuditEventListParams } from './audit-events.params';
+import { AuditLog } from './audit-log.service';
+
+export const AUDIT_READ_ACTION = 'audit_event.list';
+
+@ApiTags('audit')
+@ApiBearerAuth()
+@Controller('audit-events')
+export class AuditEventsController {
+  constructor(
+    private readonly query: AuditEventsQuery,
+    private readonly audit: AuditLog,
+  ) {}
+
+  @Get()
+  @ApiOperation({
+    operationId: 'listAuditEvents',
+    summary: "The team's audit log, newest first (team admins)",
+    description:
+      'One event per change made through the API and per refused attempt. Cursor pages: pass ' +
+      'page_info.next_cursor as `cursor` with the same filters.',
+  })
+  @ApiProblems(400, 401, 403)
+  @ApiQuery({ name: 'action', required: false, description: '"run.create", or "run.*"' })
+  @ApiQuery({ name: 'actor_id', required: false })
+  @ApiQuery({ name: 'target_type', required: false })
+  @ApiQuery({ name: 'target_id', required: false })
+  @ApiQuery({ name: 'outcome', required: false, enum: AUDIT_OUTCOMES })
+  @ApiQuery({ name: 'since', required: false, description: 'RFC 3339, inclusive' })
+  @ApiQuery({ name: 'until', required: false, description: 'RFC 3339, exclusive' })
+  @ApiQuery({ name: 'limit', required: false, description: `1 to ${MAX_AUDIT_PAGE}, default 100` })
+  @ApiQuery({ name: 'cursor', required: false })
+  @ApiOkResponse({ type: ListAuditEventsResponseDto })
+  async list(
+    @CurrentPrincipal() principal: Principal,
+    @Req() req: Request,
+  ): Promise<ListAuditEventsResponseDto> {
+    await this.assertAdmin(principal);
+    const params = parseAuditEventListParams(req.query as Record<string, unknown>);
+    const { events, nextCursor } = await this.query.page(principal.teamId, params);
+    return {
+      events: events.map(toAuditEventDto),
+      page_info: nextCursor
+        ? { has_next_page: true, next_cursor: nextCursor }
+        : { has_next_page: false, next_cursor: '' },
+    };
+  }
+
+  /** Team admins only: a person's admin key (an agent's or a run's key is refused, and recorded). */
+  private async assertAdmin(principal: Principal): Promise<void> {
+    if (principal.userType === 'user' && principal.role === 'admin') return;
+    await this.audit.recordDenied(principal, AUDIT_READ_ACTION, null);
+    throw new ApiError('not_authorized', 'only team admins may read the audit log');
+  }
+}
