@@ -16,7 +16,12 @@ export interface AuditTarget {
 }
 
 /** Ambient itself, or its operator at the command line (e.g. `api-keys create`). */
-export const SYSTEM_ACTOR: AuditActor = { type: 'system', id: 'system', name: 'Ambient', role: null };
+export const SYSTEM_ACTOR: AuditActor = {
+  type: 'system',
+  id: 'system',
+  name: 'Ambient',
+  role: null,
+};
 
 /** On whose behalf a change is made: an authenticated caller, or an actor acting for a team. */
 export type AuditBy = Principal | { teamId: string; actor: AuditActor };
