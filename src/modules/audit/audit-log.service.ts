@@ -86,14 +86,14 @@ export class AuditLog {
   }
 
   /**
-   * Runs `change`; when it is refused with 403 `not_authorized`, records the attempt as denied
-   * (after the change's transaction has ended) and passes the refusal on.
+   * Runs `change` (or a permission check); when it is refused with 403 `not_authorized`, records
+   * the attempt as denied (after the change's transaction has ended) and passes the refusal on.
    */
   async deniedOn<T>(
     principal: Principal,
     action: string,
     target: AuditTarget | null,
-    change: () => Promise<T>,
+    change: () => T | Promise<T>,
   ): Promise<T> {
     try {
       return await change();
