@@ -29,10 +29,16 @@ export class ApiKeysService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Creates a key for a user and returns the plain key: it is shown once and never stored. */
-  async create(user: User, name: string, plainKey?: string): Promise<{ key: string; id: string }> {
+  async create(
+    user: User,
+    name: string,
+    plainKey?: string,
+    /** The caller's transaction (the key commits with its audit event). */
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<{ key: string; id: string }> {
     const key = plainKey ?? generateApiKey().key;
     const id = newUid();
-    await this.dataSource.getRepository(ApiKey).insert({
+    await manager.getRepository(ApiKey).insert({
       id,
       teamId: user.teamId,
       userId: user.id,
@@ -120,11 +126,13 @@ export class ApiKeysService {
   }
 
   /** Revokes one of a user's keys; null when the user has no such key. */
-  async revokeForUser(userId: string, id: string): Promise<ApiKey | null> {
-    const key = await this.dataSource
-      .getRepository(ApiKey)
-      .findOneBy({ id, userId, runId: IsNull() });
-    return key ? this.revoke(id) : null;
+  async revokeForUser(
+    userId: string,
+    id: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<ApiKey | null> {
+    const key = await manager.getRepository(ApiKey).findOneBy({ id, userId, runId: IsNull() });
+    return key ? this.revoke(id, manager) : null;
   }
 
   /**
@@ -137,8 +145,8 @@ export class ApiKeysService {
   }
 
   /** Revokes a key (idempotently: the first revocation time stays); null when it does not exist. */
-  async revoke(id: string): Promise<ApiKey | null> {
-    const keys = this.dataSource.getRepository(ApiKey);
+  async revoke(id: string, manager = this.dataSource.manager): Promise<ApiKey | null> {
+    const keys = manager.getRepository(ApiKey);
     await keys.update({ id, revokedAt: IsNull() }, { revokedAt: new Date() });
     return keys.findOneBy({ id });
   }
