@@ -116,8 +116,8 @@ export class TeamSecretsService {
           const reason = await check(principal.teamId, name, m);
           if (reason) throw new ApiError('conflict', `secret "${name}" is ${reason}`);
         }
-        await m.getRepository(TeamSecret).delete({ id: secret.id });
         await this.audit.record(m, principal, 'secret.delete', target(name));
+        await m.getRepository(TeamSecret).delete({ id: secret.id });
       });
     await this.audit.deniedOn(principal, 'secret.delete', target(name), remove);
   }
