@@ -1,5 +1,5 @@
 import type { Principal } from '../teams/principal';
-import type { AuditActorType } from './audit-event.entity';
+import type { AuditActorType } from './audit-vocabulary';
 
 /** Who did what an audit event records. */
 export interface AuditActor {

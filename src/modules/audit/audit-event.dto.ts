@@ -1,6 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PageInfoDto } from '../runs/dto/run-item.dto';
-import { AUDIT_ACTOR_TYPES, AUDIT_OUTCOMES } from './audit-event.entity';
+import { AUDIT_ACTOR_TYPES, AUDIT_OUTCOMES } from './audit-vocabulary';
 
 @ApiSchema({ name: 'AuditActor' })
 export class AuditActorDto {

@@ -1,11 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { JsonObject } from '../../common/json';
 
-export const AUDIT_ACTOR_TYPES = ['api_key', 'user', 'agent', 'run', 'system'] as const;
-export type AuditActorType = (typeof AUDIT_ACTOR_TYPES)[number];
-
-export const AUDIT_OUTCOMES = ['success', 'denied', 'failed'] as const;
-export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
+import type { AuditActorType, AuditOutcome } from './audit-vocabulary';
 
 /** One change made through the API (or one refused attempt), as the audit log keeps it. */
 @Entity('audit_events')

@@ -7,7 +7,7 @@ import { ApiProblems } from '../../common/errors/problem.schema';
 import type { Principal } from '../teams/principal';
 import { ListAuditEventsResponseDto } from './audit-event.dto';
 import { toAuditEventDto } from './audit-event.mapper';
-import { AUDIT_OUTCOMES } from './audit-event.entity';
+import { AUDIT_OUTCOMES } from './audit-vocabulary';
 import { AuditEventsQuery } from './audit-events.query';
 import { MAX_AUDIT_PAGE, parseAuditEventListParams } from './audit-events.params';
 import { AuditLog } from './audit-log.service';
@@ -32,15 +32,25 @@ export class AuditEventsController {
       'page_info.next_cursor as `cursor` with the same filters.',
   })
   @ApiProblems(400, 401, 403)
-  @ApiQuery({ name: 'action', required: false, description: '"run.create", or "run.*"' })
-  @ApiQuery({ name: 'actor_id', required: false })
-  @ApiQuery({ name: 'target_type', required: false })
-  @ApiQuery({ name: 'target_id', required: false })
+  @ApiQuery({
+    name: 'action',
+    required: false,
+    type: String,
+    description: '"run.create", or "run.*"',
+  })
+  @ApiQuery({ name: 'actor_id', required: false, type: String })
+  @ApiQuery({ name: 'target_type', required: false, type: String })
+  @ApiQuery({ name: 'target_id', required: false, type: String })
   @ApiQuery({ name: 'outcome', required: false, enum: AUDIT_OUTCOMES })
-  @ApiQuery({ name: 'since', required: false, description: 'RFC 3339, inclusive' })
-  @ApiQuery({ name: 'until', required: false, description: 'RFC 3339, exclusive' })
-  @ApiQuery({ name: 'limit', required: false, description: `1 to ${MAX_AUDIT_PAGE}, default 100` })
-  @ApiQuery({ name: 'cursor', required: false })
+  @ApiQuery({ name: 'since', required: false, type: String, description: 'RFC 3339, inclusive' })
+  @ApiQuery({ name: 'until', required: false, type: String, description: 'RFC 3339, exclusive' })
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    type: Number,
+    description: `1 to ${MAX_AUDIT_PAGE}, default 100`,
+  })
+  @ApiQuery({ name: 'cursor', required: false, type: String })
   @ApiOkResponse({ type: ListAuditEventsResponseDto })
   async list(
     @CurrentPrincipal() principal: Principal,

@@ -7,7 +7,7 @@ import {
   singleValue,
   timestampParam,
 } from '../../common/query-params';
-import { AUDIT_OUTCOMES, AuditOutcome } from './audit-event.entity';
+import { AUDIT_OUTCOMES, AuditOutcome } from './audit-vocabulary';
 
 export const DEFAULT_AUDIT_PAGE = 100;
 export const MAX_AUDIT_PAGE = 200;

@@ -7,7 +7,8 @@ import type { JsonObject } from '../../common/json';
 import { currentRequest } from '../../common/request-context';
 import type { Principal } from '../teams/principal';
 import { actorOf, AuditBy, AuditTarget } from './audit-actor';
-import { AuditEvent, AuditOutcome } from './audit-event.entity';
+import { AuditEvent } from './audit-event.entity';
+import type { AuditOutcome } from './audit-vocabulary';
 
 /**
  * The one writer of the audit log. A change's event is written with the change's own
