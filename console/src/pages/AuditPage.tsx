@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { api, data, type Schemas } from '../api/client';
-import { ErrorMessage, Time, useLoad } from '../components/ui';
+import { CursorPager, ErrorMessage, Time, useLoad } from '../components/ui';
 import { AUDIT_OUTCOMES } from '../../../src/modules/audit/audit-vocabulary';
 
 interface Filters {
@@ -174,25 +174,7 @@ export function AuditPage() {
       </form>
       <ErrorMessage error={page.error} />
       {page.value && <EventsTable events={page.value.events} />}
-      <nav className="pager" aria-label="Pages">
-        <button
-          type="button"
-          disabled={cursors.length === 0}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Previous page
-        </button>
-        <button
-          type="button"
-          disabled={!page.value?.page_info.has_next_page}
-          onClick={() => {
-            const next = page.value?.page_info.next_cursor;
-            if (next) setCursors([...cursors, next]);
-          }}
-        >
-          Next page
-        </button>
-      </nav>
+      <CursorPager cursors={cursors} setCursors={setCursors} pageInfo={page.value?.page_info} />
     </section>
   );
 }
