@@ -9,7 +9,11 @@ import { ListAuditEventsResponseDto } from './audit-event.dto';
 import { toAuditEventDto } from './audit-event.mapper';
 import { AUDIT_OUTCOMES } from './audit-vocabulary';
 import { AuditEventsQuery } from './audit-events.query';
-import { MAX_AUDIT_PAGE, parseAuditEventListParams } from './audit-events.params';
+import {
+  DEFAULT_AUDIT_PAGE,
+  MAX_AUDIT_PAGE,
+  parseAuditEventListParams,
+} from './audit-events.params';
 import { AuditLog } from './audit-log.service';
 
 export const AUDIT_READ_ACTION = 'audit_event.list';
@@ -47,8 +51,8 @@ export class AuditEventsController {
   @ApiQuery({
     name: 'limit',
     required: false,
-    type: Number,
-    description: `1 to ${MAX_AUDIT_PAGE}, default 100`,
+    schema: { type: 'integer', minimum: 1, maximum: MAX_AUDIT_PAGE, default: DEFAULT_AUDIT_PAGE },
+    description: `Events per page (1-${MAX_AUDIT_PAGE}, default ${DEFAULT_AUDIT_PAGE})`,
   })
   @ApiQuery({ name: 'cursor', required: false, type: String })
   @ApiOkResponse({ type: ListAuditEventsResponseDto })
