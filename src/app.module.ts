@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { ProblemFilter } from './common/errors/problem.filter';
-import { AMBIENT_CONSUMED_QUEUES } from './bootstrap/consumed-queues';
+import { AMBIENT_CONSUMED_QUEUES, PROBED_QUEUES } from './bootstrap/consumed-queues';
 import { infrastructureImports } from './bootstrap/infrastructure';
 import { CONSUMED_QUEUES } from './common/queues/consumed-queues';
 import { QueueProcessorExplorer } from './common/queues/queue-processor.explorer';
@@ -15,9 +15,14 @@ import { BlobsModule } from './modules/blobs/blobs.module';
 import { ConsoleModule } from './modules/console/console.module';
 import { ConversationsModule } from './modules/conversations/conversations.module';
 import {
-  EnvironmentFeaturesModule,
+  EnvironmentsApiModule,
   EnvironmentsModule,
 } from './modules/environments/environments.module';
+import {
+  ExecutionModule,
+  ExecutionWorkerModule,
+  RemoteExecutionApiModule,
+} from './modules/execution/execution.module';
 import { FactoriesApiModule, FactoriesWorkerModule } from './modules/factories/factories.module';
 import { HealthChecksModule } from './modules/health/health-checks.module';
 import { HealthModule } from './modules/health/health.module';
@@ -25,16 +30,22 @@ import { IdempotencyInterceptor } from './modules/idempotency/idempotency.interc
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { IdempotencySweeper } from './modules/idempotency/idempotency.sweeper';
 import { ModelsModule } from './modules/models/models.module';
-import { RunsModule } from './modules/runs/runs.module';
-import { SandboxModule } from './modules/sandbox/sandbox.module';
+import { RunsApiModule, RunsModule } from './modules/runs/runs.module';
 import { SecretsApiModule } from './modules/secrets/secrets.module';
 import { SkillsApiModule, SkillsModule } from './modules/skills/skills.module';
-import { SchedulesModule } from './modules/schedules/schedules.module';
+import {
+  SchedulerModule,
+  SchedulesApiModule,
+  SchedulesModule,
+} from './modules/schedules/schedules.module';
 import { ScoresModule } from './modules/scores/scores.module';
 import { BearerAuthGuard } from './modules/teams/bearer-auth.guard';
 import { TeamsModule } from './modules/teams/teams.module';
-import { WebhookFeaturesModule } from './modules/webhooks/webhook-features.module';
-import { WorkersModule } from './modules/workers/workers.module';
+import {
+  WebhookAutomationModule,
+  WebhooksApiModule,
+  WebhooksWorkerModule,
+} from './modules/webhooks/webhook-features.module';
 
 /** The root module; which controllers and processors it wires depends on the roles configured. */
 @Module({})
@@ -46,34 +57,49 @@ export class AppModule {
     extensions: readonly AmbientExtension[] = [],
   ): DynamicModule {
     const api = config.roles.includes('api');
-    const runs = RunsModule.forRoles(config.roles);
+    const worker = config.roles.includes('worker');
+    // Feature modules are static and shared by every role; the role modules add controllers
+    // (api), sweepers (worker) and the scheduler loop on top of them.
     return {
       module: AppModule,
       imports: [
-        ...infrastructureImports(config, metrics, true, extensions),
+        ...infrastructureImports(config, metrics, PROBED_QUEUES, extensions),
         ScheduleModule.forRoot(),
         DiscoveryModule,
         TeamsModule,
         AuditModule,
         IdempotencyModule,
         ModelsModule,
-        SandboxModule,
         BlobsModule.forRoles(api),
         ArtifactsModule,
         EnvironmentsModule,
         SkillsModule,
-        runs,
-        ...(api ? [ConversationsModule, ArtifactsApiModule, ScoresModule.forRuns(runs)] : []),
-        SchedulesModule.forRoles(config.roles, runs),
-        WorkersModule.forRoles(config.roles, runs),
+        RunsModule,
+        ExecutionModule,
+        SchedulesModule,
+        WebhookAutomationModule,
         // The ingress role's readiness is the ingress application's own (src/ingress).
         HealthChecksModule.forRoles(config.roles.filter((role) => role !== 'ingress')),
-        ...(api ? [HealthModule, ConsoleModule, AuditApiModule] : []),
-        ...(api ? [SecretsApiModule, FactoriesApiModule] : []),
-        EnvironmentFeaturesModule.forRoles(config.roles, runs),
-        ...(api ? [SkillsApiModule] : []),
-        ...(config.roles.includes('worker') ? [FactoriesWorkerModule] : []),
-        WebhookFeaturesModule.forRoles(config.roles, runs),
+        ...(api
+          ? [
+              RunsApiModule,
+              RemoteExecutionApiModule,
+              ConversationsModule,
+              ArtifactsApiModule,
+              ScoresModule,
+              SchedulesApiModule,
+              EnvironmentsApiModule,
+              WebhooksApiModule,
+              SecretsApiModule,
+              FactoriesApiModule,
+              SkillsApiModule,
+              HealthModule,
+              ConsoleModule,
+              AuditApiModule,
+            ]
+          : []),
+        ...(worker ? [ExecutionWorkerModule, FactoriesWorkerModule, WebhooksWorkerModule] : []),
+        ...(config.roles.includes('scheduler') ? [SchedulerModule] : []),
       ],
       providers: [
         // In the root module: its shutdown (pause the queues, drain the processors) runs first.

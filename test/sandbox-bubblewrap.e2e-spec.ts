@@ -5,9 +5,9 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCommand } from '../src/modules/harness/command-runner';
-import { BubblewrapSandboxBackend } from '../src/modules/sandbox/bubblewrap-sandbox';
-import type { Sandbox } from '../src/modules/sandbox/sandbox.types';
+import { runCommand } from '../src/modules/execution/harness/command-runner';
+import { BubblewrapSandboxBackend } from '../src/modules/execution/sandbox/backends/bubblewrap/bubblewrap-sandbox';
+import type { Sandbox } from '../src/modules/execution/sandbox/sandbox.types';
 
 describe('bubblewrap sandbox', () => {
   let root: string;

@@ -13,7 +13,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { AppConfig } from '../src/config/app-config';
-import { DockerSandboxBackend, dockerAnswers } from '../src/modules/sandbox/docker-sandbox';
+import {
+  DockerSandboxBackend,
+  dockerAnswers,
+} from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
 import {
   SANDBOX_LABELS,
   SANDBOX_PATH,
@@ -23,7 +26,7 @@ import {
   type SandboxLimits,
   type SandboxProcess,
   type SandboxSpawnOptions,
-} from '../src/modules/sandbox/sandbox.types';
+} from '../src/modules/execution/sandbox/sandbox.types';
 
 const IMAGE = 'ambient-agent:bookworm';
 const BUILD_IMAGE = resolve(__dirname, '..', 'sandbox', 'agent-image', 'build-image.sh');

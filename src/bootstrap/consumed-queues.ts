@@ -1,7 +1,10 @@
 import type { ConsumedQueue } from '../common/queues/consumed-queues';
-import { DEBUG_AGENTS_QUEUE, DEBUG_JOB } from '../modules/environments/debug-agent-queues';
+import { DEBUG_AGENTS_QUEUE, DEBUG_JOB } from '../modules/execution/debug/debug-agent-queues';
 import { EXECUTE_JOB, RUNS_QUEUE } from '../modules/runs/run-queue.service';
 import { DELIVERIES_QUEUE, EVALUATE_JOB } from '../modules/webhooks/delivery-evaluation.queue';
+
+/** The queues whose depth and age the main application's metrics show. */
+export const PROBED_QUEUES: readonly string[] = [RUNS_QUEUE, DELIVERIES_QUEUE];
 
 /** Every job Ambient enqueues, and the role whose processes must have its processor. */
 export const AMBIENT_CONSUMED_QUEUES: readonly ConsumedQueue[] = [

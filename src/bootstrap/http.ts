@@ -7,8 +7,8 @@ import { McpSecretReferenceDto, McpServerConfigDto } from '../modules/runs/dto/a
 import { completeOpenApiDocument } from './openapi-contract';
 import { AMBIENT_EXTENSIONS, AmbientExtension } from '../extensions/extension.types';
 import { fillRegistryEnums } from '../extensions/registry-openapi';
-import { SANDBOX_BACKENDS } from '../modules/sandbox/sandbox.types';
-import { HarnessRegistry } from '../modules/harness/harness-registry';
+import { SANDBOX_BACKENDS } from '../modules/execution/sandbox/sandbox.types';
+import { HarnessRegistry } from '../extensions/harness-registry';
 import { SignatureVerifierRegistry } from '../modules/webhooks/verifiers/signature-verifier-registry';
 import type { AppConfig } from '../config/app-config';
 import { metricsRoute } from '../modules/metrics/metrics-endpoint';

@@ -24,20 +24,20 @@ class ConfigModule {
 /**
  * What every Ambient Nest application stands on (the main one and the ingress): the validated
  * config, a MySQL pool, Bull on Redis, Ambient's own Redis connections and the process's metrics
- * (`scrapeProbes`: this application reads the MySQL- and Bull-backed gauges), and the extension
+ * (`probedQueues`: the Bull queues whose gauges this application reads), and the extension
  * registries (built-ins plus `extensions`).
  */
 export function infrastructureImports(
   config: AppConfig,
   metrics: AmbientMetrics,
-  scrapeProbes: boolean,
+  probedQueues: readonly string[] | null,
   extensions: readonly AmbientExtension[] = [],
 ): DynamicModule[] {
   return [
     ConfigModule.forConfig(config),
     ExtensionsModule.forExtensions(extensions),
     DatabaseModule.forConfig(config),
-    MetricsModule.forInstance(metrics, scrapeProbes),
+    MetricsModule.forInstance(metrics, probedQueues),
     BullModule.forRoot(bullQueueOptions(config)),
     { module: RedisModule },
   ];

@@ -10,7 +10,7 @@ import { checkedExtension, loadExtensionModules } from '../extensions/load-exten
 import { startIngress } from '../ingress/start-ingress';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { startMetricsServer } from '../modules/metrics/metrics-endpoint';
-import { SandboxService } from '../modules/sandbox/sandbox.service';
+import { SandboxService } from '../modules/execution/sandbox/sandbox.service';
 import { BootstrapService } from '../modules/teams/bootstrap.service';
 import { configureHttp } from './http';
 import { localBaseUrl } from '../common/http-listener';

@@ -95,7 +95,7 @@ export interface AppConfig {
   idempotency: { ttlHours: number };
   /** The audit log: events older than `retentionDays` are swept. */
   audit: { retentionDays: number };
-  /** Where agent-controlled programs run (`src/modules/sandbox`). */
+  /** Where agent-controlled programs run (`src/modules/execution/sandbox`). */
   sandbox: SandboxSettings;
   /** Vendor CLIs behind the `claude`, `codex` and `gemini` harnesses (a name on PATH or a path). */
   vendorClis: { claudeBin: string; codexBin: string; geminiBin: string };

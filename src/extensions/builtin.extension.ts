@@ -1,4 +1,4 @@
-import { createHarnesses } from '../modules/harness/harnesses';
+import { createHarnesses } from '../modules/execution/harness/harnesses';
 import { BUILTIN_VERIFIERS } from '../modules/webhooks/verifiers';
 import type { AmbientExtension } from './extension.types';
 

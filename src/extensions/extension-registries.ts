@@ -1,5 +1,5 @@
 import { SANDBOX_SETTINGS_BACKENDS } from '../config/app-config';
-import { HarnessRegistry } from '../modules/harness/harness-registry';
+import { HarnessRegistry } from './harness-registry';
 import { SignatureVerifierRegistry } from '../modules/webhooks/verifiers/signature-verifier-registry';
 import type { AmbientExtension, ExtensionContext } from './extension.types';
 import { checkHarness } from './load-extensions';

@@ -1,6 +1,6 @@
 import type { AppConfig } from '../config/app-config';
-import type { Harness } from '../modules/harness/harness.types';
-import type { SandboxBackendFactory } from '../modules/sandbox/sandbox.types';
+import type { Harness } from '../modules/execution/harness/harness.types';
+import type { SandboxBackendFactory } from '../modules/execution/sandbox/sandbox.types';
 import type { SignatureVerifier } from '../modules/webhooks/verifiers/signature-verifier';
 
 /** What an extension's factories receive when the application starts. */

@@ -1,6 +1,6 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { HarnessRegistry } from '../modules/harness/harness-registry';
+import { HarnessRegistry } from './harness-registry';
 import { SignatureVerifierRegistry } from '../modules/webhooks/verifiers/signature-verifier-registry';
 import { builtinExtension } from './builtin.extension';
 import { harnessRegistryOf, signatureVerifierRegistryOf } from './extension-registries';

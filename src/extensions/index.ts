@@ -9,7 +9,7 @@ export type {
   HarnessContext,
   HarnessResult,
   TokenUsage,
-} from '../modules/harness/harness.types';
+} from '../modules/execution/harness/harness.types';
 export type {
   SignatureVerifier,
   SignedContent,
@@ -31,6 +31,6 @@ export type {
   SandboxProcess,
   SandboxSpawnOptions,
   SandboxSpec,
-} from '../modules/sandbox/sandbox.types';
-export { ProcessSandboxBackend } from '../modules/sandbox/process-sandbox';
+} from '../modules/execution/sandbox/sandbox.types';
+export { ProcessSandboxBackend } from '../modules/execution/sandbox/backends/process/process-sandbox';
 export { builtinExtension } from './builtin.extension';

@@ -28,7 +28,7 @@ export class IngressModule {
     return {
       module: IngressModule,
       imports: [
-        ...infrastructureImports(config, metrics, false, extensions),
+        ...infrastructureImports(config, metrics, null, extensions),
         // Team secrets record their changes (never made from the ingress, but the writer is theirs).
         AuditModule,
         SecretsModule,

@@ -1,4 +1,4 @@
-import type { ChatMessage, TokenUsage } from '../modules/harness/harness.types';
+import type { ChatMessage, TokenUsage } from '../modules/execution/harness/harness.types';
 import type { EnvironmentConfig } from '../modules/environments/environment-config';
 import type { ExecutionConfig } from '../modules/runs/run.types';
 

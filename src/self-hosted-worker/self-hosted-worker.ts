@@ -1,7 +1,7 @@
-import { HarnessRegistry } from '../modules/harness/harness-registry';
-import { createHarnesses } from '../modules/harness/harnesses';
-import { WorkspaceService } from '../modules/harness/workspace.service';
-import { Sandboxes } from '../modules/sandbox/sandboxes';
+import { HarnessRegistry } from '../extensions/harness-registry';
+import { createHarnesses } from '../modules/execution/harness/harnesses';
+import { WorkspaceService } from '../modules/execution/workspace/workspace.service';
+import { Sandboxes } from '../modules/execution/sandbox/sandboxes';
 import type { AppConfig } from '../config/app-config';
 import { loadModelCatalog } from '../modules/models/model-catalog';
 import {
@@ -10,7 +10,7 @@ import {
   parseServerMessage,
   TaskAssignment,
   WorkerMessage,
-} from '../modules/workers/worker-protocol';
+} from '../modules/execution/remote/worker-protocol';
 import { ExecutionDeps, TaskExecution } from './task-execution';
 import type { WorkerOptions } from './worker-options';
 import { WorkerSocket } from './worker-socket';

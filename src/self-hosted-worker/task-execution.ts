@@ -1,19 +1,23 @@
 import { mkdir } from 'node:fs/promises';
-import { prepareWorkspace } from '../modules/environments/workspace-preparation';
-import type { HarnessRegistry } from '../modules/harness/harness-registry';
-import type { Harness, HarnessContext, HarnessResult } from '../modules/harness/harness.types';
-import type { WorkspaceService } from '../modules/harness/workspace.service';
+import { prepareWorkspace } from '../modules/execution/workspace/workspace-preparation';
+import type { HarnessRegistry } from '../extensions/harness-registry';
+import type {
+  Harness,
+  HarnessContext,
+  HarnessResult,
+} from '../modules/execution/harness/harness.types';
+import type { WorkspaceService } from '../modules/execution/workspace/workspace.service';
 import type { CatalogModel, ModelCatalog } from '../modules/models/model-catalog';
-import type { Sandboxes } from '../modules/sandbox/sandboxes';
-import { Sandbox, SandboxError } from '../modules/sandbox/sandbox.types';
+import type { Sandboxes } from '../modules/execution/sandbox/sandboxes';
+import { Sandbox, SandboxError } from '../modules/execution/sandbox/sandbox.types';
 import type { EnvironmentConfig } from '../modules/environments/environment-config';
-import { initialPrompt } from '../modules/runs/execution/initial-prompt';
+import { initialPrompt } from '../modules/execution/initial-prompt';
 import {
   MAX_RAW_TRANSCRIPT_CHARS,
   RUN_KEY_ENV,
   TaskAssignment,
   WorkerMessage,
-} from '../modules/workers/worker-protocol';
+} from '../modules/execution/remote/worker-protocol';
 import { setupPlanFrom } from './environment-plan';
 import { ExecutionStart, RunApiClient, RunApiError, usageReport } from './run-api-client';
 

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, SandboxSettings } from '../config/app-config';
 import { workerIdProblem } from '../modules/runs/worker-host';
-import { WORKER_WS_PATH } from '../modules/workers/worker-protocol';
+import { WORKER_WS_PATH } from '../modules/execution/remote/worker-protocol';
 
 export interface WorkerOptions {
   /** The API base URL, e.g. `https://ambient.example.com/api/v1`. */

@@ -1,12 +1,12 @@
 import type { JsonObject } from '../../common/json';
-import { STORED_REQUEST_ID } from '../harness/stored-message';
-import { toolCategory } from '../harness/tool-categories';
-import { DENIED_PREFIX } from '../harness/tools/tool.types';
-import type {
-  ActionCategory,
-  ContentBlock,
-  ConversationMessage,
-  ConversationStep,
+import { STORED_REQUEST_ID } from './stored-message';
+import { toolCategory } from './tool-categories';
+import {
+  DENIED_PREFIX,
+  type ActionCategory,
+  type ContentBlock,
+  type ConversationMessage,
+  type ConversationStep,
 } from './conversation.types';
 
 /** One stored chat message (a `run_messages` row) with the execution that produced it. */

@@ -1,3 +1,11 @@
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+
+/** One message of a run's conversation as stored (the OpenAI chat message shape). */
+export type ChatMessage = ChatCompletionMessageParam;
+
+/** Marks a tool result as a refusal (not a failure); the conversation shows it as `denied`. */
+export const DENIED_PREFIX = 'Denied: ';
+
 /** The normalized Oz conversation (`{conversation_id, steps}`), as the API serves it. */
 export const ACTION_CATEGORIES = [
   'command',

@@ -44,3 +44,15 @@ export const REPO_PART_PATTERN = /^[A-Za-z0-9_.-]{1,100}$/;
 export function isSafeRepoPart(part: string): boolean {
   return REPO_PART_PATTERN.test(part) && pathComponentProblem(part) === null;
 }
+
+/**
+ * `<base>/<owner>/<repo>.git`; the base is a URL (https://github.com) or a local directory. Names
+ * that are not plain path components (`..`, `/`, a leading `-` …) are refused here too, so a row
+ * stored before names were validated cannot point a clone outside the base.
+ */
+export function cloneUrl(base: string, owner: string, repo: string): string {
+  if (!isSafeRepoPart(owner) || !isSafeRepoPart(repo)) {
+    throw new Error(`invalid repository name ${JSON.stringify(`${owner}/${repo}`)}`);
+  }
+  return `${base.replace(/\/+$/, '')}/${owner}/${repo}.git`;
+}

@@ -1,4 +1,4 @@
-import { HarnessRegistry } from '../harness/harness-registry';
+import { HarnessRegistry } from '../../extensions/harness-registry';
 import { SignatureVerifierRegistry } from '../webhooks/verifiers/signature-verifier-registry';
 import { definitionVocabulary } from './definition/definition-vocabulary';
 import { Injectable } from '@nestjs/common';

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
+import { SandboxModule } from '../execution/sandbox/sandbox.module';
 import { HealthController } from './health.controller';
 
 /** The api role's health endpoints (Readiness comes from HealthChecksModule, in every role). */
-@Module({ controllers: [HealthController] })
+@Module({ imports: [SandboxModule], controllers: [HealthController] })
 export class HealthModule {}

@@ -1,18 +1,16 @@
 import { getQueueToken } from '@nestjs/bull';
-import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
-import { DataSource } from 'typeorm';
-import { RUN_STATES } from '../runs/run-state';
-import { RUNS_QUEUE } from '../runs/run-queue.service';
-import { DELIVERIES_QUEUE } from '../webhooks/delivery-evaluation.queue';
 import { AmbientMetrics, QueueSnapshot } from './ambient-metrics';
 
+/** The Bull queues whose gauges the main application reads at scrape time (by name). */
+export const PROBED_QUEUES = Symbol('PROBED_QUEUES');
+
 /**
- * The scrape-time gauges of the main application: runs per state (one grouped query on the
- * state index) and, per Bull queue, its job counts and the age of the oldest waiting job (only
- * the head of the waiting list is read, however long the list).
+ * The scrape-time queue gauges of the main application: per Bull queue, its job counts and the
+ * age of the oldest waiting job (only the head of the waiting list is read, however long the
+ * list). Runs per state are the runs module's probe (RunGauges).
  */
 @Injectable()
 export class ScrapeProbes implements OnModuleInit, OnModuleDestroy {
@@ -20,34 +18,23 @@ export class ScrapeProbes implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     private readonly metrics: AmbientMetrics,
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly moduleRef: ModuleRef,
+    @Inject(PROBED_QUEUES) private readonly queueNames: readonly string[],
   ) {}
 
   onModuleInit(): void {
-    this.queues = [RUNS_QUEUE, DELIVERIES_QUEUE].flatMap((name) => {
+    this.queues = this.queueNames.flatMap((name) => {
       try {
         return [this.moduleRef.get<Queue>(getQueueToken(name), { strict: false })];
       } catch {
         return []; // not registered in this process
       }
     });
-    this.metrics.probes.runsByState = () => this.runsByState();
     this.metrics.probes.queues = () => Promise.all(this.queues.map((q) => queueSnapshot(q)));
   }
 
   onModuleDestroy(): void {
-    delete this.metrics.probes.runsByState;
     delete this.metrics.probes.queues;
-  }
-
-  private async runsByState(): Promise<Record<string, number>> {
-    const rows = (await this.dataSource.query(
-      'SELECT state, COUNT(*) AS n FROM runs GROUP BY state',
-    )) as { state: string; n: string | number }[];
-    const counts: Record<string, number> = Object.fromEntries(RUN_STATES.map((s) => [s, 0]));
-    for (const row of rows) counts[row.state] = Number(row.n);
-    return counts;
   }
 }
 

@@ -1,4 +1,4 @@
-import { HarnessRegistry } from '../harness/harness-registry';
+import { HarnessRegistry } from '../../extensions/harness-registry';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';

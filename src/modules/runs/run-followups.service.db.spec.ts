@@ -3,7 +3,7 @@ import { Fake } from '../../../test/support/unit/fake';
 import { newTestService } from '../../../test/support/unit/new-test-service';
 import { insertRun, runRow } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
-import { DebugWindowService } from '../environments/debug-window.service';
+import { DebugWindowService } from '../execution/debug/debug-window.service';
 import { Run } from './entities/run.entity';
 import { RunFollowupsService } from './run-followups.service';
 import { RunQueue } from './run-queue.service';

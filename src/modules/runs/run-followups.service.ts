@@ -5,12 +5,12 @@ import { ApiError } from '../../common/errors/api-error';
 import { newUuid } from '../../common/ids';
 import type { AuditBy } from '../audit/audit-actor';
 import { AuditLog } from '../audit/audit-log.service';
-import { DebugWindowService } from '../environments/debug-window.service';
 import { Run } from './entities/run.entity';
 import { FollowupOutcome, RunFollowup } from './entities/run-followup.entity';
 import { isTerminal, RunState, TERMINAL_STATES } from './run-state';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';
+import { FailedRunFollowups } from './failed-run-followups';
 
 const OUTCOME_FOR_STATE: Partial<Record<RunState, FollowupOutcome>> = {
   QUEUED: 'queued_prompt',
@@ -33,7 +33,7 @@ export class RunFollowupsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly transitions: RunTransitions,
     private readonly queue: RunQueue,
-    private readonly debugWindow: DebugWindowService,
+    private readonly failedRunFollowups: FailedRunFollowups,
     private readonly audit: AuditLog,
   ) {}
 
@@ -98,7 +98,7 @@ export class RunFollowupsService {
       const outcome = OUTCOME_FOR_STATE[state] ?? 'queued_prompt';
       return { followup_id: outcome === 'queued_prompt' ? null : id, outcome };
     }
-    if (state === 'FAILED' && (await this.debugWindow.activate(run.id))) {
+    if (state === 'FAILED' && (await this.failedRunFollowups.take(run.id))) {
       // Inside the debug window of a failed setup: a debug agent answers, the run stays FAILED.
       await this.dataSource.getRepository(RunFollowup).update({ id }, { outcome: 'live_session' });
       return { followup_id: id, outcome: 'live_session', debug_agent_active: true };

@@ -1,7 +1,8 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SecretsModule } from '../secrets/secrets.module';
-import type { Role } from '../../config/app-config';
+import { EnvironmentsModule } from '../environments/environments.module';
+import { RunsModule } from '../runs/runs.module';
 import { IdentitiesModule } from '../identities/identities.module';
 import { ModelsModule } from '../models/models.module';
 import { TeamsModule } from '../teams/teams.module';
@@ -14,31 +15,31 @@ import { SchedulerLoop } from './scheduler-loop.service';
 import { SchedulesController } from './schedules.controller';
 import { SchedulesService } from './schedules.service';
 
-@Module({})
-export class SchedulesModule {
-  /**
-   * The API role serves `/agent/schedules`; the scheduler role fires them. `runs` is the very
-   * RunsModule instance the application imports (a second one would run a second worker).
-   */
-  static forRoles(roles: Role[], runs: DynamicModule): DynamicModule {
-    return {
-      module: SchedulesModule,
-      imports: [
-        TypeOrmModule.forFeature([Schedule, ScheduleFiring]),
-        runs,
-        IdentitiesModule,
-        TeamsModule,
-        ModelsModule,
-        SecretsModule,
-      ],
-      controllers: roles.includes('api') ? [SchedulesController] : [],
-      providers: [
-        { provide: SCHEDULER_CLOCK, useValue: systemClock },
-        SchedulesService,
-        ScheduleValidator,
-        ScheduleFirings,
-        ...(roles.includes('scheduler') ? [SchedulerLoop] : []),
-      ],
-    };
-  }
-}
+/** Schedules and their firings, for every role (`ScheduleFirings` starts the runs). */
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([Schedule, ScheduleFiring]),
+    RunsModule,
+    EnvironmentsModule,
+    IdentitiesModule,
+    TeamsModule,
+    ModelsModule,
+    SecretsModule,
+  ],
+  providers: [
+    { provide: SCHEDULER_CLOCK, useValue: systemClock },
+    SchedulesService,
+    ScheduleValidator,
+    ScheduleFirings,
+  ],
+  exports: [SchedulesService, ScheduleValidator, ScheduleFirings, SCHEDULER_CLOCK],
+})
+export class SchedulesModule {}
+
+/** `/agent/schedules` on the API role. */
+@Module({ imports: [SchedulesModule, TeamsModule], controllers: [SchedulesController] })
+export class SchedulesApiModule {}
+
+/** The scheduler role: fires due schedules. */
+@Module({ imports: [SchedulesModule], providers: [SchedulerLoop] })
+export class SchedulerModule {}

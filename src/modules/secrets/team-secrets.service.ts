@@ -9,6 +9,9 @@ import { MAX_SECRET_VALUE_BYTES, SECRET_NAME_PATTERN } from './dto/secret.dto';
 import { SecretCipher } from './secret-cipher';
 import { TeamSecret } from './team-secret.entity';
 
+/** The team secret whose value authenticates clones of private repositories. */
+export const GIT_TOKEN_SECRET = 'GITHUB_TOKEN';
+
 /** Says why a secret may not be deleted (e.g. "used by webhook X"), or null when it may. */
 export type SecretUsageCheck = (
   teamId: string,
@@ -123,6 +126,12 @@ export class TeamSecretsService {
   }
 
   /** The decrypted value of a team secret, or null when there is no such secret. */
+  /** The team's token for clones of private repositories (GITHUB_TOKEN), if any. */
+  async gitToken(teamId: string): Promise<string | null> {
+    if (!this.cipher.enabled) return null;
+    return this.reveal(teamId, GIT_TOKEN_SECRET);
+  }
+
   async reveal(teamId: string, name: string, manager?: EntityManager): Promise<string | null> {
     const secret = await this.find(teamId, name, manager);
     return secret ? this.cipher.decrypt(secret.ciphertext, teamId) : null;

@@ -4,9 +4,9 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { isSafeRepoPart } from '../environments/environment-config';
-import { cloneUrl, gitClone } from '../environments/setup-steps';
-import { WorkspaceSetupService } from '../environments/workspace-setup.service';
+import { cloneUrl, isSafeRepoPart } from '../environments/environment-config';
+import { gitClone } from '../../common/git';
+import { TeamSecretsService } from '../secrets/team-secrets.service';
 
 const CLONE_TIMEOUT_MS = 120_000;
 
@@ -22,7 +22,7 @@ export class RepoCheckouts {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly setup: WorkspaceSetupService,
+    private readonly secrets: TeamSecretsService,
   ) {
     this.root = join(resolve(config.runs.workspaceRoot), '.skill-cache');
   }
@@ -69,7 +69,7 @@ export class RepoCheckouts {
       url,
       dest: staging,
       cwd: this.root,
-      token: await this.setup.gitToken(teamId),
+      token: await this.secrets.gitToken(teamId),
       timeoutMs: CLONE_TIMEOUT_MS,
       configs: ['core.symlinks=false'],
       cloneArgs: ['--depth', '1'],

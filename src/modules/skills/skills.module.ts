@@ -1,14 +1,13 @@
-import { Global, Module } from '@nestjs/common';
-import { HarnessModule } from '../harness/harness.module';
+import { Module } from '@nestjs/common';
 import { EnvironmentsModule } from '../environments/environments.module';
+import { SecretsModule } from '../secrets/secrets.module';
 import { RepoCheckouts } from './repo-checkouts.service';
 import { SkillsService } from './skills.service';
 import { SkillsController } from './skills.controller';
 
 /** Skill discovery and resolution, for every role (run creation resolves skill specs). */
-@Global()
 @Module({
-  imports: [EnvironmentsModule, HarnessModule],
+  imports: [EnvironmentsModule, SecretsModule],
   providers: [RepoCheckouts, SkillsService],
   exports: [SkillsService],
 })

@@ -1,6 +1,6 @@
-import { DynamicModule, Module } from '@nestjs/common';
-import type { Role } from '../../config/app-config';
+import { Module } from '@nestjs/common';
 import { FactoriesModule } from '../factories/factories.module';
+import { RunsModule } from '../runs/runs.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { DeliveryEvaluator } from './automation/delivery-evaluator.service';
 import { DeliverySweeper } from './automation/delivery-sweeper.service';
@@ -11,25 +11,26 @@ import { WebhooksController } from './management/webhooks.controller';
 import { WebhooksModule } from './webhooks.module';
 
 /**
- * Webhook management and the delivery log on the API role; on the worker role, the evaluation
- * of accepted deliveries (automations → runs), its sweeper and the log's housekeeping.
+ * Webhook management and the evaluation of accepted deliveries (automations → runs), for every
+ * role; the evaluation's `@QueueProcessor` registers only with the worker role.
  */
-@Module({})
-export class WebhookFeaturesModule {
-  /** `runs` is the application's RunsModule (it creates the runs automations start). */
-  static forRoles(roles: readonly Role[], runs: DynamicModule): DynamicModule {
-    const worker = roles.includes('worker');
-    return {
-      module: WebhookFeaturesModule,
-      imports: [WebhooksModule, FactoriesModule, SecretsModule, runs],
-      controllers: roles.includes('api') ? [WebhooksController, DeliveriesController] : [],
-      providers: [
-        WebhookManagement,
-        // The worker's `@QueueProcessor` registers only with the worker role.
-        DeliveryEvaluator,
-        DeliveryWorker,
-        ...(worker ? [DeliverySweeper] : []),
-      ],
-    };
-  }
-}
+@Module({
+  imports: [WebhooksModule, FactoriesModule, SecretsModule, RunsModule],
+  providers: [WebhookManagement, DeliveryEvaluator, DeliveryWorker],
+  exports: [WebhookManagement, DeliveryEvaluator],
+})
+export class WebhookAutomationModule {}
+
+/** Webhook management and the delivery log on the API role. */
+@Module({
+  imports: [WebhookAutomationModule, WebhooksModule, FactoriesModule],
+  controllers: [WebhooksController, DeliveriesController],
+})
+export class WebhooksApiModule {}
+
+/** The worker role's sweep of deliveries left unevaluated, and the log's housekeeping. */
+@Module({
+  imports: [WebhookAutomationModule, WebhooksModule],
+  providers: [DeliverySweeper],
+})
+export class WebhooksWorkerModule {}

@@ -1,4 +1,4 @@
-import type { HarnessRegistry } from '../../harness/harness-registry';
+import type { HarnessRegistry } from '../../../extensions/harness-registry';
 import type { SignatureVerifierRegistry } from '../../webhooks/verifiers/signature-verifier-registry';
 
 /** The registered names a definition may use: read from the extension registries, never listed. */

@@ -1,5 +1,5 @@
 import { EgressGuard, EgressRefusedError } from '../../../common/egress/egress-guard';
-import { shellQuote } from '../../environments/setup-steps';
+import { shellQuote } from '../../../common/git';
 
 /** How one git command reaches a remote the egress policy checked. */
 export interface PinnedRemote {

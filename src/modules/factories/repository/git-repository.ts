@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { EgressGuard, EgressRefusedError } from '../../../common/egress/egress-guard';
-import { gitEnv } from '../../environments/setup-steps';
+import { gitEnv } from '../../../common/git';
 import { DefinitionFile } from '../definition/definition.types';
 import { readDefinitionTree } from './git-definition-tree';
 import { pinnedRemote, type PinnedRemote } from './git-egress';

@@ -1,0 +1,92 @@
+import { execFile } from 'node:child_process';
+
+export function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The last `count` non-empty lines of a command's output. */
+export function lastLines(output: string, count: number): string {
+  return output
+    .split('\n')
+    .filter((line) => line.trim())
+    .slice(-count)
+    .join('\n');
+}
+
+/** The token goes in an HTTP header through git's environment config, never on a command line. */
+export function gitEnv(token: string | null): Record<string, string> {
+  const env: Record<string, string> = { GIT_TERMINAL_PROMPT: '0' };
+  if (!token) return env;
+  const basic = Buffer.from(`x-access-token:${token}`).toString('base64');
+  return {
+    ...env,
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'http.extraHeader',
+    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+  };
+}
+
+export interface GitCloneResult {
+  /** Null when git was killed (timeout, abort) or could not be started. */
+  exitCode: number | null;
+  output: string;
+  timedOut: boolean;
+  aborted: boolean;
+}
+
+/**
+ * Ambient's own `git clone` of a repository URL it built itself (never agent input), run on this
+ * host without a shell: the token stays out of every sandbox and no repository code runs.
+ *
+ * Why outside the Sandbox boundary: nothing here is agent-controlled. The URL is the operator's
+ * AMBIENT_GIT_URL_BASE plus an owner/repo checked by `isSafeRepoPart`, the arguments are fixed,
+ * and `git clone` runs no hooks of the cloned repository. A sandbox with `network: none` could not
+ * clone at all, and cloning inside would put the team's git token where the agent can read it.
+ * Everything that then runs in the cloned tree (setup commands, the agent) goes through the sandbox.
+ */
+export function gitClone(options: {
+  url: string;
+  dest: string;
+  cwd: string;
+  token: string | null;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Extra `-c` settings and clone options (e.g. ['--depth', '1']). */
+  configs?: string[];
+  cloneArgs?: string[];
+}): Promise<GitCloneResult> {
+  const args = [
+    ...(options.configs ?? []).flatMap((c) => ['-c', c]),
+    'clone',
+    '--quiet',
+    ...(options.cloneArgs ?? []),
+    '--',
+    options.url,
+    options.dest,
+  ];
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...gitEnv(options.token) };
+  return new Promise((resolve) => {
+    const child = execFile(
+      'git',
+      args,
+      {
+        cwd: options.cwd,
+        env,
+        timeout: options.timeoutMs,
+        signal: options.signal,
+        killSignal: 'SIGKILL',
+      },
+      (err, stdout, stderr) => {
+        const e = err as (NodeJS.ErrnoException & { killed?: boolean; code?: unknown }) | null;
+        const aborted = options.signal?.aborted ?? false;
+        resolve({
+          exitCode: e ? (typeof e.code === 'number' ? e.code : null) : 0,
+          output: `${stdout}${stderr}${e && typeof e.code !== 'number' && !e.killed && !aborted ? e.message : ''}`,
+          timedOut: Boolean(e?.killed) && !aborted,
+          aborted,
+        });
+      },
+    );
+    child.stdin?.end();
+  });
+}

@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { AgentConfig, ExecutionConfig } from '../runs/run.types';
+import { McpSecrets } from '../secrets/mcp-secrets.service';
+import { TeamSecretsService } from '../secrets/team-secrets.service';
+import { Environment } from '../environments/environment.entity';
+
+export interface SecretsRun {
+  teamId: string;
+  environmentId: string | null;
+  config: { secrets?: { name: string }[] };
+}
+
+/** A secret a run names that it does not get, where it was named, and why. */
+export interface SkippedSecret {
+  name: string;
+  field: string;
+  reason: string;
+}
+
+export interface ResolvedRunSecrets {
+  env: Record<string, string>;
+  /** Shown on the run's timeline (`secrets_skipped`); the run goes on without them. */
+  skipped: SkippedSecret[];
+}
+
+/**
+ * The team secrets a run gets as environment variables named after them: its environment's
+ * `secrets`, then its own `config.secrets` (a name in both is the same team secret, so the run's
+ * entry simply repeats it). Always resolved in the run's team: a guest team running in a shared
+ * environment gets its own secrets of those names, never the owner's. As in Oz, a name with no
+ * secret is skipped and reported rather than failing the run.
+ */
+@Injectable()
+export class RunSecretsService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly secrets: TeamSecretsService,
+    private readonly mcpSecrets: McpSecrets,
+  ) {}
+
+  /**
+   * The run's config with its MCP `env`/`headers` values revealed, for the execution only. Unlike
+   * `config.secrets`, a value that cannot be revealed (a referenced team secret deleted since)
+   * throws McpSecretError: the server would otherwise run without its credential.
+   */
+  async executionConfig(run: { teamId: string; config: AgentConfig }): Promise<ExecutionConfig> {
+    const { mcp_servers: servers, ...rest } = run.config;
+    if (!servers) return rest;
+    return { ...rest, mcp_servers: await this.mcpSecrets.reveal(run.teamId, servers) };
+  }
+
+  async resolve(run: SecretsRun): Promise<ResolvedRunSecrets> {
+    const refs: { name: string; field: string }[] = [];
+    if (run.environmentId) {
+      const environment = await this.dataSource
+        .getRepository(Environment)
+        .findOne({ select: { id: true, config: true }, where: { id: run.environmentId } });
+      for (const [i, { name }] of (environment?.config.secrets ?? []).entries()) {
+        refs.push({ name, field: `environment ${run.environmentId} secrets.${i}.name` });
+      }
+    }
+    for (const [i, { name }] of (run.config.secrets ?? []).entries()) {
+      refs.push({ name, field: `config.secrets.${i}.name` });
+    }
+    const resolved: ResolvedRunSecrets = { env: {}, skipped: [] };
+    const enabled = this.secrets.cipher.enabled;
+    for (const { name, field } of refs) {
+      if (name in resolved.env) continue;
+      const value = enabled ? await this.secrets.reveal(run.teamId, name) : null;
+      if (value === null) {
+        const reason = enabled
+          ? 'the team has no secret of that name'
+          : 'team secrets are disabled on this server (AMBIENT_SECRETS_KEY is not set)';
+        resolved.skipped.push({ name, field, reason });
+      } else {
+        resolved.env[name] = value;
+      }
+    }
+    return resolved;
+  }
+}

@@ -1,0 +1,99 @@
+import { BullModule } from '@nestjs/bull';
+import { Module } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { ArtifactsModule } from '../artifacts/artifacts.module';
+import { TranscriptsModule } from '../conversations/transcripts.module';
+import { EnvironmentsModule } from '../environments/environments.module';
+import { ModelsModule } from '../models/models.module';
+import { RunsModule } from '../runs/runs.module';
+import { SecretsModule } from '../secrets/secrets.module';
+import { TeamsModule } from '../teams/teams.module';
+import { DebugAgentWorker } from './debug/debug-agent.worker';
+import { DEBUG_AGENTS_QUEUE, DebugAgentQueues, debugQueueName } from './debug/debug-agent-queues';
+import { DebugWindowService } from './debug/debug-window.service';
+import { ExecutionContextFactory } from './execution-context.factory';
+import { ExecutionFence } from './execution-fence';
+import { RunSecretsService } from './execution-secrets.service';
+import { ConnectedWorkersController } from './remote/connected-workers.controller';
+import { HarnessSupportController } from './remote/harness-support.controller';
+import { RemoteExecutionService } from './remote/remote-execution.service';
+import { SelfHostedDispatcher } from './remote/self-hosted-dispatcher.service';
+import { SelfHostedRuns } from './remote/self-hosted-runs.service';
+import { SelfHostedSweeper } from './remote/self-hosted-sweeper.service';
+import { WorkerGateway } from './remote/worker-gateway.service';
+import { WorkerPresence } from './remote/worker-presence.service';
+import { RunExecutor } from './run-executor.service';
+import { RunSweeper } from './run-sweeper.service';
+import { RunWorker } from './run-worker.service';
+import { SandboxModule } from './sandbox/sandbox.module';
+import { WorkspaceRetentionService } from './workspace/workspace-retention.service';
+import { WorkspaceRetentionSweeper } from './workspace/workspace-retention.sweeper';
+import { WorkspaceSetupService } from './workspace/workspace-setup.service';
+import { WorkspaceService } from './workspace/workspace.service';
+
+/**
+ * Everything that executes a run, for every role: the executor and its fence, the execution
+ * context, the sandbox, workspaces (setup, retention), the debug agent, and remote execution.
+ * Its queue processors (`@QueueProcessor`) register only with the worker role.
+ */
+@Module({
+  imports: [
+    BullModule.registerQueueAsync({
+      name: DEBUG_AGENTS_QUEUE,
+      useFactory: (config: AppConfig) => ({ name: debugQueueName(config.runs.workspaceVolume) }),
+      inject: [APP_CONFIG],
+    }),
+    RunsModule,
+    EnvironmentsModule,
+    TeamsModule,
+    ModelsModule,
+    SecretsModule,
+    ArtifactsModule,
+    TranscriptsModule,
+    SandboxModule,
+  ],
+  providers: [
+    WorkspaceService,
+    WorkspaceSetupService,
+    WorkspaceRetentionService,
+    RunSecretsService,
+    ExecutionFence,
+    ExecutionContextFactory,
+    SelfHostedRuns,
+    RemoteExecutionService,
+    RunExecutor,
+    RunWorker,
+    DebugAgentQueues,
+    DebugWindowService,
+    DebugAgentWorker,
+  ],
+  exports: [
+    SandboxModule,
+    WorkspaceRetentionService,
+    SelfHostedRuns,
+    RemoteExecutionService,
+    RunSecretsService,
+    WorkspaceSetupService,
+    ExecutionContextFactory,
+  ],
+})
+export class ExecutionModule {}
+
+/** The worker role's housekeeping: lost executions back to the queue, kept workspaces removed. */
+@Module({
+  imports: [ExecutionModule, RunsModule],
+  providers: [RunSweeper, WorkspaceRetentionSweeper],
+})
+export class ExecutionWorkerModule {}
+
+/**
+ * Self-hosted workers on the API role: the worker websocket on the API's HTTP server, worker
+ * presence in Redis, offering runs to connected workers, the run-scoped `/harness-support` API
+ * their executions report through, and `GET /agent/connected-self-hosted-workers`.
+ */
+@Module({
+  imports: [ExecutionModule, RunsModule, TeamsModule],
+  controllers: [ConnectedWorkersController, HarnessSupportController],
+  providers: [WorkerPresence, SelfHostedDispatcher, WorkerGateway, SelfHostedSweeper],
+})
+export class RemoteExecutionApiModule {}

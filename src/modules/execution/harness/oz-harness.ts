@@ -1,0 +1,325 @@
+import { Injectable } from '@nestjs/common';
+import type {
+  ChatCompletionAssistantMessageParam,
+  ChatCompletionMessageToolCall,
+} from 'openai/resources/chat/completions';
+import { EgressGuard } from '../../../common/egress/egress-guard';
+import type { ErrorCode } from '../../../common/errors/error-codes';
+import { messageText } from './message-text';
+import { withRequestId } from '../../conversations/stored-message';
+import { McpSetupError, McpToolset } from './mcp/mcp-toolset';
+import {
+  createModelClient,
+  ModelCallError,
+  ModelClient,
+  ModelCompletion,
+} from './models/model-client';
+import { Toolbox } from './tools/toolbox';
+import type { ToolOutcome } from './tools/tool.types';
+import type {
+  ChatMessage,
+  Harness,
+  HarnessContext,
+  HarnessResult,
+  TokenUsage,
+} from './harness.types';
+
+/** The largest delay setTimeout accepts; longer waits are done in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** How long one MCP server may take to start and list its tools. */
+const MCP_CONNECT_TIMEOUT_MS = 60_000;
+
+/**
+ * The built-in agent loop, against the run's model through its provider's API (OpenAI-compatible
+ * chat completions, or Anthropic's Messages).
+ */
+@Injectable()
+export class OzHarness implements Harness {
+  readonly type = 'oz';
+
+  /** `egress`: the policy of `url` MCP servers, which this process connects to. */
+  constructor(private readonly egress: EgressGuard = new EgressGuard()) {}
+
+  run(context: HarnessContext): Promise<HarnessResult> {
+    return new OzRun(context, this.egress).execute();
+  }
+}
+
+type ModelReply =
+  { message: ChatCompletionAssistantMessageParam; requestId?: string } | { result: HarnessResult };
+
+/** One execution of a run: the conversation, its usage and its stop conditions. */
+class OzRun {
+  private readonly usage: TokenUsage = { promptTokens: 0, completionTokens: 0, modelCalls: 0 };
+  private readonly messages: ChatMessage[] = [];
+  /** Aborted on cancellation or when the deadline passes; stops model calls and commands. */
+  private readonly stop = new AbortController();
+  private readonly startedAt = Date.now();
+  private readonly client: ModelClient;
+  private toolbox!: Toolbox;
+
+  constructor(
+    private readonly ctx: HarnessContext,
+    private readonly egress: EgressGuard,
+  ) {
+    this.client = createModelClient(ctx.model.provider, ctx.runId);
+  }
+
+  async execute(): Promise<HarnessResult> {
+    const unwatch = this.watchStopConditions();
+    let mcp = McpToolset.empty();
+    try {
+      const stoppedAtStart = this.stoppedResult();
+      if (stoppedAtStart) return stoppedAtStart;
+      try {
+        mcp = await this.connectMcpServers();
+      } catch (err) {
+        if (!(err instanceof McpSetupError)) throw err;
+        return this.stoppedResult() ?? this.failed(err.code, err.message);
+      }
+      this.toolbox = new Toolbox(
+        {
+          workspaceDir: this.ctx.workspaceDir,
+          sandbox: this.ctx.sandbox,
+          commandEnv: this.ctx.commandEnv,
+          commandTimeoutSeconds: this.ctx.limits.commandTimeoutSeconds,
+          signal: this.stop.signal,
+          mode: this.ctx.mode,
+        },
+        mcp,
+        this.ctx.reportArtifact?.bind(this.ctx),
+      );
+      return await this.loop();
+    } catch (err) {
+      // A write refused because the execution lost its run aborts the signal before it throws:
+      // end as stopped, with the usage so far (a cancelled execution still reports its cost).
+      const stopped = this.ctx.signal.aborted ? this.stoppedResult() : undefined;
+      if (stopped) return stopped;
+      throw err;
+    } finally {
+      unwatch();
+      await mcp.close();
+    }
+  }
+
+  private async connectMcpServers(): Promise<McpToolset> {
+    const servers = this.ctx.config.mcp_servers ?? {};
+    if (Object.keys(servers).length === 0) return McpToolset.empty();
+    const toolset = await McpToolset.connect(servers, {
+      sandbox: this.ctx.sandbox,
+      path: this.ctx.commandEnv.PATH,
+      egress: this.egress,
+      timeoutMs: MCP_CONNECT_TIMEOUT_MS,
+      signal: this.stop.signal,
+    });
+    await this.ctx.emitEvent('mcp_servers_connected', {
+      servers: Object.keys(servers),
+      tools: toolset.definitions().map((tool) => tool.function.name),
+    });
+    return toolset;
+  }
+
+  private async loop(): Promise<HarnessResult> {
+    const { limits, userMessages, history } = this.ctx;
+    this.messages.push({ role: 'system', content: this.systemPrompt() }, ...history);
+    for (const text of userMessages) await this.append({ role: 'user', content: text });
+
+    for (let turn = 1; ; turn++) {
+      const stopped = this.stoppedResult();
+      if (stopped) return stopped;
+      if (turn > limits.maxTurns) {
+        return this.failed(
+          'budget_exceeded',
+          `the run stopped after reaching its limit of ${limits.maxTurns} model turns`,
+        );
+      }
+
+      const reply = await this.callModel();
+      if ('result' in reply) return reply.result;
+      await this.append(reply.message, reply.requestId);
+
+      let finishSummary: string | undefined;
+      for (const call of reply.message.tool_calls ?? []) {
+        const outcome: ToolOutcome =
+          finishSummary === undefined
+            ? await this.executeTool(call)
+            : { content: 'Not run: the run was already finished by an earlier tool call.' };
+        const stoppedByTool = this.stoppedResult();
+        if (stoppedByTool) return stoppedByTool;
+        await this.append(
+          { role: 'tool', tool_call_id: call.id, content: outcome.content },
+          reply.requestId,
+        );
+        finishSummary ??= outcome.finishSummary;
+      }
+
+      const followups = await this.ctx.takeFollowups();
+      if (followups.length > 0) {
+        for (const text of followups) await this.append({ role: 'user', content: text });
+        continue;
+      }
+      if (finishSummary !== undefined) return this.succeeded(finishSummary);
+      if (!reply.message.tool_calls?.length)
+        return this.succeeded(messageText(reply.message.content));
+    }
+  }
+
+  private systemPrompt(): string {
+    const { sandbox, limits, config, mode } = this.ctx;
+    const parts = [
+      'You are Ambient, an autonomous software agent working on a task for a user. You work ' +
+        `alone in a private workspace directory (${sandbox.workdir}); no one answers questions ` +
+        'while you work, so make reasonable assumptions and keep going until the task is done.',
+      'Tools:\n' +
+        '- run_command: runs a bash command in the workspace and returns its exit code and ' +
+        `output. Each command is limited to ${limits.commandTimeoutSeconds} seconds and cannot ` +
+        'be interactive.\n' +
+        '- read_file, write_file, edit_file: read, create and change files (paths relative to ' +
+        'the workspace; edit_file replaces an exact string).\n' +
+        '- list_files, search_files: list directories and search file contents by regex.\n' +
+        '- finish: ends the run with a summary of what you did and the result.' +
+        (this.ctx.reportArtifact
+          ? '\n- report_artifact: records a plan, pull request, file, screenshot or link for the user.'
+          : '') +
+        (Object.keys(config.mcp_servers ?? {}).length > 0
+          ? '\n- mcp__<server>__<tool>: tools of the MCP servers configured for this run.'
+          : ''),
+      'Inspect before you change things and verify your changes when you can. When the task is ' +
+        'complete, call finish or reply without a tool call; that reply is your final answer.',
+    ];
+    if (mode === 'plan') {
+      parts.push(
+        'You are in plan mode: only investigate and produce a plan. Do not create, modify or ' +
+          'delete files and do not run commands that change anything (write_file and edit_file ' +
+          'are refused); reply with the plan.',
+      );
+    }
+    if (config.base_prompt) parts.push(config.base_prompt);
+    return parts.join('\n\n');
+  }
+
+  /**
+   * Adds a message to the conversation. `requestId` (the model response it came from or answers)
+   * is stored beside it for the Oz conversation's `request_id`, never sent back to a provider.
+   */
+  private async append(message: ChatMessage, requestId?: string): Promise<void> {
+    this.messages.push(message);
+    await this.ctx.recordMessage(withRequestId(message, requestId));
+  }
+
+  private async callModel(): Promise<ModelReply> {
+    const { model } = this.ctx;
+    let completion: ModelCompletion;
+    try {
+      completion = await this.client.complete(
+        {
+          model: model.providerModel,
+          messages: this.messages,
+          tools: this.toolbox.definitions(),
+          maxOutputTokens: model.maxOutputTokens,
+          reasoningLevel: model.reasoningLevel,
+        },
+        this.stop.signal,
+      );
+    } catch (err) {
+      return { result: this.stoppedResult() ?? this.modelFailure(err) };
+    }
+
+    this.usage.modelCalls += 1;
+    this.usage.promptTokens += completion.promptTokens;
+    this.usage.completionTokens += completion.completionTokens;
+    if (!completion.message) {
+      return {
+        result: this.failed(
+          'resource_unavailable',
+          `model provider "${model.provider.name}" returned a response without a message`,
+        ),
+      };
+    }
+    return { message: completion.message, requestId: completion.requestId };
+  }
+
+  /** Maps a provider's failure to a result; anything else is a bug and is rethrown. */
+  private modelFailure(err: unknown): HarnessResult {
+    if (!(err instanceof ModelCallError)) throw err;
+    const provider = `model provider "${this.ctx.model.provider.name}"`;
+    const { status, message: detail } = err;
+    if (status === undefined) {
+      return this.failed('resource_unavailable', `could not reach ${provider} (${detail})`);
+    }
+    if (status === 401 || status === 403) {
+      return this.failed(
+        'external_authentication_required',
+        `${provider} rejected the credentials with HTTP ${status}: ${detail}`,
+      );
+    }
+    if (status === 400 || status === 404 || status === 422) {
+      return this.failed(
+        'invalid_request',
+        `${provider} rejected the request with HTTP ${status}: ${detail}`,
+      );
+    }
+    return this.failed('resource_unavailable', `${provider} failed with HTTP ${status}: ${detail}`);
+  }
+
+  private async executeTool(call: ChatCompletionMessageToolCall): Promise<ToolOutcome> {
+    if (call.type !== 'function') {
+      return { content: `Error: unsupported tool call type "${call.type}".` };
+    }
+    const { name, arguments: rawArgs } = call.function;
+    let args: unknown;
+    try {
+      args = JSON.parse(rawArgs || '{}');
+    } catch (err) {
+      return {
+        content: `Error: the arguments of ${name} are not valid JSON (${(err as Error).message}).`,
+      };
+    }
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      return { content: `Error: the arguments of ${name} must be a JSON object.` };
+    }
+    return this.toolbox.run(name, args as Record<string, unknown>);
+  }
+
+  /** Aborts `stop` on cancellation or at the deadline; returns the clean-up. */
+  private watchStopConditions(): () => void {
+    const { signal, limits } = this.ctx;
+    const abort = (): void => this.stop.abort();
+    signal.addEventListener('abort', abort, { once: true });
+    let timer: NodeJS.Timeout | undefined;
+    const armDeadline = (): void => {
+      const remaining = limits.deadline - Date.now();
+      if (remaining <= 0) return abort();
+      timer = setTimeout(armDeadline, Math.min(remaining, MAX_TIMER_MS));
+    };
+    armDeadline();
+    return () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', abort);
+    };
+  }
+
+  /** The result to return when the run was cancelled or ran out of time, otherwise undefined. */
+  private stoppedResult(): HarnessResult | undefined {
+    if (this.ctx.signal.aborted) {
+      return { outcome: 'cancelled', summary: 'Run cancelled', usage: this.usage };
+    }
+    if (Date.now() >= this.ctx.limits.deadline) {
+      // The harness only knows the deadline, so the run time is counted from this execution.
+      const seconds = Math.max(1, Math.round((this.ctx.limits.deadline - this.startedAt) / 1000));
+      return this.failed(
+        'budget_exceeded',
+        `the run exceeded its maximum run time of ${seconds} seconds`,
+      );
+    }
+    return undefined;
+  }
+
+  private succeeded(summary: string): HarnessResult {
+    return { outcome: 'succeeded', summary: summary.trim() || 'Done.', usage: this.usage };
+  }
+
+  private failed(errorCode: ErrorCode, summary: string): HarnessResult {
+    return { outcome: 'failed', summary, errorCode, usage: this.usage };
+  }
+}

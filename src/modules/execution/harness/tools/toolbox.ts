@@ -1,0 +1,86 @@
+import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
+import {
+  REPORT_ARTIFACT_TOOL,
+  runReportArtifactTool,
+} from '../../../artifacts/report-artifact.tool';
+import type { McpToolset } from '../mcp/mcp-toolset';
+import { finishTool, runCommandTool } from './command-tools';
+import { editFileTool, readFileTool, ToolArgumentError, writeFileTool } from './file-tools';
+import { SandboxFileError } from './sandbox-file-io';
+import { listFilesTool, searchFilesTool } from './search-tools';
+import {
+  toolDenied,
+  toolError,
+  type AgentTool,
+  type ToolOutcome,
+  type ToolScope,
+} from './tool.types';
+import { WorkspacePathError } from './workspace-paths';
+
+export const BUILT_IN_TOOLS: AgentTool[] = [
+  runCommandTool,
+  readFileTool,
+  writeFileTool,
+  editFileTool,
+  listFilesTool,
+  searchFilesTool,
+  finishTool,
+];
+
+export type ReportArtifact = (report: Record<string, unknown>) => Promise<{ artifactUid: string }>;
+
+/** The tools of one execution: the built-in ones, report_artifact when possible, and MCP tools. */
+export class Toolbox {
+  private readonly builtIn = new Map<string, AgentTool>();
+
+  constructor(
+    private readonly scope: ToolScope,
+    private readonly mcp: McpToolset,
+    private readonly reportArtifact?: ReportArtifact,
+  ) {
+    for (const tool of BUILT_IN_TOOLS) this.builtIn.set(tool.definition.function.name, tool);
+  }
+
+  definitions(): ChatCompletionFunctionTool[] {
+    const own = BUILT_IN_TOOLS.map((tool) => tool.definition);
+    if (this.reportArtifact) own.push(REPORT_ARTIFACT_TOOL);
+    return [...own, ...this.mcp.definitions()];
+  }
+
+  /** Runs a call whose arguments are a JSON object; every failure becomes a tool result. */
+  async run(name: string, args: Record<string, unknown>): Promise<ToolOutcome> {
+    if (name === 'report_artifact' && this.reportArtifact) {
+      return {
+        content: await runReportArtifactTool(args, this.scope.workspaceDir, this.reportArtifact),
+      };
+    }
+    if (this.mcp.has(name)) {
+      const timeoutMs = this.scope.commandTimeoutSeconds * 1000;
+      return { content: await this.mcp.call(name, args, { timeoutMs, signal: this.scope.signal }) };
+    }
+    const tool = this.builtIn.get(name);
+    if (!tool) {
+      const known = this.definitions().map((definition) => definition.function.name);
+      return toolError(`unknown tool "${name}". Available tools: ${known.join(', ')}.`);
+    }
+    if (tool.writes && this.scope.mode === 'plan') {
+      return toolDenied(
+        `${name} is not available in plan mode: investigate only and reply with the plan.`,
+      );
+    }
+    try {
+      return await tool.run(args, this.scope);
+    } catch (err) {
+      if (
+        err instanceof ToolArgumentError ||
+        err instanceof WorkspacePathError ||
+        err instanceof SandboxFileError
+      ) {
+        return toolError(`${err.message}.`);
+      }
+      const code = (err as NodeJS.ErrnoException).code;
+      if (typeof code === 'string') return toolError(`${name} failed: ${(err as Error).message}.`);
+      throw err;
+    }
+  }
+}

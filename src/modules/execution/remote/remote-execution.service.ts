@@ -1,0 +1,373 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { ApiError } from '../../../common/errors/api-error';
+import { ErrorCode, terminalStateFor } from '../../../common/errors/error-codes';
+import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import type { RunArtifact } from '../../artifacts/run-artifact.entity';
+import { TranscriptWriter } from '../../conversations/transcript-writer.service';
+import { RunSecretsService } from '../execution-secrets.service';
+import type { SetupPlan } from '../workspace/workspace-preparation';
+import { WorkspaceSetupService } from '../workspace/workspace-setup.service';
+import type { ChatMessage, TokenUsage } from '../harness/harness.types';
+import { ModelsService } from '../../models/models.service';
+import { harnessAuthSecretValues } from '../../secrets/run-secrets';
+import { TeamSecretsService } from '../../secrets/team-secrets.service';
+import type { Principal } from '../../teams/principal';
+import { Run } from '../../runs/entities/run.entity';
+import { RunKeysService } from '../../runs/run-keys.service';
+import { RunSignals } from '../../runs/run-signals.service';
+import type { RunState } from '../../runs/run-state';
+import { RunTransitions } from '../../runs/run-transitions.service';
+import type { EnvironmentConfig } from '../../environments/environment-config';
+import { McpSecretError } from '../../secrets/mcp-secrets.service';
+import type { ExecutionConfig } from '../../runs/run.types';
+import { ExecutionContextFactory, ExecutionInputs } from '../execution-context.factory';
+import { ExecutionToken, StaleExecutionError } from '../execution-fence';
+import { addUsage, inferenceCostUsd } from '../run-usage';
+import { AmbientMetrics } from '../../metrics/ambient-metrics';
+import { SelfHostedRuns } from './self-hosted-runs.service';
+
+const MAX_STATUS_MESSAGE = 4000;
+
+/** Timeline event: a service-hosted execution's own key asked to finish (see `finish`). */
+export const FINISH_REQUESTED = 'finish_requested';
+
+/** What a remote execution prepares before its harness starts, as Ambient's workers would. */
+export interface RemotePreparation {
+  /** Null without an environment; `plan` null when the environment no longer exists. */
+  environment: {
+    environmentId: string;
+    plan: SetupPlan | null;
+    /** What the environment asks of the worker's sandbox; null when it no longer exists. */
+    sandbox: Pick<EnvironmentConfig, 'docker_image' | 'network' | 'resources'> | null;
+  } | null;
+  /** Values of the team secrets named in `config.harness_auth_secrets`, by secret name. */
+  harnessSecrets: Record<string, string>;
+  /** `config.secrets` as environment variables. */
+  runSecrets: Record<string, string>;
+}
+
+export interface SetupReport {
+  success: boolean;
+  message?: string;
+  exitCode?: number | null;
+}
+
+export interface ExecutionResult {
+  success: boolean;
+  summary: string;
+  errorCode?: ErrorCode;
+  usage?: TokenUsage;
+  /** A vendor CLI's raw event stream: this execution's transcript. */
+  rawTranscript?: string;
+}
+
+/**
+ * An execution running outside Ambient's workers (a self-hosted worker), driven through the
+ * run-scoped API with the execution's key: start, keep the lease, record the conversation, take
+ * follow-ups, finish. The same state rules as RunExecutor, with the key as the lease owner.
+ */
+@Injectable()
+export class RemoteExecutionService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly runKeys: RunKeysService,
+    private readonly selfHosted: SelfHostedRuns,
+    private readonly transitions: RunTransitions,
+    private readonly contexts: ExecutionContextFactory,
+    private readonly models: ModelsService,
+    private readonly transcripts: TranscriptWriter,
+    private readonly workspaceSetup: WorkspaceSetupService,
+    private readonly secrets: TeamSecretsService,
+    private readonly runSecrets: RunSecretsService,
+    private readonly signals: RunSignals,
+    private readonly metrics: AmbientMetrics,
+  ) {}
+
+  /** Claims the offer if the websocket claim has not arrived yet, then CLAIMED → INPROGRESS. */
+  async start(principal: Principal): Promise<{ run: Run; inputs: ExecutionInputs }> {
+    const owner = RunKeysService.leaseOwnerFor(principal.keyId);
+    let { run } = await this.runKeys.resolve(principal);
+    if (run.state === 'PENDING' && (await this.selfHosted.claim(run.id, owner))) {
+      ({ run } = await this.runKeys.resolve(principal));
+    }
+    if (run.state !== 'CLAIMED') {
+      throw new ApiError('conflict', `the execution cannot start: the run is ${run.state}`);
+    }
+    const started = await this.transitions.transition(run.id, 'INPROGRESS', {
+      from: ['CLAIMED'],
+      set: { startedAt: run.startedAt ?? new Date() },
+      where: { sql: 'lease_owner = :owner', params: { owner } },
+      event: {
+        executionId: run.executionCount,
+        payload: { harness: run.config.harness?.type ?? 'oz', worker_id: run.workerHost },
+      },
+    });
+    if (!started) await this.lostRace(principal);
+    return { run, inputs: await this.contexts.loadInputs(run, this.tokenOf(principal, run)) };
+  }
+
+  /**
+   * The run's config with its MCP values revealed, for the worker's harness. A value that cannot
+   * be revealed (a referenced team secret deleted since) ends the run FAILED, and the worker is
+   * told to stop.
+   */
+  async executionConfig(principal: Principal, run: Run): Promise<ExecutionConfig> {
+    try {
+      return await this.runSecrets.executionConfig(run);
+    } catch (err) {
+      if (!(err instanceof McpSecretError)) throw err;
+      await this.endFailed(principal, run, 'invalid_request', err.message);
+      throw new ApiError('not_authorized', `the execution cannot start: ${err.message}`);
+    }
+  }
+
+  /**
+   * The environment plan (with the team's git token) and the secrets of the key's own run, for
+   * its execution to prepare on the worker's machine. Secrets it names but cannot have are
+   * skipped and noted on its timeline, as on Ambient's workers.
+   */
+  async preparation(principal: Principal, run: Run): Promise<RemotePreparation> {
+    const secrets = await this.runSecrets.resolve(run);
+    if (secrets.skipped.length) {
+      const token = this.tokenOf(principal, run);
+      await this.fenced(() =>
+        this.contexts.emitEvent(token, 'secrets_skipped', { secrets: secrets.skipped }),
+      );
+    }
+    const secretEnv = secrets.env;
+    let environment: RemotePreparation['environment'] = null;
+    if (run.environmentId) {
+      const found = await this.workspaceSetup.environment(run.environmentId);
+      const plan = found ? await this.workspaceSetup.planFor({ ...run, secretEnv }, found) : null;
+      const sandbox = found
+        ? {
+            ...(found.config.docker_image ? { docker_image: found.config.docker_image } : {}),
+            ...(found.config.network ? { network: found.config.network } : {}),
+            ...(found.config.resources ? { resources: found.config.resources } : {}),
+          }
+        : null;
+      environment = { environmentId: run.environmentId, plan, sandbox };
+    }
+    return {
+      environment,
+      harnessSecrets: await harnessAuthSecretValues(this.secrets, run.teamId, run.config),
+      runSecrets: secretEnv,
+    };
+  }
+
+  /**
+   * The outcome of preparing the run's environment on the worker. Success clears the
+   * environment's `setup_failed`; a failure sets it and ends the run `FAILED
+   * environment_setup_failed` with the step's exit code, as RunExecutor does. A self-hosted
+   * workspace is not kept for a debug window (the debug agent runs on Ambient's workers).
+   */
+  async reportEnvironmentSetup(principal: Principal, report: SetupReport): Promise<RunState> {
+    const run = await this.running(principal);
+    if (!run.environmentId) {
+      throw new ApiError('conflict', 'the run has no environment to prepare');
+    }
+    if (report.success) {
+      await this.workspaceSetup.recordSuccess(run.environmentId);
+      return run.state;
+    }
+    const message =
+      (report.message ?? '').trim().slice(0, MAX_STATUS_MESSAGE) || 'environment setup failed';
+    const failure = { message, exitCode: report.exitCode ?? null };
+    const statusExtra = await this.workspaceSetup.recordFailure(
+      run.id,
+      run.environmentId,
+      failure,
+      null,
+    );
+    return this.endFailed(principal, run, 'environment_setup_failed', message, statusExtra);
+  }
+
+  /** Ends the key's execution in the state the error code means, before the harness ran. */
+  private async endFailed(
+    principal: Principal,
+    run: Run,
+    code: ErrorCode,
+    message: string,
+    statusExtra: Record<string, unknown> = {},
+  ): Promise<RunState> {
+    const statusMessage = { message, error_code: code, retryable: false, ...statusExtra };
+    const owner = RunKeysService.leaseOwnerFor(principal.keyId);
+    await this.transcripts.write(run.id).catch(() => undefined);
+    const usage = this.usageWith(run, undefined);
+    if (!(await this.selfHosted.end(run, owner, terminalStateFor(code), statusMessage, usage))) {
+      await this.lostRace(principal);
+    }
+    return terminalStateFor(code);
+  }
+
+  /** Renews the execution's lease; a 403 tells the worker to stop (cancelled or taken back). */
+  async heartbeat(principal: Principal): Promise<{ state: RunState; leaseExpiresAt: Date }> {
+    const { run } = await this.runKeys.resolve(principal);
+    const leaseExpiresAt = new Date(Date.now() + this.config.runs.leaseMs);
+    const result = (await this.dataSource.query(
+      `UPDATE runs SET lease_expires_at = ?
+        WHERE id = ? AND lease_owner = ? AND state IN ('CLAIMED', 'INPROGRESS')`,
+      [leaseExpiresAt, run.id, RunKeysService.leaseOwnerFor(principal.keyId)],
+    )) as { affectedRows?: number };
+    if (!result.affectedRows) {
+      const { run: now } = await this.runKeys.resolve(principal);
+      throw new ApiError('conflict', `the execution has not started: the run is ${now.state}`);
+    }
+    return { state: run.state, leaseExpiresAt };
+  }
+
+  async recordMessages(principal: Principal, messages: ChatMessage[]): Promise<number> {
+    const run = await this.running(principal);
+    const token = this.tokenOf(principal, run);
+    for (const message of messages)
+      await this.fenced(() => this.contexts.recordMessage(token, message));
+    return messages.length;
+  }
+
+  /**
+   * Records an artifact an execution reports (validated as `parseArtifactInput` says), whether
+   * it runs on a self-hosted worker or on Ambient's own (commands get `AMBIENT_RUN_KEY`).
+   */
+  async reportArtifact(principal: Principal, report: unknown): Promise<RunArtifact> {
+    const own = await this.dataSource.getRepository(Run).findOneBy({ id: principal.runId ?? '' });
+    if (own && RunKeysService.isServiceExecutionKey(own, principal.runExecutionId)) {
+      const token = this.commandTokenOf(own);
+      return this.fenced(() => this.contexts.reportArtifact(own, token, report));
+    }
+    const run = await this.running(principal);
+    const token = this.tokenOf(principal, run);
+    return this.fenced(() => this.contexts.reportArtifact(run, token, report));
+  }
+
+  async takeFollowups(principal: Principal): Promise<string[]> {
+    const run = await this.running(principal);
+    return this.fenced(() => this.contexts.takeFollowups(this.tokenOf(principal, run)));
+  }
+
+  async appendEvent(
+    principal: Principal,
+    eventType: string,
+    payload: Record<string, unknown> | undefined,
+  ): Promise<void> {
+    const run = await this.running(principal);
+    await this.fenced(() =>
+      this.contexts.emitEvent(this.tokenOf(principal, run), eventType, payload),
+    );
+  }
+
+  /**
+   * Ends the execution with its result and usage. An execution cancelled meanwhile may still
+   * report what it cost (its run stays CANCELLED). Inference is priced with the server's model
+   * catalogue; compute on the team's own machine is not charged.
+   *
+   * On Ambient's own workers the key belongs to a command the agent runs, and the worker holds
+   * the lease: the request is stored as a `finish_requested` event and the worker is signalled to
+   * stop the harness and end the run with it (`RunExecutor`), so the answer is the run's current
+   * state. Usage and transcript in the request are ignored there; the worker knows its own.
+   */
+  async finish(principal: Principal, result: ExecutionResult): Promise<RunState> {
+    const own = await this.dataSource.getRepository(Run).findOneBy({ id: principal.runId ?? '' });
+    if (own && RunKeysService.isServiceExecutionKey(own, principal.runExecutionId)) {
+      await this.fenced(() =>
+        this.contexts.emitEvent(this.commandTokenOf(own), FINISH_REQUESTED, {
+          success: result.success,
+          summary: result.summary.trim().slice(0, MAX_STATUS_MESSAGE),
+          ...(result.errorCode ? { error_code: result.errorCode } : {}),
+        }),
+      );
+      await this.signals.publishFinish(own.id);
+      return own.state;
+    }
+    const owner = RunKeysService.leaseOwnerFor(principal.keyId);
+    const { run, holdsLease } = await this.runKeys.resolve(principal, 'cancelled');
+    const usage = this.usageWith(run, result.usage);
+    if (!holdsLease) {
+      const executionId = principal.runExecutionId ?? run.executionCount;
+      await this.transitions.recordCancelledUsage({ runId: run.id, executionId }, usage);
+      await this.runKeys.revoke(principal.keyId);
+      return run.state;
+    }
+    if (run.state === 'PENDING') await this.selfHosted.claim(run.id, owner);
+    const current = (await this.runKeys.resolve(principal)).run;
+    const raw =
+      result.rawTranscript === undefined
+        ? undefined
+        : { executionId: current.executionCount, stream: result.rawTranscript };
+    await this.transcripts.write(run.id, raw).catch(() => undefined);
+    const message = result.summary.trim().slice(0, MAX_STATUS_MESSAGE) || 'Done.';
+    const code = result.errorCode ?? 'internal_error';
+    const state = result.success ? 'SUCCEEDED' : terminalStateFor(code);
+    const statusMessage = result.success
+      ? { message }
+      : {
+          message,
+          error_code: code,
+          retryable: code === 'resource_unavailable' || code === 'internal_error',
+        };
+    if (!(await this.selfHosted.end(current, owner, state, statusMessage, usage))) {
+      await this.lostRace(principal);
+    }
+    return state;
+  }
+
+  /** The run's usage plus this execution's tokens (inference only: the machine is the team's). */
+  private usageWith(run: Run, tokens: TokenUsage | undefined): Run['requestUsage'] {
+    const modelId = run.modelId ?? 'unknown';
+    const model = this.models.find(run.modelId ?? '');
+    if (tokens) {
+      const cost = inferenceCostUsd(tokens, model);
+      this.metrics.modelUsage(modelId, tokens.promptTokens, tokens.completionTokens, cost);
+    }
+    return addUsage(run.requestUsage, {
+      modelId,
+      tokens: tokens ?? { promptTokens: 0, completionTokens: 0, modelCalls: 0 },
+      model,
+      elapsedMs: 0,
+      computeCostPerHourUsd: 0,
+    });
+  }
+
+  /** A guarded change matched nothing: say why (the lease is gone), or ask for a retry. */
+  private async lostRace(principal: Principal): Promise<never> {
+    await this.runKeys.resolve(principal); // throws when the execution lost the run
+    throw new ApiError('conflict', 'the run changed state meanwhile; retry');
+  }
+
+  /** The fencing token of a self-hosted execution: its key is its lease. */
+  private tokenOf(principal: Principal, run: Run): ExecutionToken {
+    return {
+      runId: run.id,
+      executionId: principal.runExecutionId ?? run.executionCount,
+      holder: { lease: RunKeysService.leaseOwnerFor(principal.keyId) },
+    };
+  }
+
+  /** A command's key on Ambient's workers acts for whichever worker holds its execution. */
+  private commandTokenOf(run: Run): ExecutionToken {
+    return { runId: run.id, executionId: run.executionCount, holder: 'run-key' };
+  }
+
+  /** A write refused for a stale token answers as a lost lease does: 403, stop working. */
+  private async fenced<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (err) {
+      if (!(err instanceof StaleExecutionError)) throw err;
+      throw new ApiError(
+        'not_authorized',
+        `this key's execution no longer holds run ${err.token.runId}; stop working on it`,
+      );
+    }
+  }
+
+  private async running(principal: Principal): Promise<Run> {
+    const { run } = await this.runKeys.resolve(principal);
+    if (run.state !== 'INPROGRESS') {
+      throw new ApiError('conflict', `the execution has not started: the run is ${run.state}`);
+    }
+    return run;
+  }
+}

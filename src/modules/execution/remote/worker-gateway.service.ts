@@ -1,0 +1,242 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+} from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import Redis from 'ioredis';
+import { WebSocket, WebSocketServer } from 'ws';
+import { ApiError } from '../../../common/errors/api-error';
+import { newUid } from '../../../common/ids';
+import { RedisConnections } from '../../../common/redis/redis.module';
+import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import { AmbientMetrics } from '../../metrics/ambient-metrics';
+import { RunSignals } from '../../runs/run-signals.service';
+import { workerIdProblem } from '../../runs/worker-host';
+import { ApiKeysService } from '../../teams/api-keys.service';
+import { KeyRevocationWatch } from '../../teams/key-revocation-watch.service';
+import type { Principal } from '../../teams/principal';
+import { SelfHostedDispatcher } from './self-hosted-dispatcher.service';
+import { WorkerConnection } from './worker-connection';
+import { PRESENCE_REFRESH_MS, WorkerPresence } from './worker-presence.service';
+import { parseWorkerMessage, WORKER_WS_PATH } from './worker-protocol';
+import { writeUpgradeProblem } from './upgrade-problem';
+
+const MAX_FRAME_BYTES = 1024 * 1024;
+/** RFC 6455 close code of a connection whose key no longer authenticates. */
+const POLICY_VIOLATION = 1008;
+
+/**
+ * The self-hosted worker websocket, `GET /api/v1/selfhosted/worker/ws?worker_id=<id>` with a
+ * team API key, on the API's own HTTP server. It authenticates the upgrade, keeps each
+ * connection's presence in Redis, closes connections silent for longer than the read timeout,
+ * and passes every frame to the dispatcher in order.
+ */
+@Injectable()
+export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('SelfHostedWorkers');
+  private readonly replicaId = newUid(8);
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  private readonly inboxes = new WeakMap<WorkerConnection, Promise<void>>();
+  private readonly drops = new WeakMap<WorkerConnection, Promise<void>>();
+  private readonly unwatchKeys = new WeakMap<WorkerConnection, () => void>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private server: Server | null = null;
+  private subscriber: Redis | null = null;
+  private sequence = 0;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly apiKeys: ApiKeysService,
+    private readonly dispatcher: SelfHostedDispatcher,
+    private readonly presence: WorkerPresence,
+    private readonly signals: RunSignals,
+    private readonly redis: RedisConnections,
+    private readonly metrics: AmbientMetrics,
+    private readonly keys: KeyRevocationWatch,
+  ) {}
+
+  private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== WORKER_WS_PATH) {
+      if (this.server?.listenerCount('upgrade') === 1) {
+        writeUpgradeProblem(
+          socket,
+          ApiError.notFound(`websocket ${url.pathname}`),
+          url.pathname,
+          req.headers,
+        );
+      }
+      return;
+    }
+    socket.on('error', () => undefined);
+    void this.authorize(req, url).then(
+      ({ principal, workerId }) =>
+        this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, principal, workerId)),
+      (err: unknown) => {
+        const problem =
+          err instanceof ApiError ? err : new ApiError('internal_error', (err as Error).message);
+        writeUpgradeProblem(socket, problem, url.pathname, req.headers);
+      },
+    );
+  };
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.server = this.adapterHost.httpAdapter.getHttpServer() as Server;
+    this.server.on('upgrade', this.onUpgrade);
+    this.metrics.probes.workersConnected = () => this.dispatcher.connections.length;
+    await this.subscribe();
+    const checkEvery = Math.min(5000, Math.floor(this.config.selfHosted.readTimeoutMs / 4));
+    this.timers.push(
+      setInterval(() => this.closeSilentConnections(), checkEvery),
+      setInterval(() => void this.refreshPresence(), PRESENCE_REFRESH_MS),
+    );
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.server?.off('upgrade', this.onUpgrade);
+    delete this.metrics.probes.workersConnected;
+    for (const timer of this.timers) clearInterval(timer);
+    // RedisConnections closes the subscriber itself at shutdown.
+    await this.subscriber?.unsubscribe().catch(() => undefined);
+    const connections = this.dispatcher.connections;
+    for (const conn of connections) conn.close(1001, 'server shutting down');
+    await Promise.all(connections.map((conn) => this.dropped(conn)));
+    this.wss.close();
+  }
+
+  private async authorize(
+    req: IncomingMessage,
+    url: URL,
+  ): Promise<{ principal: Principal; workerId: string }> {
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    if (!token) {
+      throw new ApiError(
+        'authentication_required',
+        'send a team API key as "Authorization: Bearer <key>"',
+      );
+    }
+    const principal = await this.apiKeys.authenticate(token);
+    if (!principal) throw new ApiError('authentication_required', 'unknown or revoked API key');
+    if (principal.runId) {
+      throw new ApiError('not_authorized', 'a run-scoped key cannot connect a worker');
+    }
+    const workerId = url.searchParams.get('worker_id');
+    if (!workerId) throw ApiError.invalid('worker_id', 'is required');
+    const problem = workerIdProblem(workerId);
+    if (problem) throw ApiError.invalid('worker_id', problem);
+    return { principal, workerId };
+  }
+
+  private accept(ws: WebSocket, principal: Principal, workerId: string): void {
+    const conn = new WorkerConnection(
+      `${this.replicaId}:${++this.sequence}`,
+      principal.teamId,
+      workerId,
+      ws,
+    );
+    this.inboxes.set(conn, Promise.resolve());
+    ws.on('ping', () => conn.seen());
+    ws.on('pong', () => conn.seen());
+    ws.on('message', (data, isBinary) => {
+      conn.seen();
+      if (isBinary) return this.logger.warn(`binary frame from "${workerId}" ignored`);
+      this.receive(conn, data.toString());
+    });
+    ws.on('error', (err) => this.logger.warn(`worker "${workerId}" socket: ${err.message}`));
+    ws.on('close', () => void this.dropped(conn));
+    this.unwatchKeys.set(
+      conn,
+      this.keys.watch(principal.keyId, () => {
+        this.logger.warn(`worker "${workerId}" (${conn.id}): its API key was revoked; closing`);
+        conn.close(POLICY_VIOLATION, 'the API key of this connection was revoked');
+      }),
+    );
+    this.dispatcher.add(conn);
+    this.logger.log(`worker "${workerId}" connected (${conn.id}, team ${conn.teamId})`);
+    void this.presence
+      .announce([conn])
+      .catch((err: Error) => this.logger.warn(`presence of ${conn.id}: ${err.message}`));
+    void this.dispatcher.dispatch(conn.teamId, workerId);
+  }
+
+  /** Frames of one connection are handled one after another, in the order they came. */
+  private receive(conn: WorkerConnection, text: string): void {
+    const parsed = parseWorkerMessage(text);
+    if ('ignored' in parsed) {
+      this.logger.warn(`frame from "${conn.workerHost}" ignored: ${parsed.ignored}`);
+      return;
+    }
+    const previous = this.inboxes.get(conn) ?? Promise.resolve();
+    const next = previous.then(() =>
+      this.dispatcher.handle(conn, parsed.message).catch((err: Error) => {
+        this.logger.error(`${parsed.message.type} from "${conn.workerHost}": ${err.message}`);
+      }),
+    );
+    this.inboxes.set(conn, next);
+  }
+
+  /** Once per connection, whether it closed by itself or the server is stopping. */
+  private dropped(conn: WorkerConnection): Promise<void> {
+    const existing = this.drops.get(conn);
+    if (existing) return existing;
+    this.unwatchKeys.get(conn)?.();
+    const drop = (async () => {
+      this.logger.log(`worker "${conn.workerHost}" disconnected (${conn.id})`);
+      this.metrics.workerDisconnected();
+      await this.inboxes.get(conn);
+      await this.dispatcher.remove(conn).catch((err: Error) => {
+        this.logger.warn(`releasing the offers of ${conn.id} failed: ${err.message}`);
+      });
+      await this.presence.withdraw(conn).catch(() => undefined);
+    })();
+    this.drops.set(conn, drop);
+    return drop;
+  }
+
+  private closeSilentConnections(): void {
+    const deadline = Date.now() - this.config.selfHosted.readTimeoutMs;
+    for (const conn of this.dispatcher.connections) {
+      if (conn.lastSeenAt.getTime() < deadline) {
+        this.logger.warn(`worker "${conn.workerHost}" (${conn.id}) went silent; closing`);
+        conn.terminate();
+      }
+    }
+  }
+
+  private async refreshPresence(): Promise<void> {
+    await this.presence.announce(this.dispatcher.connections).catch((err: Error) => {
+      this.logger.warn(`presence refresh failed: ${err.message}`);
+    });
+  }
+
+  /** Cancels and work hints published by any replica. */
+  private async subscribe(): Promise<void> {
+    this.subscriber = this.redis.create();
+    const { cancelChannel, selfHostedWorkChannel } = this.signals;
+    this.subscriber.on('message', (channel: string, message: string) => {
+      if (channel === cancelChannel) {
+        void this.dispatcher.cancel(message);
+      } else if (channel === selfHostedWorkChannel) {
+        const hint = safeJson(message);
+        if (typeof hint?.team_id === 'string' && typeof hint.worker_host === 'string') {
+          void this.dispatcher.dispatch(hint.team_id, hint.worker_host);
+        }
+      }
+    });
+    await this.subscriber.subscribe(cancelChannel, selfHostedWorkChannel);
+  }
+}
+
+function safeJson(text: string): Record<string, unknown> | null {
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}

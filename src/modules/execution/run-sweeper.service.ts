@@ -1,0 +1,111 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { PeriodicTask, PeriodicWorker } from '../../common/periodic-task';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { Run } from '../runs/entities/run.entity';
+import { RunQueue } from '../runs/run-queue.service';
+import { RunTransitions } from '../runs/run-transitions.service';
+
+const BATCH = 200;
+
+/**
+ * Housekeeping that keeps accepted runs from being lost (worker role, safe in every replica):
+ * - dispatch: a QUEUED run whose job is missing (Redis was down, a process died) is enqueued;
+ * - recovery: a claimed run whose worker stopped renewing its lease is retried once more
+ *   (up to runs.maxAttempts executions) or ends in ERROR with internal_error.
+ */
+@Injectable()
+export class RunSweeper extends PeriodicWorker {
+  private readonly logger = new Logger('RunSweeper');
+  protected readonly tasks: PeriodicTask[];
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly runQueue: RunQueue,
+    private readonly transitions: RunTransitions,
+    registry: SchedulerRegistry,
+  ) {
+    super();
+    this.tasks = [
+      new PeriodicTask({
+        name: 'runs.sweep',
+        intervalMs: config.runs.dispatchSweepIntervalMs,
+        logger: this.logger,
+        registry,
+        work: async () => {
+          await this.recoverLapsedLeases();
+          await this.dispatchOrphans();
+        },
+      }),
+    ];
+  }
+
+  private async dispatchOrphans(): Promise<void> {
+    const before = new Date(Date.now() - this.config.runs.dispatchGraceMs);
+    const orphans = await this.dataSource
+      .getRepository(Run)
+      .createQueryBuilder('r')
+      .select('r.id', 'id')
+      .where('r.state = :state AND r.updated_at < :before', { state: 'QUEUED', before })
+      .andWhere('r.worker_host IS NULL') // self-hosted runs wait in MySQL for their workers
+      .orderBy('r.updated_at', 'ASC')
+      .limit(BATCH)
+      .getRawMany<{ id: string }>();
+    let enqueued = 0;
+    for (const { id } of orphans) {
+      if (await this.runQueue.ensureJob(id)) enqueued++;
+    }
+    if (enqueued) this.logger.log(`re-enqueued ${enqueued} queued run(s) that had no job`);
+  }
+
+  private async recoverLapsedLeases(): Promise<void> {
+    const lapsed = await this.dataSource
+      .getRepository(Run)
+      .createQueryBuilder('r')
+      .select(['r.id', 'r.teamId', 'r.workerHost', 'r.attempt', 'r.executionCount', 'r.leaseOwner'])
+      .where('r.state IN (:...states) AND r.lease_expires_at < :now', {
+        states: ['CLAIMED', 'INPROGRESS'],
+        now: new Date(),
+      })
+      .limit(BATCH)
+      .getMany();
+    for (const run of lapsed) {
+      const guard = {
+        sql: 'lease_owner = :owner AND lease_expires_at < :now',
+        params: { owner: run.leaseOwner, now: new Date() },
+      };
+      const event = {
+        executionId: run.executionCount,
+        payload: { reason: 'worker_lost', worker_id: run.leaseOwner, attempt: run.attempt },
+      };
+      if (run.attempt < this.config.runs.maxAttempts) {
+        const requeued = await this.transitions.transition(run.id, 'QUEUED', {
+          from: ['CLAIMED', 'INPROGRESS'],
+          set: { leaseOwner: null, leaseExpiresAt: null },
+          where: guard,
+        });
+        if (requeued) {
+          this.logger.warn(`run ${run.id}: worker ${run.leaseOwner} was lost; retrying`);
+          if (run.workerHost) await this.runQueue.dispatch(run);
+          else await this.runQueue.ensureJob(run.id);
+        }
+      } else {
+        const message = `the worker executing this run stopped responding (attempt ${run.attempt} of ${this.config.runs.maxAttempts})`;
+        await this.transitions.transition(run.id, 'ERROR', {
+          from: ['CLAIMED', 'INPROGRESS'],
+          set: {
+            leaseOwner: null,
+            leaseExpiresAt: null,
+            finishedAt: new Date(),
+            statusMessage: { message, error_code: 'internal_error', retryable: true },
+          },
+          where: guard,
+          event,
+        });
+      }
+    }
+  }
+}

@@ -1,0 +1,336 @@
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { promisify } from 'node:util';
+import {
+  API_SOCKET_NAME,
+  ApiBridge,
+  bridgedApiUrl,
+  forwarderArgs,
+  SANDBOX_API_PORT,
+} from '../../api-bridge';
+import { CgroupLimits } from '../../cgroup-limits';
+import { childSandboxProcess } from '../../child-sandbox-process';
+import { SLIRP_DNS, SlirpNetwork } from './slirp-network';
+import {
+  SANDBOX_PATH,
+  SANDBOX_PRIVATE_DIR,
+  SANDBOX_WORKDIR,
+  Sandbox,
+  SandboxBackend,
+  SandboxProcess,
+  SandboxSpawnOptions,
+  SandboxSpec,
+} from '../../sandbox.types';
+
+const run = promisify(execFile);
+
+/** The unprivileged user processes run as inside (mapped to the service's own user outside). */
+const SANDBOX_UID = 1000;
+const SANDBOX_GID = 1000;
+
+/** Top-level system directories: bound read-only, or recreated as the symlinks they are. */
+const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+/**
+ * The parts of /etc programs need. Not /etc as a whole: it holds the host's own credentials
+ * (database client configuration, machine secrets, the service's own config when installed there).
+ */
+const ETC_ENTRIES = [
+  'alternatives',
+  'bash.bashrc',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'gai.conf',
+  'gitconfig',
+  'host.conf',
+  'hosts',
+  'inputrc',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'localtime',
+  'mime.types',
+  'nsswitch.conf',
+  'profile',
+  'protocols',
+  'services',
+  'ssl',
+  'terminfo',
+];
+
+export interface BubblewrapSettings {
+  /** Extra host directories visible read-only at the same path inside. */
+  readonlyPaths: string[];
+  /** Where per-execution private directories are made (outside every workspace). */
+  privateRoot: string;
+  /** Path of the `bwrap` binary. */
+  bwrap?: string;
+}
+
+/**
+ * Linux namespaces through bubblewrap: each process starts in new user, pid, ipc, uts, cgroup and
+ * (for `network: none`) net namespaces, sees the system directories read-only, the workspace
+ * read-write, a private /tmp and nothing else of the host, with no capabilities, as uid 1000.
+ * All processes of one sandbox share a cgroup with its limits, where cgroups are writable.
+ * Processes a command leaves in the background end with it (its pid namespace goes).
+ */
+export class BubblewrapSandboxBackend implements SandboxBackend {
+  readonly name = 'bubblewrap' as const;
+  private readonly bwrap: string;
+  /** socat, which forwards the API into sandboxes; without it they get no API. */
+  private readonly forwarder: string | null;
+
+  constructor(private readonly settings: BubblewrapSettings) {
+    this.bwrap = settings.bwrap ?? 'bwrap';
+    this.forwarder = ['/usr/bin/socat', '/bin/socat'].find((p) => existsSync(p)) ?? null;
+  }
+
+  async open(spec: SandboxSpec): Promise<Sandbox> {
+    const privateDir = join(this.settings.privateRoot, `${spec.runId}-${spec.executionId}`);
+    await rm(privateDir, { recursive: true, force: true });
+    await mkdir(join(privateDir, 'files'), { recursive: true, mode: 0o700 });
+    const passwd = join(privateDir, 'passwd');
+    const group = join(privateDir, 'group');
+    await writeFile(
+      passwd,
+      `root:x:0:0:root:/root:/usr/sbin/nologin\nagent:x:${SANDBOX_UID}:${SANDBOX_GID}:agent:${SANDBOX_WORKDIR}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+    );
+    await writeFile(group, `root:x:0:\nagent:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`);
+    let resolvConf: string | undefined;
+    if (spec.network === 'egress') {
+      // The host's resolv.conf may name a resolver on its loopback, which the sandbox cannot reach.
+      resolvConf = join(privateDir, 'resolv.conf');
+      await writeFile(resolvConf, `nameserver ${SLIRP_DNS}\n`);
+    }
+    const bridge =
+      spec.apiUrl && this.forwarder
+        ? await ApiBridge.listen(join(privateDir, 'files', API_SOCKET_NAME), spec.apiUrl)
+        : null;
+    const cgroup = await CgroupLimits.create(`${spec.runId}-${spec.executionId}`, spec.limits);
+    const fixedArgs = this.fixedArgs(spec, {
+      passwd,
+      group,
+      files: join(privateDir, 'files'),
+      resolvConf,
+    });
+    const running = new Set<SandboxProcess>();
+    const bwrap = this.bwrap;
+    const readonlyPaths = this.settings.readonlyPaths;
+    /** Where a path inside is on this host (the system directories are the host's own). */
+    const hostPathOf = (inside: string): string | null => {
+      for (const [mount, host] of [
+        [SANDBOX_WORKDIR, spec.workspaceDir],
+        [SANDBOX_PRIVATE_DIR, join(privateDir, 'files')],
+      ] as const) {
+        if (inside === mount || inside.startsWith(`${mount}/`))
+          return host + inside.slice(mount.length);
+      }
+      if (readonlyPaths.some((dir) => inside === dir || inside.startsWith(`${dir}/`))) {
+        return inside;
+      }
+      if (inside === '/tmp' || inside.startsWith('/tmp/')) return null;
+      return SYSTEM_DIRS.some((dir) => inside.startsWith(`${dir}/`)) ? inside : null;
+    };
+    const egress = spec.network === 'egress';
+    // Inside, the command starts once the API forwarder listens on the sandbox's loopback.
+    const entry = bridge ? [...forwarderEntry(this.forwarder!)] : [];
+
+    const sandbox: Sandbox = {
+      backend: this.name,
+      workdir: SANDBOX_WORKDIR,
+      privateDir: { host: join(privateDir, 'files'), inside: SANDBOX_PRIVATE_DIR },
+      path: SANDBOX_PATH,
+      apiUrl: bridge ? bridgedApiUrl(spec.apiUrl!) : null,
+      spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess {
+        if (!programExists(file, options, hostPathOf)) return notStarted(file);
+        const bwrapArgs = [
+          ...fixedArgs,
+          ...(egress ? ['--info-fd', '3', '--block-fd', '4'] : []),
+          '--chdir',
+          options.cwd ?? SANDBOX_WORKDIR,
+          '--',
+          ...entry,
+          file,
+          ...args,
+        ];
+        // The shell joins the sandbox's cgroup before bwrap (which it becomes) forks anything.
+        const joinCgroup =
+          'for f in "$@"; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done';
+        const procs = cgroup?.procsFiles ?? [];
+        const child = spawn(
+          '/bin/sh',
+          [
+            '-c',
+            `${joinCgroup}; shift ${procs.length + 1}; exec "$@"`,
+            'sh',
+            ...procs,
+            '--',
+            bwrap,
+            ...bwrapArgs,
+          ],
+          {
+            cwd: '/',
+            env: options.env,
+            detached: true,
+            stdio: [
+              options.stdin ?? 'ignore',
+              'pipe',
+              'pipe',
+              ...(egress ? (['pipe', 'pipe'] as const) : []),
+            ],
+          },
+        );
+        const network = egress ? SlirpNetwork.attach(child) : undefined;
+        const proc = childSandboxProcess(child, () => {
+          running.delete(proc);
+          network?.stop();
+        });
+        running.add(proc);
+        return proc;
+      },
+      limitHit: () => cgroup?.limitHit() ?? Promise.resolve(null),
+      adopt: () => Promise.resolve(),
+      async close() {
+        for (const proc of running) proc.kill();
+        await bridge?.close();
+        await cgroup?.remove();
+        await rm(privateDir, { recursive: true, force: true });
+      },
+    };
+    return sandbox;
+  }
+
+  private fixedArgs(
+    spec: SandboxSpec,
+    files: { passwd: string; group: string; files: string; resolvConf?: string },
+  ): string[] {
+    const args = [
+      '--unshare-user',
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--unshare-uts',
+      '--unshare-cgroup-try',
+      '--unshare-net',
+      '--uid',
+      String(SANDBOX_UID),
+      '--gid',
+      String(SANDBOX_GID),
+      '--cap-drop',
+      'ALL',
+      '--die-with-parent',
+      '--new-session',
+      '--hostname',
+      'ambient-sandbox',
+    ];
+    for (const dir of SYSTEM_DIRS) args.push(...systemDirArgs(dir));
+    for (const entry of ETC_ENTRIES) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);
+    args.push('--ro-bind', files.passwd, '/etc/passwd', '--ro-bind', files.group, '/etc/group');
+    if (files.resolvConf) args.push('--ro-bind', files.resolvConf, '/etc/resolv.conf');
+    args.push(
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      '--tmpfs',
+      '/tmp',
+      '--bind',
+      spec.workspaceDir,
+      SANDBOX_WORKDIR,
+      '--ro-bind',
+      files.files,
+      SANDBOX_PRIVATE_DIR,
+    );
+    // After the private /tmp, so a directory under /tmp stays visible.
+    for (const path of this.settings.readonlyPaths) args.push('--ro-bind', path, path);
+    return args;
+  }
+}
+
+/**
+ * `sh -c` that starts the API forwarder in the background, waits (at most ~2 s) until it listens
+ * on the sandbox's loopback, then becomes the command.
+ */
+function forwarderEntry(socat: string): string[] {
+  const [listen, connect] = forwarderArgs(`${SANDBOX_PRIVATE_DIR}/${API_SOCKET_NAME}`);
+  const hexPort = SANDBOX_API_PORT.toString(16).toUpperCase().padStart(4, '0');
+  const script =
+    `${socat} ${listen} ${connect} 2>/dev/null & ` +
+    `i=0; while ! grep -q ':${hexPort} 00000000:0000 0A' /proc/net/tcp; do ` +
+    `i=$((i+1)); [ $i -gt 400 ] && break; sleep 0.005; done; exec "$@"`;
+  return ['/bin/sh', '-c', script, 'sh'];
+}
+
+/**
+ * Whether `file` can be found inside the sandbox (a path, or a name on the PATH it is given), as
+ * its mounts map to this host. bwrap itself reports a missing program only as exit code 1.
+ */
+function programExists(
+  file: string,
+  options: SandboxSpawnOptions,
+  hostPathOf: (inside: string) => string | null,
+): boolean {
+  const found = (inside: string): boolean => {
+    const host = hostPathOf(inside);
+    // Unknowable from here (a private /tmp): let the sandbox try.
+    return host === null ? inside.startsWith('/tmp') : existsSync(host);
+  };
+  if (file.includes('/')) {
+    return found(posix.resolve(options.cwd ?? SANDBOX_WORKDIR, file));
+  }
+  const path = options.env.PATH ?? SANDBOX_PATH;
+  return path.split(':').some((dir) => dir.startsWith('/') && found(posix.join(dir, file)));
+}
+
+/** A process that never started: no such program in the sandbox. */
+function notStarted(file: string): SandboxProcess {
+  const error: NodeJS.ErrnoException = new Error(`spawn ${file} ENOENT`);
+  error.code = 'ENOENT';
+  const ended = (): PassThrough => new PassThrough().end();
+  return {
+    stdin: null,
+    stdout: ended(),
+    stderr: ended(),
+    exited: Promise.resolve({ code: null, signal: null, startError: error }),
+    kill: () => undefined,
+  };
+}
+
+function systemDirArgs(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  if (lstatSync(dir).isSymbolicLink()) return ['--symlink', readlinkSync(dir), dir];
+  return ['--ro-bind', dir, dir];
+}
+
+/** Whether `bwrap` can make a sandbox here (installed, and user namespaces allowed). */
+export async function bubblewrapWorks(bwrap = 'bwrap'): Promise<{ ok: boolean; detail: string }> {
+  try {
+    await run(
+      bwrap,
+      [
+        '--unshare-user',
+        '--unshare-pid',
+        '--unshare-net',
+        '--die-with-parent',
+        ...SYSTEM_DIRS.flatMap(systemDirArgs),
+        '--proc',
+        '/proc',
+        '--',
+        '/bin/true',
+      ],
+      { timeout: 5000 },
+    );
+    return { ok: true, detail: 'bwrap works' };
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { stderr?: string };
+    if (e.code === 'ENOENT') return { ok: false, detail: `${bwrap} is not installed` };
+    return { ok: false, detail: `${bwrap} fails: ${(e.stderr || e.message).trim()}` };
+  }
+}
+
+/** Private directories live beside the workspaces, under a name no run id can take. */
+export function privateRootFor(workspaceRoot: string): string {
+  return join(workspaceRoot, '.sandbox');
+}

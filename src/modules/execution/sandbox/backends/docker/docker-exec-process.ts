@@ -1,0 +1,356 @@
+import type Dockerode from 'dockerode';
+import { constants as osConstants } from 'node:os';
+import { PassThrough, Writable } from 'node:stream';
+import type { Duplex } from 'node:stream';
+import type { SandboxExit, SandboxProcess } from '../../sandbox.types';
+
+/**
+ * What every docker exec runs: a POSIX shell that reports its pid (which is its process group:
+ * `runc exec` makes each exec a session leader) on the first stderr line, checks that the
+ * working directory and the program exist (second line: `exec`, or `enoent <what>` and exit 127),
+ * then replaces itself with `env -i` + the program, so the program keeps that pid and sees only
+ * the environment it was given. Both control lines are written before the program runs, so
+ * nothing the program prints can imitate them; they are taken off stderr.
+ *
+ * Arguments: $1 cwd, $2 PATH to look the program up in, $3 number of NAME=value pairs, then
+ * those pairs, the program and its arguments.
+ */
+const WRAPPER = [
+  `printf '%s\\n' "$$" >&2`,
+  `cd -- "$1" 2>/dev/null || { printf 'enoent cwd\\n' >&2; exit 127; }`,
+  'lookup=$2; n=$3; shift 3',
+  'eval "file=\\${$((n + 1))}"',
+  'found=',
+  'case $file in',
+  '  */*) if [ -f "$file" ] && [ -x "$file" ]; then found=1; fi ;;',
+  '  *) set -f; IFS=:',
+  '     for dir in $lookup; do',
+  '       if [ -n "$dir" ] && [ -f "$dir/$file" ] && [ -x "$dir/$file" ]; then found=1; break; fi',
+  '     done',
+  '     unset IFS; set +f ;;',
+  'esac',
+  `if [ -z "$found" ]; then printf 'enoent program\\n' >&2; exit 127; fi`,
+  `printf 'exec\\n' >&2`,
+  'exec env -i "$@"',
+].join('\n');
+
+/** How often an exec the runtime refused to start is tried again (see refusedByRuntime). */
+const RUNTIME_RETRIES = 6;
+
+/** Where the `env -i`'d program is looked up when its environment has no PATH (glibc's default). */
+const DEFAULT_LOOKUP_PATH = '/bin:/usr/bin';
+
+export interface DockerExecOptions {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  stdin: boolean;
+  /** `user[:group]` the process runs as. */
+  user: string;
+  /** Kills the process group `pgid` (a pid inside the container). */
+  killGroup: (pgid: number) => Promise<void>;
+}
+
+/** Docker's exit code of a process killed by signal n is 128 + n. */
+function signalOf(code: number): string | null {
+  if (code <= 128 || code > 128 + 64) return null;
+  const n = code - 128;
+  const name = Object.entries(osConstants.signals).find(([, value]) => value === n)?.[0];
+  return name ?? null;
+}
+
+function enoent(message: string): NodeJS.ErrnoException {
+  const error: NodeJS.ErrnoException = new Error(message);
+  error.code = 'ENOENT';
+  error.errno = -2;
+  error.syscall = 'spawn';
+  return error;
+}
+
+/**
+ * A process started by `docker exec` in a sandbox container, with Node streams: the exec's
+ * multiplexed stream is split into stdout and stderr (with backpressure: the socket is not read
+ * while a consumer lags), and stdin, when piped, is written to the exec and half-closed at its end.
+ * It exists at once; the exec is made once `container` (still being started, maybe) resolves.
+ * When it rejects, the process ends with a startError carrying its message (code EIO).
+ */
+export class DockerExecProcess implements SandboxProcess {
+  readonly stdin: Writable | null;
+  readonly stdout = new PassThrough();
+  readonly stderr = new PassThrough();
+  readonly exited: Promise<SandboxExit>;
+
+  private pid: number | null = null;
+  /** The wrapper said `exec` (the program runs) or `enoent …` (it never will). */
+  private verdict: 'exec' | 'enoent' | null = null;
+  private enoentWhat = '';
+  private killRequested = false;
+  private done = false;
+  /** stdout that arrived before the wrapper's verdict (see WRAPPER). */
+  private heldStdout: Buffer[] = [];
+  private controlBuffer: Buffer = Buffer.alloc(0);
+
+  constructor(
+    private readonly container: Promise<Dockerode.Container>,
+    private readonly options: DockerExecOptions,
+  ) {
+    this.stdin = options.stdin ? new PassThrough() : null;
+    this.exited = this.run().then(
+      (exit) => exit,
+      async (error: unknown) => this.startFailed(await this.explained(error)),
+    );
+    void this.exited.then(() => {
+      this.done = true;
+    });
+  }
+
+  kill(): void {
+    if (this.killRequested || this.done) return;
+    this.killRequested = true;
+    if (this.pid !== null) void this.options.killGroup(this.pid).catch(() => undefined);
+  }
+
+  private async run(): Promise<SandboxExit> {
+    const { file, args, cwd, env, stdin, user } = this.options;
+    const pairs = Object.entries(env).map(([name, value]) => `${name}=${value}`);
+    let container: Dockerode.Container;
+    try {
+      container = await this.container;
+    } catch (error) {
+      return this.noContainer(error);
+    }
+    // Killed before it could start: it never will.
+    if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
+    let exec: Dockerode.Exec;
+    let exitCode: number | null;
+    for (let attempt = 0; ; attempt++) {
+      exec = await container.exec({
+        Cmd: [
+          '/bin/sh',
+          '-c',
+          WRAPPER,
+          'ambient-exec',
+          cwd,
+          env.PATH ?? DEFAULT_LOOKUP_PATH,
+          String(pairs.length),
+          ...pairs,
+          file,
+          ...args,
+        ],
+        AttachStdin: stdin,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
+        User: user,
+        Env: [],
+      });
+      const socket = (await exec.start({ hijack: true, stdin })) as Duplex;
+      const input = this.stdin as PassThrough | null;
+      if (input) {
+        // Ending stdin half-closes the connection: the daemon closes the process's stdin (EOF).
+        input.pipe(socket);
+        socket.on('error', () => input.unpipe(socket));
+      }
+      await new Promise<void>((resolve) => {
+        const demux = this.demultiplexer();
+        socket.pipe(demux);
+        demux.on('finish', resolve);
+        socket.on('error', () => {
+          socket.unpipe(demux);
+          demux.end();
+        });
+        socket.on('close', () => {
+          // A socket closed without an end (daemon gone): finish with what arrived.
+          if (!demux.writableEnded) demux.end();
+        });
+      });
+      exitCode = await this.exitCode(exec);
+      if (this.refusedByRuntime(exitCode) && attempt < RUNTIME_RETRIES && !this.killRequested) {
+        // The runtime could not start the exec (e.g. the pids limit is still full while a killed
+        // fork bomb is being reaped): nothing ran, so try again shortly.
+        this.heldStdout = [];
+        this.controlBuffer = Buffer.alloc(0);
+        input?.unpipe();
+        await new Promise((resolve) => setTimeout(resolve, Math.min(50 * 2 ** attempt, 500)));
+        continue;
+      }
+      if (this.refusedByRuntime(exitCode)) {
+        const said = Buffer.concat([...this.heldStdout, this.controlBuffer]).toString('utf8');
+        return this.ended({
+          code: null,
+          signal: null,
+          startError: Object.assign(
+            new Error(`cannot start a process in the sandbox: ${said.trim()}`),
+            { code: 'EIO' },
+          ),
+        });
+      }
+      this.flushHeld();
+      this.stdout.end();
+      this.stderr.end();
+      break;
+    }
+    if (this.verdict === 'enoent') {
+      const what = this.enoentWhat === 'cwd' ? `working directory ${cwd}` : file;
+      return {
+        code: null,
+        signal: null,
+        startError: enoent(`spawn ${file} ENOENT (${what} not found in the sandbox)`),
+      };
+    }
+    if (this.pid === null && (exitCode === 126 || exitCode === 127)) {
+      // The wrapper never ran: the image has no /bin/sh.
+      return {
+        code: null,
+        signal: null,
+        startError: enoent(`spawn /bin/sh ENOENT (the image has no /bin/sh)`),
+      };
+    }
+    if (exitCode === null) return { code: null, signal: 'SIGKILL' };
+    const signal = signalOf(exitCode);
+    return signal ? { code: null, signal } : { code: exitCode, signal: null };
+  }
+
+  /** The exec's exit code once it has ended; null when the container is gone. */
+  private async exitCode(exec: Dockerode.Exec): Promise<number | null> {
+    // The stream can end before the process (it closed its stdout and stderr): wait for it.
+    for (let delay = 20; ; delay = Math.min(delay * 2, 500)) {
+      let info: Dockerode.ExecInspectInfo;
+      try {
+        info = await exec.inspect();
+      } catch (_error) {
+        return null;
+      }
+      if (!info.Running) return info.ExitCode ?? null;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+
+  /** The exec ended before the wrapper said a word, with the runtime's own complaint. */
+  private refusedByRuntime(exitCode: number | null): boolean {
+    if (this.pid !== null || this.verdict !== null) return false;
+    if (exitCode !== 126 && exitCode !== 127 && exitCode !== null) return false;
+    const said = Buffer.concat([...this.heldStdout, this.controlBuffer]).toString('utf8');
+    return /OCI runtime exec failed|read init-p/.test(said);
+  }
+
+  /** The sandbox's container could not be started (or the sandbox is closed). */
+  private noContainer(error: unknown): SandboxExit {
+    const message = error instanceof Error ? error.message : String(error);
+    const startError: NodeJS.ErrnoException = Object.assign(new Error(message), { code: 'EIO' });
+    return this.ended({ code: null, signal: null, startError });
+  }
+
+  private ended(exit: SandboxExit): SandboxExit {
+    this.stdout.end();
+    this.stderr.end();
+    return exit;
+  }
+
+  /**
+   * An exec refused because the container is no longer running (its main process exited, e.g. an
+   * image without /bin/sh) says how the container ended instead of Docker's bare 409.
+   */
+  private async explained(error: unknown): Promise<unknown> {
+    const message = error instanceof Error ? error.message : String(error);
+    if (!/is not running/i.test(message)) return error;
+    try {
+      const { State } = await (await this.container).inspect();
+      if (State.Running) return error;
+      const hint = State.ExitCode === 127 ? ' (does the image have /bin/sh?)' : '';
+      return new Error(`the sandbox's container exited with code ${State.ExitCode}${hint}`);
+    } catch (_inspectError) {
+      return error;
+    }
+  }
+
+  private startFailed(error: unknown): SandboxExit {
+    this.flushHeld();
+    this.stdout.end();
+    this.stderr.end();
+    const message = error instanceof Error ? error.message : String(error);
+    const startError: NodeJS.ErrnoException =
+      /executable file not found|no such file or directory/i.test(message)
+        ? enoent(`spawn ${this.options.file} ENOENT (${message.trim()})`)
+        : Object.assign(new Error(`cannot start a process in the sandbox: ${message.trim()}`), {
+            code: 'EIO',
+          });
+    return { code: null, signal: null, startError };
+  }
+
+  private flushHeld(): void {
+    for (const chunk of this.heldStdout) this.stdout.write(chunk);
+    this.heldStdout = [];
+  }
+
+  /** Splits Docker's multiplexed frames (8-byte header: stream, 0, 0, 0, size BE32). */
+  private demultiplexer(): Writable {
+    let pending: Buffer = Buffer.alloc(0);
+    return new Writable({
+      write: (chunk: Buffer, _encoding, callback) => {
+        pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+        const writes: Array<Promise<void>> = [];
+        while (pending.length >= 8) {
+          const size = pending.readUInt32BE(4);
+          if (pending.length < 8 + size) break;
+          const stream = pending[0];
+          const payload = pending.subarray(8, 8 + size);
+          pending = pending.subarray(8 + size);
+          if (stream === 2) writes.push(this.onStderr(payload));
+          else if (stream === 1) writes.push(this.onStdout(payload));
+        }
+        Promise.all(writes).then(() => callback(), callback);
+      },
+    });
+  }
+
+  private onStdout(payload: Buffer): Promise<void> {
+    if (this.verdict === null) {
+      this.heldStdout.push(Buffer.from(payload));
+      return Promise.resolve();
+    }
+    return write(this.stdout, payload);
+  }
+
+  private onStderr(payload: Buffer): Promise<void> {
+    if (this.verdict !== null) return write(this.stderr, payload);
+    this.controlBuffer = Buffer.concat([this.controlBuffer, payload]);
+    for (;;) {
+      const newline = this.controlBuffer.indexOf(10);
+      if (newline < 0) return Promise.resolve();
+      const line = this.controlBuffer.subarray(0, newline).toString('utf8');
+      this.controlBuffer = this.controlBuffer.subarray(newline + 1);
+      if (this.pid === null) {
+        this.pid = Number(line);
+        if (this.killRequested) void this.options.killGroup(this.pid).catch(() => undefined);
+        continue;
+      }
+      if (line.startsWith('enoent')) {
+        this.verdict = 'enoent';
+        this.enoentWhat = line.slice('enoent '.length);
+      } else {
+        this.verdict = 'exec';
+      }
+      const rest = this.controlBuffer;
+      this.controlBuffer = Buffer.alloc(0);
+      this.flushHeld();
+      return rest.length ? write(this.stderr, rest) : Promise.resolve();
+    }
+  }
+}
+
+/** Writes, resolving once the reader wants more (backpressure). */
+function write(stream: PassThrough, payload: Buffer): Promise<void> {
+  if (stream.destroyed) return Promise.resolve();
+  if (stream.write(Buffer.from(payload))) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      stream.off('drain', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('drain', done);
+    stream.on('close', done);
+  });
+}

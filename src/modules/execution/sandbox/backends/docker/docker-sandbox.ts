@@ -1,0 +1,617 @@
+import Dockerode from 'dockerode';
+import { NetnsBridge } from './netns-bridge';
+import { API_SOCKET_NAME, bridgedApiUrl } from '../../api-bridge';
+import { execFile } from 'node:child_process';
+import { existsSync, constants as fsConstants } from 'node:fs';
+import { chown, lchown, mkdir, open as openFile, readdir, rm } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { promisify } from 'node:util';
+import type { AppConfig } from '../../../../../config/app-config';
+import { DockerExecProcess } from './docker-exec-process';
+import {
+  SANDBOX_LABELS,
+  SANDBOX_PATH,
+  SANDBOX_PRIVATE_DIR,
+  SANDBOX_WORKDIR,
+  SandboxError,
+} from '../../sandbox.types';
+import type {
+  Sandbox,
+  SandboxBackend,
+  SandboxProcess,
+  SandboxSpawnOptions,
+  SandboxSpec,
+} from '../../sandbox.types';
+
+type SandboxSettings = AppConfig['sandbox'];
+
+/**
+ * The channel to a container's killer: a FIFO in a root-only directory beside the private one,
+ * mounted read-only at KILLER_DIR. The container's main process (root, with no capability but
+ * CAP_KILL) reads process-group ids from it and kills those groups with the shell's `kill`
+ * builtin. It needs no new process to do that, so it still works when a fork bomb has taken every
+ * pid of the container's limit — where a `docker exec` cannot even start — and the sandbox's own
+ * user can neither open the FIFO nor signal the killer.
+ */
+const KILLER_DIR = '/run/ambient-killer';
+const KILL_FIFO = 'kill';
+const KILLER = [
+  `exec 3<>${KILLER_DIR}/${KILL_FIFO}`,
+  'while read -r pgid <&3; do',
+  '  case $pgid in "" | *[!0-9]*) continue ;; esac',
+  '  kill -9 "-$pgid" 2>/dev/null',
+  'done',
+].join('\n');
+/** docker-init and the killer: not counted against the sandbox's process limit. */
+const OWN_PIDS = 2;
+
+/**
+ * Prints the OOM-kill and pids-limit counters of the container's cgroup (v1 or v2; the container
+ * sees its own cgroup at /sys/fs/cgroup) with shell builtins only.
+ */
+const LIMIT_COUNTERS = [
+  'for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do',
+  '  [ -r "$f" ] && while read -r k v; do [ "$k" = oom_kill ] && echo "memory $v"; done <"$f"',
+  'done',
+  'for f in /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events; do',
+  '  [ -r "$f" ] && while read -r k v; do [ "$k" = max ] && echo "pids $v"; done <"$f"',
+  'done',
+  'exit 0',
+].join('\n');
+
+const CONNECTION_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ENOENT',
+  'EACCES',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+]);
+
+interface DockerApiError extends Error {
+  statusCode?: number;
+  code?: string;
+  json?: { message?: string } | null;
+}
+
+function apiError(error: unknown): DockerApiError {
+  return error instanceof Error ? (error as DockerApiError) : new Error(String(error));
+}
+
+/** The daemon's own words when it gave some, else the client's. */
+function reason(error: unknown): string {
+  const e = apiError(error);
+  return (e.json?.message ?? e.message).trim();
+}
+
+function daemonDown(error: unknown): boolean {
+  const e = apiError(error);
+  return (
+    e.statusCode === undefined &&
+    (CONNECTION_ERRORS.has(e.code ?? '') || /connect|socket hang up/i.test(e.message))
+  );
+}
+
+function unavailable(error: unknown): SandboxError {
+  return new SandboxError(
+    `the docker daemon does not answer (${reason(error)}): start it (dockerd), give Ambient access ` +
+      'to its socket (DOCKER_HOST), or choose another sandbox with AMBIENT_SANDBOX',
+    'resource_unavailable',
+  );
+}
+
+/** Whether a docker daemon answers within `timeoutMs` (for AMBIENT_SANDBOX=auto). */
+export async function dockerAnswers(docker?: Dockerode, timeoutMs = 1000): Promise<boolean> {
+  const client = docker ?? new Dockerode();
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  try {
+    // dockerode passes `abortSignal` on to the request; its typings do not know the option.
+    const ping = client.ping.bind(client) as unknown as (options: {
+      abortSignal: AbortSignal;
+    }) => Promise<unknown>;
+    await ping({ abortSignal: abort.signal });
+    return true;
+  } catch (_error) {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `uid[:gid]` as numbers, or null for user names (then Ambient cannot chown to them). */
+function numericUser(user: string): { uid: number; gid: number } | null {
+  const match = /^(\d+)(?::(\d+))?$/.exec(user.trim());
+  if (!match) return null;
+  const uid = Number(match[1]);
+  return { uid, gid: match[2] === undefined ? uid : Number(match[2]) };
+}
+
+/**
+ * Changes the owner of a tree without following symbolic links, race-free: every directory is
+ * opened (`O_NOFOLLOW`) and walked through its descriptor, so a process of the sandbox swapping a
+ * directory for a link to a host directory mid-walk cannot make this chown the host's files.
+ */
+export async function chownTree(path: string, uid: number, gid: number): Promise<void> {
+  let dir;
+  try {
+    dir = await openFile(
+      path,
+      fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW,
+    );
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    // A file or a link: its own owner changes, nothing it points at.
+    if (code === 'ENOTDIR' || code === 'ELOOP') return lchownIfPresent(path, uid, gid);
+    throw error;
+  }
+  try {
+    await dir.chown(uid, gid);
+    const self = `/proc/self/fd/${dir.fd}`;
+    const entries = await readdir(self, { withFileTypes: true });
+    const files = entries.filter((entry) => !entry.isDirectory());
+    await Promise.all(files.map((entry) => lchownIfPresent(`${self}/${entry.name}`, uid, gid)));
+    // Directories one at a time: each holds a descriptor while it is walked.
+    for (const entry of entries) {
+      if (entry.isDirectory()) await chownTree(`${self}/${entry.name}`, uid, gid);
+    }
+  } finally {
+    await dir.close();
+  }
+}
+
+async function lchownIfPresent(path: string, uid: number, gid: number): Promise<void> {
+  try {
+    await lchown(path, uid, gid);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
+function containerName(spec: Pick<SandboxSpec, 'runId' | 'executionId'>): string {
+  return `ambient-${spec.runId.replace(/[^a-zA-Z0-9_.-]/g, '_')}-${spec.executionId}`;
+}
+
+/** Each execution's private directory: beside the workspace, in `.sandbox/`. */
+function privateDirOf(spec: SandboxSpec): string {
+  return join(dirname(resolve(spec.workspaceDir)), '.sandbox', containerName(spec));
+}
+
+/** The killer's directory (root only), beside the private directory. */
+function killerDirOf(privateDir: string): string {
+  return `${privateDir}.killer`;
+}
+
+async function removeDirs(privateDir: string): Promise<void> {
+  await rm(privateDir, { recursive: true, force: true });
+  await rm(killerDirOf(privateDir), { recursive: true, force: true });
+}
+
+function isNotFound(error: unknown): boolean {
+  return apiError(error).statusCode === 404;
+}
+
+/**
+ * Runs each execution in its own container: the image of the environment (pulled when missing),
+ * the sandbox user (never root), no capabilities, no new privileges, memory/pids/CPU limits, no
+ * network or the configured egress network, the workspace at /workspace and a private directory
+ * at /run/ambient. Processes are `docker exec`s; closing removes the container.
+ */
+export class DockerSandboxBackend implements SandboxBackend {
+  readonly name = 'docker' as const;
+  private readonly docker: Dockerode;
+
+  constructor(
+    private readonly settings: SandboxSettings,
+    docker?: Dockerode,
+    /** Names this Ambient deployment: sweep() touches only its own containers. */
+    private readonly deployment = 'default',
+  ) {
+    this.docker = docker ?? new Dockerode();
+  }
+
+  /**
+   * Returns as soon as the image is there and the directories are prepared: the container is
+   * created and started, and the API bridged into it, in the background (the first model request
+   * of a run does not need it). Every method of the sandbox that needs the container waits for
+   * it; a container that cannot be started makes the sandbox's processes end with a startError
+   * that says why.
+   */
+  async open(spec: SandboxSpec): Promise<Sandbox> {
+    const { docker: dockerSettings } = this.settings;
+    const user = numericUser(dockerSettings.user);
+    if (user?.uid === 0 || /^root(:|$)/.test(dockerSettings.user)) {
+      throw new SandboxError('AMBIENT_DOCKER_USER must not be root', 'resource_unavailable');
+    }
+    const image = spec.image ?? dockerSettings.defaultImage;
+    const workspace = resolve(spec.workspaceDir);
+    const privateDir = privateDirOf(spec);
+
+    try {
+      await this.ensureImage(image);
+    } catch (error) {
+      if (error instanceof SandboxError) throw error;
+      if (daemonDown(error)) throw unavailable(error);
+      throw new SandboxError(
+        `cannot prepare the sandbox: ${reason(error)}`,
+        'resource_unavailable',
+      );
+    }
+
+    try {
+      await removeDirs(privateDir);
+      await mkdir(dirname(privateDir), { recursive: true, mode: 0o711 });
+      await mkdir(privateDir, { mode: 0o700 });
+      await mkdir(killerDirOf(privateDir), { mode: 0o700 });
+      await promisify(execFile)('mkfifo', ['-m', '600', join(killerDirOf(privateDir), KILL_FIFO)]);
+      if (user) {
+        // The container's user must own what Ambient (root) wrote; symbolic links are not followed.
+        await chown(privateDir, user.uid, user.gid);
+        await chownTree(workspace, user.uid, user.gid);
+      }
+    } catch (error) {
+      await removeDirs(privateDir).catch(() => undefined);
+      throw new SandboxError(
+        `cannot prepare the sandbox's directories: ${reason(error)}`,
+        'resource_unavailable',
+      );
+    }
+
+    // Known now, bridged once the container runs (see bridgeInto). Should the bridge not start
+    // after all (the daemon's processes are not in this host's pid namespace, nsenter or socat
+    // missing), nothing listens on that address in the container: the sandbox's processes get
+    // "connection refused" from it, which is all they would learn without a bridge anyway.
+    const bridged = spec.apiUrl && this.canBridge() ? spec.apiUrl : null;
+    return new DockerSandbox(
+      (closeRequested) =>
+        this.startContainer(spec, image, workspace, privateDir, bridged, closeRequested),
+      this.settings,
+      spec,
+      workspace,
+      privateDir,
+      user,
+      bridged ? bridgedApiUrl(bridged) : null,
+    );
+  }
+
+  /**
+   * Whether this process can bridge the API into containers: it is root (nsenter) and the
+   * daemon is local (a Unix socket), so a container's pid is one of this host's.
+   */
+  private canBridge(): boolean {
+    const modem = this.docker.modem as { host?: string; socketPath?: unknown };
+    return process.getuid?.() === 0 && !modem.host && Boolean(modem.socketPath);
+  }
+
+  /**
+   * Creates and starts the container of `open`, then bridges the API into it (null when the
+   * bridge does not start). Rejects with a message saying why the container could not be
+   * started, having removed whatever it made; stops early once the sandbox is being closed.
+   */
+  private async startContainer(
+    spec: SandboxSpec,
+    image: string,
+    workspace: string,
+    privateDir: string,
+    apiUrl: string | null,
+    closeRequested: () => boolean,
+  ): Promise<StartedContainer> {
+    const closed = (): Error => new Error('the sandbox was closed before its container started');
+    const name = containerName(spec);
+    let container: Dockerode.Container | null = null;
+    try {
+      // A container a crashed process left under this name.
+      await this.removeContainer(this.docker.getContainer(name));
+      if (closeRequested()) throw closed();
+      const options = this.containerOptions(spec, image, name, workspace, privateDir);
+      container = await this.docker.createContainer(options).catch(async (error: unknown) => {
+        // 409: one of that name appeared meanwhile (another open of the same execution).
+        if (apiError(error).statusCode !== 409) throw error;
+        await this.removeContainer(this.docker.getContainer(name));
+        return this.docker.createContainer(options);
+      });
+      if (closeRequested()) throw closed();
+      await container.start();
+      const { State } = await container.inspect();
+      if (!State.Running) {
+        const hint = State.ExitCode === 127 ? ' (does the image have /bin/sh?)' : '';
+        throw new Error(`it exited at once with code ${State.ExitCode}${hint}`);
+      }
+      const bridge = apiUrl ? await bridgeInto(State.Pid, privateDir, apiUrl) : null;
+      return { container, bridge };
+    } catch (error) {
+      if (container) await this.removeContainer(container).catch(() => undefined);
+      if (closeRequested()) throw closed();
+      const why = daemonDown(error)
+        ? `the docker daemon does not answer (${reason(error)})`
+        : reason(error);
+      throw new Error(`the sandbox's container (image "${image}") could not be started: ${why}`);
+    }
+  }
+
+  private containerOptions(
+    spec: SandboxSpec,
+    image: string,
+    name: string,
+    workspace: string,
+    privateDir: string,
+  ): Dockerode.ContainerCreateOptions {
+    const { docker: dockerSettings } = this.settings;
+    const { memoryMb, pids, cpus } = spec.limits;
+    const memory = memoryMb * 1024 * 1024;
+    return {
+      name,
+      Image: image,
+      // The killer (see KILLER) is the container's one long-lived process; docker-init reaps
+      // whatever the execs leave behind.
+      Entrypoint: ['/bin/sh', '-c', KILLER],
+      Cmd: [],
+      User: '0:0',
+      WorkingDir: SANDBOX_WORKDIR,
+      Env: [`PATH=${SANDBOX_PATH}`],
+      Labels: {
+        [SANDBOX_LABELS.managed]: '1',
+        [SANDBOX_LABELS.deployment]: this.deployment,
+        [SANDBOX_LABELS.run]: spec.runId,
+        [SANDBOX_LABELS.execution]: String(spec.executionId),
+        [SANDBOX_LABELS.team]: spec.teamId,
+      },
+      HostConfig: {
+        Init: true,
+        Binds: [
+          `${workspace}:${SANDBOX_WORKDIR}:rw`,
+          `${privateDir}:${SANDBOX_PRIVATE_DIR}:ro`,
+          `${killerDirOf(privateDir)}:${KILLER_DIR}:ro`,
+        ],
+        CapDrop: ['ALL'],
+        CapAdd: ['KILL'],
+        SecurityOpt: ['no-new-privileges'],
+        PidsLimit: pids + OWN_PIDS,
+        Memory: memory,
+        MemorySwap: memory,
+        NanoCpus: Math.round(cpus * 1e9),
+        NetworkMode: spec.network === 'egress' ? dockerSettings.egressNetwork : 'none',
+        ...(dockerSettings.runtime ? { Runtime: dockerSettings.runtime } : {}),
+        // The root filesystem stays writable: vendor CLIs write their state under HOME, which
+        // the image's user owns. It is the container's own layer, gone at close.
+        Tmpfs: { '/tmp': `rw,nosuid,nodev,mode=1777,size=${memoryMb}m` },
+        LogConfig: { Type: 'none', Config: {} },
+        RestartPolicy: { Name: 'no' },
+      },
+    };
+  }
+
+  async sweep(isLive: (runId: string, executionId: number) => Promise<boolean>): Promise<number> {
+    let containers: Dockerode.ContainerInfo[];
+    try {
+      containers = await this.docker.listContainers({
+        all: true,
+        filters: {
+          label: [`${SANDBOX_LABELS.managed}=1`, `${SANDBOX_LABELS.deployment}=${this.deployment}`],
+        },
+      });
+    } catch (error) {
+      if (daemonDown(error)) throw unavailable(error);
+      throw error;
+    }
+    let removed = 0;
+    for (const info of containers) {
+      const runId = info.Labels[SANDBOX_LABELS.run];
+      const executionId = Number(info.Labels[SANDBOX_LABELS.execution]);
+      if (runId && Number.isInteger(executionId) && (await isLive(runId, executionId))) continue;
+      await this.removeContainer(this.docker.getContainer(info.Id));
+      const privateMount = info.Mounts.find((m) => m.Destination === SANDBOX_PRIVATE_DIR);
+      if (privateMount?.Source) await removeDirs(privateMount.Source);
+      removed++;
+    }
+    return removed;
+  }
+
+  private async ensureImage(image: string): Promise<void> {
+    try {
+      await this.docker.getImage(image).inspect();
+      return;
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    try {
+      const stream = await this.docker.pull(image);
+      await new Promise<void>((resolvePull, rejectPull) =>
+        this.docker.modem.followProgress(stream, (error: Error | null) =>
+          error ? rejectPull(error) : resolvePull(),
+        ),
+      );
+      await this.docker.getImage(image).inspect();
+    } catch (error) {
+      if (daemonDown(error)) throw unavailable(error);
+      throw new SandboxError(
+        `cannot pull image "${image}": ${reason(error)}`,
+        'environment_setup_failed',
+      );
+    }
+  }
+
+  /** Removes a container with everything running in it; nothing when it is already gone. */
+  private async removeContainer(container: Dockerode.Container): Promise<void> {
+    try {
+      await container.remove({ force: true, v: true });
+    } catch (error) {
+      const e = apiError(error);
+      // 404: gone; 409: its removal is already in progress.
+      if (e.statusCode === 404 || (e.statusCode === 409 && /in progress/i.test(reason(e)))) return;
+      throw error;
+    }
+  }
+}
+
+interface StartedContainer {
+  container: Dockerode.Container;
+  bridge: NetnsBridge | null;
+}
+
+class DockerSandbox implements Sandbox {
+  readonly backend = 'docker' as const;
+  readonly workdir = SANDBOX_WORKDIR;
+  readonly path = SANDBOX_PATH;
+  readonly privateDir: { host: string; inside: string };
+  /** The container, running, with the API bridged into it; rejects saying why it is not. */
+  private readonly ready: Promise<StartedContainer>;
+  private closeRequested = false;
+  private closing: Promise<void> | null = null;
+  private oomKills = 0;
+  private pidsMaxHits = 0;
+
+  constructor(
+    start: (closeRequested: () => boolean) => Promise<StartedContainer>,
+    private readonly settings: SandboxSettings,
+    private readonly spec: SandboxSpec,
+    private readonly workspace: string,
+    privateDir: string,
+    private readonly user: { uid: number; gid: number } | null,
+    /** Set before the bridge exists (see DockerSandboxBackend.open). */
+    readonly apiUrl: string | null,
+  ) {
+    this.privateDir = { host: privateDir, inside: SANDBOX_PRIVATE_DIR };
+    this.ready = start(() => this.closeRequested);
+    // Whoever needs the container sees the failure; nobody may have to.
+    this.ready.catch(() => undefined);
+  }
+
+  spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess {
+    return new DockerExecProcess(this.container(), {
+      file,
+      args,
+      cwd: options.cwd ?? SANDBOX_WORKDIR,
+      env: options.env,
+      stdin: options.stdin === 'pipe',
+      user: this.settings.docker.user,
+      killGroup: (pgid) => this.killGroup(pgid),
+    });
+  }
+
+  async limitHit(): Promise<string | null> {
+    let output: string;
+    try {
+      output = await this.run(['/bin/sh', '-c', LIMIT_COUNTERS]);
+    } catch (_error) {
+      return null;
+    }
+    let oomKills = this.oomKills;
+    let pidsMaxHits = this.pidsMaxHits;
+    for (const line of output.split('\n')) {
+      const [counter, value] = line.trim().split(/\s+/);
+      if (counter === 'memory') oomKills = Number(value);
+      if (counter === 'pids') pidsMaxHits = Number(value);
+    }
+    const oom = oomKills > this.oomKills;
+    const pids = pidsMaxHits > this.pidsMaxHits;
+    this.oomKills = oomKills;
+    this.pidsMaxHits = pidsMaxHits;
+    if (oom) return `out of memory: the sandbox's memory limit is ${this.spec.limits.memoryMb} MiB`;
+    if (pids) return `process limit reached: the sandbox allows ${this.spec.limits.pids} processes`;
+    return null;
+  }
+
+  async adopt(hostPath: string): Promise<void> {
+    if (!this.user) return;
+    const { uid, gid } = this.user;
+    const target = resolve(hostPath);
+    await chownTree(target, uid, gid);
+    for (const root of [this.workspace, this.privateDir.host]) {
+      const rel = relative(root, target);
+      if (rel === '' || rel.startsWith('..') || rel.startsWith(sep)) continue;
+      for (let dir = dirname(target); dir.length >= root.length; dir = dirname(dir)) {
+        await lchown(dir, uid, gid);
+        if (dir === root) break;
+      }
+    }
+  }
+
+  /** Works at any moment: a container still being made is removed once its start settles. */
+  close(): Promise<void> {
+    this.closeRequested = true;
+    this.closing ??= (async () => {
+      const started = await this.ready.catch(() => null);
+      if (started) {
+        await started.bridge?.close();
+        // Already gone, or the daemon does not answer: then sweep() removes it later.
+        await started.container.remove({ force: true, v: true }).catch(() => undefined);
+      }
+      await removeDirs(this.privateDir.host).catch(() => undefined);
+    })();
+    return this.closing;
+  }
+
+  /** The running container for a new process; rejects once the sandbox is closed. */
+  private async container(): Promise<Dockerode.Container> {
+    const { container } = await this.ready;
+    if (this.closeRequested) throw new Error('the sandbox is closed');
+    return container;
+  }
+
+  /** Hands the group to the container's killer; a `docker exec` of kill when it cannot. */
+  private async killGroup(pgid: number): Promise<void> {
+    try {
+      const fifo = await openFile(
+        join(killerDirOf(this.privateDir.host), KILL_FIFO),
+        fsConstants.O_WRONLY | fsConstants.O_NONBLOCK,
+      );
+      try {
+        await fifo.write(`${pgid}\n`);
+        return;
+      } finally {
+        await fifo.close();
+      }
+    } catch (_error) {
+      await this.run(['/bin/sh', '-c', `kill -9 -${pgid}`]).catch(() => undefined);
+    }
+  }
+
+  /** Runs a command of Ambient's own in the container; its stdout. */
+  private async run(cmd: string[]): Promise<string> {
+    const container = await this.container();
+    const exec = await container.exec({
+      Cmd: cmd,
+      AttachStdout: true,
+      AttachStderr: true,
+      Tty: false,
+      User: this.settings.docker.user,
+    });
+    const stream = await exec.start({ hijack: true, stdin: false });
+    const chunks: Buffer[] = [];
+    const stdout = new PassThrough();
+    stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const sink = new PassThrough();
+    sink.resume();
+    container.modem.demuxStream(stream, stdout, sink);
+    await new Promise<void>((resolveRun, rejectRun) => {
+      stream.on('end', resolveRun);
+      stream.on('close', resolveRun);
+      stream.on('error', rejectRun);
+    });
+    return Buffer.concat(chunks).toString('utf8');
+  }
+}
+
+/**
+ * The Ambient API inside the container (see ApiBridge): the bridge socket in the private
+ * directory, and socat of this host listening on 127.0.0.1:7171 in the network namespace of the
+ * container's process `pid` (entered by pid; needs a local daemon and root). Null when it cannot
+ * be started.
+ */
+async function bridgeInto(
+  pid: number,
+  privateDir: string,
+  apiUrl: string,
+): Promise<NetnsBridge | null> {
+  try {
+    if (!pid || !existsSync(`/proc/${pid}/ns/net`)) return null;
+    return await NetnsBridge.start(pid, join(privateDir, API_SOCKET_NAME), apiUrl);
+  } catch (_error) {
+    return null;
+  }
+}

@@ -1,0 +1,42 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
+import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import { AMBIENT_EXTENSIONS, AmbientExtension } from '../../../extensions/extension.types';
+import { Sandboxes } from './sandboxes';
+
+/**
+ * The one way Ambient's workers run agent-controlled programs: a sandbox per execution on the
+ * backend chosen at start-up (`AMBIENT_SANDBOX`).
+ */
+@Injectable()
+export class SandboxService extends Sandboxes implements OnModuleInit {
+  private readonly logger = new Logger('Sandbox');
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(AMBIENT_EXTENSIONS) extensions: AmbientExtension[],
+  ) {
+    super(
+      config.sandbox,
+      resolve(config.runs.workspaceRoot),
+      deploymentName(config),
+      (line) => this.logger.warn(line),
+      extensions.flatMap((extension) => extension.sandboxBackends ?? []),
+    );
+  }
+
+  async onModuleInit(): Promise<void> {
+    const { description } = await this.select();
+    if (description.isolated) {
+      this.logger.log(`agent programs run in ${description.backend} sandboxes`);
+    }
+  }
+}
+
+/** One name per deployment: its database and Redis prefix, hashed (nothing secret in labels). */
+function deploymentName(config: AppConfig): string {
+  const url = new URL(config.database.url);
+  const where = `${url.host}${url.pathname}|${config.redis.prefix}`;
+  return createHash('sha256').update(where).digest('hex').slice(0, 16);
+}

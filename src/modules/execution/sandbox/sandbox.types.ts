@@ -1,0 +1,160 @@
+import type { SandboxSettings } from '../../../config/app-config';
+import type { Readable, Writable } from 'node:stream';
+
+/** The ways Ambient can isolate what an agent runs (`AMBIENT_SANDBOX`). */
+export const SANDBOX_BACKENDS = ['docker', 'bubblewrap', 'process'] as const;
+/** A built-in backend's name, or an extension's (SandboxBackendFactory). */
+export type SandboxBackendName = string;
+
+/** Whether processes in a sandbox reach any network (Ambient extension of environments). */
+export const NETWORK_POLICIES = ['none', 'egress'] as const;
+export type NetworkPolicy = (typeof NETWORK_POLICIES)[number];
+
+/** Resource limits of one sandbox: all its processes together. */
+export interface SandboxLimits {
+  memoryMb: number;
+  pids: number;
+  cpus: number;
+}
+
+/** What one execution's sandbox is made from. */
+export interface SandboxSpec {
+  runId: string;
+  /** The run's execution number (the timeline's execution_id). */
+  executionId: number;
+  teamId: string;
+  /** Host directory that becomes the sandbox's read-write workspace. */
+  workspaceDir: string;
+  /** Container image (docker backend): the environment's `docker_image`; null = the default. */
+  image: string | null;
+  network: NetworkPolicy;
+  limits: SandboxLimits;
+  /**
+   * The Ambient API base URL this process reaches; a backend that can bridges it into the
+   * sandbox (`Sandbox.apiUrl`), whatever the network policy. Null: no API for the sandbox.
+   */
+  apiUrl?: string | null;
+}
+
+export interface SandboxSpawnOptions {
+  /** Working directory as seen inside the sandbox; the workspace when unset. */
+  cwd?: string;
+  /** The complete environment of the process; nothing else is inherited. */
+  env: Record<string, string>;
+  /** Standard input: ignored unless 'pipe'. */
+  stdin?: 'ignore' | 'pipe';
+}
+
+export interface SandboxExit {
+  /** Null when the process was killed by a signal or never started. */
+  code: number | null;
+  /** The signal that killed it, when one did (e.g. SIGKILL). */
+  signal: string | null;
+  /** Set when the process could not be started at all (ENOENT: no such program in the sandbox). */
+  startError?: NodeJS.ErrnoException;
+}
+
+/** A process started inside a sandbox. */
+export interface SandboxProcess {
+  readonly stdin: Writable | null;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  /** Settles once the process has ended (never rejects). */
+  readonly exited: Promise<SandboxExit>;
+  /** Kills the process and everything it started (idempotent). */
+  kill(): void;
+}
+
+/**
+ * One execution's isolated place to run agent-controlled programs: every command, setup step,
+ * vendor CLI and stdio MCP server of the execution runs through `spawn`. Closed when the
+ * execution ends, which kills whatever is still running in it.
+ */
+export interface Sandbox {
+  readonly backend: SandboxBackendName;
+  /** The workspace as processes inside see it (`/workspace`; the host directory for `process`). */
+  readonly workdir: string;
+  /**
+   * A directory private to this execution for Ambient's own files (vendor MCP configuration):
+   * `host` is where Ambient writes them, `inside` where the sandbox's processes read them.
+   */
+  readonly privateDir: { host: string; inside: string };
+  /** PATH for processes inside the sandbox. */
+  readonly path: string;
+  /** The Ambient API base URL as processes inside reach it; null/absent when they cannot. */
+  readonly apiUrl?: string | null;
+  spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess;
+  /**
+   * Why a process that ended by SIGKILL without Ambient killing it was killed, when one of the
+   * sandbox's limits did it ("out of memory: the sandbox's limit is 512 MiB"); null otherwise.
+   */
+  limitHit(): Promise<string | null>;
+  /** Makes files Ambient wrote into the workspace usable by the sandbox's own user. */
+  adopt(hostPath: string): Promise<void>;
+  /** Kills everything still running and removes the sandbox (idempotent). */
+  close(): Promise<void>;
+}
+
+/** What `GET /health` tells about the sandbox in use. */
+export interface SandboxDescription {
+  backend: SandboxBackendName | 'unavailable';
+  isolated: boolean;
+  detail?: string;
+}
+
+/** What an extension's sandbox backend is made from when AMBIENT_SANDBOX names it. */
+export interface SandboxBackendContext {
+  settings: SandboxSettings;
+  workspaceRoot: string;
+  /** Names this deployment (or self-hosted worker) on shared infrastructure. */
+  deployment: string;
+}
+
+/** A sandbox backend an extension registers, chosen by AMBIENT_SANDBOX=<name>. */
+export interface SandboxBackendFactory {
+  readonly name: string;
+  /** False when programs are not isolated from the host (start-up then warns). */
+  readonly isolated: boolean;
+  create(context: SandboxBackendContext): SandboxBackend;
+}
+
+/** One way of making sandboxes. */
+export interface SandboxBackend {
+  readonly name: SandboxBackendName;
+  /** Throws SandboxError with a message a user can act on (image pull failure, daemon gone…). */
+  open(spec: SandboxSpec): Promise<Sandbox>;
+  /**
+   * Removes sandboxes a crashed process left behind: those whose execution `isLive` denies.
+   * Returns how many were removed.
+   */
+  sweep?(isLive: (runId: string, executionId: number) => Promise<boolean>): Promise<number>;
+}
+
+/**
+ * A sandbox could not be made. `code` says whose problem it is: the run's (an image that does not
+ * exist: environment_setup_failed) or the service's (no backend works: resource_unavailable).
+ */
+export class SandboxError extends Error {
+  constructor(
+    message: string,
+    readonly code: 'environment_setup_failed' | 'resource_unavailable',
+  ) {
+    super(message);
+  }
+}
+
+/** Where a sandbox's workspace and private directory appear inside it (docker and bubblewrap). */
+export const SANDBOX_WORKDIR = '/workspace';
+export const SANDBOX_PRIVATE_DIR = '/run/ambient';
+/** PATH inside container and bubblewrap sandboxes. */
+export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** Labels every Ambient container carries (docker backend). */
+export const SANDBOX_LABELS = {
+  managed: 'dev.ambient.sandbox',
+  /** Which Ambient deployment made it (several may share one daemon). */
+  deployment: 'dev.ambient.deployment',
+  run: 'dev.ambient.run-id',
+  execution: 'dev.ambient.execution-id',
+  team: 'dev.ambient.team-id',
+} as const;

@@ -1,0 +1,103 @@
+import type { SandboxSettings } from '../../../config/app-config';
+import type { EnvironmentConfig } from '../../environments/environment-config';
+import { selectSandboxBackend, SelectedSandbox } from './sandbox-selection';
+import {
+  Sandbox,
+  SandboxBackendFactory,
+  SandboxDescription,
+  SandboxError,
+  SandboxLimits,
+} from './sandbox.types';
+
+export interface OpenSandbox {
+  runId: string;
+  executionId: number;
+  teamId: string;
+  /** Host directory of the run's workspace (it must exist). */
+  workspaceDir: string;
+  /** The run's environment, whose image, network and resources the sandbox follows. */
+  environment: EnvironmentConfig | null;
+  /** The API base URL to bridge into the sandbox (the run-scoped key's API); null for none. */
+  apiUrl: string | null;
+}
+
+/**
+ * Opens one sandbox per execution on the backend chosen once (`AMBIENT_SANDBOX`), following the
+ * run's environment within the server's limits. Used by Ambient's workers (SandboxService) and by
+ * the self-hosted worker program.
+ */
+export class Sandboxes {
+  private selection?: Promise<SelectedSandbox>;
+  private selected?: SelectedSandbox;
+
+  constructor(
+    private readonly settings: SandboxSettings,
+    private readonly workspaceRoot: string,
+    /** Names this deployment (or self-hosted worker) on a Docker daemon others may share. */
+    private readonly deployment: string,
+    private readonly warn: (line: string) => void,
+    private readonly extensionBackends: readonly SandboxBackendFactory[] = [],
+  ) {}
+
+  /** Chooses the backend (once); says why when runs will not be isolated or cannot start. */
+  select(): Promise<SelectedSandbox> {
+    this.selection ??= selectSandboxBackend(
+      this.settings,
+      this.workspaceRoot,
+      this.deployment,
+      this.extensionBackends,
+    ).then((selected) => {
+      this.selected = selected;
+      if (selected.warning) this.warn(selected.warning);
+      return selected;
+    });
+    return this.selection;
+  }
+
+  describe(): SandboxDescription {
+    return (
+      this.selected?.description ?? {
+        backend: 'unavailable',
+        isolated: false,
+        detail: 'not chosen yet',
+      }
+    );
+  }
+
+  /** Throws SandboxError when no backend works or the sandbox cannot be made. */
+  async open(request: OpenSandbox): Promise<Sandbox> {
+    const { backend, description } = await this.select();
+    if (!backend) {
+      throw new SandboxError(description.detail ?? 'no sandbox backend', 'resource_unavailable');
+    }
+    const { environment } = request;
+    return backend.open({
+      runId: request.runId,
+      executionId: request.executionId,
+      teamId: request.teamId,
+      workspaceDir: request.workspaceDir,
+      image: environment?.docker_image || null,
+      network: environment?.network ?? this.settings.network,
+      limits: sandboxLimits(this.settings, environment?.resources),
+      apiUrl: request.apiUrl,
+    });
+  }
+
+  /** Removes sandboxes of executions that are not live any more (a crashed worker's). */
+  async sweep(isLive: (runId: string, executionId: number) => Promise<boolean>): Promise<number> {
+    const { backend } = await this.select();
+    return backend?.sweep ? backend.sweep(isLive) : 0;
+  }
+}
+
+/** An environment's own resources where it sets them, the server's defaults elsewhere. */
+export function sandboxLimits(
+  settings: SandboxSettings,
+  requested: EnvironmentConfig['resources'],
+): SandboxLimits {
+  return {
+    memoryMb: Math.min(requested?.memory_mb ?? settings.memoryMb, settings.maxMemoryMb),
+    pids: Math.min(requested?.pids ?? settings.pids, settings.maxPids),
+    cpus: Math.min(requested?.cpus ?? settings.cpus, settings.maxCpus),
+  };
+}

@@ -1,0 +1,136 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import { WorkspaceService } from './workspace.service';
+import type { Sandbox } from '../sandbox/sandbox.types';
+import { TeamSecretsService } from '../../secrets/team-secrets.service';
+import { Environment } from '../../environments/environment.entity';
+import { EmitSetupEvent, prepareWorkspace, SetupFailure, SetupPlan } from './workspace-preparation';
+
+export type SetupOutcome =
+  | { ok: true }
+  | {
+      ok: false;
+      message: string;
+      /** Added to the run's status_message: exit_code, and session_debug_until when kept. */
+      statusExtra: Record<string, unknown>;
+    };
+
+export interface SetupRun {
+  id: string;
+  teamId: string;
+  environmentId: string | null;
+  /** The run's secrets as variables, for the setup commands (`RunSecretsService`). */
+  secretEnv?: Record<string, string>;
+}
+
+/**
+ * The server side of workspace preparation (`prepareWorkspace` does the work): plans it from the
+ * stored environment and the team's secrets, and records the outcome — the environment's
+ * `setup_failed`, and the debug window of a failed workspace. Ambient's workers prepare through
+ * `prepare`; a self-hosted worker prepares on its machine with `planFor` sent in its start
+ * response and reports back, which lands in `recordSuccess` / `recordFailure`.
+ */
+@Injectable()
+export class WorkspaceSetupService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly workspaces: WorkspaceService,
+    private readonly secrets: TeamSecretsService,
+  ) {}
+
+  async prepare(
+    run: SetupRun,
+    sandbox: Sandbox,
+    signal: AbortSignal,
+    emit: EmitSetupEvent,
+  ): Promise<SetupOutcome> {
+    if (!run.environmentId) return { ok: true };
+    const environmentId = run.environmentId;
+    let retentionMinutes: number | null = null;
+    const failed = await prepareWorkspace({
+      runId: run.id,
+      sandbox,
+      environmentId,
+      workspaces: this.workspaces,
+      signal,
+      emit,
+      loadPlan: async () => {
+        const environment = await this.environment(environmentId);
+        if (!environment) return null;
+        retentionMinutes = environment.config.failure_session_retention_minutes ?? null;
+        return this.planFor(run, environment);
+      },
+      // A continuation after a closed debug window: the retention sweep must not delete this one.
+      beforeReset: () => this.clearRetention(run.id),
+    });
+    if (!failed) {
+      await this.recordSuccess(environmentId);
+      return { ok: true };
+    }
+    // Cancelled or shut down mid-setup: not the environment's fault; the next execution starts over.
+    if (signal.aborted) return { ok: false, message: failed.message, statusExtra: {} };
+    const statusExtra = await this.recordFailure(run.id, environmentId, failed, retentionMinutes);
+    if (!retentionMinutes) await this.workspaces.remove(run.id);
+    return { ok: false, message: failed.message, statusExtra };
+  }
+
+  environment(environmentId: string): Promise<Environment | null> {
+    return this.dataSource.getRepository(Environment).findOneBy({ id: environmentId });
+  }
+
+  /** How to prepare the run's workspace: repositories, commands, clone source and credentials. */
+  async planFor(run: SetupRun, environment: Environment): Promise<SetupPlan> {
+    const { environments } = this.config;
+    return {
+      environmentId: environment.id,
+      repos: environment.config.github_repos ?? [],
+      setupCommands: environment.config.setup_commands ?? [],
+      timeoutMs: environments.setupTimeoutSeconds * 1000,
+      gitUrlBase: environments.gitUrlBase,
+      gitToken: await this.secrets.gitToken(run.teamId),
+      env: run.secretEnv ?? {},
+    };
+  }
+
+  async recordSuccess(environmentId: string): Promise<void> {
+    await this.dataSource
+      .getRepository(Environment)
+      .update({ id: environmentId, setupFailed: true }, { setupFailed: false });
+  }
+
+  /**
+   * Marks the environment `setup_failed` and, with a retention, keeps the workspace for a debug
+   * agent (the retention sweep deletes it when the window closes). Returns what the run's
+   * status_message gains: exit_code, and session_debug_until when kept.
+   */
+  async recordFailure(
+    runId: string,
+    environmentId: string,
+    failed: SetupFailure,
+    retentionMinutes: number | null,
+  ): Promise<Record<string, unknown>> {
+    await this.dataSource
+      .getRepository(Environment)
+      .update({ id: environmentId }, { setupFailed: true });
+    const statusExtra: Record<string, unknown> = { exit_code: failed.exitCode };
+    if (retentionMinutes) {
+      const until = new Date(Date.now() + retentionMinutes * 60_000);
+      await this.dataSource.query(
+        'UPDATE runs SET workspace_retained_until = ?, workspace_volume = ? WHERE id = ?',
+        [until, this.config.runs.workspaceVolume, runId],
+      );
+      statusExtra.session_debug_until = until.toISOString();
+    }
+    return statusExtra;
+  }
+
+  private async clearRetention(runId: string): Promise<void> {
+    await this.dataSource.query(
+      'UPDATE runs SET workspace_retained_until = NULL, workspace_volume = NULL WHERE id = ?',
+      [runId],
+    );
+  }
+}

@@ -1,0 +1,20 @@
+import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { AmbientMetrics } from '../metrics/ambient-metrics';
+import { RunRecords } from './run-records';
+
+/** The scrape-time gauge of runs per state (`ambient_runs`), read from MySQL. */
+@Injectable()
+export class RunGauges implements OnModuleInit, OnModuleDestroy {
+  constructor(
+    private readonly metrics: AmbientMetrics,
+    private readonly records: RunRecords,
+  ) {}
+
+  onModuleInit(): void {
+    this.metrics.probes.runsByState = () => this.records.countByState();
+  }
+
+  onModuleDestroy(): void {
+    delete this.metrics.probes.runsByState;
+  }
+}
