@@ -5733,7 +5733,7 @@ export interface operations {
                 action?: string;
                 actor_id?: string;
                 cursor?: string;
-                /** @description 1 to 200, default 100 */
+                /** @description Events per page (1-200, default 100) */
                 limit?: number;
                 outcome?: "success" | "denied" | "failed";
                 /** @description RFC 3339, inclusive */
