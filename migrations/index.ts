@@ -11,7 +11,8 @@ import { FollowupsDropped1763895000000 } from './1763895000000-followups-dropped
 import { IdempotencyKeys1763900000000 } from './1763900000000-idempotency-keys';
 import { WebhookDeliveryContentKey1763906190000 } from './1763906190000-webhook-delivery-content-key';
 import { McpSecretValues1763910000000, SecretKeys } from './1763910000000-mcp-secret-values';
-import { AuditEvents1763920000000 } from './1763920000000-audit-events';
+import { ApiKeyRoles1763925000000 } from './1763925000000-api-key-roles';
+import { AuditEvents1763930000000 } from './1763930000000-audit-events';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -28,7 +29,8 @@ export const MIGRATIONS = [
   IdempotencyKeys1763900000000,
   WebhookDeliveryContentKey1763906190000,
   McpSecretValues1763910000000,
-  AuditEvents1763920000000,
+  ApiKeyRoles1763925000000,
+  AuditEvents1763930000000,
 ];
 
 /** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */

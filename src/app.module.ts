@@ -9,15 +9,14 @@ import { QueueProcessorExplorer } from './common/queues/queue-processor.explorer
 import { AppConfig } from './config/app-config';
 import type { AmbientExtension } from './extensions/extension.types';
 import { AmbientMetrics } from './modules/metrics/ambient-metrics';
-import { ArtifactsApiModule, ArtifactsModule } from './modules/artifacts/artifacts.module';
+import { ArtifactsApiModule } from './modules/artifacts/artifacts-api.module';
+import { ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { AuditApiModule, AuditModule } from './modules/audit/audit.module';
 import { BlobsModule } from './modules/blobs/blobs.module';
 import { ConsoleModule } from './modules/console/console.module';
 import { ConversationsModule } from './modules/conversations/conversations.module';
-import {
-  EnvironmentsApiModule,
-  EnvironmentsModule,
-} from './modules/environments/environments.module';
+import { EnvironmentsApiModule } from './modules/environments/environments-api.module';
+import { EnvironmentsModule } from './modules/environments/environments.module';
 import {
   ExecutionModule,
   ExecutionWorkerModule,
@@ -32,14 +31,18 @@ import { IdempotencySweeper } from './modules/idempotency/idempotency.sweeper';
 import { ModelsModule } from './modules/models/models.module';
 import { RunsApiModule, RunsModule } from './modules/runs/runs.module';
 import { SecretsApiModule } from './modules/secrets/secrets.module';
-import { SkillsApiModule, SkillsModule } from './modules/skills/skills.module';
+import { SkillsApiModule } from './modules/skills/skills-api.module';
+import { SkillsModule } from './modules/skills/skills.module';
 import {
   SchedulerModule,
   SchedulesApiModule,
   SchedulesModule,
 } from './modules/schedules/schedules.module';
 import { ScoresModule } from './modules/scores/scores.module';
-import { BearerAuthGuard } from './modules/teams/bearer-auth.guard';
+import { PermissionGuard } from './modules/teams/access/permission.guard';
+import { RoutePermissionsCheck } from './modules/teams/access/route-permissions.check';
+import { AuthenticationGuard } from './modules/teams/auth/authentication.guard';
+import { TeamsApiModule } from './modules/teams/teams-api.module';
 import { TeamsModule } from './modules/teams/teams.module';
 import {
   WebhookAutomationModule,
@@ -92,6 +95,7 @@ export class AppModule {
               WebhooksApiModule,
               SecretsApiModule,
               FactoriesApiModule,
+              TeamsApiModule,
               SkillsApiModule,
               HealthModule,
               ConsoleModule,
@@ -107,7 +111,10 @@ export class AppModule {
         QueueProcessorExplorer,
         ...(api
           ? [
-              { provide: APP_GUARD, useClass: BearerAuthGuard },
+              // In this order: who is calling, then whether their role may.
+              { provide: APP_GUARD, useClass: AuthenticationGuard },
+              { provide: APP_GUARD, useClass: PermissionGuard },
+              RoutePermissionsCheck,
               { provide: APP_FILTER, useClass: ProblemFilter },
               { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
               IdempotencySweeper,

@@ -142,6 +142,9 @@ describe('audit log (GET /audit-events, audit export)', () => {
     ok((await api.delete(`/agent/identities/${agentId}/api-keys/${agentKey.body.id}`)).status);
     ok((await api.delete(`/agent/identities/${agentId}`)).status);
     ok((await api.delete('/secrets/AUDITED')).status);
+    const teamKey = await api.post('/api-keys', { name: 'ci', role: 'member' });
+    ok(teamKey.status);
+    ok((await api.delete(`/api-keys/${teamKey.body.id}`)).status);
 
     const events = await allEvents(`since=${encodeURIComponent(since)}`);
     const actions = events.map((e) => e.action);
@@ -189,6 +192,12 @@ describe('audit log (GET /audit-events, audit export)', () => {
       request_id: 'audit-request-1',
       ip: expect.stringMatching(/127\.0\.0\.1$/),
     });
+    expect(
+      events.filter((e) => e.target?.id === teamKey.body.id).map((e) => [e.action, e.details]),
+    ).toEqual([
+      ['api_key.revoke', { name: 'ci' }],
+      ['api_key.create', { name: 'ci', role: 'member', expires_at: null }],
+    ]);
     expect(events.find((e) => e.action === 'webhook.rotate_secret')!.target).toEqual({
       type: 'webhook',
       id: hookId,
@@ -200,6 +209,7 @@ describe('audit log (GET /audit-events, audit export)', () => {
       rotated.body.secret as string,
       link.body.share_token as string,
       agentKey.body.key as string,
+      teamKey.body.key as string,
     ]) {
       expect(secret).toBeTruthy();
       expect(written).not.toContain(secret);
@@ -213,16 +223,22 @@ describe('audit log (GET /audit-events, audit export)', () => {
     expect(read.status).toBe(403);
     expect(read.body.error).toMatch(/admin/);
 
+    // The permission guard's refusals: the action is the permission refused.
     const denied = await allEvents('outcome=denied');
     expect(denied).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
-          action: 'secret.update',
+          action: 'secrets.write',
           actor: { type: 'api_key', id: memberKeyId, name: 'Member', role: 'member' },
-          target: { type: 'secret', id: 'ADMINS_ONLY' },
+          target: null,
           outcome: 'denied',
+          details: {
+            reason: expect.stringContaining('"secrets.write"'),
+            method: 'PUT',
+            path: '/api/v1/secrets/ADMINS_ONLY',
+          },
         }),
-        expect.objectContaining({ action: 'audit_event.list', outcome: 'denied' }),
+        expect.objectContaining({ action: 'audit.read', outcome: 'denied' }),
       ]),
     );
     const value = await app.dataSource.query(

@@ -27,7 +27,9 @@ describe('admin CLI (child processes on a real database)', () => {
       cli('api-keys', 'revoke', '--help'),
     ]);
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain('api-keys create --team <name> [--name <label>] [--create-team]');
+    expect(help.stdout).toContain(
+      'api-keys create --team <name> [--role admin|member|viewer] [--name <label>] [--create-team]',
+    );
     expect(commandHelp.code).toBe(0);
     expect(commandHelp.stdout).toContain('Usage: api-keys revoke --id <id>');
 
@@ -101,7 +103,8 @@ describe('admin CLI (child processes on a real database)', () => {
 
     const listed = await cli('api-keys', 'list', '--team', 'ops');
     expect(listed.code).toBe(0);
-    expect(listed.stdout).toMatch(/^ID\s+NAME\s+PREFIX\s+CREATED\s+LAST USED\s+REVOKED$/m);
+    expect(listed.stdout).toMatch(/^ID\s+NAME\s+ROLE\s+PREFIX\s+CREATED\s+LAST USED\s+REVOKED$/m);
+    expect(listed.stdout).toMatch(new RegExp(`^${keyId}\\s+ci\\s+admin\\s`, 'm'));
     expect(listed.stdout).toContain(keyId!);
     expect(listed.stdout).toContain(key.slice(4, 16));
     expect(listed.stdout).not.toContain(key);
@@ -116,5 +119,17 @@ describe('admin CLI (child processes on a real database)', () => {
     const unknown = await cli('api-keys', 'revoke', '--id', 'not-a-key');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no API key with id "not-a-key"');
-  }, 180_000); // eight CLI processes, each compiling TypeScript at start (≈ 5–15 s under load)
+
+    const viewer = await cli('api-keys', 'create', '--team', 'ops', '--role', 'viewer');
+    expect(viewer.code).toBe(0);
+    expect(viewer.stderr).toContain('with role viewer');
+    const asViewer = apiClient(app.baseUrl, lastLine(viewer.stdout));
+    expect((await asViewer.get('/agent/models')).status).toBe(200);
+    const refused = await asViewer.post('/agent/runs', { prompt: 'x' });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toContain('role "viewer" lacks permission "runs.create"');
+    const badRole = await cli('api-keys', 'create', '--team', 'ops', '--role', 'owner');
+    expect(badRole.code).toBe(1);
+    expect(badRole.stderr).toContain('--role: must be one of admin, member, viewer (got "owner")');
+  }, 240_000); // ten CLI processes, each compiling TypeScript at start (≈ 5–15 s under load)
 });

@@ -6,6 +6,7 @@ import {
   ProcessSandboxBackend,
   SandboxBackend,
 } from '../src/extensions';
+import { DEFAULT_TEAM } from '../src/modules/teams/bootstrap.service';
 import { apiClient } from './support/api-client';
 import { runCli } from './support/cli-process';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
@@ -138,6 +139,38 @@ describe('extensions: examples/extensions/hello-ambient loaded by AMBIENT_EXTENS
     expect(JSON.stringify(res.body)).toMatch(/signature_scheme.*hello-hmac/);
   });
 
+  it('recognises the people the hello-proxy strategy vouches for, with their role', async () => {
+    const secret = 'hello-proxy-shared-secret-0123';
+    process.env.HELLO_PROXY_SECRET = secret;
+    try {
+      const origin = new URL(app.baseUrl).origin;
+      const asProxy = (headers: Record<string, string>) =>
+        request(origin)
+          .post('/api/v1/agent/runs')
+          .set({ 'x-hello-proxy-secret': secret, ...headers })
+          .send({ prompt: 'proxied 9d2b', config: { harness: { type: 'hello' } } });
+      const member = await asProxy({
+        'x-hello-user': 'grace@example.com',
+        'x-hello-role': 'member',
+      });
+      expect(member.status).toBe(200);
+      const run = await api.get(`/agent/runs/${member.body.run_id}`);
+      expect(run.body.creator).toMatchObject({ email: 'grace@example.com', type: 'user' });
+
+      const viewer = await asProxy({ 'x-hello-user': 'linus@example.com' });
+      expect(viewer.status).toBe(403);
+      expect(viewer.body.detail).toMatch(/^role "viewer" lacks permission "runs.create"/);
+
+      const forged = await asProxy({
+        'x-hello-user': 'grace@example.com',
+        'x-hello-proxy-secret': 'not-the-secret',
+      });
+      expect(forged.status).toBe(401);
+    } finally {
+      delete process.env.HELLO_PROXY_SECRET;
+    }
+  });
+
   it('lists the extension values in the served OpenAPI document beside the built-ins', async () => {
     const res = await request(new URL(app.baseUrl).origin).get('/api/v1/openapi.json');
     expect(res.status).toBe(200);
@@ -201,8 +234,11 @@ describe('extensions: a bad AMBIENT_EXTENSIONS entry', () => {
   });
 });
 
-/** A harness and a sandbox backend wrapping `process`, registered by this test (outside src/). */
-describe('extensions: a sandbox backend registered through startAmbient(config, { extensions })', () => {
+/**
+ * A harness, a sandbox backend wrapping `process` and a header-based auth strategy, registered by
+ * this test (outside src/).
+ */
+describe('extensions: a sandbox backend and an auth strategy registered through startAmbient(config, { extensions })', () => {
   let env: TestEnvironment;
   let app: TestApp;
   let api: ReturnType<typeof apiClient>;
@@ -250,13 +286,28 @@ describe('extensions: a sandbox backend registered through startAmbient(config, 
     ],
   };
 
+  /** `X-Test-User: <email>`: a member of the default team (a stand-in for an SSO proxy). */
+  const headerAuth: AmbientExtension = {
+    name: 'test-header-auth',
+    authStrategies: ({ users }) => [
+      {
+        name: 'x-test-user',
+        authenticate: async (req) => {
+          const email = req.headers['x-test-user'];
+          if (typeof email !== 'string') return null;
+          return users.principalOf({ team: DEFAULT_TEAM, email, role: 'member' });
+        },
+      },
+    ],
+  };
+
   beforeAll(async () => {
     env = createTestEnvironment('extensions_sandbox', 'http://127.0.0.1:9/v1');
     app = await startTestApp(
       env,
       ['api', 'worker'],
       { 'sandbox.backend': 'traced-process' },
-      { extensions: [traced] },
+      { extensions: [traced, headerAuth] },
     );
     api = apiClient(app.baseUrl, app.apiKey);
   });
@@ -293,6 +344,42 @@ describe('extensions: a sandbox backend registered through startAmbient(config, 
     expect(run.state).toBe('SUCCEEDED');
     expect(opened).toContain(runId);
     expect(run.status_message?.message).toMatch(/^process: in mark-5c1e at \/.+ \(exit 0\)$/);
+  });
+
+  it('authenticates by the header strategy: creates and lists runs as the person it names', async () => {
+    const origin = new URL(app.baseUrl).origin;
+    const asUser = (req: request.Test) => req.set('X-Test-User', 'ada@example.com');
+    const created = await asUser(request(origin).post('/api/v1/agent/runs')).send({
+      prompt: 'by-header-41c7',
+      config: { harness: { type: 'sandbox-echo' } },
+    });
+    expect(created.status).toBe(200);
+    const listed = await asUser(request(origin).get('/api/v1/agent/runs?limit=50'));
+    expect(listed.status).toBe(200);
+    const mine = (listed.body.runs as { run_id: string; creator?: { email?: string } }[]).find(
+      (r) => r.run_id === created.body.run_id,
+    );
+    expect(mine?.creator).toMatchObject({ email: 'ada@example.com' });
+    // The built-in key strategy is asked first and still works beside it.
+    expect((await api.get(`/agent/runs/${created.body.run_id}`)).status).toBe(200);
+  });
+
+  it('refuses a request no strategy recognises exactly as before: 401 authentication_required', async () => {
+    const origin = new URL(app.baseUrl).origin;
+    for (const req of [
+      request(origin).get('/api/v1/agent/runs'),
+      request(origin).get('/api/v1/agent/runs').set('Authorization', 'Bearer amb_not_a_key'),
+      request(origin).get('/api/v1/agent/runs').set('X-Test-Usr', 'ada@example.com'),
+    ]) {
+      const res = await req;
+      expect(res.status).toBe(401);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body).toMatchObject({
+        status: 401,
+        detail: 'send a valid API key as "Authorization: Bearer <key>"',
+      });
+      expect(res.body.type).toMatch(/authentication-required$/);
+    }
   });
 
   it('fails start-up when AMBIENT_SANDBOX names a backend nobody registers', async () => {

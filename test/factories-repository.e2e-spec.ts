@@ -293,7 +293,6 @@ describe('repository-backed factories (local bare repo, polling the production b
     expect((await api.get('/factory')).body).toEqual(before);
   });
 
-  // Last: closing a second app in this process leaves passport's bearer strategy unusable.
   it('refuses a repository URL whose transport the operator has not allowed', async () => {
     const strict = await startTestApp(env, ['api']);
     try {

@@ -9,6 +9,7 @@ import {
   OpenApiDocument,
   OpenApiOperation,
 } from './support/openapi-fuzz';
+import { apiClient } from './support/api-client';
 import { useTestApp } from './support/use-test-app';
 import { createFactory, createWebhook } from './support/webhook-helpers';
 
@@ -132,6 +133,8 @@ describe(`fuzz: generated requests never get a 5xx (FUZZ_SEED=${SEED})`, () => {
   let doc: OpenApiDocument;
   let origin: string;
   const existing: string[] = [];
+  /** Keys of the other roles: some requests are sent with them (and refused with 403). */
+  const roleKeys: { id: string; key: string }[] = [];
 
   const { app, api } = useTestApp(
     'fuzz',
@@ -159,6 +162,9 @@ describe(`fuzz: generated requests never get a 5xx (FUZZ_SEED=${SEED})`, () => {
     const environment = await api.post('/agent/environments', { name: 'fuzz' });
     const run = await api.post('/agent/runs', { prompt: 'fuzz' });
     await api.post('/secrets', { name: 'FUZZ', value: 'v' });
+    for (const role of ['member', 'viewer']) {
+      roleKeys.push((await api.post('/api-keys', { name: `fuzz ${role}`, role })).body);
+    }
     existing.push(
       factory,
       hook.uid,
@@ -209,6 +215,7 @@ describe(`fuzz: generated requests never get a 5xx (FUZZ_SEED=${SEED})`, () => {
   function authHeaders(kind: number): Record<string, string> {
     if (kind === 0) return {};
     if (kind === 1) return { Authorization: 'Bearer amb_not_a_real_key_at_all' };
+    if (kind === 2 || kind === 3) return { Authorization: `Bearer ${roleKeys[kind - 2].key}` };
     return { Authorization: `Bearer ${app.apiKey}` };
   }
 
@@ -219,6 +226,7 @@ describe(`fuzz: generated requests never get a 5xx (FUZZ_SEED=${SEED})`, () => {
     );
     expect(withBody.length).toBeGreaterThan(20);
     expect(queried.length).toBeGreaterThan(10);
+    expect(withBody.map((o) => `${o.method} ${o.path}`)).toContain('post /api-keys');
 
     const bodyRequest: fc.Arbitrary<FuzzRequest> = fc
       .constantFrom(...withBody)
@@ -327,6 +335,40 @@ describe(`fuzz: generated requests never get a 5xx (FUZZ_SEED=${SEED})`, () => {
     // The generator must get past validation and lookups, not only be refused.
     expect(Object.keys(statuses).some((status) => Number(status) < 300)).toBe(true);
   }, 600_000);
+
+  it('revokes only the key a DELETE /api-keys/{id} names, whatever the generated id', async () => {
+    const doomed = (await api.post('/api-keys', { name: 'fuzz doomed', role: 'viewer' })).body;
+    const id = fc.oneof(
+      { weight: 1, arbitrary: fc.constant(doomed.id as string) },
+      { weight: 6, arbitrary: pathValue() },
+    );
+    const deletion: fc.Arbitrary<FuzzRequest> = fc.record({
+      method: fc.constant('DELETE'),
+      path: id.map((value) => `${api.prefix}/api-keys/${value}`),
+      headers: fc.nat({ max: 19 }).map(authHeaders),
+    });
+    const statuses: Record<number, number> = {};
+    await runProperty(
+      'api-keys DELETE fuzz',
+      deletion,
+      Math.ceil(API_RUNS / 10),
+      async (request) => {
+        const answer = await send(origin, request);
+        statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+        checkAnswer(request, answer);
+        if (answer.status === 204 && !request.path.endsWith(`/${doomed.id}`)) {
+          throw new Error(`204 for a key that is not the doomed one: ${describeRequest(request)}`);
+        }
+      },
+    );
+    const revoked = (await app.dataSource.query(
+      `SELECT id FROM api_keys WHERE revoked_at IS NOT NULL AND run_id IS NULL`,
+    )) as { id: string }[];
+    expect(revoked.map((r) => r.id).filter((r) => r !== doomed.id)).toEqual([]);
+    for (const { key } of roleKeys) {
+      expect((await apiClient(app.baseUrl, key).get('/agent/models')).status).toBe(200);
+    }
+  }, 300_000);
 
   it(`sends ${INGRESS_RUNS} random deliveries to the ingress: only 202, 400, 401, 404, 413 or 429`, async () => {
     const factory = await createFactory(api, 'fuzz-ingress');

@@ -9,7 +9,6 @@ import {
   systemClock,
 } from '../src/modules/schedules/scheduler-clock';
 import { SchedulerLoop } from '../src/modules/schedules/scheduler-loop.service';
-import { BearerStrategy } from '../src/modules/teams/bearer.strategy';
 import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
@@ -39,8 +38,7 @@ describe('schedules with several scheduler replicas, restarts and crashes', () =
 
   /**
    * A scheduler-only Ambient (the same AppModule as `AMBIENT_ROLES=scheduler`) on this file's
-   * database and Redis, reading time from `clock`. Its bearer strategy is left out: passport
-   * keeps one global strategy, and a scheduler's would replace the API app's and die with it.
+   * database and Redis, reading time from `clock`.
    */
   const startScheduler = async (
     clock: SchedulerClock = systemClock,
@@ -55,8 +53,6 @@ describe('schedules with several scheduler replicas, restarts and crashes', () =
     })
       .overrideProvider(SCHEDULER_CLOCK)
       .useValue(clock)
-      .overrideProvider(BearerStrategy)
-      .useValue({})
       .setLogger(new ConsoleLogger({ logLevels: ['error'] }))
       .compile();
     await moduleRef.init();

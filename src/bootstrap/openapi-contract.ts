@@ -4,6 +4,7 @@ import type {
   PathItemObject,
   ResponsesObject,
 } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import { TEAM_ROLES } from '../modules/teams/access/roles';
 import { OZ_UNION_SCHEMAS } from './oz-union-schemas';
 
 /**
@@ -22,6 +23,7 @@ const AMBIENT_EXTENSION_PATHS: readonly RegExp[] = [
   /^\/agent\/environments\/(shared|\{uid\})/,
   /^\/factory\/\{uid\}\/(definition|automations|sync)$/,
   /^\/factory\/\{factoryUid\}\/webhooks/,
+  /^\/api-keys(\/|$)/,
 ];
 
 /** Schemas that exist only in Ambient (their uses are marked field by field as well). */
@@ -31,6 +33,10 @@ const AMBIENT_EXTENSION_SCHEMAS: readonly string[] = [
   'HealthCheckResult',
   'HealthIndicator',
   'MCPSecretReference',
+  'CreateApiKeyRequest',
+  'ApiKey',
+  'CreatedApiKey',
+  'ListApiKeysResponse',
 ];
 
 const ERROR_RESPONSE = {
@@ -58,6 +64,10 @@ export function completeOpenApiDocument(document: OpenAPIObject): OpenAPIObject 
       const responses: ResponsesObject = operation.responses;
       if (operation.security?.length && !responses['401']) {
         responses['401'] = { description: 'Authentication required', ...ERROR_RESPONSE };
+      }
+      const roles = (operation as { 'x-ambient-roles'?: string[] })['x-ambient-roles'];
+      if (roles && roles.length < TEAM_ROLES.length && !responses['403']) {
+        responses['403'] = { description: 'Not authorized (role or key)', ...ERROR_RESPONSE };
       }
       responses.default ??= {
         description: 'Any other error, in the Oz Error model',

@@ -1,3 +1,4 @@
+import { isTeamRole, TEAM_ROLES, TeamRole } from '../modules/teams/access/roles';
 import type { ApiKey } from '../modules/teams/api-key.entity';
 import type { Team } from '../modules/teams/team.entity';
 import type { TeamsService } from '../modules/teams/teams.service';
@@ -10,13 +11,15 @@ const DEFAULT_KEY_NAME = 'cli';
 
 export const apiKeysCreateCommand: CliCommand = {
   name: 'api-keys create',
-  synopsis: 'api-keys create --team <name> [--name <label>] [--create-team]',
-  summary: "Create an API key for the team's admin user.",
+  synopsis:
+    'api-keys create --team <name> [--role admin|member|viewer] [--name <label>] [--create-team]',
+  summary: "Create an API key for the team's admin user, with a role (default admin).",
   details: [
     '',
     'Options:',
     '  --team <name>    the team that owns the key',
     `  --name <label>   a label to recognise the key by (default "${DEFAULT_KEY_NAME}")`,
+    `  --role <role>    what the key may do: ${TEAM_ROLES.join(', ')} (default admin; see README "Roles")`,
     '  --create-team    create the team and its admin first when the team does not exist',
     '',
     'The key is printed once, alone on the last line of stdout (so scripts can capture it);',
@@ -25,11 +28,13 @@ export const apiKeysCreateCommand: CliCommand = {
   options: {
     team: { type: 'string' },
     name: { type: 'string' },
+    role: { type: 'string' },
     'create-team': { type: 'boolean' },
   },
   async run(values, io) {
     const teamName = requiredText(values, 'team');
     const label = optionalText(values, 'name') ?? DEFAULT_KEY_NAME;
+    const role = roleOption(optionalText(values, 'role'));
     const createTeam = values['create-team'] === true;
     const { team, created, id, key } = await withServices(
       io.config(),
@@ -40,9 +45,9 @@ export const apiKeysCreateCommand: CliCommand = {
           ? { team: existing, admin: await adminOf(teams, existing) }
           : await createTeamWithAdmin(teams, teamName, audited);
         const made = await audited(async (manager) => {
-          const result = await apiKeys.create(admin, label, undefined, manager);
+          const result = await apiKeys.create(admin, label, { role, manager });
           const target = { type: 'api_key', id: result.id };
-          const details = { name: label, user_id: admin.id };
+          const details = { name: label, role, user_id: admin.id };
           return { result, event: { teamId: team.id, action: 'api_key.create', target, details } };
         });
         return { team, created: !existing, ...made };
@@ -50,7 +55,7 @@ export const apiKeysCreateCommand: CliCommand = {
     );
     if (created) io.err(`created team "${team.name}" (id ${team.id}) with an admin user`);
     io.err(
-      `created API key "${label}" (id ${id}) for team "${team.name}". ` +
+      `created API key "${label}" (id ${id}) with role ${role} for team "${team.name}". ` +
         'It is shown only once; store it now:',
     );
     io.out(key);
@@ -61,7 +66,7 @@ export const apiKeysListCommand: CliCommand = {
   name: 'api-keys list',
   synopsis: 'api-keys list --team <name>',
   summary:
-    "List a team's API keys: id, name, prefix, created, last used, revoked. Never the secret.",
+    "List a team's API keys: id, name, role, prefix, created, last used, revoked. Never the secret.",
   details: ['', 'Options:', '  --team <name>   the team whose keys to list'],
   options: { team: { type: 'string' } },
   async run(values, io) {
@@ -101,6 +106,14 @@ export const apiKeysRevokeCommand: CliCommand = {
   },
 };
 
+function roleOption(value: string | null): TeamRole {
+  if (value === null) return 'admin';
+  if (!isTeamRole(value)) {
+    throw new CommandError(`--role: must be one of ${TEAM_ROLES.join(', ')} (got "${value}")`);
+  }
+  return value;
+}
+
 /** The team's admin; a team made before its admin existed (or whose admin was removed) gets one. */
 async function adminOf(teams: TeamsService, team: Team) {
   return (
@@ -115,10 +128,11 @@ function missingTeam(name: string, canCreate: boolean): CommandError {
 }
 
 export function keyTable(keys: ApiKey[]): string[] {
-  const header = ['ID', 'NAME', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'];
+  const header = ['ID', 'NAME', 'ROLE', 'PREFIX', 'CREATED', 'LAST USED', 'REVOKED'];
   const rows = keys.map((k) => [
     k.id,
     k.name,
+    k.role ?? '-',
     k.prefix,
     formatTime(k.createdAt),
     formatTime(k.lastUsedAt, 'never'),

@@ -32,7 +32,7 @@ export const identityKeysCreateCommand: CliCommand = {
       async ({ teams, apiKeys, audited }) => {
         const agent = await identity(teams, uid);
         const made = await audited(async (manager) => {
-          const result = await apiKeys.create(agent, label, undefined, manager);
+          const result = await apiKeys.create(agent, label, { manager });
           const target = { type: 'api_key', id: result.id };
           const details = { name: label, agent_uid: uid };
           return {

@@ -1,10 +1,12 @@
 import { createHarnesses } from '../modules/execution/harness/harnesses';
+import { apiKeyStrategy } from '../modules/teams/auth/api-key.strategy';
 import { BUILTIN_VERIFIERS } from '../modules/webhooks/verifiers';
 import type { AmbientExtension } from './extension.types';
 
-/** Ambient's own harnesses and signature schemes, registered like any other extension. */
+/** Ambient's own harnesses, signature schemes and auth strategy, registered like any other extension. */
 export const builtinExtension: AmbientExtension = {
   name: 'ambient',
   harnesses: ({ config }) => createHarnesses(config),
   signatureVerifiers: BUILTIN_VERIFIERS,
+  authStrategies: (context) => [apiKeyStrategy(context)],
 };

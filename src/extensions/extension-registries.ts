@@ -1,22 +1,47 @@
 import { SANDBOX_SETTINGS_BACKENDS } from '../config/app-config';
 import { HarnessRegistry } from './harness-registry';
+import type { AuthStrategyContext } from '../modules/teams/auth/auth-strategy';
+import { AuthStrategyRegistry } from '../modules/teams/auth/auth-strategy-registry';
 import { SignatureVerifierRegistry } from '../modules/webhooks/verifiers/signature-verifier-registry';
 import type { AmbientExtension, ExtensionContext } from './extension.types';
-import { checkHarness } from './load-extensions';
+import { checkAuthStrategy, checkHarness } from './load-extensions';
+
+/** An extension's entries at a point that takes a list or a function of the start-up context. */
+function entriesOf<T, C>(
+  entries: readonly T[] | ((context: C) => readonly T[]) | undefined,
+  context: C,
+  check: (entry: T) => void,
+): readonly T[] {
+  const list = typeof entries === 'function' ? entries(context) : (entries ?? []);
+  list.forEach(check);
+  return list;
+}
 
 export function harnessRegistryOf(
   extensions: readonly AmbientExtension[],
   context: ExtensionContext,
 ): HarnessRegistry {
   return new HarnessRegistry(
-    extensions.flatMap((extension) => {
-      const { harnesses } = extension;
-      const list = typeof harnesses === 'function' ? harnesses(context) : (harnesses ?? []);
-      return list.map((harness) => {
-        checkHarness(harness);
-        return { owner: extension.name, harness };
-      });
-    }),
+    extensions.flatMap((extension) =>
+      entriesOf(extension.harnesses, context, checkHarness).map((harness) => ({
+        owner: extension.name,
+        harness,
+      })),
+    ),
+  );
+}
+
+export function authStrategyRegistryOf(
+  extensions: readonly AmbientExtension[],
+  context: AuthStrategyContext,
+): AuthStrategyRegistry {
+  return new AuthStrategyRegistry(
+    extensions.flatMap((extension) =>
+      entriesOf(extension.authStrategies, context, checkAuthStrategy).map((strategy) => ({
+        owner: extension.name,
+        strategy,
+      })),
+    ),
   );
 }
 

@@ -1,6 +1,7 @@
 import type { AppConfig } from '../config/app-config';
 import type { Harness } from '../modules/execution/harness/harness.types';
 import type { SandboxBackendFactory } from '../modules/execution/sandbox/sandbox.types';
+import type { AuthStrategy, AuthStrategyContext } from '../modules/teams/auth/auth-strategy';
 import type { SignatureVerifier } from '../modules/webhooks/verifiers/signature-verifier';
 
 /** What an extension's factories receive when the application starts. */
@@ -21,6 +22,9 @@ export interface AmbientExtension {
   signatureVerifiers?: readonly SignatureVerifier[];
   /** Sandbox backends AMBIENT_SANDBOX may name (beside auto, docker, bubblewrap, process). */
   sandboxBackends?: readonly SandboxBackendFactory[];
+  /** Ways of recognising API callers, asked in order after Ambient's API key strategy. */
+  authStrategies?:
+    readonly AuthStrategy[] | ((context: AuthStrategyContext) => readonly AuthStrategy[]);
 }
 
 /** The multi-provider token: every extension of the application, built-ins first. */

@@ -33,4 +33,14 @@ export type {
   SandboxSpec,
 } from '../modules/execution/sandbox/sandbox.types';
 export { ProcessSandboxBackend } from '../modules/execution/sandbox/backends/process/process-sandbox';
+export type {
+  AuthRequest,
+  AuthStrategy,
+  AuthStrategyContext,
+  DirectoryUser,
+  UserDirectory,
+} from '../modules/teams/auth/auth-strategy';
+export { bearerTokenOf } from '../modules/teams/auth/api-key.strategy';
+export type { Principal } from '../modules/teams/principal';
+export type { TeamRole } from '../modules/teams/access/roles';
 export { builtinExtension } from './builtin.extension';

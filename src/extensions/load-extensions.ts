@@ -45,7 +45,7 @@ export function checkedExtension(value: unknown): AmbientExtension {
   if (typeof extension.name !== 'string' || extension.name.trim() === '') {
     throw new Error('the extension has no name');
   }
-  const { harnesses, signatureVerifiers, sandboxBackends } = extension;
+  const { harnesses, signatureVerifiers, sandboxBackends, authStrategies } = extension;
   if (sandboxBackends !== undefined) {
     if (!Array.isArray(sandboxBackends)) throw new Error('"sandboxBackends" must be a list');
     sandboxBackends.forEach(checkSandboxBackend);
@@ -57,6 +57,12 @@ export function checkedExtension(value: unknown): AmbientExtension {
   if (signatureVerifiers !== undefined) {
     if (!Array.isArray(signatureVerifiers)) throw new Error('"signatureVerifiers" must be a list');
     signatureVerifiers.forEach(checkVerifier);
+  }
+  if (authStrategies !== undefined && typeof authStrategies !== 'function') {
+    if (!Array.isArray(authStrategies)) {
+      throw new Error('"authStrategies" must be a list or a function');
+    }
+    authStrategies.forEach(checkAuthStrategy);
   }
   return value as AmbientExtension;
 }
@@ -100,4 +106,16 @@ export function checkSandboxBackend(factory: unknown): void {
     throw new Error(`sandbox backend "${f.name}" has no isolated flag`);
   if (typeof f.create !== 'function')
     throw new Error(`sandbox backend "${f.name}" has no create()`);
+}
+
+export function checkAuthStrategy(strategy: unknown): void {
+  const s = strategy as { name?: unknown; authenticate?: unknown } | null;
+  if (typeof s?.name !== 'string' || !NAME.test(s.name) || s.name.length > 64) {
+    throw new Error(
+      'an auth strategy needs a name of 1-64 lower-case letters, digits, "_", "." or "-"',
+    );
+  }
+  if (typeof s.authenticate !== 'function') {
+    throw new Error(`auth strategy "${s.name}" has no authenticate()`);
+  }
 }

@@ -59,9 +59,41 @@ const helloHmacVerifier = {
   checkSecret: (secret) => (secret.trim() === '' ? 'the secret is empty' : null),
 };
 
+/** Constant-time text comparison. */
+function sameText(a, b) {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+const ROLES = ['admin', 'member', 'viewer'];
+
+/**
+ * `hello-proxy`: callers a trusted authenticating proxy in front of Ambient vouches for. The proxy
+ * sends `X-Hello-User: <email>` (and optionally `X-Hello-Role: admin|member|viewer`, default
+ * viewer) with `X-Hello-Proxy-Secret: <HELLO_PROXY_SECRET>`; the person is a user of the team
+ * HELLO_PROXY_TEAM (default "default"), created on first sight. Without HELLO_PROXY_SECRET set, it
+ * recognises no one.
+ * @type {(context: import('../../../src/extensions').AuthStrategyContext) => import('../../../src/extensions').AuthStrategy}
+ */
+const helloProxyStrategy = ({ users }) => ({
+  name: 'hello-proxy',
+  async authenticate(request) {
+    const secret = process.env.HELLO_PROXY_SECRET;
+    const presented = request.headers['x-hello-proxy-secret'];
+    const email = request.headers['x-hello-user'];
+    if (!secret || typeof presented !== 'string' || typeof email !== 'string') return null;
+    if (!sameText(presented, secret)) return null;
+    const role = request.headers['x-hello-role'] ?? 'viewer';
+    if (!ROLES.includes(role)) return null;
+    return users.principalOf({ team: process.env.HELLO_PROXY_TEAM || 'default', email, role });
+  },
+});
+
 /** @type {import('../../../src/extensions').AmbientExtension} */
 module.exports = {
   name: 'hello-ambient',
   harnesses: [helloHarness],
   signatureVerifiers: [helloHmacVerifier],
+  authStrategies: (context) => [helloProxyStrategy(context)],
 };

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { BLOB_STORE, BlobStore } from '../blobs/blob-store';
 import { SignedUrl, UrlSigner } from '../blobs/url-signer';
+import { RunRecords } from '../runs/run-records';
 import { artifactBlobKey } from './artifact-writer.service';
 import { RunArtifact } from './run-artifact.entity';
 
@@ -27,6 +28,7 @@ export class ArtifactReader {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     private readonly signer: UrlSigner,
+    private readonly runs: RunRecords,
   ) {}
 
   async view(uid: string, teamId: string | null): Promise<ArtifactView> {
@@ -76,13 +78,13 @@ export class ArtifactReader {
 
   /** A screenshot of a run of the team's conversation (Oz: /conversations/{id}/screenshots/{uid}). */
   async screenshotUrl(conversationId: string, uid: string, teamId: string): Promise<SignedUrl> {
-    const found = (await this.dataSource.query(
-      `SELECT a.id FROM run_artifacts a JOIN runs r ON r.id = a.run_id
-        WHERE a.id = ? AND a.artifact_type = 'SCREENSHOT' AND a.team_id = ? AND r.conversation_id = ?`,
-      [uid, teamId, conversationId],
-    )) as unknown[];
-    if (found.length === 0) throw ApiError.notFound(`screenshot ${uid}`);
-    return this.download(await this.visible(uid, teamId));
+    const artifact = await this.dataSource.getRepository(RunArtifact).findOneBy({ id: uid });
+    const found =
+      artifact?.artifactType === 'SCREENSHOT' &&
+      artifact.teamId === teamId &&
+      (await this.runs.isInConversation(artifact.runId, conversationId));
+    if (!found) throw ApiError.notFound(`screenshot ${uid}`);
+    return this.download(artifact);
   }
 
   private download(artifact: RunArtifact): SignedUrl {

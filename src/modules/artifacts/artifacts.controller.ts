@@ -1,4 +1,4 @@
-import { Controller, Get, Headers, Param, Res } from '@nestjs/common';
+import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiFoundResponse,
@@ -7,14 +7,15 @@ import {
   ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { Public } from '../../common/auth/public.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
-import { ApiKeysService } from '../teams/api-keys.service';
+import { AuthStrategyRegistry } from '../teams/auth/auth-strategy-registry';
 import { optionalCallerTeam } from '../teams/optional-caller';
 import type { Principal } from '../teams/principal';
 import { ArtifactReader, ArtifactView } from './artifact-reader.service';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 /**
  * Artifacts by uid. The key is optional: public artifacts are readable without one, private
@@ -27,7 +28,7 @@ import { ArtifactReader, ArtifactView } from './artifact-reader.service';
 export class ArtifactsController {
   constructor(
     private readonly reader: ArtifactReader,
-    private readonly apiKeys: ApiKeysService,
+    private readonly strategies: AuthStrategyRegistry,
   ) {}
 
   @Get(':artifactUid')
@@ -38,11 +39,8 @@ export class ArtifactsController {
     schema: { $ref: '#/components/schemas/ArtifactResponse' },
   })
   @ApiProblems(401, 404)
-  async get(
-    @Param('artifactUid') uid: string,
-    @Headers('authorization') authorization?: string,
-  ): Promise<ArtifactView> {
-    return this.reader.view(uid, await this.callerTeam(authorization));
+  async get(@Param('artifactUid') uid: string, @Req() req: Request): Promise<ArtifactView> {
+    return this.reader.view(uid, await this.callerTeam(req));
   }
 
   @Get(':artifactUid/download')
@@ -52,16 +50,16 @@ export class ArtifactsController {
   @ApiProblems(401, 404)
   async download(
     @Param('artifactUid') uid: string,
+    @Req() req: Request,
     @Res() res: Response,
-    @Headers('authorization') authorization?: string,
   ): Promise<void> {
-    const { url } = await this.reader.downloadUrl(uid, await this.callerTeam(authorization));
+    const { url } = await this.reader.downloadUrl(uid, await this.callerTeam(req));
     res.redirect(302, url);
   }
 
-  private callerTeam(authorization: string | undefined): Promise<string | null> {
+  private callerTeam(req: Request): Promise<string | null> {
     // A run-scoped key reads as its team would not: it may only report.
-    return optionalCallerTeam(this.apiKeys, authorization, 'for public artifacts');
+    return optionalCallerTeam(this.strategies, req, 'for public artifacts');
   }
 }
 
@@ -73,6 +71,7 @@ export class ConversationScreenshotsController {
   constructor(private readonly reader: ArtifactReader) {}
 
   @Get(':screenshot_uid/download')
+  @RequirePermission('runs.read')
   @ApiOperation({
     operationId: 'downloadConversationScreenshot',
     summary: 'Redirect to a screenshot of the conversation',

@@ -2,8 +2,8 @@ import { Controller, Get, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
-import { ApiError } from '../../common/errors/api-error';
 import { ApiProblems } from '../../common/errors/problem.schema';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 import type { Principal } from '../teams/principal';
 import { ListAuditEventsResponseDto } from './audit-event.dto';
 import { toAuditEventDto } from './audit-event.mapper';
@@ -14,20 +14,15 @@ import {
   MAX_AUDIT_PAGE,
   parseAuditEventListParams,
 } from './audit-events.params';
-import { AuditLog } from './audit-log.service';
-
-export const AUDIT_READ_ACTION = 'audit_event.list';
 
 @ApiTags('audit')
 @ApiBearerAuth()
 @Controller('audit-events')
 export class AuditEventsController {
-  constructor(
-    private readonly query: AuditEventsQuery,
-    private readonly audit: AuditLog,
-  ) {}
+  constructor(private readonly query: AuditEventsQuery) {}
 
   @Get()
+  @RequirePermission('audit.read')
   @ApiOperation({
     operationId: 'listAuditEvents',
     summary: "The team's audit log, newest first (team admins)",
@@ -60,7 +55,6 @@ export class AuditEventsController {
     @CurrentPrincipal() principal: Principal,
     @Req() req: Request,
   ): Promise<ListAuditEventsResponseDto> {
-    await this.assertAdmin(principal);
     const params = parseAuditEventListParams(req.query as Record<string, unknown>);
     const { events, nextCursor } = await this.query.page(principal.teamId, params);
     return {
@@ -69,12 +63,5 @@ export class AuditEventsController {
         ? { has_next_page: true, next_cursor: nextCursor }
         : { has_next_page: false, next_cursor: '' },
     };
-  }
-
-  /** Team admins only: a person's admin key (an agent's or a run's key is refused, and recorded). */
-  private async assertAdmin(principal: Principal): Promise<void> {
-    if (principal.userType === 'user' && principal.role === 'admin') return;
-    await this.audit.recordDenied(principal, AUDIT_READ_ACTION, null);
-    throw new ApiError('not_authorized', 'only team admins may read the audit log');
   }
 }

@@ -14,6 +14,7 @@ import type { Principal } from '../teams/principal';
 import { ConversationDto } from './conversation.dto';
 import type { Conversation } from './conversation.types';
 import { ConversationsService } from './conversations.service';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()
@@ -22,6 +23,7 @@ export class ConversationsController {
   constructor(private readonly conversations: ConversationsService) {}
 
   @Get('runs/:runId/conversation')
+  @RequirePermission('runs.read')
   @ApiOperation({ operationId: 'getRunConversation', summary: "A run's normalized conversation" })
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ type: ConversationDto })
@@ -34,6 +36,7 @@ export class ConversationsController {
   }
 
   @Get('runs/:runId/transcript')
+  @RequirePermission('runs.read')
   @ApiOperation({
     operationId: 'getRunTranscript',
     summary: "Redirect to the run's raw transcript",
@@ -51,6 +54,7 @@ export class ConversationsController {
   }
 
   @Get('conversations/:conversation_id')
+  @RequirePermission('runs.read')
   @ApiOperation({ operationId: 'getConversation', summary: 'A normalized conversation' })
   @ApiParam({ name: 'conversation_id' })
   @ApiOkResponse({ type: ConversationDto })
@@ -63,6 +67,7 @@ export class ConversationsController {
   }
 
   @Get('conversations/:conversation_id/transcript')
+  @RequirePermission('runs.read')
   @ApiOperation({
     operationId: 'getConversationTranscript',
     summary: "Redirect to the conversation's raw transcript",

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { RunsModule } from '../runs/runs.module';
 import { TeamsModule } from '../teams/teams.module';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsService } from './conversations.service';
@@ -7,7 +8,7 @@ import { TranscriptsModule } from './transcripts.module';
 
 /** The API over stored conversations: normalized steps and the raw transcripts. */
 @Module({
-  imports: [TranscriptsModule, TeamsModule],
+  imports: [TranscriptsModule, TeamsModule, RunsModule],
   controllers: [ConversationsController, RedirectsController],
   providers: [ConversationsService],
 })

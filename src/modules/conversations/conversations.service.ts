@@ -8,6 +8,7 @@ import { Run } from '../runs/entities/run.entity';
 import { RunEvent } from '../runs/entities/run-event.entity';
 import { RunMessage } from '../runs/entities/run-message.entity';
 import { sessionIdOf } from '../runs/run-links';
+import { RunRecords } from '../runs/run-records';
 import { isTerminal } from '../runs/run-state';
 import { ExecutionInfo, toConversationSteps } from './conversation.mapper';
 import type { Conversation } from './conversation.types';
@@ -22,6 +23,7 @@ export class ConversationsService {
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     private readonly signer: UrlSigner,
     private readonly transcripts: TranscriptWriter,
+    private readonly runs: RunRecords,
   ) {}
 
   async forRun(teamId: string, runId: string): Promise<Conversation> {
@@ -65,9 +67,7 @@ export class ConversationsService {
     teamId: string | null,
     sessionUuid: string,
   ): Promise<{ runId: string; body: { conversation_id?: string } }> {
-    const run = await this.dataSource
-      .getRepository(Run)
-      .findOneBy(teamId ? { id: sessionUuid, teamId } : { id: sessionUuid });
+    const run = await this.runs.findOfTeam(sessionUuid, teamId);
     if (!run) throw ApiError.notFound(`session ${sessionUuid}`);
     const finished = isTerminal(run.state) && (await this.hasRecords(run.id));
     return { runId: run.id, body: finished ? { conversation_id: run.conversationId } : {} };
@@ -81,10 +81,7 @@ export class ConversationsService {
     teamId: string | null,
     conversationId: string,
   ): Promise<{ runId: string; body: { session_id?: string } }> {
-    const latest = await this.dataSource.getRepository(Run).findOne({
-      where: teamId ? { conversationId, teamId } : { conversationId },
-      order: { createdAt: 'DESC', id: 'DESC' },
-    });
+    const latest = await this.runs.latestInConversation(conversationId, teamId);
     if (!latest) throw ApiError.notFound(`conversation ${conversationId}`);
     const live = latest.state === 'CLAIMED' || latest.state === 'INPROGRESS';
     const sessionId = live ? sessionIdOf(latest) : undefined;
@@ -118,15 +115,13 @@ export class ConversationsService {
   }
 
   private async visibleRun(teamId: string, runId: string): Promise<Run> {
-    const run = await this.dataSource.getRepository(Run).findOneBy({ id: runId, teamId });
+    const run = await this.runs.findOfTeam(runId, teamId);
     if (!run) throw ApiError.notFound(`run ${runId}`);
     return run;
   }
 
   private async conversationRuns(teamId: string, conversationId: string): Promise<Run[]> {
-    const runs = await this.dataSource
-      .getRepository(Run)
-      .find({ where: { conversationId, teamId }, order: { createdAt: 'ASC' } });
+    const runs = await this.runs.listInConversation(teamId, conversationId);
     if (runs.length === 0) throw ApiError.notFound(`conversation ${conversationId}`);
     return runs;
   }

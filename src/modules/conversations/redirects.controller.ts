@@ -1,4 +1,4 @@
-import { Controller, Get, Headers, Inject, Param, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiFoundResponse,
@@ -14,7 +14,7 @@ import { Public } from '../../common/auth/public.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { runPageUrl } from '../runs/run-links';
-import { ApiKeysService } from '../teams/api-keys.service';
+import { AuthStrategyRegistry } from '../teams/auth/auth-strategy-registry';
 import { optionalCallerTeam } from '../teams/optional-caller';
 import { ConversationsService } from './conversations.service';
 
@@ -49,7 +49,7 @@ export class RedirectsController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly conversations: ConversationsService,
-    private readonly apiKeys: ApiKeysService,
+    private readonly strategies: AuthStrategyRegistry,
   ) {}
 
   @Get('sessions/:sessionUuid/redirect')
@@ -69,9 +69,8 @@ export class RedirectsController {
     @Param('sessionUuid') sessionUuid: string,
     @Req() req: Request,
     @Res() res: Response,
-    @Headers('authorization') authorization?: string,
   ): Promise<void> {
-    const team = await this.callerTeam(authorization);
+    const team = await this.callerTeam(req);
     const { runId, body } = await this.conversations.sessionRedirect(team, sessionUuid);
     this.answer(req, res, runId, body);
   }
@@ -94,9 +93,8 @@ export class RedirectsController {
     @Param('conversationId') conversationId: string,
     @Req() req: Request,
     @Res() res: Response,
-    @Headers('authorization') authorization?: string,
   ): Promise<void> {
-    const team = await this.callerTeam(authorization);
+    const team = await this.callerTeam(req);
     const { runId, body } = await this.conversations.conversationRedirect(team, conversationId);
     this.answer(req, res, runId, body);
   }
@@ -111,7 +109,7 @@ export class RedirectsController {
     res.status(200).json(body);
   }
 
-  private callerTeam(authorization: string | undefined): Promise<string | null> {
-    return optionalCallerTeam(this.apiKeys, authorization, '(the id is the credential)');
+  private callerTeam(req: Request): Promise<string | null> {
+    return optionalCallerTeam(this.strategies, req, '(the id is the credential)');
   }
 }

@@ -1,20 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { BLOB_STORE, BlobStore } from '../blobs/blob-store';
+import { TranscriptMessageRow, RunRecords } from '../runs/run-records';
 import {
   conversationTranscriptKey,
   rawExecutionTranscriptKey,
   runTranscriptKey,
 } from './transcript-keys';
-
-interface TranscriptRow {
-  id: string;
-  run_id: string;
-  execution_id: number;
-  created_at: Date;
-  message: string | Record<string, unknown>;
-}
 
 /**
  * Writes the raw transcripts (JSONL, one stored chat message per line with its run, execution
@@ -26,7 +17,7 @@ interface TranscriptRow {
 @Injectable()
 export class TranscriptWriter {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly runs: RunRecords,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
   ) {}
 
@@ -48,31 +39,25 @@ export class TranscriptWriter {
   async render(
     runId: string,
   ): Promise<{ run: string; conversation: string; conversationId: string } | null> {
-    const rows = (await this.dataSource.query(
-      `SELECT m.id, m.run_id, m.execution_id, m.created_at, m.message, r.conversation_id
-         FROM runs r JOIN runs c ON c.conversation_id = r.conversation_id AND c.team_id = r.team_id
-         JOIN run_messages m ON m.run_id = c.id
-        WHERE r.id = ? ORDER BY m.id`,
-      [runId],
-    )) as (TranscriptRow & { conversation_id: string })[];
+    const rows = await this.runs.transcriptMessagesOf(runId);
     if (rows.length === 0) return null;
-    const line = (r: TranscriptRow) =>
+    const line = (r: TranscriptMessageRow) =>
       JSON.stringify({
-        id: String(r.id),
-        run_id: r.run_id,
-        execution_id: r.execution_id,
-        created_at: new Date(r.created_at).toISOString(),
-        message: typeof r.message === 'string' ? JSON.parse(r.message) : r.message,
+        id: r.id,
+        run_id: r.runId,
+        execution_id: r.executionId,
+        created_at: r.createdAt.toISOString(),
+        message: r.message,
       });
-    const runRows = rows.filter((r) => r.run_id === runId);
-    const executionIds = [...new Set(runRows.map((r) => r.execution_id))].sort((a, b) => a - b);
+    const runRows = rows.filter((r) => r.runId === runId);
+    const executionIds = [...new Set(runRows.map((r) => r.executionId))].sort((a, b) => a - b);
     const parts: string[] = [];
     for (const executionId of executionIds) {
       const stored = await this.blobs.get(rawExecutionTranscriptKey(runId, executionId));
       const text = stored
         ? stored.data.toString('utf8')
         : runRows
-            .filter((r) => r.execution_id === executionId)
+            .filter((r) => r.executionId === executionId)
             .map(line)
             .join('\n');
       if (text) parts.push(text.endsWith('\n') ? text : text + '\n');
@@ -80,7 +65,7 @@ export class TranscriptWriter {
     return {
       run: parts.join(''),
       conversation: rows.map(line).join('\n') + '\n',
-      conversationId: rows[0].conversation_id,
+      conversationId: rows[0].conversationId,
     };
   }
 }

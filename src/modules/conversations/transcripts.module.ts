@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
+import { RunsModule } from '../runs/runs.module';
 import { TranscriptWriter } from './transcript-writer.service';
 
 /** Writing transcripts: for whatever ends executions, and snapshots of runs still under way. */
-@Module({ providers: [TranscriptWriter], exports: [TranscriptWriter] })
+@Module({ imports: [RunsModule], providers: [TranscriptWriter], exports: [TranscriptWriter] })
 export class TranscriptsModule {}

@@ -1,5 +1,9 @@
 import { pathComponentProblem } from '../../common/tenant-files/path-component';
 
+/** Whether processes in a sandbox reach any network (Ambient extension of environments). */
+export const NETWORK_POLICIES = ['none', 'egress'] as const;
+export type NetworkPolicy = (typeof NETWORK_POLICIES)[number];
+
 /** The stored `EnvironmentConfig` (Oz field names). */
 export interface EnvironmentConfig {
   name: string;
@@ -13,7 +17,7 @@ export interface EnvironmentConfig {
   /** Stored and echoed only: Ambient does no cloud identity federation. */
   providers?: ProvidersConfig;
   /** Ambient extension: whether the run's sandbox reaches any network (default: the server's). */
-  network?: 'none' | 'egress';
+  network?: NetworkPolicy;
   /** Ambient extension: the sandbox's limits, within the server's maxima (default: the server's). */
   resources?: SandboxResources;
 }

@@ -1,52 +1,24 @@
-import { DataSource } from 'typeorm';
 import { toRfc3339 } from '../../common/time';
 import { profile } from '../runs/run-item.mapper';
+import type { EnvironmentLatestRun } from '../runs/run-records';
 import type { User } from '../teams/user.entity';
 import { EnvironmentConfigDto, EnvironmentDto, LastTaskDto } from './dto/environment.dto';
 import type { Environment } from './environment.entity';
 import { VisibleEnvironment } from './environments.service';
 
-interface LastTaskRow {
-  environment_id: string;
-  id: string;
-  title: string;
-  state: string;
-  created_at: Date;
-  updated_at: Date;
-  started_at: Date | null;
-}
-
 /**
- * The Oz `Environment` shape; `last_task_created` is the caller's own latest run in it. `users`
- * holds the creators and last editors (members of the owning teams).
+ * The Oz `Environment` shape; `last_task_created` is the caller's own latest run in it
+ * (`latestRuns`, RunRecords.latestByEnvironment). `users` holds the creators and last editors
+ * (members of the owning teams).
  */
-export async function toEnvironmentDtos(
-  dataSource: DataSource,
-  teamId: string,
+export function toEnvironmentDtos(
   visible: VisibleEnvironment[],
+  latestRuns: Map<string, EnvironmentLatestRun>,
   users: Map<string, User>,
-): Promise<EnvironmentDto[]> {
-  const lastTasks = new Map<string, LastTaskDto>();
-  for (const { environment } of visible) {
-    // One indexed lookup per environment (idx_runs_team_environment); lists are short.
-    const [row] = (await dataSource.query(
-      `SELECT environment_id, id, title, state, created_at, updated_at, started_at FROM runs
-        WHERE team_id = ? AND environment_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`,
-      [teamId, environment.id],
-    )) as LastTaskRow[];
-    if (row) {
-      lastTasks.set(environment.id, {
-        id: row.id,
-        title: row.title,
-        state: row.state,
-        created_at: toRfc3339(row.created_at)!,
-        updated_at: toRfc3339(row.updated_at)!,
-        started_at: toRfc3339(row.started_at),
-      });
-    }
-  }
+): EnvironmentDto[] {
   return visible.map(({ environment, scope }) => {
-    const last = lastTasks.get(environment.id);
+    const latest = latestRuns.get(environment.id);
+    const last = latest ? toLastTask(latest) : undefined;
     const creator = userProfile(users.get(environment.creatorId ?? ''), scope);
     const lastEditor = userProfile(users.get(environment.lastEditorId ?? ''), scope);
     return {
@@ -62,6 +34,17 @@ export async function toEnvironmentDtos(
       ...(lastEditor ? { last_editor: lastEditor } : {}),
     };
   });
+}
+
+function toLastTask(run: EnvironmentLatestRun): LastTaskDto {
+  return {
+    id: run.id,
+    title: run.title,
+    state: run.state,
+    created_at: toRfc3339(run.createdAt)!,
+    updated_at: toRfc3339(run.updatedAt)!,
+    started_at: toRfc3339(run.startedAt),
+  };
 }
 
 /** The Oz `EnvironmentConfig` of an environment (also ScheduledAgentItem.environment). */

@@ -1,5 +1,4 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import {
   ApiBearerAuth,
   ApiCreatedResponse,
@@ -8,9 +7,9 @@ import {
   ApiOperation,
   ApiTags,
 } from '@nestjs/swagger';
-import { DataSource } from 'typeorm';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
+import { RunRecords } from '../runs/run-records';
 import type { Principal } from '../teams/principal';
 import { TeamsService } from '../teams/teams.service';
 import type { User } from '../teams/user.entity';
@@ -26,6 +25,7 @@ import {
 import { toEnvironmentDtos } from './environment.mapper';
 import { EnvironmentsService, VisibleEnvironment } from './environments.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()
@@ -34,10 +34,11 @@ export class EnvironmentsController {
   constructor(
     private readonly environments: EnvironmentsService,
     private readonly teams: TeamsService,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly runs: RunRecords,
   ) {}
 
   @Get()
+  @RequirePermission('environments.read')
   @ApiOperation({ operationId: 'listEnvironments', summary: 'List environments' })
   @ApiProblems(400, 401)
   @ApiOkResponse({ type: ListEnvironmentsResponseDto })
@@ -53,6 +54,7 @@ export class EnvironmentsController {
   }
 
   @Post()
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'createEnvironment', summary: 'Create an environment' })
   @ApiProblems(400, 401)
   @ApiCreatedResponse({ type: EnvironmentDto })
@@ -64,6 +66,7 @@ export class EnvironmentsController {
 
   @Post('shared/:token/accept')
   @HttpCode(200)
+  @RequirePermission('environments.write')
   @ApiOperation({
     operationId: 'acceptEnvironmentShareLink',
     summary: "Add a shared environment to the caller's team",
@@ -78,6 +81,7 @@ export class EnvironmentsController {
   }
 
   @Get(':uid')
+  @RequirePermission('environments.read')
   @ApiOperation({ operationId: 'getEnvironment', summary: 'Get one environment' })
   @ApiProblems(401, 404)
   @ApiOkResponse({ type: EnvironmentDto })
@@ -86,6 +90,7 @@ export class EnvironmentsController {
   }
 
   @Patch(':uid')
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'updateEnvironment', summary: 'Change an environment' })
   @ApiProblems(400, 401, 403, 404)
   @ApiOkResponse({ type: EnvironmentDto })
@@ -100,6 +105,7 @@ export class EnvironmentsController {
 
   @Delete(':uid')
   @HttpCode(204)
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'deleteEnvironment', summary: 'Delete an environment' })
   @ApiProblems(401, 403, 404)
   @ApiNoContentResponse()
@@ -109,6 +115,7 @@ export class EnvironmentsController {
 
   @Post(':uid/grants')
   @HttpCode(204)
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'grantEnvironment', summary: 'Give another team guest access' })
   @ApiProblems(400, 401, 403, 404)
   @ApiNoContentResponse()
@@ -123,6 +130,7 @@ export class EnvironmentsController {
 
   @Delete(':uid/grants/:teamId')
   @HttpCode(204)
+  @RequirePermission('environments.write')
   @ApiOperation({ operationId: 'revokeEnvironmentGrant', summary: "Remove a team's guest access" })
   @ApiProblems(401, 403, 404)
   @ApiNoContentResponse()
@@ -136,6 +144,7 @@ export class EnvironmentsController {
 
   @Post(':uid/share-link')
   @HttpCode(200)
+  @RequirePermission('environments.write')
   @ApiOperation({
     operationId: 'createEnvironmentShareLink',
     summary: 'Create a share token (replaces the previous one)',
@@ -165,6 +174,10 @@ export class EnvironmentsController {
     for (const [teamId, ids] of idsByTeam) {
       for (const [id, user] of await this.teams.usersByIds(teamId, ids)) users.set(id, user);
     }
-    return toEnvironmentDtos(this.dataSource, principal.teamId, visible, users);
+    const latestRuns = await this.runs.latestByEnvironment(
+      principal.teamId,
+      visible.map(({ environment }) => environment.id),
+    );
+    return toEnvironmentDtos(visible, latestRuns, users);
   }
 }

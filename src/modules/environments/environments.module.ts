@@ -3,7 +3,6 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { SecretsModule } from '../secrets/secrets.module';
 import { TeamsModule } from '../teams/teams.module';
 import { Environment, EnvironmentGrant } from './environment.entity';
-import { EnvironmentsController } from './environments.controller';
 import { EnvironmentsService } from './environments.service';
 
 /** Environments: their configuration, grants and share links (what runs execute in). */
@@ -13,10 +12,3 @@ import { EnvironmentsService } from './environments.service';
   exports: [EnvironmentsService],
 })
 export class EnvironmentsModule {}
-
-/** `/agent/environments` on the API role. */
-@Module({
-  imports: [EnvironmentsModule, TeamsModule],
-  controllers: [EnvironmentsController],
-})
-export class EnvironmentsApiModule {}

@@ -25,6 +25,7 @@ import { withoutRequestId } from '../conversations/stored-message';
 import { closeDanglingToolCalls } from './conversation-history';
 import { ExecutionFence, ExecutionToken } from './execution-fence';
 import { initialPrompt } from './initial-prompt';
+import { RunRecords } from '../runs/run-records';
 
 /** What an execution starts from, wherever it runs (here or on a self-hosted worker). */
 export interface ExecutionInputs {
@@ -44,6 +45,7 @@ export class ExecutionContextFactory {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly records: RunRecords,
     private readonly workspaces: WorkspaceService,
     private readonly followups: RunFollowupsService,
     private readonly transitions: RunTransitions,
@@ -185,17 +187,9 @@ export class ExecutionContextFactory {
   }
 
   private async conversationSoFar(conversationId: string): Promise<ChatMessage[]> {
-    const rows = (await this.dataSource.query(
-      `SELECT m.message FROM run_messages m JOIN runs r ON r.id = m.run_id
-        WHERE r.conversation_id = ? ORDER BY m.id`,
-      [conversationId],
-    )) as { message: string | Record<string, unknown> }[];
+    const messages = await this.records.conversationMessages(conversationId);
     return closeDanglingToolCalls(
-      rows.map((r) =>
-        withoutRequestId(
-          (typeof r.message === 'string' ? JSON.parse(r.message) : r.message) as ChatMessage,
-        ),
-      ),
+      messages.map((message) => withoutRequestId(message as ChatMessage)),
     );
   }
 }

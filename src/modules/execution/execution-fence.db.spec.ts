@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { AmbientMetrics } from '../metrics/ambient-metrics';
+import { RunRecords } from '../runs/run-records';
 import { ExecutionFence, ExecutionToken, StaleExecutionError } from './execution-fence';
 
 /**
@@ -22,7 +23,7 @@ describe('ExecutionFence (database)', () => {
   beforeEach(() => {
     dataSource = db.dataSource;
     metrics = new AmbientMetrics();
-    fence = new ExecutionFence(dataSource, metrics);
+    fence = new ExecutionFence(dataSource, metrics, new RunRecords(dataSource));
   });
 
   /** A run as a worker's claim leaves it: `executionCount` executions, held by `owner`. */

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AmbientMetrics } from '../metrics/ambient-metrics';
+import { RowCondition, RunRecords } from '../runs/run-records';
 
 /**
  * What an execution proves it still holds its run with: the run's `execution_count` it claimed
@@ -42,7 +43,7 @@ export class StaleExecutionError extends Error {
 const RUNNING = "state IN ('CLAIMED', 'INPROGRESS')";
 
 /** The token as SQL over the `runs` row (positional parameters). */
-function tokenCondition(token: ExecutionToken): { sql: string; params: unknown[] } {
+function tokenCondition(token: ExecutionToken): RowCondition {
   const { holder } = token;
   if (holder === 'debug-agent') {
     return {
@@ -75,6 +76,7 @@ export class ExecutionFence {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly metrics: AmbientMetrics,
+    private readonly records: RunRecords,
   ) {}
 
   /** Runs `work` in a transaction where the token is checked current and stays so until commit. */
@@ -136,12 +138,11 @@ export class ExecutionFence {
   ): Promise<boolean> {
     const { sql, params } = tokenCondition(token);
     const condition = orCancelledHere
-      ? `((${sql}) OR (execution_count = ? AND state = 'CANCELLED'))`
-      : sql;
-    const rows = (await manager.query(
-      `SELECT 1 FROM runs WHERE id = ? AND ${condition}${lock ? ' LOCK IN SHARE MODE' : ''}`,
-      [token.runId, ...params, ...(orCancelledHere ? [token.executionId] : [])],
-    )) as unknown[];
-    return rows.length > 0;
+      ? {
+          sql: `((${sql}) OR (execution_count = ? AND state = 'CANCELLED'))`,
+          params: [...params, token.executionId],
+        }
+      : { sql, params };
+    return this.records.matches(manager, token.runId, condition, lock);
   }
 }

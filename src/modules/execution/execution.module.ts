@@ -13,6 +13,9 @@ import { DEBUG_AGENTS_QUEUE, DebugAgentQueues, debugQueueName } from './debug/de
 import { DebugWindowService } from './debug/debug-window.service';
 import { ExecutionContextFactory } from './execution-context.factory';
 import { ExecutionFence } from './execution-fence';
+import { ExecutionLeases } from './execution-lease';
+import { ExecutionOutcomes } from './execution-outcome';
+import { ExecutionUsage } from './execution-usage';
 import { RunSecretsService } from './execution-secrets.service';
 import { ConnectedWorkersController } from './remote/connected-workers.controller';
 import { HarnessSupportController } from './remote/harness-support.controller';
@@ -58,6 +61,9 @@ import { WorkspaceService } from './workspace/workspace.service';
     WorkspaceRetentionService,
     RunSecretsService,
     ExecutionFence,
+    ExecutionLeases,
+    ExecutionUsage,
+    ExecutionOutcomes,
     ExecutionContextFactory,
     SelfHostedRuns,
     RemoteExecutionService,

@@ -23,6 +23,10 @@ import { RunTransitions } from '../runs/run-transitions.service';
 import { ExecutionContextFactory } from './execution-context.factory';
 import { ExecutionFence } from './execution-fence';
 import { RunExecutor } from './run-executor.service';
+import { RunRecords } from '../runs/run-records';
+import { ExecutionLeases } from './execution-lease';
+import { ExecutionOutcomes } from './execution-outcome';
+import { ExecutionUsage } from './execution-usage';
 
 const USAGE = { promptTokens: 10, completionTokens: 5, modelCalls: 1 };
 const LEASE_MS = 60_000;
@@ -60,6 +64,10 @@ describe('RunExecutor (database)', () => {
       { provide: APP_CONFIG, useValue: config },
       RunTransitions,
       ExecutionFence,
+      RunRecords,
+      ExecutionLeases,
+      ExecutionOutcomes,
+      ExecutionUsage,
     ]);
     executor = built.sut;
     harnesses = built.fakeOf(HarnessRegistry);
@@ -81,6 +89,7 @@ describe('RunExecutor (database)', () => {
     built.fakeOf(RunSecretsService).executionConfig.mockResolvedValue({} as never);
     built.fakeOf(WorkspaceSetupService).prepare.mockResolvedValue({ ok: true } as never);
     built.fakeOf(WorkspaceRetentionService).keepUntil.mockReturnValue({} as never);
+    Object.assign(built.fakeOf(WorkspaceRetentionService), { volume: 'test-volume' });
     built.fakeOf(WorkspaceService).dirFor.mockImplementation((runId) => join(workspaceRoot, runId));
     sandboxes.open.mockResolvedValue(fake<Sandbox>({ close: jest.fn(async () => undefined) }));
     built

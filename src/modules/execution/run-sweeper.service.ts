@@ -1,11 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { PeriodicTask, PeriodicWorker } from '../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { Run } from '../runs/entities/run.entity';
 import { RunQueue } from '../runs/run-queue.service';
+import { RunRecords } from '../runs/run-records';
 import { RunTransitions } from '../runs/run-transitions.service';
 
 const BATCH = 200;
@@ -23,7 +21,7 @@ export class RunSweeper extends PeriodicWorker {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly records: RunRecords,
     private readonly runQueue: RunQueue,
     private readonly transitions: RunTransitions,
     registry: SchedulerRegistry,
@@ -45,33 +43,16 @@ export class RunSweeper extends PeriodicWorker {
 
   private async dispatchOrphans(): Promise<void> {
     const before = new Date(Date.now() - this.config.runs.dispatchGraceMs);
-    const orphans = await this.dataSource
-      .getRepository(Run)
-      .createQueryBuilder('r')
-      .select('r.id', 'id')
-      .where('r.state = :state AND r.updated_at < :before', { state: 'QUEUED', before })
-      .andWhere('r.worker_host IS NULL') // self-hosted runs wait in MySQL for their workers
-      .orderBy('r.updated_at', 'ASC')
-      .limit(BATCH)
-      .getRawMany<{ id: string }>();
+    const orphans = await this.records.queuedWithoutWorkerHost(before, BATCH);
     let enqueued = 0;
-    for (const { id } of orphans) {
+    for (const id of orphans) {
       if (await this.runQueue.ensureJob(id)) enqueued++;
     }
     if (enqueued) this.logger.log(`re-enqueued ${enqueued} queued run(s) that had no job`);
   }
 
   private async recoverLapsedLeases(): Promise<void> {
-    const lapsed = await this.dataSource
-      .getRepository(Run)
-      .createQueryBuilder('r')
-      .select(['r.id', 'r.teamId', 'r.workerHost', 'r.attempt', 'r.executionCount', 'r.leaseOwner'])
-      .where('r.state IN (:...states) AND r.lease_expires_at < :now', {
-        states: ['CLAIMED', 'INPROGRESS'],
-        now: new Date(),
-      })
-      .limit(BATCH)
-      .getMany();
+    const lapsed = await this.records.lapsedLeases(new Date(), BATCH);
     for (const run of lapsed) {
       const guard = {
         sql: 'lease_owner = :owner AND lease_expires_at < :now',

@@ -50,6 +50,7 @@ import { toFactoryDto } from './factory.mapper';
 import { decodeFactoryCursor, encodeFactoryCursor } from './factory-cursor';
 import { RepositorySync } from './repository/repository-sync.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 @ApiTags('factories')
 @ApiBearerAuth()
@@ -64,6 +65,7 @@ export class FactoriesController {
   ) {}
 
   @Post('factory')
+  @RequirePermission('factories.write')
   @ApiOperation({
     operationId: 'createFactory',
     summary: 'Create a managed or repository-backed factory',
@@ -80,6 +82,7 @@ export class FactoriesController {
   }
 
   @Get('factory')
+  @RequirePermission('factories.read')
   @ApiOperation({ operationId: 'listFactories', summary: "List the team's factories" })
   @ApiQuery({ name: 'cursor', required: false })
   @ApiQuery({
@@ -118,6 +121,7 @@ export class FactoriesController {
   }
 
   @Get('factory/:uid')
+  @RequirePermission('factories.read')
   @ApiOperation({ operationId: 'getFactory', summary: 'Get a factory' })
   @ApiProblems(401, 404)
   @ApiOkResponse({ type: FactoryDto })
@@ -126,6 +130,7 @@ export class FactoriesController {
   }
 
   @Patch('factory/:uid')
+  @RequirePermission('factories.write')
   @ApiOperation({
     operationId: 'updateFactory',
     summary:
@@ -143,6 +148,7 @@ export class FactoriesController {
 
   @Delete('factory/:uid')
   @HttpCode(204)
+  @RequirePermission('factories.write')
   @ApiOperation({
     operationId: 'deleteFactory',
     summary: 'Delete a factory (its webhooks answer 404)',
@@ -154,6 +160,7 @@ export class FactoriesController {
   }
 
   @Get('factory/:uid/definition')
+  @RequirePermission('factories.read')
   @ApiOperation({
     operationId: 'getFactoryDefinition',
     summary: 'The files of the applied definition',
@@ -174,6 +181,7 @@ export class FactoriesController {
   }
 
   @Put('factory/:uid/definition')
+  @RequirePermission('factories.write')
   @ApiOperation({
     operationId: 'putFactoryDefinition',
     summary: "Replace a managed factory's definition (all files, applied atomically)",
@@ -193,6 +201,7 @@ export class FactoriesController {
   }
 
   @Get('factory/:uid/automations')
+  @RequirePermission('factories.read')
   @ApiOperation({
     operationId: 'listFactoryAutomations',
     summary: "A factory's automations as applied",
@@ -240,6 +249,7 @@ export class FactoriesController {
 
   @Post('factory/:uid/sync')
   @HttpCode(200)
+  @RequirePermission('factories.write')
   @ApiOperation({
     operationId: 'syncFactory',
     summary: 'Apply the production branch of a repository-backed factory now',

@@ -18,6 +18,7 @@ import { CreateAgentDto, UpdateAgentDto } from './dto/agent-request.dto';
 import { AgentResponseDto, ListAgentIdentitiesResponseDto } from './dto/agent-response.dto';
 import { IdentitiesService } from './identities.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 /** Agent identities are managed by people only: an agent's own key gets 403. */
 export function assertHuman(principal: Principal): void {
@@ -40,6 +41,7 @@ export class IdentitiesController {
 
   @Post()
   @HttpCode(201)
+  @RequirePermission('agents.write')
   @ApiOperation({ operationId: 'createAgent', summary: "Create an agent for the caller's team" })
   @ApiProblems(400, 401, 403)
   @ApiCreatedResponse({ type: AgentResponseDto })
@@ -55,6 +57,7 @@ export class IdentitiesController {
   }
 
   @Get()
+  @RequirePermission('agents.read')
   @ApiOperation({ operationId: 'listAgents', summary: "List the team's agents, oldest first" })
   @ApiProblems(400, 401, 403)
   @ApiQuery({ name: 'factory_uid', required: false, type: String })
@@ -71,6 +74,7 @@ export class IdentitiesController {
   }
 
   @Get(':uid')
+  @RequirePermission('agents.read')
   @ApiOperation({ operationId: 'getAgent', summary: 'Get an agent' })
   @ApiProblems(401, 403, 404)
   @ApiParam({ name: 'uid' })
@@ -84,6 +88,7 @@ export class IdentitiesController {
   }
 
   @Put(':uid')
+  @RequirePermission('agents.write')
   @ApiOperation({
     operationId: 'updateAgent',
     summary: 'Update an agent (omitted or null = unchanged, empty = clear)',
@@ -104,6 +109,7 @@ export class IdentitiesController {
 
   @Delete(':uid')
   @HttpCode(204)
+  @RequirePermission('agents.write')
   @ApiOperation({
     operationId: 'deleteAgent',
     summary: 'Delete an agent; all its API keys are deleted atomically',

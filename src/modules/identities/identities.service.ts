@@ -164,7 +164,7 @@ export class IdentitiesService {
       await this.lockActive(manager, principal.teamId, uid);
       const user = await this.teams.findServiceAccount(uid);
       if (!user) throw ApiError.notFound(`agent "${uid}"`);
-      const created = await this.apiKeys.create(user, name, undefined, manager);
+      const created = await this.apiKeys.create(user, name, { manager });
       await this.audit.record(manager, principal, 'api_key.create', keyTarget(created.id), {
         name,
         agent_uid: uid,

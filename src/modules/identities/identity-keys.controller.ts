@@ -20,6 +20,7 @@ import { assertHuman } from './identities.controller';
 import { AuditLog } from '../audit/audit-log.service';
 import { IdentitiesService } from './identities.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 const DEFAULT_KEY_NAME = 'api';
 
@@ -39,6 +40,7 @@ export class IdentityKeysController {
 
   @Post()
   @HttpCode(201)
+  @RequirePermission('agents.write')
   @ApiOperation({ operationId: 'createAgentApiKey', summary: 'Create an API key for an agent' })
   @ApiProblems(400, 401, 403, 404)
   @ApiParam({ name: 'uid' })
@@ -65,6 +67,7 @@ export class IdentityKeysController {
   }
 
   @Get()
+  @RequirePermission('agents.read')
   @ApiOperation({ operationId: 'listAgentApiKeys', summary: "List an agent's API keys" })
   @ApiProblems(401, 403, 404)
   @ApiParam({ name: 'uid' })
@@ -80,6 +83,7 @@ export class IdentityKeysController {
 
   @Delete(':keyId')
   @HttpCode(204)
+  @RequirePermission('agents.write')
   @ApiOperation({ operationId: 'revokeAgentApiKey', summary: "Revoke one of an agent's keys" })
   @ApiProblems(401, 403, 404)
   @ApiParam({ name: 'uid' })

@@ -95,6 +95,12 @@ export class AmbientMetrics {
     labelNames: ['model', 'kind'] as const,
     registers: [this.registry],
   });
+  private readonly accessDenials = new Counter({
+    name: 'ambient_access_denied_total',
+    help: 'Authenticated requests refused with 403 by the permission guard, by permission and role',
+    labelNames: ['permission', 'role'] as const,
+    registers: [this.registry],
+  });
   private readonly modelCost = new Counter({
     name: 'ambient_model_cost_usd_total',
     help: 'Inference cost of runs in USD (catalogue prices), by model',
@@ -204,6 +210,11 @@ export class AmbientMetrics {
   /** An execution that lost its run tried to write `write` (message, event, state…); refused. */
   staleExecutionWrite(write: string): void {
     this.staleWrites.inc({ write });
+  }
+
+  /** A caller with `role` asked for what `permission` guards and was refused. */
+  accessDenied(permission: string, role: string): void {
+    this.accessDenials.inc({ permission, role });
   }
 
   modelUsage(model: string, inputTokens: number, outputTokens: number, costUsd: number): void {

@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swa
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { ModelsService } from './models.service';
 import { ListModelsResponseDto, ModelInfoDto } from './models.dto';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()
@@ -11,6 +12,7 @@ export class ModelsController {
   constructor(private readonly models: ModelsService) {}
 
   @Get()
+  @RequirePermission('models.read')
   @ApiOperation({ operationId: 'listModels', summary: 'List available models' })
   @ApiOkResponse({ type: ListModelsResponseDto })
   @ApiProblems(401)

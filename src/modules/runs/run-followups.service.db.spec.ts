@@ -3,7 +3,7 @@ import { Fake } from '../../../test/support/unit/fake';
 import { newTestService } from '../../../test/support/unit/new-test-service';
 import { insertRun, runRow } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
-import { DebugWindowService } from '../execution/debug/debug-window.service';
+import { FailedRunFollowups } from './failed-run-followups';
 import { Run } from './entities/run.entity';
 import { RunFollowupsService } from './run-followups.service';
 import { RunQueue } from './run-queue.service';
@@ -15,7 +15,7 @@ describe('RunFollowupsService (database)', () => {
   const db = useTestDatabase('followups');
   let followups: RunFollowupsService;
   let queue: Fake<RunQueue>;
-  let debugWindow: Fake<DebugWindowService>;
+  let failedRunFollowups: Fake<FailedRunFollowups>;
 
   beforeEach(async () => {
     const built = await newTestService(RunFollowupsService, [
@@ -24,7 +24,7 @@ describe('RunFollowupsService (database)', () => {
     ]);
     followups = built.sut;
     queue = built.fakeOf(RunQueue);
-    debugWindow = built.fakeOf(DebugWindowService);
+    failedRunFollowups = built.fakeOf(FailedRunFollowups);
   });
 
   const runIn = async (state: RunState) => {
@@ -89,7 +89,7 @@ describe('RunFollowupsService (database)', () => {
 
   it('lets the debug agent answer inside the debug window of a failed setup; the run stays FAILED', async () => {
     const run = await runIn('FAILED');
-    debugWindow.activate.mockResolvedValue(true);
+    failedRunFollowups.take.mockResolvedValue(true);
     expect(await followups.submit(run, { message: 'why?' })).toEqual({
       followup_id: expect.any(String),
       outcome: 'live_session',

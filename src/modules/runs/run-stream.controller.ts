@@ -17,6 +17,8 @@ import type { Principal } from '../teams/principal';
 import { RunStreamHub } from './live/run-stream-hub.service';
 import { parseCursor, StreamCursor } from './live/stream-cursor';
 import { RunsService } from './runs.service';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
+import { API_KEY_STRATEGY } from '../teams/auth/api-key.strategy';
 
 const DESCRIPTION = [
   'Server-Sent Events of one run, from the moment of connecting (Ambient extension).',
@@ -44,6 +46,7 @@ export class RunStreamController {
   ) {}
 
   @Get('runs/:runId/stream')
+  @RequirePermission('runs.read')
   @ApiOperation({
     operationId: 'streamRun',
     summary: "Live updates of a run: state changes, timeline events, the conversation's messages",
@@ -77,7 +80,8 @@ export class RunStreamController {
   ): Promise<void> {
     const resume = resumeCursor(header, query);
     const run = await this.runs.findVisible(principal.teamId, runId);
-    await this.hub.open(req, res, run, resume, principal.keyId);
+    const keyId = principal.strategy === API_KEY_STRATEGY ? principal.keyId : null;
+    await this.hub.open(req, res, run, resume, keyId);
   }
 }
 

@@ -43,6 +43,7 @@ import { RunFollowupsService } from './run-followups.service';
 import { parseRunListParams } from './run-list.params';
 import { ApiRunListQuery } from './run-list.swagger';
 import { RunsService } from './runs.service';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()
@@ -59,6 +60,7 @@ export class RunsController {
 
   @Post('runs')
   @HttpCode(200)
+  @RequirePermission('runs.create')
   @ApiOperation({ operationId: 'createRun', summary: 'Run an agent task (preferred)' })
   @ApiProblems(400, 401, 403)
   @ApiOkResponse({ type: RunAgentResponseDto })
@@ -73,6 +75,7 @@ export class RunsController {
 
   @Post('run')
   @HttpCode(200)
+  @RequirePermission('runs.create')
   @ApiOperation({ operationId: 'runAgent', summary: 'Run an agent task (legacy path)' })
   @ApiProblems(400, 401, 403)
   @ApiOkResponse({ type: RunAgentResponseDto })
@@ -129,6 +132,7 @@ export class RunsController {
   }
 
   @Get('runs')
+  @RequirePermission('runs.read')
   @ApiOperation({ operationId: 'listRuns', summary: 'List agent runs' })
   @ApiProblems(400, 401, 403, 404)
   @ApiRunListQuery()
@@ -150,6 +154,7 @@ export class RunsController {
   }
 
   @Get('runs/:runId')
+  @RequirePermission('runs.read')
   @ApiOperation({ operationId: 'getRun', summary: 'Get run details' })
   @ApiProblems(401, 404)
   @ApiParam({ name: 'runId' })
@@ -162,6 +167,7 @@ export class RunsController {
   }
 
   @Get('runs/:runId/handoff/attachments')
+  @RequirePermission('runs.read')
   @ApiOperation({
     operationId: 'listHandoffAttachments',
     summary: "The run's attachments, with signed download URLs",
@@ -182,6 +188,7 @@ export class RunsController {
   @Post('runs/:runId/cancel')
   @HttpCode(200)
   @Header('Content-Type', 'application/json')
+  @RequirePermission('runs.cancel')
   @ApiOperation({ operationId: 'cancelRun', summary: 'Cancel a run' })
   @ApiProblems(400, 401, 404, 409, 422)
   @ApiParam({ name: 'runId' })
@@ -197,6 +204,7 @@ export class RunsController {
 
   @Post('runs/:runId/followups')
   @HttpCode(200)
+  @RequirePermission('runs.followup')
   @ApiOperation({ operationId: 'submitFollowup', summary: 'Send a follow-up message to a run' })
   @ApiProblems(400, 401, 404, 409, 422)
   @ApiParam({ name: 'runId' })
@@ -212,6 +220,7 @@ export class RunsController {
   }
 
   @Get('runs/:runId/timeline')
+  @RequirePermission('runs.read')
   @ApiOperation({ operationId: 'getRunTimeline', summary: 'Timeline of lifecycle events of a run' })
   @ApiProblems(401, 404)
   @ApiParam({ name: 'runId' })
@@ -224,6 +233,7 @@ export class RunsController {
   }
 
   @Get('run-by-external-reference')
+  @RequirePermission('runs.read')
   @ApiOperation({
     operationId: 'getRunByExternalReference',
     summary: 'Find the run that reported an external reference or pull request URL',

@@ -18,6 +18,7 @@ import {
 } from './dto/scheduled-agent-item.dto';
 import { SchedulesService } from './schedules.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 @ApiTags('schedules')
 @ApiBearerAuth()
@@ -27,6 +28,7 @@ export class SchedulesController {
 
   @Post()
   @HttpCode(201)
+  @RequirePermission('schedules.write')
   @ApiOperation({
     operationId: 'createScheduledAgent',
     summary: 'Create a scheduled agent that runs on a cron schedule (UTC)',
@@ -42,6 +44,7 @@ export class SchedulesController {
   }
 
   @Get()
+  @RequirePermission('schedules.read')
   @ApiOperation({ operationId: 'listScheduledAgents', summary: 'List scheduled agents by name' })
   @ApiProblems(401)
   @ApiOkResponse({ type: ListSchedulesResponseDto })
@@ -50,6 +53,7 @@ export class SchedulesController {
   }
 
   @Get(':scheduleId')
+  @RequirePermission('schedules.read')
   @ApiOperation({ operationId: 'getScheduledAgent', summary: 'Get a scheduled agent' })
   @ApiProblems(401, 404)
   @ApiParam({ name: 'scheduleId' })
@@ -62,6 +66,7 @@ export class SchedulesController {
   }
 
   @Put(':scheduleId')
+  @RequirePermission('schedules.write')
   @ApiOperation({
     operationId: 'updateScheduledAgent',
     summary: 'Replace a scheduled agent (all fields except agent_config are required)',
@@ -78,6 +83,7 @@ export class SchedulesController {
   }
 
   @Delete(':scheduleId')
+  @RequirePermission('schedules.write')
   @ApiOperation({
     operationId: 'deleteScheduledAgent',
     summary: 'Delete a scheduled agent; no run starts for it afterwards',
@@ -95,6 +101,7 @@ export class SchedulesController {
 
   @Post(':scheduleId/pause')
   @HttpCode(200)
+  @RequirePermission('schedules.write')
   @ApiOperation({
     operationId: 'pauseScheduledAgent',
     summary: 'Pause: no run starts until resumed',
@@ -112,6 +119,7 @@ export class SchedulesController {
 
   @Post(':scheduleId/resume')
   @HttpCode(200)
+  @RequirePermission('schedules.write')
   @ApiOperation({
     operationId: 'resumeScheduledAgent',
     summary: 'Resume: the next run is at the next tick from now (missed ticks do not fire)',

@@ -13,6 +13,7 @@ import {
 } from './scores.dto';
 import { ScoresService } from './scores.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()
@@ -22,6 +23,7 @@ export class ScoresController {
 
   @Post('judges')
   @HttpCode(200)
+  @RequirePermission('runs.create')
   @ApiOperation({ operationId: 'dispatchJudge', summary: 'Start a judge run that scores this run' })
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ type: DispatchJudgeResponseDto })
@@ -63,6 +65,7 @@ export class ScoresController {
   }
 
   @Get('scores')
+  @RequirePermission('runs.read')
   @ApiOperation({ operationId: 'listRunScores', summary: "A run's scores, most recent first" })
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ type: RunScoresResponseDto })

@@ -7,6 +7,7 @@ import { AuditLog } from '../audit/audit-log.service';
 import { Run } from '../runs/entities/run.entity';
 import { RunCreationService } from '../runs/run-creation.service';
 import { RunKeysService } from '../runs/run-keys.service';
+import { RunRecords } from '../runs/run-records';
 import type { Principal } from '../teams/principal';
 import { judgePrompt } from './judge-prompt';
 import { RunJudge } from './run-judge.entity';
@@ -26,6 +27,7 @@ export class ScoresService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly creation: RunCreationService,
+    private readonly runs: RunRecords,
     private readonly audit: AuditLog,
   ) {}
 
@@ -35,9 +37,7 @@ export class ScoresService {
     targetRunId: string,
     input: { prompt: string; title?: string },
   ): Promise<Run> {
-    const target = await this.dataSource
-      .getRepository(Run)
-      .findOneBy({ id: targetRunId, teamId: principal.teamId });
+    const target = await this.runs.findOfTeam(targetRunId, principal.teamId);
     if (!target) throw ApiError.notFound(`run ${targetRunId}`);
     const runId = newUuid();
     const judge = await this.creation.create({
@@ -110,8 +110,7 @@ export class ScoresService {
 
   /** The scores of a run of the caller's team, most recent first. */
   async list(teamId: string, runId: string): Promise<RunScore[]> {
-    const run = await this.dataSource.getRepository(Run).exists({ where: { id: runId, teamId } });
-    if (!run) throw ApiError.notFound(`run ${runId}`);
+    if (!(await this.runs.exists(runId, teamId))) throw ApiError.notFound(`run ${runId}`);
     return this.dataSource
       .getRepository(RunScore)
       .find({ where: { targetRunId: runId, teamId }, order: { id: 'DESC' } });
@@ -128,7 +127,7 @@ export class ScoresService {
         `this key is not the key of a judge of run ${targetRunId}`,
       );
     }
-    const run = await this.dataSource.getRepository(Run).findOneBy({ id: judge.judgeRunId });
+    const run = await this.runs.find(judge.judgeRunId);
     const live =
       run &&
       (RunKeysService.isServiceExecutionKey(run, principal.runExecutionId) ||

@@ -20,6 +20,7 @@ import {
 import { TeamSecret } from './team-secret.entity';
 import { TeamSecretsService } from './team-secrets.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 @ApiTags('secrets')
 @ApiBearerAuth()
@@ -28,6 +29,7 @@ export class SecretsController {
   constructor(private readonly secrets: TeamSecretsService) {}
 
   @Post()
+  @RequirePermission('secrets.write')
   @ApiOperation({ operationId: 'createSecret', summary: 'Create a team secret' })
   @ApiProblems(400, 401, 409, 503)
   @ApiCreatedResponse({ type: SecretDto })
@@ -37,6 +39,7 @@ export class SecretsController {
   }
 
   @Get()
+  @RequirePermission('secrets.read')
   @ApiOperation({ operationId: 'listSecrets', summary: "List the team's secrets (names only)" })
   @ApiProblems(401)
   @ApiOkResponse({ type: ListSecretsResponseDto })
@@ -45,6 +48,7 @@ export class SecretsController {
   }
 
   @Put(':name')
+  @RequirePermission('secrets.write')
   @ApiOperation({ operationId: 'updateSecret', summary: "Set a secret's new value" })
   @ApiProblems(400, 401, 403, 404, 503)
   @ApiOkResponse({ type: SecretDto })
@@ -58,6 +62,7 @@ export class SecretsController {
 
   @Delete(':name')
   @HttpCode(204)
+  @RequirePermission('secrets.write')
   @ApiOperation({ operationId: 'deleteSecret', summary: 'Delete a team secret' })
   @ApiProblems(401, 403, 404, 409)
   @ApiNoContentResponse()

@@ -2,17 +2,23 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
+import { RunRecords } from '../runs/run-records';
 import type { Principal } from '../teams/principal';
 import { ListAgentsResponseDto, ListSkillsQueryDto } from './dto/skills.dto';
 import { SkillsService } from './skills.service';
+import { RequirePermission } from '../teams/access/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()
 @Controller('agent')
 export class SkillsController {
-  constructor(private readonly skills: SkillsService) {}
+  constructor(
+    private readonly skills: SkillsService,
+    private readonly runs: RunRecords,
+  ) {}
 
   @Get()
+  @RequirePermission('skills.read')
   @ApiOperation({
     operationId: 'listAgents',
     summary: "List skills discovered in the repositories of the caller's environments",
@@ -23,12 +29,16 @@ export class SkillsController {
     @CurrentPrincipal() principal: Principal,
     @Query() query: ListSkillsQueryDto,
   ): Promise<ListAgentsResponseDto> {
-    const agents = await this.skills.list(principal.teamId, {
-      repo: query.repo,
-      refresh: query.refresh ?? false,
-      sortBy: query.sort_by ?? 'name',
-      includeMalformed: query.include_malformed_skills ?? false,
-    });
+    const agents = await this.skills.list(
+      principal.teamId,
+      {
+        repo: query.repo,
+        refresh: query.refresh ?? false,
+        sortBy: query.sort_by ?? 'name',
+        includeMalformed: query.include_malformed_skills ?? false,
+      },
+      await this.runs.lastRunBySkillSpec(principal.teamId),
+    );
     return { agents };
   }
 }

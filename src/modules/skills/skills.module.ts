@@ -3,7 +3,6 @@ import { EnvironmentsModule } from '../environments/environments.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { RepoCheckouts } from './repo-checkouts.service';
 import { SkillsService } from './skills.service';
-import { SkillsController } from './skills.controller';
 
 /** Skill discovery and resolution, for every role (run creation resolves skill specs). */
 @Module({
@@ -12,7 +11,3 @@ import { SkillsController } from './skills.controller';
   exports: [SkillsService],
 })
 export class SkillsModule {}
-
-/** `GET /agent` on the API role. */
-@Module({ imports: [SkillsModule], controllers: [SkillsController] })
-export class SkillsApiModule {}

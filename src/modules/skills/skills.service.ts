@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { toRfc3339 } from '../../common/time';
 import { isSafeRepoPart } from '../environments/environment-config';
@@ -28,7 +26,6 @@ export interface SkillListQuery {
 @Injectable()
 export class SkillsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly environments: EnvironmentsService,
     private readonly checkouts: RepoCheckouts,
   ) {}
@@ -93,7 +90,15 @@ export class SkillsService {
     return matches[0];
   }
 
-  async list(teamId: string, query: SkillListQuery): Promise<AgentSkillDto[]> {
+  /**
+   * The skills of the team's environments; `lastRuns` is when the team last ran each skill spec
+   * (RunRecords.lastRunBySkillSpec: the runs module imports this one, so the caller reads it).
+   */
+  async list(
+    teamId: string,
+    query: SkillListQuery,
+    lastRuns: Map<string, Date>,
+  ): Promise<AgentSkillDto[]> {
     if (query.refresh) this.checkouts.clear(teamId);
     const repoFilter = query.repo ? parseRepo(query.repo) : null;
     const visible = await this.environments.listVisible(teamId, 'name');
@@ -104,10 +109,9 @@ export class SkillsService {
         await this.collect(teamId, environment, owner, repo, query.includeMalformed, variants);
       }
     }
-    const lastRuns = await this.lastRuns(teamId);
     const byName = new Map<string, SkillVariantDto[]>();
     for (const variant of variants.values()) {
-      variant.last_run_timestamp = lastRuns.get(variant.id) ?? null;
+      variant.last_run_timestamp = toRfc3339(lastRuns.get(variant.id) ?? null);
       const name = variant.name;
       byName.set(name, [...(byName.get(name) ?? []), variant]);
     }
@@ -166,15 +170,6 @@ export class SkillsService {
         ...(found.error ? { error: found.error } : {}),
       });
     }
-  }
-
-  private async lastRuns(teamId: string): Promise<Map<string, string>> {
-    const rows = (await this.dataSource.query(
-      `SELECT skill_spec, MAX(created_at) AS last FROM runs
-        WHERE team_id = ? AND skill_spec IS NOT NULL GROUP BY skill_spec`,
-      [teamId],
-    )) as { skill_spec: string; last: Date }[];
-    return new Map(rows.map((r) => [r.skill_spec, toRfc3339(r.last)!]));
   }
 }
 

@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { TeamRole } from './access/roles';
 
 @Entity('api_keys')
 export class ApiKey {
@@ -28,6 +29,14 @@ export class ApiKey {
 
   @Column({ name: 'revoked_at', type: 'datetime', precision: 3, nullable: true })
   revokedAt: Date | null;
+
+  /** The role the key acts with; null: its user's (agent identity and run-scoped keys). */
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  role?: TeamRole | null;
+
+  /** After this instant the key no longer authenticates; null: never expires. */
+  @Column({ name: 'expires_at', type: 'datetime', precision: 3, nullable: true })
+  expiresAt?: Date | null;
 
   /** A run-scoped key acts only on this run, for one of its executions (see RunKeysService). */
   @Column({ name: 'run_id', type: 'varchar', length: 36, nullable: true })

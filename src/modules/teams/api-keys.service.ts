@@ -3,12 +3,17 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull } from 'typeorm';
 import { newUid } from '../../common/ids';
 import { ApiKey } from './api-key.entity';
+import type { TeamRole } from './access/roles';
 import { generateApiKey, hashApiKey, hashesEqual, lookupPrefixOf } from './api-key-format';
+import { API_KEY_STRATEGY } from './auth/api-key.strategy';
 import { Principal } from './principal';
 import { User } from './user.entity';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 const VALIDITY_BATCH = 500;
+/** A key that authenticates (`k` the key, `u` its user; the one parameter: now). */
+const LIVE_KEY = `k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?)
+  AND u.deleted_at IS NULL`;
 
 interface KeyRow {
   id: string;
@@ -17,7 +22,7 @@ interface KeyRow {
   secret_hash: Buffer;
   last_used_at: Date | null;
   type: User['type'];
-  role: User['role'];
+  role: TeamRole;
   display_name: string;
   email: string | null;
   run_id: string | null;
@@ -28,17 +33,24 @@ interface KeyRow {
 export class ApiKeysService {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Creates a key for a user and returns the plain key: it is shown once and never stored. */
+  /**
+   * Creates a key for a user and returns the plain key: it is shown once and never stored.
+   * Without a role the key acts with its user's; `plainKey` is an operator-chosen key (bootstrap).
+   */
   async create(
-    user: User,
+    user: Pick<User, 'id' | 'teamId'>,
     name: string,
-    plainKey?: string,
-    /** The caller's transaction (the key commits with its audit event). */
-    manager: EntityManager = this.dataSource.manager,
+    options: {
+      role?: TeamRole;
+      expiresAt?: Date | null;
+      plainKey?: string;
+      /** The caller's transaction (the key commits with its audit event). */
+      manager?: EntityManager;
+    } = {},
   ): Promise<{ key: string; id: string }> {
-    const key = plainKey ?? generateApiKey().key;
+    const key = options.plainKey ?? generateApiKey().key;
     const id = newUid();
-    await manager.getRepository(ApiKey).insert({
+    await (options.manager ?? this.dataSource.manager).getRepository(ApiKey).insert({
       id,
       teamId: user.teamId,
       userId: user.id,
@@ -48,8 +60,40 @@ export class ApiKeysService {
       createdAt: new Date(),
       lastUsedAt: null,
       revokedAt: null,
+      role: options.role ?? null,
+      expiresAt: options.expiresAt ?? null,
     });
     return { key, id };
+  }
+
+  /** The team's keys of people (not agent identities', not run-scoped), oldest first. */
+  listPeopleKeys(teamId: string): Promise<ApiKey[]> {
+    return this.peopleKeys(teamId)
+      .orderBy('k.created_at', 'ASC')
+      .addOrderBy('k.id', 'ASC')
+      .getMany();
+  }
+
+  /** One of the team's keys of people, or null. */
+  findPeopleKey(teamId: string, id: string): Promise<ApiKey | null> {
+    return this.peopleKeys(teamId).andWhere('k.id = :id', { id }).getOne();
+  }
+
+  /** Revokes one of the team's keys of people; null when the team has no such key. */
+  async revokePeopleKey(
+    teamId: string,
+    id: string,
+    manager = this.dataSource.manager,
+  ): Promise<ApiKey | null> {
+    return (await this.findPeopleKey(teamId, id)) ? this.revoke(id, manager) : null;
+  }
+
+  private peopleKeys(teamId: string) {
+    return this.dataSource
+      .getRepository(ApiKey)
+      .createQueryBuilder('k')
+      .innerJoin(User, 'u', 'u.id = k.user_id')
+      .where("k.team_id = :teamId AND k.run_id IS NULL AND u.type = 'user'", { teamId });
   }
 
   async existsForKey(plainKey: string): Promise<boolean> {
@@ -152,31 +196,31 @@ export class ApiKeysService {
   }
 
   /**
-   * Of `ids`, the keys that would still authenticate: not revoked, not deleted, their user not
-   * deleted (the conditions of `authenticate`). One query per 500 ids.
+   * Of `ids`, the keys that would still authenticate: not revoked, expired or deleted, their user
+   * not deleted (the conditions of `authenticate`). One query per 500 ids.
    */
   async stillValid(ids: string[]): Promise<Set<string>> {
     const valid = new Set<string>();
     for (let i = 0; i < ids.length; i += VALIDITY_BATCH) {
       const rows = (await this.dataSource.query(
         `SELECT k.id FROM api_keys k JOIN users u ON u.id = k.user_id
-          WHERE k.id IN (?) AND k.revoked_at IS NULL AND u.deleted_at IS NULL`,
-        [ids.slice(i, i + VALIDITY_BATCH)],
+          WHERE k.id IN (?) AND ${LIVE_KEY}`,
+        [ids.slice(i, i + VALIDITY_BATCH), new Date()],
       )) as { id: string }[];
       for (const row of rows) valid.add(row.id);
     }
     return valid;
   }
 
-  /** Resolves a presented bearer key to its principal, or null when it is unknown or revoked. */
+  /** Resolves a presented key to its principal, or null when it is unknown, revoked or expired. */
   async authenticate(plainKey: string): Promise<Principal | null> {
     if (!plainKey || plainKey.length > 512) return null;
     const rows = (await this.dataSource.query(
       `SELECT k.id, k.team_id, k.user_id, k.secret_hash, k.last_used_at, k.run_id, k.run_execution_id,
-              u.type, u.role, u.display_name, u.email
+              u.type, COALESCE(k.role, u.role) AS role, u.display_name, u.email
          FROM api_keys k JOIN users u ON u.id = k.user_id
-        WHERE k.prefix = ? AND k.revoked_at IS NULL AND u.deleted_at IS NULL`,
-      [lookupPrefixOf(plainKey)],
+        WHERE k.prefix = ? AND ${LIVE_KEY}`,
+      [lookupPrefixOf(plainKey), new Date()],
     )) as KeyRow[];
     const row = rows[0];
     if (!row || !hashesEqual(Buffer.from(row.secret_hash), hashApiKey(plainKey))) return null;
@@ -194,6 +238,7 @@ export class ApiKeysService {
       role: row.role,
       displayName: row.display_name,
       email: row.email,
+      strategy: API_KEY_STRATEGY,
       ...(row.run_id ? { runId: row.run_id, runExecutionId: row.run_execution_id } : {}),
     };
   }

@@ -57,7 +57,7 @@ export class BootstrapService {
   /** A key made at start, with its `api_key.create` audit event (actor system). */
   private createKey(admin: User, name: string, plainKey?: string) {
     return this.dataSource.transaction(async (manager) => {
-      const created = await this.apiKeys.create(admin, name, plainKey, manager);
+      const created = await this.apiKeys.create(admin, name, { role: 'admin', plainKey, manager });
       const by = { teamId: admin.teamId, actor: SYSTEM_ACTOR };
       await this.audit.record(
         manager,

@@ -1,15 +1,24 @@
-import type { UserRole, UserType } from './user.entity';
+import type { TeamRole } from './access/roles';
+import type { UserType } from './user.entity';
 
-/** Who is calling: resolved from the API key by the bearer strategy, attached to the request. */
+/** Who is calling: resolved by an auth strategy (AuthStrategy), attached to the request. */
 export interface Principal {
   teamId: string;
   userId: string;
+  /**
+   * The API key that authenticated the call. A strategy without keys sets a stable id of its
+   * credential instead (e.g. `user:<user id>`); only keys of the `api_key` strategy are watched
+   * for revocation.
+   */
   keyId: string;
   userType: UserType;
-  role: UserRole;
+  /** The role the call acts with: the key's own, else its user's. */
+  role: TeamRole;
   displayName: string;
   email: string | null;
   /** Set for a run-scoped key: the run (and its execution) the key may act on, nothing else. */
   runId?: string | null;
   runExecutionId?: number | null;
+  /** The name of the auth strategy that recognised the caller (set by the authentication guard). */
+  strategy?: string;
 }

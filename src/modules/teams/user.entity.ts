@@ -1,7 +1,8 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { TeamRole } from './access/roles';
 
 export type UserType = 'user' | 'service_account';
-export type UserRole = 'admin' | 'member';
+export type UserRole = TeamRole;
 
 @Entity('users')
 export class User {

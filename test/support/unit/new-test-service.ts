@@ -19,8 +19,14 @@ export async function newTestService<T>(
   service: Type<T>,
   providers: Provider[] = [],
 ): Promise<TestService<T>> {
+  // One fake per token: Nest may ask for a missing token once per injecting provider while it
+  // resolves them concurrently, and the spec's fakeOf must see the fake every one of them got.
+  const fakes = new Map<unknown, unknown>();
   const module = await Test.createTestingModule({ providers: [service, ...providers] })
-    .useMocker(() => fake())
+    .useMocker((token) => {
+      if (!fakes.has(token)) fakes.set(token, fake());
+      return fakes.get(token);
+    })
     .compile();
   return {
     sut: module.get(service),

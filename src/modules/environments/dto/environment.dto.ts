@@ -18,7 +18,7 @@ import {
 } from 'class-validator';
 import { SecretRefDto } from '../../runs/dto/agent-config.dto';
 import { ScopeDto, UserProfileDto } from '../../runs/dto/run-item.dto';
-import { NETWORK_POLICIES } from '../../execution/sandbox/sandbox.types';
+import { NETWORK_POLICIES } from '../environment-config';
 import { REPO_PART_PATTERN } from '../environment-config';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
 import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';

@@ -10,7 +10,6 @@ import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { HarnessRegistry } from '../../../extensions/harness-registry';
 import { WorkspaceService } from '../workspace/workspace.service';
 import { ModelsService } from '../../models/models.service';
-import { Run } from '../../runs/entities/run.entity';
 import { ExecutionContextFactory, internalApiUrl } from '../execution-context.factory';
 import type { ExecutionToken } from '../execution-fence';
 import { RunFollowupsService } from '../../runs/run-followups.service';
@@ -18,6 +17,7 @@ import { SandboxService } from '../sandbox/sandbox.service';
 import { DEBUG_AGENTS_QUEUE, DEBUG_JOB, DebugJobData } from './debug-agent-queues';
 import { DebugWindowService } from './debug-window.service';
 import { WorkspaceSetupService } from '../workspace/workspace-setup.service';
+import { RunRecords } from '../../runs/run-records';
 
 /** Bounds the re-checks for follow-ups that raced with an agent's end. */
 const MAX_PASSES = 5;
@@ -43,6 +43,7 @@ export class DebugAgentWorker implements QueueProcessorHooks {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly records: RunRecords,
     private readonly window: DebugWindowService,
     private readonly contexts: ExecutionContextFactory,
     private readonly followups: RunFollowupsService,
@@ -88,7 +89,8 @@ export class DebugAgentWorker implements QueueProcessorHooks {
   }
 
   private async runAgent(runId: string): Promise<void> {
-    const run = await this.dataSource.getRepository(Run).findOneByOrFail({ id: runId });
+    const run = await this.records.find(runId);
+    if (!run) throw new Error(`run ${runId} is gone`);
     const model = this.models.find(run.modelId ?? this.models.catalog.defaultModelId);
     const harness = this.harnesses.find('oz');
     if (!model || !harness) throw new Error('no model or oz harness for the debug agent');

@@ -1,12 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { FailedRunFollowups } from '../../runs/failed-run-followups';
+import { RunRecords } from '../../runs/run-records';
 import { DEBUG_JOB, DebugAgentQueues } from './debug-agent-queues';
-
-/** `true` as a JSON value on both MySQL and MariaDB (MariaDB's JSON_SET would store 1). */
-const JSON_TRUE = `JSON_EXTRACT('true', '$')`;
-const JSON_FALSE = `JSON_EXTRACT('false', '$')`;
 
 /**
  * The debug window of a run whose environment setup failed: while its workspace is retained, a
@@ -16,7 +11,7 @@ const JSON_FALSE = `JSON_EXTRACT('false', '$')`;
 @Injectable()
 export class DebugWindowService implements OnModuleInit {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly records: RunRecords,
     private readonly queues: DebugAgentQueues,
     private readonly failedRunFollowups: FailedRunFollowups,
   ) {}
@@ -28,11 +23,7 @@ export class DebugWindowService implements OnModuleInit {
   /** True when the run is in its debug window: a debug agent is (now) active for it. */
   async activate(runId: string): Promise<boolean> {
     if (!(await this.activateInPlace(runId))) return false;
-    const rows = (await this.dataSource.query(
-      'SELECT workspace_volume AS volume FROM runs WHERE id = ?',
-      [runId],
-    )) as { volume: string | null }[];
-    const volume = rows[0]?.volume;
+    const volume = (await this.records.keptWorkspace(runId))?.volume;
     const queue = volume ? this.queues.forVolume(volume) : this.queues.local();
     // One job per run at a time; a follow-up arriving meanwhile is picked up by the live agent.
     await queue.add(DEBUG_JOB, { runId }, { jobId: `debug:${runId}` });
@@ -40,29 +31,15 @@ export class DebugWindowService implements OnModuleInit {
   }
 
   /** Sets `debug_agent_active` if the window is open; the caller runs (or already is) the agent. */
-  async activateInPlace(runId: string): Promise<boolean> {
-    const result = (await this.dataSource.query(
-      `UPDATE runs SET status_message = JSON_SET(status_message, '$.debug_agent_active', ${JSON_TRUE})
-        WHERE id = ? AND state = 'FAILED' AND workspace_retained_until > ?
-          AND JSON_UNQUOTE(JSON_EXTRACT(status_message, '$.error_code')) = 'environment_setup_failed'`,
-      [runId, new Date()],
-    )) as { affectedRows?: number };
-    return (result.affectedRows ?? 0) > 0;
+  activateInPlace(runId: string): Promise<boolean> {
+    return this.records.openDebugAgent(runId, new Date());
   }
 
-  async deactivate(runId: string): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE runs SET status_message = JSON_SET(status_message, '$.debug_agent_active', ${JSON_FALSE})
-        WHERE id = ? AND state = 'FAILED'`,
-      [runId],
-    );
+  deactivate(runId: string): Promise<void> {
+    return this.records.closeDebugAgent(runId);
   }
 
-  async inWindow(runId: string): Promise<boolean> {
-    const rows = (await this.dataSource.query(
-      `SELECT 1 AS ok FROM runs WHERE id = ? AND state = 'FAILED' AND workspace_retained_until > ?`,
-      [runId, new Date()],
-    )) as unknown[];
-    return rows.length > 0;
+  inWindow(runId: string): Promise<boolean> {
+    return this.records.inDebugWindow(runId, new Date());
   }
 }

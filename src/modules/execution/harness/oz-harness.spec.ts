@@ -374,7 +374,7 @@ describe('OzHarness', () => {
       args: [
         '-r',
         require.resolve('@swc-node/register'),
-        join(__dirname, '../../../test/fixtures/mcp-echo-server.ts'),
+        join(__dirname, '../../../../test/fixtures/mcp-echo-server.ts'),
       ],
       env: { MCP_PID_FILE: 'mcp.pid' },
     };

@@ -9,6 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../../../common/auth/principal.decorator';
 import { ApiProblems } from '../../../common/errors/problem.schema';
+import { RequirePermission } from '../../teams/access/require-permission.decorator';
 import type { Principal } from '../../teams/principal';
 import { WorkerPresence } from './worker-presence.service';
 
@@ -35,6 +36,7 @@ export class ConnectedWorkersController {
   constructor(private readonly presence: WorkerPresence) {}
 
   @Get('connected-self-hosted-workers')
+  @RequirePermission('workers.read')
   @ApiOperation({
     operationId: 'listConnectedSelfHostedWorkers',
     summary: "The team's self-hosted workers connected now (may be briefly stale)",

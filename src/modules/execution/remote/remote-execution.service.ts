@@ -1,6 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ApiError } from '../../../common/errors/api-error';
 import { ErrorCode, terminalStateFor } from '../../../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
@@ -14,7 +12,8 @@ import { ModelsService } from '../../models/models.service';
 import { harnessAuthSecretValues } from '../../secrets/run-secrets';
 import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import type { Principal } from '../../teams/principal';
-import { Run } from '../../runs/entities/run.entity';
+import type { Run } from '../../runs/entities/run.entity';
+import { RunRecords } from '../../runs/run-records';
 import { RunKeysService } from '../../runs/run-keys.service';
 import { RunSignals } from '../../runs/run-signals.service';
 import type { RunState } from '../../runs/run-state';
@@ -72,7 +71,7 @@ export interface ExecutionResult {
 export class RemoteExecutionService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly records: RunRecords,
     private readonly runKeys: RunKeysService,
     private readonly selfHosted: SelfHostedRuns,
     private readonly transitions: RunTransitions,
@@ -207,12 +206,8 @@ export class RemoteExecutionService {
   async heartbeat(principal: Principal): Promise<{ state: RunState; leaseExpiresAt: Date }> {
     const { run } = await this.runKeys.resolve(principal);
     const leaseExpiresAt = new Date(Date.now() + this.config.runs.leaseMs);
-    const result = (await this.dataSource.query(
-      `UPDATE runs SET lease_expires_at = ?
-        WHERE id = ? AND lease_owner = ? AND state IN ('CLAIMED', 'INPROGRESS')`,
-      [leaseExpiresAt, run.id, RunKeysService.leaseOwnerFor(principal.keyId)],
-    )) as { affectedRows?: number };
-    if (!result.affectedRows) {
+    const owner = RunKeysService.leaseOwnerFor(principal.keyId);
+    if (!(await this.records.renewLease(run.id, owner, leaseExpiresAt))) {
       const { run: now } = await this.runKeys.resolve(principal);
       throw new ApiError('conflict', `the execution has not started: the run is ${now.state}`);
     }
@@ -232,7 +227,7 @@ export class RemoteExecutionService {
    * it runs on a self-hosted worker or on Ambient's own (commands get `AMBIENT_RUN_KEY`).
    */
   async reportArtifact(principal: Principal, report: unknown): Promise<RunArtifact> {
-    const own = await this.dataSource.getRepository(Run).findOneBy({ id: principal.runId ?? '' });
+    const own = await this.records.find(principal.runId ?? '');
     if (own && RunKeysService.isServiceExecutionKey(own, principal.runExecutionId)) {
       const token = this.commandTokenOf(own);
       return this.fenced(() => this.contexts.reportArtifact(own, token, report));
@@ -269,7 +264,7 @@ export class RemoteExecutionService {
    * state. Usage and transcript in the request are ignored there; the worker knows its own.
    */
   async finish(principal: Principal, result: ExecutionResult): Promise<RunState> {
-    const own = await this.dataSource.getRepository(Run).findOneBy({ id: principal.runId ?? '' });
+    const own = await this.records.find(principal.runId ?? '');
     if (own && RunKeysService.isServiceExecutionKey(own, principal.runExecutionId)) {
       await this.fenced(() =>
         this.contexts.emitEvent(this.commandTokenOf(own), FINISH_REQUESTED, {

@@ -1,12 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { terminalStateFor } from '../../../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import { Run } from '../../runs/entities/run.entity';
+import type { Run } from '../../runs/entities/run.entity';
 import { RunFollowupsService } from '../../runs/run-followups.service';
 import { RunKeysService } from '../../runs/run-keys.service';
 import { RunQueue } from '../../runs/run-queue.service';
+import { RunRecords } from '../../runs/run-records';
 import { RunTransitions } from '../../runs/run-transitions.service';
 import type { StatusMessage } from '../../runs/run.types';
 
@@ -36,7 +35,7 @@ export type WorkerReport =
 export class SelfHostedRuns {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly records: RunRecords,
     private readonly transitions: RunTransitions,
     private readonly runKeys: RunKeysService,
     private readonly followups: RunFollowupsService,
@@ -45,11 +44,7 @@ export class SelfHostedRuns {
 
   /** The team's runs waiting for this worker host, oldest first. */
   queued(teamId: string, workerHost: string, limit: number): Promise<Run[]> {
-    return this.dataSource.getRepository(Run).find({
-      where: { teamId, workerHost, state: 'QUEUED' },
-      order: { createdAt: 'ASC', id: 'ASC' },
-      take: limit,
-    });
+    return this.records.queuedForWorkerHost(teamId, workerHost, limit);
   }
 
   /** QUEUED → PENDING for one connection, with a run-scoped key; null when someone else won. */
@@ -95,7 +90,7 @@ export class SelfHostedRuns {
    * execution and attempt. True when this lease holds the run afterwards.
    */
   async claim(runId: string, leaseOwner: string): Promise<boolean> {
-    const run = await this.dataSource.getRepository(Run).findOneBy({ id: runId });
+    const run = await this.records.find(runId);
     if (!run || run.leaseOwner !== leaseOwner) return false;
     if (run.state !== 'PENDING') return run.state === 'CLAIMED' || run.state === 'INPROGRESS';
     const executionId = run.executionCount + 1;
@@ -116,14 +111,7 @@ export class SelfHostedRuns {
         payload: { worker_id: run.workerHost, self_hosted: true, attempt: run.attempt + 1 },
       },
     });
-    return claimed || this.holds(runId, leaseOwner);
-  }
-
-  private async holds(runId: string, leaseOwner: string): Promise<boolean> {
-    const run = await this.dataSource
-      .getRepository(Run)
-      .findOne({ select: { state: true, leaseOwner: true }, where: { id: runId } });
-    return run?.leaseOwner === leaseOwner && ['CLAIMED', 'INPROGRESS'].includes(run.state);
+    return claimed || this.records.leaseHolds(runId, leaseOwner);
   }
 
   /**
@@ -162,7 +150,7 @@ export class SelfHostedRuns {
    * otherwise it ends the run, or hands it back to the queue when the worker was shut down.
    */
   async applyWorkerReport(runId: string, leaseOwner: string, report: WorkerReport): Promise<void> {
-    const run = await this.dataSource.getRepository(Run).findOneBy({ id: runId });
+    const run = await this.records.find(runId);
     if (!run || run.leaseOwner !== leaseOwner) return this.revokeKeyOf(leaseOwner);
     if (run.state === 'PENDING') {
       await this.withdrawOffer(runId, leaseOwner);
@@ -204,15 +192,7 @@ export class SelfHostedRuns {
 
   /** Offers whose worker never answered within a lease go back to the queue. */
   async withdrawLapsedOffers(): Promise<Run[]> {
-    const lapsed = await this.dataSource
-      .getRepository(Run)
-      .createQueryBuilder('r')
-      .select(['r.id', 'r.teamId', 'r.workerHost', 'r.leaseOwner'])
-      .where("r.state = 'PENDING' AND r.worker_host IS NOT NULL AND r.lease_expires_at < :now", {
-        now: new Date(),
-      })
-      .limit(BATCH)
-      .getMany();
+    const lapsed = await this.records.lapsedOffers(new Date(), BATCH);
     const withdrawn: Run[] = [];
     for (const run of lapsed) {
       if (run.leaseOwner && (await this.withdrawOffer(run.id, run.leaseOwner))) withdrawn.push(run);
@@ -224,14 +204,7 @@ export class SelfHostedRuns {
   async failUnclaimed(): Promise<number> {
     const timeoutMs = this.config.selfHosted.claimTimeoutMs;
     const before = new Date(Date.now() - timeoutMs);
-    const unclaimed = await this.dataSource
-      .getRepository(Run)
-      .createQueryBuilder('r')
-      .select(['r.id', 'r.workerHost'])
-      .where("r.state = 'QUEUED' AND r.worker_host IS NOT NULL")
-      .andWhere('COALESCE(r.unclaimed_since, r.updated_at) < :before', { before })
-      .limit(BATCH)
-      .getMany();
+    const unclaimed = await this.records.unclaimedSince(before, BATCH);
     let failed = 0;
     for (const run of unclaimed) {
       const statusMessage: StatusMessage = {

@@ -19,6 +19,7 @@ import { RunSignals } from '../../runs/run-signals.service';
 import { workerIdProblem } from '../../runs/worker-host';
 import { ApiKeysService } from '../../teams/api-keys.service';
 import { KeyRevocationWatch } from '../../teams/key-revocation-watch.service';
+import { refusalOf } from '../../teams/access/roles';
 import type { Principal } from '../../teams/principal';
 import { SelfHostedDispatcher } from './self-hosted-dispatcher.service';
 import { WorkerConnection } from './worker-connection';
@@ -126,6 +127,9 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     if (principal.runId) {
       throw new ApiError('not_authorized', 'a run-scoped key cannot connect a worker');
     }
+    // A worker executes the team's runs: only a role that may start runs connects one.
+    const refusal = refusalOf(principal, 'runs.create');
+    if (refusal) throw new ApiError('not_authorized', `${refusal}: it cannot connect a worker`);
     const workerId = url.searchParams.get('worker_id');
     if (!workerId) throw ApiError.invalid('worker_id', 'is required');
     const problem = workerIdProblem(workerId);

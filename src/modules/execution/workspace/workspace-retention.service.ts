@@ -9,15 +9,13 @@ import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { WorkspaceService } from './workspace.service';
 import type { Run } from '../../runs/entities/run.entity';
 import { RunEvent } from '../../runs/entities/run-event.entity';
-import { isTerminal, RunState, TERMINAL_STATES } from '../../runs/run-state';
+import { isTerminal } from '../../runs/run-state';
+import { RunRecords } from '../../runs/run-records';
 
 const SWEEP_BATCH = 100;
-const ENDED = TERMINAL_STATES.map((state) => `'${state}'`).join(', ');
 /** Workspace directories are named by run id; a rename aside adds `.released-<uid>`. */
 const RUN_DIR = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const RELEASED_DIR = /^[0-9a-f-]{36}\.released-[A-Za-z0-9]+$/;
-/** Rows of this volume: older rows, kept before volumes were recorded, belong to every volume. */
-const ON_THIS_VOLUME = '(workspace_volume = ? OR workspace_volume IS NULL)';
 
 /** `idle_timeout_minutes` when the run's config leaves it unset (the Oz API default). */
 export const DEFAULT_IDLE_TIMEOUT_MINUTES = 10;
@@ -48,6 +46,7 @@ export class WorkspaceRetentionService {
     @Inject(APP_CONFIG) config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly workspaces: WorkspaceService,
+    private readonly records: RunRecords,
   ) {
     this.volume = config.runs.workspaceVolume;
   }
@@ -59,14 +58,9 @@ export class WorkspaceRetentionService {
 
   /** Deletes the workspace of every ended run on this volume whose deadline has passed. */
   async releaseExpired(): Promise<number> {
-    const rows = (await this.dataSource.query(
-      `SELECT id FROM runs WHERE workspace_retained_until <= ? AND state IN (${ENDED})
-          AND ${ON_THIS_VOLUME}
-        ORDER BY workspace_retained_until LIMIT ${SWEEP_BATCH}`,
-      [new Date(), this.volume],
-    )) as { id: string }[];
+    const ids = await this.records.expiredKeptWorkspaces(this.volume, new Date(), SWEEP_BATCH);
     let released = 0;
-    for (const { id } of rows) {
+    for (const id of ids) {
       try {
         if (await this.releaseIfExpired(id)) released++;
       } catch (err) {
@@ -79,21 +73,16 @@ export class WorkspaceRetentionService {
   /** Deletes the workspace of an ended run whose deadline has passed; true when there was one. */
   async releaseIfExpired(runId: string): Promise<boolean> {
     return this.removeUnderRowLock(runId, async (manager, moveAside) => {
-      const rows = (await manager.query(
-        `SELECT execution_count AS executionCount, workspace_retained_until AS until FROM runs
-          WHERE id = ? AND workspace_retained_until <= ? AND state IN (${ENDED})
-            AND ${ON_THIS_VOLUME} FOR UPDATE`,
-        [runId, new Date(), this.volume],
-      )) as { executionCount: number; until: Date }[];
-      if (rows.length === 0) return;
-      const moved = await moveAside();
-      await manager.query(
-        `UPDATE runs SET workspace_retained_until = NULL, workspace_volume = NULL,
-           status_message = JSON_REMOVE(status_message, '$.debug_agent_active')
-          WHERE id = ?`,
-        [runId],
+      const kept = await this.records.lockExpiredKeptWorkspace(
+        manager,
+        runId,
+        this.volume,
+        new Date(),
       );
-      if (moved) await this.recordRelease(manager, runId, rows[0].executionCount, rows[0].until);
+      if (!kept) return;
+      const moved = await moveAside();
+      await this.records.forgetKeptWorkspace(runId, manager, true);
+      if (moved) await this.recordRelease(manager, runId, kept.executionCount, kept.until);
     });
   }
 
@@ -105,13 +94,10 @@ export class WorkspaceRetentionService {
    * volume's orphan sweep removes the old directory.
    */
   async takeOver(runId: string, executionId: number): Promise<void> {
-    const rows = (await this.dataSource.query(
-      'SELECT workspace_retained_until AS until, workspace_volume AS volume FROM runs WHERE id = ?',
-      [runId],
-    )) as { until: Date | null; volume: string | null }[];
-    const until = rows[0]?.until;
-    if (!until) return;
-    const here = rows[0].volume === null || rows[0].volume === this.volume;
+    const kept = await this.records.keptWorkspace(runId);
+    const until = kept?.until;
+    if (!kept || !until) return;
+    const here = kept.volume === null || kept.volume === this.volume;
     if (here && until.getTime() <= Date.now()) {
       const trash = await this.moveAside(runId);
       if (trash) {
@@ -119,10 +105,7 @@ export class WorkspaceRetentionService {
         await this.recordRelease(this.dataSource.manager, runId, executionId, until);
       }
     }
-    await this.dataSource.query(
-      'UPDATE runs SET workspace_retained_until = NULL, workspace_volume = NULL WHERE id = ?',
-      [runId],
-    );
+    await this.records.forgetKeptWorkspace(runId);
   }
 
   /**
@@ -162,23 +145,13 @@ export class WorkspaceRetentionService {
 
   /** Of these run ids, those whose directory on this volume no run row accounts for. */
   private async unaccountedFor(runIds: string[]): Promise<string[]> {
-    const rows = (await this.dataSource.query(
-      `SELECT id FROM runs WHERE id IN (?) AND (state NOT IN (${ENDED})
-          OR (workspace_retained_until IS NOT NULL AND ${ON_THIS_VOLUME}))`,
-      [runIds, this.volume],
-    )) as { id: string }[];
-    const accounted = new Set(rows.map((row) => row.id));
+    const accounted = await this.records.accountingForWorkspaces(runIds, this.volume);
     return runIds.filter((id) => !accounted.has(id));
   }
 
   private removeIfUnaccountedFor(runId: string): Promise<boolean> {
     return this.removeUnderRowLock(runId, async (manager, moveAside) => {
-      const rows = (await manager.query(
-        `SELECT state, workspace_retained_until AS until, workspace_volume AS volume
-           FROM runs WHERE id = ? FOR UPDATE`,
-        [runId],
-      )) as { state: RunState; until: Date | null; volume: string | null }[];
-      const run = rows[0];
+      const run = await this.records.lockWorkspaceOwner(manager, runId);
       const keptHere = run && run.until !== null && [null, this.volume].includes(run.volume);
       if (!run || (isTerminal(run.state) && !keptHere)) await moveAside();
     });

@@ -1,9 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { PeriodicTask, PeriodicWorker } from '../../../common/periodic-task';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import { RunRecords } from '../../runs/run-records';
 import { SandboxService } from '../sandbox/sandbox.service';
 import { WorkspaceRetentionService } from './workspace-retention.service';
 
@@ -22,7 +21,7 @@ export class WorkspaceRetentionSweeper extends PeriodicWorker {
     retention: WorkspaceRetentionService,
     registry: SchedulerRegistry,
     sandboxes: SandboxService,
-    @InjectDataSource() dataSource: DataSource,
+    records: RunRecords,
   ) {
     super();
     const logger = new Logger('WorkspaceRetentionSweeper');
@@ -53,29 +52,11 @@ export class WorkspaceRetentionSweeper extends PeriodicWorker {
         runAtStart: true,
         work: async () => {
           const removed = await sandboxes.sweep((runId, executionId) =>
-            executionIsLive(dataSource, runId, executionId),
+            records.executionIsLive(runId, executionId, new Date()),
           );
           if (removed) logger.log(`removed ${removed} orphaned sandbox(es)`);
         },
       }),
     ];
   }
-}
-
-/**
- * An execution is live while its run is claimed or in progress at that execution with a lease
- * not lapsed (a crashed worker's lapses), or while a debug agent may work in its kept workspace.
- */
-async function executionIsLive(
-  dataSource: DataSource,
-  runId: string,
-  executionId: number,
-): Promise<boolean> {
-  const rows = (await dataSource.query(
-    `SELECT 1 FROM runs WHERE id = ? AND execution_count = ? AND (
-       (state IN ('CLAIMED', 'INPROGRESS') AND lease_expires_at > ?)
-       OR workspace_retained_until > ?)`,
-    [runId, executionId, new Date(), new Date()],
-  )) as unknown[];
-  return rows.length > 0;
 }

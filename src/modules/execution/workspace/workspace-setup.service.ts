@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { WorkspaceService } from './workspace.service';
 import type { Sandbox } from '../sandbox/sandbox.types';
+import { RunRecords } from '../../runs/run-records';
 import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import { Environment } from '../../environments/environment.entity';
 import { EmitSetupEvent, prepareWorkspace, SetupFailure, SetupPlan } from './workspace-preparation';
@@ -39,6 +40,7 @@ export class WorkspaceSetupService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly workspaces: WorkspaceService,
     private readonly secrets: TeamSecretsService,
+    private readonly records: RunRecords,
   ) {}
 
   async prepare(
@@ -118,19 +120,13 @@ export class WorkspaceSetupService {
     const statusExtra: Record<string, unknown> = { exit_code: failed.exitCode };
     if (retentionMinutes) {
       const until = new Date(Date.now() + retentionMinutes * 60_000);
-      await this.dataSource.query(
-        'UPDATE runs SET workspace_retained_until = ?, workspace_volume = ? WHERE id = ?',
-        [until, this.config.runs.workspaceVolume, runId],
-      );
+      await this.records.keepWorkspace(runId, until, this.config.runs.workspaceVolume);
       statusExtra.session_debug_until = until.toISOString();
     }
     return statusExtra;
   }
 
   private async clearRetention(runId: string): Promise<void> {
-    await this.dataSource.query(
-      'UPDATE runs SET workspace_retained_until = NULL, workspace_volume = NULL WHERE id = ?',
-      [runId],
-    );
+    await this.records.forgetKeptWorkspace(runId);
   }
 }

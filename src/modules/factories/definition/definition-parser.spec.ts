@@ -71,6 +71,13 @@ describe('parseDefinition', () => {
       /YAML/,
     ],
     [
+      'an alias without its anchor (fuzz seed 359275262: it answered 500)',
+      { 'webhooks/a.yaml': '*y(c' },
+      'webhooks/a.yaml',
+      1,
+      /YAML: Unresolved alias/,
+    ],
+    [
       'an unknown auth mode',
       { 'webhooks/a.yaml': 'secretName: S\nauthMode: basic\n' },
       'webhooks/a.yaml',

@@ -27,8 +27,23 @@ export class YamlSource {
         `YAML: ${error.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`,
       );
     }
-    this.ok = this.doc.errors.length === 0;
-    this.value = this.ok ? this.doc.toJS({ maxAliasCount: 100 }) : undefined;
+    let ok = this.doc.errors.length === 0;
+    let value: unknown;
+    if (ok) {
+      try {
+        value = this.doc.toJS({ maxAliasCount: 100 });
+      } catch (err) {
+        // It parses but has no value: an alias before its anchor, or too many aliases.
+        diagnostics.add(
+          'yaml_syntax',
+          this.shift(START),
+          `YAML: ${(err as Error).message.split('\n')[0]}`,
+        );
+        ok = false;
+      }
+    }
+    this.ok = ok;
+    this.value = value;
   }
 
   /** Where the value at `path` is; the nearest existing parent when it is missing. */

@@ -55,14 +55,15 @@ export class RunStreamHub implements BeforeApplicationShutdown {
   /**
    * Serves one stream. Subscribes before reading anything, so no change committed after the
    * snapshot's reads can go unannounced; failures up to here are answered as Oz errors. The
-   * stream ends soon after `keyId` (the key that opened it) stops authenticating.
+   * stream ends soon after `keyId` (the API key that opened it) stops authenticating; null for a
+   * caller another auth strategy recognised (no key to watch).
    */
   async open(
     req: Request,
     res: Response,
     run: Pick<Run, 'id' | 'teamId' | 'config'>,
     resume: StreamCursor | null,
-    keyId: string,
+    keyId: string | null,
   ): Promise<void> {
     await this.subscribed();
     const session = new RunStreamSession(req, res, run, this.reader, this.limits, this.logger);
@@ -74,7 +75,7 @@ export class RunStreamHub implements BeforeApplicationShutdown {
       if (set.size === 0 && this.sessions.get(run.id) === set) this.sessions.delete(run.id);
     });
     if (this.shuttingDown) return session.close(`the server is shutting down; ${RESUME_HINT}`);
-    session.onClose(this.keys.watch(keyId, () => session.closeWithError(KEY_REVOKED)));
+    if (keyId) session.onClose(this.keys.watch(keyId, () => session.closeWithError(KEY_REVOKED)));
     await session.start(resume);
   }
 

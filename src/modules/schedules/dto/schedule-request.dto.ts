@@ -1,13 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  IsBoolean,
-  IsIn,
-  IsObject,
-  IsOptional,
-  IsString,
-  MaxLength,
-} from 'class-validator';
+import { IsBoolean, IsIn, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 import { AgentConfigDto } from '../../runs/dto/agent-config.dto';
 import { RUN_MODES } from '../../runs/dto/create-run.dto';
 import { ValidateNestedObject } from '../../../common/errors/validation';

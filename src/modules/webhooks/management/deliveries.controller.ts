@@ -35,6 +35,7 @@ import {
   TestFilterResponseDto,
 } from './dto/webhook.dto';
 import { WebhookManagement } from './webhook-management.service';
+import { RequirePermission } from '../../teams/access/require-permission.decorator';
 
 @ApiTags('webhooks')
 @ApiBearerAuth()
@@ -47,6 +48,7 @@ export class DeliveriesController {
   ) {}
 
   @Get()
+  @RequirePermission('webhooks.read')
   @ApiOperation({ operationId: 'listWebhookDeliveries', summary: 'The delivery log, newest first' })
   @ApiQuery({ name: 'cursor', required: false })
   @ApiQuery({
@@ -82,6 +84,7 @@ export class DeliveriesController {
   }
 
   @Get(':id')
+  @RequirePermission('webhooks.read')
   @ApiOperation({
     operationId: 'getWebhookDelivery',
     summary: 'One delivery; the payload only for Accepted ones',
@@ -102,6 +105,7 @@ export class DeliveriesController {
 
   @Get(':id/payload')
   @Header('Content-Type', 'application/json')
+  @RequirePermission('webhooks.read')
   @ApiOperation({
     operationId: 'getWebhookDeliveryPayload',
     summary: 'The exact body of an Accepted delivery',
@@ -126,6 +130,7 @@ export class DeliveriesController {
 
   @Post(':id/test-filter')
   @HttpCode(200)
+  @RequirePermission('webhooks.read')
   @ApiOperation({
     operationId: 'testWebhookFilter',
     summary: "Would an automation's trigger (or an inline filter) fire for this stored delivery?",

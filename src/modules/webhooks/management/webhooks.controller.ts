@@ -20,6 +20,7 @@ import {
 import { WebhookManagement } from './webhook-management.service';
 import { toWebhookDto } from './webhook.mapper';
 import { Idempotent } from '../../idempotency/idempotent.decorator';
+import { RequirePermission } from '../../teams/access/require-permission.decorator';
 
 @ApiTags('webhooks')
 @ApiBearerAuth()
@@ -33,6 +34,7 @@ export class WebhooksController {
   }
 
   @Post()
+  @RequirePermission('webhooks.write')
   @ApiOperation({
     operationId: 'createWebhook',
     summary: 'Create a custom webhook (its URL and secret are shown once)',
@@ -51,6 +53,7 @@ export class WebhooksController {
   }
 
   @Get()
+  @RequirePermission('webhooks.read')
   @ApiOperation({
     operationId: 'listWebhooks',
     summary: "List a factory's webhooks (never their secrets)",
@@ -63,6 +66,7 @@ export class WebhooksController {
   }
 
   @Get(':uid')
+  @RequirePermission('webhooks.read')
   @ApiOperation({ operationId: 'getWebhook', summary: 'Get a webhook' })
   @ApiProblems(401, 404)
   @ApiOkResponse({ type: WebhookDto })
@@ -79,6 +83,7 @@ export class WebhooksController {
 
   @Post(':uid/enable')
   @HttpCode(200)
+  @RequirePermission('webhooks.write')
   @ApiOperation({
     operationId: 'enableWebhook',
     summary: "Enable a webhook (picks up its team secret's current value)",
@@ -99,6 +104,7 @@ export class WebhooksController {
 
   @Post(':uid/disable')
   @HttpCode(200)
+  @RequirePermission('webhooks.write')
   @ApiOperation({
     operationId: 'disableWebhook',
     summary: 'Disable a webhook (senders get 404 at once)',
@@ -119,6 +125,7 @@ export class WebhooksController {
 
   @Post(':uid/rotate-secret')
   @HttpCode(200)
+  @RequirePermission('webhooks.write')
   @ApiOperation({
     operationId: 'rotateWebhookSecret',
     summary: 'Rotate the secret: the new one is shown once, the old one fails at once',
@@ -138,6 +145,7 @@ export class WebhooksController {
 
   @Delete(':uid')
   @HttpCode(204)
+  @RequirePermission('webhooks.write')
   @ApiOperation({
     operationId: 'deleteWebhook',
     summary: 'Delete a webhook (senders get 404; automations stay but never fire)',

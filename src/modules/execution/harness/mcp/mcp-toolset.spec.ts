@@ -7,7 +7,7 @@ import { EgressGuard } from '../../../../common/egress/egress-guard';
 import { McpSetupError, McpToolset } from './mcp-toolset';
 import { mcpToolName } from './mcp-tool-names';
 
-const FIXTURE = resolve(__dirname, '../../../../test/fixtures/mcp-echo-server.ts');
+const FIXTURE = resolve(__dirname, '../../../../../test/fixtures/mcp-echo-server.ts');
 const REGISTER = require.resolve('@swc-node/register');
 const echoServer = (env: Record<string, string> = {}) => ({
   command: process.execPath,

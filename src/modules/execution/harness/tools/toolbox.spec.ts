@@ -8,6 +8,10 @@ import { McpToolset } from '../mcp/mcp-toolset';
 import { MAX_READ_CHARS } from './file-tools';
 import { Toolbox } from './toolbox';
 
+// Each file tool call is a process spawn inside the sandbox: a busy machine needs more than 5 s
+// for the tests that make a dozen of them.
+jest.setTimeout(30_000);
+
 describe('Toolbox (built-in tools)', () => {
   let root: string;
   let outside: string;

@@ -1,14 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  IsArray,
-  IsIn,
-  IsObject,
-  IsOptional,
-  IsString,
-  Matches,
-  MaxLength,
-} from 'class-validator';
+import { IsArray, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { AUTH_MODES } from '../../auth-modes';
 import { registryEnum } from '../../../../extensions/registry-openapi';
 import { ValidateNestedObject } from '../../../../common/errors/validation';

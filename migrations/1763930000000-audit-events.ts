@@ -5,8 +5,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * and per refused attempt. Read newest first per team, by keyset over (occurred_at, id); the other
  * keys serve the list's filters and the retention sweep (AMBIENT_AUDIT_RETENTION_DAYS).
  */
-export class AuditEvents1763920000000 implements MigrationInterface {
-  name = 'AuditEvents1763920000000';
+export class AuditEvents1763930000000 implements MigrationInterface {
+  name = 'AuditEvents1763930000000';
 
   async up(q: QueryRunner): Promise<void> {
     const id = (n: number) => `VARCHAR(${n}) CHARACTER SET ascii COLLATE ascii_bin`;

@@ -1,0 +1,116 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { hostname } from 'node:os';
+import { newUid } from '../../common/ids';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import type { Run } from '../runs/entities/run.entity';
+import { RunRecords } from '../runs/run-records';
+import { RunTransitions } from '../runs/run-transitions.service';
+import { ExecutionFence, ExecutionToken } from './execution-fence';
+
+/** The token of an execution on this worker: the lease is this process's worker id. */
+export type LeaseToken = ExecutionToken & { holder: { lease: string } };
+
+/** A lease kept while an execution works; `stop` when it has ended. */
+export interface HeldLease {
+  /** The harness is done and the execution is recording its end (which releases the lease). */
+  ending(): void;
+  stop(): void;
+}
+
+/**
+ * The lease of this worker's executions: the guarded claim (QUEUED → CLAIMED with a new
+ * execution id) and the heartbeat that renews it. A worker that dies stops renewing and the
+ * recovery sweeper takes the run back.
+ */
+@Injectable()
+export class ExecutionLeases {
+  private readonly logger = new Logger('ExecutionLeases');
+  readonly workerId = `${hostname()}:${process.pid}:${newUid(6)}`;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly records: RunRecords,
+    private readonly transitions: RunTransitions,
+    private readonly fence: ExecutionFence,
+  ) {}
+
+  /** Claims a queued run for this worker; null when it is not ours to execute or someone won. */
+  async claim(runId: string): Promise<Run | null> {
+    const run = await this.records.find(runId);
+    // A self-hosted run is executed by its team's own worker, never here.
+    if (!run || run.state !== 'QUEUED' || run.workerHost) return null;
+    const claimed = await this.transitions.transition(runId, 'CLAIMED', {
+      from: ['QUEUED'],
+      set: {
+        leaseOwner: this.workerId,
+        leaseExpiresAt: new Date(Date.now() + this.config.runs.leaseMs),
+        executionCount: run.executionCount + 1,
+        attempt: run.attempt + 1,
+      },
+      where: { sql: 'execution_count = :seen', params: { seen: run.executionCount } },
+      event: {
+        executionId: run.executionCount + 1,
+        payload: { worker_id: this.workerId, attempt: run.attempt + 1 },
+      },
+    });
+    if (!claimed) return null;
+    return { ...run, executionCount: run.executionCount + 1, attempt: run.attempt + 1 };
+  }
+
+  /** Renews the token's lease every third of its length until stopped. */
+  hold(token: LeaseToken, controller: AbortController): HeldLease {
+    const state = { renewedAt: Date.now(), ending: false };
+    const heartbeat = setInterval(
+      () => void this.renew(token, state, controller),
+      Math.max(100, Math.floor(this.config.runs.leaseMs / 3)),
+    );
+    return {
+      ending: () => {
+        state.ending = true;
+      },
+      stop: () => clearInterval(heartbeat),
+    };
+  }
+
+  /**
+   * Renews the lease (guarded by the token). Renewal failing for longer than a third of the
+   * lease aborts the execution while the lease still holds, i.e. before the sweeper may give the
+   * run to another worker; a process frozen past its lease finds the run taken here, or at its
+   * next fenced write, whichever comes first.
+   */
+  private async renew(
+    token: LeaseToken,
+    state: { renewedAt: number; ending: boolean },
+    controller: AbortController,
+  ): Promise<void> {
+    if (controller.signal.aborted) return;
+    const { leaseMs } = this.config.runs;
+    const sentAt = Date.now();
+    if (sentAt - state.renewedAt >= (2 * leaseMs) / 3) {
+      this.logger.warn(
+        `run ${token.runId}: lease not renewed for ${sentAt - state.renewedAt} ms; stopping execution ${token.executionId}`,
+      );
+      controller.abort('lost');
+      // Counted and logged as stale when another execution has the run already (a frozen process).
+      await this.fence.check(token, 'lease').catch(() => undefined);
+      return;
+    }
+    try {
+      const renewed = await this.records.renewLease(
+        token.runId,
+        token.holder.lease,
+        new Date(sentAt + leaseMs),
+        token.executionId,
+      );
+      if (renewed) {
+        state.renewedAt = Math.max(state.renewedAt, sentAt);
+      } else if (!controller.signal.aborted && !state.ending) {
+        // Cancelled, or taken back after we looked dead: stop working on it. (An execution that
+        // is ending released the lease itself; its end's guarded transition speaks for it.)
+        this.fence.refused(token, 'lease');
+      }
+    } catch (err) {
+      this.logger.warn(`lease renewal for run ${token.runId} failed: ${(err as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,36 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { AmbientMetrics } from '../metrics/ambient-metrics';
+import { ModelsService } from '../models/models.service';
+import type { Run } from '../runs/entities/run.entity';
+import { RunRecords } from '../runs/run-records';
+import type { RequestUsage } from '../runs/run.types';
+import type { TokenUsage } from './harness/harness.types';
+import { addUsage, inferenceCostUsd } from './run-usage';
+
+/** What an execution cost: added to the run's `request_usage` and counted in the metrics. */
+@Injectable()
+export class ExecutionUsage {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly records: RunRecords,
+    private readonly models: ModelsService,
+    private readonly metrics: AmbientMetrics,
+  ) {}
+
+  /** The run's usage with this execution's added (to be stored with the execution's end). */
+  async add(run: Run, tokens: TokenUsage, elapsedMs: number): Promise<RequestUsage> {
+    const model = this.models.find(run.modelId ?? '');
+    const modelId = run.modelId ?? 'unknown';
+    const usage = addUsage(await this.records.requestUsageOf(run.id), {
+      modelId,
+      tokens,
+      model,
+      elapsedMs,
+      computeCostPerHourUsd: this.config.runs.computeCostPerHourUsd,
+    });
+    const cost = inferenceCostUsd(tokens, model);
+    this.metrics.modelUsage(modelId, tokens.promptTokens, tokens.completionTokens, cost);
+    return usage;
+  }
+}

@@ -1,0 +1,48 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AuditLog } from '../../audit/audit-log.service';
+import { AmbientMetrics } from '../../metrics/ambient-metrics';
+import type { Principal } from '../principal';
+import type { Permission } from './roles';
+
+/** One refused attempt: who asked for what, where. */
+export interface AccessDenial {
+  principal: Principal;
+  permission: Permission;
+  /** What the 403 says, e.g. `role "viewer" lacks permission "runs.create" (held by: admin, member)`. */
+  reason: string;
+  method: string;
+  /** The request path as sent (without the query string). */
+  path: string;
+  requestId: string | null;
+  ip: string | null;
+}
+
+/**
+ * Where every permission refusal goes before its 403 is answered: a warning log line and
+ * `ambient_access_denied_total{permission,role}`. The audit log records denied attempts here too
+ * (awaited, so the event exists before the caller sees the refusal).
+ */
+@Injectable()
+export class AccessDenials {
+  private readonly logger = new Logger('Access');
+
+  constructor(
+    private readonly metrics: AmbientMetrics,
+    private readonly audit: AuditLog,
+  ) {}
+
+  /** The audit event's action is the permission refused (`secrets.write`). */
+  record(denial: AccessDenial): Promise<void> {
+    const { principal, permission } = denial;
+    this.metrics.accessDenied(permission, principal.role);
+    this.logger.warn(
+      `denied ${denial.method} ${denial.path}: ${denial.reason} (team ${principal.teamId}, ` +
+        `user ${principal.userId}, key ${principal.keyId}, request ${denial.requestId ?? '-'})`,
+    );
+    return this.audit.recordDenied(principal, permission, null, {
+      reason: denial.reason,
+      method: denial.method,
+      path: denial.path,
+    });
+  }
+}

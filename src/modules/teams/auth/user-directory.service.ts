@@ -1,0 +1,67 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { newUid } from '../../../common/ids';
+import { isTeamRole } from '../access/roles';
+import type { Principal } from '../principal';
+import { Team } from '../team.entity';
+import { User } from '../user.entity';
+import type { DirectoryUser, UserDirectory } from './auth-strategy';
+
+/** Ambient's users for strategies that authenticate people (UserDirectory). */
+@Injectable()
+export class UserDirectoryService implements UserDirectory {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async principalOf(input: DirectoryUser): Promise<Principal | null> {
+    if (!isTeamRole(input.role)) throw new Error(`unknown role "${String(input.role)}"`);
+    const email = input.email.trim().toLowerCase();
+    if (!email || email.length > 255) return null;
+    const displayName = (input.displayName?.trim() || email).slice(0, 255);
+    const team = await this.dataSource.getRepository(Team).findOneBy({ name: input.team });
+    if (!team) return null;
+    const user =
+      (await this.person(this.dataSource.manager, team.id, email)) ??
+      // The team's row lock makes the first sight of a person create one user, not two.
+      (await this.dataSource.transaction(async (m) => {
+        await m.query(`SELECT id FROM teams WHERE id = ? FOR UPDATE`, [team.id]);
+        const found = await this.person(m, team.id, email);
+        if (found) return found;
+        const created: User = {
+          id: newUid(),
+          teamId: team.id,
+          displayName,
+          email,
+          type: 'user',
+          role: input.role,
+          createdAt: new Date(),
+        };
+        await m.getRepository(User).insert(created);
+        return created;
+      }));
+    if (user.role !== input.role || user.displayName !== displayName) {
+      await this.dataSource
+        .getRepository(User)
+        .update({ id: user.id }, { role: input.role, displayName });
+    }
+    return {
+      teamId: team.id,
+      userId: user.id,
+      keyId: `user:${user.id}`,
+      userType: 'user',
+      role: input.role,
+      displayName,
+      email,
+    };
+  }
+
+  private person(m: EntityManager, teamId: string, email: string): Promise<User | null> {
+    return m
+      .getRepository(User)
+      .createQueryBuilder('u')
+      .where("u.team_id = :teamId AND u.email = :email AND u.type = 'user'", { teamId, email })
+      .andWhere('u.deleted_at IS NULL')
+      .orderBy('u.created_at', 'ASC')
+      .getOne();
+  }
+}
