@@ -346,7 +346,7 @@ describe('audit log (GET /audit-events, audit export)', () => {
       ['api_key.revoke', 'system', null],
       ['api_key.create', 'system', null],
     ]);
-    expect(events[1].details).toEqual({ name: 'ops', user_id: expect.any(String) });
+    expect(events[1].details).toEqual({ name: 'ops', role: 'admin', user_id: expect.any(String) });
   });
 
   it('deletes events past AMBIENT_AUDIT_RETENTION_DAYS in batches, keeping the rest', async () => {
