@@ -4,6 +4,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY .swcrc tsconfig.json ./
+COPY scripts ./scripts
 COPY src ./src
 COPY migrations ./migrations
 COPY console ./console

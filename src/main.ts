@@ -5,7 +5,7 @@ import { Logger } from '@nestjs/common';
 import { AppConfig, loadConfig } from './config/app-config';
 import { describeCreatedKeys, KeyOrigin, provideKeys } from './config/key-files';
 import { startAmbient } from './bootstrap/start';
-import { startupSummary } from './bootstrap/startup-summary';
+import { modelWarning, startupSummary } from './bootstrap/startup-summary';
 
 function fail(message: string): never {
   process.stderr.write(`ambient: ${message}\n`);
@@ -52,6 +52,8 @@ async function main(): Promise<void> {
   const createdKeys = describeCreatedKeys(keys);
   if (createdKeys) new Logger('Keys').warn(createdKeys);
   logger.log(startupSummary(config, ambient, keys));
+  const noModel = modelWarning(ambient.models, config.models.file);
+  if (noModel) new Logger('Models').warn(noModel);
 }
 
 function firstLine(err: Error): string {

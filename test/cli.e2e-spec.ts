@@ -63,7 +63,7 @@ describe('admin CLI (child processes on a real database)', () => {
     expect(second).toMatchObject({ code: 0, stderr: '' });
     expect(second.stdout).toContain('is up to date');
     expect(await cli('migrate', '--check')).toMatchObject({ code: 0, stderr: '' });
-  });
+  }, 240_000); // six CLI processes, each compiling TypeScript at start (≈ 5–15 s under load)
 
   it('refuses a key for an unknown team with a clear message', async () => {
     const result = await cli('api-keys', 'create', '--team', 'no-such-team');

@@ -464,5 +464,5 @@ describe('environments: management, access and workspace preparation', () => {
     expect((await api.get(`/agent/environments/${uid}`)).body.config.secrets).toEqual([]);
     expect((await cli(['environments', 'delete', '--uid', uid])).code).toBe(0);
     expect((await api.get(`/agent/environments/${uid}`)).status).toBe(404);
-  });
+  }, 240_000); // a dozen CLI processes, each compiling TypeScript at start (≈ 5–15 s under load)
 });

@@ -11,6 +11,8 @@ import { startIngress } from '../ingress/start-ingress';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { startMetricsServer } from '../modules/metrics/metrics-endpoint';
 import { SandboxService } from '../modules/execution/sandbox/sandbox.service';
+import type { ModelCatalog } from '../modules/models/model-catalog';
+import { ModelsService } from '../modules/models/models.service';
 import { BootstrapService } from '../modules/teams/bootstrap.service';
 import { configureHttp } from './http';
 import { localBaseUrl } from '../common/http-listener';
@@ -19,6 +21,7 @@ import { createObservability, Observability } from './observability';
 import { checkBlobStore, checkRedis, prepareDatabase } from './preflight';
 import { Readiness } from '../modules/health/readiness.service';
 import { startHealthServer } from './health-server';
+import { settlePublicUrls } from '../config/public-urls';
 
 export interface AmbientProcess {
   app: INestApplicationContext;
@@ -33,6 +36,8 @@ export interface AmbientProcess {
   metrics: AmbientMetrics;
   /** The sandbox backend this process's workers use (null without the worker role's sandbox). */
   sandbox: string | null;
+  /** The model catalogue as this process loaded it (null for an ingress-only process). */
+  models: ModelCatalog | null;
   close(): Promise<void>;
 }
 
@@ -81,6 +86,11 @@ export async function startAmbient(
       ? null
       : await startMain(config, observability, extensions);
     if (main) closers.push(main.close);
+    const urlWarnings = settlePublicUrls(config, {
+      api: main?.apiUrl ? portOf(main.apiUrl) : undefined,
+      ingress: ingress ? portOf(ingress.url) : undefined,
+    });
+    urlWarnings.forEach((warning) => new Logger('PublicUrls').warn(warning));
     const { port: metricsPort, host: metricsHost, token: metricsToken } = config.metrics;
     const metricsServer =
       metricsPort === null
@@ -110,6 +120,7 @@ export async function startAmbient(
         (main?.apiUrl && metricsToken ? main.apiUrl.replace(/\/api\/v1$/, '/metrics') : null),
       metrics: observability.metrics,
       sandbox,
+      models: main ? main.app.get(ModelsService).catalog : null,
       close: closeAll,
     };
   } catch (err) {
@@ -171,6 +182,11 @@ async function startMain(
   // This process's own workers reach the API here (bridged into their sandboxes).
   config.server.internalApiUrl ??= apiUrl;
   return { app, apiUrl, healthUrl: null, close: () => app.close() };
+}
+
+/** The port of an `http://host:port…` listener URL (the URL leaves out 80). */
+function portOf(url: string): number {
+  return Number(new URL(url).port || 80);
 }
 
 /** A start-up check failing in a lifecycle hook (e.g. a queue without its processor) leaves nothing open. */

@@ -1,6 +1,7 @@
 import { loadConfig } from '../config/app-config';
 import type { KeyOrigin } from '../config/key-files';
-import { keyStates, startupSummary } from './startup-summary';
+import { loadModelCatalog } from '../modules/models/model-catalog';
+import { keyStates, modelWarning, startupSummary } from './startup-summary';
 
 const config = (env: Record<string, string> = {}) =>
   loadConfig({
@@ -18,6 +19,7 @@ describe('startupSummary', () => {
         ingressUrl: 'http://127.0.0.1:8081',
         metricsUrl: 'http://127.0.0.1:9464/metrics',
         sandbox: 'docker',
+        models: loadModelCatalog('config/models.yaml', { OPENAI_API_KEY: 'sk-test' }),
       },
       [],
     );
@@ -28,8 +30,12 @@ describe('startupSummary', () => {
       sandbox: 'docker',
     });
     expect(summary.msg).toMatch(
-      /^roles api, ingress, worker, scheduler; API on http:\/\/127\.0\.0\.1:8080\/api\/v1; ingress on .*; metrics on .*; database db\.internal:3307\/prod; /,
+      /^roles api, ingress, worker, scheduler; API on http:\/\/127\.0\.0\.1:8080\/api\/v1; console (on|not built \(npm run build, then) http:\/\/localhost:8080\/console\/\)?; API docs on http:\/\/localhost:8080\/api\/docs; models gpt-5-4-high, gpt-5-4-mini \(default gpt-5-4-high\); ingress on .*; metrics on .*; database db\.internal:3307\/prod; /,
     );
+    expect(summary.startup).toMatchObject({
+      api_docs: 'http://localhost:8080/api/docs',
+      models: { enabled: ['gpt-5-4-high', 'gpt-5-4-mini'], default: 'gpt-5-4-high' },
+    });
     expect(JSON.stringify(summary)).not.toContain('hunter2');
   });
 
@@ -61,11 +67,25 @@ describe('startupSummary', () => {
     });
     const { msg } = startupSummary(
       set,
-      { apiUrl: null, ingressUrl: null, metricsUrl: null, sandbox: null },
+      { apiUrl: null, ingressUrl: null, metricsUrl: null, sandbox: null, models: null },
       origins,
     );
     expect(msg).toContain('AMBIENT_URL_SIGNING_KEY generated /srv/var/keys/url-signing.key');
     expect(msg).not.toContain(secrets);
     expect(msg).not.toContain('operator-signing-key');
+  });
+
+  it('says how to enable a model when the default one cannot run', () => {
+    const none = modelWarning(loadModelCatalog('config/models.yaml', {}), 'config/models.yaml');
+    expect(none).toBe(
+      'no model is enabled, so no run can start: set a provider key (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY) or enable the local OpenAI-compatible provider in config/models.yaml (README "First run in 5 minutes")',
+    );
+    const otherKey = loadModelCatalog('config/models.yaml', { ANTHROPIC_API_KEY: 'sk-ant' });
+    expect(modelWarning(otherKey, 'config/models.yaml')).toMatch(
+      /^the default model gpt-5-4-high is disabled: runs must name a model \(claude-4-6-opus-high, claude-haiku-4-5\)/,
+    );
+    const openai = loadModelCatalog('config/models.yaml', { OPENAI_API_KEY: 'sk-test' });
+    expect(modelWarning(openai, 'config/models.yaml')).toBeNull();
+    expect(modelWarning(null, 'config/models.yaml')).toBeNull();
   });
 });

@@ -9,7 +9,8 @@ export const API_OPTIONS = {
 } as const;
 
 export const API_OPTION_HELP = [
-  '  --url <base>    API base URL (default $AMBIENT_API_URL, else AMBIENT_PUBLIC_URL + /api/v1)',
+  '  --url <base>    API base URL (default $AMBIENT_API_URL, else the public URL + /api/v1:',
+  '                  AMBIENT_PUBLIC_URL, unset = http://localhost:$AMBIENT_PORT)',
   '  --key <key>     API key (default $AMBIENT_API_KEY)',
 ];
 

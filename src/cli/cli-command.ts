@@ -2,7 +2,7 @@ import type { ParseArgsConfig } from 'node:util';
 import type { AppConfig } from '../config/app-config';
 import { UsageError } from './cli-errors';
 
-export type OptionValues = Record<string, string | boolean | undefined>;
+export type OptionValues = Record<string, string | string[] | boolean | undefined>;
 
 export interface CliIo {
   /** Loaded on first use, so `--help` works even with a broken configuration. */

@@ -1,90 +1,16 @@
-import { DataSource, EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
-import { dataSourceOptions } from '../database/database-setup';
-import { parseDatabaseUrl } from '../database/database-url';
-import { SYSTEM_ACTOR, AuditTarget } from '../modules/audit/audit-actor';
-import { AuditEvent } from '../modules/audit/audit-event.entity';
-import { AuditLog } from '../modules/audit/audit-log.service';
-import { SecretCipher } from '../modules/secrets/secret-cipher';
-import { SecretReencryption } from '../modules/secrets/secret-reencryption';
-import { ApiKey } from '../modules/teams/api-key.entity';
-import { ApiKeysService } from '../modules/teams/api-keys.service';
-import { Team } from '../modules/teams/team.entity';
-import { TeamsService } from '../modules/teams/teams.service';
-import { User } from '../modules/teams/user.entity';
-import { CommandError } from './cli-errors';
+import type { CliServices } from './cli-database';
 
-export interface CliServices {
-  teams: TeamsService;
-  apiKeys: ApiKeysService;
-  secretReencryption: SecretReencryption;
-  /**
-   * Makes a change the operator asks for at the command line in one transaction with its audit
-   * event (actor `system`): `change` returns its result and the event to record.
-   */
-  audited<T>(
-    change: (manager: EntityManager) => Promise<{ result: T; event: CliAuditEvent }>,
-  ): Promise<T>;
-}
-
-/** What a command's change records: in which team, what was done to what. */
-export interface CliAuditEvent {
-  teamId: string;
-  action: string;
-  target: AuditTarget;
-  details?: Record<string, unknown>;
-}
+export type { CliServices } from './cli-database';
 
 /**
- * Runs `fn` with the team services on a small DataSource of their own (no Nest, no Redis), after
- * checking that the schema is current: the CLI never migrates behind the operator's back.
+ * Runs `fn` with the team services on a DataSource of their own (cli-database.ts). Loaded on
+ * first use, so commands that only call the API start without loading TypeORM.
  */
 export async function withServices<T>(
   config: AppConfig,
   fn: (services: CliServices) => Promise<T>,
 ): Promise<T> {
-  const dataSource = new DataSource({
-    ...dataSourceOptions(config),
-    entities: [Team, User, ApiKey, AuditEvent],
-    extra: { connectTimeout: 5000, connectionLimit: 2 },
-  });
-  try {
-    await dataSource.initialize();
-  } catch (err) {
-    throw connectionError(config, err);
-  }
-  try {
-    if (await dataSource.showMigrations()) {
-      throw new CommandError(
-        'the database has pending migrations; run the "migrate" command first',
-      );
-    }
-    const audit = new AuditLog(dataSource);
-    return await fn({
-      teams: new TeamsService(dataSource),
-      apiKeys: new ApiKeysService(dataSource),
-      secretReencryption: new SecretReencryption(dataSource, new SecretCipher(config)),
-      audited: (change) =>
-        dataSource.transaction(async (manager) => {
-          const { result, event } = await change(manager);
-          const by = { teamId: event.teamId, actor: SYSTEM_ACTOR };
-          await audit.record(manager, by, event.action, event.target, event.details);
-          return result;
-        }),
-    });
-  } finally {
-    await dataSource.destroy();
-  }
-}
-
-function connectionError(config: AppConfig, err: unknown): CommandError {
-  const location = parseDatabaseUrl(config.database.url);
-  if ((err as { code?: string }).code === 'ER_BAD_DB_ERROR') {
-    return new CommandError(
-      `database "${location.database}" does not exist; run the "migrate" command first`,
-    );
-  }
-  return new CommandError(
-    `DATABASE_URL: cannot connect to MySQL at ${location.host}:${location.port} as ${location.user} (${(err as Error).message})`,
-  );
+  const database = await import('./cli-database');
+  return database.withServices(config, fn);
 }

@@ -7,7 +7,7 @@ import {
   apiKeysListCommand,
   apiKeysRevokeCommand,
 } from './api-keys-commands';
-import { CliCommand, CliIo, helpText } from './cli-command';
+import { CliCommand, CliIo, helpText, OptionValues } from './cli-command';
 import { UsageError } from './cli-errors';
 import { identitiesListCommand, identitiesSetLimitCommand } from './identities-commands';
 import {
@@ -20,6 +20,7 @@ import { ENVIRONMENTS_COMMANDS } from './environments-commands';
 import { FACTORIES_COMMANDS } from './factories-commands';
 import { migrateCommand } from './migrate-command';
 import { RUNS_COMMANDS } from './runs-commands';
+import { RUN_MANAGEMENT_COMMANDS } from './runs-manage-commands';
 import { SECRETS_COMMANDS } from './secrets-commands';
 import { teamsCreateCommand } from './teams-commands';
 import { WEBHOOKS_COMMANDS } from './webhooks-commands';
@@ -39,6 +40,7 @@ const COMMANDS: CliCommand[] = [
   ...FACTORIES_COMMANDS,
   ...WEBHOOKS_COMMANDS,
   ...ENVIRONMENTS_COMMANDS,
+  ...RUN_MANAGEMENT_COMMANDS,
   ...RUNS_COMMANDS,
   ...AUDIT_COMMANDS,
 ];
@@ -114,7 +116,7 @@ function parseCommandArgs(command: CliCommand, args: string[]) {
   } catch (err) {
     throw new UsageError(firstLine(err), helpText(command).trimEnd());
   }
-  const values: Record<string, string | boolean | undefined> = { ...parsed.values };
+  const values: OptionValues = { ...parsed.values };
   if (values.help) return { values };
   if (parsed.positionals.length !== names.length) {
     const wanted = names.map((n) => `<${n}>`).join(' ');

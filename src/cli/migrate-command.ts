@@ -1,5 +1,3 @@
-import { prepareDatabase } from '../bootstrap/preflight';
-import { hasPendingMigrations } from '../database/database-setup';
 import { parseDatabaseUrl } from '../database/database-url';
 import { CliCommand } from './cli-command';
 import { CommandError } from './cli-errors';
@@ -19,6 +17,11 @@ export const migrateCommand: CliCommand = {
   options: { check: { type: 'boolean' } },
   async run(values, io) {
     const config = io.config();
+    // Loaded here, not at start: the other commands need no migrations, TypeORM or S3 client.
+    const [{ prepareDatabase }, { hasPendingMigrations }] = await Promise.all([
+      import('../bootstrap/preflight'),
+      import('../database/database-setup'),
+    ]);
     const database = parseDatabaseUrl(config.database.url).database;
     if (values.check) {
       if (await hasPendingMigrations(config)) {

@@ -1,6 +1,6 @@
 import { SseEvent, SseParser } from '../common/sse';
 import { API_OPTION_HELP, API_OPTIONS, apiTarget, problemText } from './api-http';
-import { CliCommand, CliIo } from './cli-command';
+import { CliCommand, CliIo, OptionValues } from './cli-command';
 import { CommandError } from './cli-errors';
 import { RunEventLines } from './run-event-lines';
 
@@ -35,21 +35,25 @@ export const runsWatchCommand: CliCommand = {
   options: { ...API_OPTIONS, json: { type: 'boolean' } },
   positionals: ['run-id'],
   async run(values, io) {
-    const runId = String(values['run-id']);
-    const lines = new RunEventLines();
-    // Readable lines leave out each connection's first snapshot: the history replayed after it
-    // is older, and the snapshot that ends the replay says the same.
-    const print =
-      values.json === true
-        ? (e: SseEvent) =>
-            io.out(JSON.stringify({ event: e.event, id: e.id, data: JSON.parse(e.data) }))
-        : (e: SseEvent, replayHead: boolean) => {
-            if (!replayHead) lines.lines(e).forEach((line) => io.out(line));
-          };
-    const state = await watchRun(apiTarget(values, io), runId, print, io);
-    return WATCH_EXIT_CODES[state] ?? 1;
+    return followRun(values, io, String(values['run-id']));
   },
 };
+
+/** Watches a run to its end as `runs watch` does; resolves with the exit code of its end state. */
+export async function followRun(values: OptionValues, io: CliIo, runId: string): Promise<number> {
+  const lines = new RunEventLines();
+  // Readable lines leave out each connection's first snapshot: the history replayed after it
+  // is older, and the snapshot that ends the replay says the same.
+  const print =
+    values.json === true
+      ? (e: SseEvent) =>
+          io.out(JSON.stringify({ event: e.event, id: e.id, data: JSON.parse(e.data) }))
+      : (e: SseEvent, replayHead: boolean) => {
+          if (!replayHead) lines.lines(e).forEach((line) => io.out(line));
+        };
+  const state = await watchRun(apiTarget(values, io), runId, print, io);
+  return WATCH_EXIT_CODES[state] ?? 1;
+}
 
 export const RUNS_COMMANDS: CliCommand[] = [runsWatchCommand];
 

@@ -2,7 +2,8 @@ import type { Team } from '../modules/teams/team.entity';
 import type { TeamsService } from '../modules/teams/teams.service';
 import type { User } from '../modules/teams/user.entity';
 import { CliCommand, requiredText } from './cli-command';
-import { CliServices, withServices } from './cli-context';
+import type { CliServices } from './cli-context';
+import { withServices } from './cli-context';
 import { CommandError } from './cli-errors';
 
 export const teamsCreateCommand: CliCommand = {

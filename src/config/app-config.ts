@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { EgressAllowList } from '../common/egress/egress-allow-list';
+import { defaultPublicUrls } from './public-urls';
 
 export const ROLES = ['api', 'ingress', 'worker', 'scheduler'] as const;
 export type Role = (typeof ROLES)[number];
@@ -11,7 +12,10 @@ export interface AppConfig {
   server: {
     host: string;
     port: number;
+    /** AMBIENT_PUBLIC_URL, else this listener's address (public-urls.ts). */
     publicUrl: string;
+    /** True when publicUrl was not configured and follows the API listener's port. */
+    publicUrlFollowsListener?: boolean;
     /**
      * The API base URL (…/api/v1) this process's workers reach the API at, bridged into sandboxes;
      * unset = this process's own listener when it serves the API, else publicUrl + /api/v1.
@@ -48,7 +52,10 @@ export interface AppConfig {
   /** Processes without the api role serve the health probes on `port` when it is set. */
   health?: { port?: number };
   webhooks: {
+    /** AMBIENT_WEBHOOK_BASE_URL, else the ingress listener's address (public-urls.ts). */
     baseUrl: string;
+    /** True when baseUrl was not configured and follows the ingress listener's port. */
+    baseUrlFollowsListener?: boolean;
     deliveriesPerMinute: number;
     authFailuresPerMinute: number;
     logRetentionDays: number;
@@ -197,7 +204,7 @@ interface Setting {
 const SETTINGS: Setting[] = [
   { path: 'server.host', env: 'AMBIENT_HOST', kind: 'string' },
   { path: 'server.port', env: 'AMBIENT_PORT', kind: 'int', min: 0, max: 65535 },
-  { path: 'server.publicUrl', env: 'AMBIENT_PUBLIC_URL', kind: 'url' },
+  { path: 'server.publicUrl', env: 'AMBIENT_PUBLIC_URL', kind: 'url', optional: true },
   {
     path: 'server.internalApiUrl',
     env: 'AMBIENT_INTERNAL_API_URL',
@@ -284,7 +291,12 @@ const SETTINGS: Setting[] = [
     max: 65535,
     optional: true,
   },
-  { path: 'webhooks.baseUrl', env: 'AMBIENT_WEBHOOK_BASE_URL', kind: 'url' },
+  {
+    path: 'webhooks.baseUrl',
+    env: 'AMBIENT_WEBHOOK_BASE_URL',
+    kind: 'url',
+    optional: true,
+  },
   {
     path: 'webhooks.deliveriesPerMinute',
     env: 'AMBIENT_WEBHOOK_DELIVERIES_PER_MINUTE',
@@ -539,6 +551,7 @@ export function loadConfig(
     setPath(tree, setting.path, coerce(setting, raw, source));
   }
   const config = tree as unknown as AppConfig;
+  defaultPublicUrls(config);
   config.egress = { allow: checkEgressAllow(config.egress?.allow) };
   const metricsToken = overrides['metrics.token'] ?? env.AMBIENT_METRICS_TOKEN;
   if (typeof metricsToken === 'string' && metricsToken !== '') {

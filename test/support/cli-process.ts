@@ -9,7 +9,10 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs Ambient's CLI as `npm run cli` does, in a child process with `env` (and `stdin`, if any). */
+/**
+ * Runs Ambient's CLI from the TypeScript sources, as `npm run cli` does when dist/ is not current
+ * (tests never depend on a build), in a child process with `env` (and `stdin`, if any).
+ */
 export function runCli(args: string[], env: NodeJS.ProcessEnv, stdin?: string): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(

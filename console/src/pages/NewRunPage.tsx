@@ -1,7 +1,8 @@
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { api, data } from '../api/client';
 import { ErrorMessage, parseMetadata, useLoad } from '../components/ui';
 import { navigate } from '../router';
+import { defaultModelEnabled, initialModel } from '../api/models';
 
 export function modelLabel(model: {
   display_name: string;
@@ -35,9 +36,13 @@ export function ModelSelect({
   choices: ReturnType<typeof useRunChoices>;
 }) {
   const list = choices.models.value;
+  const usableDefault = !list || defaultModelEnabled(list);
   return (
     <select id={id} value={value} onChange={(event) => onChange(event.target.value)}>
-      <option value="">Default{list ? ` (${list.default_model_id})` : ''}</option>
+      <option value="" disabled={!usableDefault}>
+        Default{list ? ` (${list.default_model_id})` : ''}
+        {usableDefault ? '' : ' — unavailable'}
+      </option>
       {list?.models.map((model) => (
         <option key={model.id} value={model.id} disabled={model.disabled}>
           {modelLabel(model)}
@@ -79,6 +84,12 @@ export function NewRunPage() {
   const [metadata, setMetadata] = useState('');
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
+  const list = choices.models.value;
+  // Never starts on a model that cannot run: a disabled default gives way to an enabled model.
+  useEffect(() => {
+    if (list) setModel((current) => current || initialModel(list));
+  }, [list]);
+  const noModel = list !== undefined && list.models.every((m) => m.disabled);
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -120,6 +131,13 @@ export function NewRunPage() {
         />
         <label htmlFor="run-model">Model</label>
         <ModelSelect id="run-model" value={model} onChange={setModel} choices={choices} />
+        {noModel && (
+          <p className="hint" role="alert">
+            No model is enabled, so no run can start: set a provider key (e.g. OPENAI_API_KEY) for
+            the server, or enable the local model in config/models.yaml (README, &ldquo;First run in
+            5 minutes&rdquo;), then restart Ambient.
+          </p>
+        )}
         {unavailable.length > 0 && (
           <ul className="hint" aria-label="Unavailable models">
             {unavailable.map((m) => (
@@ -145,7 +163,7 @@ export function NewRunPage() {
         />
         <ErrorMessage error={error ?? choices.models.error} />
         <div className="actions">
-          <button type="submit" className="primary" disabled={busy}>
+          <button type="submit" className="primary" disabled={busy || noModel}>
             Start run
           </button>
         </div>

@@ -1,0 +1,253 @@
+import { API_OPTION_HELP, API_OPTIONS, callApi, required } from './api-http';
+import { CliCommand, CliIo, OptionValues } from './cli-command';
+import { UsageError } from './cli-errors';
+import { followRun } from './runs-commands';
+
+/** The fields of a run the readable output of `runs list` and `runs get` shows. */
+interface RunItem {
+  run_id: string;
+  title: string;
+  state: string;
+  created_at: string;
+  updated_at: string;
+  session_link?: string;
+  status_message?: { message?: string };
+  error_code?: string;
+  agent_config?: { model_id?: string; environment_id?: string };
+  request_usage?: { cost_usd?: number };
+  metadata?: Record<string, string>;
+}
+
+const runPath = (values: OptionValues, suffix = '') =>
+  `/agent/runs/${encodeURIComponent(String(values['run-id']))}${suffix}`;
+
+/** `--metadata k=v`, repeatable, as an object (the value may hold `=`). */
+function metadataPairs(values: OptionValues): Record<string, string> | undefined {
+  const given = values.metadata;
+  const list = given === undefined ? [] : Array.isArray(given) ? given : [String(given)];
+  if (list.length === 0) return undefined;
+  const pairs: Record<string, string> = {};
+  for (const item of list) {
+    const at = item.indexOf('=');
+    if (at <= 0) throw new UsageError(`--metadata must be key=value (got ${JSON.stringify(item)})`);
+    const key = item.slice(0, at);
+    if (key in pairs) throw new UsageError(`--metadata ${key} is given twice`);
+    pairs[key] = item.slice(at + 1);
+  }
+  return pairs;
+}
+
+function printRun(io: CliIo, run: RunItem): void {
+  const rows: [string, string | undefined][] = [
+    ['run_id', run.run_id],
+    ['title', run.title],
+    ['state', run.state],
+    ['model', run.agent_config?.model_id],
+    ['environment', run.agent_config?.environment_id],
+    ['created', run.created_at],
+    ['updated', run.updated_at],
+    ['error', run.error_code],
+    ['status', run.status_message?.message],
+    ['cost', run.request_usage?.cost_usd?.toFixed(4)],
+    ['link', run.session_link],
+    ...Object.entries(run.metadata ?? {}).map(([k, v]): [string, string] => [`metadata.${k}`, v]),
+  ];
+  for (const [label, value] of rows) if (value) io.out(`${label.padEnd(12)} ${value}`);
+}
+
+export const runsCreateCommand: CliCommand = {
+  name: 'runs create',
+  synopsis:
+    'runs create --prompt <text> [--model <id>] [--environment <uid>] [--title <t>] [--metadata k=v]... [--watch] [--json]',
+  summary:
+    'Start a run; prints its id (with --watch, follows it to its end and exits with its end state).',
+  details: [
+    '',
+    'Options:',
+    '  --prompt <text>       what the agent is asked to do',
+    '  --model <id>          a model GET /agent/models lists as enabled (default: the default model)',
+    '  --environment <uid>   the environment to run in',
+    '  --title <t>',
+    '  --metadata k=v        repeatable',
+    '  --watch               follow the run as `runs watch` does; exit codes as `runs watch`',
+    '  --json                the answer as one JSON line (and stream events as JSON lines)',
+    ...API_OPTION_HELP,
+    '',
+    'The request carries an Idempotency-Key, so a retry after a lost answer starts no second run.',
+  ],
+  options: {
+    ...API_OPTIONS,
+    prompt: { type: 'string' },
+    model: { type: 'string' },
+    environment: { type: 'string' },
+    title: { type: 'string' },
+    metadata: { type: 'string', multiple: true },
+    watch: { type: 'boolean' },
+    json: { type: 'boolean' },
+  },
+  async run(values, io) {
+    const model = values.model as string | undefined;
+    const environment = values.environment as string | undefined;
+    const body = {
+      prompt: required(values, 'prompt'),
+      title: values.title as string | undefined,
+      metadata: metadataPairs(values),
+      config: model || environment ? { model_id: model, environment_id: environment } : undefined,
+    };
+    const created = (await callApi(values, io, 'POST', '/agent/runs', body)) as {
+      run_id: string;
+    };
+    io.out(values.json === true ? JSON.stringify(created) : created.run_id);
+    return values.watch === true ? followRun(values, io, created.run_id) : 0;
+  },
+};
+
+/** Options of `runs list` and the GET /agent/runs query parameter each one sets. */
+const LIST_FILTERS: Record<string, string> = {
+  state: 'state',
+  source: 'source',
+  model: 'model_id',
+  environment: 'environment_id',
+  name: 'name',
+  creator: 'creator',
+  executor: 'executor',
+  schedule: 'schedule_id',
+  ancestor: 'ancestor_run_id',
+  skill: 'skill_spec',
+  'artifact-type': 'artifact_type',
+  'execution-location': 'execution_location',
+  'created-after': 'created_after',
+  'created-before': 'created_before',
+  'updated-after': 'updated_after',
+  q: 'q',
+  'sort-by': 'sort_by',
+  'sort-order': 'sort_order',
+  limit: 'limit',
+  cursor: 'cursor',
+};
+const REPEATABLE = new Set(['state', 'source']);
+
+export const runsListCommand: CliCommand = {
+  name: 'runs list',
+  synopsis: 'runs list [--limit <n>] [--state <S>]... [filters] [--json]',
+  summary: 'List runs, newest first: id, state, created, model, title.',
+  details: [
+    '',
+    'Options (the filters of GET /agent/runs; the API checks every value):',
+    '  --limit <n>                 1-500 (default 20)',
+    '  --state <S>                 repeatable: QUEUED, INPROGRESS, SUCCEEDED, FAILED, …',
+    '  --source <S>                repeatable: API, SCHEDULED_AGENT, CUSTOM_WEBHOOK, …',
+    '  --model <id>  --environment <uid>  --name <n>  --creator <uid>  --executor <uid>',
+    '  --schedule <id>  --ancestor <run-id>  --skill <spec>  --artifact-type <T>',
+    '  --execution-location LOCAL|REMOTE  --q <search text>',
+    '  --created-after <time>  --created-before <time>  --updated-after <time>   (RFC 3339)',
+    '  --metadata k=v              repeatable',
+    '  --sort-by <f>  --sort-order asc|desc  --cursor <c>',
+    '  --json                      the answer (runs and page_info) as one JSON line',
+    ...API_OPTION_HELP,
+  ],
+  options: {
+    ...API_OPTIONS,
+    ...Object.fromEntries(
+      Object.keys(LIST_FILTERS).map((option) => [
+        option,
+        REPEATABLE.has(option)
+          ? { type: 'string' as const, multiple: true }
+          : { type: 'string' as const },
+      ]),
+    ),
+    metadata: { type: 'string', multiple: true },
+    json: { type: 'boolean' },
+  },
+  async run(values, io) {
+    const query = new URLSearchParams();
+    for (const [option, param] of Object.entries(LIST_FILTERS)) {
+      const value = values[option];
+      for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
+        query.append(param, String(item));
+      }
+    }
+    for (const [key, value] of Object.entries(metadataPairs(values) ?? {})) {
+      query.append(`metadata[${key}]`, value);
+    }
+    const page = (await callApi(values, io, 'GET', `/agent/runs?${query}`)) as {
+      runs: RunItem[];
+      page_info: { has_next_page: boolean; next_cursor: string };
+    };
+    if (values.json === true) {
+      io.out(JSON.stringify(page));
+      return;
+    }
+    for (const run of page.runs) {
+      const model = run.agent_config?.model_id ?? '-';
+      io.out(`${run.run_id}  ${run.state.padEnd(10)}  ${run.created_at}  ${model}  ${run.title}`);
+    }
+    if (page.page_info.has_next_page) {
+      io.err(`more runs: --cursor ${page.page_info.next_cursor}`);
+    }
+  },
+};
+
+export const runsGetCommand: CliCommand = {
+  name: 'runs get',
+  synopsis: 'runs get <run-id> [--json]',
+  summary: "A run's state, model, times, error, cost, link and metadata.",
+  details: [
+    '',
+    'Options:',
+    '  --json          the run as GET /agent/runs/{id} answers it',
+    ...API_OPTION_HELP,
+  ],
+  options: { ...API_OPTIONS, json: { type: 'boolean' } },
+  positionals: ['run-id'],
+  async run(values, io) {
+    const run = (await callApi(values, io, 'GET', runPath(values))) as RunItem;
+    if (values.json === true) io.out(JSON.stringify(run));
+    else printRun(io, run);
+  },
+};
+
+export const runsCancelCommand: CliCommand = {
+  name: 'runs cancel',
+  synopsis: 'runs cancel <run-id>',
+  summary: 'Cancel a run that has not ended; prints its id.',
+  details: ['', 'Options:', ...API_OPTION_HELP],
+  options: { ...API_OPTIONS },
+  positionals: ['run-id'],
+  async run(values, io) {
+    io.out(String(await callApi(values, io, 'POST', runPath(values, '/cancel'))));
+  },
+};
+
+export const runsFollowupCommand: CliCommand = {
+  name: 'runs followup',
+  synopsis: 'runs followup <run-id> --message <text> [--json]',
+  summary: 'Send a follow-up message to a run; prints how it was taken and the follow-up id.',
+  details: [
+    '',
+    'Options:',
+    '  --message <text>',
+    '  --json          the answer as one JSON line',
+    ...API_OPTION_HELP,
+  ],
+  options: { ...API_OPTIONS, message: { type: 'string' }, json: { type: 'boolean' } },
+  positionals: ['run-id'],
+  async run(values, io) {
+    const answer = (await callApi(values, io, 'POST', runPath(values, '/followups'), {
+      message: required(values, 'message'),
+    })) as { followup_id: string | null; outcome: string };
+    io.out(
+      values.json === true
+        ? JSON.stringify(answer)
+        : [answer.outcome, answer.followup_id].filter(Boolean).join(' '),
+    );
+  },
+};
+
+export const RUN_MANAGEMENT_COMMANDS: CliCommand[] = [
+  runsCreateCommand,
+  runsListCommand,
+  runsGetCommand,
+  runsCancelCommand,
+  runsFollowupCommand,
+];

@@ -1,0 +1,77 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'puppeteer-core';
+import {
+  buildConsole,
+  clickText,
+  fill,
+  freePort,
+  launchChromium,
+  step,
+} from './support/console-browser';
+import { useTestApp } from './support/use-test-app';
+
+/** A copy of the test catalogue whose default is its key-less model (locked-model). */
+function withDisabledDefault(modelsFile: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'ambient-models-')), 'models.yaml');
+  const text = readFileSync(modelsFile, 'utf8');
+  writeFileSync(
+    file,
+    text.replace('default_model_id: fake-model', 'default_model_id: locked-model'),
+  );
+  return file;
+}
+
+/**
+ * The run form of a server whose default model cannot run (its provider has no key): the form
+ * starts on an enabled model instead of the disabled default, so "Start run" works at once.
+ */
+describe('console run form with a disabled default model (Chromium)', () => {
+  let settings: Record<string, unknown>;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    settings = { 'server.port': await freePort(), 'server.consoleDir': buildConsole() };
+  }, 120_000);
+  const { api, app, env } = useTestApp('console-models', ['api', 'worker'], () => ({
+    ...settings,
+    'models.file': withDisabledDefault(env.modelsFile),
+  }));
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+
+  afterAll(() => browser?.close());
+  beforeEach(async () => {
+    page = await browser.newPage();
+  });
+  afterEach(() => page?.close());
+
+  it('starts on the first enabled model, shows the default as unavailable, and runs on it', async () => {
+    await step(page, 'disabled-default', async () => {
+      await page.goto(`${new URL(app.baseUrl).origin}/console/`);
+      await fill(page, 'API key', app.apiKey);
+      await clickText(page, 'Sign in');
+      await page.waitForSelector('nav[aria-label="Main"]');
+      await clickText(page, 'New run');
+      await page.waitForFunction(`document.querySelector('#run-model')?.value === 'fake-model'`, {
+        timeout: 20_000,
+      });
+      const defaultOption = (await page.evaluate(
+        `(o => ({ disabled: o.disabled, text: o.textContent }))(document.querySelector('#run-model option[value=""]'))`,
+      )) as { disabled: boolean; text: string };
+      expect(defaultOption).toEqual({
+        disabled: true,
+        text: 'Default (locked-model) — unavailable',
+      });
+      await fill(page, 'Prompt', 'Run on whatever can run');
+      await clickText(page, 'Start run');
+      await page.waitForSelector('[data-testid="run-state"]');
+      const runId = page.url().split('/runs/')[1];
+      const run = (await api.get(`/agent/runs/${runId}`)).body;
+      expect(run.agent_config).toMatchObject({ model_id: 'fake-model' });
+    });
+  });
+});
