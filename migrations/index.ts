@@ -12,6 +12,7 @@ import { IdempotencyKeys1763900000000 } from './1763900000000-idempotency-keys';
 import { WebhookDeliveryContentKey1763906190000 } from './1763906190000-webhook-delivery-content-key';
 import { McpSecretValues1763910000000, SecretKeys } from './1763910000000-mcp-secret-values';
 import { ApiKeyRoles1763925000000 } from './1763925000000-api-key-roles';
+import { AuditEvents1763930000000 } from './1763930000000-audit-events';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -29,6 +30,7 @@ export const MIGRATIONS = [
   WebhookDeliveryContentKey1763906190000,
   McpSecretValues1763910000000,
   ApiKeyRoles1763925000000,
+  AuditEvents1763930000000,
 ];
 
 /** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */

@@ -11,6 +11,7 @@ import type { AmbientExtension } from './extensions/extension.types';
 import { AmbientMetrics } from './modules/metrics/ambient-metrics';
 import { ArtifactsApiModule } from './modules/artifacts/artifacts-api.module';
 import { ArtifactsModule } from './modules/artifacts/artifacts.module';
+import { AuditApiModule, AuditModule } from './modules/audit/audit.module';
 import { BlobsModule } from './modules/blobs/blobs.module';
 import { ConsoleModule } from './modules/console/console.module';
 import { ConversationsModule } from './modules/conversations/conversations.module';
@@ -69,6 +70,7 @@ export class AppModule {
         ScheduleModule.forRoot(),
         DiscoveryModule,
         TeamsModule,
+        AuditModule,
         IdempotencyModule,
         ModelsModule,
         BlobsModule.forRoles(api),
@@ -97,6 +99,7 @@ export class AppModule {
               SkillsApiModule,
               HealthModule,
               ConsoleModule,
+              AuditApiModule,
             ]
           : []),
         ...(worker ? [ExecutionWorkerModule, FactoriesWorkerModule, WebhooksWorkerModule] : []),

@@ -229,11 +229,32 @@ describe('web console (Chromium)', () => {
         ['/identities', 'New identity name'],
         ['/environments', 'New environment'],
         ['/models', 'Fake model'],
+        ['/audit', 'Audit log'],
       ]) {
         await page.goto(`${origin}/console${route}`);
         await waitForText(page, text);
         expect({ route, overflow: await horizontalOverflow(page) }).toEqual({ route, overflow: 0 });
       }
+    });
+  });
+
+  it('shows the audit log and filters it by action', async () => {
+    await api.post('/secrets', { name: 'CONSOLE_AUDITED', value: 'console-audit-0123456789' });
+    await api.put('/secrets/CONSOLE_AUDITED', { value: 'console-audit-0123456789-2' });
+    const rows = `[...document.querySelectorAll('main tbody tr')].map((tr) => tr.innerText).join('|')`;
+    await step(page, 'audit-log', async () => {
+      await signIn();
+      await clickText(page, 'Audit');
+      await waitForText(page, 'secret.update');
+      await fill(page, 'Action', 'secret.create');
+      await clickText(page, 'Apply');
+      await page.waitForFunction(`!(${rows}).includes('secret.update')`);
+      const shown = (await page.evaluate(rows)) as string;
+      expect(shown).toContain('secret CONSOLE_AUDITED');
+      expect(shown).not.toContain('console-audit-0123456789');
+      await fill(page, 'Outcome', 'denied');
+      await clickText(page, 'Apply');
+      await waitForText(page, 'No audit events.');
     });
   });
 

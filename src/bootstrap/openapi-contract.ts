@@ -17,6 +17,7 @@ const AMBIENT_EXTENSION_PATHS: readonly RegExp[] = [
   /^\/health(\/live|\/ready)?$/,
   /^\/secrets(\/|$)/,
   /^\/blobs\//,
+  /^\/audit-events$/,
   /^\/agent\/runs\/\{runId\}\/(judges|scores|stream)$/,
   /^\/agent\/identities\/\{uid\}\/api-keys/,
   /^\/agent\/environments\/(shared|\{uid\})/,

@@ -38,13 +38,19 @@ export const apiKeysCreateCommand: CliCommand = {
     const createTeam = values['create-team'] === true;
     const { team, created, id, key } = await withServices(
       io.config(),
-      async ({ teams, apiKeys }) => {
+      async ({ teams, apiKeys, audited }) => {
         const existing = await teams.findByName(teamName);
         if (!existing && !createTeam) throw missingTeam(teamName, true);
         const { team, admin } = existing
           ? { team: existing, admin: await adminOf(teams, existing) }
-          : await createTeamWithAdmin(teams, teamName);
-        return { team, created: !existing, ...(await apiKeys.create(admin, label, { role })) };
+          : await createTeamWithAdmin(teams, teamName, audited);
+        const made = await audited(async (manager) => {
+          const result = await apiKeys.create(admin, label, { role, manager });
+          const target = { type: 'api_key', id: result.id };
+          const details = { name: label, role, user_id: admin.id };
+          return { result, event: { teamId: team.id, action: 'api_key.create', target, details } };
+        });
+        return { team, created: !existing, ...made };
       },
     );
     if (created) io.err(`created team "${team.name}" (id ${team.id}) with an admin user`);
@@ -86,7 +92,15 @@ export const apiKeysRevokeCommand: CliCommand = {
   options: { id: { type: 'string' } },
   async run(values, io) {
     const id = requiredText(values, 'id', 64);
-    const key = await withServices(io.config(), ({ apiKeys }) => apiKeys.revoke(id));
+    const key = await withServices(io.config(), ({ apiKeys, audited }) =>
+      audited(async (manager) => {
+        const result = await apiKeys.revoke(id, manager);
+        if (!result) throw new CommandError(`no API key with id "${id}"`);
+        const target = { type: 'api_key', id };
+        const event = { teamId: result.teamId, action: 'api_key.revoke', target };
+        return { result, event: { ...event, details: { name: result.name } } };
+      }),
+    );
     if (!key) throw new CommandError(`no API key with id "${id}"`);
     io.out(`revoked API key "${key.name}" (id ${key.id}) at ${formatTime(key.revokedAt)}`);
   },

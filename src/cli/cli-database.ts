@@ -1,7 +1,10 @@
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from '../database/database-setup';
 import { parseDatabaseUrl } from '../database/database-url';
+import { AuditTarget, SYSTEM_ACTOR } from '../modules/audit/audit-actor';
+import { AuditEvent } from '../modules/audit/audit-event.entity';
+import { AuditLog } from '../modules/audit/audit-log.service';
 import { SecretCipher } from '../modules/secrets/secret-cipher';
 import { SecretReencryption } from '../modules/secrets/secret-reencryption';
 import { ApiKey } from '../modules/teams/api-key.entity';
@@ -15,6 +18,21 @@ export interface CliServices {
   teams: TeamsService;
   apiKeys: ApiKeysService;
   secretReencryption: SecretReencryption;
+  /**
+   * Makes a change the operator asks for at the command line in one transaction with its audit
+   * event (actor `system`): `change` returns its result and the event to record.
+   */
+  audited<T>(
+    change: (manager: EntityManager) => Promise<{ result: T; event: CliAuditEvent }>,
+  ): Promise<T>;
+}
+
+/** What a command's change records: in which team, what was done to what. */
+export interface CliAuditEvent {
+  teamId: string;
+  action: string;
+  target: AuditTarget;
+  details?: Record<string, unknown>;
 }
 
 /**
@@ -30,7 +48,7 @@ export async function withServices<T>(
 ): Promise<T> {
   const dataSource = new DataSource({
     ...dataSourceOptions(config),
-    entities: [Team, User, ApiKey],
+    entities: [Team, User, ApiKey, AuditEvent],
     extra: { connectTimeout: 5000, connectionLimit: 2 },
   });
   try {
@@ -44,10 +62,18 @@ export async function withServices<T>(
         'the database has pending migrations; run the "migrate" command first',
       );
     }
+    const audit = new AuditLog(dataSource);
     return await fn({
       teams: new TeamsService(dataSource),
       apiKeys: new ApiKeysService(dataSource),
       secretReencryption: new SecretReencryption(dataSource, new SecretCipher(config)),
+      audited: (change) =>
+        dataSource.transaction(async (manager) => {
+          const { result, event } = await change(manager);
+          const by = { teamId: event.teamId, actor: SYSTEM_ACTOR };
+          await audit.record(manager, by, event.action, event.target, event.details);
+          return result;
+        }),
     });
   } finally {
     await dataSource.destroy();

@@ -66,9 +66,17 @@ export const identitiesSetLimitCommand: CliCommand = {
     if (limit !== null && !(Number.isInteger(limit) && limit >= 0 && limit <= 1_000_000)) {
       throw new UsageError('--limit must be a whole number of at least 0, or "default"');
     }
-    await withServices(io.config(), async ({ teams }) => {
+    await withServices(io.config(), async ({ teams, audited }) => {
       const team = await existingTeam(teams, teamName);
-      await teams.setAgentLimit(team.id, limit);
+      await audited(async (manager) => {
+        await teams.setAgentLimit(team.id, limit, manager);
+        const target = { type: 'team', id: team.id };
+        const details = { agent_limit: limit };
+        return {
+          result: null,
+          event: { teamId: team.id, action: 'limits.update', target, details },
+        };
+      });
     });
     io.out(
       limit === null

@@ -27,10 +27,22 @@ export const identityKeysCreateCommand: CliCommand = {
   async run(values, io) {
     const uid = requiredText(values, 'identity', 64);
     const label = optionalText(values, 'name') ?? DEFAULT_KEY_NAME;
-    const { agent, key, id } = await withServices(io.config(), async ({ teams, apiKeys }) => {
-      const agent = await identity(teams, uid);
-      return { agent, ...(await apiKeys.create(agent, label)) };
-    });
+    const { agent, key, id } = await withServices(
+      io.config(),
+      async ({ teams, apiKeys, audited }) => {
+        const agent = await identity(teams, uid);
+        const made = await audited(async (manager) => {
+          const result = await apiKeys.create(agent, label, { manager });
+          const target = { type: 'api_key', id: result.id };
+          const details = { name: label, agent_uid: uid };
+          return {
+            result,
+            event: { teamId: agent.teamId, action: 'api_key.create', target, details },
+          };
+        });
+        return { agent, ...made };
+      },
+    );
     io.err(
       `created API key "${label}" (id ${id}) for agent "${agent.displayName}". ` +
         'It is shown only once; store it now:',
@@ -68,11 +80,19 @@ export const identityKeysRevokeCommand: CliCommand = {
   async run(values, io) {
     const uid = requiredText(values, 'identity', 64);
     const id = requiredText(values, 'id', 64);
-    const key = await withServices(io.config(), async ({ teams, apiKeys }) => {
-      await identity(teams, uid);
-      return apiKeys.revokeForUser(uid, id);
+    const key = await withServices(io.config(), async ({ teams, apiKeys, audited }) => {
+      const agent = await identity(teams, uid);
+      return audited(async (manager) => {
+        const result = await apiKeys.revokeForUser(uid, id, manager);
+        if (!result) throw new CommandError(`agent "${uid}" has no API key with id "${id}"`);
+        const target = { type: 'api_key', id };
+        const details = { name: result.name, agent_uid: uid };
+        return {
+          result,
+          event: { teamId: agent.teamId, action: 'api_key.revoke', target, details },
+        };
+      });
     });
-    if (!key) throw new CommandError(`agent "${uid}" has no API key with id "${id}"`);
     io.out(`revoked API key "${key.name}" (id ${key.id}) at ${formatTime(key.revokedAt)}`);
   },
 };

@@ -15,6 +15,7 @@ import {
   identityKeysListCommand,
   identityKeysRevokeCommand,
 } from './identity-keys-commands';
+import { AUDIT_COMMANDS } from './audit-commands';
 import { ENVIRONMENTS_COMMANDS } from './environments-commands';
 import { FACTORIES_COMMANDS } from './factories-commands';
 import { migrateCommand } from './migrate-command';
@@ -41,6 +42,7 @@ const COMMANDS: CliCommand[] = [
   ...ENVIRONMENTS_COMMANDS,
   ...RUN_MANAGEMENT_COMMANDS,
   ...RUNS_COMMANDS,
+  ...AUDIT_COMMANDS,
 ];
 
 const HELP = new Set(['--help', '-h', 'help']);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
+import { withRequestContext } from './request-context';
 
 /** The response header that names the request's id (also `trace_id` in every Error body). */
 export const REQUEST_ID_HEADER = 'X-Request-Id';
@@ -23,12 +24,15 @@ export function requestIdFor(headers: IncomingHttpHeaders): string {
   return randomBytes(16).toString('hex');
 }
 
-/** Express middleware: gives every request its id (`res.locals.requestId`) and the header. */
+/**
+ * Express middleware: gives every request its id (`res.locals.requestId`) and the header, and
+ * makes the id and the caller's address the current request context (the audit log's).
+ */
 export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
   const id = requestIdFor(req.headers);
   res.locals.requestId = id;
   res.setHeader(REQUEST_ID_HEADER, id);
-  next();
+  withRequestContext({ requestId: id, ip: req.ip ?? req.socket.remoteAddress ?? null }, next);
 }
 
 /** The id the middleware gave this response's request (undefined outside Express's pipeline). */

@@ -100,6 +100,8 @@ export interface AppConfig {
   skills: { cacheTtlSeconds: number };
   /** `Idempotency-Key`s of create and action POSTs: how long a key and its answer are kept. */
   idempotency: { ttlHours: number };
+  /** The audit log: events older than `retentionDays` are swept. */
+  audit: { retentionDays: number };
   /** Where agent-controlled programs run (`src/modules/execution/sandbox`). */
   sandbox: SandboxSettings;
   /** Vendor CLIs behind the `claude`, `codex` and `gemini` harnesses (a name on PATH or a path). */
@@ -425,6 +427,7 @@ const SETTINGS: Setting[] = [
     kind: 'number',
     min: 0.0001,
   },
+  { path: 'audit.retentionDays', env: 'AMBIENT_AUDIT_RETENTION_DAYS', kind: 'int', min: 1 },
   {
     path: 'log.format',
     env: 'AMBIENT_LOG_FORMAT',

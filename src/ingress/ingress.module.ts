@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { infrastructureImports } from '../bootstrap/infrastructure';
 import { AppConfig } from '../config/app-config';
 import type { AmbientExtension } from '../extensions/extension.types';
+import { AuditModule } from '../modules/audit/audit.module';
 import { HealthChecksModule } from '../modules/health/health-checks.module';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { SecretsModule } from '../modules/secrets/secrets.module';
@@ -28,6 +29,8 @@ export class IngressModule {
       module: IngressModule,
       imports: [
         ...infrastructureImports(config, metrics, null, extensions),
+        // Team secrets record their changes (never made from the ingress, but the writer is theirs).
+        AuditModule,
         SecretsModule,
         WebhooksModule,
         HealthChecksModule.forRoles(['ingress']),

@@ -666,6 +666,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's API keys of people, oldest first (never the secret) */
+        get: operations["listApiKeys"];
+        put?: never;
+        /** Create a team API key (shown once) */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a team API key */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's audit log, newest first (team admins)
+         * @description One event per change made through the API and per refused attempt. Cursor pages: pass page_info.next_cursor as `cursor` with the same filters.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/factory": {
         parameters: {
             query?: never;
@@ -1338,6 +1393,23 @@ export interface components {
             /** @description Self-hosted worker id; unset or "warp" = service-hosted */
             worker_host?: string;
         };
+        /** @description A team API key; its secret is never returned */
+        ApiKey: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            id: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            name: string;
+            /** @description Public lookup prefix of the key (never the secret) */
+            prefix: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @enum {string} */
+            role: "admin" | "member" | "viewer";
+        };
         AppendEventRequest: {
             /** @description lower_snake_case; the lifecycle events are the server’s own */
             event_type: string;
@@ -1356,6 +1428,36 @@ export interface components {
             file_name: string;
             /** @description Image types: image/jpeg, image/png, image/gif, image/webp */
             mime_type: string;
+        };
+        AuditActor: {
+            /** @description The key id (api_key), user or agent uid, run id, or "system" */
+            id: string;
+            name: string | null;
+            role: string | null;
+            /** @enum {string} */
+            type: "api_key" | "user" | "agent" | "run" | "system";
+        };
+        AuditEvent: {
+            /** @description "<resource>.<verb>", e.g. run.create, webhook.rotate_secret */
+            action: string;
+            actor: components["schemas"]["AuditActor"];
+            /** @description What changed; never a secret value */
+            details: {
+                [key: string]: unknown;
+            };
+            id: string;
+            ip: string | null;
+            /** Format: date-time */
+            occurred_at: string;
+            /** @enum {string} */
+            outcome: "success" | "denied" | "failed";
+            request_id: string | null;
+            target: components["schemas"]["AuditTarget"] | null;
+        };
+        AuditTarget: {
+            id: string | null;
+            /** @example run */
+            type: string;
         };
         AutoMemoryRequest: {
             /** @default true */
@@ -1462,6 +1564,21 @@ export interface components {
             /** @description Self-hosted worker id; unset or "warp" = service-hosted */
             worker_host?: string | null;
         };
+        /** @description A new team API key */
+        CreateApiKeyRequest: {
+            /**
+             * Format: date-time
+             * @description When the key stops authenticating (RFC 3339, in the future); never by default
+             */
+            expires_at?: string;
+            /** @description A label to recognise the key by */
+            name: string;
+            /**
+             * @description What the key may do
+             * @enum {string}
+             */
+            role: "admin" | "member" | "viewer";
+        };
         CreatedAgentApiKey: {
             /** Format: date-time */
             created_at: string;
@@ -1475,6 +1592,24 @@ export interface components {
             prefix: string;
             /** Format: date-time */
             revoked_at: string | null;
+        };
+        CreatedApiKey: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            id: string;
+            /** @description The key itself; shown only in this response */
+            key: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            name: string;
+            /** @description Public lookup prefix of the key (never the secret) */
+            prefix: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @enum {string} */
+            role: "admin" | "member" | "viewer";
         };
         CreateEnvironmentRequest: {
             description?: string | null;
@@ -2071,6 +2206,13 @@ export interface components {
         };
         ListAgentsResponse: {
             agents: components["schemas"]["AgentListItem"][];
+        };
+        ListApiKeysResponse: {
+            api_keys: components["schemas"]["ApiKey"][];
+        };
+        ListAuditEventsResponse: {
+            events: components["schemas"]["AuditEvent"][];
+            page_info: components["schemas"]["PageInfo"];
         };
         ListConnectedSelfHostedWorkersResponse: {
             workers: components["schemas"]["ConnectedSelfHostedWorker"][];
@@ -2903,9 +3045,7 @@ export interface operations {
     getArtifact: {
         parameters: {
             query?: never;
-            header: {
-                authorization: string;
-            };
+            header?: never;
             path: {
                 artifactUid: string;
             };
@@ -2954,9 +3094,7 @@ export interface operations {
     downloadArtifact: {
         parameters: {
             query?: never;
-            header: {
-                authorization: string;
-            };
+            header?: never;
             path: {
                 artifactUid: string;
             };
@@ -3210,9 +3348,7 @@ export interface operations {
     getConversationRedirect: {
         parameters: {
             query?: never;
-            header: {
-                authorization: string;
-            };
+            header?: never;
             path: {
                 conversationId: string;
             };
@@ -3347,6 +3483,15 @@ export interface operations {
             };
             /** @description Authentication required */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authorized (role or key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3749,6 +3894,15 @@ export interface operations {
             };
             /** @description Authentication required */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authorized (role or key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4678,6 +4832,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
+            /** @description Not authorized (role or key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found (or not visible to the caller) */
             404: {
                 headers: {
@@ -4817,6 +4980,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
+            /** @description Not authorized (role or key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found (or not visible to the caller) */
             404: {
                 headers: {
@@ -4940,6 +5112,15 @@ export interface operations {
             };
             /** @description Authentication required */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authorized (role or key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5492,6 +5673,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
+            /** @description Not authorized (role or key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found (or not visible to the caller) */
             404: {
                 headers: {
@@ -5536,6 +5726,15 @@ export interface operations {
             };
             /** @description Authentication required */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authorized (role or key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5594,6 +5793,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
+            /** @description Not authorized (role or key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found (or not visible to the caller) */
             404: {
                 headers: {
@@ -5617,9 +5825,7 @@ export interface operations {
     getSessionRedirect: {
         parameters: {
             query?: never;
-            header: {
-                authorization: string;
-            };
+            header?: never;
             path: {
                 /** @description The UUID of the session (RunItem.session_id) */
                 sessionUuid: string;
@@ -5654,6 +5860,236 @@ export interface operations {
             };
             /** @description Not found (or not visible to the caller) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListApiKeysResponse"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Key revoked (revoking twice is harmless) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description "run.create", or "run.*" */
+                action?: string;
+                actor_id?: string;
+                cursor?: string;
+                /** @description Events per page (1-200, default 100) */
+                limit?: number;
+                outcome?: "success" | "denied" | "failed";
+                /** @description RFC 3339, inclusive */
+                since?: string;
+                target_id?: string;
+                target_type?: string;
+                /** @description RFC 3339, exclusive */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAuditEventsResponse"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5759,6 +6195,15 @@ export interface operations {
             };
             /** @description Authentication required */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authorized (role or key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7745,6 +8190,15 @@ export interface operations {
             };
             /** @description Authentication required */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authorized (role or key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

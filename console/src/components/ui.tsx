@@ -161,3 +161,35 @@ export function parseMetadata(text: string): Record<string, string> | undefined 
     });
   return entries.length ? Object.fromEntries(entries) : undefined;
 }
+
+/** Previous / Next over a cursor-paged list: `cursors` is the stack of cursors of the pages read. */
+export function CursorPager({
+  cursors,
+  setCursors,
+  pageInfo,
+}: {
+  cursors: string[];
+  setCursors: (cursors: string[]) => void;
+  pageInfo?: { has_next_page: boolean; next_cursor?: string };
+}) {
+  return (
+    <nav className="pager" aria-label="Pages">
+      <button
+        type="button"
+        disabled={cursors.length === 0}
+        onClick={() => setCursors(cursors.slice(0, -1))}
+      >
+        Previous page
+      </button>
+      <button
+        type="button"
+        disabled={!pageInfo?.has_next_page}
+        onClick={() => {
+          if (pageInfo?.next_cursor) setCursors([...cursors, pageInfo.next_cursor]);
+        }}
+      >
+        Next page
+      </button>
+    </nav>
+  );
+}

@@ -1,6 +1,13 @@
 import { useState, type FormEvent } from 'react';
 import { api, data, type Schemas } from '../api/client';
-import { ErrorMessage, StateBadge, Time, useInterval, useLoad } from '../components/ui';
+import {
+  CursorPager,
+  ErrorMessage,
+  StateBadge,
+  Time,
+  useInterval,
+  useLoad,
+} from '../components/ui';
 import { Link } from '../router';
 import { RUN_STATES } from '../../../src/modules/runs/run-state';
 
@@ -196,25 +203,7 @@ export function RunsPage() {
       </div>
       <ErrorMessage error={page.error} />
       {page.value && <RunsTable runs={page.value.runs} />}
-      <nav className="pager" aria-label="Pages">
-        <button
-          type="button"
-          disabled={cursors.length === 0}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Previous page
-        </button>
-        <button
-          type="button"
-          disabled={!page.value?.page_info.has_next_page}
-          onClick={() => {
-            const next = page.value?.page_info.next_cursor;
-            if (next) setCursors([...cursors, next]);
-          }}
-        >
-          Next page
-        </button>
-      </nav>
+      <CursorPager cursors={cursors} setCursors={setCursors} pageInfo={page.value?.page_info} />
     </section>
   );
 }

@@ -5,6 +5,7 @@ import { DataSource, EntityManager, In } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { newUid, UID_PATTERN } from '../../common/ids';
+import { AuditLog } from '../audit/audit-log.service';
 import { TeamSecretsService } from '../secrets/team-secrets.service';
 import type { Principal } from '../teams/principal';
 import { Team } from '../teams/team.entity';
@@ -24,6 +25,7 @@ export class EnvironmentsService implements OnModuleInit {
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly secrets: TeamSecretsService,
+    private readonly audit: AuditLog,
   ) {}
 
   onModuleInit(): void {
@@ -123,7 +125,12 @@ export class EnvironmentsService implements OnModuleInit {
       createdAt: now,
       updatedAt: now,
     };
-    await this.dataSource.getRepository(Environment).insert(environment);
+    await this.dataSource.transaction(async (m) => {
+      await m.getRepository(Environment).insert(environment);
+      await this.audit.record(m, principal, 'environment.create', target(environment.id), {
+        name: environment.name,
+      });
+    });
     return environment;
   }
 
@@ -134,7 +141,7 @@ export class EnvironmentsService implements OnModuleInit {
   ): Promise<Environment> {
     if ((body as { name?: unknown }).name === null)
       throw ApiError.invalid('name', 'must not be null');
-    const environment = await this.findOwned(principal.teamId, uid);
+    const environment = await this.findOwned(principal, uid, 'environment.update');
     const config = await this.checkedConfig(principal.teamId, environment.config, body);
     const changes = {
       name: config.name,
@@ -142,44 +149,64 @@ export class EnvironmentsService implements OnModuleInit {
       lastEditorId: principal.userId,
       updatedAt: new Date(),
     };
-    await this.dataSource.getRepository(Environment).update({ id: uid }, changes);
+    await this.dataSource.transaction(async (m) => {
+      await m.getRepository(Environment).update({ id: uid }, changes);
+      await this.audit.record(m, principal, 'environment.update', target(uid), {
+        changed: Object.keys(body)
+          .filter((key) => (body as Record<string, unknown>)[key] !== undefined)
+          .sort(),
+      });
+    });
     return { ...environment, ...changes };
   }
 
   async remove(principal: Principal, uid: string): Promise<void> {
-    await this.findOwned(principal.teamId, uid);
+    const environment = await this.findOwned(principal, uid, 'environment.delete');
     await this.dataSource.transaction(async (m) => {
       await m.getRepository(EnvironmentGrant).delete({ environmentId: uid });
       await m.getRepository(Environment).delete({ id: uid });
+      await this.audit.record(m, principal, 'environment.delete', target(uid), {
+        name: environment.name,
+      });
     });
   }
 
   async grant(principal: Principal, uid: string, teamId: string): Promise<void> {
-    await this.findOwned(principal.teamId, uid);
+    await this.findOwned(principal, uid, 'environment.grant');
     if (teamId === principal.teamId) {
       throw ApiError.invalid('team_id', 'is the owning team, which already has access');
     }
     if (!(await this.dataSource.getRepository(Team).existsBy({ id: teamId }))) {
       throw ApiError.invalid('team_id', `team "${teamId}" does not exist`);
     }
-    await this.dataSource
-      .getRepository(EnvironmentGrant)
-      .upsert({ environmentId: uid, teamId, createdAt: new Date() }, ['environmentId', 'teamId']);
+    await this.dataSource.transaction(async (m) => {
+      await m
+        .getRepository(EnvironmentGrant)
+        .upsert({ environmentId: uid, teamId, createdAt: new Date() }, ['environmentId', 'teamId']);
+      await this.audit.record(m, principal, 'environment.grant', target(uid), { team_id: teamId });
+    });
   }
 
   async revoke(principal: Principal, uid: string, teamId: string): Promise<void> {
-    await this.findOwned(principal.teamId, uid);
-    const result = await this.dataSource
-      .getRepository(EnvironmentGrant)
-      .delete({ environmentId: uid, teamId });
-    if (!result.affected) throw ApiError.notFound(`grant of environment "${uid}" to "${teamId}"`);
+    await this.findOwned(principal, uid, 'environment.revoke');
+    await this.dataSource.transaction(async (m) => {
+      const result = await m.getRepository(EnvironmentGrant).delete({ environmentId: uid, teamId });
+      if (!result.affected) {
+        throw ApiError.notFound(`grant of environment "${uid}" to "${teamId}"`);
+      }
+      await this.audit.record(m, principal, 'environment.revoke', target(uid), { team_id: teamId });
+    });
   }
 
   /** A new share token (replacing the previous one, which stops working). */
   async shareLink(principal: Principal, uid: string): Promise<string> {
-    await this.findOwned(principal.teamId, uid);
+    await this.findOwned(principal, uid, 'environment.share_link');
     const shareToken = randomBytes(32).toString('base64url');
-    await this.dataSource.getRepository(Environment).update({ id: uid }, { shareToken });
+    await this.dataSource.transaction(async (m) => {
+      await m.getRepository(Environment).update({ id: uid }, { shareToken });
+      // The token opens the environment to anyone holding it: never recorded.
+      await this.audit.record(m, principal, 'environment.share_link', target(uid));
+    });
     return shareToken;
   }
 
@@ -189,12 +216,23 @@ export class EnvironmentsService implements OnModuleInit {
       .findOneBy({ shareToken: token });
     if (!environment) throw ApiError.notFound('share link');
     if (environment.teamId !== principal.teamId) {
-      await this.dataSource
-        .getRepository(EnvironmentGrant)
-        .upsert(
-          { environmentId: environment.id, teamId: principal.teamId, createdAt: new Date() },
-          ['environmentId', 'teamId'],
+      await this.dataSource.transaction(async (m) => {
+        await m
+          .getRepository(EnvironmentGrant)
+          .upsert(
+            { environmentId: environment.id, teamId: principal.teamId, createdAt: new Date() },
+            ['environmentId', 'teamId'],
+          );
+        await this.audit.record(
+          m,
+          principal,
+          'environment.accept_share_link',
+          target(environment.id),
+          {
+            owner_team_id: environment.teamId,
+          },
         );
+      });
     }
     return environment;
   }
@@ -225,13 +263,20 @@ export class EnvironmentsService implements OnModuleInit {
     return config;
   }
 
-  private async findOwned(teamId: string, uid: string): Promise<Environment> {
-    const { environment, scope } = await this.findVisible(teamId, uid);
+  /** The environment the caller's team owns; a guest team's attempt is refused and recorded. */
+  private async findOwned(principal: Principal, uid: string, action: string): Promise<Environment> {
+    const { environment, scope } = await this.findVisible(principal.teamId, uid);
     if (scope !== 'owner') {
-      throw new ApiError('not_authorized', 'only the owning team may change this environment');
+      const refusal = 'only the owning team may change this environment';
+      await this.audit.recordDenied(principal, action, target(uid), { reason: refusal });
+      throw new ApiError('not_authorized', refusal);
     }
     return environment;
   }
+}
+
+function target(id: string) {
+  return { type: 'environment', id };
 }
 
 function normalizeConfig(base: EnvironmentConfig, body: UpdateEnvironmentDto): EnvironmentConfig {

@@ -5,6 +5,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { newUid } from '../../common/ids';
+import type { AuditEvent } from '../audit/audit-event.entity';
+import { AuditLog } from '../audit/audit-log.service';
 import { ModelsService } from '../models/models.service';
 import { SecretCipher } from '../secrets/secret-cipher';
 import { TeamSecretsService } from '../secrets/team-secrets.service';
@@ -29,6 +31,8 @@ export interface ApplyOptions {
   /** Runs first inside the transaction (e.g. creating the secret a new webhook names). */
   prepare?: (manager: EntityManager) => Promise<void>;
   commit?: string | null;
+  /** The audit events of the change, written in its transaction once the definition applies. */
+  events?: (applied: { factory: Factory; webhooks: Webhook[] }) => AuditEvent[];
 }
 
 /** Raised inside the transaction to roll everything back when the definition is invalid. */
@@ -54,6 +58,7 @@ export class DefinitionApplier {
     private readonly models: ModelsService,
     private readonly harnesses: HarnessRegistry,
     private readonly verifiers: SignatureVerifierRegistry,
+    private readonly audit: AuditLog,
   ) {}
 
   async apply(
@@ -111,6 +116,7 @@ export class DefinitionApplier {
           updatedAt: now,
         });
         await manager.getRepository(Factory).save(factory);
+        if (options.events) await this.audit.insert(manager, options.events({ factory, webhooks }));
         return { applied: true as const, factory, webhooks };
       });
     } catch (err) {

@@ -261,7 +261,7 @@ export class FactoriesController {
     const factory = await this.factories.get(principal.teamId, uid);
     if (factory.source !== 'repository')
       throw new ApiError('operation_not_supported', 'only repository-backed factories sync');
-    const outcome = await this.sync.sync(factory, true);
+    const outcome = await this.sync.sync(factory, true, principal);
     if (!outcome)
       throw new ApiError('conflict', 'a sync of this factory is already running', {
         headers: { 'Retry-After': '5' },

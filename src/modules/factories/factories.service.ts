@@ -5,6 +5,7 @@ import { EgressGuard } from '../../common/egress/egress-guard';
 import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { AuditLog } from '../audit/audit-log.service';
 import type { Principal } from '../teams/principal';
 import { WebhookStore } from '../webhooks/webhook-store.service';
 import { ApplyResult, DefinitionApplier } from './definition-applier.service';
@@ -44,6 +45,7 @@ export class FactoriesService {
     private readonly applier: DefinitionApplier,
     private readonly webhooks: WebhookStore,
     private readonly credentials: RepositoryCredentials,
+    private readonly audit: AuditLog,
   ) {
     this.git = new GitRepository(
       allowedProtocols(config),
@@ -79,7 +81,7 @@ export class FactoriesService {
       return this.applier.apply(
         factory.id,
         [{ path: 'factory.yaml', content: initialFactoryYaml(input.name, input.description) }],
-        { create: factory },
+        { create: factory, events: this.createdEvents(principal, factory) },
       );
     }
     const location = this.checkLocation(input.repository);
@@ -100,7 +102,22 @@ export class FactoriesService {
       throw err instanceof RepositoryError ? ApiError.invalid('repository.url', err.message) : err;
     });
     factory.lastSync = { at: now.toISOString(), commit, status: 'applied' };
-    return this.applier.apply(factory.id, files, { create: factory, commit });
+    return this.applier.apply(factory.id, files, {
+      create: factory,
+      commit,
+      events: this.createdEvents(principal, factory, commit),
+    });
+  }
+
+  private createdEvents(principal: Principal, factory: Factory, commit?: string) {
+    return ({ factory: applied }: { factory: Factory }) => [
+      this.audit.entry(principal, 'factory.create', factoryTarget(factory.id), {
+        name: applied.name,
+        source: factory.source,
+        ...(factory.repositoryUrl ? { repository_url: factory.repositoryUrl } : {}),
+        ...(commit ? { commit } : {}),
+      }),
+    ];
   }
 
   async get(teamId: string, id: string): Promise<Factory> {
@@ -139,7 +156,7 @@ export class FactoriesService {
   /** Changes a factory's settings (for now: a repository-backed factory's credentials). */
   async update(principal: Principal, id: string, changes: FactoryChanges): Promise<Factory> {
     const factory = await this.get(principal.teamId, id);
-    assertCanManage(principal, factory);
+    await this.assertManager(principal, factory, 'factory.update');
     const secretName = changes.repository_credentials_secret;
     if (secretName !== undefined) {
       const field = 'repository_credentials_secret';
@@ -152,14 +169,19 @@ export class FactoriesService {
       factory.repositoryCredentialsSecret = secretName;
     }
     factory.updatedAt = new Date();
-    await this.dataSource.getRepository(Factory).save(factory);
+    await this.dataSource.transaction(async (manager) => {
+      await manager.getRepository(Factory).save(factory);
+      await this.audit.record(manager, principal, 'factory.update', factoryTarget(factory.id), {
+        ...(secretName !== undefined ? { repository_credentials_secret: secretName } : {}),
+      });
+    });
     return factory;
   }
 
   /** Soft delete: its webhooks answer 404 from now on and its automations never fire again. */
   async remove(principal: Principal, id: string): Promise<void> {
     const factory = await this.get(principal.teamId, id);
-    assertCanManage(principal, factory);
+    await this.assertManager(principal, factory, 'factory.delete');
     await this.dataSource.transaction(async (manager) => {
       const live = await this.webhooks.listLive(factory.id, manager);
       await this.webhooks.softDelete(
@@ -169,6 +191,10 @@ export class FactoriesService {
       await manager
         .getRepository(Factory)
         .update({ id: factory.id }, { deletedAt: new Date(), updatedAt: new Date() });
+      await this.audit.record(manager, principal, 'factory.delete', factoryTarget(factory.id), {
+        name: factory.name,
+        webhooks_deleted: live.length,
+      });
     });
   }
 
@@ -185,9 +211,22 @@ export class FactoriesService {
     files: DefinitionFile[],
   ): Promise<ApplyResult> {
     const factory = await this.get(principal.teamId, id);
-    assertCanManage(principal, factory);
+    await this.assertManager(principal, factory, 'factory.definition_put');
     assertManaged(factory);
-    return this.applier.apply(factory.id, files);
+    return this.applier.apply(factory.id, files, {
+      events: () => [
+        this.audit.entry(principal, 'factory.definition_put', factoryTarget(factory.id), {
+          paths: files.map((f) => f.path).sort(),
+        }),
+      ],
+    });
+  }
+
+  /** assertCanManage, with a refusal recorded in the audit log. */
+  private assertManager(principal: Principal, factory: Factory, action: string): Promise<void> {
+    return this.audit.deniedOn(principal, action, factoryTarget(factory.id), () =>
+      assertCanManage(principal, factory),
+    );
   }
 
   private checkLocation(repository: NonNullable<NewFactory['repository']>): RepositoryLocation {
@@ -210,6 +249,10 @@ export class FactoriesService {
       );
     return { url: repository.url, branch, path };
   }
+}
+
+function factoryTarget(id: string) {
+  return { type: 'factory', id };
 }
 
 export function assertManaged(factory: Factory): void {

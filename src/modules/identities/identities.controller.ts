@@ -12,6 +12,7 @@ import {
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { ApiProblems } from '../../common/errors/problem.schema';
+import { AuditLog } from '../audit/audit-log.service';
 import type { Principal } from '../teams/principal';
 import { CreateAgentDto, UpdateAgentDto } from './dto/agent-request.dto';
 import { AgentResponseDto, ListAgentIdentitiesResponseDto } from './dto/agent-response.dto';
@@ -33,7 +34,10 @@ export function assertHuman(principal: Principal): void {
 @ApiBearerAuth()
 @Controller('agent/identities')
 export class IdentitiesController {
-  constructor(private readonly identities: IdentitiesService) {}
+  constructor(
+    private readonly identities: IdentitiesService,
+    private readonly audit: AuditLog,
+  ) {}
 
   @Post()
   @HttpCode(201)
@@ -46,8 +50,10 @@ export class IdentitiesController {
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreateAgentDto,
   ): Promise<AgentResponseDto> {
-    assertHuman(principal);
-    return this.identities.create(principal, body);
+    return this.audit.deniedOn(principal, 'agent.create', null, () => {
+      assertHuman(principal);
+      return this.identities.create(principal, body);
+    });
   }
 
   @Get()
@@ -95,8 +101,10 @@ export class IdentitiesController {
     @Param('uid') uid: string,
     @Body() body: UpdateAgentDto,
   ): Promise<AgentResponseDto> {
-    assertHuman(principal);
-    return this.identities.update(principal, uid, body);
+    return this.audit.deniedOn(principal, 'agent.update', { type: 'agent', id: uid }, () => {
+      assertHuman(principal);
+      return this.identities.update(principal, uid, body);
+    });
   }
 
   @Delete(':uid')
@@ -110,7 +118,9 @@ export class IdentitiesController {
   @ApiParam({ name: 'uid' })
   @ApiNoContentResponse({ description: 'Agent deleted' })
   async delete(@CurrentPrincipal() principal: Principal, @Param('uid') uid: string): Promise<void> {
-    assertHuman(principal);
-    await this.identities.delete(principal.teamId, uid);
+    await this.audit.deniedOn(principal, 'agent.delete', { type: 'agent', id: uid }, () => {
+      assertHuman(principal);
+      return this.identities.delete(principal, uid);
+    });
   }
 }

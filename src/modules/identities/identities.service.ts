@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
+import { AuditLog } from '../audit/audit-log.service';
 import { ModelsService } from '../models/models.service';
 import { McpSecrets } from '../secrets/mcp-secrets.service';
 import { assertMcpServers } from '../secrets/mcp-servers.rules';
@@ -33,6 +34,7 @@ export class IdentitiesService {
     private readonly models: ModelsService,
     private readonly availability: AgentAvailability,
     private readonly mcpSecrets: McpSecrets,
+    private readonly audit: AuditLog,
   ) {}
 
   /** A live (not deleted) identity of the team, or null. */
@@ -86,6 +88,10 @@ export class IdentitiesService {
         deletedAt: null,
       };
       await manager.getRepository(AgentIdentity).insert(row);
+      await this.audit.record(manager, principal, 'agent.create', agentTarget(row.uid), {
+        name,
+        ...(row.factoryUid ? { factory_uid: row.factoryUid } : {}),
+      });
       return row;
     });
     return this.respond(identity);
@@ -117,6 +123,9 @@ export class IdentitiesService {
           { uid },
           { name: current.name, settings: current.settings, updatedAt: current.updatedAt },
         );
+      await this.audit.record(manager, principal, 'agent.update', agentTarget(uid), {
+        changed: given.map(([key]) => key).sort(),
+      });
       return current;
     });
     return this.respond(identity);
@@ -126,15 +135,19 @@ export class IdentitiesService {
    * Soft-deletes the identity and deletes every API key it has in one transaction: no request
    * can see the identity gone while one of its keys still authenticates.
    */
-  async delete(teamId: string, uid: string): Promise<void> {
+  async delete(principal: Principal, uid: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
-      await this.lockActive(manager, teamId, uid);
+      const identity = await this.lockActive(manager, principal.teamId, uid);
       const now = new Date();
       await manager
         .getRepository(AgentIdentity)
         .update({ uid }, { deletedAt: now, updatedAt: now });
       await this.teams.softDeleteUser(manager, uid, now);
-      await this.apiKeys.deleteAllForUser(manager, uid);
+      const keys = await this.apiKeys.deleteAllForUser(manager, uid);
+      await this.audit.record(manager, principal, 'agent.delete', agentTarget(uid), {
+        name: identity.name,
+        api_keys_deleted: keys,
+      });
     });
   }
 
@@ -142,12 +155,35 @@ export class IdentitiesService {
    * Creates an API key for the identity while holding its row, so a delete running at the same
    * time either comes first (404 here) or deletes the new key with the others.
    */
-  async createKey(teamId: string, uid: string, name: string): Promise<{ key: string; id: string }> {
+  async createKey(
+    principal: Principal,
+    uid: string,
+    name: string,
+  ): Promise<{ key: string; id: string }> {
     return this.dataSource.transaction(async (manager) => {
-      await this.lockActive(manager, teamId, uid);
+      await this.lockActive(manager, principal.teamId, uid);
       const user = await this.teams.findServiceAccount(uid);
       if (!user) throw ApiError.notFound(`agent "${uid}"`);
-      return this.apiKeys.create(user, name);
+      const created = await this.apiKeys.create(user, name, { manager });
+      await this.audit.record(manager, principal, 'api_key.create', keyTarget(created.id), {
+        name,
+        agent_uid: uid,
+      });
+      return created;
+    });
+  }
+
+  /** Revokes one of the identity's keys; false when it has no such key. */
+  async revokeKey(principal: Principal, uid: string, keyId: string): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      await this.lockActive(manager, principal.teamId, uid);
+      const key = await this.apiKeys.revokeForUser(uid, keyId, manager);
+      if (!key) return false;
+      await this.audit.record(manager, principal, 'api_key.revoke', keyTarget(keyId), {
+        name: key.name,
+        agent_uid: uid,
+      });
+      return true;
     });
   }
 
@@ -209,6 +245,14 @@ export class IdentitiesService {
     );
     return applySettings(current, { ...input, mcp_servers: mcpServers });
   }
+}
+
+function agentTarget(uid: string) {
+  return { type: 'agent', id: uid };
+}
+
+function keyTarget(id: string) {
+  return { type: 'api_key', id };
 }
 
 function checkedName(name: string): string {

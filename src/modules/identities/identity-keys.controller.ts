@@ -17,6 +17,7 @@ import { toIdentityApiKey } from './agent-response.mapper';
 import { CreateIdentityApiKeyDto } from './dto/agent-request.dto';
 import { CreatedIdentityApiKeyDto, ListIdentityApiKeysResponseDto } from './dto/agent-response.dto';
 import { assertHuman } from './identities.controller';
+import { AuditLog } from '../audit/audit-log.service';
 import { IdentitiesService } from './identities.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { RequirePermission } from '../teams/access/require-permission.decorator';
@@ -34,6 +35,7 @@ export class IdentityKeysController {
   constructor(
     private readonly identities: IdentitiesService,
     private readonly apiKeys: ApiKeysService,
+    private readonly audit: AuditLog,
   ) {}
 
   @Post()
@@ -49,9 +51,16 @@ export class IdentityKeysController {
     @Param('uid') uid: string,
     @Body() body: CreateIdentityApiKeyDto,
   ): Promise<CreatedIdentityApiKeyDto> {
-    assertHuman(principal);
     const name = body.name?.trim() || DEFAULT_KEY_NAME;
-    const { key, id } = await this.identities.createKey(principal.teamId, uid, name);
+    const { key, id } = await this.audit.deniedOn(
+      principal,
+      'api_key.create',
+      { type: 'agent', id: uid },
+      () => {
+        assertHuman(principal);
+        return this.identities.createKey(principal, uid, name);
+      },
+    );
     const created = (await this.apiKeys.listForUser(uid)).find((k) => k.id === id);
     if (!created) throw ApiError.notFound(`agent "${uid}"`); // deleted meanwhile, with its keys
     return { ...toIdentityApiKey(created), key };
@@ -85,10 +94,15 @@ export class IdentityKeysController {
     @Param('uid') uid: string,
     @Param('keyId') keyId: string,
   ): Promise<void> {
-    assertHuman(principal);
-    await this.identities.mustFind(principal.teamId, uid);
-    if (!(await this.apiKeys.revokeForUser(uid, keyId))) {
-      throw ApiError.notFound(`API key "${keyId}" of agent "${uid}"`);
-    }
+    const revoked = await this.audit.deniedOn(
+      principal,
+      'api_key.revoke',
+      { type: 'api_key', id: keyId },
+      () => {
+        assertHuman(principal);
+        return this.identities.revokeKey(principal, uid, keyId);
+      },
+    );
+    if (!revoked) throw ApiError.notFound(`API key "${keyId}" of agent "${uid}"`);
   }
 }

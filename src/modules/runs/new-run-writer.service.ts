@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import { CoalescingBatcher } from '../../common/coalescing-batcher';
+import type { AuditEvent } from '../audit/audit-event.entity';
+import { AuditLog } from '../audit/audit-log.service';
 import { isBackingServiceUnavailable } from '../../common/errors/unavailable';
 import { newUuid } from '../../common/ids';
 import {
@@ -41,6 +43,8 @@ export function metadataRows(run: Pick<Run, 'id' | 'teamId' | 'metadata'>): Part
 interface PendingRun {
   run: Run;
   answer?: IdempotentAnswer;
+  /** Its `run.create` audit event (made while its request was the current one). */
+  event?: AuditEvent;
 }
 
 /**
@@ -60,10 +64,13 @@ export class NewRunWriter {
     { maxBatch: 100, maxInFlight: 2 },
   );
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly audit: AuditLog,
+  ) {}
 
-  async write(run: Run, answer?: IdempotentAnswer): Promise<void> {
-    const refused = await this.batcher.submit({ run, answer });
+  async write(run: Run, answer?: IdempotentAnswer, event?: AuditEvent): Promise<void> {
+    const refused = await this.batcher.submit({ run, answer, event });
     if (refused) throw refused;
     if (answer) markRecorded([answer]);
   }
@@ -79,8 +86,13 @@ export class NewRunWriter {
           answered.map((item) => item.answer!),
         );
         refused = new Set(answered.filter((_, i) => lost.has(i)));
-        runs = items.filter((item) => !refused.has(item)).map((item) => item.run);
+        const kept = items.filter((item) => !refused.has(item));
+        runs = kept.map((item) => item.run);
         await this.insertRuns(manager, runs);
+        await this.audit.insert(
+          manager,
+          kept.flatMap((item) => item.event ?? []),
+        );
       });
     } catch (err) {
       if (!isBackingServiceUnavailable(err) || !(await this.committedAnyway(runs))) throw err;

@@ -1,3 +1,4 @@
+import type { AuditBy } from '../audit/audit-actor';
 import type { IdempotencyClaim } from '../idempotency/idempotency-claim';
 import type { Run } from './entities/run.entity';
 import type { AgentConfig, ScheduleInfo } from '../run-config/run-config.types';
@@ -34,4 +35,6 @@ export interface NewRun {
    * finds either both or neither.
    */
   idempotency?: { claim: IdempotencyClaim; status: number; body: (run: Run) => unknown };
+  /** Who asked through the API: a `run.create` audit event commits with the run. */
+  auditBy?: AuditBy;
 }

@@ -10,6 +10,8 @@ import {
   recordAnswersInTransaction,
 } from '../idempotency/idempotency-claim';
 import { newUuid } from '../../common/ids';
+import { AuditEvent } from '../audit/audit-event.entity';
+import { AuditLog } from '../audit/audit-log.service';
 import { EnvironmentsService } from '../environments/environments.service';
 import { IdentityRunResolver } from '../identities/identity-run-resolver.service';
 import { SkillsService } from '../skills/skills.service';
@@ -52,6 +54,7 @@ export class RunCreationService {
     private readonly metrics: AmbientMetrics,
     private readonly mcpSecrets: McpSecrets,
     private readonly harnesses: HarnessRegistry,
+    private readonly audit: AuditLog,
   ) {}
 
   async create(input: NewRun): Promise<Run> {
@@ -182,10 +185,11 @@ export class RunCreationService {
       status: input.idempotency.status,
       body: input.idempotency.body(run),
     };
+    const event = input.auditBy && this.createdEvent(input.auditBy, run);
     if (parent || input.attachments?.length || input.runId) {
-      await this.commitAlone(run, parent, input.attachments ?? [], answer);
+      await this.commitAlone(run, parent, input.attachments ?? [], answer, event);
     } else {
-      await this.writer.write(run, answer);
+      await this.writer.write(run, answer, event);
     }
     this.metrics.runCreated(run.source);
     await this.queue.dispatch(run);
@@ -201,6 +205,7 @@ export class RunCreationService {
     parent: Run | null,
     attachments: NonNullable<NewRun['attachments']>,
     answer: IdempotentAnswer | undefined,
+    event: AuditEvent | undefined,
   ): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       if (answer && (await recordAnswersInTransaction(manager, [answer])).size) {
@@ -233,8 +238,26 @@ export class RunCreationService {
         occurredAt: run.createdAt,
         payload: { source: run.source },
       });
+      if (event) await this.audit.insert(manager, [event]);
     });
     if (answer) markRecorded([answer]);
+  }
+
+  private createdEvent(by: NonNullable<NewRun['auditBy']>, run: Run): AuditEvent {
+    return this.audit.entry(
+      by,
+      'run.create',
+      { type: 'run', id: run.id },
+      {
+        title: run.title,
+        source: run.source,
+        ...(run.parentRunId ? { parent_run_id: run.parentRunId } : {}),
+        ...(run.environmentId ? { environment_id: run.environmentId } : {}),
+        ...(run.executorId && run.executorId !== run.creatorId
+          ? { executor_id: run.executorId }
+          : {}),
+      },
+    );
   }
 
   private async visibleParent(teamId: string, parentRunId: string): Promise<Run> {

@@ -3,6 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUuid } from '../../common/ids';
+import type { AuditBy } from '../audit/audit-actor';
+import { AuditLog } from '../audit/audit-log.service';
 import { Run } from './entities/run.entity';
 import { FollowupOutcome, RunFollowup } from './entities/run-followup.entity';
 import { isTerminal, RunState, TERMINAL_STATES } from './run-state';
@@ -32,11 +34,14 @@ export class RunFollowupsService {
     private readonly transitions: RunTransitions,
     private readonly queue: RunQueue,
     private readonly failedRunFollowups: FailedRunFollowups,
+    private readonly audit: AuditLog,
   ) {}
 
   async submit(
     run: Run,
     body: { message?: string; mode?: string; attachments?: { attachment_id: string }[] },
+    /** Who sent it through the API: a `run.followup` audit event commits with it. */
+    by?: AuditBy,
   ): Promise<{ followup_id: string | null; outcome: FollowupOutcome; debug_agent_active?: true }> {
     if (body.attachments?.length) {
       throw new ApiError(
@@ -75,6 +80,18 @@ export class RunFollowupsService {
         createdAt: new Date(),
       };
       await manager.getRepository(RunFollowup).insert(followup);
+      if (by) {
+        await this.audit.record(
+          manager,
+          by,
+          'run.followup',
+          { type: 'run', id: run.id },
+          {
+            followup_id: followup.id,
+            run_state: locked.state,
+          },
+        );
+      }
       return { id: followup.id, state: locked.state };
     });
     if (!isTerminal(state)) {

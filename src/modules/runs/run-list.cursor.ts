@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { ApiError } from '../../common/errors/api-error';
+import { filterHash } from '../../common/filter-hash';
 import { parseRfc3339 } from '../../common/time';
 import { Run } from './entities/run.entity';
 import {
@@ -39,23 +39,7 @@ export function runListFilterHash(params: RunListParams): string {
     sortOrder: _sortOrder,
     ...filters
   } = params;
-  return createHash('sha256')
-    .update(JSON.stringify(canonical(filters)))
-    .digest('base64url')
-    .slice(0, 22);
-}
-
-function canonical(value: unknown): unknown {
-  if (value instanceof Date) return value.toISOString();
-  if (Array.isArray(value)) return value.map(canonical).sort();
-  if (value && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    return Object.keys(record)
-      .filter((key) => record[key] !== undefined)
-      .sort()
-      .map((key) => [key, canonical(record[key])]);
-  }
-  return value;
+  return filterHash(filters);
 }
 
 export function runCursorPosition(sortBy: RunSortField, row: RunCursorRow): RunCursorPosition {

@@ -1,6 +1,14 @@
 import { ApiError } from '../../common/errors/api-error';
 import { UID_PATTERN } from '../../common/ids';
-import { parseRfc3339 } from '../../common/time';
+import {
+  enumList,
+  filterText,
+  optionalEnum,
+  pageLimit,
+  RawQuery,
+  singleValue as single,
+  timestampParam as timestamp,
+} from '../../common/query-params';
 import { ARTIFACT_TYPES, ArtifactType } from '../artifacts/run-artifact.entity';
 import type { Run } from './entities/run.entity';
 import { assertMetadataPair } from './run-metadata.rules';
@@ -18,7 +26,6 @@ export const DEFAULT_RUN_LIST_LIMIT = 20;
 export const MAX_RUN_LIST_LIMIT = 500;
 export const MAX_METADATA_FILTERS = 5;
 const MAX_Q_LENGTH = 256;
-const MAX_FILTER_LENGTH = 1024;
 
 export interface RunListParams {
   limit: number;
@@ -49,8 +56,6 @@ export interface RunListPage {
   nextCursor: string | null;
 }
 
-type RawQuery = Record<string, unknown>;
-
 /**
  * Validates the raw Express query of GET /agent/runs. Unknown parameters (newer SDK filters such
  * as factory_uid or task_status) are ignored; documented ones are checked strictly.
@@ -60,7 +65,7 @@ export function parseRunListParams(
   opts: { metadataFilterEnabled: boolean },
 ): RunListParams {
   const params: RunListParams = {
-    limit: parseLimit(single(raw, 'limit')),
+    limit: pageLimit(single(raw, 'limit'), DEFAULT_RUN_LIST_LIMIT, MAX_RUN_LIST_LIMIT),
     cursor: single(raw, 'cursor'),
     sortBy: optionalEnum(raw, 'sort_by', RUN_SORT_FIELDS) ?? 'updated_at',
     sortOrder: optionalEnum(raw, 'sort_order', SORT_ORDERS) ?? 'desc',
@@ -83,85 +88,6 @@ export function parseRunListParams(
     metadata: metadataFilters(raw, opts.metadataFilterEnabled),
   };
   return withoutUndefined(params);
-}
-
-/** Every value given for `name`; an empty string counts as not given. */
-function values(raw: RawQuery, name: string): string[] {
-  const value = raw[name];
-  if (value === undefined || value === null) return [];
-  const list = Array.isArray(value) ? value : [value];
-  for (const item of list) {
-    if (typeof item !== 'string') throw ApiError.invalid(name, 'must be a plain string value');
-  }
-  return (list as string[]).filter((item) => item !== '');
-}
-
-function single(raw: RawQuery, name: string): string | undefined {
-  const list = values(raw, name);
-  if (list.length > 1) throw ApiError.invalid(name, 'must be given at most once');
-  return list[0];
-}
-
-function quote(value: string): string {
-  return JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value);
-}
-
-function checkEnum<T extends string>(name: string, value: string, allowed: readonly T[]): T {
-  if (!(allowed as readonly string[]).includes(value)) {
-    throw ApiError.invalid(name, `must be one of ${allowed.join(', ')} (got ${quote(value)})`);
-  }
-  return value as T;
-}
-
-function optionalEnum<T extends string>(
-  raw: RawQuery,
-  name: string,
-  allowed: readonly T[],
-): T | undefined {
-  const value = single(raw, name);
-  return value === undefined ? undefined : checkEnum(name, value, allowed);
-}
-
-function enumList<T extends string>(
-  raw: RawQuery,
-  name: string,
-  allowed: readonly T[],
-): T[] | undefined {
-  const list = values(raw, name).map((value) => checkEnum(name, value, allowed));
-  return list.length ? [...new Set(list)] : undefined;
-}
-
-function parseLimit(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_RUN_LIST_LIMIT;
-  const n = /^\d{1,6}$/.test(text) ? Number(text) : NaN;
-  if (!(n >= 1 && n <= MAX_RUN_LIST_LIMIT)) {
-    throw ApiError.invalid('limit', `must be an integer from 1 to ${MAX_RUN_LIST_LIMIT}`);
-  }
-  return n;
-}
-
-function filterText(raw: RawQuery, name: string): string | undefined {
-  const value = single(raw, name);
-  if (value !== undefined && value.length > MAX_FILTER_LENGTH) {
-    throw ApiError.invalid(name, `must be at most ${MAX_FILTER_LENGTH} characters`);
-  }
-  return value;
-}
-
-/**
- * Stored timestamps have millisecond precision; a bound with finer digits is rounded so that the
- * strict comparison keeps its meaning (`after` rounds down, `before` rounds up).
- */
-function timestamp(raw: RawQuery, name: string, rounding: 'floor' | 'ceil'): Date | undefined {
-  const text = single(raw, name);
-  if (text === undefined) return undefined;
-  const date = parseRfc3339(text);
-  if (!date) {
-    throw ApiError.invalid(name, 'must be an RFC 3339 timestamp such as 2026-01-31T12:00:00Z');
-  }
-  const subMillis = /\.\d{3}(\d+)/.exec(text)?.[1] ?? '';
-  if (rounding === 'ceil' && /[1-9]/.test(subMillis)) return new Date(date.getTime() + 1);
-  return date;
 }
 
 function environmentId(value: string | undefined): string | undefined {

@@ -23,6 +23,7 @@ import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { AuditLog } from '../audit/audit-log.service';
 import type { IdempotencyClaim } from '../idempotency/idempotency-claim';
 import { CurrentIdempotencyClaim, Idempotent } from '../idempotency/idempotent.decorator';
 import type { Principal } from '../teams/principal';
@@ -54,6 +55,7 @@ export class RunsController {
     private readonly creation: RunCreationService,
     private readonly followups: RunFollowupsService,
     private readonly attachments: RunAttachmentsService,
+    private readonly audit: AuditLog,
   ) {}
 
   @Post('runs')
@@ -104,25 +106,28 @@ export class RunsController {
       })),
     ];
     if (attachments.length > 5) throw ApiError.invalid('attachments', 'at most 5 are allowed');
-    const run = await this.creation.create({
-      teamId: principal.teamId,
-      creatorId: principal.userId,
-      creatorMayBeAgent: principal.userType === 'service_account',
-      source: 'API',
-      prompt: body.prompt,
-      title: body.title,
-      skill: body.skill,
-      config: body.config,
-      metadata: body.metadata,
-      parentRunId: body.parent_run_id,
-      conversationId: body.conversation_id,
-      mode: body.mode,
-      interactive: body.interactive,
-      attachments,
-      agentIdentityUid: body.agent_identity_uid,
-      // Recorded with the run, in its transaction (the answer is 200 with runAgentResponse).
-      idempotency: claim && { claim, status: 200, body: runAgentResponse },
-    });
+    const create = () =>
+      this.creation.create({
+        teamId: principal.teamId,
+        creatorId: principal.userId,
+        creatorMayBeAgent: principal.userType === 'service_account',
+        source: 'API',
+        prompt: body.prompt,
+        title: body.title,
+        skill: body.skill,
+        config: body.config,
+        metadata: body.metadata,
+        parentRunId: body.parent_run_id,
+        conversationId: body.conversation_id,
+        mode: body.mode,
+        interactive: body.interactive,
+        attachments,
+        agentIdentityUid: body.agent_identity_uid,
+        // Recorded with the run, in its transaction (the answer is 200 with runAgentResponse).
+        idempotency: claim && { claim, status: 200, body: runAgentResponse },
+        auditBy: principal,
+      });
+    const run = await this.audit.deniedOn(principal, 'run.create', null, create);
     return runAgentResponse(run);
   }
 
@@ -193,7 +198,7 @@ export class RunsController {
     @CurrentPrincipal() principal: Principal,
     @Param('runId') runId: string,
   ): Promise<string> {
-    await this.runs.cancel(principal.teamId, runId, principal.displayName);
+    await this.runs.cancel(principal, runId);
     return JSON.stringify(runId);
   }
 
@@ -211,7 +216,7 @@ export class RunsController {
     @Body() body: SubmitFollowupDto,
   ): Promise<FollowupResponseDto> {
     const run = await this.runs.findVisible(principal.teamId, runId);
-    return this.followups.submit(run, body);
+    return this.followups.submit(run, body, principal);
   }
 
   @Get('runs/:runId/timeline')

@@ -4,6 +4,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { ArtifactsService } from '../artifacts/artifacts.service';
+import { AuditLog } from '../audit/audit-log.service';
+import type { Principal } from '../teams/principal';
 import { TeamsService } from '../teams/teams.service';
 import { RunItemDto, TimelineEventDto } from './dto/run-item.dto';
 import { Run } from './entities/run.entity';
@@ -28,6 +30,7 @@ export class RunsService {
     private readonly transitions: RunTransitions,
     private readonly queue: RunQueue,
     private readonly signals: RunSignals,
+    private readonly audit: AuditLog,
   ) {}
 
   async findVisible(teamId: string, runId: string): Promise<Run> {
@@ -74,7 +77,8 @@ export class RunsService {
    * Cancels a run: a queued run ends CANCELLED at once; a running one is marked CANCELLED and
    * its worker, signalled over Redis (or at its next lease renewal), aborts the harness.
    */
-  async cancel(teamId: string, runId: string, cancelledBy: string): Promise<void> {
+  async cancel(principal: Principal, runId: string): Promise<void> {
+    const { teamId, displayName: cancelledBy } = principal;
     for (let attempt = 0; attempt < 3; attempt++) {
       const run = await this.findVisible(teamId, runId);
       if (!isCancellableType(run)) {
@@ -92,15 +96,34 @@ export class RunsService {
           headers: { 'Retry-After': '1' },
         });
       }
-      const cancelled = await this.transitions.transition(runId, 'CANCELLED', {
-        from: [run.state],
-        set: {
-          finishedAt: new Date(),
-          leaseOwner: null,
-          leaseExpiresAt: null,
-          statusMessage: { message: `Cancelled by ${cancelledBy}` },
-        },
-        event: { payload: { cancelled_by: cancelledBy, previous_state: run.state } },
+      const cancelled = await this.dataSource.transaction(async (manager) => {
+        const applied = await this.transitions.transition(
+          runId,
+          'CANCELLED',
+          {
+            from: [run.state],
+            set: {
+              finishedAt: new Date(),
+              leaseOwner: null,
+              leaseExpiresAt: null,
+              statusMessage: { message: `Cancelled by ${cancelledBy}` },
+            },
+            event: { payload: { cancelled_by: cancelledBy, previous_state: run.state } },
+          },
+          manager,
+        );
+        if (applied) {
+          await this.audit.record(
+            manager,
+            principal,
+            'run.cancel',
+            { type: 'run', id: runId },
+            {
+              previous_state: run.state,
+            },
+          );
+        }
+        return applied;
       });
       if (cancelled) {
         if (run.state === 'QUEUED') await this.queue.remove(runId).catch(() => undefined);

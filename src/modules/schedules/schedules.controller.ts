@@ -95,7 +95,7 @@ export class SchedulesController {
     @CurrentPrincipal() principal: Principal,
     @Param('scheduleId') id: string,
   ): Promise<DeleteScheduleResponseDto> {
-    await this.schedules.delete(principal.teamId, id);
+    await this.schedules.delete(principal, id);
     return { success: true };
   }
 

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUuid } from '../../common/ids';
+import { AuditLog } from '../audit/audit-log.service';
 import type { Principal } from '../teams/principal';
 import { EnvironmentsService } from '../environments/environments.service';
 import { TeamsService } from '../teams/teams.service';
@@ -27,6 +28,7 @@ export class SchedulesService {
     private readonly validator: ScheduleValidator,
     private readonly teams: TeamsService,
     private readonly environments: EnvironmentsService,
+    private readonly audit: AuditLog,
   ) {}
 
   async list(teamId: string): Promise<ScheduledAgentItemDto[]> {
@@ -44,7 +46,9 @@ export class SchedulesService {
 
   async create(principal: Principal, body: CreateScheduleDto): Promise<ScheduledAgentItemDto> {
     this.validator.assertPresent(body as ScheduleInput, ['name', 'cron_schedule']);
-    const spec = await this.validator.check(principal.teamId, body as ScheduleInput);
+    const spec = await this.audit.deniedOn(principal, 'schedule.create', null, () =>
+      this.validator.check(principal.teamId, body as ScheduleInput),
+    );
     const now = this.clock.now();
     const enabled = body.enabled ?? true;
     const schedule: Schedule = {
@@ -66,7 +70,14 @@ export class SchedulesService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.dataSource.getRepository(Schedule).insert(schedule);
+    await this.dataSource.transaction(async (manager) => {
+      await manager.getRepository(Schedule).insert(schedule);
+      await this.audit.record(manager, principal, 'schedule.create', target(schedule.id), {
+        name: schedule.name,
+        cron_schedule: schedule.cronSchedule,
+        enabled,
+      });
+    });
     return this.item(schedule);
   }
 
@@ -78,8 +89,12 @@ export class SchedulesService {
   ): Promise<ScheduledAgentItemDto> {
     const input = body as ScheduleInput;
     this.validator.assertPresent(input, ['name', 'cron_schedule', 'enabled']);
-    const schedule = await this.change(principal, id, async (current, now) => {
-      const spec = await this.validator.check(principal.teamId, input, current);
+    const check = (current: Schedule) =>
+      this.audit.deniedOn(principal, 'schedule.update', target(id), () =>
+        this.validator.check(principal.teamId, input, current),
+      );
+    const schedule = await this.change(principal, id, 'schedule.update', async (current, now) => {
+      const spec = await check(current);
       const enabled = body.enabled as boolean;
       const keepTick = enabled && current.enabled && spec.cron.expression === current.cronSchedule;
       return {
@@ -98,7 +113,7 @@ export class SchedulesService {
   }
 
   async pause(principal: Principal, id: string): Promise<ScheduledAgentItemDto> {
-    const schedule = await this.change(principal, id, async (current) =>
+    const schedule = await this.change(principal, id, 'schedule.pause', async (current) =>
       current.enabled ? { enabled: false, nextRunAt: null } : {},
     );
     return this.item(schedule);
@@ -106,7 +121,7 @@ export class SchedulesService {
 
   /** Resumes at the next tick from now: ticks that passed while paused never fire. */
   async resume(principal: Principal, id: string): Promise<ScheduledAgentItemDto> {
-    const schedule = await this.change(principal, id, async (current, now) =>
+    const schedule = await this.change(principal, id, 'schedule.resume', async (current, now) =>
       current.enabled
         ? {}
         : { enabled: true, nextRunAt: parseCronSchedule(current.cronSchedule).nextAfter(now) },
@@ -114,17 +129,21 @@ export class SchedulesService {
     return this.item(schedule);
   }
 
-  async delete(teamId: string, id: string): Promise<void> {
+  async delete(principal: Principal, id: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
-      await this.lock(manager, teamId, id);
+      const schedule = await this.lock(manager, principal.teamId, id);
       await manager.getRepository(Schedule).delete({ id });
+      await this.audit.record(manager, principal, 'schedule.delete', target(id), {
+        name: schedule.name,
+      });
     });
   }
 
-  /** Applies `changes` to the locked row, stamping who changed it and when. */
+  /** Applies `changes` to the locked row, stamping who changed it and when, with its audit event. */
   private async change(
     principal: Principal,
     id: string,
+    action: string,
     changes: (current: Schedule, now: Date) => Promise<Partial<Schedule>>,
   ): Promise<Schedule> {
     return this.dataSource.transaction(async (manager) => {
@@ -136,6 +155,9 @@ export class SchedulesService {
       await manager
         .getRepository(Schedule)
         .update({ id }, { ...patch, updatedAt: now, updatedBy: principal.userId });
+      await this.audit.record(manager, principal, action, target(id), {
+        changed: Object.keys(patch).sort(),
+      });
       return next;
     });
   }
@@ -166,6 +188,10 @@ export class SchedulesService {
     ]);
     return schedules.map((s) => toScheduledAgentItem(s, users, environments));
   }
+}
+
+function target(id: string) {
+  return { type: 'schedule', id };
 }
 
 function notFound(id: string): ApiError {

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUuid } from '../../common/ids';
+import { AuditLog } from '../audit/audit-log.service';
 import { Run } from '../runs/entities/run.entity';
 import { RunCreationService } from '../runs/run-creation.service';
 import { RunKeysService } from '../runs/run-keys.service';
@@ -27,6 +28,7 @@ export class ScoresService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly creation: RunCreationService,
     private readonly runs: RunRecords,
+    private readonly audit: AuditLog,
   ) {}
 
   /** Starts a judge run for a run of the caller's team; its run-scoped key may report scores. */
@@ -45,6 +47,7 @@ export class ScoresService {
       source: 'RUN_SCORER',
       title: input.title ?? `Score run ${target.id}`,
       prompt: judgePrompt(target, input.prompt),
+      auditBy: principal,
     });
     await this.dataSource.getRepository(RunJudge).insert({
       judgeRunId: judge.id,
@@ -64,7 +67,10 @@ export class ScoresService {
     targetRunId: string,
     verdicts: unknown[],
   ): Promise<VerdictResult[]> {
-    await this.assertJudge(principal, targetRunId);
+    const target = { type: 'run', id: targetRunId };
+    await this.audit.deniedOn(principal, 'score.report', target, () =>
+      this.assertJudge(principal, targetRunId),
+    );
     const results: VerdictResult[] = [];
     const accepted: Verdict[] = [];
     verdicts.forEach((raw, index) => {
@@ -84,15 +90,20 @@ export class ScoresService {
     });
     if (accepted.length > 0) {
       const now = new Date();
-      await this.dataSource.getRepository(RunScore).insert(
-        accepted.map((v) => ({
-          ...v,
-          targetRunId,
-          judgeRunId: principal.runId!,
-          teamId: principal.teamId,
-          createdAt: now,
-        })),
-      );
+      await this.dataSource.transaction(async (manager) => {
+        await manager.getRepository(RunScore).insert(
+          accepted.map((v) => ({
+            ...v,
+            targetRunId,
+            judgeRunId: principal.runId!,
+            teamId: principal.teamId,
+            createdAt: now,
+          })),
+        );
+        await this.audit.record(manager, principal, 'score.report', target, {
+          criteria: accepted.map((v) => v.criterion),
+        });
+      });
     }
     return results;
   }

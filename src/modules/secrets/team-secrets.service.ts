@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
+import { AuditLog } from '../audit/audit-log.service';
 import type { Principal } from '../teams/principal';
 import { MAX_SECRET_VALUE_BYTES, SECRET_NAME_PATTERN } from './dto/secret.dto';
 import { SecretCipher } from './secret-cipher';
@@ -36,6 +37,7 @@ export class TeamSecretsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     readonly cipher: SecretCipher,
+    private readonly audit: AuditLog,
   ) {}
 
   addUsageCheck(check: SecretUsageCheck): void {
@@ -72,7 +74,13 @@ export class TeamSecretsService {
     this.cipher.assertEnabled();
     assertName(input.name);
     assertValue(input.value);
-    const run = (m: EntityManager) => this.insert(m, principal, input);
+    const run = async (m: EntityManager) => {
+      const secret = await this.insert(m, principal, input);
+      await this.audit.record(m, principal, 'secret.create', target(secret.name), {
+        description: secret.description,
+      });
+      return secret;
+    };
     return manager ? run(manager) : this.dataSource.transaction(run);
   }
 
@@ -91,20 +99,30 @@ export class TeamSecretsService {
       if (input.description !== undefined) secret.description = input.description;
       secret.updatedAt = new Date();
       await m.getRepository(TeamSecret).save(secret);
+      // The value itself is never recorded: only that it changed.
+      await this.audit.record(m, principal, 'secret.update', target(name), {
+        value_changed: true,
+        ...(input.description !== undefined ? { description: input.description } : {}),
+      });
       return secret;
     };
-    return manager ? run(manager) : this.dataSource.transaction(run);
+    return this.audit.deniedOn(principal, 'secret.update', target(name), () =>
+      manager ? run(manager) : this.dataSource.transaction(run),
+    );
   }
 
   async remove(principal: Principal, name: string): Promise<void> {
-    await this.dataSource.transaction(async (m) => {
-      const secret = await this.lockedForChange(m, principal, name);
-      for (const check of this.usageChecks) {
-        const reason = await check(principal.teamId, name, m);
-        if (reason) throw new ApiError('conflict', `secret "${name}" is ${reason}`);
-      }
-      await m.getRepository(TeamSecret).delete({ id: secret.id });
-    });
+    const remove = () =>
+      this.dataSource.transaction(async (m) => {
+        const secret = await this.lockedForChange(m, principal, name);
+        for (const check of this.usageChecks) {
+          const reason = await check(principal.teamId, name, m);
+          if (reason) throw new ApiError('conflict', `secret "${name}" is ${reason}`);
+        }
+        await this.audit.record(m, principal, 'secret.delete', target(name));
+        await m.getRepository(TeamSecret).delete({ id: secret.id });
+      });
+    await this.audit.deniedOn(principal, 'secret.delete', target(name), remove);
   }
 
   /** The decrypted value of a team secret, or null when there is no such secret. */
@@ -160,6 +178,10 @@ export class TeamSecretsService {
     }
     return secret;
   }
+}
+
+function target(name: string) {
+  return { type: 'secret', id: name };
 }
 
 function assertName(name: string): void {

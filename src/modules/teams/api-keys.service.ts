@@ -40,11 +40,17 @@ export class ApiKeysService {
   async create(
     user: Pick<User, 'id' | 'teamId'>,
     name: string,
-    options: { role?: TeamRole; expiresAt?: Date | null; plainKey?: string } = {},
+    options: {
+      role?: TeamRole;
+      expiresAt?: Date | null;
+      plainKey?: string;
+      /** The caller's transaction (the key commits with its audit event). */
+      manager?: EntityManager;
+    } = {},
   ): Promise<{ key: string; id: string }> {
     const key = options.plainKey ?? generateApiKey().key;
     const id = newUid();
-    await this.dataSource.getRepository(ApiKey).insert({
+    await (options.manager ?? this.dataSource.manager).getRepository(ApiKey).insert({
       id,
       teamId: user.teamId,
       userId: user.id,
@@ -74,8 +80,12 @@ export class ApiKeysService {
   }
 
   /** Revokes one of the team's keys of people; null when the team has no such key. */
-  async revokePeopleKey(teamId: string, id: string): Promise<ApiKey | null> {
-    return (await this.findPeopleKey(teamId, id)) ? this.revoke(id) : null;
+  async revokePeopleKey(
+    teamId: string,
+    id: string,
+    manager = this.dataSource.manager,
+  ): Promise<ApiKey | null> {
+    return (await this.findPeopleKey(teamId, id)) ? this.revoke(id, manager) : null;
   }
 
   private peopleKeys(teamId: string) {
@@ -160,11 +170,13 @@ export class ApiKeysService {
   }
 
   /** Revokes one of a user's keys; null when the user has no such key. */
-  async revokeForUser(userId: string, id: string): Promise<ApiKey | null> {
-    const key = await this.dataSource
-      .getRepository(ApiKey)
-      .findOneBy({ id, userId, runId: IsNull() });
-    return key ? this.revoke(id) : null;
+  async revokeForUser(
+    userId: string,
+    id: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<ApiKey | null> {
+    const key = await manager.getRepository(ApiKey).findOneBy({ id, userId, runId: IsNull() });
+    return key ? this.revoke(id, manager) : null;
   }
 
   /**
@@ -177,8 +189,8 @@ export class ApiKeysService {
   }
 
   /** Revokes a key (idempotently: the first revocation time stays); null when it does not exist. */
-  async revoke(id: string): Promise<ApiKey | null> {
-    const keys = this.dataSource.getRepository(ApiKey);
+  async revoke(id: string, manager = this.dataSource.manager): Promise<ApiKey | null> {
+    const keys = manager.getRepository(ApiKey);
     await keys.update({ id, revokedAt: IsNull() }, { revokedAt: new Date() });
     return keys.findOneBy({ id });
   }

@@ -2,8 +2,11 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { SYSTEM_ACTOR } from '../audit/audit-actor';
+import { AuditLog } from '../audit/audit-log.service';
 import { ApiKeysService } from './api-keys.service';
 import { TeamsService } from './teams.service';
+import type { User } from './user.entity';
 
 export const DEFAULT_TEAM = 'default';
 
@@ -21,6 +24,7 @@ export class BootstrapService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly teams: TeamsService,
     private readonly apiKeys: ApiKeysService,
+    private readonly audit: AuditLog,
   ) {}
 
   async ensureAccess(): Promise<void> {
@@ -32,13 +36,13 @@ export class BootstrapService {
       if (bootstrapKey) {
         if (await this.apiKeys.existsForKey(bootstrapKey)) return;
         const { admin } = await this.defaultTeamAndAdmin();
-        await this.apiKeys.create(admin, 'bootstrap', { role: 'admin', plainKey: bootstrapKey });
+        await this.createKey(admin, 'bootstrap', bootstrapKey);
         this.logger.log(`installed AMBIENT_BOOTSTRAP_API_KEY for team "${DEFAULT_TEAM}"`);
         return;
       }
       if ((await this.apiKeys.countActive()) > 0) return;
       const { admin } = await this.defaultTeamAndAdmin();
-      const { key } = await this.apiKeys.create(admin, 'first-start', { role: 'admin' });
+      const { key } = await this.createKey(admin, 'first-start');
       // Printed once, on purpose: it is the only way to learn the first key.
       process.stdout.write(
         `\n  Ambient created the first API key (team "${DEFAULT_TEAM}"). It is shown only once:\n\n    ${key}\n\n` +
@@ -48,6 +52,25 @@ export class BootstrapService {
       await runner.query(`SELECT RELEASE_LOCK('ambient_bootstrap')`).catch(() => undefined);
       await runner.release();
     }
+  }
+
+  /** A key made at start, with its `api_key.create` audit event (actor system). */
+  private createKey(admin: User, name: string, plainKey?: string) {
+    return this.dataSource.transaction(async (manager) => {
+      const created = await this.apiKeys.create(admin, name, { role: 'admin', plainKey, manager });
+      const by = { teamId: admin.teamId, actor: SYSTEM_ACTOR };
+      await this.audit.record(
+        manager,
+        by,
+        'api_key.create',
+        { type: 'api_key', id: created.id },
+        {
+          name,
+          user_id: admin.id,
+        },
+      );
+      return created;
+    });
   }
 
   private async defaultTeamAndAdmin() {

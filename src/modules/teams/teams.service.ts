@@ -13,15 +13,16 @@ export class TeamsService {
     return this.dataSource.getRepository(Team).findOneBy({ name });
   }
 
-  async createTeam(name: string): Promise<Team> {
+  async createTeam(name: string, manager = this.dataSource.manager): Promise<Team> {
     const team: Team = { id: newUid(), name, createdAt: new Date() };
-    await this.dataSource.getRepository(Team).insert(team);
+    await manager.getRepository(Team).insert(team);
     return team;
   }
 
   async createUser(
     team: Team,
     fields: { displayName: string; email?: string | null; role?: UserRole; type?: UserType },
+    manager = this.dataSource.manager,
   ): Promise<User> {
     const user: User = {
       id: newUid(),
@@ -32,7 +33,7 @@ export class TeamsService {
       role: fields.role ?? 'member',
       createdAt: new Date(),
     };
-    await this.dataSource.getRepository(User).insert(user);
+    await manager.getRepository(User).insert(user);
     return user;
   }
 
@@ -102,8 +103,12 @@ export class TeamsService {
     return rows[0]?.agent_limit ?? null;
   }
 
-  async setAgentLimit(teamId: string, limit: number | null): Promise<void> {
-    await this.dataSource.query(`UPDATE teams SET agent_limit = ? WHERE id = ?`, [limit, teamId]);
+  async setAgentLimit(
+    teamId: string,
+    limit: number | null,
+    manager = this.dataSource.manager,
+  ): Promise<void> {
+    await manager.query(`UPDATE teams SET agent_limit = ? WHERE id = ?`, [limit, teamId]);
   }
 
   async usersByIds(teamId: string, ids: string[]): Promise<Map<string, User>> {

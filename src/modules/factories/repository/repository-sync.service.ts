@@ -1,6 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import type { AuditBy } from '../../audit/audit-actor';
+import { AuditLog } from '../../audit/audit-log.service';
 import { DefinitionApplier } from '../definition-applier.service';
 import { Factory, LastSync } from '../entities/factory.entity';
 import { FactoriesService } from '../factories.service';
@@ -24,9 +26,11 @@ export class RepositorySync {
     private readonly factories: FactoriesService,
     private readonly applier: DefinitionApplier,
     private readonly credentials: RepositoryCredentials,
+    private readonly audit: AuditLog,
   ) {}
 
-  async sync(factory: Factory, force = false): Promise<LastSync | null> {
+  /** `by`: who asked through the API; a `factory.apply` event commits with what it applies. */
+  async sync(factory: Factory, force = false, by?: AuditBy): Promise<LastSync | null> {
     const now = new Date();
     const taken = await this.dataSource.query(
       `UPDATE factories SET sync_lock_until = ?
@@ -36,7 +40,7 @@ export class RepositorySync {
     if (!(taken as { affectedRows: number }).affectedRows) return null;
     let outcome: LastSync;
     try {
-      outcome = await this.attempt(factory, force);
+      outcome = await this.attempt(factory, force, by);
     } catch (err) {
       const message =
         err instanceof RepositoryError || err instanceof DefinitionTreeError
@@ -56,7 +60,7 @@ export class RepositorySync {
     return outcome;
   }
 
-  private async attempt(factory: Factory, force: boolean): Promise<LastSync> {
+  private async attempt(factory: Factory, force: boolean, by?: AuditBy): Promise<LastSync> {
     const location = {
       url: factory.repositoryUrl!,
       branch: factory.repositoryBranch ?? 'main',
@@ -75,7 +79,13 @@ export class RepositorySync {
       };
     }
     const { commit, files } = await this.factories.git.read(location, token);
-    const result = await this.applier.apply(factory.id, files, { commit });
+    const result = await this.applier.apply(factory.id, files, {
+      commit,
+      events: () =>
+        by
+          ? [this.audit.entry(by, 'factory.apply', { type: 'factory', id: factory.id }, { commit })]
+          : [],
+    });
     if (result.applied) return { at, commit, status: 'applied' };
     return {
       at,

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { AuditLog } from '../../audit/audit-log.service';
 import { AmbientMetrics } from '../../metrics/ambient-metrics';
 import type { Principal } from '../principal';
 import type { Permission } from './roles';
@@ -25,8 +26,12 @@ export interface AccessDenial {
 export class AccessDenials {
   private readonly logger = new Logger('Access');
 
-  constructor(private readonly metrics: AmbientMetrics) {}
+  constructor(
+    private readonly metrics: AmbientMetrics,
+    private readonly audit: AuditLog,
+  ) {}
 
+  /** The audit event's action is the permission refused (`secrets.write`). */
   record(denial: AccessDenial): Promise<void> {
     const { principal, permission } = denial;
     this.metrics.accessDenied(permission, principal.role);
@@ -34,6 +39,10 @@ export class AccessDenials {
       `denied ${denial.method} ${denial.path}: ${denial.reason} (team ${principal.teamId}, ` +
         `user ${principal.userId}, key ${principal.keyId}, request ${denial.requestId ?? '-'})`,
     );
-    return Promise.resolve();
+    return this.audit.recordDenied(principal, permission, null, {
+      reason: denial.reason,
+      method: denial.method,
+      path: denial.path,
+    });
   }
 }

@@ -29,10 +29,13 @@ export const PERMISSIONS = [
   'webhooks.write',
   'api_keys.read',
   'api_keys.write',
+  'audit.read',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-const READ: Permission[] = PERMISSIONS.filter((p) => p.endsWith('.read') && p !== 'api_keys.read');
+/** Reads only admins make: the team's keys and its audit log. */
+const ADMIN_READS: ReadonlySet<Permission> = new Set<Permission>(['api_keys.read', 'audit.read']);
+const READ: Permission[] = PERMISSIONS.filter((p) => p.endsWith('.read') && !ADMIN_READS.has(p));
 
 /** What each role may do: a viewer reads, a member also works with runs, an admin does everything. */
 const ROLE_PERMISSIONS: Record<TeamRole, ReadonlySet<Permission>> = {

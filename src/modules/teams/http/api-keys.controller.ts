@@ -8,10 +8,13 @@ import {
   ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { CurrentPrincipal } from '../../../common/auth/principal.decorator';
 import { ApiError } from '../../../common/errors/api-error';
 import { ApiProblems } from '../../../common/errors/problem.schema';
 import { parseRfc3339 } from '../../../common/time';
+import { AuditLog } from '../../audit/audit-log.service';
 import { RequirePermission } from '../access/require-permission.decorator';
 import { ApiKeysService } from '../api-keys.service';
 import type { Principal } from '../principal';
@@ -31,7 +34,11 @@ import {
 @ApiBearerAuth()
 @Controller('api-keys')
 export class ApiKeysController {
-  constructor(private readonly apiKeys: ApiKeysService) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly apiKeys: ApiKeysService,
+    private readonly audit: AuditLog,
+  ) {}
 
   @Post()
   @HttpCode(201)
@@ -44,11 +51,19 @@ export class ApiKeysController {
     @Body() body: CreateApiKeyDto,
   ): Promise<CreatedApiKeyDto> {
     const expiresAt = expiryOf(body.expires_at);
-    const { id, key } = await this.apiKeys.create(
-      { id: principal.userId, teamId: principal.teamId },
-      body.name,
-      { role: body.role, expiresAt },
-    );
+    const { id, key } = await this.dataSource.transaction(async (manager) => {
+      const made = await this.apiKeys.create(
+        { id: principal.userId, teamId: principal.teamId },
+        body.name,
+        { role: body.role, expiresAt, manager },
+      );
+      await this.audit.record(manager, principal, 'api_key.create', keyTarget(made.id), {
+        name: body.name,
+        role: body.role ?? null,
+        expires_at: expiresAt?.toISOString() ?? null,
+      });
+      return made;
+    });
     const created = await this.apiKeys.findPeopleKey(principal.teamId, id);
     if (!created) throw ApiError.notFound(`API key "${id}"`); // its user was deleted meanwhile
     return { ...toApiKeyDto(created), key };
@@ -74,9 +89,13 @@ export class ApiKeysController {
   @ApiParam({ name: 'id' })
   @ApiNoContentResponse({ description: 'Key revoked (revoking twice is harmless)' })
   async revoke(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {
-    if (!(await this.apiKeys.revokePeopleKey(principal.teamId, id))) {
-      throw ApiError.notFound(`API key "${id}"`);
-    }
+    await this.dataSource.transaction(async (manager) => {
+      const key = await this.apiKeys.revokePeopleKey(principal.teamId, id, manager);
+      if (!key) throw ApiError.notFound(`API key "${id}"`);
+      await this.audit.record(manager, principal, 'api_key.revoke', keyTarget(id), {
+        name: key.name,
+      });
+    });
   }
 }
 
@@ -86,4 +105,8 @@ function expiryOf(text: string | undefined): Date | null {
   if (!date) throw ApiError.invalid('expires_at', 'must be an RFC 3339 date-time');
   if (date.getTime() <= Date.now()) throw ApiError.invalid('expires_at', 'must be in the future');
   return date;
+}
+
+function keyTarget(id: string) {
+  return { type: 'api_key', id };
 }

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { Document, parseDocument } from 'yaml';
 import { ApiError } from '../../../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import { AuditLog } from '../../audit/audit-log.service';
 import { ApplyResult, DefinitionApplier } from '../../factories/definition-applier.service';
 import { Diagnostic } from '../../factories/definition/diagnostics';
 import { Factory } from '../../factories/entities/factory.entity';
@@ -48,6 +49,7 @@ export class WebhookManagement implements OnModuleInit {
     private readonly secrets: TeamSecretsService,
     private readonly cipher: SecretCipher,
     private readonly verifiers: SignatureVerifierRegistry,
+    private readonly audit: AuditLog,
   ) {}
 
   onModuleInit(): void {
@@ -81,7 +83,7 @@ export class WebhookManagement implements OnModuleInit {
     dto: CreateWebhookDto,
   ): Promise<WebhookWithSecret> {
     this.cipher.assertEnabled();
-    const factory = await this.manageable(principal, factoryUid);
+    const factory = await this.manageable(principal, factoryUid, 'webhook.create');
     const mode = dto.auth_mode ?? 'token';
     if (mode === 'signature' && !dto.signature_scheme)
       throw ApiError.invalid('signature_scheme', 'is required for auth_mode signature');
@@ -135,6 +137,18 @@ export class WebhookManagement implements OnModuleInit {
           manager,
         );
       },
+      events: ({ webhooks }) => {
+        const created = webhooks.find((w) => w.name === dto.name);
+        return [
+          this.audit.entry(principal, 'webhook.create', webhookTarget(created?.id ?? dto.name), {
+            factory_id: factory.id,
+            name: dto.name,
+            auth_mode: mode,
+            ...(scheme ? { signature_scheme: scheme } : {}),
+            secret_name: secretName,
+          }),
+        ];
+      },
     });
     return { webhook: this.applied(result, dto.name), secret: generated };
   }
@@ -147,7 +161,7 @@ export class WebhookManagement implements OnModuleInit {
     enabled: boolean,
   ): Promise<Webhook> {
     const { factory, webhook } = await this.get(principal, factoryUid, webhookUid);
-    assertCanManage(principal, factory);
+    await this.assertManager(principal, factory, 'webhook.update', webhookTarget(webhook.id));
     assertManaged(factory);
     const files = await this.currentFiles(factory);
     const path = `webhooks/${webhook.name}.yaml`;
@@ -157,7 +171,15 @@ export class WebhookManagement implements OnModuleInit {
       doc.set('enabled', enabled);
       return { path, content: doc.toString() };
     });
-    return this.applied(await this.applier.apply(factory.id, edited), webhook.name);
+    const result = await this.applier.apply(factory.id, edited, {
+      events: () => [
+        this.audit.entry(principal, 'webhook.update', webhookTarget(webhook.id), {
+          factory_id: factory.id,
+          enabled,
+        }),
+      ],
+    });
+    return this.applied(result, webhook.name);
   }
 
   /** A new secret, effective at once; the old one fails from the next delivery on. */
@@ -168,7 +190,8 @@ export class WebhookManagement implements OnModuleInit {
   ): Promise<WebhookWithSecret> {
     this.cipher.assertEnabled();
     const { factory, webhook } = await this.get(principal, factoryUid, webhookUid);
-    assertCanManage(principal, factory);
+    const target = webhookTarget(webhook.id);
+    await this.assertManager(principal, factory, 'webhook.rotate_secret', target);
     const secret = generateWebhookSecret(webhook.authMode, webhook.signatureScheme);
     if (!secret) {
       throw new ApiError(
@@ -183,6 +206,10 @@ export class WebhookManagement implements OnModuleInit {
         secretCiphertext: this.cipher.encrypt(secret, factory.teamId),
         secretUpdatedAt: now,
       });
+      await this.audit.record(manager, principal, 'webhook.rotate_secret', target, {
+        factory_id: factory.id,
+        secret_name: webhook.secretName,
+      });
     });
     return { webhook: { ...webhook, secretUpdatedAt: now, updatedAt: now }, secret };
   }
@@ -190,20 +217,44 @@ export class WebhookManagement implements OnModuleInit {
   /** Senders get 404 from now on; automations selecting it stay and never fire. */
   async remove(principal: Principal, factoryUid: string, webhookUid: string): Promise<void> {
     const { factory, webhook } = await this.get(principal, factoryUid, webhookUid);
-    assertCanManage(principal, factory);
+    const target = webhookTarget(webhook.id);
+    await this.assertManager(principal, factory, 'webhook.delete', target);
     assertManaged(factory);
     const files = (await this.currentFiles(factory)).filter(
       (f) => f.path !== `webhooks/${webhook.name}.yaml`,
     );
-    const result = await this.applier.apply(factory.id, files);
+    const result = await this.applier.apply(factory.id, files, {
+      events: () => [
+        this.audit.entry(principal, 'webhook.delete', target, {
+          factory_id: factory.id,
+          name: webhook.name,
+        }),
+      ],
+    });
     if (!result.applied) throw new DefinitionRefused(result.diagnostics);
   }
 
-  private async manageable(principal: Principal, factoryUid: string): Promise<Factory> {
+  private async manageable(
+    principal: Principal,
+    factoryUid: string,
+    action: string,
+  ): Promise<Factory> {
     const factory = await this.factories.get(principal.teamId, factoryUid);
-    assertCanManage(principal, factory);
+    await this.assertManager(principal, factory, action, { type: 'factory', id: factory.id });
     assertManaged(factory);
     return factory;
+  }
+
+  /** assertCanManage, with a refusal recorded in the audit log. */
+  private assertManager(
+    principal: Principal,
+    factory: Factory,
+    action: string,
+    target: { type: string; id: string },
+  ): Promise<void> {
+    return this.audit.deniedOn(principal, action, target, () =>
+      assertCanManage(principal, factory),
+    );
   }
 
   private async currentFiles(factory: Factory) {
@@ -217,4 +268,8 @@ export class WebhookManagement implements OnModuleInit {
     if (!result.applied) throw new DefinitionRefused(result.diagnostics);
     return result.webhooks.find((w) => w.name === name)!;
   }
+}
+
+function webhookTarget(id: string) {
+  return { type: 'webhook', id };
 }

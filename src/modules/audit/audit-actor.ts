@@ -1,0 +1,41 @@
+import type { Principal } from '../teams/principal';
+import type { AuditActorType } from './audit-vocabulary';
+
+/** Who did what an audit event records. */
+export interface AuditActor {
+  type: AuditActorType;
+  id: string;
+  name: string | null;
+  role: string | null;
+}
+
+/** What an event is about: `{type: 'run', id: <run id>}`. */
+export interface AuditTarget {
+  type: string;
+  id: string;
+}
+
+/** Ambient itself, or its operator at the command line (e.g. `api-keys create`). */
+export const SYSTEM_ACTOR: AuditActor = {
+  type: 'system',
+  id: 'system',
+  name: 'Ambient',
+  role: null,
+};
+
+/** On whose behalf a change is made: an authenticated caller, or an actor acting for a team. */
+export type AuditBy = Principal | { teamId: string; actor: AuditActor };
+
+/**
+ * The actor of an authenticated caller: a run-scoped key acts as its run, an agent identity's
+ * key as the agent, any other key as itself.
+ */
+export function actorOf(by: AuditBy): AuditActor {
+  if ('actor' in by) return by.actor;
+  const name = by.displayName;
+  if (by.runId) return { type: 'run', id: by.runId, name, role: by.role };
+  if (by.userType === 'service_account') {
+    return { type: 'agent', id: by.userId, name, role: by.role };
+  }
+  return { type: 'api_key', id: by.keyId, name, role: by.role };
+}

@@ -1,0 +1,43 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { PageInfoDto } from '../runs/dto/run-item.dto';
+import { AUDIT_ACTOR_TYPES, AUDIT_OUTCOMES } from './audit-vocabulary';
+
+@ApiSchema({ name: 'AuditActor' })
+export class AuditActorDto {
+  @ApiProperty({ enum: AUDIT_ACTOR_TYPES }) type: string;
+  @ApiProperty({ description: 'The key id (api_key), user or agent uid, run id, or "system"' })
+  id: string;
+  @ApiProperty({ type: String, nullable: true }) name: string | null;
+  @ApiProperty({ type: String, nullable: true }) role: string | null;
+}
+
+@ApiSchema({ name: 'AuditTarget' })
+export class AuditTargetDto {
+  @ApiProperty({ example: 'run' }) type: string;
+  @ApiProperty({ type: String, nullable: true }) id: string | null;
+}
+
+@ApiSchema({ name: 'AuditEvent' })
+export class AuditEventDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ format: 'date-time' }) occurred_at: string;
+  @ApiProperty({ type: AuditActorDto }) actor: AuditActorDto;
+  @ApiProperty({ description: '"<resource>.<verb>", e.g. run.create, webhook.rotate_secret' })
+  action: string;
+  @ApiProperty({ type: AuditTargetDto, nullable: true }) target: AuditTargetDto | null;
+  @ApiProperty({ enum: AUDIT_OUTCOMES }) outcome: string;
+  @ApiProperty({ type: String, nullable: true }) request_id: string | null;
+  @ApiProperty({ type: String, nullable: true }) ip: string | null;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'What changed; never a secret value',
+  })
+  details: Record<string, unknown>;
+}
+
+@ApiSchema({ name: 'ListAuditEventsResponse' })
+export class ListAuditEventsResponseDto {
+  @ApiProperty({ type: [AuditEventDto] }) events: AuditEventDto[];
+  @ApiProperty({ type: PageInfoDto }) page_info: PageInfoDto;
+}

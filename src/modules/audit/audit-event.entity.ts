@@ -1,0 +1,52 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { JsonObject } from '../../common/json';
+
+import type { AuditActorType, AuditOutcome } from './audit-vocabulary';
+
+/** One change made through the API (or one refused attempt), as the audit log keeps it. */
+@Entity('audit_events')
+export class AuditEvent {
+  @PrimaryColumn({ type: 'varchar', length: 22 })
+  id: string;
+
+  @Column({ name: 'occurred_at', type: 'datetime', precision: 3 })
+  occurredAt: Date;
+
+  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  teamId: string;
+
+  @Column({ name: 'actor_type', type: 'varchar', length: 16 })
+  actorType: AuditActorType;
+
+  @Column({ name: 'actor_id', type: 'varchar', length: 64 })
+  actorId: string;
+
+  @Column({ name: 'actor_name', type: 'varchar', length: 255, nullable: true })
+  actorName: string | null;
+
+  @Column({ name: 'actor_role', type: 'varchar', length: 32, nullable: true })
+  actorRole: string | null;
+
+  /** `<resource>.<verb>`, e.g. `run.create`, `webhook.rotate_secret`. */
+  @Column({ type: 'varchar', length: 64 })
+  action: string;
+
+  @Column({ name: 'target_type', type: 'varchar', length: 32, nullable: true })
+  targetType: string | null;
+
+  @Column({ name: 'target_id', type: 'varchar', length: 255, nullable: true })
+  targetId: string | null;
+
+  @Column({ type: 'varchar', length: 16 })
+  outcome: AuditOutcome;
+
+  @Column({ name: 'request_id', type: 'varchar', length: 128, nullable: true })
+  requestId: string | null;
+
+  @Column({ type: 'varchar', length: 64, nullable: true })
+  ip: string | null;
+
+  /** What changed, never a secret value. */
+  @Column({ type: 'json', nullable: true })
+  details: JsonObject | null;
+}
