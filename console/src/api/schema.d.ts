@@ -666,6 +666,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's API keys of people, oldest first (never the secret) */
+        get: operations["listApiKeys"];
+        put?: never;
+        /** Create a team API key (shown once) */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a team API key */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/factory": {
         parameters: {
             query?: never;
@@ -1338,6 +1373,23 @@ export interface components {
             /** @description Self-hosted worker id; unset or "warp" = service-hosted */
             worker_host?: string;
         };
+        /** @description A team API key; its secret is never returned */
+        ApiKey: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            id: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            name: string;
+            /** @description Public lookup prefix of the key (never the secret) */
+            prefix: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @enum {string} */
+            role: "admin" | "member" | "viewer";
+        };
         AppendEventRequest: {
             /** @description lower_snake_case; the lifecycle events are the server’s own */
             event_type: string;
@@ -1462,6 +1514,21 @@ export interface components {
             /** @description Self-hosted worker id; unset or "warp" = service-hosted */
             worker_host?: string | null;
         };
+        /** @description A new team API key */
+        CreateApiKeyRequest: {
+            /**
+             * Format: date-time
+             * @description When the key stops authenticating (RFC 3339, in the future); never by default
+             */
+            expires_at?: string;
+            /** @description A label to recognise the key by */
+            name: string;
+            /**
+             * @description What the key may do
+             * @enum {string}
+             */
+            role: "admin" | "member" | "viewer";
+        };
         CreatedAgentApiKey: {
             /** Format: date-time */
             created_at: string;
@@ -1475,6 +1542,24 @@ export interface components {
             prefix: string;
             /** Format: date-time */
             revoked_at: string | null;
+        };
+        CreatedApiKey: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            id: string;
+            /** @description The key itself; shown only in this response */
+            key: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            name: string;
+            /** @description Public lookup prefix of the key (never the secret) */
+            prefix: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @enum {string} */
+            role: "admin" | "member" | "viewer";
         };
         CreateEnvironmentRequest: {
             description?: string | null;
@@ -2071,6 +2156,9 @@ export interface components {
         };
         ListAgentsResponse: {
             agents: components["schemas"]["AgentListItem"][];
+        };
+        ListApiKeysResponse: {
+            api_keys: components["schemas"]["ApiKey"][];
         };
         ListConnectedSelfHostedWorkersResponse: {
             workers: components["schemas"]["ConnectedSelfHostedWorker"][];
@@ -2903,9 +2991,7 @@ export interface operations {
     getArtifact: {
         parameters: {
             query?: never;
-            header: {
-                authorization: string;
-            };
+            header?: never;
             path: {
                 artifactUid: string;
             };
@@ -2954,9 +3040,7 @@ export interface operations {
     downloadArtifact: {
         parameters: {
             query?: never;
-            header: {
-                authorization: string;
-            };
+            header?: never;
             path: {
                 artifactUid: string;
             };
@@ -3210,9 +3294,7 @@ export interface operations {
     getConversationRedirect: {
         parameters: {
             query?: never;
-            header: {
-                authorization: string;
-            };
+            header?: never;
             path: {
                 conversationId: string;
             };
@@ -3347,6 +3429,15 @@ export interface operations {
             };
             /** @description Authentication required */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authorized (role or key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3749,6 +3840,15 @@ export interface operations {
             };
             /** @description Authentication required */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authorized (role or key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4678,6 +4778,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
+            /** @description Not authorized (role or key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found (or not visible to the caller) */
             404: {
                 headers: {
@@ -4817,6 +4926,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
+            /** @description Not authorized (role or key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found (or not visible to the caller) */
             404: {
                 headers: {
@@ -4940,6 +5058,15 @@ export interface operations {
             };
             /** @description Authentication required */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authorized (role or key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5492,6 +5619,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
+            /** @description Not authorized (role or key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found (or not visible to the caller) */
             404: {
                 headers: {
@@ -5536,6 +5672,15 @@ export interface operations {
             };
             /** @description Authentication required */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authorized (role or key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5594,6 +5739,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
+            /** @description Not authorized (role or key) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
             /** @description Not found (or not visible to the caller) */
             404: {
                 headers: {
@@ -5617,9 +5771,7 @@ export interface operations {
     getSessionRedirect: {
         parameters: {
             query?: never;
-            header: {
-                authorization: string;
-            };
+            header?: never;
             path: {
                 /** @description The UUID of the session (RunItem.session_id) */
                 sessionUuid: string;
@@ -5645,6 +5797,167 @@ export interface operations {
             };
             /** @description Authentication required */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListApiKeysResponse"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Key revoked (revoking twice is harmless) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5759,6 +6072,15 @@ export interface operations {
             };
             /** @description Authentication required */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authorized (role or key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7745,6 +8067,15 @@ export interface operations {
             };
             /** @description Authentication required */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authorized (role or key) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
