@@ -11,6 +11,7 @@ import { WebhooksPage } from './pages/WebhooksPage';
 import { IdentitiesPage } from './pages/IdentitiesPage';
 import { EnvironmentsPage } from './pages/EnvironmentsPage';
 import { ModelsPage } from './pages/ModelsPage';
+import { ApiKeysPage } from './pages/ApiKeysPage';
 
 const NAV = [
   ['/runs', 'Runs'],
@@ -19,6 +20,7 @@ const NAV = [
   ['/identities', 'Identities'],
   ['/environments', 'Environments'],
   ['/models', 'Models'],
+  ['/api-keys', 'API keys'],
 ] as const;
 
 function Page({ path }: { path: string }) {
@@ -31,6 +33,7 @@ function Page({ path }: { path: string }) {
   if (path === '/identities') return <IdentitiesPage />;
   if (path === '/environments') return <EnvironmentsPage />;
   if (path === '/models') return <ModelsPage />;
+  if (path === '/api-keys') return <ApiKeysPage />;
   return (
     <section>
       <h1>Not found</h1>

@@ -117,8 +117,7 @@ async function download(path: 'artifact' | 'transcript', id: string, name: strin
   const result =
     path === 'artifact'
       ? await api.GET('/agent/artifacts/{artifactUid}/download', {
-          // The document lists the bearer header as a parameter here; the client's middleware sets it.
-          params: { path: { artifactUid: id }, header: { authorization: '' } },
+          params: { path: { artifactUid: id } },
           parseAs: 'blob',
         })
       : await api.GET('/agent/runs/{runId}/transcript', {
