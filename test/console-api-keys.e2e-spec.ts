@@ -1,4 +1,4 @@
-import type { Browser, Page } from 'puppeteer-core';
+import type { Page } from 'puppeteer-core';
 import { apiClient } from './support/api-client';
 import {
   buildConsole,
@@ -6,8 +6,8 @@ import {
   fill,
   freePort,
   horizontalOverflow,
-  launchChromium,
   step,
+  useChromium,
   waitForText,
 } from './support/console-browser';
 import { useTestApp } from './support/use-test-app';
@@ -23,25 +23,16 @@ function localMinute(date: Date): string {
  * sees it listed and revokes it (then it is refused); a viewer gets a clear refusal instead.
  */
 describe('console API keys page (Chromium)', () => {
+  // Declared first, so its afterAll closes the browser before the app closes (hooks run in order).
+  const chromium = useChromium();
   let settings: Record<string, unknown>;
-  let browser: Browser;
-  let page: Page;
 
   beforeAll(async () => {
     settings = { 'server.port': await freePort(), 'server.consoleDir': buildConsole() };
   }, 120_000);
   const { api, app } = useTestApp('console-keys', ['api'], () => settings, { model: false });
-  beforeAll(async () => {
-    browser = await launchChromium();
-  });
 
-  afterAll(() => browser?.close());
-  beforeEach(async () => {
-    page = await browser.newPage();
-  });
-  afterEach(() => page?.close());
-
-  async function signIn(key: string) {
+  async function signIn(page: Page, key: string) {
     await page.goto(`${new URL(app.baseUrl).origin}/console/`);
     await fill(page, 'API key', key);
     await clickText(page, 'Sign in');
@@ -50,8 +41,9 @@ describe('console API keys page (Chromium)', () => {
   }
 
   it('lets an admin create a key shown once (it works), list it and revoke it (then it is refused)', async () => {
+    const { page } = chromium;
     await step(page, 'api-keys-admin', async () => {
-      await signIn(app.apiKey);
+      await signIn(page, app.apiKey);
       await fill(page, 'Key name', 'ci-bot');
       await fill(page, 'Role', 'viewer');
       const expires = localMinute(new Date(Date.now() + 2 * 86_400_000));
@@ -103,8 +95,9 @@ describe('console API keys page (Chromium)', () => {
   it("tells a viewer that only an admin manages keys, with the server's reason, and offers no actions", async () => {
     const created = await api.post('/api-keys', { name: 'reader', role: 'viewer' });
     expect(created.status).toBe(201);
+    const { page } = chromium;
     await step(page, 'api-keys-viewer', async () => {
-      await signIn(created.body.key as string);
+      await signIn(page, created.body.key as string);
       await waitForText(page, 'Only an admin can see and manage');
       await waitForText(page, '403');
       expect(await page.$('#api-key-name')).toBeNull();
