@@ -1,14 +1,13 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'puppeteer-core';
 import {
   buildConsole,
   clickText,
   fill,
   freePort,
-  launchChromium,
   step,
+  useChromium,
 } from './support/console-browser';
 import { useTestApp } from './support/use-test-app';
 
@@ -28,9 +27,9 @@ function withDisabledDefault(modelsFile: string): string {
  * starts on an enabled model instead of the disabled default, so "Start run" works at once.
  */
 describe('console run form with a disabled default model (Chromium)', () => {
+  // Declared first, so its afterAll closes the browser before the app closes (hooks run in order).
+  const chromium = useChromium();
   let settings: Record<string, unknown>;
-  let browser: Browser;
-  let page: Page;
 
   beforeAll(async () => {
     settings = { 'server.port': await freePort(), 'server.consoleDir': buildConsole() };
@@ -39,17 +38,9 @@ describe('console run form with a disabled default model (Chromium)', () => {
     ...settings,
     'models.file': withDisabledDefault(env.modelsFile),
   }));
-  beforeAll(async () => {
-    browser = await launchChromium();
-  });
-
-  afterAll(() => browser?.close());
-  beforeEach(async () => {
-    page = await browser.newPage();
-  });
-  afterEach(() => page?.close());
 
   it('starts on the first enabled model, shows the default as unavailable, and runs on it', async () => {
+    const { page } = chromium;
     await step(page, 'disabled-default', async () => {
       await page.goto(`${new URL(app.baseUrl).origin}/console/`);
       await fill(page, 'API key', app.apiKey);

@@ -11,6 +11,7 @@ import { WebhooksPage } from './pages/WebhooksPage';
 import { IdentitiesPage } from './pages/IdentitiesPage';
 import { EnvironmentsPage } from './pages/EnvironmentsPage';
 import { ModelsPage } from './pages/ModelsPage';
+import { ApiKeysPage } from './pages/ApiKeysPage';
 import { AuditPage } from './pages/AuditPage';
 
 const NAV = [
@@ -20,6 +21,7 @@ const NAV = [
   ['/identities', 'Identities'],
   ['/environments', 'Environments'],
   ['/models', 'Models'],
+  ['/api-keys', 'API keys'],
   ['/audit', 'Audit'],
 ] as const;
 
@@ -33,6 +35,7 @@ function Page({ path }: { path: string }) {
   if (path === '/identities') return <IdentitiesPage />;
   if (path === '/environments') return <EnvironmentsPage />;
   if (path === '/models') return <ModelsPage />;
+  if (path === '/api-keys') return <ApiKeysPage />;
   if (path === '/audit') return <AuditPage />;
   return (
     <section>

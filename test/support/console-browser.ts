@@ -80,6 +80,30 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
+/**
+ * One Chromium for the calling describe block and a fresh page for each test (registers the jest
+ * hooks); `page` stands for the current test's page.
+ */
+export function useChromium(): { readonly page: Page } {
+  let browser: Browser | undefined;
+  let current: Page | undefined;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterAll(() => browser?.close());
+  beforeEach(async () => {
+    if (!browser) throw new Error('Chromium did not start');
+    current = await browser.newPage();
+  });
+  afterEach(() => current?.close());
+  return {
+    get page(): Page {
+      if (!current) throw new Error('no page outside a test');
+      return current;
+    },
+  };
+}
+
 /** Runs one browser step; on failure saves a screenshot named after it, then fails. */
 export async function step<T>(page: Page, name: string, body: () => Promise<T>): Promise<T> {
   try {
