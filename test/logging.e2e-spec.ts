@@ -1,22 +1,9 @@
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
+import { jsonLines } from './support/log-lines';
 import { createTestEnvironment, TestEnvironment } from './support/test-app';
 import { spawnAmbient, waitForExit } from './support/worker-process';
 import { waitFor } from './support/wait';
-
-type Line = Record<string, unknown>;
-
-/** The JSON lines of a child's output (the first-key banner and the like are not JSON). */
-function jsonLines(output: string): Line[] {
-  return output.split('\n').flatMap((line) => {
-    try {
-      const parsed = JSON.parse(line) as unknown;
-      return parsed && typeof parsed === 'object' ? [parsed as Line] : [];
-    } catch {
-      return [];
-    }
-  });
-}
 
 const KEY = 'amb_logging_test_key_0123456789';
 
