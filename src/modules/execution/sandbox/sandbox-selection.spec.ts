@@ -20,35 +20,30 @@ function fakeDocker(images: string[]): Dockerode {
   return client as unknown as Dockerode;
 }
 
-const settings = (image: string) =>
-  loadConfig({
-    AMBIENT_CONFIG_FILE: 'config/default.yaml',
-    AMBIENT_SANDBOX: 'docker',
-    AMBIENT_DOCKER_IMAGE: image,
-  }).sandbox;
+/** AMBIENT_SANDBOX=docker with `image` as AMBIENT_DOCKER_IMAGE, on a daemon with only the shipped image. */
+const selectWith = (image: string) =>
+  selectSandboxBackend(
+    loadConfig({
+      AMBIENT_CONFIG_FILE: 'config/default.yaml',
+      AMBIENT_SANDBOX: 'docker',
+      AMBIENT_DOCKER_IMAGE: image,
+    }).sandbox,
+    '/tmp/ws',
+    'test',
+    [],
+    fakeDocker(['ambient-agent:bookworm']),
+  );
 
 describe('selectSandboxBackend (docker)', () => {
   it('keeps docker without a warning when the default image is there', async () => {
-    const selected = await selectSandboxBackend(
-      settings('ambient-agent:bookworm'),
-      '/tmp/ws',
-      'test',
-      [],
-      fakeDocker(['ambient-agent:bookworm']),
-    );
+    const selected = await selectWith('ambient-agent:bookworm');
     expect(selected.backend?.name).toBe('docker');
     expect(selected.description).toEqual({ backend: 'docker', isolated: true });
     expect(selected.warning).toBeUndefined();
   });
 
   it('keeps docker but says how to build a missing default image', async () => {
-    const selected = await selectSandboxBackend(
-      settings('ambient-missing:none'),
-      '/tmp/ws',
-      'test',
-      [],
-      fakeDocker(['ambient-agent:bookworm']),
-    );
+    const selected = await selectWith('ambient-missing:none');
     expect(selected.backend?.name).toBe('docker');
     const fix =
       'image "ambient-missing:none" is missing: build it with sandbox/agent-image/build-image.sh ' +
