@@ -1,21 +1,11 @@
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
+import { apiClient } from './support/api-client';
+import { jsonLines } from './support/log-lines';
 import { createTestEnvironment, TestEnvironment } from './support/test-app';
 import { spawnAmbient, waitForExit } from './support/worker-process';
 import { waitFor } from './support/wait';
 
-type Line = Record<string, unknown>;
-
-/** The JSON lines of a child's output (the first-key banner and the like are not JSON). */
-function jsonLines(output: string): Line[] {
-  return output.split('\n').flatMap((line) => {
-    try {
-      const parsed = JSON.parse(line) as unknown;
-      return parsed && typeof parsed === 'object' ? [parsed as Line] : [];
-    } catch {
-      return [];
-    }
-  });
-}
+const KEY = 'amb_logging_test_key_0123456789';
 
 /** `npm start` as an operator's log collector sees it: JSON lines, request ids, one summary. */
 describe('logs (a real Ambient process)', () => {
@@ -33,7 +23,7 @@ describe('logs (a real Ambient process)', () => {
         AMBIENT_PORT: '0',
         AMBIENT_HOST: '127.0.0.1',
         AMBIENT_LOG_FORMAT: 'json',
-        AMBIENT_BOOTSTRAP_API_KEY: 'amb_logging_test_key_0123456789',
+        AMBIENT_BOOTSTRAP_API_KEY: KEY,
       }),
     );
     await ambient.ready;
@@ -124,6 +114,68 @@ describe('logs (a real Ambient process)', () => {
     );
   });
 
+  /** The `run started` and `run ended` lines of a run, once it has ended. */
+  const runLines = async (runId: string) => {
+    const ended = await waitFor(
+      async () =>
+        jsonLines(ambient.output()).find((l) => l.run_id === runId && l.msg === 'run ended'),
+      (found) => found !== undefined,
+      { what: `the end line of run ${runId}` },
+    );
+    const started = jsonLines(ambient.output()).find(
+      (l) => l.run_id === runId && l.msg === 'run started',
+    );
+    return { started, ended: ended! };
+  };
+
+  it('logs the start and the end of a run that succeeds: state, duration, cost', async () => {
+    model.script('logged-ok', [{ text: 'All done.' }]);
+    const created = await apiClient(apiUrl, KEY).post('/agent/runs', {
+      prompt: 'Say done [script:logged-ok]',
+    });
+    expect(created.status).toBe(200);
+    const runId = created.body.run_id as string;
+    const { started, ended } = await runLines(runId);
+    expect(started).toMatchObject({
+      level: 'info',
+      context: 'Runs',
+      run_id: runId,
+      team_id: expect.any(String),
+      model: expect.any(String),
+      execution_id: 1,
+    });
+    expect(ended).toMatchObject({
+      level: 'info',
+      context: 'Runs',
+      run_id: runId,
+      team_id: started!.team_id,
+      state: 'SUCCEEDED',
+      duration_ms: expect.any(Number),
+      cost_usd: expect.any(Number),
+    });
+    expect(ended.duration_ms as number).toBeGreaterThanOrEqual(0);
+    expect(ended).not.toHaveProperty('error_code');
+  });
+
+  it('logs the error code and message of a run that fails', async () => {
+    model.script('logged-refused', [{ status: 401, error: 'invalid api key' }]);
+    const created = await apiClient(apiUrl, KEY).post('/agent/runs', {
+      prompt: 'Try [script:logged-refused]',
+    });
+    const runId = created.body.run_id as string;
+    const { started, ended } = await runLines(runId);
+    expect(started).toMatchObject({ level: 'info', run_id: runId, execution_id: 1 });
+    expect(ended).toMatchObject({
+      level: 'info',
+      run_id: runId,
+      state: 'FAILED',
+      error_code: 'external_authentication_required',
+      status_message: expect.stringContaining('401'),
+      duration_ms: expect.any(Number),
+      cost_usd: expect.any(Number),
+    });
+  });
+
   it('prints a readable line on a terminal format (AMBIENT_LOG_FORMAT=pretty)', async () => {
     const pretty = spawnAmbient(
       env.childEnv({
@@ -131,7 +183,7 @@ describe('logs (a real Ambient process)', () => {
         AMBIENT_PORT: '0',
         AMBIENT_HOST: '127.0.0.1',
         AMBIENT_LOG_FORMAT: 'pretty',
-        AMBIENT_BOOTSTRAP_API_KEY: 'amb_logging_test_key_0123456789',
+        AMBIENT_BOOTSTRAP_API_KEY: KEY,
       }),
     );
     try {

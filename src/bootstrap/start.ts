@@ -36,6 +36,8 @@ export interface AmbientProcess {
   metrics: AmbientMetrics;
   /** The sandbox backend this process's workers use (null without the worker role's sandbox). */
   sandbox: string | null;
+  /** What to fix so that runs start isolated (a missing image, no working backend), or null. */
+  sandboxWarning: string | null;
   /** The model catalogue as this process loaded it (null for an ingress-only process). */
   models: ModelCatalog | null;
   close(): Promise<void>;
@@ -101,14 +103,12 @@ export async function startAmbient(
             token: metricsToken,
           });
     if (metricsServer) closers.push(metricsServer.close);
-    const sandbox = main
+    // Selected (and any problem logged as a warning) while the application started.
+    const selected = main
       ? await main.app
           .get(SandboxService)
           .select()
-          .then(
-            (s) => s.description.backend,
-            () => null,
-          )
+          .catch(() => null)
       : null;
     return {
       app: (main ?? ingress)!.app,
@@ -119,7 +119,8 @@ export async function startAmbient(
         metricsServer?.url ??
         (main?.apiUrl && metricsToken ? main.apiUrl.replace(/\/api\/v1$/, '/metrics') : null),
       metrics: observability.metrics,
-      sandbox,
+      sandbox: selected?.description.backend ?? null,
+      sandboxWarning: selected?.warning ?? null,
       models: main ? main.app.get(ModelsService).catalog : null,
       close: closeAll,
     };

@@ -39,6 +39,24 @@ describe('startupSummary', () => {
     expect(JSON.stringify(summary)).not.toContain('hunter2');
   });
 
+  it('repeats the sandbox warning (what to fix) beside the backend', () => {
+    const fix = 'runs without an environment image will fail: image "x:y" is missing: build it';
+    const summary = startupSummary(
+      config(),
+      {
+        apiUrl: null,
+        ingressUrl: null,
+        metricsUrl: null,
+        sandbox: 'docker',
+        sandboxWarning: fix,
+        models: null,
+      },
+      [],
+    );
+    expect(summary.startup).toMatchObject({ sandbox: 'docker', sandbox_warning: fix });
+    expect(summary.msg).toContain(`sandbox docker (${fix})`);
+  });
+
   it('says where each key came from, never its value', () => {
     const secrets = 'ab'.repeat(32);
     const set = config({

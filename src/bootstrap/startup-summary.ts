@@ -10,6 +10,8 @@ export interface StartedUrls {
   ingressUrl: string | null;
   metricsUrl: string | null;
   sandbox: string | null;
+  /** What to fix so that runs start isolated; repeated in the summary beside the backend. */
+  sandboxWarning?: string | null;
   models: ModelCatalog | null;
 }
 
@@ -62,6 +64,7 @@ export function startupSummary(
     database: `${db.host}:${db.port}/${db.database}`,
     redis: `${redis.hostname}:${redis.port || 6379} (prefix ${config.redis.prefix})`,
     sandbox: started.sandbox,
+    ...(started.sandboxWarning ? { sandbox_warning: started.sandboxWarning } : {}),
     keys,
   };
   const parts = [
@@ -80,7 +83,8 @@ export function startupSummary(
     started.metricsUrl && `metrics on ${started.metricsUrl}`,
     `database ${startup.database}`,
     `redis ${startup.redis}`,
-    started.sandbox && `sandbox ${started.sandbox}`,
+    started.sandbox &&
+      `sandbox ${started.sandbox}${started.sandboxWarning ? ` (${started.sandboxWarning})` : ''}`,
     `keys ${Object.entries(keys)
       .map(([name, state]) => `${name} ${state}`)
       .join(', ')}`,

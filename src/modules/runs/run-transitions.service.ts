@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { newUuid } from '../../common/ids';
@@ -9,12 +9,12 @@ import { RunFollowup } from './entities/run-followup.entity';
 import { AmbientMetrics } from '../metrics/ambient-metrics';
 import { RunChanges } from './live/run-changes.service';
 import { EVENT_FOR_STATE, isTerminal, RunState, statesLeadingTo } from './run-state';
+import { isLoggedTransition, LOGGED_RUN_COLUMNS, LoggedRun, runLogLine } from './run-log-lines';
 
 /** Timeline event listing the follow-ups a cancel dropped (not delivered). */
 export const FOLLOWUPS_DROPPED = 'followups_dropped';
 
 type ColumnValue = unknown | (() => string);
-type EndedRun = Pick<Run, 'createdAt' | 'startedAt' | 'updatedAt'>;
 
 export interface TransitionOptions {
   /** Narrows the states the run may be in; always intersected with the state machine's table. */
@@ -36,6 +36,8 @@ export interface TransitionOptions {
  */
 @Injectable()
 export class RunTransitions {
+  private readonly logger = new Logger('Runs');
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly changes: RunChanges,
@@ -50,24 +52,25 @@ export class RunTransitions {
   ): Promise<boolean> {
     const allowed = statesLeadingTo(to).filter((s) => !options.from || options.from.includes(s));
     if (allowed.length === 0) return false;
-    let ended: EndedRun | null = null;
+    let moved: LoggedRun | null = null;
     const run = async (manager: EntityManager) => {
       const applied = await this.apply(manager, runId, to, allowed, options);
-      if (applied && isTerminal(to)) ended = await this.endedRun(manager, runId);
+      if (applied && isLoggedTransition(to)) moved = await this.movedRun(manager, runId);
       return applied;
     };
     const applied = await (inTransaction ? run(inTransaction) : this.dataSource.transaction(run));
-    const done = ended as EndedRun | null;
-    if (done) this.metrics.runEnded(to, done.createdAt, done.startedAt, done.updatedAt);
+    const done = moved as LoggedRun | null;
+    if (done) {
+      if (isTerminal(to)) this.metrics.runEnded(to, done.createdAt, done.startedAt, done.updatedAt);
+      const line = runLogLine(to, done);
+      if (line) this.logger.log(line);
+    }
     return applied;
   }
 
-  /** The times a run that just ended is measured by (ambient_run_duration_seconds and the like). */
-  private async endedRun(manager: EntityManager, runId: string): Promise<EndedRun | null> {
-    return manager.getRepository(Run).findOne({
-      select: { createdAt: true, startedAt: true, updatedAt: true },
-      where: { id: runId },
-    });
+  /** What a run that just started or ended is measured and logged by. */
+  private async movedRun(manager: EntityManager, runId: string): Promise<LoggedRun | null> {
+    return manager.getRepository(Run).findOne({ select: LOGGED_RUN_COLUMNS, where: { id: runId } });
   }
 
   private async apply(

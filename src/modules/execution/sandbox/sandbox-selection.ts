@@ -1,3 +1,4 @@
+import Dockerode from 'dockerode';
 import { SANDBOX_SETTINGS_BACKENDS, type SandboxSettings } from '../../../config/app-config';
 import {
   BubblewrapSandboxBackend,
@@ -5,7 +6,11 @@ import {
   privateRootFor,
 } from './backends/bubblewrap/bubblewrap-sandbox';
 import { cgroupLimitsAvailable } from './cgroup-limits';
-import { DockerSandboxBackend, dockerAnswers } from './backends/docker/docker-sandbox';
+import {
+  DockerSandboxBackend,
+  defaultImageProblem,
+  dockerAnswers,
+} from './backends/docker/docker-sandbox';
 import { ProcessSandboxBackend } from './backends/process/process-sandbox';
 import type { SandboxBackend, SandboxBackendFactory, SandboxDescription } from './sandbox.types';
 
@@ -32,6 +37,8 @@ export async function selectSandboxBackend(
   deployment: string,
   /** Backends extensions register; AMBIENT_SANDBOX=<name> chooses one. */
   extensionBackends: readonly SandboxBackendFactory[] = [],
+  /** The daemon to ask (tests pass their own); the environment's (DOCKER_HOST) otherwise. */
+  dockerClient?: Dockerode,
 ): Promise<SelectedSandbox> {
   const fromExtension = extensionBackends.find((f) => f.name === settings.backend);
   if (fromExtension) {
@@ -56,7 +63,7 @@ export async function selectSandboxBackend(
         .filter(Boolean),
       privateRoot: privateRootFor(workspaceRoot),
     });
-  const docker = (): SandboxBackend => new DockerSandboxBackend(settings, undefined, deployment);
+  const docker = (): SandboxBackend => new DockerSandboxBackend(settings, dockerClient, deployment);
   const chosen = settings.backend;
 
   if (chosen === 'process') {
@@ -68,8 +75,16 @@ export async function selectSandboxBackend(
     };
   }
   if (chosen === 'docker' || chosen === 'auto') {
-    if (await dockerAnswers()) {
-      return { backend: docker(), description: { backend: 'docker', isolated: true } };
+    const client = dockerClient ?? new Dockerode();
+    if (await dockerAnswers(client)) {
+      // Docker stays chosen (environments may name images that are there); runs without one fail
+      // with the same fix until the image is built.
+      const missing = await defaultImageProblem(client, settings.docker.defaultImage);
+      return {
+        backend: docker(),
+        description: { backend: 'docker', isolated: true, ...(missing ? { detail: missing } : {}) },
+        ...(missing ? { warning: `runs without an environment image will fail: ${missing}` } : {}),
+      };
     }
     if (chosen === 'docker') {
       return unavailable(

@@ -326,7 +326,12 @@ export async function bubblewrapWorks(bwrap = 'bwrap'): Promise<{ ok: boolean; d
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string };
     if (e.code === 'ENOENT') return { ok: false, detail: `${bwrap} is not installed` };
-    return { ok: false, detail: `${bwrap} fails: ${(e.stderr || e.message).trim()}` };
+    return {
+      ok: false,
+      detail:
+        `${bwrap} fails (${(e.stderr || e.message).trim()}): allow unprivileged user namespaces ` +
+        '(sysctl kernel.unprivileged_userns_clone=1, and kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu) or run as root',
+    };
   }
 }
 

@@ -195,6 +195,30 @@ function isNotFound(error: unknown): boolean {
   return apiError(error).statusCode === 404;
 }
 
+/** What to do when AMBIENT_DOCKER_IMAGE (the image of environments without one) is not there. */
+export function missingImageFix(image: string): string {
+  return (
+    `image "${image}" is missing: build it with sandbox/agent-image/build-image.sh --tag ${image} ` +
+    '(or docker pull it, or set AMBIENT_DOCKER_IMAGE)'
+  );
+}
+
+/**
+ * The start-up check of the default image: what to do when the daemon does not have it, or null
+ * (also when the daemon's answer is not a clear "no such image": runs then say what it is).
+ */
+export async function defaultImageProblem(
+  docker: Dockerode,
+  image: string,
+): Promise<string | null> {
+  try {
+    await docker.getImage(image).inspect();
+    return null;
+  } catch (error) {
+    return isNotFound(error) ? missingImageFix(image) : null;
+  }
+}
+
 /**
  * Runs each execution in its own container: the image of the environment (pulled when missing),
  * the sandbox user (never root), no capabilities, no new privileges, memory/pids/CPU limits, no
@@ -232,7 +256,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     const privateDir = privateDirOf(spec);
 
     try {
-      await this.ensureImage(image);
+      await this.ensureImage(image, image === dockerSettings.defaultImage);
     } catch (error) {
       if (error instanceof SandboxError) throw error;
       if (daemonDown(error)) throw unavailable(error);
@@ -411,7 +435,8 @@ export class DockerSandboxBackend implements SandboxBackend {
     return removed;
   }
 
-  private async ensureImage(image: string): Promise<void> {
+  /** A default image that cannot be pulled is the operator's to build (the shipped one is local). */
+  private async ensureImage(image: string, isDefault: boolean): Promise<void> {
     try {
       await this.docker.getImage(image).inspect();
       return;
@@ -429,7 +454,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     } catch (error) {
       if (daemonDown(error)) throw unavailable(error);
       throw new SandboxError(
-        `cannot pull image "${image}": ${reason(error)}`,
+        isDefault ? missingImageFix(image) : `cannot pull image "${image}": ${reason(error)}`,
         'environment_setup_failed',
       );
     }
