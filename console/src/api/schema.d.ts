@@ -701,6 +701,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's audit log, newest first (team admins)
+         * @description One event per change made through the API and per refused attempt. Cursor pages: pass page_info.next_cursor as `cursor` with the same filters.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/factory": {
         parameters: {
             query?: never;
@@ -1408,6 +1428,36 @@ export interface components {
             file_name: string;
             /** @description Image types: image/jpeg, image/png, image/gif, image/webp */
             mime_type: string;
+        };
+        AuditActor: {
+            /** @description The key id (api_key), user or agent uid, run id, or "system" */
+            id: string;
+            name: string | null;
+            role: string | null;
+            /** @enum {string} */
+            type: "api_key" | "user" | "agent" | "run" | "system";
+        };
+        AuditEvent: {
+            /** @description "<resource>.<verb>", e.g. run.create, webhook.rotate_secret */
+            action: string;
+            actor: components["schemas"]["AuditActor"];
+            /** @description What changed; never a secret value */
+            details: {
+                [key: string]: unknown;
+            };
+            id: string;
+            ip: string | null;
+            /** Format: date-time */
+            occurred_at: string;
+            /** @enum {string} */
+            outcome: "success" | "denied" | "failed";
+            request_id: string | null;
+            target: components["schemas"]["AuditTarget"] | null;
+        };
+        AuditTarget: {
+            id: string | null;
+            /** @example run */
+            type: string;
         };
         AutoMemoryRequest: {
             /** @default true */
@@ -2159,6 +2209,10 @@ export interface components {
         };
         ListApiKeysResponse: {
             api_keys: components["schemas"]["ApiKey"][];
+        };
+        ListAuditEventsResponse: {
+            events: components["schemas"]["AuditEvent"][];
+            page_info: components["schemas"]["PageInfo"];
         };
         ListConnectedSelfHostedWorkersResponse: {
             workers: components["schemas"]["ConnectedSelfHostedWorker"][];
@@ -5967,6 +6021,75 @@ export interface operations {
             };
             /** @description Not found (or not visible to the caller) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description "run.create", or "run.*" */
+                action?: string;
+                actor_id?: string;
+                cursor?: string;
+                /** @description Events per page (1-200, default 100) */
+                limit?: number;
+                outcome?: "success" | "denied" | "failed";
+                /** @description RFC 3339, inclusive */
+                since?: string;
+                target_id?: string;
+                target_type?: string;
+                /** @description RFC 3339, exclusive */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAuditEventsResponse"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
