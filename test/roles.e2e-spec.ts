@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { PERMISSIONS, rolesWith, TEAM_ROLES, TeamRole } from '../src/modules/teams/access/roles';
+import { PERMISSIONS, rolesWith, TEAM_ROLES, TeamRole } from '../src/common/auth/roles';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { apiClient } from './support/api-client';
 import { useTestApp } from './support/use-test-app';

@@ -4,7 +4,7 @@ import type {
   PathItemObject,
   ResponsesObject,
 } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { TEAM_ROLES } from '../modules/teams/access/roles';
+import { TEAM_ROLES } from '../common/auth/roles';
 import { OZ_UNION_SCHEMAS } from './oz-union-schemas';
 
 /**

@@ -1,4 +1,4 @@
-import { isTeamRole, TEAM_ROLES, TeamRole } from '../modules/teams/access/roles';
+import { isTeamRole, TEAM_ROLES, TeamRole } from '../common/auth/roles';
 import type { ApiKey } from '../modules/teams/api-key.entity';
 import type { Team } from '../modules/teams/team.entity';
 import type { TeamsService } from '../modules/teams/teams.service';

@@ -41,6 +41,6 @@ export type {
   UserDirectory,
 } from '../modules/teams/auth/auth-strategy';
 export { bearerTokenOf } from '../modules/teams/auth/api-key.strategy';
-export type { Principal } from '../modules/teams/principal';
-export type { TeamRole } from '../modules/teams/access/roles';
+export type { Principal } from '../common/auth/principal';
+export type { TeamRole } from '../common/auth/roles';
 export { builtinExtension } from './builtin.extension';

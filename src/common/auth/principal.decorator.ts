@@ -1,5 +1,5 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
-import type { Principal } from '../../modules/teams/principal';
+import type { Principal } from './principal';
 
 /** The authenticated caller, set by the bearer guard. */
 export const CurrentPrincipal = createParamDecorator(

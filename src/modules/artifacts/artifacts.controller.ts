@@ -13,9 +13,9 @@ import { Public } from '../../common/auth/public.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { AuthStrategyRegistry } from '../teams/auth/auth-strategy-registry';
 import { optionalCallerTeam } from '../teams/optional-caller';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { ArtifactReader, ArtifactView } from './artifact-reader.service';
-import { RequirePermission } from '../teams/access/require-permission.decorator';
+import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 /**
  * Artifacts by uid. The key is optional: public artifacts are readable without one, private

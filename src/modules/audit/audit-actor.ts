@@ -1,4 +1,4 @@
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import type { AuditActorType } from './audit-vocabulary';
 
 /** Who did what an audit event records. */

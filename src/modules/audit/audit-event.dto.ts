@@ -1,5 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { PageInfoDto } from '../runs/dto/run-item.dto';
+import { PageInfoDto } from '../../common/page-info.dto';
 import { AUDIT_ACTOR_TYPES, AUDIT_OUTCOMES } from './audit-vocabulary';
 
 @ApiSchema({ name: 'AuditActor' })

@@ -3,8 +3,8 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@
 import type { Request } from 'express';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
-import { RequirePermission } from '../teams/access/require-permission.decorator';
-import type { Principal } from '../teams/principal';
+import { RequirePermission } from '../../common/auth/require-permission.decorator';
+import type { Principal } from '../../common/auth/principal';
 import { ListAuditEventsResponseDto } from './audit-event.dto';
 import { toAuditEventDto } from './audit-event.mapper';
 import { AUDIT_OUTCOMES } from './audit-vocabulary';

@@ -3,7 +3,7 @@ import { newTestService } from '../../../test/support/unit/new-test-service';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { ApiError } from '../../common/errors/api-error';
 import { withRequestContext } from '../../common/request-context';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { SYSTEM_ACTOR } from './audit-actor';
 import { AuditEvent } from './audit-event.entity';
 import { AuditLog } from './audit-log.service';

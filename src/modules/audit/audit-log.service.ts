@@ -5,7 +5,7 @@ import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
 import type { JsonObject } from '../../common/json';
 import { currentRequest } from '../../common/request-context';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { actorOf, AuditBy, AuditTarget } from './audit-actor';
 import { AuditEvent } from './audit-event.entity';
 import type { AuditOutcome } from './audit-vocabulary';

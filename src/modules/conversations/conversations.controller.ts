@@ -10,11 +10,11 @@ import {
 import type { Response } from 'express';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { ConversationDto } from './conversation.dto';
 import type { Conversation } from '../runs/conversation/conversation.types';
 import { ConversationsService } from './conversations.service';
-import { RequirePermission } from '../teams/access/require-permission.decorator';
+import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()

@@ -10,7 +10,7 @@ import {
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { RunRecords } from '../runs/run-records';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { TeamsService } from '../teams/teams.service';
 import type { User } from '../teams/user.entity';
 import {
@@ -25,7 +25,7 @@ import {
 import { toEnvironmentDtos } from './environment.mapper';
 import { EnvironmentsService, VisibleEnvironment } from './environments.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
-import { RequirePermission } from '../teams/access/require-permission.decorator';
+import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()

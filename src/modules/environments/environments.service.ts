@@ -7,7 +7,7 @@ import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { newUid, UID_PATTERN } from '../../common/ids';
 import { AuditLog } from '../audit/audit-log.service';
 import { TeamSecretsService } from '../secrets/team-secrets.service';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { Team } from '../teams/team.entity';
 import { CreateEnvironmentDto, UpdateEnvironmentDto } from './dto/environment.dto';
 import { EnvironmentConfig } from './environment-config';

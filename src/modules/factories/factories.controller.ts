@@ -30,7 +30,7 @@ import { Public } from '../../common/auth/public.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { toRfc3339 } from '../../common/time';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { AutomationStore } from './automation-store.service';
 import { ApplyResult } from './definition-applier.service';
 import { sendInvalidDefinition } from './definition-response';
@@ -50,7 +50,7 @@ import { toFactoryDto } from './factory.mapper';
 import { decodeFactoryCursor, encodeFactoryCursor } from './factory-cursor';
 import { RepositorySync } from './repository/repository-sync.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
-import { RequirePermission } from '../teams/access/require-permission.decorator';
+import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 @ApiTags('factories')
 @ApiBearerAuth()

@@ -6,7 +6,7 @@ import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { AuditLog } from '../audit/audit-log.service';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { WebhookStore } from '../webhooks/webhook-store.service';
 import { ApplyResult, DefinitionApplier } from './definition-applier.service';
 import { DefinitionFile } from './definition/definition.types';

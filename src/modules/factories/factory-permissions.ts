@@ -1,5 +1,5 @@
 import { ApiError } from '../../common/errors/api-error';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import type { Factory } from './entities/factory.entity';
 
 /** Anyone in the team may read a factory; its creator and team admins may change it. */

@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { defer, from, lastValueFrom, Observable } from 'rxjs';
 import { ApiError } from '../../common/errors/api-error';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { IdempotencyClaim } from './idempotency-claim';
 import {
   IDEMPOTENCY_KEY_HEADER,

@@ -7,7 +7,7 @@ import { ModelsService } from '../models/models.service';
 import { McpSecrets } from '../secrets/mcp-secrets.service';
 import { assertMcpServers } from '../secrets/mcp-servers.rules';
 import { ApiKeysService } from '../teams/api-keys.service';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { TeamsService } from '../teams/teams.service';
 import { AgentAvailability } from './agent-availability.service';
 import { AgentIdentity } from './agent-identity.entity';

@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swa
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { ModelsService } from './models.service';
 import { ListModelsResponseDto, ModelInfoDto } from './models.dto';
-import { RequirePermission } from '../teams/access/require-permission.decorator';
+import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()

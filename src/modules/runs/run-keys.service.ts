@@ -4,7 +4,7 @@ import { DataSource, In } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
 import { ApiKeysService } from '../teams/api-keys.service';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { Run } from './entities/run.entity';
 import { isTerminal } from './run-state';
 

@@ -13,11 +13,11 @@ import type { Request, Response } from 'express';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { ApiProblems } from '../../common/errors/problem.schema';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { RunStreamHub } from './live/run-stream-hub.service';
 import { parseCursor, StreamCursor } from './live/stream-cursor';
 import { RunsService } from './runs.service';
-import { RequirePermission } from '../teams/access/require-permission.decorator';
+import { RequirePermission } from '../../common/auth/require-permission.decorator';
 import { API_KEY_STRATEGY } from '../teams/auth/api-key.strategy';
 
 const DESCRIPTION = [

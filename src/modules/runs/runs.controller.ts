@@ -26,7 +26,7 @@ import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { AuditLog } from '../audit/audit-log.service';
 import type { IdempotencyClaim } from '../idempotency/idempotency-claim';
 import { CurrentIdempotencyClaim, Idempotent } from '../idempotency/idempotent.decorator';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import type { Run } from './entities/run.entity';
 import { CreateRunDto, RunAgentResponseDto } from './dto/create-run.dto';
 import { FollowupResponseDto, SubmitFollowupDto } from './dto/followup.dto';
@@ -43,7 +43,7 @@ import { RunFollowupsService } from './run-followups.service';
 import { parseRunListParams } from './run-list.params';
 import { ApiRunListQuery } from './run-list.swagger';
 import { RunsService } from './runs.service';
-import { RequirePermission } from '../teams/access/require-permission.decorator';
+import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()

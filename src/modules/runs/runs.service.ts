@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { ArtifactsService } from '../artifacts/artifacts.service';
 import { AuditLog } from '../audit/audit-log.service';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { TeamsService } from '../teams/teams.service';
 import { RunItemDto, TimelineEventDto } from './dto/run-item.dto';
 import { Run } from './entities/run.entity';

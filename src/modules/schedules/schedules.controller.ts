@@ -9,7 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { CreateScheduleDto, UpdateScheduleDto } from './dto/schedule-request.dto';
 import {
   DeleteScheduleResponseDto,
@@ -18,7 +18,7 @@ import {
 } from './dto/scheduled-agent-item.dto';
 import { SchedulesService } from './schedules.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
-import { RequirePermission } from '../teams/access/require-permission.decorator';
+import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 @ApiTags('schedules')
 @ApiBearerAuth()

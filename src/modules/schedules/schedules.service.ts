@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUuid } from '../../common/ids';
 import { AuditLog } from '../audit/audit-log.service';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { EnvironmentsService } from '../environments/environments.service';
 import { TeamsService } from '../teams/teams.service';
 import type { CreateScheduleDto, UpdateScheduleDto } from './dto/schedule-request.dto';

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { RunScoped } from '../teams/run-scoped.decorator';
 import {
   DispatchJudgeDto,
@@ -13,7 +13,7 @@ import {
 } from './scores.dto';
 import { ScoresService } from './scores.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
-import { RequirePermission } from '../teams/access/require-permission.decorator';
+import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()

@@ -8,7 +8,7 @@ import { Run } from '../runs/entities/run.entity';
 import { RunCreationService } from '../runs/run-creation.service';
 import { RunKeysService } from '../runs/run-keys.service';
 import { RunRecords } from '../runs/run-records';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { judgePrompt } from './judge-prompt';
 import { RunJudge } from './run-judge.entity';
 import { RunScore } from './run-score.entity';

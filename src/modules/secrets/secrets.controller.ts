@@ -10,7 +10,7 @@ import {
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { toRfc3339 } from '../../common/time';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import {
   CreateSecretDto,
   ListSecretsResponseDto,
@@ -20,7 +20,7 @@ import {
 import { TeamSecret } from './team-secret.entity';
 import { TeamSecretsService } from './team-secrets.service';
 import { Idempotent } from '../idempotency/idempotent.decorator';
-import { RequirePermission } from '../teams/access/require-permission.decorator';
+import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 @ApiTags('secrets')
 @ApiBearerAuth()

@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
 import { AuditLog } from '../audit/audit-log.service';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { MAX_SECRET_VALUE_BYTES, SECRET_NAME_PATTERN } from './dto/secret.dto';
 import { SecretCipher } from './secret-cipher';
 import { TeamSecret } from './team-secret.entity';

@@ -3,10 +3,10 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swa
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { RunRecords } from '../runs/run-records';
-import type { Principal } from '../teams/principal';
+import type { Principal } from '../../common/auth/principal';
 import { ListAgentsResponseDto, ListSkillsQueryDto } from './dto/skills.dto';
 import { SkillsService } from './skills.service';
-import { RequirePermission } from '../teams/access/require-permission.decorator';
+import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 @ApiTags('agent')
 @ApiBearerAuth()

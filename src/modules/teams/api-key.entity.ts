@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { TeamRole } from './access/roles';
+import type { TeamRole } from '../../common/auth/roles';
 
 @Entity('api_keys')
 export class ApiKey {

@@ -3,10 +3,10 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull } from 'typeorm';
 import { newUid } from '../../common/ids';
 import { ApiKey } from './api-key.entity';
-import type { TeamRole } from './access/roles';
+import type { TeamRole } from '../../common/auth/roles';
 import { generateApiKey, hashApiKey, hashesEqual, lookupPrefixOf } from './api-key-format';
 import { API_KEY_STRATEGY } from './auth/api-key.strategy';
-import { Principal } from './principal';
+import { Principal } from '../../common/auth/principal';
 import { User } from './user.entity';
 
 const LAST_USED_RESOLUTION_MS = 60_000;

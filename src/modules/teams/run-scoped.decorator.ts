@@ -1,6 +1,6 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiExtension } from '@nestjs/swagger';
-import { RequirePermission } from './access/require-permission.decorator';
+import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 export const RUN_SCOPED = 'ambient:runScoped';
 

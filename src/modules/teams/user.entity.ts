@@ -1,7 +1,9 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { TeamRole } from './access/roles';
+import type { TeamRole } from '../../common/auth/roles';
 
-export type UserType = 'user' | 'service_account';
+import type { UserType } from '../../common/auth/principal';
+
+export type { UserType };
 export type UserRole = TeamRole;
 
 @Entity('users')

@@ -9,8 +9,8 @@ import {
 } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../../../common/auth/principal.decorator';
 import { ApiProblems } from '../../../common/errors/problem.schema';
-import { RequirePermission } from '../../teams/access/require-permission.decorator';
-import type { Principal } from '../../teams/principal';
+import { RequirePermission } from '../../../common/auth/require-permission.decorator';
+import type { Principal } from '../../../common/auth/principal';
 import { WorkerPresence } from './worker-presence.service';
 
 @ApiSchema({ name: 'ConnectedSelfHostedWorker' })

@@ -13,7 +13,7 @@ import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { ReportArtifactDto, ReportArtifactResponseDto } from '../../artifacts/report-artifact.dto';
 import type { ChatMessage } from '../harness/harness.types';
 import { RemoteExecutionService } from './remote-execution.service';
-import type { Principal } from '../../teams/principal';
+import type { Principal } from '../../../common/auth/principal';
 import { RunScoped } from '../../teams/run-scoped.decorator';
 import {
   AppendEventDto,

@@ -11,7 +11,7 @@ import type { ChatMessage, TokenUsage } from '../harness/harness.types';
 import { ModelsService } from '../../models/models.service';
 import { harnessAuthSecretValues } from '../../secrets/run-secrets';
 import { TeamSecretsService } from '../../secrets/team-secrets.service';
-import type { Principal } from '../../teams/principal';
+import type { Principal } from '../../../common/auth/principal';
 import type { Run } from '../../runs/entities/run.entity';
 import { RunRecords } from '../../runs/run-records';
 import { RunKeysService } from '../../runs/run-keys.service';

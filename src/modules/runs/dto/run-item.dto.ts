@@ -1,3 +1,4 @@
+import { PageInfoDto } from '../../../common/page-info.dto';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ERROR_CODES } from '../../../common/errors/error-codes';
 import { RUN_SOURCES, RUN_STATES } from '../run-state';
@@ -128,12 +129,6 @@ export class RunItemDto {
       'debugging (until status_message.session_debug_until): a follow-up starts a debug agent',
   })
   debug_agent_available?: boolean;
-}
-
-@ApiSchema({ name: 'PageInfo' })
-export class PageInfoDto {
-  @ApiProperty() has_next_page: boolean;
-  @ApiPropertyOptional() next_cursor?: string;
 }
 
 @ApiSchema({ name: 'ListRunsResponse' })

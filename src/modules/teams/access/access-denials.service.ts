@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AuditLog } from '../../audit/audit-log.service';
 import { AmbientMetrics } from '../../metrics/ambient-metrics';
-import type { Principal } from '../principal';
-import type { Permission } from './roles';
+import type { Principal } from '../../../common/auth/principal';
+import type { Permission } from '../../../common/auth/roles';
 
 /** One refused attempt: who asked for what, where. */
 export interface AccessDenial {

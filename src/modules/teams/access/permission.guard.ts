@@ -4,10 +4,10 @@ import type { Request, Response } from 'express';
 import { IS_PUBLIC } from '../../../common/auth/public.decorator';
 import { ApiError } from '../../../common/errors/api-error';
 import { requestIdOf } from '../../../common/request-id';
-import type { Principal } from '../principal';
+import type { Principal } from '../../../common/auth/principal';
 import { AccessDenials } from './access-denials.service';
-import { REQUIRED_PERMISSION } from './require-permission.decorator';
-import { Permission, refusalOf } from './roles';
+import { REQUIRED_PERMISSION } from '../../../common/auth/require-permission.decorator';
+import { Permission, refusalOf } from '../../../common/auth/roles';
 
 /**
  * Global guard after authentication: the caller's role must hold the permission the route

@@ -1,8 +1,8 @@
 import { Controller, Get, Post } from '@nestjs/common';
 import { Public } from '../../../common/auth/public.decorator';
 import { RunScoped } from '../run-scoped.decorator';
-import { RequirePermission } from './require-permission.decorator';
-import { refusalOf, roleAllows, rolesWith } from './roles';
+import { RequirePermission } from '../../../common/auth/require-permission.decorator';
+import { refusalOf, roleAllows, rolesWith } from '../../../common/auth/roles';
 import { routesWithoutPermission } from './route-permissions.check';
 
 @Controller('declared')

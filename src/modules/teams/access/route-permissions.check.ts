@@ -2,7 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { IS_PUBLIC } from '../../../common/auth/public.decorator';
-import { REQUIRED_PERMISSION } from './require-permission.decorator';
+import { REQUIRED_PERMISSION } from '../../../common/auth/require-permission.decorator';
 
 type Controller = abstract new (...args: never[]) => unknown;
 

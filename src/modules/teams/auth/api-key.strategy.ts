@@ -1,5 +1,5 @@
 import { Strategy as BearerStrategy } from 'passport-http-bearer';
-import type { Principal } from '../principal';
+import type { Principal } from '../../../common/auth/principal';
 import type { AuthRequest, AuthStrategy, AuthStrategyContext } from './auth-strategy';
 
 export const API_KEY_STRATEGY = 'api_key';

@@ -1,5 +1,5 @@
 import { checkedExtension } from '../../../extensions/load-extensions';
-import type { Principal } from '../principal';
+import type { Principal } from '../../../common/auth/principal';
 import { apiKeyStrategy, bearerTokenOf } from './api-key.strategy';
 import type { AuthRequest, AuthStrategy } from './auth-strategy';
 import { AuthStrategyRegistry } from './auth-strategy-registry';

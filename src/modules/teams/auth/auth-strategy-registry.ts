@@ -1,4 +1,4 @@
-import type { Principal } from '../principal';
+import type { Principal } from '../../../common/auth/principal';
 import type { AuthRequest, AuthStrategy } from './auth-strategy';
 
 /** The auth strategies of this application, in the order the guard asks them. */

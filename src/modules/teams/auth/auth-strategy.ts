@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ExtensionContext } from '../../../extensions/extension.types';
-import type { TeamRole } from '../access/roles';
-import type { Principal } from '../principal';
+import type { TeamRole } from '../../../common/auth/roles';
+import type { Principal } from '../../../common/auth/principal';
 
 /** What a strategy sees of a request (the Express request satisfies it). */
 export interface AuthRequest {

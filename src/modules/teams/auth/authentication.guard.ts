@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { IS_PUBLIC } from '../../../common/auth/public.decorator';
 import { ApiError } from '../../../common/errors/api-error';
-import type { Principal } from '../principal';
+import type { Principal } from '../../../common/auth/principal';
 import { RUN_SCOPED } from '../run-scoped.decorator';
 import { AuthStrategyRegistry } from './auth-strategy-registry';
 

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { toRfc3339 } from '../../../common/time';
-import { TEAM_ROLES, TeamRole } from '../access/roles';
+import { TEAM_ROLES, TeamRole } from '../../../common/auth/roles';
 import type { ApiKey } from '../api-key.entity';
 
 @ApiSchema({ name: 'CreateApiKeyRequest', description: 'A new team API key' })

@@ -15,9 +15,9 @@ import { ApiError } from '../../../common/errors/api-error';
 import { ApiProblems } from '../../../common/errors/problem.schema';
 import { parseRfc3339 } from '../../../common/time';
 import { AuditLog } from '../../audit/audit-log.service';
-import { RequirePermission } from '../access/require-permission.decorator';
+import { RequirePermission } from '../../../common/auth/require-permission.decorator';
 import { ApiKeysService } from '../api-keys.service';
-import type { Principal } from '../principal';
+import type { Principal } from '../../../common/auth/principal';
 import {
   CreateApiKeyDto,
   CreatedApiKeyDto,

@@ -22,7 +22,7 @@ import { ApiError } from '../../../common/errors/api-error';
 import { ApiProblems } from '../../../common/errors/problem.schema';
 import { toRfc3339 } from '../../../common/time';
 import { AutomationStore } from '../../factories/automation-store.service';
-import type { Principal } from '../../teams/principal';
+import type { Principal } from '../../../common/auth/principal';
 import { DeliveryLog } from '../delivery-log.service';
 import { STATUS_LABELS, WebhookDelivery } from '../entities/webhook-delivery.entity';
 import { JsonValue } from '../filter/payload-filter';
@@ -35,7 +35,7 @@ import {
   TestFilterResponseDto,
 } from './dto/webhook.dto';
 import { WebhookManagement } from './webhook-management.service';
-import { RequirePermission } from '../../teams/access/require-permission.decorator';
+import { RequirePermission } from '../../../common/auth/require-permission.decorator';
 
 @ApiTags('webhooks')
 @ApiBearerAuth()

@@ -14,7 +14,7 @@ import { assertManaged, FactoriesService } from '../../factories/factories.servi
 import { assertCanManage } from '../../factories/factory-permissions';
 import { SecretCipher } from '../../secrets/secret-cipher';
 import { TeamSecretsService } from '../../secrets/team-secrets.service';
-import type { Principal } from '../../teams/principal';
+import type { Principal } from '../../../common/auth/principal';
 import { Webhook } from '../entities/webhook.entity';
 import { generateWebhookSecret } from '../webhook-secrets';
 import { WebhookStore } from '../webhook-store.service';

@@ -9,7 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../../../common/auth/principal.decorator';
 import { ApiProblems } from '../../../common/errors/problem.schema';
-import type { Principal } from '../../teams/principal';
+import type { Principal } from '../../../common/auth/principal';
 import { DefinitionRefusedFilter } from './definition-refused.filter';
 import {
   CreateWebhookDto,
@@ -20,7 +20,7 @@ import {
 import { WebhookManagement } from './webhook-management.service';
 import { toWebhookDto } from './webhook.mapper';
 import { Idempotent } from '../../idempotency/idempotent.decorator';
-import { RequirePermission } from '../../teams/access/require-permission.decorator';
+import { RequirePermission } from '../../../common/auth/require-permission.decorator';
 
 @ApiTags('webhooks')
 @ApiBearerAuth()

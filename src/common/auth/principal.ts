@@ -1,5 +1,6 @@
-import type { TeamRole } from './access/roles';
-import type { UserType } from './user.entity';
+import type { TeamRole } from './roles';
+/** A person, or an agent identity (a service account). */
+export type UserType = 'user' | 'service_account';
 
 /** Who is calling: resolved by an auth strategy (AuthStrategy), attached to the request. */
 export interface Principal {
