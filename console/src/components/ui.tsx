@@ -193,3 +193,15 @@ export function CursorPager({
     </nav>
   );
 }
+
+/** Apply (the form's submit) and Clear (back to no filters) of a filter form. */
+export function FilterActions({ onClear }: { onClear: () => void }) {
+  return (
+    <div className="filter-actions">
+      <button type="submit">Apply</button>
+      <button type="button" onClick={onClear}>
+        Clear
+      </button>
+    </div>
+  );
+}

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { api, data, type Schemas } from '../api/client';
-import { CursorPager, ErrorMessage, Time, useLoad } from '../components/ui';
+import { CursorPager, ErrorMessage, FilterActions, Time, useLoad } from '../components/ui';
 import { AUDIT_OUTCOMES } from '../../../src/modules/audit/audit-vocabulary';
 
 interface Filters {
@@ -158,19 +158,13 @@ export function AuditPage() {
           <label htmlFor="audit-until">Until</label>
           <input type="datetime-local" {...field('until')} />
         </div>
-        <div className="filter-actions">
-          <button type="submit">Apply</button>
-          <button
-            type="button"
-            onClick={() => {
-              setDraft(NO_FILTERS);
-              setFilters(NO_FILTERS);
-              setCursors([]);
-            }}
-          >
-            Clear
-          </button>
-        </div>
+        <FilterActions
+          onClear={() => {
+            setDraft(NO_FILTERS);
+            setFilters(NO_FILTERS);
+            setCursors([]);
+          }}
+        />
       </form>
       <ErrorMessage error={page.error} />
       {page.value && <EventsTable events={page.value.events} />}

@@ -3,6 +3,7 @@ import { api, data, type Schemas } from '../api/client';
 import {
   CursorPager,
   ErrorMessage,
+  FilterActions,
   StateBadge,
   Time,
   useInterval,
@@ -174,19 +175,13 @@ export function RunsPage() {
           <label htmlFor="filter-createdBefore">Created before</label>
           <input type="datetime-local" {...field('createdBefore')} />
         </div>
-        <div className="filter-actions">
-          <button type="submit">Apply</button>
-          <button
-            type="button"
-            onClick={() => {
-              setDraft(NO_FILTERS);
-              setFilters(NO_FILTERS);
-              setCursors([]);
-            }}
-          >
-            Clear
-          </button>
-        </div>
+        <FilterActions
+          onClear={() => {
+            setDraft(NO_FILTERS);
+            setFilters(NO_FILTERS);
+            setCursors([]);
+          }}
+        />
       </form>
       <div className="toolbar">
         <label className="inline">
