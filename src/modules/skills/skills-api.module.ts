@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { RunsModule } from '../runs/runs.module';
+import { RunsModule } from '../runs';
 import { SkillsController } from './skills.controller';
 import { SkillsModule } from './skills.module';
 

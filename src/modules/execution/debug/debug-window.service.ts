@@ -1,6 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { FailedRunFollowups } from '../../runs/failed-run-followups';
-import { RunRecords } from '../../runs/run-records';
+import { FailedRunFollowups, RunRecords } from '../../runs';
 import { DEBUG_JOB, DebugAgentQueues } from './debug-agent-queues';
 
 /**

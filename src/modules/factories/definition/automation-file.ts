@@ -1,7 +1,6 @@
 import type { DefinitionVocabulary } from './definition-vocabulary';
 import { UID_PATTERN } from '../../../common/ids';
-import { PayloadFilter } from '../../webhooks/filter/payload-filter';
-import { validatePayloadFilter } from '../../webhooks/filter/payload-filter-validation';
+import { PayloadFilter, validatePayloadFilter } from '../../webhooks';
 import { FileDiagnostics, START } from './diagnostics';
 import { AutomationSpec, WebhookTriggerSpec } from './definition.types';
 import { EXECUTION_KEYS, readExecutionSettings } from './execution-settings';

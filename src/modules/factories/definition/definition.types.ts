@@ -1,9 +1,8 @@
-import type { PayloadFilter } from '../../webhooks/filter/payload-filter';
-import type { SignatureScheme } from '../../webhooks/verifiers';
+import type { PayloadFilter, SignatureScheme } from '../../webhooks';
 import type { SourcePosition } from './diagnostics';
 import type { ExecutionSettings } from './execution-settings';
 
-import { AUTH_MODES, type AuthMode } from '../../webhooks/auth-modes';
+import { AUTH_MODES, type AuthMode } from '../../webhooks';
 
 export { AUTH_MODES, type AuthMode };
 

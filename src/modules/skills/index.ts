@@ -1,0 +1,3 @@
+/** What other modules may use of skills/: they import it from here only (ESLint rule ambient/import-through-index). */
+export { SkillsModule } from './skills.module';
+export { SkillsService } from './skills.service';
