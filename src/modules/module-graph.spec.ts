@@ -23,10 +23,10 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** The module folder a path is in or names (`runs`, `execution`, …), or null outside src/modules. */
+/** The module folder a path is in (`runs`, `execution`, …), or null outside src/modules. */
 function moduleOf(path: string): string | null {
   const rel = relative(MODULES, path);
-  if (rel.startsWith('..') || rel === '') return null;
+  if (rel.startsWith('..') || !rel.includes(sep)) return null;
   return rel.split(sep)[0];
 }
 

@@ -2,8 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
-import { BLOB_STORE, BlobStore, SignedUrl, UrlSigner } from '../blobs';
-import { RunRecords } from '../runs';
+import { BLOB_STORE, BlobStore } from '../blobs/blob-store';
+import { SignedUrl, UrlSigner } from '../blobs/url-signer';
+import { RunRecords } from '../runs/run-records';
 import { artifactBlobKey } from './artifact-writer.service';
 import { RunArtifact } from './run-artifact.entity';
 

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { RunsModule } from '../runs';
-import { TeamsModule } from '../teams';
+import { RunsModule } from '../runs/runs.module';
+import { TeamsModule } from '../teams/teams.module';
 import { ArtifactReader } from './artifact-reader.service';
 import { ArtifactsController, ConversationScreenshotsController } from './artifacts.controller';
 import { ArtifactsModule } from './artifacts.module';

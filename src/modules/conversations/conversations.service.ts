@@ -2,18 +2,16 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, IsNull, Not } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
-import { BLOB_STORE, BlobStore, SignedUrl, UrlSigner } from '../blobs';
-import {
-  Run,
-  RunEvent,
-  RunMessage,
-  sessionIdOf,
-  RunRecords,
-  isTerminal,
-  ExecutionInfo,
-  toConversationSteps,
-} from '../runs';
-import type { Conversation } from '../runs';
+import { BLOB_STORE, BlobStore } from '../blobs/blob-store';
+import { SignedUrl, UrlSigner } from '../blobs/url-signer';
+import { Run } from '../runs/entities/run.entity';
+import { RunEvent } from '../runs/entities/run-event.entity';
+import { RunMessage } from '../runs/entities/run-message.entity';
+import { sessionIdOf } from '../runs/run-links';
+import { RunRecords } from '../runs/run-records';
+import { isTerminal } from '../runs/run-state';
+import { ExecutionInfo, toConversationSteps } from '../runs/conversation/conversation.mapper';
+import type { Conversation } from '../runs/conversation/conversation.types';
 import { conversationTranscriptKey, liveTranscriptKey, runTranscriptKey } from './transcript-keys';
 import { TranscriptWriter } from './transcript-writer.service';
 

@@ -1,7 +1,7 @@
 import { toRfc3339 } from '../../common/time';
-import { profile } from '../runs';
-import type { EnvironmentLatestRun } from '../runs';
-import type { User } from '../teams';
+import { profile } from '../runs/run-item.mapper';
+import type { EnvironmentLatestRun } from '../runs/run-records';
+import type { User } from '../teams/user.entity';
 import { EnvironmentConfigDto, EnvironmentDto, LastTaskDto } from './dto/environment.dto';
 import type { Environment } from './environment.entity';
 import { VisibleEnvironment } from './environments.service';

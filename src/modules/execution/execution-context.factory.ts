@@ -5,28 +5,27 @@ import type { JsonObject } from '../../common/json';
 import { API_PREFIX } from '../../bootstrap/http';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { parseArtifactInput, ArtifactWriter } from '../artifacts';
-import type { RunArtifact } from '../artifacts';
+import { parseArtifactInput } from '../artifacts/artifact-input';
+import { ArtifactWriter } from '../artifacts/artifact-writer.service';
+import type { RunArtifact } from '../artifacts/run-artifact.entity';
 import { ChatMessage, HarnessContext } from './harness/harness.types';
 import { RunSecretsService } from './execution-secrets.service';
 import { WorkspaceService } from './workspace/workspace.service';
-import { CatalogModel } from '../models';
+import { CatalogModel } from '../models/model-catalog';
 import type { Sandbox } from './sandbox/sandbox.types';
-import { TeamSecretsService } from '../secrets';
-import {
-  Run,
-  RunAttachment,
-  RunMessage,
-  RunFollowupsService,
-  RunKeysService,
-  RunTransitions,
-  withoutRequestId,
-  RunRecords,
-} from '../runs';
-import type { ExecutionConfig } from '../run-config';
+import { TeamSecretsService } from '../secrets/team-secrets.service';
+import { Run } from '../runs/entities/run.entity';
+import type { ExecutionConfig } from '../run-config/run-config.types';
+import { RunAttachment } from '../runs/entities/run-attachment.entity';
+import { RunMessage } from '../runs/entities/run-message.entity';
+import { RunFollowupsService } from '../runs/run-followups.service';
+import { RunKeysService } from '../runs/run-keys.service';
+import { RunTransitions } from '../runs/run-transitions.service';
+import { withoutRequestId } from '../runs/conversation/stored-message';
 import { closeDanglingToolCalls } from './conversation-history';
 import { ExecutionFence, ExecutionToken } from './execution-fence';
 import { initialPrompt } from './initial-prompt';
+import { RunRecords } from '../runs/run-records';
 
 /** What an execution starts from, wherever it runs (here or on a self-hosted worker). */
 export interface ExecutionInputs {

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { AgentConfig, ExecutionConfig } from '../run-config';
-import { McpSecrets, TeamSecretsService } from '../secrets';
-import { Environment } from '../environments';
+import type { AgentConfig, ExecutionConfig } from '../run-config/run-config.types';
+import { McpSecrets } from '../secrets/mcp-secrets.service';
+import { TeamSecretsService } from '../secrets/team-secrets.service';
+import { Environment } from '../environments/environment.entity';
 
 export interface SecretsRun {
   teamId: string;

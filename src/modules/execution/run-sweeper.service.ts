@@ -2,7 +2,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { PeriodicTask, PeriodicWorker } from '../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { RunQueue, RunRecords, RunTransitions } from '../runs';
+import { RunQueue } from '../runs/run-queue.service';
+import { RunRecords } from '../runs/run-records';
+import { RunTransitions } from '../runs/run-transitions.service';
 
 const BATCH = 200;
 

@@ -1,5 +1,5 @@
 import { HarnessRegistry } from '../../extensions/harness-registry';
-import { SignatureVerifierRegistry } from '../webhooks';
+import { SignatureVerifierRegistry } from '../webhooks/verifiers/signature-verifier-registry';
 import { definitionVocabulary } from './definition/definition-vocabulary';
 import {
   Body,
@@ -49,7 +49,7 @@ import { FactoriesService } from './factories.service';
 import { toFactoryDto } from './factory.mapper';
 import { decodeFactoryCursor, encodeFactoryCursor } from './factory-cursor';
 import { RepositorySync } from './repository/repository-sync.service';
-import { Idempotent } from '../idempotency';
+import { Idempotent } from '../idempotency/idempotent.decorator';
 import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 @ApiTags('factories')

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ModelsModule } from '../models';
-import { SecretsModule } from '../secrets';
-import { WebhooksModule } from '../webhooks';
+import { ModelsModule } from '../models/models.module';
+import { SecretsModule } from '../secrets/secrets.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AutomationStore } from './automation-store.service';
 import { DefinitionApplier } from './definition-applier.service';
 import { Automation, AutomationWebhookTrigger } from './entities/automation.entity';

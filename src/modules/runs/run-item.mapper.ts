@@ -1,7 +1,7 @@
 import { isoDuration, toRfc3339 } from '../../common/time';
-import type { RunArtifact } from '../artifacts';
-import { withMaskedMcpServers } from '../secrets';
-import type { User } from '../teams';
+import type { RunArtifact } from '../artifacts/run-artifact.entity';
+import { withMaskedMcpServers } from '../secrets/mcp-secret-values';
+import type { User } from '../teams/user.entity';
 import type {
   ArtifactItemDto,
   RunItemDto,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Run } from './entities/run.entity';
-import type { RequestUsage } from '../run-config';
+import type { RequestUsage } from '../run-config/run-config.types';
 import { RUN_STATES, RunState, TERMINAL_STATES } from './run-state';
 
 const ENDED = TERMINAL_STATES.map((state) => `'${state}'`).join(', ');

@@ -1,6 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error';
-import type { McpSecretValue, McpServerConfig, StoredMcpServerConfig } from '../run-config';
+import type {
+  McpSecretValue,
+  McpServerConfig,
+  StoredMcpServerConfig,
+} from '../run-config/run-config.types';
 import {
   isSealedValue,
   isSecretReference,

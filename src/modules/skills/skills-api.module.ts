@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { RunsModule } from '../runs';
+import { RunsModule } from '../runs/runs.module';
 import { SkillsController } from './skills.controller';
 import { SkillsModule } from './skills.module';
 

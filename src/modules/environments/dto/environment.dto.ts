@@ -16,9 +16,10 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
-import { SecretRefDto } from '../../run-config';
-import { ScopeDto, UserProfileDto } from '../../runs';
-import { NETWORK_POLICIES, REPO_PART_PATTERN } from '../environment-config';
+import { SecretRefDto } from '../../run-config/agent-config.dto';
+import { ScopeDto, UserProfileDto } from '../../runs/dto/run-item.dto';
+import { NETWORK_POLICIES } from '../environment-config';
+import { REPO_PART_PATTERN } from '../environment-config';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
 import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
 import { IsPathComponent } from '../../../common/tenant-files/path-component';

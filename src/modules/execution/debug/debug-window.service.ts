@@ -1,5 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { FailedRunFollowups, RunRecords } from '../../runs';
+import { FailedRunFollowups } from '../../runs/failed-run-followups';
+import { RunRecords } from '../../runs/run-records';
 import { DEBUG_JOB, DebugAgentQueues } from './debug-agent-queues';
 
 /**

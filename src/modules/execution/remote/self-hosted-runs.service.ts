@@ -1,15 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { terminalStateFor } from '../../../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import type { Run } from '../../runs';
-import {
-  RunFollowupsService,
-  RunKeysService,
-  RunQueue,
-  RunRecords,
-  RunTransitions,
-} from '../../runs';
-import type { StatusMessage } from '../../run-config';
+import type { Run } from '../../runs/entities/run.entity';
+import { RunFollowupsService } from '../../runs/run-followups.service';
+import { RunKeysService } from '../../runs/run-keys.service';
+import { RunQueue } from '../../runs/run-queue.service';
+import { RunRecords } from '../../runs/run-records';
+import { RunTransitions } from '../../runs/run-transitions.service';
+import type { StatusMessage } from '../../run-config/run-config.types';
 
 const BATCH = 200;
 

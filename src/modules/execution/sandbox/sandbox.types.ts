@@ -6,9 +6,9 @@ export const SANDBOX_BACKENDS = ['docker', 'bubblewrap', 'process'] as const;
 /** A built-in backend's name, or an extension's (SandboxBackendFactory). */
 export type SandboxBackendName = string;
 
-import type { NetworkPolicy } from '../../environments';
+import type { NetworkPolicy } from '../../environments/environment-config';
 
-export { NETWORK_POLICIES, type NetworkPolicy } from '../../environments';
+export { NETWORK_POLICIES, type NetworkPolicy } from '../../environments/environment-config';
 
 /** Resource limits of one sandbox: all its processes together. */
 export interface SandboxLimits {

@@ -1,5 +1,5 @@
 import type { SandboxSettings } from '../../../config/app-config';
-import type { EnvironmentConfig } from '../../environments';
+import type { EnvironmentConfig } from '../../environments/environment-config';
 import { selectSandboxBackend, SelectedSandbox } from './sandbox-selection';
 import {
   Sandbox,

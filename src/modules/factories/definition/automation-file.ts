@@ -1,6 +1,7 @@
 import type { DefinitionVocabulary } from './definition-vocabulary';
 import { UID_PATTERN } from '../../../common/ids';
-import { PayloadFilter, validatePayloadFilter } from '../../webhooks';
+import { PayloadFilter } from '../../webhooks/filter/payload-filter';
+import { validatePayloadFilter } from '../../webhooks/filter/payload-filter-validation';
 import { FileDiagnostics, START } from './diagnostics';
 import { AutomationSpec, WebhookTriggerSpec } from './definition.types';
 import { EXECUTION_KEYS, readExecutionSettings } from './execution-settings';

@@ -1,4 +1,4 @@
-import { BUILTIN_REGISTRY } from '../../webhooks';
+import { BUILTIN_REGISTRY } from '../../webhooks/verifiers/builtin-verifiers.fixture';
 import { parseDefinition } from './definition-parser';
 import type { DefinitionVocabulary } from './definition-vocabulary';
 

@@ -1,5 +1,5 @@
 import type { HarnessRegistry } from '../../../extensions/harness-registry';
-import type { SignatureVerifierRegistry } from '../../webhooks';
+import type { SignatureVerifierRegistry } from '../../webhooks/verifiers/signature-verifier-registry';
 
 /** The registered names a definition may use: read from the extension registries, never listed. */
 export interface DefinitionVocabulary {

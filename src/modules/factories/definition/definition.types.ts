@@ -1,8 +1,9 @@
-import type { PayloadFilter, SignatureScheme } from '../../webhooks';
+import type { PayloadFilter } from '../../webhooks/filter/payload-filter';
+import type { SignatureScheme } from '../../webhooks/verifiers';
 import type { SourcePosition } from './diagnostics';
 import type { ExecutionSettings } from './execution-settings';
 
-import { AUTH_MODES, type AuthMode } from '../../webhooks';
+import { AUTH_MODES, type AuthMode } from '../../webhooks/auth-modes';
 
 export { AUTH_MODES, type AuthMode };
 

@@ -1,8 +1,9 @@
 import type { EntityManager } from 'typeorm';
-import type { ModelsService } from '../../models';
-import type { TeamSecretsService } from '../../secrets';
-import type { Webhook, SignatureVerifierRegistry } from '../../webhooks';
-import { secretProblem } from '../../webhooks';
+import type { ModelsService } from '../../models/models.service';
+import type { TeamSecretsService } from '../../secrets/team-secrets.service';
+import type { Webhook } from '../../webhooks/entities/webhook.entity';
+import type { SignatureVerifierRegistry } from '../../webhooks/verifiers';
+import { secretProblem } from '../../webhooks/webhook-secrets';
 import { Diagnostic } from './diagnostics';
 import { CheckableDefinition, WebhookSpec } from './definition.types';
 

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { PayloadFilter } from '../../webhooks';
+import type { PayloadFilter } from '../../webhooks/filter/payload-filter';
 import type { ExecutionSettings } from '../definition/execution-settings';
 
 export interface StoredTrigger {

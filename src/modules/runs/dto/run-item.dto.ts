@@ -2,7 +2,7 @@ import { PageInfoDto } from '../../../common/page-info.dto';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ERROR_CODES } from '../../../common/errors/error-codes';
 import { RUN_SOURCES, RUN_STATES } from '../run-state';
-import { AgentConfigDto } from '../../run-config';
+import { AgentConfigDto } from '../../run-config/agent-config.dto';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
 
 @ApiSchema({ name: 'RunCreatorInfo' })

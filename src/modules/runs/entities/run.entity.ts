@@ -6,7 +6,7 @@ import type {
   ResolvedAgentSkill,
   ScheduleInfo,
   StatusMessage,
-} from '../../run-config';
+} from '../../run-config/run-config.types';
 
 @Entity('runs')
 export class Run {

@@ -6,17 +6,14 @@ import { DataSource } from 'typeorm';
 import { Document, parseDocument } from 'yaml';
 import { ApiError } from '../../../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import { AuditLog } from '../../audit';
-import {
-  ApplyResult,
-  DefinitionApplier,
-  Diagnostic,
-  Factory,
-  assertManaged,
-  FactoriesService,
-  assertCanManage,
-} from '../../factories';
-import { SecretCipher, TeamSecretsService } from '../../secrets';
+import { AuditLog } from '../../audit/audit-log.service';
+import { ApplyResult, DefinitionApplier } from '../../factories/definition-applier.service';
+import { Diagnostic } from '../../factories/definition/diagnostics';
+import { Factory } from '../../factories/entities/factory.entity';
+import { assertManaged, FactoriesService } from '../../factories/factories.service';
+import { assertCanManage } from '../../factories/factory-permissions';
+import { SecretCipher } from '../../secrets/secret-cipher';
+import { TeamSecretsService } from '../../secrets/team-secrets.service';
 import type { Principal } from '../../../common/auth/principal';
 import { Webhook } from '../entities/webhook.entity';
 import { generateWebhookSecret } from '../webhook-secrets';
