@@ -7,7 +7,6 @@ import { McpSecretReferenceDto, McpServerConfigDto } from '../modules/run-config
 import { completeOpenApiDocument } from './openapi-contract';
 import { AMBIENT_EXTENSIONS, AmbientExtension } from '../extensions/extension.types';
 import { fillRegistryEnums } from '../extensions/registry-openapi';
-import { SANDBOX_BACKENDS } from '../modules/execution/sandbox/sandbox.types';
 import { HarnessRegistry } from '../extensions/harness-registry';
 import { SignatureVerifierRegistry } from '../modules/webhooks/verifiers/signature-verifier-registry';
 import type { AppConfig } from '../config/app-config';
@@ -60,8 +59,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig) {
   fillRegistryEnums(document, {
     harness_type: app.get(HarnessRegistry).types,
     signature_scheme: app.get(SignatureVerifierRegistry).schemes,
+    // Built-ins first: the built-in extension registers docker, bubblewrap and process.
     sandbox_backend: [
-      ...SANDBOX_BACKENDS,
       ...app
         .get<AmbientExtension[]>(AMBIENT_EXTENSIONS)
         .flatMap((e) => (e.sandboxBackends ?? []).map((b) => b.name)),

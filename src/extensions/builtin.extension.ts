@@ -1,12 +1,17 @@
 import { createHarnesses } from '../modules/execution/harness/harnesses';
+import { BUILTIN_SANDBOX_BACKENDS } from '../modules/execution/sandbox/builtin-backends';
 import { apiKeyStrategy } from '../modules/teams/auth/api-key.strategy';
 import { BUILTIN_VERIFIERS } from '../modules/webhooks/verifiers';
 import type { AmbientExtension } from './extension.types';
 
-/** Ambient's own harnesses, signature schemes and auth strategy, registered like any other extension. */
+/**
+ * Ambient's own harnesses, signature schemes, sandbox backends and auth strategy, registered like
+ * any other extension.
+ */
 export const builtinExtension: AmbientExtension = {
   name: 'ambient',
   harnesses: ({ config }) => createHarnesses(config),
   signatureVerifiers: BUILTIN_VERIFIERS,
+  sandboxBackends: BUILTIN_SANDBOX_BACKENDS,
   authStrategies: (context) => [apiKeyStrategy(context)],
 };

@@ -1,10 +1,10 @@
-import { SANDBOX_SETTINGS_BACKENDS } from '../config/app-config';
 import { HarnessRegistry } from './harness-registry';
 import type { AuthStrategyContext } from '../modules/teams/auth/auth-strategy';
 import { AuthStrategyRegistry } from '../modules/teams/auth/auth-strategy-registry';
 import { SignatureVerifierRegistry } from '../modules/webhooks/verifiers/signature-verifier-registry';
 import type { AmbientExtension, ExtensionContext } from './extension.types';
 import { checkAuthStrategy, checkHarness } from './load-extensions';
+import { builtinExtension } from './builtin.extension';
 
 /** An extension's entries at a point that takes a list or a function of the start-up context. */
 function entriesOf<T, C>(
@@ -63,9 +63,8 @@ export function checkSandboxSetting(
   backend: string,
   extensions: readonly AmbientExtension[],
 ): void {
-  const owners = new Map<string, string>();
-  for (const name of SANDBOX_SETTINGS_BACKENDS) owners.set(name, 'ambient');
-  for (const extension of extensions) {
+  const owners = new Map<string, string>([['auto', builtinExtension.name]]);
+  for (const extension of [builtinExtension, ...extensions]) {
     for (const factory of extension.sandboxBackends ?? []) {
       const earlier = owners.get(factory.name);
       if (earlier !== undefined) {

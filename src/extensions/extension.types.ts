@@ -20,7 +20,7 @@ export interface AmbientExtension {
   harnesses?: readonly Harness[] | ((context: ExtensionContext) => readonly Harness[]);
   /** Signature schemes a webhook may choose by `signature_scheme`. */
   signatureVerifiers?: readonly SignatureVerifier[];
-  /** Sandbox backends AMBIENT_SANDBOX may name (beside auto, docker, bubblewrap, process). */
+  /** Sandbox backends AMBIENT_SANDBOX may name (the built-in extension registers docker, bubblewrap, process). */
   sandboxBackends?: readonly SandboxBackendFactory[];
   /** Ways of recognising API callers, asked in order after Ambient's API key strategy. */
   authStrategies?:

@@ -106,6 +106,9 @@ export function checkSandboxBackend(factory: unknown): void {
     throw new Error(`sandbox backend "${f.name}" has no isolated flag`);
   if (typeof f.create !== 'function')
     throw new Error(`sandbox backend "${f.name}" has no create()`);
+  const probe = (factory as { probe?: unknown }).probe;
+  if (probe !== undefined && typeof probe !== 'function')
+    throw new Error(`sandbox backend "${f.name}": probe must be a function`);
 }
 
 export function checkAuthStrategy(strategy: unknown): void {

@@ -1,6 +1,10 @@
 import type Dockerode from 'dockerode';
 import { loadConfig } from '../../../config/app-config';
+import { builtinExtension } from '../../../extensions/builtin.extension';
+import { checkSandboxSetting } from '../../../extensions/extension-registries';
+import { BUILTIN_SANDBOX_BACKENDS } from './builtin-backends';
 import { selectSandboxBackend } from './sandbox-selection';
+import type { SandboxBackendFactory } from './sandbox.types';
 
 /** A daemon that answers and has only the images named. */
 function fakeDocker(images: string[]): Dockerode {
@@ -30,7 +34,7 @@ const selectWith = (image: string) =>
     }).sandbox,
     '/tmp/ws',
     'test',
-    [],
+    BUILTIN_SANDBOX_BACKENDS,
     fakeDocker(['ambient-agent:bookworm']),
   );
 
@@ -50,5 +54,65 @@ describe('selectSandboxBackend (docker)', () => {
       '--tag ambient-missing:none (or docker pull it, or set AMBIENT_DOCKER_IMAGE)';
     expect(selected.description).toEqual({ backend: 'docker', isolated: true, detail: fix });
     expect(selected.warning).toBe(`runs without an environment image will fail: ${fix}`);
+  });
+});
+
+describe('selectSandboxBackend (registered backends)', () => {
+  const settings = (backend: string) =>
+    loadConfig({ AMBIENT_CONFIG_FILE: 'config/default.yaml', AMBIENT_SANDBOX: backend }).sandbox;
+  const broken: SandboxBackendFactory = {
+    name: 'broken',
+    isolated: true,
+    probe: () => Promise.resolve({ works: false, detail: 'its daemon is down' }),
+    create: () => {
+      throw new Error('never made: the probe failed');
+    },
+  };
+
+  it('registers the built-in backends through the built-in extension, like any other', () => {
+    expect(builtinExtension.sandboxBackends?.map((f) => f.name)).toEqual([
+      'docker',
+      'bubblewrap',
+      'process',
+    ]);
+    expect(() => checkSandboxSetting('docker', [])).not.toThrow();
+    expect(() =>
+      checkSandboxSetting('auto', [
+        { name: 'rival', sandboxBackends: [{ ...broken, name: 'docker' }] },
+      ]),
+    ).toThrow('extension rival: sandbox backend "docker" is already registered by ambient');
+  });
+
+  it('auto takes docker when its daemon answers', async () => {
+    const selected = await selectSandboxBackend(
+      settings('auto'),
+      '/tmp/ws',
+      'test',
+      builtinExtension.sandboxBackends,
+      fakeDocker(['ambient-agent:bookworm']),
+    );
+    expect(selected.description).toEqual({ backend: 'docker', isolated: true });
+  });
+
+  it('a named backend whose probe fails is unavailable, with its reason and the fix', async () => {
+    const selected = await selectSandboxBackend(settings('broken'), '/tmp/ws', 'test', [
+      ...BUILTIN_SANDBOX_BACKENDS,
+      broken,
+    ]);
+    expect(selected.backend).toBeNull();
+    expect(selected.description.detail).toMatch(
+      /^AMBIENT_SANDBOX=broken but its daemon is down; install Docker/,
+    );
+  });
+
+  it('process is chosen only by name, with the warning that runs are not isolated', async () => {
+    const selected = await selectSandboxBackend(settings('process'), '/tmp/ws', 'test');
+    expect(selected.backend?.name).toBe('process');
+    expect(selected.description).toEqual({
+      backend: 'process',
+      isolated: false,
+      detail: 'AMBIENT_SANDBOX=process',
+    });
+    expect(selected.warning).toMatch(/runs are NOT isolated/);
   });
 });

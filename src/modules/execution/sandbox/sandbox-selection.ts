@@ -1,18 +1,13 @@
-import Dockerode from 'dockerode';
-import { SANDBOX_SETTINGS_BACKENDS, type SandboxSettings } from '../../../config/app-config';
-import {
-  BubblewrapSandboxBackend,
-  bubblewrapWorks,
-  privateRootFor,
-} from './backends/bubblewrap/bubblewrap-sandbox';
-import { cgroupLimitsAvailable } from './cgroup-limits';
-import {
-  DockerSandboxBackend,
-  defaultImageProblem,
-  dockerAnswers,
-} from './backends/docker/docker-sandbox';
-import { ProcessSandboxBackend } from './backends/process/process-sandbox';
-import type { SandboxBackend, SandboxBackendFactory, SandboxDescription } from './sandbox.types';
+import type Dockerode from 'dockerode';
+import type { SandboxSettings } from '../../../config/app-config';
+import { BUILTIN_SANDBOX_BACKENDS, dockerBackendFactory } from './builtin-backends';
+import type {
+  SandboxBackend,
+  SandboxBackendContext,
+  SandboxBackendFactory,
+  SandboxDescription,
+  SandboxProbe,
+} from './sandbox.types';
 
 export interface SelectedSandbox {
   /** Null when no isolating backend works: every run then ends in ERROR with `description.detail`. */
@@ -22,98 +17,75 @@ export interface SelectedSandbox {
   warning?: string;
 }
 
+/** What `auto` tries, in this order: never a backend that does not isolate. */
+const AUTO = ['docker', 'bubblewrap'];
+
 const FIX =
   'install Docker (and start dockerd) or bubblewrap (apt-get install bubblewrap), or set AMBIENT_SANDBOX=process to run agents unisolated on this host';
 
 /**
- * The backend for `AMBIENT_SANDBOX`: `auto` takes docker when a daemon answers, otherwise
- * bubblewrap when bwrap works, otherwise none (never silently unsafe). An explicitly named backend
- * that does not work is also none, with the reason.
+ * The backend for `AMBIENT_SANDBOX` among the registered ones (built-ins first): `auto` takes
+ * docker when a daemon answers, otherwise bubblewrap when bwrap works, otherwise none (never
+ * silently unsafe). A named backend whose probe fails is also none, with the reason.
  */
 export async function selectSandboxBackend(
   settings: SandboxSettings,
   workspaceRoot: string,
   /** Names this deployment on a shared Docker daemon (its sweeps touch only its containers). */
   deployment: string,
-  /** Backends extensions register; AMBIENT_SANDBOX=<name> chooses one. */
-  extensionBackends: readonly SandboxBackendFactory[] = [],
-  /** The daemon to ask (tests pass their own); the environment's (DOCKER_HOST) otherwise. */
+  backends: readonly SandboxBackendFactory[] = BUILTIN_SANDBOX_BACKENDS,
+  /** The daemon the docker backend asks (tests pass their own); DOCKER_HOST's otherwise. */
   dockerClient?: Dockerode,
 ): Promise<SelectedSandbox> {
-  const fromExtension = extensionBackends.find((f) => f.name === settings.backend);
-  if (fromExtension) {
-    const backend = fromExtension.create({ settings, workspaceRoot, deployment });
-    const { name, isolated } = fromExtension;
-    return {
-      backend,
-      description: { backend: name, isolated, detail: `AMBIENT_SANDBOX=${name} (extension)` },
-      ...(isolated
-        ? {}
-        : { warning: `AMBIENT_SANDBOX=${name}: the extension says runs are NOT isolated` }),
-    };
+  const registered = dockerClient
+    ? backends.map((f) => (f.name === 'docker' ? dockerBackendFactory(dockerClient) : f))
+    : backends;
+  const context: SandboxBackendContext = { settings, workspaceRoot, deployment };
+  if (settings.backend === 'auto') {
+    const reasons: string[] = [];
+    for (const factory of AUTO.flatMap((name) => registered.filter((f) => f.name === name))) {
+      const probe = await probeOf(factory, context);
+      if (probe.works) return chosen(factory, probe, context);
+      reasons.push(probe.detail);
+    }
+    return unavailable(`no sandbox backend works here: ${reasons.join(' and ')}`);
   }
-  if (!(SANDBOX_SETTINGS_BACKENDS as readonly string[]).includes(settings.backend)) {
+  const factory = registered.find((f) => f.name === settings.backend);
+  if (!factory) {
     return unavailable(`AMBIENT_SANDBOX=${settings.backend} names no registered sandbox backend`);
   }
-  const bubblewrap = (): SandboxBackend =>
-    new BubblewrapSandboxBackend({
-      readonlyPaths: settings.readonlyPaths
-        .split(',')
-        .map((p) => p.trim())
-        .filter(Boolean),
-      privateRoot: privateRootFor(workspaceRoot),
-    });
-  const docker = (): SandboxBackend => new DockerSandboxBackend(settings, dockerClient, deployment);
-  const chosen = settings.backend;
+  const probe = await probeOf(factory, context);
+  if (!probe.works) return unavailable(`AMBIENT_SANDBOX=${factory.name} but ${probe.detail}`);
+  return chosen(factory, probe, context);
+}
 
-  if (chosen === 'process') {
-    return {
-      backend: new ProcessSandboxBackend(),
-      description: { backend: 'process', isolated: false, detail: 'AMBIENT_SANDBOX=process' },
-      warning:
-        'AMBIENT_SANDBOX=process: runs are NOT isolated; agent commands run as this service on this host and can read its secrets and database',
-    };
-  }
-  if (chosen === 'docker' || chosen === 'auto') {
-    const client = dockerClient ?? new Dockerode();
-    if (await dockerAnswers(client)) {
-      // Docker stays chosen (environments may name images that are there); runs without one fail
-      // with the same fix until the image is built.
-      const missing = await defaultImageProblem(client, settings.docker.defaultImage);
-      return {
-        backend: docker(),
-        description: { backend: 'docker', isolated: true, ...(missing ? { detail: missing } : {}) },
-        ...(missing ? { warning: `runs without an environment image will fail: ${missing}` } : {}),
-      };
-    }
-    if (chosen === 'docker') {
-      return unavailable(
-        `AMBIENT_SANDBOX=docker but no Docker daemon answers (start dockerd or set DOCKER_HOST)`,
-      );
-    }
-  }
-  const bwrap = await bubblewrapWorks();
-  if (bwrap.ok) {
-    const limits = await cgroupLimitsAvailable();
-    return {
-      backend: bubblewrap(),
-      description: {
-        backend: 'bubblewrap',
-        isolated: true,
-        ...(limits
-          ? {}
-          : { detail: 'memory, pids and CPU limits are not enforced (no writable cgroup tree)' }),
-      },
-      ...(limits
-        ? {}
-        : {
-            warning:
-              'bubblewrap sandboxes have no memory, pids or CPU limits: this process cannot write the cgroup tree (run as root or delegate a cgroup)',
-          }),
-    };
-  }
-  if (chosen === 'bubblewrap') return unavailable(`AMBIENT_SANDBOX=bubblewrap but ${bwrap.detail}`);
-  return unavailable(`no sandbox backend works here: no Docker daemon answers and ${bwrap.detail}`);
+/** A backend without a probe (an extension's) works; start-up says so, and whether it isolates. */
+function probeOf(
+  factory: SandboxBackendFactory,
+  context: SandboxBackendContext,
+): Promise<SandboxProbe> {
+  if (factory.probe) return factory.probe(context);
+  const { name, isolated } = factory;
+  return Promise.resolve({
+    works: true,
+    detail: `AMBIENT_SANDBOX=${name} (extension)`,
+    ...(isolated
+      ? {}
+      : { warning: `AMBIENT_SANDBOX=${name}: the extension says runs are NOT isolated` }),
+  });
+}
+
+function chosen(
+  factory: SandboxBackendFactory,
+  probe: SandboxProbe & { works: true },
+  context: SandboxBackendContext,
+): SelectedSandbox {
+  const { name, isolated } = factory;
+  return {
+    backend: factory.create(context),
+    description: { backend: name, isolated, ...(probe.detail ? { detail: probe.detail } : {}) },
+    ...(probe.warning ? { warning: probe.warning } : {}),
+  };
 }
 
 function unavailable(reason: string): SelectedSandbox {

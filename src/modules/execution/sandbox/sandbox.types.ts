@@ -1,9 +1,7 @@
 import type { SandboxSettings } from '../../../config/app-config';
 import type { Readable, Writable } from 'node:stream';
 
-/** The ways Ambient can isolate what an agent runs (`AMBIENT_SANDBOX`). */
-export const SANDBOX_BACKENDS = ['docker', 'bubblewrap', 'process'] as const;
-/** A built-in backend's name, or an extension's (SandboxBackendFactory). */
+/** A registered backend's name (SandboxBackendFactory: the built-ins docker, bubblewrap, process). */
 export type SandboxBackendName = string;
 
 import type { NetworkPolicy } from '../../environments/environment-config';
@@ -110,11 +108,21 @@ export interface SandboxBackendContext {
   deployment: string;
 }
 
-/** A sandbox backend an extension registers, chosen by AMBIENT_SANDBOX=<name>. */
+/** Whether a backend works on this host, and what start-up says about it. */
+export type SandboxProbe =
+  { works: true; detail?: string; warning?: string } | { works: false; detail: string };
+
+/**
+ * A sandbox backend, registered by an extension (the built-ins docker, bubblewrap and process by
+ * Ambient's own) and chosen by AMBIENT_SANDBOX=<name>; `auto` takes the first of docker and
+ * bubblewrap whose probe says it works.
+ */
 export interface SandboxBackendFactory {
   readonly name: string;
   /** False when programs are not isolated from the host (start-up then warns). */
   readonly isolated: boolean;
+  /** Checks the host once at start-up; a backend without a probe is taken as working. */
+  probe?(context: SandboxBackendContext): Promise<SandboxProbe>;
   create(context: SandboxBackendContext): SandboxBackend;
 }
 

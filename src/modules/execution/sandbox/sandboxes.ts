@@ -1,5 +1,6 @@
 import type { SandboxSettings } from '../../../config/app-config';
 import type { EnvironmentConfig } from '../../environments/environment-config';
+import { BUILTIN_SANDBOX_BACKENDS } from './builtin-backends';
 import { selectSandboxBackend, SelectedSandbox } from './sandbox-selection';
 import {
   Sandbox,
@@ -36,7 +37,8 @@ export class Sandboxes {
     /** Names this deployment (or self-hosted worker) on a Docker daemon others may share. */
     private readonly deployment: string,
     private readonly warn: (line: string) => void,
-    private readonly extensionBackends: readonly SandboxBackendFactory[] = [],
+    /** The registered backends, built-ins first (the self-hosted worker has only those). */
+    private readonly backends: readonly SandboxBackendFactory[] = BUILTIN_SANDBOX_BACKENDS,
   ) {}
 
   /** Chooses the backend (once); says why when runs will not be isolated or cannot start. */
@@ -45,7 +47,7 @@ export class Sandboxes {
       this.settings,
       this.workspaceRoot,
       this.deployment,
-      this.extensionBackends,
+      this.backends,
     ).then((selected) => {
       this.selected = selected;
       if (selected.warning) this.warn(selected.warning);
