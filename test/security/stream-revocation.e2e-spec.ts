@@ -31,7 +31,7 @@ describe('security: revocation ends what a key opened', () => {
   const teamKey = async (team: string): Promise<{ key: string; id: string }> => {
     const created = await cli('api-keys', 'create', '--team', team, '--create-team');
     expect(created.code).toBe(0);
-    const id = /\(id ([^)]+)\) for team/.exec(created.stderr)?.[1];
+    const id = /API key "[^"]*" \(id ([^)]+)\)/.exec(created.stderr)?.[1];
     const key = created.stdout.trim().split('\n').pop();
     if (!id || !key) throw new Error(`unexpected CLI output: ${created.stdout} ${created.stderr}`);
     return { key, id };
