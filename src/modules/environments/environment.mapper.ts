@@ -1,6 +1,6 @@
 import { toRfc3339 } from '../../common/time';
-import { profile } from '../runs/run-item.mapper';
-import type { EnvironmentLatestRun } from '../runs/run-records';
+import { profile } from '../teams/user-profile';
+import type { EnvironmentLatestRun } from './environment-latest-runs';
 import type { User } from '../teams/user.entity';
 import { EnvironmentConfigDto, EnvironmentDto, LastTaskDto } from './dto/environment.dto';
 import type { Environment } from './environment.entity';

@@ -9,7 +9,7 @@ import {
 } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
-import { RunRecords } from '../runs/run-records';
+import { EnvironmentLatestRuns } from './environment-latest-runs';
 import type { Principal } from '../../common/auth/principal';
 import { TeamsService } from '../teams/teams.service';
 import type { User } from '../teams/user.entity';
@@ -34,7 +34,7 @@ export class EnvironmentsController {
   constructor(
     private readonly environments: EnvironmentsService,
     private readonly teams: TeamsService,
-    private readonly runs: RunRecords,
+    private readonly runs: EnvironmentLatestRuns,
   ) {}
 
   @Get()

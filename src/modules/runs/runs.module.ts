@@ -25,6 +25,9 @@ import { RunSignals } from './run-signals.service';
 import { FailedRunFollowups } from './failed-run-followups';
 import { RunGauges } from './run-gauges.service';
 import { RunRecords } from './run-records';
+import { ConversationRuns } from '../artifacts/conversation-runs';
+import { EnvironmentLatestRuns } from '../environments/environment-latest-runs';
+import { SkillLastRuns } from '../skills/skill-last-runs';
 import { RunTransitions } from './run-transitions.service';
 import { RunAttachmentsController } from './run-attachments.controller';
 import { RunAttachmentsService } from './run-attachments.service';
@@ -67,6 +70,9 @@ import { RunsService } from './runs.service';
     RunFollowupsService,
     FailedRunFollowups,
     RunRecords,
+    { provide: EnvironmentLatestRuns, useExisting: RunRecords },
+    { provide: SkillLastRuns, useExisting: RunRecords },
+    { provide: ConversationRuns, useExisting: RunRecords },
     RunGauges,
     RunListQuery,
     RunQueue,
@@ -78,6 +84,9 @@ import { RunsService } from './runs.service';
     RunKeysService,
   ],
   exports: [
+    EnvironmentLatestRuns,
+    SkillLastRuns,
+    ConversationRuns,
     RunsService,
     RunCreationService,
     RunTransitions,

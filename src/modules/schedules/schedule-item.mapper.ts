@@ -1,7 +1,7 @@
 import { toRfc3339 } from '../../common/time';
 import type { Environment } from '../environments/environment.entity';
 import { toEnvironmentConfig } from '../environments/environment.mapper';
-import { profile } from '../runs/run-item.mapper';
+import { profile } from '../teams/user-profile';
 import { withMaskedMcpServers } from '../secrets/mcp-secret-values';
 import type { User } from '../teams/user.entity';
 import type { ScheduledAgentItemDto } from './dto/scheduled-agent-item.dto';

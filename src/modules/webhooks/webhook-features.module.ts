@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { FactoriesModule } from '../factories/factories.module';
+import { FactoriesModule } from './factories/factories.module';
 import { RunsModule } from '../runs/runs.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { DeliveryEvaluator } from './automation/delivery-evaluator.service';

@@ -17,7 +17,7 @@ import {
   MinLength,
 } from 'class-validator';
 import { SecretRefDto } from '../../run-config/agent-config.dto';
-import { ScopeDto, UserProfileDto } from '../../runs/dto/run-item.dto';
+import { ScopeDto, UserProfileDto } from '../../teams/user-profile';
 import { NETWORK_POLICIES } from '../environment-config';
 import { REPO_PART_PATTERN } from '../environment-config';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';

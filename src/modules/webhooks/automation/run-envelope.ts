@@ -1,4 +1,4 @@
-import type { Automation } from '../../factories/entities/automation.entity';
+import type { Automation } from '../factories/entities/automation.entity';
 import type { NewRun } from '../../runs/new-run';
 import type { AgentConfig, McpServerConfig } from '../../run-config/run-config.types';
 
