@@ -1,7 +1,11 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 const MODULES = __dirname;
+const SRC = join(__dirname, '..');
+const EXTENSIONS = join(SRC, 'extensions');
+/** Type-only imports and re-exports: erased, so they never take part in load order. */
+const TYPE_ONLY = /^(?:import|export)\s+type\s[^;]*;/gm;
 const IMPORT = /(?:from\s+|import\s*\(\s*|import\s+)['"](\.{1,2}\/[^'"]*)['"]/g;
 
 function sourceFiles(dir: string): string[] {
@@ -12,21 +16,32 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** The module folder a path is in (`runs`, `execution`, …), or null outside src/modules. */
+/**
+ * The module folder a path is in or names (`runs`, `execution`, … : a file inside it, or the
+ * folder itself, i.e. its index.ts); each file of src/extensions on its own (`extensions/index`:
+ * modules import the extension points, the built-in extension imports modules); null elsewhere.
+ */
 function moduleOf(path: string): string | null {
+  const inExtensions = relative(EXTENSIONS, path);
+  if (!inExtensions.startsWith('..')) {
+    return `extensions/${inExtensions.replace(/\.ts$/, '') || 'index'}`;
+  }
   const rel = relative(MODULES, path);
-  if (rel.startsWith('..') || !rel.includes(sep)) return null;
+  if (!rel || rel.startsWith('..')) return null;
+  if (!rel.includes(sep)) return existsSync(path) && statSync(path).isDirectory() ? rel : null;
   return rel.split(sep)[0];
 }
 
-/** `from → to` for every import of one module folder by another, with one file that does it. */
+/** `from → to` for every (runtime) import of one module folder by another, with one file that does it. */
 function moduleImports(): Map<string, string> {
   const edges = new Map<string, string>();
-  for (const file of sourceFiles(MODULES)) {
+  for (const file of [...sourceFiles(MODULES), ...sourceFiles(EXTENSIONS)]) {
     const from = moduleOf(file);
-    for (const [, specifier] of readFileSync(file, 'utf8').matchAll(IMPORT)) {
+    for (const [, specifier] of readFileSync(file, 'utf8')
+      .replace(TYPE_ONLY, '')
+      .matchAll(IMPORT)) {
       const to = moduleOf(resolve(dirname(file), specifier));
-      if (from && to && from !== to) edges.set(`${from} -> ${to}`, relative(MODULES, file));
+      if (from && to && from !== to) edges.set(`${from} -> ${to}`, relative(SRC, file));
     }
   }
   return edges;

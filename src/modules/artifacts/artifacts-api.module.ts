@@ -1,5 +1,5 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
-import { TeamsModule } from '../teams/teams.module';
+import { TeamsModule } from '../teams';
 import { ArtifactReader } from './artifact-reader.service';
 import { ArtifactsController, ConversationScreenshotsController } from './artifacts.controller';
 import { ArtifactsModule } from './artifacts.module';

@@ -1,5 +1,5 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
-import { TeamsModule } from '../teams/teams.module';
+import { TeamsModule } from '../teams';
 import { EnvironmentsController } from './environments.controller';
 import { EnvironmentsModule } from './environments.module';
 

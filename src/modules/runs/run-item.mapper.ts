@@ -1,9 +1,9 @@
 import { isoDuration, toRfc3339 } from '../../common/time';
-import type { RunArtifact } from '../artifacts/run-artifact.entity';
-import { withMaskedMcpServers } from '../secrets/mcp-secret-values';
-import type { User } from '../teams/user.entity';
+import type { RunArtifact } from '../artifacts';
+import { withMaskedMcpServers } from '../secrets';
+import type { User } from '../teams';
 import type { ArtifactItemDto, RunItemDto, TimelineEventDto } from './dto/run-item.dto';
-import { profile } from '../teams/user-profile';
+import { profile } from '../teams';
 import type { Run } from './entities/run.entity';
 import type { RunEvent } from './entities/run-event.entity';
 import { runPageUrl, sessionIdOf, triggerUrlOf } from './run-links';

@@ -1,14 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { ConversationRuns } from '../artifacts/conversation-runs';
-import {
-  EnvironmentLatestRun,
-  EnvironmentLatestRuns,
-} from '../environments/environment-latest-runs';
-import { SkillLastRuns } from '../skills/skill-last-runs';
+import { ConversationRuns } from '../artifacts';
+import { EnvironmentLatestRun, EnvironmentLatestRuns } from '../environments';
+import { SkillLastRuns } from '../skills';
 import { Run } from './entities/run.entity';
-import type { RequestUsage } from '../run-config/run-config.types';
+import type { RequestUsage } from '../run-config';
 import { RUN_STATES, RunState, TERMINAL_STATES } from './run-state';
 
 const ENDED = TERMINAL_STATES.map((state) => `'${state}'`).join(', ');

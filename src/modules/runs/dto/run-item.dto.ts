@@ -2,9 +2,9 @@ import { PageInfoDto } from '../../../common/page-info.dto';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ERROR_CODES } from '../../../common/errors/error-codes';
 import { RUN_SOURCES, RUN_STATES } from '../run-state';
-import { AgentConfigDto } from '../../run-config/agent-config.dto';
+import { AgentConfigDto } from '../../run-config';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
-import { ScopeDto, UserProfileDto } from '../../teams/user-profile';
+import { ScopeDto, UserProfileDto } from '../../teams';
 
 @ApiSchema({ name: 'RunStatusMessage' })
 export class StatusMessageDto {

@@ -6,7 +6,7 @@ import { newTestService } from '../../../../test/support/unit/new-test-service';
 import { useTestDatabase } from '../../../../test/support/unit/test-database';
 import { AutomationStore } from '../factories/automation-store.service';
 import { Automation } from '../factories/entities/automation.entity';
-import { RunCreationService } from '../../runs/run-creation.service';
+import { RunCreationService } from '../../runs';
 import { PayloadFilter } from '../filter/payload-filter';
 import { DeliveryEvaluator } from './delivery-evaluator.service';
 

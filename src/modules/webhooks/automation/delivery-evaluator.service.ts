@@ -5,7 +5,7 @@ import { ApiError } from '../../../common/errors/api-error';
 import { newUuid } from '../../../common/ids';
 import { AutomationStore } from '../factories/automation-store.service';
 import { Automation } from '../factories/entities/automation.entity';
-import { RunCreationService } from '../../runs/run-creation.service';
+import { RunCreationService } from '../../runs';
 import type { DeliveryKey } from '../delivery-evaluation.queue';
 import { DeliveryLog } from '../delivery-log.service';
 import { checkTrigger } from '../filter/trigger-check';

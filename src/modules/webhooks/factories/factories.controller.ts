@@ -49,7 +49,7 @@ import { FactoriesService } from './factories.service';
 import { toFactoryDto } from './factory.mapper';
 import { decodeFactoryCursor, encodeFactoryCursor } from './factory-cursor';
 import { RepositorySync } from './repository/repository-sync.service';
-import { Idempotent } from '../../idempotency/idempotent.decorator';
+import { Idempotent } from '../../idempotency';
 import { RequirePermission } from '../../../common/auth/require-permission.decorator';
 
 @ApiTags('factories')

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ModelsModule } from '../../models/models.module';
-import { SecretsModule } from '../../secrets/secrets.module';
+import { ModelsModule } from '../../models';
+import { SecretsModule } from '../../secrets';
 import { WebhooksModule } from '../webhooks.module';
 import { AutomationStore } from './automation-store.service';
 import { DefinitionApplier } from './definition-applier.service';

@@ -5,7 +5,7 @@ import { EgressGuard } from '../../../common/egress/egress-guard';
 import { ApiError } from '../../../common/errors/api-error';
 import { newUid } from '../../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import { AuditLog } from '../../audit/audit-log.service';
+import { AuditLog } from '../../audit';
 import type { Principal } from '../../../common/auth/principal';
 import { WebhookStore } from '../webhook-store.service';
 import { ApplyResult, DefinitionApplier } from './definition-applier.service';

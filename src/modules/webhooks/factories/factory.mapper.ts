@@ -1,7 +1,7 @@
 import { toRfc3339 } from '../../../common/time';
 import type { DefinitionSourceDto, FactoryDto } from './dto/factory.dto';
-import type { StoredMcpServerConfig } from '../../run-config/run-config.types';
-import { maskMcpServers } from '../../secrets/mcp-secret-values';
+import type { StoredMcpServerConfig } from '../../run-config';
+import { maskMcpServers } from '../../secrets';
 import type { Factory } from './entities/factory.entity';
 
 /** The Oz `Factory` shape, plus Ambient's `definition_source`. */

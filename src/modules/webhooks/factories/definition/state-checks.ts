@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import type { ModelsService } from '../../../models/models.service';
-import type { TeamSecretsService } from '../../../secrets/team-secrets.service';
+import type { ModelsService } from '../../../models';
+import type { TeamSecretsService } from '../../../secrets';
 import type { Webhook } from '../../entities/webhook.entity';
 import type { SignatureVerifierRegistry } from '../../verifiers';
 import { secretProblem } from '../../webhook-secrets';

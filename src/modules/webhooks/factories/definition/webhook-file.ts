@@ -1,4 +1,4 @@
-import { SECRET_NAME_PATTERN } from '../../../secrets/dto/secret.dto';
+import { SECRET_NAME_PATTERN } from '../../../secrets';
 import { FileDiagnostics, START } from './diagnostics';
 import { AUTH_MODES, WebhookSpec } from './definition.types';
 import type { DefinitionVocabulary } from './definition-vocabulary';

@@ -2,7 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../../../common/errors/api-error';
-import { TeamSecretsService } from '../../../secrets/team-secrets.service';
+import { TeamSecretsService } from '../../../secrets';
 import { protocolOf, RepositoryError } from './git-repository';
 
 /**

@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { AuditBy } from '../../../audit/audit-actor';
-import { AuditLog } from '../../../audit/audit-log.service';
+import type { AuditBy } from '../../../audit';
+import { AuditLog } from '../../../audit';
 import { DefinitionApplier } from '../definition-applier.service';
 import { Factory, LastSync } from '../entities/factory.entity';
 import { FactoriesService } from '../factories.service';
