@@ -53,6 +53,20 @@ describe('scheduled agents firing (api + worker + scheduler)', () => {
       metadata: { origin: 'schedule' },
       agent_config: { name: 'ticker', model_id: 'fake-model' },
     });
+    // The firing is audited as Ambient acting for the team, naming the schedule.
+    const audit = await api.get(`/audit-events?action=run.create&target_id=${first[0].run_id}`);
+    expect(audit.body.events).toEqual([
+      expect.objectContaining({
+        actor: expect.objectContaining({
+          type: 'system',
+          id: `schedule:${schedule.id}`,
+          name: 'schedule "Ticker"',
+        }),
+        target: { type: 'run', id: first[0].run_id },
+        outcome: 'success',
+        details: expect.objectContaining({ source: 'SCHEDULED_AGENT' }),
+      }),
+    ]);
     await waitFor(
       () => api.runState(first[0].run_id),
       (state) => state === 'SUCCEEDED',

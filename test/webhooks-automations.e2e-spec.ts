@@ -100,6 +100,17 @@ describe('webhook automations (api + ingress + worker)', () => {
       { what: 'the run to finish' },
     );
     expect(run.source).toBe('CUSTOM_WEBHOOK');
+    const audit = await api.get(`/audit-events?action=run.create&target_id=${runId}`);
+    expect(audit.body.events).toEqual([
+      expect.objectContaining({
+        actor: expect.objectContaining({
+          type: 'system',
+          id: expect.stringMatching(/^automation:/),
+          name: 'automation "triage" (webhook "deploys", delivery dep-100)',
+        }),
+        details: expect.objectContaining({ source: 'CUSTOM_WEBHOOK' }),
+      }),
+    ]);
     expect(run.prompt.startsWith('Handle the deployment event.')).toBe(true);
     expect(run.prompt).toContain(`custom webhook "deploys" (UID ${hook.uid})`);
     expect(run.prompt).toContain('Delivery ID: dep-100');

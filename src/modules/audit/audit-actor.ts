@@ -23,6 +23,14 @@ export const SYSTEM_ACTOR: AuditActor = {
   role: null,
 };
 
+/**
+ * Ambient acting for a team on its own (a schedule firing, an automation answering a delivery):
+ * `id` names what acted (`schedule:<id>`), `name` says it for people.
+ */
+export function systemActor(id: string, name: string): AuditActor {
+  return { type: 'system', id: id.slice(0, 255), name, role: null };
+}
+
 /** On whose behalf a change is made: an authenticated caller, or an actor acting for a team. */
 export type AuditBy = Principal | { teamId: string; actor: AuditActor };
 

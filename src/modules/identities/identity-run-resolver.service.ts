@@ -34,12 +34,7 @@ export class IdentityRunResolver {
   ): Promise<RunExecutor> {
     if (agentIdentityUid !== undefined) {
       const agent = await this.identities.findActive(teamId, agentIdentityUid);
-      if (!agent) {
-        throw ApiError.invalid(
-          'agent_identity_uid',
-          `unknown agent identity "${agentIdentityUid}" (GET /agent/identities lists the team's agents)`,
-        );
-      }
+      if (!agent) throw unknownAgent(agentIdentityUid);
       return this.executeAs(agent, config);
     }
     const creatorAgent =
@@ -50,6 +45,9 @@ export class IdentityRunResolver {
 
   private async executeAs(agent: AgentIdentity, config: AgentConfig): Promise<RunExecutor> {
     if (!(await this.availability.isAvailable(agent.teamId, agent.uid))) {
+      // Deleted since it was read: say so, not that it is beyond the plan limit.
+      if (!(await this.identities.findActive(agent.teamId, agent.uid)))
+        throw unknownAgent(agent.uid);
       const limit = await this.availability.limitFor(agent.teamId);
       throw new ApiError(
         'not_authorized',
@@ -60,4 +58,11 @@ export class IdentityRunResolver {
     }
     return { executorId: agent.uid, config: withIdentityDefaults(config, agent.settings) };
   }
+}
+
+function unknownAgent(uid: string): ApiError {
+  return ApiError.invalid(
+    'agent_identity_uid',
+    `unknown agent identity "${uid}" (GET /agent/identities lists the team's agents)`,
+  );
 }

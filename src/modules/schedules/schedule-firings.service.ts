@@ -6,6 +6,7 @@ import { RUN_ID, withSpan } from '../../common/tracing';
 import { newUuid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { RunCreationService } from '../runs';
+import { systemActor } from '../audit';
 import { AmbientMetrics } from '../metrics';
 import { RunsService } from '../runs';
 import { CronSchedule, parseCronSchedule } from './cron-schedule';
@@ -194,6 +195,10 @@ export class ScheduleFirings {
           metadata: schedule.metadata ?? undefined,
           mode: schedule.mode,
           agentIdentityUid: schedule.agentUid ?? undefined,
+          auditBy: {
+            teamId: schedule.teamId,
+            actor: systemActor(`schedule:${schedule.id}`, `schedule "${schedule.name}"`),
+          },
           scheduleInfo: {
             schedule_id: schedule.id,
             schedule_name: firing.scheduleName,

@@ -5,6 +5,7 @@ describe('buildWebhookRun', () => {
   const run = buildWebhookRun({
     runId: 'run-1',
     automation: {
+      id: 'automation-1',
       name: 'triage',
       prompt: 'Look at the failed deployment.',
       execution: {

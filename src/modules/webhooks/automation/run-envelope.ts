@@ -1,11 +1,12 @@
 import type { Automation } from '../factories/entities/automation.entity';
+import { systemActor } from '../../audit';
 import type { NewRun } from '../../runs';
 import type { AgentConfig, McpServerConfig } from '../../run-config';
 
 export const PAYLOAD_FILE_NAME = 'event-payload.json';
 
 export interface EnvelopeInput {
-  automation: Pick<Automation, 'name' | 'prompt' | 'execution'>;
+  automation: Pick<Automation, 'id' | 'name' | 'prompt' | 'execution'>;
   factory: { id: string; name: string; teamId: string; createdBy: string | null };
   webhook: { id: string; name: string };
   delivery: { deliveryId: string; receivedAt: Date; payload: Buffer };
@@ -32,6 +33,13 @@ export function buildWebhookRun(input: EnvelopeInput): NewRun {
       automation: automation.name.slice(0, 256),
       webhook_uid: webhook.id,
       delivery_id: delivery.deliveryId,
+    },
+    auditBy: {
+      teamId: factory.teamId,
+      actor: systemActor(
+        `automation:${automation.id}`,
+        `automation "${automation.name}" (webhook "${webhook.name}", delivery ${delivery.deliveryId})`,
+      ),
     },
     attachments: [
       { fileName: PAYLOAD_FILE_NAME, mimeType: 'application/json', data: delivery.payload },

@@ -83,6 +83,8 @@ describe('pinnedRemote', () => {
 });
 
 describe('GitRepository through the egress guard', () => {
+  // Real git processes: a busy 2-core machine takes seconds to start them.
+  jest.setTimeout(60_000);
   const TOKEN = 'egress-test-token';
   let git: GitHttpServer;
   let port: string;

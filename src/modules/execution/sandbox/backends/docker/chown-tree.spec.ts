@@ -12,6 +12,9 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { chownTree } from './docker-sandbox';
 
+// 300 walks against a flipping tree: seconds on a busy machine.
+jest.setTimeout(60_000);
+
 const SANDBOX_UID = 54321;
 // chown needs root, as the docker backend has.
 const asRoot = process.getuid?.() === 0 ? describe : describe.skip;
@@ -61,18 +64,26 @@ asRoot('chownTree (docker sandbox adopt)', () => {
       const { target, outside } = workerData;
       for (let i = 0; i < 2_000_000; i++) {
         const tmp = target + '.tmp';
-        fs.rmSync(tmp, { recursive: true, force: true });
-        if (i % 2) fs.symlinkSync(outside, tmp);
-        else {
-          fs.mkdirSync(tmp);
-          fs.writeFileSync(tmp + '/f.txt', 'inside');
+        try {
+          fs.rmSync(tmp, { recursive: true, force: true });
+          if (i % 2) fs.symlinkSync(outside, tmp);
+          else {
+            fs.mkdirSync(tmp);
+            fs.writeFileSync(tmp + '/f.txt', 'inside');
+          }
+          fs.rmSync(target, { recursive: true, force: true });
+          fs.renameSync(tmp, target);
+        } catch {
+          // A removal racing the walk's own reads (ENOTEMPTY, ENOENT): flip again.
         }
-        fs.rmSync(target, { recursive: true, force: true });
-        fs.renameSync(tmp, target);
       }
       `,
       { eval: true, workerData: { target, outside } },
     );
+    // An error the flipper did not expect fails this test, not the whole jest worker.
+    const flipperFailed = new Promise<Error>((resolve) => flipper.once('error', resolve));
+    let flipperError: Error | undefined;
+    void flipperFailed.then((error) => (flipperError = error));
     try {
       for (let i = 0; i < 300; i++) {
         await chownTree(root, SANDBOX_UID, SANDBOX_UID).catch((error: NodeJS.ErrnoException) => {
@@ -85,5 +96,6 @@ asRoot('chownTree (docker sandbox adopt)', () => {
     } finally {
       await flipper.terminate();
     }
+    expect(flipperError).toBeUndefined();
   });
 });
