@@ -23,7 +23,7 @@ import { McpSecretError } from '../../secrets/mcp-secrets.service';
 import type { ExecutionConfig } from '../../run-config/run-config.types';
 import { ExecutionContextFactory, ExecutionInputs } from '../execution-context.factory';
 import { ExecutionToken, StaleExecutionError } from '../execution-fence';
-import { addUsage, inferenceCostUsd } from '../run-usage';
+import { addUsage, inferenceCostUsd, runCostUsd } from '../run-usage';
 import { AmbientMetrics } from '../../metrics/ambient-metrics';
 import { SelfHostedRuns } from './self-hosted-runs.service';
 
@@ -316,13 +316,16 @@ export class RemoteExecutionService {
       const cost = inferenceCostUsd(tokens, model);
       this.metrics.modelUsage(modelId, tokens.promptTokens, tokens.completionTokens, cost);
     }
-    return addUsage(run.requestUsage, {
+    const usage = addUsage(run.requestUsage, {
       modelId,
       tokens: tokens ?? { promptTokens: 0, completionTokens: 0, modelCalls: 0 },
       model,
       elapsedMs: 0,
       computeCostPerHourUsd: 0,
     });
+    const added = runCostUsd(usage) - runCostUsd(run.requestUsage);
+    this.metrics.teamRunCost(run.teamId, model?.id ?? null, added);
+    return usage;
   }
 
   /** A guarded change matched nothing: say why (the lease is gone), or ask for a retry. */
