@@ -1,5 +1,8 @@
-import type { Schemas } from './client';
+import type { components } from './schema';
 
+// Types from the generated schema, not from client.ts: this file is also compiled for the unit
+// specs, which have no DOM.
+type Schemas = components['schemas'];
 export type UsageBucket = Schemas['UsageBucket'];
 
 const DAY_MS = 86_400_000;
