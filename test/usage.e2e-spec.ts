@@ -6,6 +6,7 @@ import { waitFor } from './support/wait';
 
 interface Bucket {
   key: string | null;
+  name: string | null;
   runs: number;
   prompt_tokens: number;
   completion_tokens: number;
@@ -15,7 +16,7 @@ interface Bucket {
 interface FinishedRun {
   run_id: string;
   state: string;
-  creator?: { uid: string };
+  creator?: { uid: string; display_name: string };
   request_usage: {
     inference_cost_usd: number;
     compute_cost_usd: number;
@@ -126,6 +127,7 @@ describe('usage (GET /usage)', () => {
     expect(expected.prompt).toBeGreaterThan(0);
     expect(body.buckets[0]).toEqual({
       key: today,
+      name: null,
       runs: 4,
       prompt_tokens: expected.prompt,
       completion_tokens: expected.completion,
@@ -164,6 +166,11 @@ describe('usage (GET /usage)', () => {
       [agentUid]: [runs.byAgent],
     });
     await check('source', { API: ours() });
+    // Identities and creators come with their names (an agent identity is a user of the team).
+    const { buckets } = await usage({ group_by: 'identity' });
+    expect(buckets.find((b) => b.key === agentUid)?.name).toBe('usage-agent');
+    expect(buckets.find((b) => b.key === userId)?.name).toBe(runs.plain.creator!.display_name);
+    expect((await usage({ group_by: 'model' })).buckets.every((b) => b.name === null)).toBe(true);
   });
 
   it('counts only runs created in [from, to)', async () => {

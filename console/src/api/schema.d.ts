@@ -2914,6 +2914,8 @@ export interface components {
             cost_usd: number;
             /** @description The day (YYYY-MM-DD, UTC), model id, executing identity uid, source, or creator uid; null for runs without that value (e.g. no creator) */
             key: string | null;
+            /** @description The user's or agent's display name (identity and creator buckets; else null) */
+            name: string | null;
             prompt_tokens: number;
             /** @description Runs created in the range that fall in this bucket */
             runs: number;

@@ -2,6 +2,7 @@ import { costPerDay, dayRangeQuery, formatUsd, monthStart, runCostUsd, totals } 
 
 const bucket = (key: string | null, runs: number, cost: number) => ({
   key,
+  name: null,
   runs,
   prompt_tokens: runs * 10,
   completion_tokens: runs * 5,

@@ -33,6 +33,19 @@ function loadUsage(range: Range, groupBy: Grouping) {
   );
 }
 
+/** A user's or agent's name over its uid; other keys as they are; `none` for runs without one. */
+function BucketKey({ bucket }: { bucket: UsageBucket }) {
+  if (bucket.key === null) return <span className="muted">none</span>;
+  if (!bucket.name) return <code>{bucket.key}</code>;
+  return (
+    <>
+      {bucket.name}
+      <br />
+      <code className="muted">{bucket.key}</code>
+    </>
+  );
+}
+
 function BreakdownTable({
   title,
   keyHeading,
@@ -58,7 +71,9 @@ function BreakdownTable({
         <tbody>
           {buckets.map((b) => (
             <tr key={b.key ?? ''}>
-              <td>{b.key === null ? <span className="muted">none</span> : <code>{b.key}</code>}</td>
+              <td>
+                <BucketKey bucket={b} />
+              </td>
               <td>{b.runs}</td>
               <td>{b.prompt_tokens}</td>
               <td>{b.completion_tokens}</td>

@@ -400,10 +400,13 @@ export class RunRecords {
     to: Date,
     groupBy: UsageGroupBy,
   ): Promise<UsageBucketRow[]> {
+    // Identity and creator keys are user ids (agents are service-account users): their names too.
+    const named = groupBy === 'identity' || groupBy === 'creator';
     // Per run first (its model entries' tokens summed), then per bucket: a run counts once.
     const rows = (await this.db().query(
       `SELECT u.bucket_key, COUNT(*) AS runs, SUM(u.prompt) AS prompt_tokens,
-              SUM(u.completion) AS completion_tokens, SUM(u.cost) AS cost_usd
+              SUM(u.completion) AS completion_tokens, SUM(u.cost) AS cost_usd,
+              ${named ? 'MAX(p.display_name)' : 'NULL'} AS name
          FROM (SELECT MAX(${USAGE_KEYS[groupBy]}) AS bucket_key,
                       MAX(COALESCE(JSON_VALUE(r.request_usage, '$.inference_cost_usd'), 0)
                         + COALESCE(JSON_VALUE(r.request_usage, '$.compute_cost_usd'), 0)) AS cost,
@@ -414,11 +417,13 @@ export class RunRecords {
                    output BIGINT PATH '$.tokens_by_category.output' DEFAULT '0' ON EMPTY)) t ON TRUE
                 WHERE r.team_id = ? AND r.created_at >= ? AND r.created_at < ?
                 GROUP BY r.id) u
+        ${named ? 'LEFT JOIN users p ON p.id = u.bucket_key AND p.team_id = ?' : ''}
         GROUP BY u.bucket_key
         ORDER BY ${groupBy === 'day' ? 'u.bucket_key' : 'cost_usd DESC, runs DESC, u.bucket_key'}`,
-      [teamId, from, to],
+      [teamId, from, to, ...(named ? [teamId] : [])],
     )) as {
       bucket_key: string | null;
+      name: string | null;
       runs: string | number;
       prompt_tokens: string | number;
       completion_tokens: string | number;
@@ -426,6 +431,7 @@ export class RunRecords {
     }[];
     return rows.map((row) => ({
       key: row.bucket_key,
+      name: row.name,
       runs: Number(row.runs),
       promptTokens: Number(row.prompt_tokens),
       completionTokens: Number(row.completion_tokens),
@@ -493,6 +499,8 @@ const USAGE_KEYS: Record<UsageGroupBy, string> = {
 /** One bucket of usage: its runs, their tokens and cost (null key: runs without that value). */
 export interface UsageBucketRow {
   key: string | null;
+  /** The user's or agent's display name, for identity and creator buckets (null otherwise). */
+  name: string | null;
   runs: number;
   promptTokens: number;
   completionTokens: number;

@@ -77,6 +77,21 @@ describe('RunRecords.usageBuckets (database)', () => {
     await run({ createdAt: day(5), usage: usage(1, 1, 2), executorId: 'IdentityB' });
     await run({ createdAt: day(5), usage: usage(1000, 1000, 9), teamId: otherTeam });
     await run({ createdAt: day(9), usage: usage(1, 1, 100) }); // after the range below
+    // Names come from the team's users (an agent identity is one); IdentityB's is another team's.
+    await db.dataSource.query(
+      `INSERT INTO teams (id, name, created_at) VALUES (?, 'usage other team', NOW(3))`,
+      [otherTeam],
+    );
+    for (const [id, name, teamId] of [
+      ['CreatorA', 'Ada', db.teamId],
+      ['IdentityA', 'Agent A', db.teamId],
+      ['IdentityB', 'Not ours', otherTeam],
+    ]) {
+      await db.dataSource.query(
+        `INSERT INTO users (id, team_id, display_name, created_at) VALUES (?, ?, ?, NOW(3))`,
+        [id, teamId, name],
+      );
+    }
   });
 
   const range = (groupBy: Parameters<RunRecords['usageBuckets']>[3], to = day(9, 0)) =>
@@ -84,9 +99,16 @@ describe('RunRecords.usageBuckets (database)', () => {
 
   it('buckets by UTC day in day order, leaving out days without runs', async () => {
     expect(await range('day')).toEqual([
-      { key: '2025-06-02', runs: 2, promptTokens: 124, completionTokens: 15, costUsd: 0.85 },
-      { key: '2025-06-03', runs: 1, promptTokens: 0, completionTokens: 0, costUsd: 0 },
-      { key: '2025-06-05', runs: 1, promptTokens: 1, completionTokens: 1, costUsd: 2 },
+      {
+        key: '2025-06-02',
+        name: null,
+        runs: 2,
+        promptTokens: 124,
+        completionTokens: 15,
+        costUsd: 0.85,
+      },
+      { key: '2025-06-03', name: null, runs: 1, promptTokens: 0, completionTokens: 0, costUsd: 0 },
+      { key: '2025-06-05', name: null, runs: 1, promptTokens: 1, completionTokens: 1, costUsd: 2 },
     ]);
   });
 
@@ -95,17 +117,17 @@ describe('RunRecords.usageBuckets (database)', () => {
       ['model-a', 3, 2.75],
       ['model-b', 1, 0.1],
     ]);
-    expect((await range('identity')).map((b) => [b.key, b.costUsd])).toEqual([
-      ['IdentityB', 2],
-      ['IdentityA', 0.85],
+    expect((await range('identity')).map((b) => [b.key, b.name, b.costUsd])).toEqual([
+      ['IdentityB', null, 2],
+      ['IdentityA', 'Agent A', 0.85],
     ]);
     expect((await range('source')).map((b) => [b.key, b.runs])).toEqual([
       ['API', 3],
       ['SCHEDULED_AGENT', 1],
     ]);
-    expect((await range('creator')).map((b) => [b.key, b.runs])).toEqual([
-      ['CreatorA', 3],
-      [null, 1],
+    expect((await range('creator')).map((b) => [b.key, b.name, b.runs])).toEqual([
+      ['CreatorA', 'Ada', 3],
+      [null, null, 1],
     ]);
   });
 

@@ -46,6 +46,7 @@ export class UsageController {
       group_by: params.groupBy,
       buckets: buckets.map((b) => ({
         key: b.key,
+        name: b.name,
         runs: b.runs,
         prompt_tokens: b.promptTokens,
         completion_tokens: b.completionTokens,

@@ -11,6 +11,12 @@ export class UsageBucketDto {
       'null for runs without that value (e.g. no creator)',
   })
   key: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The user's or agent's display name (identity and creator buckets; else null)",
+  })
+  name: string | null;
   @ApiProperty({ description: 'Runs created in the range that fall in this bucket' }) runs: number;
   @ApiProperty() prompt_tokens: number;
   @ApiProperty() completion_tokens: number;
