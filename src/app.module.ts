@@ -42,6 +42,7 @@ import {
   SchedulesModule,
 } from './modules/schedules/schedules.module';
 import { ScoresModule } from './modules/scores/scores.module';
+import { UsageApiModule } from './modules/usage/usage.module';
 import { PermissionGuard } from './modules/teams/access/permission.guard';
 import { RoutePermissionsCheck } from './modules/teams/access/route-permissions.check';
 import { AuthenticationGuard } from './modules/teams/auth/authentication.guard';
@@ -103,6 +104,7 @@ export class AppModule {
               HealthModule,
               ConsoleModule,
               AuditApiModule,
+              UsageApiModule,
             ]
           : []),
         ...(worker ? [ExecutionWorkerModule, FactoriesWorkerModule, WebhooksWorkerModule] : []),

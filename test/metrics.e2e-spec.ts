@@ -25,6 +25,7 @@ const SERIES = [
   'ambient_stale_execution_writes_total',
   'ambient_model_tokens_total',
   'ambient_model_cost_usd_total',
+  'ambient_run_cost_usd_total',
   'ambient_access_denied_total',
   // Node's defaults, under Ambient's prefix.
   'ambient_process_cpu_user_seconds_total',

@@ -205,6 +205,7 @@ describe('the published OpenAPI document is generator-grade (api role)', () => {
   it("marks Ambient's own operations and fields, and keeps the Oz names", () => {
     expect(doc.paths['/harness-support/start'].post['x-ambient-extension']).toBe(true);
     expect(doc.paths['/secrets'].get['x-ambient-extension']).toBe(true);
+    expect(doc.paths['/usage'].get['x-ambient-extension']).toBe(true);
     expect(doc.paths['/agent/runs'].get['x-ambient-extension']).toBeUndefined();
     // The live stream: Server-Sent Events, its errors in the Oz Error model.
     const stream = doc.paths['/agent/runs/{runId}/stream'].get as {

@@ -120,6 +120,7 @@ describe('roles: every operation × every role', () => {
     expect(roles('getRunConversation')).toEqual(everyone);
     expect(roles('listWebhooks')).toEqual(everyone);
     expect(roles('listFactories')).toEqual(everyone);
+    expect(roles('getUsage')).toEqual(everyone);
     expect(roles('createRun')).toEqual(workers);
     expect(roles('submitFollowup')).toEqual(workers);
     expect(roles('cancelRun')).toEqual(workers);

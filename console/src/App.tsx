@@ -13,6 +13,7 @@ import { EnvironmentsPage } from './pages/EnvironmentsPage';
 import { ModelsPage } from './pages/ModelsPage';
 import { ApiKeysPage } from './pages/ApiKeysPage';
 import { AuditPage } from './pages/AuditPage';
+import { UsagePage } from './pages/UsagePage';
 
 const NAV = [
   ['/runs', 'Runs'],
@@ -20,6 +21,7 @@ const NAV = [
   ['/webhooks', 'Webhooks'],
   ['/identities', 'Identities'],
   ['/environments', 'Environments'],
+  ['/usage', 'Usage'],
   ['/models', 'Models'],
   ['/api-keys', 'API keys'],
   ['/audit', 'Audit'],
@@ -37,6 +39,7 @@ function Page({ path }: { path: string }) {
   if (path === '/models') return <ModelsPage />;
   if (path === '/api-keys') return <ApiKeysPage />;
   if (path === '/audit') return <AuditPage />;
+  if (path === '/usage') return <UsagePage />;
   return (
     <section>
       <h1>Not found</h1>

@@ -18,6 +18,7 @@ const AMBIENT_EXTENSION_PATHS: readonly RegExp[] = [
   /^\/secrets(\/|$)/,
   /^\/blobs\//,
   /^\/audit-events$/,
+  /^\/usage$/,
   /^\/agent\/runs\/\{runId\}\/(judges|scores|stream)$/,
   /^\/agent\/identities\/\{uid\}\/api-keys/,
   /^\/agent\/environments\/(shared|\{uid\})/,
@@ -37,6 +38,8 @@ const AMBIENT_EXTENSION_SCHEMAS: readonly string[] = [
   'ApiKey',
   'CreatedApiKey',
   'ListApiKeysResponse',
+  'UsageBucket',
+  'UsageResponse',
 ];
 
 const ERROR_RESPONSE = {

@@ -17,7 +17,16 @@ describe('time helpers', () => {
     expect(parseRfc3339('2026-01-02T05:04:05+02:00')?.toISOString()).toBe(
       '2026-01-02T03:04:05.000Z',
     );
-    for (const bad of ['2026-01-02', 'yesterday', '2026-13-02T03:04:05Z', '1700000000']) {
+    expect(parseRfc3339('2024-02-29T23:59:59Z')?.toISOString()).toBe('2024-02-29T23:59:59.000Z');
+    for (const bad of [
+      '2026-01-02',
+      'yesterday',
+      '2026-13-02T03:04:05Z',
+      '1700000000',
+      '2026-02-30T00:00:00Z',
+      '2026-04-31T00:00:00Z',
+      '2025-02-29T00:00:00Z',
+    ]) {
       expect(parseRfc3339(bad)).toBeNull();
     }
   });

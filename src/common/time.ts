@@ -9,7 +9,10 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\
 export function parseRfc3339(text: string): Date | null {
   if (!RFC3339.test(text)) return null;
   const date = new Date(text);
-  return Number.isNaN(date.getTime()) ? null : date;
+  if (Number.isNaN(date.getTime())) return null;
+  // V8 rolls a day past the month's end over (Feb 30 → Mar 2): refuse what no calendar has.
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number);
+  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate() ? date : null;
 }
 
 /** ISO-8601 duration such as PT2M30S (the RunItem `run_time`). */

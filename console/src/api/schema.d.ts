@@ -1228,6 +1228,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's runs, tokens and cost over a time range, in buckets
+         * @description Sums the stored request_usage of the team's runs created in [from, to). Defaults: the current UTC calendar month up to now, by day. The range may span at most 400 days.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2887,6 +2907,34 @@ export interface components {
             description?: string;
             /** @description The new value (at most 128 KiB); never returned */
             value: string;
+        };
+        UsageBucket: {
+            completion_tokens: number;
+            /** @description The runs' request_usage inference cost (catalogue prices) plus compute cost */
+            cost_usd: number;
+            /** @description The day (YYYY-MM-DD, UTC), model id, executing identity uid, source, or creator uid; null for runs without that value (e.g. no creator) */
+            key: string | null;
+            /** @description The user's or agent's display name (identity and creator buckets; else null) */
+            name: string | null;
+            prompt_tokens: number;
+            /** @description Runs created in the range that fall in this bucket */
+            runs: number;
+        };
+        UsageResponse: {
+            /** @description Day buckets in day order (days without runs left out); others by cost, highest first */
+            buckets: components["schemas"]["UsageBucket"][];
+            /**
+             * Format: date-time
+             * @description Inclusive start of the range used
+             */
+            from: string;
+            /** @enum {string} */
+            group_by: "day" | "model" | "identity" | "source" | "creator";
+            /**
+             * Format: date-time
+             * @description Exclusive end of the range used
+             */
+            to: string;
         };
         ValidateFactoryFilesResponse: {
             deferred_resolutions: {
@@ -8360,6 +8408,67 @@ export interface operations {
             };
             /** @description Conflict with the current state; retry after a moment */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /** @description RFC 3339, inclusive */
+                from?: string;
+                group_by?: "day" | "model" | "identity" | "source" | "creator";
+                /** @description RFC 3339, exclusive */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageResponse"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

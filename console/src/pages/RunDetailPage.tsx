@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react'
 import { api, data, errorText, saveBlob, type Schemas } from '../api/client';
 import { streamRun, type TimelineEvent } from '../api/run-stream';
 import { ConfirmButton, ErrorMessage, Json, Notice, StateBadge, Time } from '../components/ui';
+import { formatUsd, runCostUsd } from '../api/usage';
 import { Link } from '../router';
 import { Conversation } from './Conversation';
 
@@ -103,12 +104,10 @@ function useLiveRun(runId: string) {
 function Usage({ run }: { run: Run }) {
   const usage = run.request_usage;
   if (!usage) return <span className="muted">—</span>;
-  const cost = (usage.inference_cost_usd ?? 0) + (usage.compute_cost_usd ?? 0);
   return (
-    <span>
-      {usage.total_tokens ?? 0} tokens · ${cost.toFixed(6)} (inference $
-      {(usage.inference_cost_usd ?? 0).toFixed(6)}, compute $
-      {(usage.compute_cost_usd ?? 0).toFixed(6)})
+    <span data-testid="run-cost">
+      {usage.total_tokens ?? 0} tokens · {formatUsd(runCostUsd(usage) ?? 0)} (inference{' '}
+      {formatUsd(usage.inference_cost_usd ?? 0)}, compute {formatUsd(usage.compute_cost_usd ?? 0)})
     </span>
   );
 }

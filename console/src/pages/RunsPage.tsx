@@ -9,6 +9,7 @@ import {
   useInterval,
   useLoad,
 } from '../components/ui';
+import { formatUsd, runCostUsd } from '../api/usage';
 import { Link } from '../router';
 import { RUN_STATES } from '../../../src/modules/runs/run-state';
 
@@ -43,6 +44,11 @@ const NO_FILTERS: Filters = {
 
 const iso = (local: string) => (local ? new Date(local).toISOString() : undefined);
 
+function costText(run: Schemas['RunItem']): string | undefined {
+  const cost = runCostUsd(run.request_usage);
+  return cost === undefined ? undefined : formatUsd(cost);
+}
+
 export function RunsTable({ runs }: { runs: Schemas['RunItem'][] }) {
   if (runs.length === 0) return <p className="muted">No runs.</p>;
   return (
@@ -55,6 +61,7 @@ export function RunsTable({ runs }: { runs: Schemas['RunItem'][] }) {
             <th scope="col">Source</th>
             <th scope="col">Creator</th>
             <th scope="col">Created</th>
+            <th scope="col">Cost</th>
           </tr>
         </thead>
         <tbody>
@@ -73,6 +80,7 @@ export function RunsTable({ runs }: { runs: Schemas['RunItem'][] }) {
               <td>
                 <Time value={run.created_at} />
               </td>
+              <td data-testid="run-cost">{costText(run) ?? <span className="muted">—</span>}</td>
             </tr>
           ))}
         </tbody>

@@ -2,15 +2,17 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In, IsNull, Not } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
-import { BLOB_STORE, BlobStore } from '../blobs';
-import { SignedUrl, UrlSigner } from '../blobs';
-import { Run } from '../runs';
-import { RunEvent } from '../runs';
-import { RunMessage } from '../runs';
-import { sessionIdOf } from '../runs';
-import { RunRecords } from '../runs';
-import { isTerminal } from '../runs';
-import { ExecutionInfo, toConversationSteps } from '../runs';
+import { BLOB_STORE, BlobStore, SignedUrl, UrlSigner } from '../blobs';
+import {
+  Run,
+  RunEvent,
+  RunMessage,
+  sessionIdOf,
+  RunRecords,
+  isTerminal,
+  ExecutionInfo,
+  toConversationSteps,
+} from '../runs';
 import type { Conversation } from '../runs';
 import { conversationTranscriptKey, liveTranscriptKey, runTranscriptKey } from './transcript-keys';
 import { TranscriptWriter } from './transcript-writer.service';

@@ -14,8 +14,7 @@ import { Public } from '../../common/auth/public.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { runPageUrl } from '../runs';
-import { AuthStrategyRegistry } from '../teams';
-import { optionalCallerTeam } from '../teams';
+import { AuthStrategyRegistry, optionalCallerTeam } from '../teams';
 import { ConversationsService } from './conversations.service';
 
 @ApiSchema({ name: 'SessionRedirectResponse' })

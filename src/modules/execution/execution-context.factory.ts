@@ -5,8 +5,7 @@ import type { JsonObject } from '../../common/json';
 import { API_PREFIX } from '../../bootstrap/http';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { parseArtifactInput } from '../artifacts';
-import { ArtifactWriter } from '../artifacts';
+import { parseArtifactInput, ArtifactWriter } from '../artifacts';
 import type { RunArtifact } from '../artifacts';
 import { ChatMessage, HarnessContext } from './harness/harness.types';
 import { RunSecretsService } from './execution-secrets.service';
@@ -14,18 +13,20 @@ import { WorkspaceService } from './workspace/workspace.service';
 import { CatalogModel } from '../models';
 import type { Sandbox } from './sandbox/sandbox.types';
 import { TeamSecretsService } from '../secrets';
-import { Run } from '../runs';
+import {
+  Run,
+  RunAttachment,
+  RunMessage,
+  RunFollowupsService,
+  RunKeysService,
+  RunTransitions,
+  withoutRequestId,
+  RunRecords,
+} from '../runs';
 import type { ExecutionConfig } from '../run-config';
-import { RunAttachment } from '../runs';
-import { RunMessage } from '../runs';
-import { RunFollowupsService } from '../runs';
-import { RunKeysService } from '../runs';
-import { RunTransitions } from '../runs';
-import { withoutRequestId } from '../runs';
 import { closeDanglingToolCalls } from './conversation-history';
 import { ExecutionFence, ExecutionToken } from './execution-fence';
 import { initialPrompt } from './initial-prompt';
-import { RunRecords } from '../runs';
 
 /** What an execution starts from, wherever it runs (here or on a self-hosted worker). */
 export interface ExecutionInputs {

@@ -3,8 +3,7 @@ import { hostname } from 'node:os';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import type { Run } from '../runs';
-import { RunRecords } from '../runs';
-import { RunTransitions } from '../runs';
+import { RunRecords, RunTransitions } from '../runs';
 import { ExecutionFence, ExecutionToken } from './execution-fence';
 
 /** The token of an execution on this worker: the lease is this process's worker id. */

@@ -2,8 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AgentConfig, ExecutionConfig } from '../run-config';
-import { McpSecrets } from '../secrets';
-import { TeamSecretsService } from '../secrets';
+import { McpSecrets, TeamSecretsService } from '../secrets';
 import { Environment } from '../environments';
 
 export interface SecretsRun {

@@ -6,7 +6,7 @@ import type { Run } from '../runs';
 import { RunRecords } from '../runs';
 import type { RequestUsage } from '../run-config';
 import type { TokenUsage } from './harness/harness.types';
-import { addUsage, inferenceCostUsd } from './run-usage';
+import { addUsage, inferenceCostUsd, runCostUsd } from './run-usage';
 
 /** What an execution cost: added to the run's `request_usage` and counted in the metrics. */
 @Injectable()
@@ -22,7 +22,8 @@ export class ExecutionUsage {
   async add(run: Run, tokens: TokenUsage, elapsedMs: number): Promise<RequestUsage> {
     const model = this.models.find(run.modelId ?? '');
     const modelId = run.modelId ?? 'unknown';
-    const usage = addUsage(await this.records.requestUsageOf(run.id), {
+    const previous = await this.records.requestUsageOf(run.id);
+    const usage = addUsage(previous, {
       modelId,
       tokens,
       model,
@@ -31,6 +32,11 @@ export class ExecutionUsage {
     });
     const cost = inferenceCostUsd(tokens, model);
     this.metrics.modelUsage(modelId, tokens.promptTokens, tokens.completionTokens, cost);
+    this.metrics.teamRunCost(
+      run.teamId,
+      model?.id ?? null,
+      runCostUsd(usage) - runCostUsd(previous),
+    );
     return usage;
   }
 }

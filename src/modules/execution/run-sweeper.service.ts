@@ -2,9 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { PeriodicTask, PeriodicWorker } from '../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { RunQueue } from '../runs';
-import { RunRecords } from '../runs';
-import { RunTransitions } from '../runs';
+import { RunQueue, RunRecords, RunTransitions } from '../runs';
 
 const BATCH = 200;
 

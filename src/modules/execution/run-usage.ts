@@ -12,6 +12,11 @@ export function inferenceCostUsd(tokens: TokenUsage, model: CatalogModel | undef
   );
 }
 
+/** What a run has cost so far: inference plus compute (what GET /usage sums as cost_usd). */
+export function runCostUsd(usage: RequestUsage | null): number {
+  return (usage?.inference_cost_usd ?? 0) + (usage?.compute_cost_usd ?? 0);
+}
+
 /**
  * Adds one execution's usage to a run's running totals: inference cost from tokens × the
  * model's prices, compute cost from wall time. Credits are reported 1:1 with USD.

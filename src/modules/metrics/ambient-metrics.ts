@@ -108,6 +108,15 @@ export class AmbientMetrics {
     registers: [this.registry],
   });
 
+  private readonly runCost = new Counter({
+    name: 'ambient_run_cost_usd_total',
+    help:
+      'Cost of runs in USD (inference at catalogue prices plus compute), by team and catalogue ' +
+      'model ("other" for a model not in the catalogue)',
+    labelNames: ['team', 'model'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'ambient_' });
     const probes = this.probes;
@@ -221,6 +230,14 @@ export class AmbientMetrics {
     if (inputTokens > 0) this.modelTokens.inc({ model, kind: 'input' }, inputTokens);
     if (outputTokens > 0) this.modelTokens.inc({ model, kind: 'output' }, outputTokens);
     if (costUsd > 0) this.modelCost.inc({ model }, costUsd);
+  }
+
+  /**
+   * A team's run was charged `costUsd` more. `catalogModel` is a catalogue id or null, so the
+   * series stay bounded by teams × catalogue models whatever model ids runs were created with.
+   */
+  teamRunCost(team: string, catalogModel: string | null, costUsd: number): void {
+    if (costUsd > 0) this.runCost.inc({ team, model: catalogModel ?? 'other' }, costUsd);
   }
 }
 

@@ -10,13 +10,12 @@ import {
   recordAnswersInTransaction,
 } from '../idempotency';
 import { newUuid } from '../../common/ids';
-import { AuditEvent } from '../audit';
-import { AuditLog } from '../audit';
+import { AuditEvent, AuditLog } from '../audit';
 import { EnvironmentsService } from '../environments';
 import { IdentityRunResolver } from '../identities';
 import { SkillsService } from '../skills';
 import { ModelsService } from '../models';
-import { McpSecrets } from '../secrets';
+import { McpSecrets, assertMcpServers } from '../secrets';
 import { Run } from './entities/run.entity';
 import { RunAttachment } from './entities/run-attachment.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
@@ -25,7 +24,6 @@ import { AmbientMetrics } from '../metrics';
 import { metadataRows, NewRunWriter, RUN_CREATED_EVENT } from './new-run-writer.service';
 import { AgentConfig, ResolvedAgentSkill } from '../run-config';
 import { skillName } from './run-item.mapper';
-import { assertMcpServers } from '../secrets';
 import { assertMetadata } from './run-metadata.rules';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';

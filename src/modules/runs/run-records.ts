@@ -392,6 +392,56 @@ export class RunRecords implements EnvironmentLatestRuns, SkillLastRuns, Convers
     }));
   }
 
+  /**
+   * The team's runs created in [from, to) grouped by `groupBy`, with their tokens and cost summed
+   * from the stored `request_usage` (one aggregate query on idx_runs_team_created). Day buckets
+   * come in day order, the others by cost, most expensive first.
+   */
+  async usageBuckets(
+    teamId: string,
+    from: Date,
+    to: Date,
+    groupBy: UsageGroupBy,
+  ): Promise<UsageBucketRow[]> {
+    // Identity and creator keys are user ids (agents are service-account users): their names too.
+    const named = groupBy === 'identity' || groupBy === 'creator';
+    // Per run first (its model entries' tokens summed), then per bucket: a run counts once.
+    const rows = (await this.db().query(
+      `SELECT u.bucket_key, COUNT(*) AS runs, SUM(u.prompt) AS prompt_tokens,
+              SUM(u.completion) AS completion_tokens, SUM(u.cost) AS cost_usd,
+              ${named ? 'MAX(p.display_name)' : 'NULL'} AS name
+         FROM (SELECT MAX(${USAGE_KEYS[groupBy]}) AS bucket_key,
+                      MAX(COALESCE(JSON_VALUE(r.request_usage, '$.inference_cost_usd'), 0)
+                        + COALESCE(JSON_VALUE(r.request_usage, '$.compute_cost_usd'), 0)) AS cost,
+                      COALESCE(SUM(t.input), 0) AS prompt, COALESCE(SUM(t.output), 0) AS completion
+                 FROM runs r
+                 LEFT JOIN JSON_TABLE(r.request_usage, '$.model_token_usage[*]' COLUMNS (
+                   input BIGINT PATH '$.tokens_by_category.input' DEFAULT '0' ON EMPTY,
+                   output BIGINT PATH '$.tokens_by_category.output' DEFAULT '0' ON EMPTY)) t ON TRUE
+                WHERE r.team_id = ? AND r.created_at >= ? AND r.created_at < ?
+                GROUP BY r.id) u
+        ${named ? 'LEFT JOIN users p ON p.id = u.bucket_key AND p.team_id = ?' : ''}
+        GROUP BY u.bucket_key
+        ORDER BY ${groupBy === 'day' ? 'u.bucket_key' : 'cost_usd DESC, runs DESC, u.bucket_key'}`,
+      [teamId, from, to, ...(named ? [teamId] : [])],
+    )) as {
+      bucket_key: string | null;
+      name: string | null;
+      runs: string | number;
+      prompt_tokens: string | number;
+      completion_tokens: string | number;
+      cost_usd: string | number;
+    }[];
+    return rows.map((row) => ({
+      key: row.bucket_key,
+      name: row.name,
+      runs: Number(row.runs),
+      promptTokens: Number(row.prompt_tokens),
+      completionTokens: Number(row.completion_tokens),
+      costUsd: Math.round(Number(row.cost_usd) * 1e6) / 1e6,
+    }));
+  }
+
   /** When the team last started a run of each skill spec (runs without a skill left out). */
   async lastRunBySkillSpec(teamId: string): Promise<Map<string, Date>> {
     const rows = (await this.db().query(
@@ -434,6 +484,30 @@ export class RunRecords implements EnvironmentLatestRuns, SkillLastRuns, Convers
     }
     return latest;
   }
+}
+
+/** What usage is grouped by: the UTC day a run was created, or one of its columns. */
+export const USAGE_GROUP_BY = ['day', 'model', 'identity', 'source', 'creator'] as const;
+export type UsageGroupBy = (typeof USAGE_GROUP_BY)[number];
+
+/** The bucket key of each grouping, as SQL on `runs r` (identity: whom the run executes as). */
+const USAGE_KEYS: Record<UsageGroupBy, string> = {
+  day: "DATE_FORMAT(r.created_at, '%Y-%m-%d')",
+  model: 'r.model_id',
+  identity: 'r.executor_id',
+  source: 'r.source',
+  creator: 'r.creator_id',
+};
+
+/** One bucket of usage: its runs, their tokens and cost (null key: runs without that value). */
+export interface UsageBucketRow {
+  key: string | null;
+  /** The user's or agent's display name, for identity and creator buckets (null otherwise). */
+  name: string | null;
+  runs: number;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
 }
 
 /** A stored chat message of a conversation, with the run and execution that stored it. */

@@ -1,13 +1,11 @@
 import { HarnessRegistry } from '../../extensions/harness-registry';
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error';
-import { AgentAvailability } from '../identities';
-import { IdentitiesService } from '../identities';
+import { AgentAvailability, IdentitiesService } from '../identities';
 import { ModelsService } from '../models';
-import { assertMcpServers } from '../secrets';
+import { assertMcpServers, McpSecrets } from '../secrets';
 import { assertMetadata } from '../runs';
 import type { AgentConfig } from '../run-config';
-import { McpSecrets } from '../secrets';
 import { CronSchedule, CronSyntaxError, parseCronSchedule } from './cron-schedule';
 
 /** A schedule's fields once checked: what gets stored. */

@@ -18,8 +18,7 @@ import {
 } from 'class-validator';
 import { SecretRefDto } from '../../run-config';
 import { ScopeDto, UserProfileDto } from '../../teams';
-import { NETWORK_POLICIES } from '../environment-config';
-import { REPO_PART_PATTERN } from '../environment-config';
+import { NETWORK_POLICIES, REPO_PART_PATTERN } from '../environment-config';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
 import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
 import { IsPathComponent } from '../../../common/tenant-files/path-component';

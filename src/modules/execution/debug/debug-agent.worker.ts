@@ -12,12 +12,11 @@ import { WorkspaceService } from '../workspace/workspace.service';
 import { ModelsService } from '../../models';
 import { ExecutionContextFactory, internalApiUrl } from '../execution-context.factory';
 import type { ExecutionToken } from '../execution-fence';
-import { RunFollowupsService } from '../../runs';
+import { RunFollowupsService, RunRecords } from '../../runs';
 import { SandboxService } from '../sandbox/sandbox.service';
 import { DEBUG_AGENTS_QUEUE, DEBUG_JOB, DebugJobData } from './debug-agent-queues';
 import { DebugWindowService } from './debug-window.service';
 import { WorkspaceSetupService } from '../workspace/workspace-setup.service';
-import { RunRecords } from '../../runs';
 
 /** Bounds the re-checks for follow-ups that raced with an agent's end. */
 const MAX_PASSES = 5;

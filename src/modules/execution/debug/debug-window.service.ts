@@ -1,6 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { FailedRunFollowups } from '../../runs';
-import { RunRecords } from '../../runs';
+import { FailedRunFollowups, RunRecords } from '../../runs';
 import { DEBUG_JOB, DebugAgentQueues } from './debug-agent-queues';
 
 /**

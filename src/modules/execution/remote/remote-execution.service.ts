@@ -9,21 +9,15 @@ import type { SetupPlan } from '../workspace/workspace-preparation';
 import { WorkspaceSetupService } from '../workspace/workspace-setup.service';
 import type { ChatMessage, TokenUsage } from '../harness/harness.types';
 import { ModelsService } from '../../models';
-import { harnessAuthSecretValues } from '../../secrets';
-import { TeamSecretsService } from '../../secrets';
+import { harnessAuthSecretValues, TeamSecretsService, McpSecretError } from '../../secrets';
 import type { Principal } from '../../../common/auth/principal';
-import type { Run } from '../../runs';
-import { RunRecords } from '../../runs';
-import { RunKeysService } from '../../runs';
-import { RunSignals } from '../../runs';
-import type { RunState } from '../../runs';
-import { RunTransitions } from '../../runs';
+import type { Run, RunState } from '../../runs';
+import { RunRecords, RunKeysService, RunSignals, RunTransitions } from '../../runs';
 import type { EnvironmentConfig } from '../../environments';
-import { McpSecretError } from '../../secrets';
 import type { ExecutionConfig } from '../../run-config';
 import { ExecutionContextFactory, ExecutionInputs } from '../execution-context.factory';
 import { ExecutionToken, StaleExecutionError } from '../execution-fence';
-import { addUsage, inferenceCostUsd } from '../run-usage';
+import { addUsage, inferenceCostUsd, runCostUsd } from '../run-usage';
 import { AmbientMetrics } from '../../metrics';
 import { SelfHostedRuns } from './self-hosted-runs.service';
 
@@ -316,13 +310,16 @@ export class RemoteExecutionService {
       const cost = inferenceCostUsd(tokens, model);
       this.metrics.modelUsage(modelId, tokens.promptTokens, tokens.completionTokens, cost);
     }
-    return addUsage(run.requestUsage, {
+    const usage = addUsage(run.requestUsage, {
       modelId,
       tokens: tokens ?? { promptTokens: 0, completionTokens: 0, modelCalls: 0 },
       model,
       elapsedMs: 0,
       computeCostPerHourUsd: 0,
     });
+    const added = runCostUsd(usage) - runCostUsd(run.requestUsage);
+    this.metrics.teamRunCost(run.teamId, model?.id ?? null, added);
+    return usage;
   }
 
   /** A guarded change matched nothing: say why (the lease is gone), or ask for a retry. */

@@ -2,11 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { terminalStateFor } from '../../../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import type { Run } from '../../runs';
-import { RunFollowupsService } from '../../runs';
-import { RunKeysService } from '../../runs';
-import { RunQueue } from '../../runs';
-import { RunRecords } from '../../runs';
-import { RunTransitions } from '../../runs';
+import {
+  RunFollowupsService,
+  RunKeysService,
+  RunQueue,
+  RunRecords,
+  RunTransitions,
+} from '../../runs';
 import type { StatusMessage } from '../../run-config';
 
 const BATCH = 200;

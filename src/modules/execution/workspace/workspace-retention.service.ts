@@ -8,9 +8,7 @@ import type { JsonObject } from '../../../common/json';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { WorkspaceService } from './workspace.service';
 import type { Run } from '../../runs';
-import { RunEvent } from '../../runs';
-import { isTerminal } from '../../runs';
-import { RunRecords } from '../../runs';
+import { RunEvent, isTerminal, RunRecords } from '../../runs';
 
 const SWEEP_BATCH = 100;
 /** Workspace directories are named by run id; a rename aside adds `.released-<uid>`. */

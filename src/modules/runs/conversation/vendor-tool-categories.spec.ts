@@ -1,10 +1,13 @@
 import { StoredMessage, toConversationSteps } from './conversation.mapper';
 import type { ContentBlock } from './conversation.types';
 import type { ChatMessage } from '../../execution';
-import { ClaudeStreamMapper } from '../../execution';
-import { CodexStreamMapper } from '../../execution';
-import { GeminiStreamMapper } from '../../execution';
-import { StreamEvent, VendorStreamMapper } from '../../execution';
+import {
+  ClaudeStreamMapper,
+  CodexStreamMapper,
+  GeminiStreamMapper,
+  StreamEvent,
+  VendorStreamMapper,
+} from '../../execution';
 
 /** Feeds the events through the vendor's mapper and the conversation mapper, as a run would. */
 function blocks(harness: string, mapper: VendorStreamMapper, events: StreamEvent[]) {

@@ -1,0 +1,160 @@
+import type { Page } from 'puppeteer-core';
+import {
+  buildConsole,
+  clickText,
+  fill,
+  freePort,
+  horizontalOverflow,
+  step,
+  useChromium,
+  waitForText,
+} from './support/console-browser';
+import { useTestApp } from './support/use-test-app';
+import { waitFor } from './support/wait';
+
+/** The test catalogue's prices, per token (test/support/test-app.ts). */
+const PRICES: Record<string, { input: number; output: number }> = {
+  'fake-model': { input: 1e-6, output: 2e-6 },
+  'fake-claude': { input: 3e-6, output: 15e-6 },
+};
+
+const usd = (amount: number) => `$${amount.toFixed(6)}`;
+
+/** Sets a date input the way a date picker does (typing into one depends on the locale). */
+async function setDate(page: Page, id: string, value: string): Promise<void> {
+  await page.evaluate(
+    `(() => {
+      const input = document.getElementById(${JSON.stringify(id)});
+      Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').set.call(input, ${JSON.stringify(value)});
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+    })()`,
+  );
+}
+
+/** The visible rows of the table labelled `label`, cells joined by " | ". */
+function tableRows(page: Page, label: string): Promise<string[]> {
+  return page.evaluate(
+    `[...document.querySelectorAll('table[aria-label=${JSON.stringify(label)}] tbody tr')]
+      .map((tr) => [...tr.cells].map((td) => td.innerText.trim()).join(' | '))`,
+  ) as Promise<string[]>;
+}
+
+/**
+ * The Usage page in Chromium after runs with known token counts (the fake model server counts
+ * 10 prompt tokens a message and 5 completion tokens a call): totals, breakdowns, the chart, a
+ * range without runs, each run's cost in the list and on its page, and a 390 px wide screen.
+ */
+describe('console usage page (Chromium)', () => {
+  const chromium = useChromium();
+  let settings: Record<string, unknown>;
+  beforeAll(async () => {
+    settings = { 'server.port': await freePort(), 'server.consoleDir': buildConsole() };
+  }, 120_000);
+  // No compute cost: every dollar shown comes from tokens × catalogue prices.
+  const { api, app, model } = useTestApp('console_usage', ['api', 'worker'], () => ({
+    ...settings,
+    'runs.computeCostPerHourUsd': 0,
+  }));
+
+  const runToSuccess = async (body: object) => {
+    const created = await api.post('/agent/runs', body);
+    expect(created.status).toBe(200);
+    const runId = created.body.run_id as string;
+    await waitFor(
+      () => api.runState(runId),
+      (state) => state === 'SUCCEEDED',
+      { what: `run ${runId} to succeed`, timeoutMs: 60_000 },
+    );
+    return runId;
+  };
+
+  /** What the fake server was asked under `script`, priced for `modelId`. */
+  const expectedOf = (script: string, modelId: string) => {
+    const calls = model.requests.filter((r) => r.script === script);
+    const prompt = calls.reduce((n, r) => n + 10 * r.body.messages.length, 0);
+    const completion = 5 * calls.length;
+    const price = PRICES[modelId];
+    return { prompt, completion, cost: prompt * price.input + completion * price.output };
+  };
+
+  it('shows the total cost, the breakdowns and each run’s cost, and fits 390 px', async () => {
+    model.script('usage-page-text', [{ text: 'Done.' }]);
+    model.script('usage-page-tool', [
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'echo hi' } }] },
+      { text: 'Ran it.' },
+    ]);
+    const plain = await runToSuccess({ prompt: 'Plain [script:usage-page-text]' });
+    const claude = await runToSuccess({
+      prompt: 'Tool [script:usage-page-tool]',
+      config: { model_id: 'fake-claude' },
+    });
+    const plainUsage = expectedOf('usage-page-text', 'fake-model');
+    const claudeUsage = expectedOf('usage-page-tool', 'fake-claude');
+    expect(plainUsage.completion).toBe(5);
+    expect(claudeUsage.completion).toBe(10);
+    const total = plainUsage.cost + claudeUsage.cost;
+    const origin = new URL(app.baseUrl).origin;
+    const { page } = chromium;
+
+    await step(page, 'usage-page', async () => {
+      await page.setViewport({ width: 390, height: 844 });
+      await page.goto(`${origin}/console/`);
+      await fill(page, 'API key', app.apiKey);
+      await clickText(page, 'Sign in');
+      await page.waitForSelector('nav[aria-label="Main"]');
+      await clickText(page, 'Usage', 'nav a');
+      await waitForText(page, 'By creator');
+      const totalCost = await page.$eval(
+        '[data-testid="usage-total-cost"]',
+        (el) => el.textContent,
+      );
+      expect(totalCost).toBe(usd(total));
+      expect(await page.$eval('[data-testid="usage-runs"]', (el) => el.textContent)).toBe('2');
+      expect(await tableRows(page, 'By model')).toEqual([
+        `fake-claude | 1 | ${claudeUsage.prompt} | ${claudeUsage.completion} | ${usd(claudeUsage.cost)}`,
+        `fake-model | 1 | ${plainUsage.prompt} | ${plainUsage.completion} | ${usd(plainUsage.cost)}`,
+      ]);
+      expect(await tableRows(page, 'By source')).toEqual([
+        `API | 2 | ${plainUsage.prompt + claudeUsage.prompt} | 15 | ${usd(total)}`,
+      ]);
+      expect(await tableRows(page, 'By creator')).toHaveLength(1);
+      expect(await tableRows(page, 'By identity')).toHaveLength(1);
+      // Today's bar is the tallest: its tooltip names the day and its cost.
+      const today = new Date().toISOString().slice(0, 10);
+      const bar = (await page.evaluate(
+        `document.querySelector('.cost-chart rect[data-day="${today}"] title')?.textContent`,
+      )) as string;
+      expect(bar).toBe(`${today}: ${usd(total)}`);
+      expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
+
+      // A range without runs.
+      await setDate(page, 'usage-from', '2020-01-01');
+      await setDate(page, 'usage-to', '2020-01-31');
+      await clickText(page, 'Show');
+      await page.waitForFunction(
+        `document.querySelector('[data-testid="usage-runs"]')?.textContent === '0'`,
+      );
+      expect(await page.$eval('[data-testid="usage-total-cost"]', (el) => el.textContent)).toBe(
+        usd(0),
+      );
+      expect(await page.evaluate(`document.querySelectorAll('.cost-chart rect').length`)).toBe(31);
+      expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
+    });
+
+    await step(page, 'run-costs', async () => {
+      await page.goto(`${origin}/console/runs`);
+      await waitForText(page, usd(claudeUsage.cost));
+      const costs = (await page.evaluate(
+        `[...document.querySelectorAll('[data-testid="run-cost"]')].map((td) => td.innerText)`,
+      )) as string[];
+      expect(costs.sort()).toEqual([usd(claudeUsage.cost), usd(plainUsage.cost)].sort());
+      expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
+      await page.goto(`${origin}/console/runs/${plain}`);
+      await page.waitForSelector('[data-testid="run-cost"]');
+      expect(await page.$eval('[data-testid="run-cost"]', (el) => el.textContent)).toContain(
+        `· ${usd(plainUsage.cost)} (inference`,
+      );
+      expect(claude).toBeDefined();
+    });
+  });
+});
