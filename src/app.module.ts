@@ -39,6 +39,7 @@ import {
   SchedulesModule,
 } from './modules/schedules/schedules.module';
 import { ScoresModule } from './modules/scores/scores.module';
+import { SignInApiModule } from './modules/sign-in/sign-in.module';
 import { PermissionGuard } from './modules/teams/access/permission.guard';
 import { RoutePermissionsCheck } from './modules/teams/access/route-permissions.check';
 import { AuthenticationGuard } from './modules/teams/auth/authentication.guard';
@@ -96,6 +97,7 @@ export class AppModule {
               SecretsApiModule,
               FactoriesApiModule,
               TeamsApiModule,
+              SignInApiModule,
               SkillsApiModule,
               HealthModule,
               ConsoleModule,
