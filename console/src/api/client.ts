@@ -1,6 +1,6 @@
 import createClient from 'openapi-fetch';
 import type { components, paths } from './schema';
-import { storedKey } from './session';
+import { csrfToken, storedKey } from './session';
 
 export type Schemas = components['schemas'];
 export const API_BASE = '/api/v1';
@@ -12,7 +12,17 @@ export function onUnauthorized(handler: (message: string) => void): void {
 }
 
 export function onUnauthorizedNotify(): void {
-  unauthorized('The API key was refused (401 Unauthorized): sign in again with a valid key.');
+  unauthorized(
+    storedKey()
+      ? 'The API key was refused (401 Unauthorized): sign in again with a valid key.'
+      : 'Your session has ended (401 Unauthorized): sign in again.',
+  );
+}
+
+/** What a call that changes state needs when signed in by SSO: the session's CSRF token. */
+export function csrfHeaders(method: string): Record<string, string> {
+  const token = ['GET', 'HEAD'].includes(method.toUpperCase()) ? null : csrfToken();
+  return token ? { 'x-csrf-token': token } : {};
 }
 
 export function authHeaders(): Record<string, string> {
@@ -36,7 +46,8 @@ export function randomUuid(): string {
 export const api = createClient<paths>({ baseUrl: API_BASE });
 api.use({
   onRequest({ request }) {
-    for (const [name, value] of Object.entries(authHeaders())) request.headers.set(name, value);
+    const headers = { ...authHeaders(), ...csrfHeaders(request.method) };
+    for (const [name, value] of Object.entries(headers)) request.headers.set(name, value);
     // Each POST is one user action (a click): its own key, so a request the server did but
     // whose answer was lost is not done twice if it is sent again.
     if (request.method === 'POST' && !request.headers.has('Idempotency-Key')) {
