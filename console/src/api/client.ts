@@ -11,9 +11,13 @@ export function onUnauthorized(handler: (message: string) => void): void {
   unauthorized = handler;
 }
 
-export function onUnauthorizedNotify(): void {
+/**
+ * Says why the console signs out: by what the refused request sent (a key, or the session
+ * cookie), not by what is stored now, which the first of several refusals already cleared.
+ */
+export function onUnauthorizedNotify(sentKey: boolean): void {
   unauthorized(
-    storedKey()
+    sentKey
       ? 'The API key was refused (401 Unauthorized): sign in again with a valid key.'
       : 'Your session has ended (401 Unauthorized): sign in again.',
   );
@@ -55,8 +59,8 @@ api.use({
     }
     return request;
   },
-  onResponse({ response }) {
-    if (response.status === 401) onUnauthorizedNotify();
+  onResponse({ request, response }) {
+    if (response.status === 401) onUnauthorizedNotify(request.headers.has('Authorization'));
     return response;
   },
 });
