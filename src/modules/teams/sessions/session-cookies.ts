@@ -12,9 +12,8 @@ export function cookiesOf(headers: IncomingHttpHeaders): Map<string, string> {
   const cookies = new Map<string, string>();
   for (const part of (headers.cookie ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq <= 0) continue;
-    const name = part.slice(0, eq).trim();
-    if (cookies.has(name)) continue;
+    const name = part.slice(0, Math.max(eq, 0)).trim();
+    if (!name || cookies.has(name)) continue;
     try {
       cookies.set(name, decodeURIComponent(part.slice(eq + 1).trim()));
     } catch {
