@@ -70,10 +70,25 @@ export class SignInService {
         403,
       );
     }
+    try {
+      return await this.startSession(person, team.id, mapped.role);
+    } catch (err) {
+      // Two first sign-ins of one person at once: the unique (issuer, subject) key let the other
+      // insert the user; this one finds it on the second try.
+      if ((err as { code?: string }).code !== 'ER_DUP_ENTRY') throw err;
+      return this.startSession(person, team.id, mapped.role);
+    }
+  }
+
+  private startSession(
+    person: Person,
+    teamId: string,
+    role: TeamRole,
+  ): Promise<{ principal: Principal; session: StartedSession }> {
     return this.dataSource.transaction(async (manager) => {
-      const user = await this.upsertUser(manager, person, team.id, mapped.role);
+      const user = await this.upsertUser(manager, person, teamId, role);
       const session = await this.sessions.start(manager, user);
-      const principal = principalOf(user, mapped.role);
+      const principal = principalOf(user, role);
       await this.audit.record(
         manager,
         principal,
@@ -82,7 +97,7 @@ export class SignInService {
         {
           issuer: person.issuer,
           subject: person.subject,
-          role: mapped.role,
+          role,
         },
       );
       return { principal, session };
@@ -130,8 +145,6 @@ export class SignInService {
       oidcSubject: person.subject,
       ...fields,
     };
-    // Two first sign-ins at once: the unique (issuer, subject) key lets one insert; the other
-    // fails its transaction and the person signs in again, finding the user.
     await repository.insert(created);
     return created;
   }
@@ -170,6 +183,11 @@ export class SignInService {
 }
 
 function personOf(claims: SignInClaims): Person {
+  if (claims.iss.length > 255 || claims.sub.length > 255) {
+    throw new SignInFailure(
+      'The identity provider names you with an issuer or subject over 255 characters.',
+    );
+  }
   const text = (value: unknown) =>
     typeof value === 'string' && value.trim() ? value.trim() : null;
   const email = text(claims.email)?.toLowerCase().slice(0, 255) ?? null;
