@@ -1,7 +1,8 @@
 /** Unit specs live beside the code; e2e specs in test/ boot real apps on real MySQL and Redis. */
 const transform = { '^.+\\.(t|j)s$': ['@swc/jest'] };
-// Nest 12 ships ESM: let swc turn it into CommonJS for jest.
-const transformIgnorePatterns = ['node_modules/(?!@nestjs/)'];
+// Nest 12 and openid-client 6 (with its oauth4webapi and jose) ship ESM: let swc turn them into
+// CommonJS for jest (Node itself loads them with require(esm)).
+const transformIgnorePatterns = ['node_modules/(?!(@nestjs|openid-client|oauth4webapi|jose)/)'];
 
 module.exports = {
   maxWorkers: 2,

@@ -43,6 +43,7 @@ import {
 } from './modules/schedules/schedules.module';
 import { ScoresModule } from './modules/scores/scores.module';
 import { UsageApiModule } from './modules/usage/usage.module';
+import { SignInApiModule } from './modules/sign-in/sign-in.module';
 import { PermissionGuard } from './modules/teams/access/permission.guard';
 import { RoutePermissionsCheck } from './modules/teams/access/route-permissions.check';
 import { AuthenticationGuard } from './modules/teams/auth/authentication.guard';
@@ -100,6 +101,7 @@ export class AppModule {
               SecretsApiModule,
               FactoriesApiModule,
               TeamsApiModule,
+              SignInApiModule,
               SkillsApiModule.withRuns(RunsModule),
               HealthModule,
               ConsoleModule,

@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'react';
 import { onUnauthorized } from './api/client';
 import { forgetKey, storedKey } from './api/session';
+import { hasSession, signOutOfSession } from './api/sso';
+import { WhoAmI } from './components/WhoAmI';
 import { Link, navigate, useRoute } from './router';
 import { SignIn } from './pages/SignIn';
 import { RunsPage } from './pages/RunsPage';
@@ -52,8 +54,15 @@ function Page({ path }: { path: string }) {
 
 export function App() {
   const { path } = useRoute();
-  const [signedIn, setSignedIn] = useState(() => storedKey() !== null);
+  // Unknown until the server says whether this browser has an SSO session.
+  const [signedIn, setSignedIn] = useState<boolean | undefined>(() =>
+    storedKey() !== null ? true : undefined,
+  );
   const [message, setMessage] = useState<string>();
+
+  useEffect(() => {
+    if (signedIn === undefined) hasSession().then(setSignedIn, () => setSignedIn(false));
+  }, [signedIn]);
 
   useEffect(() => {
     onUnauthorized((text) => {
@@ -63,6 +72,7 @@ export function App() {
     });
   }, []);
 
+  if (signedIn === undefined) return null;
   if (!signedIn) {
     return (
       <SignIn
@@ -96,18 +106,24 @@ export function App() {
             ))}
           </ul>
         </nav>
-        <button
-          type="button"
-          className="sign-out"
-          onClick={() => {
-            forgetKey();
-            setMessage('Signed out.');
-            setSignedIn(false);
-            navigate('/runs', true);
-          }}
-        >
-          Sign out
-        </button>
+        <div className="sign-out">
+          <WhoAmI />
+          <button
+            type="button"
+            onClick={() => {
+              const ended = storedKey() !== null ? Promise.resolve() : signOutOfSession();
+              forgetKey();
+              ended.then(
+                () => setMessage('Signed out.'),
+                (failure: unknown) => setMessage(String(failure)),
+              );
+              setSignedIn(false);
+              navigate('/runs', true);
+            }}
+          >
+            Sign out
+          </button>
+        </div>
       </header>
       <main id="main" tabIndex={-1}>
         <Page path={path} />

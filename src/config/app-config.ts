@@ -3,7 +3,8 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { EgressAllowList } from '../common/egress/egress-allow-list';
-import { defaultPublicUrls } from './public-urls';
+import { defaultPublicUrls, oidcCallbackUrl } from './public-urls';
+import { parseRoleMapping } from './role-mapping';
 
 export const ROLES = ['api', 'ingress', 'worker', 'scheduler'] as const;
 export type Role = (typeof ROLES)[number];
@@ -102,6 +103,8 @@ export interface AppConfig {
   idempotency: { ttlHours: number };
   /** The audit log: events older than `retentionDays` are swept. */
   audit: { retentionDays: number };
+  /** Console single sign-on (OpenID Connect); `oidcIssuer` unset = off. See src/modules/sign-in. */
+  signIn: SignInSettings;
   /** Where agent-controlled programs run (`src/modules/execution/sandbox`). */
   sandbox: SandboxSettings;
   /** Vendor CLIs behind the `claude`, `codex` and `gemini` harnesses (a name on PATH or a path). */
@@ -129,6 +132,20 @@ export interface AppConfig {
   metrics: { port: number | null; host: string; token?: string };
   /** AMBIENT_EXTENSIONS: comma-separated module paths (from the working directory) or packages. */
   extensions?: string;
+}
+
+export interface SignInSettings {
+  oidcIssuer?: string;
+  oidcClientId?: string;
+  /** Unset = a public client (PKCE only, `token_endpoint_auth_method: none`). */
+  oidcClientSecret?: string;
+  /** Set by loadConfig when SSO is on: the configured URL or the public URL's callback. */
+  oidcRedirectUrl?: string;
+  oidcScopes: string;
+  oidcRoleClaim: string;
+  /** `value=team:role,...` (role-mapping.ts reads it; checked at start-up). */
+  oidcRoleMapping?: string;
+  sessionTtlHours: number;
 }
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;
@@ -428,6 +445,30 @@ const SETTINGS: Setting[] = [
     min: 0.0001,
   },
   { path: 'audit.retentionDays', env: 'AMBIENT_AUDIT_RETENTION_DAYS', kind: 'int', min: 1 },
+  { path: 'signIn.oidcIssuer', env: 'AMBIENT_OIDC_ISSUER', kind: 'url', optional: true },
+  { path: 'signIn.oidcClientId', env: 'AMBIENT_OIDC_CLIENT_ID', kind: 'string', optional: true },
+  {
+    path: 'signIn.oidcClientSecret',
+    env: 'AMBIENT_OIDC_CLIENT_SECRET',
+    kind: 'string',
+    optional: true,
+  },
+  { path: 'signIn.oidcRedirectUrl', env: 'AMBIENT_OIDC_REDIRECT_URL', kind: 'url', optional: true },
+  { path: 'signIn.oidcScopes', env: 'AMBIENT_OIDC_SCOPES', kind: 'string' },
+  { path: 'signIn.oidcRoleClaim', env: 'AMBIENT_OIDC_ROLE_CLAIM', kind: 'string' },
+  {
+    path: 'signIn.oidcRoleMapping',
+    env: 'AMBIENT_OIDC_ROLE_MAPPING',
+    kind: 'string',
+    optional: true,
+  },
+  {
+    path: 'signIn.sessionTtlHours',
+    env: 'AMBIENT_SESSION_TTL_HOURS',
+    kind: 'number',
+    min: 0.01,
+    max: 720,
+  },
   {
     path: 'log.format',
     env: 'AMBIENT_LOG_FORMAT',
@@ -581,12 +622,50 @@ export function loadConfig(
     throw new ConfigError('DATABASE_URL: must start with mysql:// or mariadb://');
   }
   checkS3Settings(config.blobs);
+  checkSignInSettings(config);
   if (config.blobs.signingKey !== undefined) checkUrlSigningKey(config.blobs.signingKey);
   checkSandboxSettings(config.sandbox);
   if (!/^rediss?:\/\//.test(config.redis.url)) {
     throw new ConfigError('REDIS_URL: must start with redis:// or rediss://');
   }
   return config;
+}
+
+/**
+ * SSO needs its client id and a role mapping that reads (a user mapped to no team is refused, so
+ * an empty mapping would refuse everyone); the redirect URL defaults to the public URL's callback.
+ */
+function checkSignInSettings(config: AppConfig): void {
+  const s = config.signIn;
+  if (!s.oidcIssuer) {
+    const stray = s.oidcClientId
+      ? 'AMBIENT_OIDC_CLIENT_ID'
+      : s.oidcRoleMapping
+        ? 'AMBIENT_OIDC_ROLE_MAPPING'
+        : null;
+    if (stray) throw new ConfigError(`${stray}: set only beside AMBIENT_OIDC_ISSUER`);
+    return;
+  }
+  if (!s.oidcClientId)
+    throw new ConfigError('AMBIENT_OIDC_CLIENT_ID: missing (AMBIENT_OIDC_ISSUER is set)');
+  if (!s.oidcRoleMapping) {
+    throw new ConfigError('AMBIENT_OIDC_ROLE_MAPPING: missing (AMBIENT_OIDC_ISSUER is set)');
+  }
+  try {
+    parseRoleMapping(s.oidcRoleMapping);
+  } catch (err) {
+    throw new ConfigError(`AMBIENT_OIDC_ROLE_MAPPING: ${(err as Error).message}`);
+  }
+  if (!s.oidcScopes.split(/\s+/).includes('openid')) {
+    throw new ConfigError(`AMBIENT_OIDC_SCOPES: must include openid (got "${s.oidcScopes}")`);
+  }
+  const issuer = new URL(s.oidcIssuer);
+  if (issuer.protocol !== 'https:' && !/^(localhost|127\.[\d.]+|\[::1\])$/.test(issuer.hostname)) {
+    throw new ConfigError(
+      `AMBIENT_OIDC_ISSUER: must be https (plain http only on this machine; got "${s.oidcIssuer}")`,
+    );
+  }
+  s.oidcRedirectUrl ??= oidcCallbackUrl(config.server.publicUrl);
 }
 
 /** AMBIENT_EGRESS_ALLOW, checked (an unreadable entry stops start-up) and '' when unset. */

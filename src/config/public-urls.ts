@@ -28,6 +28,11 @@ export function defaultPublicUrls(config: AppConfig): void {
   }
 }
 
+/** Where the OpenID provider sends the browser back after sign-in, under the public URL. */
+export function oidcCallbackUrl(publicUrl: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}/api/v1/auth/oidc/callback`;
+}
+
 export interface BoundPorts {
   /** The API listener's port, when this process serves the api role. */
   api?: number;
@@ -44,7 +49,12 @@ export function settlePublicUrls(config: AppConfig, bound: BoundPorts): string[]
   const warnings: string[] = [];
   if (bound.api !== undefined) {
     if (config.server.publicUrlFollowsListener) {
+      const before = config.server.publicUrl;
       config.server.publicUrl = listenerPublicUrl(config.server.host, bound.api);
+      // A callback derived from the listener's address follows it to the bound port too.
+      if (config.signIn?.oidcRedirectUrl === oidcCallbackUrl(before)) {
+        config.signIn.oidcRedirectUrl = oidcCallbackUrl(config.server.publicUrl);
+      }
     } else {
       const warning = disagreement('AMBIENT_PUBLIC_URL', config.server.publicUrl, bound.api);
       if (warning) warnings.push(`${warning} (the API listens on port ${bound.api})`);

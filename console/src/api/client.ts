@@ -1,6 +1,6 @@
 import createClient from 'openapi-fetch';
 import type { components, paths } from './schema';
-import { storedKey } from './session';
+import { csrfToken, storedKey } from './session';
 
 export type Schemas = components['schemas'];
 export const API_BASE = '/api/v1';
@@ -11,8 +11,22 @@ export function onUnauthorized(handler: (message: string) => void): void {
   unauthorized = handler;
 }
 
-export function onUnauthorizedNotify(): void {
-  unauthorized('The API key was refused (401 Unauthorized): sign in again with a valid key.');
+/**
+ * Says why the console signs out: by what the refused request sent (a key, or the session
+ * cookie), not by what is stored now, which the first of several refusals already cleared.
+ */
+export function onUnauthorizedNotify(sentKey: boolean): void {
+  unauthorized(
+    sentKey
+      ? 'The API key was refused (401 Unauthorized): sign in again with a valid key.'
+      : 'Your session has ended (401 Unauthorized): sign in again.',
+  );
+}
+
+/** What a call that changes state needs when signed in by SSO: the session's CSRF token. */
+export function csrfHeaders(method: string): Record<string, string> {
+  const token = ['GET', 'HEAD'].includes(method.toUpperCase()) ? null : csrfToken();
+  return token ? { 'x-csrf-token': token } : {};
 }
 
 export function authHeaders(): Record<string, string> {
@@ -36,7 +50,8 @@ export function randomUuid(): string {
 export const api = createClient<paths>({ baseUrl: API_BASE });
 api.use({
   onRequest({ request }) {
-    for (const [name, value] of Object.entries(authHeaders())) request.headers.set(name, value);
+    const headers = { ...authHeaders(), ...csrfHeaders(request.method) };
+    for (const [name, value] of Object.entries(headers)) request.headers.set(name, value);
     // Each POST is one user action (a click): its own key, so a request the server did but
     // whose answer was lost is not done twice if it is sent again.
     if (request.method === 'POST' && !request.headers.has('Idempotency-Key')) {
@@ -44,8 +59,8 @@ api.use({
     }
     return request;
   },
-  onResponse({ response }) {
-    if (response.status === 401) onUnauthorizedNotify();
+  onResponse({ request, response }) {
+    if (response.status === 401) onUnauthorizedNotify(request.headers.has('Authorization'));
     return response;
   },
 });

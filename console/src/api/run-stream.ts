@@ -37,7 +37,7 @@ export async function streamRun(
         cache: 'no-store',
       });
       if (response.status === 401) {
-        onUnauthorizedNotify();
+        onUnauthorizedNotify('Authorization' in headers);
         return 'stopped';
       }
       const type = response.headers.get('content-type') ?? '';

@@ -1192,6 +1192,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who the request is authenticated as */
+        get: operations["getCurrentCaller"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/secrets": {
         parameters: {
             query?: never;
@@ -1721,6 +1738,31 @@ export interface components {
              * @enum {string}
              */
             signature_scheme?: "standard_webhooks" | "stripe" | "github" | "sentry" | "pagerduty" | "vercel";
+        };
+        /** @description Who the request is authenticated as */
+        CurrentCaller: {
+            /** @description Session only: send it as x-csrf-token on every POST, PUT, PATCH and DELETE */
+            csrf_token?: string;
+            display_name: string;
+            email: string | null;
+            /** @enum {string} */
+            role: "admin" | "member" | "viewer";
+            /**
+             * Format: date-time
+             * @description Session only: when it ends
+             */
+            session_expires_at?: string;
+            /** @description The auth strategy that recognised the caller (api_key, session…) */
+            signed_in_with: string;
+            team_id: string;
+            team_name: string;
+            /**
+             * @description user: a console session; else the key
+             * @enum {string}
+             */
+            type: "api_key" | "user" | "agent" | "run" | "system";
+            /** @description The user (or agent) the caller acts as */
+            user_id: string;
         };
         DeleteScheduledAgentResponse: {
             success: boolean;
@@ -8153,6 +8195,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthCheckResult"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCurrentCaller: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrentCaller"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
                 };
             };
             /** @description Any other error, in the Oz Error model */

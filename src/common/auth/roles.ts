@@ -30,6 +30,7 @@ export const PERMISSIONS = [
   'api_keys.read',
   'api_keys.write',
   'audit.read',
+  'profile.read',
   'usage.read',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];

@@ -36,7 +36,7 @@ export type AuditBy = Principal | { teamId: string; actor: AuditActor };
 
 /**
  * The actor of an authenticated caller: a run-scoped key acts as its run, an agent identity's
- * key as the agent, any other key as itself.
+ * key as the agent, a signed-in person (no key) as the user, any other key as itself.
  */
 export function actorOf(by: AuditBy): AuditActor {
   if ('actor' in by) return by.actor;
@@ -45,5 +45,7 @@ export function actorOf(by: AuditBy): AuditActor {
   if (by.userType === 'service_account') {
     return { type: 'agent', id: by.userId, name, role: by.role };
   }
+  // A person signed in without an API key (a console session, an extension's strategy).
+  if (by.keyId === `user:${by.userId}`) return { type: 'user', id: by.userId, name, role: by.role };
   return { type: 'api_key', id: by.keyId, name, role: by.role };
 }

@@ -6,8 +6,19 @@ export { AuthStrategyRegistry } from './auth/auth-strategy-registry';
 export { KeyRevocationWatch } from './key-revocation-watch.service';
 export { optionalCallerTeam } from './optional-caller';
 export { RunScoped } from './run-scoped.decorator';
+export {
+  CSRF_COOKIE,
+  CSRF_HEADER,
+  SESSION_COOKIE,
+  changesState,
+  cookieOptions,
+  cookiesOf,
+} from './sessions/session-cookies';
+export { SESSION_STRATEGY } from './sessions/session.strategy';
+export { UserSessionsService, sameToken } from './sessions/user-sessions.service';
+export type { StartedSession } from './sessions/user-sessions.service';
 export { Team } from './team.entity';
 export { TeamsModule } from './teams.module';
 export { TeamsService } from './teams.service';
 export { ScopeDto, UserProfileDto, profile } from './user-profile';
-export type { User } from './user.entity';
+export { User } from './user.entity';

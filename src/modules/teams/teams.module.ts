@@ -12,25 +12,35 @@ import { KeyRevocationWatch } from './key-revocation-watch.service';
 import { Team } from './team.entity';
 import { TeamsService } from './teams.service';
 import { User } from './user.entity';
+import { UserSession } from './sessions/user-session.entity';
+import { UserSessionsService } from './sessions/user-sessions.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Team, User, ApiKey])],
+  imports: [TypeOrmModule.forFeature([Team, User, ApiKey, UserSession])],
   providers: [
     TeamsService,
     ApiKeysService,
     UserDirectoryService,
+    UserSessionsService,
     BootstrapService,
     KeyRevocationWatch,
     AccessDenials,
     {
       provide: AuthStrategyRegistry,
-      inject: [AMBIENT_EXTENSIONS, APP_CONFIG, ApiKeysService, UserDirectoryService],
+      inject: [
+        AMBIENT_EXTENSIONS,
+        APP_CONFIG,
+        ApiKeysService,
+        UserDirectoryService,
+        UserSessionsService,
+      ],
       useFactory: (
         extensions: AmbientExtension[],
         config: AppConfig,
         apiKeys: ApiKeysService,
         users: UserDirectoryService,
-      ) => authStrategyRegistryOf(extensions, { config, apiKeys, users }),
+        sessions: UserSessionsService,
+      ) => authStrategyRegistryOf(extensions, { config, apiKeys, users, sessions }),
     },
   ],
   exports: [
@@ -40,6 +50,7 @@ import { User } from './user.entity';
     KeyRevocationWatch,
     AccessDenials,
     AuthStrategyRegistry,
+    UserSessionsService,
   ],
 })
 export class TeamsModule {}

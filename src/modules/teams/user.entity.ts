@@ -28,4 +28,14 @@ export class User {
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;
+
+  /** A person signed in through an OpenID provider: its issuer and subject (unique together). */
+  @Column({ name: 'oidc_issuer', type: 'varchar', length: 255, nullable: true })
+  oidcIssuer?: string | null;
+
+  @Column({ name: 'oidc_subject', type: 'varchar', length: 255, nullable: true })
+  oidcSubject?: string | null;
+
+  @Column({ name: 'last_sign_in_at', type: 'datetime', precision: 3, nullable: true })
+  lastSignInAt?: Date | null;
 }

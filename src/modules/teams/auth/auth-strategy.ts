@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { ExtensionContext } from '../../../extensions/extension.types';
 import type { TeamRole } from '../../../common/auth/roles';
 import type { Principal } from '../../../common/auth/principal';
+import type { SessionLookup } from '../sessions/session.strategy';
 
 /** What a strategy sees of a request (the Express request satisfies it). */
 export interface AuthRequest {
@@ -49,4 +50,6 @@ export interface AuthStrategyContext extends ExtensionContext {
   users: UserDirectory;
   /** Resolves an Ambient API key to its principal (null when unknown, revoked or expired). */
   apiKeys: { authenticate(plainKey: string): Promise<Principal | null> };
+  /** Resolves a console session cookie (the built-in `session` strategy). */
+  sessions: SessionLookup;
 }

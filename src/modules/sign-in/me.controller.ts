@@ -1,0 +1,54 @@
+import { Controller, Get, Req } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Request } from 'express';
+import { DataSource } from 'typeorm';
+import { CurrentPrincipal } from '../../common/auth/principal.decorator';
+import type { Principal } from '../../common/auth/principal';
+import { RequirePermission } from '../../common/auth/require-permission.decorator';
+import { ApiProblems } from '../../common/errors/problem.schema';
+import { toRfc3339 } from '../../common/time';
+import { actorOf } from '../audit';
+import { Team, cookiesOf, SESSION_COOKIE, SESSION_STRATEGY, UserSessionsService } from '../teams';
+import { MeDto } from './me.dto';
+
+/** `GET /me`: the console shows who is signed in, and reads its session's CSRF token here. */
+@ApiTags('auth')
+@ApiBearerAuth()
+@Controller('me')
+export class MeController {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sessions: UserSessionsService,
+  ) {}
+
+  @Get()
+  @RequirePermission('profile.read')
+  @ApiOperation({ operationId: 'getCurrentCaller', summary: 'Who the request is authenticated as' })
+  @ApiOkResponse({ type: MeDto })
+  @ApiProblems(401)
+  async me(@CurrentPrincipal() principal: Principal, @Req() request: Request): Promise<MeDto> {
+    const team = await this.dataSource
+      .getRepository(Team)
+      .findOneByOrFail({ id: principal.teamId });
+    const me: MeDto = {
+      type: actorOf(principal).type,
+      user_id: principal.userId,
+      display_name: principal.displayName,
+      email: principal.email,
+      team_id: team.id,
+      team_name: team.name,
+      role: principal.role,
+      signed_in_with: principal.strategy ?? 'api_key',
+    };
+    if (principal.strategy === SESSION_STRATEGY) {
+      const token = cookiesOf(request.headers).get(SESSION_COOKIE);
+      const session = token ? await this.sessions.principalOf(token) : null;
+      if (session) {
+        me.csrf_token = session.csrfToken;
+        me.session_expires_at = toRfc3339(session.expiresAt) ?? undefined;
+      }
+    }
+    return me;
+  }
+}
