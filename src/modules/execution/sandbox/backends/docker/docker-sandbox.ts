@@ -529,8 +529,8 @@ export class DockerSandboxBackend implements SandboxBackend {
   }
 
   /**
-   * The start of a sandbox handed a warm container: its limits become the run's (docker update),
-   * then the API is bridged in. Should the warm container be gone after all (the daemon
+   * The start of a sandbox handed a warm container: its limits become the run's (docker update)
+   * and its name the execution's, then the API is bridged in. Should the warm container be gone after all (the daemon
    * restarted), a container is made for the execution instead, on the same directories.
    */
   private async startWarm(
@@ -542,7 +542,12 @@ export class DockerSandboxBackend implements SandboxBackend {
     closeRequested: () => boolean,
   ): Promise<StartedContainer> {
     try {
-      await warm.container.update(resourceLimits(spec.limits));
+      // Named like an execution's own container (`docker ps` says whose it is); labels cannot
+      // change, so the run is not among them.
+      await Promise.all([
+        warm.container.update(resourceLimits(spec.limits)),
+        warm.container.rename({ name: containerName(spec) }).catch(() => undefined),
+      ]);
       if (closeRequested()) return { container: warm.container, bridge: null };
       const bridge = apiUrl ? await bridgeInto(warm.pid, warm.slot.privateDir, apiUrl) : null;
       return { container: warm.container, bridge };
