@@ -541,17 +541,19 @@ export class DockerSandboxBackend implements SandboxBackend {
     apiUrl: string | null,
     closeRequested: () => boolean,
   ): Promise<StartedContainer> {
+    // All at once: none depends on another, and commands wait for all of them. Named like an
+    // execution's own container (`docker ps` says whose it is); labels cannot change, so the run
+    // is not among them. bridgeInto never rejects.
+    const bridging = apiUrl
+      ? bridgeInto(warm.pid, warm.slot.privateDir, apiUrl)
+      : Promise.resolve(null);
     try {
-      // Named like an execution's own container (`docker ps` says whose it is); labels cannot
-      // change, so the run is not among them.
       await Promise.all([
         warm.container.update(resourceLimits(spec.limits)),
         warm.container.rename({ name: containerName(spec) }).catch(() => undefined),
       ]);
-      if (closeRequested()) return { container: warm.container, bridge: null };
-      const bridge = apiUrl ? await bridgeInto(warm.pid, warm.slot.privateDir, apiUrl) : null;
-      return { container: warm.container, bridge };
     } catch (_error) {
+      await (await bridging)?.close();
       await this.removeContainer(warm.container).catch(() => undefined);
       return this.startContainer(
         spec,
@@ -562,6 +564,8 @@ export class DockerSandboxBackend implements SandboxBackend {
         closeRequested,
       );
     }
+    // Closed meanwhile: close() removes the container and this bridge once this settles.
+    return { container: warm.container, bridge: await bridging };
   }
 
   /**
