@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { AppConfig } from '../src/config/app-config';
+import { AmbientMetrics } from '../src/modules/metrics/ambient-metrics';
 import {
   DockerSandboxBackend,
   dockerAnswers,
@@ -62,17 +63,24 @@ interface PoolUnderTest {
   backend: DockerSandboxBackend;
   handouts: SandboxHandout[];
   deployment: string;
+  metrics: AmbientMetrics;
 }
 
 function poolBackend(poolSize: number, poolMax: number): PoolUnderTest {
   const handouts: SandboxHandout[] = [];
+  const metrics = new AmbientMetrics();
   const deployment = `pool-test-${process.pid}-${backends.length}`;
   const backend = new DockerSandboxBackend(settings(poolSize, poolMax), docker, deployment, {
     workspaceRoot: root,
-    metrics: { handout: (result) => handouts.push(result) },
+    metrics: {
+      handout: (result, seconds) => {
+        handouts.push(result);
+        metrics.sandboxHandout(result, seconds);
+      },
+    },
   });
   backends.push(backend);
-  return { backend, handouts, deployment };
+  return { backend, handouts, deployment, metrics };
 }
 
 /** Resolves once the pool of the default image holds `ready` containers. */
@@ -180,7 +188,7 @@ describe('docker warm pool', () => {
   }, 180_000);
 
   it('refills after a burst, grown to the burst, without a run waiting for a container', async () => {
-    const { backend, handouts } = poolBackend(2, 6);
+    const { backend, handouts, metrics } = poolBackend(2, 6);
     backend.warm();
     await filled(backend, 2);
 
@@ -189,6 +197,10 @@ describe('docker warm pool', () => {
     expect(results.map((r) => r.out)).toEqual(Array(5).fill('ok\n'));
     expect(handouts.filter((h) => h === 'hit')).toHaveLength(2);
     expect(handouts.filter((h) => h === 'miss')).toHaveLength(3);
+    const scraped = await metrics.scrape();
+    expect(scraped).toContain('ambient_sandbox_pool_handouts_total{result="hit"} 2');
+    expect(scraped).toContain('ambient_sandbox_pool_handouts_total{result="miss"} 3');
+    expect(scraped).toContain('ambient_sandbox_handout_seconds_count{result="miss"} 3');
 
     // The burst of 5 is the pool's new target (under its max of 6).
     await filled(backend, 5);
