@@ -22,7 +22,10 @@ import {
   ExecutionWorkerModule,
   RemoteExecutionApiModule,
 } from './modules/execution/execution.module';
-import { FactoriesApiModule, FactoriesWorkerModule } from './modules/factories/factories.module';
+import {
+  FactoriesApiModule,
+  FactoriesWorkerModule,
+} from './modules/webhooks/factories/factories.module';
 import { HealthChecksModule } from './modules/health/health-checks.module';
 import { HealthModule } from './modules/health/health.module';
 import { IdempotencyInterceptor } from './modules/idempotency/idempotency.interceptor';
@@ -88,15 +91,15 @@ export class AppModule {
               RunsApiModule,
               RemoteExecutionApiModule,
               ConversationsModule,
-              ArtifactsApiModule,
+              ArtifactsApiModule.withRuns(RunsModule),
               ScoresModule,
               SchedulesApiModule,
-              EnvironmentsApiModule,
+              EnvironmentsApiModule.withRuns(RunsModule),
               WebhooksApiModule,
               SecretsApiModule,
               FactoriesApiModule,
               TeamsApiModule,
-              SkillsApiModule,
+              SkillsApiModule.withRuns(RunsModule),
               HealthModule,
               ConsoleModule,
               AuditApiModule,

@@ -5,7 +5,7 @@ import type { DestinationStream } from 'pino';
 import { AppModule } from '../app.module';
 import type { AppConfig } from '../config/app-config';
 import type { AmbientExtension } from '../extensions/extension.types';
-import { checkSandboxSetting } from '../extensions/extension-registries';
+import { checkSandboxSetting } from '../extensions/sandbox-setting';
 import { checkedExtension, loadExtensionModules } from '../extensions/load-extensions';
 import { startIngress } from '../ingress/start-ingress';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';

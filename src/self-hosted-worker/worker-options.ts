@@ -1,4 +1,4 @@
-import { checkSandboxSetting } from '../extensions/extension-registries';
+import { checkSandboxSetting } from '../extensions/sandbox-setting';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, SandboxSettings } from '../config/app-config';

@@ -2,9 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
-import { BLOB_STORE, BlobStore } from '../blobs/blob-store';
-import { SignedUrl, UrlSigner } from '../blobs/url-signer';
-import { RunRecords } from '../runs/run-records';
+import { BLOB_STORE, BlobStore } from '../blobs';
+import { SignedUrl, UrlSigner } from '../blobs';
+import { ConversationRuns } from './conversation-runs';
 import { artifactBlobKey } from './artifact-writer.service';
 import { RunArtifact } from './run-artifact.entity';
 
@@ -28,7 +28,7 @@ export class ArtifactReader {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     private readonly signer: UrlSigner,
-    private readonly runs: RunRecords,
+    private readonly runs: ConversationRuns,
   ) {}
 
   async view(uid: string, teamId: string | null): Promise<ArtifactView> {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { newUid } from '../../common/ids';
 import type { JsonObject } from '../../common/json';
-import { BLOB_STORE, BlobStore } from '../blobs/blob-store';
+import { BLOB_STORE, BlobStore } from '../blobs';
 import type { ArtifactInput } from './artifact-input';
 import { ArtifactsService } from './artifacts.service';
 import type { RunArtifact } from './run-artifact.entity';

@@ -1,17 +1,22 @@
-import { Module } from '@nestjs/common';
-import { RunsModule } from '../runs/runs.module';
-import { TeamsModule } from '../teams/teams.module';
+import { DynamicModule, Module, Type } from '@nestjs/common';
+import { TeamsModule } from '../teams';
 import { ArtifactReader } from './artifact-reader.service';
 import { ArtifactsController, ConversationScreenshotsController } from './artifacts.controller';
 import { ArtifactsModule } from './artifacts.module';
 
 /**
- * The artifacts API (role api). Its own file: RunsModule (which run a screenshot's conversation
- * holds) imports ArtifactsModule, so artifacts.module.ts cannot import runs.module.ts back.
+ * The artifacts API (role api). Which run a screenshot's conversation holds comes through the
+ * ConversationRuns port; the runs module provides it, and since runs imports artifacts, the app
+ * passes that module in.
  */
-@Module({
-  imports: [ArtifactsModule, TeamsModule, RunsModule],
-  controllers: [ArtifactsController, ConversationScreenshotsController],
-  providers: [ArtifactReader],
-})
-export class ArtifactsApiModule {}
+@Module({})
+export class ArtifactsApiModule {
+  static withRuns(runsModule: Type<unknown>): DynamicModule {
+    return {
+      module: ArtifactsApiModule,
+      imports: [ArtifactsModule, TeamsModule, runsModule],
+      controllers: [ArtifactsController, ConversationScreenshotsController],
+      providers: [ArtifactReader],
+    };
+  }
+}

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { ACTION_CATEGORIES } from '../runs/conversation/conversation.types';
+import { ACTION_CATEGORIES } from '../runs';
 
 /** OpenAPI description of the conversation shapes (the service returns plain objects). */
 @ApiSchema({ name: 'ConversationContentBlock' })

@@ -12,7 +12,7 @@ import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import type { Principal } from '../../common/auth/principal';
 import { ConversationDto } from './conversation.dto';
-import type { Conversation } from '../runs/conversation/conversation.types';
+import type { Conversation } from '../runs';
 import { ConversationsService } from './conversations.service';
 import { RequirePermission } from '../../common/auth/require-permission.decorator';
 

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { RunsModule } from '../runs/runs.module';
-import { TeamsModule } from '../teams/teams.module';
+import { RunsModule } from '../runs';
+import { TeamsModule } from '../teams';
 import { ConversationsController } from './conversations.controller';
 import { ConversationsService } from './conversations.service';
 import { RedirectsController } from './redirects.controller';

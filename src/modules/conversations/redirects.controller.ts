@@ -13,9 +13,9 @@ import type { Request, Response } from 'express';
 import { Public } from '../../common/auth/public.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { runPageUrl } from '../runs/run-links';
-import { AuthStrategyRegistry } from '../teams/auth/auth-strategy-registry';
-import { optionalCallerTeam } from '../teams/optional-caller';
+import { runPageUrl } from '../runs';
+import { AuthStrategyRegistry } from '../teams';
+import { optionalCallerTeam } from '../teams';
 import { ConversationsService } from './conversations.service';
 
 @ApiSchema({ name: 'SessionRedirectResponse' })

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { BLOB_STORE, BlobStore } from '../blobs/blob-store';
-import { TranscriptMessageRow, RunRecords } from '../runs/run-records';
+import { BLOB_STORE, BlobStore } from '../blobs';
+import { TranscriptMessageRow, RunRecords } from '../runs';
 import {
   conversationTranscriptKey,
   rawExecutionTranscriptKey,

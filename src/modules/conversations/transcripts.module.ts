@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { RunsModule } from '../runs/runs.module';
+import { RunsModule } from '../runs';
 import { TranscriptWriter } from './transcript-writer.service';
 
 /** Writing transcripts: for whatever ends executions, and snapshots of runs still under way. */

@@ -1,7 +1,7 @@
 import { toRfc3339 } from '../../common/time';
-import { profile } from '../runs/run-item.mapper';
-import type { EnvironmentLatestRun } from '../runs/run-records';
-import type { User } from '../teams/user.entity';
+import { profile } from '../teams';
+import type { EnvironmentLatestRun } from './environment-latest-runs';
+import type { User } from '../teams';
 import { EnvironmentConfigDto, EnvironmentDto, LastTaskDto } from './dto/environment.dto';
 import type { Environment } from './environment.entity';
 import { VisibleEnvironment } from './environments.service';

@@ -1,15 +1,20 @@
-import { Module } from '@nestjs/common';
-import { RunsModule } from '../runs/runs.module';
-import { TeamsModule } from '../teams/teams.module';
+import { DynamicModule, Module, Type } from '@nestjs/common';
+import { TeamsModule } from '../teams';
 import { EnvironmentsController } from './environments.controller';
 import { EnvironmentsModule } from './environments.module';
 
 /**
- * `/agent/environments` on the API role. Its own file: RunsModule (each environment's latest run)
- * imports EnvironmentsModule, so environments.module.ts cannot import runs.module.ts back.
+ * `/agent/environments` on the API role. Each environment shows its latest run, read through the
+ * EnvironmentLatestRuns port; the runs module provides it, and since runs imports environments,
+ * the app passes that module in rather than this file importing it.
  */
-@Module({
-  imports: [EnvironmentsModule, TeamsModule, RunsModule],
-  controllers: [EnvironmentsController],
-})
-export class EnvironmentsApiModule {}
+@Module({})
+export class EnvironmentsApiModule {
+  static withRuns(runsModule: Type<unknown>): DynamicModule {
+    return {
+      module: EnvironmentsApiModule,
+      imports: [EnvironmentsModule, TeamsModule, runsModule],
+      controllers: [EnvironmentsController],
+    };
+  }
+}

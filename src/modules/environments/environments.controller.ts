@@ -9,10 +9,10 @@ import {
 } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
-import { RunRecords } from '../runs/run-records';
+import { EnvironmentLatestRuns } from './environment-latest-runs';
 import type { Principal } from '../../common/auth/principal';
-import { TeamsService } from '../teams/teams.service';
-import type { User } from '../teams/user.entity';
+import { TeamsService } from '../teams';
+import type { User } from '../teams';
 import {
   CreateEnvironmentDto,
   EnvironmentDto,
@@ -24,7 +24,7 @@ import {
 } from './dto/environment.dto';
 import { toEnvironmentDtos } from './environment.mapper';
 import { EnvironmentsService, VisibleEnvironment } from './environments.service';
-import { Idempotent } from '../idempotency/idempotent.decorator';
+import { Idempotent } from '../idempotency';
 import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 @ApiTags('agent')
@@ -34,7 +34,7 @@ export class EnvironmentsController {
   constructor(
     private readonly environments: EnvironmentsService,
     private readonly teams: TeamsService,
-    private readonly runs: RunRecords,
+    private readonly runs: EnvironmentLatestRuns,
   ) {}
 
   @Get()

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { SecretsModule } from '../secrets/secrets.module';
-import { TeamsModule } from '../teams/teams.module';
+import { SecretsModule } from '../secrets';
+import { TeamsModule } from '../teams';
 import { Environment, EnvironmentGrant } from './environment.entity';
 import { EnvironmentsService } from './environments.service';
 

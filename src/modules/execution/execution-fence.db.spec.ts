@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
-import { AmbientMetrics } from '../metrics/ambient-metrics';
-import { RunRecords } from '../runs/run-records';
+import { AmbientMetrics } from '../metrics';
+import { RunRecords } from '../runs';
 import { ExecutionFence, ExecutionToken, StaleExecutionError } from './execution-fence';
 
 /**

@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { AmbientMetrics } from '../metrics/ambient-metrics';
-import { RowCondition, RunRecords } from '../runs/run-records';
+import { AmbientMetrics } from '../metrics';
+import { RowCondition, RunRecords } from '../runs';
 
 /**
  * What an execution proves it still holds its run with: the run's `execution_count` it claimed

@@ -2,9 +2,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { hostname } from 'node:os';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import type { Run } from '../runs/entities/run.entity';
-import { RunRecords } from '../runs/run-records';
-import { RunTransitions } from '../runs/run-transitions.service';
+import type { Run } from '../runs';
+import { RunRecords } from '../runs';
+import { RunTransitions } from '../runs';
 import { ExecutionFence, ExecutionToken } from './execution-fence';
 
 /** The token of an execution on this worker: the lease is this process's worker id. */

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { AgentConfig, ExecutionConfig } from '../run-config/run-config.types';
-import { McpSecrets } from '../secrets/mcp-secrets.service';
-import { TeamSecretsService } from '../secrets/team-secrets.service';
-import { Environment } from '../environments/environment.entity';
+import type { AgentConfig, ExecutionConfig } from '../run-config';
+import { McpSecrets } from '../secrets';
+import { TeamSecretsService } from '../secrets';
+import { Environment } from '../environments';
 
 export interface SecretsRun {
   teamId: string;

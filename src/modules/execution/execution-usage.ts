@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { AmbientMetrics } from '../metrics/ambient-metrics';
-import { ModelsService } from '../models/models.service';
-import type { Run } from '../runs/entities/run.entity';
-import { RunRecords } from '../runs/run-records';
-import type { RequestUsage } from '../run-config/run-config.types';
+import { AmbientMetrics } from '../metrics';
+import { ModelsService } from '../models';
+import type { Run } from '../runs';
+import { RunRecords } from '../runs';
+import type { RequestUsage } from '../run-config';
 import type { TokenUsage } from './harness/harness.types';
 import { addUsage, inferenceCostUsd } from './run-usage';
 

@@ -2,9 +2,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { PeriodicTask, PeriodicWorker } from '../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { RunQueue } from '../runs/run-queue.service';
-import { RunRecords } from '../runs/run-records';
-import { RunTransitions } from '../runs/run-transitions.service';
+import { RunQueue } from '../runs';
+import { RunRecords } from '../runs';
+import { RunTransitions } from '../runs';
 
 const BATCH = 200;
 

@@ -1,6 +1,6 @@
 import type { TokenUsage } from './harness/harness.types';
-import type { CatalogModel } from '../models/model-catalog';
-import type { RequestUsage } from '../run-config/run-config.types';
+import type { CatalogModel } from '../models';
+import type { RequestUsage } from '../run-config';
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
 

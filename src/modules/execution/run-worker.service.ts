@@ -4,7 +4,7 @@ import { context } from '@opentelemetry/api';
 import { QueueProcessor, QueueProcessorHooks } from '../../common/queues/queue-processor.decorator';
 import { jobContext, RUN_ID } from '../../common/tracing';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { EXECUTE_JOB, ExecuteJobData, RunQueue, RUNS_QUEUE } from '../runs/run-queue.service';
+import { EXECUTE_JOB, ExecuteJobData, RunQueue, RUNS_QUEUE } from '../runs';
 import { ExecuteOutcome, RunExecutor } from './run-executor.service';
 
 /** The processor of the `runs` queue (worker role): each job is one execution of its run. */

@@ -13,7 +13,7 @@ import { DataSource } from 'typeorm';
 import { Public } from '../../common/auth/public.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { REDIS } from '../../common/redis/redis.module';
-import { SandboxService } from '../execution/sandbox/sandbox.service';
+import { SandboxService } from '../execution';
 import { HealthCheckResultDto, HealthIndicatorDto, HealthResponseDto } from './health.dto';
 import { HealthAnswer, Readiness } from './readiness.service';
 

@@ -10,7 +10,7 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { REDIS } from '../../common/redis/redis.module';
 import type { Role } from '../../config/app-config';
-import { SandboxService } from '../execution/sandbox/sandbox.service';
+import { SandboxService } from '../execution';
 
 /** The roles whose needs the readiness check covers (those of the Nest application it is in). */
 export const HEALTH_ROLES = Symbol('HEALTH_ROLES');

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { TeamsService } from '../teams/teams.service';
+import { TeamsService } from '../teams';
 
 /**
  * The plan limit on agent identities: a team may use as many agents as its own `agent_limit`

@@ -1,5 +1,5 @@
-import { maskMcpServers } from '../secrets/mcp-secret-values';
-import type { ApiKey } from '../teams/api-key.entity';
+import { maskMcpServers } from '../secrets';
+import type { ApiKey } from '../teams';
 import type { JsonObject } from '../../common/json';
 import type { AgentIdentity } from './agent-identity.entity';
 import type { AgentResponseDto, IdentityApiKeyDto } from './dto/agent-response.dto';

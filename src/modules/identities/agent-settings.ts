@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../common/json';
-import type { AgentConfig, StoredMcpServerConfig } from '../run-config/run-config.types';
+import type { AgentConfig, StoredMcpServerConfig } from '../run-config';
 
 export const AGENT_TYPES = [
   'FOREMAN',

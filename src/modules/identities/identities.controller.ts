@@ -12,12 +12,12 @@ import {
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { ApiProblems } from '../../common/errors/problem.schema';
-import { AuditLog } from '../audit/audit-log.service';
+import { AuditLog } from '../audit';
 import type { Principal } from '../../common/auth/principal';
 import { CreateAgentDto, UpdateAgentDto } from './dto/agent-request.dto';
 import { AgentResponseDto, ListAgentIdentitiesResponseDto } from './dto/agent-response.dto';
 import { IdentitiesService } from './identities.service';
-import { Idempotent } from '../idempotency/idempotent.decorator';
+import { Idempotent } from '../idempotency';
 import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 /** Agent identities are managed by people only: an agent's own key gets 403. */

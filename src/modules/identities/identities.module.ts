@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ModelsModule } from '../models/models.module';
-import { SecretsModule } from '../secrets/secrets.module';
-import { TeamsModule } from '../teams/teams.module';
+import { ModelsModule } from '../models';
+import { SecretsModule } from '../secrets';
+import { TeamsModule } from '../teams';
 import { AgentAvailability } from './agent-availability.service';
 import { AgentIdentity } from './agent-identity.entity';
 import { IdentitiesController } from './identities.controller';

@@ -11,15 +11,15 @@ import {
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { ApiProblems } from '../../common/errors/problem.schema';
-import { ApiKeysService } from '../teams/api-keys.service';
+import { ApiKeysService } from '../teams';
 import type { Principal } from '../../common/auth/principal';
 import { toIdentityApiKey } from './agent-response.mapper';
 import { CreateIdentityApiKeyDto } from './dto/agent-request.dto';
 import { CreatedIdentityApiKeyDto, ListIdentityApiKeysResponseDto } from './dto/agent-response.dto';
 import { assertHuman } from './identities.controller';
-import { AuditLog } from '../audit/audit-log.service';
+import { AuditLog } from '../audit';
 import { IdentitiesService } from './identities.service';
-import { Idempotent } from '../idempotency/idempotent.decorator';
+import { Idempotent } from '../idempotency';
 import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 const DEFAULT_KEY_NAME = 'api';

@@ -1,4 +1,4 @@
-import type { AgentConfig } from '../run-config/run-config.types';
+import type { AgentConfig } from '../run-config';
 import type { AgentSettings } from './agent-settings';
 
 /**

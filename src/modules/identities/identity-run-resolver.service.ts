@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error';
-import type { AgentConfig } from '../run-config/run-config.types';
+import type { AgentConfig } from '../run-config';
 import { AgentAvailability } from './agent-availability.service';
 import type { AgentIdentity } from './agent-identity.entity';
 import { IdentitiesService } from './identities.service';

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import { CoalescingBatcher } from '../../common/coalescing-batcher';
-import type { AuditEvent } from '../audit/audit-event.entity';
-import { AuditLog } from '../audit/audit-log.service';
+import type { AuditEvent } from '../audit';
+import { AuditLog } from '../audit';
 import { isBackingServiceUnavailable } from '../../common/errors/unavailable';
 import { newUuid } from '../../common/ids';
 import {
@@ -11,7 +11,7 @@ import {
   IdempotentAnswer,
   markRecorded,
   recordAnswersInTransaction,
-} from '../idempotency/idempotency-claim';
+} from '../idempotency';
 import { Run } from './entities/run.entity';
 import { RunEvent } from './entities/run-event.entity';
 import { RunMetadata } from './entities/run-metadata.entity';

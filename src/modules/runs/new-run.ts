@@ -1,7 +1,7 @@
-import type { AuditBy } from '../audit/audit-actor';
-import type { IdempotencyClaim } from '../idempotency/idempotency-claim';
+import type { AuditBy } from '../audit';
+import type { IdempotencyClaim } from '../idempotency';
 import type { Run } from './entities/run.entity';
-import type { AgentConfig, ScheduleInfo } from '../run-config/run-config.types';
+import type { AgentConfig, ScheduleInfo } from '../run-config';
 import type { RunSource } from './run-state';
 
 /** What any producer of runs (API, schedules, webhooks …) asks the run creator for. */

@@ -2,8 +2,8 @@ import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Public } from '../../common/auth/public.decorator';
-import { setDownloadHeaders, signedGrant } from '../blobs/blobs.controller';
-import { UrlSigner } from '../blobs/url-signer';
+import { setDownloadHeaders, signedGrant } from '../blobs';
+import { UrlSigner } from '../blobs';
 import {
   ATTACHMENT_GRANT_NAMESPACE,
   attachmentGrantKey,

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { UUID_PATTERN } from '../../common/ids';
-import { DownloadGrant, UrlSigner } from '../blobs/url-signer';
+import { DownloadGrant, UrlSigner } from '../blobs';
 import { HandoffAttachmentDto } from './dto/handoff-attachment.dto';
 import { RunAttachment } from './entities/run-attachment.entity';
 import { RunsService } from './runs.service';

@@ -8,24 +8,24 @@ import {
   IdempotentAnswer,
   markRecorded,
   recordAnswersInTransaction,
-} from '../idempotency/idempotency-claim';
+} from '../idempotency';
 import { newUuid } from '../../common/ids';
-import { AuditEvent } from '../audit/audit-event.entity';
-import { AuditLog } from '../audit/audit-log.service';
-import { EnvironmentsService } from '../environments/environments.service';
-import { IdentityRunResolver } from '../identities/identity-run-resolver.service';
-import { SkillsService } from '../skills/skills.service';
-import { ModelsService } from '../models/models.service';
-import { McpSecrets } from '../secrets/mcp-secrets.service';
+import { AuditEvent } from '../audit';
+import { AuditLog } from '../audit';
+import { EnvironmentsService } from '../environments';
+import { IdentityRunResolver } from '../identities';
+import { SkillsService } from '../skills';
+import { ModelsService } from '../models';
+import { McpSecrets } from '../secrets';
 import { Run } from './entities/run.entity';
 import { RunAttachment } from './entities/run-attachment.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
 import { NewRun } from './new-run';
-import { AmbientMetrics } from '../metrics/ambient-metrics';
+import { AmbientMetrics } from '../metrics';
 import { metadataRows, NewRunWriter, RUN_CREATED_EVENT } from './new-run-writer.service';
-import { AgentConfig, ResolvedAgentSkill } from '../run-config/run-config.types';
+import { AgentConfig, ResolvedAgentSkill } from '../run-config';
 import { skillName } from './run-item.mapper';
-import { assertMcpServers } from '../secrets/mcp-servers.rules';
+import { assertMcpServers } from '../secrets';
 import { assertMetadata } from './run-metadata.rules';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';

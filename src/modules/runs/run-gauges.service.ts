@@ -1,5 +1,5 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { AmbientMetrics } from '../metrics/ambient-metrics';
+import { AmbientMetrics } from '../metrics';
 import { RunRecords } from './run-records';
 
 /** The scrape-time gauge of runs per state (`ambient_runs`), read from MySQL. */

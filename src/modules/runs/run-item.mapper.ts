@@ -1,13 +1,9 @@
 import { isoDuration, toRfc3339 } from '../../common/time';
-import type { RunArtifact } from '../artifacts/run-artifact.entity';
-import { withMaskedMcpServers } from '../secrets/mcp-secret-values';
-import type { User } from '../teams/user.entity';
-import type {
-  ArtifactItemDto,
-  RunItemDto,
-  TimelineEventDto,
-  UserProfileDto,
-} from './dto/run-item.dto';
+import type { RunArtifact } from '../artifacts';
+import { withMaskedMcpServers } from '../secrets';
+import type { User } from '../teams';
+import type { ArtifactItemDto, RunItemDto, TimelineEventDto } from './dto/run-item.dto';
+import { profile } from '../teams';
 import type { Run } from './entities/run.entity';
 import type { RunEvent } from './entities/run-event.entity';
 import { runPageUrl, sessionIdOf, triggerUrlOf } from './run-links';
@@ -18,16 +14,6 @@ export const UNCANCELLABLE_SOURCES = ['LOCAL', 'GITHUB_ACTION'];
 
 export function isCancellableType(run: Pick<Run, 'source' | 'executionLocation'>): boolean {
   return run.executionLocation !== 'LOCAL' && !UNCANCELLABLE_SOURCES.includes(run.source);
-}
-
-export function profile(user: User | undefined): UserProfileDto | undefined {
-  if (!user) return undefined;
-  return {
-    uid: user.id,
-    display_name: user.displayName,
-    ...(user.email ? { email: user.email } : {}),
-    type: user.type,
-  };
 }
 
 function artifactItem(artifact: RunArtifact): ArtifactItemDto {

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
-import { ApiKeysService } from '../teams/api-keys.service';
+import { ApiKeysService } from '../teams';
 import type { Principal } from '../../common/auth/principal';
 import { Run } from './entities/run.entity';
 import { isTerminal } from './run-state';

@@ -9,7 +9,7 @@ import {
   singleValue as single,
   timestampParam as timestamp,
 } from '../../common/query-params';
-import { ARTIFACT_TYPES, ArtifactType } from '../artifacts/run-artifact.entity';
+import { ARTIFACT_TYPES, ArtifactType } from '../artifacts';
 import type { Run } from './entities/run.entity';
 import { assertMetadataPair } from './run-metadata.rules';
 import { RUN_SOURCES, RUN_STATES, RunSource, RunState } from './run-state';

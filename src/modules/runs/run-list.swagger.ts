@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
-import { ARTIFACT_TYPES } from '../artifacts/run-artifact.entity';
+import { ARTIFACT_TYPES } from '../artifacts';
 import { DEFAULT_RUN_LIST_LIMIT, MAX_RUN_LIST_LIMIT } from './run-list.params';
 import { RUN_SOURCES, RUN_STATES } from './run-state';
 

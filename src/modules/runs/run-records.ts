@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { ConversationRuns } from '../artifacts';
+import { EnvironmentLatestRun, EnvironmentLatestRuns } from '../environments';
+import { SkillLastRuns } from '../skills';
 import { Run } from './entities/run.entity';
-import type { RequestUsage } from '../run-config/run-config.types';
+import type { RequestUsage } from '../run-config';
 import { RUN_STATES, RunState, TERMINAL_STATES } from './run-state';
 
 const ENDED = TERMINAL_STATES.map((state) => `'${state}'`).join(', ');
@@ -31,7 +34,7 @@ export interface KeptWorkspace {
  * are kept in one module. `manager` joins a caller's transaction.
  */
 @Injectable()
-export class RunRecords {
+export class RunRecords implements EnvironmentLatestRuns, SkillLastRuns, ConversationRuns {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   private db(manager?: EntityManager): EntityManager {
@@ -442,14 +445,4 @@ export interface TranscriptMessageRow {
   /** The stored chat message (JSON). */
   message: unknown;
   conversationId: string;
-}
-
-/** What an environment shows of the latest run in it. */
-export interface EnvironmentLatestRun {
-  id: string;
-  title: string;
-  state: RunState;
-  createdAt: Date;
-  updatedAt: Date;
-  startedAt: Date | null;
 }

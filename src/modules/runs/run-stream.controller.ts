@@ -18,7 +18,7 @@ import { RunStreamHub } from './live/run-stream-hub.service';
 import { parseCursor, StreamCursor } from './live/stream-cursor';
 import { RunsService } from './runs.service';
 import { RequirePermission } from '../../common/auth/require-permission.decorator';
-import { API_KEY_STRATEGY } from '../teams/auth/api-key.strategy';
+import { API_KEY_STRATEGY } from '../teams';
 
 const DESCRIPTION = [
   'Server-Sent Events of one run, from the moment of connecting (Ambient extension).',

@@ -6,7 +6,7 @@ import type { JsonObject } from '../../common/json';
 import { Run } from './entities/run.entity';
 import { RunEvent } from './entities/run-event.entity';
 import { RunFollowup } from './entities/run-followup.entity';
-import { AmbientMetrics } from '../metrics/ambient-metrics';
+import { AmbientMetrics } from '../metrics';
 import { RunChanges } from './live/run-changes.service';
 import { EVENT_FOR_STATE, isTerminal, RunState, statesLeadingTo } from './run-state';
 import { isLoggedTransition, LOGGED_RUN_COLUMNS, LoggedRun, runLogLine } from './run-log-lines';

@@ -1,13 +1,13 @@
 import { BullModule } from '@nestjs/bull';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ArtifactsModule } from '../artifacts/artifacts.module';
-import { SecretsModule } from '../secrets/secrets.module';
-import { IdentitiesModule } from '../identities/identities.module';
-import { ModelsModule } from '../models/models.module';
-import { EnvironmentsModule } from '../environments/environments.module';
-import { SkillsModule } from '../skills/skills.module';
-import { TeamsModule } from '../teams/teams.module';
+import { ArtifactsModule } from '../artifacts';
+import { SecretsModule } from '../secrets';
+import { IdentitiesModule } from '../identities';
+import { ModelsModule } from '../models';
+import { EnvironmentsModule } from '../environments';
+import { SkillsModule } from '../skills';
+import { TeamsModule } from '../teams';
 import { Run } from './entities/run.entity';
 import { RunAncestor } from './entities/run-ancestor.entity';
 import { RunAttachment } from './entities/run-attachment.entity';
@@ -25,6 +25,9 @@ import { RunSignals } from './run-signals.service';
 import { FailedRunFollowups } from './failed-run-followups';
 import { RunGauges } from './run-gauges.service';
 import { RunRecords } from './run-records';
+import { ConversationRuns } from '../artifacts';
+import { EnvironmentLatestRuns } from '../environments';
+import { SkillLastRuns } from '../skills';
 import { RunTransitions } from './run-transitions.service';
 import { RunAttachmentsController } from './run-attachments.controller';
 import { RunAttachmentsService } from './run-attachments.service';
@@ -67,6 +70,9 @@ import { RunsService } from './runs.service';
     RunFollowupsService,
     FailedRunFollowups,
     RunRecords,
+    { provide: EnvironmentLatestRuns, useExisting: RunRecords },
+    { provide: SkillLastRuns, useExisting: RunRecords },
+    { provide: ConversationRuns, useExisting: RunRecords },
     RunGauges,
     RunListQuery,
     RunQueue,
@@ -78,6 +84,9 @@ import { RunsService } from './runs.service';
     RunKeysService,
   ],
   exports: [
+    EnvironmentLatestRuns,
+    SkillLastRuns,
+    ConversationRuns,
     RunsService,
     RunCreationService,
     RunTransitions,

@@ -1,9 +1,9 @@
 import { toRfc3339 } from '../../common/time';
-import type { Environment } from '../environments/environment.entity';
-import { toEnvironmentConfig } from '../environments/environment.mapper';
-import { profile } from '../runs/run-item.mapper';
-import { withMaskedMcpServers } from '../secrets/mcp-secret-values';
-import type { User } from '../teams/user.entity';
+import type { Environment } from '../environments';
+import { toEnvironmentConfig } from '../environments';
+import { profile } from '../teams';
+import { withMaskedMcpServers } from '../secrets';
+import type { User } from '../teams';
 import type { ScheduledAgentItemDto } from './dto/scheduled-agent-item.dto';
 import type { Schedule } from './schedule.entity';
 

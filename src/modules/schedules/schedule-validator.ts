@@ -1,13 +1,13 @@
 import { HarnessRegistry } from '../../extensions/harness-registry';
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error';
-import { AgentAvailability } from '../identities/agent-availability.service';
-import { IdentitiesService } from '../identities/identities.service';
-import { ModelsService } from '../models/models.service';
-import { assertMcpServers } from '../secrets/mcp-servers.rules';
-import { assertMetadata } from '../runs/run-metadata.rules';
-import type { AgentConfig } from '../run-config/run-config.types';
-import { McpSecrets } from '../secrets/mcp-secrets.service';
+import { AgentAvailability } from '../identities';
+import { IdentitiesService } from '../identities';
+import { ModelsService } from '../models';
+import { assertMcpServers } from '../secrets';
+import { assertMetadata } from '../runs';
+import type { AgentConfig } from '../run-config';
+import { McpSecrets } from '../secrets';
 import { CronSchedule, CronSyntaxError, parseCronSchedule } from './cron-schedule';
 
 /** A schedule's fields once checked: what gets stored. */

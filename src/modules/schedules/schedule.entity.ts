@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { AgentConfig } from '../run-config/run-config.types';
+import type { AgentConfig } from '../run-config';
 
 /**
  * A scheduled agent. `next_run_at` is the tick the scheduler fires next (null while paused);

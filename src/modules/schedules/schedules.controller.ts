@@ -17,7 +17,7 @@ import {
   ScheduledAgentItemDto,
 } from './dto/scheduled-agent-item.dto';
 import { SchedulesService } from './schedules.service';
-import { Idempotent } from '../idempotency/idempotent.decorator';
+import { Idempotent } from '../idempotency';
 import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 @ApiTags('schedules')

@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { SecretsModule } from '../secrets/secrets.module';
-import { EnvironmentsModule } from '../environments/environments.module';
-import { RunsModule } from '../runs/runs.module';
-import { IdentitiesModule } from '../identities/identities.module';
-import { ModelsModule } from '../models/models.module';
-import { TeamsModule } from '../teams/teams.module';
+import { SecretsModule } from '../secrets';
+import { EnvironmentsModule } from '../environments';
+import { RunsModule } from '../runs';
+import { IdentitiesModule } from '../identities';
+import { ModelsModule } from '../models';
+import { TeamsModule } from '../teams';
 import { ScheduleFiring } from './schedule-firing.entity';
 import { ScheduleFirings } from './schedule-firings.service';
 import { ScheduleValidator } from './schedule-validator';

@@ -1,4 +1,4 @@
-import type { Run } from '../runs/entities/run.entity';
+import type { Run } from '../runs';
 
 /** The prompt of a judge run: the rubric, the run to judge and how to report the verdicts. */
 export function judgePrompt(target: Run, rubric: string): string {

@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import type { Principal } from '../../common/auth/principal';
-import { RunScoped } from '../teams/run-scoped.decorator';
+import { RunScoped } from '../teams';
 import {
   DispatchJudgeDto,
   DispatchJudgeResponseDto,
@@ -12,7 +12,7 @@ import {
   RunScoresResponseDto,
 } from './scores.dto';
 import { ScoresService } from './scores.service';
-import { Idempotent } from '../idempotency/idempotent.decorator';
+import { Idempotent } from '../idempotency';
 import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 @ApiTags('agent')

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { RunsModule } from '../runs/runs.module';
+import { RunsModule } from '../runs';
 import { RunJudge } from './run-judge.entity';
 import { RunScore } from './run-score.entity';
 import { ScoresController } from './scores.controller';

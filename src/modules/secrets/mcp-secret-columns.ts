@@ -1,4 +1,4 @@
-import type { McpSecretValue, StoredMcpServerConfig } from '../run-config/run-config.types';
+import type { McpSecretValue, StoredMcpServerConfig } from '../run-config';
 import { mapMcpValues } from './mcp-secret-values';
 
 /** Every JSON column holding an `mcp_servers` map (at `$.mcp_servers`), with its row id. */

@@ -3,7 +3,7 @@ import type {
   McpSecretValue,
   SealedMcpValue,
   StoredMcpServerConfig,
-} from '../run-config/run-config.types';
+} from '../run-config';
 
 /** What an API response shows in place of a literal MCP `env`/`headers` value. */
 export const MASKED_VALUE = '***';

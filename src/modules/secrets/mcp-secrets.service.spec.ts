@@ -1,5 +1,5 @@
 import { ApiError } from '../../common/errors/api-error';
-import type { StoredMcpServerConfig } from '../run-config/run-config.types';
+import type { StoredMcpServerConfig } from '../run-config';
 import { maskMcpServers } from './mcp-secret-values';
 import { McpSecretError, McpSecrets } from './mcp-secrets.service';
 import { SecretCipher } from './secret-cipher';

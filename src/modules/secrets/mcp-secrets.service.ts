@@ -1,10 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error';
-import type {
-  McpSecretValue,
-  McpServerConfig,
-  StoredMcpServerConfig,
-} from '../run-config/run-config.types';
+import type { McpSecretValue, McpServerConfig, StoredMcpServerConfig } from '../run-config';
 import {
   isSealedValue,
   isSecretReference,

@@ -1,7 +1,7 @@
 import { ApiError } from '../../common/errors/api-error';
 import { SECRET_NAME_PATTERN } from './dto/secret.dto';
 import { isSealedValue, isSecretReference } from './mcp-secret-values';
-import type { StoredMcpServerConfig } from '../run-config/run-config.types';
+import type { StoredMcpServerConfig } from '../run-config';
 
 /**
  * Checks an `mcp_servers` map (each entry has exactly one of warp_id, command or url). `field`

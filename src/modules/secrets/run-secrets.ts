@@ -1,4 +1,4 @@
-import type { AgentConfig } from '../run-config/run-config.types';
+import type { AgentConfig } from '../run-config';
 import type { TeamSecretsService } from './team-secrets.service';
 
 /** The values of the team secrets named in `config.harness_auth_secrets`, by secret name. */

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import type { McpSecretValue } from '../run-config/run-config.types';
+import type { McpSecretValue } from '../run-config';
 import { rewriteStoredMcpValues, StoredRow } from './mcp-secret-columns';
 import { isSealedValue, isSecretReference } from './mcp-secret-values';
 import { SecretCipher, SecretDecryptionError } from './secret-cipher';

@@ -19,7 +19,7 @@ import {
 } from './dto/secret.dto';
 import { TeamSecret } from './team-secret.entity';
 import { TeamSecretsService } from './team-secrets.service';
-import { Idempotent } from '../idempotency/idempotent.decorator';
+import { Idempotent } from '../idempotency';
 import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
 @ApiTags('secrets')

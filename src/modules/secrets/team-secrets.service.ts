@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
-import { AuditLog } from '../audit/audit-log.service';
+import { AuditLog } from '../audit';
 import type { Principal } from '../../common/auth/principal';
 import { MAX_SECRET_VALUE_BYTES, SECRET_NAME_PATTERN } from './dto/secret.dto';
 import { SecretCipher } from './secret-cipher';

@@ -4,9 +4,9 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { cloneUrl, isSafeRepoPart } from '../environments/environment-config';
+import { cloneUrl, isSafeRepoPart } from '../environments';
 import { gitClone } from '../../common/git';
-import { TeamSecretsService } from '../secrets/team-secrets.service';
+import { TeamSecretsService } from '../secrets';
 
 const CLONE_TIMEOUT_MS = 120_000;
 

@@ -1,11 +1,18 @@
-import { Module } from '@nestjs/common';
-import { RunsModule } from '../runs/runs.module';
+import { DynamicModule, Module, Type } from '@nestjs/common';
 import { SkillsController } from './skills.controller';
 import { SkillsModule } from './skills.module';
 
 /**
- * `GET /agent` on the API role. Its own file: RunsModule (the skills' last runs) imports
- * SkillsModule, so skills.module.ts cannot import runs.module.ts back.
+ * `GET /agent` on the API role. The skills' last runs come through the SkillLastRuns port; the
+ * runs module provides it, and since runs imports skills, the app passes that module in.
  */
-@Module({ imports: [SkillsModule, RunsModule], controllers: [SkillsController] })
-export class SkillsApiModule {}
+@Module({})
+export class SkillsApiModule {
+  static withRuns(runsModule: Type<unknown>): DynamicModule {
+    return {
+      module: SkillsApiModule,
+      imports: [SkillsModule, runsModule],
+      controllers: [SkillsController],
+    };
+  }
+}

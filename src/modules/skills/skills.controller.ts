@@ -2,7 +2,7 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
-import { RunRecords } from '../runs/run-records';
+import { SkillLastRuns } from './skill-last-runs';
 import type { Principal } from '../../common/auth/principal';
 import { ListAgentsResponseDto, ListSkillsQueryDto } from './dto/skills.dto';
 import { SkillsService } from './skills.service';
@@ -14,7 +14,7 @@ import { RequirePermission } from '../../common/auth/require-permission.decorato
 export class SkillsController {
   constructor(
     private readonly skills: SkillsService,
-    private readonly runs: RunRecords,
+    private readonly runs: SkillLastRuns,
   ) {}
 
   @Get()

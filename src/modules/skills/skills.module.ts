@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { EnvironmentsModule } from '../environments/environments.module';
-import { SecretsModule } from '../secrets/secrets.module';
+import { EnvironmentsModule } from '../environments';
+import { SecretsModule } from '../secrets';
 import { RepoCheckouts } from './repo-checkouts.service';
 import { SkillsService } from './skills.service';
 

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error';
 import { toRfc3339 } from '../../common/time';
-import { isSafeRepoPart } from '../environments/environment-config';
-import { Environment } from '../environments/environment.entity';
-import { EnvironmentsService } from '../environments/environments.service';
+import { isSafeRepoPart } from '../environments';
+import { Environment } from '../environments';
+import { EnvironmentsService } from '../environments';
 import { AgentSkillDto, SkillVariantDto } from './dto/skills.dto';
 import { RepoCheckouts } from './repo-checkouts.service';
 import { chooseByPrefix, discoverSkills, readSkill } from './skill-discovery';

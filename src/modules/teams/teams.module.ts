@@ -1,12 +1,11 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { authStrategyRegistryOf } from '../../extensions/extension-registries';
 import { AMBIENT_EXTENSIONS, AmbientExtension } from '../../extensions/extension.types';
 import { AccessDenials } from './access/access-denials.service';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysService } from './api-keys.service';
-import { AuthStrategyRegistry } from './auth/auth-strategy-registry';
+import { AuthStrategyRegistry, authStrategyRegistryOf } from './auth/auth-strategy-registry';
 import { UserDirectoryService } from './auth/user-directory.service';
 import { BootstrapService } from './bootstrap.service';
 import { KeyRevocationWatch } from './key-revocation-watch.service';

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { FactoriesModule } from '../factories/factories.module';
-import { RunsModule } from '../runs/runs.module';
-import { SecretsModule } from '../secrets/secrets.module';
+import { FactoriesModule } from './factories/factories.module';
+import { RunsModule } from '../runs';
+import { SecretsModule } from '../secrets';
 import { DeliveryEvaluator } from './automation/delivery-evaluator.service';
 import { DeliverySweeper } from './automation/delivery-sweeper.service';
 import { DeliveryWorker } from './automation/delivery-worker.service';

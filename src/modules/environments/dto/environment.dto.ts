@@ -16,8 +16,8 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
-import { SecretRefDto } from '../../run-config/agent-config.dto';
-import { ScopeDto, UserProfileDto } from '../../runs/dto/run-item.dto';
+import { SecretRefDto } from '../../run-config';
+import { ScopeDto, UserProfileDto } from '../../teams';
 import { NETWORK_POLICIES } from '../environment-config';
 import { REPO_PART_PATTERN } from '../environment-config';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';

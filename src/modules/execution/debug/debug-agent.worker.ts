@@ -9,15 +9,15 @@ import {
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { HarnessRegistry } from '../../../extensions/harness-registry';
 import { WorkspaceService } from '../workspace/workspace.service';
-import { ModelsService } from '../../models/models.service';
+import { ModelsService } from '../../models';
 import { ExecutionContextFactory, internalApiUrl } from '../execution-context.factory';
 import type { ExecutionToken } from '../execution-fence';
-import { RunFollowupsService } from '../../runs/run-followups.service';
+import { RunFollowupsService } from '../../runs';
 import { SandboxService } from '../sandbox/sandbox.service';
 import { DEBUG_AGENTS_QUEUE, DEBUG_JOB, DebugJobData } from './debug-agent-queues';
 import { DebugWindowService } from './debug-window.service';
 import { WorkspaceSetupService } from '../workspace/workspace-setup.service';
-import { RunRecords } from '../../runs/run-records';
+import { RunRecords } from '../../runs';
 
 /** Bounds the re-checks for follow-ups that raced with an agent's end. */
 const MAX_PASSES = 5;

@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { FailedRunFollowups } from '../../runs/failed-run-followups';
-import { RunRecords } from '../../runs/run-records';
+import { FailedRunFollowups } from '../../runs';
+import { RunRecords } from '../../runs';
 import { DEBUG_JOB, DebugAgentQueues } from './debug-agent-queues';
 
 /**

@@ -1,9 +1,9 @@
 import type { ErrorCode } from '../../../common/errors/error-codes';
-import type { CatalogModel } from '../../models/model-catalog';
-import type { ExecutionConfig } from '../../run-config/run-config.types';
+import type { CatalogModel } from '../../models';
+import type { ExecutionConfig } from '../../run-config';
 import type { Sandbox } from '../sandbox/sandbox.types';
 
-import type { ChatMessage } from '../../runs/conversation/conversation.types';
+import type { ChatMessage } from '../../runs';
 
 export type { ChatMessage };
 

@@ -12,10 +12,10 @@ import {
   type FakeModelServer,
   type FakeStep,
 } from '../../../../test/fixtures/fake-model-server';
-import type { CatalogModel, ProviderApi } from '../../models/model-catalog';
+import type { CatalogModel, ProviderApi } from '../../models';
 import type { ChatMessage, HarnessContext } from './harness.types';
 import { OzHarness } from './oz-harness';
-import { withoutRequestId } from '../../runs/conversation/stored-message';
+import { withoutRequestId } from '../../runs';
 
 const PATH = '/usr/local/bin:/usr/bin:/bin';
 

@@ -6,7 +6,7 @@ import type {
 import { EgressGuard } from '../../../common/egress/egress-guard';
 import type { ErrorCode } from '../../../common/errors/error-codes';
 import { messageText } from './message-text';
-import { withRequestId } from '../../runs/conversation/stored-message';
+import { withRequestId } from '../../runs';
 import { McpSetupError, McpToolset } from './mcp/mcp-toolset';
 import {
   createModelClient,

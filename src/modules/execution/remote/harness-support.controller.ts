@@ -10,11 +10,11 @@ import {
 import { CurrentPrincipal } from '../../../common/auth/principal.decorator';
 import { ApiProblems } from '../../../common/errors/problem.schema';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import { ReportArtifactDto, ReportArtifactResponseDto } from '../../artifacts/report-artifact.dto';
+import { ReportArtifactDto, ReportArtifactResponseDto } from '../../artifacts';
 import type { ChatMessage } from '../harness/harness.types';
 import { RemoteExecutionService } from './remote-execution.service';
 import type { Principal } from '../../../common/auth/principal';
-import { RunScoped } from '../../teams/run-scoped.decorator';
+import { RunScoped } from '../../teams';
 import {
   AppendEventDto,
   EnvironmentSetupReportDto,

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { SandboxResourcesDto } from '../../environments/dto/environment.dto';
+import { SandboxResourcesDto } from '../../environments';
 import { NETWORK_POLICIES } from '../sandbox/sandbox.types';
 import {
   ArrayMaxSize,

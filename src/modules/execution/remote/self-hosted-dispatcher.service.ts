@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { Run } from '../../runs/entities/run.entity';
-import { RunSignals } from '../../runs/run-signals.service';
-import { withMaskedMcpServers } from '../../secrets/mcp-secret-values';
+import type { Run } from '../../runs';
+import { RunSignals } from '../../runs';
+import { withMaskedMcpServers } from '../../secrets';
 import { Offer, SelfHostedRuns } from './self-hosted-runs.service';
 import { groupKey, WorkerConnection } from './worker-connection';
 import { RUN_KEY_ENV, TaskAssignment, WorkerMessage } from './worker-protocol';

@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { terminalStateFor } from '../../../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import type { Run } from '../../runs/entities/run.entity';
-import { RunFollowupsService } from '../../runs/run-followups.service';
-import { RunKeysService } from '../../runs/run-keys.service';
-import { RunQueue } from '../../runs/run-queue.service';
-import { RunRecords } from '../../runs/run-records';
-import { RunTransitions } from '../../runs/run-transitions.service';
-import type { StatusMessage } from '../../run-config/run-config.types';
+import type { Run } from '../../runs';
+import { RunFollowupsService } from '../../runs';
+import { RunKeysService } from '../../runs';
+import { RunQueue } from '../../runs';
+import { RunRecords } from '../../runs';
+import { RunTransitions } from '../../runs';
+import type { StatusMessage } from '../../run-config';
 
 const BATCH = 200;
 

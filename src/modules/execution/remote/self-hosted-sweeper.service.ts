@@ -2,8 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { PeriodicTask, PeriodicWorker } from '../../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import { RunKeysService } from '../../runs/run-keys.service';
-import { RunSignals } from '../../runs/run-signals.service';
+import { RunKeysService } from '../../runs';
+import { RunSignals } from '../../runs';
 import { SelfHostedDispatcher } from './self-hosted-dispatcher.service';
 import { SelfHostedRuns } from './self-hosted-runs.service';
 

@@ -3,7 +3,7 @@
  * `{type, data}`. Shared by the server gateway and Ambient's own worker program, so it imports
  * nothing but types.
  */
-import type { AgentConfig } from '../../run-config/run-config.types';
+import type { AgentConfig } from '../../run-config';
 
 /** Where workers connect, below the API's origin (`?worker_id=<id>`). */
 export const WORKER_WS_PATH = '/api/v1/selfhosted/worker/ws';

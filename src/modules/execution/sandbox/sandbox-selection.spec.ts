@@ -1,7 +1,7 @@
 import type Dockerode from 'dockerode';
 import { loadConfig } from '../../../config/app-config';
 import { builtinExtension } from '../../../extensions/builtin.extension';
-import { checkSandboxSetting } from '../../../extensions/extension-registries';
+import { checkSandboxSetting } from '../../../extensions/sandbox-setting';
 import { BUILTIN_SANDBOX_BACKENDS } from './builtin-backends';
 import { selectSandboxBackend } from './sandbox-selection';
 import type { SandboxBackendFactory } from './sandbox.types';

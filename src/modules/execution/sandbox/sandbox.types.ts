@@ -4,9 +4,9 @@ import type { Readable, Writable } from 'node:stream';
 /** A registered backend's name (SandboxBackendFactory: the built-ins docker, bubblewrap, process). */
 export type SandboxBackendName = string;
 
-import type { NetworkPolicy } from '../../environments/environment-config';
+import type { NetworkPolicy } from '../../environments';
 
-export { NETWORK_POLICIES, type NetworkPolicy } from '../../environments/environment-config';
+export { NETWORK_POLICIES, type NetworkPolicy } from '../../environments';
 
 /** Resource limits of one sandbox: all its processes together. */
 export interface SandboxLimits {

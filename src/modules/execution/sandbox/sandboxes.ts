@@ -1,5 +1,5 @@
 import type { SandboxSettings } from '../../../config/app-config';
-import type { EnvironmentConfig } from '../../environments/environment-config';
+import type { EnvironmentConfig } from '../../environments';
 import { BUILTIN_SANDBOX_BACKENDS } from './builtin-backends';
 import { selectSandboxBackend, SelectedSandbox } from './sandbox-selection';
 import {

@@ -6,9 +6,9 @@ import { TenantFileError } from '../../../common/tenant-files/tenant-files';
 import { runCommand } from '../harness/command-runner';
 import type { WorkspaceService } from './workspace.service';
 import type { Sandbox } from '../sandbox/sandbox.types';
-import { isSafeRepoPart } from '../../environments/environment-config';
+import { isSafeRepoPart } from '../../environments';
 import { gitClone, lastLines } from '../../../common/git';
-import { cloneUrl } from '../../environments/environment-config';
+import { cloneUrl } from '../../environments';
 
 const SETUP_DONE_MARKER = '.ambient-setup-done';
 const TAIL_LINES = 20;

@@ -7,10 +7,10 @@ import { newUid, newUuid } from '../../../common/ids';
 import type { JsonObject } from '../../../common/json';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { WorkspaceService } from './workspace.service';
-import type { Run } from '../../runs/entities/run.entity';
-import { RunEvent } from '../../runs/entities/run-event.entity';
-import { isTerminal } from '../../runs/run-state';
-import { RunRecords } from '../../runs/run-records';
+import type { Run } from '../../runs';
+import { RunEvent } from '../../runs';
+import { isTerminal } from '../../runs';
+import { RunRecords } from '../../runs';
 
 const SWEEP_BATCH = 100;
 /** Workspace directories are named by run id; a rename aside adds `.released-<uid>`. */

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { PeriodicTask, PeriodicWorker } from '../../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import { RunRecords } from '../../runs/run-records';
+import { RunRecords } from '../../runs';
 import { SandboxService } from '../sandbox/sandbox.service';
 import { WorkspaceRetentionService } from './workspace-retention.service';
 

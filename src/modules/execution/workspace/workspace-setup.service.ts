@@ -4,9 +4,9 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { WorkspaceService } from './workspace.service';
 import type { Sandbox } from '../sandbox/sandbox.types';
-import { RunRecords } from '../../runs/run-records';
-import { TeamSecretsService } from '../../secrets/team-secrets.service';
-import { Environment } from '../../environments/environment.entity';
+import { RunRecords } from '../../runs';
+import { TeamSecretsService } from '../../secrets';
+import { Environment } from '../../environments';
 import { EmitSetupEvent, prepareWorkspace, SetupFailure, SetupPlan } from './workspace-preparation';
 
 export type SetupOutcome =

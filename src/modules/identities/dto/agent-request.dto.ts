@@ -19,7 +19,7 @@ import {
   McpServerConfigDto,
   MemoryStoreRefDto,
   SecretRefDto,
-} from '../../run-config/agent-config.dto';
+} from '../../run-config';
 import { AGENT_TYPES, AgentType } from '../agent-settings';
 import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
 

@@ -5,7 +5,7 @@ import {
   HarnessDto,
   MemoryStoreRefDto,
   SecretRefDto,
-} from '../../run-config/agent-config.dto';
+} from '../../run-config';
 import { AGENT_TYPES } from '../agent-settings';
 
 @ApiSchema({ name: 'AutoMemoryResponse' })

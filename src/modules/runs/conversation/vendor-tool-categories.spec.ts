@@ -1,10 +1,10 @@
 import { StoredMessage, toConversationSteps } from './conversation.mapper';
 import type { ContentBlock } from './conversation.types';
-import type { ChatMessage } from '../../execution/harness/harness.types';
-import { ClaudeStreamMapper } from '../../execution/harness/vendors/claude-harness';
-import { CodexStreamMapper } from '../../execution/harness/vendors/codex-harness';
-import { GeminiStreamMapper } from '../../execution/harness/vendors/gemini-harness';
-import { StreamEvent, VendorStreamMapper } from '../../execution/harness/vendors/vendor-stream';
+import type { ChatMessage } from '../../execution';
+import { ClaudeStreamMapper } from '../../execution';
+import { CodexStreamMapper } from '../../execution';
+import { GeminiStreamMapper } from '../../execution';
+import { StreamEvent, VendorStreamMapper } from '../../execution';
 
 /** Feeds the events through the vendor's mapper and the conversation mapper, as a run would. */
 function blocks(harness: string, mapper: VendorStreamMapper, events: StreamEvent[]) {

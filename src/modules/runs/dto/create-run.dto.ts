@@ -12,7 +12,7 @@ import {
   IsString,
   MaxLength,
 } from 'class-validator';
-import { AgentConfigDto } from '../../run-config/agent-config.dto';
+import { AgentConfigDto } from '../../run-config';
 import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
 
 export const RUN_MODES = ['normal', 'plan', 'orchestrate'] as const;

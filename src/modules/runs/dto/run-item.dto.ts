@@ -2,17 +2,9 @@ import { PageInfoDto } from '../../../common/page-info.dto';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ERROR_CODES } from '../../../common/errors/error-codes';
 import { RUN_SOURCES, RUN_STATES } from '../run-state';
-import { AgentConfigDto } from '../../run-config/agent-config.dto';
+import { AgentConfigDto } from '../../run-config';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
-
-@ApiSchema({ name: 'RunCreatorInfo' })
-export class UserProfileDto {
-  @ApiPropertyOptional() uid?: string;
-  @ApiPropertyOptional() display_name?: string;
-  @ApiPropertyOptional() email?: string;
-  @ApiPropertyOptional({ format: 'uri' }) photo_url?: string;
-  @ApiPropertyOptional({ enum: ['user', 'service_account'] }) type?: string;
-}
+import { ScopeDto, UserProfileDto } from '../../teams';
 
 @ApiSchema({ name: 'RunStatusMessage' })
 export class StatusMessageDto {
@@ -52,12 +44,6 @@ export class ScheduleInfoDto {
   @ApiProperty() schedule_id: string;
   @ApiProperty() schedule_name: string;
   @ApiProperty() cron_schedule: string;
-}
-
-@ApiSchema({ name: 'Scope' })
-export class ScopeDto {
-  @ApiProperty({ enum: ['User', 'Team'] }) type: 'User' | 'Team';
-  @ApiPropertyOptional() uid?: string;
 }
 
 @ApiSchema({ name: 'AgentSkill' })

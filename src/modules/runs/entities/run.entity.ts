@@ -6,7 +6,7 @@ import type {
   ResolvedAgentSkill,
   ScheduleInfo,
   StatusMessage,
-} from '../../run-config/run-config.types';
+} from '../../run-config';
 
 @Entity('runs')
 export class Run {

@@ -11,7 +11,7 @@ import {
   TransactionRollbackEvent,
 } from 'typeorm';
 import { REDIS, RedisConnections } from '../../../common/redis/redis.module';
-import { RunArtifact } from '../../artifacts/run-artifact.entity';
+import { RunArtifact } from '../../artifacts';
 import { RunEvent } from '../entities/run-event.entity';
 import { RunMessage } from '../entities/run-message.entity';
 import { RUN_CREATED_EVENT } from '../new-run-writer.service';

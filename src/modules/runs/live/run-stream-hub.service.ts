@@ -4,7 +4,7 @@ import type Redis from 'ioredis';
 import { RedisConnections } from '../../../common/redis/redis.module';
 import { ApiError } from '../../../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import { KeyRevocationWatch } from '../../teams/key-revocation-watch.service';
+import { KeyRevocationWatch } from '../../teams';
 import type { Run } from '../entities/run.entity';
 import { CHANGE_KINDS, decodeRunChange, RunChanges } from './run-changes.service';
 import { RunStreamReader } from './run-stream-reader.service';

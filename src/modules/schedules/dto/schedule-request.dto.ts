@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
-import { AgentConfigDto } from '../../run-config/agent-config.dto';
-import { RUN_MODES } from '../../runs/dto/create-run.dto';
+import { AgentConfigDto } from '../../run-config';
+import { RUN_MODES } from '../../runs';
 import { ValidateNestedObject } from '../../../common/errors/validation';
 
 /*

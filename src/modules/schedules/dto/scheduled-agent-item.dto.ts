@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { EnvironmentConfigDto } from '../../environments/dto/environment.dto';
-import { AgentConfigDto } from '../../run-config/agent-config.dto';
-import { ScopeDto, UserProfileDto } from '../../runs/dto/run-item.dto';
+import { EnvironmentConfigDto } from '../../environments';
+import { AgentConfigDto } from '../../run-config';
+import { ScopeDto, UserProfileDto } from '../../teams';
 
 @ApiSchema({ name: 'ScheduledAgentHistoryItem' })
 export class ScheduleHistoryDto {

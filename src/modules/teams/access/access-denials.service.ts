@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AuditLog } from '../../audit/audit-log.service';
-import { AmbientMetrics } from '../../metrics/ambient-metrics';
+import { AuditLog } from '../../audit';
+import { AmbientMetrics } from '../../metrics';
 import type { Principal } from '../../../common/auth/principal';
 import type { Permission } from '../../../common/auth/roles';
 

@@ -1,5 +1,8 @@
 import type { Principal } from '../../../common/auth/principal';
-import type { AuthRequest, AuthStrategy } from './auth-strategy';
+import { entriesOf } from '../../../extensions/extension-entries';
+import type { AmbientExtension } from '../../../extensions/extension.types';
+import { checkAuthStrategy } from '../../../extensions/load-extensions';
+import type { AuthRequest, AuthStrategy, AuthStrategyContext } from './auth-strategy';
 
 /** The auth strategies of this application, in the order the guard asks them. */
 export class AuthStrategyRegistry {
@@ -31,4 +34,18 @@ export class AuthStrategyRegistry {
     }
     return null;
   }
+}
+
+export function authStrategyRegistryOf(
+  extensions: readonly AmbientExtension[],
+  context: AuthStrategyContext,
+): AuthStrategyRegistry {
+  return new AuthStrategyRegistry(
+    extensions.flatMap((extension) =>
+      entriesOf(extension.authStrategies, context, checkAuthStrategy).map((strategy) => ({
+        owner: extension.name,
+        strategy,
+      })),
+    ),
+  );
 }

@@ -14,7 +14,7 @@ import { CurrentPrincipal } from '../../../common/auth/principal.decorator';
 import { ApiError } from '../../../common/errors/api-error';
 import { ApiProblems } from '../../../common/errors/problem.schema';
 import { parseRfc3339 } from '../../../common/time';
-import { AuditLog } from '../../audit/audit-log.service';
+import { AuditLog } from '../../audit';
 import { RequirePermission } from '../../../common/auth/require-permission.decorator';
 import { ApiKeysService } from '../api-keys.service';
 import type { Principal } from '../../../common/auth/principal';

@@ -4,9 +4,9 @@ import { ApiError } from '../../../common/errors/api-error';
 import { Fake } from '../../../../test/support/unit/fake';
 import { newTestService } from '../../../../test/support/unit/new-test-service';
 import { useTestDatabase } from '../../../../test/support/unit/test-database';
-import { AutomationStore } from '../../factories/automation-store.service';
-import { Automation } from '../../factories/entities/automation.entity';
-import { RunCreationService } from '../../runs/run-creation.service';
+import { AutomationStore } from '../factories/automation-store.service';
+import { Automation } from '../factories/entities/automation.entity';
+import { RunCreationService } from '../../runs';
 import { PayloadFilter } from '../filter/payload-filter';
 import { DeliveryEvaluator } from './delivery-evaluator.service';
 

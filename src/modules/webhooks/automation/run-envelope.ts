@@ -1,6 +1,6 @@
-import type { Automation } from '../../factories/entities/automation.entity';
-import type { NewRun } from '../../runs/new-run';
-import type { AgentConfig, McpServerConfig } from '../../run-config/run-config.types';
+import type { Automation } from '../factories/entities/automation.entity';
+import type { NewRun } from '../../runs';
+import type { AgentConfig, McpServerConfig } from '../../run-config';
 
 export const PAYLOAD_FILE_NAME = 'event-payload.json';
 

@@ -21,7 +21,7 @@ import { CurrentPrincipal } from '../../../common/auth/principal.decorator';
 import { ApiError } from '../../../common/errors/api-error';
 import { ApiProblems } from '../../../common/errors/problem.schema';
 import { toRfc3339 } from '../../../common/time';
-import { AutomationStore } from '../../factories/automation-store.service';
+import { AutomationStore } from '../factories/automation-store.service';
 import type { Principal } from '../../../common/auth/principal';
 import { DeliveryLog } from '../delivery-log.service';
 import { STATUS_LABELS, WebhookDelivery } from '../entities/webhook-delivery.entity';

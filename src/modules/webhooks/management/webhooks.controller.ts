@@ -19,7 +19,7 @@ import {
 } from './dto/webhook.dto';
 import { WebhookManagement } from './webhook-management.service';
 import { toWebhookDto } from './webhook.mapper';
-import { Idempotent } from '../../idempotency/idempotent.decorator';
+import { Idempotent } from '../../idempotency';
 import { RequirePermission } from '../../../common/auth/require-permission.decorator';
 
 @ApiTags('webhooks')

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import type { ErrorCode } from '../../../../common/errors/error-codes';
-import type { McpServerConfig } from '../../../run-config/run-config.types';
+import type { McpServerConfig } from '../../../run-config';
 import { connectMcpServer, type ConnectOptions } from './mcp-transports';
 import { displayUrl, remoteFailure } from './mcp-remote-errors';
 import { mcpToolName } from './mcp-tool-names';

@@ -3,7 +3,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { EgressGuard } from '../../../../common/egress/egress-guard';
 import { guardedFetch } from '../../../../common/egress/guarded-fetch';
-import type { McpServerConfig } from '../../../run-config/run-config.types';
+import type { McpServerConfig } from '../../../run-config';
 import type { Sandbox } from '../../sandbox/sandbox.types';
 import { egressRefusal } from './mcp-remote-errors';
 import { SandboxStdioTransport } from './sandbox-stdio-transport';

@@ -1,5 +1,5 @@
 import Anthropic, { APIConnectionError, APIError } from '@anthropic-ai/sdk';
-import type { ProviderEndpoint } from '../../../models/model-catalog';
+import type { ProviderEndpoint } from '../../../models';
 import {
   fromAnthropicMessage,
   toAnthropicMessages,

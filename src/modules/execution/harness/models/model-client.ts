@@ -2,7 +2,7 @@ import type {
   ChatCompletionAssistantMessageParam,
   ChatCompletionFunctionTool,
 } from 'openai/resources/chat/completions';
-import type { ProviderEndpoint } from '../../../models/model-catalog';
+import type { ProviderEndpoint } from '../../../models';
 import type { ChatMessage } from '../harness.types';
 import { AnthropicMessagesClient } from './anthropic-messages-client';
 import { OpenAiChatClient } from './openai-chat-client';

@@ -1,5 +1,5 @@
 import OpenAI, { APIConnectionError, APIError } from 'openai';
-import type { ProviderEndpoint } from '../../../models/model-catalog';
+import type { ProviderEndpoint } from '../../../models';
 import {
   MODEL_REQUEST_TIMEOUT_MS,
   ModelCallError,

@@ -1,6 +1,6 @@
 import { SpanKind } from '@opentelemetry/api';
 import { RUN_ID, withSpan } from '../../../../common/tracing';
-import type { ProviderEndpoint } from '../../../models/model-catalog';
+import type { ProviderEndpoint } from '../../../models';
 import type { ModelClient, ModelCompletion, ModelRequest } from './model-client';
 
 /**

@@ -1,5 +1,5 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
-import { DENIED_PREFIX } from '../../../runs/conversation/conversation.types';
+import { DENIED_PREFIX } from '../../../runs';
 import type { Sandbox } from '../../sandbox/sandbox.types';
 
 /** What a tool call produced: the tool result for the model, and the summary if it ends the run. */

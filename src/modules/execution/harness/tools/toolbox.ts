@@ -1,8 +1,5 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
-import {
-  REPORT_ARTIFACT_TOOL,
-  runReportArtifactTool,
-} from '../../../artifacts/report-artifact.tool';
+import { REPORT_ARTIFACT_TOOL, runReportArtifactTool } from '../../../artifacts';
 import type { McpToolset } from '../mcp/mcp-toolset';
 import { finishTool, runCommandTool } from './command-tools';
 import { editFileTool, readFileTool, ToolArgumentError, writeFileTool } from './file-tools';

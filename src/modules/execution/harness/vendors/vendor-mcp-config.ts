@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { stringify as toToml } from 'smol-toml';
-import type { McpServerConfig } from '../../../run-config/run-config.types';
+import type { McpServerConfig } from '../../../run-config';
 import type { Sandbox } from '../../sandbox/sandbox.types';
 import { assertSupportedMcpServers } from '../mcp/mcp-toolset';
 import { writeTenantFile } from '../../../../common/tenant-files/tenant-file-writes';

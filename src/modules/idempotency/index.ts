@@ -1,0 +1,4 @@
+/** What other modules may use of idempotency/: they import it from here only (ESLint rule ambient/import-through-index). */
+export { claimLost, markRecorded, recordAnswersInTransaction } from './idempotency-claim';
+export type { IdempotencyClaim, IdempotentAnswer } from './idempotency-claim';
+export { CurrentIdempotencyClaim, Idempotent } from './idempotent.decorator';
