@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { AMBIENT_EXTENSIONS, AmbientExtension } from '../../../extensions/extension.types';
-import { AmbientMetrics } from '../../metrics/ambient-metrics';
+import { AmbientMetrics } from '../../metrics';
 import { Sandboxes } from './sandboxes';
 
 /**
