@@ -1,107 +1,204 @@
 import { Logger } from '@nestjs/common';
+import Dockerode from 'dockerode';
 import { execFile } from 'node:child_process';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
+import type { Histogram } from 'prom-client';
+import { SANDBOX_LABELS } from '../src/modules/execution/sandbox/sandbox.types';
 import { FakeModelServer, startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
-import { createTestEnvironment, startTestApp } from '../test/support/test-app';
+import { createTestEnvironment, startTestApp, TestApp } from '../test/support/test-app';
 import { waitFor } from '../test/support/wait';
 import { ms, percentile, table } from './stats';
 
 /**
- * `npm run bench:sandbox`: what a sandbox costs a run. Per backend (process, bubblewrap, docker; one
- * API + worker process each, in this order, in the same run): QUEUED → first model request over
- * sequential runs, and 20 concurrent runs each running a command (all must succeed). A benchmark,
+ * `npm run bench:sandbox`: what a user waits for, per sandbox backend (process, bubblewrap, docker
+ * without and with the warm pool; one API + worker process each, in this order, in the same run).
+ * Each run's model asks for one command: measured are POST /agent/runs → the command's result
+ * reaching the model (the fake model server receives the tool result) and → the run's end, over
+ * sequential runs and over 20 concurrent runs. Also reported: POST → first model request (queue,
+ * dispatch, sandbox open) and first model request → tool result (the command itself: exec in the
+ * container), and the sandbox hand-out latency from ambient_sandbox_handout_seconds. A benchmark,
  * not a test: a missed target is reported as MISSED and the process still exits 0.
  */
 
-const BACKENDS = ['process', 'bubblewrap', 'docker'] as const;
-type Backend = (typeof BACKENDS)[number];
+interface Config {
+  label: string;
+  backend: 'process' | 'bubblewrap' | 'docker';
+  poolSize: number;
+}
+
+const CONFIGS: Config[] = [
+  { label: 'process', backend: 'process', poolSize: 0 },
+  { label: 'bubblewrap', backend: 'bubblewrap', poolSize: 0 },
+  { label: 'docker, pool off', backend: 'docker', poolSize: 0 },
+  { label: 'docker, pool on', backend: 'docker', poolSize: 2 },
+];
 const SEQUENTIAL_RUNS = 30;
 const WARM_UP_RUNS = 3;
 const CONCURRENT_RUNS = 20;
-/** Added over the `process` backend at p50. */
-const TARGET_ADDED_P50_MS: Record<Backend, number | null> = {
-  process: null,
-  bubblewrap: 20,
-  docker: 400,
-};
+const POOL_MAX = CONCURRENT_RUNS;
+/** Targets of the warm pool (docker, pool on). */
+const TARGET_FIRST_RESULT_P50_MS = 300;
+const TARGET_CONCURRENT_WALL_MS = 5000;
 const IMAGE = 'ambient-agent:bookworm';
+const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'];
 
-interface BackendResult {
-  backend: Backend;
-  firstRequestMs: number[];
-  concurrent: { succeeded: number; wallMs: number; failures: string[] };
+interface RunTimes {
+  /** POST → the first model request. */
+  firstRequestMs: number;
+  /** First model request → the tool result reaching the model. */
+  commandMs: number;
+  /** POST → the tool result reaching the model. */
+  firstResultMs: number;
+  /** POST → the run's terminal state seen through the API. */
+  endMs: number;
+  state: string;
+  message: string;
+}
+
+interface Result {
+  config: Config;
+  sequential: RunTimes[];
+  concurrent: RunTimes[];
+  concurrentWallMs: number;
+  /** Mean hand-out latency (ms) and count, by result, over the whole configuration. */
+  handouts: Record<string, { count: number; meanMs: number }>;
 }
 
 function progress(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
-async function measure(backend: Backend, model: FakeModelServer): Promise<BackendResult> {
-  const env = createTestEnvironment(`bench_sandbox_${backend}`, model.url);
+/** One run whose model asks for one command, timed from its POST. */
+async function timedRun(
+  api: ReturnType<typeof apiClient>,
+  model: FakeModelServer,
+  script: string,
+): Promise<RunTimes> {
+  model.script(script, [
+    {
+      toolCalls: [
+        { name: 'run_command', arguments: { command: 'echo hi > out.txt; cat out.txt' } },
+      ],
+    },
+    { text: 'done' },
+  ]);
+  const sent = performance.now();
+  const created = await api.post('/agent/runs', { prompt: `[script:${script}]` });
+  const runId = created.body.run_id as string;
+  const result = await waitFor(
+    async () => model.requests.find((r) => r.script === script && r.step === 1),
+    Boolean,
+    { timeoutMs: 120_000, intervalMs: 2, what: `the tool result of ${script}` },
+  );
+  const run = await waitFor(
+    async () => (await api.get(`/agent/runs/${runId}`)).body,
+    (body) => TERMINAL.includes(body.state),
+    { timeoutMs: 120_000, intervalMs: 5, what: `run ${runId}` },
+  );
+  const endMs = performance.now() - sent;
+  const first = model.requests.find((r) => r.script === script && r.step === 0)!;
+  return {
+    firstRequestMs: first.receivedAt - sent,
+    commandMs: result!.receivedAt - first.receivedAt,
+    firstResultMs: result!.receivedAt - sent,
+    endMs,
+    state: run.state as string,
+    message: (run.status_message?.message as string | undefined) ?? '',
+  };
+}
+
+/** Resolves once `count` idle pooled containers of the app's deployment are running. */
+async function poolWarm(docker: Dockerode, deployment: string, count: number): Promise<void> {
+  await waitFor(
+    () =>
+      docker.listContainers({
+        filters: {
+          label: [`${SANDBOX_LABELS.deployment}=${deployment}`, SANDBOX_LABELS.poolOwner],
+          name: ['ambient-pool-'],
+        },
+      }),
+    (idle) => idle.length >= count,
+    { timeoutMs: 180_000, intervalMs: 100, what: `${count} warm containers` },
+  );
+}
+
+async function handoutStats(app: TestApp): Promise<Result['handouts']> {
+  const histogram = app.ambient.metrics.registry.getSingleMetric(
+    'ambient_sandbox_handout_seconds',
+  ) as Histogram | undefined;
+  const values = (await histogram?.get())?.values ?? [];
+  const stats: Result['handouts'] = {};
+  for (const result of ['hit', 'miss', 'bypass']) {
+    const count = values.find(
+      (v) => v.metricName?.endsWith('_count') && v.labels.result === result,
+    )?.value;
+    const sum = values.find(
+      (v) => v.metricName?.endsWith('_sum') && v.labels.result === result,
+    )?.value;
+    if (count) stats[result] = { count, meanMs: ((sum ?? 0) / count) * 1000 };
+  }
+  return stats;
+}
+
+async function measure(config: Config, model: FakeModelServer, docker: Dockerode): Promise<Result> {
+  const env = createTestEnvironment(
+    `bench_sandbox_${config.label.replace(/\W+/g, '_')}`,
+    model.url,
+  );
   const app = await startTestApp(env, ['api', 'worker'], {
-    'sandbox.backend': backend,
+    'sandbox.backend': config.backend,
     'sandbox.readonlyPaths': '',
     'sandbox.docker.defaultImage': IMAGE,
+    'sandbox.docker.poolSize': config.poolSize,
+    'sandbox.docker.poolMax': POOL_MAX,
     'runs.workerConcurrency': CONCURRENT_RUNS,
   });
   const api = apiClient(app.baseUrl, app.apiKey);
-  const ended = (runId: string) =>
-    waitFor(
-      async () => (await api.get(`/agent/runs/${runId}`)).body,
-      (run) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state),
-      { timeoutMs: 120_000, intervalMs: 20, what: `run ${runId}` },
-    );
+  const name = config.label.replace(/\W+/g, '-');
   try {
-    const firstRequestMs: number[] = [];
+    progress(`${config.label}: ${SEQUENTIAL_RUNS} sequential runs`);
+    const sequential: RunTimes[] = [];
     for (let i = 0; i < WARM_UP_RUNS + SEQUENTIAL_RUNS; i++) {
-      const script = `first-${backend}-${i}`;
-      model.script(script, [{ text: 'hello' }]);
-      const sent = performance.now();
-      const created = await api.post('/agent/runs', { prompt: `[script:${script}]` });
-      const first = await waitFor(
-        async () => model.requests.find((r) => r.script === script),
-        Boolean,
-        { timeoutMs: 60_000, intervalMs: 2, what: 'the first model request' },
-      );
-      await ended(created.body.run_id);
-      if (i >= WARM_UP_RUNS) firstRequestMs.push(first!.receivedAt - sent);
+      const times = await timedRun(api, model, `seq-${name}-${i}`);
+      if (i >= WARM_UP_RUNS) sequential.push(times);
     }
-    progress(`${backend}: ${CONCURRENT_RUNS} concurrent runs with a command each`);
+    if (config.poolSize > 0) {
+      // The pool learns the burst size from one burst, then refills to it.
+      progress(`${config.label}: a warm-up burst of ${CONCURRENT_RUNS}, then the pool refills`);
+      await Promise.all(
+        Array.from({ length: CONCURRENT_RUNS }, (_, i) =>
+          timedRun(api, model, `warm-${name}-${i}`),
+        ),
+      );
+      const [any] = await docker.listContainers({
+        filters: { label: [SANDBOX_LABELS.poolOwner], name: ['ambient-pool-'] },
+      });
+      await poolWarm(docker, any.Labels[SANDBOX_LABELS.deployment], CONCURRENT_RUNS);
+    }
+    progress(`${config.label}: ${CONCURRENT_RUNS} concurrent runs`);
     const started = performance.now();
-    const runs = await Promise.all(
-      Array.from({ length: CONCURRENT_RUNS }, async (_, i) => {
-        const script = `concurrent-${backend}-${i}`;
-        model.script(script, [
-          {
-            toolCalls: [
-              {
-                name: 'run_command',
-                arguments: { command: `echo run-${i} > out.txt; cat out.txt` },
-              },
-            ],
-          },
-          { text: 'done' },
-        ]);
-        const created = await api.post('/agent/runs', { prompt: `[script:${script}]` });
-        return ended(created.body.run_id);
-      }),
+    const concurrent = await Promise.all(
+      Array.from({ length: CONCURRENT_RUNS }, (_, i) => timedRun(api, model, `conc-${name}-${i}`)),
     );
-    const wallMs = performance.now() - started;
-    const failures = runs
-      .filter((run) => run.state !== 'SUCCEEDED')
-      .map((run) => `${run.state}: ${run.status_message?.message ?? ''}`);
+    const concurrentWallMs = performance.now() - started;
     return {
-      backend,
-      firstRequestMs,
-      concurrent: { succeeded: runs.length - failures.length, wallMs, failures },
+      config,
+      sequential,
+      concurrent,
+      concurrentWallMs,
+      handouts: await handoutStats(app),
     };
   } finally {
     await app.close();
     await env.destroy();
   }
+}
+
+function p50p99(values: number[]): string {
+  return `${ms(percentile(values, 50))} / ${ms(percentile(values, 99))}`;
 }
 
 async function main(): Promise<void> {
@@ -115,50 +212,89 @@ async function main(): Promise<void> {
   ];
   const build = resolve(__dirname, '..', 'sandbox', 'agent-image', 'build-image.sh');
   await promisify(execFile)(build, ['--tag', IMAGE], { maxBuffer: 16 << 20 });
+  const docker = new Dockerode();
   const model = await startFakeModelServer();
-  const results: BackendResult[] = [];
+  const results: Result[] = [];
   try {
-    for (const backend of BACKENDS) {
-      progress(`${backend}: ${SEQUENTIAL_RUNS} sequential runs`);
-      results.push(await measure(backend, model));
-    }
+    for (const config of CONFIGS) results.push(await measure(config, model, docker));
   } finally {
     await model.close();
   }
-  const baseline = percentile(results[0].firstRequestMs, 50);
-  const rows = [
+
+  const sequentialRows = [
     [
-      'Backend',
-      'QUEUED→first model request p50 / p99',
-      'Added p50',
-      'Target',
-      'Status',
-      `${CONCURRENT_RUNS} concurrent runs`,
+      'Sandbox',
+      'POST→command result p50 / p99',
+      'POST→run end p50 / p99',
+      'POST→1st model request p50',
+      'command (model→result) p50',
+      'hand-out (mean, count)',
+    ],
+  ];
+  const concurrentRows = [
+    [
+      'Sandbox',
+      `${CONCURRENT_RUNS} concurrent: all ended`,
+      'POST→command result p50 / max',
+      'succeeded',
     ],
   ];
   for (const r of results) {
-    const p50 = percentile(r.firstRequestMs, 50);
-    const target = TARGET_ADDED_P50_MS[r.backend];
-    const added = p50 - baseline;
-    rows.push([
-      r.backend,
-      `${ms(p50)} / ${ms(percentile(r.firstRequestMs, 99))}`,
-      r.backend === 'process' ? 'baseline' : ms(added),
-      target === null ? '' : `≤ ${target} ms`,
-      target === null ? '' : added <= target ? 'met' : 'MISSED',
-      `${r.concurrent.succeeded}/${CONCURRENT_RUNS} succeeded in ${(r.concurrent.wallMs / 1000).toFixed(1)} s`,
+    const seq = r.sequential;
+    sequentialRows.push([
+      r.config.label,
+      p50p99(seq.map((t) => t.firstResultMs)),
+      p50p99(seq.map((t) => t.endMs)),
+      ms(
+        percentile(
+          seq.map((t) => t.firstRequestMs),
+          50,
+        ),
+      ),
+      ms(
+        percentile(
+          seq.map((t) => t.commandMs),
+          50,
+        ),
+      ),
+      Object.entries(r.handouts)
+        .map(([result, s]) => `${result} ${ms(s.meanMs)} ×${s.count}`)
+        .join(', '),
+    ]);
+    const conc = r.concurrent.map((t) => t.firstResultMs);
+    concurrentRows.push([
+      r.config.label,
+      `${(r.concurrentWallMs / 1000).toFixed(2)} s`,
+      `${ms(percentile(conc, 50))} / ${ms(Math.max(...conc))}`,
+      `${r.concurrent.filter((t) => t.state === 'SUCCEEDED').length}/${CONCURRENT_RUNS}`,
     ]);
   }
-  const failures = results.flatMap((r) => r.concurrent.failures.map((f) => `  ${r.backend}: ${f}`));
+  const pooled = results.find((r) => r.config.backend === 'docker' && r.config.poolSize > 0)!;
+  const pooledP50 = percentile(
+    pooled.sequential.map((t) => t.firstResultMs),
+    50,
+  );
+  const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
+  const failures = results.flatMap((r) =>
+    [...r.sequential, ...r.concurrent]
+      .filter((t) => t.state !== 'SUCCEEDED')
+      .map((t) => `  ${r.config.label}: ${t.state}: ${t.message}`),
+  );
   process.stdout.write(
     [
       '',
       'Ambient sandbox benchmark',
       ...facts,
-      `${SEQUENTIAL_RUNS} sequential runs per backend after ${WARM_UP_RUNS} warm-up runs; one API + worker process per backend`,
+      `${SEQUENTIAL_RUNS} sequential runs per configuration after ${WARM_UP_RUNS} warm-up runs, then ${CONCURRENT_RUNS} concurrent; one command per run; one API + worker process per configuration`,
+      `docker, pool on: AMBIENT_DOCKER_POOL_SIZE=2, AMBIENT_DOCKER_POOL_MAX=${POOL_MAX}; the concurrent burst follows a warm-up burst and the pool's refill`,
       '',
-      table(rows),
-      ...(failures.length ? ['', 'Failed concurrent runs:', ...failures] : []),
+      table(sequentialRows),
+      '',
+      table(concurrentRows),
+      '',
+      `target: docker (pool on) POST→command result p50 ≤ ${TARGET_FIRST_RESULT_P50_MS} ms: ${ms(pooledP50)} ${verdict(pooledP50 <= TARGET_FIRST_RESULT_P50_MS)}`,
+      `target: docker (pool on) ${CONCURRENT_RUNS} concurrent runs ≤ ${TARGET_CONCURRENT_WALL_MS / 1000} s: ${(pooled.concurrentWallMs / 1000).toFixed(2)} s ${verdict(pooled.concurrentWallMs <= TARGET_CONCURRENT_WALL_MS)}`,
+      ...(failures.length ? ['', 'Runs that did not succeed:', ...failures] : []),
       '',
     ].join('\n'),
   );

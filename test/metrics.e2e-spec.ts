@@ -27,6 +27,8 @@ const SERIES = [
   'ambient_model_cost_usd_total',
   'ambient_run_cost_usd_total',
   'ambient_access_denied_total',
+  'ambient_sandbox_pool_handouts_total',
+  'ambient_sandbox_handout_seconds',
   // Node's defaults, under Ambient's prefix.
   'ambient_process_cpu_user_seconds_total',
   'ambient_nodejs_eventloop_lag_seconds',

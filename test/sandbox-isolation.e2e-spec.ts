@@ -220,8 +220,9 @@ describe.each(['bubblewrap', 'docker'] as const)('runs in %s sandboxes', (backen
     );
     if (backend === 'docker') {
       await waitFor(
-        () =>
-          docker.listContainers({ all: true, filters: { label: [`dev.ambient.run-id=${runId}`] } }),
+        // By name: a container from the warm pool carries no run label, but takes the
+        // execution's name (ambient-<run>-<execution>) at hand-out.
+        () => docker.listContainers({ all: true, filters: { name: [`ambient-${runId}-`] } }),
         (containers) => containers.length === 0,
         { timeoutMs: 10_000, what: "the run's container to be removed" },
       );

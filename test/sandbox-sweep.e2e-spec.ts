@@ -80,6 +80,8 @@ describe('sandbox orphan sweep (docker)', () => {
       'sandbox.docker.defaultImage': IMAGE,
       'environments.orphanSweepIntervalMs': 200,
       'runs.workerConcurrency': 1,
+      // Containers made for a run (found by its label); pooled ones: sandbox-docker-pool.
+      'sandbox.docker.poolSize': 0,
     });
     api = apiClient(app.baseUrl, app.apiKey);
   }, 600_000);
@@ -115,6 +117,7 @@ describe('sandbox orphan sweep (docker)', () => {
         AMBIENT_SANDBOX: 'docker',
         AMBIENT_SANDBOX_READONLY_PATHS: '',
         AMBIENT_DOCKER_IMAGE: IMAGE,
+        AMBIENT_DOCKER_POOL_SIZE: '0',
       }),
     );
     workers.push(worker);

@@ -8,13 +8,12 @@
 #   --with-node     also install nodejs and npm
 #   --with-python   also install python3
 #   --force         rebuild even when TAG already exists (otherwise an existing TAG is kept)
-# Environment: AMBIENT_DEBIAN_MIRROR (default http://deb.debian.org/debian).
+# Environment: AMBIENT_DEBIAN_MIRROR (default: the host's apt mirror, see debian-mirror.sh).
 # Needs root, debootstrap and a docker daemon.
 set -euo pipefail
 
 TAG=ambient-agent:bookworm
 SUITE=bookworm
-MIRROR=${AMBIENT_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 PACKAGES=bash,git,coreutils,curl,ripgrep,ca-certificates,procps
 FORCE=0
 SANDBOX_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -68,6 +67,7 @@ if [ "$FORCE" = 0 ] &&
 fi
 
 [ "$(id -u)" = 0 ] || die "debootstrap needs root"
+MIRROR=$("$(dirname "$0")/debian-mirror.sh") || die "no Debian mirror (set AMBIENT_DEBIAN_MIRROR)"
 command -v debootstrap >/dev/null 2>&1 || die "debootstrap is not installed (apt-get install debootstrap)"
 
 ROOTFS=$(mktemp -d "${TMPDIR:-/tmp}/ambient-agent-rootfs.XXXXXX")

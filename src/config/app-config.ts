@@ -179,6 +179,10 @@ export interface SandboxSettings {
     runtime?: string;
     /** Docker network of `egress` sandboxes (never `host`). */
     egressNetwork: string;
+    /** Warm pool: ready containers of the default image (0 or unset: no pool). */
+    poolSize?: number;
+    /** Warm pool: the most ready containers of one image after a burst of demand. */
+    poolMax?: number;
   };
 }
 
@@ -437,6 +441,8 @@ const SETTINGS: Setting[] = [
     env: 'AMBIENT_DOCKER_EGRESS_NETWORK',
     kind: 'string',
   },
+  { path: 'sandbox.docker.poolSize', env: 'AMBIENT_DOCKER_POOL_SIZE', kind: 'int', min: 0 },
+  { path: 'sandbox.docker.poolMax', env: 'AMBIENT_DOCKER_POOL_MAX', kind: 'int', min: 0 },
   { path: 'skills.cacheTtlSeconds', env: 'AMBIENT_SKILLS_CACHE_TTL_SECONDS', kind: 'int', min: 0 },
   {
     path: 'idempotency.ttlHours',

@@ -56,7 +56,8 @@ export class SelfHostedWorker {
       ),
       catalog: loadModelCatalog(options.modelsFile),
       sandboxes: new Sandboxes(
-        options.sandbox,
+        // No warm pool: nothing here sweeps the containers a crashed worker would leave idle.
+        { ...options.sandbox, docker: { ...options.sandbox.docker, poolSize: 0 } },
         options.workspaceRoot,
         `self-hosted:${options.workerId}`,
         (line) => log(`warning: ${line}`),

@@ -5,6 +5,8 @@ const RUN_SECONDS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200];
 /** Queue-to-start latency: milliseconds when idle, minutes under a backlog. */
 const QUEUE_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900];
 const HTTP_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Sandbox hand-out: milliseconds from a warm pool, seconds when a container is made. */
+const HANDOUT_SECONDS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** Read at scrape time; each is set by the component that knows the answer, when it runs here. */
 export interface ScrapeProbes {
@@ -76,6 +78,19 @@ export class AmbientMetrics {
     name: 'ambient_schedule_firings_total',
     help: 'Schedule ticks claimed, by outcome (fired, skipped)',
     labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  private readonly sandboxHandouts = new Counter({
+    name: 'ambient_sandbox_pool_handouts_total',
+    help: 'Sandboxes opened, by how their container was had (hit: warm pool; miss: made, the pool had none ready; bypass: made, the pool does not serve such sandboxes)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  private readonly sandboxHandoutSeconds = new Histogram({
+    name: 'ambient_sandbox_handout_seconds',
+    help: 'Time from opening a sandbox to its container being ready for commands, by result (as ambient_sandbox_pool_handouts_total)',
+    labelNames: ['result'] as const,
+    buckets: HANDOUT_SECONDS,
     registers: [this.registry],
   });
   private readonly workerDisconnects = new Counter({
@@ -210,6 +225,11 @@ export class AmbientMetrics {
 
   scheduleFiring(outcome: 'fired' | 'skipped', count = 1): void {
     if (count > 0) this.scheduleFirings.inc({ outcome }, count);
+  }
+
+  sandboxHandout(result: 'hit' | 'miss' | 'bypass', seconds: number): void {
+    this.sandboxHandouts.inc({ result });
+    this.sandboxHandoutSeconds.observe({ result }, seconds);
   }
 
   workerDisconnected(): void {

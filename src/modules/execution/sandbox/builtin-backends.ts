@@ -37,7 +37,8 @@ export function dockerBackendFactory(client?: Dockerode): SandboxBackendFactory 
           }
         : { works: true };
     },
-    create: ({ settings, deployment }) => new DockerSandboxBackend(settings, client, deployment),
+    create: ({ settings, deployment, workspaceRoot, metrics }) =>
+      new DockerSandboxBackend(settings, client, deployment, { workspaceRoot, metrics }),
   };
 }
 

@@ -5,6 +5,7 @@ import type {
   SandboxBackend,
   SandboxBackendContext,
   SandboxBackendFactory,
+  SandboxPoolMetrics,
   SandboxDescription,
   SandboxProbe,
 } from './sandbox.types';
@@ -36,11 +37,12 @@ export async function selectSandboxBackend(
   backends: readonly SandboxBackendFactory[] = BUILTIN_SANDBOX_BACKENDS,
   /** The daemon the docker backend asks (tests pass their own); DOCKER_HOST's otherwise. */
   dockerClient?: Dockerode,
+  metrics?: SandboxPoolMetrics,
 ): Promise<SelectedSandbox> {
   const registered = dockerClient
     ? backends.map((f) => (f.name === 'docker' ? dockerBackendFactory(dockerClient) : f))
     : backends;
-  const context: SandboxBackendContext = { settings, workspaceRoot, deployment };
+  const context: SandboxBackendContext = { settings, workspaceRoot, deployment, metrics };
   if (settings.backend === 'auto') {
     const reasons: string[] = [];
     for (const factory of AUTO.flatMap((name) => registered.filter((f) => f.name === name))) {

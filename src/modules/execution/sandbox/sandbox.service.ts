@@ -1,8 +1,9 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { AMBIENT_EXTENSIONS, AmbientExtension } from '../../../extensions/extension.types';
+import { AmbientMetrics } from '../../metrics';
 import { Sandboxes } from './sandboxes';
 
 /**
@@ -10,12 +11,13 @@ import { Sandboxes } from './sandboxes';
  * backend chosen at start-up (`AMBIENT_SANDBOX`).
  */
 @Injectable()
-export class SandboxService extends Sandboxes implements OnModuleInit {
+export class SandboxService extends Sandboxes implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Sandbox');
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(AMBIENT_EXTENSIONS) extensions: AmbientExtension[],
+    metrics: AmbientMetrics,
   ) {
     super(
       config.sandbox,
@@ -23,6 +25,7 @@ export class SandboxService extends Sandboxes implements OnModuleInit {
       deploymentName(config),
       (line) => this.logger.warn(line),
       extensions.flatMap((extension) => extension.sandboxBackends ?? []),
+      { handout: (result, seconds) => metrics.sandboxHandout(result, seconds) },
     );
   }
 
@@ -31,6 +34,11 @@ export class SandboxService extends Sandboxes implements OnModuleInit {
     if (description.isolated) {
       this.logger.log(`agent programs run in ${description.backend} sandboxes`);
     }
+  }
+
+  /** Idle pooled containers go with the process (those handed out close with their runs). */
+  async onApplicationShutdown(): Promise<void> {
+    await this.drain();
   }
 }
 

@@ -106,6 +106,19 @@ export interface SandboxBackendContext {
   workspaceRoot: string;
   /** Names this deployment (or self-hosted worker) on shared infrastructure. */
   deployment: string;
+  /** Where a backend with a warm pool reports its hand-outs (Prometheus in Ambient's workers). */
+  metrics?: SandboxPoolMetrics;
+}
+
+/**
+ * How a sandbox was had: `hit` from the warm pool, `miss` made on demand because the pool had
+ * none ready, `bypass` made on demand because the pool does not serve such sandboxes (egress).
+ */
+export type SandboxHandout = 'hit' | 'miss' | 'bypass';
+
+export interface SandboxPoolMetrics {
+  /** A sandbox's container is ready for commands, `seconds` after it was asked for. */
+  handout(result: SandboxHandout, seconds: number): void;
 }
 
 /** Whether a backend works on this host, and what start-up says about it. */
@@ -136,6 +149,10 @@ export interface SandboxBackend {
    * Returns how many were removed.
    */
   sweep?(isLive: (runId: string, executionId: number) => Promise<boolean>): Promise<number>;
+  /** Starts making sandboxes ahead of demand (a warm pool), when the backend keeps one. */
+  warm?(): void;
+  /** Removes the sandboxes made ahead of demand and makes no more (at shutdown). */
+  drain?(): Promise<void>;
 }
 
 /**
@@ -165,4 +182,6 @@ export const SANDBOX_LABELS = {
   run: 'dev.ambient.run-id',
   execution: 'dev.ambient.execution-id',
   team: 'dev.ambient.team-id',
+  /** A warm pool's container: the process that made it (see pool-owner.ts); no run labels. */
+  poolOwner: 'dev.ambient.pool-owner',
 } as const;

@@ -8,6 +8,7 @@ import {
   SandboxDescription,
   SandboxError,
   SandboxLimits,
+  SandboxPoolMetrics,
 } from './sandbox.types';
 
 export interface OpenSandbox {
@@ -39,6 +40,7 @@ export class Sandboxes {
     private readonly warn: (line: string) => void,
     /** The registered backends, built-ins first (the self-hosted worker has only those). */
     private readonly backends: readonly SandboxBackendFactory[] = BUILTIN_SANDBOX_BACKENDS,
+    private readonly metrics?: SandboxPoolMetrics,
   ) {}
 
   /** Chooses the backend (once); says why when runs will not be isolated or cannot start. */
@@ -48,9 +50,12 @@ export class Sandboxes {
       this.workspaceRoot,
       this.deployment,
       this.backends,
+      undefined,
+      this.metrics,
     ).then((selected) => {
       this.selected = selected;
       if (selected.warning) this.warn(selected.warning);
+      selected.backend?.warm?.();
       return selected;
     });
     return this.selection;
@@ -83,6 +88,13 @@ export class Sandboxes {
       limits: sandboxLimits(this.settings, environment?.resources),
       apiUrl: request.apiUrl,
     });
+  }
+
+  /** Removes the sandboxes made ahead of demand (warm pool) and makes no more: at shutdown. */
+  async drain(): Promise<void> {
+    if (!this.selection) return;
+    const { backend } = await this.selection;
+    await backend?.drain?.();
   }
 
   /** Removes sandboxes of executions that are not live any more (a crashed worker's). */

@@ -2,13 +2,26 @@ import Dockerode from 'dockerode';
 import { NetnsBridge } from './netns-bridge';
 import { API_SOCKET_NAME, bridgedApiUrl } from '../../api-bridge';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, constants as fsConstants } from 'node:fs';
-import { chown, lchown, mkdir, open as openFile, readdir, rm } from 'node:fs/promises';
+import {
+  chown,
+  lchown,
+  mkdir,
+  open as openFile,
+  readdir,
+  rename,
+  rm,
+  stat,
+} from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import type { AppConfig } from '../../../../../config/app-config';
 import { DockerExecProcess } from './docker-exec-process';
+import { DockerWarmPool } from './docker-warm-pool';
+import { currentPoolOwner, poolOwnerIsAlive } from './pool-owner';
+import { WarmPoolSizing } from './warm-pool-sizing';
 import {
   SANDBOX_LABELS,
   SANDBOX_PATH,
@@ -19,6 +32,9 @@ import {
 import type {
   Sandbox,
   SandboxBackend,
+  SandboxHandout,
+  SandboxLimits,
+  SandboxPoolMetrics,
   SandboxProcess,
   SandboxSpawnOptions,
   SandboxSpec,
@@ -186,9 +202,99 @@ function killerDirOf(privateDir: string): string {
   return `${privateDir}.killer`;
 }
 
+/**
+ * A warm container's directories, made with it: its private and killer directories (as an
+ * execution's) and the directory bound at /workspace, which becomes the run's workspace at
+ * hand-out (see moveWorkspaceInto).
+ */
+interface PoolSlot {
+  name: string;
+  privateDir: string;
+  workspace: string;
+}
+
+/** Slots live beside the executions' private directories, on the workspaces' filesystem. */
+const POOL_SLOT_PREFIX = 'pool-';
+
+function poolSlotOf(workspaceRoot: string): PoolSlot {
+  const name = `ambient-${POOL_SLOT_PREFIX}${randomBytes(8).toString('hex')}`;
+  const privateDir = join(resolve(workspaceRoot), '.sandbox', name);
+  return { name, privateDir, workspace: `${privateDir}.workspace` };
+}
+
+/** A pooled container's workspace slot (nothing else: a handed-out slot is a run's workspace). */
+async function makePrivateDirs(
+  privateDir: string,
+  user: { uid: number; gid: number } | null,
+): Promise<void> {
+  await removeDirs(privateDir);
+  await mkdir(dirname(privateDir), { recursive: true, mode: 0o711 });
+  await mkdir(privateDir, { mode: 0o700 });
+  await mkdir(killerDirOf(privateDir), { mode: 0o700 });
+  await promisify(execFile)('mkfifo', ['-m', '600', join(killerDirOf(privateDir), KILL_FIFO)]);
+  if (user) await chown(privateDir, user.uid, user.gid);
+}
+
+async function removePoolSlot(slot: PoolSlot): Promise<void> {
+  await removeDirs(slot.privateDir).catch(() => undefined);
+  await rm(slot.workspace, { recursive: true, force: true }).catch(() => undefined);
+}
+
+function isPoolWorkspaceSlot(path: string): boolean {
+  return /\/\.sandbox\/ambient-pool-[0-9a-f]{16}\.workspace$/.test(path);
+}
+
+/**
+ * Makes the run's workspace the directory a warm container has at /workspace, in place: the
+ * workspace's entries are moved into the slot, then the slot is renamed over the (now empty)
+ * workspace. Both are renames on one filesystem, so nothing is copied and the container sees the
+ * files at once; the workspace keeps its host path. Undone when any step fails (a workspace
+ * that is a mount point or on another filesystem cannot be moved: the run gets a new container).
+ */
+async function moveWorkspaceInto(slot: string, workspace: string): Promise<void> {
+  const [ws, into, parent] = await Promise.all([
+    stat(workspace),
+    stat(slot),
+    stat(dirname(workspace)),
+  ]);
+  if (ws.dev !== into.dev || ws.dev !== parent.dev) {
+    throw new Error("the workspace is not on the pool's filesystem");
+  }
+  const names = await readdir(workspace);
+  const moved: string[] = [];
+  try {
+    for (const name of names) {
+      await rename(join(workspace, name), join(slot, name));
+      moved.push(name);
+    }
+    await rename(slot, workspace);
+  } catch (error) {
+    for (const name of moved) {
+      await rename(join(slot, name), join(workspace, name)).catch(() => undefined);
+    }
+    throw error;
+  }
+}
+
 async function removeDirs(privateDir: string): Promise<void> {
   await rm(privateDir, { recursive: true, force: true });
   await rm(killerDirOf(privateDir), { recursive: true, force: true });
+}
+
+/** The memory, pids and CPU limits of a container, as created or as updated at hand-out. */
+function resourceLimits(limits: SandboxLimits): {
+  PidsLimit: number;
+  Memory: number;
+  MemorySwap: number;
+  NanoCpus: number;
+} {
+  const memory = limits.memoryMb * 1024 * 1024;
+  return {
+    PidsLimit: limits.pids + OWN_PIDS,
+    Memory: memory,
+    MemorySwap: memory,
+    NanoCpus: Math.round(limits.cpus * 1e9),
+  };
 }
 
 function isNotFound(error: unknown): boolean {
@@ -228,14 +334,37 @@ export async function defaultImageProblem(
 export class DockerSandboxBackend implements SandboxBackend {
   readonly name = 'docker' as const;
   private readonly docker: Dockerode;
+  /** Null without AMBIENT_DOCKER_POOL_SIZE or without a workspace root to put its slots in. */
+  readonly pool: DockerWarmPool<WarmContainer> | null = null;
+  private readonly poolOwner = currentPoolOwner();
 
   constructor(
     private readonly settings: SandboxSettings,
     docker?: Dockerode,
     /** Names this Ambient deployment: sweep() touches only its own containers. */
     private readonly deployment = 'default',
+    private readonly options: { workspaceRoot?: string; metrics?: SandboxPoolMetrics } = {},
   ) {
     this.docker = docker ?? new Dockerode();
+    const { poolSize = 0, poolMax = 0 } = settings.docker;
+    const { workspaceRoot } = options;
+    if (poolSize > 0 && workspaceRoot) {
+      this.pool = new DockerWarmPool(
+        new WarmPoolSizing({ size: poolSize, max: poolMax }, settings.docker.defaultImage),
+        (image) => this.makeWarm(image, workspaceRoot),
+        (warm) => this.discardWarm(warm),
+      );
+      // Nobody has to wait for a pool container; the next attempt says it again.
+      this.pool.on('failed', () => undefined);
+    }
+  }
+
+  warm(): void {
+    this.pool?.start();
+  }
+
+  async drain(): Promise<void> {
+    await this.pool?.drain();
   }
 
   /**
@@ -246,6 +375,7 @@ export class DockerSandboxBackend implements SandboxBackend {
    * that says why.
    */
   async open(spec: SandboxSpec): Promise<Sandbox> {
+    const askedAt = performance.now();
     const { docker: dockerSettings } = this.settings;
     const user = numericUser(dockerSettings.user);
     if (user?.uid === 0 || /^root(:|$)/.test(dockerSettings.user)) {
@@ -253,8 +383,83 @@ export class DockerSandboxBackend implements SandboxBackend {
     }
     const image = spec.image ?? dockerSettings.defaultImage;
     const workspace = resolve(spec.workspaceDir);
-    const privateDir = privateDirOf(spec);
+    // Known now, bridged once the container runs (see bridgeInto). Should the bridge not start
+    // after all (the daemon's processes are not in this host's pid namespace, nsenter or socat
+    // missing), nothing listens on that address in the container: the sandbox's processes get
+    // "connection refused" from it, which is all they would learn without a bridge anyway.
+    const bridged = spec.apiUrl && this.canBridge() ? spec.apiUrl : null;
 
+    const warm = await this.handOut(spec, image, workspace, user);
+    const result: SandboxHandout = warm ? 'hit' : this.poolServes(spec) ? 'miss' : 'bypass';
+    let sandbox: DockerSandbox;
+    if (warm) {
+      sandbox = new DockerSandbox(
+        (closeRequested) => this.startWarm(warm, spec, image, workspace, bridged, closeRequested),
+        this.settings,
+        spec,
+        workspace,
+        warm.slot.privateDir,
+        user,
+        bridged ? bridgedApiUrl(bridged) : null,
+      );
+    } else {
+      const privateDir = privateDirOf(spec);
+      await this.prepareCold(image, workspace, privateDir, user);
+      sandbox = new DockerSandbox(
+        (closeRequested) =>
+          this.startContainer(spec, image, workspace, privateDir, bridged, closeRequested),
+        this.settings,
+        spec,
+        workspace,
+        privateDir,
+        user,
+        bridged ? bridgedApiUrl(bridged) : null,
+      );
+    }
+    if (this.pool?.enabled) {
+      void sandbox.started.then((ok) => {
+        if (ok) this.options.metrics?.handout(result, (performance.now() - askedAt) / 1000);
+      });
+    }
+    return sandbox;
+  }
+
+  /** The pool serves sandboxes without network only (see DESIGN "Warm container pool"). */
+  private poolServes(spec: SandboxSpec): boolean {
+    return Boolean(this.pool?.enabled) && spec.network === 'none';
+  }
+
+  /**
+   * A warm container of the image, with the run's workspace now at its /workspace; null when the
+   * pool has none ready (never waits) or the workspace cannot be moved there.
+   */
+  private async handOut(
+    spec: SandboxSpec,
+    image: string,
+    workspace: string,
+    user: { uid: number; gid: number } | null,
+  ): Promise<WarmContainer | null> {
+    if (!this.pool || !this.poolServes(spec)) return null;
+    const warm = this.pool.take(image);
+    if (!warm) return null;
+    try {
+      await moveWorkspaceInto(warm.slot.workspace, workspace);
+      if (user) await chownTree(workspace, user.uid, user.gid);
+      return warm;
+    } catch (_error) {
+      await this.discardWarm(warm);
+      return null;
+    }
+  }
+
+  /** The image and the execution's directories of a container made on demand. */
+  private async prepareCold(
+    image: string,
+    workspace: string,
+    privateDir: string,
+    user: { uid: number; gid: number } | null,
+  ): Promise<void> {
+    const { docker: dockerSettings } = this.settings;
     try {
       await this.ensureImage(image, image === dockerSettings.defaultImage);
     } catch (error) {
@@ -265,16 +470,10 @@ export class DockerSandboxBackend implements SandboxBackend {
         'resource_unavailable',
       );
     }
-
     try {
-      await removeDirs(privateDir);
-      await mkdir(dirname(privateDir), { recursive: true, mode: 0o711 });
-      await mkdir(privateDir, { mode: 0o700 });
-      await mkdir(killerDirOf(privateDir), { mode: 0o700 });
-      await promisify(execFile)('mkfifo', ['-m', '600', join(killerDirOf(privateDir), KILL_FIFO)]);
+      await makePrivateDirs(privateDir, user);
       if (user) {
         // The container's user must own what Ambient (root) wrote; symbolic links are not followed.
-        await chown(privateDir, user.uid, user.gid);
         await chownTree(workspace, user.uid, user.gid);
       }
     } catch (error) {
@@ -284,22 +483,89 @@ export class DockerSandboxBackend implements SandboxBackend {
         'resource_unavailable',
       );
     }
+  }
 
-    // Known now, bridged once the container runs (see bridgeInto). Should the bridge not start
-    // after all (the daemon's processes are not in this host's pid namespace, nsenter or socat
-    // missing), nothing listens on that address in the container: the sandbox's processes get
-    // "connection refused" from it, which is all they would learn without a bridge anyway.
-    const bridged = spec.apiUrl && this.canBridge() ? spec.apiUrl : null;
-    return new DockerSandbox(
-      (closeRequested) =>
-        this.startContainer(spec, image, workspace, privateDir, bridged, closeRequested),
-      this.settings,
-      spec,
-      workspace,
-      privateDir,
-      user,
-      bridged ? bridgedApiUrl(bridged) : null,
-    );
+  /**
+   * An idle container for the pool: the sandbox's shape with the server's default limits,
+   * network none, labelled with this process as its owner (no run yet), its slot's directories
+   * bound. Started; rejects (having removed what it made) when it does not run.
+   */
+  private async makeWarm(image: string, workspaceRoot: string): Promise<WarmContainer> {
+    const slot = poolSlotOf(workspaceRoot);
+    const user = numericUser(this.settings.docker.user);
+    let container: Dockerode.Container | null = null;
+    try {
+      await makePrivateDirs(slot.privateDir, user);
+      await mkdir(slot.workspace, { mode: 0o755 });
+      if (user) await chown(slot.workspace, user.uid, user.gid);
+      const { memoryMb, pids, cpus, maxMemoryMb } = this.settings;
+      container = await this.docker.createContainer(
+        this.containerShape({
+          name: slot.name,
+          image,
+          workspace: slot.workspace,
+          privateDir: slot.privateDir,
+          limits: { memoryMb, pids, cpus },
+          network: 'none',
+          // /tmp's pages count against the memory limit set at hand-out; its size cannot change.
+          tmpfsMb: maxMemoryMb,
+          labels: { [SANDBOX_LABELS.poolOwner]: this.poolOwner },
+        }),
+      );
+      await container.start();
+      const { State } = await container.inspect();
+      if (!State.Running) throw new Error(`it exited at once with code ${State.ExitCode}`);
+      return { container, pid: State.Pid, slot };
+    } catch (error) {
+      if (container) await this.removeContainer(container).catch(() => undefined);
+      await removePoolSlot(slot);
+      throw error;
+    }
+  }
+
+  private async discardWarm(warm: WarmContainer): Promise<void> {
+    await this.removeContainer(warm.container).catch(() => undefined);
+    await removePoolSlot(warm.slot);
+  }
+
+  /**
+   * The start of a sandbox handed a warm container: its limits become the run's (docker update)
+   * and its name the execution's, then the API is bridged in. Should the warm container be gone after all (the daemon
+   * restarted), a container is made for the execution instead, on the same directories.
+   */
+  private async startWarm(
+    warm: WarmContainer,
+    spec: SandboxSpec,
+    image: string,
+    workspace: string,
+    apiUrl: string | null,
+    closeRequested: () => boolean,
+  ): Promise<StartedContainer> {
+    // All at once: none depends on another, and commands wait for all of them. Named like an
+    // execution's own container (`docker ps` says whose it is); labels cannot change, so the run
+    // is not among them. bridgeInto never rejects.
+    const bridging = apiUrl
+      ? bridgeInto(warm.pid, warm.slot.privateDir, apiUrl)
+      : Promise.resolve(null);
+    try {
+      await Promise.all([
+        warm.container.update(resourceLimits(spec.limits)),
+        warm.container.rename({ name: containerName(spec) }).catch(() => undefined),
+      ]);
+    } catch (_error) {
+      await (await bridging)?.close();
+      await this.removeContainer(warm.container).catch(() => undefined);
+      return this.startContainer(
+        spec,
+        image,
+        workspace,
+        warm.slot.privateDir,
+        apiUrl,
+        closeRequested,
+      );
+    }
+    // Closed meanwhile: close() removes the container and this bridge once this settles.
+    return { container: warm.container, bridge: await bridging };
   }
 
   /**
@@ -364,12 +630,36 @@ export class DockerSandboxBackend implements SandboxBackend {
     workspace: string,
     privateDir: string,
   ): Dockerode.ContainerCreateOptions {
-    const { docker: dockerSettings } = this.settings;
-    const { memoryMb, pids, cpus } = spec.limits;
-    const memory = memoryMb * 1024 * 1024;
-    return {
+    return this.containerShape({
       name,
-      Image: image,
+      image,
+      workspace,
+      privateDir,
+      limits: spec.limits,
+      network: spec.network,
+      tmpfsMb: spec.limits.memoryMb,
+      labels: {
+        [SANDBOX_LABELS.run]: spec.runId,
+        [SANDBOX_LABELS.execution]: String(spec.executionId),
+        [SANDBOX_LABELS.team]: spec.teamId,
+      },
+    });
+  }
+
+  private containerShape(shape: {
+    name: string;
+    image: string;
+    workspace: string;
+    privateDir: string;
+    limits: SandboxLimits;
+    network: SandboxSpec['network'];
+    tmpfsMb: number;
+    labels: Record<string, string>;
+  }): Dockerode.ContainerCreateOptions {
+    const { docker: dockerSettings } = this.settings;
+    return {
+      name: shape.name,
+      Image: shape.image,
       // The killer (see KILLER) is the container's one long-lived process; docker-init reaps
       // whatever the execs leave behind.
       Entrypoint: ['/bin/sh', '-c', KILLER],
@@ -380,29 +670,24 @@ export class DockerSandboxBackend implements SandboxBackend {
       Labels: {
         [SANDBOX_LABELS.managed]: '1',
         [SANDBOX_LABELS.deployment]: this.deployment,
-        [SANDBOX_LABELS.run]: spec.runId,
-        [SANDBOX_LABELS.execution]: String(spec.executionId),
-        [SANDBOX_LABELS.team]: spec.teamId,
+        ...shape.labels,
       },
       HostConfig: {
         Init: true,
         Binds: [
-          `${workspace}:${SANDBOX_WORKDIR}:rw`,
-          `${privateDir}:${SANDBOX_PRIVATE_DIR}:ro`,
-          `${killerDirOf(privateDir)}:${KILLER_DIR}:ro`,
+          `${shape.workspace}:${SANDBOX_WORKDIR}:rw`,
+          `${shape.privateDir}:${SANDBOX_PRIVATE_DIR}:ro`,
+          `${killerDirOf(shape.privateDir)}:${KILLER_DIR}:ro`,
         ],
         CapDrop: ['ALL'],
         CapAdd: ['KILL'],
         SecurityOpt: ['no-new-privileges'],
-        PidsLimit: pids + OWN_PIDS,
-        Memory: memory,
-        MemorySwap: memory,
-        NanoCpus: Math.round(cpus * 1e9),
-        NetworkMode: spec.network === 'egress' ? dockerSettings.egressNetwork : 'none',
+        ...resourceLimits(shape.limits),
+        NetworkMode: shape.network === 'egress' ? dockerSettings.egressNetwork : 'none',
         ...(dockerSettings.runtime ? { Runtime: dockerSettings.runtime } : {}),
         // The root filesystem stays writable: vendor CLIs write their state under HOME, which
         // the image's user owns. It is the container's own layer, gone at close.
-        Tmpfs: { '/tmp': `rw,nosuid,nodev,mode=1777,size=${memoryMb}m` },
+        Tmpfs: { '/tmp': `rw,nosuid,nodev,mode=1777,size=${shape.tmpfsMb}m` },
         LogConfig: { Type: 'none', Config: {} },
         RestartPolicy: { Name: 'no' },
       },
@@ -424,6 +709,23 @@ export class DockerSandboxBackend implements SandboxBackend {
     }
     let removed = 0;
     for (const info of containers) {
+      const owner = info.Labels[SANDBOX_LABELS.poolOwner];
+      if (owner !== undefined) {
+        // Pooled: idle or handed out, it lives as long as the process that made it.
+        if (poolOwnerIsAlive(owner)) continue;
+        await this.removeContainer(this.docker.getContainer(info.Id));
+        for (const mount of info.Mounts) {
+          if (mount.Destination === SANDBOX_PRIVATE_DIR && mount.Source) {
+            await removeDirs(mount.Source);
+          }
+          // A slot never handed out; a handed-out one is a run's workspace now, elsewhere.
+          if (mount.Destination === SANDBOX_WORKDIR && isPoolWorkspaceSlot(mount.Source)) {
+            await rm(mount.Source, { recursive: true, force: true });
+          }
+        }
+        removed++;
+        continue;
+      }
       const runId = info.Labels[SANDBOX_LABELS.run];
       const executionId = Number(info.Labels[SANDBOX_LABELS.execution]);
       if (runId && Number.isInteger(executionId) && (await isLive(runId, executionId))) continue;
@@ -478,6 +780,13 @@ interface StartedContainer {
   bridge: NetnsBridge | null;
 }
 
+/** A warm pool's container: started, idle, not yet any run's. */
+interface WarmContainer {
+  container: Dockerode.Container;
+  pid: number;
+  slot: PoolSlot;
+}
+
 class DockerSandbox implements Sandbox {
   readonly backend = 'docker' as const;
   readonly workdir = SANDBOX_WORKDIR;
@@ -504,6 +813,14 @@ class DockerSandbox implements Sandbox {
     this.ready = start(() => this.closeRequested);
     // Whoever needs the container sees the failure; nobody may have to.
     this.ready.catch(() => undefined);
+  }
+
+  /** Settles once the container is ready for commands (true) or could not be (false). */
+  get started(): Promise<boolean> {
+    return this.ready.then(
+      () => !this.closeRequested,
+      () => false,
+    );
   }
 
   spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess {

@@ -1,0 +1,122 @@
+import { once } from 'node:events';
+import { DockerWarmPool } from './docker-warm-pool';
+import { WarmPoolSizing } from './warm-pool-sizing';
+
+const IMAGE = 'ambient-agent:bookworm';
+
+/** A pool whose containers are numbered items; `made` and `discarded` tell what it did. */
+function poolOf(size: number, max: number, make?: (image: string) => Promise<number>) {
+  let next = 0;
+  const made: number[] = [];
+  const discarded: number[] = [];
+  let clock = 1_000_000;
+  const pool = new DockerWarmPool<number>(
+    new WarmPoolSizing({ size, max, burstWindowMs: 1000, historyMs: 60_000 }, IMAGE),
+    make ??
+      (() => {
+        const item = ++next;
+        made.push(item);
+        return Promise.resolve(item);
+      }),
+    (item) => {
+      discarded.push(item);
+      return Promise.resolve();
+    },
+    () => clock,
+  );
+  return {
+    pool,
+    made,
+    discarded,
+    advance: (ms: number) => (clock += ms),
+  };
+}
+
+async function filled(pool: DockerWarmPool<number>, ready: number): Promise<void> {
+  while (pool.readyCount(IMAGE) < ready) await once(pool, 'filled');
+}
+
+describe('DockerWarmPool', () => {
+  it('fills to its size at start and hands each container out once', async () => {
+    const { pool, made } = poolOf(2, 4);
+    pool.start();
+    await filled(pool, 2);
+    const first = pool.take(IMAGE);
+    const second = pool.take(IMAGE);
+    expect([first, second].sort()).toEqual([1, 2]);
+    expect(made.slice(0, 2)).toEqual([1, 2]);
+    // Never handed out again: fresh containers replace them.
+    await filled(pool, 2);
+    const third = pool.take(IMAGE);
+    expect([1, 2]).not.toContain(third);
+    await pool.drain();
+  });
+
+  it('returns null at once when nothing is ready, and grows after the burst', async () => {
+    const { pool } = poolOf(1, 5);
+    pool.start();
+    await filled(pool, 1);
+    const burst = Array.from({ length: 4 }, () => pool.take(IMAGE));
+    expect(burst.filter((item) => item === null)).toHaveLength(3);
+    await filled(pool, 4);
+    expect(pool.readyCount(IMAGE)).toBe(4);
+    await pool.drain();
+  });
+
+  it('makes nothing when its size is 0', () => {
+    const { pool, made } = poolOf(0, 5);
+    pool.start();
+    expect(pool.take(IMAGE)).toBeNull();
+    expect(made).toEqual([]);
+  });
+
+  it('removes what it holds and what it is making when drained, and makes no more', async () => {
+    let release: () => void = () => undefined;
+    const slow = new Promise<void>((resolveSlow) => (release = resolveSlow));
+    let n = 0;
+    const { pool, discarded } = poolOf(2, 2, async () => {
+      const item = ++n;
+      if (item === 2) await slow;
+      return item;
+    });
+    pool.start();
+    while (pool.readyCount(IMAGE) < 1) await new Promise((r) => setImmediate(r));
+    const draining = pool.drain();
+    release();
+    await draining;
+    expect(discarded.sort()).toEqual([1, 2]);
+    expect(pool.readyCount(IMAGE)).toBe(0);
+    expect(pool.take(IMAGE)).toBeNull();
+    expect(n).toBe(2);
+  });
+
+  it('says when a container cannot be made and pauses that image', async () => {
+    let attempts = 0;
+    const { pool } = poolOf(1, 1, () => {
+      attempts++;
+      return Promise.reject(new Error('No such image'));
+    });
+    const failed = once(pool, 'failed');
+    pool.start();
+    const [image, error] = (await failed) as [string, Error];
+    expect(image).toBe(IMAGE);
+    expect(error.message).toBe('No such image');
+    // Paused: a hand-out does not make it try again at once.
+    expect(pool.take(IMAGE)).toBeNull();
+    expect(attempts).toBe(1);
+    await pool.drain();
+  });
+
+  it('gives up containers above a shrunken target once the burst is forgotten', async () => {
+    const { pool, discarded, advance } = poolOf(1, 4);
+    pool.start();
+    await filled(pool, 1);
+    for (let i = 0; i < 3; i++) pool.take(IMAGE);
+    await filled(pool, 3);
+    advance(61_000);
+    pool.take(IMAGE);
+    expect(pool.readyCount(IMAGE)).toBe(1);
+    expect(discarded).toHaveLength(1);
+    await pool.drain();
+  });
+});

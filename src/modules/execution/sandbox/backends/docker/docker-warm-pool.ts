@@ -1,0 +1,134 @@
+import { EventEmitter } from 'node:events';
+import { WarmPoolSizing } from './warm-pool-sizing';
+
+/** At most this many containers of one image are being made for the pool at once. */
+const PARALLEL_STARTS = 4;
+/** After a container could not be made, the pool of that image waits this long to try again. */
+const RETRY_AFTER_MS = 5_000;
+/** How often targets are re-evaluated (a pool shrinks once its burst is forgotten). */
+const RESIZE_EVERY_MS = 30_000;
+
+/**
+ * Containers made and started ahead of demand, per image: `take` hands a ready one to exactly one
+ * sandbox and never waits; the pool then makes a fresh one in the background. Containers are never
+ * given back: each is removed by the sandbox it was handed to.
+ *
+ * Events: `filled` (image, ready count) once an image's pool holds its target; `failed` (image,
+ * error) when a container could not be made (that image's pool pauses, then tries again).
+ */
+export class DockerWarmPool<T> extends EventEmitter {
+  private readonly ready = new Map<string, T[]>();
+  private readonly starting = new Map<string, number>();
+  private readonly pausedUntil = new Map<string, number>();
+  private readonly making = new Set<Promise<void>>();
+  private resizeTimer: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private draining = false;
+
+  constructor(
+    private readonly sizing: WarmPoolSizing,
+    /** Creates and starts one idle container of `image`. */
+    private readonly make: (image: string) => Promise<T>,
+    /** Removes a container the pool does not hand out after all. */
+    private readonly discard: (item: T) => Promise<void>,
+    private readonly now: () => number = Date.now,
+  ) {
+    super();
+  }
+
+  get enabled(): boolean {
+    return this.sizing.enabled;
+  }
+
+  /** Starts filling the pools and keeps their sizes to their targets. */
+  start(): void {
+    if (!this.enabled || this.draining || this.resizeTimer) return;
+    this.resizeTimer = setInterval(() => this.resizeAll(), RESIZE_EVERY_MS);
+    this.resizeTimer.unref();
+    this.resizeAll();
+  }
+
+  /** A ready container of `image`, or null (no wait) when there is none; counts as demand. */
+  take(image: string): T | null {
+    if (!this.enabled || this.draining) return null;
+    this.sizing.recordDemand(image, this.now());
+    const item = this.ready.get(image)?.shift() ?? null;
+    this.resize(image);
+    return item;
+  }
+
+  /** Ready containers of `image`. */
+  readyCount(image: string): number {
+    return this.ready.get(image)?.length ?? 0;
+  }
+
+  /** Removes every ready container and those being made; the pool makes none afterwards. */
+  async drain(): Promise<void> {
+    this.draining = true;
+    if (this.resizeTimer) clearInterval(this.resizeTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.resizeTimer = this.retryTimer = null;
+    await Promise.all([...this.making]);
+    const items = [...this.ready.values()].flat();
+    this.ready.clear();
+    await Promise.all(items.map((item) => this.discard(item).catch(() => undefined)));
+  }
+
+  private resizeAll(): void {
+    const images = new Set([...this.sizing.images(this.now()), ...this.ready.keys()]);
+    for (const image of images) this.resize(image);
+  }
+
+  /** Makes containers up to the image's target, or removes those above it. */
+  private resize(image: string): void {
+    if (this.draining) return;
+    const now = this.now();
+    const target = this.sizing.target(image, now);
+    const ready = this.ready.get(image) ?? [];
+    for (const extra of ready.splice(target)) void this.discard(extra).catch(() => undefined);
+    if (ready.length === 0 && target === 0) this.ready.delete(image);
+    if ((this.pausedUntil.get(image) ?? 0) > now) return;
+    let starting = this.starting.get(image) ?? 0;
+    while (ready.length + starting < target && starting < PARALLEL_STARTS) {
+      starting++;
+      const made = this.makeOne(image).finally(() => this.making.delete(made));
+      this.making.add(made);
+    }
+    this.starting.set(image, starting);
+  }
+
+  private async makeOne(image: string): Promise<void> {
+    let item: T | null = null;
+    try {
+      item = await this.make(image);
+    } catch (error) {
+      this.pausedUntil.set(image, this.now() + RETRY_AFTER_MS);
+      this.retryLater();
+      this.emit('failed', image, error instanceof Error ? error : new Error(String(error)));
+    } finally {
+      this.starting.set(image, (this.starting.get(image) ?? 1) - 1);
+    }
+    if (item === null) return;
+    if (this.draining) {
+      await this.discard(item).catch(() => undefined);
+      return;
+    }
+    const ready = this.ready.get(image) ?? [];
+    ready.push(item);
+    this.ready.set(image, ready);
+    this.resize(image);
+    const target = this.sizing.target(image, this.now());
+    if (ready.length >= target && (this.starting.get(image) ?? 0) === 0) {
+      this.emit('filled', image, ready.length);
+    }
+  }
+
+  private retryLater(): void {
+    if (this.retryTimer || this.draining) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.resizeAll();
+    }, RETRY_AFTER_MS);
+    this.retryTimer.unref();
+  }
+}

@@ -1,0 +1,286 @@
+/**
+ * The docker backend's warm pool against the real daemon: a pooled container serves one
+ * execution and is gone with it, the pool refills (and grows) after a burst, it is drained at
+ * shutdown, and the orphan sweep removes the pooled containers of a worker killed by SIGKILL.
+ */
+import Dockerode from 'dockerode';
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import type { AppConfig } from '../src/config/app-config';
+import { AmbientMetrics } from '../src/modules/metrics/ambient-metrics';
+import {
+  DockerSandboxBackend,
+  dockerAnswers,
+} from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
+import {
+  SANDBOX_LABELS,
+  SANDBOX_PATH,
+  type Sandbox,
+  type SandboxHandout,
+  type SandboxLimits,
+} from '../src/modules/execution/sandbox/sandbox.types';
+import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
+import { createTestEnvironment, TestEnvironment } from './support/test-app';
+import { waitFor } from './support/wait';
+import { spawnAmbient, waitForExit } from './support/worker-process';
+
+const IMAGE = 'ambient-agent:bookworm';
+const BUILD_IMAGE = resolve(__dirname, '..', 'sandbox', 'agent-image', 'build-image.sh');
+const CONTAINER_TIMEOUT = { timeoutMs: 60_000, intervalMs: 100 };
+
+function settings(poolSize: number, poolMax: number): AppConfig['sandbox'] {
+  return {
+    backend: 'docker',
+    network: 'none',
+    memoryMb: 256,
+    pids: 128,
+    cpus: 1,
+    maxMemoryMb: 1024,
+    maxPids: 1024,
+    maxCpus: 2,
+    readonlyPaths: '',
+    docker: {
+      defaultImage: IMAGE,
+      user: '1000:1000',
+      egressNetwork: 'bridge',
+      poolSize,
+      poolMax,
+    },
+  };
+}
+
+const docker = new Dockerode();
+let root: string;
+let runs = 0;
+const backends: DockerSandboxBackend[] = [];
+const opened: Sandbox[] = [];
+
+interface PoolUnderTest {
+  backend: DockerSandboxBackend;
+  handouts: SandboxHandout[];
+  deployment: string;
+  metrics: AmbientMetrics;
+}
+
+function poolBackend(poolSize: number, poolMax: number): PoolUnderTest {
+  const handouts: SandboxHandout[] = [];
+  const metrics = new AmbientMetrics();
+  const deployment = `pool-test-${process.pid}-${backends.length}`;
+  const backend = new DockerSandboxBackend(settings(poolSize, poolMax), docker, deployment, {
+    workspaceRoot: root,
+    metrics: {
+      handout: (result, seconds) => {
+        handouts.push(result);
+        metrics.sandboxHandout(result, seconds);
+      },
+    },
+  });
+  backends.push(backend);
+  return { backend, handouts, deployment, metrics };
+}
+
+/** Resolves once the pool of the default image holds `ready` containers. */
+async function filled(backend: DockerSandboxBackend, ready: number): Promise<void> {
+  const pool = backend.pool!;
+  while (pool.readyCount(IMAGE) < ready) {
+    const [image, count] = (await once(pool, 'filled')) as [string, number];
+    if (image === IMAGE && count >= ready) return;
+  }
+}
+
+async function open(
+  backend: DockerSandboxBackend,
+  limits: Partial<SandboxLimits> = {},
+): Promise<{ sandbox: Sandbox; runId: string; workspace: string }> {
+  const runId = `pool-${process.pid}-${++runs}`;
+  const workspace = join(root, runId);
+  await mkdir(workspace, { recursive: true });
+  const sandbox = await backend.open({
+    runId,
+    executionId: 1,
+    teamId: `team-${runs}`,
+    workspaceDir: workspace,
+    image: null,
+    network: 'none',
+    limits: { memoryMb: 256, pids: 128, cpus: 1, ...limits },
+    apiUrl: null,
+  });
+  opened.push(sandbox);
+  return { sandbox, runId, workspace };
+}
+
+async function sh(sandbox: Sandbox, script: string): Promise<{ code: number | null; out: string }> {
+  const child = sandbox.spawn('/bin/sh', ['-c', script], {
+    env: { PATH: SANDBOX_PATH, HOME: '/home/agent' },
+  });
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  child.stderr.resume();
+  const { code } = await child.exited;
+  return { code, out: Buffer.concat(chunks).toString('utf8') };
+}
+
+function containersLabelled(labels: Record<string, string>): Promise<Dockerode.ContainerInfo[]> {
+  return docker.listContainers({
+    all: true,
+    filters: { label: Object.entries(labels).map(([name, value]) => `${name}=${value}`) },
+  });
+}
+
+describe('docker warm pool', () => {
+  beforeAll(async () => {
+    if (!(await dockerAnswers(docker, 3000))) {
+      throw new Error('no docker daemon answers: this test needs one (.ci/run starts dockerd)');
+    }
+    // Cached by tag: a no-op once the image exists.
+    await promisify(execFile)(BUILD_IMAGE, ['--tag', IMAGE], { maxBuffer: 16 << 20 });
+    root = await mkdtemp(join(tmpdir(), 'ambient-pool-'));
+  }, 900_000);
+
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((sandbox) => sandbox.close()));
+    await Promise.all(backends.splice(0).map((backend) => backend.drain()));
+  });
+
+  afterAll(async () => {
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it('hands a container to one execution only: the next run sees nothing the first left', async () => {
+    const { backend, handouts } = poolBackend(1, 1);
+    backend.warm();
+    await filled(backend, 1);
+
+    const first = await open(backend, { memoryMb: 300, pids: 64 });
+    const written = await sh(
+      first.sandbox,
+      'echo one > /workspace/left.txt && echo one > /tmp/left.txt && echo one > "$HOME/left.txt" && hostname',
+    );
+    expect(written.code).toBe(0);
+    // The run's limits, not the pool's defaults, and no network.
+    const inspected = await docker.getContainer(`ambient-${first.runId}-1`).inspect();
+    expect(inspected.HostConfig.Memory).toBe(300 * 1024 * 1024);
+    expect(inspected.HostConfig.PidsLimit).toBe(64 + 2);
+    expect(inspected.HostConfig.NetworkMode).toBe('none');
+    expect(inspected.Config.User).toBe('0:0');
+    expect(inspected.HostConfig.CapAdd).toEqual(['KILL']);
+    // The workspace the run wrote is the run's own directory on the host.
+    expect((await sh(first.sandbox, 'cat /workspace/left.txt')).out).toBe('one\n');
+    await first.sandbox.close();
+    await expect(docker.getContainer(inspected.Id).inspect()).rejects.toMatchObject({
+      statusCode: 404,
+    });
+
+    await filled(backend, 1);
+    const second = await open(backend);
+    const seen = await sh(
+      second.sandbox,
+      'ls /workspace; cat /tmp/left.txt "$HOME/left.txt" 2>/dev/null; hostname',
+    );
+    expect(seen.out).not.toContain('one');
+    expect(seen.out).not.toContain('left.txt');
+    expect(seen.out.trim()).not.toBe(written.out.trim());
+    expect(handouts).toEqual(['hit', 'hit']);
+  }, 180_000);
+
+  it('refills after a burst, grown to the burst, without a run waiting for a container', async () => {
+    const { backend, handouts, metrics } = poolBackend(2, 6);
+    backend.warm();
+    await filled(backend, 2);
+
+    const burst = await Promise.all(Array.from({ length: 5 }, () => open(backend)));
+    const results = await Promise.all(burst.map(({ sandbox }) => sh(sandbox, 'echo ok')));
+    expect(results.map((r) => r.out)).toEqual(Array(5).fill('ok\n'));
+    expect(handouts.filter((h) => h === 'hit')).toHaveLength(2);
+    expect(handouts.filter((h) => h === 'miss')).toHaveLength(3);
+    const scraped = await metrics.scrape();
+    expect(scraped).toContain('ambient_sandbox_pool_handouts_total{result="hit"} 2');
+    expect(scraped).toContain('ambient_sandbox_pool_handouts_total{result="miss"} 3');
+    expect(scraped).toContain('ambient_sandbox_handout_seconds_count{result="miss"} 3');
+
+    // The burst of 5 is the pool's new target (under its max of 6).
+    await filled(backend, 5);
+    expect(backend.pool!.readyCount(IMAGE)).toBe(5);
+    handouts.length = 0;
+    const again = await Promise.all(Array.from({ length: 5 }, () => open(backend)));
+    await Promise.all(again.map(({ sandbox }) => sh(sandbox, 'true')));
+    expect(handouts).toEqual(Array(5).fill('hit'));
+  }, 300_000);
+
+  it('removes its idle containers when drained', async () => {
+    const { backend, deployment } = poolBackend(2, 2);
+    backend.warm();
+    await filled(backend, 2);
+    expect(await containersLabelled({ [SANDBOX_LABELS.deployment]: deployment })).toHaveLength(2);
+    await backend.drain();
+    expect(await containersLabelled({ [SANDBOX_LABELS.deployment]: deployment })).toEqual([]);
+  }, 180_000);
+
+  describe("a dead worker's pool", () => {
+    let model: FakeModelServer;
+    let env: TestEnvironment;
+
+    beforeAll(async () => {
+      model = await startFakeModelServer();
+      env = createTestEnvironment('pool-sweep', model.url);
+    });
+
+    afterAll(async () => {
+      await env?.destroy();
+      await model?.close();
+    });
+
+    it('is removed by the sweep of a live process, which keeps its own pool', async () => {
+      const worker = spawnAmbient(
+        env.childEnv({
+          AMBIENT_ROLES: 'worker',
+          AMBIENT_SANDBOX: 'docker',
+          AMBIENT_SANDBOX_READONLY_PATHS: '',
+          AMBIENT_DOCKER_IMAGE: IMAGE,
+          AMBIENT_DOCKER_POOL_SIZE: '2',
+        }),
+      );
+      let deadPool: Dockerode.ContainerInfo[] = [];
+      try {
+        await worker.ready;
+        const owned = (info: Dockerode.ContainerInfo): boolean =>
+          (info.Labels[SANDBOX_LABELS.poolOwner] ?? '').split('/')[2] === String(worker.child.pid);
+        deadPool = await waitFor(
+          async () =>
+            (await containersLabelled({ [SANDBOX_LABELS.managed]: '1' })).filter(
+              (info) => owned(info) && info.State === 'running',
+            ),
+          (found) => found.length === 2,
+          { ...CONTAINER_TIMEOUT, what: "the worker's pool to fill" },
+        );
+      } finally {
+        worker.child.kill('SIGKILL');
+        await waitForExit(worker.child);
+      }
+      const deployment = deadPool[0].Labels[SANDBOX_LABELS.deployment];
+
+      // A live process of the same deployment, with a pool of its own.
+      const live = new DockerSandboxBackend(settings(1, 1), docker, deployment, {
+        workspaceRoot: root,
+      });
+      backends.push(live);
+      live.warm();
+      await filled(live, 1);
+
+      expect(await live.sweep(() => Promise.resolve(true))).toBe(2);
+      for (const info of deadPool) {
+        await expect(docker.getContainer(info.Id).inspect()).rejects.toMatchObject({
+          statusCode: 404,
+        });
+      }
+      const left = await containersLabelled({ [SANDBOX_LABELS.deployment]: deployment });
+      expect(left).toHaveLength(1);
+      expect(left[0].State).toBe('running');
+      expect(live.pool!.readyCount(IMAGE)).toBe(1);
+    }, 240_000);
+  });
+});
