@@ -93,6 +93,9 @@ export function App() {
             ))}
           </ul>
         </nav>
+        <a className="docs-link" href="/api/docs" target="_blank" rel="noreferrer">
+          API docs
+        </a>
         <button
           type="button"
           className="sign-out"
