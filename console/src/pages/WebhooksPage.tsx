@@ -11,7 +11,8 @@ import {
   useInterval,
   useLoad,
 } from '../components/ui';
-import { Link } from '../router';
+import { Link, useRoute } from '../router';
+import { Automations } from './Automations';
 
 type Webhook = Schemas['Webhook'];
 type Delivery = Schemas['WebhookDelivery'];
@@ -253,12 +254,14 @@ function Deliveries({
   factoryUid,
   hook,
   automations,
+  linkedDelivery,
 }: {
   factoryUid: string;
   hook: Webhook;
   automations: string[];
+  linkedDelivery?: string;
 }) {
-  const [selected, setSelected] = useState<string>();
+  const [chosen, setSelected] = useState<string>();
   const log = useLoad(
     () =>
       data(
@@ -270,6 +273,8 @@ function Deliveries({
   );
   useInterval(log.reload, 3000);
   const deliveries = log.value?.deliveries ?? [];
+  const selected =
+    chosen ?? deliveries.find((d) => linkedDelivery && d.delivery_id === linkedDelivery)?.id;
   const current = deliveries.find((d) => d.id === selected);
   return (
     <>
@@ -353,7 +358,9 @@ function useAutomations({ factoryUid }: { factoryUid: string }) {
   return { list, names: list.value?.automations.map((a) => a.name) ?? [] };
 }
 
-function FactoryPanel({ factoryUid }: { factoryUid: string }) {
+function FactoryPanel({ factory }: { factory: Schemas['Factory'] }) {
+  const factoryUid = factory.uid;
+  const query = useRoute().query;
   const hooks = useLoad(
     () => data(api.GET('/factory/{factoryUid}/webhooks', { params: { path: { factoryUid } } })),
     [factoryUid],
@@ -362,7 +369,8 @@ function FactoryPanel({ factoryUid }: { factoryUid: string }) {
   // Automations change with the factory definition (a git push, a PUT): keep the list current.
   useInterval(automations.list.reload, 5000);
   const [shown, setShown] = useState<{ hook: Schemas['WebhookWithSecret']; what: string }>();
-  const [selected, setSelected] = useState<string>();
+  // A run's trigger link (?webhook=<uid>&delivery=<id>) opens that webhook and delivery.
+  const [selected, setSelected] = useState(query.get('webhook') ?? undefined);
   const [error, setError] = useState<unknown>();
   const current = hooks.value?.webhooks.find((hook) => hook.uid === selected);
 
@@ -473,34 +481,30 @@ function FactoryPanel({ factoryUid }: { factoryUid: string }) {
               onConfirm={() => act(current, 'delete')}
             />
           </div>
-          <Deliveries factoryUid={factoryUid} hook={current} automations={automations.names} />
+          <Deliveries
+            factoryUid={factoryUid}
+            hook={current}
+            automations={automations.names}
+            linkedDelivery={query.get('delivery') ?? undefined}
+          />
         </section>
       )}
-      <h2>Automations</h2>
-      <ErrorMessage error={automations.list.error} />
-      {automations.list.value?.automations.length ? (
-        <ul className="plain">
-          {automations.list.value.automations.map((automation) => (
-            <li key={automation.name}>
-              <strong>{automation.name}</strong>{' '}
-              <span className="muted">{automation.enabled ? 'enabled' : 'disabled'}</span>
-              <Json value={automation.triggers} summary="Show triggers" />
-            </li>
-          ))}
-        </ul>
-      ) : (
-        <p className="muted">
-          No automations: they come from the factory definition (automations/*/automation.md).
-        </p>
-      )}
+      <Automations
+        factory={factory}
+        webhooks={hooks.value?.webhooks ?? []}
+        automations={automations.list.value?.automations}
+        error={automations.list.error}
+        onChanged={automations.list.reload}
+      />
     </div>
   );
 }
 
 export function WebhooksPage() {
   const factories = useLoad(() => data(api.GET('/factory')), []);
-  const [selected, setSelected] = useState<string>();
-  const current = selected ?? factories.value?.factories[0]?.uid;
+  const [selected, setSelected] = useState(useRoute().query.get('factory') ?? undefined);
+  const list = factories.value?.factories ?? [];
+  const current = list.find((factory) => factory.uid === selected) ?? list[0];
   return (
     <section>
       <h1>Webhooks</h1>
@@ -513,7 +517,7 @@ export function WebhooksPage() {
               <li key={factory.uid}>
                 <button
                   type="button"
-                  aria-pressed={factory.uid === current}
+                  aria-pressed={factory.uid === current?.uid}
                   onClick={() => setSelected(factory.uid)}
                 >
                   {factory.name}
@@ -528,7 +532,16 @@ export function WebhooksPage() {
             }}
           />
         </div>
-        {current ? <FactoryPanel key={current} factoryUid={current} /> : <p>No factory yet.</p>}
+        {current ? (
+          <FactoryPanel key={current.uid} factory={current} />
+        ) : (
+          factories.value && (
+            <p className="empty-state">
+              <strong>No factory yet.</strong> A factory holds webhooks and the automations they
+              start: create one with a name on the left.
+            </p>
+          )
+        )}
       </div>
     </section>
   );
