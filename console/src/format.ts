@@ -1,6 +1,6 @@
-import type { Schemas } from './api/client';
+import type { components } from './api/schema';
 
-type TimelineEvent = Schemas['TimelineEvent'];
+type TimelineEvent = components['schemas']['TimelineEvent'];
 
 /** "45 s", "3 min 20 s", "2 h 5 min": a run's or a step's length at a glance. */
 export function formatDuration(ms: number): string {
