@@ -90,7 +90,13 @@ describe('console runs, environments and automations (Chromium)', () => {
     await step(page, 'failed-run', async () => {
       await page
         .browserContext()
-        .overridePermissions(origin(), ['clipboard-read', 'clipboard-write']);
+        .overridePermissions(origin(), [
+          'clipboard-read',
+          'clipboard-write',
+          'clipboard-sanitized-write',
+        ]);
+      // The clipboard answers only a focused page.
+      await page.bringToFront();
       await signIn(page);
       await page.goto(`${origin()}/console/runs/${runId}`);
       await waitForRunState(page, 'FAILED');
@@ -193,7 +199,7 @@ describe('console runs, environments and automations (Chromium)', () => {
       await page.setViewport({ width: 390, height: 844 });
       await signIn(page);
       await page.goto(`${origin()}/console/environments`);
-      await waitForText(page, 'No environments yet');
+      await waitForText(page, 'broken-setup');
       await clickText(page, 'New environment');
       await fill(page, 'Name', 'full-env');
       await fill(page, 'Repositories (owner/repo, one a line)', 'acme/api');
@@ -244,16 +250,19 @@ describe('console runs, environments and automations (Chromium)', () => {
       const automations = (await api.get(`/factory/${factory}/automations`)).body.automations as {
         name: string;
         enabled: boolean;
-        triggers: { filter: unknown }[];
+        triggers: unknown[];
       }[];
       expect(automations).toEqual([
         expect.objectContaining({
           name: 'triage',
           enabled: true,
           triggers: [
-            expect.objectContaining({
-              filter: { webhook_ids: [hook.uid], payload: { event: ['deploy'] } },
-            }),
+            {
+              provider: 'webhook',
+              event: 'received',
+              webhook_ids: [hook.uid],
+              payload: { event: ['deploy'] },
+            },
           ],
         }),
       ]);

@@ -74,7 +74,18 @@ export const modelDisableLabel = labeller<DisableReason>({
   REQUIRES_UPGRADE: 'Needs an upgrade',
 });
 
-export const timelineLabel = labeller<Schemas['TimelineEvent']['event_type']>({
+// Besides the Oz event types, Ambient records the environment's setup steps.
+export const timelineLabel = labeller<
+  | Schemas['TimelineEvent']['event_type']
+  | 'environment_setup_started'
+  | 'repository_cloned'
+  | 'setup_command_succeeded'
+  | 'workspace_released'
+>({
+  repository_cloned: 'Repository cloned',
+  workspace_released: 'Workspace released',
+  environment_setup_started: 'Environment setup',
+  setup_command_succeeded: 'Setup command done',
   oz_run_created: 'Created',
   oz_run_claimed: 'Claimed by a worker',
   worker_container_ready: 'Sandbox ready',

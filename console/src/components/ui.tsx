@@ -109,7 +109,11 @@ export function CopyButton({
     <button
       type="button"
       onClick={() => {
-        void navigator.clipboard?.writeText(text).then(() => setCopied(true));
+        // The clipboard may refuse (no permission, page not focused): say so rather than nothing.
+        void (navigator.clipboard?.writeText(text) ?? Promise.reject(new Error())).then(
+          () => setCopied(true),
+          () => window.prompt('Copy with Ctrl+C:', text),
+        );
       }}
       aria-label={label}
     >

@@ -61,10 +61,9 @@ export function fieldsOf(automation: {
   prompt?: string;
   triggers: Record<string, unknown>[];
 }): AutomationFields {
-  const filter = (automation.triggers[0]?.filter ?? {}) as {
-    webhook_ids?: string[];
-    payload?: unknown;
-  };
+  // The API lists a trigger with its filter's fields inline; a file nests them under `filter`.
+  const trigger = automation.triggers[0] ?? {};
+  const filter = (trigger.filter ?? trigger) as { webhook_ids?: string[]; payload?: unknown };
   const model = automation.execution?.model;
   return {
     name: automation.name,
