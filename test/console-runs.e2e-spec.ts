@@ -285,7 +285,7 @@ describe('console runs, environments and automations (Chromium)', () => {
       await waitForText(page, 'Delivery msg_automation_1');
 
       // Edit: disabled from now on.
-      await clickText(page, 'Edit automation triage');
+      await page.click('button[aria-label="Edit automation triage"]');
       await clickText(page, 'Enabled', 'label');
       await clickText(page, 'Save automation');
       await waitForText(page, 'Saved the automation triage');
