@@ -7,11 +7,13 @@ import {
   Json,
   Notice,
   ShownOnce,
-  Time,
   useInterval,
   useLoad,
 } from '../components/ui';
 import { Link, useRoute } from '../router';
+import { DataTable } from '../components/table';
+import { RelativeTime } from '../components/time';
+import { authModeLabel } from '../labels';
 import { Automations } from './Automations';
 
 type Webhook = Schemas['Webhook'];
@@ -280,64 +282,71 @@ function Deliveries({
     <>
       <h3>Delivery log</h3>
       <ErrorMessage error={log.error} />
-      {deliveries.length === 0 ? (
-        <p className="muted">No deliveries yet.</p>
-      ) : (
-        <div className="table-wrap">
-          <table aria-label="Deliveries">
-            <thead>
-              <tr>
-                <th scope="col">Received</th>
-                <th scope="col">Delivery id</th>
-                <th scope="col">Status</th>
-                <th scope="col">Size</th>
-                <th scope="col">Runs started</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {deliveries.map((delivery) => (
-                <tr key={delivery.id} aria-selected={delivery.id === selected}>
-                  <td>
-                    <Time value={delivery.received_at} />
-                  </td>
-                  <td>
-                    <code>{delivery.delivery_id ?? '—'}</code>
-                  </td>
-                  <td>
-                    <span className={`badge status-${delivery.status.split(' ')[0].toLowerCase()}`}>
-                      {delivery.status}
-                    </span>
-                  </td>
-                  <td>{delivery.size_bytes} B</td>
-                  <td>
-                    {(delivery.runs ?? []).map((run) => (
-                      <div key={`${run.automation}-${run.run_id}`}>
-                        {run.automation}:{' '}
-                        {run.run_id ? (
-                          <Link to={`/runs/${encodeURIComponent(run.run_id)}`}>{run.run_id}</Link>
-                        ) : (
-                          <span className="error-text">{run.error ?? 'no run'}</span>
-                        )}
-                      </div>
-                    ))}
-                    {delivery.status === 'Accepted' && !delivery.evaluated_at && (
-                      <span className="muted">evaluating…</span>
+      <DataTable
+        label="Deliveries"
+        rows={deliveries}
+        rowKey={(delivery) => delivery.id}
+        selected={selected ?? ''}
+        columns={[
+          {
+            key: 'received',
+            header: 'Received',
+            cell: (delivery) => <RelativeTime value={delivery.received_at} />,
+          },
+          {
+            key: 'delivery',
+            header: 'Delivery id',
+            cell: (delivery) => <code>{delivery.delivery_id ?? '—'}</code>,
+          },
+          {
+            key: 'status',
+            header: 'Status',
+            cell: (delivery) => (
+              <span className={`badge status-${delivery.status.split(' ')[0].toLowerCase()}`}>
+                {delivery.status}
+              </span>
+            ),
+          },
+          { key: 'size', header: 'Size', cell: (delivery) => `${delivery.size_bytes} B` },
+          {
+            key: 'runs',
+            header: 'Runs started',
+            cell: (delivery) => (
+              <>
+                {(delivery.runs ?? []).map((run) => (
+                  <div key={`${run.automation}-${run.run_id}`}>
+                    {run.automation}:{' '}
+                    {run.run_id ? (
+                      <Link to={`/runs/${encodeURIComponent(run.run_id)}`}>{run.run_id}</Link>
+                    ) : (
+                      <span className="error-text">{run.error ?? 'no run'}</span>
                     )}
-                  </td>
-                  <td>
-                    <button type="button" onClick={() => setSelected(delivery.id)}>
-                      Details
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+                  </div>
+                ))}
+                {delivery.status === 'Accepted' && !delivery.evaluated_at && (
+                  <span className="muted">evaluating…</span>
+                )}
+              </>
+            ),
+          },
+          {
+            key: 'actions',
+            header: 'Actions',
+            hiddenHeader: true,
+            cell: (delivery) => (
+              <button type="button" onClick={() => setSelected(delivery.id)}>
+                Details
+              </button>
+            ),
+          },
+        ]}
+        empty={
+          <p className="muted">
+            No deliveries yet: send a request to the webhook&apos;s URL (above) and it shows up here
+            within seconds.
+          </p>
+        }
+      />
       {current && (
         <DeliveryDetail
           factoryUid={factoryUid}
@@ -403,48 +412,44 @@ function FactoryPanel({ factory }: { factory: Schemas['Factory'] }) {
       <h2>Webhooks</h2>
       <ErrorMessage error={hooks.error ?? error} />
       {shown && <Secret hook={shown.hook} what={shown.what} />}
-      {hooks.value && hooks.value.webhooks.length > 0 ? (
-        <div className="table-wrap">
-          <table aria-label="Webhooks">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Auth</th>
-                <th scope="col">Enabled</th>
-                <th scope="col">URL</th>
-                <th scope="col">
-                  <span className="visually-hidden">Select</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {hooks.value.webhooks.map((hook) => (
-                <tr key={hook.uid} aria-selected={hook.uid === selected}>
-                  <td>{hook.name}</td>
-                  <td>
-                    {hook.auth_mode}
-                    {hook.signature_scheme ? ` (${hook.signature_scheme})` : ''}
-                  </td>
-                  <td>{hook.enabled ? 'yes' : 'no'}</td>
-                  <td>
-                    <code>{hook.url}</code>
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      onClick={() => setSelected(hook.uid)}
-                      aria-label={`Open webhook ${hook.name}`}
-                    >
-                      Open
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : (
-        <p className="muted">No webhooks in this factory.</p>
+      {hooks.value && (
+        <DataTable
+          label="Webhooks"
+          rows={hooks.value.webhooks}
+          rowKey={(hook) => hook.uid}
+          selected={selected ?? ''}
+          columns={[
+            { key: 'name', header: 'Name', cell: (hook) => hook.name },
+            {
+              key: 'auth',
+              header: 'Auth',
+              cell: (hook) =>
+                `${authModeLabel(hook.auth_mode)}${hook.signature_scheme ? ` (${hook.signature_scheme})` : ''}`,
+            },
+            { key: 'enabled', header: 'Enabled', cell: (hook) => (hook.enabled ? 'yes' : 'no') },
+            { key: 'url', header: 'URL', cell: (hook) => <code>{hook.url}</code> },
+            {
+              key: 'open',
+              header: 'Select',
+              hiddenHeader: true,
+              cell: (hook) => (
+                <button
+                  type="button"
+                  onClick={() => setSelected(hook.uid)}
+                  aria-label={`Open webhook ${hook.name}`}
+                >
+                  Open
+                </button>
+              ),
+            },
+          ]}
+          empty={
+            <p className="muted">
+              No webhooks in this factory yet: open <em>New webhook</em> below to get a URL that
+              starts its automations.
+            </p>
+          }
+        />
       )}
       <details>
         <summary>New webhook</summary>
