@@ -170,6 +170,19 @@ describe('console runs, environments and automations (Chromium)', () => {
       const createdAt = (await api.get(`/agent/runs/${run.run_id}`)).body.created_at as string;
       expect(Math.abs(Date.parse(title) - Date.parse(createdAt))).toBeLessThan(1000);
 
+      // The tab has the console's icon, and the header links the API docs.
+      const icon = (await page.evaluate(
+        `document.querySelector('link[rel="icon"]').href`,
+      )) as string;
+      const iconAnswer = await fetch(icon);
+      expect(iconAnswer.status).toBe(200);
+      expect(iconAnswer.headers.get('content-type')).toContain('image/svg+xml');
+      const docs = (await page.evaluate(
+        `document.querySelector('header a.docs-link').href`,
+      )) as string;
+      expect(docs).toBe(`${origin()}/api/docs`);
+      expect((await fetch(docs)).status).toBe(200);
+
       await page.setViewport({ width: 390, height: 844 });
       await page.goto(`${origin()}/console/runs`);
       await waitForText(page, 'Listed run');
