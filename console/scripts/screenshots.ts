@@ -82,6 +82,8 @@ async function main(): Promise<void> {
     await waitForText(page, 'Accepted');
     await page.waitForSelector('table[aria-label="Deliveries"] a');
     await clickText(page, 'Details');
+    // The automations load on their own: test against triage once it is listed.
+    await page.waitForSelector('#test-automation option[value="triage"]');
     await clickText(page, 'Run test filter');
     await waitForText(page, 'Would trigger');
     await shot('webhooks');
