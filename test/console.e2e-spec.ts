@@ -172,7 +172,7 @@ describe('web console (Chromium)', () => {
     await step(page, 'cancel-run', async () => {
       await signIn();
       await page.goto(`${origin}/console/runs/${runId}`);
-      await waitForText(page, 'INPROGRESS');
+      await waitForRunState(page, 'INPROGRESS');
       // Escape closes the dialog and cancels nothing.
       await clickText(page, 'Cancel run');
       await page.waitForSelector('dialog[open]');

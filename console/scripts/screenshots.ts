@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const origin = new URL(app.baseUrl).origin;
   const browser = await launchChromium();
   try {
-    const runId = await seed(api, app.ingressUrl, model);
+    const { runId, failedRunId } = await seed(api, app.ingressUrl, model);
     const page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 800 });
     mkdirSync(OUT, { recursive: true });
@@ -63,6 +63,13 @@ async function main(): Promise<void> {
     await waitForRunState(page, 'SUCCEEDED');
     await waitForText(page, 'CHANGELOG.md');
     await shot('run-detail');
+    await page.goto(`${origin}/console/runs/${failedRunId}`);
+    await waitForRunState(page, 'FAILED');
+    await shot('run-failed');
+    await page.setViewport({ width: 390, height: 844 });
+    await visit(page, origin, '/runs', 'Release notes');
+    await shot('runs-phone');
+    await page.setViewport({ width: 1280, height: 800 });
     await visit(page, origin, '/runs/new', 'Start run');
     await fill(page, 'Prompt', 'Summarise the open issues');
     await shot('new-run');
@@ -75,6 +82,8 @@ async function main(): Promise<void> {
     await waitForText(page, 'Accepted');
     await page.waitForSelector('table[aria-label="Deliveries"] a');
     await clickText(page, 'Details');
+    // The automations load on their own: test against triage once it is listed.
+    await page.waitForSelector('#test-automation option[value="triage"]');
     await clickText(page, 'Run test filter');
     await waitForText(page, 'Would trigger');
     await shot('webhooks');
@@ -104,7 +113,7 @@ async function seed(
   api: ReturnType<typeof apiClient>,
   ingressUrl: string,
   model: Awaited<ReturnType<typeof startFakeModelServer>>,
-): Promise<string> {
+): Promise<{ runId: string; failedRunId: string }> {
   model.script('shots-notes', [
     {
       toolCalls: [
@@ -123,7 +132,18 @@ async function seed(
   const environment = await api.post('/agent/environments', {
     name: 'node-22',
     description: 'Node 22 with the repository checked out',
+    github_repos: [{ owner: 'acme', repo: 'web' }],
     setup_commands: ['npm ci'],
+    network: 'none',
+  });
+  const broken = await api.post('/agent/environments', {
+    name: 'broken-setup',
+    setup_commands: ['npm run build-that-fails || exit 3'],
+  });
+  const failed = await api.post('/agent/runs', {
+    prompt: 'Build the site',
+    title: 'Build with a broken setup',
+    config: { environment_id: broken.body.uid },
   });
   const created = await api.post('/agent/runs', {
     prompt: 'Write the release notes into CHANGELOG.md [script:shots-notes]',
@@ -170,7 +190,13 @@ async function seed(
     'content-type': 'application/json',
     ...standardWebhooksHeaders(hook.secret as string, 'msg_deploy_1', body),
   });
-  return runId;
+  const failedRunId = failed.body.run_id as string;
+  await waitFor(
+    async () => (await api.get(`/agent/runs/${failedRunId}`)).body.state,
+    (state) => state === 'FAILED',
+    { what: 'the broken setup run', timeoutMs: 60_000 },
+  );
+  return { runId, failedRunId };
 }
 
 main().catch((error: unknown) => {

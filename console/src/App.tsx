@@ -106,6 +106,9 @@ export function App() {
             ))}
           </ul>
         </nav>
+        <a className="docs-link" href="/api/docs" target="_blank" rel="noreferrer">
+          API docs
+        </a>
         <div className="sign-out">
           <WhoAmI />
           <button

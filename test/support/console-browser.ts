@@ -131,10 +131,10 @@ export async function clickText(page: Page, text: string, selector = 'button, a'
   await (handle.asElement() as ElementHandle).click();
 }
 
-/** Waits until the run page shows the run in `state`. */
+/** Waits until the run page shows the run in `state` (its badge carries the code in data-state). */
 export async function waitForRunState(page: Page, state: string, timeout = 30_000): Promise<void> {
   await page.waitForFunction(
-    (s) => !!document.querySelector('[data-testid="run-state"]')?.textContent?.includes(s),
+    (s) => !!document.querySelector(`[data-testid="run-state"] [data-state="${s}"]`),
     { timeout },
     state,
   );

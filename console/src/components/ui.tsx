@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { errorText } from '../api/client';
+import { stateLabel } from '../labels';
 
 export function ErrorMessage({ error }: { error: unknown }) {
   if (!error) return null;
@@ -94,17 +95,29 @@ export function ConfirmButton({
   );
 }
 
-export function CopyButton({ text, label }: { text: string; label: string }) {
+export function CopyButton({
+  text,
+  label,
+  children = 'Copy',
+}: {
+  text: string;
+  label: string;
+  children?: ReactNode;
+}) {
   const [copied, setCopied] = useState(false);
   return (
     <button
       type="button"
       onClick={() => {
-        void navigator.clipboard?.writeText(text).then(() => setCopied(true));
+        // The clipboard may refuse (no permission, page not focused): say so rather than nothing.
+        void (navigator.clipboard?.writeText(text) ?? Promise.reject(new Error())).then(
+          () => setCopied(true),
+          () => window.prompt('Copy with Ctrl+C:', text),
+        );
       }}
       aria-label={label}
     >
-      {copied ? 'Copied' : 'Copy'}
+      {copied ? 'Copied' : children}
     </button>
   );
 }
@@ -120,13 +133,15 @@ export function ShownOnce({ label, value }: { label: string; value: string }) {
   );
 }
 
-export function Time({ value }: { value?: string | null }) {
-  if (!value) return <span className="muted">—</span>;
-  return <time dateTime={value}>{new Date(value).toLocaleString()}</time>;
-}
+export { RelativeTime, Time } from './time';
 
+/** A run's state, readable; the code itself in data-state (and the title) for search and tests. */
 export function StateBadge({ state }: { state: string }) {
-  return <span className={`badge state-${state.toLowerCase()}`}>{state}</span>;
+  return (
+    <span className={`badge state-${state.toLowerCase()}`} data-state={state} title={state}>
+      {stateLabel(state)}
+    </span>
+  );
 }
 
 /** Pretty JSON, in a <details> when long. */
@@ -191,17 +206,5 @@ export function CursorPager({
         Next page
       </button>
     </nav>
-  );
-}
-
-/** Apply (the form's submit) and Clear (back to no filters) of a filter form. */
-export function FilterActions({ onClear }: { onClear: () => void }) {
-  return (
-    <div className="filter-actions">
-      <button type="submit">Apply</button>
-      <button type="button" onClick={onClear}>
-        Clear
-      </button>
-    </div>
   );
 }

@@ -64,10 +64,26 @@ export function Message({ message }: { message: Schemas['ConversationMessage'] }
   );
 }
 
+/**
+ * The API adds the run's timeline events to the conversation as system messages; the run page
+ * shows them in its timeline already, so the conversation leaves them out.
+ */
+function isTimelineEcho(message: Schemas['ConversationMessage']): boolean {
+  return message.role === 'system' && message.content.every((block) => block.type === 'event');
+}
+
+function visibleMessages(step: Schemas['ConversationStep']): Schemas['ConversationMessage'][] {
+  return step.messages.filter((message) => !isTimelineEcho(message));
+}
+
+function isEmpty(step: Schemas['ConversationStep']): boolean {
+  return visibleMessages(step).length === 0 && step.steps.every(isEmpty);
+}
+
 function Step({ step }: { step: Schemas['ConversationStep'] }) {
   return (
     <>
-      {step.messages.map((message, index) => (
+      {visibleMessages(step).map((message, index) => (
         <Message key={`${step.id}-${index}`} message={message} />
       ))}
       {step.steps.map((child) => (
@@ -79,7 +95,7 @@ function Step({ step }: { step: Schemas['ConversationStep'] }) {
 
 export function Conversation({ conversation }: { conversation?: Schemas['ConversationResponse'] }) {
   const steps = conversation?.steps ?? [];
-  if (steps.every((step) => step.messages.length === 0 && step.steps.length === 0)) {
+  if (steps.every(isEmpty)) {
     return <p className="muted">Nothing recorded yet.</p>;
   }
   return (

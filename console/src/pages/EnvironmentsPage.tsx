@@ -1,8 +1,86 @@
 import { useState, type FormEvent } from 'react';
 import { api, data, type Schemas } from '../api/client';
-import { ErrorMessage, Time, useLoad } from '../components/ui';
+import { ErrorMessage, useLoad } from '../components/ui';
+import { DataTable, type Column } from '../components/table';
+import { RelativeTime } from '../components/time';
+import { linesOf, SelectField, TextArea, TextField } from '../components/form';
 
 type Environment = Schemas['Environment'];
+
+const NETWORK_OPTIONS = [
+  { value: '', label: "The server's default" },
+  { value: 'none', label: 'None: no network at all' },
+  { value: 'egress', label: 'Egress: outbound connections' },
+] as const;
+
+/** "owner/repo" lines to GitHubRepo objects; throws naming the first line that is not one. */
+function reposOf(text: string): Schemas['GitHubRepo'][] {
+  return linesOf(text).map((line) => {
+    const match = /^([^/\s]+)\/([^/\s]+)$/.exec(line);
+    if (!match) throw new Error(`Repository "${line}" is not owner/repo.`);
+    return { owner: match[1], repo: match[2].replace(/\.git$/, '') };
+  });
+}
+
+/** The resource fields as SandboxResources; undefined when all are empty (the server's limits). */
+function resourcesOf(fields: { memory: string; cpus: string; pids: string }) {
+  const resources: Schemas['SandboxResources'] = {};
+  if (fields.memory) resources.memory_mb = Number(fields.memory);
+  if (fields.cpus) resources.cpus = Number(fields.cpus);
+  if (fields.pids) resources.pids = Number(fields.pids);
+  return Object.keys(resources).length ? resources : undefined;
+}
+
+function resourcesText(resources?: Schemas['SandboxResources']): string {
+  const parts = [
+    resources?.memory_mb && `${resources.memory_mb} MB`,
+    resources?.cpus && `${resources.cpus} CPU`,
+    resources?.pids && `${resources.pids} PIDs`,
+  ].filter(Boolean);
+  return parts.length ? parts.join(' · ') : 'default';
+}
+
+const COLUMNS: Column<Environment>[] = [
+  { key: 'name', header: 'Name', cell: (environment) => environment.config.name },
+  {
+    key: 'image',
+    header: 'Image',
+    cell: (environment) => <code>{environment.config.docker_image ?? 'default'}</code>,
+  },
+  {
+    key: 'repos',
+    header: 'Repositories',
+    cell: (environment) =>
+      environment.config.github_repos.map((r) => `${r.owner}/${r.repo}`).join(', ') || '—',
+  },
+  {
+    key: 'network',
+    header: 'Network',
+    cell: (environment) => environment.config.network ?? 'default',
+  },
+  {
+    key: 'resources',
+    header: 'Resources',
+    cell: (environment) => resourcesText(environment.config.resources),
+  },
+  {
+    key: 'setup',
+    header: 'Setup',
+    cell: (environment) =>
+      environment.setup_failed ? (
+        <span className="error-text">failed</span>
+      ) : (
+        `${environment.config.setup_commands.length} commands`
+      ),
+  },
+  {
+    key: 'updated',
+    header: 'Updated',
+    cell: (environment) => <RelativeTime value={environment.last_updated} />,
+  },
+];
+
+const text = (value: number | null | undefined) => (value == null ? '' : String(value));
 
 function EnvironmentForm({
   environment,
@@ -14,25 +92,34 @@ function EnvironmentForm({
   const config = environment?.config;
   const [name, setName] = useState(config?.name ?? '');
   const [description, setDescription] = useState(config?.description ?? '');
-  const [image, setImage] = useState(config?.docker_image ?? '');
+  const [repos, setRepos] = useState(
+    (config?.github_repos ?? []).map((r) => `${r.owner}/${r.repo}`).join('\n'),
+  );
   const [setup, setSetup] = useState((config?.setup_commands ?? []).join('\n'));
-  const [network, setNetwork] = useState<'none' | 'egress'>(config?.network ?? 'none');
+  const [image, setImage] = useState(config?.docker_image ?? '');
+  const [secrets, setSecrets] = useState((config?.secrets ?? []).map((s) => s.name).join('\n'));
+  const [memory, setMemory] = useState(text(config?.resources?.memory_mb));
+  const [cpus, setCpus] = useState(text(config?.resources?.cpus));
+  const [pids, setPids] = useState(text(config?.resources?.pids));
+  const [network, setNetwork] = useState<string>(config?.network ?? '');
   const [error, setError] = useState<unknown>();
 
   async function submit(event: FormEvent) {
     event.preventDefault();
     setError(undefined);
-    const body = {
-      name,
-      description: description || null,
-      docker_image: image || undefined,
-      setup_commands: setup
-        .split('\n')
-        .map((line) => line.trim())
-        .filter(Boolean),
-      network,
-    };
     try {
+      const resources = resourcesOf({ memory, cpus, pids });
+      const body = {
+        name,
+        description: description || null,
+        github_repos: reposOf(repos),
+        setup_commands: linesOf(setup),
+        docker_image: image || undefined,
+        secrets: linesOf(secrets).map((secret) => ({ name: secret })),
+        // On edit, null clears a value back to the server's default.
+        resources: resources ?? (environment ? null : undefined),
+        network: (network || (environment ? null : undefined)) as 'none' | 'egress' | undefined,
+      };
       if (environment) {
         await data(
           api.PATCH('/agent/environments/{uid}', {
@@ -56,32 +143,89 @@ function EnvironmentForm({
       onSubmit={submit}
       aria-label={environment ? `Edit ${name}` : 'New environment'}
     >
-      <label htmlFor={`${id}-name`}>Name</label>
-      <input id={`${id}-name`} required value={name} onChange={(e) => setName(e.target.value)} />
-      <label htmlFor={`${id}-description`}>Description</label>
-      <input
+      <TextField id={`${id}-name`} label="Name" required value={name} onChange={setName} />
+      <TextField
         id={`${id}-description`}
+        label="Description"
         value={description}
-        onChange={(e) => setDescription(e.target.value)}
+        onChange={setDescription}
       />
-      <label htmlFor={`${id}-image`}>Docker image</label>
-      <input id={`${id}-image`} value={image} onChange={(e) => setImage(e.target.value)} />
-      <label htmlFor={`${id}-setup`}>Setup commands (one a line)</label>
-      <textarea
-        id={`${id}-setup`}
-        rows={3}
-        value={setup}
-        onChange={(e) => setSetup(e.target.value)}
-      />
-      <label htmlFor={`${id}-network`}>Network</label>
-      <select
-        id={`${id}-network`}
-        value={network}
-        onChange={(e) => setNetwork(e.target.value as 'none' | 'egress')}
-      >
-        <option value="none">none</option>
-        <option value="egress">egress</option>
-      </select>
+      <fieldset>
+        <legend>Code</legend>
+        <TextArea
+          id={`${id}-repos`}
+          label="Repositories (owner/repo, one a line)"
+          placeholder="acme/api"
+          value={repos}
+          onChange={setRepos}
+          hint="Cloned into the workspace before the setup commands run."
+        />
+        <TextArea
+          id={`${id}-setup`}
+          label="Setup commands (one a line)"
+          placeholder="npm ci"
+          value={setup}
+          onChange={setSetup}
+        />
+      </fieldset>
+      <fieldset>
+        <legend>Sandbox</legend>
+        <TextField
+          id={`${id}-image`}
+          label="Docker image"
+          placeholder="default"
+          value={image}
+          onChange={setImage}
+        />
+        <SelectField
+          id={`${id}-network`}
+          label="Network"
+          value={network}
+          onChange={setNetwork}
+          options={NETWORK_OPTIONS}
+        />
+        <div className="field-row">
+          <div>
+            <TextField
+              id={`${id}-memory`}
+              label="Memory (MB)"
+              type="number"
+              min={1}
+              value={memory}
+              onChange={setMemory}
+            />
+          </div>
+          <div>
+            <TextField
+              id={`${id}-cpus`}
+              label="CPUs"
+              type="number"
+              min={0}
+              step="any"
+              value={cpus}
+              onChange={setCpus}
+            />
+          </div>
+          <div>
+            <TextField
+              id={`${id}-pids`}
+              label="Processes (PIDs)"
+              type="number"
+              min={1}
+              value={pids}
+              onChange={setPids}
+            />
+          </div>
+        </div>
+        <p className="hint">Empty fields use the server&apos;s limits; larger ones are refused.</p>
+        <TextArea
+          id={`${id}-secrets`}
+          label="Secrets (names, one a line)"
+          value={secrets}
+          onChange={setSecrets}
+          hint="Team secrets given to the runs as environment variables."
+        />
+      </fieldset>
       <div className="actions">
         <button type="submit" className="primary">
           {environment ? 'Save environment' : 'Create environment'}
@@ -119,55 +263,36 @@ export function EnvironmentsPage() {
           </button>
         </div>
       )}
-      {list.value && list.value.environments.length > 0 ? (
-        <div className="table-wrap">
-          <table aria-label="Environments">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Image</th>
-                <th scope="col">Network</th>
-                <th scope="col">Setup</th>
-                <th scope="col">Updated</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.value.environments.map((environment) => (
-                <tr key={environment.uid}>
-                  <td>{environment.config.name}</td>
-                  <td>
-                    <code>{environment.config.docker_image ?? 'default'}</code>
-                  </td>
-                  <td>{environment.config.network ?? 'none'}</td>
-                  <td>
-                    {environment.setup_failed ? (
-                      <span className="error-text">failed</span>
-                    ) : (
-                      `${environment.config.setup_commands.length} commands`
-                    )}
-                  </td>
-                  <td>
-                    <Time value={environment.last_updated} />
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      aria-label={`Edit ${environment.config.name}`}
-                      onClick={() => setEditing(environment)}
-                    >
-                      Edit
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : (
-        <p className="muted">No environments.</p>
+      {list.value && (
+        <DataTable
+          label="Environments"
+          rows={list.value.environments}
+          columns={[
+            ...COLUMNS,
+            {
+              key: 'actions',
+              header: 'Actions',
+              hiddenHeader: true,
+              cell: (environment) => (
+                <button
+                  type="button"
+                  aria-label={`Edit ${environment.config.name}`}
+                  onClick={() => setEditing(environment)}
+                >
+                  Edit
+                </button>
+              ),
+            },
+          ]}
+          rowKey={(environment) => environment.uid}
+          empty={
+            <p>
+              <strong>No environments yet.</strong> An environment gives runs repositories, setup
+              commands, an image and limits: use <em>New environment</em>, then pick it when
+              starting a run.
+            </p>
+          }
+        />
       )}
     </section>
   );

@@ -1,6 +1,9 @@
 import { useState, type FormEvent } from 'react';
 import { api, data, type Schemas } from '../api/client';
-import { ConfirmButton, ErrorMessage, ShownOnce, Time, useLoad } from '../components/ui';
+import { ErrorMessage, useLoad } from '../components/ui';
+import { DataTable } from '../components/table';
+import { RelativeTime } from '../components/time';
+import { CreateKeyForm, KeysTable, NewKeyShown } from '../components/keys';
 
 type Agent = Schemas['AgentResponse'];
 
@@ -10,27 +13,19 @@ function Keys({ agent }: { agent: Agent }) {
       data(api.GET('/agent/identities/{uid}/api-keys', { params: { path: { uid: agent.uid } } })),
     [agent.uid],
   );
-  const [name, setName] = useState('');
   const [created, setCreated] = useState<Schemas['CreatedAgentApiKey']>();
   const [error, setError] = useState<unknown>();
 
-  async function create(event: FormEvent) {
-    event.preventDefault();
-    setError(undefined);
-    try {
-      setCreated(
-        await data(
-          api.POST('/agent/identities/{uid}/api-keys', {
-            params: { path: { uid: agent.uid } },
-            body: { name },
-          }),
-        ),
-      );
-      setName('');
-      keys.reload();
-    } catch (failure) {
-      setError(failure);
-    }
+  async function create(name: string) {
+    setCreated(
+      await data(
+        api.POST('/agent/identities/{uid}/api-keys', {
+          params: { path: { uid: agent.uid } },
+          body: { name },
+        }),
+      ),
+    );
+    keys.reload();
   }
 
   async function revoke(keyId: string) {
@@ -50,68 +45,16 @@ function Keys({ agent }: { agent: Agent }) {
   return (
     <section aria-label={`Keys of ${agent.name}`}>
       <h3>API keys of {agent.name}</h3>
-      {created && (
-        <div role="status">
-          <p>The key is shown only now: copy it.</p>
-          <ShownOnce label="API key" value={created.key} />
-        </div>
-      )}
+      {created && <NewKeyShown value={created.key} onDone={() => setCreated(undefined)} />}
       <ErrorMessage error={keys.error ?? error} />
-      {keys.value && keys.value.api_keys.length > 0 ? (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Status</th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.value.api_keys.map((key) => (
-                <tr key={key.id}>
-                  <td>{key.name}</td>
-                  <td>
-                    <code>{key.prefix}</code>
-                  </td>
-                  <td>
-                    <Time value={key.created_at} />
-                  </td>
-                  <td>
-                    <Time value={key.last_used_at} />
-                  </td>
-                  <td>
-                    {key.revoked_at ? (
-                      <>
-                        revoked <Time value={key.revoked_at} />
-                      </>
-                    ) : (
-                      <ConfirmButton
-                        label={`Revoke ${key.name}`}
-                        question={`Revoke the key ${key.name}? Requests with it are refused.`}
-                        confirm="Revoke"
-                        className="danger"
-                        onConfirm={() => revoke(key.id)}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : (
-        <p className="muted">No keys.</p>
+      {keys.value && (
+        <KeysTable
+          label={`API keys of ${agent.name}`}
+          keys={keys.value.api_keys}
+          onRevoke={(key) => void revoke(key.id)}
+        />
       )}
-      <form className="stack" onSubmit={create}>
-        <label htmlFor="key-name">New key name</label>
-        <input id="key-name" required value={name} onChange={(e) => setName(e.target.value)} />
-        <div className="actions">
-          <button type="submit">Create key</button>
-        </div>
-      </form>
+      <CreateKeyForm id="key-name" label="New key name" create={create} />
     </section>
   );
 }
@@ -140,43 +83,42 @@ export function IdentitiesPage() {
     <section>
       <h1>Identities</h1>
       <ErrorMessage error={list.error ?? error} />
-      {list.value && list.value.agents.length > 0 ? (
-        <div className="table-wrap">
-          <table aria-label="Identities">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Available</th>
-                <th scope="col">Model</th>
-                <th scope="col">Updated</th>
-                <th scope="col">Keys</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.value.agents.map((agent) => (
-                <tr key={agent.uid}>
-                  <td>{agent.name}</td>
-                  <td>{agent.available ? 'yes' : 'no'}</td>
-                  <td>{agent.base_model ?? '—'}</td>
-                  <td>
-                    <Time value={agent.updated_at} />
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      aria-label={`Keys of ${agent.name}`}
-                      onClick={() => setSelected(agent.uid)}
-                    >
-                      Keys
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : (
-        <p className="muted">No identities.</p>
+      {list.value && (
+        <DataTable
+          label="Identities"
+          rows={list.value.agents}
+          rowKey={(agent) => agent.uid}
+          selected={selected ?? ''}
+          columns={[
+            { key: 'name', header: 'Name', cell: (agent) => agent.name },
+            { key: 'available', header: 'Available', cell: (a) => (a.available ? 'yes' : 'no') },
+            { key: 'model', header: 'Model', cell: (agent) => agent.base_model ?? '—' },
+            {
+              key: 'updated',
+              header: 'Updated',
+              cell: (a) => <RelativeTime value={a.updated_at} />,
+            },
+            {
+              key: 'keys',
+              header: 'Keys',
+              cell: (agent) => (
+                <button
+                  type="button"
+                  aria-label={`Keys of ${agent.name}`}
+                  onClick={() => setSelected(agent.uid)}
+                >
+                  Keys
+                </button>
+              ),
+            },
+          ]}
+          empty={
+            <p>
+              <strong>No identities yet.</strong> An identity is an agent with keys of its own, for
+              runs started by another system: create one below.
+            </p>
+          }
+        />
       )}
       <form className="stack" onSubmit={create}>
         <label htmlFor="identity-name">New identity name</label>

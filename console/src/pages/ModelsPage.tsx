@@ -1,5 +1,6 @@
 import { api, data } from '../api/client';
 import { ErrorMessage, useLoad } from '../components/ui';
+import { modelDisableLabel } from '../labels';
 
 const perMillion = (perToken: number) => `$${(perToken * 1e6).toFixed(2)}`;
 
@@ -41,7 +42,9 @@ export function ModelsPage() {
                     <td>
                       {model.disabled ? (
                         <span className="error-text">
-                          {model.disable_reason ?? 'disabled'}
+                          {model.disable_reason
+                            ? modelDisableLabel(model.disable_reason)
+                            : 'Disabled'}
                           {model.disable_detail ? `: ${model.disable_detail}` : ''}
                         </span>
                       ) : (

@@ -2,6 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { api, data } from '../api/client';
 import { ErrorMessage, parseMetadata, useLoad } from '../components/ui';
 import { navigate } from '../router';
+import { modelDisableLabel } from '../labels';
 import { defaultModelEnabled, initialModel } from '../api/models';
 
 export function modelLabel(model: {
@@ -13,7 +14,8 @@ export function modelLabel(model: {
 }): string {
   const base = `${model.display_name} (${model.id})`;
   if (!model.disabled) return base;
-  const why = [model.disable_reason, model.disable_detail].filter(Boolean).join(': ');
+  const reason = model.disable_reason && modelDisableLabel(model.disable_reason);
+  const why = [reason, model.disable_detail].filter(Boolean).join(': ');
   return `${base} — unavailable: ${why || 'disabled'}`;
 }
 

@@ -1,10 +1,22 @@
-import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
+import { Fragment, useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, data, errorText, saveBlob, type Schemas } from '../api/client';
 import { streamRun, type TimelineEvent } from '../api/run-stream';
-import { ConfirmButton, ErrorMessage, Json, Notice, StateBadge, Time } from '../components/ui';
+import {
+  ConfirmButton,
+  CopyButton,
+  ErrorMessage,
+  Json,
+  Notice,
+  StateBadge,
+  useLoad,
+} from '../components/ui';
+import { RelativeTime, RunDuration, Time } from '../components/time';
+import { runModel, TriggerLink } from '../components/run';
+import { errorCodeLabel, sourceLabel, stateLabel } from '../labels';
 import { formatUsd, runCostUsd } from '../api/usage';
-import { Link } from '../router';
+import { Link, navigate } from '../router';
 import { Conversation } from './Conversation';
+import { RunTimeline } from './RunTimeline';
 
 type Run = Schemas['RunItem'];
 const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED', 'BLOCKED'];
@@ -201,6 +213,76 @@ function Followup({ runId, onSent }: { runId: string; onSent: () => void }) {
   );
 }
 
+/** Starts a new run with this run's prompt, title, configuration and metadata; opens it. */
+async function rerun(run: Run): Promise<void> {
+  const created = await data(
+    api.POST('/agent/runs', {
+      body: {
+        prompt: run.prompt,
+        title: run.title || undefined,
+        config: run.agent_config,
+        metadata: { ...run.metadata, rerun_of: run.run_id },
+      },
+    }),
+  );
+  navigate(`/runs/${encodeURIComponent(created.run_id)}`);
+}
+
+/** A failed run's error code and message, first thing on the page. */
+function RunError({ run }: { run: Run }) {
+  if (!['FAILED', 'ERROR', 'BLOCKED'].includes(run.state) || !run.status_message) return null;
+  const { error_code: code, message } = run.status_message;
+  return (
+    <div className="run-error" role="alert" data-testid="run-error">
+      <p>
+        <strong>{code ? errorCodeLabel(code) : stateLabel(run.state)}</strong>{' '}
+        {code && <code>{code}</code>}
+        {run.status_message.retryable && <span className="muted"> (retryable)</span>}
+      </p>
+      <p>{message}</p>
+    </div>
+  );
+}
+
+function Metadata({ run }: { run: Run }) {
+  const entries = Object.entries(run.metadata ?? {});
+  if (entries.length === 0) return <p className="muted">No metadata.</p>;
+  return (
+    <dl className="facts">
+      {entries.map(([key, value]) => (
+        <Fragment key={key}>
+          <dt>{key}</dt>
+          <dd>
+            <code>{value}</code>
+          </dd>
+        </Fragment>
+      ))}
+    </dl>
+  );
+}
+
+function Attachments({ runId }: { runId: string }) {
+  const list = useLoad(
+    () => data(api.GET('/agent/runs/{runId}/handoff/attachments', { params: { path: { runId } } })),
+    [runId],
+  );
+  if (list.error) return <ErrorMessage error={list.error} />;
+  const attachments = list.value?.attachments ?? [];
+  if (attachments.length === 0) return <p className="muted">No attachments.</p>;
+  return (
+    <ul className="plain">
+      {attachments.map((attachment) => (
+        <li key={attachment.attachment_id}>
+          <a href={attachment.download_url} download={attachment.filename}>
+            {attachment.filename}
+          </a>{' '}
+          <span className="muted">{attachment.mime_type}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 export function RunDetailPage({ runId }: { runId: string }) {
   const { run, timeline, conversation, error, mode, refresh } = useLiveRun(runId);
   const [answer, setAnswer] = useState<string>();
@@ -242,36 +324,33 @@ export function RunDetailPage({ runId }: { runId: string }) {
           {mode === 'live' ? 'Live' : mode === 'polling' ? 'Updating every 2 s' : mode}
         </span>
       </div>
-      <dl className="facts">
-        <dt>State</dt>
-        <dd data-testid="run-state">
+      <div className="run-header">
+        <span data-testid="run-state">
           <StateBadge state={run.state} />
-          {run.status_message?.message && <span> {run.status_message.message}</span>}
-        </dd>
-        <dt>Run id</dt>
-        <dd>
-          <code>{run.run_id}</code>
-        </dd>
-        <dt>Source</dt>
-        <dd>{run.source ?? '—'}</dd>
-        <dt>Created</dt>
-        <dd>
-          <Time value={run.created_at} />
-        </dd>
-        <dt>Started</dt>
-        <dd>
-          <Time value={run.started_at} />
-        </dd>
-        <dt>Finished</dt>
-        <dd>
-          <Time value={run.finished_at} />
-        </dd>
-        <dt>Usage and cost</dt>
-        <dd>
-          <Usage run={run} />
-        </dd>
-      </dl>
+        </span>
+        <span title="Duration">
+          <span className="label">Duration</span> <RunDuration run={run} />
+        </span>
+        <span>
+          <span className="label">Model</span> <code>{runModel(run)}</code>
+        </span>
+        <span>
+          <span className="label">Trigger</span> <TriggerLink run={run} />
+        </span>
+        <span>
+          <span className="label">Created</span> <RelativeTime value={run.created_at} />
+        </span>
+      </div>
       <div className="actions">
+        <CopyButton text={run.run_id} label="Copy run id">
+          Copy id
+        </CopyButton>
+        <button type="button" onClick={() => rerun(run).catch(setActionError)}>
+          Re-run
+        </button>
+        <a className="button" href="#followup">
+          Follow up
+        </a>
         {!terminal && (
           <ConfirmButton
             label="Cancel run"
@@ -294,25 +373,54 @@ export function RunDetailPage({ runId }: { runId: string }) {
           </button>
         )}
       </div>
+      <RunError run={run} />
+      {run.status_message?.message && !run.status_message.error_code && (
+        <p className="muted">{run.status_message.message}</p>
+      )}
       {answer && <Notice>{answer}</Notice>}
       <ErrorMessage error={actionError} />
+      <h2>Timeline</h2>
+      <RunTimeline events={timeline} finishedAt={run.finished_at} />
       <h2>Prompt</h2>
       <pre className="prompt">{run.prompt}</pre>
-      <h2>Configuration</h2>
-      <Json value={run.agent_config ?? {}} summary="Show configuration" />
-      <h2>Timeline</h2>
-      <ol className="timeline" aria-label="Timeline">
-        {timeline.map((event) => (
-          <li key={event.event_uuid}>
-            <Time value={event.occurred_at} /> <code>{event.event_type}</code>
-          </li>
-        ))}
-      </ol>
       <h2>Conversation</h2>
       <Conversation conversation={conversation} />
+      <h2>Details</h2>
+      <dl className="facts">
+        <dt>Run id</dt>
+        <dd>
+          <code>{run.run_id}</code>
+        </dd>
+        <dt>Source</dt>
+        <dd>{sourceLabel(run.source)}</dd>
+        <dt>Creator</dt>
+        <dd>{run.creator?.display_name ?? run.creator?.uid ?? '—'}</dd>
+        <dt>Created</dt>
+        <dd>
+          <Time value={run.created_at} />
+        </dd>
+        <dt>Started</dt>
+        <dd>
+          <Time value={run.started_at} />
+        </dd>
+        <dt>Finished</dt>
+        <dd>
+          <Time value={run.finished_at} />
+        </dd>
+        <dt>Usage and cost</dt>
+        <dd>
+          <Usage run={run} />
+        </dd>
+      </dl>
+      <h3>Configuration</h3>
+      <Json value={run.agent_config ?? {}} summary="Show configuration" />
+      <h3>Metadata</h3>
+      <Metadata run={run} />
+      <h2>Attachments</h2>
+      <Attachments runId={run.run_id} />
       <h2>Artifacts</h2>
       <Artifacts run={run} onError={setActionError} />
-      <h2>Follow up</h2>
+      <h2 id="followup-heading">Follow up</h2>
       <Followup runId={run.run_id} onSent={() => void refresh()} />
       {error ? <p className="error">{errorText(error)}</p> : null}
     </section>

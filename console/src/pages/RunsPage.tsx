@@ -1,100 +1,133 @@
-import { useState, type FormEvent } from 'react';
+import { useState, type ReactNode } from 'react';
 import { api, data, type Schemas } from '../api/client';
-import {
-  CursorPager,
-  ErrorMessage,
-  FilterActions,
-  StateBadge,
-  Time,
-  useInterval,
-  useLoad,
-} from '../components/ui';
+import { CursorPager, ErrorMessage, StateBadge, useInterval, useLoad } from '../components/ui';
+import { FilterBar, isoOf, type FilterField, type FilterValues } from '../components/filters';
+import { DataTable, type Column } from '../components/table';
+import { RelativeTime, RunDuration } from '../components/time';
+import { runModel, TriggerLink } from '../components/run';
+import { sourceLabel, stateLabel } from '../labels';
 import { formatUsd, runCostUsd } from '../api/usage';
 import { Link } from '../router';
 import { RUN_STATES } from '../../../src/modules/runs/run-state';
 
+type Run = Schemas['RunItem'];
+/** The sources Ambient itself gives runs (the enum has more, for Oz compatibility). */
 const SOURCES: Schemas['RunSourceType'][] = [
   'API',
+  'WEB_APP',
+  'CLI',
   'SCHEDULED_AGENT',
   'CUSTOM_WEBHOOK',
-  'LOCAL',
-  'WEB_APP',
   'ORCHESTRATION',
-  'CLI',
+  'LOCAL',
 ];
+type FilterName = 'q' | 'state' | 'source' | 'name' | 'creator' | 'createdAfter' | 'createdBefore';
 
-interface Filters {
-  state: string;
-  name: string;
-  source: string;
-  creator: string;
-  createdAfter: string;
-  createdBefore: string;
-  q: string;
-}
-const NO_FILTERS: Filters = {
+const FILTERS: FilterField<FilterName>[] = [
+  { name: 'q', label: 'Search', type: 'search', placeholder: 'prompt, title…' },
+  {
+    name: 'state',
+    label: 'State',
+    type: 'select',
+    options: RUN_STATES.map((state) => ({ value: state, label: stateLabel(state) })),
+  },
+  {
+    name: 'source',
+    label: 'Source',
+    type: 'select',
+    options: SOURCES.map((source) => ({ value: source, label: sourceLabel(source) })),
+  },
+  { name: 'name', label: 'Config name', advanced: true },
+  { name: 'creator', label: 'Creator id', advanced: true },
+  { name: 'createdAfter', label: 'Created after', type: 'datetime', advanced: true },
+  { name: 'createdBefore', label: 'Created before', type: 'datetime', advanced: true },
+];
+const NO_FILTERS: FilterValues<FilterName> = {
+  q: '',
   state: '',
-  name: '',
   source: '',
+  name: '',
   creator: '',
   createdAfter: '',
   createdBefore: '',
-  q: '',
 };
 
-const iso = (local: string) => (local ? new Date(local).toISOString() : undefined);
+/** The run list's columns, in order: add a column by adding an entry. */
+export const RUN_COLUMNS: Column<Run>[] = [
+  {
+    key: 'run',
+    header: 'Run',
+    cell: (run) => (
+      <Link to={`/runs/${encodeURIComponent(run.run_id)}`}>{run.title || run.run_id}</Link>
+    ),
+  },
+  { key: 'state', header: 'State', cell: (run) => <StateBadge state={run.state} /> },
+  { key: 'duration', header: 'Duration', cell: (run) => <RunDuration run={run} /> },
+  { key: 'model', header: 'Model', cell: (run) => <code>{runModel(run)}</code> },
+  { key: 'trigger', header: 'Trigger', cell: (run) => <TriggerLink run={run} /> },
+  {
+    key: 'creator',
+    header: 'Creator',
+    cell: (run) => run.creator?.display_name ?? run.creator?.uid ?? '—',
+  },
+  { key: 'created', header: 'Created', cell: (run) => <RelativeTime value={run.created_at} /> },
+  { key: 'cost', header: 'Cost', cell: (run) => <RunCost run={run} /> },
+];
 
-function costText(run: Schemas['RunItem']): string | undefined {
+/** What the run has cost so far (inference + compute), or a dash before its first usage. */
+function RunCost({ run }: { run: Run }) {
   const cost = runCostUsd(run.request_usage);
-  return cost === undefined ? undefined : formatUsd(cost);
+  if (cost === undefined) return <span className="muted">—</span>;
+  return <span data-testid="run-cost">{formatUsd(cost)}</span>;
 }
 
-export function RunsTable({ runs }: { runs: Schemas['RunItem'][] }) {
-  if (runs.length === 0) return <p className="muted">No runs.</p>;
+/** What to do when there are no runs: start one here, or with the API. */
+function NoRuns({ filtered }: { filtered: boolean }) {
+  if (filtered) return <p className="muted">No runs match these filters.</p>;
+  const curl = `curl -X POST ${window.location.origin}/api/v1/agent/runs \\
+  -H "Authorization: Bearer $AMBIENT_API_KEY" -H "Content-Type: application/json" \\
+  -d '{"prompt": "Say hello"}'`;
   return (
-    <div className="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Run</th>
-            <th scope="col">State</th>
-            <th scope="col">Source</th>
-            <th scope="col">Creator</th>
-            <th scope="col">Created</th>
-            <th scope="col">Cost</th>
-          </tr>
-        </thead>
-        <tbody>
-          {runs.map((run) => (
-            <tr key={run.run_id}>
-              <td>
-                <Link to={`/runs/${encodeURIComponent(run.run_id)}`}>
-                  {run.title || run.run_id}
-                </Link>
-              </td>
-              <td>
-                <StateBadge state={run.state} />
-              </td>
-              <td>{run.source ?? '—'}</td>
-              <td>{run.creator?.display_name ?? run.creator?.uid ?? '—'}</td>
-              <td>
-                <Time value={run.created_at} />
-              </td>
-              <td data-testid="run-cost">{costText(run) ?? <span className="muted">—</span>}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+    <div className="empty-state">
+      <p>
+        <strong>No runs yet.</strong> Start one here, or from a script with the API:
+      </p>
+      <p>
+        <Link to="/runs/new" className="button primary">
+          Start a run
+        </Link>
+      </p>
+      <pre>{curl}</pre>
     </div>
   );
 }
 
+export function RunsTable({
+  runs,
+  columns = RUN_COLUMNS,
+  empty = <NoRuns filtered={false} />,
+}: {
+  runs: Run[];
+  columns?: Column<Run>[];
+  empty?: ReactNode;
+}) {
+  return (
+    <DataTable
+      label="Runs"
+      rows={runs}
+      columns={columns}
+      rowKey={(run) => run.run_id}
+      empty={empty}
+    />
+  );
+}
+
 export function RunsPage() {
-  const [draft, setDraft] = useState<Filters>(NO_FILTERS);
-  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
+  const [filters, setFilters] = useState(NO_FILTERS);
   const [cursors, setCursors] = useState<string[]>([]);
   const [autoRefresh, setAutoRefresh] = useState(true);
   const cursor = cursors[cursors.length - 1];
+  const filtered = Object.values(filters).some(Boolean);
 
   const page = useLoad(
     () =>
@@ -108,8 +141,8 @@ export function RunsPage() {
               source: filters.source ? [filters.source as Schemas['RunSourceType']] : undefined,
               name: filters.name || undefined,
               creator: filters.creator || undefined,
-              created_after: iso(filters.createdAfter),
-              created_before: iso(filters.createdBefore),
+              created_after: isoOf(filters.createdAfter),
+              created_before: isoOf(filters.createdBefore),
               q: filters.q || undefined,
             },
           },
@@ -119,19 +152,6 @@ export function RunsPage() {
   );
   useInterval(page.reload, 5000, autoRefresh);
 
-  const field = (name: keyof Filters) => ({
-    id: `filter-${name}`,
-    value: draft[name],
-    onChange: (event: { target: { value: string } }) =>
-      setDraft({ ...draft, [name]: event.target.value }),
-  });
-
-  function apply(event: FormEvent) {
-    event.preventDefault();
-    setCursors([]);
-    setFilters(draft);
-  }
-
   return (
     <section>
       <div className="page-head">
@@ -140,57 +160,16 @@ export function RunsPage() {
           New run
         </Link>
       </div>
-      <form className="filters" onSubmit={apply} aria-label="Filter runs">
-        <div>
-          <label htmlFor="filter-q">Search</label>
-          <input type="search" placeholder="prompt, title…" {...field('q')} />
-        </div>
-        <div>
-          <label htmlFor="filter-state">State</label>
-          <select {...field('state')}>
-            <option value="">Any</option>
-            {RUN_STATES.map((state) => (
-              <option key={state} value={state}>
-                {state}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label htmlFor="filter-source">Source</label>
-          <select {...field('source')}>
-            <option value="">Any</option>
-            {SOURCES.map((source) => (
-              <option key={source} value={source}>
-                {source}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label htmlFor="filter-name">Name</label>
-          <input {...field('name')} />
-        </div>
-        <div>
-          <label htmlFor="filter-creator">Creator</label>
-          <input {...field('creator')} />
-        </div>
-        <div>
-          <label htmlFor="filter-createdAfter">Created after</label>
-          <input type="datetime-local" {...field('createdAfter')} />
-        </div>
-        <div>
-          <label htmlFor="filter-createdBefore">Created before</label>
-          <input type="datetime-local" {...field('createdBefore')} />
-        </div>
-        <FilterActions
-          onClear={() => {
-            setDraft(NO_FILTERS);
-            setFilters(NO_FILTERS);
-            setCursors([]);
-          }}
-        />
-      </form>
+      <FilterBar
+        label="Filter runs"
+        idPrefix="filter"
+        fields={FILTERS}
+        empty={NO_FILTERS}
+        onApply={(values) => {
+          setCursors([]);
+          setFilters(values);
+        }}
+      />
       <div className="toolbar">
         <label className="inline">
           <input
@@ -205,7 +184,7 @@ export function RunsPage() {
         </button>
       </div>
       <ErrorMessage error={page.error} />
-      {page.value && <RunsTable runs={page.value.runs} />}
+      {page.value && <RunsTable runs={page.value.runs} empty={<NoRuns filtered={filtered} />} />}
       <CursorPager cursors={cursors} setCursors={setCursors} pageInfo={page.value?.page_info} />
     </section>
   );

@@ -4,6 +4,7 @@ import { api, data, type Schemas } from '../api/client';
 import { ConfirmButton, ErrorMessage, Time, useLoad } from '../components/ui';
 import { EnvironmentSelect, ModelSelect, useRunChoices } from './NewRunPage';
 import { RunsTable } from './RunsPage';
+import { useRoute } from '../router';
 
 type Schedule = Schemas['ScheduledAgentItem'];
 
@@ -142,7 +143,12 @@ function ScheduleRuns({ schedule }: { schedule: Schedule }) {
     <section aria-label={`Runs of ${schedule.name}`}>
       <h2>Runs created by {schedule.name}</h2>
       <ErrorMessage error={runs.error} />
-      {runs.value && <RunsTable runs={runs.value.runs} />}
+      {runs.value && (
+        <RunsTable
+          runs={runs.value.runs}
+          empty={<p className="muted">No runs yet: this schedule has not fired.</p>}
+        />
+      )}
     </section>
   );
 }
@@ -150,8 +156,11 @@ function ScheduleRuns({ schedule }: { schedule: Schedule }) {
 export function SchedulesPage() {
   const list = useLoad(() => data(api.GET('/agent/schedules')), []);
   const [editing, setEditing] = useState<Schedule | 'new'>();
-  const [showingRuns, setShowingRuns] = useState<Schedule>();
+  const [chosenRuns, setShowingRuns] = useState<Schedule>();
   const [error, setError] = useState<unknown>();
+  // A run's trigger link (?schedule=<id>) opens that schedule's runs.
+  const linked = useRoute().query.get('schedule');
+  const showingRuns = chosenRuns ?? list.value?.schedules.find((s) => s.id === linked);
 
   async function act(schedule: Schedule, action: 'pause' | 'resume' | 'delete') {
     setError(undefined);

@@ -7,11 +7,14 @@ import {
   Json,
   Notice,
   ShownOnce,
-  Time,
   useInterval,
   useLoad,
 } from '../components/ui';
-import { Link } from '../router';
+import { Link, useRoute } from '../router';
+import { DataTable } from '../components/table';
+import { RelativeTime } from '../components/time';
+import { authModeLabel } from '../labels';
+import { Automations } from './Automations';
 
 type Webhook = Schemas['Webhook'];
 type Delivery = Schemas['WebhookDelivery'];
@@ -253,12 +256,14 @@ function Deliveries({
   factoryUid,
   hook,
   automations,
+  linkedDelivery,
 }: {
   factoryUid: string;
   hook: Webhook;
   automations: string[];
+  linkedDelivery?: string;
 }) {
-  const [selected, setSelected] = useState<string>();
+  const [chosen, setSelected] = useState<string>();
   const log = useLoad(
     () =>
       data(
@@ -270,69 +275,78 @@ function Deliveries({
   );
   useInterval(log.reload, 3000);
   const deliveries = log.value?.deliveries ?? [];
+  const selected =
+    chosen ?? deliveries.find((d) => linkedDelivery && d.delivery_id === linkedDelivery)?.id;
   const current = deliveries.find((d) => d.id === selected);
   return (
     <>
       <h3>Delivery log</h3>
       <ErrorMessage error={log.error} />
-      {deliveries.length === 0 ? (
-        <p className="muted">No deliveries yet.</p>
-      ) : (
-        <div className="table-wrap">
-          <table aria-label="Deliveries">
-            <thead>
-              <tr>
-                <th scope="col">Received</th>
-                <th scope="col">Delivery id</th>
-                <th scope="col">Status</th>
-                <th scope="col">Size</th>
-                <th scope="col">Runs started</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {deliveries.map((delivery) => (
-                <tr key={delivery.id} aria-selected={delivery.id === selected}>
-                  <td>
-                    <Time value={delivery.received_at} />
-                  </td>
-                  <td>
-                    <code>{delivery.delivery_id ?? '—'}</code>
-                  </td>
-                  <td>
-                    <span className={`badge status-${delivery.status.split(' ')[0].toLowerCase()}`}>
-                      {delivery.status}
-                    </span>
-                  </td>
-                  <td>{delivery.size_bytes} B</td>
-                  <td>
-                    {(delivery.runs ?? []).map((run) => (
-                      <div key={`${run.automation}-${run.run_id}`}>
-                        {run.automation}:{' '}
-                        {run.run_id ? (
-                          <Link to={`/runs/${encodeURIComponent(run.run_id)}`}>{run.run_id}</Link>
-                        ) : (
-                          <span className="error-text">{run.error ?? 'no run'}</span>
-                        )}
-                      </div>
-                    ))}
-                    {delivery.status === 'Accepted' && !delivery.evaluated_at && (
-                      <span className="muted">evaluating…</span>
+      <DataTable
+        label="Deliveries"
+        rows={deliveries}
+        rowKey={(delivery) => delivery.id}
+        selected={selected ?? ''}
+        columns={[
+          {
+            key: 'received',
+            header: 'Received',
+            cell: (delivery) => <RelativeTime value={delivery.received_at} />,
+          },
+          {
+            key: 'delivery',
+            header: 'Delivery id',
+            cell: (delivery) => <code>{delivery.delivery_id ?? '—'}</code>,
+          },
+          {
+            key: 'status',
+            header: 'Status',
+            cell: (delivery) => (
+              <span className={`badge status-${delivery.status.split(' ')[0].toLowerCase()}`}>
+                {delivery.status}
+              </span>
+            ),
+          },
+          { key: 'size', header: 'Size', cell: (delivery) => `${delivery.size_bytes} B` },
+          {
+            key: 'runs',
+            header: 'Runs started',
+            cell: (delivery) => (
+              <>
+                {(delivery.runs ?? []).map((run) => (
+                  <div key={`${run.automation}-${run.run_id}`}>
+                    {run.automation}:{' '}
+                    {run.run_id ? (
+                      <Link to={`/runs/${encodeURIComponent(run.run_id)}`}>{run.run_id}</Link>
+                    ) : (
+                      <span className="error-text">{run.error ?? 'no run'}</span>
                     )}
-                  </td>
-                  <td>
-                    <button type="button" onClick={() => setSelected(delivery.id)}>
-                      Details
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+                  </div>
+                ))}
+                {delivery.status === 'Accepted' && !delivery.evaluated_at && (
+                  <span className="muted">evaluating…</span>
+                )}
+              </>
+            ),
+          },
+          {
+            key: 'actions',
+            header: 'Actions',
+            hiddenHeader: true,
+            cell: (delivery) => (
+              <button type="button" onClick={() => setSelected(delivery.id)}>
+                Details
+              </button>
+            ),
+          },
+        ]}
+        empty={
+          <p className="muted">
+            No deliveries yet: send a request to the webhook&apos;s URL (above) and it shows up here
+            within seconds.
+          </p>
+        }
+      />
       {current && (
         <DeliveryDetail
           factoryUid={factoryUid}
@@ -353,7 +367,9 @@ function useAutomations({ factoryUid }: { factoryUid: string }) {
   return { list, names: list.value?.automations.map((a) => a.name) ?? [] };
 }
 
-function FactoryPanel({ factoryUid }: { factoryUid: string }) {
+function FactoryPanel({ factory }: { factory: Schemas['Factory'] }) {
+  const factoryUid = factory.uid;
+  const query = useRoute().query;
   const hooks = useLoad(
     () => data(api.GET('/factory/{factoryUid}/webhooks', { params: { path: { factoryUid } } })),
     [factoryUid],
@@ -362,7 +378,8 @@ function FactoryPanel({ factoryUid }: { factoryUid: string }) {
   // Automations change with the factory definition (a git push, a PUT): keep the list current.
   useInterval(automations.list.reload, 5000);
   const [shown, setShown] = useState<{ hook: Schemas['WebhookWithSecret']; what: string }>();
-  const [selected, setSelected] = useState<string>();
+  // A run's trigger link (?webhook=<uid>&delivery=<id>) opens that webhook and delivery.
+  const [selected, setSelected] = useState(query.get('webhook') ?? undefined);
   const [error, setError] = useState<unknown>();
   const current = hooks.value?.webhooks.find((hook) => hook.uid === selected);
 
@@ -395,48 +412,44 @@ function FactoryPanel({ factoryUid }: { factoryUid: string }) {
       <h2>Webhooks</h2>
       <ErrorMessage error={hooks.error ?? error} />
       {shown && <Secret hook={shown.hook} what={shown.what} />}
-      {hooks.value && hooks.value.webhooks.length > 0 ? (
-        <div className="table-wrap">
-          <table aria-label="Webhooks">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Auth</th>
-                <th scope="col">Enabled</th>
-                <th scope="col">URL</th>
-                <th scope="col">
-                  <span className="visually-hidden">Select</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {hooks.value.webhooks.map((hook) => (
-                <tr key={hook.uid} aria-selected={hook.uid === selected}>
-                  <td>{hook.name}</td>
-                  <td>
-                    {hook.auth_mode}
-                    {hook.signature_scheme ? ` (${hook.signature_scheme})` : ''}
-                  </td>
-                  <td>{hook.enabled ? 'yes' : 'no'}</td>
-                  <td>
-                    <code>{hook.url}</code>
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      onClick={() => setSelected(hook.uid)}
-                      aria-label={`Open webhook ${hook.name}`}
-                    >
-                      Open
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : (
-        <p className="muted">No webhooks in this factory.</p>
+      {hooks.value && (
+        <DataTable
+          label="Webhooks"
+          rows={hooks.value.webhooks}
+          rowKey={(hook) => hook.uid}
+          selected={selected ?? ''}
+          columns={[
+            { key: 'name', header: 'Name', cell: (hook) => hook.name },
+            {
+              key: 'auth',
+              header: 'Auth',
+              cell: (hook) =>
+                `${authModeLabel(hook.auth_mode)}${hook.signature_scheme ? ` (${hook.signature_scheme})` : ''}`,
+            },
+            { key: 'enabled', header: 'Enabled', cell: (hook) => (hook.enabled ? 'yes' : 'no') },
+            { key: 'url', header: 'URL', cell: (hook) => <code>{hook.url}</code> },
+            {
+              key: 'open',
+              header: 'Select',
+              hiddenHeader: true,
+              cell: (hook) => (
+                <button
+                  type="button"
+                  onClick={() => setSelected(hook.uid)}
+                  aria-label={`Open webhook ${hook.name}`}
+                >
+                  Open
+                </button>
+              ),
+            },
+          ]}
+          empty={
+            <p className="muted">
+              No webhooks in this factory yet: open <em>New webhook</em> below to get a URL that
+              starts its automations.
+            </p>
+          }
+        />
       )}
       <details>
         <summary>New webhook</summary>
@@ -473,34 +486,30 @@ function FactoryPanel({ factoryUid }: { factoryUid: string }) {
               onConfirm={() => act(current, 'delete')}
             />
           </div>
-          <Deliveries factoryUid={factoryUid} hook={current} automations={automations.names} />
+          <Deliveries
+            factoryUid={factoryUid}
+            hook={current}
+            automations={automations.names}
+            linkedDelivery={query.get('delivery') ?? undefined}
+          />
         </section>
       )}
-      <h2>Automations</h2>
-      <ErrorMessage error={automations.list.error} />
-      {automations.list.value?.automations.length ? (
-        <ul className="plain">
-          {automations.list.value.automations.map((automation) => (
-            <li key={automation.name}>
-              <strong>{automation.name}</strong>{' '}
-              <span className="muted">{automation.enabled ? 'enabled' : 'disabled'}</span>
-              <Json value={automation.triggers} summary="Show triggers" />
-            </li>
-          ))}
-        </ul>
-      ) : (
-        <p className="muted">
-          No automations: they come from the factory definition (automations/*/automation.md).
-        </p>
-      )}
+      <Automations
+        factory={factory}
+        webhooks={hooks.value?.webhooks ?? []}
+        automations={automations.list.value?.automations}
+        error={automations.list.error}
+        onChanged={automations.list.reload}
+      />
     </div>
   );
 }
 
 export function WebhooksPage() {
   const factories = useLoad(() => data(api.GET('/factory')), []);
-  const [selected, setSelected] = useState<string>();
-  const current = selected ?? factories.value?.factories[0]?.uid;
+  const [selected, setSelected] = useState(useRoute().query.get('factory') ?? undefined);
+  const list = factories.value?.factories ?? [];
+  const current = list.find((factory) => factory.uid === selected) ?? list[0];
   return (
     <section>
       <h1>Webhooks</h1>
@@ -513,7 +522,7 @@ export function WebhooksPage() {
               <li key={factory.uid}>
                 <button
                   type="button"
-                  aria-pressed={factory.uid === current}
+                  aria-pressed={factory.uid === current?.uid}
                   onClick={() => setSelected(factory.uid)}
                 >
                   {factory.name}
@@ -528,7 +537,16 @@ export function WebhooksPage() {
             }}
           />
         </div>
-        {current ? <FactoryPanel key={current} factoryUid={current} /> : <p>No factory yet.</p>}
+        {current ? (
+          <FactoryPanel key={current.uid} factory={current} />
+        ) : (
+          factories.value && (
+            <p className="empty-state">
+              <strong>No factory yet.</strong> A factory holds webhooks and the automations they
+              start: create one with a name on the left.
+            </p>
+          )
+        )}
       </div>
     </section>
   );
