@@ -24,6 +24,8 @@ const AMBIENT_EXTENSION_PATHS: readonly RegExp[] = [
   /^\/factory\/\{uid\}\/(definition|automations|sync)$/,
   /^\/factory\/\{factoryUid\}\/webhooks/,
   /^\/api-keys(\/|$)/,
+  /^\/limits$/,
+  /^\/agent\/identities\/\{uid\}\/limits$/,
 ];
 
 /** Schemas that exist only in Ambient (their uses are marked field by field as well). */
@@ -37,6 +39,8 @@ const AMBIENT_EXTENSION_SCHEMAS: readonly string[] = [
   'ApiKey',
   'CreatedApiKey',
   'ListApiKeysResponse',
+  'Limits',
+  'UpdateLimitsRequest',
 ];
 
 const ERROR_RESPONSE = {

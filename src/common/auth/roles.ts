@@ -30,6 +30,8 @@ export const PERMISSIONS = [
   'api_keys.read',
   'api_keys.write',
   'audit.read',
+  'limits.read',
+  'limits.write',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

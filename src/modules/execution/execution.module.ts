@@ -4,6 +4,7 @@ import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { ArtifactsModule } from '../artifacts/artifacts.module';
 import { TranscriptsModule } from '../conversations/transcripts.module';
 import { EnvironmentsModule } from '../environments/environments.module';
+import { LimitsModule } from '../limits/limits.module';
 import { ModelsModule } from '../models/models.module';
 import { RunsModule } from '../runs/runs.module';
 import { SecretsModule } from '../secrets/secrets.module';
@@ -16,6 +17,7 @@ import { ExecutionFence } from './execution-fence';
 import { ExecutionLeases } from './execution-lease';
 import { ExecutionOutcomes } from './execution-outcome';
 import { ExecutionUsage } from './execution-usage';
+import { RunBudget } from './run-budget.service';
 import { RunSecretsService } from './execution-secrets.service';
 import { ConnectedWorkersController } from './remote/connected-workers.controller';
 import { HarnessSupportController } from './remote/harness-support.controller';
@@ -50,6 +52,7 @@ import { WorkspaceService } from './workspace/workspace.service';
     EnvironmentsModule,
     TeamsModule,
     ModelsModule,
+    LimitsModule,
     SecretsModule,
     ArtifactsModule,
     TranscriptsModule,
@@ -63,6 +66,7 @@ import { WorkspaceService } from './workspace/workspace.service';
     ExecutionFence,
     ExecutionLeases,
     ExecutionUsage,
+    RunBudget,
     ExecutionOutcomes,
     ExecutionContextFactory,
     SelfHostedRuns,

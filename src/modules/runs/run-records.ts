@@ -110,6 +110,7 @@ export class RunRecords {
       .select('r.id', 'id')
       .where('r.state = :state AND r.updated_at < :before', { state: 'QUEUED', before })
       .andWhere('r.worker_host IS NULL') // self-hosted runs wait in MySQL for their workers
+      .andWhere('r.at_capacity = 0') // waiting for a concurrency slot: RunCapacity dispatches
       .orderBy('r.updated_at', 'ASC')
       .limit(limit)
       .getRawMany<{ id: string }>();

@@ -251,5 +251,5 @@ export class RunsController {
 }
 
 function runAgentResponse(run: Run): RunAgentResponseDto {
-  return { run_id: run.id, task_id: run.id, state: run.state, at_capacity: false };
+  return { run_id: run.id, task_id: run.id, state: run.state, at_capacity: run.atCapacity };
 }

@@ -7,6 +7,7 @@ import { IdentitiesModule } from '../identities/identities.module';
 import { ModelsModule } from '../models/models.module';
 import { EnvironmentsModule } from '../environments/environments.module';
 import { SkillsModule } from '../skills/skills.module';
+import { LimitsModule } from '../limits/limits.module';
 import { TeamsModule } from '../teams/teams.module';
 import { Run } from './entities/run.entity';
 import { RunAncestor } from './entities/run-ancestor.entity';
@@ -16,6 +17,7 @@ import { RunFollowup } from './entities/run-followup.entity';
 import { RunMessage } from './entities/run-message.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
 import { NewRunWriter } from './new-run-writer.service';
+import { RunCapacity } from './run-capacity.service';
 import { RunCreationService } from './run-creation.service';
 import { RunFollowupsService } from './run-followups.service';
 import { RunKeysService } from './run-keys.service';
@@ -58,8 +60,10 @@ import { RunsService } from './runs.service';
     SecretsModule,
     EnvironmentsModule,
     SkillsModule,
+    LimitsModule,
   ],
   providers: [
+    RunCapacity,
     RunsService,
     RunAttachmentsService,
     RunCreationService,
@@ -78,6 +82,7 @@ import { RunsService } from './runs.service';
     RunKeysService,
   ],
   exports: [
+    RunCapacity,
     RunsService,
     RunCreationService,
     RunTransitions,

@@ -106,6 +106,10 @@ export class Run {
   @Column({ name: 'unclaimed_since', type: 'datetime', precision: 3, nullable: true })
   unclaimedSince: Date | null;
 
+  /** QUEUED without a job: no concurrency slot was free; dispatched when one frees (RunCapacity). */
+  @Column({ name: 'at_capacity', type: 'boolean', default: false })
+  atCapacity: boolean;
+
   @Column({ name: 'lease_owner', type: 'varchar', length: 64, nullable: true })
   leaseOwner: string | null;
 
