@@ -27,6 +27,8 @@ export function limitsOf(row: RunLimits | null): LimitsDto {
 /** Stores and reads limits; changes are audited (`limits.update`) in their own transaction. */
 @Injectable()
 export class LimitsService {
+  private readonly changeListeners: ((teamId: string) => void)[] = [];
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditLog,
@@ -41,6 +43,11 @@ export class LimitsService {
     return limitsOf(await this.row(this.dataSource.manager, teamId, agentUid));
   }
 
+  /** Called after a change of a team's (or its agents') limits has committed. */
+  onChanged(listener: (teamId: string) => void): void {
+    this.changeListeners.push(listener);
+  }
+
   /** Sets the team's limits (`agentUid` null) or an agent's; omitted fields are kept. */
   async update(
     principal: Principal,
@@ -50,7 +57,7 @@ export class LimitsService {
     const { teamId } = principal;
     if (agentUid !== null) await this.assertAgent(teamId, agentUid);
     const scope = agentUid ?? TEAM_SCOPE;
-    return this.dataSource.transaction(async (manager) => {
+    const updated = await this.dataSource.transaction(async (manager) => {
       const before = limitsOf(await this.row(manager, teamId, scope, true));
       const after: LimitsDto = { ...before };
       for (const field of FIELDS) {
@@ -78,6 +85,8 @@ export class LimitsService {
       });
       return after;
     });
+    for (const listener of this.changeListeners) listener(teamId);
+    return updated;
   }
 
   /**

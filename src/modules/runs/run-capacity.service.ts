@@ -42,6 +42,12 @@ export class RunCapacity implements EntitySubscriberInterface {
   ) {
     dataSource.subscribers.push(this);
     transitions.onSlotReleased((runId, manager) => this.released(runId, manager));
+    // A raised (or removed) limit frees slots too.
+    limits.onChanged((teamId) => {
+      this.dispatchWaiting(teamId).catch((err: Error) => {
+        this.logger.warn(`waiting runs of team ${teamId} not dispatched: ${err.message}`);
+      });
+    });
   }
 
   /**
