@@ -24,7 +24,7 @@ const CALLERS: Caller[] = [...TEAM_ROLES, 'agent', 'run-scoped'];
 const PLACEHOLDER = 'Zz0000000000000000000z';
 
 /** The main tables: a refused request must change none of their row counts. */
-const COUNT_SQL = `SELECT ${['runs', 'environments', 'schedules', 'team_secrets', 'webhooks', 'factories', 'agent_identities', 'api_keys'].map((t) => `(SELECT COUNT(*) FROM \`${t}\`) AS \`${t}\``).join(', ')}`;
+const COUNT_SQL = `SELECT ${['runs', 'environments', 'schedules', 'team_secrets', 'webhooks', 'factories', 'agent_identities', 'api_keys', 'run_limits'].map((t) => `(SELECT COUNT(*) FROM \`${t}\`) AS \`${t}\``).join(', ')}`;
 
 /**
  * Every operation of the served OpenAPI document × every kind of caller: a new route cannot be
