@@ -133,6 +133,10 @@ describe('roles: every operation × every role', () => {
     expect(roles('listApiKeys')).toEqual(['admin']);
     expect(roles('revokeApiKey')).toEqual(['admin']);
     expect(roles('reportScores')).toEqual([]);
+    expect(roles('getLimits')).toEqual(everyone);
+    expect(roles('updateLimits')).toEqual(['admin']);
+    expect(roles('getAgentLimits')).toEqual(everyone);
+    expect(roles('updateAgentLimits')).toEqual(['admin']);
   });
 
   it('refuses what a caller may not do with 403 not_authorized naming role and permission, changing nothing', async () => {

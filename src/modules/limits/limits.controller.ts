@@ -38,8 +38,9 @@ export class LimitsController {
     return this.limits.update(principal, null, body);
   }
 
+  // Part of the identity's API: people only, like every /agent/identities route.
   @Get('agent/identities/:uid/limits')
-  @RequirePermission('limits.read')
+  @RequirePermission('agents.read')
   @ApiOperation({ operationId: 'getAgentLimits', summary: "An agent identity's own limits" })
   @ApiProblems(401, 403, 404)
   @ApiParam({ name: 'uid' })
@@ -52,7 +53,7 @@ export class LimitsController {
   }
 
   @Put('agent/identities/:uid/limits')
-  @RequirePermission('limits.write')
+  @RequirePermission('agents.write')
   @ApiOperation({
     operationId: 'updateAgentLimits',
     summary: "Set an agent identity's limits, on top of the team's (omitted = unchanged)",
