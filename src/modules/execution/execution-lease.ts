@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { DataSource, EntityManager } from 'typeorm';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { Run } from '../runs/entities/run.entity';
+import type { Run } from '../runs/entities/run.entity';
 import { RunCapacity } from '../runs/run-capacity.service';
 import { RunRecords } from '../runs/run-records';
 import { RunTransitions } from '../runs/run-transitions.service';
@@ -54,12 +54,7 @@ export class ExecutionLeases {
     const outcome = await this.dataSource.transaction(async (manager) => {
       // First in the transaction: the slot count must be read after the limits lock is held.
       if (await this.capacity.fullAtClaim(manager, run)) {
-        await manager
-          .getRepository(Run)
-          .update(
-            { id: runId, state: 'QUEUED', executionCount: run.executionCount },
-            { atCapacity: true },
-          );
+        await this.capacity.markWaiting(manager, run);
         return 'at_capacity' as const;
       }
       return (await this.transitionToClaimed(run, manager)) ? ('claimed' as const) : null;

@@ -10,7 +10,7 @@ import {
 } from 'typeorm';
 import { LimitsService } from '../limits/limits.service';
 import { TEAM_SCOPE } from '../limits/run-limits.entity';
-import type { Run } from './entities/run.entity';
+import { Run } from './entities/run.entity';
 import { RunQueue } from './run-queue.service';
 import { fullLimit, limitsConcurrency, runsToStart, SlotUse, WaitingRun } from './run-slots';
 import { RunTransitions } from './run-transitions.service';
@@ -92,6 +92,19 @@ export class RunCapacity implements EntitySubscriberInterface {
     const limits = await this.limits.forRun(manager, run.teamId, run.executorId, true);
     if (!limitsConcurrency(limits)) return null;
     return fullLimit(limits, await this.use(manager, run, RUNNING));
+  }
+
+  /** In the refused claim's transaction: the run waits, without a job, for a slot. */
+  async markWaiting(
+    manager: EntityManager,
+    run: Pick<Run, 'id' | 'executionCount'>,
+  ): Promise<void> {
+    await manager
+      .getRepository(Run)
+      .update(
+        { id: run.id, state: 'QUEUED', executionCount: run.executionCount },
+        { atCapacity: true },
+      );
   }
 
   /** Dispatches the team's oldest waiting runs that fit in its free slots; returns how many. */
