@@ -286,5 +286,24 @@ describe('limits: concurrency, budgets and the limits API (api + worker + schedu
       // What the one call cost is still recorded.
       expect(stopped.request_usage!.inference_cost_usd).toBeGreaterThan(0.000001);
     });
+
+    it('lets a run ask for a cost cap of its own (max_cost_usd, an Ambient extension)', async () => {
+      const refused = await api.post('/agent/runs', { prompt: 'cap', max_cost_usd: -1 });
+      expect(refused.status).toBe(400);
+      expect(refused.body.detail).toContain('max_cost_usd');
+      model.script('own-cap', [
+        { toolCalls: [{ name: 'run_command', arguments: { command: 'echo step' } }] },
+        { text: 'never reached' },
+      ]);
+      const created = await api.post('/agent/runs', {
+        prompt: 'own cap [script:own-cap]',
+        max_cost_usd: 0.000001,
+      });
+      expect(created.status).toBe(200);
+      const stopped = await ended(created.body.run_id);
+      expect(stopped.status_message).toMatchObject({ error_code: 'budget_exceeded' });
+      expect(stopped.status_message!.message).toContain("the run's own max_cost_usd");
+      expect(model.requests.filter((r) => r.script === 'own-cap')).toHaveLength(1);
+    });
   });
 });

@@ -22,6 +22,20 @@ describe('budgetRefusal', () => {
     );
   });
 
+  it('lets a run ask for a lower cap of its own, never a higher one', () => {
+    const limits = { team: row({ maxRunCostUsd: 1 }), agent: null };
+    expect(budgetRefusal(limits, { run: 0.3, team: 0.3, agent: 0 }, 0.25)).toBe(
+      "the run's cost ($0.3) reached the run's own max_cost_usd limit of $0.25",
+    );
+    expect(budgetRefusal(limits, { run: 1, team: 1, agent: 0 }, 50)).toContain(
+      "the team's max_run_cost_usd",
+    );
+    expect(budgetRefusal({ team: null, agent: null }, { run: 2, team: 2, agent: 0 }, 2)).toContain(
+      'max_cost_usd',
+    );
+    expect(limitsBudget({ team: null, agent: null }, 0.5)).toBe(true);
+  });
+
   it("refuses once the team's month is spent, naming monthly_budget_usd", () => {
     const limits = { team: row({ monthlyBudgetUsd: 10 }), agent: null };
     expect(budgetRefusal(limits, { run: 0, team: 9.999999, agent: 0 })).toBeNull();

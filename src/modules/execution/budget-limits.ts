@@ -10,9 +10,12 @@ export interface Spend {
   agent: number;
 }
 
-export function limitsBudget(limits: RunLimitRows): boolean {
-  return [limits.team, limits.agent].some(
-    (row) => (row?.monthlyBudgetUsd ?? null) !== null || (row?.maxRunCostUsd ?? null) !== null,
+export function limitsBudget(limits: RunLimitRows, runCap: number | null = null): boolean {
+  return (
+    runCap !== null ||
+    [limits.team, limits.agent].some(
+      (row) => (row?.monthlyBudgetUsd ?? null) !== null || (row?.maxRunCostUsd ?? null) !== null,
+    )
   );
 }
 
@@ -21,16 +24,22 @@ const usd = (n: number) => `$${n.toFixed(6).replace(/\.?0+$/, '')}`;
 /**
  * Why the run may not make another model call, or null. A limit is reached once the spend is at
  * or above it (a budget of 0 allows nothing). The run's cost cap is the lower of its team's and
- * its agent's `max_run_cost_usd`.
+ * its agent's `max_run_cost_usd` and the run's own `max_cost_usd`.
  */
-export function budgetRefusal(limits: RunLimitRows, spend: Spend): string | null {
+export function budgetRefusal(
+  limits: RunLimitRows,
+  spend: Spend,
+  /** The run's own cap (`max_cost_usd` at creation), which may only lower the limits'. */
+  runCap: number | null = null,
+): string | null {
   const caps = [
-    { who: 'team', max: limits.team?.maxRunCostUsd ?? null },
-    { who: 'agent', max: limits.agent?.maxRunCostUsd ?? null },
-  ].filter((cap): cap is { who: string; max: number } => cap.max !== null);
+    { name: "the team's max_run_cost_usd", max: limits.team?.maxRunCostUsd ?? null },
+    { name: "the agent's max_run_cost_usd", max: limits.agent?.maxRunCostUsd ?? null },
+    { name: "the run's own max_cost_usd", max: runCap },
+  ].filter((cap): cap is { name: string; max: number } => cap.max !== null);
   const cap = caps.sort((a, b) => a.max - b.max)[0];
   if (cap && spend.run >= cap.max) {
-    return `the run's cost (${usd(spend.run)}) reached the ${cap.who}'s max_run_cost_usd limit of ${usd(cap.max)}`;
+    return `the run's cost (${usd(spend.run)}) reached ${cap.name} limit of ${usd(cap.max)}`;
   }
   const teamBudget = limits.team?.monthlyBudgetUsd ?? null;
   if (teamBudget !== null && spend.team >= teamBudget) {

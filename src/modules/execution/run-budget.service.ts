@@ -25,7 +25,7 @@ export class RunBudget {
 
   /** Why the run may not call its model now (`tokens`: this execution's so far), or null. */
   async refusal(
-    run: Pick<Run, 'id' | 'teamId' | 'executorId' | 'modelId'>,
+    run: Pick<Run, 'id' | 'teamId' | 'executorId' | 'modelId' | 'maxCostUsd'>,
     tokens: TokenUsage,
   ): Promise<string | null> {
     const limits = await this.limits.forRun(
@@ -34,7 +34,8 @@ export class RunBudget {
       run.executorId,
       false,
     );
-    if (!limitsBudget(limits)) return null;
+    const runCap = run.maxCostUsd ?? null;
+    if (!limitsBudget(limits, runCap)) return null;
     const current = inferenceCostUsd(tokens, this.models.find(run.modelId ?? ''));
     const stored = (await this.records.requestUsageOf(run.id))?.inference_cost_usd ?? 0;
     const others = await this.records.inferenceSpendSince(
@@ -44,10 +45,14 @@ export class RunBudget {
       run.id,
     );
     const spentByRun = stored + current;
-    return budgetRefusal(limits, {
-      run: spentByRun,
-      team: others.team + spentByRun,
-      agent: run.executorId ? others.executor + spentByRun : 0,
-    });
+    return budgetRefusal(
+      limits,
+      {
+        run: spentByRun,
+        team: others.team + spentByRun,
+        agent: run.executorId ? others.executor + spentByRun : 0,
+      },
+      runCap,
+    );
   }
 }

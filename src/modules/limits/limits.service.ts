@@ -58,6 +58,13 @@ export class LimitsService {
     if (agentUid !== null) await this.assertAgent(teamId, agentUid);
     const scope = agentUid ?? TEAM_SCOPE;
     const updated = await this.dataSource.transaction(async (manager) => {
+      // The row exists and is ours (X lock) before it is read: two first changes of a team never
+      // deadlock on the gap a missing row would leave them both locking.
+      await manager.query(
+        `INSERT INTO run_limits (team_id, agent_uid, updated_at) VALUES (?, ?, ?)
+         ON DUPLICATE KEY UPDATE updated_at = updated_at`,
+        [teamId, scope, new Date()],
+      );
       const before = limitsOf(await this.row(manager, teamId, scope, true));
       const after: LimitsDto = { ...before };
       for (const field of FIELDS) {

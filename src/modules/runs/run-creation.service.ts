@@ -171,6 +171,7 @@ export class RunCreationService {
       workerHost: route.host,
       unclaimedSince: null,
       atCapacity: false,
+      maxCostUsd: input.maxCostUsd === undefined ? null : Math.round(input.maxCostUsd * 1e6) / 1e6,
       leaseOwner: null,
       leaseExpiresAt: null,
       workspaceRetainedUntil: null,

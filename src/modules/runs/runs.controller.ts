@@ -121,6 +121,7 @@ export class RunsController {
         conversationId: body.conversation_id,
         mode: body.mode,
         interactive: body.interactive,
+        maxCostUsd: body.max_cost_usd,
         attachments,
         agentIdentityUid: body.agent_identity_uid,
         // Recorded with the run, in its transaction (the answer is 200 with runAgentResponse).
