@@ -24,7 +24,7 @@ export function limitsOf(row: RunLimits | null): LimitsDto {
   };
 }
 
-/** Stores and reads limits; changes are audited (`limits.update`) in their own transaction. */
+/** Stores and reads limits; a change and its `limits.update` audit event share one transaction. */
 @Injectable()
 export class LimitsService {
   private readonly changeListeners: ((teamId: string) => void)[] = [];
@@ -74,16 +74,14 @@ export class LimitsService {
       if (after.monthly_budget_usd !== null)
         after.monthly_budget_usd = usd(after.monthly_budget_usd);
       if (after.max_run_cost_usd !== null) after.max_run_cost_usd = usd(after.max_run_cost_usd);
-      await manager.getRepository(RunLimits).upsert(
+      await manager.getRepository(RunLimits).update(
+        { teamId, agentUid: scope },
         {
-          teamId,
-          agentUid: scope,
           maxConcurrentRuns: after.max_concurrent_runs,
           monthlyBudgetUsd: after.monthly_budget_usd,
           maxRunCostUsd: after.max_run_cost_usd,
           updatedAt: new Date(),
         },
-        ['teamId', 'agentUid'],
       );
       const target = agentUid ? { type: 'agent', id: agentUid } : { type: 'team', id: teamId };
       await this.audit.record(manager, principal, 'limits.update', target, {
