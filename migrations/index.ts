@@ -13,6 +13,7 @@ import { WebhookDeliveryContentKey1763906190000 } from './1763906190000-webhook-
 import { McpSecretValues1763910000000, SecretKeys } from './1763910000000-mcp-secret-values';
 import { ApiKeyRoles1763925000000 } from './1763925000000-api-key-roles';
 import { AuditEvents1763930000000 } from './1763930000000-audit-events';
+import { RunLimits1764100000000 } from './1764100000000-run-limits';
 import { SignInSessions1764200000000 } from './1764200000000-sign-in-sessions';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
@@ -32,6 +33,7 @@ export const MIGRATIONS = [
   McpSecretValues1763910000000,
   ApiKeyRoles1763925000000,
   AuditEvents1763930000000,
+  RunLimits1764100000000,
   SignInSessions1764200000000,
 ];
 

@@ -31,6 +31,7 @@ import { HealthModule } from './modules/health/health.module';
 import { IdempotencyInterceptor } from './modules/idempotency/idempotency.interceptor';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { IdempotencySweeper } from './modules/idempotency/idempotency.sweeper';
+import { LimitsApiModule, LimitsModule } from './modules/limits/limits.module';
 import { ModelsModule } from './modules/models/models.module';
 import { RunsApiModule, RunsModule } from './modules/runs/runs.module';
 import { SecretsApiModule } from './modules/secrets/secrets.module';
@@ -78,6 +79,7 @@ export class AppModule {
         AuditModule,
         IdempotencyModule,
         ModelsModule,
+        LimitsModule,
         BlobsModule.forRoles(api),
         ArtifactsModule,
         EnvironmentsModule,
@@ -107,6 +109,7 @@ export class AppModule {
               ConsoleModule,
               AuditApiModule,
               UsageApiModule,
+              LimitsApiModule,
             ]
           : []),
         ...(worker ? [ExecutionWorkerModule, FactoriesWorkerModule, WebhooksWorkerModule] : []),

@@ -24,7 +24,7 @@ const CALLERS: Caller[] = [...TEAM_ROLES, 'agent', 'run-scoped'];
 const PLACEHOLDER = 'Zz0000000000000000000z';
 
 /** The main tables: a refused request must change none of their row counts. */
-const COUNT_SQL = `SELECT ${['runs', 'environments', 'schedules', 'team_secrets', 'webhooks', 'factories', 'agent_identities', 'api_keys'].map((t) => `(SELECT COUNT(*) FROM \`${t}\`) AS \`${t}\``).join(', ')}`;
+const COUNT_SQL = `SELECT ${['runs', 'environments', 'schedules', 'team_secrets', 'webhooks', 'factories', 'agent_identities', 'api_keys', 'run_limits'].map((t) => `(SELECT COUNT(*) FROM \`${t}\`) AS \`${t}\``).join(', ')}`;
 
 /**
  * Every operation of the served OpenAPI document × every kind of caller: a new route cannot be
@@ -134,6 +134,10 @@ describe('roles: every operation × every role', () => {
     expect(roles('listApiKeys')).toEqual(['admin']);
     expect(roles('revokeApiKey')).toEqual(['admin']);
     expect(roles('reportScores')).toEqual([]);
+    expect(roles('getLimits')).toEqual(everyone);
+    expect(roles('updateLimits')).toEqual(['admin']);
+    expect(roles('getAgentLimits')).toEqual(everyone);
+    expect(roles('updateAgentLimits')).toEqual(['admin']);
   });
 
   it('refuses what a caller may not do with 403 not_authorized naming role and permission, changing nothing', async () => {

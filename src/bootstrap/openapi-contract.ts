@@ -25,6 +25,8 @@ const AMBIENT_EXTENSION_PATHS: readonly RegExp[] = [
   /^\/factory\/\{uid\}\/(definition|automations|sync)$/,
   /^\/factory\/\{factoryUid\}\/webhooks/,
   /^\/api-keys(\/|$)/,
+  /^\/limits$/,
+  /^\/agent\/identities\/\{uid\}\/limits$/,
 ];
 
 /** Schemas that exist only in Ambient (their uses are marked field by field as well). */
@@ -40,6 +42,8 @@ const AMBIENT_EXTENSION_SCHEMAS: readonly string[] = [
   'ListApiKeysResponse',
   'UsageBucket',
   'UsageResponse',
+  'Limits',
+  'UpdateLimitsRequest',
 ];
 
 const ERROR_RESPONSE = {

@@ -317,6 +317,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/identities/{uid}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An agent identity's own limits */
+        get: operations["getAgentLimits"];
+        /** Set an agent identity's limits, on top of the team's (omitted = unchanged) */
+        put: operations["updateAgentLimits"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/models": {
         parameters: {
             query?: never;
@@ -1185,6 +1203,24 @@ export interface paths {
         /** Readiness: what this process's roles need answers (MySQL, Redis; a sandbox backend for the worker role) */
         get: operations["healthReady"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's limits (null = no limit) */
+        get: operations["getLimits"];
+        /** Set the team's limits (omitted = unchanged, null = no limit) */
+        put: operations["updateLimits"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2260,6 +2296,14 @@ export interface components {
             /** @enum {string} */
             mime_type: "image/jpeg" | "image/png" | "image/gif" | "image/webp";
         };
+        Limits: {
+            /** @description Runs that may execute at once; further runs wait QUEUED with at_capacity */
+            max_concurrent_runs: number | null;
+            /** @description Default cost cap of one run (USD); a run reaching it stops at its next model call */
+            max_run_cost_usd: number | null;
+            /** @description Inference spend (USD, model catalogue prices) allowed per calendar month (UTC); a run started once it is spent ends FAILED with budget_exceeded */
+            monthly_budget_usd: number | null;
+        };
         ListAgentApiKeysResponse: {
             api_keys: components["schemas"]["AgentApiKey"][];
         };
@@ -2542,6 +2586,8 @@ export interface components {
             /** @deprecated */
             images?: components["schemas"]["ImageInput"][];
             interactive?: boolean;
+            /** @description This run's cost cap (USD, inference at catalogue prices); the lower of it and the team's (agent's) max_run_cost_usd applies. Reaching it stops the run at its next model call */
+            max_cost_usd?: number;
             /** @description At most 20 keys of 1-64 bytes [a-zA-Z0-9._-]; values up to 256 bytes */
             metadata?: {
                 [key: string]: string;
@@ -2920,6 +2966,11 @@ export interface components {
         UpdateFactoryRequest: {
             /** @description Repository-backed factories: the team secret with the token for the repository; null removes it */
             repository_credentials_secret?: string | null;
+        };
+        UpdateLimitsRequest: {
+            max_concurrent_runs?: number | null;
+            max_run_cost_usd?: number | null;
+            monthly_budget_usd?: number | null;
         };
         UpdateScheduledAgentRequest: {
             agent_config?: components["schemas"]["AmbientAgentConfig"] | null;
@@ -4470,6 +4521,133 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAgentLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Limits"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateAgentLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateLimitsRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Limits"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
             };
             /** @description Authentication required */
             401: {
@@ -8195,6 +8373,111 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthCheckResult"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Limits"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateLimitsRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Limits"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
                 };
             };
             /** @description Any other error, in the Oz Error model */

@@ -32,6 +32,8 @@ export const PERMISSIONS = [
   'audit.read',
   'profile.read',
   'usage.read',
+  'limits.read',
+  'limits.write',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { hostname } from 'node:os';
+import { DataSource, EntityManager } from 'typeorm';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import type { Run } from '../runs';
-import { RunRecords, RunTransitions } from '../runs';
+import { RunRecords, RunTransitions, RunCapacity } from '../runs';
 import { ExecutionFence, ExecutionToken } from './execution-fence';
 
 /** The token of an execution on this worker: the lease is this process's worker id. */
@@ -31,29 +33,64 @@ export class ExecutionLeases {
     private readonly records: RunRecords,
     private readonly transitions: RunTransitions,
     private readonly fence: ExecutionFence,
+    private readonly capacity: RunCapacity,
+    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
-  /** Claims a queued run for this worker; null when it is not ours to execute or someone won. */
-  async claim(runId: string): Promise<Run | null> {
+  /**
+   * Claims a queued run for this worker; null when it is not ours to execute or someone won,
+   * `at_capacity` when its team (or agent) has no free concurrency slot: the run then waits,
+   * marked, for a slot to free (RunCapacity dispatches it).
+   */
+  async claim(runId: string): Promise<Run | null | 'at_capacity'> {
     const run = await this.records.find(runId);
     // A self-hosted run is executed by its team's own worker, never here.
     if (!run || run.state !== 'QUEUED' || run.workerHost) return null;
-    const claimed = await this.transitions.transition(runId, 'CLAIMED', {
-      from: ['QUEUED'],
-      set: {
-        leaseOwner: this.workerId,
-        leaseExpiresAt: new Date(Date.now() + this.config.runs.leaseMs),
-        executionCount: run.executionCount + 1,
-        attempt: run.attempt + 1,
-      },
-      where: { sql: 'execution_count = :seen', params: { seen: run.executionCount } },
-      event: {
-        executionId: run.executionCount + 1,
-        payload: { worker_id: this.workerId, attempt: run.attempt + 1 },
-      },
+    if (!(await this.capacity.limited(run))) {
+      return (await this.transitionToClaimed(run)) ? this.claimedRun(run) : null;
+    }
+    const outcome = await this.dataSource.transaction(async (manager) => {
+      // First in the transaction: the slot count must be read after the limits lock is held.
+      if (await this.capacity.fullAtClaim(manager, run)) {
+        await this.capacity.markWaiting(manager, run);
+        return 'at_capacity' as const;
+      }
+      return (await this.transitionToClaimed(run, manager)) ? ('claimed' as const) : null;
     });
-    if (!claimed) return null;
-    return { ...run, executionCount: run.executionCount + 1, attempt: run.attempt + 1 };
+    if (outcome === 'claimed') return this.claimedRun(run);
+    return outcome;
+  }
+
+  private claimedRun(run: Run): Run {
+    return {
+      ...run,
+      executionCount: run.executionCount + 1,
+      attempt: run.attempt + 1,
+      atCapacity: false,
+    };
+  }
+
+  private transitionToClaimed(run: Run, manager?: EntityManager): Promise<boolean> {
+    return this.transitions.transition(
+      run.id,
+      'CLAIMED',
+      {
+        from: ['QUEUED'],
+        set: {
+          atCapacity: false,
+          leaseOwner: this.workerId,
+          leaseExpiresAt: new Date(Date.now() + this.config.runs.leaseMs),
+          executionCount: run.executionCount + 1,
+          attempt: run.attempt + 1,
+        },
+        where: { sql: 'execution_count = :seen', params: { seen: run.executionCount } },
+        event: {
+          executionId: run.executionCount + 1,
+          payload: { worker_id: this.workerId, attempt: run.attempt + 1 },
+        },
+      },
+      manager,
+    );
   }
 
   /** Renews the token's lease every third of its length until stopped. */

@@ -8,6 +8,7 @@ import { ModelsModule } from '../models';
 import { RunsModule } from '../runs';
 import { SecretsModule } from '../secrets';
 import { TeamsModule } from '../teams';
+import { LimitsModule } from '../limits';
 import { DebugAgentWorker } from './debug/debug-agent.worker';
 import { DEBUG_AGENTS_QUEUE, DebugAgentQueues, debugQueueName } from './debug/debug-agent-queues';
 import { DebugWindowService } from './debug/debug-window.service';
@@ -16,6 +17,7 @@ import { ExecutionFence } from './execution-fence';
 import { ExecutionLeases } from './execution-lease';
 import { ExecutionOutcomes } from './execution-outcome';
 import { ExecutionUsage } from './execution-usage';
+import { RunBudget } from './run-budget.service';
 import { RunSecretsService } from './execution-secrets.service';
 import { ConnectedWorkersController } from './remote/connected-workers.controller';
 import { HarnessSupportController } from './remote/harness-support.controller';
@@ -50,6 +52,7 @@ import { WorkspaceService } from './workspace/workspace.service';
     EnvironmentsModule,
     TeamsModule,
     ModelsModule,
+    LimitsModule,
     SecretsModule,
     ArtifactsModule,
     TranscriptsModule,
@@ -63,6 +66,7 @@ import { WorkspaceService } from './workspace/workspace.service';
     ExecutionFence,
     ExecutionLeases,
     ExecutionUsage,
+    RunBudget,
     ExecutionOutcomes,
     ExecutionContextFactory,
     SelfHostedRuns,

@@ -16,6 +16,7 @@ import { ExecutionFence, StaleExecutionError } from './execution-fence';
 import { ExecutionLeases, LeaseToken } from './execution-lease';
 import { ExecutionOutcomes, ExecutionResult } from './execution-outcome';
 import { RunSecretsService } from './execution-secrets.service';
+import { RunBudget } from './run-budget.service';
 import { reportingLimits } from './sandbox/reporting-limits';
 import { SandboxService } from './sandbox/sandbox.service';
 import { Sandbox, SandboxError } from './sandbox/sandbox.types';
@@ -29,6 +30,8 @@ export type AbortReason = 'cancelled' | 'lost' | 'shutdown' | 'finished';
 export interface ExecuteOutcome {
   /** Follow-ups arrived as the execution ended: the run must be enqueued again once this job is done. */
   requeue: boolean;
+  /** The run found no free concurrency slot and waits: a slot freed meanwhile must be looked for. */
+  atCapacity?: boolean;
 }
 
 /**
@@ -58,6 +61,7 @@ export class RunExecutor {
     private readonly sandboxes: SandboxService,
     private readonly workspaces: WorkspaceService,
     private readonly fence: ExecutionFence,
+    private readonly budget: RunBudget,
   ) {}
 
   get activeCount(): number {
@@ -76,6 +80,7 @@ export class RunExecutor {
 
   private async executeClaimed(runId: string): Promise<ExecuteOutcome> {
     const run = await this.leases.claim(runId);
+    if (run === 'at_capacity') return { requeue: false, atCapacity: true };
     if (!run) return { requeue: false };
     const executionId = run.executionCount;
     const controller = new AbortController();
@@ -211,6 +216,16 @@ export class RunExecutor {
         usage: zeroUsage,
       };
     }
+    // A spent budget ends the run before its sandbox, let alone a model call.
+    const overBudget = await this.budget.refusal(run, zeroUsage);
+    if (overBudget) {
+      return {
+        outcome: 'failed',
+        errorCode: 'budget_exceeded',
+        summary: overBudget,
+        usage: zeroUsage,
+      };
+    }
     const secrets = await this.runSecrets.resolve(run);
     const emit = (eventType: string, payload?: Record<string, unknown>) =>
       this.contexts.emitEvent(token, eventType, payload);
@@ -260,7 +275,10 @@ export class RunExecutor {
         secretEnv,
         config,
       );
-      return await harness.run(context);
+      return await harness.run({
+        ...context,
+        budgetRefusal: (usage) => this.budget.refusal(run, usage),
+      });
     } finally {
       signal.removeEventListener('abort', closeOnAbort);
       await sandbox.close();

@@ -2,13 +2,14 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { PeriodicTask, PeriodicWorker } from '../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { RunQueue, RunRecords, RunTransitions } from '../runs';
+import { RunQueue, RunRecords, RunTransitions, RunCapacity } from '../runs';
 
 const BATCH = 200;
 
 /**
  * Housekeeping that keeps accepted runs from being lost (worker role, safe in every replica):
  * - dispatch: a QUEUED run whose job is missing (Redis was down, a process died) is enqueued;
+ *   runs waiting for a concurrency slot are dispatched if one is free (a wake-up that was lost);
  * - recovery: a claimed run whose worker stopped renewing its lease is retried once more
  *   (up to runs.maxAttempts executions) or ends in ERROR with internal_error.
  */
@@ -22,6 +23,7 @@ export class RunSweeper extends PeriodicWorker {
     private readonly records: RunRecords,
     private readonly runQueue: RunQueue,
     private readonly transitions: RunTransitions,
+    private readonly capacity: RunCapacity,
     registry: SchedulerRegistry,
   ) {
     super();
@@ -34,6 +36,7 @@ export class RunSweeper extends PeriodicWorker {
         work: async () => {
           await this.recoverLapsedLeases();
           await this.dispatchOrphans();
+          await this.dispatchWaiting();
         },
       }),
     ];
@@ -47,6 +50,14 @@ export class RunSweeper extends PeriodicWorker {
       if (await this.runQueue.ensureJob(id)) enqueued++;
     }
     if (enqueued) this.logger.log(`re-enqueued ${enqueued} queued run(s) that had no job`);
+  }
+
+  private async dispatchWaiting(): Promise<void> {
+    let started = 0;
+    for (const teamId of await this.capacity.teamsWaiting(BATCH)) {
+      started += await this.capacity.dispatchWaiting(teamId);
+    }
+    if (started) this.logger.log(`dispatched ${started} run(s) waiting for a free slot`);
   }
 
   private async recoverLapsedLeases(): Promise<void> {

@@ -4,7 +4,7 @@ import { context } from '@opentelemetry/api';
 import { QueueProcessor, QueueProcessorHooks } from '../../common/queues/queue-processor.decorator';
 import { jobContext, RUN_ID } from '../../common/tracing';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { EXECUTE_JOB, ExecuteJobData, RunQueue, RUNS_QUEUE } from '../runs';
+import { EXECUTE_JOB, ExecuteJobData, RunQueue, RUNS_QUEUE, RunCapacity } from '../runs';
 import { ExecuteOutcome, RunExecutor } from './run-executor.service';
 
 /** The processor of the `runs` queue (worker role): each job is one execution of its run. */
@@ -16,6 +16,7 @@ export class RunWorker implements QueueProcessorHooks {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly runQueue: RunQueue,
     private readonly executor: RunExecutor,
+    private readonly capacity: RunCapacity,
   ) {}
 
   @QueueProcessor<ExecuteJobData>(RUNS_QUEUE, {
@@ -29,7 +30,10 @@ export class RunWorker implements QueueProcessorHooks {
   }
 
   jobCompleted(job: Job<ExecuteJobData>, outcome: ExecuteOutcome | undefined): void {
-    // The finished job is gone by now, so the run's id is free for its next execution.
+    // The finished job is gone by now, so the run's id is free for its next execution. A run
+    // refused a slot looks again: a slot freed while this job was still active could not
+    // enqueue it (the job id was taken).
+    if (outcome?.atCapacity) void this.capacity.dispatchWaitingOf(job.data.runId);
     if (!outcome?.requeue) return;
     void context.with(jobContext(job.data), () => this.runQueue.enqueue(job.data.runId));
   }

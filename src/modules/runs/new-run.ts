@@ -21,6 +21,8 @@ export interface NewRun {
   conversationId?: string;
   mode?: string;
   interactive?: boolean;
+  /** The run's own cost cap (USD); the team's and agent's `max_run_cost_usd` still apply. */
+  maxCostUsd?: number;
   attachments?: { fileName: string; mimeType: string; data: Buffer }[];
   scheduleInfo?: ScheduleInfo;
   agentIdentityUid?: string;

@@ -7,6 +7,7 @@ import { IdentityRunResolver } from '../identities';
 import { ModelsService } from '../models';
 import { NewRun } from './new-run';
 import { NewRunWriter } from './new-run-writer.service';
+import { RunCapacity } from './run-capacity.service';
 import { MAX_ORCHESTRATION_DEPTH, RunCreationService } from './run-creation.service';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';
@@ -20,6 +21,7 @@ describe('RunCreationService (database)', () => {
   const db = useTestDatabase('creation');
   let creation: RunCreationService;
   let queue: Fake<RunQueue>;
+  let capacity: Fake<RunCapacity>;
 
   beforeEach(async () => {
     const built = await newTestService(RunCreationService, [
@@ -29,6 +31,8 @@ describe('RunCreationService (database)', () => {
     ]);
     creation = built.sut;
     queue = built.fakeOf(RunQueue);
+    capacity = built.fakeOf(RunCapacity);
+    capacity.atCapacityOnCreate.mockResolvedValue(false);
     built
       .fakeOf(IdentityRunResolver)
       .resolve.mockResolvedValue({ executorId: null, config: {} } as never);
@@ -63,6 +67,19 @@ describe('RunCreationService (database)', () => {
     expect((await runRow(db.dataSource, run.id)).state).toBe('QUEUED');
     expect(await eventTypes(db.dataSource, run.id)).toEqual(['oz_run_created']);
     expect(queue.dispatch).toHaveBeenCalledWith(expect.objectContaining({ id: run.id }));
+  });
+
+  it('stores a run over the concurrency limit marked at_capacity, without a job', async () => {
+    capacity.atCapacityOnCreate.mockResolvedValue(true);
+    const run = await creation.create(newRun());
+    expect(run.atCapacity).toBe(true);
+    const [row] = (await db.dataSource.query('SELECT state, at_capacity FROM runs WHERE id = ?', [
+      run.id,
+    ])) as { state: string; at_capacity: number }[];
+    expect([row.state, Number(row.at_capacity)]).toEqual(['QUEUED', 1]);
+    expect(queue.dispatch).not.toHaveBeenCalled();
+    // Slots that freed while it was being stored are looked for at once.
+    expect(capacity.dispatchWaiting).toHaveBeenCalledWith(db.teamId);
   });
 
   it.each([

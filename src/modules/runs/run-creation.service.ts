@@ -25,6 +25,7 @@ import { metadataRows, NewRunWriter, RUN_CREATED_EVENT } from './new-run-writer.
 import { AgentConfig, ResolvedAgentSkill } from '../run-config';
 import { skillName } from './run-item.mapper';
 import { assertMetadata } from './run-metadata.rules';
+import { RunCapacity } from './run-capacity.service';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';
 import { routeWorkerHost } from './worker-host';
@@ -53,6 +54,7 @@ export class RunCreationService {
     private readonly mcpSecrets: McpSecrets,
     private readonly harnesses: HarnessRegistry,
     private readonly audit: AuditLog,
+    private readonly capacity: RunCapacity,
   ) {}
 
   async create(input: NewRun): Promise<Run> {
@@ -166,6 +168,8 @@ export class RunCreationService {
       attempt: 0,
       workerHost: route.host,
       unclaimedSince: null,
+      atCapacity: false,
+      maxCostUsd: input.maxCostUsd === undefined ? null : Math.round(input.maxCostUsd * 1e6) / 1e6,
       leaseOwner: null,
       leaseExpiresAt: null,
       workspaceRetainedUntil: null,
@@ -175,6 +179,9 @@ export class RunCreationService {
       createdAt: now,
       updatedAt: now,
     };
+
+    // A run over the concurrency limit is stored without a job; a freed slot dispatches it.
+    run.atCapacity = await this.capacity.atCapacityOnCreate(run);
 
     // A caller-chosen id may already exist (a retried schedule firing): its duplicate-key error
     // must not fail the other runs of a shared batch.
@@ -190,7 +197,9 @@ export class RunCreationService {
       await this.writer.write(run, answer, event);
     }
     this.metrics.runCreated(run.source);
-    await this.queue.dispatch(run);
+    // Waiting, it is still dispatched when the slots freed while it was being stored.
+    if (run.atCapacity) await this.capacity.dispatchWaiting(run.teamId);
+    else await this.queue.dispatch(run);
     return run;
   }
 

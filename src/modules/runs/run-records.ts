@@ -105,6 +105,26 @@ export class RunRecords implements EnvironmentLatestRuns, SkillLastRuns, Convers
     return run?.requestUsage ?? null;
   }
 
+  /**
+   * Inference spend (USD, as stored in `request_usage` by ended executions) of the team's other
+   * runs created since `since`, and of those of them executed by `executorId`.
+   */
+  async inferenceSpendSince(
+    teamId: string,
+    executorId: string | null,
+    since: Date,
+    exceptRunId: string,
+  ): Promise<{ team: number; executor: number }> {
+    const cost = `COALESCE(JSON_EXTRACT(request_usage, '$.inference_cost_usd') + 0, 0)`;
+    const [row] = (await this.db().query(
+      `SELECT COALESCE(SUM(${cost}), 0) AS team,
+              COALESCE(SUM(CASE WHEN executor_id <=> ? THEN ${cost} ELSE 0 END), 0) AS executor
+         FROM runs WHERE team_id = ? AND created_at >= ? AND id <> ?`,
+      [executorId, teamId, since, exceptRunId],
+    )) as { team: string | number; executor: string | number }[];
+    return { team: Number(row?.team ?? 0), executor: Number(row?.executor ?? 0) };
+  }
+
   /** QUEUED runs for Ambient's workers whose job went missing (not updated since `before`). */
   async queuedWithoutWorkerHost(before: Date, limit: number): Promise<string[]> {
     const rows = await this.db()
@@ -113,6 +133,7 @@ export class RunRecords implements EnvironmentLatestRuns, SkillLastRuns, Convers
       .select('r.id', 'id')
       .where('r.state = :state AND r.updated_at < :before', { state: 'QUEUED', before })
       .andWhere('r.worker_host IS NULL') // self-hosted runs wait in MySQL for their workers
+      .andWhere('r.at_capacity = 0') // waiting for a concurrency slot: RunCapacity dispatches
       .orderBy('r.updated_at', 'ASC')
       .limit(limit)
       .getRawMany<{ id: string }>();

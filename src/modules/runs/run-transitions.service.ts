@@ -11,6 +11,12 @@ import { RunChanges } from './live/run-changes.service';
 import { EVENT_FOR_STATE, isTerminal, RunState, statesLeadingTo } from './run-state';
 import { isLoggedTransition, LOGGED_RUN_COLUMNS, LoggedRun, runLogLine } from './run-log-lines';
 
+/** Whether moving into `to` from one of `allowed` may take a run out of a running state. */
+function leavesSlot(to: RunState, allowed: readonly RunState[]): boolean {
+  const running = allowed.includes('CLAIMED') || allowed.includes('INPROGRESS');
+  return running && (to === 'QUEUED' || isTerminal(to));
+}
+
 /** Timeline event listing the follow-ups a cancel dropped (not delivered). */
 export const FOLLOWUPS_DROPPED = 'followups_dropped';
 
@@ -37,12 +43,21 @@ export interface TransitionOptions {
 @Injectable()
 export class RunTransitions {
   private readonly logger = new Logger('Runs');
+  private readonly slotListeners: ((runId: string, manager: EntityManager) => void)[] = [];
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly changes: RunChanges,
     private readonly metrics: AmbientMetrics,
   ) {}
+
+  /**
+   * Called, in the transition's transaction, for every applied transition that may have taken a
+   * run out of CLAIMED/INPROGRESS (i.e. freed a concurrency slot): RunCapacity's wake-up.
+   */
+  onSlotReleased(listener: (runId: string, manager: EntityManager) => void): void {
+    this.slotListeners.push(listener);
+  }
 
   async transition(
     runId: string,
@@ -56,6 +71,9 @@ export class RunTransitions {
     const run = async (manager: EntityManager) => {
       const applied = await this.apply(manager, runId, to, allowed, options);
       if (applied && isLoggedTransition(to)) moved = await this.movedRun(manager, runId);
+      if (applied && leavesSlot(to, allowed)) {
+        for (const listener of this.slotListeners) listener(runId, manager);
+      }
       return applied;
     };
     const applied = await (inTransaction ? run(inTransaction) : this.dataSource.transaction(run));

@@ -121,6 +121,7 @@ export class RunsController {
         conversationId: body.conversation_id,
         mode: body.mode,
         interactive: body.interactive,
+        maxCostUsd: body.max_cost_usd,
         attachments,
         agentIdentityUid: body.agent_identity_uid,
         // Recorded with the run, in its transaction (the answer is 200 with runAgentResponse).
@@ -251,5 +252,5 @@ export class RunsController {
 }
 
 function runAgentResponse(run: Run): RunAgentResponseDto {
-  return { run_id: run.id, task_id: run.id, state: run.state, at_capacity: false };
+  return { run_id: run.id, task_id: run.id, state: run.state, at_capacity: run.atCapacity };
 }

@@ -8,6 +8,7 @@ import { ModelsModule } from '../models';
 import { EnvironmentsModule, EnvironmentLatestRuns } from '../environments';
 import { SkillsModule, SkillLastRuns } from '../skills';
 import { TeamsModule } from '../teams';
+import { LimitsModule } from '../limits';
 import { Run } from './entities/run.entity';
 import { RunAncestor } from './entities/run-ancestor.entity';
 import { RunAttachment } from './entities/run-attachment.entity';
@@ -16,6 +17,7 @@ import { RunFollowup } from './entities/run-followup.entity';
 import { RunMessage } from './entities/run-message.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
 import { NewRunWriter } from './new-run-writer.service';
+import { RunCapacity } from './run-capacity.service';
 import { RunCreationService } from './run-creation.service';
 import { RunFollowupsService } from './run-followups.service';
 import { RunKeysService } from './run-keys.service';
@@ -58,8 +60,10 @@ import { RunsService } from './runs.service';
     SecretsModule,
     EnvironmentsModule,
     SkillsModule,
+    LimitsModule,
   ],
   providers: [
+    RunCapacity,
     RunsService,
     RunAttachmentsService,
     RunCreationService,
@@ -84,6 +88,7 @@ import { RunsService } from './runs.service';
     EnvironmentLatestRuns,
     SkillLastRuns,
     ConversationRuns,
+    RunCapacity,
     RunsService,
     RunCreationService,
     RunTransitions,

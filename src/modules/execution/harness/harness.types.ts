@@ -35,6 +35,11 @@ export interface HarnessContext {
   limits: { maxTurns: number; deadline: number; commandTimeoutSeconds: number };
   /** Aborted when the run is cancelled or the worker shuts down. */
   signal: AbortSignal;
+  /**
+   * Asked before each model call with this execution's usage so far: why the call may not be
+   * made (a cost limit or budget is reached), or null. Absent: no limits are checked.
+   */
+  budgetRefusal?(usage: TokenUsage): Promise<string | null>;
   /** Follow-ups sent while the run is live, not yet delivered; marks them delivered. */
   takeFollowups(): Promise<string[]>;
   /** Persists one message of the conversation as the loop produces it. */

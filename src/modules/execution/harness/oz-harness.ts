@@ -209,6 +209,8 @@ class OzRun {
 
   private async callModel(): Promise<ModelReply> {
     const { model } = this.ctx;
+    const refusal = await this.ctx.budgetRefusal?.(this.usage);
+    if (refusal) return { result: this.failed('budget_exceeded', refusal) };
     let completion: ModelCompletion;
     try {
       completion = await this.client.complete(

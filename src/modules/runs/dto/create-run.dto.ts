@@ -9,10 +9,15 @@ import {
   IsNotEmpty,
   IsObject,
   IsOptional,
+  IsNumber,
   IsString,
+  Max,
   MaxLength,
+  Min,
 } from 'class-validator';
 import { AgentConfigDto } from '../../run-config';
+import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
+import { MAX_USD } from '../../limits';
 import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
 
 export const RUN_MODES = ['normal', 'plan', 'orchestrate'] as const;
@@ -86,6 +91,21 @@ export class CreateRunDto {
 
   @ApiPropertyOptional() @IsOptional() @IsString() parent_run_id?: string;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() interactive?: boolean;
+
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    type: Number,
+    minimum: 0,
+    maximum: MAX_USD,
+    description:
+      "This run's cost cap (USD, inference at catalogue prices); the lower of it and the team's " +
+      "(agent's) max_run_cost_usd applies. Reaching it stops the run at its next model call",
+  })
+  @IsOptional()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(MAX_USD)
+  max_cost_usd?: number;
 
   @ApiPropertyOptional({
     type: 'object',

@@ -106,6 +106,24 @@ export class Run {
   @Column({ name: 'unclaimed_since', type: 'datetime', precision: 3, nullable: true })
   unclaimedSince: Date | null;
 
+  /** QUEUED without a job: no concurrency slot was free; dispatched when one frees (RunCapacity). */
+  @Column({ name: 'at_capacity', type: 'boolean', default: false })
+  atCapacity: boolean;
+
+  /** The run's own cost cap (USD), asked for at creation; null = the limits' only. */
+  @Column({
+    name: 'max_cost_usd',
+    type: 'decimal',
+    precision: 18,
+    scale: 6,
+    nullable: true,
+    transformer: {
+      to: (value: number | null) => value,
+      from: (value: string | null) => (value === null ? null : Number(value)),
+    },
+  })
+  maxCostUsd: number | null;
+
   @Column({ name: 'lease_owner', type: 'varchar', length: 64, nullable: true })
   leaseOwner: string | null;
 

@@ -1,0 +1,151 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { ApiError } from '../../common/errors/api-error';
+import type { Principal } from '../../common/auth/principal';
+import { AuditLog } from '../audit';
+import { AgentIdentity } from '../identities';
+import type { LimitsDto, UpdateLimitsDto } from './limits.dto';
+import { RunLimits, TEAM_SCOPE } from './run-limits.entity';
+
+/** The limits that govern one run: its team's and its executing agent identity's. */
+export interface RunLimitRows {
+  team: RunLimits | null;
+  agent: RunLimits | null;
+}
+
+const FIELDS = ['max_concurrent_runs', 'monthly_budget_usd', 'max_run_cost_usd'] as const;
+
+export function limitsOf(row: RunLimits | null): LimitsDto {
+  return {
+    max_concurrent_runs: row?.maxConcurrentRuns ?? null,
+    monthly_budget_usd: row?.monthlyBudgetUsd ?? null,
+    max_run_cost_usd: row?.maxRunCostUsd ?? null,
+  };
+}
+
+/** Stores and reads limits; a change and its `limits.update` audit event share one transaction. */
+@Injectable()
+export class LimitsService {
+  private readonly changeListeners: ((teamId: string) => void)[] = [];
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly audit: AuditLog,
+  ) {}
+
+  async teamLimits(teamId: string): Promise<LimitsDto> {
+    return limitsOf(await this.row(this.dataSource.manager, teamId, TEAM_SCOPE));
+  }
+
+  async agentLimits(teamId: string, agentUid: string): Promise<LimitsDto> {
+    await this.assertAgent(teamId, agentUid);
+    return limitsOf(await this.row(this.dataSource.manager, teamId, agentUid));
+  }
+
+  /** Called after a change of a team's (or its agents') limits has committed. */
+  onChanged(listener: (teamId: string) => void): void {
+    this.changeListeners.push(listener);
+  }
+
+  /** Sets the team's limits (`agentUid` null) or an agent's; omitted fields are kept. */
+  async update(
+    principal: Principal,
+    agentUid: string | null,
+    body: UpdateLimitsDto,
+  ): Promise<LimitsDto> {
+    const { teamId } = principal;
+    if (agentUid !== null) await this.assertAgent(teamId, agentUid);
+    const scope = agentUid ?? TEAM_SCOPE;
+    const updated = await this.dataSource.transaction(async (manager) => {
+      // The row exists and is ours (X lock) before it is read: two first changes of a team never
+      // deadlock on the gap a missing row would leave them both locking.
+      await manager.query(
+        `INSERT INTO run_limits (team_id, agent_uid, updated_at) VALUES (?, ?, ?)
+         ON DUPLICATE KEY UPDATE updated_at = updated_at`,
+        [teamId, scope, new Date()],
+      );
+      const before = limitsOf(await this.row(manager, teamId, scope, true));
+      const after: LimitsDto = { ...before };
+      for (const field of FIELDS) {
+        const value = body[field];
+        if (value !== undefined) after[field] = value;
+      }
+      if (after.monthly_budget_usd !== null)
+        after.monthly_budget_usd = usd(after.monthly_budget_usd);
+      if (after.max_run_cost_usd !== null) after.max_run_cost_usd = usd(after.max_run_cost_usd);
+      await manager.getRepository(RunLimits).update(
+        { teamId, agentUid: scope },
+        {
+          maxConcurrentRuns: after.max_concurrent_runs,
+          monthlyBudgetUsd: after.monthly_budget_usd,
+          maxRunCostUsd: after.max_run_cost_usd,
+          updatedAt: new Date(),
+        },
+      );
+      const target = agentUid ? { type: 'agent', id: agentUid } : { type: 'team', id: teamId };
+      await this.audit.record(manager, principal, 'limits.update', target, {
+        before: { ...before },
+        after: { ...after },
+      });
+      return after;
+    });
+    for (const listener of this.changeListeners) listener(teamId);
+    return updated;
+  }
+
+  /**
+   * The rows governing a run, read in `manager`'s transaction; `lock` takes them FOR UPDATE (team
+   * row first, then the agent's: one statement in key order, so claims never deadlock).
+   */
+  async forRun(
+    manager: EntityManager,
+    teamId: string,
+    executorId: string | null,
+    lock: boolean,
+  ): Promise<RunLimitRows> {
+    const scopes = executorId ? [TEAM_SCOPE, executorId] : [TEAM_SCOPE];
+    let query = manager
+      .getRepository(RunLimits)
+      .createQueryBuilder('l')
+      .where('l.team_id = :teamId AND l.agent_uid IN (:...scopes)', { teamId, scopes })
+      .orderBy('l.agent_uid', 'ASC');
+    if (lock) query = query.setLock('pessimistic_write');
+    const rows = await query.getMany();
+    return {
+      team: rows.find((r) => r.agentUid === TEAM_SCOPE) ?? null,
+      agent: rows.find((r) => r.agentUid !== TEAM_SCOPE) ?? null,
+    };
+  }
+
+  /** Every limits row of a team (its own and its agents'). */
+  allOf(teamId: string): Promise<RunLimits[]> {
+    return this.dataSource.getRepository(RunLimits).findBy({ teamId });
+  }
+
+  private async row(
+    manager: EntityManager,
+    teamId: string,
+    scope: string,
+    lock = false,
+  ): Promise<RunLimits | null> {
+    let query = manager
+      .getRepository(RunLimits)
+      .createQueryBuilder('l')
+      .where('l.team_id = :teamId AND l.agent_uid = :scope', { teamId, scope });
+    if (lock) query = query.setLock('pessimistic_write');
+    return query.getOne();
+  }
+
+  private async assertAgent(teamId: string, uid: string): Promise<void> {
+    const exists = await this.dataSource
+      .getRepository(AgentIdentity)
+      .exists({ where: { uid, teamId, deletedAt: IsNull() } });
+    if (!exists) throw ApiError.notFound(`agent "${uid}"`);
+  }
+}
+
+/** Money is stored with 6 decimals. */
+function usd(value: number): number {
+  return Math.round(value * 1e6) / 1e6;
+}

@@ -1,0 +1,202 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import {
+  DataSource,
+  EntityManager,
+  EntitySubscriberInterface,
+  QueryRunner,
+  TransactionCommitEvent,
+  TransactionRollbackEvent,
+} from 'typeorm';
+import { LimitsService, TEAM_SCOPE } from '../limits';
+import { Run } from './entities/run.entity';
+import { RunQueue } from './run-queue.service';
+import { fullLimit, limitsConcurrency, runsToStart, SlotUse, WaitingRun } from './run-slots';
+import { RunTransitions } from './run-transitions.service';
+
+/** Self-hosted runs are their workers' to pace: only runs on Ambient's own workers hold slots. */
+const OWN_WORKERS = 'worker_host IS NULL';
+const RUNNING = "state IN ('CLAIMED', 'INPROGRESS')";
+const ACTIVE = "state IN ('QUEUED', 'CLAIMED', 'INPROGRESS')";
+/** How many waiting runs of a team one dispatch looks at (oldest first). */
+const WAITING_WINDOW = 500;
+
+/**
+ * `max_concurrent_runs`: a slot is taken when a run is claimed (QUEUED → CLAIMED, under a lock on
+ * the limits rows, see `fullAtClaim`) and is free again as soon as the run leaves CLAIMED/INPROGRESS
+ * (it is counted, not stored, so no path can leak one). A run that found no slot waits QUEUED
+ * with `at_capacity` and no job; every transition out of a slot, on any replica, dispatches the
+ * team's oldest waiting runs that fit, once its transaction has committed.
+ */
+@Injectable()
+export class RunCapacity implements EntitySubscriberInterface {
+  private readonly logger = new Logger('RunCapacity');
+  private readonly deferred = new WeakMap<QueryRunner, Set<string>>();
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly limits: LimitsService,
+    private readonly queue: RunQueue,
+    transitions: RunTransitions,
+  ) {
+    dataSource.subscribers.push(this);
+    transitions.onSlotReleased((runId, manager) => this.released(runId, manager));
+    // A raised (or removed) limit frees slots too.
+    limits.onChanged((teamId) => {
+      this.dispatchWaiting(teamId).catch((err: Error) => {
+        this.logger.warn(`waiting runs of team ${teamId} not dispatched: ${err.message}`);
+      });
+    });
+  }
+
+  /**
+   * Whether a new run will wait for a slot: its team or agent already has as many runs queued or
+   * running as it may run at once. A hint for the creation's answer; the claim decides.
+   */
+  async atCapacityOnCreate(
+    run: Pick<Run, 'teamId' | 'executorId' | 'workerHost'>,
+  ): Promise<boolean> {
+    if (run.workerHost) return false;
+    const limits = await this.limits.forRun(
+      this.dataSource.manager,
+      run.teamId,
+      run.executorId,
+      false,
+    );
+    if (!limitsConcurrency(limits)) return false;
+    return fullLimit(limits, await this.use(this.dataSource.manager, run, ACTIVE)) !== null;
+  }
+
+  /**
+   * Whether the run's team has a concurrency limit at all (read outside any transaction: a team
+   * without one claims without locking anything).
+   */
+  async limited(run: Pick<Run, 'teamId' | 'executorId'>): Promise<boolean> {
+    return limitsConcurrency(
+      await this.limits.forRun(this.dataSource.manager, run.teamId, run.executorId, false),
+    );
+  }
+
+  /**
+   * In the claim's transaction, before anything else in it: locks the run's limits rows FOR
+   * UPDATE, then counts the runs holding a slot. Claims of one team queue on that lock, and each
+   * counts after the previous claim committed, so no two claims take one slot. The count is the
+   * transaction's first plain read, so its snapshot is taken after the lock was granted.
+   * Returns the limit that is full, or null when the run may take a slot.
+   */
+  async fullAtClaim(
+    manager: EntityManager,
+    run: Pick<Run, 'teamId' | 'executorId'>,
+  ): Promise<'team' | 'agent' | null> {
+    const limits = await this.limits.forRun(manager, run.teamId, run.executorId, true);
+    if (!limitsConcurrency(limits)) return null;
+    return fullLimit(limits, await this.use(manager, run, RUNNING));
+  }
+
+  /** In the refused claim's transaction: the run waits, without a job, for a slot. */
+  async markWaiting(
+    manager: EntityManager,
+    run: Pick<Run, 'id' | 'executionCount'>,
+  ): Promise<void> {
+    await manager
+      .getRepository(Run)
+      .update(
+        { id: run.id, state: 'QUEUED', executionCount: run.executionCount },
+        { atCapacity: true },
+      );
+  }
+
+  /** Dispatches the team's oldest waiting runs that fit in its free slots; returns how many. */
+  async dispatchWaiting(teamId: string): Promise<number> {
+    const db = this.dataSource.manager;
+    const anyWaiting = (await db.query(
+      `SELECT 1 FROM runs WHERE team_id = ? AND state = 'QUEUED' AND at_capacity = 1 LIMIT 1`,
+      [teamId],
+    )) as unknown[];
+    if (anyWaiting.length === 0) return 0;
+    const rows = await this.limits.allOf(teamId);
+    const teamMax = rows.find((r) => r.agentUid === TEAM_SCOPE)?.maxConcurrentRuns ?? null;
+    const agentMax = new Map<string, number>();
+    for (const row of rows) {
+      if (row.agentUid !== TEAM_SCOPE && row.maxConcurrentRuns !== null) {
+        agentMax.set(row.agentUid, row.maxConcurrentRuns);
+      }
+    }
+    const running = (await db.query(
+      `SELECT executor_id, COUNT(*) AS n FROM runs
+        WHERE team_id = ? AND ${RUNNING} AND ${OWN_WORKERS} GROUP BY executor_id`,
+      [teamId],
+    )) as { executor_id: string | null; n: string | number }[];
+    const byAgent = new Map(running.map((r) => [r.executor_id ?? '', Number(r.n)]));
+    const team = running.reduce((sum, r) => sum + Number(r.n), 0);
+    const waiting = (
+      (await db.query(
+        `SELECT id, executor_id, at_capacity FROM runs
+          WHERE team_id = ? AND state = 'QUEUED' AND ${OWN_WORKERS}
+          ORDER BY created_at, id LIMIT ${WAITING_WINDOW}`,
+        [teamId],
+      )) as { id: string; executor_id: string | null; at_capacity: number | string }[]
+    ).map<WaitingRun>((r) => ({
+      id: r.id,
+      executorId: r.executor_id,
+      atCapacity: Number(r.at_capacity) === 1,
+    }));
+    const start = runsToStart(waiting, teamMax, agentMax, { team, byAgent });
+    for (const runId of start) await this.queue.enqueue(runId);
+    return start.length;
+  }
+
+  /** Teams with runs waiting for a slot (the sweeper's safety net for a lost wake-up). */
+  async teamsWaiting(limit: number): Promise<string[]> {
+    const rows = (await this.dataSource.query(
+      `SELECT DISTINCT team_id FROM runs WHERE at_capacity = 1 AND state = 'QUEUED' LIMIT ${Number(limit)}`,
+    )) as { team_id: string }[];
+    return rows.map((r) => r.team_id);
+  }
+
+  afterTransactionCommit(event: TransactionCommitEvent): void {
+    if (event.queryRunner.isTransactionActive) return; // a savepoint: the outer commit decides
+    const pending = this.deferred.get(event.queryRunner);
+    this.deferred.delete(event.queryRunner);
+    for (const runId of pending ?? []) void this.dispatchWaitingOf(runId);
+  }
+
+  afterTransactionRollback(event: TransactionRollbackEvent): void {
+    if (!event.queryRunner.isTransactionActive) this.deferred.delete(event.queryRunner);
+  }
+
+  /** A run left a slot (or never held one); its team's waiting runs are looked at after commit. */
+  private released(runId: string, manager: EntityManager): void {
+    const queryRunner = manager.queryRunner;
+    if (!queryRunner?.isTransactionActive) return void this.dispatchWaitingOf(runId);
+    const pending = this.deferred.get(queryRunner) ?? new Set<string>();
+    this.deferred.set(queryRunner, pending);
+    pending.add(runId);
+  }
+
+  /** dispatchWaiting for the run's team; never throws. */
+  async dispatchWaitingOf(runId: string): Promise<void> {
+    try {
+      const [row] = (await this.dataSource.query(`SELECT team_id FROM runs WHERE id = ?`, [
+        runId,
+      ])) as { team_id: string }[];
+      if (row) await this.dispatchWaiting(row.team_id);
+    } catch (err) {
+      // The sweeper dispatches waiting runs too, a little later.
+      this.logger.warn(`waiting runs not dispatched after run ${runId}: ${(err as Error).message}`);
+    }
+  }
+
+  private async use(
+    manager: EntityManager,
+    run: Pick<Run, 'teamId' | 'executorId'>,
+    states: string,
+  ): Promise<SlotUse> {
+    const [row] = (await manager.query(
+      `SELECT COUNT(*) AS team, COALESCE(SUM(executor_id <=> ?), 0) AS agent FROM runs
+        WHERE team_id = ? AND ${states} AND ${OWN_WORKERS}`,
+      [run.executorId, run.teamId],
+    )) as { team: string | number; agent: string | number }[];
+    return { team: Number(row.team), agent: run.executorId ? Number(row.agent) : 0 };
+  }
+}
