@@ -157,4 +157,59 @@ describe('console usage page (Chromium)', () => {
       expect(claude).toBeDefined();
     });
   });
+
+  it('shows the team’s limits on the Usage page: an admin edits them, a viewer only reads', async () => {
+    const origin = new URL(app.baseUrl).origin;
+    const { page } = chromium;
+    const signIn = async (key: string) => {
+      await page.goto(`${origin}/console/`);
+      await fill(page, 'API key', key);
+      await clickText(page, 'Sign in');
+      await page.waitForSelector('nav[aria-label="Main"]');
+      await clickText(page, 'Usage', 'nav a');
+      await page.waitForSelector('[data-testid="limit-max_concurrent_runs"]');
+    };
+    const limitText = (name: string) =>
+      page.$eval(`[data-testid="limit-${name}"]`, (el) => el.textContent);
+
+    await step(page, 'limits-admin', async () => {
+      await signIn(app.apiKey);
+      expect(await limitText('max_concurrent_runs')).toBe('No limit');
+      await clickText(page, 'Edit limits');
+      await fill(page, 'Runs at once', '2');
+      await fill(page, 'Monthly budget (USD)', '150.5');
+      await clickText(page, 'Save limits');
+      await waitForText(page, 'Limits saved.');
+      expect(await limitText('max_concurrent_runs')).toBe('2');
+      expect(await limitText('monthly_budget_usd')).toBe('$150.500000');
+      expect(await limitText('max_run_cost_usd')).toBe('No limit');
+    });
+    expect((await api.get('/limits')).body).toEqual({
+      max_concurrent_runs: 2,
+      monthly_budget_usd: 150.5,
+      max_run_cost_usd: null,
+    });
+
+    await step(page, 'limits-invalid', async () => {
+      await clickText(page, 'Edit limits');
+      await fill(page, 'Runs at once', '100001');
+      await clickText(page, 'Save limits');
+      await waitForText(page, 'max_concurrent_runs');
+    });
+    expect((await api.get('/limits')).body.max_concurrent_runs).toBe(2);
+
+    const viewer = await api.post('/api-keys', { name: 'usage viewer', role: 'viewer' });
+    expect(viewer.status).toBe(201);
+    await step(page, 'limits-viewer', async () => {
+      await clickText(page, 'Sign out');
+      await signIn(viewer.body.key as string);
+      expect(await limitText('max_concurrent_runs')).toBe('2');
+      await waitForText(page, 'Admins can change these limits.');
+      const buttons = (await page.evaluate(
+        `[...document.querySelectorAll('button')].map((b) => b.textContent)`,
+      )) as string[];
+      expect(buttons).not.toContain('Edit limits');
+    });
+    await api.put('/limits', { max_concurrent_runs: null, monthly_budget_usd: null });
+  });
 });

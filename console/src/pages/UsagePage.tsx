@@ -10,6 +10,7 @@ import {
   type UsageBucket,
 } from '../api/usage';
 import { CostChart } from '../components/CostChart';
+import { LimitsPanel } from '../components/LimitsPanel';
 import { ErrorMessage, useLoad } from '../components/ui';
 
 type Grouping = 'day' | 'model' | 'source' | 'identity' | 'creator';
@@ -109,6 +110,7 @@ export function UsagePage() {
   return (
     <section>
       <h1>Usage</h1>
+      <LimitsPanel />
       <form className="filters" onSubmit={apply} aria-label="Usage range">
         <div>
           <label htmlFor="usage-from">From (UTC day)</label>
