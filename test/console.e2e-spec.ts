@@ -258,7 +258,7 @@ describe('web console (Chromium)', () => {
     });
   });
 
-  it('creates a webhook (secret shown once), logs a signed delivery as Accepted with its run, tests a filter', async () => {
+  it('creates a webhook (secret shown once), logs a signed delivery as Accepted with its run, tests a filter, redelivers it', async () => {
     const factory = await createFactory(api, 'Console factory');
     model.script('console-hook', [{ text: 'Handled the delivery.' }]);
     await step(page, 'webhooks', async () => {
