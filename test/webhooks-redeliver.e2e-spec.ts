@@ -151,6 +151,32 @@ describe('webhook redelivery (POST …/deliveries/{id}/redeliver)', () => {
     ]);
   });
 
+  it('gives concurrent redeliveries of one delivery distinct ids, each its own run', async () => {
+    const sent = await deliver(hook.url, '{"event":"deploy.finished","n":3}', {
+      ...hook.auth,
+      'X-Ambient-Delivery-Id': 'dep-3',
+    });
+    expect(sent.status).toBe(202);
+    const log = (await api.get(deliveries())).body.deliveries as LogEntry[];
+    const original = log.find((d) => d.delivery_id === 'dep-3')!;
+    const answers = await Promise.all(
+      [1, 2, 3].map(() => api.post(`${deliveries()}/${original.id}/redeliver`, {})),
+    );
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202]);
+    expect(answers.map((a) => a.body.delivery_id as string).sort()).toEqual([
+      'dep-3-redelivery-1',
+      'dep-3-redelivery-2',
+      'dep-3-redelivery-3',
+    ]);
+    const runs = new Set<string>();
+    for (const answer of answers) {
+      const entry = await evaluated(answer.body.id as string);
+      expect(entry.redelivery_of).toBe(original.id);
+      runs.add(entry.runs![0].run_id!);
+    }
+    expect(runs.size).toBe(3);
+  });
+
   it('answers 404 for an unknown webhook or delivery, 409 for a delivery without a payload, and changes nothing', async () => {
     const count = async () =>
       Number(
