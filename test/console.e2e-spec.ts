@@ -258,7 +258,7 @@ describe('web console (Chromium)', () => {
     });
   });
 
-  it('creates a webhook (secret shown once), logs a signed delivery as Accepted with its run, tests a filter', async () => {
+  it('creates a webhook (secret shown once), logs a signed delivery as Accepted with its run, tests a filter, redelivers it', async () => {
     const factory = await createFactory(api, 'Console factory');
     model.script('console-hook', [{ text: 'Handled the delivery.' }]);
     await step(page, 'webhooks', async () => {
@@ -319,6 +319,28 @@ describe('web console (Chromium)', () => {
       );
       await clickText(page, 'Run test filter');
       await waitForText(page, 'Would not trigger');
+
+      // Redeliver: a new log entry, shown at once, whose evaluation starts the run again.
+      await clickText(page, 'Redeliver');
+      await waitForText(page, 'Redelivered as msg_console_1-redelivery-1');
+      await waitForText(page, 'Delivery msg_console_1-redelivery-1');
+      await waitForText(page, 'Redelivery of log entry');
+      await page.waitForFunction(
+        `document.querySelectorAll(${JSON.stringify(link)}).length === 2`,
+        { timeout: 30_000 },
+      );
+      const log = (await api.get(`/factory/${factory}/webhooks/${uid}/deliveries`)).body
+        .deliveries as {
+        delivery_id: string;
+        redelivery_of?: string;
+        runs: { run_id: string }[];
+      }[];
+      expect(log[0]).toMatchObject({
+        delivery_id: 'msg_console_1-redelivery-1',
+        redelivery_of: expect.any(String),
+        runs: [{ automation: 'triage', run_id: expect.any(String) }],
+      });
+      expect(log[0].runs[0].run_id).not.toBe(started.run_id);
     });
   });
 

@@ -207,16 +207,64 @@ function TestFilter({
   );
 }
 
+/** Evaluates the stored payload again against today's automations, as a new log entry. */
+function Redeliver({
+  factoryUid,
+  hook,
+  delivery,
+  onRedelivered,
+}: {
+  factoryUid: string;
+  hook: Webhook;
+  delivery: Delivery;
+  onRedelivered: (entry: Delivery) => void;
+}) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  async function redeliver() {
+    setBusy(true);
+    setError(undefined);
+    try {
+      onRedelivered(
+        await data(
+          api.POST('/factory/{factoryUid}/webhooks/{uid}/deliveries/{id}/redeliver', {
+            params: { path: { factoryUid, uid: hook.uid, id: delivery.id } },
+          }),
+        ),
+      );
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <div className="stack">
+      <div className="actions">
+        <button type="button" onClick={() => void redeliver()} disabled={busy}>
+          Redeliver
+        </button>
+        <span className="muted">
+          Runs the payload through the automations as they are now, as a new delivery.
+        </span>
+      </div>
+      <ErrorMessage error={error} />
+    </div>
+  );
+}
+
 function DeliveryDetail({
   factoryUid,
   hook,
   delivery,
   automations,
+  onRedelivered,
 }: {
   factoryUid: string;
   hook: Webhook;
   delivery: Delivery;
   automations: string[];
+  onRedelivered: (entry: Delivery) => void;
 }) {
   const payload = useLoad(
     () =>
@@ -232,8 +280,18 @@ function DeliveryDetail({
   return (
     <section aria-label="Delivery" className="panel">
       <h3>Delivery {delivery.delivery_id ?? delivery.id}</h3>
+      {delivery.redelivery_of && (
+        <p className="muted">Redelivery of log entry {delivery.redelivery_of}.</p>
+      )}
       {delivery.status === 'Accepted' ? (
         <>
+          <Redeliver
+            key={delivery.id}
+            factoryUid={factoryUid}
+            hook={hook}
+            delivery={delivery}
+            onRedelivered={onRedelivered}
+          />
           <h4>Payload</h4>
           <ErrorMessage error={payload.error} />
           {payload.value !== undefined && <Json value={payload.value} summary="Show payload" />}
@@ -264,6 +322,7 @@ function Deliveries({
   linkedDelivery?: string;
 }) {
   const [chosen, setSelected] = useState<string>();
+  const [redelivered, setRedelivered] = useState<Delivery>();
   const log = useLoad(
     () =>
       data(
@@ -277,11 +336,23 @@ function Deliveries({
   const deliveries = log.value?.deliveries ?? [];
   const selected =
     chosen ?? deliveries.find((d) => linkedDelivery && d.delivery_id === linkedDelivery)?.id;
-  const current = deliveries.find((d) => d.id === selected);
+  const current =
+    deliveries.find((d) => d.id === selected) ??
+    (redelivered?.id === selected ? redelivered : undefined);
+  function showRedelivery(entry: Delivery) {
+    setRedelivered(entry);
+    setSelected(entry.id);
+    log.reload();
+  }
   return (
     <>
       <h3>Delivery log</h3>
       <ErrorMessage error={log.error} />
+      {redelivered && (
+        <Notice>
+          Redelivered as <code>{redelivered.delivery_id}</code>: it is in the log below.
+        </Notice>
+      )}
       <DataTable
         label="Deliveries"
         rows={deliveries}
@@ -296,7 +367,12 @@ function Deliveries({
           {
             key: 'delivery',
             header: 'Delivery id',
-            cell: (delivery) => <code>{delivery.delivery_id ?? '—'}</code>,
+            cell: (delivery) => (
+              <>
+                <code>{delivery.delivery_id ?? '—'}</code>
+                {delivery.redelivery_of && <span className="muted"> (redelivery)</span>}
+              </>
+            ),
           },
           {
             key: 'status',
@@ -353,6 +429,7 @@ function Deliveries({
           hook={hook}
           delivery={current}
           automations={automations}
+          onRedelivered={showRedelivery}
         />
       )}
     </>

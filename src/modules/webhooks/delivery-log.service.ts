@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { DeliveryStatus, WebhookDelivery } from './entities/webhook-delivery.entity';
 import { WebhookDeliveryRun } from './entities/webhook-delivery-run.entity';
 import { isBackingServiceUnavailable } from '../../common/errors/unavailable';
@@ -33,6 +33,7 @@ const LOG_COLUMNS = [
   'receivedAt',
   'evaluatedAt',
   'evaluationDueAt',
+  'redeliveryOf',
 ] as const;
 
 /**
@@ -162,6 +163,49 @@ export class DeliveryLog {
     return false;
   }
 
+  /**
+   * Logs a redelivery of an accepted entry: a new accepted entry with the original's payload, due
+   * for evaluation, under the delivery id `<original>-redelivery-<n>`. Its own dedup key and no
+   * content key, so the original's keys (already taken) do not make it a duplicate; when a
+   * concurrent redelivery took the same `n`, the next one is tried.
+   */
+  async recordRedelivery(
+    manager: EntityManager,
+    original: WebhookDelivery & { payload: Buffer },
+    receivedAt: Date,
+  ): Promise<WebhookDelivery> {
+    const [{ n }] = (await manager.query(
+      `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE redelivery_of = ?`,
+      [original.id],
+    )) as { n: number | string }[];
+    for (let attempt = Number(n) + 1; ; attempt += 1) {
+      const deliveryId = redeliveryId(original.deliveryId ?? original.id, attempt);
+      try {
+        // A duplicate key fails the statement only, not the caller's transaction (InnoDB).
+        const result = (await manager.query(
+          `INSERT INTO webhook_deliveries
+             (webhook_id, delivery_id, dedup_key, redelivery_of, status, size_bytes, received_at, payload, evaluation_due_at)
+           VALUES (?, ?, ?, ?, 'accepted', ?, ?, ?, ?)`,
+          [
+            original.webhookId,
+            deliveryId,
+            deliveryId,
+            original.id,
+            original.payload.length,
+            receivedAt,
+            original.payload,
+            receivedAt,
+          ],
+        )) as InsertResult;
+        return manager
+          .getRepository(WebhookDelivery)
+          .findOneByOrFail({ id: String(result.insertId) });
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'ER_DUP_ENTRY' || attempt > 1000) throw err;
+      }
+    }
+  }
+
   /** Entry ids of accepted deliveries, by webhook and delivery id (their unique dedup key). */
   async acceptedEntryIds(keys: { webhookId: string; deliveryId: string }[]): Promise<string[]> {
     if (keys.length === 0) return [];
@@ -211,4 +255,12 @@ export class DeliveryLog {
       .getRepository(WebhookDeliveryRun)
       .find({ where: { deliveryEntryId: In(entryIds) }, order: { createdAt: 'ASC' } });
   }
+}
+
+const DELIVERY_ID_MAX = 255;
+
+/** `<original>-redelivery-<n>`, the original id shortened when the whole would not fit. */
+function redeliveryId(original: string, n: number): string {
+  const suffix = `-redelivery-${n}`;
+  return original.slice(0, DELIVERY_ID_MAX - suffix.length) + suffix;
 }

@@ -6,6 +6,7 @@ import { DeliveryEvaluator } from './automation/delivery-evaluator.service';
 import { DeliverySweeper } from './automation/delivery-sweeper.service';
 import { DeliveryWorker } from './automation/delivery-worker.service';
 import { DeliveriesController } from './management/deliveries.controller';
+import { DeliveryRedelivery } from './management/delivery-redelivery.service';
 import { WebhookManagement } from './management/webhook-management.service';
 import { WebhooksController } from './management/webhooks.controller';
 import { WebhooksModule } from './webhooks.module';
@@ -25,6 +26,7 @@ export class WebhookAutomationModule {}
 @Module({
   imports: [WebhookAutomationModule, WebhooksModule, FactoriesModule],
   controllers: [WebhooksController, DeliveriesController],
+  providers: [DeliveryRedelivery],
 })
 export class WebhooksApiModule {}
 

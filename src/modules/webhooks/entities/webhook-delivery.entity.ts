@@ -37,6 +37,10 @@ export class WebhookDelivery {
   @Column({ name: 'content_key', type: 'varchar', length: 80, nullable: true })
   contentKey: string | null;
 
+  /** A redelivery's original: the log entry whose stored payload it evaluated again. */
+  @Column({ name: 'redelivery_of', type: 'bigint', nullable: true })
+  redeliveryOf: string | null;
+
   @Column({ type: 'varchar', length: 24 })
   status: DeliveryStatus;
 

@@ -10,6 +10,7 @@ import {
   StreamableFile,
 } from '@nestjs/common';
 import {
+  ApiAcceptedResponse,
   ApiBearerAuth,
   ApiOkResponse,
   ApiOperation,
@@ -35,6 +36,7 @@ import {
   TestFilterResponseDto,
 } from './dto/webhook.dto';
 import { WebhookManagement } from './webhook-management.service';
+import { DeliveryRedelivery } from './delivery-redelivery.service';
 import { RequirePermission } from '../../../common/auth/require-permission.decorator';
 
 @ApiTags('webhooks')
@@ -45,6 +47,7 @@ export class DeliveriesController {
     private readonly webhooks: WebhookManagement,
     private readonly log: DeliveryLog,
     private readonly automations: AutomationStore,
+    private readonly redelivery: DeliveryRedelivery,
   ) {}
 
   @Get()
@@ -126,6 +129,28 @@ export class DeliveriesController {
     if (!delivery.payload)
       throw ApiError.notFound(`payload of delivery ${id} (only Accepted deliveries keep it)`);
     return new StreamableFile(delivery.payload, { type: 'application/json' });
+  }
+
+  @Post(':id/redeliver')
+  @HttpCode(202)
+  @RequirePermission('webhooks.write')
+  @ApiOperation({
+    operationId: 'redeliverWebhookDelivery',
+    summary:
+      "Evaluate an Accepted delivery's stored payload again against the automations as they are now, as a new log entry",
+  })
+  @ApiProblems(401, 403, 404, 409)
+  @ApiAcceptedResponse({
+    type: DeliveryDto,
+    description: 'The new log entry (`redelivery_of` names the original)',
+  })
+  async redeliver(
+    @CurrentPrincipal() principal: Principal,
+    @Param('factoryUid') factoryUid: string,
+    @Param('uid') uid: string,
+    @Param('id') id: string,
+  ): Promise<DeliveryDto> {
+    return toDto(await this.redelivery.redeliver(principal, factoryUid, uid, id), []);
   }
 
   @Post(':id/test-filter')
@@ -224,6 +249,7 @@ function toDto(d: WebhookDelivery, runs?: DeliveryDto['runs']): DeliveryDto {
     ...(d.status === 'accepted'
       ? { evaluated_at: toRfc3339(d.evaluatedAt), runs: runs ?? [] }
       : {}),
+    ...(d.redeliveryOf ? { redelivery_of: String(d.redeliveryOf) } : {}),
   };
 }
 

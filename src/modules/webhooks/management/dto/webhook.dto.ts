@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
+import { AMBIENT_EXTENSION } from '../../../../common/openapi-extension';
 import { IsArray, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { AUTH_MODES } from '../../auth-modes';
 import { registryEnum } from '../../../../extensions/registry-openapi';
@@ -119,6 +120,13 @@ export class DeliveryDto {
   @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time' }) evaluated_at?:
     string | null;
   @ApiPropertyOptional({ type: [DeliveryRunDto] }) runs?: DeliveryRunDto[];
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    type: String,
+    description:
+      'Ambient extension: on a redelivery, the log entry id of the delivery it redelivered',
+  })
+  redelivery_of?: string;
   @ApiPropertyOptional({
     description: 'The JSON body (accepted deliveries only): any JSON value',
     nullable: true,

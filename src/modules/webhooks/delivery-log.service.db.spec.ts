@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { newTestService } from '../../../test/support/unit/new-test-service';
+import { useTestDatabase } from '../../../test/support/unit/test-database';
+import { DeliveryLog } from './delivery-log.service';
+import { WebhookDelivery } from './entities/webhook-delivery.entity';
+
+const uid = () => randomBytes(11).toString('hex');
+
+/** DeliveryLog.recordRedelivery on a real database: the new entry, its id, its link. */
+describe('DeliveryLog.recordRedelivery (database)', () => {
+  const db = useTestDatabase('delivery_log');
+  let log: DeliveryLog;
+  let webhookId: string;
+
+  beforeAll(async () => {
+    const factoryId = uid();
+    webhookId = uid();
+    const now = new Date();
+    await db.dataSource.query(
+      `INSERT INTO factories (id, team_id, name, source, created_at, updated_at)
+       VALUES (?, ?, 'Deploys', 'api', ?, ?)`,
+      [factoryId, db.teamId, now, now],
+    );
+    await db.dataSource.query(
+      `INSERT INTO webhooks (id, team_id, factory_id, name, auth_mode, secret_name,
+         secret_ciphertext, enabled, secret_updated_at, created_at, updated_at)
+       VALUES (?, ?, ?, 'ci', 'token', 'S', '', 1, ?, ?, ?)`,
+      [webhookId, db.teamId, factoryId, now, now, now],
+    );
+    log = (
+      await newTestService(DeliveryLog, [
+        { provide: getDataSourceToken(), useValue: db.dataSource },
+      ])
+    ).sut;
+  });
+
+  async function accepted(deliveryId: string, body = '{"a":1}') {
+    const { entryId } = await log.recordAccepted({
+      webhookId,
+      deliveryId,
+      contentKey: null,
+      body: Buffer.from(body),
+      receivedAt: new Date(),
+    });
+    return (await log.get(webhookId, entryId)) as WebhookDelivery & { payload: Buffer };
+  }
+
+  const redeliver = (original: WebhookDelivery & { payload: Buffer }) =>
+    db.dataSource.transaction((manager) => log.recordRedelivery(manager, original, new Date()));
+
+  it('logs an accepted, due entry with the same payload, linked to the original', async () => {
+    const original = await accepted('d-1', '{"event":"deploy"}');
+    const entry = await redeliver(original);
+    expect(entry).toMatchObject({
+      webhookId,
+      deliveryId: 'd-1-redelivery-1',
+      dedupKey: 'd-1-redelivery-1',
+      contentKey: null,
+      redeliveryOf: original.id,
+      status: 'accepted',
+      sizeBytes: original.payload.length,
+      evaluatedAt: null,
+    });
+    expect(entry.evaluationDueAt).not.toBeNull();
+    expect(Buffer.from(entry.payload!).equals(original.payload)).toBe(true);
+    expect((await redeliver(original)).deliveryId).toBe('d-1-redelivery-2');
+  });
+
+  it('skips an id a sender already used, in the same transaction', async () => {
+    const original = await accepted('d-2');
+    await accepted('d-2-redelivery-1');
+    const entry = await redeliver(original);
+    expect(entry.deliveryId).toBe('d-2-redelivery-2');
+  });
+
+  it('shortens a long original id so the new one fits the column', async () => {
+    const original = await accepted('x'.repeat(255));
+    const entry = await redeliver(original);
+    expect(entry.deliveryId).toHaveLength(255);
+    expect(entry.deliveryId!.endsWith('x-redelivery-1')).toBe(true);
+  });
+});
