@@ -250,6 +250,10 @@ function isPoolWorkspaceSlot(path: string): boolean {
  * workspace. Both are renames on one filesystem, so nothing is copied and the container sees the
  * files at once; the workspace keeps its host path. Undone when any step fails (a workspace
  * that is a mount point or on another filesystem cannot be moved: the run gets a new container).
+ *
+ * Plain fs on a tenant's tree, and still no-follow: `workspace` and `slot` are paths Ambient made,
+ * and the entries inside are only listed and renamed — rename(2) moves a symlink itself, never what
+ * it points at. It runs at hand-out, before any setup command or agent ran in the container.
  */
 async function moveWorkspaceInto(slot: string, workspace: string): Promise<void> {
   const [ws, into, parent] = await Promise.all([
