@@ -80,12 +80,14 @@ export const timelineLabel = labeller<
   | 'environment_setup_started'
   | 'repository_cloned'
   | 'setup_command_succeeded'
+  | 'setup_cached'
   | 'workspace_released'
 >({
   repository_cloned: 'Repository cloned',
   workspace_released: 'Workspace released',
   environment_setup_started: 'Environment setup',
   setup_command_succeeded: 'Setup command done',
+  setup_cached: 'Setup from snapshot',
   oz_run_created: 'Created',
   oz_run_claimed: 'Claimed by a worker',
   worker_container_ready: 'Sandbox ready',

@@ -64,6 +64,34 @@ export function gitClone(options: {
     options.url,
     options.dest,
   ];
+  return runGit(args, options);
+}
+
+/**
+ * The commit a repository URL's HEAD points at (`git ls-remote <url> HEAD`), through the same
+ * credential path as `gitClone` (the token in git's environment, never on a command line); null
+ * when it cannot be told (git failed, no HEAD).
+ */
+export async function gitHeadCommit(options: {
+  url: string;
+  token: string | null;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}): Promise<string | null> {
+  const result = await runGit(['ls-remote', '--', options.url, 'HEAD'], {
+    ...options,
+    cwd: '/',
+  });
+  if (result.exitCode !== 0) return null;
+  const commit = /^([0-9a-f]{40,64})\tHEAD$/m.exec(result.output)?.[1];
+  return commit ?? null;
+}
+
+/** Runs git on this host without a shell, with nothing of the server's environment but PATH. */
+function runGit(
+  args: string[],
+  options: { cwd: string; token: string | null; timeoutMs: number; signal?: AbortSignal },
+): Promise<GitCloneResult> {
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...gitEnv(options.token) };
   return new Promise((resolve) => {
     const child = execFile(

@@ -97,6 +97,8 @@ export interface AppConfig {
     retentionSweepIntervalMs: number;
     /** How often workers remove workspace directories no run accounts for (also once at start). */
     orphanSweepIntervalMs: number;
+    /** Prepared workspaces kept so the next run of an environment skips setup (workspace/). */
+    snapshots: { enabled: boolean; maxBytesPerTeam: number; maxAgeHours: number };
   };
   skills: { cacheTtlSeconds: number };
   /** `Idempotency-Key`s of create and action POSTs: how long a key and its answer are kept. */
@@ -405,6 +407,19 @@ const SETTINGS: Setting[] = [
     kind: 'int',
     min: 50,
   },
+  { path: 'environments.snapshots.enabled', env: 'AMBIENT_ENVIRONMENT_SNAPSHOTS', kind: 'bool' },
+  {
+    path: 'environments.snapshots.maxBytesPerTeam',
+    env: 'AMBIENT_SNAPSHOT_MAX_BYTES_PER_TEAM',
+    kind: 'int',
+    min: 0,
+  },
+  {
+    path: 'environments.snapshots.maxAgeHours',
+    env: 'AMBIENT_SNAPSHOT_MAX_AGE_HOURS',
+    kind: 'number',
+    min: 0.001,
+  },
   {
     path: 'sandbox.backend',
     env: 'AMBIENT_SANDBOX',
@@ -534,9 +549,9 @@ function coerce(setting: Setting, raw: unknown, source: string): unknown {
     }
     case 'bool': {
       if (typeof raw === 'boolean') return raw;
-      if (raw === 'true' || raw === '1') return true;
-      if (raw === 'false' || raw === '0') return false;
-      return fail('must be true or false');
+      if (raw === 'true' || raw === '1' || raw === 'on') return true;
+      if (raw === 'false' || raw === '0' || raw === 'off') return false;
+      return fail('must be true or false (or on / off)');
     }
     case 'int':
     case 'number': {

@@ -35,6 +35,7 @@ import { WorkspaceRetentionService } from './workspace/workspace-retention.servi
 import { WorkspaceRetentionSweeper } from './workspace/workspace-retention.sweeper';
 import { WorkspaceSetupService } from './workspace/workspace-setup.service';
 import { WorkspaceService } from './workspace/workspace.service';
+import { EnvironmentSnapshotsService } from './workspace/environment-snapshots.service';
 
 /**
  * Everything that executes a run, for every role: the executor and its fence, the execution
@@ -61,6 +62,7 @@ import { WorkspaceService } from './workspace/workspace.service';
   providers: [
     WorkspaceService,
     WorkspaceSetupService,
+    EnvironmentSnapshotsService,
     WorkspaceRetentionService,
     RunSecretsService,
     ExecutionFence,
@@ -84,6 +86,7 @@ import { WorkspaceService } from './workspace/workspace.service';
     RemoteExecutionService,
     RunSecretsService,
     WorkspaceSetupService,
+    EnvironmentSnapshotsService,
     ExecutionContextFactory,
   ],
 })

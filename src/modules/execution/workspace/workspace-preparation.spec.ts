@@ -5,7 +5,8 @@ import { bareRepo } from '../../../../test/support/git-repos';
 import type { AppConfig } from '../../../config/app-config';
 import { WorkspaceService } from './workspace.service';
 import { openProcessSandbox } from '../sandbox/backends/process/process-sandbox';
-import { prepareWorkspace, SetupPlan } from './workspace-preparation';
+import { prepareWorkspace, SetupPlan, WorkspaceSnapshots } from './workspace-preparation';
+import { SnapshotStore } from './snapshot-store';
 
 describe('prepareWorkspace', () => {
   let root: string;
@@ -39,10 +40,13 @@ describe('prepareWorkspace', () => {
   const prepare = async (
     loadPlan: () => Promise<SetupPlan | null>,
     signal = new AbortController().signal,
+    snapshots?: WorkspaceSnapshots,
+    runId = 'run-1',
   ) =>
     prepareWorkspace({
-      runId: 'run-1',
-      sandbox: await openProcessSandbox(workspaces.dirFor('run-1')),
+      runId,
+      snapshots,
+      sandbox: await openProcessSandbox(workspaces.dirFor(runId)),
       environmentId: 'env-1',
       workspaces,
       signal,
@@ -98,5 +102,63 @@ describe('prepareWorkspace', () => {
     const failed = await prepare(async () => plan({ repos: [] }), controller.signal);
     expect(failed?.exitCode).toBeNull();
     expect(existsSync(join(workspaces.dirFor('run-1'), 'token.txt'))).toBe(false);
+  });
+
+  describe('with snapshots', () => {
+    const snapshotsBy = (key: (plan: SetupPlan) => string | null): WorkspaceSnapshots => {
+      const store = new SnapshotStore(join(root, '.snapshots'), {
+        maxBytesPerTeam: 1e9,
+        maxAgeMs: 3_600_000,
+      });
+      return {
+        keyFor: async (p) => key(p),
+        restore: (k, dir) => store.restore('team-1', 'env-1', k, dir),
+        keep: (k, dir) => store.keep('team-1', 'env-1', k, dir),
+      };
+    };
+    const keyOf = (p: SetupPlan) =>
+      p.setupCommands.join('\n') === 'x' ? 'f'.repeat(64) : 'e'.repeat(64);
+
+    it('keeps a successful setup and starts the next run from it, without setting up', async () => {
+      const snapshots = snapshotsBy(keyOf);
+      const counting = plan({ setupCommands: ['echo run >> setup.log'] });
+      expect(await prepare(async () => counting, undefined, snapshots, 'run-1')).toBeNull();
+      events = [];
+      expect(await prepare(async () => counting, undefined, snapshots, 'run-2')).toBeNull();
+      expect(events.map(([type]) => type)).toEqual(['setup_cached', 'worker_container_ready']);
+      expect(events[0][1]).toEqual({ environment_id: 'env-1', cache_key: 'e'.repeat(64) });
+      const dir = workspaces.dirFor('run-2');
+      expect(readFileSync(join(dir, 'setup.log'), 'utf8')).toBe('run\n');
+      expect(readFileSync(join(dir, 'web', 'README.md'), 'utf8')).toBe('hi\n');
+
+      // Another key (here: other setup commands) sets up again.
+      events = [];
+      expect(
+        await prepare(async () => plan({ setupCommands: ['x'] }), undefined, snapshots, 'run-3'),
+      ).not.toBeNull();
+      expect(events.map(([type]) => type)).toContain('environment_setup_started');
+    });
+
+    it('sets up without a key, and keeps no failed setup', async () => {
+      const noKey = snapshotsBy(() => null);
+      expect(await prepare(async () => plan(), undefined, noKey, 'run-1')).toBeNull();
+      expect(existsSync(join(root, '.snapshots'))).toBe(false);
+      const snapshots = snapshotsBy(keyOf);
+      const failing = plan({ setupCommands: ['echo half > half.txt; exit 1'] });
+      expect(await prepare(async () => failing, undefined, snapshots, 'run-2')).not.toBeNull();
+      events = [];
+      await prepare(async () => failing, undefined, snapshots, 'run-3');
+      expect(events.map(([type]) => type)).not.toContain('setup_cached');
+    });
+
+    it('keeps no git credential: the token never lands in the clone’s .git/config', async () => {
+      expect(await prepare(async () => plan({ gitToken: 'tok-s3cret' }))).toBeNull();
+      const config = readFileSync(
+        join(workspaces.dirFor('run-1'), 'web', '.git', 'config'),
+        'utf8',
+      );
+      expect(config).not.toContain('tok-s3cret');
+      expect(config).not.toContain(Buffer.from('x-access-token:tok-s3cret').toString('base64'));
+    });
   });
 });

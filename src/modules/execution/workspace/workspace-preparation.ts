@@ -50,12 +50,26 @@ export interface WorkspacePreparation {
   loadPlan(): Promise<SetupPlan | null>;
   /** Called just before a half-prepared (or new) workspace is wiped and prepared again. */
   beforeReset?(): Promise<void>;
+  /** Snapshots of prepared workspaces (Ambient's workers); absent = set up every time. */
+  snapshots?: WorkspaceSnapshots;
+}
+
+/** Prepared workspaces kept by key (`EnvironmentSnapshotsService`), so setup is done once. */
+export interface WorkspaceSnapshots {
+  /** The key of the workspace this plan prepares; null = none (no snapshot for it). */
+  keyFor(plan: SetupPlan, signal: AbortSignal): Promise<string | null>;
+  /** Fills the (empty) workspace from the key's snapshot; false when there is none. */
+  restore(key: string, dir: string): Promise<boolean>;
+  /** Keeps the prepared workspace under the key (never throws: a workspace not kept is a miss). */
+  keep(key: string, dir: string): Promise<void>;
 }
 
 /**
  * Prepares a run's workspace from its environment: clones each repository, then runs the setup
  * commands in order, each with a timeout. Done once per run (a marker file records success), so a
  * follow-up execution continues in the prepared workspace; a half-prepared one starts over.
+ * With `snapshots`, a new run whose key (config, image, commits) has a snapshot starts from it
+ * (`setup_cached`, no clone, no setup command), and a successful setup is kept for the next.
  * Used by Ambient's workers (WorkspaceSetupService) and by the self-hosted worker program; null
  * when the workspace is ready.
  */
@@ -73,6 +87,13 @@ export async function prepareWorkspace(prep: WorkspacePreparation): Promise<Setu
   for (const entry of await readdir(dir))
     await rm(join(dir, entry), { recursive: true, force: true });
   await sandbox.adopt(dir);
+  const key = prep.snapshots ? await prep.snapshots.keyFor(plan, signal) : null;
+  if (key && (await prep.snapshots?.restore(key, dir))) {
+    await sandbox.adopt(dir);
+    await emit('setup_cached', { environment_id: plan.environmentId, cache_key: key });
+    await emit('worker_container_ready', { environment_id: plan.environmentId });
+    return null;
+  }
   await emit('environment_setup_started', { environment_id: plan.environmentId });
 
   const { timeoutMs } = plan;
@@ -124,6 +145,7 @@ export async function prepareWorkspace(prep: WorkspacePreparation): Promise<Setu
     if (!(err instanceof TenantFileError)) throw err;
     return { message: `environment setup failed: ${err.message}`, exitCode: null };
   }
+  if (key) await prep.snapshots?.keep(key, dir);
   await emit('worker_container_ready', { environment_id: plan.environmentId });
   return null;
 }

@@ -5,12 +5,14 @@ import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { RunRecords } from '../../runs';
 import { SandboxService } from '../sandbox/sandbox.service';
 import { WorkspaceRetentionService } from './workspace-retention.service';
+import { EnvironmentSnapshotsService } from './environment-snapshots.service';
 
 /**
  * Worker role: every `environments.retentionSweepIntervalMs`, deletes kept workspaces of this
  * volume past their deadline; every `environments.orphanSweepIntervalMs` (and at start, after a
- * crash) removes workspace directories no run accounts for, and sandboxes (containers) of
- * executions that are not live any more.
+ * crash) removes workspace directories no run accounts for, sandboxes (containers) of
+ * executions that are not live any more, and environment snapshots past their age or size bound
+ * (and a crash's half-written ones).
  */
 @Injectable()
 export class WorkspaceRetentionSweeper extends PeriodicWorker {
@@ -22,6 +24,7 @@ export class WorkspaceRetentionSweeper extends PeriodicWorker {
     registry: SchedulerRegistry,
     sandboxes: SandboxService,
     records: RunRecords,
+    snapshots: EnvironmentSnapshotsService,
   ) {
     super();
     const logger = new Logger('WorkspaceRetentionSweeper');
@@ -55,6 +58,17 @@ export class WorkspaceRetentionSweeper extends PeriodicWorker {
             records.executionIsLive(runId, executionId, new Date()),
           );
           if (removed) logger.log(`removed ${removed} orphaned sandbox(es)`);
+        },
+      }),
+      new PeriodicTask({
+        name: 'environment snapshot sweep',
+        intervalMs: config.environments.orphanSweepIntervalMs,
+        logger,
+        registry,
+        runAtStart: true,
+        work: async () => {
+          const removed = await snapshots.sweep();
+          if (removed) logger.log(`removed ${removed} environment snapshot(s) past their bounds`);
         },
       }),
     ];

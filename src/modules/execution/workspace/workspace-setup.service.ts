@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { WorkspaceService } from './workspace.service';
+import { EnvironmentSnapshotsService } from './environment-snapshots.service';
 import type { Sandbox } from '../sandbox/sandbox.types';
 import { RunRecords } from '../../runs';
 import { TeamSecretsService } from '../../secrets';
@@ -41,6 +42,7 @@ export class WorkspaceSetupService {
     private readonly workspaces: WorkspaceService,
     private readonly secrets: TeamSecretsService,
     private readonly records: RunRecords,
+    private readonly snapshots: EnvironmentSnapshotsService,
   ) {}
 
   async prepare(
@@ -52,6 +54,7 @@ export class WorkspaceSetupService {
     if (!run.environmentId) return { ok: true };
     const environmentId = run.environmentId;
     let retentionMinutes: number | null = null;
+    let image: string | null = null;
     const failed = await prepareWorkspace({
       runId: run.id,
       sandbox,
@@ -63,10 +66,12 @@ export class WorkspaceSetupService {
         const environment = await this.environment(environmentId);
         if (!environment) return null;
         retentionMinutes = environment.config.failure_session_retention_minutes ?? null;
+        image = environment.config.docker_image ?? null;
         return this.planFor(run, environment);
       },
       // A continuation after a closed debug window: the retention sweep must not delete this one.
       beforeReset: () => this.clearRetention(run.id),
+      snapshots: this.snapshots.for({ teamId: run.teamId, environmentId }, sandbox, () => image),
     });
     if (!failed) {
       await this.recordSuccess(environmentId);

@@ -1,0 +1,230 @@
+import { execFile } from 'node:child_process';
+import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { newUid } from '../../../common/ids';
+
+const run = promisify(execFile);
+
+/** Where a snapshot's files and its record live inside its directory. */
+const FILES = 'workspace';
+const RECORD = 'snapshot.json';
+/** Snapshots being written or deleted: never read; left over by a crash, swept. */
+const TEMP_PREFIX = '.tmp-';
+/** A temporary directory this old is a crashed process's (a copy takes seconds, not an hour). */
+const TEMP_GRACE_MS = 60 * 60_000;
+const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const KEY = /^[0-9a-f]{64}$/;
+
+export interface SnapshotBounds {
+  /** Total size of one team's snapshots; the least recently used go first. */
+  maxBytesPerTeam: number;
+  maxAgeMs: number;
+}
+
+interface SnapshotRecord {
+  size_bytes: number;
+  created_at: string;
+}
+
+interface StoredSnapshot {
+  dir: string;
+  sizeBytes: number;
+  createdAt: number;
+  lastUsedAt: number;
+}
+
+/**
+ * Prepared workspaces kept on this worker's disk, at `<root>/<team>/<environment>/<key>/`: the
+ * workspace's files and a record (size, creation time; the record's mtime is the last use). A
+ * snapshot appears by rename of a complete temporary copy and disappears by rename aside before
+ * it is deleted, so a reader never sees half of one; the team is part of the path and of the key,
+ * so a run is only ever restored from its own team's snapshots.
+ */
+export class SnapshotStore {
+  constructor(
+    readonly root: string,
+    private readonly bounds: SnapshotBounds,
+  ) {}
+
+  /**
+   * Copies the snapshot into `workspaceDir` (an empty directory); false when there is none (or it
+   * is too old, or the copy failed — then `workspaceDir` is emptied again).
+   */
+  async restore(teamId: string, environmentId: string, key: string, workspaceDir: string) {
+    const dir = this.dirOf(teamId, environmentId, key);
+    if (!dir) return false;
+    const record = await readRecord(dir);
+    if (!record) return false;
+    if (Date.now() - Date.parse(record.created_at) > this.bounds.maxAgeMs) {
+      await this.discard(dir);
+      return false;
+    }
+    try {
+      await copyTree(join(dir, FILES), workspaceDir);
+    } catch {
+      // Deleted under us by another process's bounds, or the disk is full: set up as usual.
+      await emptyDir(workspaceDir);
+      return false;
+    }
+    const now = new Date();
+    await utimes(join(dir, RECORD), now, now).catch(() => undefined);
+    return true;
+  }
+
+  /**
+   * Keeps a copy of `workspaceDir` as the environment's snapshot for `key`, replacing the
+   * environment's other snapshots of this team (their key no longer matches), then holds the
+   * team to its size bound.
+   */
+  async keep(teamId: string, environmentId: string, key: string, workspaceDir: string) {
+    const dir = this.dirOf(teamId, environmentId, key);
+    if (!dir) return;
+    const parent = join(dir, '..');
+    await mkdir(parent, { recursive: true });
+    const temp = join(parent, `${TEMP_PREFIX}${newUid()}`);
+    try {
+      await mkdir(join(temp, FILES), { recursive: true });
+      await copyTree(workspaceDir, join(temp, FILES));
+      const sizeBytes = await diskUsage(temp);
+      const record: SnapshotRecord = {
+        size_bytes: sizeBytes,
+        created_at: new Date().toISOString(),
+      };
+      await writeFile(join(temp, RECORD), JSON.stringify(record));
+      if (sizeBytes > this.bounds.maxBytesPerTeam) return;
+      await this.discard(dir);
+      await rename(temp, dir);
+    } finally {
+      await rm(temp, { recursive: true, force: true });
+    }
+    for (const entry of await readdir(parent)) {
+      if (entry !== key && KEY.test(entry)) await this.discard(join(parent, entry));
+    }
+    await this.boundTeam(teamId);
+  }
+
+  /**
+   * Removes temporary directories a crash left, snapshots past their age and, per team, the
+   * least recently used beyond the size bound. Returns how many snapshots went.
+   */
+  async sweep(now = Date.now()): Promise<number> {
+    let removed = 0;
+    for (const team of await entries(this.root)) {
+      const teamDir = join(this.root, team);
+      for (const environment of await entries(teamDir)) {
+        const envDir = join(teamDir, environment);
+        for (const entry of await entries(envDir)) {
+          const path = join(envDir, entry);
+          if (entry.startsWith(TEMP_PREFIX)) {
+            const since = await stat(path).then(
+              (s) => s.mtimeMs,
+              () => now,
+            );
+            if (now - since > TEMP_GRACE_MS) await rm(path, { recursive: true, force: true });
+          }
+        }
+      }
+      if (!SAFE_ID.test(team)) continue;
+      for (const snapshot of await this.snapshotsOf(team)) {
+        if (now - snapshot.createdAt > this.bounds.maxAgeMs) {
+          await this.discard(snapshot.dir);
+          removed++;
+        }
+      }
+      removed += await this.boundTeam(team);
+    }
+    return removed;
+  }
+
+  private async boundTeam(teamId: string): Promise<number> {
+    const snapshots = await this.snapshotsOf(teamId);
+    snapshots.sort((a, b) => b.lastUsedAt - a.lastUsedAt);
+    let total = 0;
+    let removed = 0;
+    for (const snapshot of snapshots) {
+      total += snapshot.sizeBytes;
+      if (total > this.bounds.maxBytesPerTeam) {
+        await this.discard(snapshot.dir);
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  private async snapshotsOf(teamId: string): Promise<StoredSnapshot[]> {
+    const teamDir = join(this.root, teamId);
+    const found: StoredSnapshot[] = [];
+    for (const environment of await entries(teamDir)) {
+      for (const key of await entries(join(teamDir, environment))) {
+        if (!KEY.test(key)) continue;
+        const dir = join(teamDir, environment, key);
+        const record = await readRecord(dir);
+        const used = await stat(join(dir, RECORD)).then(
+          (s) => s.mtimeMs,
+          () => 0,
+        );
+        if (!record) continue;
+        found.push({
+          dir,
+          sizeBytes: record.size_bytes,
+          createdAt: Date.parse(record.created_at),
+          lastUsedAt: used,
+        });
+      }
+    }
+    return found;
+  }
+
+  private dirOf(teamId: string, environmentId: string, key: string): string | null {
+    if (!SAFE_ID.test(teamId) || !SAFE_ID.test(environmentId) || !KEY.test(key)) return null;
+    return join(this.root, teamId, environmentId, key);
+  }
+
+  /** Renamed aside first, so no reader finds a half-deleted snapshot. */
+  private async discard(dir: string): Promise<void> {
+    const aside = join(dir, '..', `${TEMP_PREFIX}${newUid()}`);
+    try {
+      await rename(dir, aside);
+    } catch {
+      return; // gone already
+    }
+    await rm(aside, { recursive: true, force: true });
+  }
+}
+
+/** `cp -a` (reflinks where the filesystem has them): links stay links, never followed. */
+async function copyTree(from: string, to: string): Promise<void> {
+  await run('cp', ['-a', '--reflink=auto', '--', `${from}/.`, `${to}/`], {
+    maxBuffer: 1024 * 1024,
+  });
+}
+
+async function diskUsage(dir: string): Promise<number> {
+  const { stdout } = await run('du', ['-sb', '--', dir]);
+  return Number(stdout.split('\t')[0]) || 0;
+}
+
+async function emptyDir(dir: string): Promise<void> {
+  for (const entry of await entries(dir))
+    await rm(join(dir, entry), { recursive: true, force: true });
+}
+
+async function readRecord(dir: string): Promise<SnapshotRecord | null> {
+  try {
+    const record = JSON.parse(await readFile(join(dir, RECORD), 'utf8')) as SnapshotRecord;
+    return typeof record.size_bytes === 'number' && typeof record.created_at === 'string'
+      ? record
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+async function entries(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch {
+    return [];
+  }
+}
