@@ -1,0 +1,164 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiKeysService } from '../src/modules/teams/api-keys.service';
+import { TeamsService } from '../src/modules/teams/teams.service';
+import { apiClient } from './support/api-client';
+import { bareRepo, pushFiles } from './support/git-repos';
+import { useTestApp } from './support/use-test-app';
+import { waitFor } from './support/wait';
+
+/**
+ * Environment snapshots on the bubblewrap backend (the e2e default): setup is done once per
+ * environment config and repository commits, per team.
+ */
+describe('environment snapshots: setup done once', () => {
+  const gitRoot = mkdtempSync(join(tmpdir(), 'ambient-git-'));
+  let them: ReturnType<typeof apiClient>;
+  let theirTeamId: string;
+
+  beforeAll(() => {
+    bareRepo(gitRoot, 'acme', 'widgets', { 'README.md': 'widgets\n' });
+  });
+  afterAll(() => rmSync(gitRoot, { recursive: true, force: true }));
+
+  const { env, app, api } = useTestApp('env-snapshots', ['api', 'worker'], {
+    'environments.gitUrlBase': gitRoot,
+  });
+
+  beforeAll(async () => {
+    const teams = app.ambient.app.get(TeamsService);
+    const other = await teams.createTeam('guests');
+    theirTeamId = other.id;
+    const admin = await teams.createUser(other, { displayName: 'Guest', role: 'admin' });
+    them = apiClient(
+      app.baseUrl,
+      (await app.ambient.app.get(ApiKeysService).create(admin, 't')).key,
+    );
+  });
+
+  const finished = async (runId: string, client = api) =>
+    waitFor(
+      async () => (await client.get(`/agent/runs/${runId}`)).body,
+      (run) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state),
+      { what: `run ${runId} to finish` },
+    );
+  const eventTypes = async (runId: string, client = api): Promise<string[]> =>
+    (await client.get(`/agent/runs/${runId}/timeline`)).body.events.map(
+      (e: { event_type: string }) => e.event_type,
+    );
+  /** Runs the environment to its end; its id, timeline and what setup wrote in its workspace. */
+  const runIn = async (environmentId: string, client = api) => {
+    const created = await client.post('/agent/runs', {
+      prompt: 'go',
+      config: { environment_id: environmentId },
+    });
+    expect(created.status).toBe(200);
+    const done = await finished(created.body.run_id, client);
+    expect(done.state).toBe('SUCCEEDED');
+    const dir = join(env.workspaceRoot, done.run_id);
+    return {
+      id: done.run_id as string,
+      types: await eventTypes(done.run_id, client),
+      // Each setup appends the id of the run it ran in.
+      setupRanIn: readFileSync(join(dir, 'setup-runs.txt'), 'utf8').trim().split('\n'),
+      readme: readFileSync(join(dir, 'widgets', 'README.md'), 'utf8'),
+    };
+  };
+  const SETUP = 'echo "$AMBIENT_RUN_ID" >> setup-runs.txt';
+
+  it('sets up once, starts the next run from the snapshot, and sets up again on a config change', async () => {
+    const environment = await api.post('/agent/environments', {
+      name: 'widgets',
+      github_repos: [{ owner: 'acme', repo: 'widgets' }],
+      setup_commands: [SETUP],
+    });
+    const uid = environment.body.uid;
+
+    const first = await runIn(uid);
+    expect(first.types).toEqual(
+      expect.arrayContaining(['environment_setup_started', 'setup_command_succeeded']),
+    );
+    expect(first.types).not.toContain('setup_cached');
+    expect(first.setupRanIn).toEqual([first.id]);
+
+    const second = await runIn(uid);
+    expect(second.types).toContain('setup_cached');
+    expect(second.types).not.toContain('environment_setup_started');
+    expect(second.types).not.toContain('setup_command_succeeded');
+    expect(second.types.indexOf('setup_cached')).toBeLessThan(
+      second.types.indexOf('worker_container_ready'),
+    );
+    // The file setup wrote in the first run, and setup did not run in this one.
+    expect(second.setupRanIn).toEqual([first.id]);
+    expect(second.readme).toBe('widgets\n');
+
+    const changed = await api.patch(`/agent/environments/${uid}`, {
+      setup_commands: [SETUP, 'true'],
+    });
+    expect(changed.status).toBe(200);
+    const third = await runIn(uid);
+    expect(third.types).not.toContain('setup_cached');
+    expect(third.setupRanIn).toEqual([third.id]);
+    // The old config's snapshot is gone, the new one replaced it.
+    const team = readdirSync(join(env.workspaceRoot, '.snapshots'));
+    expect(team).toHaveLength(1);
+    const envDirs = readdirSync(join(env.workspaceRoot, '.snapshots', team[0]));
+    const keys = envDirs.flatMap((e) =>
+      readdirSync(join(env.workspaceRoot, '.snapshots', team[0], e)),
+    );
+    expect(keys).toHaveLength(1);
+    expect((await runIn(uid)).setupRanIn).toEqual([third.id]);
+  });
+
+  it('sets up again when a new commit is pushed to a repository', async () => {
+    const environment = await api.post('/agent/environments', {
+      name: 'pushed',
+      github_repos: [{ owner: 'acme', repo: 'widgets' }],
+      setup_commands: [SETUP],
+    });
+    const uid = environment.body.uid;
+    const first = await runIn(uid);
+    expect((await runIn(uid)).types).toContain('setup_cached');
+
+    pushFiles(gitRoot, 'acme', 'widgets', { 'README.md': 'widgets v2\n' });
+    const afterPush = await runIn(uid);
+    expect(afterPush.types).not.toContain('setup_cached');
+    expect(afterPush.types).toContain('repository_cloned');
+    expect(afterPush.setupRanIn).toEqual([afterPush.id]);
+    expect(afterPush.readme).toBe('widgets v2\n');
+    expect(afterPush.id).not.toBe(first.id);
+
+    const next = await runIn(uid);
+    expect(next.types).toContain('setup_cached');
+    expect(next.setupRanIn).toEqual([afterPush.id]);
+  });
+
+  it("never restores one team's snapshot into another team's run", async () => {
+    const environment = await api.post('/agent/environments', {
+      name: 'shared',
+      github_repos: [{ owner: 'acme', repo: 'widgets' }],
+      setup_commands: [SETUP],
+    });
+    const uid = environment.body.uid;
+    await runIn(uid);
+    expect((await runIn(uid)).types).toContain('setup_cached');
+
+    // The same environment, used by another team (granted), and another team's own copy of it.
+    expect(
+      (await api.post(`/agent/environments/${uid}/grants`, { team_id: theirTeamId })).status,
+    ).toBe(204);
+    const theirs = await runIn(uid, them);
+    expect(theirs.types).not.toContain('setup_cached');
+    expect(theirs.setupRanIn).toEqual([theirs.id]);
+
+    const ownCopy = await them.post('/agent/environments', {
+      name: 'shared',
+      github_repos: [{ owner: 'acme', repo: 'widgets' }],
+      setup_commands: [SETUP],
+    });
+    const copied = await runIn(ownCopy.body.uid, them);
+    expect(copied.types).not.toContain('setup_cached');
+    expect(copied.setupRanIn).toEqual([copied.id]);
+  });
+});
