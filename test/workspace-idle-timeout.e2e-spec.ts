@@ -129,9 +129,11 @@ describe('idle_timeout_minutes: the workspace outlives the execution for follow-
     await api.post(`/agent/runs/${runId}/followups`, { message: 'look again' });
     await endsWith(runId, 'Looked again.');
     expect(lastToolResult('keep')).not.toContain('remember me');
-    expect(setupLog()).toBe('prepared\n'); // prepared again from nothing
+    // Prepared again: from the environment's snapshot of the first setup, not the old workspace.
+    expect(setupLog()).toBe('prepared\n');
     const events = await eventTypes(runId);
-    expect(events.filter((e) => e === 'environment_setup_started')).toHaveLength(2);
+    expect(events.filter((e) => e === 'environment_setup_started')).toHaveLength(1);
+    expect(events.filter((e) => e === 'setup_cached')).toHaveLength(1);
   });
 
   it('with idle_timeout_minutes 0 deletes the workspace as the execution ends', async () => {
