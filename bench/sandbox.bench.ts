@@ -11,6 +11,7 @@ import { apiClient } from '../test/support/api-client';
 import { createTestEnvironment, startTestApp, TestApp } from '../test/support/test-app';
 import { waitFor } from '../test/support/wait';
 import { ms, percentile, table } from './stats';
+import { measureSetupPhase, SETUP_PHASE_CONFIGS, setupPhaseRows } from './sandbox-setup-phase';
 
 /**
  * `npm run bench:sandbox`: what a user waits for, per sandbox backend (process, bubblewrap, docker
@@ -21,6 +22,8 @@ import { ms, percentile, table } from './stats';
  * dispatch, sandbox open) and first model request → tool result (the command itself: exec in the
  * container), and the sandbox hand-out latency from ambient_sandbox_handout_seconds. A benchmark,
  * not a test: a missed target is reported as MISSED and the process still exits 0.
+ * The setup phase (sandbox-setup-phase.ts) times an environment with a 5 s setup, first run vs
+ * cached runs. BENCH_SANDBOX_PHASES=runs,setup (the default) selects phases.
  */
 
 interface Config {
@@ -215,11 +218,26 @@ async function main(): Promise<void> {
   const docker = new Dockerode();
   const model = await startFakeModelServer();
   const results: Result[] = [];
+  const phases = new Set((process.env.BENCH_SANDBOX_PHASES ?? 'runs,setup').split(','));
+  const setupResults = [];
   try {
-    for (const config of CONFIGS) results.push(await measure(config, model, docker));
+    if (phases.has('runs')) {
+      for (const config of CONFIGS) results.push(await measure(config, model, docker));
+    }
+    if (phases.has('setup')) {
+      for (const config of SETUP_PHASE_CONFIGS) {
+        setupResults.push(await measureSetupPhase(config, model, { image: IMAGE, log: progress }));
+      }
+    }
   } finally {
     await model.close();
   }
+  if (setupResults.length) {
+    process.stdout.write(
+      ['', 'Setup phase', ...facts, '', table(setupPhaseRows(setupResults)), ''].join('\n'),
+    );
+  }
+  if (!results.length) return;
 
   const sequentialRows = [
     [
