@@ -67,6 +67,30 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...base, [name]: value })).toThrow(message);
   });
 
+  it('reads the environment snapshot settings, on by default, with on/off as the switch', () => {
+    expect(loadConfig(base).environments.snapshots).toEqual({
+      enabled: true,
+      maxBytesPerTeam: 10 * 1024 ** 3,
+      maxAgeHours: 168,
+    });
+    const off = loadConfig({
+      ...base,
+      AMBIENT_ENVIRONMENT_SNAPSHOTS: 'off',
+      AMBIENT_SNAPSHOT_MAX_BYTES_PER_TEAM: '1048576',
+      AMBIENT_SNAPSHOT_MAX_AGE_HOURS: '0.5',
+    }).environments.snapshots;
+    expect(off).toEqual({ enabled: false, maxBytesPerTeam: 1048576, maxAgeHours: 0.5 });
+    expect(
+      loadConfig({ ...base, AMBIENT_ENVIRONMENT_SNAPSHOTS: 'on' }).environments.snapshots.enabled,
+    ).toBe(true);
+    expect(() => loadConfig({ ...base, AMBIENT_SNAPSHOT_MAX_BYTES_PER_TEAM: '-1' })).toThrow(
+      /^AMBIENT_SNAPSHOT_MAX_BYTES_PER_TEAM: must be at least 0/,
+    );
+    expect(() => loadConfig({ ...base, AMBIENT_ENVIRONMENT_SNAPSHOTS: 'sometimes' })).toThrow(
+      /^AMBIENT_ENVIRONMENT_SNAPSHOTS: must be true or false/,
+    );
+  });
+
   it('names the workspace volume after the host unless AMBIENT_WORKSPACE_VOLUME says otherwise', () => {
     expect(loadConfig(base).runs.workspaceVolume).toBe(hostname());
     expect(loadConfig({ ...base, AMBIENT_WORKSPACE_VOLUME: 'nfs-1' }).runs.workspaceVolume).toBe(
