@@ -123,6 +123,7 @@ export function setupPhaseRows(results: SetupPhaseResult[]): string[][] {
       'no environment p50 (baseline)',
       'first run (sets up)',
       `next ${NEXT_RUNS} runs p50 / max`,
+      'next p50 − baseline p50',
       'setup_cached',
       `target next p50 ≤ ${TARGET_CACHED_FIRST_RESULT_MS} ms`,
     ],
@@ -134,6 +135,7 @@ export function setupPhaseRows(results: SetupPhaseResult[]): string[][] {
       ms(percentile(r.baselineMs, 50)),
       ms(r.firstMs),
       `${ms(next)} / ${ms(Math.max(...r.nextMs))}`,
+      ms(next - percentile(r.baselineMs, 50)),
       `${r.cachedCount}/${r.nextMs.length}`,
       next <= TARGET_CACHED_FIRST_RESULT_MS ? 'met' : 'MISSED',
     ]);
