@@ -49,6 +49,8 @@ export class EnvironmentSnapshotsService {
     const { teamId, environmentId } = run;
     return {
       keyFor: async (plan, signal) => {
+        // Nothing to set up: a copy would cost more than it saves.
+        if (!plan.repos.length && !plan.setupCommands.length) return null;
         const commits = await repositoryCommits(plan, signal);
         if (!commits) return null;
         return snapshotKey({

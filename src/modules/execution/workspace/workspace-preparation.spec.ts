@@ -126,7 +126,7 @@ describe('prepareWorkspace', () => {
       events = [];
       expect(await prepare(async () => counting, undefined, snapshots, 'run-2')).toBeNull();
       expect(events.map(([type]) => type)).toEqual(['setup_cached', 'worker_container_ready']);
-      expect(events[0][1]).toEqual({ environment_id: 'env-1', cache_key: 'e'.repeat(64) });
+      expect(events[0][1]).toEqual({ environment_id: 'env-1' });
       const dir = workspaces.dirFor('run-2');
       expect(readFileSync(join(dir, 'setup.log'), 'utf8')).toBe('run\n');
       expect(readFileSync(join(dir, 'web', 'README.md'), 'utf8')).toBe('hi\n');

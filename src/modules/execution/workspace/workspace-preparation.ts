@@ -90,7 +90,8 @@ export async function prepareWorkspace(prep: WorkspacePreparation): Promise<Setu
   const key = prep.snapshots ? await prep.snapshots.keyFor(plan, signal) : null;
   if (key && (await prep.snapshots?.restore(key, dir))) {
     await sandbox.adopt(dir);
-    await emit('setup_cached', { environment_id: plan.environmentId, cache_key: key });
+    // Not the key: it hashes the setup variables (secrets) among known inputs.
+    await emit('setup_cached', { environment_id: plan.environmentId });
     await emit('worker_container_ready', { environment_id: plan.environmentId });
     return null;
   }
