@@ -1,4 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, In } from 'typeorm';
+import { Environment } from '../../environments';
 import { join, resolve } from 'node:path';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import type { Sandbox } from '../sandbox/sandbox.types';
@@ -25,7 +28,10 @@ export class EnvironmentSnapshotsService {
   private readonly logger = new Logger('EnvironmentSnapshots');
   readonly store: SnapshotStore | null;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {
     const settings = config.environments.snapshots;
     this.store = settings.enabled
       ? new SnapshotStore(join(resolve(config.runs.workspaceRoot), '.snapshots'), {
@@ -76,8 +82,20 @@ export class EnvironmentSnapshotsService {
     };
   }
 
-  /** Crash leftovers, snapshots past their age, and each team's beyond its size bound. */
+  /**
+   * Removes crash leftovers, snapshots past their age, those of environments deleted or changed
+   * (PATCHed) since they were kept, and each team's beyond its size bound.
+   */
   async sweep(): Promise<number> {
-    return this.store ? this.store.sweep() : 0;
+    if (!this.store) return 0;
+    return this.store.sweep(Date.now(), async (ids) => {
+      const updated = new Map<string, number>();
+      if (!ids.length) return updated;
+      const found = await this.dataSource
+        .getRepository(Environment)
+        .find({ select: { id: true, updatedAt: true }, where: { id: In(ids) } });
+      for (const { id, updatedAt } of found) updated.set(id, updatedAt.getTime());
+      return updated;
+    });
   }
 }

@@ -105,6 +105,30 @@ describe('SnapshotStore', () => {
     expect(await small.restore('team-2', 'env-1', KEY_A, workspace('r10'))).toBe(false);
   });
 
+  it('sweeps the snapshots of environments deleted or changed since they were kept', async () => {
+    await store.keep('team-1', 'kept', KEY_A, workspace('run-1', { a: 'a' }));
+    await store.keep('team-1', 'changed', KEY_A, workspace('run-2', { a: 'a' }));
+    await store.keep('team-1', 'deleted', KEY_A, workspace('run-3', { a: 'a' }));
+    const asked: string[][] = [];
+    const removed = await store.sweep(Date.now(), async (ids) => {
+      asked.push([...ids].sort());
+      return new Map([
+        ['kept', Date.now() - 60_000],
+        ['changed', Date.now() + 1000],
+      ]);
+    });
+    expect(asked).toEqual([['changed', 'deleted', 'kept']]);
+    expect(removed).toBe(2);
+    expect(readdirSync(join(root, '.snapshots/team-1')).sort()).toEqual([
+      'changed',
+      'deleted',
+      'kept',
+    ]);
+    expect(await store.restore('team-1', 'kept', KEY_A, workspace('r4'))).toBe(true);
+    expect(await store.restore('team-1', 'changed', KEY_A, workspace('r5'))).toBe(false);
+    expect(await store.restore('team-1', 'deleted', KEY_A, workspace('r6'))).toBe(false);
+  });
+
   it('sweeps what a crash left half-written, not what is being written now', async () => {
     const envDir = join(root, '.snapshots/team-1/env-1');
     mkdirSync(join(envDir, '.tmp-crashed/workspace'), { recursive: true });

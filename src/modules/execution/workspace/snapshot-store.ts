@@ -29,6 +29,7 @@ interface SnapshotRecord {
 
 interface StoredSnapshot {
   dir: string;
+  environmentId: string;
   sizeBytes: number;
   createdAt: number;
   lastUsedAt: number;
@@ -105,11 +106,16 @@ export class SnapshotStore {
   }
 
   /**
-   * Removes temporary directories a crash left, snapshots past their age and, per team, the
-   * least recently used beyond the size bound. Returns how many snapshots went.
+   * Removes temporary directories a crash left, snapshots past their age, those of environments
+   * `environments` says are gone or changed since (when given: environment id → last update, ms)
+   * and, per team, the least recently used beyond the size bound. Returns how many went.
    */
-  async sweep(now = Date.now()): Promise<number> {
+  async sweep(
+    now = Date.now(),
+    environments?: (ids: string[]) => Promise<Map<string, number>>,
+  ): Promise<number> {
     let removed = 0;
+    const updated = environments ? await environments(await this.environmentIds()) : null;
     for (const team of await entries(this.root)) {
       const teamDir = join(this.root, team);
       for (const environment of await entries(teamDir)) {
@@ -127,7 +133,8 @@ export class SnapshotStore {
       }
       if (!SAFE_ID.test(team)) continue;
       for (const snapshot of await this.snapshotsOf(team)) {
-        if (now - snapshot.createdAt > this.bounds.maxAgeMs) {
+        const changedAt = updated ? (updated.get(snapshot.environmentId) ?? Infinity) : 0;
+        if (now - snapshot.createdAt > this.bounds.maxAgeMs || changedAt > snapshot.createdAt) {
           await this.discard(snapshot.dir);
           removed++;
         }
@@ -167,6 +174,7 @@ export class SnapshotStore {
         if (!record) continue;
         found.push({
           dir,
+          environmentId: environment,
           sizeBytes: record.size_bytes,
           createdAt: Date.parse(record.created_at),
           lastUsedAt: used,
@@ -174,6 +182,14 @@ export class SnapshotStore {
       }
     }
     return found;
+  }
+
+  private async environmentIds(): Promise<string[]> {
+    const ids = new Set<string>();
+    for (const team of await entries(this.root)) {
+      for (const environment of await entries(join(this.root, team))) ids.add(environment);
+    }
+    return [...ids].filter((id) => SAFE_ID.test(id));
   }
 
   private dirOf(teamId: string, environmentId: string, key: string): string | null {
