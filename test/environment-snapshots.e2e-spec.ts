@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -160,5 +161,69 @@ describe('environment snapshots: setup done once', () => {
     const copied = await runIn(ownCopy.body.uid, them);
     expect(copied.types).not.toContain('setup_cached');
     expect(copied.setupRanIn).toEqual([copied.id]);
+  });
+});
+
+const DOCKER_IMAGE = 'ambient-agent:bookworm';
+const dockerImagePresent = (() => {
+  try {
+    execFileSync('docker', ['image', 'inspect', DOCKER_IMAGE], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * Docker keeps no snapshot: setup may write into the container's own filesystem, which a workspace
+ * snapshot would lose, so every run sets up and sees what its setup wrote outside the workspace.
+ */
+(dockerImagePresent ? describe : describe.skip)('environment snapshots on docker', () => {
+  const { api, model } = useTestApp('env-snapshots-docker', ['api', 'worker'], {
+    'sandbox.backend': 'docker',
+    'sandbox.docker.defaultImage': DOCKER_IMAGE,
+    'sandbox.docker.poolSize': 0,
+  });
+
+  it('sets up every run, so what setup wrote outside the workspace is there in the next run', async () => {
+    const environment = await api.post('/agent/environments', {
+      name: 'docker',
+      setup_commands: [
+        'echo "$AMBIENT_RUN_ID" > "$HOME/ran-in.txt"; echo written-by-setup > /tmp/outside.txt',
+      ],
+    });
+    const types: string[][] = [];
+    for (let i = 0; i < 2; i++) {
+      const script = `docker-outside-${i}`;
+      model.script(script, [
+        { toolCalls: [{ name: 'run_command', arguments: { command: 'cat /tmp/outside.txt' } }] },
+        { text: 'done' },
+      ]);
+      const created = await api.post('/agent/runs', {
+        prompt: `[script:${script}]`,
+        config: { environment_id: environment.body.uid },
+      });
+      const done = await waitFor(
+        async () => (await api.get(`/agent/runs/${created.body.run_id}`)).body,
+        (run) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state),
+        { what: 'the docker run to finish', timeoutMs: 120_000 },
+      );
+      expect(done.state).toBe('SUCCEEDED');
+      const toolResult = model.requests
+        .filter((r) => r.script === script)
+        .at(-1)!
+        .body.messages.filter((m) => m.role === 'tool')
+        .at(-1)?.content;
+      expect(String(toolResult)).toContain('written-by-setup');
+      types.push(
+        (await api.get(`/agent/runs/${done.run_id}/timeline`)).body.events.map(
+          (e: { event_type: string }) => e.event_type,
+        ),
+      );
+    }
+    for (const run of types) {
+      expect(run).toContain('setup_command_succeeded');
+      expect(run).not.toContain('setup_cached');
+    }
   });
 });
