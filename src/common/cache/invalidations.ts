@@ -110,7 +110,7 @@ export class Invalidations
     await this.announce(invalidations);
   }
 
-  async onModuleInit(): Promise<void> {
+  onModuleInit(): void {
     const subscriber = this.connections.create();
     this.subscriber = subscriber;
     subscriber.on('message', (_channel: string, text: string) => {
@@ -126,7 +126,8 @@ export class Invalidations
       this.dropAll();
     });
     subscriber.on('ready', () => void this.resubscribe());
-    await this.resubscribe();
+    // Not awaited: start-up never waits for it; until it is confirmed the caches are simply off.
+    void this.resubscribe();
   }
 
   async onApplicationShutdown(): Promise<void> {
