@@ -1,3 +1,4 @@
+import { ApiKeysService } from '../src/modules/teams';
 import { apiClient } from './support/api-client';
 import { isStream, openSse } from './support/sse-stream';
 import { startTestApp } from './support/test-app';
@@ -146,11 +147,14 @@ describe('api keys over HTTP', () => {
     expect(created.body.expires_at).toBe(expiresAt);
     const client = apiClient(app.baseUrl, created.body.key);
     expect((await client.get('/agent/runs')).status).toBe(200);
-    // Its hour passes (the row is moved, not the clock).
+    // Its hour passes (the row is moved, not the clock). No API changes a key's expiry, so the
+    // edit behind the server's back is announced as a change would be (the cached key is dropped);
+    // a key that expires on its own is cached no longer than its expires_at.
     await app.dataSource.query(`UPDATE api_keys SET expires_at = ? WHERE id = ?`, [
       new Date(Date.now() - 1000),
       created.body.id,
     ]);
+    await app.ambient.app.get(ApiKeysService).keysChanged([created.body.id]);
     const refused = await client.get('/agent/runs');
     expect(refused.status).toBe(401);
     expect(refused.body.detail).toBe('send a valid API key as "Authorization: Bearer <key>"');

@@ -30,6 +30,8 @@ describe('environments: management, access and workspace preparation', () => {
       'admin@acme.test',
       owner.userId,
     ]);
+    // Edited behind the server's back: announced as a change of the user would be.
+    await app.ambient.app.get(ApiKeysService).userChanged(owner.userId);
     const teams = app.ambient.app.get(TeamsService);
     const other = await teams.createTeam('guests');
     theirTeamId = other.id;

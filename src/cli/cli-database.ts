@@ -1,4 +1,7 @@
+import Redis from 'ioredis';
 import { DataSource, EntityManager } from 'typeorm';
+import type { Invalidation, InvalidationBus } from '../common/cache/broadcast-cache';
+import { encodeInvalidations, invalidationChannel } from '../common/cache/invalidations';
 import type { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from '../database/database-setup';
 import { parseDatabaseUrl } from '../database/database-url';
@@ -63,9 +66,10 @@ export async function withServices<T>(
       );
     }
     const audit = new AuditLog(dataSource);
-    return await fn({
-      teams: new TeamsService(dataSource),
-      apiKeys: new ApiKeysService(dataSource),
+    const changes = new CliChanges();
+    const result = await fn({
+      teams: new TeamsService(dataSource, changes),
+      apiKeys: new ApiKeysService(dataSource, changes),
       secretReencryption: new SecretReencryption(dataSource, new SecretCipher(config)),
       audited: (change) =>
         dataSource.transaction(async (manager) => {
@@ -75,8 +79,52 @@ export async function withServices<T>(
           return result;
         }),
     });
+    await changes.broadcast(config);
+    return result;
   } finally {
     await dataSource.destroy();
+  }
+}
+
+/**
+ * The CLI caches nothing; what its commands change (a revoked key) is announced to the running
+ * replicas once the command's transaction has committed, so their caches drop it at once.
+ */
+class CliChanges implements InvalidationBus {
+  readonly live = false;
+  readonly cacheTtlMs = 0;
+  private readonly pending: Invalidation[] = [];
+
+  listen(): void {}
+
+  changed(_manager: EntityManager | undefined, topic: string, ids: readonly string[]) {
+    this.pending.push(...ids.map((id) => ({ topic, id })));
+    return Promise.resolve();
+  }
+
+  async broadcast(config: AppConfig): Promise<void> {
+    if (this.pending.length === 0) return;
+    const redis = new Redis(config.redis.url, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 5000,
+    });
+    redis.on('error', () => undefined);
+    try {
+      await redis.connect();
+      await redis.publish(
+        invalidationChannel(config.redis.prefix),
+        encodeInvalidations(this.pending),
+      );
+    } catch (err) {
+      process.stderr.write(
+        `warning: the change is stored, but running servers were not told at once (Redis: ` +
+          `${(err as Error).message}); they may accept it from cache for up to ` +
+          `AMBIENT_CACHE_TTL_MS\n`,
+      );
+    } finally {
+      redis.disconnect();
+    }
   }
 }
 

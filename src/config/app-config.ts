@@ -28,7 +28,11 @@ export interface AppConfig {
   };
   roles: Role[];
   database: { url: string; poolSize: number; migrateOnStart: boolean };
-  redis: { url: string; prefix: string };
+  /**
+   * `cacheTtlMs`: the longest an in-process cache (API keys, limits, webhooks) serves an entry;
+   * changes are broadcast on Redis at once, so it bounds only a lost broadcast. 0 = no caching.
+   */
+  redis: { url: string; prefix: string; cacheTtlMs: number };
   models: { file: string };
   runs: {
     workerConcurrency: number;
@@ -242,6 +246,7 @@ const SETTINGS: Setting[] = [
   { path: 'database.migrateOnStart', env: 'AMBIENT_MIGRATE_ON_START', kind: 'bool' },
   { path: 'redis.url', env: 'REDIS_URL', kind: 'url' },
   { path: 'redis.prefix', env: 'AMBIENT_REDIS_PREFIX', kind: 'string' },
+  { path: 'redis.cacheTtlMs', env: 'AMBIENT_CACHE_TTL_MS', kind: 'int', min: 0, max: 60000 },
   { path: 'models.file', env: 'AMBIENT_MODELS_FILE', kind: 'string' },
   { path: 'runs.workerConcurrency', env: 'AMBIENT_WORKER_CONCURRENCY', kind: 'int', min: 1 },
   {

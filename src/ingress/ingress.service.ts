@@ -46,7 +46,7 @@ export class IngressService {
       });
     }
     const receivedAt = new Date();
-    let webhook: IngressWebhook | null = null;
+    let webhook: (IngressWebhook & { secret?: string }) | null = null;
     if (UID_PATTERN.test(uid)) {
       try {
         webhook = await this.webhooks.find(uid);
@@ -64,7 +64,8 @@ export class IngressService {
     }
     let secret: string;
     try {
-      secret = this.cipher.decrypt(webhook.secretCiphertext, webhook.teamId);
+      // Decrypted once per cached lookup, not per delivery.
+      secret = webhook.secret ??= this.cipher.decrypt(webhook.secretCiphertext, webhook.teamId);
     } catch (err) {
       return this.unavailable(res, err);
     }

@@ -1,25 +1,42 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { BroadcastCache, InvalidationBus } from '../common/cache/broadcast-cache';
 import { CoalescingBatcher } from '../common/coalescing-batcher';
-import { IngressWebhook, WebhookStore } from '../modules/webhooks/webhook-store.service';
+import { Invalidations } from '../common/cache/invalidations';
+import {
+  IngressWebhook,
+  WEBHOOK_TOPIC,
+  WebhookStore,
+} from '../modules/webhooks/webhook-store.service';
+
+const CACHED_WEBHOOKS = 20_000;
 
 /**
- * The webhook of each delivery, read from MySQL for every request (so disabling, deleting and
- * rotating take effect at once on every replica), with concurrent lookups sharing one query.
- * One query at a time: a primary-key read is quick, so waiting for the one in flight costs less
- * than sending another.
+ * The webhook of each delivery. Found webhooks are cached in process; disabling, deleting and
+ * rotating a webhook is broadcast when it commits (WebhookStore), which drops it on every
+ * replica before that change is answered, and nothing is cached while the broadcast is not
+ * heard (`Invalidations`). Misses (unknown, disabled, deleted) are read from MySQL every time,
+ * concurrent ones sharing one query; one query at a time: a primary-key read is quick, so
+ * waiting for the one in flight costs less than sending another.
  */
 @Injectable()
 export class WebhookLookup {
   private readonly batcher: CoalescingBatcher<string, IngressWebhook | null>;
+  private readonly cache: BroadcastCache<IngressWebhook & { secret?: string }>;
 
-  constructor(store: WebhookStore) {
+  constructor(store: WebhookStore, @Inject(Invalidations) invalidations: InvalidationBus) {
     this.batcher = new CoalescingBatcher((ids) => store.findForIngress(ids), {
       maxBatch: 100,
       maxInFlight: 1,
     });
+    this.cache = new BroadcastCache(invalidations, {
+      ttlMs: invalidations.cacheTtlMs,
+      maxEntries: CACHED_WEBHOOKS,
+      affects: (webhook, change) => change.topic === WEBHOOK_TOPIC && webhook.id === change.id,
+    });
   }
 
-  find(uid: string): Promise<IngressWebhook | null> {
-    return this.batcher.submit(uid);
+  /** The webhook (the same object while it is cached: `secretOf` memoises its decryption on it). */
+  find(uid: string): Promise<(IngressWebhook & { secret?: string }) | null> {
+    return this.cache.get(uid, () => this.batcher.submit(uid));
   }
 }

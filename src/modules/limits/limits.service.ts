@@ -1,6 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { BroadcastCache, InvalidationBus } from '../../common/cache/broadcast-cache';
+import { Invalidations } from '../../common/cache/invalidations';
 import { ApiError } from '../../common/errors/api-error';
 import type { Principal } from '../../common/auth/principal';
 import { AuditLog } from '../audit';
@@ -13,6 +15,10 @@ export interface RunLimitRows {
   team: RunLimits | null;
   agent: RunLimits | null;
 }
+
+/** Invalidation topic of a team's limits rows (its own and its agents'), by team id. */
+export const RUN_LIMITS_TOPIC = 'run_limits';
+const CACHED_SCOPES = 10_000;
 
 const FIELDS = ['max_concurrent_runs', 'monthly_budget_usd', 'max_run_cost_usd'] as const;
 
@@ -28,11 +34,25 @@ export function limitsOf(row: RunLimits | null): LimitsDto {
 @Injectable()
 export class LimitsService {
   private readonly changeListeners: ((teamId: string) => void)[] = [];
+  /**
+   * The rows read outside transactions (a creation's capacity hint, a model call's budget check)
+   * by team and agent; a change drops the team's entries on every replica before it is answered.
+   */
+  private readonly cached: BroadcastCache<RunLimitRows & { teamId: string }> | null;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditLog,
-  ) {}
+    @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
+  ) {
+    this.cached = invalidations
+      ? new BroadcastCache(invalidations, {
+          ttlMs: invalidations.cacheTtlMs,
+          maxEntries: CACHED_SCOPES,
+          affects: (rows, change) => change.topic === RUN_LIMITS_TOPIC && rows.teamId === change.id,
+        })
+      : null;
+  }
 
   async teamLimits(teamId: string): Promise<LimitsDto> {
     return limitsOf(await this.row(this.dataSource.manager, teamId, TEAM_SCOPE));
@@ -88,6 +108,7 @@ export class LimitsService {
         before: { ...before },
         after: { ...after },
       });
+      await this.invalidations?.changed(manager, RUN_LIMITS_TOPIC, [teamId]);
       return after;
     });
     for (const listener of this.changeListeners) listener(teamId);
@@ -96,9 +117,26 @@ export class LimitsService {
 
   /**
    * The rows governing a run, read in `manager`'s transaction; `lock` takes them FOR UPDATE (team
-   * row first, then the agent's: one statement in key order, so claims never deadlock).
+   * row first, then the agent's: one statement in key order, so claims never deadlock). Read
+   * outside a transaction and without a lock, they may come from the cache. Do not modify them.
    */
   async forRun(
+    manager: EntityManager,
+    teamId: string,
+    executorId: string | null,
+    lock: boolean,
+  ): Promise<RunLimitRows> {
+    if (lock || !this.cached || manager.queryRunner?.isTransactionActive) {
+      return this.read(manager, teamId, executorId, lock);
+    }
+    const rows = await this.cached.get(`${teamId}\u0000${executorId ?? ''}`, async () => ({
+      teamId,
+      ...(await this.read(manager, teamId, executorId, false)),
+    }));
+    return { team: rows?.team ?? null, agent: rows?.agent ?? null };
+  }
+
+  private async read(
     manager: EntityManager,
     teamId: string,
     executorId: string | null,

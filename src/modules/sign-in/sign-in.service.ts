@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { Invalidations } from '../../common/cache/invalidations';
 import {
   mapClaim,
   mappedTeams,
@@ -13,7 +14,7 @@ import type { TeamRole } from '../../common/auth/roles';
 import type { Principal } from '../../common/auth/principal';
 import { AuditLog } from '../audit';
 import type { AuditActor } from '../audit';
-import { Team, User, StartedSession, UserSessionsService } from '../teams';
+import { Team, User, StartedSession, UserSessionsService, USER_TOPIC } from '../teams';
 import { SignInClaims, SignInFailure } from './oidc-relying-party.service';
 
 /** A person as the provider names them, and where the role mapping puts them. */
@@ -40,6 +41,7 @@ export class SignInService {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly sessions: UserSessionsService,
     private readonly audit: AuditLog,
+    private readonly invalidations: Invalidations,
   ) {
     const text = config.signIn.oidcRoleMapping;
     this.mapping = text ? parseRoleMapping(text) : [];
@@ -133,6 +135,8 @@ export class SignInService {
     };
     if (found) {
       await repository.update({ id: found.id }, fields);
+      // Its API keys act with the role (and name) of this sign-in on every replica at once.
+      await this.invalidations.changed(m, USER_TOPIC, [found.id]);
       return { ...found, ...fields };
     }
     const created: User = {

@@ -1,6 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull } from 'typeorm';
+import { BroadcastCache, Invalidation, InvalidationBus } from '../../common/cache/broadcast-cache';
+import { Invalidations } from '../../common/cache/invalidations';
 import { newUid } from '../../common/ids';
 import { ApiKey } from './api-key.entity';
 import type { TeamRole } from '../../common/auth/roles';
@@ -11,6 +13,10 @@ import { User } from './user.entity';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 const VALIDITY_BATCH = 500;
+const CACHED_KEYS = 10_000;
+/** Invalidation topics: a key (by id) and a user (by id: role, name, deletion). */
+export const API_KEY_TOPIC = 'api_key';
+export const USER_TOPIC = 'user';
 /** A key that authenticates (`k` the key, `u` its user; the one parameter: now). */
 const LIVE_KEY = `k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?)
   AND u.deleted_at IS NULL`;
@@ -21,6 +27,7 @@ interface KeyRow {
   user_id: string;
   secret_hash: Buffer;
   last_used_at: Date | null;
+  expires_at: Date | null;
   type: User['type'];
   role: TeamRole;
   display_name: string;
@@ -29,9 +36,51 @@ interface KeyRow {
   run_execution_id: number | null;
 }
 
+/** A key that authenticated, as cached by its secret's hash. */
+interface AuthenticatedKey {
+  principal: Principal;
+  expiresAt: number | null;
+  lastUsedAt: number | null;
+}
+
+function keyAffectedBy({ principal }: AuthenticatedKey, change: Invalidation): boolean {
+  return change.topic === API_KEY_TOPIC
+    ? principal.keyId === change.id
+    : change.topic === USER_TOPIC && principal.userId === change.id;
+}
+
 @Injectable()
 export class ApiKeysService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  /**
+   * Authenticated keys by secret hash, so a request costs no query. Revoking or deleting a key and
+   * changing or deleting its user announce it (`Invalidations`), which drops the entry on every
+   * replica before the change's request is answered; without a broadcaster (the CLI) nothing is
+   * cached.
+   */
+  private readonly authenticated: BroadcastCache<AuthenticatedKey> | null;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
+  ) {
+    this.authenticated = invalidations
+      ? new BroadcastCache(invalidations, {
+          ttlMs: invalidations.cacheTtlMs,
+          maxEntries: CACHED_KEYS,
+          affects: keyAffectedBy,
+        })
+      : null;
+  }
+
+  /** Announces (after `manager`'s commit) that these keys changed: no replica serves them cached. */
+  keysChanged(ids: readonly string[], manager?: EntityManager): Promise<void> {
+    return this.invalidations?.changed(manager, API_KEY_TOPIC, ids) ?? Promise.resolve();
+  }
+
+  /** Announces (after `manager`'s commit) that a user changed: role, name, deletion, its keys. */
+  userChanged(userId: string, manager?: EntityManager): Promise<void> {
+    return this.invalidations?.changed(manager, USER_TOPIC, [userId]) ?? Promise.resolve();
+  }
 
   /**
    * Creates a key for a user and returns the plain key: it is shown once and never stored.
@@ -160,6 +209,7 @@ export class ApiKeysService {
     await this.dataSource
       .getRepository(ApiKey)
       .update({ id: In(ids), revokedAt: IsNull() }, { revokedAt: new Date() });
+    await this.keysChanged(ids);
   }
 
   /** One user's keys (an agent identity's; not the run-scoped ones), oldest first. */
@@ -185,6 +235,7 @@ export class ApiKeysService {
    */
   async deleteAllForUser(manager: EntityManager, userId: string): Promise<number> {
     const result = await manager.getRepository(ApiKey).delete({ userId });
+    await this.userChanged(userId, manager);
     return result.affected ?? 0;
   }
 
@@ -192,6 +243,7 @@ export class ApiKeysService {
   async revoke(id: string, manager = this.dataSource.manager): Promise<ApiKey | null> {
     const keys = manager.getRepository(ApiKey);
     await keys.update({ id, revokedAt: IsNull() }, { revokedAt: new Date() });
+    await this.keysChanged([id], manager);
     return keys.findOneBy({ id });
   }
 
@@ -215,31 +267,50 @@ export class ApiKeysService {
   /** Resolves a presented key to its principal, or null when it is unknown, revoked or expired. */
   async authenticate(plainKey: string): Promise<Principal | null> {
     if (!plainKey || plainKey.length > 512) return null;
+    const hash = hashApiKey(plainKey);
+    const load = () => this.lookup(plainKey, hash);
+    const key = this.authenticated
+      ? await this.authenticated.get(hash.toString('base64'), load, (k) => k.expiresAt)
+      : await load();
+    if (!key) return null;
+    if (key.expiresAt !== null && key.expiresAt <= Date.now()) return null;
+    if (key.lastUsedAt === null || Date.now() - key.lastUsedAt > LAST_USED_RESOLUTION_MS) {
+      key.lastUsedAt = Date.now();
+      // Best effort and throttled: a lost timestamp update must never fail the request.
+      this.dataSource
+        .query(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`, [
+          new Date(),
+          key.principal.keyId,
+        ])
+        .catch(() => undefined);
+    }
+    return { ...key.principal };
+  }
+
+  private async lookup(plainKey: string, hash: Buffer): Promise<AuthenticatedKey | null> {
     const rows = (await this.dataSource.query(
-      `SELECT k.id, k.team_id, k.user_id, k.secret_hash, k.last_used_at, k.run_id, k.run_execution_id,
-              u.type, COALESCE(k.role, u.role) AS role, u.display_name, u.email
+      `SELECT k.id, k.team_id, k.user_id, k.secret_hash, k.last_used_at, k.expires_at, k.run_id,
+              k.run_execution_id, u.type, COALESCE(k.role, u.role) AS role, u.display_name, u.email
          FROM api_keys k JOIN users u ON u.id = k.user_id
         WHERE k.prefix = ? AND ${LIVE_KEY}`,
       [lookupPrefixOf(plainKey), new Date()],
     )) as KeyRow[];
     const row = rows[0];
-    if (!row || !hashesEqual(Buffer.from(row.secret_hash), hashApiKey(plainKey))) return null;
-    if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
-      // Best effort and throttled: a lost timestamp update must never fail the request.
-      this.dataSource
-        .query(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`, [new Date(), row.id])
-        .catch(() => undefined);
-    }
+    if (!row || !hashesEqual(Buffer.from(row.secret_hash), hash)) return null;
     return {
-      teamId: row.team_id,
-      userId: row.user_id,
-      keyId: row.id,
-      userType: row.type,
-      role: row.role,
-      displayName: row.display_name,
-      email: row.email,
-      strategy: API_KEY_STRATEGY,
-      ...(row.run_id ? { runId: row.run_id, runExecutionId: row.run_execution_id } : {}),
+      principal: {
+        teamId: row.team_id,
+        userId: row.user_id,
+        keyId: row.id,
+        userType: row.type,
+        role: row.role,
+        displayName: row.display_name,
+        email: row.email,
+        strategy: API_KEY_STRATEGY,
+        ...(row.run_id ? { runId: row.run_id, runExecutionId: row.run_execution_id } : {}),
+      },
+      expiresAt: row.expires_at ? row.expires_at.getTime() : null,
+      lastUsedAt: row.last_used_at ? row.last_used_at.getTime() : null,
     };
   }
 }

@@ -1,6 +1,6 @@
 /** What other modules may use of teams/: they import it from here only (ESLint rule ambient/import-through-index). */
 export type { ApiKey } from './api-key.entity';
-export { ApiKeysService } from './api-keys.service';
+export { API_KEY_TOPIC, ApiKeysService, USER_TOPIC } from './api-keys.service';
 export { API_KEY_STRATEGY } from './auth/api-key.strategy';
 export { AuthStrategyRegistry } from './auth/auth-strategy-registry';
 export { KeyRevocationWatch } from './key-revocation-watch.service';

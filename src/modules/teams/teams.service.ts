@@ -1,13 +1,20 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In } from 'typeorm';
+import type { InvalidationBus } from '../../common/cache/broadcast-cache';
+import { Invalidations } from '../../common/cache/invalidations';
 import { newUid } from '../../common/ids';
+import { USER_TOPIC } from './api-keys.service';
 import { Team } from './team.entity';
 import { User, UserRole, UserType } from './user.entity';
 
 @Injectable()
 export class TeamsService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    /** Cached principals of a renamed or deleted user are dropped on every replica. */
+    @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
+  ) {}
 
   findByName(name: string): Promise<Team | null> {
     return this.dataSource.getRepository(Team).findOneBy({ name });
@@ -66,11 +73,13 @@ export class TeamsService {
 
   async renameUser(manager: EntityManager, userId: string, displayName: string): Promise<void> {
     await manager.getRepository(User).update({ id: userId }, { displayName });
+    await this.invalidations?.changed(manager, USER_TOPIC, [userId]);
   }
 
   /** Marks a user deleted: its keys stop authenticating; runs keep showing it as their executor. */
   async softDeleteUser(manager: EntityManager, userId: string, at: Date): Promise<void> {
     await manager.query(`UPDATE users SET deleted_at = ? WHERE id = ?`, [at, userId]);
+    await this.invalidations?.changed(manager, USER_TOPIC, [userId]);
   }
 
   /** A service account (agent identity) that has not been deleted, or null. */

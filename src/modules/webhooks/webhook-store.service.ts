@@ -1,6 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In, IsNull } from 'typeorm';
+import type { InvalidationBus } from '../../common/cache/broadcast-cache';
+import { Invalidations } from '../../common/cache/invalidations';
 import { Webhook } from './entities/webhook.entity';
 
 /** What the ingress needs to know about a live, enabled webhook. */
@@ -22,10 +24,20 @@ interface IngressRow {
   delivery_id_header: string | null;
 }
 
-/** Webhook rows. Deleting is soft: automations keep selecting a deleted UID (it never fires). */
+/** Invalidation topic of a webhook row, by id: the ingress's cached lookups drop it. */
+export const WEBHOOK_TOPIC = 'webhook';
+
+/**
+ * Webhook rows. Deleting is soft: automations keep selecting a deleted UID (it never fires).
+ * Every update (disable, rotate, …) and deletion is announced to every replica's ingress cache
+ * when its transaction commits.
+ */
 @Injectable()
 export class WebhookStore {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
+  ) {}
 
   /**
    * The webhooks deliveries are for, in the order asked, null where a webhook is unknown,
@@ -75,6 +87,7 @@ export class WebhookStore {
 
   async update(manager: EntityManager, id: string, fields: Partial<Webhook>): Promise<void> {
     await manager.getRepository(Webhook).update({ id }, { ...fields, updatedAt: new Date() });
+    await this.invalidations?.changed(manager, WEBHOOK_TOPIC, [id]);
   }
 
   async softDelete(manager: EntityManager, ids: string[]): Promise<void> {
@@ -86,6 +99,7 @@ export class WebhookStore {
         { id: In(ids), deletedAt: IsNull() },
         { deletedAt: now, enabled: false, updatedAt: now },
       );
+    await this.invalidations?.changed(manager, WEBHOOK_TOPIC, ids);
   }
 
   /** Names of live webhooks that snapshot the team secret `name` (it may not be deleted). */

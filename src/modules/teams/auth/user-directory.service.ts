@@ -1,7 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import type { InvalidationBus } from '../../../common/cache/broadcast-cache';
+import { Invalidations } from '../../../common/cache/invalidations';
 import { newUid } from '../../../common/ids';
+import { USER_TOPIC } from '../api-keys.service';
 import { isTeamRole } from '../../../common/auth/roles';
 import type { Principal } from '../../../common/auth/principal';
 import { Team } from '../team.entity';
@@ -11,7 +14,10 @@ import type { DirectoryUser, UserDirectory } from './auth-strategy';
 /** Ambient's users for strategies that authenticate people (UserDirectory). */
 @Injectable()
 export class UserDirectoryService implements UserDirectory {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
+  ) {}
 
   async principalOf(input: DirectoryUser): Promise<Principal | null> {
     if (!isTeamRole(input.role)) throw new Error(`unknown role "${String(input.role)}"`);
@@ -43,6 +49,8 @@ export class UserDirectoryService implements UserDirectory {
       await this.dataSource
         .getRepository(User)
         .update({ id: user.id }, { role: input.role, displayName });
+      // The person's API keys without a role of their own act with the new one at once.
+      await this.invalidations?.changed(undefined, USER_TOPIC, [user.id]);
     }
     return {
       teamId: team.id,

@@ -1,0 +1,137 @@
+import { BroadcastCache, Invalidation, InvalidationSource } from './broadcast-cache';
+
+class FakeSource implements InvalidationSource {
+  live = true;
+  private readonly listeners: ((i: Invalidation | null) => void)[] = [];
+  listen(listener: (i: Invalidation | null) => void): void {
+    this.listeners.push(listener);
+  }
+  send(invalidation: Invalidation | null): void {
+    for (const listener of this.listeners) listener(invalidation);
+  }
+}
+
+interface Row {
+  id: string;
+  team: string;
+  version: number;
+}
+
+function setup(ttlMs = 60_000, maxEntries = 100) {
+  const source = new FakeSource();
+  const cache = new BroadcastCache<Row>(source, {
+    ttlMs,
+    maxEntries,
+    affects: (row, change) =>
+      (change.topic === 'row' && row.id === change.id) ||
+      (change.topic === 'team' && row.team === change.id),
+  });
+  let version = 0;
+  const loads: string[] = [];
+  const load =
+    (id: string, team = 't1') =>
+    () => {
+      loads.push(id);
+      version += 1;
+      return Promise.resolve<Row>({ id, team, version });
+    };
+  return { source, cache, load, loads };
+}
+
+describe('BroadcastCache', () => {
+  it('serves a found value from memory until it is invalidated', async () => {
+    const { source, cache, load, loads } = setup();
+    expect((await cache.get('a', load('a')))?.version).toBe(1);
+    expect((await cache.get('a', load('a')))?.version).toBe(1);
+    expect(loads).toEqual(['a']);
+    source.send({ topic: 'row', id: 'a' });
+    expect((await cache.get('a', load('a')))?.version).toBe(2);
+  });
+
+  it('drops only the entries the change affects', async () => {
+    const { source, cache, load, loads } = setup();
+    await cache.get('a', load('a', 't1'));
+    await cache.get('b', load('b', 't2'));
+    source.send({ topic: 'team', id: 't1' });
+    await cache.get('a', load('a', 't1'));
+    await cache.get('b', load('b', 't2'));
+    expect(loads).toEqual(['a', 'b', 'a']);
+  });
+
+  it('never caches a miss', async () => {
+    const { cache } = setup();
+    let calls = 0;
+    const miss = () => {
+      calls += 1;
+      return Promise.resolve(null);
+    };
+    expect(await cache.get('x', miss)).toBeNull();
+    expect(await cache.get('x', miss)).toBeNull();
+    expect(calls).toBe(2);
+  });
+
+  it('does not store a load that was under way when a change arrived', async () => {
+    const { source, cache, load, loads } = setup();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow = cache.get('a', async () => {
+      await gate;
+      return { id: 'a', team: 't1', version: 0 };
+    });
+    source.send({ topic: 'row', id: 'other' });
+    release();
+    expect((await slow)?.version).toBe(0); // answered …
+    await cache.get('a', load('a'));
+    expect(loads).toEqual(['a']); // … but not stored
+  });
+
+  it('caches nothing while the broadcast is not heard, and empties on loss', async () => {
+    const { source, cache, load, loads } = setup();
+    await cache.get('a', load('a'));
+    source.live = false;
+    source.send(null);
+    expect(cache.size).toBe(0);
+    await cache.get('a', load('a'));
+    await cache.get('a', load('a'));
+    expect(cache.size).toBe(0);
+    source.live = true;
+    await cache.get('a', load('a'));
+    await cache.get('a', load('a'));
+    expect(loads).toEqual(['a', 'a', 'a', 'a']);
+  });
+
+  it('ends an entry at its TTL or its own expiry, whichever is first', async () => {
+    jest.useFakeTimers({ now: 1_000_000 });
+    try {
+      const { cache, load, loads } = setup(5000);
+      await cache.get('a', load('a'));
+      await cache.get('b', load('b'), () => Date.now() + 1000);
+      jest.setSystemTime(1_000_000 + 1500);
+      await cache.get('a', load('a'));
+      await cache.get('b', load('b'));
+      expect(loads).toEqual(['a', 'b', 'b']);
+      jest.setSystemTime(1_000_000 + 5500);
+      await cache.get('a', load('a'));
+      expect(loads).toEqual(['a', 'b', 'b', 'a']);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('is off with a TTL of 0', async () => {
+    const { cache, load, loads } = setup(0);
+    await cache.get('a', load('a'));
+    await cache.get('a', load('a'));
+    expect(loads).toEqual(['a', 'a']);
+  });
+
+  it('evicts the least recently stored entry beyond its size', async () => {
+    const { cache, load, loads } = setup(60_000, 2);
+    await cache.get('a', load('a'));
+    await cache.get('b', load('b'));
+    await cache.get('c', load('c'));
+    expect(cache.size).toBe(2);
+    await cache.get('a', load('a'));
+    expect(loads).toEqual(['a', 'b', 'c', 'a']);
+  });
+});

@@ -1,0 +1,111 @@
+import type { EntityManager } from 'typeorm';
+
+/** One changed thing: `topic` names its kind (`api_key`, `user`, `webhook` …), `id` the row. */
+export interface Invalidation {
+  topic: string;
+  id: string;
+}
+
+/**
+ * Where a cache hears about changes: `invalidation` for one change, `null` when changes may have
+ * been missed (the broadcast connection was lost), which drops everything.
+ */
+export interface InvalidationSource {
+  /** True while changes are heard; a cache serves and stores nothing while it is false. */
+  readonly live: boolean;
+  listen(listener: (invalidation: Invalidation | null) => void): void;
+}
+
+/** What a service that caches rows, or changes them, needs of the broadcast (`Invalidations`). */
+export interface InvalidationBus extends InvalidationSource {
+  /** The longest a cache may serve an entry; 0 = no caching. */
+  readonly cacheTtlMs: number;
+  /** Announces changed rows, once `manager`'s transaction (if any) has committed. */
+  changed(manager: EntityManager | undefined, topic: string, ids: readonly string[]): Promise<void>;
+}
+
+export interface BroadcastCacheOptions<V> {
+  /** How long an entry is served at most; 0 turns the cache off. */
+  ttlMs: number;
+  maxEntries: number;
+  /** Whether the change makes the entry stale. */
+  affects(value: V, invalidation: Invalidation): boolean;
+}
+
+interface Entry<V> {
+  value: V;
+  expiresAt: number;
+}
+
+/**
+ * An in-process read-through cache whose entries every replica drops as soon as the change that
+ * makes them stale is broadcast (`Invalidations`), and that caches nothing while the broadcast
+ * is not heard. A load that was under way when any change arrived is answered but not stored:
+ * it may have read the row before that change committed. Only found values are cached.
+ */
+export class BroadcastCache<V> {
+  private readonly entries = new Map<string, Entry<V>>();
+  private generation = 0;
+
+  constructor(
+    private readonly source: InvalidationSource,
+    private readonly options: BroadcastCacheOptions<V>,
+  ) {
+    source.listen((invalidation) => this.invalidate(invalidation));
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * The cached value of `key`, else `load()`'s (stored when found); `expiresAt` (epoch ms) ends
+   * an entry sooner than the TTL (e.g. an API key's own expiry).
+   */
+  async get(
+    key: string,
+    load: () => Promise<V | null>,
+    expiresAt?: (value: V) => number | null,
+  ): Promise<V | null> {
+    const enabled = this.enabled;
+    if (enabled) {
+      const entry = this.entries.get(key);
+      if (entry && entry.expiresAt > Date.now()) return entry.value;
+      if (entry) this.entries.delete(key);
+    }
+    const generation = this.generation;
+    const value = await load();
+    if (value !== null && enabled && this.enabled && generation === this.generation) {
+      this.store(key, value, expiresAt?.(value) ?? null);
+    }
+    return value;
+  }
+
+  /** Drops the entry of `key` on this replica only. */
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  private get enabled(): boolean {
+    return this.options.ttlMs > 0 && this.source.live;
+  }
+
+  private store(key: string, value: V, expiresAt: number | null): void {
+    const until = Math.min(Date.now() + this.options.ttlMs, expiresAt ?? Infinity);
+    if (until <= Date.now()) return;
+    this.entries.delete(key); // re-inserted last: the Map's order is the eviction order
+    if (this.entries.size >= this.options.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(key, { value, expiresAt: until });
+  }
+
+  private invalidate(invalidation: Invalidation | null): void {
+    this.generation += 1;
+    if (!invalidation) return this.entries.clear();
+    for (const [key, entry] of this.entries) {
+      if (this.options.affects(entry.value, invalidation)) this.entries.delete(key);
+    }
+  }
+}

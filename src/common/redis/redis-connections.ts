@@ -1,0 +1,34 @@
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import Redis, { RedisOptions } from 'ioredis';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+
+export const REDIS = Symbol('REDIS');
+
+/** Creates Redis connections for Ambient's own use (pub/sub, counters, presence) and closes them. */
+@Injectable()
+export class RedisConnections implements OnApplicationShutdown {
+  private readonly clients: Redis[] = [];
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  /** Key prefix shared with the queues, so several deployments can share one Redis. */
+  get prefix(): string {
+    return this.config.redis.prefix;
+  }
+
+  create(options: Pick<RedisOptions, 'enableAutoPipelining'> = {}): Redis {
+    const client = new Redis(this.config.redis.url, {
+      maxRetriesPerRequest: 3,
+      enableReadyCheck: true,
+      lazyConnect: false,
+      ...options,
+    });
+    client.on('error', () => undefined); // reconnects by itself; callers see failed commands
+    this.clients.push(client);
+    return client;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all(this.clients.map((c) => c.quit().catch(() => c.disconnect())));
+  }
+}
