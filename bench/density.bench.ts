@@ -157,11 +157,7 @@ async function startWorkerChild(
   return worker.child;
 }
 
-async function measure(
-  backend: Backend,
-  layout: Layout,
-  model: FakeModelServer,
-): Promise<Result> {
+async function measure(backend: Backend, layout: Layout, model: FakeModelServer): Promise<Result> {
   const label = `${backend}_${layout}`;
   const env = createTestEnvironment(`bench_density_${label}`, model.url);
   const overrides = {
