@@ -146,14 +146,18 @@ async function startWorkerChild(
       AMBIENT_SANDBOX_READONLY_PATHS: '',
       AMBIENT_DOCKER_IMAGE: IMAGE,
       AMBIENT_WORKER_CONCURRENCY: String(RUNS),
-      AMBIENT_LOG_LEVEL: 'warn',
       AMBIENT_MIGRATE_ON_START: 'false',
       ...(process.env.DENSITY_WORKER_NODE_OPTIONS
         ? { NODE_OPTIONS: process.env.DENSITY_WORKER_NODE_OPTIONS }
         : {}),
     }),
   );
-  await worker.ready;
+  const timeout = setTimeout(() => worker.child.kill('SIGKILL'), 180_000);
+  try {
+    await worker.ready;
+  } finally {
+    clearTimeout(timeout);
+  }
   return worker.child;
 }
 
