@@ -82,5 +82,5 @@ describe('spawnOffLoop', () => {
     const procs = Array.from({ length: 30 }, (_, i) => sh(`echo ${i}`));
     const outs = await Promise.all(procs.map((p) => collect(p.stdout)));
     expect(outs).toEqual(Array.from({ length: 30 }, (_, i) => `${i}\n`));
-  });
+  }, 60_000);
 });

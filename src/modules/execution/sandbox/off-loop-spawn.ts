@@ -1,13 +1,13 @@
+import { ChildProcess, spawn } from 'node:child_process';
 import { PassThrough, Writable } from 'node:stream';
-import { Worker } from 'node:worker_threads';
 import type { SandboxExit, SandboxProcess } from './sandbox.types';
 
 /**
  * Starting a child process blocks the calling thread until the child has exec'd (libuv forks,
  * then waits on a pipe for exec): 10–40 ms each on a loaded 2-core host, so 100 runs starting
  * their commands at once held the event loop for seconds (the API, the leases and every other
- * run waited). Sandboxes therefore start their processes on a helper thread: the event loop
- * only relays the stdio. The child leads its own process group (`detached`), and `kill` SIGKILLs
+ * run waited). Sandboxes therefore start their processes from small helper processes (a fork of
+ * a few MB, and nothing of Ambient's memory to copy or lock): the event loop only relays stdio. The child leads its own process group (`detached`), and `kill` SIGKILLs
  * that group from here, as `childSandboxProcess` does for a local child.
  */
 export interface OffLoopSpawnOptions {
@@ -39,14 +39,16 @@ type FromSpawner =
   | { op: 'exit'; id: number; code: number | null; signal: string | null };
 
 /**
- * The helper thread, plain JavaScript so that it runs the same from sources (swc, jest) and from
- * the build. It starts processes and relays their stdio and exit, nothing else.
+ * The helper (`node -e`), plain JavaScript so that it runs the same from sources (swc, jest) and
+ * from the build. It starts processes and relays their stdio and exit, nothing else.
  */
 const SPAWNER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
 const { spawn } = require('node:child_process');
+const parentPort = { postMessage: (m) => process.send(m) };
 const children = new Map();
-parentPort.on('message', (m) => {
+// Ambient went away: so does this helper (and the bwrap processes that die with their parent).
+process.on('disconnect', () => process.exit(0));
+process.on('message', (m) => {
   if (m.op === 'spawn') {
     let child;
     try {
@@ -76,8 +78,7 @@ parentPort.on('message', (m) => {
       const stream = fd === 1 ? child.stdout : child.stderr;
       if (!stream) continue;
       stream.on('data', (chunk) => {
-        const copy = new Uint8Array(chunk);
-        parentPort.postMessage({ op: 'out', id: m.id, fd, chunk: copy }, [copy.buffer]);
+        parentPort.postMessage({ op: 'out', id: m.id, fd, chunk: new Uint8Array(chunk) });
       });
       stream.on('close', () => parentPort.postMessage({ op: 'out-end', id: m.id, fd }));
       stream.on('error', () => undefined);
@@ -113,32 +114,52 @@ interface Pending {
 }
 
 /**
- * Most of a start is waiting for the child to be scheduled and exec (under CPU load), so a few
- * threads start processes side by side; each process stays with the thread that started it.
+ * Most of a start is waiting for the child to be scheduled and exec (under CPU load), so two
+ * helpers start processes side by side; each process stays with the helper that started it.
  */
-const SPAWNER_THREADS = 4;
+const SPAWNERS = 2;
+
+/** A helper process, talked to over its IPC channel. */
+class SpawnerProcess {
+  constructor(private readonly child: ChildProcess) {}
+
+  postMessage(message: ToSpawner): void {
+    if (this.child.connected) this.child.send(message);
+  }
+
+  /** Keeps Ambient alive while the helper has processes running (and not after). */
+  ref(): void {
+    this.child.channel?.ref();
+  }
+
+  unref(): void {
+    this.child.channel?.unref();
+  }
+}
 
 interface Spawner {
-  worker: Worker;
+  worker: SpawnerProcess;
   pending: Map<number, Pending>;
 }
 
-const spawners: (Spawner | null)[] = Array.from({ length: SPAWNER_THREADS }, () => null);
+const spawners: (Spawner | null)[] = Array.from({ length: SPAWNERS }, () => null);
 let nextId = 1;
 
-function spawnerThread(id: number): Spawner {
-  const slot = id % SPAWNER_THREADS;
+function spawnerFor(id: number): Spawner {
+  const slot = id % SPAWNERS;
   const existing = spawners[slot];
   if (existing) return existing;
-  const spawner: Spawner = {
-    worker: new Worker(SPAWNER_SOURCE, { eval: true }),
-    pending: new Map(),
-  };
-  spawner.worker.on('message', (message: FromSpawner) => onMessage(spawner, message));
-  spawner.worker.on('error', (err) => failAll(slot, spawner, err));
-  spawner.worker.on('exit', () =>
-    failAll(slot, spawner, new Error('the process spawner thread stopped')),
-  );
+  // Its own small node (no NODE_OPTIONS, no loaders): what it forks is a few MB, not Ambient.
+  const child = spawn(process.execPath, ['-e', SPAWNER_SOURCE], {
+    env: {},
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    serialization: 'advanced',
+  });
+  const spawner: Spawner = { worker: new SpawnerProcess(child), pending: new Map() };
+  child.on('message', (message: FromSpawner) => onMessage(spawner, message));
+  child.on('error', (err) => failAll(slot, spawner, err));
+  child.on('exit', () => failAll(slot, spawner, new Error('the process spawner stopped')));
+  child.unref();
   spawner.worker.unref();
   spawners[slot] = spawner;
   return spawner;
@@ -163,10 +184,8 @@ function onMessage({ worker, pending }: Spawner, m: FromSpawner): void {
       if (stream.destroyed || stream.writableEnded) return;
       // The consumer is slower than the process: hold the process's pipe until it caught up.
       if (!stream.write(Buffer.from(m.chunk.buffer, m.chunk.byteOffset, m.chunk.byteLength))) {
-        worker.postMessage({ op: 'pause', id: m.id, fd: m.fd } satisfies ToSpawner);
-        stream.once('drain', () =>
-          worker.postMessage({ op: 'resume', id: m.id, fd: m.fd } satisfies ToSpawner),
-        );
+        worker.postMessage({ op: 'pause', id: m.id, fd: m.fd });
+        stream.once('drain', () => worker.postMessage({ op: 'resume', id: m.id, fd: m.fd }));
       }
       return;
     }
@@ -199,7 +218,7 @@ function settle({ worker, pending }: Spawner, id: number, proc: Pending): void {
   if (pending.size === 0) worker.unref();
 }
 
-/** The thread died (it should not): every process it started is reported ended. */
+/** The helper died (it should not): every process it started is reported ended. */
 function failAll(slot: number, spawner: Spawner, err: Error): void {
   if (spawners[slot] === spawner) spawners[slot] = null;
   const { pending } = spawner;
@@ -220,14 +239,14 @@ function killGroup(pid: number): void {
   }
 }
 
-/** `spawn(file, args, {detached: true, stdio: [stdin, 'pipe', 'pipe']})` on the helper thread. */
+/** `spawn(file, args, {detached: true, stdio: [stdin, 'pipe', 'pipe']})` in a helper process. */
 export function spawnOffLoop(
   file: string,
   args: string[],
   options: OffLoopSpawnOptions,
 ): SandboxProcess {
   const id = nextId++;
-  const { worker, pending } = spawnerThread(id);
+  const { worker, pending } = spawnerFor(id);
   let resolveExit!: (exit: SandboxExit) => void;
   const exited = new Promise<SandboxExit>((resolve) => (resolveExit = resolve));
   const proc: Pending = {
@@ -247,17 +266,16 @@ export function spawnOffLoop(
     cwd: options.cwd,
     env: options.env,
     stdin: options.stdin,
-  } satisfies ToSpawner);
+  });
   const stdin =
     options.stdin === 'pipe'
       ? new Writable({
           write(chunk: Buffer, _encoding, callback) {
-            const copy = new Uint8Array(chunk);
-            worker.postMessage({ op: 'stdin', id, chunk: copy } satisfies ToSpawner, [copy.buffer]);
+            worker.postMessage({ op: 'stdin', id, chunk: new Uint8Array(chunk) });
             callback();
           },
           final(callback) {
-            worker.postMessage({ op: 'stdin-end', id } satisfies ToSpawner);
+            worker.postMessage({ op: 'stdin-end', id });
             callback();
           },
         })
