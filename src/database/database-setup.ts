@@ -46,7 +46,10 @@ export function dataSourceOptions(config: AppConfig): DataSourceOptions {
     migrations: migrationsWithKeys(config),
     supportBigNumbers: true,
     bigNumberStrings: true,
-    extra: { connectTimeout: 5000, connectionLimit: config.database.poolSize },
+    // trace: false — mysql2 otherwise captures a stack trace for every query (to put the caller
+    // on a failed query's error): the largest single cost of the event loop when 100 runs execute
+    // at once. A failed query's error keeps its message, code and SQL.
+    extra: { connectTimeout: 5000, connectionLimit: config.database.poolSize, trace: false },
   };
 }
 

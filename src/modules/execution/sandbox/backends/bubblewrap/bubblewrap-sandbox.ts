@@ -13,6 +13,7 @@ import {
 } from '../../api-bridge';
 import { CgroupLimits } from '../../cgroup-limits';
 import { childSandboxProcess } from '../../child-sandbox-process';
+import { spawnOffLoop } from '../../off-loop-spawn';
 import { SLIRP_DNS, SlirpNetwork } from './slirp-network';
 import {
   SANDBOX_PATH,
@@ -160,33 +161,36 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
         const joinCgroup =
           'for f in "$@"; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done';
         const procs = cgroup?.procsFiles ?? [];
-        const child = spawn(
-          '/bin/sh',
-          [
-            '-c',
-            `${joinCgroup}; shift ${procs.length + 1}; exec "$@"`,
-            'sh',
-            ...procs,
-            '--',
-            bwrap,
-            ...bwrapArgs,
-          ],
-          {
+        const shArgs = [
+          '-c',
+          `${joinCgroup}; shift ${procs.length + 1}; exec "$@"`,
+          'sh',
+          ...procs,
+          '--',
+          bwrap,
+          ...bwrapArgs,
+        ];
+        if (!egress) {
+          // Without slirp's extra descriptors, the process starts off the event loop.
+          const proc = spawnOffLoop('/bin/sh', shArgs, {
             cwd: '/',
             env: options.env,
-            detached: true,
-            stdio: [
-              options.stdin ?? 'ignore',
-              'pipe',
-              'pipe',
-              ...(egress ? (['pipe', 'pipe'] as const) : []),
-            ],
-          },
-        );
-        const network = egress ? SlirpNetwork.attach(child) : undefined;
+            stdin: options.stdin ?? 'ignore',
+          });
+          running.add(proc);
+          void proc.exited.then(() => running.delete(proc));
+          return proc;
+        }
+        const child = spawn('/bin/sh', shArgs, {
+          cwd: '/',
+          env: options.env,
+          detached: true,
+          stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+        });
+        const network = SlirpNetwork.attach(child);
         const proc = childSandboxProcess(child, () => {
           running.delete(proc);
-          network?.stop();
+          network.stop();
         });
         running.add(proc);
         return proc;

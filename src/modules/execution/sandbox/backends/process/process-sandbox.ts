@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { childSandboxProcess } from '../../child-sandbox-process';
+import { spawnOffLoop } from '../../off-loop-spawn';
 import type { Sandbox, SandboxBackend, SandboxProcess, SandboxSpec } from '../../sandbox.types';
 
 /**
@@ -22,14 +21,13 @@ export class ProcessSandboxBackend implements SandboxBackend {
       path: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
       apiUrl: spec.apiUrl,
       spawn(file, args, options) {
-        const child = spawn(file, args, {
+        const proc = spawnOffLoop(file, args, {
           cwd: options.cwd ?? spec.workspaceDir,
           env: options.env,
-          detached: true,
-          stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
+          stdin: options.stdin ?? 'ignore',
         });
-        const proc = childSandboxProcess(child, () => running.delete(proc));
         running.add(proc);
+        void proc.exited.then(() => running.delete(proc));
         return proc;
       },
       limitHit: () => Promise.resolve(null),

@@ -1,0 +1,300 @@
+import { Logger } from '@nestjs/common';
+import type { ChildProcess } from 'node:child_process';
+import { availableParallelism, cpus, loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { FakeModelServer, startFakeModelServer } from '../test/fixtures/fake-model-server';
+import { apiClient } from '../test/support/api-client';
+import { createTestEnvironment, startTestApp, TestApp } from '../test/support/test-app';
+import { spawnAmbient, waitForExit } from '../test/support/worker-process';
+import { ms, percentile, table } from './stats';
+
+/**
+ * `npm run bench:density`: N runs (DENSITY_RUNS, default 100) created at once, each one model turn
+ * asking for one command, then a turn that ends the run; the fake model thinks DENSITY_THINK_MS
+ * (default 1000) per turn, so the ideal (model time) of every run and of the whole burst is two
+ * turns. Per sandbox backend (DENSITY_BACKENDS, default `process,bubblewrap`; `docker` too) and
+ * per role layout (DENSITY_LAYOUTS, default `combined,split`: one process with roles api+worker,
+ * or the API in this process and a worker in a child process), in this order, in one run.
+ *
+ * Reported: wall time from the first POST to every run ended, per-run POST → end p50/p95, and the
+ * latency of GET /agent/runs sampled in a bounded loop during the burst (the same loop sees runs
+ * end, so an end time is known to one list round trip). In the combined layout this process is
+ * the server too: its event-loop delay (p50/p99/max) is the server's. A benchmark, not a test:
+ * a missed target is reported as MISSED and the process still exits 0.
+ */
+
+type Backend = 'process' | 'bubblewrap' | 'docker';
+type Layout = 'combined' | 'split';
+
+const RUNS = Number(process.env.DENSITY_RUNS ?? 100);
+const THINK_MS = Number(process.env.DENSITY_THINK_MS ?? 1000);
+const BACKENDS = (process.env.DENSITY_BACKENDS ?? 'process,bubblewrap').split(',') as Backend[];
+const LAYOUTS = (process.env.DENSITY_LAYOUTS ?? 'combined,split').split(',') as Layout[];
+const WARM_UP_RUNS = 3;
+/** Pause between two list samples (the loop also ends on BURST_TIMEOUT_MS). */
+const SAMPLE_PAUSE_MS = 25;
+const BURST_TIMEOUT_MS = 180_000;
+const TARGET_WALL_MS = 5000;
+const TARGET_LIST_P95_MS = 100;
+const IMAGE = 'ambient-agent:bookworm';
+const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED']);
+
+interface Result {
+  backend: Backend;
+  layout: Layout;
+  wallMs: number;
+  /** POST sent → run seen ended, per run. */
+  endMs: number[];
+  /** POST sent → the run's first model request, and → its second (the command's result), per run. */
+  firstTurnMs: number[];
+  secondTurnMs: number[];
+  listMs: number[];
+  succeeded: number;
+  ended: number;
+  loopDelay: { p50: number; p99: number; max: number } | null;
+  failures: string[];
+}
+
+function progress(message: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+function scriptRun(model: FakeModelServer, script: string): void {
+  model.script(script, [
+    {
+      delayMs: THINK_MS,
+      then: { toolCalls: [{ name: 'run_command', arguments: { command: 'echo hi' } }] },
+    },
+    { delayMs: THINK_MS, then: { text: 'done' } },
+  ]);
+}
+
+/** Creates `count` runs at once and follows them through the run list until all ended. */
+async function burst(
+  api: ReturnType<typeof apiClient>,
+  model: FakeModelServer,
+  name: string,
+  count: number,
+): Promise<Omit<Result, 'backend' | 'layout' | 'loopDelay'>> {
+  const sent = new Map<string, number>();
+  const sentByScript = new Map<string, number>();
+  const ended = new Map<string, { at: number; state: string; message: string }>();
+  const listMs: number[] = [];
+  const started = performance.now();
+  const posts = Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const script = `${name}-${i}`;
+      scriptRun(model, script);
+      const at = performance.now();
+      const created = await api.post('/agent/runs', { prompt: `[script:${script}]` });
+      if (created.status >= 300) throw new Error(`POST /agent/runs: ${created.status}`);
+      sent.set(created.body.run_id as string, at);
+      sentByScript.set(script, at);
+    }),
+  );
+  let postsDone = false;
+  void posts.then(() => (postsDone = true)).catch(() => undefined);
+  const deadline = started + BURST_TIMEOUT_MS;
+  while (performance.now() < deadline && !(postsDone && ended.size >= sent.size)) {
+    const t0 = performance.now();
+    const list = await api.get(`/agent/runs?limit=${Math.min(500, count + 50)}`);
+    const t1 = performance.now();
+    listMs.push(t1 - t0);
+    for (const item of (list.body.runs ?? []) as {
+      run_id: string;
+      state: string;
+      status_message?: { message?: string };
+    }[]) {
+      if (sent.has(item.run_id) && !ended.has(item.run_id) && TERMINAL.has(item.state)) {
+        ended.set(item.run_id, {
+          at: t1,
+          state: item.state,
+          message: item.status_message?.message ?? '',
+        });
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, SAMPLE_PAUSE_MS));
+  }
+  await posts;
+  const wallMs = Math.max(...[...ended.values()].map((e) => e.at)) - started;
+  const turn = (step: number) =>
+    model.requests
+      .filter((r) => r.step === step && r.script && sentByScript.has(r.script))
+      .map((r) => r.receivedAt - sentByScript.get(r.script!)!);
+  return {
+    wallMs,
+    firstTurnMs: turn(0),
+    secondTurnMs: turn(1),
+    endMs: [...ended].map(([runId, e]) => e.at - sent.get(runId)!),
+    listMs,
+    ended: ended.size,
+    succeeded: [...ended.values()].filter((e) => e.state === 'SUCCEEDED').length,
+    failures: [...ended.values()]
+      .filter((e) => e.state !== 'SUCCEEDED')
+      .map((e) => `${e.state}: ${e.message}`),
+  };
+}
+
+async function startWorkerChild(
+  env: ReturnType<typeof createTestEnvironment>,
+  backend: Backend,
+): Promise<ChildProcess> {
+  const worker = spawnAmbient(
+    env.childEnv({
+      AMBIENT_ROLES: 'worker',
+      AMBIENT_SANDBOX: backend,
+      AMBIENT_SANDBOX_READONLY_PATHS: '',
+      AMBIENT_DOCKER_IMAGE: IMAGE,
+      AMBIENT_WORKER_CONCURRENCY: String(RUNS),
+      AMBIENT_MIGRATE_ON_START: 'false',
+      ...(process.env.DENSITY_WORKER_NODE_OPTIONS
+        ? { NODE_OPTIONS: process.env.DENSITY_WORKER_NODE_OPTIONS }
+        : {}),
+    }),
+  );
+  const timeout = setTimeout(() => worker.child.kill('SIGKILL'), 180_000);
+  try {
+    await worker.ready;
+  } finally {
+    clearTimeout(timeout);
+  }
+  return worker.child;
+}
+
+async function measure(backend: Backend, layout: Layout, model: FakeModelServer): Promise<Result> {
+  const label = `${backend}_${layout}`;
+  const env = createTestEnvironment(`bench_density_${label}`, model.url);
+  const overrides = {
+    'sandbox.backend': backend,
+    'sandbox.readonlyPaths': '',
+    'sandbox.docker.defaultImage': IMAGE,
+    'runs.workerConcurrency': RUNS,
+  };
+  let app: TestApp | undefined;
+  let worker: ChildProcess | undefined;
+  try {
+    app = await startTestApp(env, layout === 'combined' ? ['api', 'worker'] : ['api'], overrides);
+    if (layout === 'split') worker = await startWorkerChild(env, backend);
+    const api = apiClient(app.baseUrl, app.apiKey);
+    progress(`${backend}, ${layout}: ${WARM_UP_RUNS} warm-up runs`);
+    await burst(api, model, `warm-${label}`, WARM_UP_RUNS);
+    progress(`${backend}, ${layout}: ${RUNS} runs at once`);
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const result = await burst(api, model, `burst-${label}`, RUNS);
+    loop.disable();
+    return {
+      backend,
+      layout,
+      ...result,
+      loopDelay:
+        layout === 'combined'
+          ? {
+              p50: loop.percentile(50) / 1e6,
+              p99: loop.percentile(99) / 1e6,
+              max: loop.max / 1e6,
+            }
+          : null,
+    };
+  } finally {
+    if (worker) {
+      worker.kill('SIGTERM');
+      await waitForExit(worker);
+    }
+    await app?.close();
+    await env.destroy();
+  }
+}
+
+function p50p95(values: number[]): string {
+  return `${ms(percentile(values, 50))} / ${ms(percentile(values, 95))}`;
+}
+
+function loadAverage(): string {
+  return loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+}
+
+async function main(): Promise<void> {
+  Logger.overrideLogger(['warn', 'error']);
+  const facts = [
+    `date: ${new Date().toISOString()}`,
+    `cpus: ${availableParallelism()} × ${cpus()[0]?.model ?? 'unknown'}`,
+    `load average at start: ${loadAverage()}`,
+  ];
+  const model = await startFakeModelServer();
+  const results: Result[] = [];
+  try {
+    for (const backend of BACKENDS) {
+      for (const layout of LAYOUTS) results.push(await measure(backend, layout, model));
+    }
+  } finally {
+    await model.close();
+  }
+  facts.push(`load average at end: ${loadAverage()}`);
+
+  const idealMs = 2 * THINK_MS;
+  const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
+  const rows = [
+    [
+      'Backend',
+      'Roles',
+      `${RUNS} runs: all ended`,
+      'ideal',
+      'POST→1st model request p50 / p95',
+      'POST→2nd model request p50 / p95',
+      'POST→end p50 / p95',
+      'GET /agent/runs p50 / p95 (samples)',
+      'event-loop delay p50 / p99 / max',
+      'succeeded',
+    ],
+  ];
+  for (const r of results) {
+    rows.push([
+      r.backend,
+      r.layout === 'combined' ? 'api+worker, one process' : 'api | worker processes',
+      `${(r.wallMs / 1000).toFixed(2)} s`,
+      `${(idealMs / 1000).toFixed(2)} s`,
+      p50p95(r.firstTurnMs),
+      p50p95(r.secondTurnMs),
+      p50p95(r.endMs),
+      `${p50p95(r.listMs)} (${r.listMs.length})`,
+      r.loopDelay
+        ? `${ms(r.loopDelay.p50)} / ${ms(r.loopDelay.p99)} / ${ms(r.loopDelay.max)}`
+        : '(worker in a child)',
+      `${r.succeeded}/${RUNS}${r.ended < RUNS ? ` (${RUNS - r.ended} not ended)` : ''}`,
+    ]);
+  }
+  const targets = results
+    .filter((r) => r.backend !== 'process')
+    .map((r) => {
+      const p95 = percentile(r.listMs, 95);
+      return `target: ${r.backend} (${r.layout}) ${RUNS} runs ≤ ${TARGET_WALL_MS / 1000} s: ${(r.wallMs / 1000).toFixed(2)} s ${verdict(r.wallMs <= TARGET_WALL_MS && r.ended === RUNS)}; list p95 ≤ ${TARGET_LIST_P95_MS} ms: ${ms(p95)} ${verdict(p95 <= TARGET_LIST_P95_MS)}`;
+    });
+  const failures = results.flatMap((r) =>
+    r.failures.slice(0, 5).map((f) => `  ${r.backend} (${r.layout}): ${f}`),
+  );
+  process.stdout.write(
+    [
+      '',
+      'Ambient density benchmark',
+      ...facts,
+      `${RUNS} runs created at once (after ${WARM_UP_RUNS} warm-up runs); each: a model turn of ${THINK_MS} ms asking for one command (echo), then a turn of ${THINK_MS} ms that ends the run; AMBIENT_WORKER_CONCURRENCY=${RUNS}`,
+      '',
+      table(rows),
+      '',
+      ...targets,
+      ...(failures.length ? ['', 'Runs that did not succeed (first 5 each):', ...failures] : []),
+      '',
+    ].join('\n'),
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    process.stderr.write(`bench:density failed: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  },
+);
