@@ -27,7 +27,7 @@ export const LAUNCHER = [
   'exec 3<>"$L/$2"',
   'while read -r id <&3; do',
   '  case $id in "" | *[!0-9]*) continue ;; esac',
-  '  { ( /bin/sh "$L/c$id/run" 3<&- </dev/null >/dev/null 2>&1 & ) ; } 4<>"$L/c$id/status"',
+  '  { ( . "$L/c$id/run" 3<&- </dev/null >/dev/null 2>&1 & ) ; } 4<>"$L/c$id/status"',
   'done',
 ].join('\n');
 
@@ -89,6 +89,54 @@ export function supervisorScript(dirInside: string, request: LaunchRequest): str
 
 let sequence = 0;
 
+/** Command directories made ahead, by killer directory (see prepareSlots). */
+const spareSlots = new Map<string, string[]>();
+/** How many command directories are made at once, ahead of the commands. */
+const SLOTS_AHEAD = 4;
+
+/**
+ * Makes command directories (`c<id>` with their three FIFOs) ahead of the commands, with one
+ * `mkfifo`: called with the container's directories, so a command does not wait for a process of
+ * this host. Each is used once, like one made on demand.
+ */
+export async function prepareSlots(hostDir: string, count = SLOTS_AHEAD): Promise<void> {
+  const ids = Array.from({ length: count }, () => String(++sequence));
+  await Promise.all(ids.map((id) => mkdir(join(hostDir, `c${id}`), { mode: 0o700 })));
+  const fifos = ids.flatMap((id) => FIFOS.map((name) => join(hostDir, `c${id}`, name)));
+  await promisify(execFile)('mkfifo', ['-m', '600', ...fifos]);
+  spareSlots.set(hostDir, [...(spareSlots.get(hostDir) ?? []), ...ids]);
+}
+
+/** Forgets the directories made ahead for `hostDir` (removed with it). */
+export function forgetSlots(hostDir: string): void {
+  spareSlots.delete(hostDir);
+}
+
+const FIFOS = ['out', 'err', 'status'];
+
+/** A command directory: one made ahead (then more are made in the background), else a new one. */
+async function takeSlot(hostDir: string): Promise<string> {
+  const spare = spareSlots.get(hostDir);
+  const id = spare?.shift();
+  if (spare && spare.length < 2 && !refilling.has(hostDir)) {
+    refilling.add(hostDir);
+    void prepareSlots(hostDir)
+      .catch(() => undefined)
+      .finally(() => refilling.delete(hostDir));
+  }
+  if (id) return id;
+  const made = String(++sequence);
+  await mkdir(join(hostDir, `c${made}`), { mode: 0o700 });
+  await promisify(execFile)('mkfifo', [
+    '-m',
+    '600',
+    ...FIFOS.map((name) => join(hostDir, `c${made}`, name)),
+  ]);
+  return made;
+}
+
+const refilling = new Set<string>();
+
 /**
  * Hands one command to the launcher of the container whose killer directory is `hostDir` (seen
  * at `insideDir` in the container). Null when no launcher listens there (none was started, or
@@ -100,20 +148,19 @@ export async function launch(
   fifo: string,
   request: LaunchRequest,
 ): Promise<LaunchedCommand | null> {
-  const id = String(++sequence);
-  const dir = join(hostDir, `c${id}`);
   const sockets: Socket[] = [];
+  let dir: string | null = null;
   const dispose = async (): Promise<void> => {
     for (const socket of sockets) socket.destroy();
-    await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    if (dir) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   };
   try {
-    await mkdir(dir, { mode: 0o700 });
+    const id = await takeSlot(hostDir);
+    dir = join(hostDir, `c${id}`);
     await writeFile(join(dir, 'run'), supervisorScript(`${insideDir}/c${id}`, request), {
       mode: 0o600,
     });
-    const fifos = ['out', 'err', 'status'].map((name) => join(dir, name));
-    await promisify(execFile)('mkfifo', ['-m', '600', ...fifos]);
+    const fifos = FIFOS.map((name) => join(dir!, name));
     // Read ends opened non-blocking: they only report an end once a writer came and went.
     for (const fifo of fifos) sockets.push(await readEnd(fifo));
     if (!(await sendId(join(hostDir, fifo), id))) {

@@ -18,7 +18,13 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import type { AppConfig } from '../../../../../config/app-config';
-import { LAUNCHER, launcherListens, type LaunchedCommand } from './container-launcher';
+import {
+  forgetSlots,
+  LAUNCHER,
+  launcherListens,
+  prepareSlots,
+  type LaunchedCommand,
+} from './container-launcher';
 import { DockerExecProcess, type DockerLauncherTarget } from './docker-exec-process';
 import { DockerWarmPool } from './docker-warm-pool';
 import { currentPoolOwner, poolOwnerIsAlive } from './pool-owner';
@@ -261,6 +267,8 @@ async function makePrivateDirs(
   const launchFifo = withLauncher ? `launch-${randomBytes(8).toString('hex')}` : null;
   const fifos = [KILL_FIFO, ...(launchFifo ? [launchFifo] : [])];
   await promisify(execFile)('mkfifo', ['-m', '600', ...fifos.map((f) => join(killerDir, f))]);
+  // The first commands' FIFOs, so that they do not wait for a mkfifo of their own.
+  if (launchFifo) await prepareSlots(killerDir);
   if (user) await chown(privateDir, user.uid, user.gid);
   return launchFifo;
 }
@@ -311,6 +319,7 @@ async function moveWorkspaceInto(slot: string, workspace: string): Promise<void>
 }
 
 async function removeDirs(privateDir: string): Promise<void> {
+  forgetSlots(killerDirOf(privateDir));
   await rm(privateDir, { recursive: true, force: true });
   await rm(killerDirOf(privateDir), { recursive: true, force: true });
 }
