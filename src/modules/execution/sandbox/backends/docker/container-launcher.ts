@@ -8,9 +8,10 @@ import { promisify } from 'node:util';
 /**
  * The container's command launcher: a root shell started with the container (the killer's
  * sibling, so inside the container's namespaces, cgroup, seccomp profile and capability set) that
- * reads command ids from its FIFO (`launch-<random>`) in the killer's root-only directory. For each id it
- * runs the script `c<id>/run` the host wrote beside it, with the FIFO `c<id>/status` open on
- * fd 4, as a grandchild (the launcher never waits on a command; docker-init reaps it).
+ * reads command ids from its FIFO (`launch-<random>`) in the killer's root-only directory. For
+ * each id it sources the script `c<id>/run` the host wrote beside it, with the FIFO
+ * `c<id>/status` open on fd 4, in a grandchild shell (the launcher never waits on a command;
+ * docker-init reaps it).
  *
  * The script (see supervisorScript) opens `c<id>/out` and `c<id>/err`, starts the command in a
  * session of its own as the sandbox user with no capability left (setsid + setpriv), waits for
