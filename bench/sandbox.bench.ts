@@ -30,14 +30,26 @@ interface Config {
   label: string;
   backend: 'process' | 'bubblewrap' | 'docker';
   poolSize: number;
+  /** docker: commands through the container's launcher (AMBIENT_DOCKER_LAUNCHER); default on. */
+  launcher?: boolean;
 }
 
-const CONFIGS: Config[] = [
-  { label: 'process', backend: 'process', poolSize: 0 },
-  { label: 'bubblewrap', backend: 'bubblewrap', poolSize: 0 },
-  { label: 'docker, pool off', backend: 'docker', poolSize: 0 },
-  { label: 'docker, pool on', backend: 'docker', poolSize: 2 },
-];
+/**
+ * AMBIENT_BENCH_SANDBOX_CONFIGS (comma-separated label prefixes, e.g. `process,docker`) runs only
+ * those configurations.
+ */
+const CONFIGS: Config[] = (
+  [
+    { label: 'process', backend: 'process', poolSize: 0 },
+    { label: 'bubblewrap', backend: 'bubblewrap', poolSize: 0 },
+    { label: 'docker, pool off', backend: 'docker', poolSize: 0 },
+    { label: 'docker, pool on, docker exec', backend: 'docker', poolSize: 2, launcher: false },
+    { label: 'docker, pool on', backend: 'docker', poolSize: 2 },
+  ] as Config[]
+).filter((config) => {
+  const selected = process.env.AMBIENT_BENCH_SANDBOX_CONFIGS?.split(',').map((s) => s.trim());
+  return !selected?.length || selected.some((prefix) => config.label.startsWith(prefix));
+});
 const SEQUENTIAL_RUNS = 30;
 const WARM_UP_RUNS = 3;
 const CONCURRENT_RUNS = 20;
@@ -157,6 +169,7 @@ async function measure(config: Config, model: FakeModelServer, docker: Dockerode
     'sandbox.docker.defaultImage': IMAGE,
     'sandbox.docker.poolSize': config.poolSize,
     'sandbox.docker.poolMax': POOL_MAX,
+    'sandbox.docker.launcher': config.launcher ?? true,
     'runs.workerConcurrency': CONCURRENT_RUNS,
   });
   const api = apiClient(app.baseUrl, app.apiKey);
@@ -287,10 +300,18 @@ async function main(): Promise<void> {
       `${r.concurrent.filter((t) => t.state === 'SUCCEEDED').length}/${CONCURRENT_RUNS}`,
     ]);
   }
-  const pooled = results.find((r) => r.config.backend === 'docker' && r.config.poolSize > 0)!;
+  const pooled =
+    results.find(
+      (r) => r.config.backend === 'docker' && r.config.poolSize > 0 && r.config.launcher !== false,
+    ) ?? results[results.length - 1];
   const pooledP50 = percentile(
     pooled.sequential.map((t) => t.firstResultMs),
     50,
+  );
+  facts.push(
+    `load average at end: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
   );
   const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
   const failures = results.flatMap((r) =>

@@ -6,6 +6,8 @@
 import Dockerode from 'dockerode';
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -95,6 +97,7 @@ async function filled(backend: DockerSandboxBackend, ready: number): Promise<voi
 async function open(
   backend: DockerSandboxBackend,
   limits: Partial<SandboxLimits> = {},
+  apiUrl: string | null = null,
 ): Promise<{ sandbox: Sandbox; runId: string; workspace: string }> {
   const runId = `pool-${process.pid}-${++runs}`;
   const workspace = join(root, runId);
@@ -107,7 +110,7 @@ async function open(
     image: null,
     network: 'none',
     limits: { memoryMb: 256, pids: 128, cpus: 1, ...limits },
-    apiUrl: null,
+    apiUrl,
   });
   opened.push(sandbox);
   return { sandbox, runId, workspace };
@@ -164,10 +167,11 @@ describe('docker warm pool', () => {
     // The run's limits, not the pool's defaults, and no network.
     const inspected = await docker.getContainer(`ambient-${first.runId}-1`).inspect();
     expect(inspected.HostConfig.Memory).toBe(300 * 1024 * 1024);
-    expect(inspected.HostConfig.PidsLimit).toBe(64 + 2);
+    // docker-init, the killer and the launcher on top of the run's own.
+    expect(inspected.HostConfig.PidsLimit).toBe(64 + 3);
     expect(inspected.HostConfig.NetworkMode).toBe('none');
     expect(inspected.Config.User).toBe('0:0');
-    expect(inspected.HostConfig.CapAdd).toEqual(['KILL']);
+    expect(inspected.HostConfig.CapAdd).toEqual(['KILL', 'SETUID', 'SETGID', 'SETPCAP']);
     // The workspace the run wrote is the run's own directory on the host.
     expect((await sh(first.sandbox, 'cat /workspace/left.txt')).out).toBe('one\n');
     await first.sandbox.close();
@@ -185,6 +189,27 @@ describe('docker warm pool', () => {
     expect(seen.out).not.toContain('left.txt');
     expect(seen.out.trim()).not.toBe(written.out.trim());
     expect(handouts).toEqual(['hit', 'hit']);
+  }, 180_000);
+
+  it('bridges the API into a pooled container over the forwarder it was started with', async () => {
+    const { backend, handouts } = poolBackend(1, 1);
+    backend.warm();
+    await filled(backend, 1);
+    const api = createServer((_request, response) => response.end('pong from the API'));
+    await new Promise<void>((resolveListen) => api.listen(0, '127.0.0.1', resolveListen));
+    try {
+      const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}/api/v1`;
+      const { sandbox } = await open(backend, {}, apiUrl);
+      expect(sandbox.apiUrl).toBe('http://127.0.0.1:7171/api/v1');
+      const request =
+        'exec 3<>/dev/tcp/127.0.0.1/7171; printf "GET /api/v1/ping HTTP/1.0\\r\\n\\r\\n" >&3; cat <&3';
+      const result = await sh(sandbox, `bash -c '${request}'`);
+      expect(result.code).toBe(0);
+      expect(result.out).toContain('pong from the API');
+      expect(handouts).toEqual(['hit']);
+    } finally {
+      await new Promise((resolveClose) => api.close(resolveClose));
+    }
   }, 180_000);
 
   it('refills after a burst, grown to the burst, without a run waiting for a container', async () => {

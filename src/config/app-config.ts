@@ -189,6 +189,11 @@ export interface SandboxSettings {
     poolSize?: number;
     /** Warm pool: the most ready containers of one image after a burst of demand. */
     poolMax?: number;
+    /**
+     * Commands through each container's launcher instead of a `docker exec` each (unset: on;
+     * the backend still uses `docker exec` where the launcher cannot work).
+     */
+    launcher?: boolean;
   };
 }
 
@@ -463,6 +468,7 @@ const SETTINGS: Setting[] = [
   },
   { path: 'sandbox.docker.poolSize', env: 'AMBIENT_DOCKER_POOL_SIZE', kind: 'int', min: 0 },
   { path: 'sandbox.docker.poolMax', env: 'AMBIENT_DOCKER_POOL_MAX', kind: 'int', min: 0 },
+  { path: 'sandbox.docker.launcher', env: 'AMBIENT_DOCKER_LAUNCHER', kind: 'bool' },
   { path: 'skills.cacheTtlSeconds', env: 'AMBIENT_SKILLS_CACHE_TTL_SECONDS', kind: 'int', min: 0 },
   {
     path: 'idempotency.ttlHours',

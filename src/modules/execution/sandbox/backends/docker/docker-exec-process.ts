@@ -1,8 +1,9 @@
 import type Dockerode from 'dockerode';
 import { constants as osConstants } from 'node:os';
 import { PassThrough, Writable } from 'node:stream';
-import type { Duplex } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import type { SandboxExit, SandboxProcess } from '../../sandbox.types';
+import { launch, type LaunchedCommand } from './container-launcher';
 
 /**
  * What every docker exec runs: a POSIX shell that reports its pid (which is its process group:
@@ -50,6 +51,24 @@ export interface DockerExecOptions {
   user: string;
   /** Kills the process group `pgid` (a pid inside the container). */
   killGroup: (pgid: number) => Promise<void>;
+  /**
+   * The container's launcher (see container-launcher.ts), used instead of a `docker exec` for
+   * processes without stdin; `docker exec` still runs them when it does not answer.
+   */
+  launcher?: DockerLauncherTarget | null;
+}
+
+export interface DockerLauncherTarget {
+  /** The killer's directory on this host and in the container. */
+  hostDir: string;
+  insideDir: string;
+  /** The launcher's FIFO there. */
+  fifo: string;
+  /** The sandbox user, numeric. */
+  uid: number;
+  gid: number;
+  /** Registers a launched command until it is disposed (the sandbox's close ends it). */
+  track: (command: LaunchedCommand) => () => void;
 }
 
 /** Docker's exit code of a process killed by signal n is 128 + n. */
@@ -90,6 +109,9 @@ export class DockerExecProcess implements SandboxProcess {
   /** stdout that arrived before the wrapper's verdict (see WRAPPER). */
   private heldStdout: Buffer[] = [];
   private controlBuffer: Buffer = Buffer.alloc(0);
+  private onVerdict: () => void = () => undefined;
+  /** How the process was started, once it was: for benchmarks and tests. */
+  startedBy: 'launcher' | 'exec' | null = null;
 
   constructor(
     private readonly container: Promise<Dockerode.Container>,
@@ -122,6 +144,12 @@ export class DockerExecProcess implements SandboxProcess {
     }
     // Killed before it could start: it never will.
     if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
+    if (this.options.launcher && !stdin) {
+      const launched = await this.runLaunched(this.options.launcher, pairs);
+      if (launched) return launched;
+      if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
+    }
+    this.startedBy = 'exec';
     let exec: Dockerode.Exec;
     let exitCode: number | null;
     for (let attempt = 0; ; attempt++) {
@@ -210,6 +238,73 @@ export class DockerExecProcess implements SandboxProcess {
     if (exitCode === null) return { code: null, signal: 'SIGKILL' };
     const signal = signalOf(exitCode);
     return signal ? { code: null, signal } : { code: exitCode, signal: null };
+  }
+
+  /**
+   * Runs the process through the container's launcher: stdout, stderr and the wait status come
+   * through FIFOs. Null when the launcher did not start the program (it is not there, it ended,
+   * or the wrapper did not get as far as `exec`): nothing of the program ran, `docker exec` may.
+   * The process's streams end when every writer of their FIFO is gone, which may be after the
+   * process (a background child that keeps them open).
+   */
+  private async runLaunched(
+    target: DockerLauncherTarget,
+    pairs: string[],
+  ): Promise<SandboxExit | null> {
+    const { file, args, cwd, env } = this.options;
+    const launched = await launch(target.hostDir, target.insideDir, target.fifo, {
+      wrapper: WRAPPER,
+      args: [
+        'ambient-exec',
+        cwd,
+        env.PATH ?? DEFAULT_LOOKUP_PATH,
+        String(pairs.length),
+        ...pairs,
+        file,
+        ...args,
+      ],
+      uid: target.uid,
+      gid: target.gid,
+    });
+    if (!launched) return null;
+    this.startedBy = 'launcher';
+    const untrack = target.track(launched);
+    const verdict = new Promise<void>((resolve) => (this.onVerdict = resolve));
+    const stderrEnded = pump(launched.stderr, (chunk) => this.onStderr(chunk));
+    const stdoutEnded = pump(launched.stdout, (chunk) => this.onStdout(chunk));
+    const status = await launched.status;
+    // The wrapper's control lines were written before the program ran, or it never ran.
+    await Promise.race([verdict, stderrEnded]);
+    if (this.verdict === null) {
+      untrack();
+      await launched.dispose();
+      if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
+      this.pid = null;
+      this.heldStdout = [];
+      this.controlBuffer = Buffer.alloc(0);
+      this.startedBy = null;
+      return null;
+    }
+    void stderrEnded.then(() => this.stderr.end());
+    void stdoutEnded.then(() => {
+      this.flushHeld();
+      this.stdout.end();
+    });
+    void Promise.all([stdoutEnded, stderrEnded]).then(async () => {
+      untrack();
+      await launched.dispose();
+    });
+    if (this.verdict === 'enoent') {
+      const what = this.enoentWhat === 'cwd' ? `working directory ${cwd}` : file;
+      return {
+        code: null,
+        signal: null,
+        startError: enoent(`spawn ${file} ENOENT (${what} not found in the sandbox)`),
+      };
+    }
+    if (status === null) return { code: null, signal: 'SIGKILL' };
+    const signal = signalOf(status);
+    return signal ? { code: null, signal } : { code: status, signal: null };
   }
 
   /** The exec's exit code once it has ended; null when the container is gone. */
@@ -332,12 +427,26 @@ export class DockerExecProcess implements SandboxProcess {
       } else {
         this.verdict = 'exec';
       }
+      this.onVerdict();
       const rest = this.controlBuffer;
       this.controlBuffer = Buffer.alloc(0);
       this.flushHeld();
       return rest.length ? write(this.stderr, rest) : Promise.resolve();
     }
   }
+}
+
+/** Feeds a socket's data to `sink`, one chunk at a time; resolves at its end. */
+function pump(source: Readable, sink: (chunk: Buffer) => Promise<void>): Promise<void> {
+  return new Promise((resolve) => {
+    source.on('data', (chunk: Buffer) => {
+      source.pause();
+      void sink(chunk).then(() => source.resume());
+    });
+    source.once('end', resolve);
+    source.once('close', resolve);
+    source.on('error', () => resolve());
+  });
 }
 
 /** Writes, resolving once the reader wants more (backpressure). */

@@ -1,5 +1,5 @@
 import Dockerode from 'dockerode';
-import { NetnsBridge } from './netns-bridge';
+import { NetnsBridge, NetnsForwarder } from './netns-bridge';
 import { API_SOCKET_NAME, bridgedApiUrl } from '../../api-bridge';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,7 +18,14 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import type { AppConfig } from '../../../../../config/app-config';
-import { DockerExecProcess } from './docker-exec-process';
+import {
+  forgetSlots,
+  LAUNCHER,
+  launcherListens,
+  prepareSlots,
+  type LaunchedCommand,
+} from './container-launcher';
+import { DockerExecProcess, type DockerLauncherTarget } from './docker-exec-process';
 import { DockerWarmPool } from './docker-warm-pool';
 import { currentPoolOwner, poolOwnerIsAlive } from './pool-owner';
 import { WarmPoolSizing } from './warm-pool-sizing';
@@ -59,8 +66,30 @@ const KILLER = [
   '  kill -9 "-$pgid" 2>/dev/null',
   'done',
 ].join('\n');
-/** docker-init and the killer: not counted against the sandbox's process limit. */
-const OWN_PIDS = 2;
+/** docker-init and the killer (and the launcher): not counted against the sandbox's process limit. */
+function ownPids(withLauncher: boolean): number {
+  return withLauncher ? 3 : 2;
+}
+
+/**
+ * The container's main process: starts the launcher (when its FIFO is there, see
+ * container-launcher.ts) in the background, then becomes the killer. $1 is the launcher's script,
+ * $2 the name of its FIFO: made anew with the directories, so a sandbox whose container was
+ * replaced under the same name (a crashed process's) can never reach the new one's launcher.
+ */
+const START_LAUNCHER = [
+  `if [ -p "${KILLER_DIR}/$2" ]; then`,
+  `  /bin/sh -c "$1" ambient-launcher ${KILLER_DIR} "$2" </dev/null >/dev/null 2>&1 &`,
+  'fi',
+].join('\n');
+
+/**
+ * What the launcher needs beside KILL: switching to the sandbox user (SETUID, SETGID) and
+ * emptying its commands' bounding set (SETPCAP). Only root processes of the container (the killer
+ * and the launcher, both Ambient's scripts) ever hold them: the sandbox user's processes start
+ * with none, cannot gain any (no-new-privileges) and have an empty bounding set.
+ */
+const LAUNCHER_CAPS = ['SETUID', 'SETGID', 'SETPCAP'];
 
 /**
  * Prints the OOM-kill and pids-limit counters of the container's cgroup (v1 or v2; the container
@@ -210,6 +239,8 @@ function killerDirOf(privateDir: string): string {
 interface PoolSlot {
   name: string;
   privateDir: string;
+  /** The launcher's FIFO in the killer directory (makePrivateDirs), or null. */
+  launchFifo: string | null;
   workspace: string;
 }
 
@@ -219,20 +250,27 @@ const POOL_SLOT_PREFIX = 'pool-';
 function poolSlotOf(workspaceRoot: string): PoolSlot {
   const name = `ambient-${POOL_SLOT_PREFIX}${randomBytes(8).toString('hex')}`;
   const privateDir = join(resolve(workspaceRoot), '.sandbox', name);
-  return { name, privateDir, workspace: `${privateDir}.workspace` };
+  return { name, privateDir, workspace: `${privateDir}.workspace`, launchFifo: null };
 }
 
 /** A pooled container's workspace slot (nothing else: a handed-out slot is a run's workspace). */
 async function makePrivateDirs(
   privateDir: string,
   user: { uid: number; gid: number } | null,
-): Promise<void> {
+  withLauncher: boolean,
+): Promise<string | null> {
   await removeDirs(privateDir);
   await mkdir(dirname(privateDir), { recursive: true, mode: 0o711 });
   await mkdir(privateDir, { mode: 0o700 });
-  await mkdir(killerDirOf(privateDir), { mode: 0o700 });
-  await promisify(execFile)('mkfifo', ['-m', '600', join(killerDirOf(privateDir), KILL_FIFO)]);
+  const killerDir = killerDirOf(privateDir);
+  await mkdir(killerDir, { mode: 0o700 });
+  const launchFifo = withLauncher ? `launch-${randomBytes(8).toString('hex')}` : null;
+  const fifos = [KILL_FIFO, ...(launchFifo ? [launchFifo] : [])];
+  await promisify(execFile)('mkfifo', ['-m', '600', ...fifos.map((f) => join(killerDir, f))]);
+  // The first commands' FIFOs, so that they do not wait for a mkfifo of their own.
+  if (launchFifo) await prepareSlots(killerDir);
   if (user) await chown(privateDir, user.uid, user.gid);
+  return launchFifo;
 }
 
 async function removePoolSlot(slot: PoolSlot): Promise<void> {
@@ -281,12 +319,16 @@ async function moveWorkspaceInto(slot: string, workspace: string): Promise<void>
 }
 
 async function removeDirs(privateDir: string): Promise<void> {
+  forgetSlots(killerDirOf(privateDir));
   await rm(privateDir, { recursive: true, force: true });
   await rm(killerDirOf(privateDir), { recursive: true, force: true });
 }
 
 /** The memory, pids and CPU limits of a container, as created or as updated at hand-out. */
-function resourceLimits(limits: SandboxLimits): {
+function resourceLimits(
+  limits: SandboxLimits,
+  withLauncher: boolean,
+): {
   PidsLimit: number;
   Memory: number;
   MemorySwap: number;
@@ -294,7 +336,7 @@ function resourceLimits(limits: SandboxLimits): {
 } {
   const memory = limits.memoryMb * 1024 * 1024;
   return {
-    PidsLimit: limits.pids + OWN_PIDS,
+    PidsLimit: limits.pids + ownPids(withLauncher),
     Memory: memory,
     MemorySwap: memory,
     NanoCpus: Math.round(limits.cpus * 1e9),
@@ -341,6 +383,13 @@ export class DockerSandboxBackend implements SandboxBackend {
   /** Null without AMBIENT_DOCKER_POOL_SIZE or without a workspace root to put its slots in. */
   readonly pool: DockerWarmPool<WarmContainer> | null = null;
   private readonly poolOwner = currentPoolOwner();
+  /**
+   * Whether containers get a command launcher (container-launcher.ts): AMBIENT_DOCKER_LAUNCHER
+   * is not off, the user is numeric, the daemon is local (its bind mounts are this host's
+   * directories, where the launcher's FIFOs are) and the runtime is runc's (gVisor's file
+   * system does not share FIFOs with the host).
+   */
+  readonly withLauncher: boolean;
 
   constructor(
     private readonly settings: SandboxSettings,
@@ -350,6 +399,13 @@ export class DockerSandboxBackend implements SandboxBackend {
     private readonly options: { workspaceRoot?: string; metrics?: SandboxPoolMetrics } = {},
   ) {
     this.docker = docker ?? new Dockerode();
+    const modem = this.docker.modem as { host?: string; socketPath?: unknown };
+    this.withLauncher =
+      settings.docker.launcher !== false &&
+      numericUser(settings.docker.user) !== null &&
+      !settings.docker.runtime &&
+      !modem.host &&
+      Boolean(modem.socketPath);
     const { poolSize = 0, poolMax = 0 } = settings.docker;
     const { workspaceRoot } = options;
     if (poolSize > 0 && workspaceRoot) {
@@ -405,19 +461,28 @@ export class DockerSandboxBackend implements SandboxBackend {
         warm.slot.privateDir,
         user,
         bridged ? bridgedApiUrl(bridged) : null,
+        warm.slot.launchFifo,
       );
     } else {
       const privateDir = privateDirOf(spec);
-      await this.prepareCold(image, workspace, privateDir, user);
+      const launchFifo = await this.prepareCold(image, workspace, privateDir, user);
       sandbox = new DockerSandbox(
         (closeRequested) =>
-          this.startContainer(spec, image, workspace, privateDir, bridged, closeRequested),
+          this.startContainer(
+            spec,
+            image,
+            workspace,
+            { privateDir, launchFifo },
+            bridged,
+            closeRequested,
+          ),
         this.settings,
         spec,
         workspace,
         privateDir,
         user,
         bridged ? bridgedApiUrl(bridged) : null,
+        launchFifo,
       );
     }
     if (this.pool?.enabled) {
@@ -462,7 +527,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     workspace: string,
     privateDir: string,
     user: { uid: number; gid: number } | null,
-  ): Promise<void> {
+  ): Promise<string | null> {
     const { docker: dockerSettings } = this.settings;
     try {
       await this.ensureImage(image, image === dockerSettings.defaultImage);
@@ -475,11 +540,12 @@ export class DockerSandboxBackend implements SandboxBackend {
       );
     }
     try {
-      await makePrivateDirs(privateDir, user);
+      const launchFifo = await makePrivateDirs(privateDir, user, this.withLauncher);
       if (user) {
         // The container's user must own what Ambient (root) wrote; symbolic links are not followed.
         await chownTree(workspace, user.uid, user.gid);
       }
+      return launchFifo;
     } catch (error) {
       await removeDirs(privateDir).catch(() => undefined);
       throw new SandboxError(
@@ -499,7 +565,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     const user = numericUser(this.settings.docker.user);
     let container: Dockerode.Container | null = null;
     try {
-      await makePrivateDirs(slot.privateDir, user);
+      slot.launchFifo = await makePrivateDirs(slot.privateDir, user, this.withLauncher);
       await mkdir(slot.workspace, { mode: 0o755 });
       if (user) await chown(slot.workspace, user.uid, user.gid);
       const { memoryMb, pids, cpus, maxMemoryMb } = this.settings;
@@ -509,6 +575,7 @@ export class DockerSandboxBackend implements SandboxBackend {
           image,
           workspace: slot.workspace,
           privateDir: slot.privateDir,
+          launchFifo: slot.launchFifo,
           limits: { memoryMb, pids, cpus },
           network: 'none',
           // /tmp's pages count against the memory limit set at hand-out; its size cannot change.
@@ -519,7 +586,10 @@ export class DockerSandboxBackend implements SandboxBackend {
       await container.start();
       const { State } = await container.inspect();
       if (!State.Running) throw new Error(`it exited at once with code ${State.ExitCode}`);
-      return { container, pid: State.Pid, slot };
+      // The API forwarder listens in its namespace already; the run's bridge socket comes at
+      // hand-out (the API address is the run's to give).
+      const forwarder = this.canBridge() ? await forwarderInto(State.Pid, slot.privateDir) : null;
+      return { container, pid: State.Pid, slot, forwarder };
     } catch (error) {
       if (container) await this.removeContainer(container).catch(() => undefined);
       await removePoolSlot(slot);
@@ -528,14 +598,16 @@ export class DockerSandboxBackend implements SandboxBackend {
   }
 
   private async discardWarm(warm: WarmContainer): Promise<void> {
+    warm.forwarder?.stop();
     await this.removeContainer(warm.container).catch(() => undefined);
     await removePoolSlot(warm.slot);
   }
 
   /**
-   * The start of a sandbox handed a warm container: its limits become the run's (docker update)
-   * and its name the execution's, then the API is bridged in. Should the warm container be gone after all (the daemon
-   * restarted), a container is made for the execution instead, on the same directories.
+   * The start of a sandbox handed a warm container: its limits become the run's (docker update),
+   * its name the execution's, and the API is bridged in over the forwarder it started with; its
+   * launcher runs already. Should the warm container be gone after all (the daemon restarted), a
+   * container is made for the execution instead, on the same directories.
    */
   private async startWarm(
     warm: WarmContainer,
@@ -548,25 +620,19 @@ export class DockerSandboxBackend implements SandboxBackend {
     // All at once: none depends on another, and commands wait for all of them. Named like an
     // execution's own container (`docker ps` says whose it is); labels cannot change, so the run
     // is not among them. bridgeInto never rejects.
+    if (!apiUrl) warm.forwarder?.stop();
     const bridging = apiUrl
-      ? bridgeInto(warm.pid, warm.slot.privateDir, apiUrl)
+      ? bridgeInto(warm.pid, warm.slot.privateDir, apiUrl, warm.forwarder)
       : Promise.resolve(null);
     try {
       await Promise.all([
-        warm.container.update(resourceLimits(spec.limits)),
+        warm.container.update(resourceLimits(spec.limits, warm.slot.launchFifo !== null)),
         warm.container.rename({ name: containerName(spec) }).catch(() => undefined),
       ]);
     } catch (_error) {
       await (await bridging)?.close();
       await this.removeContainer(warm.container).catch(() => undefined);
-      return this.startContainer(
-        spec,
-        image,
-        workspace,
-        warm.slot.privateDir,
-        apiUrl,
-        closeRequested,
-      );
+      return this.startContainer(spec, image, workspace, warm.slot, apiUrl, closeRequested);
     }
     // Closed meanwhile: close() removes the container and this bridge once this settles.
     return { container: warm.container, bridge: await bridging };
@@ -590,10 +656,11 @@ export class DockerSandboxBackend implements SandboxBackend {
     spec: SandboxSpec,
     image: string,
     workspace: string,
-    privateDir: string,
+    dirs: { privateDir: string; launchFifo: string | null },
     apiUrl: string | null,
     closeRequested: () => boolean,
   ): Promise<StartedContainer> {
+    const { privateDir, launchFifo } = dirs;
     const closed = (): Error => new Error('the sandbox was closed before its container started');
     const name = containerName(spec);
     let container: Dockerode.Container | null = null;
@@ -601,7 +668,7 @@ export class DockerSandboxBackend implements SandboxBackend {
       // A container a crashed process left under this name.
       await this.removeContainer(this.docker.getContainer(name));
       if (closeRequested()) throw closed();
-      const options = this.containerOptions(spec, image, name, workspace, privateDir);
+      const options = this.containerOptions(spec, image, name, workspace, privateDir, launchFifo);
       container = await this.docker.createContainer(options).catch(async (error: unknown) => {
         // 409: one of that name appeared meanwhile (another open of the same execution).
         if (apiError(error).statusCode !== 409) throw error;
@@ -615,7 +682,10 @@ export class DockerSandboxBackend implements SandboxBackend {
         const hint = State.ExitCode === 127 ? ' (does the image have /bin/sh?)' : '';
         throw new Error(`it exited at once with code ${State.ExitCode}${hint}`);
       }
-      const bridge = apiUrl ? await bridgeInto(State.Pid, privateDir, apiUrl) : null;
+      const [bridge] = await Promise.all([
+        apiUrl ? bridgeInto(State.Pid, privateDir, apiUrl) : null,
+        launchFifo ? launcherStarted(killerDirOf(privateDir), launchFifo) : null,
+      ]);
       return { container, bridge };
     } catch (error) {
       if (container) await this.removeContainer(container).catch(() => undefined);
@@ -633,12 +703,14 @@ export class DockerSandboxBackend implements SandboxBackend {
     name: string,
     workspace: string,
     privateDir: string,
+    launchFifo: string | null,
   ): Dockerode.ContainerCreateOptions {
     return this.containerShape({
       name,
       image,
       workspace,
       privateDir,
+      launchFifo,
       limits: spec.limits,
       network: spec.network,
       tmpfsMb: spec.limits.memoryMb,
@@ -655,6 +727,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     image: string;
     workspace: string;
     privateDir: string;
+    launchFifo: string | null;
     limits: SandboxLimits;
     network: SandboxSpec['network'];
     tmpfsMb: number;
@@ -664,9 +737,18 @@ export class DockerSandboxBackend implements SandboxBackend {
     return {
       name: shape.name,
       Image: shape.image,
-      // The killer (see KILLER) is the container's one long-lived process; docker-init reaps
-      // whatever the execs leave behind.
-      Entrypoint: ['/bin/sh', '-c', KILLER],
+      // The killer (see KILLER) is the container's main process, the launcher its sibling;
+      // docker-init reaps whatever the commands leave behind.
+      Entrypoint: shape.launchFifo
+        ? [
+            '/bin/sh',
+            '-c',
+            `${START_LAUNCHER}\n${KILLER}`,
+            'ambient-killer',
+            LAUNCHER,
+            shape.launchFifo,
+          ]
+        : ['/bin/sh', '-c', KILLER],
       Cmd: [],
       User: '0:0',
       WorkingDir: SANDBOX_WORKDIR,
@@ -684,9 +766,9 @@ export class DockerSandboxBackend implements SandboxBackend {
           `${killerDirOf(shape.privateDir)}:${KILLER_DIR}:ro`,
         ],
         CapDrop: ['ALL'],
-        CapAdd: ['KILL'],
+        CapAdd: ['KILL', ...(shape.launchFifo ? LAUNCHER_CAPS : [])],
         SecurityOpt: ['no-new-privileges'],
-        ...resourceLimits(shape.limits),
+        ...resourceLimits(shape.limits, shape.launchFifo !== null),
         NetworkMode: shape.network === 'egress' ? dockerSettings.egressNetwork : 'none',
         ...(dockerSettings.runtime ? { Runtime: dockerSettings.runtime } : {}),
         // The root filesystem stays writable: vendor CLIs write their state under HOME, which
@@ -789,6 +871,8 @@ interface WarmContainer {
   container: Dockerode.Container;
   pid: number;
   slot: PoolSlot;
+  /** The API forwarder started with it (null: none could be, or none is wanted). */
+  forwarder: NetnsForwarder | null;
 }
 
 class DockerSandbox implements Sandbox {
@@ -802,6 +886,9 @@ class DockerSandbox implements Sandbox {
   private closing: Promise<void> | null = null;
   private oomKills = 0;
   private pidsMaxHits = 0;
+  private readonly launcher: DockerLauncherTarget | null;
+  /** Commands of the launcher whose output may still come: ended at close. */
+  private readonly launched = new Set<LaunchedCommand>();
 
   constructor(
     start: (closeRequested: () => boolean) => Promise<StartedContainer>,
@@ -812,7 +899,23 @@ class DockerSandbox implements Sandbox {
     private readonly user: { uid: number; gid: number } | null,
     /** Set before the bridge exists (see DockerSandboxBackend.open). */
     readonly apiUrl: string | null,
+    /** The container's launcher FIFO (see makePrivateDirs); null: no launcher. */
+    launchFifo: string | null = null,
   ) {
+    this.launcher =
+      launchFifo && user
+        ? {
+            hostDir: killerDirOf(privateDir),
+            insideDir: KILLER_DIR,
+            fifo: launchFifo,
+            uid: user.uid,
+            gid: user.gid,
+            track: (command) => {
+              this.launched.add(command);
+              return () => this.launched.delete(command);
+            },
+          }
+        : null;
     this.privateDir = { host: privateDir, inside: SANDBOX_PRIVATE_DIR };
     this.ready = start(() => this.closeRequested);
     // Whoever needs the container sees the failure; nobody may have to.
@@ -836,6 +939,7 @@ class DockerSandbox implements Sandbox {
       stdin: options.stdin === 'pipe',
       user: this.settings.docker.user,
       killGroup: (pgid) => this.killGroup(pgid),
+      launcher: this.launcher,
     });
   }
 
@@ -883,6 +987,7 @@ class DockerSandbox implements Sandbox {
     this.closing ??= (async () => {
       const started = await this.ready.catch(() => null);
       if (started) {
+        await Promise.all([...this.launched].map((command) => command.dispose()));
         await started.bridge?.close();
         // Already gone, or the daemon does not answer: then sweep() removes it later.
         await started.container.remove({ force: true, v: true }).catch(() => undefined);
@@ -953,11 +1058,37 @@ async function bridgeInto(
   pid: number,
   privateDir: string,
   apiUrl: string,
+  forwarder: NetnsForwarder | null = null,
 ): Promise<NetnsBridge | null> {
   try {
+    const socketPath = join(privateDir, API_SOCKET_NAME);
+    if (forwarder) return await NetnsBridge.over(forwarder, socketPath, apiUrl);
     if (!pid || !existsSync(`/proc/${pid}/ns/net`)) return null;
-    return await NetnsBridge.start(pid, join(privateDir, API_SOCKET_NAME), apiUrl);
+    return await NetnsBridge.start(pid, socketPath, apiUrl);
   } catch (_error) {
     return null;
+  }
+}
+
+/** The API forwarder of a warm container (see NetnsForwarder); null when it cannot start. */
+async function forwarderInto(pid: number, privateDir: string): Promise<NetnsForwarder | null> {
+  try {
+    if (!pid || !existsSync(`/proc/${pid}/ns/net`)) return null;
+    return await NetnsForwarder.start(pid, join(privateDir, API_SOCKET_NAME));
+  } catch (_error) {
+    return null;
+  }
+}
+
+/**
+ * Waits (3 s at most: a loaded host) for a fresh container's launcher to read its FIFO, so the
+ * first commands do not go to `docker exec` for want of it. Pooled containers have theirs long
+ * before. Should it never come (an image without setpriv), commands use `docker exec`.
+ */
+async function launcherStarted(killerDir: string, fifo: string): Promise<void> {
+  const deadline = Date.now() + 3000;
+  while (Date.now() < deadline) {
+    if (await launcherListens(join(killerDir, fifo))) return;
+    await new Promise((r) => setTimeout(r, 5));
   }
 }

@@ -5,35 +5,65 @@ import { ApiBridge, forwarderArgs, SANDBOX_API_PORT } from '../../api-bridge';
 const READY_TIMEOUT_MS = 3000;
 
 /**
- * The API bridge of a sandbox with a network namespace of its own for its whole life (a
- * container): the bridge socket, plus this host's socat listening inside that namespace
- * (`nsenter --net`), so the image needs nothing of its own.
+ * This host's socat listening on 127.0.0.1:7171 inside a container's network namespace
+ * (`nsenter --net`, so the image needs nothing of its own), connecting each connection to the
+ * bridge socket. It needs no socket to listen: a warm container gets it before any run (and any
+ * API address) is known; connections before the socket exists are refused.
  */
-export class NetnsBridge {
-  private constructor(
-    private readonly bridge: ApiBridge,
-    private readonly forwarder: ChildProcess,
-  ) {}
+export class NetnsForwarder {
+  private constructor(private readonly child: ChildProcess) {}
 
-  static async start(pid: number, socketPath: string, apiUrl: string): Promise<NetnsBridge> {
-    const bridge = await ApiBridge.listen(socketPath, apiUrl);
-    const forwarder = spawn(
+  static async start(pid: number, socketPath: string): Promise<NetnsForwarder> {
+    const child = spawn(
       'nsenter',
       [`--net=/proc/${pid}/ns/net`, '--', 'socat', ...forwarderArgs(socketPath)],
       { stdio: 'ignore' },
     );
     try {
-      await waitUntilListening(pid, forwarder);
+      await waitUntilListening(pid, child);
     } catch (err) {
-      forwarder.kill('SIGKILL');
-      await bridge.close();
+      child.kill('SIGKILL');
       throw err;
     }
-    return new NetnsBridge(bridge, forwarder);
+    return new NetnsForwarder(child);
+  }
+
+  stop(): void {
+    this.child.kill('SIGKILL');
+  }
+}
+
+/**
+ * The API bridge of a sandbox with a network namespace of its own for its whole life (a
+ * container): the bridge socket, plus the forwarder inside that namespace.
+ */
+export class NetnsBridge {
+  private constructor(
+    private readonly bridge: ApiBridge,
+    private readonly forwarder: NetnsForwarder,
+  ) {}
+
+  static async start(pid: number, socketPath: string, apiUrl: string): Promise<NetnsBridge> {
+    const forwarder = await NetnsForwarder.start(pid, socketPath);
+    return NetnsBridge.over(forwarder, socketPath, apiUrl);
+  }
+
+  /** The bridge over a forwarder already listening (a warm container's). */
+  static async over(
+    forwarder: NetnsForwarder,
+    socketPath: string,
+    apiUrl: string,
+  ): Promise<NetnsBridge> {
+    try {
+      return new NetnsBridge(await ApiBridge.listen(socketPath, apiUrl), forwarder);
+    } catch (err) {
+      forwarder.stop();
+      throw err;
+    }
   }
 
   async close(): Promise<void> {
-    this.forwarder.kill('SIGKILL');
+    this.forwarder.stop();
     await this.bridge.close();
   }
 }

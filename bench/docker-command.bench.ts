@@ -1,0 +1,106 @@
+import Dockerode from 'dockerode';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AppConfig } from '../src/config/app-config';
+import { DockerSandboxBackend } from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
+import { SANDBOX_PATH, type Sandbox } from '../src/modules/execution/sandbox/sandbox.types';
+import { ms, percentile, table } from './stats';
+
+/**
+ * `node -r @swc-node/register bench/docker-command.bench.ts`: one command (`echo hi`) in a
+ * running container, spawn → exit, through the launcher and through `docker exec`, alternating
+ * (one sandbox each, the same image and limits), so both see the same host load; then 20 at once
+ * in each. The command alone: no API, no model, no hand-out.
+ */
+const IMAGE = 'ambient-agent:bookworm';
+const ROUNDS = 40;
+const CONCURRENT = 20;
+
+function settings(launcher: boolean): AppConfig['sandbox'] {
+  return {
+    backend: 'docker',
+    network: 'none',
+    memoryMb: 256,
+    pids: 128,
+    cpus: 1,
+    maxMemoryMb: 1024,
+    maxPids: 1024,
+    maxCpus: 2,
+    readonlyPaths: '',
+    docker: { defaultImage: IMAGE, user: '1000:1000', egressNetwork: 'bridge', launcher },
+  };
+}
+
+async function timed(sandbox: Sandbox): Promise<number> {
+  const started = performance.now();
+  const child = sandbox.spawn('echo', ['hi'], { env: { PATH: SANDBOX_PATH } });
+  child.stdout.resume();
+  child.stderr.resume();
+  const exit = await child.exited;
+  if (exit.code !== 0) throw new Error(`echo ended with ${JSON.stringify(exit)}`);
+  return performance.now() - started;
+}
+
+async function main(): Promise<void> {
+  const docker = new Dockerode();
+  const base = await mkdtemp(join(tmpdir(), 'ambient-command-bench-'));
+  const load = (): string =>
+    loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
+  const facts = [`date: ${new Date().toISOString()}`, `load average at start: ${load()}`];
+  const ways: Array<{ label: string; sandbox: Sandbox; times: number[]; burstMs: number }> = [];
+  try {
+    for (const [label, launcher] of [
+      ['docker exec', false],
+      ['launcher', true],
+    ] as const) {
+      const workspace = join(base, label.replace(/\W/g, '-'));
+      await mkdir(workspace, { recursive: true });
+      const sandbox = await new DockerSandboxBackend(settings(launcher), docker).open({
+        runId: `command-bench-${process.pid}-${ways.length}`,
+        executionId: 1,
+        teamId: 'bench',
+        workspaceDir: workspace,
+        image: null,
+        network: 'none',
+        limits: { memoryMb: 256, pids: 128, cpus: 1 },
+        apiUrl: null,
+      });
+      await timed(sandbox);
+      ways.push({ label, sandbox, times: [], burstMs: 0 });
+    }
+    for (let i = 0; i < ROUNDS; i++) {
+      for (const way of ways) way.times.push(await timed(way.sandbox));
+    }
+    for (const way of ways) {
+      const started = performance.now();
+      await Promise.all(Array.from({ length: CONCURRENT }, () => timed(way.sandbox)));
+      way.burstMs = performance.now() - started;
+    }
+  } finally {
+    await Promise.all(ways.map((way) => way.sandbox.close()));
+    await rm(base, { recursive: true, force: true });
+  }
+  facts.push(`load average at end: ${load()}`);
+  const rows = [
+    ['command', 'spawn→exit p50 / p90 / max', `${CONCURRENT} at once: all ended`],
+    ...ways.map((way) => [
+      way.label,
+      `${ms(percentile(way.times, 50))} / ${ms(percentile(way.times, 90))} / ${ms(Math.max(...way.times))}`,
+      ms(way.burstMs),
+    ]),
+  ];
+  process.stdout.write(
+    ['', ...facts, `${ROUNDS} rounds, alternating`, '', table(rows), ''].join('\n'),
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    process.stderr.write(`docker-command bench failed: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,277 @@
+/**
+ * The docker backend's command launcher against the real daemon: commands go through the
+ * container's own launcher (no `docker exec`) with exit codes, separate stdout and stderr, kill
+ * of a process tree, background children that outlive the command, limit hits, concurrent
+ * commands that do not mix; the sandbox user can neither reach the launcher's FIFOs nor signal
+ * it; `docker exec` still runs what the launcher does not (stdin, AMBIENT_DOCKER_LAUNCHER=false).
+ */
+import Dockerode from 'dockerode';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import type { AppConfig } from '../src/config/app-config';
+import {
+  DockerSandboxBackend,
+  dockerAnswers,
+} from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
+import {
+  SANDBOX_PATH,
+  type Sandbox,
+  type SandboxExit,
+  type SandboxLimits,
+  type SandboxProcess,
+} from '../src/modules/execution/sandbox/sandbox.types';
+
+const IMAGE = 'ambient-agent:bookworm';
+const BUILD_IMAGE = resolve(__dirname, '..', 'sandbox', 'agent-image', 'build-image.sh');
+const ENV = { PATH: SANDBOX_PATH };
+
+function settings(launcher: boolean): AppConfig['sandbox'] {
+  return {
+    backend: 'docker',
+    network: 'none',
+    memoryMb: 256,
+    pids: 128,
+    cpus: 1,
+    maxMemoryMb: 1024,
+    maxPids: 1024,
+    maxCpus: 2,
+    readonlyPaths: '',
+    docker: { defaultImage: IMAGE, user: '1000:1000', egressNetwork: 'bridge', launcher },
+  };
+}
+
+const docker = new Dockerode();
+const withLauncher = new DockerSandboxBackend(settings(true), docker);
+const withoutLauncher = new DockerSandboxBackend(settings(false), docker);
+const opened: Sandbox[] = [];
+let base: string;
+let runs = 0;
+
+interface Finished extends SandboxExit {
+  stdout: string;
+  stderr: string;
+  startedBy: string | null;
+}
+
+/** How a docker process was started (DockerExecProcess.startedBy). */
+function startedBy(child: SandboxProcess): string | null {
+  return (child as unknown as { startedBy: string | null }).startedBy;
+}
+
+function collect(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  return new Promise((resolveText) =>
+    stream.on('end', () => resolveText(Buffer.concat(chunks).toString('utf8'))),
+  );
+}
+
+async function finish(child: SandboxProcess): Promise<Finished> {
+  const [stdout, stderr, exit] = await Promise.all([
+    collect(child.stdout),
+    collect(child.stderr),
+    child.exited,
+  ]);
+  return { ...exit, stdout, stderr, startedBy: startedBy(child) };
+}
+
+function sh(sandbox: Sandbox, script: string): Promise<Finished> {
+  return finish(sandbox.spawn('/bin/sh', ['-c', script], { env: ENV }));
+}
+
+async function openSandbox(
+  backend: DockerSandboxBackend,
+  limits: Partial<SandboxLimits> = {},
+): Promise<{ sandbox: Sandbox; workspace: string }> {
+  const runId = `launcher-${process.pid}-${++runs}`;
+  const workspace = join(base, runId, 'workspace');
+  await mkdir(workspace, { recursive: true });
+  const sandbox = await backend.open({
+    runId,
+    executionId: 1,
+    teamId: 'team-test',
+    workspaceDir: workspace,
+    image: null,
+    network: 'none',
+    limits: { memoryMb: 256, pids: 128, cpus: 1, ...limits },
+    apiUrl: null,
+  });
+  opened.push(sandbox);
+  return { sandbox, workspace };
+}
+
+/** Resolves once `stream` has printed something matching `pattern`. */
+function printed(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<string> {
+  return new Promise((resolvePrinted) => {
+    let text = '';
+    const onData = (chunk: Buffer): void => {
+      text += chunk.toString('utf8');
+      const match = pattern.exec(text);
+      if (match) {
+        stream.off('data', onData);
+        resolvePrinted(match[0]);
+      }
+    };
+    stream.on('data', onData);
+  });
+}
+
+beforeAll(async () => {
+  if (!(await dockerAnswers(docker, 3000))) {
+    throw new Error('no docker daemon answers: these tests need one (.ci/run starts dockerd)');
+  }
+  // Cached by tag: a no-op once the image exists.
+  await promisify(execFile)(BUILD_IMAGE, ['--tag', IMAGE], { maxBuffer: 16 << 20 });
+  base = await mkdtemp(join(tmpdir(), 'ambient-launcher-'));
+}, 600_000);
+
+afterAll(async () => {
+  await Promise.all(opened.map((sandbox) => sandbox.close()));
+  if (base) await rm(base, { recursive: true, force: true });
+});
+
+describe('docker command launcher', () => {
+  it('runs commands as the sandbox user with exit codes and separate stdout and stderr', async () => {
+    const { sandbox } = await openSandbox(withLauncher);
+    const result = await sh(sandbox, 'id -u; id -G; pwd; echo to-stderr >&2; exit 7');
+    expect(result).toMatchObject({
+      code: 7,
+      signal: null,
+      stdout: '1000\n1000\n/workspace\n',
+      stderr: 'to-stderr\n',
+      startedBy: 'launcher',
+    });
+    const env = await finish(
+      sandbox.spawn('env', [], { env: { PATH: SANDBOX_PATH, A: 'it\'s "quoted" $HOME\nx' } }),
+    );
+    expect(env.stdout).toBe(`PATH=${SANDBOX_PATH}\nA=it's "quoted" $HOME\nx\n`);
+    expect(await finish(sandbox.spawn('pwd', [], { env: ENV, cwd: '/tmp' }))).toMatchObject({
+      code: 0,
+      stdout: '/tmp\n',
+      startedBy: 'launcher',
+    });
+    const missing = await finish(sandbox.spawn('no-such-cli', [], { env: ENV }));
+    expect(missing.startError?.code).toBe('ENOENT');
+    const killedBySignal = await sh(sandbox, 'kill -TERM $$');
+    expect(killedBySignal).toMatchObject({ code: null, signal: 'SIGTERM' });
+    // No capability, not even in the bounding set; no new privileges; nothing of the launcher.
+    const status = await sh(sandbox, 'grep -E "^Cap(Eff|Prm|Bnd)|NoNewPrivs" /proc/self/status');
+    expect(status.stdout).toMatch(/CapPrm:\s+0{16}\nCapEff:\s+0{16}\nCapBnd:\s+0{16}/);
+    expect(status.stdout).toMatch(/NoNewPrivs:\s+1/);
+    // Its descriptors: /dev/null and its two output FIFOs, no status or launcher FIFO.
+    const fds = await sh(sandbox, 'for fd in /proc/$$/fd/*; do readlink "$fd"; done');
+    expect(fds.stdout).toMatch(/\/dev\/null\n.*\/out\n.*\/err\n/);
+    expect(fds.stdout).not.toMatch(/status|launch-|\/kill$/m);
+  });
+
+  it('kills the process tree of a command and nothing else', async () => {
+    const { sandbox } = await openSandbox(withLauncher);
+    const parent = sandbox.spawn('bash', ['-c', 'sleep 1000 & echo $!; sleep 1000 & wait'], {
+      env: ENV,
+    });
+    const child = Number((await printed(parent.stdout, /^\d+\n/)).trim());
+    parent.kill();
+    expect(await parent.exited).toMatchObject({ code: null, signal: 'SIGKILL' });
+    expect(startedBy(parent)).toBe('launcher');
+    const check = await sh(sandbox, `kill -0 ${child} 2>/dev/null; echo $?`);
+    expect(check.stdout).toBe('1\n');
+    const left = await sh(sandbox, 'ps -e -o comm=');
+    expect(left.stdout).not.toMatch(/sleep/);
+    expect((await sh(sandbox, 'true')).startedBy).toBe('launcher');
+  });
+
+  it('ends a command whose background child outlives it; the output comes until the child ends', async () => {
+    const { sandbox, workspace } = await openSandbox(withLauncher);
+    const child = sandbox.spawn(
+      '/bin/sh',
+      ['-c', '(while [ ! -e /workspace/go ]; do sleep 0.05; done; echo late) & echo early'],
+      { env: ENV },
+    );
+    const stdout = collect(child.stdout);
+    child.stderr.resume();
+    // Exited while its child still waits for the file.
+    expect(await child.exited).toMatchObject({ code: 0, signal: null });
+    await writeFile(join(workspace, 'go'), '');
+    expect(await stdout).toBe('early\nlate\n');
+  });
+
+  it('says which limit killed a command', async () => {
+    const { sandbox } = await openSandbox(withLauncher, { memoryMb: 64 });
+    const hog = await finish(
+      sandbox.spawn('bash', ['-c', 'x=a; while true; do x=$x$x; done'], { env: ENV }),
+    );
+    expect(hog).toMatchObject({ code: null, signal: 'SIGKILL', startedBy: 'launcher' });
+    expect(await sandbox.limitHit()).toBe("out of memory: the sandbox's memory limit is 64 MiB");
+
+    const { sandbox: small } = await openSandbox(withLauncher, { pids: 24 });
+    const bomb = small.spawn('bash', ['-c', 'bomb() { bomb | bomb & }; bomb; sleep 600'], {
+      env: ENV,
+    });
+    bomb.stdout.resume();
+    await printed(bomb.stderr, /Resource temporarily unavailable/);
+    bomb.kill();
+    expect(await bomb.exited).toMatchObject({ code: null, signal: 'SIGKILL' });
+    expect(await small.limitHit()).toBe('process limit reached: the sandbox allows 24 processes');
+    // Usable afterwards (through the launcher, or `docker exec` should the fork bomb have
+    // taken the launcher's last fork).
+    expect(await sh(small, 'echo after')).toMatchObject({ code: 0, stdout: 'after\n' });
+  });
+
+  it("keeps the launcher's FIFOs and processes out of the sandbox user's reach", async () => {
+    const { sandbox } = await openSandbox(withLauncher);
+    const probe = await sh(
+      sandbox,
+      [
+        'ls /run/ambient-killer 2>&1; echo "ls=$?"',
+        'echo x > /run/ambient-killer/launch 2>&1; echo "write=$?"',
+        'for pid in $(ps -e -o pid= -o user= | awk \'$2 == "root" { print $1 }\'); do',
+        '  kill -0 "$pid" 2>/dev/null && echo "signalled $pid"',
+        '  ls "/proc/$pid/fd" >/dev/null 2>&1 && echo "fds of $pid"',
+        'done; true',
+      ].join('\n'),
+    );
+    expect(probe.code).toBe(0);
+    expect(probe.stdout).toMatch(/Permission denied[^]*ls=2/);
+    expect(probe.stdout).toMatch(/write=[12]/);
+    expect(probe.stdout).not.toMatch(/signalled|fds of/);
+    expect(probe.startedBy).toBe('launcher');
+  });
+
+  it('keeps the output of concurrent commands apart', async () => {
+    const { sandbox } = await openSandbox(withLauncher);
+    const lines = (tag: string): string =>
+      `i=0; while [ $i -lt 3000 ]; do echo ${tag}$i; echo ${tag}-err$i >&2; i=$((i+1)); done`;
+    const [a, b] = await Promise.all([sh(sandbox, lines('A')), sh(sandbox, lines('B'))]);
+    const expected = (tag: string, suffix = ''): string =>
+      Array.from({ length: 3000 }, (_, i) => `${tag}${suffix}${i}\n`).join('');
+    expect(a.stdout).toBe(expected('A'));
+    expect(a.stderr).toBe(expected('A', '-err'));
+    expect(b.stdout).toBe(expected('B'));
+    expect(b.stderr).toBe(expected('B', '-err'));
+    expect([a.startedBy, b.startedBy]).toEqual(['launcher', 'launcher']);
+  });
+
+  it('uses docker exec for stdin and when the launcher is switched off', async () => {
+    const { sandbox } = await openSandbox(withLauncher);
+    const piped = sandbox.spawn('cat', [], { env: ENV, stdin: 'pipe' });
+    piped.stdin!.end('through stdin\n');
+    expect(await finish(piped)).toMatchObject({
+      code: 0,
+      stdout: 'through stdin\n',
+      startedBy: 'exec',
+    });
+
+    const { sandbox: plain } = await openSandbox(withoutLauncher);
+    expect(await sh(plain, 'echo plain; exit 3')).toMatchObject({
+      code: 3,
+      stdout: 'plain\n',
+      startedBy: 'exec',
+    });
+    const ps = await sh(plain, 'ps -e -o user= | sort | uniq -c');
+    // docker-init and the killer: no launcher.
+    expect(ps.stdout).toMatch(/^\s*2 root$/m);
+  });
+});
