@@ -174,9 +174,26 @@ const dockerImagePresent = (() => {
   }
 })();
 
+/** The snapshot images of an environment (tags), from the daemon. */
+const snapshotImagesOf = (environmentId: string): string[] =>
+  execFileSync(
+    'docker',
+    [
+      'images',
+      '--filter',
+      `label=dev.ambient.environment-id=${environmentId}`,
+      '--format',
+      '{{.Repository}}:{{.Tag}}',
+    ],
+    { encoding: 'utf8' },
+  )
+    .split('\n')
+    .filter(Boolean);
+
 /**
- * Docker keeps no snapshot: setup may write into the container's own filesystem, which a workspace
- * snapshot would lose, so every run sets up and sees what its setup wrote outside the workspace.
+ * On docker a snapshot is the workspace and a `docker commit` of the prepared container: the next
+ * run's container is made from that image, so what setup wrote outside the workspace (in $HOME)
+ * is there without setup running again; a config change removes the image and sets up anew.
  */
 (dockerImagePresent ? describe : describe.skip)('environment snapshots on docker', () => {
   const { api, model } = useTestApp('env-snapshots-docker', ['api', 'worker'], {
@@ -184,46 +201,104 @@ const dockerImagePresent = (() => {
     'sandbox.docker.defaultImage': DOCKER_IMAGE,
     'sandbox.docker.poolSize': 0,
   });
+  const created: string[] = [];
+  afterAll(() => {
+    for (const tag of created) {
+      try {
+        execFileSync('docker', ['rmi', '-f', tag], { stdio: 'ignore' });
+      } catch {
+        // gone already
+      }
+    }
+  });
 
-  it('sets up every run, so what setup wrote outside the workspace is there in the next run', async () => {
+  /** Runs a command in the environment; the run's id, timeline and the command's output. */
+  const runCommandIn = async (environmentId: string, i: number) => {
+    const script = `docker-snapshot-${i}`;
+    model.script(script, [
+      {
+        toolCalls: [
+          {
+            name: 'run_command',
+            arguments: { command: 'cat "$HOME/outside.txt" "$HOME/ran-in.txt"' },
+          },
+        ],
+      },
+      { text: 'done' },
+    ]);
+    const run = await api.post('/agent/runs', {
+      prompt: `[script:${script}]`,
+      config: { environment_id: environmentId },
+    });
+    const done = await waitFor(
+      async () => (await api.get(`/agent/runs/${run.body.run_id}`)).body,
+      (r) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(r.state),
+      { what: 'the docker run to finish', timeoutMs: 120_000 },
+    );
+    expect(done.state).toBe('SUCCEEDED');
+    const output = model.requests
+      .filter((r) => r.script === script)
+      .at(-1)!
+      .body.messages.filter((m) => m.role === 'tool')
+      .at(-1)?.content;
+    const types: string[] = (await api.get(`/agent/runs/${done.run_id}/timeline`)).body.events.map(
+      (e: { event_type: string }) => e.event_type,
+    );
+    created.push(...snapshotImagesOf(environmentId));
+    return { id: done.run_id as string, types, output: String(output) };
+  };
+
+  it('starts the next run from the committed container, and sets up again on a config change', async () => {
+    const SETUP =
+      'echo "$AMBIENT_RUN_ID" >> "$HOME/ran-in.txt"; echo written-by-setup > "$HOME/outside.txt"';
     const environment = await api.post('/agent/environments', {
       name: 'docker',
-      setup_commands: [
-        'echo "$AMBIENT_RUN_ID" > "$HOME/ran-in.txt"; echo written-by-setup > /tmp/outside.txt',
-      ],
+      setup_commands: [SETUP],
     });
-    const types: string[][] = [];
-    for (let i = 0; i < 2; i++) {
-      const script = `docker-outside-${i}`;
-      model.script(script, [
-        { toolCalls: [{ name: 'run_command', arguments: { command: 'cat /tmp/outside.txt' } }] },
-        { text: 'done' },
-      ]);
-      const created = await api.post('/agent/runs', {
-        prompt: `[script:${script}]`,
-        config: { environment_id: environment.body.uid },
-      });
-      const done = await waitFor(
-        async () => (await api.get(`/agent/runs/${created.body.run_id}`)).body,
-        (run) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state),
-        { what: 'the docker run to finish', timeoutMs: 120_000 },
-      );
-      expect(done.state).toBe('SUCCEEDED');
-      const toolResult = model.requests
-        .filter((r) => r.script === script)
-        .at(-1)!
-        .body.messages.filter((m) => m.role === 'tool')
-        .at(-1)?.content;
-      expect(String(toolResult)).toContain('written-by-setup');
-      types.push(
-        (await api.get(`/agent/runs/${done.run_id}/timeline`)).body.events.map(
-          (e: { event_type: string }) => e.event_type,
-        ),
-      );
-    }
-    for (const run of types) {
-      expect(run).toContain('setup_command_succeeded');
-      expect(run).not.toContain('setup_cached');
-    }
+    const uid = environment.body.uid as string;
+
+    const first = await runCommandIn(uid, 1);
+    expect(first.types).toContain('setup_command_succeeded');
+    expect(first.types).not.toContain('setup_cached');
+    expect(first.output).toContain('written-by-setup');
+    const images = snapshotImagesOf(uid);
+    expect(images).toHaveLength(1);
+    expect(images[0]).toMatch(/^ambient-snapshot:[0-9a-f]{32}$/);
+    // Neither a pool owner nor a run of its own: the sandbox's labels are emptied in the image.
+    const labels = JSON.parse(
+      execFileSync(
+        'docker',
+        ['image', 'inspect', '--format', '{{json .Config.Labels}}', images[0]],
+        {
+          encoding: 'utf8',
+        },
+      ),
+    ) as Record<string, string>;
+    expect(labels['dev.ambient.snapshot']).toBe('1');
+    expect(labels['dev.ambient.pool-owner'] ?? '').toBe('');
+    expect(labels['dev.ambient.run-id']).toBe('');
+
+    const second = await runCommandIn(uid, 2);
+    expect(second.types).toContain('setup_cached');
+    expect(second.types).not.toContain('setup_command_succeeded');
+    expect(second.types).not.toContain('environment_setup_started');
+    // What setup wrote outside the workspace came with the image; setup did not run again.
+    expect(second.output).toContain('written-by-setup');
+    expect(second.output).toContain(first.id);
+    expect(second.output).not.toContain(second.id);
+
+    const changed = await api.patch(`/agent/environments/${uid}`, {
+      setup_commands: [SETUP, 'true'],
+    });
+    expect(changed.status).toBe(200);
+    const third = await runCommandIn(uid, 3);
+    expect(third.types).toContain('setup_command_succeeded');
+    expect(third.types).not.toContain('setup_cached');
+    expect(third.output).toContain(third.id);
+    expect(third.output).not.toContain(first.id);
+    // The old config's image went when the new snapshot was kept.
+    const now = snapshotImagesOf(uid);
+    expect(now).toHaveLength(1);
+    expect(now[0]).not.toBe(images[0]);
   });
 });

@@ -22,6 +22,7 @@ import { SandboxService } from './sandbox/sandbox.service';
 import { Sandbox, SandboxError } from './sandbox/sandbox.types';
 import { WorkspaceRetentionService } from './workspace/workspace-retention.service';
 import { WorkspaceSetupService } from './workspace/workspace-setup.service';
+import type { DockerSnapshot } from './workspace/environment-snapshots.service';
 import { WorkspaceService } from './workspace/workspace.service';
 
 /** `lost`: the execution no longer holds its run (or could not renew its lease in time). */
@@ -247,14 +248,20 @@ export class RunExecutor {
       await this.fence.check(token, 'workspace');
       await this.retention.takeOver(run.id, executionId);
     }
-    const opened = await this.openSandbox(run, executionId, emit);
+    const opened = await this.openSandbox({ ...run, secretEnv }, executionId, emit, signal);
     if ('failure' in opened) return { ...opened.failure, usage: zeroUsage };
-    const { sandbox } = opened;
+    const { sandbox, snapshot } = opened;
     // Cancel (or a lost lease) stops everything in the sandbox at once, not command by command.
     const closeOnAbort = (): void => void sandbox.close();
     signal.addEventListener('abort', closeOnAbort, { once: true });
     try {
-      const setup = await this.workspaceSetup.prepare({ ...run, secretEnv }, sandbox, signal, emit);
+      const setup = await this.workspaceSetup.prepare(
+        { ...run, secretEnv },
+        sandbox,
+        signal,
+        emit,
+        snapshot,
+      );
       if (!setup.ok) {
         return signal.aborted
           ? { outcome: 'cancelled', summary: setup.message, usage: zeroUsage }
@@ -287,19 +294,31 @@ export class RunExecutor {
 
   /**
    * The execution's sandbox, made from the run's environment (image, network, resources); a
-   * sandbox that cannot be made ends the execution with the reason.
+   * sandbox that cannot be made ends the execution with the reason. On docker, a new workspace's
+   * environment snapshot is looked up first: its container is made from the snapshot's image.
    */
   private async openSandbox(
-    run: Run,
+    run: Run & { secretEnv: Record<string, string> },
     executionId: number,
     emit: (eventType: string, payload?: Record<string, unknown>) => Promise<void>,
-  ): Promise<{ sandbox: Sandbox } | { failure: Omit<ExecutionResult, 'usage'> }> {
+    signal: AbortSignal,
+  ): Promise<
+    | { sandbox: Sandbox; snapshot: DockerSnapshot | null }
+    | { failure: Omit<ExecutionResult, 'usage'> }
+  > {
     const environment = run.environmentId
       ? await this.workspaceSetup.environment(run.environmentId)
       : null;
     const workspaceDir = this.workspaces.dirFor(run.id);
     await mkdir(workspaceDir, { recursive: true });
     try {
+      const { backend } = await this.sandboxes.select();
+      const snapshot = await this.workspaceSetup.snapshotBeforeOpen(
+        run,
+        environment,
+        backend?.name,
+        signal,
+      );
       const sandbox = await this.sandboxes.open({
         runId: run.id,
         executionId,
@@ -307,8 +326,9 @@ export class RunExecutor {
         workspaceDir,
         environment: environment?.config ?? null,
         apiUrl: internalApiUrl(this.config),
+        snapshotImage: snapshot?.image ?? null,
       });
-      return { sandbox: reportingLimits(sandbox, emit) };
+      return { sandbox: reportingLimits(sandbox, emit), snapshot };
     } catch (err) {
       if (!(err instanceof SandboxError)) throw err;
       return { failure: { outcome: 'failed', errorCode: err.code, summary: err.message } };

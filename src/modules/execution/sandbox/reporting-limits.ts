@@ -17,6 +17,7 @@ export function reportingLimits(
     spawn: (file, args, options) => sandbox.spawn(file, args, options),
     adopt: (hostPath) => sandbox.adopt(hostPath),
     close: () => sandbox.close(),
+    ...(sandbox.commitSnapshot ? { commitSnapshot: (of) => sandbox.commitSnapshot!(of) } : {}),
     async limitHit() {
       const reason = await sandbox.limitHit();
       if (reason) await emit('sandbox_limit_reached', { reason }).catch(() => undefined);

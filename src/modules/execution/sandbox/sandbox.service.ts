@@ -43,7 +43,7 @@ export class SandboxService extends Sandboxes implements OnModuleInit, OnApplica
 }
 
 /** One name per deployment: its database and Redis prefix, hashed (nothing secret in labels). */
-function deploymentName(config: AppConfig): string {
+export function deploymentName(config: AppConfig): string {
   const url = new URL(config.database.url);
   const where = `${url.host}${url.pathname}|${config.redis.prefix}`;
   return createHash('sha256').update(where).digest('hex').slice(0, 16);

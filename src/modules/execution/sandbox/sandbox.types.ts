@@ -25,6 +25,11 @@ export interface SandboxSpec {
   workspaceDir: string;
   /** Container image (docker backend): the environment's `docker_image`; null = the default. */
   image: string | null;
+  /**
+   * An environment snapshot's image (docker backend): the container is made from it instead of
+   * `image`, never from the warm pool. Null/absent: none.
+   */
+  snapshotImage?: string | null;
   network: NetworkPolicy;
   limits: SandboxLimits;
   /**
@@ -89,6 +94,12 @@ export interface Sandbox {
   limitHit(): Promise<string | null>;
   /** Makes files Ambient wrote into the workspace usable by the sandbox's own user. */
   adopt(hostPath: string): Promise<void>;
+  /**
+   * Keeps the sandbox's own filesystem (what setup left outside the workspace) as the snapshot
+   * image of `of` (docker: `docker commit`); its size in bytes. Absent on backends whose
+   * workspace is all that setup leaves.
+   */
+  commitSnapshot?(of: { teamId: string; environmentId: string; key: string }): Promise<number>;
   /** Kills everything still running and removes the sandbox (idempotent). */
   close(): Promise<void>;
 }

@@ -21,6 +21,8 @@ export interface OpenSandbox {
   environment: EnvironmentConfig | null;
   /** The API base URL to bridge into the sandbox (the run-scoped key's API); null for none. */
   apiUrl: string | null;
+  /** An environment snapshot's image to make the sandbox from (docker); null/absent: none. */
+  snapshotImage?: string | null;
 }
 
 /**
@@ -84,6 +86,7 @@ export class Sandboxes {
       teamId: request.teamId,
       workspaceDir: request.workspaceDir,
       image: environment?.docker_image || null,
+      snapshotImage: request.snapshotImage ?? null,
       network: environment?.network ?? this.settings.network,
       limits: sandboxLimits(this.settings, environment?.resources),
       apiUrl: request.apiUrl,

@@ -139,4 +139,68 @@ describe('SnapshotStore', () => {
     expect(existsSync(join(envDir, '.tmp-crashed'))).toBe(false);
     expect(existsSync(join(envDir, '.tmp-writing'))).toBe(true);
   });
+
+  describe('with images (docker)', () => {
+    let removed: string[];
+    beforeEach(() => {
+      removed = [];
+      store = new SnapshotStore(join(root, '.snapshots'), bounds, async (tag) => {
+        removed.push(tag);
+      });
+    });
+
+    it('owns its image: size counted, image told, removed with the snapshot of an old key', async () => {
+      const prepared = workspace('run-1', { 'a.txt': 'a' });
+      await store.keep('team-1', 'env-1', KEY_A, prepared, { tag: 'snap:a', sizeBytes: 4096 });
+      expect(await store.imageOf('team-1', 'env-1', KEY_A)).toBe('snap:a');
+      expect(await store.has('team-1', 'env-1', KEY_A)).toBe(true);
+      const record = JSON.parse(
+        readFileSync(join(root, '.snapshots', 'team-1', 'env-1', KEY_A, 'snapshot.json'), 'utf8'),
+      );
+      expect(record.size_bytes).toBeGreaterThanOrEqual(4096);
+
+      // The same key again: its tag now names the new image, which must stay.
+      await store.keep('team-1', 'env-1', KEY_A, prepared, { tag: 'snap:a', sizeBytes: 4096 });
+      expect(removed).toEqual([]);
+
+      await store.keep('team-1', 'env-1', KEY_B, prepared, { tag: 'snap:b', sizeBytes: 1 });
+      expect(removed).toEqual(['snap:a']);
+      expect(await store.has('team-1', 'env-1', KEY_A)).toBe(false);
+      expect(await store.imageOf('team-1', 'env-1', KEY_B)).toBe('snap:b');
+    });
+
+    it('removes an image whose snapshot is too large to keep', async () => {
+      const prepared = workspace('run-1', { 'a.txt': 'a' });
+      await store.keep('team-1', 'env-1', KEY_A, prepared, {
+        tag: 'snap:a',
+        sizeBytes: bounds.maxBytesPerTeam + 1,
+      });
+      expect(removed).toEqual(['snap:a']);
+      expect(await store.has('team-1', 'env-1', KEY_A)).toBe(false);
+    });
+
+    it('counts images in the team bound and removes those swept', async () => {
+      const prepared = workspace('run-1', { 'a.txt': 'a' });
+      const half = bounds.maxBytesPerTeam / 2 + 1;
+      await store.keep('team-1', 'env-1', KEY_A, prepared, { tag: 'snap:a', sizeBytes: half });
+      await store.keep('team-1', 'env-2', KEY_B, prepared, { tag: 'snap:b', sizeBytes: half });
+      // The least recently used goes, and its image with it.
+      expect(removed).toEqual(['snap:a']);
+      await store.sweep(Date.now() + bounds.maxAgeMs + 1);
+      expect(removed).toEqual(['snap:a', 'snap:b']);
+    });
+
+    it('has no image for a snapshot past its age', async () => {
+      await store.keep('team-1', 'env-1', KEY_A, workspace('run-1'), {
+        tag: 'snap:a',
+        sizeBytes: 1,
+      });
+      const record = join(root, '.snapshots', 'team-1', 'env-1', KEY_A, 'snapshot.json');
+      const old = JSON.parse(readFileSync(record, 'utf8'));
+      old.created_at = new Date(Date.now() - bounds.maxAgeMs - 1000).toISOString();
+      writeFileSync(record, JSON.stringify(old));
+      expect(await store.imageOf('team-1', 'env-1', KEY_A)).toBeNull();
+      expect(await store.imageOf('team-1', 'env-1', KEY_B)).toBeNull();
+    });
+  });
 });

@@ -23,8 +23,17 @@ export interface SnapshotBounds {
 }
 
 interface SnapshotRecord {
+  /** The workspace copy and, with one, the image's own layer. */
   size_bytes: number;
   created_at: string;
+  /** The image holding the sandbox's own filesystem (docker), when the snapshot has one. */
+  image?: string;
+}
+
+/** A snapshot's image (docker's `docker commit` of the prepared container). */
+export interface SnapshotImage {
+  tag: string;
+  sizeBytes: number;
 }
 
 interface StoredSnapshot {
@@ -46,7 +55,23 @@ export class SnapshotStore {
   constructor(
     readonly root: string,
     private readonly bounds: SnapshotBounds,
+    /** Removes a discarded snapshot's image (never throws; one in use goes at a later sweep). */
+    private readonly removeImage: (tag: string) => Promise<void> = async () => undefined,
   ) {}
+
+  /** The image of the key's snapshot: null without a (fresh) snapshot or without an image. */
+  async imageOf(teamId: string, environmentId: string, key: string): Promise<string | null> {
+    const dir = this.dirOf(teamId, environmentId, key);
+    const record = dir ? await readRecord(dir) : null;
+    if (!record?.image) return null;
+    return Date.now() - Date.parse(record.created_at) > this.bounds.maxAgeMs ? null : record.image;
+  }
+
+  /** Whether the key's snapshot is on the disk (whatever its age). */
+  async has(teamId: string, environmentId: string, key: string): Promise<boolean> {
+    const dir = this.dirOf(teamId, environmentId, key);
+    return Boolean(dir && (await readRecord(dir)));
+  }
 
   /**
    * Copies the snapshot into `workspaceDir` (an empty directory); false when there is none (or it
@@ -76,26 +101,44 @@ export class SnapshotStore {
   /**
    * Keeps a copy of `workspaceDir` as the environment's snapshot for `key`, replacing the
    * environment's other snapshots of this team (their key no longer matches), then holds the
-   * team to its size bound.
+   * team to its size bound. With `image`, the snapshot owns it: its size counts, and it is
+   * removed with the snapshot (also when the snapshot is not kept for its size).
    */
-  async keep(teamId: string, environmentId: string, key: string, workspaceDir: string) {
+  async keep(
+    teamId: string,
+    environmentId: string,
+    key: string,
+    workspaceDir: string,
+    image?: SnapshotImage,
+  ) {
     const dir = this.dirOf(teamId, environmentId, key);
-    if (!dir) return;
+    if (!dir) {
+      if (image) await this.removeImage(image.tag);
+      return;
+    }
     const parent = join(dir, '..');
     await mkdir(parent, { recursive: true });
     const temp = join(parent, `${TEMP_PREFIX}${newUid()}`);
     try {
       await mkdir(join(temp, FILES), { recursive: true });
       await copyTree(workspaceDir, join(temp, FILES));
-      const sizeBytes = await diskUsage(temp);
+      const sizeBytes = (await diskUsage(temp)) + (image?.sizeBytes ?? 0);
       const record: SnapshotRecord = {
         size_bytes: sizeBytes,
         created_at: new Date().toISOString(),
+        ...(image ? { image: image.tag } : {}),
       };
       await writeFile(join(temp, RECORD), JSON.stringify(record));
-      if (sizeBytes > this.bounds.maxBytesPerTeam) return;
-      await this.discard(dir);
+      if (sizeBytes > this.bounds.maxBytesPerTeam) {
+        if (image) await this.removeImage(image.tag);
+        return;
+      }
+      // The same key's image has the same tag: it is the one just made, not the old one's.
+      await this.discard(dir, image?.tag);
       await rename(temp, dir);
+    } catch (err) {
+      if (image) await this.removeImage(image.tag);
+      throw err;
     } finally {
       await rm(temp, { recursive: true, force: true });
     }
@@ -197,15 +240,17 @@ export class SnapshotStore {
     return join(this.root, teamId, environmentId, key);
   }
 
-  /** Renamed aside first, so no reader finds a half-deleted snapshot. */
-  private async discard(dir: string): Promise<void> {
+  /** Renamed aside first, so no reader finds a half-deleted snapshot; its image goes with it. */
+  private async discard(dir: string, keepImage?: string): Promise<void> {
     const aside = join(dir, '..', `${TEMP_PREFIX}${newUid()}`);
     try {
       await rename(dir, aside);
     } catch {
       return; // gone already
     }
+    const record = await readRecord(aside);
     await rm(aside, { recursive: true, force: true });
+    if (record?.image && record.image !== keepImage) await this.removeImage(record.image);
   }
 }
 
@@ -229,7 +274,9 @@ async function emptyDir(dir: string): Promise<void> {
 async function readRecord(dir: string): Promise<SnapshotRecord | null> {
   try {
     const record = JSON.parse(await readFile(join(dir, RECORD), 'utf8')) as SnapshotRecord;
-    return typeof record.size_bytes === 'number' && typeof record.created_at === 'string'
+    return typeof record.size_bytes === 'number' &&
+      typeof record.created_at === 'string' &&
+      (record.image === undefined || typeof record.image === 'string')
       ? record
       : null;
   } catch {

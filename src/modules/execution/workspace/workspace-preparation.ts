@@ -64,6 +64,11 @@ export interface WorkspaceSnapshots {
   keep(key: string, dir: string): Promise<void>;
 }
 
+/** Whether the workspace at `dir` was prepared already (a follow-up execution continues in it). */
+export function workspacePrepared(dir: string): boolean {
+  return existsSync(join(dir, SETUP_DONE_MARKER));
+}
+
 /**
  * Prepares a run's workspace from its environment: clones each repository, then runs the setup
  * commands in order, each with a timeout. Done once per run (a marker file records success), so a
@@ -76,7 +81,7 @@ export interface WorkspaceSnapshots {
 export async function prepareWorkspace(prep: WorkspacePreparation): Promise<SetupFailure | null> {
   const { runId, workspaces, signal, emit, sandbox } = prep;
   const dir = workspaces.dirFor(runId);
-  if (existsSync(join(dir, SETUP_DONE_MARKER))) return null;
+  if (workspacePrepared(dir)) return null;
   const plan = await prep.loadPlan();
   if (!plan) {
     return { message: `environment "${prep.environmentId}" no longer exists`, exitCode: null };

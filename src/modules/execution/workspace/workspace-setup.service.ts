@@ -3,12 +3,18 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { WorkspaceService } from './workspace.service';
-import { EnvironmentSnapshotsService } from './environment-snapshots.service';
+import { DockerSnapshot, EnvironmentSnapshotsService } from './environment-snapshots.service';
 import type { Sandbox } from '../sandbox/sandbox.types';
 import { RunRecords } from '../../runs';
 import { TeamSecretsService } from '../../secrets';
 import { Environment } from '../../environments';
-import { EmitSetupEvent, prepareWorkspace, SetupFailure, SetupPlan } from './workspace-preparation';
+import {
+  EmitSetupEvent,
+  prepareWorkspace,
+  SetupFailure,
+  SetupPlan,
+  workspacePrepared,
+} from './workspace-preparation';
 
 export type SetupOutcome =
   | { ok: true }
@@ -45,11 +51,35 @@ export class WorkspaceSetupService {
     private readonly snapshots: EnvironmentSnapshotsService,
   ) {}
 
+  /**
+   * A docker execution's snapshot (key, and the image to make its container from), to be known
+   * before its sandbox is opened; null for other backends, a prepared workspace (a follow-up) or
+   * no key.
+   */
+  async snapshotBeforeOpen(
+    run: SetupRun,
+    environment: Environment | null,
+    backend: string | undefined,
+    signal: AbortSignal,
+  ): Promise<DockerSnapshot | null> {
+    if (backend !== 'docker' || !environment || !this.snapshots.store) return null;
+    if (workspacePrepared(this.workspaces.dirFor(run.id))) return null;
+    const plan = await this.planFor(run, environment);
+    return this.snapshots.beforeOpen(
+      { teamId: run.teamId, environmentId: environment.id },
+      plan,
+      environment.config.docker_image ?? null,
+      signal,
+    );
+  }
+
+  /** `docker`: the execution's snapshot from `snapshotBeforeOpen` (its sandbox was opened with it). */
   async prepare(
     run: SetupRun,
     sandbox: Sandbox,
     signal: AbortSignal,
     emit: EmitSetupEvent,
+    docker?: DockerSnapshot | null,
   ): Promise<SetupOutcome> {
     if (!run.environmentId) return { ok: true };
     const environmentId = run.environmentId;
@@ -71,7 +101,12 @@ export class WorkspaceSetupService {
       },
       // A continuation after a closed debug window: the retention sweep must not delete this one.
       beforeReset: () => this.clearRetention(run.id),
-      snapshots: this.snapshots.for({ teamId: run.teamId, environmentId }, sandbox, () => image),
+      snapshots: this.snapshots.for(
+        { teamId: run.teamId, environmentId },
+        sandbox,
+        () => image,
+        docker,
+      ),
     });
     if (!failed) {
       await this.recordSuccess(environmentId);

@@ -26,6 +26,7 @@ import {
   type LaunchedCommand,
 } from './container-launcher';
 import { DockerExecProcess, type DockerLauncherTarget } from './docker-exec-process';
+import { commitSnapshotImage, SnapshotImageOf } from './docker-snapshot-image';
 import { DockerWarmPool } from './docker-warm-pool';
 import { currentPoolOwner, poolOwnerIsAlive } from './pool-owner';
 import { WarmPoolSizing } from './warm-pool-sizing';
@@ -441,7 +442,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     if (user?.uid === 0 || /^root(:|$)/.test(dockerSettings.user)) {
       throw new SandboxError('AMBIENT_DOCKER_USER must not be root', 'resource_unavailable');
     }
-    const image = spec.image ?? dockerSettings.defaultImage;
+    const image = spec.snapshotImage ?? spec.image ?? dockerSettings.defaultImage;
     const workspace = resolve(spec.workspaceDir);
     // Known now, bridged once the container runs (see bridgeInto). Should the bridge not start
     // after all (the daemon's processes are not in this host's pid namespace, nsenter or socat
@@ -449,7 +450,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     // "connection refused" from it, which is all they would learn without a bridge anyway.
     const bridged = spec.apiUrl && this.canBridge() ? spec.apiUrl : null;
 
-    const warm = await this.handOut(spec, image, workspace, user);
+    const warm = spec.snapshotImage ? null : await this.handOut(spec, image, workspace, user);
     const result: SandboxHandout = warm ? 'hit' : this.poolServes(spec) ? 'miss' : 'bypass';
     let sandbox: DockerSandbox;
     if (warm) {
@@ -795,8 +796,9 @@ export class DockerSandboxBackend implements SandboxBackend {
     }
     let removed = 0;
     for (const info of containers) {
+      // Empty in containers of a snapshot image (see docker-snapshot-image.ts): not pooled.
       const owner = info.Labels[SANDBOX_LABELS.poolOwner];
-      if (owner !== undefined) {
+      if (owner) {
         // Pooled: idle or handed out, it lives as long as the process that made it.
         if (poolOwnerIsAlive(owner)) continue;
         await this.removeContainer(this.docker.getContainer(info.Id));
@@ -979,6 +981,10 @@ class DockerSandbox implements Sandbox {
         if (dir === root) break;
       }
     }
+  }
+
+  async commitSnapshot(of: SnapshotImageOf): Promise<number> {
+    return commitSnapshotImage(await this.container(), of);
   }
 
   /** Works at any moment: a container still being made is removed once its start settles. */
