@@ -35,7 +35,7 @@ interface Config {
 }
 
 /**
- * AMBIENT_BENCH_SANDBOX_CONFIGS (comma-separated label prefixes, e.g. `process,docker`) runs only
+ * BENCH_SANDBOX_CONFIGS (comma-separated label prefixes, e.g. `process,docker`) runs only
  * those configurations.
  */
 const CONFIGS: Config[] = (
@@ -47,7 +47,7 @@ const CONFIGS: Config[] = (
     { label: 'docker, pool on', backend: 'docker', poolSize: 2 },
   ] as Config[]
 ).filter((config) => {
-  const selected = process.env.AMBIENT_BENCH_SANDBOX_CONFIGS?.split(',').map((s) => s.trim());
+  const selected = process.env.BENCH_SANDBOX_CONFIGS?.split(',').map((s) => s.trim());
   return !selected?.length || selected.some((prefix) => config.label.startsWith(prefix));
 });
 const SEQUENTIAL_RUNS = 30;
