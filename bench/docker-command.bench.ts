@@ -2,10 +2,10 @@ import Dockerode from 'dockerode';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AppConfig } from '../src/config/app-config';
 import { DockerSandboxBackend } from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
 import { SANDBOX_PATH, type Sandbox } from '../src/modules/execution/sandbox/sandbox.types';
 import { ms, percentile, table } from './stats';
+import { dockerSandboxSettings } from '../test/support/docker-sandbox';
 
 /**
  * `node -r @swc-node/register bench/docker-command.bench.ts`: one command (`echo hi`) in a
@@ -13,24 +13,8 @@ import { ms, percentile, table } from './stats';
  * (one sandbox each, the same image and limits), so both see the same host load; then 20 at once
  * in each. The command alone: no API, no model, no hand-out.
  */
-const IMAGE = 'ambient-agent:bookworm';
 const ROUNDS = 40;
 const CONCURRENT = 20;
-
-function settings(launcher: boolean): AppConfig['sandbox'] {
-  return {
-    backend: 'docker',
-    network: 'none',
-    memoryMb: 256,
-    pids: 128,
-    cpus: 1,
-    maxMemoryMb: 1024,
-    maxPids: 1024,
-    maxCpus: 2,
-    readonlyPaths: '',
-    docker: { defaultImage: IMAGE, user: '1000:1000', egressNetwork: 'bridge', launcher },
-  };
-}
 
 async function timed(sandbox: Sandbox): Promise<number> {
   const started = performance.now();
@@ -58,7 +42,10 @@ async function main(): Promise<void> {
     ] as const) {
       const workspace = join(base, label.replace(/\W/g, '-'));
       await mkdir(workspace, { recursive: true });
-      const sandbox = await new DockerSandboxBackend(settings(launcher), docker).open({
+      const sandbox = await new DockerSandboxBackend(
+        dockerSandboxSettings({ launcher }),
+        docker,
+      ).open({
         runId: `command-bench-${process.pid}-${ways.length}`,
         executionId: 1,
         teamId: 'bench',

@@ -9,9 +9,8 @@ import Dockerode from 'dockerode';
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { AppConfig } from '../src/config/app-config';
 import {
   DockerSandboxBackend,
   dockerAnswers,
@@ -23,29 +22,21 @@ import {
   type SandboxLimits,
   type SandboxProcess,
 } from '../src/modules/execution/sandbox/sandbox.types';
+import {
+  AGENT_IMAGE,
+  BUILD_AGENT_IMAGE,
+  dockerSandboxSettings,
+  printed,
+} from './support/docker-sandbox';
 
-const IMAGE = 'ambient-agent:bookworm';
-const BUILD_IMAGE = resolve(__dirname, '..', 'sandbox', 'agent-image', 'build-image.sh');
 const ENV = { PATH: SANDBOX_PATH };
 
-function settings(launcher: boolean): AppConfig['sandbox'] {
-  return {
-    backend: 'docker',
-    network: 'none',
-    memoryMb: 256,
-    pids: 128,
-    cpus: 1,
-    maxMemoryMb: 1024,
-    maxPids: 1024,
-    maxCpus: 2,
-    readonlyPaths: '',
-    docker: { defaultImage: IMAGE, user: '1000:1000', egressNetwork: 'bridge', launcher },
-  };
-}
-
 const docker = new Dockerode();
-const withLauncher = new DockerSandboxBackend(settings(true), docker);
-const withoutLauncher = new DockerSandboxBackend(settings(false), docker);
+const withLauncher = new DockerSandboxBackend(dockerSandboxSettings({ launcher: true }), docker);
+const withoutLauncher = new DockerSandboxBackend(
+  dockerSandboxSettings({ launcher: false }),
+  docker,
+);
 const opened: Sandbox[] = [];
 let base: string;
 let runs = 0;
@@ -103,28 +94,12 @@ async function openSandbox(
   return { sandbox, workspace };
 }
 
-/** Resolves once `stream` has printed something matching `pattern`. */
-function printed(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<string> {
-  return new Promise((resolvePrinted) => {
-    let text = '';
-    const onData = (chunk: Buffer): void => {
-      text += chunk.toString('utf8');
-      const match = pattern.exec(text);
-      if (match) {
-        stream.off('data', onData);
-        resolvePrinted(match[0]);
-      }
-    };
-    stream.on('data', onData);
-  });
-}
-
 beforeAll(async () => {
   if (!(await dockerAnswers(docker, 3000))) {
     throw new Error('no docker daemon answers: these tests need one (.ci/run starts dockerd)');
   }
   // Cached by tag: a no-op once the image exists.
-  await promisify(execFile)(BUILD_IMAGE, ['--tag', IMAGE], { maxBuffer: 16 << 20 });
+  await promisify(execFile)(BUILD_AGENT_IMAGE, ['--tag', AGENT_IMAGE], { maxBuffer: 16 << 20 });
   base = await mkdtemp(join(tmpdir(), 'ambient-launcher-'));
 }, 600_000);
 

@@ -10,9 +10,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { AppConfig } from '../src/config/app-config';
 import { AmbientMetrics } from '../src/modules/metrics/ambient-metrics';
 import {
   DockerSandboxBackend,
@@ -29,31 +28,9 @@ import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-ser
 import { createTestEnvironment, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
 import { spawnAmbient, waitForExit } from './support/worker-process';
+import { AGENT_IMAGE, BUILD_AGENT_IMAGE, dockerSandboxSettings } from './support/docker-sandbox';
 
-const IMAGE = 'ambient-agent:bookworm';
-const BUILD_IMAGE = resolve(__dirname, '..', 'sandbox', 'agent-image', 'build-image.sh');
 const CONTAINER_TIMEOUT = { timeoutMs: 60_000, intervalMs: 100 };
-
-function settings(poolSize: number, poolMax: number): AppConfig['sandbox'] {
-  return {
-    backend: 'docker',
-    network: 'none',
-    memoryMb: 256,
-    pids: 128,
-    cpus: 1,
-    maxMemoryMb: 1024,
-    maxPids: 1024,
-    maxCpus: 2,
-    readonlyPaths: '',
-    docker: {
-      defaultImage: IMAGE,
-      user: '1000:1000',
-      egressNetwork: 'bridge',
-      poolSize,
-      poolMax,
-    },
-  };
-}
 
 const docker = new Dockerode();
 let root: string;
@@ -72,7 +49,8 @@ function poolBackend(poolSize: number, poolMax: number): PoolUnderTest {
   const handouts: SandboxHandout[] = [];
   const metrics = new AmbientMetrics();
   const deployment = `pool-test-${process.pid}-${backends.length}`;
-  const backend = new DockerSandboxBackend(settings(poolSize, poolMax), docker, deployment, {
+  const settings = dockerSandboxSettings({ poolSize, poolMax });
+  const backend = new DockerSandboxBackend(settings, docker, deployment, {
     workspaceRoot: root,
     metrics: {
       handout: (result, seconds) => {
@@ -88,9 +66,9 @@ function poolBackend(poolSize: number, poolMax: number): PoolUnderTest {
 /** Resolves once the pool of the default image holds `ready` containers. */
 async function filled(backend: DockerSandboxBackend, ready: number): Promise<void> {
   const pool = backend.pool!;
-  while (pool.readyCount(IMAGE) < ready) {
+  while (pool.readyCount(AGENT_IMAGE) < ready) {
     const [image, count] = (await once(pool, 'filled')) as [string, number];
-    if (image === IMAGE && count >= ready) return;
+    if (image === AGENT_IMAGE && count >= ready) return;
   }
 }
 
@@ -140,7 +118,7 @@ describe('docker warm pool', () => {
       throw new Error('no docker daemon answers: this test needs one (.ci/run starts dockerd)');
     }
     // Cached by tag: a no-op once the image exists.
-    await promisify(execFile)(BUILD_IMAGE, ['--tag', IMAGE], { maxBuffer: 16 << 20 });
+    await promisify(execFile)(BUILD_AGENT_IMAGE, ['--tag', AGENT_IMAGE], { maxBuffer: 16 << 20 });
     root = await mkdtemp(join(tmpdir(), 'ambient-pool-'));
   }, 900_000);
 
@@ -229,7 +207,7 @@ describe('docker warm pool', () => {
 
     // The burst of 5 is the pool's new target (under its max of 6).
     await filled(backend, 5);
-    expect(backend.pool!.readyCount(IMAGE)).toBe(5);
+    expect(backend.pool!.readyCount(AGENT_IMAGE)).toBe(5);
     handouts.length = 0;
     const again = await Promise.all(Array.from({ length: 5 }, () => open(backend)));
     await Promise.all(again.map(({ sandbox }) => sh(sandbox, 'true')));
@@ -265,7 +243,7 @@ describe('docker warm pool', () => {
           AMBIENT_ROLES: 'worker',
           AMBIENT_SANDBOX: 'docker',
           AMBIENT_SANDBOX_READONLY_PATHS: '',
-          AMBIENT_DOCKER_IMAGE: IMAGE,
+          AMBIENT_DOCKER_IMAGE: AGENT_IMAGE,
           AMBIENT_DOCKER_POOL_SIZE: '2',
         }),
       );
@@ -289,9 +267,14 @@ describe('docker warm pool', () => {
       const deployment = deadPool[0].Labels[SANDBOX_LABELS.deployment];
 
       // A live process of the same deployment, with a pool of its own.
-      const live = new DockerSandboxBackend(settings(1, 1), docker, deployment, {
-        workspaceRoot: root,
-      });
+      const live = new DockerSandboxBackend(
+        dockerSandboxSettings({ poolSize: 1, poolMax: 1 }),
+        docker,
+        deployment,
+        {
+          workspaceRoot: root,
+        },
+      );
       backends.push(live);
       live.warm();
       await filled(live, 1);
@@ -305,7 +288,7 @@ describe('docker warm pool', () => {
       const left = await containersLabelled({ [SANDBOX_LABELS.deployment]: deployment });
       expect(left).toHaveLength(1);
       expect(left[0].State).toBe('running');
-      expect(live.pool!.readyCount(IMAGE)).toBe(1);
+      expect(live.pool!.readyCount(AGENT_IMAGE)).toBe(1);
     }, 240_000);
   });
 });

@@ -10,9 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { AppConfig } from '../src/config/app-config';
 import {
   DockerSandboxBackend,
   dockerAnswers,
@@ -27,25 +26,17 @@ import {
   type SandboxProcess,
   type SandboxSpawnOptions,
 } from '../src/modules/execution/sandbox/sandbox.types';
+import {
+  AGENT_IMAGE,
+  BUILD_AGENT_IMAGE,
+  dockerSandboxSettings,
+  printed,
+} from './support/docker-sandbox';
 
-const IMAGE = 'ambient-agent:bookworm';
-const BUILD_IMAGE = resolve(__dirname, '..', 'sandbox', 'agent-image', 'build-image.sh');
 const ENV = { PATH: SANDBOX_PATH };
 
-const settings: AppConfig['sandbox'] = {
-  backend: 'docker',
-  network: 'none',
-  memoryMb: 256,
-  pids: 128,
-  cpus: 1,
-  maxMemoryMb: 1024,
-  maxPids: 1024,
-  maxCpus: 2,
-  readonlyPaths: '',
-  docker: { defaultImage: IMAGE, user: '1000:1000', egressNetwork: 'bridge' },
-};
-
 const docker = new Dockerode();
+const settings = dockerSandboxSettings();
 const backend = new DockerSandboxBackend(settings, docker);
 const opened: Sandbox[] = [];
 let base: string;
@@ -77,22 +68,6 @@ function run(
   options: Partial<SandboxSpawnOptions> = {},
 ): Promise<Finished> {
   return finish(sandbox.spawn(file, args, { env: ENV, ...options }));
-}
-
-/** Resolves once `stream` has printed something matching `pattern`. */
-function printed(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<string> {
-  return new Promise((resolvePrinted) => {
-    let text = '';
-    const onData = (chunk: Buffer): void => {
-      text += chunk.toString('utf8');
-      const match = pattern.exec(text);
-      if (match) {
-        stream.off('data', onData);
-        resolvePrinted(match[0]);
-      }
-    };
-    stream.on('data', onData);
-  });
 }
 
 async function openSandbox(
@@ -148,7 +123,7 @@ beforeAll(async () => {
     );
   }
   // Cached by tag: a no-op once the image exists.
-  await promisify(execFile)(BUILD_IMAGE, ['--tag', IMAGE], { maxBuffer: 16 << 20 });
+  await promisify(execFile)(BUILD_AGENT_IMAGE, ['--tag', AGENT_IMAGE], { maxBuffer: 16 << 20 });
   base = await mkdtemp(join(tmpdir(), 'ambient-docker-'));
 }, 600_000);
 

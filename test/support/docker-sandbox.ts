@@ -1,0 +1,47 @@
+import { resolve } from 'node:path';
+import type { AppConfig } from '../../src/config/app-config';
+
+/** The agent image the docker tests and benches open sandboxes of (built by BUILD_AGENT_IMAGE). */
+export const AGENT_IMAGE = 'ambient-agent:bookworm';
+export const BUILD_AGENT_IMAGE = resolve(
+  __dirname,
+  '..',
+  '..',
+  'sandbox',
+  'agent-image',
+  'build-image.sh',
+);
+
+type DockerSettings = AppConfig['sandbox']['docker'];
+
+/** Sandbox settings of the docker backend as the tests use them: small limits, network none. */
+export function dockerSandboxSettings(docker: Partial<DockerSettings> = {}): AppConfig['sandbox'] {
+  return {
+    backend: 'docker',
+    network: 'none',
+    memoryMb: 256,
+    pids: 128,
+    cpus: 1,
+    maxMemoryMb: 1024,
+    maxPids: 1024,
+    maxCpus: 2,
+    readonlyPaths: '',
+    docker: { defaultImage: AGENT_IMAGE, user: '1000:1000', egressNetwork: 'bridge', ...docker },
+  };
+}
+
+/** Resolves once `stream` has printed something matching `pattern`. */
+export function printed(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<string> {
+  return new Promise((resolvePrinted) => {
+    let text = '';
+    const onData = (chunk: Buffer): void => {
+      text += chunk.toString('utf8');
+      const match = pattern.exec(text);
+      if (match) {
+        stream.off('data', onData);
+        resolvePrinted(match[0]);
+      }
+    };
+    stream.on('data', onData);
+  });
+}
