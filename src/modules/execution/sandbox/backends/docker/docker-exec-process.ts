@@ -134,7 +134,7 @@ export class DockerExecProcess implements SandboxProcess {
   }
 
   private async run(): Promise<SandboxExit> {
-    const { file, args, cwd, env, stdin, user } = this.options;
+    const { file, cwd, env, stdin, user } = this.options;
     const pairs = Object.entries(env).map(([name, value]) => `${name}=${value}`);
     let container: Dockerode.Container;
     try {
@@ -154,18 +154,7 @@ export class DockerExecProcess implements SandboxProcess {
     let exitCode: number | null;
     for (let attempt = 0; ; attempt++) {
       exec = await container.exec({
-        Cmd: [
-          '/bin/sh',
-          '-c',
-          WRAPPER,
-          'ambient-exec',
-          cwd,
-          env.PATH ?? DEFAULT_LOOKUP_PATH,
-          String(pairs.length),
-          ...pairs,
-          file,
-          ...args,
-        ],
+        Cmd: ['/bin/sh', '-c', WRAPPER, ...this.wrapperArgs(pairs)],
         AttachStdin: stdin,
         AttachStdout: true,
         AttachStderr: true,
@@ -247,22 +236,28 @@ export class DockerExecProcess implements SandboxProcess {
    * The process's streams end when every writer of their FIFO is gone, which may be after the
    * process (a background child that keeps them open).
    */
+  /** WRAPPER's arguments ($0 onwards): directory, lookup path, variables, then the command. */
+  private wrapperArgs(pairs: string[]): string[] {
+    const { file, args, cwd, env } = this.options;
+    return [
+      'ambient-exec',
+      cwd,
+      env.PATH ?? DEFAULT_LOOKUP_PATH,
+      String(pairs.length),
+      ...pairs,
+      file,
+      ...args,
+    ];
+  }
+
   private async runLaunched(
     target: DockerLauncherTarget,
     pairs: string[],
   ): Promise<SandboxExit | null> {
-    const { file, args, cwd, env } = this.options;
+    const { file, cwd } = this.options;
     const launched = await launch(target.hostDir, target.insideDir, target.fifo, {
       wrapper: WRAPPER,
-      args: [
-        'ambient-exec',
-        cwd,
-        env.PATH ?? DEFAULT_LOOKUP_PATH,
-        String(pairs.length),
-        ...pairs,
-        file,
-        ...args,
-      ],
+      args: this.wrapperArgs(pairs),
       uid: target.uid,
       gid: target.gid,
     });
