@@ -16,6 +16,7 @@ import { Harness, HarnessContext, HarnessResult } from './harness/harness.types'
 import { WorkspaceService } from './workspace/workspace.service';
 import { ModelsService } from '../models';
 import { SandboxService } from './sandbox/sandbox.service';
+import type { SelectedSandbox } from './sandbox/sandbox-selection';
 import { Sandbox, SandboxError } from './sandbox/sandbox.types';
 import { RunFollowupsService, RunSignals, RunTransitions, RunRecords } from '../runs';
 import { ExecutionContextFactory } from './execution-context.factory';
@@ -88,6 +89,8 @@ describe('RunExecutor (database)', () => {
     built.fakeOf(WorkspaceRetentionService).keepUntil.mockReturnValue({} as never);
     Object.assign(built.fakeOf(WorkspaceRetentionService), { volume: 'test-volume' });
     built.fakeOf(WorkspaceService).dirFor.mockImplementation((runId) => join(workspaceRoot, runId));
+    sandboxes.select.mockResolvedValue(fake<SelectedSandbox>({ backend: null }));
+    built.fakeOf(WorkspaceSetupService).snapshotBeforeOpen.mockResolvedValue(null);
     sandboxes.open.mockResolvedValue(fake<Sandbox>({ close: jest.fn(async () => undefined) }));
     built
       .fakeOf(ExecutionContextFactory)
