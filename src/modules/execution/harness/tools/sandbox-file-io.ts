@@ -100,7 +100,9 @@ async function runFileScript(
   options: { input?: Buffer; maxStdoutBytes: number },
 ): Promise<ScriptResult> {
   const { sandbox } = scope;
-  const proc = sandbox.spawn('/bin/bash', ['-c', script, 'ambient-file-tool', ...args], {
+  // --norc: with its stdin a socket (a piped write), bash takes itself for an ssh session and
+  // would source ~/.bashrc first, which may read that stdin or never return.
+  const proc = sandbox.spawn('/bin/bash', ['--norc', '-c', script, 'ambient-file-tool', ...args], {
     env: { PATH: sandbox.path, LC_ALL: 'C' },
     stdin: options.input ? 'pipe' : 'ignore',
   });
