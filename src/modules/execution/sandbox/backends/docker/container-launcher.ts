@@ -51,6 +51,9 @@ export interface LaunchedCommand {
   dispose(): Promise<void>;
 }
 
+/** How often a command waiting for its status checks that the launcher is still there. */
+const LAUNCHER_CHECK_MS = 500;
+
 /** A POSIX shell word that is `value`, whatever it holds. */
 export function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
@@ -173,7 +176,48 @@ export async function launch(
     return null;
   }
   const [stdout, stderr, statusSocket] = sockets;
-  return { stdout, stderr, status: statusOf(statusSocket), dispose };
+  const commandDir = dir;
+  const status = statusUnlessLauncherEnds(statusOf(statusSocket), join(hostDir, fifo), () =>
+    endWaitsForWriters(commandDir),
+  );
+  return { stdout, stderr, status, dispose };
+}
+
+/**
+ * The command's status; if the launcher ends first (a fork it could not make: the pids limit is
+ * full), this command's supervisor may never have run, and nobody would ever open the FIFOs the
+ * host reads. Then `unblock` gives each one a writer that comes and goes: a FIFO still held by
+ * the supervisor or the command carries on as before, the others end (no status: null).
+ */
+async function statusUnlessLauncherEnds(
+  status: Promise<number | null>,
+  launcherFifo: string,
+  unblock: () => Promise<void>,
+): Promise<number | null> {
+  let settled = false;
+  void status.then(() => (settled = true));
+  while (!settled) {
+    const tick = new Promise((resolve) => setTimeout(resolve, LAUNCHER_CHECK_MS));
+    await Promise.race([status, tick]);
+    if (settled) break;
+    if (!(await launcherListens(launcherFifo))) {
+      await unblock();
+      break;
+    }
+  }
+  return status;
+}
+
+/** Opens and closes each FIFO of a command directory as a writer (see statusUnlessLauncherEnds). */
+async function endWaitsForWriters(dir: string): Promise<void> {
+  for (const name of FIFOS) {
+    try {
+      const handle = await openFile(join(dir, name), fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
+      await handle.close();
+    } catch (_error) {
+      // No reader left (the command was disposed): nothing waits.
+    }
+  }
 }
 
 async function readEnd(path: string): Promise<Socket> {

@@ -229,13 +229,6 @@ export class DockerExecProcess implements SandboxProcess {
     return signal ? { code: null, signal } : { code: exitCode, signal: null };
   }
 
-  /**
-   * Runs the process through the container's launcher: stdout, stderr and the wait status come
-   * through FIFOs. Null when the launcher did not start the program (it is not there, it ended,
-   * or the wrapper did not get as far as `exec`): nothing of the program ran, `docker exec` may.
-   * The process's streams end when every writer of their FIFO is gone, which may be after the
-   * process (a background child that keeps them open).
-   */
   /** WRAPPER's arguments ($0 onwards): directory, lookup path, variables, then the command. */
   private wrapperArgs(pairs: string[]): string[] {
     const { file, args, cwd, env } = this.options;
@@ -250,6 +243,13 @@ export class DockerExecProcess implements SandboxProcess {
     ];
   }
 
+  /**
+   * Runs the process through the container's launcher: stdout, stderr and the wait status come
+   * through FIFOs. Null when the launcher did not start the program (it is not there, it ended,
+   * or the wrapper did not get as far as `exec`): nothing of the program ran, `docker exec` may.
+   * The process's streams end when every writer of their FIFO is gone, which may be after the
+   * process (a background child that keeps them open).
+   */
   private async runLaunched(
     target: DockerLauncherTarget,
     pairs: string[],
