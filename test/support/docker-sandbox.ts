@@ -26,7 +26,14 @@ export function dockerSandboxSettings(docker: Partial<DockerSettings> = {}): App
     maxPids: 1024,
     maxCpus: 2,
     readonlyPaths: '',
-    docker: { defaultImage: AGENT_IMAGE, user: '1000:1000', egressNetwork: 'bridge', ...docker },
+    docker: {
+      defaultImage: AGENT_IMAGE,
+      user: '1000:1000',
+      egressNetwork: 'bridge',
+      // The backend's specs run commands through the launcher unless they say otherwise.
+      launcher: true,
+      ...docker,
+    },
   };
 }
 

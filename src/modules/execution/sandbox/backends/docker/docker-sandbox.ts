@@ -400,9 +400,9 @@ export class DockerSandboxBackend implements SandboxBackend {
     private readonly options: { workspaceRoot?: string; metrics?: SandboxPoolMetrics } = {},
   ) {
     this.docker = docker ?? new Dockerode();
-    const modem = this.docker.modem as { host?: string; socketPath?: unknown };
+    const modem = (this.docker.modem ?? {}) as { host?: string; socketPath?: unknown };
     this.withLauncher =
-      settings.docker.launcher !== false &&
+      settings.docker.launcher === true &&
       numericUser(settings.docker.user) !== null &&
       !settings.docker.runtime &&
       !modem.host &&
@@ -644,7 +644,7 @@ export class DockerSandboxBackend implements SandboxBackend {
    * daemon is local (a Unix socket), so a container's pid is one of this host's.
    */
   private canBridge(): boolean {
-    const modem = this.docker.modem as { host?: string; socketPath?: unknown };
+    const modem = (this.docker.modem ?? {}) as { host?: string; socketPath?: unknown };
     return process.getuid?.() === 0 && !modem.host && Boolean(modem.socketPath);
   }
 
