@@ -87,7 +87,11 @@ export async function gitHeadCommit(options: {
   return commit ?? null;
 }
 
-/** Runs git on this host without a shell, with nothing of the server's environment but PATH. */
+/**
+ * Runs git on this host without a shell, with nothing of the server's environment but PATH. Not
+ * in a sandbox: it is Ambient's own step (clone into a fresh directory, `ls-remote` of a URL built
+ * from the server's git base), run before any tenant code and never inside a tree a tenant wrote.
+ */
 function runGit(
   args: string[],
   options: { cwd: string; token: string | null; timeoutMs: number; signal?: AbortSignal },

@@ -256,12 +256,15 @@ export class SnapshotStore {
 
 /** `cp -a` (reflinks where the filesystem has them): links stay links, never followed. */
 async function copyTree(from: string, to: string): Promise<void> {
+  // On the host, not in a sandbox: both ends are directories Ambient made, and a tenant's tree is
+  // only copied, never read or run. `cp -a` copies links as links (it follows none).
   await run('cp', ['-a', '--reflink=auto', '--', `${from}/.`, `${to}/`], {
     maxBuffer: 1024 * 1024,
   });
 }
 
 async function diskUsage(dir: string): Promise<number> {
+  // `du` counts links as links, without following them.
   const { stdout } = await run('du', ['-sb', '--', dir]);
   return Number(stdout.split('\t')[0]) || 0;
 }
