@@ -12,7 +12,10 @@ export { REDIS, RedisConnections } from './redis-connections';
     {
       provide: REDIS,
       inject: [RedisConnections],
-      useFactory: (connections: RedisConnections) => connections.create(),
+      // Commands issued in the same tick (change hints of many runs, signals, presence) go out
+      // in one write. Nothing blocking runs on this connection; subscribers have their own.
+      useFactory: (connections: RedisConnections) =>
+        connections.create({ enableAutoPipelining: true }),
     },
   ],
   exports: [RedisConnections, REDIS, Invalidations],

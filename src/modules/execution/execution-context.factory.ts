@@ -16,10 +16,8 @@ import { TeamSecretsService } from '../secrets';
 import {
   Run,
   RunAttachment,
-  RunMessage,
   RunFollowupsService,
   RunKeysService,
-  RunTransitions,
   withoutRequestId,
   RunRecords,
 } from '../runs';
@@ -49,7 +47,6 @@ export class ExecutionContextFactory {
     private readonly records: RunRecords,
     private readonly workspaces: WorkspaceService,
     private readonly followups: RunFollowupsService,
-    private readonly transitions: RunTransitions,
     private readonly artifacts: ArtifactWriter,
     private readonly runKeys: RunKeysService,
     private readonly secrets: TeamSecretsService,
@@ -127,10 +124,11 @@ export class ExecutionContextFactory {
   }
 
   async loadInputs(run: Run, token: ExecutionToken): Promise<ExecutionInputs> {
-    const history = await this.conversationSoFar(run.conversationId);
-    const firstExecution = !(await this.dataSource
-      .getRepository(RunMessage)
-      .exists({ where: { runId: run.id } }));
+    const stored = await this.records.conversationMessages(run.conversationId);
+    const history = closeDanglingToolCalls(
+      stored.map(({ message }) => withoutRequestId(message as ChatMessage)),
+    );
+    const firstExecution = !stored.some((row) => row.runId === run.id);
     const attachments = firstExecution
       ? await this.dataSource.getRepository(RunAttachment).findBy({ runId: run.id })
       : [];
@@ -144,19 +142,22 @@ export class ExecutionContextFactory {
    */
 
   /** Stores one message of the conversation, as the agent loop produces it. */
-  async recordMessage(token: ExecutionToken, message: ChatMessage): Promise<void> {
-    await this.fence.write(token, 'message', (manager) =>
-      manager.getRepository(RunMessage).insert({
-        runId: token.runId,
-        executionId: token.executionId,
-        message: message as unknown as JsonObject,
-        createdAt: new Date(),
-      }),
-    );
+  recordMessage(token: ExecutionToken, message: ChatMessage): Promise<void> {
+    return this.recordMessages(token, [message]);
   }
 
-  /** Claims the run's undelivered follow-ups for the execution. */
-  takeFollowups(token: ExecutionToken): Promise<string[]> {
+  /** Stores messages of the conversation in order, all or none. */
+  recordMessages(token: ExecutionToken, messages: ChatMessage[]): Promise<void> {
+    return this.fence.appendMessages(token, messages as unknown as JsonObject[]);
+  }
+
+  /**
+   * Claims the run's undelivered follow-ups for the execution. Most turns find none: an unlocked
+   * read says so without a transaction. A follow-up committed just after it is taken at the next
+   * turn, or, at the execution's end, sends the run back to the queue (`requeueForFollowups`).
+   */
+  async takeFollowups(token: ExecutionToken): Promise<string[]> {
+    if (!(await this.followups.hasUndelivered(token.runId))) return [];
     return this.fence.write(token, 'followups', (manager) =>
       this.followups.takeUndelivered(token.runId, token.executionId, manager),
     );
@@ -168,12 +169,9 @@ export class ExecutionContextFactory {
     eventType: string,
     payload?: Record<string, unknown> | null,
   ): Promise<void> {
-    return this.fence.write(token, 'event', (manager) =>
-      this.transitions.appendEvent(manager, token.runId, eventType, {
-        executionId: token.executionId,
-        payload: (payload ?? null) as JsonObject | null,
-      }),
-    );
+    return this.fence.appendEvents(token, [
+      { eventType, payload: (payload ?? null) as JsonObject | null },
+    ]);
   }
 
   /** Records an artifact the execution reports (validated as `parseArtifactInput` says). */
@@ -184,13 +182,6 @@ export class ExecutionContextFactory {
   ): Promise<RunArtifact> {
     return this.artifacts.report(run, parseArtifactInput(report), (insert) =>
       this.fence.write(token, 'artifact', insert),
-    );
-  }
-
-  private async conversationSoFar(conversationId: string): Promise<ChatMessage[]> {
-    const messages = await this.records.conversationMessages(conversationId);
-    return closeDanglingToolCalls(
-      messages.map((message) => withoutRequestId(message as ChatMessage)),
     );
   }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { AmbientMetrics } from '../metrics';
-import { RunRecords } from '../runs';
+import { RunAppends, RunRecords } from '../runs';
 import { ExecutionFence, ExecutionToken, StaleExecutionError } from './execution-fence';
 
 /**
@@ -19,11 +19,18 @@ describe('ExecutionFence (database)', () => {
   let dataSource: DataSource;
   let metrics: AmbientMetrics;
   let fence: ExecutionFence;
+  let hints: string[];
 
   beforeEach(() => {
     dataSource = db.dataSource;
     metrics = new AmbientMetrics();
-    fence = new ExecutionFence(dataSource, metrics, new RunRecords(dataSource));
+    hints = [];
+    const changes = { rowsAdded: (runId: string, kind: string) => hints.push(`${runId}:${kind}`) };
+    const appends = new RunAppends(
+      dataSource,
+      changes as unknown as ConstructorParameters<typeof RunAppends>[1],
+    );
+    fence = new ExecutionFence(dataSource, metrics, new RunRecords(dataSource), appends);
   });
 
   /** A run as a worker's claim leaves it: `executionCount` executions, held by `owner`. */
@@ -194,6 +201,80 @@ describe('ExecutionFence (database)', () => {
       StaleExecutionError,
     );
     expect(await messagesOf(failed)).toEqual([{ executionId: 1, content: 'debugging' }]);
+  });
+
+  it('appends messages and events in order in one fenced statement, all or none', async () => {
+    const runId = await claimedRun(WORKER_A, 1);
+    const token = { runId, executionId: 1, holder: { lease: WORKER_A } };
+    await fence.appendMessages(token, [
+      { role: 'assistant', content: 'first' },
+      { role: 'tool', content: 'second' },
+      { role: 'assistant', content: 'third' },
+    ]);
+    await fence.appendEvents(token, [
+      { eventType: 'one', payload: { n: 1 } },
+      { eventType: 'two', payload: null },
+    ]);
+    expect(await messagesOf(runId)).toEqual(
+      ['first', 'second', 'third'].map((content) => ({ executionId: 1, content })),
+    );
+    const events = (await dataSource.query(
+      'SELECT execution_id AS executionId, event_type AS type, payload FROM run_events WHERE run_id = ? ORDER BY id',
+      [runId],
+    )) as { executionId: number; type: string; payload: unknown }[];
+    expect(events.map((e) => [e.executionId, e.type])).toEqual([
+      [1, 'one'],
+      [1, 'two'],
+    ]);
+    expect(hints).toEqual([`${runId}:message`, `${runId}:timeline`]);
+
+    await takeOver(runId, WORKER_B);
+    await expect(
+      fence.appendMessages(token, [{ role: 'assistant', content: 'late' }]),
+    ).rejects.toBeInstanceOf(StaleExecutionError);
+    await expect(fence.appendEvents(token, [{ eventType: 'late' }])).rejects.toBeInstanceOf(
+      StaleExecutionError,
+    );
+    expect((await messagesOf(runId)).length).toBe(3);
+    expect(hints.length).toBe(2);
+    expect((await staleWrites()).sort()).toEqual([
+      'ambient_stale_execution_writes_total{write="event"} 1',
+      'ambient_stale_execution_writes_total{write="message"} 1',
+    ]);
+  });
+
+  it('makes a fenced append wait for a takeover in progress, then refuses it', async () => {
+    const runId = await claimedRun(WORKER_A, 1);
+    const token = { runId, executionId: 1, holder: { lease: WORKER_A } };
+    const takeover = dataSource.createQueryRunner();
+    try {
+      await takeover.startTransaction();
+      await takeover.query(
+        `UPDATE runs SET execution_count = execution_count + 1, lease_owner = ? WHERE id = ?`,
+        [WORKER_B, runId],
+      );
+      const append = fence.appendMessages(token, [{ role: 'assistant', content: 'racing' }]);
+      const settled = append.then(
+        () => 'written',
+        () => 'refused',
+      );
+      // The append's locking read waits for the takeover's row lock (seen by MySQL, bounded).
+      let waiting = false;
+      for (let i = 0; i < 200 && !waiting; i++) {
+        const [row] = (await dataSource.query(
+          `SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX
+            WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE 'INSERT INTO run_messages%'`,
+        )) as { n: string | number }[];
+        waiting = Number(row.n) > 0;
+      }
+      expect(waiting).toBe(true);
+      await takeover.commitTransaction();
+      expect(await settled).toBe('refused');
+    } finally {
+      if (takeover.isTransactionActive) await takeover.rollbackTransaction();
+      await takeover.release();
+    }
+    expect(await messagesOf(runId)).toEqual([]);
   });
 
   it('guards state transitions with the token', async () => {

@@ -2,7 +2,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AmbientMetrics } from '../metrics';
-import { RowCondition, RunRecords } from '../runs';
+import type { JsonObject } from '../../common/json';
+import { AppendedEvent, RowCondition, RunAppends, RunRecords } from '../runs';
 
 /**
  * What an execution proves it still holds its run with: the run's `execution_count` it claimed
@@ -77,6 +78,7 @@ export class ExecutionFence {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly metrics: AmbientMetrics,
     private readonly records: RunRecords,
+    private readonly appends: RunAppends,
   ) {}
 
   /** Runs `work` in a transaction where the token is checked current and stays so until commit. */
@@ -89,6 +91,20 @@ export class ExecutionFence {
       if (!(await this.holds(manager, token, true))) this.refuse(token, write);
       return work(manager);
     });
+  }
+
+  /** Adds conversation messages in one fenced statement (see RunAppends); refused when stale. */
+  async appendMessages(token: ExecutionToken, messages: JsonObject[]): Promise<void> {
+    const { runId, executionId } = token;
+    const added = await this.appends.messages(runId, executionId, tokenCondition(token), messages);
+    if (!added) this.refuse(token, 'message');
+  }
+
+  /** Adds timeline events in one fenced statement (see RunAppends); refused when stale. */
+  async appendEvents(token: ExecutionToken, events: AppendedEvent[]): Promise<void> {
+    const { runId, executionId } = token;
+    const added = await this.appends.events(runId, executionId, tokenCondition(token), events);
+    if (!added) this.refuse(token, 'event');
   }
 
   /**

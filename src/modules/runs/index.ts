@@ -19,6 +19,8 @@ export { runPageUrl, sessionIdOf } from './run-links';
 export { assertMetadata } from './run-metadata.rules';
 export { EXECUTE_JOB, RUNS_QUEUE, RunQueue } from './run-queue.service';
 export type { ExecuteJobData } from './run-queue.service';
+export { RunAppends } from './run-appends';
+export type { AppendedEvent } from './run-appends';
 export { RunRecords, USAGE_GROUP_BY } from './run-records';
 export type { RowCondition, TranscriptMessageRow, UsageGroupBy } from './run-records';
 export { RunSignals } from './run-signals.service';

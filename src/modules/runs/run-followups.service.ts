@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUuid } from '../../common/ids';
 import type { AuditBy } from '../audit';
@@ -153,9 +153,12 @@ export class RunFollowupsService {
   }
 
   async hasUndelivered(runId: string): Promise<boolean> {
-    return this.dataSource
-      .getRepository(RunFollowup)
-      .exists({ where: { runId, consumedAt: IsNull(), droppedAt: IsNull() } });
+    const rows = (await this.dataSource.query(
+      `SELECT 1 FROM run_followups
+        WHERE run_id = ? AND consumed_at IS NULL AND dropped_at IS NULL LIMIT 1`,
+      [runId],
+    )) as unknown[];
+    return rows.length > 0;
   }
 
   /** Claims every undelivered follow-up of the run for an execution, oldest first. */

@@ -191,13 +191,18 @@ export class RunRecords implements EnvironmentLatestRuns, SkillLastRuns, Convers
   }
 
   /** The messages of every run of a conversation, in the order they were recorded. */
-  async conversationMessages(conversationId: string): Promise<unknown[]> {
+  async conversationMessages(
+    conversationId: string,
+  ): Promise<{ runId: string; message: unknown }[]> {
     const rows = (await this.db().query(
-      `SELECT m.message FROM run_messages m JOIN runs r ON r.id = m.run_id
+      `SELECT m.run_id, m.message FROM run_messages m JOIN runs r ON r.id = m.run_id
         WHERE r.conversation_id = ? ORDER BY m.id`,
       [conversationId],
-    )) as { message: string | Record<string, unknown> }[];
-    return rows.map((r) => (typeof r.message === 'string' ? JSON.parse(r.message) : r.message));
+    )) as { run_id: string; message: string | Record<string, unknown> }[];
+    return rows.map((r) => ({
+      runId: r.run_id,
+      message: typeof r.message === 'string' ? JSON.parse(r.message) : r.message,
+    }));
   }
 
   // --- kept workspaces (runs.workspace_retained_until, runs.workspace_volume) ---

@@ -26,6 +26,7 @@ import { RUNS_QUEUE, RunQueue } from './run-queue.service';
 import { RunSignals } from './run-signals.service';
 import { FailedRunFollowups } from './failed-run-followups';
 import { RunGauges } from './run-gauges.service';
+import { RunAppends } from './run-appends';
 import { RunRecords } from './run-records';
 import { RunTransitions } from './run-transitions.service';
 import { RunAttachmentsController } from './run-attachments.controller';
@@ -71,6 +72,7 @@ import { RunsService } from './runs.service';
     RunFollowupsService,
     FailedRunFollowups,
     RunRecords,
+    RunAppends,
     { provide: EnvironmentLatestRuns, useExisting: RunRecords },
     { provide: SkillLastRuns, useExisting: RunRecords },
     { provide: ConversationRuns, useExisting: RunRecords },
@@ -97,6 +99,7 @@ import { RunsService } from './runs.service';
     RunFollowupsService,
     FailedRunFollowups,
     RunRecords,
+    RunAppends,
     RunKeysService,
     RunChanges,
     RunAttachmentsService,

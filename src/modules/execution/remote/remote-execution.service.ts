@@ -211,8 +211,7 @@ export class RemoteExecutionService {
   async recordMessages(principal: Principal, messages: ChatMessage[]): Promise<number> {
     const run = await this.running(principal);
     const token = this.tokenOf(principal, run);
-    for (const message of messages)
-      await this.fenced(() => this.contexts.recordMessage(token, message));
+    await this.fenced(() => this.contexts.recordMessages(token, messages));
     return messages.length;
   }
 

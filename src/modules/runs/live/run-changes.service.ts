@@ -57,7 +57,8 @@ export function decodeRunChange(text: string): RunChange | null {
  * hint ("run X's timeline changed"); streams read what changed from the database, so a hint must
  * only go out once the change is visible there: inside a transaction it waits for the commit (and
  * is dropped on rollback). Timeline events and messages are noticed wherever they are inserted
- * (a TypeORM subscriber), run rows where they are written (`runChanged`).
+ * (a TypeORM subscriber, or `rowsAdded` for raw inserts), run rows where they are written
+ * (`runChanged`).
  */
 @Injectable()
 export class RunChanges implements EntitySubscriberInterface {
@@ -79,6 +80,11 @@ export class RunChanges implements EntitySubscriberInterface {
   /** The run's row changed through `manager` (its transaction's, or autocommit when omitted). */
   runChanged(runId: string, manager?: EntityManager): void {
     this.changed(manager?.queryRunner, runId, 'run');
+  }
+
+  /** Rows were added to the run's timeline or conversation outside a transaction (committed). */
+  rowsAdded(runId: string, kind: 'timeline' | 'message'): void {
+    this.publish({ runId, kinds: [kind] });
   }
 
   afterInsert(event: InsertEvent<unknown>): void {
