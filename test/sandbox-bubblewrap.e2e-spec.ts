@@ -1,8 +1,11 @@
 /**
  * The bubblewrap backend directly (runs end to end are in sandbox-isolation.e2e-spec.ts): what a
- * process sees of the host, its environment, extra read-only paths, and programs it cannot find.
+ * process sees of the host, its environment, extra read-only paths, programs it cannot find, and
+ * the execution's network namespace that its commands share with the API forwarder.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '../src/modules/execution/harness/command-runner';
@@ -70,5 +73,65 @@ describe('bubblewrap sandbox', () => {
     expect((await proc.exited).startError?.code).toBe('ENOENT');
     const byName = sandbox.spawn('no-such-tool', [], { env: { PATH: sandbox.path } });
     expect((await byName.exited).startError?.code).toBe('ENOENT');
+  });
+});
+
+describe('bubblewrap sandbox with the API', () => {
+  let root: string;
+  let server: Server;
+  let backend: BubblewrapSandboxBackend;
+  const opened: Sandbox[] = [];
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'ambient-bwrap-api-'));
+    server = createServer((req, res) => res.end(`api saw ${req.url}`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    backend = new BubblewrapSandboxBackend({ readonlyPaths: [], privateRoot: join(root, '.sb') });
+  });
+
+  afterAll(async () => {
+    await Promise.all(opened.map((s) => s.close()));
+    await new Promise((resolve) => server.close(resolve));
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  async function open(runId: string): Promise<Sandbox> {
+    mkdirSync(join(root, runId));
+    const sandbox = await backend.open({
+      runId,
+      executionId: 1,
+      teamId: 'team',
+      workspaceDir: join(root, runId),
+      image: null,
+      network: 'none',
+      limits: { memoryMb: 256, pids: 64, cpus: 1 },
+      apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`,
+    });
+    opened.push(sandbox);
+    return sandbox;
+  }
+
+  const run = (sandbox: Sandbox, command: string) =>
+    runCommand({ sandbox, command, env: { PATH: sandbox.path }, timeoutMs: 10_000 });
+
+  it("runs every command of an execution in its own network namespace, where the API's forwarder listens", async () => {
+    const [one, two] = [await open('api-one'), await open('api-two')];
+    const netns = 'readlink /proc/self/ns/net';
+    const api = `curl -sS ${one.apiUrl}/x; echo`;
+    const first = await run(one, `${netns}; ${api}`);
+    const second = await run(one, `${netns}; ${api}; hostname; id -u`);
+    const other = await run(two, netns);
+    const [ns] = first.output.split('\n');
+    expect(first.output).toBe(`${ns}\napi saw /api/x\n`);
+    expect(second.output).toBe(`${ns}\napi saw /api/x\nambient-sandbox\n1000\n`);
+    expect(other.output).not.toBe(`${ns}\n`);
+    expect(ns).not.toBe(readlinkSync('/proc/self/ns/net'));
+  });
+
+  it('starts no command once the namespace is gone, rather than one elsewhere', async () => {
+    const sandbox = await open('api-closed');
+    await sandbox.close();
+    const proc = sandbox.spawn('/bin/true', [], { env: { PATH: sandbox.path } });
+    expect((await proc.exited).startError?.code).toBe('ESRCH');
   });
 });

@@ -14,6 +14,7 @@ import {
 import { CgroupLimits } from '../../cgroup-limits';
 import { childSandboxProcess } from '../../child-sandbox-process';
 import { spawnOffLoop } from '../../off-loop-spawn';
+import { ForwarderNamespace } from './forwarder-namespace';
 import { SLIRP_DNS, SlirpNetwork } from './slirp-network';
 import {
   SANDBOX_PATH,
@@ -83,10 +84,13 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   private readonly bwrap: string;
   /** socat, which forwards the API into sandboxes; without it they get no API. */
   private readonly forwarder: string | null;
+  /** nsenter, with which commands join their execution's network namespace (see ForwarderNamespace). */
+  private readonly nsenter: string | null;
 
   constructor(private readonly settings: BubblewrapSettings) {
     this.bwrap = settings.bwrap ?? 'bwrap';
     this.forwarder = ['/usr/bin/socat', '/bin/socat'].find((p) => existsSync(p)) ?? null;
+    this.nsenter = ['/usr/bin/nsenter', '/bin/nsenter'].find((p) => existsSync(p)) ?? null;
   }
 
   async open(spec: SandboxSpec): Promise<Sandbox> {
@@ -111,12 +115,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
         ? await ApiBridge.listen(join(privateDir, 'files', API_SOCKET_NAME), spec.apiUrl)
         : null;
     const cgroup = await CgroupLimits.create(`${spec.runId}-${spec.executionId}`, spec.limits);
-    const fixedArgs = this.fixedArgs(spec, {
-      passwd,
-      group,
-      files: join(privateDir, 'files'),
-      resolvConf,
-    });
+    const files = { passwd, group, files: join(privateDir, 'files'), resolvConf };
     const running = new Set<SandboxProcess>();
     const bwrap = this.bwrap;
     const readonlyPaths = this.settings.readonlyPaths;
@@ -136,8 +135,42 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       return SYSTEM_DIRS.some((dir) => inside.startsWith(`${dir}/`)) ? inside : null;
     };
     const egress = spec.network === 'egress';
+    // The shell joins the sandbox's cgroup before what it execs (bwrap) forks anything.
+    const joinCgroup = 'for f in "$@"; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done';
+    const procs = cgroup?.procsFiles ?? [];
+    const inCgroup = (command: string[]): string[] => [
+      '-c',
+      `${joinCgroup}; shift ${procs.length + 1}; exec "$@"`,
+      'sh',
+      ...procs,
+      '--',
+      ...command,
+    ];
+    // With the API and without egress, the execution's network namespace is made once, held by
+    // its forwarder; commands join it. Otherwise (or if that fails) each command makes its own.
+    const sharedNetwork =
+      bridge && !egress && this.nsenter
+        ? await ForwarderNamespace.start(
+            inCgroup([
+              bwrap,
+              '--info-fd',
+              '1',
+              ...this.fixedArgs(spec, files, true),
+              '--',
+              this.forwarder!,
+              ...forwarderArgs(`${SANDBOX_PRIVATE_DIR}/${API_SOCKET_NAME}`),
+            ]),
+            { PATH: SANDBOX_PATH },
+          )
+        : null;
+    const fixedArgs = this.fixedArgs(spec, files, sharedNetwork === null);
+    const nsenter = this.nsenter;
     // Inside, the command starts once the API forwarder listens on the sandbox's loopback.
-    const entry = bridge ? [...forwarderEntry(this.forwarder!)] : [];
+    const entry = bridge
+      ? sharedNetwork
+        ? [...forwarderWait()]
+        : [...forwarderEntry(this.forwarder!)]
+      : [];
 
     const sandbox: Sandbox = {
       backend: this.name,
@@ -147,6 +180,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       apiUrl: bridge ? bridgedApiUrl(spec.apiUrl!) : null,
       spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess {
         if (!programExists(file, options, hostPathOf)) return notStarted(file);
+        const enter = sharedNetwork ? sharedNetwork.enterArgs(nsenter!) : [];
+        if (!enter) return notStarted(file, 'the sandbox network namespace is gone');
         const bwrapArgs = [
           ...fixedArgs,
           ...(egress ? ['--info-fd', '3', '--block-fd', '4'] : []),
@@ -157,19 +192,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
           file,
           ...args,
         ];
-        // The shell joins the sandbox's cgroup before bwrap (which it becomes) forks anything.
-        const joinCgroup =
-          'for f in "$@"; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done';
-        const procs = cgroup?.procsFiles ?? [];
-        const shArgs = [
-          '-c',
-          `${joinCgroup}; shift ${procs.length + 1}; exec "$@"`,
-          'sh',
-          ...procs,
-          '--',
-          bwrap,
-          ...bwrapArgs,
-        ];
+        const shArgs = inCgroup([...enter, bwrap, ...bwrapArgs]);
         if (!egress) {
           // Without slirp's extra descriptors, the process starts off the event loop.
           const proc = spawnOffLoop('/bin/sh', shArgs, {
@@ -199,6 +222,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       adopt: () => Promise.resolve(),
       async close() {
         for (const proc of running) proc.kill();
+        sharedNetwork?.stop();
         await bridge?.close();
         await cgroup?.remove();
         await rm(privateDir, { recursive: true, force: true });
@@ -207,9 +231,11 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     return sandbox;
   }
 
+  /** `ownNetwork`: a new network namespace (else the caller's: the execution's, joined). */
   private fixedArgs(
     spec: SandboxSpec,
     files: { passwd: string; group: string; files: string; resolvConf?: string },
+    ownNetwork: boolean,
   ): string[] {
     const args = [
       '--unshare-user',
@@ -217,7 +243,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       '--unshare-ipc',
       '--unshare-uts',
       '--unshare-cgroup-try',
-      '--unshare-net',
+      ...(ownNetwork ? ['--unshare-net'] : []),
       '--uid',
       String(SANDBOX_UID),
       '--gid',
@@ -268,6 +294,21 @@ function forwarderEntry(socat: string): string[] {
 }
 
 /**
+ * `sh -c` that waits (at most ~2 s) until the execution's forwarder listens on the loopback, with
+ * shell builtins only (it normally does already: it started when the sandbox opened), then
+ * becomes the command.
+ */
+function forwarderWait(): string[] {
+  const hexPort = SANDBOX_API_PORT.toString(16).toUpperCase().padStart(4, '0');
+  const listening = `0100007F:${hexPort} 00000000:0000 0A`;
+  const script =
+    `i=0; while [ $i -lt 400 ]; do ` +
+    `while read -r _ local remote st _; do [ "$local $remote $st" = '${listening}' ] && exec "$@"; done </proc/net/tcp; ` +
+    `i=$((i+1)); sleep 0.005; done; exec "$@"`;
+  return ['/bin/sh', '-c', script, 'sh'];
+}
+
+/**
  * Whether `file` can be found inside the sandbox (a path, or a name on the PATH it is given), as
  * its mounts map to this host. bwrap itself reports a missing program only as exit code 1.
  */
@@ -288,10 +329,12 @@ function programExists(
   return path.split(':').some((dir) => dir.startsWith('/') && found(posix.join(dir, file)));
 }
 
-/** A process that never started: no such program in the sandbox. */
-function notStarted(file: string): SandboxProcess {
-  const error: NodeJS.ErrnoException = new Error(`spawn ${file} ENOENT`);
-  error.code = 'ENOENT';
+/** A process that never started: no such program in the sandbox (or no sandbox any more). */
+function notStarted(file: string, why?: string): SandboxProcess {
+  const error: NodeJS.ErrnoException = new Error(
+    why ? `spawn ${file}: ${why}` : `spawn ${file} ENOENT`,
+  );
+  error.code = why ? 'ESRCH' : 'ENOENT';
   const ended = (): PassThrough => new PassThrough().end();
   return {
     stdin: null,
