@@ -222,8 +222,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       adopt: () => Promise.resolve(),
       async close() {
         for (const proc of running) proc.kill();
-        sharedNetwork?.stop();
-        await bridge?.close();
+        await Promise.all([sharedNetwork?.stop(), bridge?.close()]);
         await cgroup?.remove();
         await rm(privateDir, { recursive: true, force: true });
       },

@@ -77,7 +77,9 @@ export class ForwarderNamespace {
     return [nsenter, `--target=${this.pid}`, '--user', '--net', '--preserve-credentials', '--'];
   }
 
-  stop(): void {
+  /** Kills the forwarder and its namespace; settles once it has exited (its cgroup is empty). */
+  async stop(): Promise<void> {
     this.holder.kill();
+    await this.holder.exited;
   }
 }
