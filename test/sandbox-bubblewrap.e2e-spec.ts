@@ -128,6 +128,19 @@ describe('bubblewrap sandbox with the API', () => {
     expect(ns).not.toBe(readlinkSync('/proc/self/ns/net'));
   });
 
+  it("hands a command its own standard input, not the wait for the forwarder's", async () => {
+    const sandbox = await open('api-stdin');
+    const proc = sandbox.spawn('/bin/sh', ['-c', 'cat; echo " read"'], {
+      env: { PATH: sandbox.path },
+      stdin: 'pipe',
+    });
+    let out = '';
+    proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    proc.stdin!.end('from the caller');
+    await proc.exited;
+    expect(out).toBe('from the caller read\n');
+  });
+
   it('starts no command once the namespace is gone, rather than one elsewhere', async () => {
     const sandbox = await open('api-closed');
     await sandbox.close();

@@ -302,7 +302,8 @@ function forwarderWait(): string[] {
   const listening = `0100007F:${hexPort} 00000000:0000 0A`;
   const script =
     `i=0; while [ $i -lt 400 ]; do ` +
-    `while read -r _ local remote st _; do [ "$local $remote $st" = '${listening}' ] && exec "$@"; done </proc/net/tcp; ` +
+    // `break 2`, not exec, inside the loop: its stdin is /proc/net/tcp, the command's is not.
+    `while read -r _ local remote st _; do [ "$local $remote $st" = '${listening}' ] && break 2; done </proc/net/tcp; ` +
     `i=$((i+1)); sleep 0.005; done; exec "$@"`;
   return ['/bin/sh', '-c', script, 'sh'];
 }
