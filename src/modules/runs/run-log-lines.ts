@@ -15,18 +15,6 @@ export type LoggedRun = Pick<
   | 'updatedAt'
 >;
 
-export const LOGGED_RUN_COLUMNS: { [K in keyof LoggedRun]: true } = {
-  id: true,
-  teamId: true,
-  modelId: true,
-  executionCount: true,
-  statusMessage: true,
-  requestUsage: true,
-  createdAt: true,
-  startedAt: true,
-  updatedAt: true,
-};
-
 /** Whether entering `to` writes an info line (a run's start and its end). */
 export function isLoggedTransition(to: RunState): boolean {
   return to === 'INPROGRESS' || isTerminal(to);

@@ -4,12 +4,12 @@ import { DataSource, EntityManager } from 'typeorm';
 import { newUuid } from '../../common/ids';
 import type { JsonObject } from '../../common/json';
 import { Run } from './entities/run.entity';
-import { RunEvent } from './entities/run-event.entity';
 import { RunFollowup } from './entities/run-followup.entity';
 import { AmbientMetrics } from '../metrics';
 import { RunChanges } from './live/run-changes.service';
 import { EVENT_FOR_STATE, isTerminal, RunState, statesLeadingTo } from './run-state';
-import { isLoggedTransition, LOGGED_RUN_COLUMNS, LoggedRun, runLogLine } from './run-log-lines';
+import { isLoggedTransition, LoggedRun, runLogLine } from './run-log-lines';
+import { RUN_CREATED_EVENT } from './new-run-writer.service';
 
 /** Whether moving into `to` from one of `allowed` may take a run out of a running state. */
 function leavesSlot(to: RunState, allowed: readonly RunState[]): boolean {
@@ -88,7 +88,24 @@ export class RunTransitions {
 
   /** What a run that just started or ended is measured and logged by. */
   private async movedRun(manager: EntityManager, runId: string): Promise<LoggedRun | null> {
-    return manager.getRepository(Run).findOne({ select: LOGGED_RUN_COLUMNS, where: { id: runId } });
+    const [row] = (await manager.query(
+      `SELECT id, team_id, model_id, execution_count, status_message, request_usage, created_at,
+              started_at, updated_at
+         FROM runs WHERE id = ?`,
+      [runId],
+    )) as LoggedRunRow[];
+    if (!row) return null;
+    return {
+      id: row.id,
+      teamId: row.team_id,
+      modelId: row.model_id,
+      executionCount: Number(row.execution_count),
+      statusMessage: jsonColumn(row.status_message),
+      requestUsage: jsonColumn(row.request_usage),
+      createdAt: row.created_at,
+      startedAt: row.started_at,
+      updatedAt: row.updated_at,
+    };
   }
 
   private async apply(
@@ -172,6 +189,7 @@ export class RunTransitions {
     return true;
   }
 
+  /** Adds an event to the run's timeline (its change hint goes out after `manager`'s commit). */
   async appendEvent(
     manager: EntityManager,
     runId: string,
@@ -182,13 +200,37 @@ export class RunTransitions {
       payload?: JsonObject | null;
     } = {},
   ): Promise<void> {
-    await manager.getRepository(RunEvent).insert({
-      eventUuid: newUuid(),
-      runId,
-      executionId: fields.executionId ?? null,
-      eventType,
-      occurredAt: fields.occurredAt ?? new Date(),
-      payload: fields.payload ?? null,
-    });
+    await manager.query(
+      `INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, occurred_at, payload)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+      [
+        newUuid(),
+        runId,
+        fields.executionId ?? null,
+        eventType,
+        fields.occurredAt ?? new Date(),
+        fields.payload == null ? null : JSON.stringify(fields.payload),
+      ],
+    );
+    // A run's first event commits with the run itself: no stream can be open on it yet.
+    if (eventType !== RUN_CREATED_EVENT) this.changes.rowsAddedIn(manager, runId, 'timeline');
   }
+}
+
+/** The `runs` columns of a LoggedRun as MySQL returns them. */
+interface LoggedRunRow {
+  id: string;
+  team_id: string;
+  model_id: string | null;
+  execution_count: number | string;
+  status_message: string | LoggedRun['statusMessage'];
+  request_usage: string | LoggedRun['requestUsage'];
+  created_at: Date;
+  started_at: Date | null;
+  updated_at: Date;
+}
+
+/** A JSON column (MariaDB returns its text, MySQL the value). */
+function jsonColumn<T>(value: string | T | null): T | null {
+  return typeof value === 'string' ? (JSON.parse(value) as T) : (value ?? null);
 }

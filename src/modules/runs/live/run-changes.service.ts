@@ -87,6 +87,11 @@ export class RunChanges implements EntitySubscriberInterface {
     this.publish({ runId, kinds: [kind] });
   }
 
+  /** Rows were added by raw SQL through `manager` (its transaction's: hinted after the commit). */
+  rowsAddedIn(manager: EntityManager, runId: string, kind: 'timeline' | 'message'): void {
+    this.changed(manager.queryRunner, runId, kind);
+  }
+
   afterInsert(event: InsertEvent<unknown>): void {
     const target = event.metadata.target;
     const kind = KIND_OF_INSERT.get(target);
