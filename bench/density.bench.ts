@@ -19,7 +19,9 @@ import { ms, percentile, table } from './stats';
  * Reported: wall time from the first POST to every run ended, per-run POST → end p50/p95, and the
  * latency of GET /agent/runs sampled in a bounded loop during the burst (the same loop sees runs
  * end, so an end time is known to one list round trip). In the combined layout this process is
- * the server too: its event-loop delay (p50/p99/max) is the server's. A benchmark, not a test:
+ * the server too: its event-loop delay (p50/p99/max) is the server's, and its CPU time during the
+ * burst (user + system, all threads: Ambient, the fake model and this client), per run, says what a
+ * run costs independently of how loaded the host is. A benchmark, not a test:
  * a missed target is reported as MISSED and the process still exits 0.
  */
 
@@ -52,6 +54,8 @@ interface Result {
   succeeded: number;
   ended: number;
   loopDelay: { p50: number; p99: number; max: number } | null;
+  /** CPU time (user + system, all threads) of this process during the burst; combined layout only. */
+  cpuMs: number | null;
   failures: string[];
 }
 
@@ -75,7 +79,7 @@ async function burst(
   model: FakeModelServer,
   name: string,
   count: number,
-): Promise<Omit<Result, 'backend' | 'layout' | 'loopDelay'>> {
+): Promise<Omit<Result, 'backend' | 'layout' | 'loopDelay' | 'cpuMs'>> {
   const sent = new Map<string, number>();
   const sentByScript = new Map<string, number>();
   const ended = new Map<string, { at: number; state: string; message: string }>();
@@ -181,7 +185,9 @@ async function measure(backend: Backend, layout: Layout, model: FakeModelServer)
     progress(`${backend}, ${layout}: ${RUNS} runs at once`);
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
+    const cpu = process.cpuUsage();
     const result = await burst(api, model, `burst-${label}`, RUNS);
+    const used = process.cpuUsage(cpu);
     loop.disable();
     return {
       backend,
@@ -195,6 +201,7 @@ async function measure(backend: Backend, layout: Layout, model: FakeModelServer)
               max: loop.max / 1e6,
             }
           : null,
+      cpuMs: layout === 'combined' ? (used.user + used.system) / 1000 : null,
     };
   } finally {
     if (worker) {
@@ -247,6 +254,7 @@ async function main(): Promise<void> {
       'POST→end p50 / p95',
       'GET /agent/runs p50 / p95 (samples)',
       'event-loop delay p50 / p99 / max',
+      'process CPU per run',
       'succeeded',
     ],
   ];
@@ -263,6 +271,7 @@ async function main(): Promise<void> {
       r.loopDelay
         ? `${ms(r.loopDelay.p50)} / ${ms(r.loopDelay.p99)} / ${ms(r.loopDelay.max)}`
         : '(worker in a child)',
+      r.cpuMs === null ? '(worker in a child)' : ms(r.cpuMs / RUNS),
       `${r.succeeded}/${RUNS}${r.ended < RUNS ? ` (${RUNS - r.ended} not ended)` : ''}`,
     ]);
   }
