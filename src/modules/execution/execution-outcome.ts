@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { ErrorCode, terminalStateFor } from '../../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import type { Run } from '../runs';
-import { RunEvent, RunFollowupsService, RunRecords, RunTransitions } from '../runs';
+import { RunFollowupsService, RunRecords, RunTransitions } from '../runs';
 import { ExecutionFence } from './execution-fence';
 import type { LeaseToken } from './execution-lease';
 import { ExecutionUsage } from './execution-usage';
@@ -43,12 +43,15 @@ export class ExecutionOutcomes {
    */
   async withFinishRequest(token: LeaseToken, result: ExecutionResult): Promise<ExecutionResult> {
     const { runId, executionId } = token;
-    const request = await this.dataSource.getRepository(RunEvent).findOne({
-      where: { runId, executionId, eventType: FINISH_REQUESTED },
-      order: { id: 'DESC' },
-    });
+    const [request] = (await this.dataSource.query(
+      `SELECT payload FROM run_events WHERE run_id = ? AND execution_id = ? AND event_type = ?
+        ORDER BY id DESC LIMIT 1`,
+      [runId, executionId, FINISH_REQUESTED],
+    )) as { payload: string | Record<string, unknown> | null }[];
     if (!request?.payload) return result;
-    const { success, summary, error_code } = request.payload as {
+    const payload =
+      typeof request.payload === 'string' ? JSON.parse(request.payload) : request.payload;
+    const { success, summary, error_code } = payload as {
       success: boolean;
       summary: string;
       error_code?: ErrorCode;

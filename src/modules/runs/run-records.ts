@@ -99,10 +99,12 @@ export class RunRecords implements EnvironmentLatestRuns, SkillLastRuns, Convers
   }
 
   async requestUsageOf(runId: string): Promise<RequestUsage | null> {
-    const run = await this.db()
-      .getRepository(Run)
-      .findOne({ select: { requestUsage: true }, where: { id: runId } });
-    return run?.requestUsage ?? null;
+    const [row] = (await this.db().query('SELECT request_usage FROM runs WHERE id = ?', [
+      runId,
+    ])) as { request_usage: string | RequestUsage | null }[];
+    const usage = row?.request_usage ?? null;
+    // MariaDB returns a JSON column's text, MySQL its value.
+    return typeof usage === 'string' ? (JSON.parse(usage) as RequestUsage) : usage;
   }
 
   /**
