@@ -14,7 +14,7 @@ import { startBareApp } from './bare-app';
 import { deliveryRequests, seedWebhooks } from './ingress-seed';
 import { LoadSpec, runLoad } from './load-generator';
 import { ms, percentile, table } from './stats';
-import { mainThreadCpuMs } from './thread-cpu';
+import { mainThreadCpuMs, watchNeighbourCpu } from './thread-cpu';
 
 /**
  * `npm run bench:ingress`: accepted deliveries/s of the webhook ingress (1 KB bodies, token and
@@ -82,6 +82,7 @@ async function main() {
     const cpu = { bare: [] as number[], token: [] as number[], sw: [] as number[] };
     let errors = 0;
     let firstError: string | null = null;
+    const throughputNeighbours = watchNeighbourCpu();
     for (let round = 0; round < ROUNDS; round++) {
       progress(`throughput round ${round + 1}/${ROUNDS}`);
       const bareBody = deliveryRequests('', tokenHooks, 1)[0].body;
@@ -108,7 +109,9 @@ async function main() {
         firstError ??= r.firstError;
       }
     }
+    const throughputCores = throughputNeighbours();
     progress(`latency at ${RATE}/s`);
+    const latencyNeighbours = watchNeighbourCpu();
     const paced = await runLoad({
       url: '',
       method: 'POST',
@@ -123,6 +126,7 @@ async function main() {
         (offset += perRound),
       ),
     });
+    const latencyCores = latencyNeighbours();
     errors += paced.errors;
     firstError ??= paced.firstError;
     const [{ n: accepted }] = (await app.dataSource.query(
@@ -132,6 +136,9 @@ async function main() {
     await app.close();
 
     const ratio = (name: 'token' | 'sw') => median(samples[name]) / median(samples.bare);
+    const cpuRatios = (name: 'token' | 'sw') =>
+      cpu[name].map((us, i) => `${((cpu.bare[i] / us) * 100).toFixed(0)} %`).join(', ');
+    const cores = (n: number | null) => (n === null ? 'n/a' : n.toFixed(2));
     const p99 = percentile(paced.latenciesMs, 99);
     rows.push([
       'bare Nest/Express POST → 202 (req/s, median of rounds)',
@@ -219,6 +226,10 @@ async function main() {
         `settings: closed loop, concurrency ${CONCURRENCY}, keep-alive, ${ROUNDS} alternating rounds of ${WARMUP_MS / 1000} s warm-up + ${MEASURE_MS / 1000} s measured; ${WEBHOOKS} webhooks per auth mode; 1 KB unique bodies`,
         `rounds (req/s): bare ${samples.bare.map((x) => x.toFixed(0)).join(', ')}; token ${samples.token.map((x) => x.toFixed(0)).join(', ')}; standard_webhooks ${samples.sw.map((x) => x.toFixed(0)).join(', ')}`,
         `server-thread CPU per request (µs, median): bare ${median(cpu.bare).toFixed(0)}, token ${median(cpu.token).toFixed(0)}, standard_webhooks ${median(cpu.sw).toFixed(0)} (MySQL and Redis work not included)`,
+        `bare / ingress server-thread CPU per request, per round (the ratio the CPU cost alone predicts): token ${cpuRatios('token')}; standard_webhooks ${cpuRatios('sw')}`,
+        // An open-loop p99 is the first figure other processes spoil: the server thread waiting
+        // for a core holds up every delivery that arrives meanwhile.
+        `CPU taken by other processes (cores, phase average): throughput ${cores(throughputCores)}, latency at ${RATE}/s ${cores(latencyCores)}`,
         `deliveries accepted in the throughput phases: ${accepted}; non-2xx answers: ${errors}${firstError ? ` (first: ${firstError})` : ''}`,
         '',
       ].join('\n'),

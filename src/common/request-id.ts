@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
+import { randomHex } from './ids';
 import { withRequestContext } from './request-context';
 
 /** The response header that names the request's id (also `trace_id` in every Error body). */
@@ -21,7 +21,7 @@ export function requestIdFor(headers: IncomingHttpHeaders): string {
   const parent = headers.traceparent;
   const trace = typeof parent === 'string' ? TRACEPARENT.exec(parent.trim())?.[1] : undefined;
   if (trace && !/^0+$/.test(trace)) return trace;
-  return randomBytes(16).toString('hex');
+  return randomHex(16);
 }
 
 /**

@@ -6,7 +6,7 @@ import { createConnection } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { AppConfig, loadConfig, Role } from '../../src/config/app-config';
-import pino from 'pino';
+import { batchedLogDestination } from '../../src/common/logging/root-logger';
 import { AmbientProcess, startAmbient, StartOptions } from '../../src/bootstrap/start';
 
 export const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
@@ -202,11 +202,11 @@ export interface TestApp {
 
 /**
  * In-process apps log JSON to stdout, or to AMBIENT_TEST_LOG_FILE (what a benchmark measuring
- * logging on sets, so its report stays readable).
+ * logging on sets, so its report stays readable), written in batches as production writes stdout.
  */
 function testLogging(): StartOptions {
   const file = process.env.AMBIENT_TEST_LOG_FILE;
-  return file ? { logDestination: pino.destination({ dest: file, sync: false, mkdir: true }) } : {};
+  return file ? { logDestination: batchedLogDestination(file) } : {};
 }
 
 export async function startTestApp(

@@ -2,6 +2,18 @@ import pino, { DestinationStream, Logger } from 'pino';
 import type { AppConfig, LogFormat } from '../../config/app-config';
 
 const FLUSH_MS = 200;
+/** Lines are written in batches of this many bytes (one write(2) for many requests). */
+const BATCH_BYTES = 4096;
+
+/**
+ * Where JSON lines go asynchronously in batches of BATCH_BYTES: stdout (1) in production, or a
+ * file (a benchmark measuring logging on writes what production writes, the same way).
+ * Flushed at process exit; the caller flushes it periodically if a quiet process must show its
+ * lines at once.
+ */
+export function batchedLogDestination(dest: number | string) {
+  return pino.destination({ dest, sync: false, minLength: BATCH_BYTES, mkdir: dest !== 1 });
+}
 
 export interface RootLogger {
   logger: Logger;
@@ -57,9 +69,8 @@ export function createRootLogger(config: AppConfig, destination?: DestinationStr
     });
     return { logger: pino(options, stream), flush: () => undefined };
   }
-  // Lines are written in 4 KB batches (one write(2) for many requests), and at least every
-  // FLUSH_MS, so a quiet process still shows its lines at once.
-  const stream = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  // At least every FLUSH_MS, so a quiet process still shows its lines at once.
+  const stream = batchedLogDestination(1);
   const timer = setInterval(() => stream.flush(), FLUSH_MS).unref();
   return {
     logger: pino(options, stream),

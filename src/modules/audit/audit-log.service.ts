@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
+import { RawSql, SqlRunner } from '../../database/raw-sql';
 import type { JsonObject } from '../../common/json';
 import { currentRequest } from '../../common/request-context';
 import type { Principal } from '../../common/auth/principal';
@@ -20,7 +21,11 @@ import type { AuditOutcome } from './audit-vocabulary';
 export class AuditLog {
   private readonly logger = new Logger('Audit');
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly sql: RawSql;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.sql = new RawSql(dataSource);
+  }
 
   /** Writes the event of a change in the change's transaction (`manager`). */
   async record(
@@ -64,8 +69,9 @@ export class AuditLog {
     };
   }
 
-  async insert(manager: EntityManager, events: AuditEvent[]): Promise<void> {
-    if (events.length) await manager.getRepository(AuditEvent).insert(events);
+  /** Inserts the events with `sql` (a transaction's EntityManager, or a raw one: RawSql). */
+  async insert(sql: SqlRunner, events: AuditEvent[]): Promise<void> {
+    if (events.length) await this.sql.insertRows(sql, AuditEvent, events);
   }
 
   /**

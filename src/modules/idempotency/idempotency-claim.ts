@@ -1,4 +1,4 @@
-import type { EntityManager } from 'typeorm';
+import type { SqlRunner } from '../../database/raw-sql';
 import { ApiError } from '../../common/errors/api-error';
 import { IDEMPOTENCY_KEY_HEADER } from './idempotency-key.header';
 
@@ -41,7 +41,7 @@ export function claimLost(claim: IdempotencyClaim): ApiError {
  * that the caller leaves that request's work out of the transaction.
  */
 export async function recordAnswersInTransaction(
-  manager: EntityManager,
+  manager: SqlRunner,
   answers: IdempotentAnswer[],
 ): Promise<Set<number>> {
   const lost = new Set<number>();

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { CoalescingBatcher } from '../../common/coalescing-batcher';
+import { RawSql, SqlRunner } from '../../database/raw-sql';
 import type { AuditEvent } from '../audit';
 import { AuditLog } from '../audit';
 import { isBackingServiceUnavailable } from '../../common/errors/unavailable';
@@ -15,13 +16,6 @@ import {
 import { Run } from './entities/run.entity';
 import { RunEvent } from './entities/run-event.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
-
-/**
- * Bytes one INSERT statement may reach before the rest of a batch goes in another statement (same
- * transaction): far below `max_allowed_packet` (16 MiB on MariaDB, 64 MiB on MySQL 8), since one
- * run may carry a prompt of 200 000 characters.
- */
-const MAX_STATEMENT_BYTES = 4 * 1024 * 1024;
 
 /** How many times a batch whose connection broke is looked up before its error stands. */
 const CONFIRM_ATTEMPTS = 3;
@@ -61,13 +55,19 @@ interface PendingRun {
 export class NewRunWriter {
   private readonly batcher = new CoalescingBatcher<PendingRun, Error | null>(
     (items) => this.insert(items),
-    { maxBatch: 100, maxInFlight: 2 },
+    // One transaction at a time: under 32 concurrent creations a batch then holds ≈ 15 runs
+    // instead of ≈ 7.5 with two in flight, halving the statements (and socket writes) per run.
+    { maxBatch: 100, maxInFlight: 1 },
   );
 
+  private readonly sql: RawSql;
+
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectDataSource() dataSource: DataSource,
     private readonly audit: AuditLog,
-  ) {}
+  ) {
+    this.sql = new RawSql(dataSource);
+  }
 
   async write(run: Run, answer?: IdempotentAnswer, event?: AuditEvent): Promise<void> {
     const refused = await this.batcher.submit({ run, answer, event });
@@ -80,17 +80,17 @@ export class NewRunWriter {
     let refused = new Set<PendingRun>();
     let runs = items.map((item) => item.run);
     try {
-      await this.dataSource.transaction(async (manager) => {
+      await this.sql.transaction(async (sql) => {
         const lost = await recordAnswersInTransaction(
-          manager,
+          sql,
           answered.map((item) => item.answer!),
         );
         refused = new Set(answered.filter((_, i) => lost.has(i)));
         const kept = items.filter((item) => !refused.has(item));
         runs = kept.map((item) => item.run);
-        await this.insertRuns(manager, runs);
+        await this.insertRuns(sql, runs);
         await this.audit.insert(
-          manager,
+          sql,
           kept.flatMap((item) => item.event ?? []),
         );
       });
@@ -101,7 +101,7 @@ export class NewRunWriter {
   }
 
   /** The runs, their metadata pairs and `oz_run_created` events, one multi-row INSERT per table. */
-  private async insertRuns(manager: EntityManager, runs: Run[]): Promise<void> {
+  private async insertRuns(sql: SqlRunner, runs: Run[]): Promise<void> {
     if (!runs.length) return;
     const metadata = runs.flatMap(metadataRows);
     const events = runs.map((run) => ({
@@ -112,9 +112,9 @@ export class NewRunWriter {
       occurredAt: run.createdAt,
       payload: { source: run.source },
     }));
-    await this.insertRows(manager, Run, runs);
-    if (metadata.length) await this.insertRows(manager, RunMetadata, metadata);
-    await this.insertRows(manager, RunEvent, events);
+    await this.sql.insertRows(sql, Run, runs);
+    if (metadata.length) await this.sql.insertRows(sql, RunMetadata, metadata);
+    await this.sql.insertRows(sql, RunEvent, events);
   }
 
   /**
@@ -128,8 +128,8 @@ export class NewRunWriter {
     if (!runs.length) return false;
     for (let attempt = 0; attempt < CONFIRM_ATTEMPTS; attempt += 1) {
       try {
-        const found = (await this.dataSource.transaction((manager) =>
-          manager.query(`SELECT COUNT(*) AS n FROM runs WHERE id IN (?) LOCK IN SHARE MODE`, [
+        const found = (await this.sql.transaction((sql) =>
+          sql.query(`SELECT COUNT(*) AS n FROM runs WHERE id IN (?) LOCK IN SHARE MODE`, [
             runs.map((run) => run.id),
           ]),
         )) as { n: number | string }[];
@@ -139,46 +139,5 @@ export class NewRunWriter {
       }
     }
     return false;
-  }
-
-  /**
-   * Multi-row INSERTs of `rows` built from the entity's metadata, each value prepared by the driver
-   * as TypeORM's own inserts do (JSON, booleans, dates); generated columns are left to MySQL.
-   * Written out here because TypeORM's query builder costs time quadratic in the parameters.
-   */
-  private async insertRows<T extends ObjectLiteral>(
-    manager: EntityManager,
-    entity: EntityTarget<T>,
-    rows: Partial<T>[],
-  ): Promise<void> {
-    const meta = this.dataSource.getMetadata(entity);
-    const columns = meta.columns.filter((column) => !column.isGenerated);
-    const tuple = `(${columns.map(() => '?').join(', ')})`;
-    const head = `INSERT INTO \`${meta.tableName}\` (${columns.map((c) => `\`${c.databaseName}\``).join(', ')}) VALUES `;
-    let params: unknown[] = [];
-    let count = 0;
-    let bytes = 0;
-    const flush = async () => {
-      if (count === 0) return;
-      await manager.query(head + Array(count).fill(tuple).join(', '), params);
-      params = [];
-      count = 0;
-      bytes = 0;
-    };
-    for (const row of rows) {
-      const values = columns.map(
-        (column) =>
-          this.dataSource.driver.preparePersistentValue(column.getEntityValue(row), column) ?? null,
-      );
-      const size = values.reduce<number>(
-        (sum, value) => sum + (typeof value === 'string' ? value.length * 3 : 16),
-        0,
-      );
-      if (count > 0 && bytes + size > MAX_STATEMENT_BYTES) await flush();
-      params.push(...values);
-      count += 1;
-      bytes += size;
-    }
-    await flush();
   }
 }

@@ -4,6 +4,7 @@ import { DataSource, EntityManager, In } from 'typeorm';
 import { DeliveryStatus, WebhookDelivery } from './entities/webhook-delivery.entity';
 import { WebhookDeliveryRun } from './entities/webhook-delivery-run.entity';
 import { isBackingServiceUnavailable } from '../../common/errors/unavailable';
+import { RawSql } from '../../database/raw-sql';
 
 export interface AcceptedOutcome {
   entryId: string;
@@ -45,12 +46,17 @@ const LOG_COLUMNS = [
  */
 @Injectable()
 export class DeliveryLog {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  /** The ingress's own statements (recordAccepted*), off TypeORM's query runner. */
+  private readonly sql: RawSql;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    this.sql = new RawSql(dataSource);
+  }
 
   async recordAccepted(delivery: AcceptedDelivery): Promise<AcceptedOutcome> {
     const { webhookId, deliveryId, contentKey, body, receivedAt } = delivery;
     try {
-      const result = (await this.dataSource.query(
+      const result = (await this.sql.query(
         `INSERT INTO webhook_deliveries
            (webhook_id, delivery_id, dedup_key, content_key, status, size_bytes, received_at, payload, evaluation_due_at)
          VALUES (?, ?, ?, ?, 'accepted', ?, ?, ?, ?)`,
@@ -112,7 +118,7 @@ export class DeliveryLog {
           ],
     );
     try {
-      await this.dataSource.query(
+      await this.sql.query(
         `INSERT INTO webhook_deliveries
            (webhook_id, delivery_id, dedup_key, content_key, status, size_bytes, received_at, payload, evaluation_due_at)
          VALUES ?`,
@@ -148,8 +154,8 @@ export class DeliveryLog {
   private async committedAnyway(deliveries: AcceptedDelivery[]): Promise<boolean> {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
-        const rows = (await this.dataSource.transaction((manager) =>
-          manager.query(
+        const rows = (await this.sql.transaction((sql) =>
+          sql.query(
             `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE (webhook_id, dedup_key) IN (?)
              LOCK IN SHARE MODE`,
             [deliveries.map((d) => [d.webhookId, d.deliveryId])],

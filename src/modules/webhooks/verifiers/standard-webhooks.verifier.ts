@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import {
   SignatureVerifier,
@@ -8,6 +9,30 @@ import {
 } from './signature-verifier';
 
 const BRANDS = ['webhook', 'svix'] as const;
+const SECRET_PREFIX = 'whsec_';
+
+/**
+ * The reference library with its HMAC computed by node:crypto (OpenSSL) instead of its pure
+ * JavaScript SHA-256, which took ≈ 1 % of the ingress's CPU. Same input (`id.timestamp.body`,
+ * the body decoded as UTF-8 as the library does), same key (the library decodes and checks the
+ * secret first; a secret it accepts decodes to the same bytes here), same `v1,<base64>` output.
+ */
+class NodeCryptoWebhook extends Webhook {
+  private readonly hmacKey: Buffer;
+
+  constructor(secret: string) {
+    super(secret);
+    const base64 = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+    this.hmacKey = Buffer.from(base64, 'base64');
+  }
+
+  override sign(msgId: string, timestamp: Date, payload: string | Buffer): string {
+    const text = typeof payload === 'string' ? payload : payload.toString();
+    const seconds = Math.floor(timestamp.getTime() / 1000);
+    const mac = createHmac('sha256', this.hmacKey).update(`${msgId}.${seconds}.${text}`);
+    return `v1,${mac.digest('base64')}`;
+  }
+}
 
 /**
  * Standard Webhooks (https://www.standardwebhooks.com), verified by the reference library
@@ -33,7 +58,7 @@ export const standardWebhooksVerifier: SignatureVerifier = {
       return unsigned(`${brand}-id and ${brand}-timestamp`);
     }
     try {
-      new Webhook(request.secret).verify(request.body, headers, { jsonParse: false });
+      new NodeCryptoWebhook(request.secret).verify(request.body, headers, { jsonParse: false });
       const id = headers['webhook-id'];
       const signed = Buffer.concat([
         Buffer.from(`${id}.${headers['webhook-timestamp']}.`, 'utf8'),
@@ -47,7 +72,7 @@ export const standardWebhooksVerifier: SignatureVerifier = {
   },
 
   checkSecret(secret) {
-    const base64 = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret;
+    const base64 = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(base64)) {
       return 'a standard_webhooks secret must be "whsec_" followed by base64';
     }

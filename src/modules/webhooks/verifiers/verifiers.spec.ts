@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { SignedRequest } from './index';
 import { BUILTIN_REGISTRY, builtinVerifier } from './builtin-verifiers.fixture';
 
@@ -44,6 +45,20 @@ describe('standard_webhooks verifier (standardwebhooks library)', () => {
       ),
     );
     expect(result).toMatchObject({ ok: true, signed: { id: 'msg_p5jXN8AQM9LWM0D4loKWxJek' } });
+  });
+
+  it('accepts what the reference library signs, also non-ASCII and invalid UTF-8 bodies', () => {
+    for (const raw of [Buffer.from('{"name":"Zoë 🚀"}'), Buffer.from([0x7b, 0xff, 0xfe, 0x7d])]) {
+      const headers: Record<string, string> = {
+        'webhook-id': 'msg_u',
+        'webhook-timestamp': String(nowSeconds),
+        'webhook-signature': new Webhook(secret).sign('msg_u', new Date(NOW_MS), raw),
+      };
+      const signed = { body: raw, header: (n: string) => headers[n], secret, nowMs: NOW_MS };
+      expect(v.verify(signed).ok).toBe(true);
+      headers['webhook-signature'] = new Webhook(secret).sign('msg_v', new Date(NOW_MS), raw);
+      expect(v.verify(signed).ok).toBe(false);
+    }
   });
 
   it('accepts webhook-* and svix-* headers, and any of several signatures (rotation)', () => {
