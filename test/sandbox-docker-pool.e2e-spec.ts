@@ -145,11 +145,11 @@ describe('docker warm pool', () => {
     // The run's limits, not the pool's defaults, and no network.
     const inspected = await docker.getContainer(`ambient-${first.runId}-1`).inspect();
     expect(inspected.HostConfig.Memory).toBe(300 * 1024 * 1024);
-    // docker-init and the killer on top of the run's own.
-    expect(inspected.HostConfig.PidsLimit).toBe(64 + 2);
+    // docker-init, the killer and the launcher on top of the run's own.
+    expect(inspected.HostConfig.PidsLimit).toBe(64 + 3);
     expect(inspected.HostConfig.NetworkMode).toBe('none');
     expect(inspected.Config.User).toBe('0:0');
-    expect(inspected.HostConfig.CapAdd).toEqual(['KILL']);
+    expect(inspected.HostConfig.CapAdd).toEqual(['KILL', 'SETUID', 'SETGID', 'SETPCAP']);
     // The workspace the run wrote is the run's own directory on the host.
     expect((await sh(first.sandbox, 'cat /workspace/left.txt')).out).toBe('one\n');
     await first.sandbox.close();

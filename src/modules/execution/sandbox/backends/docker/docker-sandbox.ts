@@ -56,14 +56,26 @@ type SandboxSettings = AppConfig['sandbox'];
  * CAP_KILL) reads process-group ids from it and kills those groups with the shell's `kill`
  * builtin. It needs no new process to do that, so it still works when a fork bomb has taken every
  * pid of the container's limit — where a `docker exec` cannot even start — and the sandbox's own
- * user can neither open the FIFO nor signal the killer.
+ * user can neither open the FIFO nor signal the killer. It never kills group 0 (its own) or 1
+ * (every process), nor its own group by number.
+ *
+ * Should its shell exit anyway, its EXIT trap execs it anew (no new pid needed): the container
+ * lives as long as its main process, and a stopped container runs no command at all. Arguments:
+ * $1 this script; at the container's start only, $2 the launcher's script and $3 the name of its
+ * FIFO (made anew with the directories, so a sandbox whose container was replaced under the same
+ * name, a crashed process's, can never reach the new one's launcher): the launcher is started in
+ * the background when that FIFO is there (see container-launcher.ts).
  */
 const KILLER_DIR = '/run/ambient-killer';
 const KILL_FIFO = 'kill';
 const KILLER = [
+  `if [ -n "$2" ] && [ -p "${KILLER_DIR}/$3" ]; then`,
+  `  /bin/sh -c "$2" ambient-launcher ${KILLER_DIR} "$3" "$2" </dev/null >/dev/null 2>&1 &`,
+  'fi',
   `exec 3<>${KILLER_DIR}/${KILL_FIFO}`,
+  `trap 'exec /bin/sh -c "$1" ambient-killer "$1"' EXIT`,
   'while read -r pgid <&3; do',
-  '  case $pgid in "" | *[!0-9]*) continue ;; esac',
+  '  case $pgid in "" | *[!0-9]* | 0 | 1 | "$$") continue ;; esac',
   '  kill -9 "-$pgid" 2>/dev/null',
   'done',
 ].join('\n');
@@ -71,18 +83,6 @@ const KILLER = [
 function ownPids(withLauncher: boolean): number {
   return withLauncher ? 3 : 2;
 }
-
-/**
- * The container's main process: starts the launcher (when its FIFO is there, see
- * container-launcher.ts) in the background, then becomes the killer. $1 is the launcher's script,
- * $2 the name of its FIFO: made anew with the directories, so a sandbox whose container was
- * replaced under the same name (a crashed process's) can never reach the new one's launcher.
- */
-const START_LAUNCHER = [
-  `if [ -p "${KILLER_DIR}/$2" ]; then`,
-  `  /bin/sh -c "$1" ambient-launcher ${KILLER_DIR} "$2" </dev/null >/dev/null 2>&1 &`,
-  'fi',
-].join('\n');
 
 /**
  * What the launcher needs beside KILL: switching to the sandbox user (SETUID, SETGID) and
@@ -402,7 +402,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     this.docker = docker ?? new Dockerode();
     const modem = (this.docker.modem ?? {}) as { host?: string; socketPath?: unknown };
     this.withLauncher =
-      settings.docker.launcher === true &&
+      settings.docker.launcher !== false &&
       numericUser(settings.docker.user) !== null &&
       !settings.docker.runtime &&
       !modem.host &&
@@ -740,16 +740,14 @@ export class DockerSandboxBackend implements SandboxBackend {
       Image: shape.image,
       // The killer (see KILLER) is the container's main process, the launcher its sibling;
       // docker-init reaps whatever the commands leave behind.
-      Entrypoint: shape.launchFifo
-        ? [
-            '/bin/sh',
-            '-c',
-            `${START_LAUNCHER}\n${KILLER}`,
-            'ambient-killer',
-            LAUNCHER,
-            shape.launchFifo,
-          ]
-        : ['/bin/sh', '-c', KILLER],
+      Entrypoint: [
+        '/bin/sh',
+        '-c',
+        KILLER,
+        'ambient-killer',
+        KILLER,
+        ...(shape.launchFifo ? [LAUNCHER, shape.launchFifo] : []),
+      ],
       Cmd: [],
       User: '0:0',
       WorkingDir: SANDBOX_WORKDIR,
@@ -916,6 +914,7 @@ class DockerSandbox implements Sandbox {
               this.launched.add(command);
               return () => this.launched.delete(command);
             },
+            pausedUntil: 0,
           }
         : null;
     this.privateDir = { host: privateDir, inside: SANDBOX_PRIVATE_DIR };
