@@ -30,7 +30,7 @@ interface Config {
   label: string;
   backend: 'process' | 'bubblewrap' | 'docker';
   poolSize: number;
-  /** docker: commands through the container's launcher (AMBIENT_DOCKER_LAUNCHER, opt-in). */
+  /** docker: commands through the container's launcher (AMBIENT_DOCKER_LAUNCHER); default on. */
   launcher?: boolean;
 }
 
@@ -44,7 +44,7 @@ const CONFIGS: Config[] = (
     { label: 'bubblewrap', backend: 'bubblewrap', poolSize: 0 },
     { label: 'docker, pool off', backend: 'docker', poolSize: 0 },
     { label: 'docker, pool on, docker exec', backend: 'docker', poolSize: 2, launcher: false },
-    { label: 'docker, pool on, launcher', backend: 'docker', poolSize: 2, launcher: true },
+    { label: 'docker, pool on (launcher)', backend: 'docker', poolSize: 2 },
   ] as Config[]
 ).filter((config) => {
   const selected = process.env.BENCH_SANDBOX_CONFIGS?.split(',').map((s) => s.trim());
@@ -169,7 +169,7 @@ async function measure(config: Config, model: FakeModelServer, docker: Dockerode
     'sandbox.docker.defaultImage': IMAGE,
     'sandbox.docker.poolSize': config.poolSize,
     'sandbox.docker.poolMax': POOL_MAX,
-    'sandbox.docker.launcher': config.launcher ?? false,
+    'sandbox.docker.launcher': config.launcher ?? true,
     'runs.workerConcurrency': CONCURRENT_RUNS,
   });
   const api = apiClient(app.baseUrl, app.apiKey);
@@ -302,7 +302,7 @@ async function main(): Promise<void> {
   }
   const pooled =
     results.find(
-      (r) => r.config.backend === 'docker' && r.config.poolSize > 0 && r.config.launcher === true,
+      (r) => r.config.backend === 'docker' && r.config.poolSize > 0 && r.config.launcher !== false,
     ) ?? results[results.length - 1];
   const pooledP50 = percentile(
     pooled.sequential.map((t) => t.firstResultMs),
