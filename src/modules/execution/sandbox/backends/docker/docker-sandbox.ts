@@ -450,7 +450,9 @@ export class DockerSandboxBackend implements SandboxBackend {
     // "connection refused" from it, which is all they would learn without a bridge anyway.
     const bridged = spec.apiUrl && this.canBridge() ? spec.apiUrl : null;
 
-    const warm = spec.snapshotImage ? null : await this.handOut(spec, image, workspace, user);
+    // A snapshot image is pooled like any other: its first run is a miss that makes the pool keep
+    // one ready (see WarmPoolSizing), the next runs of the environment get it warm.
+    const warm = await this.handOut(spec, image, workspace, user);
     const result: SandboxHandout = warm ? 'hit' : this.poolServes(spec) ? 'miss' : 'bypass';
     let sandbox: DockerSandbox;
     if (warm) {
