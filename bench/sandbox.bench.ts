@@ -36,8 +36,13 @@ interface Config {
 
 /**
  * BENCH_SANDBOX_CONFIGS (comma-separated label prefixes, e.g. `process,docker`) runs only
- * those configurations.
+ * those configurations (of both phases).
  */
+function selected(config: { label: string }): boolean {
+  const prefixes = process.env.BENCH_SANDBOX_CONFIGS?.split(',').map((s) => s.trim());
+  return !prefixes?.length || prefixes.some((prefix) => config.label.startsWith(prefix));
+}
+
 const CONFIGS: Config[] = (
   [
     { label: 'process', backend: 'process', poolSize: 0 },
@@ -46,10 +51,7 @@ const CONFIGS: Config[] = (
     { label: 'docker, pool on, docker exec', backend: 'docker', poolSize: 2, launcher: false },
     { label: 'docker, pool on (launcher)', backend: 'docker', poolSize: 2 },
   ] as Config[]
-).filter((config) => {
-  const selected = process.env.BENCH_SANDBOX_CONFIGS?.split(',').map((s) => s.trim());
-  return !selected?.length || selected.some((prefix) => config.label.startsWith(prefix));
-});
+).filter(selected);
 const SEQUENTIAL_RUNS = 30;
 const WARM_UP_RUNS = 3;
 const CONCURRENT_RUNS = 20;
@@ -238,7 +240,7 @@ async function main(): Promise<void> {
       for (const config of CONFIGS) results.push(await measure(config, model, docker));
     }
     if (phases.has('setup')) {
-      for (const config of SETUP_PHASE_CONFIGS) {
+      for (const config of SETUP_PHASE_CONFIGS.filter(selected)) {
         setupResults.push(await measureSetupPhase(config, model, { image: IMAGE, log: progress }));
       }
     }
