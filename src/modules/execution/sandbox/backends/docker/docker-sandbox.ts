@@ -503,22 +503,31 @@ export class DockerSandboxBackend implements SandboxBackend {
 
   /**
    * A warm container of the image, with the run's workspace now at its /workspace; null when the
-   * pool has none ready (never waits) or the workspace cannot be moved there.
+   * pool has none ready (never waits) or the workspace cannot be moved there. Its hand-out to the
+   * execution (see startWarm) starts as soon as it is taken, beside the workspace's move.
    */
   private async handOut(
     spec: SandboxSpec,
     image: string,
     workspace: string,
     user: { uid: number; gid: number } | null,
-  ): Promise<WarmContainer | null> {
+  ): Promise<HandedOut | null> {
     if (!this.pool || !this.poolServes(spec)) return null;
     const warm = this.pool.take(image);
     if (!warm) return null;
+    const renamed = warm.container.rename({ name: containerName(spec) }).catch(() => undefined);
+    const updated = warm.container
+      .update(resourceLimits(spec.limits, warm.slot.launchFifo !== null))
+      .then(
+        () => true,
+        () => false,
+      );
     try {
       await moveWorkspaceInto(warm.slot.workspace, workspace);
       if (user) await chownTree(workspace, user.uid, user.gid);
-      return warm;
+      return { ...warm, limited: Promise.all([updated, renamed]).then(([ok]) => ok) };
     } catch (_error) {
+      await Promise.all([updated, renamed]);
       await this.discardWarm(warm);
       return null;
     }
@@ -607,13 +616,14 @@ export class DockerSandboxBackend implements SandboxBackend {
   }
 
   /**
-   * The start of a sandbox handed a warm container: its limits become the run's (docker update),
-   * its name the execution's, and the API is bridged in over the forwarder it started with; its
-   * launcher runs already. Should the warm container be gone after all (the daemon restarted), a
-   * container is made for the execution instead, on the same directories.
+   * The start of a sandbox handed a warm container: its limits become the run's (docker update)
+   * and its name the execution's (both started when it was taken, see handOut), and the API is
+   * bridged in over the forwarder it started with; its launcher runs already. Should the warm
+   * container be gone after all (the daemon restarted), a container is made for the execution
+   * instead, on the same directories.
    */
   private async startWarm(
-    warm: WarmContainer,
+    warm: HandedOut,
     spec: SandboxSpec,
     image: string,
     workspace: string,
@@ -622,17 +632,12 @@ export class DockerSandboxBackend implements SandboxBackend {
   ): Promise<StartedContainer> {
     // All at once: none depends on another, and commands wait for all of them. Named like an
     // execution's own container (`docker ps` says whose it is); labels cannot change, so the run
-    // is not among them. bridgeInto never rejects.
+    // is not among them. bridgeInto never rejects; `limited` says whether the update was made.
     if (!apiUrl) warm.forwarder?.stop();
     const bridging = apiUrl
       ? bridgeInto(warm.pid, warm.slot.privateDir, apiUrl, warm.forwarder)
       : Promise.resolve(null);
-    try {
-      await Promise.all([
-        warm.container.update(resourceLimits(spec.limits, warm.slot.launchFifo !== null)),
-        warm.container.rename({ name: containerName(spec) }).catch(() => undefined),
-      ]);
-    } catch (_error) {
+    if (!(await warm.limited)) {
       await (await bridging)?.close();
       await this.removeContainer(warm.container).catch(() => undefined);
       return this.startContainer(spec, image, workspace, warm.slot, apiUrl, closeRequested);
@@ -866,6 +871,11 @@ export class DockerSandboxBackend implements SandboxBackend {
 interface StartedContainer {
   container: Dockerode.Container;
   bridge: NetnsBridge | null;
+}
+
+/** A warm container taken for an execution: its limits and name, being set (true once set). */
+interface HandedOut extends WarmContainer {
+  limited: Promise<boolean>;
 }
 
 /** A warm pool's container: started, idle, not yet any run's. */
