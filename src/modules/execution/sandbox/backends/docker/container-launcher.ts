@@ -217,6 +217,7 @@ export async function launch(
   const [stdout, stderr, statusSocket] = sockets;
   const word = go;
   let said = false;
+  const disposeSockets = dispose;
   const say = async (text: 'go' | 'no'): Promise<void> => {
     if (said) return;
     said = true;
@@ -236,7 +237,11 @@ export async function launch(
     proceed: () => say('go'),
     cancel: () => say('no'),
     status,
-    dispose,
+    // Disposed without a word (the sandbox closes meanwhile): the command never starts.
+    dispose: async () => {
+      await say('no');
+      await disposeSockets();
+    },
   };
 }
 

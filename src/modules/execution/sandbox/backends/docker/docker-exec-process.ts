@@ -78,9 +78,11 @@ export interface DockerLauncherTarget {
 
 /**
  * How long a command waits for the launcher to acknowledge it before it goes to `docker exec`
- * (see LaunchedCommand.acknowledged); nothing of it has run then, and nothing will.
+ * (see LaunchedCommand.acknowledged); nothing of it has run then, and nothing will. Well above the
+ * slowest whole launcher command seen on a loaded host (≈ 1 s at a load average of 100): only a
+ * wedged launcher waits that long, one that cannot fork says so at once.
  */
-export const LAUNCHER_ACK_TIMEOUT_MS = 2000;
+export const LAUNCHER_ACK_TIMEOUT_MS = 5000;
 /** How long a launcher that did not acknowledge in time is left aside. */
 const LAUNCHER_PAUSE_MS = 10_000;
 
