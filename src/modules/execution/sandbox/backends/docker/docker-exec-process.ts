@@ -74,6 +74,8 @@ export interface DockerLauncherTarget {
    * did not acknowledge a command in time, so that the next ones do not each wait as long.
    */
   pausedUntil: number;
+  /** How long a command waits for the launcher's acknowledgement (LAUNCHER_ACK_TIMEOUT_MS). */
+  ackTimeoutMs?: number;
 }
 
 /**
@@ -301,7 +303,7 @@ export class DockerExecProcess implements SandboxProcess {
         timer = setTimeout(() => {
           timedOut = true;
           resolve(false);
-        }, LAUNCHER_ACK_TIMEOUT_MS);
+        }, target.ackTimeoutMs ?? LAUNCHER_ACK_TIMEOUT_MS);
       }),
     ]).finally(() => clearTimeout(timer));
     if (!acknowledged || this.killRequested) {
