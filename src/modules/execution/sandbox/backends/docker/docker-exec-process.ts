@@ -315,11 +315,12 @@ export class DockerExecProcess implements SandboxProcess {
       if (timedOut) target.pausedUntil = performance.now() + LAUNCHER_PAUSE_MS;
       return null;
     }
-    await launched.proceed();
     this.startedBy = 'launcher';
+    // Read before the word: a short command can start and end (its FIFOs too) while it is said.
     const verdict = new Promise<void>((resolve) => (this.onVerdict = resolve));
     const stderrEnded = pump(launched.stderr, (chunk) => this.onStderr(chunk));
     const stdoutEnded = pump(launched.stdout, (chunk) => this.onStdout(chunk));
+    await launched.proceed();
     const status = await launched.status;
     // The wrapper's control lines were written before the program ran, or it never ran.
     await Promise.race([verdict, stderrEnded]);
@@ -487,6 +488,7 @@ export class DockerExecProcess implements SandboxProcess {
 /** Feeds a socket's data to `sink`, one chunk at a time; resolves at its end. */
 function pump(source: Readable, sink: (chunk: Buffer) => Promise<void>): Promise<void> {
   return new Promise((resolve) => {
+    if (source.readableEnded || source.destroyed) return resolve();
     source.on('data', (chunk: Buffer) => {
       source.pause();
       void sink(chunk).then(() => source.resume());
