@@ -30,26 +30,28 @@ interface Config {
   label: string;
   backend: 'process' | 'bubblewrap' | 'docker';
   poolSize: number;
-  /** docker: commands through the container's launcher (AMBIENT_DOCKER_LAUNCHER, opt-in). */
+  /** docker: commands through the container's launcher (AMBIENT_DOCKER_LAUNCHER); default on. */
   launcher?: boolean;
 }
 
 /**
  * BENCH_SANDBOX_CONFIGS (comma-separated label prefixes, e.g. `process,docker`) runs only
- * those configurations.
+ * those configurations (of both phases).
  */
+function selected(config: { label: string }): boolean {
+  const prefixes = process.env.BENCH_SANDBOX_CONFIGS?.split(',').map((s) => s.trim());
+  return !prefixes?.length || prefixes.some((prefix) => config.label.startsWith(prefix));
+}
+
 const CONFIGS: Config[] = (
   [
     { label: 'process', backend: 'process', poolSize: 0 },
     { label: 'bubblewrap', backend: 'bubblewrap', poolSize: 0 },
     { label: 'docker, pool off', backend: 'docker', poolSize: 0 },
     { label: 'docker, pool on, docker exec', backend: 'docker', poolSize: 2, launcher: false },
-    { label: 'docker, pool on, launcher', backend: 'docker', poolSize: 2, launcher: true },
+    { label: 'docker, pool on (launcher)', backend: 'docker', poolSize: 2 },
   ] as Config[]
-).filter((config) => {
-  const selected = process.env.BENCH_SANDBOX_CONFIGS?.split(',').map((s) => s.trim());
-  return !selected?.length || selected.some((prefix) => config.label.startsWith(prefix));
-});
+).filter(selected);
 const SEQUENTIAL_RUNS = 30;
 const WARM_UP_RUNS = 3;
 const CONCURRENT_RUNS = 20;
@@ -169,7 +171,7 @@ async function measure(config: Config, model: FakeModelServer, docker: Dockerode
     'sandbox.docker.defaultImage': IMAGE,
     'sandbox.docker.poolSize': config.poolSize,
     'sandbox.docker.poolMax': POOL_MAX,
-    'sandbox.docker.launcher': config.launcher ?? false,
+    'sandbox.docker.launcher': config.launcher ?? true,
     'runs.workerConcurrency': CONCURRENT_RUNS,
   });
   const api = apiClient(app.baseUrl, app.apiKey);
@@ -238,7 +240,7 @@ async function main(): Promise<void> {
       for (const config of CONFIGS) results.push(await measure(config, model, docker));
     }
     if (phases.has('setup')) {
-      for (const config of SETUP_PHASE_CONFIGS) {
+      for (const config of SETUP_PHASE_CONFIGS.filter(selected)) {
         setupResults.push(await measureSetupPhase(config, model, { image: IMAGE, log: progress }));
       }
     }
@@ -302,7 +304,7 @@ async function main(): Promise<void> {
   }
   const pooled =
     results.find(
-      (r) => r.config.backend === 'docker' && r.config.poolSize > 0 && r.config.launcher === true,
+      (r) => r.config.backend === 'docker' && r.config.poolSize > 0 && r.config.launcher !== false,
     ) ?? results[results.length - 1];
   const pooledP50 = percentile(
     pooled.sequential.map((t) => t.firstResultMs),

@@ -7,7 +7,7 @@
  */
 import Dockerode from 'dockerode';
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -76,7 +76,7 @@ function sh(sandbox: Sandbox, script: string): Promise<Finished> {
 async function openSandbox(
   backend: DockerSandboxBackend,
   limits: Partial<SandboxLimits> = {},
-): Promise<{ sandbox: Sandbox; workspace: string }> {
+): Promise<{ sandbox: Sandbox; workspace: string; runId: string }> {
   const runId = `launcher-${process.pid}-${++runs}`;
   const workspace = join(base, runId, 'workspace');
   await mkdir(workspace, { recursive: true });
@@ -91,7 +91,7 @@ async function openSandbox(
     apiUrl: null,
   });
   opened.push(sandbox);
-  return { sandbox, workspace };
+  return { sandbox, workspace, runId };
 }
 
 beforeAll(async () => {
@@ -108,15 +108,7 @@ afterAll(async () => {
   if (base) await rm(base, { recursive: true, force: true });
 });
 
-/**
- * The launcher is opt-in (AMBIENT_DOCKER_LAUNCHER) while one fault stands: under a full pids limit
- * a command can wait without end (DESIGN, "How commands reach a docker container"). On a loaded CI
- * machine this spec then hangs, so it runs only when asked: AMBIENT_TEST_DOCKER_LAUNCHER=1.
- */
-const describeLauncher =
-  process.env.AMBIENT_TEST_DOCKER_LAUNCHER === '1' ? describe : describe.skip;
-
-describeLauncher('docker command launcher', () => {
+describe('docker command launcher', () => {
   it('runs commands as the sandbox user with exit codes and separate stdout and stderr', async () => {
     const { sandbox } = await openSandbox(withLauncher);
     const result = await sh(sandbox, 'id -u; id -G; pwd; echo to-stderr >&2; exit 7');
@@ -201,6 +193,37 @@ describeLauncher('docker command launcher', () => {
     // Usable afterwards (through the launcher, or `docker exec` should the fork bomb have
     // taken the launcher's last fork).
     expect(await sh(small, 'echo after')).toMatchObject({ code: 0, stdout: 'after\n' });
+  });
+
+  it('ends a command sent while a fork bomb fills the process limit, runs it at most once, and keeps the container and its launcher', async () => {
+    const { sandbox, workspace, runId } = await openSandbox(withLauncher, { pids: 24 });
+    const bomb = sandbox.spawn('bash', ['-c', 'bomb() { bomb | bomb & }; bomb; sleep 600'], {
+      env: ENV,
+    });
+    bomb.stdout.resume();
+    await printed(bomb.stderr, /Resource temporarily unavailable/);
+    // The launcher cannot fork for it: it goes to `docker exec`, which runs it or says why not.
+    const during = await sh(sandbox, 'echo ran >> /workspace/ran; echo during');
+    bomb.kill();
+    expect(await bomb.exited).toMatchObject({ code: null, signal: 'SIGKILL' });
+    if (during.startError) {
+      expect(during.startError.code).toBe('EIO');
+    } else {
+      expect(during).toMatchObject({ code: 0, stdout: 'during\n' });
+    }
+    const ran = await readFile(join(workspace, 'ran'), 'utf8').catch(() => '');
+    expect(ran).toBe(during.startError ? '' : 'ran\n');
+    // The container still runs, and so does its launcher (started anew by its own trap).
+    expect((await docker.getContainer(`ambient-${runId}-1`).inspect()).State.Running).toBe(true);
+    // The launcher's processes (and its supervisors') are the shells whose script is LAUNCHER.
+    const after = await sh(
+      sandbox,
+      'echo after; ps -e -o args= | grep -c "^/bin/sh -c command -v setpriv"',
+    );
+    expect(after).toMatchObject({ code: 0 });
+    const [said, launchers] = after.stdout.split('\n');
+    expect(said).toBe('after');
+    expect(Number(launchers)).toBeGreaterThanOrEqual(1);
   });
 
   it("keeps the launcher's FIFOs and processes out of the sandbox user's reach", async () => {

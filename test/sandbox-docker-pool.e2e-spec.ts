@@ -63,12 +63,16 @@ function poolBackend(poolSize: number, poolMax: number): PoolUnderTest {
   return { backend, handouts, deployment, metrics };
 }
 
-/** Resolves once the pool of the default image holds `ready` containers. */
-async function filled(backend: DockerSandboxBackend, ready: number): Promise<void> {
+/** Resolves once the pool of `of` (the default image) holds `ready` containers. */
+async function filled(
+  backend: DockerSandboxBackend,
+  ready: number,
+  of = AGENT_IMAGE,
+): Promise<void> {
   const pool = backend.pool!;
-  while (pool.readyCount(AGENT_IMAGE) < ready) {
+  while (pool.readyCount(of) < ready) {
     const [image, count] = (await once(pool, 'filled')) as [string, number];
-    if (image === AGENT_IMAGE && count >= ready) return;
+    if (image === of && count >= ready) return;
   }
 }
 
@@ -76,6 +80,7 @@ async function open(
   backend: DockerSandboxBackend,
   limits: Partial<SandboxLimits> = {},
   apiUrl: string | null = null,
+  snapshotImage: string | null = null,
 ): Promise<{ sandbox: Sandbox; runId: string; workspace: string }> {
   const runId = `pool-${process.pid}-${++runs}`;
   const workspace = join(root, runId);
@@ -89,6 +94,7 @@ async function open(
     network: 'none',
     limits: { memoryMb: 256, pids: 128, cpus: 1, ...limits },
     apiUrl,
+    snapshotImage,
   });
   opened.push(sandbox);
   return { sandbox, runId, workspace };
@@ -145,11 +151,11 @@ describe('docker warm pool', () => {
     // The run's limits, not the pool's defaults, and no network.
     const inspected = await docker.getContainer(`ambient-${first.runId}-1`).inspect();
     expect(inspected.HostConfig.Memory).toBe(300 * 1024 * 1024);
-    // docker-init and the killer on top of the run's own.
-    expect(inspected.HostConfig.PidsLimit).toBe(64 + 2);
+    // docker-init, the killer and the launcher on top of the run's own.
+    expect(inspected.HostConfig.PidsLimit).toBe(64 + 3);
     expect(inspected.HostConfig.NetworkMode).toBe('none');
     expect(inspected.Config.User).toBe('0:0');
-    expect(inspected.HostConfig.CapAdd).toEqual(['KILL']);
+    expect(inspected.HostConfig.CapAdd).toEqual(['KILL', 'SETUID', 'SETGID', 'SETPCAP']);
     // The workspace the run wrote is the run's own directory on the host.
     expect((await sh(first.sandbox, 'cat /workspace/left.txt')).out).toBe('one\n');
     await first.sandbox.close();
@@ -213,6 +219,37 @@ describe('docker warm pool', () => {
     await Promise.all(again.map(({ sandbox }) => sh(sandbox, 'true')));
     expect(handouts).toEqual(Array(5).fill('hit'));
   }, 300_000);
+
+  it("keeps a snapshot image's container warm once a run asked for that image", async () => {
+    // Stands for an environment's snapshot image (docker-snapshot-image.ts): any local image.
+    const snapshot = `ambient-pool-test-snapshot:${process.pid}`;
+    await docker.getImage(AGENT_IMAGE).tag({
+      repo: snapshot.split(':')[0],
+      tag: snapshot.split(':')[1],
+    });
+    try {
+      const { backend, handouts } = poolBackend(1, 2);
+      backend.warm();
+      await filled(backend, 1);
+      const first = await open(backend, {}, null, snapshot);
+      expect((await sh(first.sandbox, 'echo cold')).out).toBe('cold\n');
+      await filled(backend, 1, snapshot);
+      const second = await open(backend, {}, null, snapshot);
+      expect((await sh(second.sandbox, 'echo warm')).out).toBe('warm\n');
+      expect(handouts).toEqual(['miss', 'hit']);
+      const inspected = await docker.getContainer(`ambient-${second.runId}-1`).inspect();
+      expect(inspected.Config.Image).toBe(snapshot);
+      // The default image's pool served neither.
+      expect(backend.pool!.readyCount(AGENT_IMAGE)).toBe(1);
+    } finally {
+      await Promise.all(opened.splice(0).map((sandbox) => sandbox.close()));
+      await Promise.all(backends.splice(0).map((backend) => backend.drain()));
+      await docker
+        .getImage(snapshot)
+        .remove()
+        .catch(() => undefined);
+    }
+  });
 
   it('removes its idle containers when drained', async () => {
     const { backend, deployment } = poolBackend(2, 2);

@@ -184,9 +184,9 @@ describe('docker sandbox', () => {
     const ps = await run(sandbox, 'ps', ['-e', '-o', 'pid=,user=,args=']);
     expect(ps.code).toBe(0);
     const processes = ps.stdout.trim().split('\n');
-    // docker-init, the killer (root, CAP_KILL only) and ps itself, the only process of the sandbox
-    // user (commands are `docker exec`s by default; the launcher's spec covers the launcher).
-    expect(processes).toHaveLength(3);
+    // docker-init, the killer and the launcher (root), the launcher's supervisor of ps (root:
+    // it waits for ps to report its status) and ps itself, the only process of the sandbox user.
+    expect(processes).toHaveLength(5);
     const users = processes.map((line) => line.trim().split(/\s+/)[1]);
     expect(users.filter((user) => user !== 'root')).toEqual(['agent']);
     expect(ps.stdout).not.toMatch(/dockerd|node|mariadb|redis/);

@@ -190,8 +190,8 @@ export interface SandboxSettings {
     /** Warm pool: the most ready containers of one image after a burst of demand. */
     poolMax?: number;
     /**
-     * Commands through each container's launcher instead of a `docker exec` each (opt-in, unset:
-     * off; the backend still uses `docker exec` where the launcher cannot work).
+     * Commands through each container's launcher instead of a `docker exec` each (unset: on;
+     * the backend still uses `docker exec` where the launcher cannot work).
      */
     launcher?: boolean;
   };

@@ -1,6 +1,19 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { constants } from 'node:fs';
+import { chmod, mkdtemp, open, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { shellQuote, supervisorScript } from './container-launcher';
+import {
+  forgetSlots,
+  launch,
+  LAUNCHER,
+  launcherListens,
+  prepareSlots,
+  shellQuote,
+  supervisorScript,
+  type LaunchedCommand,
+} from './container-launcher';
 
 const WORDS = ['plain', "it's", '"double" $HOME `id` $(id) \\n', 'new\nline', '', '--', '-x', '*'];
 
@@ -11,7 +24,7 @@ describe('container launcher scripts', () => {
     expect(stdout.split('\0').slice(0, -1)).toEqual(WORDS);
   });
 
-  it('runs the wrapper as the user with no capability, its own session and no status descriptor', () => {
+  it('waits for the word of the host, then runs the wrapper as the user with no capability, its own session and no status descriptor', () => {
     const script = supervisorScript('/run/ambient-killer/c1', {
       wrapper: 'echo "$@"',
       args: ['ambient-exec', "a'b"],
@@ -21,9 +34,99 @@ describe('container launcher scripts', () => {
     expect(script).toContain(
       "setsid setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all --bounding-set=-all -- /bin/sh -c 'echo \"$@\"' 'ambient-exec' 'a'\\''b' </dev/null >&5 2>&6 5>&- 6>&- 4>&- &",
     );
-    expect(script.split('\n')[0]).toBe(
+    expect(script.split('\n').slice(0, 6)).toEqual([
+      "exec 7<'/run/ambient-killer/c1'/go",
+      'echo a >&4',
+      'read -r word <&7',
+      'exec 7<&-',
+      '[ "$word" = go ] || exit 0',
       "exec 5>'/run/ambient-killer/c1'/out 6>'/run/ambient-killer/c1'/err",
-    );
+    ]);
     expect(script).toContain('echo "$?" >&4');
+  });
+});
+
+/** Setting another user and clearing capabilities (setpriv) needs root. */
+const asRoot = process.getuid?.() === 0 ? describe : describe.skip;
+
+asRoot('container launcher on this host (root: setpriv)', () => {
+  const fifo = 'launch-test';
+  let dir: string;
+  let outside: string;
+  let launcher: ChildProcess;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ambient-launcher-'));
+    // Where the commands (user nobody) may write.
+    outside = await mkdtemp(join(tmpdir(), 'ambient-launcher-out-'));
+    await chmod(outside, 0o777);
+    await promisify(execFile)('mkfifo', ['-m', '600', join(dir, fifo)]);
+    await prepareSlots(dir);
+    launcher = spawn('/bin/sh', ['-c', LAUNCHER, 'ambient-launcher', dir, fifo, LAUNCHER], {
+      stdio: 'ignore',
+    });
+    for (let i = 0; i < 200 && !(await launcherListens(join(dir, fifo))); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  });
+
+  afterAll(async () => {
+    launcher?.kill('SIGKILL');
+    forgetSlots(dir);
+    await rm(dir, { recursive: true, force: true });
+    await rm(outside, { recursive: true, force: true });
+  });
+
+  function command(script: string): Promise<LaunchedCommand | null> {
+    return launch(dir, dir, fifo, {
+      wrapper: script,
+      args: ['ambient-test'],
+      uid: 65534,
+      gid: 65534,
+    });
+  }
+
+  function text(socket: NodeJS.ReadableStream): Promise<string> {
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    return new Promise((resolve) =>
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString())),
+    );
+  }
+
+  it('starts a command once the host says so, as the user, with its output and status', async () => {
+    const launched = (await command('id -u; exit 3'))!;
+    const stdout = text(launched.stdout);
+    expect(await launched.acknowledged).toBe(true);
+    await launched.proceed();
+    expect(await launched.status).toBe(3);
+    expect(await stdout).toBe('65534\n');
+    await launched.dispose();
+  });
+
+  it('runs nothing of a command cancelled after its acknowledgement', async () => {
+    const marker = join(outside, 'cancelled');
+    const launched = (await command(`touch ${marker}`))!;
+    expect(await launched.acknowledged).toBe(true);
+    await launched.cancel();
+    // The supervisor ends without a status once it read the word.
+    expect(await launched.status).toBeNull();
+    await launched.dispose();
+    await expect(stat(marker)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('lives on after its shell fails (the EXIT trap execs it anew)', async () => {
+    // An id without a directory: opening its status FIFO fails, which ends the shell.
+    const handle = await open(join(dir, fifo), constants.O_WRONLY | constants.O_NONBLOCK);
+    await handle.write('999999\n');
+    await handle.close();
+    const launched = (await command('echo again'))!;
+    const stdout = text(launched.stdout);
+    expect(await launched.acknowledged).toBe(true);
+    await launched.proceed();
+    expect(await launched.status).toBe(0);
+    expect(await stdout).toBe('again\n');
+    expect(launcher.exitCode).toBeNull();
+    await launched.dispose();
   });
 });

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { constants as fsConstants, open as openFd } from 'node:fs';
-import { mkdir, open as openFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open as openFile, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -13,22 +13,31 @@ import { promisify } from 'node:util';
  * `c<id>/status` open on fd 4, in a grandchild shell (the launcher never waits on a command;
  * docker-init reaps it).
  *
- * The script (see supervisorScript) opens `c<id>/out` and `c<id>/err`, starts the command in a
- * session of its own as the sandbox user with no capability left (setsid + setpriv), waits for
- * it and writes its wait status to fd 4. The sandbox's user can open none of these: the
+ * The script (see supervisorScript) first acknowledges the command on fd 4 and waits for the
+ * host's word on `c<id>/go`: only then does it open `c<id>/out` and `c<id>/err`, start the command
+ * in a session of its own as the sandbox user with no capability left (setsid + setpriv), wait
+ * for it and write its wait status to fd 4. The sandbox's user can open none of these: the
  * directory is root's (0700) and every FIFO 0600 root, mounted read-only; the launcher and the
  * scripts run as root, which that user cannot signal or trace.
  *
- * A fork the launcher cannot make (the pids limit is full) ends the launcher: fd 4 then closes
- * without a status, and this and every later command go through `docker exec` instead.
+ * A fork the launcher cannot make (the pids limit is full) ends dash: its EXIT trap then execs
+ * the launcher anew (an exec needs no new pid), which closes what the failed command held (fd 4:
+ * the host sees that command's status end without an acknowledgement) and reads on. Arguments:
+ * $1 the killer's directory, $2 the FIFO's name there, $3 this script.
  */
 export const LAUNCHER = [
   'command -v setpriv >/dev/null && command -v setsid >/dev/null || exit 0',
   'L=$1',
   'exec 3<>"$L/$2"',
+  'exec 4>&- 5>&- 6>&- 7>&-',
+  `trap 'exec /bin/sh -c "$3" ambient-launcher "$1" "$2" "$3"' EXIT`,
   'while read -r id <&3; do',
   '  case $id in "" | *[!0-9]*) continue ;; esac',
-  '  { ( . "$L/c$id/run" 3<&- </dev/null >/dev/null 2>&1 & ) ; } 4<>"$L/c$id/status"',
+  // Opened here, not in the child: a fork that fails still leaves the host an end to see (an
+  // open that fails ends the shell too, and the trap starts it anew).
+  '  exec 4<>"$L/c$id/status"',
+  '  ( . "$L/c$id/run" 3<&- </dev/null >/dev/null 2>&1 & )',
+  '  exec 4>&-',
   'done',
 ].join('\n');
 
@@ -45,14 +54,20 @@ export interface LaunchRequest {
 export interface LaunchedCommand {
   stdout: Socket;
   stderr: Socket;
+  /**
+   * True once the command's supervisor runs and waits for the host's word (nothing of the
+   * command has run yet); false when it never will (the launcher could not fork for it).
+   */
+  acknowledged: Promise<boolean>;
+  /** Lets the acknowledged supervisor start the command. */
+  proceed(): Promise<void>;
+  /** Tells the supervisor, now or whenever it comes, not to start the command. */
+  cancel(): Promise<void>;
   /** The shell's `$?` of the command (128 + n: signal n); null when no status came. */
   status: Promise<number | null>;
   /** Stops reading and removes the command's directory (its FIFOs). */
   dispose(): Promise<void>;
 }
-
-/** How often a command waiting for its status checks that the launcher is still there. */
-const LAUNCHER_CHECK_MS = 500;
 
 /** A POSIX shell word that is `value`, whatever it holds. */
 export function shellQuote(value: string): string {
@@ -60,10 +75,13 @@ export function shellQuote(value: string): string {
 }
 
 /**
- * What the launcher runs as root for one command: opens the output FIFOs first (so the host
- * sees them end whatever happens next), starts the command as the sandbox user in a session of
- * its own (its process group, which the killer kills), with no capability and no bounding set,
- * closes what the command must not inherit (fd 4: the status FIFO), waits, reports.
+ * What the launcher runs as root for one command: acknowledges it (`a` on fd 4, the status FIFO)
+ * and waits for the host's word on `go` (held open by the host, so the open never blocks): `go`
+ * starts the command, anything else (the host gave up waiting, or the command was killed first)
+ * ends the supervisor with nothing run. Then it opens the output FIFOs (so the host sees them end
+ * whatever happens next), starts the command as the sandbox user in a session of its own (its
+ * process group, which the killer kills), with no capability and no bounding set, closes what the
+ * command must not inherit (fd 4: the status FIFO), waits, reports.
  */
 export function supervisorScript(dirInside: string, request: LaunchRequest): string {
   const d = shellQuote(dirInside);
@@ -82,6 +100,11 @@ export function supervisorScript(dirInside: string, request: LaunchRequest): str
     ...request.args.map(shellQuote),
   ].join(' ');
   return [
+    `exec 7<${d}/go`,
+    'echo a >&4',
+    'read -r word <&7',
+    'exec 7<&-',
+    '[ "$word" = go ] || exit 0',
     `exec 5>${d}/out 6>${d}/err`,
     `${command} </dev/null >&5 2>&6 5>&- 6>&- 4>&- &`,
     'exec 5>&- 6>&-',
@@ -114,9 +137,20 @@ export async function prepareSlots(hostDir: string, count = SLOTS_AHEAD): Promis
 /** Forgets the directories made ahead for `hostDir` (removed with it). */
 export function forgetSlots(hostDir: string): void {
   spareSlots.delete(hostDir);
+  for (const handle of cancelled.get(hostDir) ?? []) void handle.close().catch(() => undefined);
+  cancelled.delete(hostDir);
 }
 
-const FIFOS = ['out', 'err', 'status'];
+/** Each command directory's FIFOs: the host reads the first three and writes `go`. */
+const FIFOS = ['out', 'err', 'status', 'go'];
+const READ_FIFOS = FIFOS.slice(0, 3);
+
+/**
+ * The `go` FIFOs of cancelled commands, by killer directory: kept open until the container's
+ * directories go (forgetSlots), so that a supervisor the launcher starts late still finds a
+ * writer, reads `no` and ends, instead of waiting in open(2) for one.
+ */
+const cancelled = new Map<string, FileHandle[]>();
 
 /** A command directory: one made ahead (then more are made in the background), else a new one. */
 async function takeSlot(hostDir: string): Promise<string> {
@@ -144,7 +178,8 @@ const refilling = new Set<string>();
 /**
  * Hands one command to the launcher of the container whose killer directory is `hostDir` (seen
  * at `insideDir` in the container). Null when no launcher listens there (none was started, or
- * it ended): the caller uses `docker exec` instead.
+ * it ended): the caller uses `docker exec` instead. The command starts only once the caller
+ * proceeds after its acknowledgement (see supervisorScript).
  */
 export async function launch(
   hostDir: string,
@@ -154,6 +189,7 @@ export async function launch(
 ): Promise<LaunchedCommand | null> {
   const sockets: Socket[] = [];
   let dir: string | null = null;
+  let go: FileHandle | null = null;
   const dispose = async (): Promise<void> => {
     for (const socket of sockets) socket.destroy();
     if (dir) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
@@ -164,60 +200,49 @@ export async function launch(
     await writeFile(join(dir, 'run'), supervisorScript(`${insideDir}/c${id}`, request), {
       mode: 0o600,
     });
-    const fifos = FIFOS.map((name) => join(dir!, name));
     // Read ends opened non-blocking: they only report an end once a writer came and went.
-    for (const fifo of fifos) sockets.push(await readEnd(fifo));
+    for (const name of READ_FIFOS) sockets.push(await readEnd(join(dir, name)));
+    // Read and write: the supervisor's open never waits, and what is written stays until it reads.
+    go = await openFile(join(dir, 'go'), fsConstants.O_RDWR | fsConstants.O_NONBLOCK);
     if (!(await sendId(join(hostDir, fifo), id))) {
+      await go.close();
       await dispose();
       return null;
     }
   } catch (_error) {
+    await go?.close().catch(() => undefined);
     await dispose();
     return null;
   }
   const [stdout, stderr, statusSocket] = sockets;
-  const commandDir = dir;
-  const status = statusUnlessLauncherEnds(statusOf(statusSocket), join(hostDir, fifo), () =>
-    endWaitsForWriters(commandDir),
-  );
-  return { stdout, stderr, status, dispose };
-}
-
-/**
- * The command's status; if the launcher ends first (a fork it could not make: the pids limit is
- * full), this command's supervisor may never have run, and nobody would ever open the FIFOs the
- * host reads. Then `unblock` gives each one a writer that comes and goes: a FIFO still held by
- * the supervisor or the command carries on as before, the others end (no status: null).
- */
-async function statusUnlessLauncherEnds(
-  status: Promise<number | null>,
-  launcherFifo: string,
-  unblock: () => Promise<void>,
-): Promise<number | null> {
-  let settled = false;
-  void status.then(() => (settled = true));
-  while (!settled) {
-    const tick = new Promise((resolve) => setTimeout(resolve, LAUNCHER_CHECK_MS));
-    await Promise.race([status, tick]);
-    if (settled) break;
-    if (!(await launcherListens(launcherFifo))) {
-      await unblock();
-      break;
+  const word = go;
+  let said = false;
+  const disposeSockets = dispose;
+  const say = async (text: 'go' | 'no'): Promise<void> => {
+    if (said) return;
+    said = true;
+    await word.write(`${text}\n`).catch(() => undefined);
+    if (text === 'go') {
+      // The supervisor opened `go` before it acknowledged: the word waits there for it.
+      await word.close().catch(() => undefined);
+    } else {
+      cancelled.set(hostDir, [...(cancelled.get(hostDir) ?? []), word]);
     }
-  }
-  return status;
-}
-
-/** Opens and closes each FIFO of a command directory as a writer (see statusUnlessLauncherEnds). */
-async function endWaitsForWriters(dir: string): Promise<void> {
-  for (const name of FIFOS) {
-    try {
-      const handle = await openFile(join(dir, name), fsConstants.O_WRONLY | fsConstants.O_NONBLOCK);
-      await handle.close();
-    } catch (_error) {
-      // No reader left (the command was disposed): nothing waits.
-    }
-  }
+  };
+  const { acknowledged, status } = statusChannel(statusSocket);
+  return {
+    stdout,
+    stderr,
+    acknowledged,
+    proceed: () => say('go'),
+    cancel: () => say('no'),
+    status,
+    // Disposed without a word (the sandbox closes meanwhile): the command never starts.
+    dispose: async () => {
+      await say('no');
+      await disposeSockets();
+    },
+  };
 }
 
 async function readEnd(path: string): Promise<Socket> {
@@ -244,18 +269,35 @@ async function sendId(fifo: string, id: string): Promise<boolean> {
   }
 }
 
-function statusOf(socket: Socket): Promise<number | null> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+/**
+ * What the status FIFO says: `a` (the supervisor waits for the host's word), then the command's
+ * status. Ended without `a`: the launcher could not fork for the command (its fd 4 closed).
+ */
+function statusChannel(socket: Socket): {
+  acknowledged: Promise<boolean>;
+  status: Promise<number | null>;
+} {
+  let acknowledge: (ok: boolean) => void = () => undefined;
+  const acknowledged = new Promise<boolean>((resolve) => (acknowledge = resolve));
+  const status = new Promise<number | null>((resolve) => {
+    let text = '';
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      if (/^a\n/.test(text)) acknowledge(true);
+      // The supervisor's last word: no need to wait for the FIFO's end as well.
+      const last = /^a\n(\d+)\n/.exec(text);
+      if (last) resolve(Number(last[1]));
+    });
     const done = (): void => {
-      const text = Buffer.concat(chunks).toString('utf8').trim();
-      resolve(/^\d+$/.test(text) ? Number(text) : null);
+      acknowledge(/^a\n/.test(text));
+      const last = text.replace(/^a\n/, '').trim();
+      resolve(/^\d+$/.test(last) ? Number(last) : null);
     };
     socket.on('end', done);
     socket.on('close', done);
     socket.on('error', () => undefined);
   });
+  return { acknowledged, status };
 }
 
 /** Whether a launcher reads the FIFO at `path` (a writer can open it). */

@@ -69,7 +69,24 @@ export interface DockerLauncherTarget {
   gid: number;
   /** Registers a launched command until it is disposed (the sandbox's close ends it). */
   track: (command: LaunchedCommand) => () => void;
+  /**
+   * Until when (performance.now()) commands go straight to `docker exec`: set when the launcher
+   * did not acknowledge a command in time, so that the next ones do not each wait as long.
+   */
+  pausedUntil: number;
+  /** How long a command waits for the launcher's acknowledgement (LAUNCHER_ACK_TIMEOUT_MS). */
+  ackTimeoutMs?: number;
 }
+
+/**
+ * How long a command waits for the launcher to acknowledge it before it goes to `docker exec`
+ * (see LaunchedCommand.acknowledged); nothing of it has run then, and nothing will. Well above the
+ * slowest whole launcher command seen on a loaded host (≈ 1 s at a load average of 100): only a
+ * wedged launcher waits that long, one that cannot fork says so at once.
+ */
+export const LAUNCHER_ACK_TIMEOUT_MS = 5000;
+/** How long a launcher that did not acknowledge in time is left aside. */
+const LAUNCHER_PAUSE_MS = 10_000;
 
 /** Docker's exit code of a process killed by signal n is 128 + n. */
 function signalOf(code: number): string | null {
@@ -110,6 +127,8 @@ export class DockerExecProcess implements SandboxProcess {
   private heldStdout: Buffer[] = [];
   private controlBuffer: Buffer = Buffer.alloc(0);
   private onVerdict: () => void = () => undefined;
+  private onKill: () => void = () => undefined;
+  private readonly killed = new Promise<void>((resolve) => (this.onKill = resolve));
   /** How the process was started, once it was: for benchmarks and tests. */
   startedBy: 'launcher' | 'exec' | null = null;
 
@@ -130,7 +149,17 @@ export class DockerExecProcess implements SandboxProcess {
   kill(): void {
     if (this.killRequested || this.done) return;
     this.killRequested = true;
-    if (this.pid !== null) void this.options.killGroup(this.pid).catch(() => undefined);
+    this.onKill();
+    if (this.pid !== null) this.killPid();
+  }
+
+  /**
+   * Kills the process group the wrapper reported. Only a real process's: never 0 or 1 (the
+   * killer's own group, or every process), whatever came instead of the wrapper's first line.
+   */
+  private killPid(): void {
+    if (this.pid === null || !Number.isInteger(this.pid) || this.pid <= 1) return;
+    void this.options.killGroup(this.pid).catch(() => undefined);
   }
 
   private async run(): Promise<SandboxExit> {
@@ -144,8 +173,9 @@ export class DockerExecProcess implements SandboxProcess {
     }
     // Killed before it could start: it never will.
     if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
-    if (this.options.launcher && !stdin) {
-      const launched = await this.runLaunched(this.options.launcher, pairs);
+    const { launcher } = this.options;
+    if (launcher && !stdin && performance.now() >= launcher.pausedUntil) {
+      const launched = await this.runLaunched(launcher, pairs);
       if (launched) return launched;
       if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
     }
@@ -262,11 +292,35 @@ export class DockerExecProcess implements SandboxProcess {
       gid: target.gid,
     });
     if (!launched) return null;
-    this.startedBy = 'launcher';
     const untrack = target.track(launched);
+    // Bounded: a launcher alive but unable to fork (a full pids limit) never acknowledges.
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const acknowledged = await Promise.race([
+      launched.acknowledged,
+      this.killed.then(() => false),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => {
+          timedOut = true;
+          resolve(false);
+        }, target.ackTimeoutMs ?? LAUNCHER_ACK_TIMEOUT_MS);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    if (!acknowledged || this.killRequested) {
+      // Nothing ran, and the supervisor (should it come after all) runs nothing.
+      await launched.cancel();
+      untrack();
+      await launched.dispose();
+      if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
+      if (timedOut) target.pausedUntil = performance.now() + LAUNCHER_PAUSE_MS;
+      return null;
+    }
+    this.startedBy = 'launcher';
+    // Read before the word: a short command can start and end (its FIFOs too) while it is said.
     const verdict = new Promise<void>((resolve) => (this.onVerdict = resolve));
     const stderrEnded = pump(launched.stderr, (chunk) => this.onStderr(chunk));
     const stdoutEnded = pump(launched.stdout, (chunk) => this.onStdout(chunk));
+    await launched.proceed();
     const status = await launched.status;
     // The wrapper's control lines were written before the program ran, or it never ran.
     await Promise.race([verdict, stderrEnded]);
@@ -413,7 +467,7 @@ export class DockerExecProcess implements SandboxProcess {
       this.controlBuffer = this.controlBuffer.subarray(newline + 1);
       if (this.pid === null) {
         this.pid = Number(line);
-        if (this.killRequested) void this.options.killGroup(this.pid).catch(() => undefined);
+        if (this.killRequested) this.killPid();
         continue;
       }
       if (line.startsWith('enoent')) {
@@ -434,6 +488,7 @@ export class DockerExecProcess implements SandboxProcess {
 /** Feeds a socket's data to `sink`, one chunk at a time; resolves at its end. */
 function pump(source: Readable, sink: (chunk: Buffer) => Promise<void>): Promise<void> {
   return new Promise((resolve) => {
+    if (source.readableEnded || source.destroyed) return resolve();
     source.on('data', (chunk: Buffer) => {
       source.pause();
       void sink(chunk).then(() => source.resume());

@@ -56,14 +56,26 @@ type SandboxSettings = AppConfig['sandbox'];
  * CAP_KILL) reads process-group ids from it and kills those groups with the shell's `kill`
  * builtin. It needs no new process to do that, so it still works when a fork bomb has taken every
  * pid of the container's limit — where a `docker exec` cannot even start — and the sandbox's own
- * user can neither open the FIFO nor signal the killer.
+ * user can neither open the FIFO nor signal the killer. It never kills group 0 (its own) or 1
+ * (every process), nor its own group by number.
+ *
+ * Should its shell exit anyway, its EXIT trap execs it anew (no new pid needed): the container
+ * lives as long as its main process, and a stopped container runs no command at all. Arguments:
+ * $1 this script; at the container's start only, $2 the launcher's script and $3 the name of its
+ * FIFO (made anew with the directories, so a sandbox whose container was replaced under the same
+ * name, a crashed process's, can never reach the new one's launcher): the launcher is started in
+ * the background when that FIFO is there (see container-launcher.ts).
  */
 const KILLER_DIR = '/run/ambient-killer';
 const KILL_FIFO = 'kill';
 const KILLER = [
+  `if [ -n "$2" ] && [ -p "${KILLER_DIR}/$3" ]; then`,
+  `  /bin/sh -c "$2" ambient-launcher ${KILLER_DIR} "$3" "$2" </dev/null >/dev/null 2>&1 &`,
+  'fi',
   `exec 3<>${KILLER_DIR}/${KILL_FIFO}`,
+  `trap 'exec /bin/sh -c "$1" ambient-killer "$1"' EXIT`,
   'while read -r pgid <&3; do',
-  '  case $pgid in "" | *[!0-9]*) continue ;; esac',
+  '  case $pgid in "" | *[!0-9]* | 0 | 1 | "$$") continue ;; esac',
   '  kill -9 "-$pgid" 2>/dev/null',
   'done',
 ].join('\n');
@@ -71,18 +83,6 @@ const KILLER = [
 function ownPids(withLauncher: boolean): number {
   return withLauncher ? 3 : 2;
 }
-
-/**
- * The container's main process: starts the launcher (when its FIFO is there, see
- * container-launcher.ts) in the background, then becomes the killer. $1 is the launcher's script,
- * $2 the name of its FIFO: made anew with the directories, so a sandbox whose container was
- * replaced under the same name (a crashed process's) can never reach the new one's launcher.
- */
-const START_LAUNCHER = [
-  `if [ -p "${KILLER_DIR}/$2" ]; then`,
-  `  /bin/sh -c "$1" ambient-launcher ${KILLER_DIR} "$2" </dev/null >/dev/null 2>&1 &`,
-  'fi',
-].join('\n');
 
 /**
  * What the launcher needs beside KILL: switching to the sandbox user (SETUID, SETGID) and
@@ -402,7 +402,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     this.docker = docker ?? new Dockerode();
     const modem = (this.docker.modem ?? {}) as { host?: string; socketPath?: unknown };
     this.withLauncher =
-      settings.docker.launcher === true &&
+      settings.docker.launcher !== false &&
       numericUser(settings.docker.user) !== null &&
       !settings.docker.runtime &&
       !modem.host &&
@@ -450,7 +450,9 @@ export class DockerSandboxBackend implements SandboxBackend {
     // "connection refused" from it, which is all they would learn without a bridge anyway.
     const bridged = spec.apiUrl && this.canBridge() ? spec.apiUrl : null;
 
-    const warm = spec.snapshotImage ? null : await this.handOut(spec, image, workspace, user);
+    // A snapshot image is pooled like any other: its first run is a miss that makes the pool keep
+    // one ready (see WarmPoolSizing), the next runs of the environment get it warm.
+    const warm = await this.handOut(spec, image, workspace, user);
     const result: SandboxHandout = warm ? 'hit' : this.poolServes(spec) ? 'miss' : 'bypass';
     let sandbox: DockerSandbox;
     if (warm) {
@@ -501,22 +503,31 @@ export class DockerSandboxBackend implements SandboxBackend {
 
   /**
    * A warm container of the image, with the run's workspace now at its /workspace; null when the
-   * pool has none ready (never waits) or the workspace cannot be moved there.
+   * pool has none ready (never waits) or the workspace cannot be moved there. Its hand-out to the
+   * execution (see startWarm) starts as soon as it is taken, beside the workspace's move.
    */
   private async handOut(
     spec: SandboxSpec,
     image: string,
     workspace: string,
     user: { uid: number; gid: number } | null,
-  ): Promise<WarmContainer | null> {
+  ): Promise<HandedOut | null> {
     if (!this.pool || !this.poolServes(spec)) return null;
     const warm = this.pool.take(image);
     if (!warm) return null;
+    const renamed = warm.container.rename({ name: containerName(spec) }).catch(() => undefined);
+    const updated = warm.container
+      .update(resourceLimits(spec.limits, warm.slot.launchFifo !== null))
+      .then(
+        () => true,
+        () => false,
+      );
     try {
       await moveWorkspaceInto(warm.slot.workspace, workspace);
       if (user) await chownTree(workspace, user.uid, user.gid);
-      return warm;
+      return { ...warm, limited: Promise.all([updated, renamed]).then(([ok]) => ok) };
     } catch (_error) {
+      await Promise.all([updated, renamed]);
       await this.discardWarm(warm);
       return null;
     }
@@ -605,13 +616,14 @@ export class DockerSandboxBackend implements SandboxBackend {
   }
 
   /**
-   * The start of a sandbox handed a warm container: its limits become the run's (docker update),
-   * its name the execution's, and the API is bridged in over the forwarder it started with; its
-   * launcher runs already. Should the warm container be gone after all (the daemon restarted), a
-   * container is made for the execution instead, on the same directories.
+   * The start of a sandbox handed a warm container: its limits become the run's (docker update)
+   * and its name the execution's (both started when it was taken, see handOut), and the API is
+   * bridged in over the forwarder it started with; its launcher runs already. Should the warm
+   * container be gone after all (the daemon restarted), a container is made for the execution
+   * instead, on the same directories.
    */
   private async startWarm(
-    warm: WarmContainer,
+    warm: HandedOut,
     spec: SandboxSpec,
     image: string,
     workspace: string,
@@ -620,17 +632,12 @@ export class DockerSandboxBackend implements SandboxBackend {
   ): Promise<StartedContainer> {
     // All at once: none depends on another, and commands wait for all of them. Named like an
     // execution's own container (`docker ps` says whose it is); labels cannot change, so the run
-    // is not among them. bridgeInto never rejects.
+    // is not among them. bridgeInto never rejects; `limited` says whether the update was made.
     if (!apiUrl) warm.forwarder?.stop();
     const bridging = apiUrl
       ? bridgeInto(warm.pid, warm.slot.privateDir, apiUrl, warm.forwarder)
       : Promise.resolve(null);
-    try {
-      await Promise.all([
-        warm.container.update(resourceLimits(spec.limits, warm.slot.launchFifo !== null)),
-        warm.container.rename({ name: containerName(spec) }).catch(() => undefined),
-      ]);
-    } catch (_error) {
+    if (!(await warm.limited)) {
       await (await bridging)?.close();
       await this.removeContainer(warm.container).catch(() => undefined);
       return this.startContainer(spec, image, workspace, warm.slot, apiUrl, closeRequested);
@@ -740,16 +747,14 @@ export class DockerSandboxBackend implements SandboxBackend {
       Image: shape.image,
       // The killer (see KILLER) is the container's main process, the launcher its sibling;
       // docker-init reaps whatever the commands leave behind.
-      Entrypoint: shape.launchFifo
-        ? [
-            '/bin/sh',
-            '-c',
-            `${START_LAUNCHER}\n${KILLER}`,
-            'ambient-killer',
-            LAUNCHER,
-            shape.launchFifo,
-          ]
-        : ['/bin/sh', '-c', KILLER],
+      Entrypoint: [
+        '/bin/sh',
+        '-c',
+        KILLER,
+        'ambient-killer',
+        KILLER,
+        ...(shape.launchFifo ? [LAUNCHER, shape.launchFifo] : []),
+      ],
       Cmd: [],
       User: '0:0',
       WorkingDir: SANDBOX_WORKDIR,
@@ -868,6 +873,11 @@ interface StartedContainer {
   bridge: NetnsBridge | null;
 }
 
+/** A warm container taken for an execution: its limits and name, being set (true once set). */
+interface HandedOut extends WarmContainer {
+  limited: Promise<boolean>;
+}
+
 /** A warm pool's container: started, idle, not yet any run's. */
 interface WarmContainer {
   container: Dockerode.Container;
@@ -916,6 +926,7 @@ class DockerSandbox implements Sandbox {
               this.launched.add(command);
               return () => this.launched.delete(command);
             },
+            pausedUntil: 0,
           }
         : null;
     this.privateDir = { host: privateDir, inside: SANDBOX_PRIVATE_DIR };

@@ -1,0 +1,126 @@
+import type Dockerode from 'dockerode';
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { constants, openSync } from 'node:fs';
+import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { Socket } from 'node:net';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { promisify } from 'node:util';
+import { forgetSlots, prepareSlots } from './container-launcher';
+import { DockerExecProcess, type DockerLauncherTarget } from './docker-exec-process';
+
+/** One frame of docker's multiplexed stream (1: stdout, 2: stderr). */
+function frame(stream: 1 | 2, text: string): Buffer {
+  const payload = Buffer.from(text);
+  const header = Buffer.alloc(8);
+  header[0] = stream;
+  header.writeUInt32BE(payload.length, 4);
+  return Buffer.concat([header, payload]);
+}
+
+/** A container whose every exec prints `fallback` through the wrapper's protocol. */
+function fakeContainer(): { container: Dockerode.Container; execs: () => number } {
+  let execs = 0;
+  const container = {
+    exec: async () => {
+      execs++;
+      return {
+        start: async () => {
+          const stream = new PassThrough();
+          stream.end(Buffer.concat([frame(2, '42\nexec\n'), frame(1, 'fallback\n')]));
+          return stream;
+        },
+        inspect: async () => ({ Running: false, ExitCode: 0 }),
+      };
+    },
+  } as unknown as Dockerode.Container;
+  return { container, execs: () => execs };
+}
+
+function collect(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  return new Promise((resolve) =>
+    stream.on('end', () => resolve(Buffer.concat(chunks).toString())),
+  );
+}
+
+describe('DockerExecProcess through a launcher that does not acknowledge', () => {
+  const fifo = 'launch-test';
+  let dir: string;
+  /** Holds the launcher's FIFO open, as a launcher alive but unable to fork for anything would. */
+  let wedged: FileHandle;
+  let target: DockerLauncherTarget;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ambient-exec-'));
+    await promisify(execFile)('mkfifo', ['-m', '600', join(dir, fifo)]);
+    await prepareSlots(dir);
+    wedged = await open(join(dir, fifo), constants.O_RDWR | constants.O_NONBLOCK);
+    target = {
+      hostDir: dir,
+      insideDir: dir,
+      fifo,
+      uid: 1000,
+      gid: 1000,
+      track: () => () => undefined,
+      pausedUntil: 0,
+      ackTimeoutMs: 50,
+    };
+  });
+
+  afterEach(async () => {
+    await wedged.close();
+    forgetSlots(dir);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function spawn(container: Dockerode.Container): DockerExecProcess {
+    return new DockerExecProcess(Promise.resolve(container), {
+      file: 'echo',
+      args: ['hi'],
+      cwd: '/workspace',
+      env: { PATH: '/bin' },
+      stdin: false,
+      user: '1000:1000',
+      killGroup: async () => undefined,
+      launcher: target,
+    });
+  }
+
+  it('runs the command once through docker exec after the wait, and leaves the launcher aside', async () => {
+    const { container, execs } = fakeContainer();
+    const child = spawn(container);
+    const [stdout, exit] = await Promise.all([collect(child.stdout), child.exited]);
+    child.stderr.resume();
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(stdout).toBe('fallback\n');
+    expect(child.startedBy).toBe('exec');
+    expect(execs()).toBe(1);
+    expect(target.pausedUntil).toBeGreaterThan(performance.now());
+    // The next command does not wait for the launcher again.
+    const next = spawn(container);
+    next.stdout.resume();
+    next.stderr.resume();
+    await next.exited;
+    expect(execs()).toBe(2);
+  });
+
+  it('ends a command killed before the acknowledgement without running it anywhere', async () => {
+    target.ackTimeoutMs = 60_000;
+    const { container, execs } = fakeContainer();
+    const child = spawn(container);
+    child.stdout.resume();
+    child.stderr.resume();
+    // Killed once its id is with the launcher.
+    const fd = openSync(join(dir, fifo), constants.O_RDONLY | constants.O_NONBLOCK);
+    const ids = new Socket({ fd, readable: true, writable: false });
+    await once(ids, 'data');
+    ids.destroy();
+    child.kill();
+    expect(await child.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(execs()).toBe(0);
+  });
+});
