@@ -55,9 +55,7 @@ interface PendingRun {
 export class NewRunWriter {
   private readonly batcher = new CoalescingBatcher<PendingRun, Error | null>(
     (items) => this.insert(items),
-    // One transaction at a time: under 32 concurrent creations a batch then holds ≈ 15 runs
-    // instead of ≈ 7.5 with two in flight, halving the statements (and socket writes) per run.
-    { maxBatch: 100, maxInFlight: 1 },
+    { maxBatch: 100, maxInFlight: 2 },
   );
 
   private readonly sql: RawSql;
