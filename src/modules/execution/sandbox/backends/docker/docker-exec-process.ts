@@ -163,7 +163,7 @@ export class DockerExecProcess implements SandboxProcess {
   }
 
   private async run(): Promise<SandboxExit> {
-    const { file, cwd, env, stdin, user } = this.options;
+    const { env, stdin, user } = this.options;
     const pairs = Object.entries(env).map(([name, value]) => `${name}=${value}`);
     let container: Dockerode.Container;
     try {
@@ -238,15 +238,7 @@ export class DockerExecProcess implements SandboxProcess {
       this.stderr.end();
       break;
     }
-    if (this.verdict === 'enoent') {
-      const what = this.enoentWhat === 'cwd' ? `working directory ${cwd}` : file;
-      return {
-        code: null,
-        signal: null,
-        startError: enoent(`spawn ${file} ENOENT (${what} not found in the sandbox)`),
-      };
-    }
-    if (this.pid === null && (exitCode === 126 || exitCode === 127)) {
+    if (this.verdict !== 'enoent' && this.pid === null && (exitCode === 126 || exitCode === 127)) {
       // The wrapper never ran: the image has no /bin/sh.
       return {
         code: null,
@@ -254,9 +246,7 @@ export class DockerExecProcess implements SandboxProcess {
         startError: enoent(`spawn /bin/sh ENOENT (the image has no /bin/sh)`),
       };
     }
-    if (exitCode === null) return { code: null, signal: 'SIGKILL' };
-    const signal = signalOf(exitCode);
-    return signal ? { code: null, signal } : { code: exitCode, signal: null };
+    return this.exitOf(exitCode);
   }
 
   /** WRAPPER's arguments ($0 onwards): directory, lookup path, variables, then the command. */
@@ -284,7 +274,6 @@ export class DockerExecProcess implements SandboxProcess {
     target: DockerLauncherTarget,
     pairs: string[],
   ): Promise<SandboxExit | null> {
-    const { file, cwd } = this.options;
     const launched = await launch(target.hostDir, target.insideDir, target.fifo, {
       wrapper: WRAPPER,
       args: this.wrapperArgs(pairs),
@@ -343,7 +332,16 @@ export class DockerExecProcess implements SandboxProcess {
       untrack();
       await launched.dispose();
     });
+    return this.exitOf(status);
+  }
+
+  /**
+   * How the command ended, from the wrapper's verdict and its exit status (null: killed, or the
+   * container went away).
+   */
+  private exitOf(status: number | null): SandboxExit {
     if (this.verdict === 'enoent') {
+      const { file, cwd } = this.options;
       const what = this.enoentWhat === 'cwd' ? `working directory ${cwd}` : file;
       return {
         code: null,
