@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ErrorCode, terminalStateFor } from '../../common/errors/error-codes';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { jsonColumn } from '../../database/json-column';
 import type { Run } from '../runs';
 import { RunFollowupsService, RunRecords, RunTransitions } from '../runs';
 import { ExecutionFence } from './execution-fence';
@@ -48,9 +49,8 @@ export class ExecutionOutcomes {
         ORDER BY id DESC LIMIT 1`,
       [runId, executionId, FINISH_REQUESTED],
     )) as { payload: string | Record<string, unknown> | null }[];
-    if (!request?.payload) return result;
-    const payload =
-      typeof request.payload === 'string' ? JSON.parse(request.payload) : request.payload;
+    const payload = jsonColumn(request?.payload);
+    if (!payload) return result;
     const { success, summary, error_code } = payload as {
       success: boolean;
       summary: string;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { jsonColumn } from '../../database/json-column';
 import { ConversationRuns } from '../artifacts';
 import { EnvironmentLatestRun, EnvironmentLatestRuns } from '../environments';
 import { SkillLastRuns } from '../skills';
@@ -102,9 +103,7 @@ export class RunRecords implements EnvironmentLatestRuns, SkillLastRuns, Convers
     const [row] = (await this.db().query('SELECT request_usage FROM runs WHERE id = ?', [
       runId,
     ])) as { request_usage: string | RequestUsage | null }[];
-    const usage = row?.request_usage ?? null;
-    // MariaDB returns a JSON column's text, MySQL its value.
-    return typeof usage === 'string' ? (JSON.parse(usage) as RequestUsage) : usage;
+    return jsonColumn(row?.request_usage);
   }
 
   /**
@@ -203,7 +202,7 @@ export class RunRecords implements EnvironmentLatestRuns, SkillLastRuns, Convers
     )) as { run_id: string; message: string | Record<string, unknown> }[];
     return rows.map((r) => ({
       runId: r.run_id,
-      message: typeof r.message === 'string' ? JSON.parse(r.message) : r.message,
+      message: jsonColumn(r.message),
     }));
   }
 

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { newUuid } from '../../common/ids';
+import { jsonColumn } from '../../database/json-column';
 import type { JsonObject } from '../../common/json';
 import { Run } from './entities/run.entity';
 import { RunFollowup } from './entities/run-followup.entity';
@@ -228,9 +229,4 @@ interface LoggedRunRow {
   created_at: Date;
   started_at: Date | null;
   updated_at: Date;
-}
-
-/** A JSON column (MariaDB returns its text, MySQL the value). */
-function jsonColumn<T>(value: string | T | null): T | null {
-  return typeof value === 'string' ? (JSON.parse(value) as T) : (value ?? null);
 }
