@@ -73,7 +73,7 @@ export class ExecutionOutcomes {
     elapsedMs: number,
     signal: AbortSignal,
   ): Promise<void> {
-    const usage = await this.usage.add(run, result.usage, elapsedMs);
+    const usage = this.usage.add(run, result.usage, elapsedMs);
     if (result.outcome === 'cancelled') {
       if (signal.reason === 'shutdown') {
         await this.release(run, token, usage);
