@@ -133,6 +133,12 @@ export class ExecutionOutcomes {
       },
       where: ExecutionFence.transitionGuard(token),
       event: { executionId: token.executionId, payload: { ...statusMessage } },
+      moved: {
+        ...run,
+        executionCount: token.executionId,
+        statusMessage,
+        requestUsage: requestUsage ?? run.requestUsage,
+      },
     });
     if (!ended) await this.fence.check(token, 'state');
     if (ended && keepWorkspace) await this.releaseAtOnceIfIdleIsZero(run);

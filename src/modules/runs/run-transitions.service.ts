@@ -32,6 +32,11 @@ export interface TransitionOptions {
   where?: { sql: string; params: Record<string, unknown> };
   /** Timeline event payload; `false` records no event. */
   event?: { payload?: Record<string, unknown>; executionId?: number | null } | false;
+  /**
+   * The run as it is once moved (but its `updated_at`, the transition's own time), when the caller
+   * knows it: a start's or end's log line and metrics are made from it instead of a read back.
+   */
+  moved?: Omit<LoggedRun, 'updatedAt'>;
 }
 
 /**
@@ -70,12 +75,16 @@ export class RunTransitions {
     if (allowed.length === 0) return false;
     let moved: LoggedRun | null = null;
     const run = async (manager: EntityManager) => {
-      const applied = await this.apply(manager, runId, to, allowed, options);
-      if (applied && isLoggedTransition(to)) moved = await this.movedRun(manager, runId);
-      if (applied && leavesSlot(to, allowed)) {
+      const appliedAt = await this.apply(manager, runId, to, allowed, options);
+      if (appliedAt && isLoggedTransition(to)) {
+        moved = options.moved
+          ? { ...options.moved, updatedAt: appliedAt }
+          : await this.movedRun(manager, runId);
+      }
+      if (appliedAt && leavesSlot(to, allowed)) {
         for (const listener of this.slotListeners) listener(runId, manager);
       }
-      return applied;
+      return appliedAt !== null;
     };
     const applied = await (inTransaction ? run(inTransaction) : this.dataSource.transaction(run));
     const done = moved as LoggedRun | null;
@@ -109,13 +118,14 @@ export class RunTransitions {
     };
   }
 
+  /** The transition's time once applied; null when the guard did not match. */
   private async apply(
     manager: EntityManager,
     runId: string,
     to: RunState,
     allowed: RunState[],
     options: TransitionOptions,
-  ): Promise<boolean> {
+  ): Promise<Date | null> {
     const now = new Date();
     let query = manager
       .createQueryBuilder()
@@ -125,7 +135,7 @@ export class RunTransitions {
       .andWhere('state IN (:...allowed)', { allowed });
     if (options.where) query = query.andWhere(options.where.sql, options.where.params);
     const result = await query.execute();
-    if (!result.affected) return false;
+    if (!result.affected) return null;
     this.changes.runChanged(runId, manager);
     const eventType = EVENT_FOR_STATE[to];
     if (eventType && options.event !== false) {
@@ -136,7 +146,7 @@ export class RunTransitions {
       });
     }
     if (to === 'CANCELLED') await this.dropUndeliveredFollowups(manager, runId, now);
-    return true;
+    return now;
   }
 
   /**
