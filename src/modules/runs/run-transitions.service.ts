@@ -18,6 +18,9 @@ function leavesSlot(to: RunState, allowed: readonly RunState[]): boolean {
   return running && (to === 'QUEUED' || isTerminal(to));
 }
 
+/** Told about a run that left a slot, in its transaction; `teamId` when the transition knows it. */
+type SlotListener = (runId: string, manager: EntityManager, teamId: string | null) => void;
+
 /** Timeline event listing the follow-ups a cancel dropped (not delivered). */
 export const FOLLOWUPS_DROPPED = 'followups_dropped';
 
@@ -49,7 +52,7 @@ export interface TransitionOptions {
 @Injectable()
 export class RunTransitions {
   private readonly logger = new Logger('Runs');
-  private readonly slotListeners: ((runId: string, manager: EntityManager) => void)[] = [];
+  private readonly slotListeners: SlotListener[] = [];
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -61,7 +64,7 @@ export class RunTransitions {
    * Called, in the transition's transaction, for every applied transition that may have taken a
    * run out of CLAIMED/INPROGRESS (i.e. freed a concurrency slot): RunCapacity's wake-up.
    */
-  onSlotReleased(listener: (runId: string, manager: EntityManager) => void): void {
+  onSlotReleased(listener: SlotListener): void {
     this.slotListeners.push(listener);
   }
 
@@ -82,7 +85,8 @@ export class RunTransitions {
           : await this.movedRun(manager, runId);
       }
       if (appliedAt && leavesSlot(to, allowed)) {
-        for (const listener of this.slotListeners) listener(runId, manager);
+        const teamId = (moved as LoggedRun | null)?.teamId ?? null;
+        for (const listener of this.slotListeners) listener(runId, manager, teamId);
       }
       return appliedAt !== null;
     };
