@@ -15,6 +15,7 @@ import { CgroupLimits } from '../../cgroup-limits';
 import { childSandboxProcess } from '../../child-sandbox-process';
 import { deferredSandboxProcess } from '../../deferred-sandbox-process';
 import { spawnOffLoop } from '../../off-loop-spawn';
+import { EtcCopies } from './etc-copies';
 import { ForwarderNamespace } from './forwarder-namespace';
 import { SLIRP_DNS, SlirpNetwork } from './slirp-network';
 import {
@@ -64,6 +65,10 @@ const ETC_ENTRIES = [
   'terminfo',
 ];
 
+/** The sandbox's /etc/passwd and /etc/group: its own user, root and nobody, nothing of the host. */
+const PASSWD = `root:x:0:0:root:/root:/usr/sbin/nologin\nagent:x:${SANDBOX_UID}:${SANDBOX_GID}:agent:${SANDBOX_WORKDIR}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+const GROUP = `root:x:0:\nagent:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
+
 export interface BubblewrapSettings {
   /** Extra host directories visible read-only at the same path inside. */
   readonlyPaths: string[];
@@ -87,8 +92,11 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   private readonly forwarder: string | null;
   /** nsenter, with which commands join their execution's network namespace (see ForwarderNamespace). */
   private readonly nsenter: string | null;
+  /** /etc as sandboxes see it, in one directory (bound once, not entry by entry). */
+  private readonly etc: EtcCopies;
 
   constructor(private readonly settings: BubblewrapSettings) {
+    this.etc = new EtcCopies(settings.privateRoot, ETC_ENTRIES, { passwd: PASSWD, group: GROUP });
     this.bwrap = settings.bwrap ?? 'bwrap';
     this.forwarder = ['/usr/bin/socat', '/bin/socat'].find((p) => existsSync(p)) ?? null;
     this.nsenter = ['/usr/bin/nsenter', '/bin/nsenter'].find((p) => existsSync(p)) ?? null;
@@ -98,6 +106,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     const privateDir = join(this.settings.privateRoot, `${spec.runId}-${spec.executionId}`);
     // The cgroup is made while the private files are written (neither needs the other).
     const cgroupMade = CgroupLimits.create(`${spec.runId}-${spec.executionId}`, spec.limits);
+    // With egress, /etc/resolv.conf is bound over it: its entries are bound one by one then.
+    const etcTaken = spec.network === 'egress' ? Promise.resolve(null) : this.etc.acquire();
     let files: SandboxFiles;
     let bridge: ApiBridge | null;
     try {
@@ -108,9 +118,11 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
           : null;
     } catch (err) {
       await (await cgroupMade)?.remove();
+      (await etcTaken)?.release();
       throw err;
     }
     const cgroup = await cgroupMade;
+    const etc = await etcTaken;
     const running = new Set<SandboxProcess>();
     const bwrap = this.bwrap;
     const readonlyPaths = this.settings.readonlyPaths;
@@ -167,8 +179,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     let ownNetworkArgs: string[] | undefined;
     const fixedArgs = (shared: boolean): string[] =>
       shared
-        ? (sharedNetworkArgs ??= this.fixedArgs(spec, files, false))
-        : (ownNetworkArgs ??= this.fixedArgs(spec, files, true));
+        ? (sharedNetworkArgs ??= this.fixedArgs(spec, files, false, etc?.dir))
+        : (ownNetworkArgs ??= this.fixedArgs(spec, files, true, etc?.dir));
     const nsenter = this.nsenter;
     const forwarder = this.forwarder;
 
@@ -243,6 +255,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
         for (const proc of running) proc.kill();
         await Promise.all([holderStarting?.then((started) => started?.stop()), bridge?.close()]);
         await cgroup?.remove();
+        etc?.release();
         await rm(privateDir, { recursive: true, force: true });
       },
     };
@@ -267,11 +280,21 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   }
 
   /** `ownNetwork`: a new network namespace (else the caller's: the execution's, joined). */
-  private fixedArgs(spec: SandboxSpec, files: SandboxFiles, ownNetwork: boolean): string[] {
+  private fixedArgs(
+    spec: SandboxSpec,
+    files: SandboxFiles,
+    ownNetwork: boolean,
+    /** A copy of /etc as sandboxes see it (EtcCopies); without one, its parts bound one by one. */
+    etcDir?: string,
+  ): string[] {
     const args = namespaceArgs(ownNetwork);
     for (const dir of SYSTEM_DIRS) args.push(...systemDirArgs(dir));
-    for (const entry of ETC_ENTRIES) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);
-    args.push('--ro-bind', files.passwd, '/etc/passwd', '--ro-bind', files.group, '/etc/group');
+    if (etcDir) {
+      args.push('--ro-bind', etcDir, '/etc');
+    } else {
+      for (const entry of ETC_ENTRIES) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);
+      args.push('--ro-bind', files.passwd, '/etc/passwd', '--ro-bind', files.group, '/etc/group');
+    }
     if (files.resolvConf) args.push('--ro-bind', files.resolvConf, '/etc/resolv.conf');
     args.push(
       '--proc',
@@ -311,11 +334,8 @@ async function writePrivateFiles(privateDir: string, egress: boolean): Promise<S
     group: join(privateDir, 'group'),
     files: join(privateDir, 'files'),
   };
-  await writeFile(
-    files.passwd,
-    `root:x:0:0:root:/root:/usr/sbin/nologin\nagent:x:${SANDBOX_UID}:${SANDBOX_GID}:agent:${SANDBOX_WORKDIR}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
-  );
-  await writeFile(files.group, `root:x:0:\nagent:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`);
+  await writeFile(files.passwd, PASSWD);
+  await writeFile(files.group, GROUP);
   if (egress) {
     // The host's resolv.conf may name a resolver on its loopback, which the sandbox cannot reach.
     files.resolvConf = join(privateDir, 'resolv.conf');
