@@ -94,9 +94,12 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   private readonly nsenter: string | null;
   /** /etc as sandboxes see it, in one directory (bound once, not entry by entry). */
   private readonly etc: EtcCopies;
+  /** The system directories' arguments, looked up once (sync file system calls, per bwrap before). */
+  private readonly systemDirs: string[];
 
   constructor(private readonly settings: BubblewrapSettings) {
     this.etc = new EtcCopies(settings.privateRoot, ETC_ENTRIES, { passwd: PASSWD, group: GROUP });
+    this.systemDirs = SYSTEM_DIRS.flatMap(systemDirArgs);
     this.bwrap = settings.bwrap ?? 'bwrap';
     this.forwarder = ['/usr/bin/socat', '/bin/socat'].find((p) => existsSync(p)) ?? null;
     this.nsenter = ['/usr/bin/nsenter', '/bin/nsenter'].find((p) => existsSync(p)) ?? null;
@@ -269,7 +272,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   private forwarderHolderArgs(files: SandboxFiles): string[] {
     return [
       ...namespaceArgs(true),
-      ...SYSTEM_DIRS.flatMap(systemDirArgs),
+      ...this.systemDirs,
       '--ro-bind-try',
       '/etc/ld.so.cache',
       '/etc/ld.so.cache',
@@ -287,8 +290,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     /** A copy of /etc as sandboxes see it (EtcCopies); without one, its parts bound one by one. */
     etcDir?: string,
   ): string[] {
-    const args = namespaceArgs(ownNetwork);
-    for (const dir of SYSTEM_DIRS) args.push(...systemDirArgs(dir));
+    const args = [...namespaceArgs(ownNetwork), ...this.systemDirs];
     if (etcDir) {
       args.push('--ro-bind', etcDir, '/etc');
     } else {

@@ -8,7 +8,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EtcCopies } from './etc-copies';
 
@@ -63,6 +63,20 @@ describe('EtcCopies', () => {
     first.release();
     await waitUntil(() => !existsSync(first.dir));
     expect(existsSync(second.dir)).toBe(true);
+  });
+
+  it("removes the copies a dead process of this host left, not a live one's", async () => {
+    const prefix = `etc-${hostname().replace(/[^A-Za-z0-9.]/g, '_')}-`;
+    const privateRoot = join(root, 'private');
+    // A pid beyond pid_max is never alive; this process's parent is.
+    const dead = join(privateRoot, `${prefix}4194305-1`);
+    const live = join(privateRoot, `${prefix}${process.ppid}-1`);
+    const otherHost = join(privateRoot, 'etc-another-host-4194305-1');
+    for (const dir of [dead, live, otherHost]) mkdirSync(dir, { recursive: true });
+    await copies(60_000).acquire();
+    expect(existsSync(dead)).toBe(false);
+    expect(existsSync(live)).toBe(true);
+    expect(existsSync(otherHost)).toBe(true);
   });
 
   it('gives no copy (entries are then bound one by one) when none can be made', async () => {

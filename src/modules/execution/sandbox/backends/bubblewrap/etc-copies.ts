@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { lstat, mkdir, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -32,6 +33,8 @@ export class EtcCopies {
   private making: Promise<Generation | null> | null = null;
   private failedAt = -Infinity;
   private made = 0;
+  /** Copies are named `etc-<host>-<pid>-<n>`: a dead process's are recognisable, on this host. */
+  private readonly prefix = `etc-${hostname().replace(/[^A-Za-z0-9.]/g, '_')}-`;
 
   constructor(
     private readonly root: string,
@@ -63,7 +66,8 @@ export class EtcCopies {
   }
 
   private async make(): Promise<Generation | null> {
-    const dir = join(this.root, `etc-${process.pid}-${++this.made}`);
+    if (this.made === 0) await this.removeDeadProcessesCopies();
+    const dir = join(this.root, `${this.prefix}${process.pid}-${++this.made}`);
     const madeAt = Date.now();
     try {
       await mkdir(dir, { recursive: true });
@@ -93,8 +97,29 @@ export class EtcCopies {
     return generation;
   }
 
+  /** Copies left by processes of this host that are gone (a crash, a kill): nobody holds them. */
+  private async removeDeadProcessesCopies(): Promise<void> {
+    const names = await readdir(this.root).catch(() => [] as string[]);
+    for (const name of names) {
+      if (!name.startsWith(this.prefix)) continue;
+      const pid = Number(name.slice(this.prefix.length).split('-')[0]);
+      if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+      await rm(join(this.root, name), { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+
   private removeIfUnused(generation: Generation): void {
     if (generation === this.current || generation.holders > 0) return;
     void rm(generation.dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, as another user's.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
