@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { FakeModelServer, startFakeModelServer } from '../test/fixtures/fake-model-server';
@@ -56,6 +57,11 @@ interface Result {
   loopDelay: { p50: number; p99: number; max: number } | null;
   /** CPU time (user + system, all threads) of this process during the burst; combined layout only. */
   cpuMs: number | null;
+  /**
+   * CPU time of this process's child processes during the burst, with what they reaped: the spawn
+   * helpers and the sandboxes' processes they started (bwrap, socat, the commands); combined only.
+   */
+  childrenCpuMs: number | null;
   failures: string[];
 }
 
@@ -79,7 +85,7 @@ async function burst(
   model: FakeModelServer,
   name: string,
   count: number,
-): Promise<Omit<Result, 'backend' | 'layout' | 'loopDelay' | 'cpuMs'>> {
+): Promise<Omit<Result, 'backend' | 'layout' | 'loopDelay' | 'cpuMs' | 'childrenCpuMs'>> {
   const sent = new Map<string, number>();
   const sentByScript = new Map<string, number>();
   const ended = new Map<string, { at: number; state: string; message: string }>();
@@ -186,8 +192,10 @@ async function measure(backend: Backend, layout: Layout, model: FakeModelServer)
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     const cpu = process.cpuUsage();
+    const childrenCpu = childrenCpuMs();
     const result = await burst(api, model, `burst-${label}`, RUNS);
     const used = process.cpuUsage(cpu);
+    const childrenUsed = childrenCpuMs(childrenCpu);
     loop.disable();
     return {
       backend,
@@ -202,6 +210,7 @@ async function measure(backend: Backend, layout: Layout, model: FakeModelServer)
             }
           : null,
       cpuMs: layout === 'combined' ? (used.user + used.system) / 1000 : null,
+      childrenCpuMs: layout === 'combined' ? childrenUsed : null,
     };
   } finally {
     if (worker) {
@@ -212,6 +221,37 @@ async function measure(backend: Backend, layout: Layout, model: FakeModelServer)
     await env.destroy();
   }
 }
+
+/**
+ * CPU time (ms) of this process's children (user + system, with their reaped children's), from
+ * /proc; since `before` (a previous call's figures) when given: the total, else per child.
+ */
+function childrenCpuMs(): Map<number, number>;
+function childrenCpuMs(before: Map<number, number>): number;
+function childrenCpuMs(before?: Map<number, number>): Map<number, number> | number {
+  const now = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // Fields after the command (which may hold spaces): state ppid … utime stime cutime cstime.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[1]) !== process.pid) continue;
+    const ticks = fields.slice(11, 15).reduce((sum, f) => sum + Number(f), 0);
+    now.set(Number(entry), (ticks * 1000) / CLOCK_TICKS);
+  }
+  if (!before) return now;
+  let total = 0;
+  for (const [pid, ms] of now) total += ms - (before.get(pid) ?? 0);
+  return total;
+}
+
+/** USER_HZ of /proc's times (100 on Linux everywhere that matters). */
+const CLOCK_TICKS = 100;
 
 function p50p95(values: number[]): string {
   return `${ms(percentile(values, 50))} / ${ms(percentile(values, 95))}`;
@@ -255,6 +295,7 @@ async function main(): Promise<void> {
       'GET /agent/runs p50 / p95 (samples)',
       'event-loop delay p50 / p99 / max',
       'process CPU per run',
+      'child processes CPU per run',
       'succeeded',
     ],
   ];
@@ -272,6 +313,7 @@ async function main(): Promise<void> {
         ? `${ms(r.loopDelay.p50)} / ${ms(r.loopDelay.p99)} / ${ms(r.loopDelay.max)}`
         : '(worker in a child)',
       r.cpuMs === null ? '(worker in a child)' : ms(r.cpuMs / RUNS),
+      r.childrenCpuMs === null ? '(worker in a child)' : ms(r.childrenCpuMs / RUNS),
       `${r.succeeded}/${RUNS}${r.ended < RUNS ? ` (${RUNS - r.ended} not ended)` : ''}`,
     ]);
   }

@@ -3,7 +3,15 @@
  * process sees of the host, its environment, extra read-only paths, programs it cannot find, and
  * the execution's network namespace that its commands share with the API forwarder.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -66,6 +74,21 @@ describe('bubblewrap sandbox', () => {
     expect(result.output).toBe(
       `ONLY=this\nPATH=${sandbox.path}\nPWD=/workspace\nSHLVL=1\n_=/usr/bin/env\nhidden\n`,
     );
+  });
+
+  it("shows the host's /etc entries programs need, read-only, with its own passwd and group", async () => {
+    const result = await run(
+      'cat /etc/hosts; ls /etc; id -un; id -gn; ' +
+        'touch /etc/x 2>/dev/null || echo read-only; ls /etc/shadow 2>/dev/null || echo no-shadow',
+    );
+    const listed = result.output.split('\n');
+    const hosts = readFileSync('/etc/hosts', 'utf8');
+    expect(result.output.startsWith(hosts)).toBe(true);
+    expect(listed).toEqual(
+      expect.arrayContaining(['hosts', 'passwd', 'group', 'ssl', 'ld.so.cache']),
+    );
+    expect(listed).not.toContain('shadow');
+    expect(result.output.endsWith('agent\nagent\nread-only\nno-shadow\n')).toBe(true);
   });
 
   it('reports a program it cannot find as ENOENT', async () => {

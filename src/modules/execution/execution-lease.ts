@@ -38,40 +38,30 @@ export class ExecutionLeases {
   ) {}
 
   /**
-   * Claims a queued run for this worker; null when it is not ours to execute or someone won,
+   * Claims a queued run for this worker and starts it (CLAIMED, then INPROGRESS, both timeline
+   * events, in one transaction); null when it is not ours to execute or someone won,
    * `at_capacity` when its team (or agent) has no free concurrency slot: the run then waits,
-   * marked, for a slot to free (RunCapacity dispatches it).
+   * marked, for a slot to free (RunCapacity dispatches it). Returns the run as it is now.
    */
   async claim(runId: string): Promise<Run | null | 'at_capacity'> {
     const run = await this.records.find(runId);
     // A self-hosted run is executed by its team's own worker, never here.
     if (!run || run.state !== 'QUEUED' || run.workerHost) return null;
-    if (!(await this.capacity.limited(run))) {
-      return (await this.transitionToClaimed(run)) ? this.claimedRun(run) : null;
-    }
-    const outcome = await this.dataSource.transaction(async (manager) => {
+    const limited = await this.capacity.limited(run);
+    return this.dataSource.transaction(async (manager) => {
       // First in the transaction: the slot count must be read after the limits lock is held.
-      if (await this.capacity.fullAtClaim(manager, run)) {
+      if (limited && (await this.capacity.fullAtClaim(manager, run))) {
         await this.capacity.markWaiting(manager, run);
         return 'at_capacity' as const;
       }
-      return (await this.transitionToClaimed(run, manager)) ? ('claimed' as const) : null;
+      return this.claimAndStart(run, manager);
     });
-    if (outcome === 'claimed') return this.claimedRun(run);
-    return outcome;
   }
 
-  private claimedRun(run: Run): Run {
-    return {
-      ...run,
-      executionCount: run.executionCount + 1,
-      attempt: run.attempt + 1,
-      atCapacity: false,
-    };
-  }
-
-  private transitionToClaimed(run: Run, manager?: EntityManager): Promise<boolean> {
-    return this.transitions.transition(
+  private async claimAndStart(run: Run, manager: EntityManager): Promise<Run | null> {
+    const executionId = run.executionCount + 1;
+    const attempt = run.attempt + 1;
+    const claimed = await this.transitions.transition(
       run.id,
       'CLAIMED',
       {
@@ -80,17 +70,40 @@ export class ExecutionLeases {
           atCapacity: false,
           leaseOwner: this.workerId,
           leaseExpiresAt: new Date(Date.now() + this.config.runs.leaseMs),
-          executionCount: run.executionCount + 1,
-          attempt: run.attempt + 1,
+          executionCount: executionId,
+          attempt,
         },
         where: { sql: 'execution_count = :seen', params: { seen: run.executionCount } },
-        event: {
-          executionId: run.executionCount + 1,
-          payload: { worker_id: this.workerId, attempt: run.attempt + 1 },
-        },
+        event: { executionId, payload: { worker_id: this.workerId, attempt } },
       },
       manager,
     );
+    if (!claimed) return null;
+    const startedAt = run.startedAt ?? new Date();
+    const token: LeaseToken = { runId: run.id, executionId, holder: { lease: this.workerId } };
+    const started = await this.transitions.transition(
+      run.id,
+      'INPROGRESS',
+      {
+        from: ['CLAIMED'],
+        set: { startedAt },
+        where: ExecutionFence.transitionGuard(token),
+        event: { executionId, payload: { harness: run.config.harness?.type ?? 'oz' } },
+        moved: { ...run, executionCount: executionId, startedAt },
+      },
+      manager,
+    );
+    // The row is this transaction's since the claim: the start cannot be refused.
+    if (!started) throw new Error(`run ${run.id}: claimed but not started`);
+    return {
+      ...run,
+      state: 'INPROGRESS',
+      executionCount: executionId,
+      attempt,
+      atCapacity: false,
+      leaseOwner: this.workerId,
+      startedAt,
+    };
   }
 
   /** Renews the token's lease every third of its length until stopped. */

@@ -73,7 +73,7 @@ export class ExecutionOutcomes {
     elapsedMs: number,
     signal: AbortSignal,
   ): Promise<void> {
-    const usage = await this.usage.add(run, result.usage, elapsedMs);
+    const usage = this.usage.add(run, result.usage, elapsedMs);
     if (result.outcome === 'cancelled') {
       if (signal.reason === 'shutdown') {
         await this.release(run, token, usage);
@@ -133,6 +133,12 @@ export class ExecutionOutcomes {
       },
       where: ExecutionFence.transitionGuard(token),
       event: { executionId: token.executionId, payload: { ...statusMessage } },
+      moved: {
+        ...run,
+        executionCount: token.executionId,
+        statusMessage,
+        requestUsage: requestUsage ?? run.requestUsage,
+      },
     });
     if (!ended) await this.fence.check(token, 'state');
     if (ended && keepWorkspace) await this.releaseAtOnceIfIdleIsZero(run);

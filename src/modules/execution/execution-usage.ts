@@ -3,7 +3,6 @@ import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { AmbientMetrics } from '../metrics';
 import { ModelsService } from '../models';
 import type { Run } from '../runs';
-import { RunRecords } from '../runs';
 import type { RequestUsage } from '../run-config';
 import type { TokenUsage } from './harness/harness.types';
 import { addUsage, inferenceCostUsd, runCostUsd } from './run-usage';
@@ -13,16 +12,19 @@ import { addUsage, inferenceCostUsd, runCostUsd } from './run-usage';
 export class ExecutionUsage {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly records: RunRecords,
     private readonly models: ModelsService,
     private readonly metrics: AmbientMetrics,
   ) {}
 
-  /** The run's usage with this execution's added (to be stored with the execution's end). */
-  async add(run: Run, tokens: TokenUsage, elapsedMs: number): Promise<RequestUsage> {
+  /**
+   * The run's usage with this execution's added (to be stored with the execution's end). The
+   * usage before is the run's as claimed: only its executions' ends (fenced) write it, and none
+   * but this one can while it holds the run.
+   */
+  add(run: Run, tokens: TokenUsage, elapsedMs: number): RequestUsage {
     const model = this.models.find(run.modelId ?? '');
     const modelId = run.modelId ?? 'unknown';
-    const previous = await this.records.requestUsageOf(run.id);
+    const previous = run.requestUsage;
     const usage = addUsage(previous, {
       modelId,
       tokens,

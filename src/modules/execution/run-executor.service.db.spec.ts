@@ -185,6 +185,41 @@ describe('RunExecutor (database)', () => {
     });
   });
 
+  it("adds the execution's usage to what the run's earlier executions cost", async () => {
+    const runId = await queuedRun();
+    const earlier = {
+      inference_cost: 0.5,
+      inference_cost_usd: 0.5,
+      compute_cost: 0.25,
+      compute_cost_usd: 0.25,
+      total_tokens: 100,
+      model_token_usage: [
+        {
+          model_id: 'fake-model',
+          total_tokens: 100,
+          usage_type: 'custom_endpoint',
+          tokens_by_category: { input: 60, output: 40 },
+        },
+      ],
+    };
+    await db.dataSource.query('UPDATE runs SET request_usage = ? WHERE id = ?', [
+      JSON.stringify(earlier),
+      runId,
+    ]);
+    await executor.execute(runId);
+    expect((await runRow(db.dataSource, runId)).request_usage).toEqual({
+      ...earlier,
+      total_tokens: 115,
+      model_token_usage: [
+        {
+          ...earlier.model_token_usage[0],
+          total_tokens: 115,
+          tokens_by_category: { input: 70, output: 45 },
+        },
+      ],
+    });
+  });
+
   it('leaves a cancelled run CANCELLED (never SUCCEEDED) and keeps what the execution cost', async () => {
     let cancel: () => void = () => undefined;
     signals.onCancel.mockImplementation(async (_runId, listener) => {

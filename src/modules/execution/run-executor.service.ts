@@ -8,7 +8,7 @@ import { HarnessRegistry } from '../../extensions/harness-registry';
 import { TranscriptWriter } from '../conversations';
 import { ModelsService } from '../models';
 import type { Run } from '../runs';
-import { RunSignals, RunTransitions } from '../runs';
+import { RunSignals } from '../runs';
 import type { ExecutionConfig } from '../run-config';
 import { McpSecretError } from '../secrets';
 import { ExecutionContextFactory, internalApiUrl } from './execution-context.factory';
@@ -50,7 +50,6 @@ export class RunExecutor {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly leases: ExecutionLeases,
     private readonly outcomes: ExecutionOutcomes,
-    private readonly transitions: RunTransitions,
     private readonly signals: RunSignals,
     private readonly harnesses: HarnessRegistry,
     private readonly models: ModelsService,
@@ -80,11 +79,28 @@ export class RunExecutor {
   }
 
   private async executeClaimed(runId: string): Promise<ExecuteOutcome> {
-    const run = await this.leases.claim(runId);
-    if (run === 'at_capacity') return { requeue: false, atCapacity: true };
-    if (!run) return { requeue: false };
-    const executionId = run.executionCount;
     const controller = new AbortController();
+    // Listening before the claim, which also starts the run: a cancel or finish accepted once the
+    // run is claimed reaches this execution (one accepted before makes the claim fail).
+    const stopListening = await this.signals
+      .onCancel(runId, () => controller.abort('cancelled'))
+      .catch(() => () => undefined);
+    const stopListeningForFinish = await this.signals
+      .onFinish(runId, () => controller.abort('finished'))
+      .catch(() => () => undefined);
+    const stopListeningAll = () => {
+      stopListening();
+      stopListeningForFinish();
+    };
+    const run = await this.leases.claim(runId).catch((err: Error) => {
+      stopListeningAll();
+      throw err;
+    });
+    if (run === null || run === 'at_capacity') {
+      stopListeningAll();
+      return run === 'at_capacity' ? { requeue: false, atCapacity: true } : { requeue: false };
+    }
+    const executionId = run.executionCount;
     const token: LeaseToken = {
       runId,
       executionId,
@@ -92,22 +108,9 @@ export class RunExecutor {
       onStale: () => controller.abort('lost'),
     };
     this.inFlight.set(runId, controller);
-    const stopListening = await this.signals
-      .onCancel(runId, () => controller.abort('cancelled'))
-      .catch(() => () => undefined);
-    const stopListeningForFinish = await this.signals
-      .onFinish(runId, () => controller.abort('finished'))
-      .catch(() => () => undefined);
     const lease = this.leases.hold(token, controller);
     const startedAt = Date.now();
     try {
-      const started = await this.transitions.transition(runId, 'INPROGRESS', {
-        from: ['CLAIMED'],
-        set: { startedAt: run.startedAt ?? new Date(startedAt) },
-        where: ExecutionFence.transitionGuard(token),
-        event: { executionId, payload: { harness: run.config.harness?.type ?? 'oz' } },
-      });
-      if (!started) return { requeue: false };
       const harnessResult = await withSpan(
         'run execution',
         {
@@ -171,8 +174,7 @@ export class RunExecutor {
         });
     } finally {
       lease.stop();
-      stopListening();
-      stopListeningForFinish();
+      stopListeningAll();
       this.inFlight.delete(runId);
     }
     return { requeue: await this.outcomes.requeueForFollowups(runId) };

@@ -31,7 +31,8 @@ const WAITING_WINDOW = 500;
 @Injectable()
 export class RunCapacity implements EntitySubscriberInterface {
   private readonly logger = new Logger('RunCapacity');
-  private readonly deferred = new WeakMap<QueryRunner, Set<string>>();
+  /** Runs that left a slot in a transaction not committed yet: run id → team id, if known. */
+  private readonly deferred = new WeakMap<QueryRunner, Map<string, string | null>>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -40,7 +41,7 @@ export class RunCapacity implements EntitySubscriberInterface {
     transitions: RunTransitions,
   ) {
     dataSource.subscribers.push(this);
-    transitions.onSlotReleased((runId, manager) => this.released(runId, manager));
+    transitions.onSlotReleased((runId, manager, teamId) => this.released(runId, manager, teamId));
     // A raised (or removed) limit frees slots too.
     limits.onChanged((teamId) => {
       this.dispatchWaiting(teamId).catch((err: Error) => {
@@ -158,7 +159,7 @@ export class RunCapacity implements EntitySubscriberInterface {
     if (event.queryRunner.isTransactionActive) return; // a savepoint: the outer commit decides
     const pending = this.deferred.get(event.queryRunner);
     this.deferred.delete(event.queryRunner);
-    for (const runId of pending ?? []) void this.dispatchWaitingOf(runId);
+    for (const [runId, teamId] of pending ?? []) void this.dispatchWaitingOf(runId, teamId);
   }
 
   afterTransactionRollback(event: TransactionRollbackEvent): void {
@@ -166,21 +167,25 @@ export class RunCapacity implements EntitySubscriberInterface {
   }
 
   /** A run left a slot (or never held one); its team's waiting runs are looked at after commit. */
-  private released(runId: string, manager: EntityManager): void {
+  private released(runId: string, manager: EntityManager, teamId: string | null): void {
     const queryRunner = manager.queryRunner;
-    if (!queryRunner?.isTransactionActive) return void this.dispatchWaitingOf(runId);
-    const pending = this.deferred.get(queryRunner) ?? new Set<string>();
+    if (!queryRunner?.isTransactionActive) return void this.dispatchWaitingOf(runId, teamId);
+    const pending = this.deferred.get(queryRunner) ?? new Map<string, string | null>();
     this.deferred.set(queryRunner, pending);
-    pending.add(runId);
+    pending.set(runId, teamId ?? pending.get(runId) ?? null);
   }
 
-  /** dispatchWaiting for the run's team; never throws. */
-  async dispatchWaitingOf(runId: string): Promise<void> {
+  /** dispatchWaiting for the run's team (read unless given); never throws. */
+  async dispatchWaitingOf(runId: string, knownTeamId: string | null = null): Promise<void> {
     try {
-      const [row] = (await this.dataSource.query(`SELECT team_id FROM runs WHERE id = ?`, [
-        runId,
-      ])) as { team_id: string }[];
-      if (row) await this.dispatchWaiting(row.team_id);
+      let teamId = knownTeamId;
+      if (!teamId) {
+        const [row] = (await this.dataSource.query(`SELECT team_id FROM runs WHERE id = ?`, [
+          runId,
+        ])) as { team_id: string }[];
+        teamId = row?.team_id ?? null;
+      }
+      if (teamId) await this.dispatchWaiting(teamId);
     } catch (err) {
       // The sweeper dispatches waiting runs too, a little later.
       this.logger.warn(`waiting runs not dispatched after run ${runId}: ${(err as Error).message}`);

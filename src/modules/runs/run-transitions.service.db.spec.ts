@@ -1,5 +1,7 @@
 import { getDataSourceToken } from '@nestjs/typeorm';
+import { Fake } from '../../../test/support/unit/fake';
 import { newTestService } from '../../../test/support/unit/new-test-service';
+import { AmbientMetrics } from '../metrics';
 import { eventTypes, insertFollowup, insertRun, runRow } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { FOLLOWUPS_DROPPED, RunTransitions } from './run-transitions.service';
@@ -8,11 +10,14 @@ import { FOLLOWUPS_DROPPED, RunTransitions } from './run-transitions.service';
 describe('RunTransitions (database)', () => {
   const db = useTestDatabase('transitions');
   let transitions: RunTransitions;
+  let metrics: Fake<AmbientMetrics>;
 
   beforeEach(async () => {
-    ({ sut: transitions } = await newTestService(RunTransitions, [
+    const built = await newTestService(RunTransitions, [
       { provide: getDataSourceToken(), useValue: db.dataSource },
-    ]));
+    ]);
+    transitions = built.sut;
+    metrics = built.fakeOf(AmbientMetrics);
   });
 
   it('moves a queued run to CLAIMED with the columns asked for and records the claim event', async () => {
@@ -53,6 +58,44 @@ describe('RunTransitions (database)', () => {
     const currentGuard = { sql: 'execution_count = :seen', params: { seen: 2 } };
     expect(await transitions.transition(runId, 'SUCCEEDED', { where: currentGuard })).toBe(true);
     expect((await runRow(db.dataSource, runId)).state).toBe('SUCCEEDED');
+  });
+
+  it("measures an end from the run read back, or from the caller's run without a read, at the transition's time", async () => {
+    const [read, given] = [
+      await insertRun(db.dataSource, db.teamId, { state: 'INPROGRESS' }),
+      await insertRun(db.dataSource, db.teamId, { state: 'INPROGRESS' }),
+    ];
+    await transitions.transition(read, 'SUCCEEDED');
+    const [row] = (await db.dataSource.query(
+      'SELECT created_at, updated_at FROM runs WHERE id = ?',
+      [read],
+    )) as { created_at: Date; updated_at: Date }[];
+    expect(metrics.runEnded).toHaveBeenLastCalledWith(
+      'SUCCEEDED',
+      row.created_at,
+      null,
+      row.updated_at,
+    );
+    const known = {
+      id: given,
+      teamId: db.teamId,
+      modelId: null,
+      executionCount: 1,
+      statusMessage: { message: 'done' },
+      requestUsage: null,
+      createdAt: new Date('2026-01-01T00:00:00Z'),
+      startedAt: new Date('2026-01-01T00:00:01Z'),
+    };
+    await transitions.transition(given, 'SUCCEEDED', { moved: known });
+    const [moved] = (await db.dataSource.query('SELECT updated_at FROM runs WHERE id = ?', [
+      given,
+    ])) as { updated_at: Date }[];
+    expect(metrics.runEnded).toHaveBeenLastCalledWith(
+      'SUCCEEDED',
+      known.createdAt,
+      known.startedAt,
+      moved.updated_at,
+    );
   });
 
   it('drops the undelivered follow-ups of a cancelled run, naming them on the timeline', async () => {

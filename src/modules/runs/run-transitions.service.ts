@@ -18,6 +18,9 @@ function leavesSlot(to: RunState, allowed: readonly RunState[]): boolean {
   return running && (to === 'QUEUED' || isTerminal(to));
 }
 
+/** Told about a run that left a slot, in its transaction; `teamId` when the transition knows it. */
+type SlotListener = (runId: string, manager: EntityManager, teamId: string | null) => void;
+
 /** Timeline event listing the follow-ups a cancel dropped (not delivered). */
 export const FOLLOWUPS_DROPPED = 'followups_dropped';
 
@@ -32,6 +35,11 @@ export interface TransitionOptions {
   where?: { sql: string; params: Record<string, unknown> };
   /** Timeline event payload; `false` records no event. */
   event?: { payload?: Record<string, unknown>; executionId?: number | null } | false;
+  /**
+   * The run as it is once moved (but its `updated_at`, the transition's own time), when the caller
+   * knows it: a start's or end's log line and metrics are made from it instead of a read back.
+   */
+  moved?: Omit<LoggedRun, 'updatedAt'>;
 }
 
 /**
@@ -44,7 +52,7 @@ export interface TransitionOptions {
 @Injectable()
 export class RunTransitions {
   private readonly logger = new Logger('Runs');
-  private readonly slotListeners: ((runId: string, manager: EntityManager) => void)[] = [];
+  private readonly slotListeners: SlotListener[] = [];
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -56,7 +64,7 @@ export class RunTransitions {
    * Called, in the transition's transaction, for every applied transition that may have taken a
    * run out of CLAIMED/INPROGRESS (i.e. freed a concurrency slot): RunCapacity's wake-up.
    */
-  onSlotReleased(listener: (runId: string, manager: EntityManager) => void): void {
+  onSlotReleased(listener: SlotListener): void {
     this.slotListeners.push(listener);
   }
 
@@ -70,12 +78,17 @@ export class RunTransitions {
     if (allowed.length === 0) return false;
     let moved: LoggedRun | null = null;
     const run = async (manager: EntityManager) => {
-      const applied = await this.apply(manager, runId, to, allowed, options);
-      if (applied && isLoggedTransition(to)) moved = await this.movedRun(manager, runId);
-      if (applied && leavesSlot(to, allowed)) {
-        for (const listener of this.slotListeners) listener(runId, manager);
+      const appliedAt = await this.apply(manager, runId, to, allowed, options);
+      if (appliedAt && isLoggedTransition(to)) {
+        moved = options.moved
+          ? { ...options.moved, updatedAt: appliedAt }
+          : await this.movedRun(manager, runId);
       }
-      return applied;
+      if (appliedAt && leavesSlot(to, allowed)) {
+        const teamId = (moved as LoggedRun | null)?.teamId ?? null;
+        for (const listener of this.slotListeners) listener(runId, manager, teamId);
+      }
+      return appliedAt !== null;
     };
     const applied = await (inTransaction ? run(inTransaction) : this.dataSource.transaction(run));
     const done = moved as LoggedRun | null;
@@ -109,13 +122,14 @@ export class RunTransitions {
     };
   }
 
+  /** The transition's time once applied; null when the guard did not match. */
   private async apply(
     manager: EntityManager,
     runId: string,
     to: RunState,
     allowed: RunState[],
     options: TransitionOptions,
-  ): Promise<boolean> {
+  ): Promise<Date | null> {
     const now = new Date();
     let query = manager
       .createQueryBuilder()
@@ -125,7 +139,7 @@ export class RunTransitions {
       .andWhere('state IN (:...allowed)', { allowed });
     if (options.where) query = query.andWhere(options.where.sql, options.where.params);
     const result = await query.execute();
-    if (!result.affected) return false;
+    if (!result.affected) return null;
     this.changes.runChanged(runId, manager);
     const eventType = EVENT_FOR_STATE[to];
     if (eventType && options.event !== false) {
@@ -136,7 +150,7 @@ export class RunTransitions {
       });
     }
     if (to === 'CANCELLED') await this.dropUndeliveredFollowups(manager, runId, now);
-    return true;
+    return now;
   }
 
   /**

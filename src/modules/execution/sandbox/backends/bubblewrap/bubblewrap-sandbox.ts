@@ -13,7 +13,9 @@ import {
 } from '../../api-bridge';
 import { CgroupLimits } from '../../cgroup-limits';
 import { childSandboxProcess } from '../../child-sandbox-process';
+import { deferredSandboxProcess } from '../../deferred-sandbox-process';
 import { spawnOffLoop } from '../../off-loop-spawn';
+import { EtcCopies } from './etc-copies';
 import { ForwarderNamespace } from './forwarder-namespace';
 import { SLIRP_DNS, SlirpNetwork } from './slirp-network';
 import {
@@ -63,6 +65,10 @@ const ETC_ENTRIES = [
   'terminfo',
 ];
 
+/** The sandbox's /etc/passwd and /etc/group: its own user, root and nobody, nothing of the host. */
+const PASSWD = `root:x:0:0:root:/root:/usr/sbin/nologin\nagent:x:${SANDBOX_UID}:${SANDBOX_GID}:agent:${SANDBOX_WORKDIR}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+const GROUP = `root:x:0:\nagent:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
+
 export interface BubblewrapSettings {
   /** Extra host directories visible read-only at the same path inside. */
   readonlyPaths: string[];
@@ -86,8 +92,14 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   private readonly forwarder: string | null;
   /** nsenter, with which commands join their execution's network namespace (see ForwarderNamespace). */
   private readonly nsenter: string | null;
+  /** /etc as sandboxes see it, in one directory (bound once, not entry by entry). */
+  private readonly etc: EtcCopies;
+  /** The system directories' arguments, looked up once (sync file system calls, per bwrap before). */
+  private readonly systemDirs: string[];
 
   constructor(private readonly settings: BubblewrapSettings) {
+    this.etc = new EtcCopies(settings.privateRoot, ETC_ENTRIES, { passwd: PASSWD, group: GROUP });
+    this.systemDirs = SYSTEM_DIRS.flatMap(systemDirArgs);
     this.bwrap = settings.bwrap ?? 'bwrap';
     this.forwarder = ['/usr/bin/socat', '/bin/socat'].find((p) => existsSync(p)) ?? null;
     this.nsenter = ['/usr/bin/nsenter', '/bin/nsenter'].find((p) => existsSync(p)) ?? null;
@@ -95,27 +107,25 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
 
   async open(spec: SandboxSpec): Promise<Sandbox> {
     const privateDir = join(this.settings.privateRoot, `${spec.runId}-${spec.executionId}`);
-    await rm(privateDir, { recursive: true, force: true });
-    await mkdir(join(privateDir, 'files'), { recursive: true, mode: 0o700 });
-    const passwd = join(privateDir, 'passwd');
-    const group = join(privateDir, 'group');
-    await writeFile(
-      passwd,
-      `root:x:0:0:root:/root:/usr/sbin/nologin\nagent:x:${SANDBOX_UID}:${SANDBOX_GID}:agent:${SANDBOX_WORKDIR}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
-    );
-    await writeFile(group, `root:x:0:\nagent:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`);
-    let resolvConf: string | undefined;
-    if (spec.network === 'egress') {
-      // The host's resolv.conf may name a resolver on its loopback, which the sandbox cannot reach.
-      resolvConf = join(privateDir, 'resolv.conf');
-      await writeFile(resolvConf, `nameserver ${SLIRP_DNS}\n`);
+    // The cgroup is made while the private files are written (neither needs the other).
+    const cgroupMade = CgroupLimits.create(`${spec.runId}-${spec.executionId}`, spec.limits);
+    // With egress, /etc/resolv.conf is bound over it: its entries are bound one by one then.
+    const etcTaken = spec.network === 'egress' ? Promise.resolve(null) : this.etc.acquire();
+    let files: SandboxFiles;
+    let bridge: ApiBridge | null;
+    try {
+      files = await writePrivateFiles(privateDir, spec.network === 'egress');
+      bridge =
+        spec.apiUrl && this.forwarder
+          ? await ApiBridge.listen(join(files.files, API_SOCKET_NAME), spec.apiUrl)
+          : null;
+    } catch (err) {
+      await (await cgroupMade)?.remove();
+      (await etcTaken)?.release();
+      throw err;
     }
-    const bridge =
-      spec.apiUrl && this.forwarder
-        ? await ApiBridge.listen(join(privateDir, 'files', API_SOCKET_NAME), spec.apiUrl)
-        : null;
-    const cgroup = await CgroupLimits.create(`${spec.runId}-${spec.executionId}`, spec.limits);
-    const files = { passwd, group, files: join(privateDir, 'files'), resolvConf };
+    const cgroup = await cgroupMade;
+    const etc = await etcTaken;
     const running = new Set<SandboxProcess>();
     const bwrap = this.bwrap;
     const readonlyPaths = this.settings.readonlyPaths;
@@ -123,7 +133,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     const hostPathOf = (inside: string): string | null => {
       for (const [mount, host] of [
         [SANDBOX_WORKDIR, spec.workspaceDir],
-        [SANDBOX_PRIVATE_DIR, join(privateDir, 'files')],
+        [SANDBOX_PRIVATE_DIR, files.files],
       ] as const) {
         if (inside === mount || inside.startsWith(`${mount}/`))
           return host + inside.slice(mount.length);
@@ -148,115 +158,145 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     ];
     // With the API and without egress, the execution's network namespace is made once, held by
     // its forwarder; commands join it. Otherwise (or if that fails) each command makes its own.
-    const sharedNetwork =
+    // Not awaited here: the forwarder starts while the model thinks; a command spawned before it
+    // reported its namespace waits for it (deferredSandboxProcess).
+    const holderStarting =
       bridge && !egress && this.nsenter
-        ? await ForwarderNamespace.start(
+        ? ForwarderNamespace.start(
             inCgroup([
               bwrap,
               '--info-fd',
               '1',
-              ...this.fixedArgs(spec, files, true),
+              ...this.forwarderHolderArgs(files),
               '--',
               this.forwarder!,
               ...forwarderArgs(`${SANDBOX_PRIVATE_DIR}/${API_SOCKET_NAME}`),
             ]),
             { PATH: SANDBOX_PATH },
-          )
+          ).catch(() => null)
         : null;
-    const fixedArgs = this.fixedArgs(spec, files, sharedNetwork === null);
+    /** The forwarder's namespace; undefined while it starts, null when there is none. */
+    let holder: ForwarderNamespace | null | undefined = holderStarting ? undefined : null;
+    void holderStarting?.then((started) => (holder = started));
+    let sharedNetworkArgs: string[] | undefined;
+    let ownNetworkArgs: string[] | undefined;
+    const fixedArgs = (shared: boolean): string[] =>
+      shared
+        ? (sharedNetworkArgs ??= this.fixedArgs(spec, files, false, etc?.dir))
+        : (ownNetworkArgs ??= this.fixedArgs(spec, files, true, etc?.dir));
     const nsenter = this.nsenter;
-    // Inside, the command starts once the API forwarder listens on the sandbox's loopback.
-    const entry = bridge
-      ? sharedNetwork
-        ? [...forwarderWait()]
-        : [...forwarderEntry(this.forwarder!)]
-      : [];
+    const forwarder = this.forwarder;
+
+    const start = (
+      file: string,
+      args: string[],
+      options: SandboxSpawnOptions,
+      shared: ForwarderNamespace | null,
+    ): SandboxProcess => {
+      const enter = shared ? shared.enterArgs(nsenter!) : [];
+      if (!enter) return notStarted(file, 'the sandbox network namespace is gone');
+      // Inside, the command starts once the API forwarder listens on the sandbox's loopback.
+      const entry = bridge ? (shared ? forwarderWait() : forwarderEntry(forwarder!)) : [];
+      const bwrapArgs = [
+        ...fixedArgs(shared !== null),
+        ...(egress ? ['--info-fd', '3', '--block-fd', '4'] : []),
+        '--chdir',
+        options.cwd ?? SANDBOX_WORKDIR,
+        '--',
+        ...entry,
+        file,
+        ...args,
+      ];
+      const shArgs = inCgroup([...enter, bwrap, ...bwrapArgs]);
+      if (!egress) {
+        // Without slirp's extra descriptors, the process starts off the event loop.
+        const proc = spawnOffLoop('/bin/sh', shArgs, {
+          cwd: '/',
+          env: options.env,
+          stdin: options.stdin ?? 'ignore',
+        });
+        running.add(proc);
+        void proc.exited.then(() => running.delete(proc));
+        return proc;
+      }
+      const child = spawn('/bin/sh', shArgs, {
+        cwd: '/',
+        env: options.env,
+        detached: true,
+        stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+      });
+      const network = SlirpNetwork.attach(child);
+      const proc = childSandboxProcess(child, () => {
+        running.delete(proc);
+        network.stop();
+      });
+      running.add(proc);
+      return proc;
+    };
 
     const sandbox: Sandbox = {
       backend: this.name,
       workdir: SANDBOX_WORKDIR,
-      privateDir: { host: join(privateDir, 'files'), inside: SANDBOX_PRIVATE_DIR },
+      privateDir: { host: files.files, inside: SANDBOX_PRIVATE_DIR },
       path: SANDBOX_PATH,
       apiUrl: bridge ? bridgedApiUrl(spec.apiUrl!) : null,
       spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess {
         if (!programExists(file, options, hostPathOf)) return notStarted(file);
-        const enter = sharedNetwork ? sharedNetwork.enterArgs(nsenter!) : [];
-        if (!enter) return notStarted(file, 'the sandbox network namespace is gone');
-        const bwrapArgs = [
-          ...fixedArgs,
-          ...(egress ? ['--info-fd', '3', '--block-fd', '4'] : []),
-          '--chdir',
-          options.cwd ?? SANDBOX_WORKDIR,
-          '--',
-          ...entry,
-          file,
-          ...args,
-        ];
-        const shArgs = inCgroup([...enter, bwrap, ...bwrapArgs]);
-        if (!egress) {
-          // Without slirp's extra descriptors, the process starts off the event loop.
-          const proc = spawnOffLoop('/bin/sh', shArgs, {
-            cwd: '/',
-            env: options.env,
-            stdin: options.stdin ?? 'ignore',
-          });
-          running.add(proc);
-          void proc.exited.then(() => running.delete(proc));
-          return proc;
-        }
-        const child = spawn('/bin/sh', shArgs, {
-          cwd: '/',
-          env: options.env,
-          detached: true,
-          stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
-        });
-        const network = SlirpNetwork.attach(child);
-        const proc = childSandboxProcess(child, () => {
-          running.delete(proc);
-          network.stop();
-        });
+        if (holder !== undefined) return start(file, args, options, holder);
+        const proc = deferredSandboxProcess(
+          holderStarting!,
+          (started) => start(file, args, options, started),
+          options.stdin ?? 'ignore',
+        );
         running.add(proc);
+        void proc.exited.then(() => running.delete(proc));
         return proc;
       },
       limitHit: () => cgroup?.limitHit() ?? Promise.resolve(null),
       adopt: () => Promise.resolve(),
       async close() {
         for (const proc of running) proc.kill();
-        await Promise.all([sharedNetwork?.stop(), bridge?.close()]);
+        await Promise.all([holderStarting?.then((started) => started?.stop()), bridge?.close()]);
         await cgroup?.remove();
+        etc?.release();
         await rm(privateDir, { recursive: true, force: true });
       },
     };
     return sandbox;
   }
 
+  /**
+   * The forwarder's own sandbox: its namespaces, the system directories and the bridge socket's
+   * directory, nothing else (socat needs no more; each mount costs the kernel time per sandbox).
+   */
+  private forwarderHolderArgs(files: SandboxFiles): string[] {
+    return [
+      ...namespaceArgs(true),
+      ...this.systemDirs,
+      '--ro-bind-try',
+      '/etc/ld.so.cache',
+      '/etc/ld.so.cache',
+      '--ro-bind',
+      files.files,
+      SANDBOX_PRIVATE_DIR,
+    ];
+  }
+
   /** `ownNetwork`: a new network namespace (else the caller's: the execution's, joined). */
   private fixedArgs(
     spec: SandboxSpec,
-    files: { passwd: string; group: string; files: string; resolvConf?: string },
+    files: SandboxFiles,
     ownNetwork: boolean,
+    /** A copy of /etc as sandboxes see it (EtcCopies); without one, its parts bound one by one. */
+    etcDir?: string,
   ): string[] {
-    const args = [
-      '--unshare-user',
-      '--unshare-pid',
-      '--unshare-ipc',
-      '--unshare-uts',
-      '--unshare-cgroup-try',
-      ...(ownNetwork ? ['--unshare-net'] : []),
-      '--uid',
-      String(SANDBOX_UID),
-      '--gid',
-      String(SANDBOX_GID),
-      '--cap-drop',
-      'ALL',
-      '--die-with-parent',
-      '--new-session',
-      '--hostname',
-      'ambient-sandbox',
-    ];
-    for (const dir of SYSTEM_DIRS) args.push(...systemDirArgs(dir));
-    for (const entry of ETC_ENTRIES) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);
-    args.push('--ro-bind', files.passwd, '/etc/passwd', '--ro-bind', files.group, '/etc/group');
+    const args = [...namespaceArgs(ownNetwork), ...this.systemDirs];
+    if (etcDir) {
+      args.push('--ro-bind', etcDir, '/etc');
+    } else {
+      for (const entry of ETC_ENTRIES) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);
+      args.push('--ro-bind', files.passwd, '/etc/passwd', '--ro-bind', files.group, '/etc/group');
+    }
     if (files.resolvConf) args.push('--ro-bind', files.resolvConf, '/etc/resolv.conf');
     args.push(
       '--proc',
@@ -276,6 +316,56 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     for (const path of this.settings.readonlyPaths) args.push('--ro-bind', path, path);
     return args;
   }
+}
+
+/** The private files of one execution's sandbox (host paths). */
+interface SandboxFiles {
+  passwd: string;
+  group: string;
+  /** The private directory processes inside see at SANDBOX_PRIVATE_DIR. */
+  files: string;
+  resolvConf?: string;
+}
+
+/** Makes the execution's private directory afresh with its passwd, group (and resolv.conf). */
+async function writePrivateFiles(privateDir: string, egress: boolean): Promise<SandboxFiles> {
+  await rm(privateDir, { recursive: true, force: true });
+  await mkdir(join(privateDir, 'files'), { recursive: true, mode: 0o700 });
+  const files: SandboxFiles = {
+    passwd: join(privateDir, 'passwd'),
+    group: join(privateDir, 'group'),
+    files: join(privateDir, 'files'),
+  };
+  await writeFile(files.passwd, PASSWD);
+  await writeFile(files.group, GROUP);
+  if (egress) {
+    // The host's resolv.conf may name a resolver on its loopback, which the sandbox cannot reach.
+    files.resolvConf = join(privateDir, 'resolv.conf');
+    await writeFile(files.resolvConf, `nameserver ${SLIRP_DNS}\n`);
+  }
+  return files;
+}
+
+/** bwrap's namespaces, user and capabilities; `ownNetwork`: a new network namespace too. */
+function namespaceArgs(ownNetwork: boolean): string[] {
+  return [
+    '--unshare-user',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    ...(ownNetwork ? ['--unshare-net'] : []),
+    '--uid',
+    String(SANDBOX_UID),
+    '--gid',
+    String(SANDBOX_GID),
+    '--cap-drop',
+    'ALL',
+    '--die-with-parent',
+    '--new-session',
+    '--hostname',
+    'ambient-sandbox',
+  ];
 }
 
 /**
