@@ -1,8 +1,11 @@
+import type { TestingModule } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { Fake } from '../../../test/support/unit/fake';
 import { newTestService } from '../../../test/support/unit/new-test-service';
 import { eventTypes, insertRun, runRow } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
+import { PackedTransactions } from '../../database/packed-transactions';
+import { AuditLog } from '../audit';
 import { IdentityRunResolver } from '../identities';
 import { ModelsService } from '../models';
 import { NewRun } from './new-run';
@@ -22,13 +25,17 @@ describe('RunCreationService (database)', () => {
   let creation: RunCreationService;
   let queue: Fake<RunQueue>;
   let capacity: Fake<RunCapacity>;
+  let module: TestingModule;
 
   beforeEach(async () => {
     const built = await newTestService(RunCreationService, [
       { provide: getDataSourceToken(), useValue: db.dataSource },
       RunTransitions,
       NewRunWriter,
+      PackedTransactions,
+      AuditLog,
     ]);
+    module = built.module;
     creation = built.sut;
     queue = built.fakeOf(RunQueue);
     capacity = built.fakeOf(RunCapacity);
@@ -40,6 +47,8 @@ describe('RunCreationService (database)', () => {
       .fakeOf(ModelsService)
       .resolveForRun.mockImplementation((id) => ({ id: id ?? 'fake-model' }) as never);
   });
+
+  afterEach(() => module.close());
 
   const newRun = (fields: Partial<NewRun> = {}): NewRun => ({
     teamId: db.teamId,
