@@ -38,6 +38,7 @@ describe('RunCreationService (database)', () => {
     module = built.module;
     creation = built.sut;
     queue = built.fakeOf(RunQueue);
+    queue.dispatch.mockResolvedValue(true);
     capacity = built.fakeOf(RunCapacity);
     capacity.atCapacityOnCreate.mockResolvedValue(false);
     built
@@ -76,6 +77,19 @@ describe('RunCreationService (database)', () => {
     expect((await runRow(db.dataSource, run.id)).state).toBe('QUEUED');
     expect(await eventTypes(db.dataSource, run.id)).toEqual(['oz_run_created']);
     expect(queue.dispatch).toHaveBeenCalledWith(expect.objectContaining({ id: run.id }));
+  });
+
+  it('answers once the run is committed, without waiting for its enqueue', async () => {
+    queue.dispatch.mockReturnValue(new Promise(() => undefined)); // Redis never answers
+    const run = await creation.create(newRun());
+    expect((await runRow(db.dataSource, run.id)).state).toBe('QUEUED');
+    expect(queue.dispatch).toHaveBeenCalledWith(expect.objectContaining({ id: run.id }));
+  });
+
+  it('answers when the enqueue fails: the run stays QUEUED for the dispatch sweeper', async () => {
+    queue.dispatch.mockRejectedValue(new Error('Connection is closed.'));
+    const run = await creation.create(newRun());
+    expect((await runRow(db.dataSource, run.id)).state).toBe('QUEUED');
   });
 
   it('stores a run over the concurrency limit marked at_capacity, without a job', async () => {
