@@ -3,7 +3,7 @@ import { createTestEnvironment, startTestApp } from '../test/support/test-app';
 import { startBareApp } from './bare-app';
 import { LoadSpec, runLoad } from './load-generator';
 import { percentile } from './stats';
-import { mainThreadCpuMs } from './thread-cpu';
+import { mainThreadCpuMs, servicesAndIdleMs } from './thread-cpu';
 
 export const CREATION_CONCURRENCY = 32;
 const ROUNDS = 3;
@@ -17,6 +17,10 @@ export interface ThroughputSample {
   p99Ms: number;
   /** CPU of the server's thread per request (µs): robust to other processes taking the CPU. */
   cpuUsPerRequest: number | null;
+  /** CPU of MariaDB and Redis per request (µs): the share of the cores the bare endpoint leaves free. */
+  servicesCpuUsPerRequest: number | null;
+  /** Cores left idle on the machine while the round was measured. */
+  idleCores: number | null;
   errors: number;
   firstError: string | null;
 }
@@ -31,9 +35,18 @@ export interface CreationResult {
 async function measure(spec: LoadSpec): Promise<ThroughputSample> {
   await runLoad({ ...spec, durationMs: WARMUP_MS });
   const cpuBefore = mainThreadCpuMs();
+  const servicesBefore = servicesAndIdleMs();
   const result = await runLoad({ ...spec, durationMs: MEASURE_MS });
   const cpuAfter = mainThreadCpuMs();
+  const servicesAfter = servicesAndIdleMs();
   const requests = result.completed + result.errors;
+  const services =
+    servicesBefore && servicesAfter && requests > 0
+      ? {
+          usPerRequest: ((servicesAfter.servicesMs - servicesBefore.servicesMs) * 1000) / requests,
+          idleCores: (servicesAfter.idleMs - servicesBefore.idleMs) / result.elapsedMs,
+        }
+      : null;
   return {
     requestsPerSecond: result.requestsPerSecond,
     p50Ms: percentile(result.latenciesMs, 50),
@@ -42,6 +55,8 @@ async function measure(spec: LoadSpec): Promise<ThroughputSample> {
       cpuBefore === null || cpuAfter === null || requests === 0
         ? null
         : ((cpuAfter - cpuBefore) * 1000) / requests,
+    servicesCpuUsPerRequest: services?.usPerRequest ?? null,
+    idleCores: services?.idleCores ?? null,
     errors: result.errors,
     firstError: result.firstError,
   };

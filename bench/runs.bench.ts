@@ -158,6 +158,10 @@ function creationDetails(c: CreationResult): string[] {
     `  round ${round + 1} ${name.padEnd(7)} ${rate(s.requestsPerSecond).padStart(11)}  ` +
     `p50 ${ms(s.p50Ms)}  p99 ${ms(s.p99Ms)}  server-thread CPU ` +
     `${s.cpuUsPerRequest === null ? 'n/a' : `${s.cpuUsPerRequest.toFixed(0)} µs/req`}` +
+    (s.servicesCpuUsPerRequest === null
+      ? ''
+      : `  MariaDB+Redis ${s.servicesCpuUsPerRequest.toFixed(0)} µs/req`) +
+    (s.idleCores === null ? '' : `  idle ${s.idleCores.toFixed(2)} cores`) +
     (s.errors ? `  ERRORS ${s.errors}: ${s.firstError}` : '');
   const percent = (ratios: (number | null)[]) =>
     ratios.map((r) => (r === null ? 'n/a' : `${(r * 100).toFixed(1)}%`)).join(', ');

@@ -36,6 +36,28 @@ function servicePids(): string[] {
     });
 }
 
+/**
+ * CPU time (ms) used so far by MariaDB/MySQL and Redis together, and the machine's idle time
+ * (ms, all CPUs): what the server under test makes its services spend, and what was left over.
+ */
+export function servicesAndIdleMs(): { servicesMs: number; idleMs: number } | null {
+  try {
+    let servicesMs = 0;
+    for (const pid of servicePids()) {
+      try {
+        servicesMs += statCpuMs(`/proc/${pid}/stat`);
+      } catch {
+        // The service restarted; its CPU is simply not counted.
+      }
+    }
+    const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1, 6);
+    const [, , , idle, iowait] = ticks.map(Number);
+    return { servicesMs, idleMs: (idle + iowait) * CLOCK_TICK_MS };
+  } catch {
+    return null;
+  }
+}
+
 interface CpuSnapshot {
   atMs: number;
   busyMs: number;

@@ -99,10 +99,12 @@ describe('worker crashes, lost jobs and graceful shutdown', () => {
   });
 
   it('dispatches a queued run whose job was lost', async () => {
+    const queue = app.ambient.app.get(RunQueue).queue;
     const runId = (await api.post('/agent/runs', { prompt: 'Lost job' })).body.run_id;
-    const job = await app.ambient.app.get(RunQueue).queue.getJob(runId);
+    // The creation answers once the run is committed; its job follows.
+    const job = await waitFor(() => queue.getJob(runId), Boolean, { what: 'the run’s job' });
     await job!.remove();
-    expect(await app.ambient.app.get(RunQueue).queue.getJob(runId)).toBeNull();
+    expect(await queue.getJob(runId)).toBeNull();
 
     await startWorker();
     const finished = await waitFor(
@@ -113,6 +115,33 @@ describe('worker crashes, lost jobs and graceful shutdown', () => {
       },
     );
     expect(finished.status_message.message).toBe('Done.');
+  });
+
+  it('executes a run whose enqueue failed after it was committed', async () => {
+    const queue = app.ambient.app.get(RunQueue).queue;
+    const addBulk = jest.spyOn(queue, 'addBulk').mockRejectedValueOnce(new Error('Redis is down'));
+    try {
+      const created = await api.post('/agent/runs', { prompt: 'Enqueue failed' });
+      expect(created.status).toBe(200);
+      const runId = created.body.run_id as string;
+      await waitFor(
+        async () => addBulk.mock.calls.length,
+        (n) => n > 0,
+        { what: 'the enqueue' },
+      );
+      expect(addBulk.mock.calls[0][0].map((job) => job.opts?.jobId)).toEqual([runId]);
+      expect(await queue.getJob(runId)).toBeNull();
+
+      await startWorker();
+      const finished = await waitFor(
+        () => run(runId),
+        (r) => r.state === 'SUCCEEDED',
+        { what: 'the run without a job to be dispatched by the sweeper' },
+      );
+      expect(finished.status_message.message).toBe('Done.');
+    } finally {
+      addBulk.mockRestore();
+    }
   });
 
   it('lets an in-flight run finish on SIGTERM, then exits cleanly', async () => {

@@ -3,6 +3,7 @@ import { getDataSourceToken, getEntityManagerToken } from '@nestjs/typeorm';
 import { DataSource, getMetadataArgsStorage } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './database-setup';
+import { PackedTransactions } from './packed-transactions';
 
 const RETRY_ATTEMPTS = 2;
 const RETRY_DELAY_MS = 1000;
@@ -54,8 +55,8 @@ export class DatabaseModule implements OnApplicationShutdown {
     };
     return {
       module: DatabaseModule,
-      providers: [dataSource, manager],
-      exports: [dataSource, manager],
+      providers: [dataSource, manager, PackedTransactions],
+      exports: [dataSource, manager, PackedTransactions],
     };
   }
 

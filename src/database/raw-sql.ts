@@ -12,7 +12,22 @@ export interface SqlRunner {
  * transaction): far below `max_allowed_packet` (16 MiB on MariaDB, 64 MiB on MySQL 8), since one
  * run may carry a prompt of 200 000 characters.
  */
-const MAX_STATEMENT_BYTES = 4 * 1024 * 1024;
+export const MAX_STATEMENT_BYTES = 4 * 1024 * 1024;
+
+/** A statement with its `?` parameters and a bound of its size once they are inlined. */
+export interface Statement {
+  sql: string;
+  params: unknown[];
+  /** At most how many bytes the parameters take in the statement sent (UTF-8, escaped). */
+  bytes: number;
+}
+
+/** A bound of the bytes a parameter takes once mysql2 inlined it (a string may be all 3-byte). */
+export function valueBytes(value: unknown): number {
+  if (typeof value === 'string') return value.length * 3;
+  if (Buffer.isBuffer(value)) return value.length * 2;
+  return 16;
+}
 
 function run(connection: PoolConnection, sql: string, params?: unknown[]): Promise<unknown> {
   return new Promise((resolve, reject) => {
@@ -74,17 +89,29 @@ export class RawSql {
     entity: EntityTarget<T>,
     rows: Partial<T>[],
   ): Promise<void> {
+    for (const statement of this.insertStatements(entity, rows)) {
+      await sql.query(statement.sql, statement.params);
+    }
+  }
+
+  /** The statements of `insertRows`, to be sent by the caller (see PackedTransaction). */
+  insertStatements<T extends ObjectLiteral>(
+    entity: EntityTarget<T>,
+    rows: Partial<T>[],
+  ): Statement[] {
     const meta = this.dataSource.getMetadata(entity);
     const driver = this.dataSource.driver;
     const columns = meta.columns.filter((column) => !column.isGenerated);
     const tuple = `(${columns.map(() => '?').join(', ')})`;
     const head = `INSERT INTO \`${meta.tableName}\` (${columns.map((c) => `\`${c.databaseName}\``).join(', ')}) VALUES `;
+    const statements: Statement[] = [];
     let params: unknown[] = [];
     let count = 0;
     let bytes = 0;
-    const flush = async () => {
+    const flush = () => {
       if (count === 0) return;
-      await sql.query(head + Array(count).fill(tuple).join(', '), params);
+      const text = head + Array(count).fill(tuple).join(', ');
+      statements.push({ sql: text, params, bytes: bytes + text.length });
       params = [];
       count = 0;
       bytes = 0;
@@ -93,16 +120,14 @@ export class RawSql {
       const values = columns.map(
         (column) => driver.preparePersistentValue(column.getEntityValue(row), column) ?? null,
       );
-      const size = values.reduce<number>(
-        (sum, value) => sum + (typeof value === 'string' ? value.length * 3 : 16),
-        0,
-      );
-      if (count > 0 && bytes + size > MAX_STATEMENT_BYTES) await flush();
+      const size = values.reduce<number>((sum, value) => sum + valueBytes(value), 0);
+      if (count > 0 && bytes + size > MAX_STATEMENT_BYTES) flush();
       params.push(...values);
       count += 1;
       bytes += size;
     }
-    await flush();
+    flush();
+    return statements;
   }
 
   private connection(): Promise<PoolConnection> {

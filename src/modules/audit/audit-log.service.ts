@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
-import { RawSql, SqlRunner } from '../../database/raw-sql';
+import { RawSql, SqlRunner, Statement } from '../../database/raw-sql';
 import type { JsonObject } from '../../common/json';
 import { currentRequest } from '../../common/request-context';
 import type { Principal } from '../../common/auth/principal';
@@ -72,6 +72,11 @@ export class AuditLog {
   /** Inserts the events with `sql` (a transaction's EntityManager, or a raw one: RawSql). */
   async insert(sql: SqlRunner, events: AuditEvent[]): Promise<void> {
     if (events.length) await this.sql.insertRows(sql, AuditEvent, events);
+  }
+
+  /** The statements of `insert`, for a caller that sends them itself (a PackedTransaction). */
+  insertStatements(events: AuditEvent[]): Statement[] {
+    return this.sql.insertStatements(AuditEvent, events);
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { SqlRunner } from '../../database/raw-sql';
+import { SqlRunner, Statement, valueBytes } from '../../database/raw-sql';
 import { ApiError } from '../../common/errors/api-error';
 import { IDEMPOTENCY_KEY_HEADER } from './idempotency-key.header';
 
@@ -44,6 +44,20 @@ export async function recordAnswersInTransaction(
   manager: SqlRunner,
   answers: IdempotentAnswer[],
 ): Promise<Set<number>> {
+  const lost = await lockAnswers(manager, answers);
+  const write = answersStatement(answers.filter((_, i) => !lost.has(i)));
+  if (write) await manager.query(write.sql, write.params);
+  return lost;
+}
+
+/**
+ * The first half of recordAnswersInTransaction: locks the answers' claims and returns the
+ * indexes of those another request took over.
+ */
+export async function lockAnswers(
+  manager: SqlRunner,
+  answers: IdempotentAnswer[],
+): Promise<Set<number>> {
   const lost = new Set<number>();
   if (!answers.length) return lost;
   const held = (await manager.query(
@@ -53,30 +67,36 @@ export async function recordAnswersInTransaction(
     answers.flatMap(({ claim }) => [claim.teamId, claim.principalId, claim.key]),
   )) as { team_id: string; principal_id: string; idem_key: string; claim_token: string }[];
   const tokens = new Set(held.map((row) => row.claim_token));
-  const kept: IdempotentAnswer[] = [];
   answers.forEach((answer, i) => {
-    if (tokens.has(answer.claim.token)) kept.push(answer);
-    else lost.add(i);
+    if (!tokens.has(answer.claim.token)) lost.add(i);
   });
-  if (kept.length) {
-    // One statement for the batch: the rows exist and are locked, so only the UPDATE part runs.
-    await manager.query(
-      `INSERT INTO idempotency_keys (team_id, principal_id, idem_key, request_digest, claim_token,
+  return lost;
+}
+
+/**
+ * The second half: the statement writing the answers of claims still held (locked by
+ * lockAnswers in the same transaction); null when there are none.
+ */
+export function answersStatement(kept: IdempotentAnswer[]): Statement | null {
+  if (!kept.length) return null;
+  // One statement for the batch: the rows exist and are locked, so only the UPDATE part runs.
+  const params = kept.flatMap(({ claim, status, body }) => [
+    claim.teamId,
+    claim.principalId,
+    claim.key,
+    claim.token,
+    status,
+    storedBody(body),
+  ]);
+  return {
+    sql: `INSERT INTO idempotency_keys (team_id, principal_id, idem_key, request_digest, claim_token,
          claimed_until, response_status, response_body, created_at, expires_at)
        VALUES ${kept.map(() => "(?, ?, ?, '', ?, NULL, ?, ?, NOW(3), NOW(3))").join(', ')}
        ON DUPLICATE KEY UPDATE response_status = VALUES(response_status),
          response_body = VALUES(response_body), claimed_until = NULL`,
-      kept.flatMap(({ claim, status, body }) => [
-        claim.teamId,
-        claim.principalId,
-        claim.key,
-        claim.token,
-        status,
-        storedBody(body),
-      ]),
-    );
-  }
-  return lost;
+    params,
+    bytes: params.reduce<number>((sum, value) => sum + valueBytes(value), 0),
+  };
 }
 
 /** Marks the claims as answered once the transaction that recorded their answers committed. */

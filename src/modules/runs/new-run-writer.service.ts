@@ -2,16 +2,18 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CoalescingBatcher } from '../../common/coalescing-batcher';
-import { RawSql, SqlRunner } from '../../database/raw-sql';
+import { PackedTransactions } from '../../database/packed-transactions';
+import { RawSql, Statement } from '../../database/raw-sql';
 import type { AuditEvent } from '../audit';
 import { AuditLog } from '../audit';
 import { isBackingServiceUnavailable } from '../../common/errors/unavailable';
 import { newUuid } from '../../common/ids';
 import {
+  answersStatement,
   claimLost,
   IdempotentAnswer,
+  lockAnswers,
   markRecorded,
-  recordAnswersInTransaction,
 } from '../idempotency';
 import { Run } from './entities/run.entity';
 import { RunEvent } from './entities/run-event.entity';
@@ -44,8 +46,9 @@ interface PendingRun {
 /**
  * Commits new runs that stand alone (no parent, no attachments, no caller-chosen id): the run,
  * its metadata pairs and its `oz_run_created` event. Creations that arrive while a commit is under
- * way share the next one — one transaction with one multi-row INSERT per table — so under load
- * the database work per run shrinks to a fraction of a statement; a lone creation still commits
+ * way share the next one — one transaction with one multi-row INSERT per table, sent to MySQL
+ * as one packet (PackedTransactions) — so under load the database work per run shrinks to a
+ * fraction of a statement and a batch waits for one round trip; a lone creation still commits
  * at once. Each caller is answered only after the transaction holding its run has committed; if
  * it fails, every run of that batch fails with it and none is stored. An `Idempotency-Key`'s
  * answer commits in the same transaction as its run; a run whose key another request took over
@@ -63,6 +66,7 @@ export class NewRunWriter {
   constructor(
     @InjectDataSource() dataSource: DataSource,
     private readonly audit: AuditLog,
+    private readonly packed: PackedTransactions,
   ) {
     this.sql = new RawSql(dataSource);
   }
@@ -78,19 +82,21 @@ export class NewRunWriter {
     let refused = new Set<PendingRun>();
     let runs = items.map((item) => item.run);
     try {
-      await this.sql.transaction(async (sql) => {
-        const lost = await recordAnswersInTransaction(
-          sql,
+      // One round trip without Idempotency-Keys (START … COMMIT in one packet), two with.
+      await this.packed.run(async (tx) => {
+        const lost = await lockAnswers(
+          tx,
           answered.map((item) => item.answer!),
         );
         refused = new Set(answered.filter((_, i) => lost.has(i)));
         const kept = items.filter((item) => !refused.has(item));
         runs = kept.map((item) => item.run);
-        await this.insertRuns(sql, runs);
-        await this.audit.insert(
-          sql,
-          kept.flatMap((item) => item.event ?? []),
-        );
+        const answers = answersStatement(kept.flatMap((item) => item.answer ?? []));
+        await tx.add([
+          ...(answers ? [answers] : []),
+          ...this.insertStatements(runs),
+          ...this.audit.insertStatements(kept.flatMap((item) => item.event ?? [])),
+        ]);
       });
     } catch (err) {
       if (!isBackingServiceUnavailable(err) || !(await this.committedAnyway(runs))) throw err;
@@ -99,9 +105,8 @@ export class NewRunWriter {
   }
 
   /** The runs, their metadata pairs and `oz_run_created` events, one multi-row INSERT per table. */
-  private async insertRuns(sql: SqlRunner, runs: Run[]): Promise<void> {
-    if (!runs.length) return;
-    const metadata = runs.flatMap(metadataRows);
+  private insertStatements(runs: Run[]): Statement[] {
+    if (!runs.length) return [];
     const events = runs.map((run) => ({
       eventUuid: newUuid(),
       runId: run.id,
@@ -110,9 +115,11 @@ export class NewRunWriter {
       occurredAt: run.createdAt,
       payload: { source: run.source },
     }));
-    await this.sql.insertRows(sql, Run, runs);
-    if (metadata.length) await this.sql.insertRows(sql, RunMetadata, metadata);
-    await this.sql.insertRows(sql, RunEvent, events);
+    return [
+      ...this.sql.insertStatements(Run, runs),
+      ...this.sql.insertStatements(RunMetadata, runs.flatMap(metadataRows)),
+      ...this.sql.insertStatements(RunEvent, events),
+    ];
   }
 
   /**

@@ -1,8 +1,11 @@
+import type { TestingModule } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { Fake } from '../../../test/support/unit/fake';
 import { newTestService } from '../../../test/support/unit/new-test-service';
 import { eventTypes, insertRun, runRow } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
+import { PackedTransactions } from '../../database/packed-transactions';
+import { AuditLog } from '../audit';
 import { IdentityRunResolver } from '../identities';
 import { ModelsService } from '../models';
 import { NewRun } from './new-run';
@@ -22,15 +25,20 @@ describe('RunCreationService (database)', () => {
   let creation: RunCreationService;
   let queue: Fake<RunQueue>;
   let capacity: Fake<RunCapacity>;
+  let module: TestingModule;
 
   beforeEach(async () => {
     const built = await newTestService(RunCreationService, [
       { provide: getDataSourceToken(), useValue: db.dataSource },
       RunTransitions,
       NewRunWriter,
+      PackedTransactions,
+      AuditLog,
     ]);
+    module = built.module;
     creation = built.sut;
     queue = built.fakeOf(RunQueue);
+    queue.dispatch.mockResolvedValue(true);
     capacity = built.fakeOf(RunCapacity);
     capacity.atCapacityOnCreate.mockResolvedValue(false);
     built
@@ -40,6 +48,8 @@ describe('RunCreationService (database)', () => {
       .fakeOf(ModelsService)
       .resolveForRun.mockImplementation((id) => ({ id: id ?? 'fake-model' }) as never);
   });
+
+  afterEach(() => module.close());
 
   const newRun = (fields: Partial<NewRun> = {}): NewRun => ({
     teamId: db.teamId,
@@ -67,6 +77,19 @@ describe('RunCreationService (database)', () => {
     expect((await runRow(db.dataSource, run.id)).state).toBe('QUEUED');
     expect(await eventTypes(db.dataSource, run.id)).toEqual(['oz_run_created']);
     expect(queue.dispatch).toHaveBeenCalledWith(expect.objectContaining({ id: run.id }));
+  });
+
+  it('answers once the run is committed, without waiting for its enqueue', async () => {
+    queue.dispatch.mockReturnValue(new Promise(() => undefined)); // Redis never answers
+    const run = await creation.create(newRun());
+    expect((await runRow(db.dataSource, run.id)).state).toBe('QUEUED');
+    expect(queue.dispatch).toHaveBeenCalledWith(expect.objectContaining({ id: run.id }));
+  });
+
+  it('answers when the enqueue fails: the run stays QUEUED for the dispatch sweeper', async () => {
+    queue.dispatch.mockRejectedValue(new Error('Connection is closed.'));
+    const run = await creation.create(newRun());
+    expect((await runRow(db.dataSource, run.id)).state).toBe('QUEUED');
   });
 
   it('stores a run over the concurrency limit marked at_capacity, without a job', async () => {

@@ -1,5 +1,5 @@
 import { HarnessRegistry } from '../../extensions/harness-registry';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
@@ -37,10 +37,12 @@ const TITLE_LENGTH = 80;
 /**
  * Creates runs: validates what the DTO cannot, commits the run with its metadata, ancestry,
  * attachments and `oz_run_created` event in one transaction (a standalone run shares it with
- * concurrent creations: NewRunWriter), then enqueues it.
+ * concurrent creations: NewRunWriter), then enqueues it without waiting for the enqueue.
  */
 @Injectable()
 export class RunCreationService {
+  private readonly logger = new Logger('RunCreation');
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly models: ModelsService,
@@ -199,8 +201,20 @@ export class RunCreationService {
     this.metrics.runCreated(run.source);
     // Waiting, it is still dispatched when the slots freed while it was being stored.
     if (run.atCapacity) await this.capacity.dispatchWaiting(run.teamId);
-    else await this.queue.dispatch(run);
+    else this.dispatchAfterCommit(run);
     return run;
+  }
+
+  /**
+   * Hands the committed run to its executors without holding the answer: the run is in MySQL,
+   * and a job that is never added (Redis down, this process killed now) is added by the
+   * dispatch sweeper (RunSweeper), as a self-hosted run is offered again by its sweeper. The
+   * enqueue starts now, in creation order and with the request's trace context.
+   */
+  private dispatchAfterCommit(run: Run): void {
+    this.queue.dispatch(run).catch((err: Error) => {
+      this.logger.warn(`run ${run.id} not dispatched (${err.message}); its sweeper will`);
+    });
   }
 
   /**

@@ -16,8 +16,8 @@ export interface ExecuteJobData extends TracedJobData {
 
 /**
  * Puts runs on the Bull queue. The job id is the run id, so enqueueing twice is a no-op. A
- * failure here never fails the request that committed the run: the dispatch sweeper enqueues
- * every QUEUED run that has no job.
+ * failure here never fails the request that committed the run (a creation does not even wait
+ * for it): the dispatch sweeper enqueues every QUEUED run that has no job.
  */
 @Injectable()
 export class RunQueue {
