@@ -85,6 +85,39 @@ describe('BroadcastCache', () => {
     expect(loads).toEqual(['a']); // … but not stored
   });
 
+  it('lets concurrent misses of one key share one load', async () => {
+    const { cache, load, loads } = setup();
+    const answers = await Promise.all([1, 2, 3].map(() => cache.get('a', load('a'))));
+    expect(answers.map((row) => row?.version)).toEqual([1, 1, 1]);
+    expect(loads).toEqual(['a']);
+  });
+
+  it('never joins a load begun before a change arrived', async () => {
+    const { source, cache, load, loads } = setup();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const before = cache.get('a', async () => {
+      await gate;
+      return { id: 'a', team: 't1', version: 0 };
+    });
+    source.send({ topic: 'row', id: 'a' });
+    const after = cache.get('a', load('a'));
+    release();
+    expect((await before)?.version).toBe(0);
+    expect((await after)?.version).toBe(1);
+    expect(loads).toEqual(['a']);
+  });
+
+  it('loads again after a shared load failed', async () => {
+    const { cache, load, loads } = setup();
+    const failing = () => Promise.reject(new Error('database gone'));
+    await expect(Promise.all([cache.get('a', failing), cache.get('a', failing)])).rejects.toThrow(
+      'database gone',
+    );
+    expect((await cache.get('a', load('a')))?.version).toBe(1);
+    expect(loads).toEqual(['a']);
+  });
+
   it('caches nothing while the broadcast is not heard, and empties on loss', async () => {
     const { source, cache, load, loads } = setup();
     await cache.get('a', load('a'));

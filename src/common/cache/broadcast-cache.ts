@@ -37,14 +37,22 @@ interface Entry<V> {
   expiresAt: number;
 }
 
+interface PendingLoad<V> {
+  generation: number;
+  value: Promise<V | null>;
+}
+
 /**
  * An in-process read-through cache whose entries every replica drops as soon as the change that
  * makes them stale is broadcast (`Invalidations`), and that caches nothing while the broadcast
  * is not heard. A load that was under way when any change arrived is answered but not stored:
  * it may have read the row before that change committed. Only found values are cached.
+ * Concurrent misses of one key share one load (an entry expiring under load would otherwise send
+ * every request in flight to the database at once), but never one begun before a change arrived.
  */
 export class BroadcastCache<V> {
   private readonly entries = new Map<string, Entry<V>>();
+  private readonly loading = new Map<string, PendingLoad<V>>();
   private generation = 0;
 
   constructor(
@@ -74,11 +82,20 @@ export class BroadcastCache<V> {
       if (entry) this.entries.delete(key);
     }
     const generation = this.generation;
-    const value = await load();
-    if (value !== null && enabled && this.enabled && generation === this.generation) {
-      this.store(key, value, expiresAt?.(value) ?? null);
+    const pending = enabled ? this.loading.get(key) : undefined;
+    if (pending?.generation === generation) return pending.value;
+    const loaded = load();
+    if (!enabled) return loaded;
+    this.loading.set(key, { generation, value: loaded });
+    try {
+      const value = await loaded;
+      if (value !== null && this.enabled && generation === this.generation) {
+        this.store(key, value, expiresAt?.(value) ?? null);
+      }
+      return value;
+    } finally {
+      if (this.loading.get(key)?.value === loaded) this.loading.delete(key);
     }
-    return value;
   }
 
   /** Drops the entry of `key` on this replica only. */
@@ -103,6 +120,7 @@ export class BroadcastCache<V> {
 
   private invalidate(invalidation: Invalidation | null): void {
     this.generation += 1;
+    this.loading.clear();
     if (!invalidation) return this.entries.clear();
     for (const [key, entry] of this.entries) {
       if (this.options.affects(entry.value, invalidation)) this.entries.delete(key);
