@@ -1,6 +1,7 @@
 import type { FakeModelServer } from '../test/fixtures/fake-model-server';
 import { createTestEnvironment, startTestApp } from '../test/support/test-app';
 import { startBareApp } from './bare-app';
+import { benchDatabaseSocket, describeBenchDatabase } from './database-socket';
 import { LoadSpec, runLoad } from './load-generator';
 import { percentile } from './stats';
 import { mainThreadCpuMs, servicesAndIdleMs } from './thread-cpu';
@@ -68,7 +69,8 @@ async function measure(spec: LoadSpec): Promise<ThroughputSample> {
  * rounds so that both see the same machine.
  */
 export async function runCreationPhase(model: FakeModelServer): Promise<CreationResult> {
-  const env = createTestEnvironment('bench_create', model.url);
+  const databaseSocket = benchDatabaseSocket();
+  const env = createTestEnvironment('bench_create', model.url, { databaseSocket });
   const app = await startTestApp(env, ['api']);
   const bare = await startBareApp();
   try {
@@ -84,7 +86,8 @@ export async function runCreationPhase(model: FakeModelServer): Promise<Creation
       runsCreated: 0,
       settings:
         `concurrency ${CREATION_CONCURRENCY}, keep-alive, ${ROUNDS} alternating rounds of ` +
-        `${WARMUP_MS / 1000} s warm-up + ${MEASURE_MS / 1000} s measured each`,
+        `${WARMUP_MS / 1000} s warm-up + ${MEASURE_MS / 1000} s measured each; ` +
+        describeBenchDatabase(databaseSocket),
     };
     for (let round = 0; round < ROUNDS; round++) {
       result.bare.push(await measure({ ...common, url: bare.url }));

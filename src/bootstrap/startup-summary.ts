@@ -2,7 +2,7 @@ import type { AppConfig } from '../config/app-config';
 import type { KeyOrigin } from '../config/key-files';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseDatabaseUrl } from '../database/database-url';
+import { describeDatabaseServer, parseDatabaseUrl } from '../database/database-url';
 import type { ModelCatalog } from '../modules/models/model-catalog';
 
 export interface StartedUrls {
@@ -61,7 +61,7 @@ export function startupSummary(
     models,
     ingress: started.ingressUrl,
     metrics: started.metricsUrl,
-    database: `${db.host}:${db.port}/${db.database}`,
+    database: `${describeDatabaseServer(db)}/${db.database}`,
     redis: `${redis.hostname}:${redis.port || 6379} (prefix ${config.redis.prefix})`,
     sandbox: started.sandbox,
     ...(started.sandboxWarning ? { sandbox_warning: started.sandboxWarning } : {}),

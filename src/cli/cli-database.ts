@@ -4,7 +4,7 @@ import type { Invalidation, InvalidationBus } from '../common/cache/broadcast-ca
 import { encodeInvalidations, invalidationChannel } from '../common/cache/invalidations';
 import type { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from '../database/database-setup';
-import { parseDatabaseUrl } from '../database/database-url';
+import { cannotConnect, parseDatabaseUrl } from '../database/database-url';
 import { AuditTarget, SYSTEM_ACTOR } from '../modules/audit/audit-actor';
 import { AuditEvent } from '../modules/audit/audit-event.entity';
 import { AuditLog } from '../modules/audit/audit-log.service';
@@ -135,7 +135,5 @@ function connectionError(config: AppConfig, err: unknown): CommandError {
       `database "${location.database}" does not exist; run the "migrate" command first`,
     );
   }
-  return new CommandError(
-    `DATABASE_URL: cannot connect to MySQL at ${location.host}:${location.port} as ${location.user} (${(err as Error).message})`,
-  );
+  return new CommandError(cannotConnect(location, err).message);
 }

@@ -2,7 +2,7 @@ import { createConnection } from 'mysql2/promise';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { migrationsWithKeys } from '../../migrations';
 import { AppConfig } from '../config/app-config';
-import { parseDatabaseUrl } from './database-url';
+import { cannotConnect, parseDatabaseUrl } from './database-url';
 
 /** Creates the configured database when it does not exist yet (utf8mb4). */
 export async function ensureDatabase(url: string): Promise<void> {
@@ -12,14 +12,13 @@ export async function ensureDatabase(url: string): Promise<void> {
     connection = await createConnection({
       host: location.host,
       port: location.port,
+      socketPath: location.socketPath,
       user: location.user,
       password: location.password,
       connectTimeout: 5000,
     });
   } catch (err) {
-    throw new Error(
-      `DATABASE_URL: cannot connect to MySQL at ${location.host}:${location.port} as ${location.user} (${(err as Error).message})`,
-    );
+    throw cannotConnect(location, err);
   }
   try {
     await connection.query(
@@ -36,6 +35,7 @@ export function dataSourceOptions(config: AppConfig): DataSourceOptions {
     type: 'mysql',
     host: location.host,
     port: location.port,
+    socketPath: location.socketPath,
     username: location.user,
     password: location.password,
     database: location.database,
@@ -67,9 +67,7 @@ export async function hasPendingMigrations(config: AppConfig): Promise<boolean> 
     await dataSource.initialize();
   } catch (err) {
     if ((err as { code?: string }).code === 'ER_BAD_DB_ERROR') return true;
-    throw new Error(
-      `DATABASE_URL: cannot connect to MySQL at ${location.host}:${location.port} as ${location.user} (${(err as Error).message})`,
-    );
+    throw cannotConnect(location, err);
   }
   try {
     return await dataSource.showMigrations();

@@ -108,6 +108,8 @@ const TEST_SANDBOX_SETTINGS = {
 export interface TestEnvironmentOptions {
   /** The run lease of every app and child process (default 10 s; TAKEOVER_LEASE_MS to await takeovers). */
   leaseMs?: number;
+  /** MySQL's Unix socket, for DATABASE_URL's `?socket=` (benchmarks of a same-host deployment). */
+  databaseSocket?: string;
 }
 
 export function createTestEnvironment(
@@ -117,7 +119,9 @@ export function createTestEnvironment(
 ): TestEnvironment {
   const leaseMs = options.leaseMs ?? DEFAULT_TEST_LEASE_MS;
   const { database, redisPrefix } = isolatedNames(label);
-  const databaseUrl = `${MYSQL_URL}/${database}`;
+  const databaseUrl =
+    `${MYSQL_URL}/${database}` +
+    (options.databaseSocket ? `?socket=${encodeURIComponent(options.databaseSocket)}` : '');
   const modelsFile = writeTestModelsFile(modelServerUrl);
   const workspaceRoot = mkdtempSync(join(tmpdir(), 'ambient-ws-'));
   const settings: Record<string, unknown> = {
