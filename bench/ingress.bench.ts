@@ -3,6 +3,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
 import { createTestEnvironment, startTestApp, TEST_SECRETS_KEY } from '../test/support/test-app';
+import { benchDatabaseSocket, describeBenchDatabase } from './database-socket';
 import { waitFor } from '../test/support/wait';
 import {
   createFactory,
@@ -64,8 +65,9 @@ async function throughput(
 async function main() {
   Logger.overrideLogger(['error']);
   const model = await startFakeModelServer();
-  const env = createTestEnvironment('bench_ingress', model.url);
-  const envQueued = createTestEnvironment('bench_ingress_queued', model.url);
+  const databaseSocket = benchDatabaseSocket();
+  const env = createTestEnvironment('bench_ingress', model.url, { databaseSocket });
+  const envQueued = createTestEnvironment('bench_ingress_queued', model.url, { databaseSocket });
   const rows: string[][] = [['measure', 'result', 'target', 'verdict']];
   try {
     // 1. Throughput and latency: api + ingress only, webhooks seeded in MySQL.
@@ -223,7 +225,7 @@ async function main() {
         `machine: ${availableParallelism()} × ${cpus()[0]?.model ?? 'unknown'}, node ${process.version}, load average at end ${loadavg()
           .map((l) => l.toFixed(2))
           .join(' ')}`,
-        `settings: closed loop, concurrency ${CONCURRENCY}, keep-alive, ${ROUNDS} alternating rounds of ${WARMUP_MS / 1000} s warm-up + ${MEASURE_MS / 1000} s measured; ${WEBHOOKS} webhooks per auth mode; 1 KB unique bodies`,
+        `settings: closed loop, concurrency ${CONCURRENCY}, keep-alive, ${ROUNDS} alternating rounds of ${WARMUP_MS / 1000} s warm-up + ${MEASURE_MS / 1000} s measured; ${WEBHOOKS} webhooks per auth mode; 1 KB unique bodies; ${describeBenchDatabase(databaseSocket)}`,
         `rounds (req/s): bare ${samples.bare.map((x) => x.toFixed(0)).join(', ')}; token ${samples.token.map((x) => x.toFixed(0)).join(', ')}; standard_webhooks ${samples.sw.map((x) => x.toFixed(0)).join(', ')}`,
         `server-thread CPU per request (µs, median): bare ${median(cpu.bare).toFixed(0)}, token ${median(cpu.token).toFixed(0)}, standard_webhooks ${median(cpu.sw).toFixed(0)} (MySQL and Redis work not included)`,
         `bare / ingress server-thread CPU per request, per round (the ratio the CPU cost alone predicts): token ${cpuRatios('token')}; standard_webhooks ${cpuRatios('sw')}`,
