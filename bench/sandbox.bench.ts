@@ -4,12 +4,12 @@ import { execFile } from 'node:child_process';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import type { Histogram } from 'prom-client';
 import { SANDBOX_LABELS } from '../src/modules/execution/sandbox/sandbox.types';
 import { FakeModelServer, startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
-import { createTestEnvironment, startTestApp, TestApp } from '../test/support/test-app';
+import { createTestEnvironment, startTestApp } from '../test/support/test-app';
 import { waitFor } from '../test/support/wait';
+import { handoutStats, type Handouts } from './pool-handouts';
 import { ms, percentile, table } from './stats';
 import { measureSetupPhase, SETUP_PHASE_CONFIGS, setupPhaseRows } from './sandbox-setup-phase';
 
@@ -81,7 +81,7 @@ interface Result {
   concurrent: RunTimes[];
   concurrentWallMs: number;
   /** Mean hand-out latency (ms) and count, by result, over the whole configuration. */
-  handouts: Record<string, { count: number; meanMs: number }>;
+  handouts: Handouts;
 }
 
 function progress(message: string): void {
@@ -142,24 +142,6 @@ async function poolWarm(docker: Dockerode, deployment: string, count: number): P
   );
 }
 
-async function handoutStats(app: TestApp): Promise<Result['handouts']> {
-  const histogram = app.ambient.metrics.registry.getSingleMetric(
-    'ambient_sandbox_handout_seconds',
-  ) as Histogram | undefined;
-  const values = (await histogram?.get())?.values ?? [];
-  const stats: Result['handouts'] = {};
-  for (const result of ['hit', 'miss', 'bypass']) {
-    const count = values.find(
-      (v) => v.metricName?.endsWith('_count') && v.labels.result === result,
-    )?.value;
-    const sum = values.find(
-      (v) => v.metricName?.endsWith('_sum') && v.labels.result === result,
-    )?.value;
-    if (count) stats[result] = { count, meanMs: ((sum ?? 0) / count) * 1000 };
-  }
-  return stats;
-}
-
 async function measure(config: Config, model: FakeModelServer, docker: Dockerode): Promise<Result> {
   const env = createTestEnvironment(
     `bench_sandbox_${config.label.replace(/\W+/g, '_')}`,
@@ -207,7 +189,7 @@ async function measure(config: Config, model: FakeModelServer, docker: Dockerode
       sequential,
       concurrent,
       concurrentWallMs,
-      handouts: await handoutStats(app),
+      handouts: await handoutStats(app.ambient.metrics),
     };
   } finally {
     await app.close();

@@ -1,0 +1,36 @@
+import type { Histogram } from 'prom-client';
+import type { AmbientMetrics } from '../src/modules/metrics';
+
+/** Sandbox hand-outs by result (hit, miss, bypass): how many, and their mean open → ready. */
+export type Handouts = Record<string, { count: number; meanMs: number }>;
+
+/**
+ * The hand-outs `ambient_sandbox_handout_seconds` has counted in this process; with `since`
+ * (an earlier reading), only those after it.
+ */
+export async function handoutStats(
+  metrics: AmbientMetrics,
+  since: Handouts = {},
+): Promise<Handouts> {
+  const histogram = metrics.registry.getSingleMetric('ambient_sandbox_handout_seconds') as
+    Histogram | undefined;
+  const values = (await histogram?.get())?.values ?? [];
+  const stats: Handouts = {};
+  for (const result of ['hit', 'miss', 'bypass']) {
+    const of = (suffix: string): number =>
+      values.find((v) => v.metricName?.endsWith(suffix) && v.labels.result === result)?.value ?? 0;
+    const before = since[result] ?? { count: 0, meanMs: 0 };
+    const count = of('_count') - before.count;
+    const sumMs = of('_sum') * 1000 - before.count * before.meanMs;
+    if (count > 0) stats[result] = { count, meanMs: sumMs / count };
+  }
+  return stats;
+}
+
+export function describeHandouts(handouts: Handouts): string {
+  const entries = Object.entries(handouts);
+  if (entries.length === 0) return 'none';
+  return entries
+    .map(([result, s]) => `${result} ×${s.count} (${s.meanMs.toFixed(0)} ms)`)
+    .join(', ');
+}
