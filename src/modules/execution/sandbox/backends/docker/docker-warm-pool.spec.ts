@@ -1,15 +1,24 @@
 import { once } from 'node:events';
 import { DockerWarmPool } from './docker-warm-pool';
+import { QuietGate, type QuietTiming } from './quiet-gate';
 import { WarmPoolSizing } from './warm-pool-sizing';
 
 const IMAGE = 'ambient-agent:bookworm';
 
+/** Replaces what was taken at once (the deferral has tests of its own). */
+const REFILL_AT_ONCE: QuietTiming = { quietMs: 0, maxDeferMs: 0 };
+
 /** A pool whose containers are numbered items; `made` and `discarded` tell what it did. */
-function poolOf(size: number, max: number, make?: (image: string) => Promise<number>) {
+function poolOf(
+  size: number,
+  max: number,
+  make?: (image: string) => Promise<number>,
+  refill = REFILL_AT_ONCE,
+) {
   let next = 0;
   const made: number[] = [];
   const discarded: number[] = [];
-  let clock = 1_000_000;
+  let clock = Date.now();
   const pool = new DockerWarmPool<number>(
     new WarmPoolSizing({ size, max, burstWindowMs: 1000, historyMs: 60_000 }, IMAGE),
     make ??
@@ -23,6 +32,7 @@ function poolOf(size: number, max: number, make?: (image: string) => Promise<num
       return Promise.resolve();
     },
     () => clock,
+    new QuietGate(refill, () => clock),
   );
   return {
     pool,
@@ -118,5 +128,54 @@ describe('DockerWarmPool', () => {
     expect(pool.readyCount(IMAGE)).toBe(1);
     expect(discarded).toHaveLength(1);
     await pool.drain();
+  });
+
+  describe('while containers are being taken', () => {
+    const refill: QuietTiming = { quietMs: 1000, maxDeferMs: 5000 };
+
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    /** Lets the makes and hand-outs the pool started settle (no time passes). */
+    const settle = () => jest.advanceTimersByTimeAsync(0);
+
+    it('replaces nothing until none was taken for a while, then all of it', async () => {
+      const { pool, made, advance } = poolOf(3, 3, undefined, refill);
+      pool.start();
+      await settle();
+      expect(made).toEqual([1, 2, 3]);
+      for (let i = 0; i < 3; i++) {
+        expect(pool.take(IMAGE)).not.toBeNull();
+        advance(600);
+        await jest.advanceTimersByTimeAsync(600);
+      }
+      // 600 ms after the last take: the burst may go on.
+      expect(made).toEqual([1, 2, 3]);
+      advance(400);
+      await jest.advanceTimersByTimeAsync(400);
+      expect(made).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(pool.readyCount(IMAGE)).toBe(3);
+      await pool.drain();
+    });
+
+    it('replaces what was taken after the longest deferral, however steady the takes', async () => {
+      const { pool, made, advance } = poolOf(20, 20, undefined, refill);
+      pool.start();
+      await settle();
+      expect(made).toHaveLength(20);
+      // One take every 500 ms: never quiet for 1 s.
+      for (let i = 0; i < 10; i++) {
+        pool.take(IMAGE);
+        advance(500);
+        await jest.advanceTimersByTimeAsync(500);
+      }
+      // 5 s after the first take the pool makes the 10 taken, though takes go on…
+      expect(made).toHaveLength(30);
+      // …and the next take waits again.
+      pool.take(IMAGE);
+      await settle();
+      expect(made).toHaveLength(30);
+      await pool.drain();
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { QuietGate } from './quiet-gate';
 import { WarmPoolSizing } from './warm-pool-sizing';
 
 /** At most this many containers of one image are being made for the pool at once. */
@@ -10,7 +11,8 @@ const RESIZE_EVERY_MS = 30_000;
 
 /**
  * Containers made and started ahead of demand, per image: `take` hands a ready one to exactly one
- * sandbox and never waits; the pool then makes a fresh one in the background. Containers are never
+ * sandbox and never waits; the pool then makes a fresh one in the background, once its gate says
+ * the burst of takes (and of sandboxes closing) is over (see QuietGate). Containers are never
  * given back: each is removed by the sandbox it was handed to.
  *
  * Events: `filled` (image, ready count) once an image's pool holds its target; `failed` (image,
@@ -23,6 +25,7 @@ export class DockerWarmPool<T> extends EventEmitter {
   private readonly making = new Set<Promise<void>>();
   private resizeTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
+  private refillTimer: NodeJS.Timeout | null = null;
   private draining = false;
 
   constructor(
@@ -32,6 +35,8 @@ export class DockerWarmPool<T> extends EventEmitter {
     /** Removes a container the pool does not hand out after all. */
     private readonly discard: (item: T) => Promise<void>,
     private readonly now: () => number = Date.now,
+    /** Refilling waits for it; every take touches it. */
+    private readonly gate = new QuietGate(),
   ) {
     super();
   }
@@ -52,6 +57,7 @@ export class DockerWarmPool<T> extends EventEmitter {
   take(image: string): T | null {
     if (!this.enabled || this.draining) return null;
     this.sizing.recordDemand(image, this.now());
+    this.gate.touch();
     const item = this.ready.get(image)?.shift() ?? null;
     this.resize(image);
     return item;
@@ -67,7 +73,8 @@ export class DockerWarmPool<T> extends EventEmitter {
     this.draining = true;
     if (this.resizeTimer) clearInterval(this.resizeTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.resizeTimer = this.retryTimer = null;
+    if (this.refillTimer) clearTimeout(this.refillTimer);
+    this.resizeTimer = this.retryTimer = this.refillTimer = null;
     await Promise.all([...this.making]);
     const items = [...this.ready.values()].flat();
     this.ready.clear();
@@ -88,6 +95,7 @@ export class DockerWarmPool<T> extends EventEmitter {
     for (const extra of ready.splice(target)) void this.discard(extra).catch(() => undefined);
     if (ready.length === 0 && target === 0) this.ready.delete(image);
     if ((this.pausedUntil.get(image) ?? 0) > now) return;
+    if (this.refillDeferred()) return;
     let starting = this.starting.get(image) ?? 0;
     while (ready.length + starting < target && starting < PARALLEL_STARTS) {
       starting++;
@@ -121,6 +129,20 @@ export class DockerWarmPool<T> extends EventEmitter {
     if (ready.length >= target && (this.starting.get(image) ?? 0) === 0) {
       this.emit('filled', image, ready.length);
     }
+  }
+
+  /** Whether new containers wait for the gate (then a timer resizes the pools). */
+  private refillDeferred(): boolean {
+    const waitMs = this.gate.waitMs();
+    if (waitMs === 0) return false;
+    if (!this.refillTimer) {
+      this.refillTimer = setTimeout(() => {
+        this.refillTimer = null;
+        this.resizeAll();
+      }, waitMs);
+      this.refillTimer.unref();
+    }
+    return true;
   }
 
   private retryLater(): void {
