@@ -1,0 +1,69 @@
+import { QuietGate } from './quiet-gate';
+
+/** At most this many removals are sent to the daemon at once. */
+const PARALLEL_REMOVALS = 2;
+
+/**
+ * Removals done in the background, a few at a time and once the gate says sandboxes stopped
+ * being opened and closed: a sandbox's close does not wait for its container's `docker rm` (its
+ * processes are killed already), and a burst of runs ending does not send the daemon a burst of
+ * removals that the runs still going would queue behind. A removal a crash leaves undone is the
+ * orphan sweep's (the container keeps its labels until it is gone).
+ */
+export class RemovalQueue {
+  private readonly queued: (() => Promise<void>)[] = [];
+  private running = 0;
+  private idle: (() => void)[] = [];
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly gate = new QuietGate(),
+    private readonly parallel = PARALLEL_REMOVALS,
+  ) {}
+
+  /** Queues a removal; its failure is its own (the sweep removes what is left). */
+  add(remove: () => Promise<void>): void {
+    this.queued.push(remove);
+    this.next();
+  }
+
+  /** Removals queued or under way. */
+  get pending(): number {
+    return this.queued.length + this.running;
+  }
+
+  /**
+   * Does what is queued without waiting for the gate (at shutdown), and resolves once nothing
+   * is queued or under way.
+   */
+  flush(): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    const done = new Promise<void>((resolve) => this.idle.push(resolve));
+    this.next();
+    return done;
+  }
+
+  private next(): void {
+    const urgent = this.idle.length > 0;
+    const waitMs = urgent ? 0 : this.gate.waitMs();
+    if (waitMs > 0) {
+      this.timer ??= setTimeout(() => {
+        this.timer = null;
+        this.next();
+      }, waitMs);
+      this.timer.unref();
+      return;
+    }
+    while (this.running < this.parallel && this.queued.length > 0) {
+      const remove = this.queued.shift()!;
+      this.running++;
+      void remove()
+        .catch(() => undefined)
+        .finally(() => {
+          this.running--;
+          this.next();
+          if (this.pending === 0) for (const resolve of this.idle.splice(0)) resolve();
+        });
+    }
+  }
+}
