@@ -89,6 +89,8 @@ interface Result extends Config, BurstResult {
   neighbourCores: number | null;
   /** docker with a pool: app start → the pool full, before the warm-up runs. */
   poolFillMs: number | null;
+  /** The longest event-loop delay of this process while the pool filled (combined layout). */
+  poolFillLoopMaxMs: number | null;
   /** docker with a pool, combined layout: the burst's hand-outs. */
   handouts: Handouts | null;
 }
@@ -276,10 +278,15 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
       else if (worker && pool > 0) await childPoolFilled(docker, worker, pool);
     };
     let poolFillMs: number | null = null;
+    let poolFillLoopMaxMs: number | null = null;
     if (pool > 0) {
       progress(`${name}: filling the pool (${pool})`);
+      const fillLoop = monitorEventLoopDelay({ resolution: 10 });
+      fillLoop.enable();
       await filled();
+      fillLoop.disable();
       poolFillMs = performance.now() - appStarted;
+      if (warmPool) poolFillLoopMaxMs = fillLoop.max / 1e6;
     }
     const api = apiClient(app.baseUrl, app.apiKey);
     progress(`${name}: ${WARM_UP_RUNS} warm-up runs`);
@@ -303,6 +310,7 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
       ...config,
       ...result,
       poolFillMs,
+      poolFillLoopMaxMs,
       handouts: handoutsBefore ? await handoutStats(app.ambient.metrics, handoutsBefore) : null,
       loopDelay:
         layout === 'combined'
@@ -375,7 +383,7 @@ async function main(): Promise<void> {
       'docker daemons CPU per run',
       'other processes (cores)',
       'succeeded',
-      'pool: fill (not in the burst); burst hand-outs',
+      'pool: fill (not in the burst; its loop delay max); burst hand-outs',
     ],
   ];
   for (const r of results) {
@@ -397,7 +405,7 @@ async function main(): Promise<void> {
       `${r.succeeded}/${RUNS}${r.ended < RUNS ? ` (${RUNS - r.ended} not ended)` : ''}`,
       r.poolFillMs === null
         ? '(no pool)'
-        : `${(r.poolFillMs / 1000).toFixed(1)} s; ${r.handouts ? describeHandouts(r.handouts) : '(worker in a child)'}`,
+        : `${(r.poolFillMs / 1000).toFixed(1)} s${r.poolFillLoopMaxMs === null ? '' : ` (${ms(r.poolFillLoopMaxMs)})`}; ${r.handouts ? describeHandouts(r.handouts) : '(worker in a child)'}`,
     ]);
   }
   const targets = results
