@@ -1,7 +1,6 @@
 import Dockerode from 'dockerode';
 import { NetnsBridge, NetnsForwarder } from './netns-bridge';
 import { API_SOCKET_NAME, bridgedApiUrl } from '../../api-bridge';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, constants as fsConstants } from 'node:fs';
 import {
@@ -16,12 +15,12 @@ import {
 } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { promisify } from 'node:util';
 import type { AppConfig } from '../../../../../config/app-config';
 import {
   forgetSlots,
   LAUNCHER,
   launcherListens,
+  makeFifos,
   prepareSlots,
   type LaunchedCommand,
 } from './container-launcher';
@@ -280,7 +279,7 @@ async function makePrivateDirs(
   await mkdir(killerDir, { mode: 0o700 });
   const launchFifo = withLauncher ? `launch-${randomBytes(8).toString('hex')}` : null;
   const fifos = [KILL_FIFO, ...(launchFifo ? [launchFifo] : [])];
-  await promisify(execFile)('mkfifo', ['-m', '600', ...fifos.map((f) => join(killerDir, f))]);
+  await makeFifos(fifos.map((f) => join(killerDir, f)));
   // The first commands' FIFOs, so that they do not wait for a mkfifo of their own.
   if (launchFifo) await prepareSlots(killerDir);
   if (user) await chown(privateDir, user.uid, user.gid);
