@@ -484,7 +484,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     if (warm) {
       sandbox = new DockerSandbox(
         (closeRequested) => this.startWarm(warm, spec, image, workspace, bridged, closeRequested),
-        (started, privateDir) => this.release(started, privateDir),
+        (started) => this.release(started, spec),
         this.settings,
         spec,
         workspace,
@@ -506,7 +506,7 @@ export class DockerSandboxBackend implements SandboxBackend {
             bridged,
             closeRequested,
           ),
-        (started, privateDir) => this.release(started, privateDir),
+        (started) => this.release(started, spec),
         this.settings,
         spec,
         workspace,
@@ -681,7 +681,12 @@ export class DockerSandboxBackend implements SandboxBackend {
       return this.startContainer(spec, image, workspace, warm.slot, apiUrl, closeRequested);
     }
     // Closed meanwhile: close() removes the container and this bridge once this settles.
-    return { container: warm.container, bridge: await bridging, init: warm.init };
+    return {
+      container: warm.container,
+      bridge: await bridging,
+      init: warm.init,
+      privateDir: warm.slot.privateDir,
+    };
   }
 
   /**
@@ -734,7 +739,7 @@ export class DockerSandboxBackend implements SandboxBackend {
         launchFifo ? launcherStarted(killerDirOf(privateDir), launchFifo) : null,
       ]);
       const init = this.reachesContainerPids() ? containerInit(State.Pid) : null;
-      return { container, bridge, init };
+      return { container, bridge, init, privateDir };
     } catch (error) {
       if (container) await this.removeContainer(container).catch(() => undefined);
       if (closeRequested()) throw closed();
@@ -829,10 +834,14 @@ export class DockerSandboxBackend implements SandboxBackend {
   /**
    * A closed sandbox's container: its processes are killed now (from this host when its init is
    * one of our processes, else by the daemon); the container, then its directories, are removed
-   * in the background (see RemovalQueue). A container the daemon cannot stop or remove now is the
-   * sweep's, with its directories.
+   * in the background (see RemovalQueue), at once for an environment snapshot's image, which may
+   * be waiting to be removed itself (a newer snapshot replaced it). A container the daemon cannot
+   * stop or remove now is the sweep's, with its directories.
    */
-  private async release({ container, init }: StartedContainer, privateDir: string): Promise<void> {
+  private async release(
+    { container, init, privateDir }: StartedContainer,
+    spec: SandboxSpec,
+  ): Promise<void> {
     this.quiet.touch();
     const all = `${KILL_ALL} ${container.id.slice(0, SHORT_ID_LENGTH)}`;
     if (!(await tellKiller(privateDir, all)) && !(init && killContainerInit(init))) {
@@ -842,7 +851,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     this.removals.add(async () => {
       await this.removeContainer(container);
       await removeDirs(privateDir);
-    });
+    }, Boolean(spec.snapshotImage));
   }
 
   async sweep(isLive: (runId: string, executionId: number) => Promise<boolean>): Promise<number> {
@@ -930,6 +939,8 @@ export class DockerSandboxBackend implements SandboxBackend {
 interface StartedContainer {
   container: Dockerode.Container;
   bridge: NetnsBridge | null;
+  /** Its private directory on the host (with the killer's beside it). */
+  privateDir: string;
   /** Its init as a process of this host (null: the daemon is not local, or this is not root). */
   init: ContainerInit | null;
 }
@@ -969,7 +980,7 @@ class DockerSandbox implements Sandbox {
   constructor(
     start: (closeRequested: () => boolean) => Promise<StartedContainer>,
     /** Ends the container at close: its processes at once, it and its directories later. */
-    private readonly release: (started: StartedContainer, privateDir: string) => Promise<void>,
+    private readonly release: (started: StartedContainer) => Promise<void>,
     private readonly settings: SandboxSettings,
     private readonly spec: SandboxSpec,
     private readonly workspace: string,
@@ -1072,7 +1083,7 @@ class DockerSandbox implements Sandbox {
       if (started) {
         await Promise.all([...this.launched].map((command) => command.dispose()));
         await started.bridge?.close();
-        await this.release(started, this.privateDir.host);
+        await this.release(started);
       } else {
         await removeDirs(this.privateDir.host).catch(() => undefined);
       }

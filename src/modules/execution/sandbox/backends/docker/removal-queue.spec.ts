@@ -84,5 +84,18 @@ describe('RemovalQueue', () => {
       await queue.flush();
       expect(removed).toEqual([1, 2]);
     });
+
+    it('does one added `now` at once, before those that wait', async () => {
+      const gate = new QuietGate({ quietMs: 1000, maxDeferMs: 5000 });
+      const queue = new RemovalQueue(gate, 2);
+      const removed: string[] = [];
+      gate.touch();
+      queue.add(async () => void removed.push('waits'));
+      queue.add(async () => void removed.push('now'), true);
+      await jest.advanceTimersByTimeAsync(0);
+      expect(removed).toEqual(['now']);
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(removed).toEqual(['now', 'waits']);
+    });
   });
 });

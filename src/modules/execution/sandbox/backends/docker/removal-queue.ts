@@ -11,7 +11,7 @@ const PARALLEL_REMOVALS = 2;
  * orphan sweep's (the container keeps its labels until it is gone).
  */
 export class RemovalQueue {
-  private readonly queued: (() => Promise<void>)[] = [];
+  private readonly queued: { remove: () => Promise<void>; now: boolean }[] = [];
   private running = 0;
   private idle: (() => void)[] = [];
   private timer: NodeJS.Timeout | null = null;
@@ -21,9 +21,13 @@ export class RemovalQueue {
     private readonly parallel = PARALLEL_REMOVALS,
   ) {}
 
-  /** Queues a removal; its failure is its own (the sweep removes what is left). */
-  add(remove: () => Promise<void>): void {
-    this.queued.push(remove);
+  /**
+   * Queues a removal; its failure is its own (the sweep removes what is left). One added `now`
+   * goes before the others and does not wait for the gate (something else waits for it).
+   */
+  add(remove: () => Promise<void>, now = false): void {
+    if (now) this.queued.unshift({ remove, now });
+    else this.queued.push({ remove, now });
     this.next();
   }
 
@@ -44,20 +48,23 @@ export class RemovalQueue {
   }
 
   private next(): void {
-    const urgent = this.idle.length > 0;
-    const waitMs = urgent ? 0 : this.gate.waitMs();
-    if (waitMs > 0) {
-      this.timer ??= setTimeout(() => {
-        this.timer = null;
-        this.next();
-      }, waitMs);
-      this.timer.unref();
-      return;
-    }
+    const flushing = this.idle.length > 0;
     while (this.running < this.parallel && this.queued.length > 0) {
-      const remove = this.queued.shift()!;
+      // Those added `now` are at the front: past them, everything waits for the gate.
+      const head = this.queued[0];
+      const waitMs = head.now || flushing ? 0 : this.gate.waitMs();
+      if (waitMs > 0) {
+        this.timer ??= setTimeout(() => {
+          this.timer = null;
+          this.next();
+        }, waitMs);
+        this.timer.unref();
+        return;
+      }
+      this.queued.shift();
       this.running++;
-      void remove()
+      void head
+        .remove()
         .catch(() => undefined)
         .finally(() => {
           this.running--;
