@@ -1,18 +1,22 @@
 import { Logger } from '@nestjs/common';
 import Dockerode from 'dockerode';
 import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { FakeModelServer, startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
 import { createTestEnvironment, startTestApp, TestApp } from '../test/support/test-app';
 import { spawnAmbient, waitForExit } from '../test/support/worker-process';
-import { SandboxService } from '../src/modules/execution';
-import { DockerSandboxBackend } from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
 import { SANDBOX_LABELS } from '../src/modules/execution/sandbox/sandbox.types';
 import { waitFor } from '../test/support/wait';
-import { describeHandouts, handoutStats, type Handouts } from './pool-handouts';
+import {
+  describeHandouts,
+  handoutStats,
+  poolFilled,
+  warmPoolOf,
+  type Handouts,
+  type WarmPool,
+} from './warm-pool';
 import { ms, percentile, table } from './stats';
 import { watchNeighbourCpu, watchProcessesCpu } from './thread-cpu';
 
@@ -208,24 +212,9 @@ function isDockerDaemon(comm: string): boolean {
   return comm === 'dockerd' || comm === 'containerd' || comm.startsWith('containerd-shim');
 }
 
-type WarmPool = NonNullable<DockerSandboxBackend['pool']>;
-
 function configLabel(config: Config): string {
   if (config.backend !== 'docker') return config.backend;
   return config.pool > 0 ? `docker, pool ${config.pool}` : 'docker, pool off';
-}
-
-/** Resolves once the in-process pool holds `count` ready containers of the default image. */
-async function poolFilled(pool: WarmPool, count: number): Promise<void> {
-  const timeout = setTimeout(
-    () => pool.emit('error', new Error(`the pool did not fill to ${count} in time`)),
-    POOL_FILL_TIMEOUT_MS,
-  );
-  try {
-    while (pool.readyCount(IMAGE) < count) await once(pool, 'filled');
-  } finally {
-    clearTimeout(timeout);
-  }
 }
 
 /** Resolves once the worker child's pool holds `count` idle containers (by their pool names). */
@@ -268,13 +257,12 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
     const docker = new Dockerode();
     let warmPool: WarmPool | null = null;
     if (pool > 0 && layout === 'combined') {
-      const { backend: selected } = await app.ambient.app.get(SandboxService).select();
-      warmPool = selected instanceof DockerSandboxBackend ? selected.pool : null;
+      warmPool = await warmPoolOf(app);
       if (!warmPool) throw new Error('the docker backend has no warm pool');
     }
     /** Until the pool holds the whole burst again; not part of any timing but the fill's. */
     const filled = async (): Promise<void> => {
-      if (warmPool) await poolFilled(warmPool, pool);
+      if (warmPool) await poolFilled(warmPool, IMAGE, pool, POOL_FILL_TIMEOUT_MS);
       else if (worker && pool > 0) await childPoolFilled(docker, worker, pool);
     };
     let poolFillMs: number | null = null;

@@ -294,19 +294,38 @@ describe('docker sandbox', () => {
     expect(
       await run(sandbox, '/bin/sh', ['-c', 'setsid sleep 2000 >/dev/null 2>&1 &']),
     ).toMatchObject({ code: 0 });
-    await sandbox.close();
-    expect((await running.exited).code).toBeNull();
-    // The container stays for its removal in the background, with nothing of the run in it.
-    const container = containerOf(runId);
-    await waitFor(
-      () => commandsIn(container),
-      (commands) => !commands.includes('sleep'),
-      { timeoutMs: 5000, intervalMs: 20, what: "the sandbox's processes to be killed" },
-    );
-    await sandbox.close();
-    await backend.drain();
-    await expect(container.inspect()).rejects.toMatchObject({ statusCode: 404 });
-    expect(existsSync(sandbox.privateDir.host)).toBe(false);
+    // The removal (in the background) waits until the processes were seen gone.
+    let removalAsked: () => void = () => undefined;
+    const asked = new Promise<void>((resolve) => (removalAsked = resolve));
+    let letRemove: () => void = () => undefined;
+    const mayRemove = new Promise<void>((resolve) => (letRemove = resolve));
+    const remove = Dockerode.Container.prototype.remove;
+    const held = jest
+      .spyOn(Dockerode.Container.prototype, 'remove')
+      .mockImplementation(async function (this: Dockerode.Container, ...args: unknown[]) {
+        removalAsked();
+        await mayRemove;
+        return (remove as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+      });
+    try {
+      await sandbox.close();
+      expect((await running.exited).code).toBeNull();
+      const container = containerOf(runId);
+      await waitFor(
+        () => commandsIn(container),
+        (commands) => !commands.includes('sleep'),
+        { timeoutMs: 5000, intervalMs: 20, what: "the sandbox's processes to be killed" },
+      );
+      await sandbox.close();
+      await asked;
+      letRemove();
+      await backend.drain();
+      await expect(container.inspect()).rejects.toMatchObject({ statusCode: 404 });
+      expect(existsSync(sandbox.privateDir.host)).toBe(false);
+    } finally {
+      letRemove();
+      held.mockRestore();
+    }
   });
 
   it('replaces a container a crashed process left under the same name', async () => {

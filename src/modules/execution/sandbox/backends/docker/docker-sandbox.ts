@@ -29,7 +29,7 @@ import { DockerExecProcess, type DockerLauncherTarget } from './docker-exec-proc
 import { commitSnapshotImage, SnapshotImageOf } from './docker-snapshot-image';
 import { DockerWarmPool } from './docker-warm-pool';
 import { currentPoolOwner, poolOwnerIsAlive } from './pool-owner';
-import { QuietGate } from './quiet-gate';
+import { BurstGate } from './burst-gate';
 import { RemovalQueue } from './removal-queue';
 import { WarmPoolSizing } from './warm-pool-sizing';
 import {
@@ -401,10 +401,10 @@ export class DockerSandboxBackend implements SandboxBackend {
   /** Null without AMBIENT_DOCKER_POOL_SIZE or without a workspace root to put its slots in. */
   readonly pool: DockerWarmPool<WarmContainer> | null = null;
   private readonly poolOwner = currentPoolOwner();
-  /** Background work (the pool's refill, removals) waits while sandboxes open and close. */
-  private readonly quiet = new QuietGate();
+  /** Background work (the pool's refill, removals) yields to a burst of sandboxes. */
+  private readonly bursts = new BurstGate();
   /** Containers of closed sandboxes, their processes killed, being removed. */
-  private readonly removals = new RemovalQueue(this.quiet);
+  private readonly removals = new RemovalQueue(this.bursts);
   /**
    * Whether containers get a command launcher (container-launcher.ts): AMBIENT_DOCKER_LAUNCHER
    * is not off, the user is numeric, the daemon is local (its bind mounts are this host's
@@ -436,7 +436,7 @@ export class DockerSandboxBackend implements SandboxBackend {
         (image) => this.makeWarm(image, workspaceRoot),
         (warm) => this.discardWarm(warm),
         Date.now,
-        this.quiet,
+        this.bursts,
       );
       // Nobody has to wait for a pool container; the next attempt says it again.
       this.pool.on('failed', () => undefined);
@@ -461,8 +461,18 @@ export class DockerSandboxBackend implements SandboxBackend {
    * that says why.
    */
   async open(spec: SandboxSpec): Promise<Sandbox> {
+    // Part of any burst from now until it closes (see BurstGate).
+    const closed = this.bursts.opened();
+    try {
+      return await this.openCounted(spec, closed);
+    } catch (error) {
+      closed();
+      throw error;
+    }
+  }
+
+  private async openCounted(spec: SandboxSpec, closed: () => void): Promise<Sandbox> {
     const askedAt = performance.now();
-    this.quiet.touch();
     const { docker: dockerSettings } = this.settings;
     const user = numericUser(dockerSettings.user);
     if (user?.uid === 0 || /^root(:|$)/.test(dockerSettings.user)) {
@@ -484,7 +494,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     if (warm) {
       sandbox = new DockerSandbox(
         (closeRequested) => this.startWarm(warm, spec, image, workspace, bridged, closeRequested),
-        (started) => this.release(started, spec),
+        (started) => this.release(started, warm.slot.privateDir, spec, closed),
         this.settings,
         spec,
         workspace,
@@ -506,7 +516,7 @@ export class DockerSandboxBackend implements SandboxBackend {
             bridged,
             closeRequested,
           ),
-        (started) => this.release(started, spec),
+        (started) => this.release(started, privateDir, spec, closed),
         this.settings,
         spec,
         workspace,
@@ -839,10 +849,23 @@ export class DockerSandboxBackend implements SandboxBackend {
    * stop or remove now is the sweep's, with its directories.
    */
   private async release(
+    started: StartedContainer | null,
+    privateDir: string,
+    spec: SandboxSpec,
+    closed: () => void,
+  ): Promise<void> {
+    try {
+      if (started) await this.stopAndRemove(started, spec);
+      else await removeDirs(privateDir).catch(() => undefined);
+    } finally {
+      closed();
+    }
+  }
+
+  private async stopAndRemove(
     { container, init, privateDir }: StartedContainer,
     spec: SandboxSpec,
   ): Promise<void> {
-    this.quiet.touch();
     const all = `${KILL_ALL} ${container.id.slice(0, SHORT_ID_LENGTH)}`;
     if (!(await tellKiller(privateDir, all)) && !(init && killContainerInit(init))) {
       await container.kill().catch(() => undefined);
@@ -979,8 +1002,11 @@ class DockerSandbox implements Sandbox {
 
   constructor(
     start: (closeRequested: () => boolean) => Promise<StartedContainer>,
-    /** Ends the container at close: its processes at once, it and its directories later. */
-    private readonly release: (started: StartedContainer) => Promise<void>,
+    /**
+     * Ends the sandbox at close: its container's processes at once, the container and the
+     * directories later (just the directories when no container started).
+     */
+    private readonly release: (started: StartedContainer | null) => Promise<void>,
     private readonly settings: SandboxSettings,
     private readonly spec: SandboxSpec,
     private readonly workspace: string,
@@ -1083,10 +1109,8 @@ class DockerSandbox implements Sandbox {
       if (started) {
         await Promise.all([...this.launched].map((command) => command.dispose()));
         await started.bridge?.close();
-        await this.release(started);
-      } else {
-        await removeDirs(this.privateDir.host).catch(() => undefined);
       }
+      await this.release(started);
     })();
     return this.closing;
   }

@@ -1,24 +1,17 @@
 import { once } from 'node:events';
 import { DockerWarmPool } from './docker-warm-pool';
-import { QuietGate, type QuietTiming } from './quiet-gate';
+import { BurstGate } from './burst-gate';
 import { WarmPoolSizing } from './warm-pool-sizing';
 
 const IMAGE = 'ambient-agent:bookworm';
 
-/** Replaces what was taken at once (the deferral has tests of its own). */
-const REFILL_AT_ONCE: QuietTiming = { quietMs: 0, maxDeferMs: 0 };
-
 /** A pool whose containers are numbered items; `made` and `discarded` tell what it did. */
-function poolOf(
-  size: number,
-  max: number,
-  make?: (image: string) => Promise<number>,
-  refill = REFILL_AT_ONCE,
-) {
+function poolOf(size: number, max: number, make?: (image: string) => Promise<number>) {
   let next = 0;
   const made: number[] = [];
   const discarded: number[] = [];
   let clock = Date.now();
+  const gate = new BurstGate({ size: 3, windowMs: 10_000, pollMs: 250 }, () => clock);
   const pool = new DockerWarmPool<number>(
     new WarmPoolSizing({ size, max, burstWindowMs: 1000, historyMs: 60_000 }, IMAGE),
     make ??
@@ -32,10 +25,11 @@ function poolOf(
       return Promise.resolve();
     },
     () => clock,
-    new QuietGate(refill, () => clock),
+    gate,
   );
   return {
     pool,
+    gate,
     made,
     discarded,
     advance: (ms: number) => (clock += ms),
@@ -130,51 +124,73 @@ describe('DockerWarmPool', () => {
     await pool.drain();
   });
 
-  describe('while containers are being taken', () => {
-    const refill: QuietTiming = { quietMs: 1000, maxDeferMs: 5000 };
-
+  describe('while a burst of sandboxes is in progress', () => {
     beforeEach(() => jest.useFakeTimers());
     afterEach(() => jest.useRealTimers());
 
     /** Lets the makes and hand-outs the pool started settle (no time passes). */
     const settle = () => jest.advanceTimersByTimeAsync(0);
 
-    it('replaces nothing until none was taken for a while, then all of it', async () => {
-      const { pool, made, advance } = poolOf(3, 3, undefined, refill);
+    /** A pool whose makes after the first `size` end when the test says so. */
+    function slowPool(size: number) {
+      const finish: (() => void)[] = [];
+      let n = 0;
+      const under = poolOf(size, size, async () => {
+        const item = ++n;
+        if (item > size) await new Promise<void>((resolve) => finish.push(resolve));
+        return item;
+      });
+      return { ...under, finish, made: () => n };
+    }
+
+    it('keeps one ready while it lasts, then replaces the rest four at a time', async () => {
+      const { pool, gate, finish, made } = slowPool(6);
       pool.start();
       await settle();
-      expect(made).toEqual([1, 2, 3]);
-      for (let i = 0; i < 3; i++) {
-        expect(pool.take(IMAGE)).not.toBeNull();
-        advance(600);
-        await jest.advanceTimersByTimeAsync(600);
-      }
-      // 600 ms after the last take: the burst may go on.
-      expect(made).toEqual([1, 2, 3]);
-      advance(400);
-      await jest.advanceTimersByTimeAsync(400);
-      expect(made).toEqual([1, 2, 3, 4, 5, 6]);
-      expect(pool.readyCount(IMAGE)).toBe(3);
+      expect(made()).toBe(6);
+      // Six sandboxes opened at once (the gate's burst is three), each taking a container.
+      const closes = Array.from({ length: 6 }, () => gate.opened());
+      for (let i = 0; i < 5; i++) expect(pool.take(IMAGE)).not.toBeNull();
+      await settle();
+      // One still ready: nothing is made.
+      expect(made()).toBe(6);
+      expect(pool.take(IMAGE)).not.toBeNull();
+      await settle();
+      expect(made()).toBe(7);
+      finish.shift()!();
+      await settle();
+      // One ready again: the next one waits.
+      expect(pool.readyCount(IMAGE)).toBe(1);
+      expect(made()).toBe(7);
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(made()).toBe(7);
+      for (const closed of closes) closed();
+      await jest.advanceTimersByTimeAsync(250);
+      // Over: four at a time.
+      expect(made()).toBe(11);
+      finish.splice(0).forEach((done) => done());
+      await settle();
+      expect(made()).toBe(12);
+      finish.splice(0).forEach((done) => done());
+      await settle();
+      expect(pool.readyCount(IMAGE)).toBe(6);
       await pool.drain();
     });
 
-    it('replaces what was taken after the longest deferral, however steady the takes', async () => {
-      const { pool, made, advance } = poolOf(20, 20, undefined, refill);
+    it('replaces containers four at a time for sandboxes opened one after another', async () => {
+      const { pool, gate, finish, made } = slowPool(6);
       pool.start();
       await settle();
-      expect(made).toHaveLength(20);
-      // One take every 500 ms: never quiet for 1 s.
-      for (let i = 0; i < 10; i++) {
+      for (let i = 0; i < 6; i++) {
+        const closed = gate.opened();
         pool.take(IMAGE);
-        advance(500);
-        await jest.advanceTimersByTimeAsync(500);
+        closed();
       }
-      // 5 s after the first take the pool makes the 10 taken, though takes go on…
-      expect(made).toHaveLength(30);
-      // …and the next take waits again.
-      pool.take(IMAGE);
       await settle();
-      expect(made).toHaveLength(30);
+      expect(made()).toBe(10);
+      finish.splice(0).forEach((done) => done());
+      await settle();
+      finish.splice(0).forEach((done) => done());
       await pool.drain();
     });
   });

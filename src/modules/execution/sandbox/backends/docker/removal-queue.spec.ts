@@ -1,4 +1,4 @@
-import { QuietGate } from './quiet-gate';
+import { BurstGate } from './burst-gate';
 import { RemovalQueue } from './removal-queue';
 
 /** A removal that ends when the test says so. */
@@ -17,8 +17,8 @@ function pendingRemoval(): { remove: () => Promise<void>; started: boolean; end:
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-/** A gate that lets everything go at once. */
-const open = () => new QuietGate({ quietMs: 0, maxDeferMs: 0 });
+/** A gate that never sees a burst. */
+const open = () => new BurstGate({ size: Infinity, windowMs: 0, pollMs: 0 });
 
 describe('RemovalQueue', () => {
   it('runs a few removals at a time, in order, and flushes once all are done', async () => {
@@ -60,24 +60,25 @@ describe('RemovalQueue', () => {
     await expect(new RemovalQueue().flush()).resolves.toBeUndefined();
   });
 
-  describe('while sandboxes are being opened and closed', () => {
+  describe('while a burst of sandboxes is in progress', () => {
     beforeEach(() => jest.useFakeTimers());
     afterEach(() => jest.useRealTimers());
 
-    it('waits until they stop, or does it at once when flushed', async () => {
-      const gate = new QuietGate({ quietMs: 1000, maxDeferMs: 5000 });
+    const burstGate = () => new BurstGate({ size: 2, windowMs: 10_000, pollMs: 250 });
+
+    it('waits until it is over, or does it at once when flushed', async () => {
+      const gate = burstGate();
       const queue = new RemovalQueue(gate, 2);
       const removed: number[] = [];
-      gate.touch();
+      const closes = [gate.opened(), gate.opened()];
       queue.add(async () => void removed.push(1));
-      await jest.advanceTimersByTimeAsync(600);
-      gate.touch();
-      await jest.advanceTimersByTimeAsync(600);
+      await jest.advanceTimersByTimeAsync(1000);
       expect(removed).toEqual([]);
-      await jest.advanceTimersByTimeAsync(400);
+      closes[0]();
+      await jest.advanceTimersByTimeAsync(250);
       expect(removed).toEqual([1]);
 
-      gate.touch();
+      closes.push(gate.opened());
       queue.add(async () => void removed.push(2));
       await jest.advanceTimersByTimeAsync(0);
       expect(removed).toEqual([1]);
@@ -85,16 +86,32 @@ describe('RemovalQueue', () => {
       expect(removed).toEqual([1, 2]);
     });
 
+    it('waits 10 s at most', async () => {
+      const gate = burstGate();
+      const queue = new RemovalQueue(gate, 2);
+      const removed: number[] = [];
+      gate.opened();
+      gate.opened();
+      queue.add(async () => void removed.push(1));
+      await jest.advanceTimersByTimeAsync(9_999);
+      // Still within the window: the burst's sandboxes are open, and new ones come.
+      gate.opened();
+      expect(removed).toEqual([]);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(removed).toEqual([1]);
+    });
+
     it('does one added `now` at once, before those that wait', async () => {
-      const gate = new QuietGate({ quietMs: 1000, maxDeferMs: 5000 });
+      const gate = burstGate();
       const queue = new RemovalQueue(gate, 2);
       const removed: string[] = [];
-      gate.touch();
+      const closes = [gate.opened(), gate.opened()];
       queue.add(async () => void removed.push('waits'));
       queue.add(async () => void removed.push('now'), true);
       await jest.advanceTimersByTimeAsync(0);
       expect(removed).toEqual(['now']);
-      await jest.advanceTimersByTimeAsync(1000);
+      closes.forEach((closed) => closed());
+      await jest.advanceTimersByTimeAsync(250);
       expect(removed).toEqual(['now', 'waits']);
     });
   });

@@ -1,5 +1,35 @@
+import { once } from 'node:events';
 import type { Histogram } from 'prom-client';
+import { SandboxService } from '../src/modules/execution';
+import { DockerSandboxBackend } from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
 import type { AmbientMetrics } from '../src/modules/metrics';
+import type { TestApp } from '../test/support/test-app';
+
+export type WarmPool = NonNullable<DockerSandboxBackend['pool']>;
+
+/** The warm pool of the app's docker backend (its worker role in this process), or null. */
+export async function warmPoolOf(app: TestApp): Promise<WarmPool | null> {
+  const { backend } = await app.ambient.app.get(SandboxService).select();
+  return backend instanceof DockerSandboxBackend ? backend.pool : null;
+}
+
+/** Resolves once the pool holds `count` ready containers of `image`; rejects after `timeoutMs`. */
+export async function poolFilled(
+  pool: WarmPool,
+  image: string,
+  count: number,
+  timeoutMs: number,
+): Promise<void> {
+  const timeout = setTimeout(
+    () => pool.emit('error', new Error(`the pool did not fill to ${count} in ${timeoutMs} ms`)),
+    timeoutMs,
+  );
+  try {
+    while (pool.readyCount(image) < count) await once(pool, 'filled');
+  } finally {
+    clearTimeout(timeout);
+  }
+}
 
 /** Sandbox hand-outs by result (hit, miss, bypass): how many, and their mean open → ready. */
 export type Handouts = Record<string, { count: number; meanMs: number }>;
