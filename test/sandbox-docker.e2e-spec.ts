@@ -355,11 +355,12 @@ describe('docker sandbox', () => {
     const { Id } = await container.inspect();
     await writeFile(killer, `all ${Id.slice(0, 12)}\n`);
     expect((await sleeping.exited).code).toBeNull();
-    const left = await waitFor(commands, (running) => !running.includes('sleep'), {
-      what: 'the sleep to be killed',
+    // Left: docker-init and the killer's shell; the launcher is gone with the rest (once
+    // docker-init has reaped them all).
+    await waitFor(commands, (running) => running.length === 2, {
+      what: 'every process but docker-init and the killer to be killed',
     });
-    // docker-init and the killer's shell; the launcher is gone with the rest.
-    expect(left).toHaveLength(2);
+    expect((await commands()).sort()).toEqual(['docker-init', 'sh']);
   });
 
   it('opens at once and starts the container in the background', async () => {
