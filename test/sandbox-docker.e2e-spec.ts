@@ -430,6 +430,7 @@ describe('docker sandbox', () => {
     );
     expect(await sandbox.limitHit()).toBeNull();
     await sandbox.close();
+    await badRuntime.drain();
     expect(await containersOfRun(runId)).toEqual([]);
 
     // An image without /bin/sh: the container starts and exits at once.
@@ -450,6 +451,8 @@ describe('docker sandbox', () => {
       expect(['EIO', 'ENOENT']).toContain(noShell.startError?.code);
       expect(noShell.startError?.message).toMatch(/\/bin\/sh/);
       await shell.sandbox.close();
+      // Removed in the background when it had started at all (and exited at once).
+      await backend.drain();
       expect(await containersOfRun(shell.runId)).toEqual([]);
     } finally {
       await docker
