@@ -842,11 +842,8 @@ export class DockerSandboxBackend implements SandboxBackend {
   }
 
   /**
-   * A closed sandbox's container: its processes are killed now (from this host when its init is
-   * one of our processes, else by the daemon); the container, then its directories, are removed
-   * in the background (see RemovalQueue), at once for an environment snapshot's image, which may
-   * be waiting to be removed itself (a newer snapshot replaced it). A container the daemon cannot
-   * stop or remove now is the sweep's, with its directories.
+   * The end of a closed sandbox: its container's (stopAndRemove), or just its directories when no
+   * container started; then it no longer counts towards a burst.
    */
   private async release(
     started: StartedContainer | null,
@@ -862,6 +859,13 @@ export class DockerSandboxBackend implements SandboxBackend {
     }
   }
 
+  /**
+   * A closed sandbox's container: its processes are killed now (by its killer; else from this
+   * host when its init is one of our processes; else by the daemon); the container, then its
+   * directories, are removed in the background (see RemovalQueue), at once for an environment
+   * snapshot's image, which may be waiting to be removed itself (a newer snapshot replaced it). A
+   * container the daemon cannot stop or remove now is the sweep's, with its directories.
+   */
   private async stopAndRemove(
     { container, init, privateDir }: StartedContainer,
     spec: SandboxSpec,
