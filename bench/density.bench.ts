@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import Dockerode from 'dockerode';
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -7,7 +8,18 @@ import { FakeModelServer, startFakeModelServer } from '../test/fixtures/fake-mod
 import { apiClient } from '../test/support/api-client';
 import { createTestEnvironment, startTestApp, TestApp } from '../test/support/test-app';
 import { spawnAmbient, waitForExit } from '../test/support/worker-process';
+import { SANDBOX_LABELS } from '../src/modules/execution/sandbox/sandbox.types';
+import { waitFor } from '../test/support/wait';
+import {
+  describeHandouts,
+  handoutStats,
+  poolFilled,
+  warmPoolOf,
+  type Handouts,
+  type WarmPool,
+} from './warm-pool';
 import { ms, percentile, table } from './stats';
+import { watchNeighbourCpu, watchProcessesCpu } from './thread-cpu';
 
 /**
  * `npm run bench:density`: N runs (DENSITY_RUNS, default 100) created at once, each one model turn
@@ -16,13 +28,20 @@ import { ms, percentile, table } from './stats';
  * turns. Per sandbox backend (DENSITY_BACKENDS, default `process,bubblewrap`; `docker` too) and
  * per role layout (DENSITY_LAYOUTS, default `combined,split`: one process with roles api+worker,
  * or the API in this process and a worker in a child process), in this order, in one run.
+ * Docker runs with a warm pool of DENSITY_RUNS containers (AMBIENT_DOCKER_POOL_SIZE and _MAX), and
+ * also without one when DENSITY_DOCKER_POOL (default `on`) says `on,off`. The burst starts once the
+ * pool is full; the time it took to fill (from the app's start) is reported beside, not in it,
+ * and so are the burst's pool hits and misses (ambient_sandbox_handout_seconds; combined only).
  *
  * Reported: wall time from the first POST to every run ended, per-run POST → end p50/p95, and the
  * latency of GET /agent/runs sampled in a bounded loop during the burst (the same loop sees runs
  * end, so an end time is known to one list round trip). In the combined layout this process is
  * the server too: its event-loop delay (p50/p99/max) is the server's, and its CPU time during the
  * burst (user + system, all threads: Ambient, the fake model and this client), per run, says what a
- * run costs independently of how loaded the host is. A benchmark, not a test:
+ * run costs independently of how loaded the host is; so does, for docker, the CPU time of the
+ * docker daemons (dockerd, containerd and the containers' shims with the runc they ran) during
+ * the burst. Also reported: how many cores other processes took meanwhile (the rest of the
+ * machine's busy time, docker daemons apart). A benchmark, not a test:
  * a missed target is reported as MISSED and the process still exits 0.
  */
 
@@ -33,6 +52,9 @@ const RUNS = Number(process.env.DENSITY_RUNS ?? 100);
 const THINK_MS = Number(process.env.DENSITY_THINK_MS ?? 1000);
 const BACKENDS = (process.env.DENSITY_BACKENDS ?? 'process,bubblewrap').split(',') as Backend[];
 const LAYOUTS = (process.env.DENSITY_LAYOUTS ?? 'combined,split').split(',') as Layout[];
+const DOCKER_POOLS = (process.env.DENSITY_DOCKER_POOL ?? 'on').split(',').map((p) => p === 'on');
+/** How long the pool may take to fill (100 containers made 4 at a time on a loaded daemon). */
+const POOL_FILL_TIMEOUT_MS = 600_000;
 const WARM_UP_RUNS = 3;
 /** Pause between two list samples (the loop also ends on BURST_TIMEOUT_MS). */
 const SAMPLE_PAUSE_MS = 25;
@@ -42,9 +64,14 @@ const TARGET_LIST_P95_MS = 100;
 const IMAGE = 'ambient-agent:bookworm';
 const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED']);
 
-interface Result {
+interface Config {
   backend: Backend;
   layout: Layout;
+  /** docker: the warm pool's size and max (0: no pool). */
+  pool: number;
+}
+
+interface BurstResult {
   wallMs: number;
   /** POST sent → run seen ended, per run. */
   endMs: number[];
@@ -54,6 +81,10 @@ interface Result {
   listMs: number[];
   succeeded: number;
   ended: number;
+  failures: string[];
+}
+
+interface Result extends Config, BurstResult {
   loopDelay: { p50: number; p99: number; max: number } | null;
   /** CPU time (user + system, all threads) of this process during the burst; combined layout only. */
   cpuMs: number | null;
@@ -62,7 +93,16 @@ interface Result {
    * helpers and the sandboxes' processes they started (bwrap, socat, the commands); combined only.
    */
   childrenCpuMs: number | null;
-  failures: string[];
+  /** CPU time of the docker daemons during the burst (docker only). */
+  dockerCpuMs: number | null;
+  /** Cores other processes took during the burst, on average (docker daemons apart). */
+  neighbourCores: number | null;
+  /** docker with a pool: app start → the pool full, before the warm-up runs. */
+  poolFillMs: number | null;
+  /** The longest event-loop delay of this process while the pool filled (combined layout). */
+  poolFillLoopMaxMs: number | null;
+  /** docker with a pool, combined layout: the burst's hand-outs. */
+  handouts: Handouts | null;
 }
 
 function progress(message: string): void {
@@ -85,7 +125,7 @@ async function burst(
   model: FakeModelServer,
   name: string,
   count: number,
-): Promise<Omit<Result, 'backend' | 'layout' | 'loopDelay' | 'cpuMs' | 'childrenCpuMs'>> {
+): Promise<BurstResult> {
   const sent = new Map<string, number>();
   const sentByScript = new Map<string, number>();
   const ended = new Map<string, { at: number; state: string; message: string }>();
@@ -147,14 +187,16 @@ async function burst(
 
 async function startWorkerChild(
   env: ReturnType<typeof createTestEnvironment>,
-  backend: Backend,
+  config: Config,
 ): Promise<ChildProcess> {
   const worker = spawnAmbient(
     env.childEnv({
       AMBIENT_ROLES: 'worker',
-      AMBIENT_SANDBOX: backend,
+      AMBIENT_SANDBOX: config.backend,
       AMBIENT_SANDBOX_READONLY_PATHS: '',
       AMBIENT_DOCKER_IMAGE: IMAGE,
+      AMBIENT_DOCKER_POOL_SIZE: String(config.pool),
+      AMBIENT_DOCKER_POOL_MAX: String(config.pool),
       AMBIENT_WORKER_CONCURRENCY: String(RUNS),
       AMBIENT_MIGRATE_ON_START: 'false',
       ...(process.env.DENSITY_WORKER_NODE_OPTIONS
@@ -171,36 +213,101 @@ async function startWorkerChild(
   return worker.child;
 }
 
-async function measure(backend: Backend, layout: Layout, model: FakeModelServer): Promise<Result> {
-  const label = `${backend}_${layout}`;
+/** dockerd, containerd and the containers' shims (each with the runc it ran, reaped). */
+function isDockerDaemon(comm: string): boolean {
+  return comm === 'dockerd' || comm === 'containerd' || comm.startsWith('containerd-shim');
+}
+
+function configLabel(config: Config): string {
+  if (config.backend !== 'docker') return config.backend;
+  return config.pool > 0 ? `docker, pool ${config.pool}` : 'docker, pool off';
+}
+
+/** Resolves once the worker child's pool holds `count` idle containers (by their pool names). */
+async function childPoolFilled(
+  docker: Dockerode,
+  worker: ChildProcess,
+  count: number,
+): Promise<void> {
+  await waitFor(
+    async () =>
+      (
+        await docker.listContainers({
+          filters: { label: [SANDBOX_LABELS.poolOwner], name: ['ambient-pool-'] },
+        })
+      ).filter((c) => c.Labels[SANDBOX_LABELS.poolOwner].split('/')[2] === String(worker.pid)),
+    (idle) => idle.length >= count,
+    { timeoutMs: POOL_FILL_TIMEOUT_MS, intervalMs: 200, what: `${count} warm containers` },
+  );
+}
+
+async function measure(config: Config, model: FakeModelServer): Promise<Result> {
+  const { backend, layout, pool } = config;
+  const label = `${backend}${pool > 0 ? `_pool${pool}` : ''}_${layout}`;
+  const name = `${configLabel(config)}, ${layout}`;
   const env = createTestEnvironment(`bench_density_${label}`, model.url);
   const overrides = {
     'sandbox.backend': backend,
     'sandbox.readonlyPaths': '',
     'sandbox.docker.defaultImage': IMAGE,
+    'sandbox.docker.poolSize': pool,
+    'sandbox.docker.poolMax': pool,
     'runs.workerConcurrency': RUNS,
   };
   let app: TestApp | undefined;
   let worker: ChildProcess | undefined;
   try {
+    const appStarted = performance.now();
     app = await startTestApp(env, layout === 'combined' ? ['api', 'worker'] : ['api'], overrides);
-    if (layout === 'split') worker = await startWorkerChild(env, backend);
+    if (layout === 'split') worker = await startWorkerChild(env, config);
+    const docker = new Dockerode();
+    let warmPool: WarmPool | null = null;
+    if (pool > 0 && layout === 'combined') {
+      warmPool = await warmPoolOf(app);
+      if (!warmPool) throw new Error('the docker backend has no warm pool');
+    }
+    /** Until the pool holds the whole burst again; not part of any timing but the fill's. */
+    const filled = async (): Promise<void> => {
+      if (warmPool) await poolFilled(warmPool, IMAGE, pool, POOL_FILL_TIMEOUT_MS);
+      else if (worker && pool > 0) await childPoolFilled(docker, worker, pool);
+    };
+    let poolFillMs: number | null = null;
+    let poolFillLoopMaxMs: number | null = null;
+    if (pool > 0) {
+      progress(`${name}: filling the pool (${pool})`);
+      const fillLoop = monitorEventLoopDelay({ resolution: 10 });
+      fillLoop.enable();
+      await filled();
+      fillLoop.disable();
+      poolFillMs = performance.now() - appStarted;
+      if (warmPool) poolFillLoopMaxMs = fillLoop.max / 1e6;
+    }
     const api = apiClient(app.baseUrl, app.apiKey);
-    progress(`${backend}, ${layout}: ${WARM_UP_RUNS} warm-up runs`);
+    progress(`${name}: ${WARM_UP_RUNS} warm-up runs`);
     await burst(api, model, `warm-${label}`, WARM_UP_RUNS);
-    progress(`${backend}, ${layout}: ${RUNS} runs at once`);
+    await filled();
+    progress(`${name}: ${RUNS} runs at once`);
+    const handoutsBefore = warmPool ? await handoutStats(app.ambient.metrics) : null;
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     const cpu = process.cpuUsage();
     const childrenCpu = childrenCpuMs();
+    const neighbours = watchNeighbourCpu();
+    const dockerCpu = watchProcessesCpu(isDockerDaemon);
+    const burstStarted = performance.now();
     const result = await burst(api, model, `burst-${label}`, RUNS);
     const used = process.cpuUsage(cpu);
     const childrenUsed = childrenCpuMs(childrenCpu);
+    const dockerCpuMs = backend === 'docker' ? dockerCpu() : null;
+    const othersCores = neighbours();
+    const burstMs = performance.now() - burstStarted;
     loop.disable();
     return {
-      backend,
-      layout,
+      ...config,
       ...result,
+      poolFillMs,
+      poolFillLoopMaxMs,
+      handouts: handoutsBefore ? await handoutStats(app.ambient.metrics, handoutsBefore) : null,
       loopDelay:
         layout === 'combined'
           ? {
@@ -211,6 +318,9 @@ async function measure(backend: Backend, layout: Layout, model: FakeModelServer)
           : null,
       cpuMs: layout === 'combined' ? (used.user + used.system) / 1000 : null,
       childrenCpuMs: layout === 'combined' ? childrenUsed : null,
+      dockerCpuMs,
+      neighbourCores:
+        othersCores === null ? null : Math.max(0, othersCores - (dockerCpuMs ?? 0) / burstMs),
     };
   } finally {
     if (worker) {
@@ -274,7 +384,10 @@ async function main(): Promise<void> {
   const results: Result[] = [];
   try {
     for (const backend of BACKENDS) {
-      for (const layout of LAYOUTS) results.push(await measure(backend, layout, model));
+      const pools = backend === 'docker' ? DOCKER_POOLS.map((on) => (on ? RUNS : 0)) : [0];
+      for (const pool of pools) {
+        for (const layout of LAYOUTS) results.push(await measure({ backend, layout, pool }, model));
+      }
     }
   } finally {
     await model.close();
@@ -296,12 +409,15 @@ async function main(): Promise<void> {
       'event-loop delay p50 / p99 / max',
       'process CPU per run',
       'child processes CPU per run',
+      'docker daemons CPU per run',
+      'other processes (cores)',
       'succeeded',
+      'pool: fill (not in the burst; its loop delay max); burst hand-outs',
     ],
   ];
   for (const r of results) {
     rows.push([
-      r.backend,
+      configLabel(r),
       r.layout === 'combined' ? 'api+worker, one process' : 'api | worker processes',
       `${(r.wallMs / 1000).toFixed(2)} s`,
       `${(idealMs / 1000).toFixed(2)} s`,
@@ -314,17 +430,22 @@ async function main(): Promise<void> {
         : '(worker in a child)',
       r.cpuMs === null ? '(worker in a child)' : ms(r.cpuMs / RUNS),
       r.childrenCpuMs === null ? '(worker in a child)' : ms(r.childrenCpuMs / RUNS),
+      r.dockerCpuMs === null ? '-' : ms(r.dockerCpuMs / RUNS),
+      r.neighbourCores === null ? 'n/a' : r.neighbourCores.toFixed(2),
       `${r.succeeded}/${RUNS}${r.ended < RUNS ? ` (${RUNS - r.ended} not ended)` : ''}`,
+      r.poolFillMs === null
+        ? '(no pool)'
+        : `${(r.poolFillMs / 1000).toFixed(1)} s${r.poolFillLoopMaxMs === null ? '' : ` (${ms(r.poolFillLoopMaxMs)})`}; ${r.handouts ? describeHandouts(r.handouts) : '(worker in a child)'}`,
     ]);
   }
   const targets = results
     .filter((r) => r.backend !== 'process')
     .map((r) => {
       const p95 = percentile(r.listMs, 95);
-      return `target: ${r.backend} (${r.layout}) ${RUNS} runs ≤ ${TARGET_WALL_MS / 1000} s: ${(r.wallMs / 1000).toFixed(2)} s ${verdict(r.wallMs <= TARGET_WALL_MS && r.ended === RUNS)}; list p95 ≤ ${TARGET_LIST_P95_MS} ms: ${ms(p95)} ${verdict(p95 <= TARGET_LIST_P95_MS)}`;
+      return `target: ${configLabel(r)} (${r.layout}) ${RUNS} runs ≤ ${TARGET_WALL_MS / 1000} s: ${(r.wallMs / 1000).toFixed(2)} s ${verdict(r.wallMs <= TARGET_WALL_MS && r.ended === RUNS)}; list p95 ≤ ${TARGET_LIST_P95_MS} ms: ${ms(p95)} ${verdict(p95 <= TARGET_LIST_P95_MS)}`;
     });
   const failures = results.flatMap((r) =>
-    r.failures.slice(0, 5).map((f) => `  ${r.backend} (${r.layout}): ${f}`),
+    r.failures.slice(0, 5).map((f) => `  ${configLabel(r)} (${r.layout}): ${f}`),
   );
   process.stdout.write(
     [

@@ -1,15 +1,13 @@
 import { Logger } from '@nestjs/common';
-import Dockerode from 'dockerode';
 import { execFile } from 'node:child_process';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import type { Histogram } from 'prom-client';
-import { SANDBOX_LABELS } from '../src/modules/execution/sandbox/sandbox.types';
 import { FakeModelServer, startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
-import { createTestEnvironment, startTestApp, TestApp } from '../test/support/test-app';
+import { createTestEnvironment, startTestApp } from '../test/support/test-app';
 import { waitFor } from '../test/support/wait';
+import { handoutStats, poolFilled, warmPoolOf, type Handouts } from './warm-pool';
 import { ms, percentile, table } from './stats';
 import { measureSetupPhase, SETUP_PHASE_CONFIGS, setupPhaseRows } from './sandbox-setup-phase';
 
@@ -81,7 +79,7 @@ interface Result {
   concurrent: RunTimes[];
   concurrentWallMs: number;
   /** Mean hand-out latency (ms) and count, by result, over the whole configuration. */
-  handouts: Record<string, { count: number; meanMs: number }>;
+  handouts: Handouts;
 }
 
 function progress(message: string): void {
@@ -127,40 +125,7 @@ async function timedRun(
   };
 }
 
-/** Resolves once `count` idle pooled containers of the app's deployment are running. */
-async function poolWarm(docker: Dockerode, deployment: string, count: number): Promise<void> {
-  await waitFor(
-    () =>
-      docker.listContainers({
-        filters: {
-          label: [`${SANDBOX_LABELS.deployment}=${deployment}`, SANDBOX_LABELS.poolOwner],
-          name: ['ambient-pool-'],
-        },
-      }),
-    (idle) => idle.length >= count,
-    { timeoutMs: 180_000, intervalMs: 100, what: `${count} warm containers` },
-  );
-}
-
-async function handoutStats(app: TestApp): Promise<Result['handouts']> {
-  const histogram = app.ambient.metrics.registry.getSingleMetric(
-    'ambient_sandbox_handout_seconds',
-  ) as Histogram | undefined;
-  const values = (await histogram?.get())?.values ?? [];
-  const stats: Result['handouts'] = {};
-  for (const result of ['hit', 'miss', 'bypass']) {
-    const count = values.find(
-      (v) => v.metricName?.endsWith('_count') && v.labels.result === result,
-    )?.value;
-    const sum = values.find(
-      (v) => v.metricName?.endsWith('_sum') && v.labels.result === result,
-    )?.value;
-    if (count) stats[result] = { count, meanMs: ((sum ?? 0) / count) * 1000 };
-  }
-  return stats;
-}
-
-async function measure(config: Config, model: FakeModelServer, docker: Dockerode): Promise<Result> {
+async function measure(config: Config, model: FakeModelServer): Promise<Result> {
   const env = createTestEnvironment(
     `bench_sandbox_${config.label.replace(/\W+/g, '_')}`,
     model.url,
@@ -191,10 +156,9 @@ async function measure(config: Config, model: FakeModelServer, docker: Dockerode
           timedRun(api, model, `warm-${name}-${i}`),
         ),
       );
-      const [any] = await docker.listContainers({
-        filters: { label: [SANDBOX_LABELS.poolOwner], name: ['ambient-pool-'] },
-      });
-      await poolWarm(docker, any.Labels[SANDBOX_LABELS.deployment], CONCURRENT_RUNS);
+      const pool = await warmPoolOf(app);
+      if (!pool) throw new Error('the docker backend has no warm pool');
+      await poolFilled(pool, IMAGE, CONCURRENT_RUNS, 180_000);
     }
     progress(`${config.label}: ${CONCURRENT_RUNS} concurrent runs`);
     const started = performance.now();
@@ -207,7 +171,7 @@ async function measure(config: Config, model: FakeModelServer, docker: Dockerode
       sequential,
       concurrent,
       concurrentWallMs,
-      handouts: await handoutStats(app),
+      handouts: await handoutStats(app.ambient.metrics),
     };
   } finally {
     await app.close();
@@ -230,14 +194,13 @@ async function main(): Promise<void> {
   ];
   const build = resolve(__dirname, '..', 'sandbox', 'agent-image', 'build-image.sh');
   await promisify(execFile)(build, ['--tag', IMAGE], { maxBuffer: 16 << 20 });
-  const docker = new Dockerode();
   const model = await startFakeModelServer();
   const results: Result[] = [];
   const phases = new Set((process.env.BENCH_SANDBOX_PHASES ?? 'runs,setup').split(','));
   const setupResults = [];
   try {
     if (phases.has('runs')) {
-      for (const config of CONFIGS) results.push(await measure(config, model, docker));
+      for (const config of CONFIGS) results.push(await measure(config, model));
     }
     if (phases.has('setup')) {
       for (const config of SETUP_PHASE_CONFIGS.filter(selected)) {

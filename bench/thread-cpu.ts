@@ -98,3 +98,39 @@ export function watchNeighbourCpu(): () => number | null {
     return () => null;
   }
 }
+
+/** utime + stime + cutime + cstime (ms) of every process whose command name `named` accepts. */
+function cpuOfProcessesMs(named: (comm: string) => boolean): Map<string, number> {
+  const cpu = new Map<string, number>();
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (!named(readFileSync(`/proc/${pid}/comm`, 'utf8').trim())) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+      cpu.set(pid, ticks * CLOCK_TICK_MS);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return cpu;
+}
+
+/**
+ * Watches the CPU time (ms, with their reaped children's) of the processes whose command name
+ * `named` accepts: those alive at the end, from the start or from 0 when they started since.
+ * Those that ended meanwhile are missed. Null off Linux.
+ */
+export function watchProcessesCpu(named: (comm: string) => boolean): () => number | null {
+  try {
+    const start = cpuOfProcessesMs(named);
+    return () => {
+      let ms = 0;
+      for (const [pid, now] of cpuOfProcessesMs(named))
+        ms += Math.max(0, now - (start.get(pid) ?? 0));
+      return ms;
+    };
+  } catch {
+    return () => null;
+  }
+}

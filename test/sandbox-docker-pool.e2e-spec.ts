@@ -159,9 +159,19 @@ describe('docker warm pool', () => {
     // The workspace the run wrote is the run's own directory on the host.
     expect((await sh(first.sandbox, 'cat /workspace/left.txt')).out).toBe('one\n');
     await first.sandbox.close();
-    await expect(docker.getContainer(inspected.Id).inspect()).rejects.toMatchObject({
-      statusCode: 404,
-    });
+    // Removed in the background once no sandbox opened or closed for a while.
+    await waitFor(
+      () =>
+        docker
+          .getContainer(inspected.Id)
+          .inspect()
+          .then(
+            () => 200,
+            (error: { statusCode?: number }) => error.statusCode,
+          ),
+      (status) => status === 404,
+      { ...CONTAINER_TIMEOUT, what: "the first run's container to be removed" },
+    );
 
     await filled(backend, 1);
     const second = await open(backend);
@@ -173,6 +183,26 @@ describe('docker warm pool', () => {
     expect(seen.out).not.toContain('left.txt');
     expect(seen.out.trim()).not.toBe(written.out.trim());
     expect(handouts).toEqual(['hit', 'hit']);
+  }, 180_000);
+
+  it('sets no limits at hand-out when the run keeps the ones the container was made with', async () => {
+    const update = jest.spyOn(Dockerode.Container.prototype, 'update');
+    try {
+      const { backend } = poolBackend(2, 2);
+      backend.warm();
+      await filled(backend, 2);
+      // dockerSandboxSettings: 256 MiB, 128 pids, 1 CPU, as `open` asks by default.
+      const same = await open(backend);
+      expect((await sh(same.sandbox, 'echo ok')).out).toBe('ok\n');
+      expect(update).not.toHaveBeenCalled();
+      const other = await open(backend, { pids: 32 });
+      expect((await sh(other.sandbox, 'echo ok')).out).toBe('ok\n');
+      expect(update).toHaveBeenCalledTimes(1);
+      const inspected = await docker.getContainer(`ambient-${other.runId}-1`).inspect();
+      expect(inspected.HostConfig.PidsLimit).toBe(32 + 3);
+    } finally {
+      update.mockRestore();
+    }
   }, 180_000);
 
   it('bridges the API into a pooled container over the forwarder it was started with', async () => {

@@ -12,6 +12,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { waitFor } from './support/wait';
 import {
   DockerSandboxBackend,
   dockerAnswers,
@@ -38,6 +39,8 @@ const ENV = { PATH: SANDBOX_PATH };
 const docker = new Dockerode();
 const settings = dockerSandboxSettings();
 const backend = new DockerSandboxBackend(settings, docker);
+/** Every backend of the file: drained at the end, so that their closed containers are removed. */
+const backends = [backend];
 const opened: Sandbox[] = [];
 let base: string;
 let runs = 0;
@@ -115,6 +118,12 @@ function containerOf(runId: string): Dockerode.Container {
   return docker.getContainer(`ambient-${runId}-1`);
 }
 
+/** The command names of the processes running in a container. */
+async function commandsIn(container: Dockerode.Container): Promise<string[]> {
+  const top = (await container.top({ ps_args: '-o pid,comm' })) as { Processes?: string[][] };
+  return (top.Processes ?? []).map((row) => row[row.length - 1]);
+}
+
 beforeAll(async () => {
   if (!(await dockerAnswers(docker, 3000))) {
     throw new Error(
@@ -129,6 +138,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(opened.map((sandbox) => sandbox.close()));
+  await Promise.all(backends.map((each) => each.drain()));
   if (base) await rm(base, { recursive: true, force: true });
 });
 
@@ -276,14 +286,46 @@ describe('docker sandbox', () => {
     expect((await run(sandbox, 'true', [])).code).toBe(0);
   });
 
-  it('close() removes the container and the private directory, and may be repeated', async () => {
+  it('close() kills every process at once, then removes the container and the private directory', async () => {
     const { sandbox, runId } = await openSandbox();
+    await started(sandbox);
     const running = sandbox.spawn('sleep', ['1000'], { env: ENV });
-    await sandbox.close();
-    expect((await running.exited).code).toBeNull();
-    await expect(containerOf(runId).inspect()).rejects.toMatchObject({ statusCode: 404 });
-    expect(existsSync(sandbox.privateDir.host)).toBe(false);
-    await sandbox.close();
+    // Left behind by a command that ended: not one the sandbox knows of.
+    expect(
+      await run(sandbox, '/bin/sh', ['-c', 'setsid sleep 2000 >/dev/null 2>&1 &']),
+    ).toMatchObject({ code: 0 });
+    // The removal (in the background) waits until the processes were seen gone.
+    let removalAsked: () => void = () => undefined;
+    const asked = new Promise<void>((resolve) => (removalAsked = resolve));
+    let letRemove: () => void = () => undefined;
+    const mayRemove = new Promise<void>((resolve) => (letRemove = resolve));
+    const remove = Dockerode.Container.prototype.remove;
+    const held = jest
+      .spyOn(Dockerode.Container.prototype, 'remove')
+      .mockImplementation(async function (this: Dockerode.Container, ...args: unknown[]) {
+        removalAsked();
+        await mayRemove;
+        return (remove as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+      });
+    try {
+      await sandbox.close();
+      expect((await running.exited).code).toBeNull();
+      const container = containerOf(runId);
+      await waitFor(
+        () => commandsIn(container),
+        (commands) => !commands.includes('sleep'),
+        { timeoutMs: 5000, intervalMs: 20, what: "the sandbox's processes to be killed" },
+      );
+      await sandbox.close();
+      await asked;
+      letRemove();
+      await backend.drain();
+      await expect(container.inspect()).rejects.toMatchObject({ statusCode: 404 });
+      expect(existsSync(sandbox.privateDir.host)).toBe(false);
+    } finally {
+      letRemove();
+      held.mockRestore();
+    }
   });
 
   it('replaces a container a crashed process left under the same name', async () => {
@@ -295,6 +337,30 @@ describe('docker sandbox', () => {
     await started(second.sandbox);
     expect((await containerOf(runId).inspect()).Id).not.toBe(firstId);
     expect(await run(first.sandbox, 'true', [])).toMatchObject({ startError: { code: 'EIO' } });
+  });
+
+  it('has the killer kill everything but itself on `all` naming its own container only', async () => {
+    const { sandbox, runId } = await openSandbox();
+    await started(sandbox);
+    const container = containerOf(runId);
+    const sleeping = sandbox.spawn('sleep', ['1000'], { env: ENV });
+    const commands = () => commandsIn(container);
+    await waitFor(commands, (running) => running.includes('sleep'), { what: 'the sleep' });
+    const killer = join(`${sandbox.privateDir.host}.killer`, 'kill');
+    // Another container's close (one replaced on the same directories) kills nothing here.
+    await writeFile(killer, 'all 0123456789ab\n');
+    expect(await run(sandbox, 'true', [])).toMatchObject({ code: 0 });
+    expect(await commands()).toContain('sleep');
+
+    const { Id } = await container.inspect();
+    await writeFile(killer, `all ${Id.slice(0, 12)}\n`);
+    expect((await sleeping.exited).code).toBeNull();
+    // Left: docker-init and the killer's shell; the launcher is gone with the rest (once
+    // docker-init has reaped them all).
+    await waitFor(commands, (running) => running.length === 2, {
+      what: 'every process but docker-init and the killer to be killed',
+    });
+    expect((await commands()).sort()).toEqual(['docker-init', 'sh']);
   });
 
   it('opens at once and starts the container in the background', async () => {
@@ -310,6 +376,7 @@ describe('docker sandbox', () => {
       return create(options);
     });
     const spiedBackend = new DockerSandboxBackend(settings, spied);
+    backends.push(spiedBackend);
     const api = createServer((_request, response) => response.end('pong from the API'));
     await new Promise<void>((resolveListen) => api.listen(0, '127.0.0.1', resolveListen));
     try {
@@ -354,6 +421,7 @@ describe('docker sandbox', () => {
       { ...settings, docker: { ...settings.docker, runtime: 'no-such-runtime' } },
       docker,
     );
+    backends.push(badRuntime);
     const { sandbox, runId } = await openSandbox({}, { backend: badRuntime });
     const result = await run(sandbox, 'true', []);
     expect(result).toMatchObject({ code: null, signal: null, startError: { code: 'EIO' } });
@@ -362,6 +430,7 @@ describe('docker sandbox', () => {
     );
     expect(await sandbox.limitHit()).toBeNull();
     await sandbox.close();
+    await badRuntime.drain();
     expect(await containersOfRun(runId)).toEqual([]);
 
     // An image without /bin/sh: the container starts and exits at once.
@@ -382,6 +451,8 @@ describe('docker sandbox', () => {
       expect(['EIO', 'ENOENT']).toContain(noShell.startError?.code);
       expect(noShell.startError?.message).toMatch(/\/bin\/sh/);
       await shell.sandbox.close();
+      // Removed in the background when it had started at all (and exited at once).
+      await backend.drain();
       expect(await containersOfRun(shell.runId)).toEqual([]);
     } finally {
       await docker

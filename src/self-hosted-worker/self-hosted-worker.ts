@@ -83,6 +83,8 @@ export class SelfHostedWorker {
     for (const { execution } of this.tasks.values()) execution.stop('shutdown');
     const deadline = new Promise((resolve) => setTimeout(resolve, SHUTDOWN_WAIT_MS).unref());
     await Promise.race([Promise.all([...this.tasks.values()].map((t) => t.done)), deadline]);
+    // Closed sandboxes' containers are removed in the background: now, as no sweep runs here.
+    await this.executionDeps.sandboxes.drain();
     await this.socket.stop();
   }
 

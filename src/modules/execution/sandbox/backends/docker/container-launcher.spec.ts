@@ -9,6 +9,7 @@ import {
   launch,
   LAUNCHER,
   launcherListens,
+  makeFifos,
   prepareSlots,
   shellQuote,
   supervisorScript,
@@ -16,6 +17,23 @@ import {
 } from './container-launcher';
 
 const WORDS = ['plain', "it's", '"double" $HOME `id` $(id) \\n', 'new\nline', '', '--', '-x', '*'];
+
+describe('makeFifos', () => {
+  let dir: string;
+  beforeEach(async () => (dir = await mkdtemp(join(tmpdir(), 'ambient-fifos-'))));
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('makes root-only FIFOs, and says why when it cannot', async () => {
+    const paths = ['a', 'b', '-dash'].map((name) => join(dir, name));
+    await makeFifos(paths);
+    for (const path of paths) {
+      const made = await stat(path);
+      expect(made.isFIFO()).toBe(true);
+      expect(made.mode & 0o777).toBe(0o600);
+    }
+    await expect(makeFifos([paths[0]])).rejects.toThrow(/mkfifo failed: .*File exists/);
+  });
+});
 
 describe('container launcher scripts', () => {
   it('quotes every argument so that the shell gives it back byte for byte', async () => {

@@ -1,9 +1,9 @@
-import { execFile } from 'node:child_process';
 import { constants as fsConstants, open as openFd } from 'node:fs';
 import { mkdir, open as openFile, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { spawnOffLoop } from '../../off-loop-spawn';
 
 /**
  * The container's command launcher: a root shell started with the container (the killer's
@@ -116,6 +116,27 @@ export function supervisorScript(dirInside: string, request: LaunchRequest): str
 
 let sequence = 0;
 
+/**
+ * Makes FIFOs (mode 0600) with one `mkfifo`, started off the event loop (see spawnOffLoop): a
+ * fork of Ambient itself costs its event loop 10-40 ms on a loaded host, and a pooled container
+ * needs two of these.
+ */
+export async function makeFifos(paths: string[]): Promise<void> {
+  const mkfifo = spawnOffLoop('mkfifo', ['-m', '600', '--', ...paths], {
+    cwd: '/',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    stdin: 'ignore',
+  });
+  const errors: Buffer[] = [];
+  mkfifo.stdout.resume();
+  mkfifo.stderr.on('data', (chunk: Buffer) => errors.push(chunk));
+  const { code, startError } = await mkfifo.exited;
+  if (startError) throw startError;
+  if (code !== 0) {
+    throw new Error(`mkfifo failed: ${Buffer.concat(errors).toString('utf8').trim() || code}`);
+  }
+}
+
 /** Command directories made ahead, by killer directory (see prepareSlots). */
 const spareSlots = new Map<string, string[]>();
 /** How many command directories are made at once, ahead of the commands. */
@@ -130,7 +151,7 @@ export async function prepareSlots(hostDir: string, count = SLOTS_AHEAD): Promis
   const ids = Array.from({ length: count }, () => String(++sequence));
   await Promise.all(ids.map((id) => mkdir(join(hostDir, `c${id}`), { mode: 0o700 })));
   const fifos = ids.flatMap((id) => FIFOS.map((name) => join(hostDir, `c${id}`, name)));
-  await promisify(execFile)('mkfifo', ['-m', '600', ...fifos]);
+  await makeFifos(fifos);
   spareSlots.set(hostDir, [...(spareSlots.get(hostDir) ?? []), ...ids]);
 }
 
@@ -165,11 +186,7 @@ async function takeSlot(hostDir: string): Promise<string> {
   if (id) return id;
   const made = String(++sequence);
   await mkdir(join(hostDir, `c${made}`), { mode: 0o700 });
-  await promisify(execFile)('mkfifo', [
-    '-m',
-    '600',
-    ...FIFOS.map((name) => join(hostDir, `c${made}`, name)),
-  ]);
+  await makeFifos(FIFOS.map((name) => join(hostDir, `c${made}`, name)));
   return made;
 }
 

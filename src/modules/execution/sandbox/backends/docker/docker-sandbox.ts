@@ -1,7 +1,6 @@
 import Dockerode from 'dockerode';
 import { NetnsBridge, NetnsForwarder } from './netns-bridge';
 import { API_SOCKET_NAME, bridgedApiUrl } from '../../api-bridge';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, constants as fsConstants } from 'node:fs';
 import {
@@ -16,19 +15,22 @@ import {
 } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { promisify } from 'node:util';
 import type { AppConfig } from '../../../../../config/app-config';
 import {
   forgetSlots,
   LAUNCHER,
   launcherListens,
+  makeFifos,
   prepareSlots,
   type LaunchedCommand,
 } from './container-launcher';
+import { containerInit, killContainerInit, type ContainerInit } from './container-init';
 import { DockerExecProcess, type DockerLauncherTarget } from './docker-exec-process';
 import { commitSnapshotImage, SnapshotImageOf } from './docker-snapshot-image';
 import { DockerWarmPool } from './docker-warm-pool';
 import { currentPoolOwner, poolOwnerIsAlive } from './pool-owner';
+import { BurstGate } from './burst-gate';
+import { RemovalQueue } from './removal-queue';
 import { WarmPoolSizing } from './warm-pool-sizing';
 import {
   SANDBOX_LABELS,
@@ -60,7 +62,12 @@ type SandboxSettings = AppConfig['sandbox'];
  * (every process), nor its own group by number.
  *
  * Should its shell exit anyway, its EXIT trap execs it anew (no new pid needed): the container
- * lives as long as its main process, and a stopped container runs no command at all. Arguments:
+ * lives as long as its main process, and a stopped container runs no command at all. The line
+ * `all <container>` (KILL_ALL, at the sandbox's close) kills every process of the container but
+ * docker-init and the killer itself (`kill -9 -1`): the run's processes and the launcher are gone
+ * at once, and the container is left idle for its removal in the background. `<container>` is
+ * its hostname (docker's short container id): the killer of a container that replaced this one
+ * on the same directories (a crashed process's) ignores it. Arguments:
  * $1 this script; at the container's start only, $2 the launcher's script and $3 the name of its
  * FIFO (made anew with the directories, so a sandbox whose container was replaced under the same
  * name, a crashed process's, can never reach the new one's launcher): the launcher is started in
@@ -68,13 +75,18 @@ type SandboxSettings = AppConfig['sandbox'];
  */
 const KILLER_DIR = '/run/ambient-killer';
 const KILL_FIFO = 'kill';
+const KILL_ALL = 'all';
+/** A container's hostname: the first characters of its id. */
+const SHORT_ID_LENGTH = 12;
 const KILLER = [
   `if [ -n "$2" ] && [ -p "${KILLER_DIR}/$3" ]; then`,
   `  /bin/sh -c "$2" ambient-launcher ${KILLER_DIR} "$3" "$2" </dev/null >/dev/null 2>&1 &`,
   'fi',
   `exec 3<>${KILLER_DIR}/${KILL_FIFO}`,
   `trap 'exec /bin/sh -c "$1" ambient-killer "$1"' EXIT`,
-  'while read -r pgid <&3; do',
+  'read -r self </etc/hostname',
+  'while read -r pgid of <&3; do',
+  `  case $pgid in ${KILL_ALL}) [ -n "$self" ] && [ "$of" = "$self" ] && kill -9 -1; continue ;; esac`,
   '  case $pgid in "" | *[!0-9]* | 0 | 1 | "$$") continue ;; esac',
   '  kill -9 "-$pgid" 2>/dev/null',
   'done',
@@ -267,7 +279,7 @@ async function makePrivateDirs(
   await mkdir(killerDir, { mode: 0o700 });
   const launchFifo = withLauncher ? `launch-${randomBytes(8).toString('hex')}` : null;
   const fifos = [KILL_FIFO, ...(launchFifo ? [launchFifo] : [])];
-  await promisify(execFile)('mkfifo', ['-m', '600', ...fifos.map((f) => join(killerDir, f))]);
+  await makeFifos(fifos.map((f) => join(killerDir, f)));
   // The first commands' FIFOs, so that they do not wait for a mkfifo of their own.
   if (launchFifo) await prepareSlots(killerDir);
   if (user) await chown(privateDir, user.uid, user.gid);
@@ -325,6 +337,10 @@ async function removeDirs(privateDir: string): Promise<void> {
   await rm(killerDirOf(privateDir), { recursive: true, force: true });
 }
 
+function sameLimits(a: SandboxLimits, b: SandboxLimits): boolean {
+  return a.memoryMb === b.memoryMb && a.pids === b.pids && a.cpus === b.cpus;
+}
+
 /** The memory, pids and CPU limits of a container, as created or as updated at hand-out. */
 function resourceLimits(
   limits: SandboxLimits,
@@ -376,7 +392,8 @@ export async function defaultImageProblem(
  * Runs each execution in its own container: the image of the environment (pulled when missing),
  * the sandbox user (never root), no capabilities, no new privileges, memory/pids/CPU limits, no
  * network or the configured egress network, the workspace at /workspace and a private directory
- * at /run/ambient. Processes are `docker exec`s; closing removes the container.
+ * at /run/ambient. Processes go through the container's launcher (or are `docker exec`s); closing
+ * kills them all and removes the container in the background.
  */
 export class DockerSandboxBackend implements SandboxBackend {
   readonly name = 'docker' as const;
@@ -384,6 +401,10 @@ export class DockerSandboxBackend implements SandboxBackend {
   /** Null without AMBIENT_DOCKER_POOL_SIZE or without a workspace root to put its slots in. */
   readonly pool: DockerWarmPool<WarmContainer> | null = null;
   private readonly poolOwner = currentPoolOwner();
+  /** Background work (the pool's refill, removals) yields to a burst of sandboxes. */
+  private readonly bursts = new BurstGate();
+  /** Containers of closed sandboxes, their processes killed, being removed. */
+  private readonly removals = new RemovalQueue(this.bursts);
   /**
    * Whether containers get a command launcher (container-launcher.ts): AMBIENT_DOCKER_LAUNCHER
    * is not off, the user is numeric, the daemon is local (its bind mounts are this host's
@@ -414,6 +435,8 @@ export class DockerSandboxBackend implements SandboxBackend {
         new WarmPoolSizing({ size: poolSize, max: poolMax }, settings.docker.defaultImage),
         (image) => this.makeWarm(image, workspaceRoot),
         (warm) => this.discardWarm(warm),
+        Date.now,
+        this.bursts,
       );
       // Nobody has to wait for a pool container; the next attempt says it again.
       this.pool.on('failed', () => undefined);
@@ -424,8 +447,10 @@ export class DockerSandboxBackend implements SandboxBackend {
     this.pool?.start();
   }
 
+  /** Removes the pool's idle containers and, without further delay, closed sandboxes' ones. */
   async drain(): Promise<void> {
     await this.pool?.drain();
+    await this.removals.flush();
   }
 
   /**
@@ -436,6 +461,17 @@ export class DockerSandboxBackend implements SandboxBackend {
    * that says why.
    */
   async open(spec: SandboxSpec): Promise<Sandbox> {
+    // Part of any burst from now until it closes (see BurstGate).
+    const closed = this.bursts.opened();
+    try {
+      return await this.openCounted(spec, closed);
+    } catch (error) {
+      closed();
+      throw error;
+    }
+  }
+
+  private async openCounted(spec: SandboxSpec, closed: () => void): Promise<Sandbox> {
     const askedAt = performance.now();
     const { docker: dockerSettings } = this.settings;
     const user = numericUser(dockerSettings.user);
@@ -448,7 +484,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     // after all (the daemon's processes are not in this host's pid namespace, nsenter or socat
     // missing), nothing listens on that address in the container: the sandbox's processes get
     // "connection refused" from it, which is all they would learn without a bridge anyway.
-    const bridged = spec.apiUrl && this.canBridge() ? spec.apiUrl : null;
+    const bridged = spec.apiUrl && this.reachesContainerPids() ? spec.apiUrl : null;
 
     // A snapshot image is pooled like any other: its first run is a miss that makes the pool keep
     // one ready (see WarmPoolSizing), the next runs of the environment get it warm.
@@ -458,6 +494,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     if (warm) {
       sandbox = new DockerSandbox(
         (closeRequested) => this.startWarm(warm, spec, image, workspace, bridged, closeRequested),
+        (started) => this.release(started, warm.slot.privateDir, spec, closed),
         this.settings,
         spec,
         workspace,
@@ -479,6 +516,7 @@ export class DockerSandboxBackend implements SandboxBackend {
             bridged,
             closeRequested,
           ),
+        (started) => this.release(started, privateDir, spec, closed),
         this.settings,
         spec,
         workspace,
@@ -516,12 +554,13 @@ export class DockerSandboxBackend implements SandboxBackend {
     const warm = this.pool.take(image);
     if (!warm) return null;
     const renamed = warm.container.rename({ name: containerName(spec) }).catch(() => undefined);
-    const updated = warm.container
-      .update(resourceLimits(spec.limits, warm.slot.launchFifo !== null))
-      .then(
-        () => true,
-        () => false,
-      );
+    // Made with the server's default limits: most runs (no environment's resources) keep them.
+    const updated = sameLimits(spec.limits, warm.limits)
+      ? Promise.resolve(true)
+      : warm.container.update(resourceLimits(spec.limits, warm.slot.launchFifo !== null)).then(
+          () => true,
+          () => false,
+        );
     try {
       await moveWorkspaceInto(warm.slot.workspace, workspace);
       if (user) await chownTree(workspace, user.uid, user.gid);
@@ -581,6 +620,7 @@ export class DockerSandboxBackend implements SandboxBackend {
       await mkdir(slot.workspace, { mode: 0o755 });
       if (user) await chown(slot.workspace, user.uid, user.gid);
       const { memoryMb, pids, cpus, maxMemoryMb } = this.settings;
+      const limits = { memoryMb, pids, cpus };
       container = await this.docker.createContainer(
         this.containerShape({
           name: slot.name,
@@ -588,7 +628,7 @@ export class DockerSandboxBackend implements SandboxBackend {
           workspace: slot.workspace,
           privateDir: slot.privateDir,
           launchFifo: slot.launchFifo,
-          limits: { memoryMb, pids, cpus },
+          limits,
           network: 'none',
           // /tmp's pages count against the memory limit set at hand-out; its size cannot change.
           tmpfsMb: maxMemoryMb,
@@ -600,8 +640,16 @@ export class DockerSandboxBackend implements SandboxBackend {
       if (!State.Running) throw new Error(`it exited at once with code ${State.ExitCode}`);
       // The API forwarder listens in its namespace already; the run's bridge socket comes at
       // hand-out (the API address is the run's to give).
-      const forwarder = this.canBridge() ? await forwarderInto(State.Pid, slot.privateDir) : null;
-      return { container, pid: State.Pid, slot, forwarder };
+      const ours = this.reachesContainerPids();
+      const forwarder = ours ? await forwarderInto(State.Pid, slot.privateDir) : null;
+      return {
+        container,
+        pid: State.Pid,
+        init: ours ? containerInit(State.Pid) : null,
+        limits,
+        slot,
+        forwarder,
+      };
     } catch (error) {
       if (container) await this.removeContainer(container).catch(() => undefined);
       await removePoolSlot(slot);
@@ -643,14 +691,20 @@ export class DockerSandboxBackend implements SandboxBackend {
       return this.startContainer(spec, image, workspace, warm.slot, apiUrl, closeRequested);
     }
     // Closed meanwhile: close() removes the container and this bridge once this settles.
-    return { container: warm.container, bridge: await bridging };
+    return {
+      container: warm.container,
+      bridge: await bridging,
+      init: warm.init,
+      privateDir: warm.slot.privateDir,
+    };
   }
 
   /**
-   * Whether this process can bridge the API into containers: it is root (nsenter) and the
-   * daemon is local (a Unix socket), so a container's pid is one of this host's.
+   * Whether a container's pid is one of this host's and this process may enter (nsenter: the
+   * API bridge) and signal it (a closed sandbox's kill): it is root and the daemon is local (a
+   * Unix socket).
    */
-  private canBridge(): boolean {
+  private reachesContainerPids(): boolean {
     const modem = (this.docker.modem ?? {}) as { host?: string; socketPath?: unknown };
     return process.getuid?.() === 0 && !modem.host && Boolean(modem.socketPath);
   }
@@ -694,7 +748,8 @@ export class DockerSandboxBackend implements SandboxBackend {
         apiUrl ? bridgeInto(State.Pid, privateDir, apiUrl) : null,
         launchFifo ? launcherStarted(killerDirOf(privateDir), launchFifo) : null,
       ]);
-      return { container, bridge };
+      const init = this.reachesContainerPids() ? containerInit(State.Pid) : null;
+      return { container, bridge, init, privateDir };
     } catch (error) {
       if (container) await this.removeContainer(container).catch(() => undefined);
       if (closeRequested()) throw closed();
@@ -786,6 +841,46 @@ export class DockerSandboxBackend implements SandboxBackend {
     };
   }
 
+  /**
+   * The end of a closed sandbox: its container's (stopAndRemove), or just its directories when no
+   * container started; then it no longer counts towards a burst.
+   */
+  private async release(
+    started: StartedContainer | null,
+    privateDir: string,
+    spec: SandboxSpec,
+    closed: () => void,
+  ): Promise<void> {
+    try {
+      if (started) await this.stopAndRemove(started, spec);
+      else await removeDirs(privateDir).catch(() => undefined);
+    } finally {
+      closed();
+    }
+  }
+
+  /**
+   * A closed sandbox's container: its processes are killed now (by its killer; else from this
+   * host when its init is one of our processes; else by the daemon); the container, then its
+   * directories, are removed in the background (see RemovalQueue), at once for an environment
+   * snapshot's image, which may be waiting to be removed itself (a newer snapshot replaced it). A
+   * container the daemon cannot stop or remove now is the sweep's, with its directories.
+   */
+  private async stopAndRemove(
+    { container, init, privateDir }: StartedContainer,
+    spec: SandboxSpec,
+  ): Promise<void> {
+    const all = `${KILL_ALL} ${container.id.slice(0, SHORT_ID_LENGTH)}`;
+    if (!(await tellKiller(privateDir, all)) && !(init && killContainerInit(init))) {
+      await container.kill().catch(() => undefined);
+    }
+    forgetSlots(killerDirOf(privateDir));
+    this.removals.add(async () => {
+      await this.removeContainer(container);
+      await removeDirs(privateDir);
+    }, Boolean(spec.snapshotImage));
+  }
+
   async sweep(isLive: (runId: string, executionId: number) => Promise<boolean>): Promise<number> {
     let containers: Dockerode.ContainerInfo[];
     try {
@@ -871,6 +966,10 @@ export class DockerSandboxBackend implements SandboxBackend {
 interface StartedContainer {
   container: Dockerode.Container;
   bridge: NetnsBridge | null;
+  /** Its private directory on the host (with the killer's beside it). */
+  privateDir: string;
+  /** Its init as a process of this host (null: the daemon is not local, or this is not root). */
+  init: ContainerInit | null;
 }
 
 /** A warm container taken for an execution: its limits and name, being set (true once set). */
@@ -882,6 +981,9 @@ interface HandedOut extends WarmContainer {
 interface WarmContainer {
   container: Dockerode.Container;
   pid: number;
+  init: ContainerInit | null;
+  /** The limits it was made with (the server's defaults). */
+  limits: SandboxLimits;
   slot: PoolSlot;
   /** The API forwarder started with it (null: none could be, or none is wanted). */
   forwarder: NetnsForwarder | null;
@@ -904,6 +1006,11 @@ class DockerSandbox implements Sandbox {
 
   constructor(
     start: (closeRequested: () => boolean) => Promise<StartedContainer>,
+    /**
+     * Ends the sandbox at close: its container's processes at once, the container and the
+     * directories later (just the directories when no container started).
+     */
+    private readonly release: (started: StartedContainer | null) => Promise<void>,
     private readonly settings: SandboxSettings,
     private readonly spec: SandboxSpec,
     private readonly workspace: string,
@@ -1006,10 +1113,8 @@ class DockerSandbox implements Sandbox {
       if (started) {
         await Promise.all([...this.launched].map((command) => command.dispose()));
         await started.bridge?.close();
-        // Already gone, or the daemon does not answer: then sweep() removes it later.
-        await started.container.remove({ force: true, v: true }).catch(() => undefined);
       }
-      await removeDirs(this.privateDir.host).catch(() => undefined);
+      await this.release(started);
     })();
     return this.closing;
   }
@@ -1023,20 +1128,8 @@ class DockerSandbox implements Sandbox {
 
   /** Hands the group to the container's killer; a `docker exec` of kill when it cannot. */
   private async killGroup(pgid: number): Promise<void> {
-    try {
-      const fifo = await openFile(
-        join(killerDirOf(this.privateDir.host), KILL_FIFO),
-        fsConstants.O_WRONLY | fsConstants.O_NONBLOCK,
-      );
-      try {
-        await fifo.write(`${pgid}\n`);
-        return;
-      } finally {
-        await fifo.close();
-      }
-    } catch (_error) {
-      await this.run(['/bin/sh', '-c', `kill -9 -${pgid}`]).catch(() => undefined);
-    }
+    if (await tellKiller(this.privateDir.host, String(pgid))) return;
+    await this.run(['/bin/sh', '-c', `kill -9 -${pgid}`]).catch(() => undefined);
   }
 
   /** Runs a command of Ambient's own in the container; its stdout. */
@@ -1094,6 +1187,24 @@ async function forwarderInto(pid: number, privateDir: string): Promise<NetnsForw
     return await NetnsForwarder.start(pid, join(privateDir, API_SOCKET_NAME));
   } catch (_error) {
     return null;
+  }
+}
+
+/** Writes a line to the container's killer (see KILLER); false when none reads its FIFO. */
+async function tellKiller(privateDir: string, word: string): Promise<boolean> {
+  try {
+    const fifo = await openFile(
+      join(killerDirOf(privateDir), KILL_FIFO),
+      fsConstants.O_WRONLY | fsConstants.O_NONBLOCK,
+    );
+    try {
+      await fifo.write(`${word}\n`);
+      return true;
+    } finally {
+      await fifo.close();
+    }
+  } catch (_error) {
+    return false;
   }
 }
 

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { DockerWarmPool } from './docker-warm-pool';
+import { BurstGate } from './burst-gate';
 import { WarmPoolSizing } from './warm-pool-sizing';
 
 const IMAGE = 'ambient-agent:bookworm';
@@ -9,7 +10,8 @@ function poolOf(size: number, max: number, make?: (image: string) => Promise<num
   let next = 0;
   const made: number[] = [];
   const discarded: number[] = [];
-  let clock = 1_000_000;
+  let clock = Date.now();
+  const gate = new BurstGate({ size: 3, windowMs: 10_000, pollMs: 250 }, () => clock);
   const pool = new DockerWarmPool<number>(
     new WarmPoolSizing({ size, max, burstWindowMs: 1000, historyMs: 60_000 }, IMAGE),
     make ??
@@ -23,9 +25,11 @@ function poolOf(size: number, max: number, make?: (image: string) => Promise<num
       return Promise.resolve();
     },
     () => clock,
+    gate,
   );
   return {
     pool,
+    gate,
     made,
     discarded,
     advance: (ms: number) => (clock += ms),
@@ -118,5 +122,76 @@ describe('DockerWarmPool', () => {
     expect(pool.readyCount(IMAGE)).toBe(1);
     expect(discarded).toHaveLength(1);
     await pool.drain();
+  });
+
+  describe('while a burst of sandboxes is in progress', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    /** Lets the makes and hand-outs the pool started settle (no time passes). */
+    const settle = () => jest.advanceTimersByTimeAsync(0);
+
+    /** A pool whose makes after the first `size` end when the test says so. */
+    function slowPool(size: number) {
+      const finish: (() => void)[] = [];
+      let n = 0;
+      const under = poolOf(size, size, async () => {
+        const item = ++n;
+        if (item > size) await new Promise<void>((resolve) => finish.push(resolve));
+        return item;
+      });
+      return { ...under, finish, made: () => n };
+    }
+
+    it('keeps one ready while it lasts, then replaces the rest four at a time', async () => {
+      const { pool, gate, finish, made } = slowPool(6);
+      pool.start();
+      await settle();
+      expect(made()).toBe(6);
+      // Six sandboxes opened at once (the gate's burst is three), each taking a container.
+      const closes = Array.from({ length: 6 }, () => gate.opened());
+      for (let i = 0; i < 5; i++) expect(pool.take(IMAGE)).not.toBeNull();
+      await settle();
+      // One still ready: nothing is made.
+      expect(made()).toBe(6);
+      expect(pool.take(IMAGE)).not.toBeNull();
+      await settle();
+      expect(made()).toBe(7);
+      finish.shift()!();
+      await settle();
+      // One ready again: the next one waits.
+      expect(pool.readyCount(IMAGE)).toBe(1);
+      expect(made()).toBe(7);
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(made()).toBe(7);
+      for (const closed of closes) closed();
+      await jest.advanceTimersByTimeAsync(250);
+      // Over: four at a time.
+      expect(made()).toBe(11);
+      finish.splice(0).forEach((done) => done());
+      await settle();
+      expect(made()).toBe(12);
+      finish.splice(0).forEach((done) => done());
+      await settle();
+      expect(pool.readyCount(IMAGE)).toBe(6);
+      await pool.drain();
+    });
+
+    it('replaces containers four at a time for sandboxes opened one after another', async () => {
+      const { pool, gate, finish, made } = slowPool(6);
+      pool.start();
+      await settle();
+      for (let i = 0; i < 6; i++) {
+        const closed = gate.opened();
+        pool.take(IMAGE);
+        closed();
+      }
+      await settle();
+      expect(made()).toBe(10);
+      finish.splice(0).forEach((done) => done());
+      await settle();
+      finish.splice(0).forEach((done) => done());
+      await pool.drain();
+    });
   });
 });

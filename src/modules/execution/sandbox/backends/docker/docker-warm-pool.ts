@@ -1,7 +1,12 @@
 import { EventEmitter } from 'node:events';
+import { BurstGate } from './burst-gate';
 import { WarmPoolSizing } from './warm-pool-sizing';
 
-/** At most this many containers of one image are being made for the pool at once. */
+/**
+ * At most this many containers of one image are being made for the pool at once; while a burst
+ * of sandboxes is in progress (see BurstGate), one, and only while none is ready: the burst does
+ * not compete with container starts, and sandboxes still opening during a long one find one.
+ */
 const PARALLEL_STARTS = 4;
 /** After a container could not be made, the pool of that image waits this long to try again. */
 const RETRY_AFTER_MS = 5_000;
@@ -10,8 +15,8 @@ const RESIZE_EVERY_MS = 30_000;
 
 /**
  * Containers made and started ahead of demand, per image: `take` hands a ready one to exactly one
- * sandbox and never waits; the pool then makes a fresh one in the background. Containers are never
- * given back: each is removed by the sandbox it was handed to.
+ * sandbox and never waits; the pool then makes fresh ones in the background, four at a time, or
+ * while its gate sees a burst of sandboxes in progress just one when none is ready. Containers are never given back: each is removed by the sandbox it was handed to.
  *
  * Events: `filled` (image, ready count) once an image's pool holds its target; `failed` (image,
  * error) when a container could not be made (that image's pool pauses, then tries again).
@@ -23,6 +28,7 @@ export class DockerWarmPool<T> extends EventEmitter {
   private readonly making = new Set<Promise<void>>();
   private resizeTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
+  private refillTimer: NodeJS.Timeout | null = null;
   private draining = false;
 
   constructor(
@@ -32,6 +38,8 @@ export class DockerWarmPool<T> extends EventEmitter {
     /** Removes a container the pool does not hand out after all. */
     private readonly discard: (item: T) => Promise<void>,
     private readonly now: () => number = Date.now,
+    /** While it sees a burst, the pool makes one container at a time. */
+    private readonly gate = new BurstGate(),
   ) {
     super();
   }
@@ -67,7 +75,8 @@ export class DockerWarmPool<T> extends EventEmitter {
     this.draining = true;
     if (this.resizeTimer) clearInterval(this.resizeTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.resizeTimer = this.retryTimer = null;
+    if (this.refillTimer) clearTimeout(this.refillTimer);
+    this.resizeTimer = this.retryTimer = this.refillTimer = null;
     await Promise.all([...this.making]);
     const items = [...this.ready.values()].flat();
     this.ready.clear();
@@ -88,8 +97,9 @@ export class DockerWarmPool<T> extends EventEmitter {
     for (const extra of ready.splice(target)) void this.discard(extra).catch(() => undefined);
     if (ready.length === 0 && target === 0) this.ready.delete(image);
     if ((this.pausedUntil.get(image) ?? 0) > now) return;
+    const parallel = !this.busy() ? PARALLEL_STARTS : ready.length === 0 ? 1 : 0;
     let starting = this.starting.get(image) ?? 0;
-    while (ready.length + starting < target && starting < PARALLEL_STARTS) {
+    while (ready.length + starting < target && starting < parallel) {
       starting++;
       const made = this.makeOne(image).finally(() => this.making.delete(made));
       this.making.add(made);
@@ -121,6 +131,20 @@ export class DockerWarmPool<T> extends EventEmitter {
     if (ready.length >= target && (this.starting.get(image) ?? 0) === 0) {
       this.emit('filled', image, ready.length);
     }
+  }
+
+  /** Whether a burst is in progress (then a timer resizes the pools once it may be over). */
+  private busy(): boolean {
+    const waitMs = this.gate.waitMs();
+    if (waitMs === 0) return false;
+    if (!this.refillTimer) {
+      this.refillTimer = setTimeout(() => {
+        this.refillTimer = null;
+        this.resizeAll();
+      }, waitMs);
+      this.refillTimer.unref();
+    }
+    return true;
   }
 
   private retryLater(): void {

@@ -1,6 +1,7 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { ApiBridge, forwarderArgs, SANDBOX_API_PORT } from '../../api-bridge';
+import { spawnOffLoop } from '../../off-loop-spawn';
+import type { SandboxProcess } from '../../sandbox.types';
 
 const READY_TIMEOUT_MS = 3000;
 
@@ -8,28 +9,31 @@ const READY_TIMEOUT_MS = 3000;
  * This host's socat listening on 127.0.0.1:7171 inside a container's network namespace
  * (`nsenter --net`, so the image needs nothing of its own), connecting each connection to the
  * bridge socket. It needs no socket to listen: a warm container gets it before any run (and any
- * API address) is known; connections before the socket exists are refused.
+ * API address) is known; connections before the socket exists are refused. Started off the event
+ * loop (see spawnOffLoop), as every pooled container gets one.
  */
 export class NetnsForwarder {
-  private constructor(private readonly child: ChildProcess) {}
+  private constructor(private readonly child: SandboxProcess) {}
 
   static async start(pid: number, socketPath: string): Promise<NetnsForwarder> {
-    const child = spawn(
+    const child = spawnOffLoop(
       'nsenter',
       [`--net=/proc/${pid}/ns/net`, '--', 'socat', ...forwarderArgs(socketPath)],
-      { stdio: 'ignore' },
+      { cwd: '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdin: 'ignore' },
     );
+    child.stdout.resume();
+    child.stderr.resume();
     try {
       await waitUntilListening(pid, child);
     } catch (err) {
-      child.kill('SIGKILL');
+      child.kill();
       throw err;
     }
     return new NetnsForwarder(child);
   }
 
   stop(): void {
-    this.child.kill('SIGKILL');
+    this.child.kill();
   }
 }
 
@@ -69,11 +73,10 @@ export class NetnsBridge {
 }
 
 /** Polls the namespace's sockets until socat listens on its loopback. */
-async function waitUntilListening(pid: number, forwarder: ChildProcess): Promise<void> {
+async function waitUntilListening(pid: number, forwarder: SandboxProcess): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let exited = false;
-  forwarder.once('exit', () => (exited = true));
-  forwarder.once('error', () => (exited = true));
+  void forwarder.exited.then(() => (exited = true));
   while (Date.now() < deadline) {
     if (exited) throw new Error('the API forwarder exited');
     if (await probe(pid)) return;

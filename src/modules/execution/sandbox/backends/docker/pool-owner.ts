@@ -31,7 +31,7 @@ function bootId(): string {
 }
 
 /** Field 22 of /proc/<pid>/stat (clock ticks since boot): tells a reused pid from its first. */
-function startTimeOf(pid: number): string | null {
+export function startTimeOf(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) is in parentheses and may hold spaces.

@@ -1,0 +1,66 @@
+import { once } from 'node:events';
+import type { Histogram } from 'prom-client';
+import { SandboxService } from '../src/modules/execution';
+import { DockerSandboxBackend } from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
+import type { AmbientMetrics } from '../src/modules/metrics';
+import type { TestApp } from '../test/support/test-app';
+
+export type WarmPool = NonNullable<DockerSandboxBackend['pool']>;
+
+/** The warm pool of the app's docker backend (its worker role in this process), or null. */
+export async function warmPoolOf(app: TestApp): Promise<WarmPool | null> {
+  const { backend } = await app.ambient.app.get(SandboxService).select();
+  return backend instanceof DockerSandboxBackend ? backend.pool : null;
+}
+
+/** Resolves once the pool holds `count` ready containers of `image`; rejects after `timeoutMs`. */
+export async function poolFilled(
+  pool: WarmPool,
+  image: string,
+  count: number,
+  timeoutMs: number,
+): Promise<void> {
+  const timeout = setTimeout(
+    () => pool.emit('error', new Error(`the pool did not fill to ${count} in ${timeoutMs} ms`)),
+    timeoutMs,
+  );
+  try {
+    while (pool.readyCount(image) < count) await once(pool, 'filled');
+  } finally {
+    clearTimeout(timeout);
+  }
+}
+
+/** Sandbox hand-outs by result (hit, miss, bypass): how many, and their mean open → ready. */
+export type Handouts = Record<string, { count: number; meanMs: number }>;
+
+/**
+ * The hand-outs `ambient_sandbox_handout_seconds` has counted in this process; with `since`
+ * (an earlier reading), only those after it.
+ */
+export async function handoutStats(
+  metrics: AmbientMetrics,
+  since: Handouts = {},
+): Promise<Handouts> {
+  const histogram = metrics.registry.getSingleMetric('ambient_sandbox_handout_seconds') as
+    Histogram | undefined;
+  const values = (await histogram?.get())?.values ?? [];
+  const stats: Handouts = {};
+  for (const result of ['hit', 'miss', 'bypass']) {
+    const of = (suffix: string): number =>
+      values.find((v) => v.metricName?.endsWith(suffix) && v.labels.result === result)?.value ?? 0;
+    const before = since[result] ?? { count: 0, meanMs: 0 };
+    const count = of('_count') - before.count;
+    const sumMs = of('_sum') * 1000 - before.count * before.meanMs;
+    if (count > 0) stats[result] = { count, meanMs: sumMs / count };
+  }
+  return stats;
+}
+
+export function describeHandouts(handouts: Handouts): string {
+  const entries = Object.entries(handouts);
+  if (entries.length === 0) return 'none';
+  return entries
+    .map(([result, s]) => `${result} ×${s.count} (${s.meanMs.toFixed(0)} ms)`)
+    .join(', ');
+}
