@@ -1,14 +1,12 @@
 import { existsSync } from 'node:fs';
 
-const DEFAULT_SOCKET = '/run/mysqld/mysqld.sock';
-
 /**
  * The MySQL socket the benches' Ambient connects through (DATABASE_URL `?socket=`), as a
- * deployment with the database on the same host would: BENCH_DB_SOCKET, else MariaDB's Debian
- * default when it exists; BENCH_DB_SOCKET= (empty) measures loopback TCP instead.
+ * deployment with the database on the same host may: BENCH_DB_SOCKET (e.g.
+ * /run/mysqld/mysqld.sock) when it exists; loopback TCP otherwise, as the figures before it.
  */
 export function benchDatabaseSocket(): string | undefined {
-  const chosen = process.env.BENCH_DB_SOCKET ?? DEFAULT_SOCKET;
+  const chosen = process.env.BENCH_DB_SOCKET;
   return chosen && existsSync(chosen) ? chosen : undefined;
 }
 
