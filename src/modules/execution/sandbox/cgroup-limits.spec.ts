@@ -1,0 +1,42 @@
+import { accessSync, constants, existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { CgroupLimits, SANDBOXES_CPU_WEIGHT } from './cgroup-limits';
+
+const V2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
+/** Where the sandboxes' parent group keeps its CPU weight, and a default group's value. */
+const WEIGHT = V2
+  ? { dir: '/sys/fs/cgroup/ambient', file: 'cpu.weight', default: '100' }
+  : { dir: '/sys/fs/cgroup/cpu/ambient', file: 'cpu.shares', default: '1024' };
+
+function cgroupsWritable(): boolean {
+  try {
+    accessSync(V2 ? '/sys/fs/cgroup' : '/sys/fs/cgroup/cpu', constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Needs a writable cgroup tree (root, or a delegated one), as the sandboxes' limits do.
+const itWithCgroups = cgroupsWritable() ? it : it.skip;
+
+describe('CgroupLimits', () => {
+  itWithCgroups('gives all sandboxes together a low CPU weight beside the service', async () => {
+    await mkdir(WEIGHT.dir, { recursive: true });
+    await writeFile(`${WEIGHT.dir}/${WEIGHT.file}`, WEIGHT.default);
+    const group = await CgroupLimits.create(`cgroup-limits-spec-${process.pid}`, {
+      memoryMb: 64,
+      pids: 16,
+      cpus: 1,
+    });
+    try {
+      expect(group).not.toBeNull();
+      const weight = (await readFile(`${WEIGHT.dir}/${WEIGHT.file}`, 'utf8')).trim();
+      expect(weight).toBe(
+        String(V2 ? SANDBOXES_CPU_WEIGHT.v2Weight : SANDBOXES_CPU_WEIGHT.v1Shares),
+      );
+    } finally {
+      await group?.remove();
+    }
+  });
+});
