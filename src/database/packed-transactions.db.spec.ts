@@ -1,3 +1,4 @@
+import { auditEventRow } from '../../test/support/unit/audit-events';
 import { useTestDatabase } from '../../test/support/unit/test-database';
 import { AuditEvent } from '../modules/audit/audit-event.entity';
 import { PackedTransactions } from './packed-transactions';
@@ -15,22 +16,8 @@ describe('PackedTransactions (database)', () => {
   });
   afterAll(() => packed.onApplicationShutdown());
 
-  const event = (id: string, details: AuditEvent['details'] = { ok: true }): AuditEvent => ({
-    id: id.padEnd(22, '0'),
-    occurredAt: new Date('2026-11-26T10:00:00.123Z'),
-    teamId: db.teamId,
-    actorType: 'user',
-    actorId: 'actor',
-    actorName: null,
-    actorRole: 'admin',
-    action: 'run.create',
-    targetType: 'run',
-    targetId: 'r1',
-    outcome: 'success',
-    requestId: null,
-    ip: null,
-    details,
-  });
+  const event = (id: string, details?: AuditEvent['details']): AuditEvent =>
+    auditEventRow(db.teamId, id, details);
   const stored = async (prefix: string) =>
     (
       (await db.dataSource.query(`SELECT id FROM audit_events WHERE id LIKE ? ORDER BY id`, [

@@ -1,3 +1,4 @@
+import { auditEventRow } from '../../test/support/unit/audit-events';
 import { useTestDatabase } from '../../test/support/unit/test-database';
 import { AuditEvent } from '../modules/audit/audit-event.entity';
 import { RawSql } from './raw-sql';
@@ -11,22 +12,8 @@ describe('RawSql (database)', () => {
     sql = new RawSql(db.dataSource);
   });
 
-  const event = (id: string): AuditEvent => ({
-    id: id.padEnd(22, '0'),
-    occurredAt: new Date('2026-11-26T10:00:00.123Z'),
-    teamId: db.teamId,
-    actorType: 'user',
-    actorId: 'actor',
-    actorName: null,
-    actorRole: 'admin',
-    action: 'run.create',
-    targetType: 'run',
-    targetId: 'r1',
-    outcome: 'success',
-    requestId: null,
-    ip: null,
-    details: { title: 'a "quoted" title', nested: { ok: true } },
-  });
+  const event = (id: string): AuditEvent =>
+    auditEventRow(db.teamId, id, { title: 'a "quoted" title', nested: { ok: true } });
 
   const stored = (id: string) =>
     db.dataSource.getRepository(AuditEvent).findOneBy({ id: id.padEnd(22, '0') });
