@@ -35,6 +35,57 @@ describe('RunTransitions (database)', () => {
     expect(await eventTypes(db.dataSource, runId)).toEqual(['oz_run_claimed']);
   });
 
+  it('lets a cancel wait for a claim that also starts the run in its transaction, without a deadlock', async () => {
+    // Other queued runs: the state index is then a plausible way to the row for the optimizer.
+    for (let i = 0; i < 3; i++) await insertRun(db.dataSource, db.teamId);
+    const runId = await insertRun(db.dataSource, db.teamId);
+    const claim = db.dataSource.createQueryRunner();
+    await claim.connect();
+    try {
+      await claim.startTransaction();
+      const claimed = await transitions.transition(
+        runId,
+        'CLAIMED',
+        { set: { leaseOwner: 'worker-1', executionCount: 1 }, event: { executionId: 1 } },
+        claim.manager,
+      );
+      expect(claimed).toBe(true);
+      const settled = transitions.transition(runId, 'CANCELLED', { from: ['QUEUED'] }).then(
+        (applied) => (applied ? 'cancelled' : 'refused'),
+        (err: Error) => `failed: ${err.message}`,
+      );
+      // The cancel's UPDATE is under way, so waiting for the claim's row lock (seen by MySQL).
+      let waiting: string | undefined;
+      for (const until = Date.now() + 10_000; !waiting && Date.now() < until;) {
+        const [row] = (await db.dataSource.query(
+          `SELECT INFO AS sql_text FROM information_schema.PROCESSLIST
+            WHERE INFO LIKE 'UPDATE \`runs\` SET \`state\` = ''CANCELLED''%'`,
+        )) as { sql_text: string }[];
+        waiting = row?.sql_text;
+      }
+      // It reaches the row by its primary key alone: through a state index it took next-key locks
+      // there and, on a small table whose plan chose that index, deadlocked with the start below.
+      const [plan] = (await db.dataSource.query(`EXPLAIN ${waiting}`)) as {
+        possible_keys: string;
+      }[];
+      expect(plan.possible_keys).toBe('PRIMARY');
+      const started = await transitions.transition(
+        runId,
+        'INPROGRESS',
+        { from: ['CLAIMED'], event: { executionId: 1 } },
+        claim.manager,
+      );
+      expect(started).toBe(true);
+      await claim.commitTransaction();
+      expect(await settled).toBe('refused');
+    } finally {
+      if (claim.isTransactionActive) await claim.rollbackTransaction();
+      await claim.release();
+    }
+    expect((await runRow(db.dataSource, runId)).state).toBe('INPROGRESS');
+    expect(await eventTypes(db.dataSource, runId)).toEqual(['oz_run_claimed', 'agent_started']);
+  });
+
   it('refuses a move the state machine forbids and changes nothing', async () => {
     const runId = await insertRun(db.dataSource, db.teamId, { state: 'SUCCEEDED' });
     expect(await transitions.transition(runId, 'INPROGRESS')).toBe(false);

@@ -136,7 +136,10 @@ export class RunTransitions {
       .update(Run)
       .set({ ...(options.set ?? {}), state: to, updatedAt: now } as never)
       .where('id = :runId', { runId })
-      .andWhere('state IN (:...allowed)', { allowed });
+      // FIELD(), not IN: the row is reached by its primary key alone. Through the state index the
+      // UPDATE took next-key locks there, and deadlocked with a claim that moves the same row's
+      // state twice in one transaction (CLAIMED, then INPROGRESS) while it waited.
+      .andWhere('FIELD(state, :...allowed) > 0', { allowed });
     if (options.where) query = query.andWhere(options.where.sql, options.where.params);
     const result = await query.execute();
     if (!result.affected) return null;
