@@ -41,7 +41,12 @@ export class StaleExecutionError extends Error {
   }
 }
 
-const RUNNING = "state IN ('CLAIMED', 'INPROGRESS')";
+/**
+ * FIELD(), not IN: every statement the token guards names the run by its id, and must reach the
+ * row by its primary key alone (a plan through a state index locks index gaps there, which
+ * deadlocked with state changes of the same run; see RunTransitions).
+ */
+const RUNNING = "FIELD(state, 'CLAIMED', 'INPROGRESS') > 0";
 
 /** The token as SQL over the `runs` row (positional parameters). */
 function tokenCondition(token: ExecutionToken): RowCondition {

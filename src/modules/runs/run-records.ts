@@ -85,7 +85,7 @@ export class RunRecords implements EnvironmentLatestRuns, SkillLastRuns, Convers
     const byExecution = executionId === undefined ? '' : ' AND execution_count = ?';
     const result = (await this.db().query(
       `UPDATE runs SET lease_expires_at = ? WHERE id = ? AND lease_owner = ?${byExecution}
-          AND state IN ('CLAIMED', 'INPROGRESS')`,
+          AND FIELD(state, 'CLAIMED', 'INPROGRESS') > 0`,
       [until, runId, leaseOwner, ...(executionId === undefined ? [] : [executionId])],
     )) as { affectedRows?: number };
     return (result.affectedRows ?? 0) > 0;
