@@ -13,7 +13,6 @@ import {
 } from '../../api-bridge';
 import { CgroupLimits } from '../../cgroup-limits';
 import { childSandboxProcess } from '../../child-sandbox-process';
-import { deferredSandboxProcess } from '../../deferred-sandbox-process';
 import { spawnOffLoop } from '../../off-loop-spawn';
 import { EtcCopies } from './etc-copies';
 import { ForwarderNamespace } from './forwarder-namespace';
@@ -158,11 +157,11 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     ];
     // With the API and without egress, the execution's network namespace is made once, held by
     // its forwarder; commands join it. Otherwise (or if that fails) each command makes its own.
-    // Not awaited here: the forwarder starts while the model thinks; a command spawned before it
-    // reported its namespace waits for it (deferredSandboxProcess).
-    const holderStarting =
+    // Awaited here, so that a command never waits behind it: a wrapper that started commands once
+    // it reported lost the end of their output under load (its exit came before its last chunks).
+    const holder =
       bridge && !egress && this.nsenter
-        ? ForwarderNamespace.start(
+        ? await ForwarderNamespace.start(
             inCgroup([
               bwrap,
               '--info-fd',
@@ -175,9 +174,6 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
             { PATH: SANDBOX_PATH },
           ).catch(() => null)
         : null;
-    /** The forwarder's namespace; undefined while it starts, null when there is none. */
-    let holder: ForwarderNamespace | null | undefined = holderStarting ? undefined : null;
-    void holderStarting?.then((started) => (holder = started));
     let sharedNetworkArgs: string[] | undefined;
     let ownNetworkArgs: string[] | undefined;
     const fixedArgs = (shared: boolean): string[] =>
@@ -242,21 +238,13 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       apiUrl: bridge ? bridgedApiUrl(spec.apiUrl!) : null,
       spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess {
         if (!programExists(file, options, hostPathOf)) return notStarted(file);
-        if (holder !== undefined) return start(file, args, options, holder);
-        const proc = deferredSandboxProcess(
-          holderStarting!,
-          (started) => start(file, args, options, started),
-          options.stdin ?? 'ignore',
-        );
-        running.add(proc);
-        void proc.exited.then(() => running.delete(proc));
-        return proc;
+        return start(file, args, options, holder);
       },
       limitHit: () => cgroup?.limitHit() ?? Promise.resolve(null),
       adopt: () => Promise.resolve(),
       async close() {
         for (const proc of running) proc.kill();
-        await Promise.all([holderStarting?.then((started) => started?.stop()), bridge?.close()]);
+        await Promise.all([holder?.stop(), bridge?.close()]);
         await cgroup?.remove();
         etc?.release();
         await rm(privateDir, { recursive: true, force: true });
