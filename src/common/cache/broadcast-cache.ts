@@ -37,11 +37,6 @@ interface Entry<V> {
   expiresAt: number;
 }
 
-interface PendingLoad<V> {
-  generation: number;
-  value: Promise<V | null>;
-}
-
 /**
  * An in-process read-through cache whose entries every replica drops as soon as the change that
  * makes them stale is broadcast (`Invalidations`), and that caches nothing while the broadcast
@@ -52,7 +47,8 @@ interface PendingLoad<V> {
  */
 export class BroadcastCache<V> {
   private readonly entries = new Map<string, Entry<V>>();
-  private readonly loading = new Map<string, PendingLoad<V>>();
+  /** Loads under way, by key; emptied by every change, so none begun before it is joined. */
+  private readonly loading = new Map<string, Promise<V | null>>();
   private generation = 0;
 
   constructor(
@@ -83,10 +79,10 @@ export class BroadcastCache<V> {
     }
     const generation = this.generation;
     const pending = enabled ? this.loading.get(key) : undefined;
-    if (pending?.generation === generation) return pending.value;
+    if (pending) return pending;
     const loaded = load();
     if (!enabled) return loaded;
-    this.loading.set(key, { generation, value: loaded });
+    this.loading.set(key, loaded);
     try {
       const value = await loaded;
       if (value !== null && this.enabled && generation === this.generation) {
@@ -94,7 +90,7 @@ export class BroadcastCache<V> {
       }
       return value;
     } finally {
-      if (this.loading.get(key)?.value === loaded) this.loading.delete(key);
+      if (this.loading.get(key) === loaded) this.loading.delete(key);
     }
   }
 

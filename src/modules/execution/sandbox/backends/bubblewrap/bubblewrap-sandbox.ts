@@ -174,27 +174,18 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
             { PATH: SANDBOX_PATH },
           ).catch(() => null)
         : null;
-    let sharedNetworkArgs: string[] | undefined;
-    let ownNetworkArgs: string[] | undefined;
-    const fixedArgs = (shared: boolean): string[] =>
-      shared
-        ? (sharedNetworkArgs ??= this.fixedArgs(spec, files, false, etc?.dir))
-        : (ownNetworkArgs ??= this.fixedArgs(spec, files, true, etc?.dir));
+    // Commands without the forwarder's namespace make their own network namespace.
+    const fixedArgs = this.fixedArgs(spec, files, holder === null, etc?.dir);
     const nsenter = this.nsenter;
     const forwarder = this.forwarder;
 
-    const start = (
-      file: string,
-      args: string[],
-      options: SandboxSpawnOptions,
-      shared: ForwarderNamespace | null,
-    ): SandboxProcess => {
-      const enter = shared ? shared.enterArgs(nsenter!) : [];
+    const start = (file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess => {
+      const enter = holder ? holder.enterArgs(nsenter!) : [];
       if (!enter) return notStarted(file, 'the sandbox network namespace is gone');
       // Inside, the command starts once the API forwarder listens on the sandbox's loopback.
-      const entry = bridge ? (shared ? forwarderWait() : forwarderEntry(forwarder!)) : [];
+      const entry = bridge ? (holder ? forwarderWait() : forwarderEntry(forwarder!)) : [];
       const bwrapArgs = [
-        ...fixedArgs(shared !== null),
+        ...fixedArgs,
         ...(egress ? ['--info-fd', '3', '--block-fd', '4'] : []),
         '--chdir',
         options.cwd ?? SANDBOX_WORKDIR,
@@ -238,7 +229,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       apiUrl: bridge ? bridgedApiUrl(spec.apiUrl!) : null,
       spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess {
         if (!programExists(file, options, hostPathOf)) return notStarted(file);
-        return start(file, args, options, holder);
+        return start(file, args, options);
       },
       limitHit: () => cgroup?.limitHit() ?? Promise.resolve(null),
       adopt: () => Promise.resolve(),
