@@ -8,11 +8,11 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { waitFor } from './support/wait';
+import { settledWithin, waitFor } from './support/wait';
 import {
   DockerSandboxBackend,
   dockerAnswers,
@@ -118,6 +118,18 @@ function containerOf(runId: string): Dockerode.Container {
   return docker.getContainer(`ambient-${runId}-1`);
 }
 
+/** The host pid of a container's launcher: the process whose $0 is `ambient-launcher`. */
+async function launcherPid(container: Dockerode.Container): Promise<number> {
+  const top = (await container.top()) as { Titles: string[]; Processes: string[][] };
+  const column = top.Titles.indexOf('PID');
+  for (const row of top.Processes) {
+    const pid = Number(row[column]);
+    const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+    if (argv[3] === 'ambient-launcher') return pid;
+  }
+  throw new Error('the container has no launcher');
+}
+
 /** The command names of the processes running in a container. */
 async function commandsIn(container: Dockerode.Container): Promise<string[]> {
   const top = (await container.top({ ps_args: '-o pid,comm' })) as { Processes?: string[][] };
@@ -135,6 +147,9 @@ beforeAll(async () => {
   await promisify(execFile)(BUILD_AGENT_IMAGE, ['--tag', AGENT_IMAGE], { maxBuffer: 16 << 20 });
   base = await mkdtemp(join(tmpdir(), 'ambient-docker-'));
 }, 600_000);
+
+// A spy a failed case left behind must not hold up the next cases.
+afterEach(() => jest.restoreAllMocks());
 
 afterAll(async () => {
   await Promise.all(opened.map((sandbox) => sandbox.close()));
@@ -308,8 +323,8 @@ describe('docker sandbox', () => {
         return (remove as (...a: unknown[]) => Promise<unknown>).apply(this, args);
       });
     try {
-      await sandbox.close();
-      expect((await running.exited).code).toBeNull();
+      await settledWithin(sandbox.close(), 'the close');
+      expect((await settledWithin(running.exited, 'the sleep to end')).code).toBeNull();
       const container = containerOf(runId);
       await waitFor(
         () => commandsIn(container),
@@ -317,15 +332,40 @@ describe('docker sandbox', () => {
         { timeoutMs: 5000, intervalMs: 20, what: "the sandbox's processes to be killed" },
       );
       await sandbox.close();
-      await asked;
+      await settledWithin(asked, 'the removal to be asked for');
       letRemove();
-      await backend.drain();
+      await settledWithin(backend.drain(), 'the removal');
       await expect(container.inspect()).rejects.toMatchObject({ statusCode: 404 });
       expect(existsSync(sandbox.privateDir.host)).toBe(false);
     } finally {
       letRemove();
       held.mockRestore();
     }
+  });
+
+  it('close() ends a command still waiting for the launcher: it never runs by `docker exec` after', async () => {
+    const { sandbox, runId } = await openSandbox();
+    await started(sandbox);
+    // The launcher, stopped: alive, its FIFO open, but it acknowledges nothing.
+    const launcher = await launcherPid(containerOf(runId));
+    process.kill(launcher, 'SIGSTOP');
+    const waiting = sandbox.spawn('sleep', ['1000'], { env: ENV });
+    waiting.stdout.resume();
+    waiting.stderr.resume();
+    // Closed once the command is with the launcher (its directory has its supervisor's script).
+    const killerDir = `${sandbox.privateDir.host}.killer`;
+    await waitFor(
+      async () =>
+        (await readdir(killerDir)).filter((name) => existsSync(join(killerDir, name, 'run'))),
+      (handed) => handed.length > 0,
+      { intervalMs: 10, what: 'the command to be handed to the launcher' },
+    );
+    await settledWithin(sandbox.close(), 'the close');
+    expect(await settledWithin(waiting.exited, 'the waiting command to end')).toEqual({
+      code: null,
+      signal: 'SIGKILL',
+    });
+    expect((waiting as unknown as { startedBy: string | null }).startedBy).toBeNull();
   });
 
   it('replaces a container a crashed process left under the same name', async () => {

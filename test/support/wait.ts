@@ -18,3 +18,23 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
+
+/**
+ * Awaits `promise`, failing with `what` once `timeoutMs` passed: a test's wait on an event that
+ * may never come fails on its own, well before jest's timeout would leave its cleanup undone.
+ */
+export async function settledWithin<T>(
+  promise: Promise<T>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1003,6 +1003,11 @@ class DockerSandbox implements Sandbox {
   private readonly launcher: DockerLauncherTarget | null;
   /** Commands of the launcher whose output may still come: ended at close. */
   private readonly launched = new Set<LaunchedCommand>();
+  /**
+   * Processes not yet ended: killed at close, so that one still waiting for the launcher's
+   * acknowledgement does not go on to a `docker exec` after the container's processes were killed.
+   */
+  private readonly processes = new Set<DockerExecProcess>();
 
   constructor(
     start: (closeRequested: () => boolean) => Promise<StartedContainer>,
@@ -1051,7 +1056,7 @@ class DockerSandbox implements Sandbox {
   }
 
   spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess {
-    return new DockerExecProcess(this.container(), {
+    const process = new DockerExecProcess(this.container(), {
       file,
       args,
       cwd: options.cwd ?? SANDBOX_WORKDIR,
@@ -1061,6 +1066,9 @@ class DockerSandbox implements Sandbox {
       killGroup: (pgid) => this.killGroup(pgid),
       launcher: this.launcher,
     });
+    this.processes.add(process);
+    void process.exited.finally(() => this.processes.delete(process));
+    return process;
   }
 
   async limitHit(): Promise<string | null> {
@@ -1108,6 +1116,7 @@ class DockerSandbox implements Sandbox {
   /** Works at any moment: a container still being made is removed once its start settles. */
   close(): Promise<void> {
     this.closeRequested = true;
+    for (const process of this.processes) process.kill();
     this.closing ??= (async () => {
       const started = await this.ready.catch(() => null);
       if (started) {

@@ -56,6 +56,29 @@ describe('RemovalQueue', () => {
     expect(done).toEqual(['second']);
   });
 
+  it('frees the place of a removal the daemon never answers', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate'] });
+    try {
+      const queue = new RemovalQueue(open(), 1, Date.now, 1000);
+      const hung = pendingRemoval();
+      const next = pendingRemoval();
+      queue.add(hung.remove);
+      queue.add(next.remove);
+      await tick();
+      expect(next.started).toBe(false);
+      jest.advanceTimersByTime(999);
+      await tick();
+      expect(next.started).toBe(false);
+      jest.advanceTimersByTime(1);
+      await tick();
+      expect(next.started).toBe(true);
+      next.end();
+      await expect(queue.flush()).resolves.toBeUndefined();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('is flushed at once when nothing is queued', async () => {
     await expect(new RemovalQueue().flush()).resolves.toBeUndefined();
   });

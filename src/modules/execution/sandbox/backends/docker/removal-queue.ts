@@ -4,6 +4,11 @@ import { BurstGate } from './burst-gate';
 const PARALLEL_REMOVALS = 2;
 /** A removal waits for a burst to end this long at most (bursts of long runs, one after another). */
 const MAX_WAIT_MS = 10_000;
+/**
+ * A removal the daemon has not answered in this time no longer holds its place (it may still
+ * finish; what it leaves is the sweep's): one hung request must not stop every later removal.
+ */
+const REMOVAL_TIMEOUT_MS = 120_000;
 
 /**
  * Removals done in the background, a few at a time and after the burst of sandboxes in progress
@@ -22,6 +27,7 @@ export class RemovalQueue {
     private readonly gate = new BurstGate(),
     private readonly parallel = PARALLEL_REMOVALS,
     private readonly clock: () => number = Date.now,
+    private readonly timeoutMs = REMOVAL_TIMEOUT_MS,
   ) {}
 
   /**
@@ -71,8 +77,7 @@ export class RemovalQueue {
       }
       this.queued.shift();
       this.running++;
-      void head
-        .remove()
+      void this.bounded(head.remove())
         .catch(() => undefined)
         .finally(() => {
           this.running--;
@@ -80,5 +85,15 @@ export class RemovalQueue {
           if (this.pending === 0) for (const resolve of this.idle.splice(0)) resolve();
         });
     }
+  }
+
+  /** Settles with the removal, or once it took longer than timeoutMs. */
+  private bounded(removal: Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.timeoutMs);
+      timer.unref();
+    });
+    return Promise.race([removal, late]).finally(() => clearTimeout(timer));
   }
 }
