@@ -1,8 +1,10 @@
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 
 /** The resolver slirp4netns answers on inside the namespace. */
 export const SLIRP_DNS = '10.0.2.3';
+
+const MTU = 65520;
 
 /**
  * Outbound network for one bubblewrap process (`network: egress`): slirp4netns gives its empty
@@ -12,6 +14,11 @@ export const SLIRP_DNS = '10.0.2.3';
  *
  * bwrap reports its child's pid on fd 3 (`--info-fd`) and waits on fd 4 (`--block-fd`) until the
  * network is ready, so the command never runs without it.
+ *
+ * tap0 is configured here, not with slirp4netns's `--configure`: that also brings `lo` up (the
+ * kernel then gives it 127.0.0.1), while bwrap's child, which reported its pid before its own
+ * setup, may not yet have added 127.0.0.1 itself; its add then fails (EEXIST) and bwrap exits with
+ * `bwrap: loopback: Failed RTM_NEWADDR` before the command runs. `lo` is bwrap's alone.
  */
 export class SlirpNetwork {
   private slirp?: ChildProcess;
@@ -51,8 +58,7 @@ export class SlirpNetwork {
     const slirp = spawn(
       'slirp4netns',
       [
-        '--configure',
-        '--mtu=65520',
+        `--mtu=${MTU}`,
         '--disable-host-loopback',
         '--ready-fd=3',
         // By path, not by pid: given a pid, slirp4netns joins the sandbox's user namespace too,
@@ -69,13 +75,8 @@ export class SlirpNetwork {
       slirp.on('exit', (code) => reject(new Error(`slirp4netns exited with ${code}`)));
       (slirp.stdio[3] as Readable).once('data', () => resolve());
     });
-    await new Promise<void>((resolve) => {
-      execFile(
-        'nsenter',
-        [`--net=/proc/${pid}/ns/net`, 'ip', 'route', 'add', 'prohibit', '169.254.0.0/16'],
-        () => resolve(),
-      );
-    });
+    await configureTap(pid);
+    if (this.stopped) return;
     release.end('go');
   }
 }
@@ -91,5 +92,31 @@ function childPid(info: Readable): Promise<number> {
       if (match) resolve(Number(match[1]));
     });
     info.on('end', () => reject(new Error('bwrap reported no child pid')));
+  });
+}
+
+/**
+ * What slirp4netns's `--configure` does for tap0 (its default addresses), without touching `lo`;
+ * link-local addresses routed to nowhere. Fails (and the command does not run) if any step fails.
+ */
+function configureTap(pid: number): Promise<void> {
+  const steps = [
+    `link set tap0 mtu ${MTU} up`,
+    'addr add 10.0.2.100/24 dev tap0',
+    'route add default via 10.0.2.2 dev tap0',
+    'route add prohibit 169.254.0.0/16',
+  ];
+  return new Promise((resolve, reject) => {
+    const ip = spawn('nsenter', [`--net=/proc/${pid}/ns/net`, 'ip', '-batch', '-'], {
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    ip.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    ip.stdin.on('error', () => undefined);
+    ip.on('error', reject);
+    ip.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`tap0 setup failed: ${stderr.trim()}`)),
+    );
+    ip.stdin.end(steps.join('\n') + '\n');
   });
 }
