@@ -119,7 +119,9 @@ describe('worker crashes, lost jobs and graceful shutdown', () => {
 
   it('executes a run whose enqueue failed after it was committed', async () => {
     const queue = app.ambient.app.get(RunQueue).queue;
-    const addBulk = jest.spyOn(queue, 'addBulk').mockRejectedValueOnce(new Error('Redis is down'));
+    const addBulk = jest
+      .spyOn(app.ambient.app.get(RunQueue).adder, 'addBulk')
+      .mockRejectedValueOnce(new Error('Redis is down'));
     try {
       const created = await api.post('/agent/runs', { prompt: 'Enqueue failed' });
       expect(created.status).toBe(200);

@@ -1,9 +1,13 @@
 import { InjectQueue } from '@nestjs/bull';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { Queue } from 'bull';
+import { tracingEnabled } from '../../bootstrap/tracing';
 import { CoalescingBatcher } from '../../common/coalescing-batcher';
 import { enqueueWithin } from '../../common/queues/enqueue-within';
+import { BulkAdder, ThreadedBulkAdder } from '../../common/queues/threaded-bulk-adder';
+import { bullQueueOptions } from '../../common/redis/bull-options';
 import { enqueueTraced, RUN_ID, TracedJobData } from '../../common/tracing';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import type { Run } from './entities/run.entity';
 import { RunSignals } from './run-signals.service';
 
@@ -20,8 +24,15 @@ export interface ExecuteJobData extends TracedJobData {
  * for it): the dispatch sweeper enqueues every QUEUED run that has no job.
  */
 @Injectable()
-export class RunQueue {
+export class RunQueue implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('RunQueue');
+  /**
+   * What adds the jobs: in a replica that creates runs (api, ingress), a thread of its own
+   * (ThreadedBulkAdder) unless tracing is on, which keeps the enqueue's Redis span in the
+   * request's trace; else the queue itself.
+   */
+  readonly adder: BulkAdder<ExecuteJobData>;
+  private readonly thread: ThreadedBulkAdder<ExecuteJobData> | null;
   private readonly adds = new CoalescingBatcher<ExecuteJobData, boolean>(
     (jobs) => this.addJobs(jobs),
     {
@@ -33,7 +44,23 @@ export class RunQueue {
   constructor(
     @InjectQueue(RUNS_QUEUE) readonly queue: Queue<ExecuteJobData>,
     private readonly signals: RunSignals,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    const createsRuns = config.roles.includes('api') || config.roles.includes('ingress');
+    this.thread =
+      createsRuns && !tracingEnabled()
+        ? new ThreadedBulkAdder(RUNS_QUEUE, bullQueueOptions(config), queue)
+        : null;
+    this.adder = this.thread ?? queue;
+  }
+
+  onModuleInit(): void {
+    void this.thread?.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.thread?.close();
+  }
 
   /**
    * Hands a QUEUED run to whoever executes it: the Bull queue for Ambient's own workers, or a
@@ -59,7 +86,7 @@ export class RunQueue {
   private async addJobs(data: ExecuteJobData[]): Promise<boolean[]> {
     const runIds = data.map((job) => job.runId);
     const jobs = data.map((job) => ({ name: EXECUTE_JOB, data: job, opts: { jobId: job.runId } }));
-    const outcome = await enqueueWithin(this.queue.addBulk(jobs));
+    const outcome = await enqueueWithin(this.adder.addBulk(jobs));
     if (outcome.state === 'done') return runIds.map(() => true);
     const runs = runIds.length === 1 ? `run ${runIds[0]}` : `${runIds.length} runs`;
     this.logger.warn(

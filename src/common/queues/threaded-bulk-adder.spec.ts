@@ -1,0 +1,71 @@
+import Bull from 'bull';
+import { ThreadedBulkAdder, type BulkAdder, type BulkJob } from './threaded-bulk-adder';
+
+/** Redis as the e2e specs and .ci/run have it; each case uses a prefix of its own. */
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+type Data = { runId: string };
+
+function jobsFor(...runIds: string[]): BulkJob<Data>[] {
+  return runIds.map((runId) => ({ name: 'execute', data: { runId }, opts: { jobId: runId } }));
+}
+
+describe('ThreadedBulkAdder', () => {
+  let queue: Bull.Queue<Data>;
+  let adder: ThreadedBulkAdder<Data>;
+  let fallbackCalls: string[][];
+  let options: Bull.QueueOptions & { url: string };
+
+  beforeEach(() => {
+    options = {
+      url: REDIS_URL,
+      prefix: `adder-spec-${process.pid}-${Date.now()}`,
+      defaultJobOptions: { removeOnComplete: true },
+    };
+    queue = new Bull<Data>('runs', REDIS_URL, options);
+    fallbackCalls = [];
+    const fallback: BulkAdder<Data> = {
+      addBulk: async (jobs) => {
+        fallbackCalls.push(jobs.map((job) => job.data.runId));
+        return queue.addBulk(jobs);
+      },
+    };
+    adder = new ThreadedBulkAdder<Data>('runs', options, fallback);
+  });
+
+  afterEach(async () => {
+    await adder.close();
+    await queue.obliterate({ force: true });
+    await queue.close();
+  });
+
+  it('adds jobs from its thread once it is ready, into the same queue with their ids and data', async () => {
+    expect(await adder.start()).toBe(true);
+    await adder.addBulk(jobsFor('run-1', 'run-2'));
+    const [first, second] = await Promise.all([queue.getJob('run-1'), queue.getJob('run-2')]);
+    expect(first?.data).toEqual({ runId: 'run-1' });
+    expect(second?.data).toEqual({ runId: 'run-2' });
+    expect(first?.opts.removeOnComplete).toBe(true);
+    expect(await first?.getState()).toBe('waiting');
+    expect(fallbackCalls).toEqual([]);
+  });
+
+  it('adds through the fallback until the thread is ready, and after it was closed', async () => {
+    const starting = adder.start();
+    await adder.addBulk(jobsFor('early'));
+    expect(fallbackCalls).toEqual([['early']]);
+    await starting;
+    await adder.close();
+    await adder.addBulk(jobsFor('late'));
+    expect(fallbackCalls).toEqual([['early'], ['late']]);
+    expect((await queue.getJob('late'))?.data).toEqual({ runId: 'late' });
+  });
+
+  it('passes on the error of an add the thread could not do', async () => {
+    expect(await adder.start()).toBe(true);
+    // Copied to the thread, but Bull cannot store it there (its data is JSON).
+    const refused = [{ name: 'execute', data: { runId: 'x', size: 1n }, opts: { jobId: 'x' } }];
+    await expect(adder.addBulk(refused as BulkJob<Data>[])).rejects.toThrow(/BigInt/);
+    expect(await queue.getJob('x')).toBeNull();
+  });
+});
