@@ -1,6 +1,7 @@
 import { applyDecorators, ValidationError, ValidationPipe } from '@nestjs/common';
 import { IsObject, ValidateNested } from 'class-validator';
 import { ApiError } from './api-error';
+import { cacheValidationMetadata } from './validation-metadata-cache';
 
 /** Finds the first failing constraint and names its field by its full path (e.g. config.model_id). */
 export function firstValidationMessage(errors: ValidationError[], parent = ''): string | null {
@@ -22,6 +23,7 @@ export function firstValidationMessage(errors: ValidationError[], parent = ''): 
  * ones keep their strict checks. Free-form objects (`metadata`, MCP server entries) are kept whole.
  */
 export function createValidationPipe(): ValidationPipe {
+  cacheValidationMetadata();
   return new ValidationPipe({
     transform: true,
     whitelist: true,
