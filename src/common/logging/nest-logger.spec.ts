@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { loggedPath } from './http-logging';
 import { withLogBindings } from './log-bindings';
 import { PinoNestLogger } from './nest-logger';
+import { withRequestContext } from '../request-context';
 
 function capture(level = 'info') {
   const lines: Record<string, unknown>[] = [];
@@ -38,6 +39,19 @@ describe('PinoNestLogger', () => {
       expect.objectContaining({ msg: 'outside', context: 'Ambient' }),
     ]);
     expect(lines[2]).not.toHaveProperty('request_id');
+  });
+
+  it("writes the id of the HTTP request being served, kept under the request's own bindings", async () => {
+    const { logger, lines } = capture();
+    await withRequestContext({ requestId: 'req-2', ip: null }, async () => {
+      await Promise.resolve();
+      logger.log('validated', 'Runs');
+      await withLogBindings({ run_id: 'run-3' }, async () => logger.log('queued', 'Runs'));
+    });
+    expect(lines).toEqual([
+      expect.objectContaining({ msg: 'validated', request_id: 'req-2' }),
+      expect.objectContaining({ msg: 'queued', request_id: 'req-2', run_id: 'run-3' }),
+    ]);
   });
 
   it("keeps Nest's per-module start-up lines at debug", () => {

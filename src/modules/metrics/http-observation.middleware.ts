@@ -1,15 +1,14 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { logRequest } from '../../common/logging/http-logging';
-import { withLogBindings } from '../../common/logging/log-bindings';
 import { requestIdOf } from '../../common/request-id';
 import type { AmbientMetrics } from './ambient-metrics';
 import { routeLabel } from './route-label';
 
 /**
  * After requestIdMiddleware: times the request to its end, records it under its route template
- * and writes its log line; meanwhile the request id is bound to every line logged for it. One
- * listener per request does both.
+ * and writes its log line (every line logged meanwhile carries the request id: see
+ * currentLogBindings). One listener per request does both.
  */
 export function httpObservationMiddleware(metrics: AmbientMetrics, logger: Logger) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -25,6 +24,6 @@ export function httpObservationMiddleware(metrics: AmbientMetrics, logger: Logge
       }
       logRequest(logger, req, res.statusCode, requestId, seconds, finished);
     });
-    withLogBindings({ request_id: requestId }, next);
+    next();
   };
 }
