@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
+import { waitFor } from '../../../test/support/wait';
 import { AmbientMetrics } from '../metrics';
 import { RunAppends, RunRecords } from '../runs';
 import { ExecutionFence, ExecutionToken, StaleExecutionError } from './execution-fence';
@@ -258,16 +259,18 @@ describe('ExecutionFence (database)', () => {
         () => 'written',
         () => 'refused',
       );
-      // The append's locking read waits for the takeover's row lock (seen by MySQL, bounded).
-      let waiting = false;
-      for (let i = 0; i < 200 && !waiting; i++) {
-        const [row] = (await dataSource.query(
-          `SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX
-            WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE 'INSERT INTO run_messages%'`,
-        )) as { n: string | number }[];
-        waiting = Number(row.n) > 0;
-      }
-      expect(waiting).toBe(true);
+      // The append's locking read waits for the takeover's row lock (seen by MySQL).
+      await waitFor(
+        async () => {
+          const [row] = (await dataSource.query(
+            `SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX
+              WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE 'INSERT INTO run_messages%'`,
+          )) as { n: string | number }[];
+          return Number(row.n);
+        },
+        (waiting) => waiting > 0,
+        { intervalMs: 5, what: "the append to wait for the takeover's row lock" },
+      );
       await takeover.commitTransaction();
       expect(await settled).toBe('refused');
     } finally {

@@ -11,6 +11,7 @@ import {
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EtcCopies } from './etc-copies';
+import { waitFor } from '../../../../../../test/support/wait';
 
 describe('EtcCopies', () => {
   let root: string;
@@ -87,6 +88,5 @@ describe('EtcCopies', () => {
 });
 
 async function waitUntil(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(condition()).toBe(true);
+  await waitFor(async () => condition(), Boolean, { intervalMs: 10 });
 }

@@ -4,6 +4,7 @@ import { chmod, mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { waitFor } from '../../../../../../test/support/wait';
 import {
   forgetSlots,
   launch,
@@ -83,9 +84,10 @@ asRoot('container launcher on this host (root: setpriv)', () => {
     launcher = spawn('/bin/sh', ['-c', LAUNCHER, 'ambient-launcher', dir, fifo, LAUNCHER], {
       stdio: 'ignore',
     });
-    for (let i = 0; i < 200 && !(await launcherListens(join(dir, fifo))); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await waitFor(() => launcherListens(join(dir, fifo)), Boolean, {
+      intervalMs: 10,
+      what: 'the launcher to listen',
+    });
   });
 
   afterAll(async () => {
