@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { ProblemFilter } from './common/errors/problem.filter';
 import { AMBIENT_CONSUMED_QUEUES, PROBED_QUEUES } from './bootstrap/consumed-queues';
@@ -28,7 +28,6 @@ import {
 } from './modules/webhooks/factories/factories.module';
 import { HealthChecksModule } from './modules/health/health-checks.module';
 import { HealthModule } from './modules/health/health.module';
-import { IdempotencyInterceptor } from './modules/idempotency/idempotency.interceptor';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { IdempotencySweeper } from './modules/idempotency/idempotency.sweeper';
 import { LimitsApiModule, LimitsModule } from './modules/limits/limits.module';
@@ -126,7 +125,6 @@ export class AppModule {
               { provide: APP_GUARD, useClass: PermissionGuard },
               RoutePermissionsCheck,
               { provide: APP_FILTER, useClass: ProblemFilter },
-              { provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor },
               IdempotencySweeper,
             ]
           : []),

@@ -61,6 +61,16 @@ describe('ThreadedBulkAdder', () => {
     expect((await queue.getJob('late'))?.data).toEqual({ runId: 'late' });
   });
 
+  it('sends the adds of one event-loop turn together, also when closed right after', async () => {
+    expect(await adder.start()).toBe(true);
+    const adds = [adder.addBulk(jobsFor('turn-1')), adder.addBulk(jobsFor('turn-2', 'turn-3'))];
+    const closed = adder.close();
+    await Promise.all([...adds, closed]);
+    const jobs = await Promise.all(['turn-1', 'turn-2', 'turn-3'].map((id) => queue.getJob(id)));
+    expect(jobs.map((job) => job?.data.runId)).toEqual(['turn-1', 'turn-2', 'turn-3']);
+    expect(fallbackCalls).toEqual([]);
+  });
+
   it('passes on the error of an add the thread could not do', async () => {
     expect(await adder.start()).toBe(true);
     // Copied to the thread, but Bull cannot store it there (its data is JSON).

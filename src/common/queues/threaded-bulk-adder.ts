@@ -15,6 +15,12 @@ export interface BulkAdder<T> {
 
 type Reply = { id: number; error?: string };
 
+interface Waiting<T> {
+  jobs: BulkJob<T>[];
+  resolve(): void;
+  reject(error: Error): void;
+}
+
 /**
  * The thread's program: one Bull queue of its own (same Redis, prefix and job defaults as the
  * process's), adding what it is sent. Bull is required by the path the main thread resolved, so
@@ -53,7 +59,10 @@ export class ThreadedBulkAdder<T> implements BulkAdder<T> {
   private ready = false;
   private nextId = 0;
   private started: Promise<boolean> | null = null;
-  private readonly pending = new Map<number, { resolve(): void; reject(error: Error): void }>();
+  /** Adds asked for since the last message: sent together once the event loop turns. */
+  private outbox: Waiting<T>[] = [];
+  /** Messages sent, by id, with the adds they carry. */
+  private readonly pending = new Map<number, Waiting<T>[]>();
 
   constructor(
     private readonly name: string,
@@ -83,37 +92,64 @@ export class ThreadedBulkAdder<T> implements BulkAdder<T> {
         settled(true);
         return;
       }
-      const waiting = this.pending.get(message.id);
+      const sent = this.pending.get(message.id) ?? [];
       this.pending.delete(message.id);
-      if (message.error === undefined) waiting?.resolve();
-      else waiting?.reject(new Error(message.error));
+      const error = message.error === undefined ? null : new Error(message.error);
+      for (const waiting of sent) {
+        if (error) waiting.reject(error);
+        else waiting.resolve();
+      }
     });
     const fail = (error: Error): void => {
       settled(false);
       this.ready = false;
       this.worker = null;
-      for (const waiting of this.pending.values()) waiting.reject(error);
+      for (const waiting of [...this.pending.values()].flat()) waiting.reject(error);
       this.pending.clear();
+      // Not sent yet: the process's queue adds them.
+      for (const waiting of this.outbox.splice(0)) {
+        this.fallback.addBulk(waiting.jobs).then(waiting.resolve, waiting.reject);
+      }
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the enqueue thread exited with code ${code}`)));
     this.worker = worker;
   }
 
+  /**
+   * Adds the jobs; the adds asked for in one turn of the event loop (a packed creation batch's
+   * runs) go to the thread in one message, answered together: a message costs the main thread
+   * more than a job. One job Bull refuses fails the others of its message too.
+   */
   addBulk(jobs: BulkJob<T>[]): Promise<void> {
-    const worker = this.worker;
-    if (!worker || !this.ready) return this.fallback.addBulk(jobs).then(() => undefined);
-    const id = this.nextId++;
+    if (!this.worker || !this.ready) return this.fallback.addBulk(jobs).then(() => undefined);
     return new Promise<void>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, jobs });
+      this.outbox.push({ jobs, resolve, reject });
+      if (this.outbox.length === 1) setImmediate(() => this.send());
     });
+  }
+
+  private send(): void {
+    const sending = this.outbox.splice(0);
+    if (sending.length === 0) return;
+    const worker = this.worker;
+    if (!worker) {
+      for (const waiting of sending) {
+        this.fallback.addBulk(waiting.jobs).then(waiting.resolve, waiting.reject);
+      }
+      return;
+    }
+    const id = this.nextId++;
+    this.pending.set(id, sending);
+    worker.postMessage({ id, jobs: sending.flatMap((waiting) => waiting.jobs) });
   }
 
   /** Lets the thread finish what it was sent and close its queue; stops it after a while. */
   async close(): Promise<void> {
     const worker = this.worker;
     if (!worker) return;
+    // What was asked for before the close still goes, ahead of it.
+    this.send();
     this.ready = false;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     worker.postMessage('close');

@@ -2,21 +2,28 @@ import {
   applyDecorators,
   createParamDecorator,
   ExecutionContext,
-  SetMetadata,
+  UseInterceptors,
 } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
 import type { IdempotencyClaim } from './idempotency-claim';
 import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.header';
+import { IdempotencyInterceptor } from './idempotency.interceptor';
 
-export const IDEMPOTENT = 'ambient:idempotent';
+export interface IdempotentOptions {
+  /**
+   * The handler calls IdempotencyGate.around itself (the run creation routes: a creation then
+   * costs no interceptor pipeline when it has no key).
+   */
+  byHandler?: boolean;
+}
 
 /**
- * A create or action POST that honours `Idempotency-Key` (IdempotencyInterceptor), documented as
- * a header parameter of the operation.
+ * A create or action POST that honours `Idempotency-Key` (IdempotencyInterceptor on this route,
+ * or the handler through IdempotencyGate), documented as a header parameter of the operation.
  */
-export function Idempotent() {
+export function Idempotent(options: IdempotentOptions = {}) {
   return applyDecorators(
-    SetMetadata(IDEMPOTENT, true),
+    ...(options.byHandler ? [] : [UseInterceptors(IdempotencyInterceptor)]),
     ApiHeader({
       name: IDEMPOTENCY_KEY_HEADER,
       required: false,

@@ -8,3 +8,5 @@ export {
 } from './idempotency-claim';
 export type { IdempotencyClaim, IdempotentAnswer } from './idempotency-claim';
 export { CurrentIdempotencyClaim, Idempotent } from './idempotent.decorator';
+export { IdempotencyGate } from './idempotency-gate';
+export type { IdempotentRequest } from './idempotency-gate';

@@ -9,6 +9,7 @@ import {
   Post,
   Query,
   Req,
+  Res,
 } from '@nestjs/common';
 import {
   ApiBearerAuth,
@@ -18,14 +19,14 @@ import {
   ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { AuditLog } from '../audit';
-import type { IdempotencyClaim } from '../idempotency';
-import { CurrentIdempotencyClaim, Idempotent } from '../idempotency';
+import type { IdempotencyClaim, IdempotentRequest } from '../idempotency';
+import { IdempotencyGate, Idempotent } from '../idempotency';
 import type { Principal } from '../../common/auth/principal';
 import type { Run } from './entities/run.entity';
 import { CreateRunDto, RunAgentResponseDto } from './dto/create-run.dto';
@@ -56,6 +57,7 @@ export class RunsController {
     private readonly followups: RunFollowupsService,
     private readonly attachments: RunAttachmentsService,
     private readonly audit: AuditLog,
+    private readonly idempotency: IdempotencyGate,
   ) {}
 
   @Post('runs')
@@ -64,13 +66,14 @@ export class RunsController {
   @ApiOperation({ operationId: 'createRun', summary: 'Run an agent task (preferred)' })
   @ApiProblems(400, 401, 403)
   @ApiOkResponse({ type: RunAgentResponseDto })
-  @Idempotent()
+  @Idempotent({ byHandler: true })
   createRun(
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreateRunDto,
-    @CurrentIdempotencyClaim() claim?: IdempotencyClaim,
+    @Req() request: IdempotentRequest,
+    @Res({ passthrough: true }) response: Response,
   ) {
-    return this.create(principal, body, claim);
+    return this.createOnce(principal, body, request, response);
   }
 
   @Post('run')
@@ -79,13 +82,31 @@ export class RunsController {
   @ApiOperation({ operationId: 'runAgent', summary: 'Run an agent task (legacy path)' })
   @ApiProblems(400, 401, 403)
   @ApiOkResponse({ type: RunAgentResponseDto })
-  @Idempotent()
+  @Idempotent({ byHandler: true })
   runAgent(
     @CurrentPrincipal() principal: Principal,
     @Body() body: CreateRunDto,
-    @CurrentIdempotencyClaim() claim?: IdempotencyClaim,
+    @Req() request: IdempotentRequest,
+    @Res({ passthrough: true }) response: Response,
   ) {
-    return this.create(principal, body, claim);
+    return this.createOnce(principal, body, request, response);
+  }
+
+  /**
+   * With `Idempotency-Key`, under its claim (IdempotencyGate; the answer is recorded with the run).
+   * Not through the interceptor: its rxjs pipeline would cost every creation, with a key or not.
+   */
+  private createOnce(
+    principal: Principal,
+    body: CreateRunDto,
+    request: IdempotentRequest,
+    response: Response,
+  ): Promise<unknown> {
+    const key = this.idempotency.keyOf(request);
+    if (key === undefined) return this.create(principal, body, undefined);
+    return this.idempotency.around(key, request, response, (claim) =>
+      this.create(principal, body, claim),
+    );
   }
 
   private async create(
