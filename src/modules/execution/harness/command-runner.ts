@@ -1,5 +1,6 @@
 import type { Sandbox } from '../sandbox/sandbox.types';
 import { guardProcess } from './process-group';
+import { outputEnded } from './output-grace';
 
 export interface RunCommandOptions {
   /** Where the command runs: everything agent-controlled runs in the execution's sandbox. */
@@ -53,7 +54,7 @@ export async function runCommand(opts: RunCommandOptions): Promise<CommandResult
   const exit = await proc.exited;
   if (exit.startError)
     output.add(Buffer.from(`failed to start command: ${exit.startError.message}\n`));
-  await Promise.race([streamsClosed, new Promise((r) => setTimeout(r, OUTPUT_GRACE_MS))]);
+  await outputEnded(streamsClosed, OUTPUT_GRACE_MS);
   // What the command left running in the background ends with it (a fork bomb too), on every
   // backend alike (a bubblewrap command's pid namespace ends with it anyway).
   proc.kill();

@@ -1,5 +1,6 @@
 import { guardProcess } from '../process-group';
 import type { ToolScope } from './tool.types';
+import { outputEnded } from '../output-grace';
 
 /**
  * The file I/O of read_file, write_file and edit_file, done inside the run's sandbox as the
@@ -129,12 +130,7 @@ async function runFileScript(
   const ended = Promise.all([proc.stdout, proc.stderr].map(streamEnded));
   const exit = await proc.exited;
   // The output is complete once both streams end; a stream that never does is not waited for.
-  let grace: NodeJS.Timeout | undefined;
-  await Promise.race([
-    ended,
-    new Promise((resolve) => (grace = setTimeout(resolve, OUTPUT_GRACE_MS))),
-  ]);
-  clearTimeout(grace);
+  await outputEnded(ended, OUTPUT_GRACE_MS);
   proc.kill();
   guard.dispose();
   if (exit.startError) {
