@@ -152,7 +152,10 @@ describe('vendor CLI harnesses (api + worker, fake claude/codex/gemini CLIs)', (
     async (type) => {
       const runId = await start(type, 'Use the tools [mcp]', { mcp_servers: MCP_SERVERS });
       const run = await finished(runId);
-      expect(run.state).toBe('SUCCEEDED');
+      // With its status message: why, when it did not succeed.
+      expect({ state: run.state, status: run.status_message }).toMatchObject({
+        state: 'SUCCEEDED',
+      });
       // The fake CLI started the stdio server from the configuration and called its tools.
       expect(run.status_message.message).toBe(
         'echo: The sum is 5; ECHO_NAME=vendor-mcp\n' +
