@@ -107,9 +107,7 @@ export class ThreadedBulkAdder<T> implements BulkAdder<T> {
       for (const waiting of [...this.pending.values()].flat()) waiting.reject(error);
       this.pending.clear();
       // Not sent yet: the process's queue adds them.
-      for (const waiting of this.outbox.splice(0)) {
-        this.fallback.addBulk(waiting.jobs).then(waiting.resolve, waiting.reject);
-      }
+      this.addByFallback(this.outbox.splice(0));
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the enqueue thread exited with code ${code}`)));
@@ -133,15 +131,16 @@ export class ThreadedBulkAdder<T> implements BulkAdder<T> {
     const sending = this.outbox.splice(0);
     if (sending.length === 0) return;
     const worker = this.worker;
-    if (!worker) {
-      for (const waiting of sending) {
-        this.fallback.addBulk(waiting.jobs).then(waiting.resolve, waiting.reject);
-      }
-      return;
-    }
+    if (!worker) return this.addByFallback(sending);
     const id = this.nextId++;
     this.pending.set(id, sending);
     worker.postMessage({ id, jobs: sending.flatMap((waiting) => waiting.jobs) });
+  }
+
+  private addByFallback(waitings: Waiting<T>[]): void {
+    for (const waiting of waitings) {
+      this.fallback.addBulk(waiting.jobs).then(waiting.resolve, waiting.reject);
+    }
   }
 
   /** Lets the thread finish what it was sent and close its queue; stops it after a while. */

@@ -1056,7 +1056,7 @@ class DockerSandbox implements Sandbox {
   }
 
   spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess {
-    const process = new DockerExecProcess(this.container(), {
+    const child = new DockerExecProcess(this.container(), {
       file,
       args,
       cwd: options.cwd ?? SANDBOX_WORKDIR,
@@ -1066,9 +1066,9 @@ class DockerSandbox implements Sandbox {
       killGroup: (pgid) => this.killGroup(pgid),
       launcher: this.launcher,
     });
-    this.processes.add(process);
-    void process.exited.finally(() => this.processes.delete(process));
-    return process;
+    this.processes.add(child);
+    void child.exited.finally(() => this.processes.delete(child));
+    return child;
   }
 
   async limitHit(): Promise<string | null> {
@@ -1116,7 +1116,7 @@ class DockerSandbox implements Sandbox {
   /** Works at any moment: a container still being made is removed once its start settles. */
   close(): Promise<void> {
     this.closeRequested = true;
-    for (const process of this.processes) process.kill();
+    for (const child of this.processes) child.kill();
     this.closing ??= (async () => {
       const started = await this.ready.catch(() => null);
       if (started) {
