@@ -123,6 +123,18 @@ describe('console egress allowlist (Chromium)', () => {
     await step(page, 'environment-egress-form', async () => {
       await signIn(page);
       await page.goto(`${origin()}/console/environments`);
+      // The admin forbids open egress from the same page; the form's save then names network.
+      await clickText(page, 'Forbid open egress');
+      await waitForText(page, 'An admin forbade open egress');
+      expect((await api.get('/network-policy')).body).toEqual({ egress_open_allowed: false });
+      await clickText(page, 'New environment');
+      await fill(page, 'Name', 'form-open');
+      await fill(page, 'Network', 'egress');
+      await clickText(page, 'Create environment');
+      await waitForText(page, 'network: an admin of the team forbade open egress');
+      await clickText(page, 'Allow open egress');
+      await waitForText(page, 'Environments may use open egress');
+      await clickText(page, 'Close');
       await clickText(page, 'New environment');
       await fill(page, 'Name', 'form-allowlist');
       await fill(page, 'Network', 'allowlist');
@@ -144,7 +156,8 @@ describe('console egress allowlist (Chromium)', () => {
         'api.github.com\n*.npmjs.org\napi.example.com GET HEAD',
       );
       await clickText(page, 'Create environment');
-      await waitForText(page, 'allowlist');
+      // The list shows it once it is saved (the name field's value is no page text).
+      await waitForText(page, 'form-allowlist');
     });
     const list = (await api.get('/agent/environments')).body.environments as {
       config: Record<string, unknown>;

@@ -5,6 +5,7 @@ import { DataTable, type Column } from '../components/table';
 import { RelativeTime } from '../components/time';
 import { linesOf, SelectField, TextArea, TextField } from '../components/form';
 import { ruleErrorLine, rulesOf, rulesText } from '../egress';
+import { NetworkPolicyPanel } from '../components/NetworkPolicyPanel';
 
 type Environment = Schemas['Environment'];
 type Network = NonNullable<Schemas['UpdateEnvironmentRequest']['network']>;
@@ -287,6 +288,7 @@ export function EnvironmentsPage() {
         </button>
       </div>
       <ErrorMessage error={list.error} />
+      <NetworkPolicyPanel />
       {editing && (
         <div className="panel">
           <EnvironmentForm
