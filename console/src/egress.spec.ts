@@ -1,4 +1,4 @@
-import type { Schemas } from './api/client';
+import type { components } from './api/schema';
 import { blockedHostsOf, ruleErrorLine, ruleFor, rulesOf, rulesText } from './egress';
 
 const event = (payload: Record<string, unknown>, type = 'egress_denied') =>
@@ -8,7 +8,7 @@ const event = (payload: Record<string, unknown>, type = 'egress_denied') =>
     occurred_at: '2026-01-01T00:00:00Z',
     run_id: 'r',
     payload,
-  }) as unknown as Schemas['TimelineEvent'];
+  }) as unknown as components['schemas']['TimelineEvent'];
 
 describe('console egress helpers', () => {
   it('folds the denied events of several executions and ignores other events', () => {

@@ -1,4 +1,6 @@
-import type { Schemas } from './api/client';
+import type { components } from './api/schema';
+
+type Schemas = components['schemas'];
 
 type TimelineEvent = Schemas['TimelineEvent'];
 type RuleInput = string | Schemas['EgressRule'];
