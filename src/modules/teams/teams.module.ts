@@ -9,6 +9,7 @@ import { AuthStrategyRegistry, authStrategyRegistryOf } from './auth/auth-strate
 import { UserDirectoryService } from './auth/user-directory.service';
 import { BootstrapService } from './bootstrap.service';
 import { KeyRevocationWatch } from './key-revocation-watch.service';
+import { PersonAccess } from './person-access.service';
 import { Team } from './team.entity';
 import { TeamsService } from './teams.service';
 import { User } from './user.entity';
@@ -24,6 +25,7 @@ import { UserSessionsService } from './sessions/user-sessions.service';
     UserSessionsService,
     BootstrapService,
     KeyRevocationWatch,
+    PersonAccess,
     AccessDenials,
     {
       provide: AuthStrategyRegistry,
@@ -48,6 +50,7 @@ import { UserSessionsService } from './sessions/user-sessions.service';
     ApiKeysService,
     BootstrapService,
     KeyRevocationWatch,
+    PersonAccess,
     AccessDenials,
     AuthStrategyRegistry,
     UserSessionsService,
