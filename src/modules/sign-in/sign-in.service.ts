@@ -79,6 +79,7 @@ export class SignInService {
         403,
       );
     }
+    await this.refuseDeactivated(person);
     try {
       return await this.startSession(person, team.id, mapped.role);
     } catch (err) {
@@ -195,6 +196,30 @@ export class SignInService {
       await this.audit.insert(manager, events);
       await this.removeKnownPerson(manager, person, reason);
     });
+  }
+
+  /** A person deactivated through SCIM signs in again only once the provider reactivates them. */
+  private async refuseDeactivated(person: Person): Promise<void> {
+    const user = await this.dataSource
+      .getRepository(User)
+      .findOneBy({ oidcIssuer: person.issuer, oidcSubject: person.subject });
+    if (!user?.deletedAt) return;
+    this.logger.warn(`sign-in of ${person.subject} refused: deactivated through SCIM`);
+    const event = this.audit.entry(
+      {
+        teamId: user.teamId,
+        actor: { type: 'user', id: user.id, name: user.displayName, role: null },
+      },
+      'user.sign_in',
+      { type: 'user', id: user.id },
+      { issuer: person.issuer, subject: person.subject, reason: 'deactivated through SCIM' },
+      'denied',
+    );
+    await this.dataSource.transaction((manager) => this.audit.insert(manager, [event]));
+    throw new SignInFailure(
+      'Your account was deactivated by your identity provider. Ask an administrator to reactivate it.',
+      403,
+    );
   }
 
   /**

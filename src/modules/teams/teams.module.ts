@@ -10,6 +10,9 @@ import { UserDirectoryService } from './auth/user-directory.service';
 import { BootstrapService } from './bootstrap.service';
 import { KeyRevocationWatch } from './key-revocation-watch.service';
 import { PersonAccess } from './person-access.service';
+import { ScimToken } from './scim/scim-token.entity';
+import { ScimTokensService } from './scim/scim-tokens.service';
+import { ScimUsersService } from './scim/scim-users.service';
 import { Team } from './team.entity';
 import { TeamsService } from './teams.service';
 import { User } from './user.entity';
@@ -17,7 +20,7 @@ import { UserSession } from './sessions/user-session.entity';
 import { UserSessionsService } from './sessions/user-sessions.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Team, User, ApiKey, UserSession])],
+  imports: [TypeOrmModule.forFeature([Team, User, ApiKey, UserSession, ScimToken])],
   providers: [
     TeamsService,
     ApiKeysService,
@@ -26,6 +29,8 @@ import { UserSessionsService } from './sessions/user-sessions.service';
     BootstrapService,
     KeyRevocationWatch,
     PersonAccess,
+    ScimTokensService,
+    ScimUsersService,
     AccessDenials,
     {
       provide: AuthStrategyRegistry,
@@ -51,6 +56,8 @@ import { UserSessionsService } from './sessions/user-sessions.service';
     BootstrapService,
     KeyRevocationWatch,
     PersonAccess,
+    ScimTokensService,
+    ScimUsersService,
     AccessDenials,
     AuthStrategyRegistry,
     UserSessionsService,
