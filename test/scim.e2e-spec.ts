@@ -1,4 +1,5 @@
 import { ApiKeysService, TeamsService } from '../src/modules/teams';
+import { UserDirectoryService } from '../src/modules/teams/auth/user-directory.service';
 import { apiClient } from './support/api-client';
 import { CookieJar, signInThroughProvider } from './support/browser-cookies';
 import { freePort } from './support/console-browser';
@@ -201,6 +202,9 @@ describe('SCIM deprovisioning', () => {
         expect(JSON.parse(ended.data).detail).toMatch(/its person removed/);
         await stream.ended;
       }
+      const directory = app.ambient.app.get(UserDirectoryService);
+      const asExtension = { team: 'default', email: 'pat@example.test', role: 'admin' as const };
+      expect(await directory.principalOf(asExtension)).toBeNull();
       const again = await signInThroughProvider(origin(), 'pat');
       expect(again.response.status).toBe(403);
       expect(await again.response.text()).toContain('deactivated by your identity provider');
@@ -219,6 +223,9 @@ describe('SCIM deprovisioning', () => {
       expect((await scimJson(res)).active).toBe(true);
       expect((await signInThroughProvider(origin(), 'pat')).response.status).toBe(302);
       expect((await apiClient(app.baseUrl, key).get('/agent/runs')).status).toBe(401);
+      const directory = app.ambient.app.get(UserDirectoryService);
+      const asExtension = { team: 'default', email: 'pat@example.test', role: 'member' as const };
+      expect(await directory.principalOf(asExtension)).toMatchObject({ userId: id });
     });
 
     it('deactivates by PUT and by DELETE too', async () => {
