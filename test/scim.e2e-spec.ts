@@ -74,6 +74,13 @@ describe('SCIM deprovisioning', () => {
     const viewer = (await api.post('/api-keys', { name: 'v', role: 'viewer' })).body.key as string;
     const refused = await apiClient(app.baseUrl, viewer).post('/scim-tokens', { name: 'x' });
     expect(refused.status).toBe(403);
+    const config = await scim('/ServiceProviderConfig');
+    expect(config.status).toBe(200);
+    expect(await scimJson(config)).toMatchObject({
+      patch: { supported: true },
+      filter: { supported: true, maxResults: 100 },
+      bulk: { supported: false },
+    });
     const blank = await api.post('/scim-tokens', { name: ' ' });
     expect(blank.status).toBe(400);
     expect(blank.body.detail).toMatch(/^name/);

@@ -27,6 +27,28 @@ export class ScimError extends Error {
   }
 }
 
+/** RFC 7643 §5: PATCH and `userName eq` filters; no bulk, sort, ETags or passwords. */
+export function serviceProviderConfig(baseUrl: string) {
+  return {
+    schemas: ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'],
+    patch: { supported: true },
+    bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
+    filter: { supported: true, maxResults: SCIM_MAX_PAGE },
+    changePassword: { supported: false },
+    sort: { supported: false },
+    etag: { supported: false },
+    authenticationSchemes: [
+      {
+        type: 'oauthbearertoken',
+        name: 'Bearer token',
+        description: 'A SCIM token an admin makes with POST /api/v1/scim-tokens',
+        primary: true,
+      },
+    ],
+    meta: { resourceType: 'ServiceProviderConfig', location: `${baseUrl}/ServiceProviderConfig` },
+  };
+}
+
 /** A person as a SCIM User: `userName` is their email; `active` false once deactivated. */
 export function toScimUser(user: User & { deletedAt?: Date | null }, baseUrl: string) {
   return {

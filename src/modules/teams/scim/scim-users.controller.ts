@@ -27,6 +27,7 @@ import {
   SCIM_CONTENT_TYPE,
   SCIM_LIST_SCHEMA,
   ScimError,
+  serviceProviderConfig,
   toScimUser,
   userNameOfFilter,
 } from './scim-resources';
@@ -47,7 +48,7 @@ export const SCIM_PATH = 'scim/v2';
 @Public()
 @UseGuards(ScimAuthGuard)
 @UseFilters(ScimErrorFilter)
-@Controller(`${SCIM_PATH}/Users`)
+@Controller(SCIM_PATH)
 export class ScimUsersController {
   private readonly baseUrl: string;
 
@@ -58,7 +59,14 @@ export class ScimUsersController {
     this.baseUrl = `${config.server.publicUrl.replace(/\/+$/, '')}/api/v1/${SCIM_PATH}`;
   }
 
-  @Get()
+  /** What this service supports (RFC 7643 §5), for providers that ask before provisioning. */
+  @Get('ServiceProviderConfig')
+  @Header('Content-Type', SCIM_CONTENT_TYPE)
+  serviceProviderConfig() {
+    return serviceProviderConfig(this.baseUrl);
+  }
+
+  @Get('Users')
   @Header('Content-Type', SCIM_CONTENT_TYPE)
   async list(
     @Req() req: ScimRequest,
@@ -77,13 +85,13 @@ export class ScimUsersController {
     };
   }
 
-  @Get(':id')
+  @Get('Users/:id')
   @Header('Content-Type', SCIM_CONTENT_TYPE)
   async get(@Req() req: ScimRequest, @Param('id') id: string) {
     return toScimUser(await this.users.get(tokenOf(req).teamId, id), this.baseUrl);
   }
 
-  @Post()
+  @Post('Users')
   create(): never {
     throw new ScimError(
       501,
@@ -91,19 +99,19 @@ export class ScimUsersController {
     );
   }
 
-  @Patch(':id')
+  @Patch('Users/:id')
   @Header('Content-Type', SCIM_CONTENT_TYPE)
   async patch(@Req() req: ScimRequest, @Param('id') id: string, @Body() body: unknown) {
     return this.applied(tokenOf(req), id, activeOfPatch(body));
   }
 
-  @Put(':id')
+  @Put('Users/:id')
   @Header('Content-Type', SCIM_CONTENT_TYPE)
   async put(@Req() req: ScimRequest, @Param('id') id: string, @Body() body: unknown) {
     return this.applied(tokenOf(req), id, activeOfPut(body));
   }
 
-  @Delete(':id')
+  @Delete('Users/:id')
   @HttpCode(204)
   async remove(@Req() req: ScimRequest, @Param('id') id: string): Promise<void> {
     await this.users.setActive(tokenOf(req), id, false);
