@@ -18,6 +18,7 @@ const ACCOUNTS: Record<string, TestAccount> = {
   mo: admin('mo'),
   rex: admin('rex'),
   sam: { email: 'sam@example.test', name: 'sam', groups: ['ambient-members'] },
+  ivy: { email: 'ivy@example.test', name: 'ivy', groups: ['ambient-members'] },
 };
 
 /**
@@ -136,6 +137,29 @@ describe('keys and sessions follow their person', () => {
         details: expect.objectContaining({ revoked_keys: 1, ended_sessions: 1 }),
       },
     ]);
+  });
+
+  it("keeps a session's Idempotency-Key answers to that session, not the person's other sessions", async () => {
+    const [first, second] = [await signedIn('ivy'), await signedIn('ivy')];
+    const create = (session: { jar: CookieJar; csrf: string }) =>
+      api
+        .raw()
+        .post('/api/v1/agent/runs')
+        .set({
+          cookie: session.jar.header,
+          'x-csrf-token': session.csrf,
+          'Idempotency-Key': 'op-1',
+        })
+        .send({ prompt: 'one operation per session' });
+    const mine = await create(first);
+    expect(mine.status).toBe(200);
+    const replayed = await create(first);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.body.run_id).toBe(mine.body.run_id);
+    const theirs = await create(second);
+    expect(theirs.status).toBe(200);
+    expect(theirs.headers['idempotent-replayed']).toBeUndefined();
+    expect(theirs.body.run_id).not.toBe(mine.body.run_id);
   });
 
   it('ends the run streams a session opened when it signs out', async () => {
