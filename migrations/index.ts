@@ -17,6 +17,8 @@ import { RunLimits1764100000000 } from './1764100000000-run-limits';
 import { SignInSessions1764200000000 } from './1764200000000-sign-in-sessions';
 import { WebhookRedeliveries1764400000000 } from './1764400000000-webhook-redeliveries';
 import { TeamNetworkPolicies1765100000000 } from './1765100000000-team-network-policies';
+import { IdempotencyPerCredential1765500000000 } from './1765500000000-idempotency-per-credential';
+import { ScimTokens1765500000001 } from './1765500000001-scim-tokens';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -39,6 +41,8 @@ export const MIGRATIONS = [
   SignInSessions1764200000000,
   WebhookRedeliveries1764400000000,
   TeamNetworkPolicies1765100000000,
+  IdempotencyPerCredential1765500000000,
+  ScimTokens1765500000001,
 ];
 
 /** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */

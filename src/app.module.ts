@@ -29,6 +29,7 @@ import {
 import { HealthChecksModule } from './modules/health/health-checks.module';
 import { HealthModule } from './modules/health/health.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
+import { SecretCipher } from './modules/secrets';
 import { IdempotencySweeper } from './modules/idempotency/idempotency.sweeper';
 import { LimitsApiModule, LimitsModule } from './modules/limits/limits.module';
 import { ModelsModule } from './modules/models/models.module';
@@ -76,7 +77,7 @@ export class AppModule {
         DiscoveryModule,
         TeamsModule,
         AuditModule,
-        IdempotencyModule,
+        IdempotencyModule.withCipher(SecretCipher),
         ModelsModule,
         LimitsModule,
         BlobsModule.forRoles(api),

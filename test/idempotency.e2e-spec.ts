@@ -624,4 +624,100 @@ describe('Idempotency-Key', () => {
       expect(await runsWithPrompt(body.prompt)).toBe(2);
     });
   });
+
+  describe('an answer that carries a credential shown once', () => {
+    let agentUid: string;
+    let environmentUid: string;
+    beforeAll(async () => {
+      agentUid = (await api.post('/agent/identities', { name: `shown-once-${randomUUID()}` })).body
+        .uid as string;
+      environmentUid = (await api.post('/agent/environments', { name: 'shown-once' })).body
+        .uid as string;
+    });
+    const stored = (key: string) =>
+      dataSource.query(
+        `SELECT response_body, response_sealed, shown_once FROM idempotency_keys WHERE idem_key = ?`,
+        [key],
+      ) as Promise<
+        { response_body: string | null; response_sealed: Buffer | null; shown_once: number }[]
+      >;
+
+    it.each([
+      ["an agent's API key", () => `/agent/identities/${agentUid}/api-keys`, 'key', 201],
+      [
+        'a share token',
+        () => `/agent/environments/${environmentUid}/share-link`,
+        'share_token',
+        200,
+      ],
+    ])(
+      'keeps %s only encrypted, and replays it to the same key',
+      async (_what, path, field, status) => {
+        const key = randomUUID();
+        const first = await keyed(api, path(), key, {});
+        expect(first.status).toBe(status);
+        const credential = first.body[field] as string;
+        expect(credential.length).toBeGreaterThan(10);
+        const [row] = await stored(key);
+        expect(row.response_body).toBeNull();
+        expect(row.shown_once).toBe(1);
+        expect(Buffer.from(row.response_sealed!).toString('latin1')).not.toContain(credential);
+        const again = await keyed(api, path(), key, {});
+        expect(again.status).toBe(status);
+        expect(again.headers['idempotent-replayed']).toBe('true');
+        expect(again.body[field]).toBe(credential);
+      },
+    );
+
+    it("never replays one key's answer to another key of the same person", async () => {
+      const keys = app.ambient.app.get(ApiKeysService);
+      // The bootstrap key (the first key) and another key of its person, with a lower role.
+      const [admin] = (await dataSource.query(
+        `SELECT user_id, team_id FROM api_keys ORDER BY created_at LIMIT 1`,
+      )) as { user_id: string; team_id: string }[];
+      const memberKey = await keys.create(
+        { id: admin.user_id, teamId: admin.team_id },
+        'member key of the same person',
+        { role: 'member' },
+      );
+      const member = apiClient(app.baseUrl, memberKey.key);
+      const key = randomUUID();
+      const path = `/agent/environments/${environmentUid}/share-link`;
+      const adminAnswer = await keyed(api, path, key, {});
+      expect(adminAnswer.status).toBe(200);
+      const memberAnswer = await keyed(member, path, key, {});
+      expect(memberAnswer.status).toBe(200);
+      expect(memberAnswer.headers['idempotent-replayed']).toBeUndefined();
+      expect(memberAnswer.body.share_token).not.toBe(adminAnswer.body.share_token);
+      expect(await storedKeys(key)).toBe(2);
+    });
+
+    describe('on a server without AMBIENT_SECRETS_KEY', () => {
+      let keyless: TestApp;
+      beforeAll(async () => {
+        keyless = await startTestApp(env, ['api'], { secretsKey: '' });
+      });
+      afterAll(async () => {
+        await keyless?.close();
+      });
+
+      it('keeps no copy: the replay answers 409 already_shown and changes nothing', async () => {
+        const client = apiClient(keyless.baseUrl, keyless.apiKey);
+        const key = randomUUID();
+        const path = `/agent/environments/${environmentUid}/share-link`;
+        const first = await keyed(client, path, key, {});
+        expect(first.status).toBe(200);
+        const [row] = await stored(key);
+        expect(row).toEqual({ response_body: null, response_sealed: null, shown_once: 1 });
+        const again = await keyed(client, path, key, {});
+        expect(again.status).toBe(409);
+        expect(again.body).toMatchObject({
+          status: 409,
+          type: expect.stringMatching(/already-shown$/),
+          detail: expect.stringContaining(`Idempotency-Key: "${key}"`),
+        });
+        expect(await stored(key)).toEqual([row]);
+      });
+    });
+  });
 });

@@ -13,6 +13,7 @@ describe('logs (a real Ambient process)', () => {
   let env: TestEnvironment;
   let ambient: ReturnType<typeof spawnAmbient>;
   let apiUrl: string;
+  let ingressUrl: string;
 
   beforeAll(async () => {
     model = await startFakeModelServer();
@@ -28,7 +29,7 @@ describe('logs (a real Ambient process)', () => {
     );
     await ambient.ready;
     const summary = jsonLines(ambient.output()).find((l) => l.context === 'Ambient');
-    apiUrl = (summary?.startup as { api: string }).api;
+    ({ api: apiUrl, ingress: ingressUrl } = summary?.startup as { api: string; ingress: string });
   });
 
   afterAll(async () => {
@@ -112,6 +113,93 @@ describe('logs (a real Ambient process)', () => {
       (found) => found,
       { what: `the log line of ${id}` },
     );
+  });
+
+  /** Every log line of a request, once its `request completed` line is out. */
+  const requestLines = async (id: string) => {
+    await waitFor(
+      async () => jsonLines(ambient.output()).some((l) => l.request_id === id && l.path),
+      (found) => found,
+      { what: `the log line of ${id}` },
+    );
+    return jsonLines(ambient.output()).filter((l) => l.request_id === id);
+  };
+
+  describe('masks every credential a path carries', () => {
+    const SHARE_TOKEN = 'Sh4reT0kenNeverLogged';
+    const URL_TOKEN = 'UrlT0kenNeverLogged';
+    const KEY_IN_PATH = 'amb_abcdefghijkl_NeverLogged0123456789abcdefghi';
+    let viewerKey: string;
+    beforeAll(async () => {
+      const created = await apiClient(apiUrl, KEY).post('/api-keys', {
+        name: 'viewer',
+        role: 'viewer',
+      });
+      viewerKey = created.body.key as string;
+    });
+
+    it.each([
+      [
+        'a share token refused to a viewer: request log, Access warning, audit path',
+        () => `${apiUrl}/agent/environments/shared/${SHARE_TOKEN}/accept`,
+        'POST',
+        () => viewerKey,
+        403,
+        '/api/v1/agent/environments/shared/[token]/accept',
+      ],
+      [
+        'a share token',
+        () => `${apiUrl}/agent/environments/shared/${SHARE_TOKEN}/accept`,
+        'POST',
+        () => KEY,
+        404,
+        '/api/v1/agent/environments/shared/[token]/accept',
+      ],
+      [
+        "a webhook's url token",
+        () => `${ingressUrl}/webhooks/w/wh_unknown/${URL_TOKEN}`,
+        'POST',
+        () => undefined,
+        404,
+        '/webhooks/w/wh_unknown/[token]',
+      ],
+      [
+        'an API key',
+        () => `${apiUrl}/agent/runs/${KEY_IN_PATH}`,
+        'GET',
+        () => KEY,
+        404,
+        '/api/v1/agent/runs/[key]',
+      ],
+    ])('%s', async (_what, url, method, key, status, masked) => {
+      const id = `masked-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+      const apiKey = key();
+      const res = await fetch(url(), {
+        method,
+        headers: {
+          'X-Request-Id': id,
+          ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}),
+          ...(method === 'POST' ? { 'Content-Type': 'application/json' } : {}),
+        },
+        ...(method === 'POST' ? { body: '{}' } : {}),
+      });
+      expect(res.status).toBe(status);
+      const lines = await requestLines(id);
+      expect(lines.find((l) => l.msg === 'request completed')).toMatchObject({ path: masked });
+      for (const secret of [SHARE_TOKEN, URL_TOKEN, KEY_IN_PATH]) {
+        expect(JSON.stringify(lines)).not.toContain(secret);
+      }
+      if (status !== 403) return;
+      const warning = lines.find((l) => l.context === 'Access');
+      expect(warning?.msg).toContain(`denied POST ${masked}:`);
+      const events = (await apiClient(apiUrl, KEY).get('/audit-events')).body.events as {
+        request_id: string | null;
+        details: Record<string, unknown>;
+      }[];
+      const denied = events.find((e) => e.request_id === id);
+      expect(denied?.details).toMatchObject({ method: 'POST', path: masked });
+      expect(JSON.stringify(events)).not.toContain(SHARE_TOKEN);
+    });
   });
 
   /** The `run started` and `run ended` lines of a run, once it has ended. */

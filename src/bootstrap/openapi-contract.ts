@@ -25,6 +25,7 @@ const AMBIENT_EXTENSION_PATHS: readonly RegExp[] = [
   /^\/factory\/\{uid\}\/(definition|automations|sync)$/,
   /^\/factory\/\{factoryUid\}\/webhooks/,
   /^\/api-keys(\/|$)/,
+  /^\/scim-tokens(\/|$)/,
   /^\/limits$/,
   /^\/agent\/identities\/\{uid\}\/limits$/,
 ];
@@ -37,6 +38,10 @@ const AMBIENT_EXTENSION_SCHEMAS: readonly string[] = [
   'HealthIndicator',
   'MCPSecretReference',
   'CreateApiKeyRequest',
+  'CreateScimTokenRequest',
+  'ScimToken',
+  'CreatedScimToken',
+  'ListScimTokensResponse',
   'ApiKey',
   'CreatedApiKey',
   'ListApiKeysResponse',

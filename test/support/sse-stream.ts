@@ -28,16 +28,17 @@ export interface SseRefusal {
 const DEADLINE_MS = 30_000;
 
 /**
- * GETs an SSE endpoint with a key (and a Last-Event-ID) and parses events as they come; waiting
+ * GETs an SSE endpoint with a key or a session cookie (and a Last-Event-ID) and parses events as they come; waiting
  * for an event has a deadline so a missing one fails the test with what did arrive.
  */
 export function openSse(
   url: string,
-  options: { apiKey?: string; lastEventId?: string } = {},
+  options: { apiKey?: string; cookie?: string; lastEventId?: string } = {},
 ): Promise<SseStream | SseRefusal> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { Accept: 'text/event-stream' };
     if (options.apiKey) headers.Authorization = `Bearer ${options.apiKey}`;
+    if (options.cookie) headers.Cookie = options.cookie;
     if (options.lastEventId !== undefined) headers['Last-Event-ID'] = options.lastEventId;
     const req = httpRequest(url, { headers }, (res) => {
       res.setEncoding('utf8');

@@ -84,6 +84,11 @@ export function rolesWith(permission: Permission): TeamRole[] {
   return TEAM_ROLES.filter((role) => roleAllows(role, permission));
 }
 
+/** The weaker of two roles: a key acts with the lower of its own role and its person's. */
+export function lowerRole(a: TeamRole, b: TeamRole): TeamRole {
+  return TEAM_ROLES.indexOf(a) > TEAM_ROLES.indexOf(b) ? a : b;
+}
+
 export function isTeamRole(value: unknown): value is TeamRole {
   return typeof value === 'string' && (TEAM_ROLES as readonly string[]).includes(value);
 }

@@ -21,6 +21,8 @@ export const ERROR_CODES = {
   environment_setup_failed: { status: 500, retryable: false, title: 'Environment setup failed' },
   content_policy_violation: { status: 403, retryable: false, title: 'Content policy violation' },
   conflict: { status: 409, retryable: true, title: 'Conflict' },
+  /** Ambient's own: a credential shown once is not shown again (an idempotent replay of it). */
+  already_shown: { status: 409, retryable: false, title: 'Already shown' },
   authentication_required: { status: 401, retryable: false, title: 'Authentication required' },
   resource_unavailable: { status: 503, retryable: true, title: 'Resource unavailable' },
   internal_error: { status: 500, retryable: true, title: 'Internal error' },

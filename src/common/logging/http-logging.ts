@@ -7,11 +7,14 @@ const PATH_SECRETS: [RegExp, string][] = [
   [/^(\/webhooks\/w\/[^/]+)\/.+$/, '$1/[token]'],
   // An environment share token: whoever holds it adds the environment to their team.
   [/^(\/api\/v1\/agent\/environments\/shared)\/[^/]+/, '$1/[token]'],
+  // An API key pasted into a path by mistake (`amb_<prefix>_<secret>`, any segment).
+  [/(^|\/)amb_[^/]*/g, '$1[key]'],
 ];
 
 /**
- * The path a log line (or an error's log) shows: no query string (signed URLs), no webhook url
- * token, no environment share token.
+ * The path a log line, an error's log, an audit event or a trace shows: no query string (signed
+ * URLs), no webhook url token, no environment share token, no API key. The one masking function
+ * for paths: whatever records a path passes it through this.
  */
 export function loggedPath(url: string | undefined): string {
   let path = (url ?? '').split('?')[0];

@@ -87,4 +87,12 @@ describe('loggedPath', () => {
       '/api/v1/agent/environments/env_1/share-link',
     );
   });
+
+  it('drops an API key in any segment', () => {
+    expect(loggedPath('/api/v1/api-keys/amb_abcdefghijkl_0123456789abcdef0123456789abcdef')).toBe(
+      '/api/v1/api-keys/[key]',
+    );
+    expect(loggedPath('/api/v1/agent/runs/amb_x/stream')).toBe('/api/v1/agent/runs/[key]/stream');
+    expect(loggedPath('/api/v1/agent/runs/not_amb_x')).toBe('/api/v1/agent/runs/not_amb_x');
+  });
 });

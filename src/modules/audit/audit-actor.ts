@@ -46,6 +46,7 @@ export function actorOf(by: AuditBy): AuditActor {
     return { type: 'agent', id: by.userId, name, role: by.role };
   }
   // A person signed in without an API key (a console session, an extension's strategy).
-  if (by.keyId === `user:${by.userId}`) return { type: 'user', id: by.userId, name, role: by.role };
+  if (by.keyId === `user:${by.userId}` || by.keyId.startsWith('session:'))
+    return { type: 'user', id: by.userId, name, role: by.role };
   return { type: 'api_key', id: by.keyId, name, role: by.role };
 }

@@ -171,7 +171,7 @@ export class EnvironmentsController {
   })
   @ApiProblems(401, 403, 404)
   @ApiOkResponse({ type: ShareLinkDto })
-  @Idempotent()
+  @Idempotent({ shownOnce: true })
   async share(@CurrentPrincipal() principal: Principal, @Param('uid') uid: string) {
     return { share_token: await this.environments.shareLink(principal, uid) };
   }

@@ -5,12 +5,15 @@ import { IDEMPOTENCY_KEY_HEADER } from './idempotency-key.header';
 /** A request holding its `Idempotency-Key` while it is in flight. */
 export interface IdempotencyClaim {
   teamId: string;
+  /** The credential that sent the key: an API key's id, or `session:…` for a console session. */
   principalId: string;
   key: string;
   /** Which request holds the key: a claim taken over after it lapsed has another token. */
   token: string;
   /** Set when the answer was written in the transaction of what the request created. */
   recordedInTransaction: boolean;
+  /** The answer carries a credential shown once (Idempotent({ shownOnce: true })). */
+  shownOnce?: boolean;
 }
 
 /** The answer a request with a key gives, to be replayed for the same key and request. */
@@ -80,20 +83,23 @@ export async function lockAnswers(
 export function answersStatement(kept: IdempotentAnswer[]): Statement | null {
   if (!kept.length) return null;
   // One statement for the batch: the rows exist and are locked, so only the UPDATE part runs.
+  // A shown-once answer is not written here (no cipher at hand): its replay answers 409.
   const params = kept.flatMap(({ claim, status, body }) => [
     claim.teamId,
     claim.principalId,
     claim.key,
     claim.token,
     status,
-    storedBody(body),
+    claim.shownOnce ? null : storedBody(body),
+    claim.shownOnce ? 1 : 0,
   ]);
   return {
     sql: `INSERT INTO idempotency_keys (team_id, principal_id, idem_key, request_digest, claim_token,
-         claimed_until, response_status, response_body, created_at, expires_at)
-       VALUES ${kept.map(() => "(?, ?, ?, '', ?, NULL, ?, ?, NOW(3), NOW(3))").join(', ')}
+         claimed_until, response_status, response_body, shown_once, created_at, expires_at)
+       VALUES ${kept.map(() => "(?, ?, ?, '', ?, NULL, ?, ?, ?, NOW(3), NOW(3))").join(', ')}
        ON DUPLICATE KEY UPDATE response_status = VALUES(response_status),
-         response_body = VALUES(response_body), claimed_until = NULL`,
+         response_body = VALUES(response_body), shown_once = VALUES(shown_once),
+         claimed_until = NULL`,
     params,
     bytes: params.reduce<number>((sum, value) => sum + valueBytes(value), 0),
   };

@@ -15,7 +15,8 @@ import { IdempotencyStore } from './idempotency.store';
 export type IdempotentRequest = Request & { idempotencyClaim?: IdempotencyClaim; user?: Principal };
 
 /**
- * What `Idempotency-Key` does around a handler: claims the key before the handler runs, replays
+ * What `Idempotency-Key` does around a handler: claims the key (per team and credential: the API
+ * key or console session that sent it) before the handler runs, replays
  * the stored answer of the same request, refuses another request with the key (422) or one while
  * the first is in flight (409). A 2xx answer is stored (unless the handler recorded it in its own
  * transaction); any error answer frees the key, since it changed nothing. Used by
@@ -37,10 +38,17 @@ export class IdempotencyGate {
     request: IdempotentRequest,
     response: Response,
     work: (claim: IdempotencyClaim) => Promise<unknown>,
+    options: { shownOnce?: boolean } = {},
   ): Promise<unknown> {
     const principal = request.user!;
     const digest = requestDigest(request.method, request.originalUrl, request.body);
-    const scope = { teamId: principal.teamId, principalId: principal.userId, key };
+    // Per credential: another key or session of the same person never gets this answer.
+    const scope = {
+      teamId: principal.teamId,
+      principalId: principal.keyId,
+      key,
+      shownOnce: options.shownOnce,
+    };
     const outcome = await this.store.claim(scope, digest);
     switch (outcome.kind) {
       case 'replay':
@@ -53,6 +61,12 @@ export class IdempotencyGate {
           `${IDEMPOTENCY_KEY_HEADER}: "${key}" was already used for another request ` +
             '(method, path or body differ); use a new key for a new operation',
           { status: 422, title: 'Idempotency key reused' },
+        );
+      case 'already_shown':
+        throw new ApiError(
+          'already_shown',
+          `${IDEMPOTENCY_KEY_HEADER}: "${key}" was answered with a credential that is shown ` +
+            'once and not kept; it was created: list it, or revoke it and create another',
         );
       case 'in_flight':
         throw new ApiError(

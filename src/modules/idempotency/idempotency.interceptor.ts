@@ -1,7 +1,9 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import type { Response } from 'express';
 import { defer, from, lastValueFrom, Observable } from 'rxjs';
 import { IdempotencyGate, type IdempotentRequest } from './idempotency-gate';
+import { SHOWN_ONCE } from './shown-once-cipher';
 
 /**
  * `Idempotency-Key` on the handlers marked @Idempotent() (IdempotencyGate does the work). On
@@ -9,7 +11,10 @@ import { IdempotencyGate, type IdempotentRequest } from './idempotency-gate';
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
-  constructor(private readonly gate: IdempotencyGate) {}
+  constructor(
+    private readonly gate: IdempotencyGate,
+    private readonly reflector: Reflector,
+  ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
@@ -17,10 +22,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const key = this.gate.keyOf(request);
     if (key === undefined) return next.handle();
     const response = context.switchToHttp().getResponse<Response>();
+    const shownOnce = this.reflector.get<boolean | undefined>(SHOWN_ONCE, context.getHandler());
     return defer(() =>
       from(
-        this.gate.around(key, request, response, () =>
-          lastValueFrom(next.handle(), { defaultValue: undefined }),
+        this.gate.around(
+          key,
+          request,
+          response,
+          () => lastValueFrom(next.handle(), { defaultValue: undefined }),
+          { shownOnce },
         ),
       ),
     );

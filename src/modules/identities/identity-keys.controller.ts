@@ -45,7 +45,7 @@ export class IdentityKeysController {
   @ApiProblems(400, 401, 403, 404)
   @ApiParam({ name: 'uid' })
   @ApiCreatedResponse({ type: CreatedIdentityApiKeyDto })
-  @Idempotent()
+  @Idempotent({ shownOnce: true })
   async create(
     @CurrentPrincipal() principal: Principal,
     @Param('uid') uid: string,

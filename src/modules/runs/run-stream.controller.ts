@@ -18,7 +18,7 @@ import { RunStreamHub } from './live/run-stream-hub.service';
 import { parseCursor, StreamCursor } from './live/stream-cursor';
 import { RunsService } from './runs.service';
 import { RequirePermission } from '../../common/auth/require-permission.decorator';
-import { API_KEY_STRATEGY } from '../teams';
+import { API_KEY_STRATEGY, SESSION_STRATEGY } from '../teams';
 
 const DESCRIPTION = [
   'Server-Sent Events of one run, from the moment of connecting (Ambient extension).',
@@ -80,7 +80,9 @@ export class RunStreamController {
   ): Promise<void> {
     const resume = resumeCursor(header, query);
     const run = await this.runs.findVisible(principal.teamId, runId);
-    const keyId = principal.strategy === API_KEY_STRATEGY ? principal.keyId : null;
+    const watched =
+      principal.strategy === API_KEY_STRATEGY || principal.strategy === SESSION_STRATEGY;
+    const keyId = watched ? principal.keyId : null;
     await this.hub.open(req, res, run, resume, keyId);
   }
 }

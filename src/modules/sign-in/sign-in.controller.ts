@@ -10,6 +10,7 @@ import {
   cookiesOf,
   CSRF_COOKIE,
   CSRF_HEADER,
+  KeyRevocationWatch,
   SESSION_COOKIE,
   sameToken,
   UserSessionsService,
@@ -46,6 +47,7 @@ export class SignInController {
     private readonly relyingParty: OidcRelyingParty,
     private readonly signIns: SignInService,
     private readonly sessions: UserSessionsService,
+    private readonly streams: KeyRevocationWatch,
   ) {}
 
   @Public()
@@ -104,7 +106,8 @@ export class SignInController {
   }
 
   /**
-   * Ends the browser's session on every replica (its row is deleted) and clears its cookies. With
+   * Ends the browser's session on every replica (its row is deleted), and the run streams it
+   * opened, and clears its cookies. With
    * a live session the CSRF token is required, so another site cannot sign the user out.
    */
   @Public()
@@ -124,7 +127,11 @@ export class SignInController {
           `signing out needs the session's CSRF token as "${CSRF_HEADER}"`,
         );
       }
-      if (await this.sessions.end(token)) await this.signIns.signedOut(session.principal);
+      if (await this.sessions.end(token)) {
+        await this.signIns.signedOut(session.principal);
+        // The session's streams on this replica end now; other replicas' at their next check.
+        await this.streams.checkNow();
+      }
     }
     res.clearCookie(SESSION_COOKIE, this.cookie(true));
     res.clearCookie(CSRF_COOKIE, this.cookie(false));

@@ -14,7 +14,15 @@ import type { TeamRole } from '../../common/auth/roles';
 import type { Principal } from '../../common/auth/principal';
 import { AuditLog } from '../audit';
 import type { AuditActor } from '../audit';
-import { Team, User, StartedSession, UserSessionsService, USER_TOPIC } from '../teams';
+import { systemActor } from '../audit';
+import {
+  PersonAccess,
+  Team,
+  User,
+  StartedSession,
+  UserSessionsService,
+  USER_TOPIC,
+} from '../teams';
 import { SignInClaims, SignInFailure } from './oidc-relying-party.service';
 
 /** A person as the provider names them, and where the role mapping puts them. */
@@ -42,6 +50,7 @@ export class SignInService {
     private readonly sessions: UserSessionsService,
     private readonly audit: AuditLog,
     private readonly invalidations: Invalidations,
+    private readonly access: PersonAccess,
   ) {
     const text = config.signIn.oidcRoleMapping;
     this.mapping = text ? parseRoleMapping(text) : [];
@@ -70,6 +79,7 @@ export class SignInService {
         403,
       );
     }
+    await this.refuseDeactivated(person);
     try {
       return await this.startSession(person, team.id, mapped.role);
     } catch (err) {
@@ -134,6 +144,8 @@ export class SignInService {
       lastSignInAt: now,
     };
     if (found) {
+      // Moved to another team: what they held in the old one (keys, other sessions) ends.
+      if (found.teamId !== teamId) await this.access.cut(m, found.id);
       await repository.update({ id: found.id }, fields);
       // Its API keys act with the role (and name) of this sign-in on every replica at once.
       await this.invalidations.changed(m, USER_TOPIC, [found.id]);
@@ -180,7 +192,55 @@ export class SignInService {
         'denied',
       ),
     );
-    await this.dataSource.transaction((manager) => this.audit.insert(manager, events));
+    await this.dataSource.transaction(async (manager) => {
+      await this.audit.insert(manager, events);
+      await this.removeKnownPerson(manager, person, reason);
+    });
+  }
+
+  /** A person deactivated through SCIM signs in again only once the provider reactivates them. */
+  private async refuseDeactivated(person: Person): Promise<void> {
+    const user = await this.dataSource
+      .getRepository(User)
+      .findOneBy({ oidcIssuer: person.issuer, oidcSubject: person.subject });
+    if (!user?.deletedAt) return;
+    this.logger.warn(`sign-in of ${person.subject} refused: deactivated through SCIM`);
+    const event = this.audit.entry(
+      {
+        teamId: user.teamId,
+        actor: { type: 'user', id: user.id, name: user.displayName, role: null },
+      },
+      'user.sign_in',
+      { type: 'user', id: user.id },
+      { issuer: person.issuer, subject: person.subject, reason: 'deactivated through SCIM' },
+      'denied',
+    );
+    await this.dataSource.transaction((manager) => this.audit.insert(manager, [event]));
+    throw new SignInFailure(
+      'Your account was deactivated by your identity provider. Ask an administrator to reactivate it.',
+      403,
+    );
+  }
+
+  /**
+   * The provider no longer maps a person Ambient knows to any team: their keys and sessions end
+   * (recorded in their team as `user.access_revoked`). Signing in again once mapped gives them a
+   * new session; their keys stay revoked.
+   */
+  private async removeKnownPerson(m: EntityManager, person: Person, reason: string) {
+    const user = await m
+      .getRepository(User)
+      .findOneBy({ oidcIssuer: person.issuer, oidcSubject: person.subject });
+    if (!user) return;
+    const cut = await this.access.cut(m, user.id);
+    await this.audit.insert(m, [
+      this.audit.entry(
+        { teamId: user.teamId, actor: systemActor('oidc-sign-in', 'OpenID sign-in') },
+        'user.access_revoked',
+        { type: 'user', id: user.id },
+        { reason, revoked_keys: cut.revokedKeys, ended_sessions: cut.endedSessions },
+      ),
+    ]);
   }
 }
 

@@ -5,7 +5,7 @@ import { BroadcastCache, Invalidation, InvalidationBus } from '../../common/cach
 import { Invalidations } from '../../common/cache/invalidations';
 import { newUid } from '../../common/ids';
 import { ApiKey } from './api-key.entity';
-import type { TeamRole } from '../../common/auth/roles';
+import { lowerRole, type TeamRole } from '../../common/auth/roles';
 import { generateApiKey, hashApiKey, hashesEqual, lookupPrefixOf } from './api-key-format';
 import { API_KEY_STRATEGY } from './auth/api-key.strategy';
 import { Principal } from '../../common/auth/principal';
@@ -17,9 +17,13 @@ const CACHED_KEYS = 10_000;
 /** Invalidation topics: a key (by id) and a user (by id: role, name, deletion). */
 export const API_KEY_TOPIC = 'api_key';
 export const USER_TOPIC = 'user';
-/** A key that authenticates (`k` the key, `u` its user; the one parameter: now). */
+/**
+ * A key that authenticates (`k` the key, `u` its user; the one parameter: now). A person's key
+ * stays in the team it was made in: once its person is moved to another team it no longer
+ * authenticates (a run-scoped key keeps reporting for the run it was issued to).
+ */
 const LIVE_KEY = `k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?)
-  AND u.deleted_at IS NULL`;
+  AND u.deleted_at IS NULL AND (k.team_id = u.team_id OR k.run_id IS NOT NULL)`;
 
 interface KeyRow {
   id: string;
@@ -29,7 +33,8 @@ interface KeyRow {
   last_used_at: Date | null;
   expires_at: Date | null;
   type: User['type'];
-  role: TeamRole;
+  key_role: TeamRole | null;
+  user_role: TeamRole;
   display_name: string;
   email: string | null;
   run_id: string | null;
@@ -290,7 +295,8 @@ export class ApiKeysService {
   private async lookup(plainKey: string, hash: Buffer): Promise<AuthenticatedKey | null> {
     const rows = (await this.dataSource.query(
       `SELECT k.id, k.team_id, k.user_id, k.secret_hash, k.last_used_at, k.expires_at, k.run_id,
-              k.run_execution_id, u.type, COALESCE(k.role, u.role) AS role, u.display_name, u.email
+              k.run_execution_id, u.type, k.role AS key_role, u.role AS user_role,
+              u.display_name, u.email
          FROM api_keys k JOIN users u ON u.id = k.user_id
         WHERE k.prefix = ? AND ${LIVE_KEY}`,
       [lookupPrefixOf(plainKey), new Date()],
@@ -303,7 +309,8 @@ export class ApiKeysService {
         userId: row.user_id,
         keyId: row.id,
         userType: row.type,
-        role: row.role,
+        // Never more than its person may do now: a demoted person's admin key acts as they do.
+        role: row.key_role ? lowerRole(row.key_role, row.user_role) : row.user_role,
         displayName: row.display_name,
         email: row.email,
         strategy: API_KEY_STRATEGY,

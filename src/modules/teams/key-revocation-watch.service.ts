@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { ApiKeysService } from './api-keys.service';
+import { SESSION_KEY_PREFIX, UserSessionsService } from './sessions/user-sessions.service';
 
 /** Well inside the 10 s a revoked key may keep what it opened (DESIGN §12). */
 export const KEY_RECHECK_INTERVAL_MS = 4000;
@@ -8,7 +9,9 @@ type OnRevoked = () => void;
 
 /**
  * What a key opened and keeps open (live run streams, self-hosted worker websockets) ends soon
- * after the key stops authenticating: revoked, deleted with its identity, its user deleted. One
+ * after the key stops authenticating: revoked, deleted with its identity, its user deleted or
+ * moved. A console session (`session:…` key ids) is watched the same way: signed out, expired,
+ * or its person removed. One
  * timer per replica checks every watched key in one batched query, never per event; a failed
  * check (database unreachable) closes nothing and the next tick tries again.
  */
@@ -19,7 +22,10 @@ export class KeyRevocationWatch implements OnModuleDestroy {
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<void> | null = null;
 
-  constructor(private readonly apiKeys: ApiKeysService) {}
+  constructor(
+    private readonly apiKeys: ApiKeysService,
+    private readonly sessions: UserSessionsService,
+  ) {}
 
   /** Calls `onRevoked` once the key no longer authenticates; the returned function stops it. */
   watch(keyId: string, onRevoked: OnRevoked): () => void {
@@ -60,7 +66,12 @@ export class KeyRevocationWatch implements OnModuleDestroy {
   private async check(): Promise<void> {
     const ids = [...this.watchers.keys()];
     if (ids.length === 0) return;
-    const valid = await this.apiKeys.stillValid(ids);
+    const isSession = (id: string) => id.startsWith(SESSION_KEY_PREFIX);
+    const [keys, sessions] = await Promise.all([
+      this.apiKeys.stillValid(ids.filter((id) => !isSession(id))),
+      this.sessions.stillLive(ids.filter(isSession)),
+    ]);
+    const valid = new Set([...keys, ...sessions]);
     for (const id of ids) {
       if (valid.has(id)) continue;
       const set = this.watchers.get(id);

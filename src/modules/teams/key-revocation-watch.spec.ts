@@ -1,4 +1,5 @@
 import type { ApiKeysService } from './api-keys.service';
+import type { UserSessionsService } from './sessions/user-sessions.service';
 import { KeyRevocationWatch } from './key-revocation-watch.service';
 
 describe('KeyRevocationWatch', () => {
@@ -19,7 +20,9 @@ describe('KeyRevocationWatch', () => {
     valid = new Set(['a', 'b']);
     fail = null;
     queries.length = 0;
-    watch = new KeyRevocationWatch(apiKeys);
+    watch = new KeyRevocationWatch(apiKeys, {
+      stillLive: () => Promise.resolve(new Set<string>()),
+    } as unknown as UserSessionsService);
   });
   afterEach(() => watch.onModuleDestroy());
 

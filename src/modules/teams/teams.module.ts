@@ -9,6 +9,10 @@ import { AuthStrategyRegistry, authStrategyRegistryOf } from './auth/auth-strate
 import { UserDirectoryService } from './auth/user-directory.service';
 import { BootstrapService } from './bootstrap.service';
 import { KeyRevocationWatch } from './key-revocation-watch.service';
+import { PersonAccess } from './person-access.service';
+import { ScimToken } from './scim/scim-token.entity';
+import { ScimTokensService } from './scim/scim-tokens.service';
+import { ScimUsersService } from './scim/scim-users.service';
 import { Team } from './team.entity';
 import { TeamsService } from './teams.service';
 import { User } from './user.entity';
@@ -16,7 +20,7 @@ import { UserSession } from './sessions/user-session.entity';
 import { UserSessionsService } from './sessions/user-sessions.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Team, User, ApiKey, UserSession])],
+  imports: [TypeOrmModule.forFeature([Team, User, ApiKey, UserSession, ScimToken])],
   providers: [
     TeamsService,
     ApiKeysService,
@@ -24,6 +28,9 @@ import { UserSessionsService } from './sessions/user-sessions.service';
     UserSessionsService,
     BootstrapService,
     KeyRevocationWatch,
+    PersonAccess,
+    ScimTokensService,
+    ScimUsersService,
     AccessDenials,
     {
       provide: AuthStrategyRegistry,
@@ -48,6 +55,9 @@ import { UserSessionsService } from './sessions/user-sessions.service';
     ApiKeysService,
     BootstrapService,
     KeyRevocationWatch,
+    PersonAccess,
+    ScimTokensService,
+    ScimUsersService,
     AccessDenials,
     AuthStrategyRegistry,
     UserSessionsService,

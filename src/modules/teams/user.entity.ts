@@ -38,4 +38,8 @@ export class User {
 
   @Column({ name: 'last_sign_in_at', type: 'datetime', precision: 3, nullable: true })
   lastSignInAt?: Date | null;
+
+  /** Deleted (an agent identity) or deactivated (a person, by SCIM): nothing of theirs works. */
+  @Column({ name: 'deleted_at', type: 'datetime', precision: 3, nullable: true })
+  deletedAt?: Date | null;
 }

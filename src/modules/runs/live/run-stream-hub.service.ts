@@ -15,7 +15,7 @@ const BATCH_SIZE = 200;
 const DRAIN_TIMEOUT_MS = 30_000;
 const KEY_REVOKED = new ApiError(
   'authentication_required',
-  'the API key of this stream was revoked (or its identity deleted); reconnect with a valid key',
+  'the API key of this stream was revoked (or its identity deleted, its session signed out, its person removed); reconnect with a valid key',
 );
 
 /**

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { loggedPath } from '../../../common/logging/http-logging';
 import { AuditLog } from '../../audit';
 import { AmbientMetrics } from '../../metrics';
 import type { Principal } from '../../../common/auth/principal';
@@ -11,7 +12,7 @@ export interface AccessDenial {
   /** What the 403 says, e.g. `role "viewer" lacks permission "runs.create" (held by: admin, member)`. */
   reason: string;
   method: string;
-  /** The request path as sent (without the query string). */
+  /** The request path as sent; the log and the audit event show it masked (loggedPath). */
   path: string;
   requestId: string | null;
   ip: string | null;
@@ -34,15 +35,16 @@ export class AccessDenials {
   /** The audit event's action is the permission refused (`secrets.write`). */
   record(denial: AccessDenial): Promise<void> {
     const { principal, permission } = denial;
+    const path = loggedPath(denial.path);
     this.metrics.accessDenied(permission, principal.role);
     this.logger.warn(
-      `denied ${denial.method} ${denial.path}: ${denial.reason} (team ${principal.teamId}, ` +
+      `denied ${denial.method} ${path}: ${denial.reason} (team ${principal.teamId}, ` +
         `user ${principal.userId}, key ${principal.keyId}, request ${denial.requestId ?? '-'})`,
     );
     return this.audit.recordDenied(principal, permission, null, {
       reason: denial.reason,
       method: denial.method,
-      path: denial.path,
+      path,
     });
   }
 }

@@ -40,7 +40,8 @@ export interface DirectoryUser {
 export interface UserDirectory {
   /**
    * The principal of a person of a team: the team's user with this email (created on first
-   * sight; display name and role kept up to date), or null when the team does not exist.
+   * sight; display name and role kept up to date), or null when the team does not exist or the
+   * person was deactivated (SCIM).
    */
   principalOf(user: DirectoryUser): Promise<Principal | null>;
 }

@@ -45,6 +45,8 @@ export class UserDirectoryService implements UserDirectory {
         await m.getRepository(User).insert(created);
         return created;
       }));
+    // Deactivated through SCIM: the identity provider's deprovisioning holds for every strategy.
+    if (user.deletedAt) return null;
     if (user.role !== input.role || user.displayName !== displayName) {
       await this.dataSource
         .getRepository(User)
@@ -68,8 +70,8 @@ export class UserDirectoryService implements UserDirectory {
       .getRepository(User)
       .createQueryBuilder('u')
       .where("u.team_id = :teamId AND u.email = :email AND u.type = 'user'", { teamId, email })
-      .andWhere('u.deleted_at IS NULL')
-      .orderBy('u.created_at', 'ASC')
+      .orderBy('u.deleted_at IS NULL', 'DESC')
+      .addOrderBy('u.created_at', 'ASC')
       .getOne();
   }
 }

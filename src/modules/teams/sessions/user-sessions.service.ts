@@ -22,6 +22,11 @@ export interface SessionPrincipal {
 }
 
 const hashOf = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/** A session's principal names it by `session:` and the start of its row's id (not the cookie). */
+export const SESSION_KEY_PREFIX = 'session:';
+const SESSION_KEY_HEX = 24;
+const sessionKeyOf = (id: string) => `${SESSION_KEY_PREFIX}${id.slice(0, SESSION_KEY_HEX)}`;
 const randomToken = () => randomBytes(32).toString('base64url');
 
 /** Constant-time comparison of a sent CSRF token with the session's. */
@@ -90,7 +95,8 @@ export class UserSessionsService {
       principal: {
         teamId: user.teamId,
         userId: user.id,
-        keyId: `user:${user.id}`,
+        // Per session: its idempotency keys are its own, and what it opened ends with it.
+        keyId: sessionKeyOf(session.id),
         userType: 'user',
         role: user.role,
         displayName: user.displayName,
@@ -99,6 +105,21 @@ export class UserSessionsService {
       csrfToken: session.csrfToken,
       expiresAt: session.expiresAt,
     };
+  }
+
+  /** Of these session key ids (`session:…`), those whose session is live and whose user is. */
+  async stillLive(keyIds: string[]): Promise<Set<string>> {
+    const live = new Set<string>();
+    if (keyIds.length === 0) return live;
+    const prefixes = keyIds.map((k) => `${k.slice(SESSION_KEY_PREFIX.length).replace(/\W/g, '')}%`);
+    const rows = (await this.dataSource.query(
+      `SELECT s.id FROM user_sessions s JOIN users u ON u.id = s.user_id AND u.team_id = s.team_id
+        WHERE u.deleted_at IS NULL AND s.expires_at > ?
+          AND (${prefixes.map(() => 's.id LIKE ?').join(' OR ')})`,
+      [new Date(), ...prefixes],
+    )) as { id: string }[];
+    for (const row of rows) live.add(sessionKeyOf(row.id));
+    return live;
   }
 
   /** Ends the session of `token`; answers whether there was one to end. */

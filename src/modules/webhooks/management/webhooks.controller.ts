@@ -41,7 +41,7 @@ export class WebhooksController {
   })
   @ApiProblems(400, 401, 403, 404, 409, 422, 503)
   @ApiCreatedResponse({ type: WebhookWithSecretDto })
-  @Idempotent()
+  @Idempotent({ shownOnce: true })
   async create(
     @CurrentPrincipal() principal: Principal,
     @Param('factoryUid') factoryUid: string,
@@ -132,7 +132,7 @@ export class WebhooksController {
   })
   @ApiProblems(401, 403, 404, 422, 503)
   @ApiOkResponse({ type: WebhookWithSecretDto })
-  @Idempotent()
+  @Idempotent({ shownOnce: true })
   async rotate(
     @CurrentPrincipal() principal: Principal,
     @Param('factoryUid') factoryUid: string,
