@@ -18,6 +18,7 @@ import {
   type Handouts,
   type WarmPool,
 } from './warm-pool';
+import { closeOnExit } from './closing';
 import { ms, percentile, table } from './stats';
 import { watchNeighbourCpu, watchProcessesCpu } from './thread-cpu';
 
@@ -256,6 +257,15 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
   };
   let app: TestApp | undefined;
   let worker: ChildProcess | undefined;
+  const close = async () => {
+    if (worker && worker.exitCode === null && worker.signalCode === null) {
+      worker.kill('SIGTERM');
+      await waitForExit(worker);
+    }
+    await app?.close();
+    await env.destroy();
+  };
+  const release = closeOnExit(close);
   try {
     const appStarted = performance.now();
     app = await startTestApp(env, layout === 'combined' ? ['api', 'worker'] : ['api'], overrides);
@@ -323,12 +333,8 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
         othersCores === null ? null : Math.max(0, othersCores - (dockerCpuMs ?? 0) / burstMs),
     };
   } finally {
-    if (worker) {
-      worker.kill('SIGTERM');
-      await waitForExit(worker);
-    }
-    await app?.close();
-    await env.destroy();
+    release();
+    await close();
   }
 }
 

@@ -4,6 +4,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerSandboxBackend } from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
 import { SANDBOX_PATH, type Sandbox } from '../src/modules/execution/sandbox/sandbox.types';
+import { closeOnExit } from './closing';
 import { ms, percentile, table } from './stats';
 import { dockerSandboxSettings } from '../test/support/docker-sandbox';
 
@@ -35,6 +36,14 @@ async function main(): Promise<void> {
       .join(' ');
   const facts = [`date: ${new Date().toISOString()}`, `load average at start: ${load()}`];
   const ways: Array<{ label: string; sandbox: Sandbox; times: number[]; burstMs: number }> = [];
+  const backends: DockerSandboxBackend[] = [];
+  // A sandbox's close leaves its container's removal to the backend's queue: drained here.
+  const close = async () => {
+    await Promise.all(ways.map((way) => way.sandbox.close()));
+    await Promise.all(backends.map((backend) => backend.drain()));
+    await rm(base, { recursive: true, force: true });
+  };
+  const release = closeOnExit(close);
   try {
     for (const [label, launcher] of [
       ['docker exec', false],
@@ -42,10 +51,9 @@ async function main(): Promise<void> {
     ] as const) {
       const workspace = join(base, label.replace(/\W/g, '-'));
       await mkdir(workspace, { recursive: true });
-      const sandbox = await new DockerSandboxBackend(
-        dockerSandboxSettings({ launcher }),
-        docker,
-      ).open({
+      const backend = new DockerSandboxBackend(dockerSandboxSettings({ launcher }), docker);
+      backends.push(backend);
+      const sandbox = await backend.open({
         runId: `command-bench-${process.pid}-${ways.length}`,
         executionId: 1,
         teamId: 'bench',
@@ -67,8 +75,8 @@ async function main(): Promise<void> {
       way.burstMs = performance.now() - started;
     }
   } finally {
-    await Promise.all(ways.map((way) => way.sandbox.close()));
-    await rm(base, { recursive: true, force: true });
+    release();
+    await close();
   }
   facts.push(`load average at end: ${load()}`);
   const rows = [

@@ -8,6 +8,7 @@ import { apiClient } from '../test/support/api-client';
 import { createTestEnvironment, startTestApp } from '../test/support/test-app';
 import { waitFor } from '../test/support/wait';
 import { handoutStats, poolFilled, warmPoolOf, type Handouts } from './warm-pool';
+import { closeOnExit } from './closing';
 import { ms, percentile, table } from './stats';
 import { measureSetupPhase, SETUP_PHASE_CONFIGS, setupPhaseRows } from './sandbox-setup-phase';
 
@@ -139,6 +140,7 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
     'sandbox.docker.launcher': config.launcher ?? true,
     'runs.workerConcurrency': CONCURRENT_RUNS,
   });
+  const release = closeOnExit(() => app.close().then(() => env.destroy()));
   const api = apiClient(app.baseUrl, app.apiKey);
   const name = config.label.replace(/\W+/g, '-');
   try {
@@ -174,6 +176,7 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
       handouts: await handoutStats(app.ambient.metrics),
     };
   } finally {
+    release();
     await app.close();
     await env.destroy();
   }
