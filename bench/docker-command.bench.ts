@@ -1,10 +1,11 @@
 import Dockerode from 'dockerode';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerSandboxBackend } from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
 import { SANDBOX_PATH, type Sandbox } from '../src/modules/execution/sandbox/sandbox.types';
 import { closeOnExit } from './closing';
+import { loadAverage, machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
 import { dockerSandboxSettings } from '../test/support/docker-sandbox';
 
@@ -30,11 +31,7 @@ async function timed(sandbox: Sandbox): Promise<number> {
 async function main(): Promise<void> {
   const docker = new Dockerode();
   const base = await mkdtemp(join(tmpdir(), 'ambient-command-bench-'));
-  const load = (): string =>
-    loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ');
-  const facts = [`date: ${new Date().toISOString()}`, `load average at start: ${load()}`];
+  const facts = machineFacts();
   const ways: Array<{ label: string; sandbox: Sandbox; times: number[]; burstMs: number }> = [];
   const backends: DockerSandboxBackend[] = [];
   // A sandbox's close leaves its container's removal to the backend's queue: drained here.
@@ -78,7 +75,7 @@ async function main(): Promise<void> {
     release();
     await close();
   }
-  facts.push(`load average at end: ${load()}`);
+  facts.push(`load average at end: ${loadAverage()}`);
   const rows = [
     ['command', 'spawn→exit p50 / p90 / max', `${CONCURRENT} at once: all ended`],
     ...ways.map((way) => [
