@@ -1,7 +1,8 @@
 /**
  * Nothing is left behind by workers that stop, whatever the stop: a docker worker with a warm pool
  * stopped by SIGTERM while a run executes removes its containers itself; the run cgroups of a
- * bubblewrap worker killed by SIGKILL while a run executes are removed by the next worker's sweep.
+ * bubblewrap worker killed by SIGKILL while runs execute are removed by the next worker's sweep;
+ * that worker, stopped by SIGTERM with the runs in flight, removes its own.
  */
 import Dockerode from 'dockerode';
 import { execFile } from 'node:child_process';
@@ -40,9 +41,14 @@ function cgroupsOf(pid: number, startTime: string): string[] {
   return readdirSync(SANDBOX_GROUPS).filter((name) => name.endsWith(suffix));
 }
 
+/** How many processes a group holds (0 once it is gone). */
 function processesIn(group: string): number {
-  const procs = readFileSync(join(SANDBOX_GROUPS, group, 'cgroup.procs'), 'utf8');
-  return procs.split('\n').filter(Boolean).length;
+  try {
+    const procs = readFileSync(join(SANDBOX_GROUPS, group, 'cgroup.procs'), 'utf8');
+    return procs.split('\n').filter(Boolean).length;
+  } catch {
+    return 0;
+  }
 }
 
 function containersOf(deployment: string): Promise<Dockerode.ContainerInfo[]> {
@@ -126,7 +132,7 @@ describe('sandbox leftovers after SIGTERM and SIGKILL (docker pool, bubblewrap c
   const sleepingRun = async (name: string) =>
     (await api.post('/agent/runs', { prompt: `${name} [script:sleepy]` })).body.run_id as string;
 
-  it('leaves no container and no run cgroup of a SIGTERMed docker worker or a SIGKILLed bubblewrap one', async () => {
+  it('leaves no container and no run cgroup of SIGTERMed docker and bubblewrap workers or a SIGKILLed bubblewrap one', async () => {
     // 1. Docker with a warm pool, a run in flight, then SIGTERM.
     const dockerWorker = await startWorker({
       AMBIENT_SANDBOX: 'docker',
@@ -180,14 +186,16 @@ describe('sandbox leftovers after SIGTERM and SIGKILL (docker pool, bubblewrap c
     );
     expect(await containersOf(deployment)).toEqual([]);
 
-    // Cancelled, the runs the fresh worker took over end, and their groups with them.
-    for (const run of [dockerRun, bubblewrapRun]) await api.post(`/agent/runs/${run}/cancel`);
+    // 4. The fresh worker takes both runs over; stopped by SIGTERM with them in flight, it hands
+    //    them back and removes their groups before it exits.
     await waitFor(
       async () => cgroupsOf(fresh.owner.pid, fresh.owner.startTime),
-      (groups) => groups.length === 0,
-      { ...SLOW, what: "the cancelled runs' cgroups to be removed" },
+      (groups) => groups.length >= 2 && groups.every((g) => processesIn(g) > 0),
+      { ...SLOW, what: "both runs' commands to run in the fresh worker's cgroups" },
     );
     await stop(fresh.worker, 'SIGTERM');
     expect(cgroupsOf(fresh.owner.pid, fresh.owner.startTime)).toEqual([]);
+    expect(await containersOf(deployment)).toEqual([]);
+    for (const run of [dockerRun, bubblewrapRun]) await api.post(`/agent/runs/${run}/cancel`);
   }, 300_000);
 });
