@@ -731,6 +731,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     let container: Dockerode.Container | null = null;
     const releaseSlot = await this.coldStarts.acquire();
     try {
+      if (closeRequested()) throw closed();
       // A container a crashed process left under this name.
       await this.removeContainer(this.docker.getContainer(name));
       if (closeRequested()) throw closed();
