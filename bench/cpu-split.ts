@@ -11,7 +11,11 @@ export interface UserSystemMs {
 export interface CpuSplit {
   /** This process (the service under test, when the bench runs it in-process). */
   service: UserSystemMs;
-  /** Its children it has reaped (sandbox processes: sh, bwrap, socat, slirp4netns, nsenter…). */
+  /**
+   * Its children, live (the off-loop spawn helpers, with the sandbox processes they reaped) and
+   * reaped (sh, bwrap, socat, slirp4netns, nsenter…). A child alive at the start and reaped since
+   * counts whole.
+   */
   children: UserSystemMs;
   /**
    * dockerd, containerd and the containerd shims alive at the end, with the children they reaped
@@ -24,9 +28,8 @@ function isDockerDaemon(comm: string): boolean {
   return comm === 'dockerd' || comm === 'containerd' || comm.startsWith('containerd-shim');
 }
 
-/** utime, stime, cutime and cstime (ms) of a /proc/<pid>/stat file. */
-function statTimes(path: string): { utime: number; stime: number; cutime: number; cstime: number } {
-  const stat = readFileSync(path, 'utf8');
+/** utime, stime, cutime and cstime (ms) of a /proc/<pid>/stat file's content. */
+function statTimes(stat: string): { utime: number; stime: number; cutime: number; cstime: number } {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map(
     (i) => Number(fields[i]) * CLOCK_TICK_MS,
@@ -34,12 +37,16 @@ function statTimes(path: string): { utime: number; stime: number; cutime: number
   return { utime, stime, cutime, cstime };
 }
 
-function daemonsMs(): Map<string, UserSystemMs> {
+/** User and system ms (with their reaped children's) of the processes `selected` accepts. */
+function processesMs(selected: (comm: string, ppid: number) => boolean): Map<string, UserSystemMs> {
   const cpu = new Map<string, UserSystemMs>();
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
-      if (!isDockerDaemon(readFileSync(`/proc/${pid}/comm`, 'utf8').trim())) continue;
-      const t = statTimes(`/proc/${pid}/stat`);
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!selected(comm, ppid)) continue;
+      const t = statTimes(stat);
       cpu.set(pid, { userMs: t.utime + t.cutime, systemMs: t.stime + t.cstime });
     } catch {
       // Gone meanwhile.
@@ -48,9 +55,23 @@ function daemonsMs(): Map<string, UserSystemMs> {
   return cpu;
 }
 
-function childrenMs(): UserSystemMs {
-  const t = statTimes('/proc/self/stat');
+const daemonsMs = () => processesMs((comm) => isDockerDaemon(comm));
+const liveChildrenMs = () => processesMs((_, ppid) => ppid === process.pid);
+
+function reapedChildrenMs(): UserSystemMs {
+  const t = statTimes(readFileSync('/proc/self/stat', 'utf8'));
   return { userMs: t.cutime, systemMs: t.cstime };
+}
+
+/** What `now` adds to `before`, per process (from 0 for those that started since). */
+function grown(before: Map<string, UserSystemMs>, now: Map<string, UserSystemMs>): UserSystemMs {
+  const sum = { userMs: 0, systemMs: 0 };
+  for (const [pid, t] of now) {
+    const was = before.get(pid) ?? { userMs: 0, systemMs: 0 };
+    sum.userMs += Math.max(0, t.userMs - was.userMs);
+    sum.systemMs += Math.max(0, t.systemMs - was.systemMs);
+  }
+  return sum;
 }
 
 /**
@@ -60,24 +81,20 @@ function childrenMs(): UserSystemMs {
 export function watchCpuSplit(): () => CpuSplit | null {
   try {
     const service = process.cpuUsage();
-    const children = childrenMs();
+    const reaped = reapedChildrenMs();
+    const children = liveChildrenMs();
     const daemons = daemonsMs();
     return () => {
       const used = process.cpuUsage(service);
-      const childrenNow = childrenMs();
-      const daemonsNow = { userMs: 0, systemMs: 0 };
-      for (const [pid, now] of daemonsMs()) {
-        const before = daemons.get(pid) ?? { userMs: 0, systemMs: 0 };
-        daemonsNow.userMs += Math.max(0, now.userMs - before.userMs);
-        daemonsNow.systemMs += Math.max(0, now.systemMs - before.systemMs);
-      }
+      const reapedNow = reapedChildrenMs();
+      const live = grown(children, liveChildrenMs());
       return {
         service: { userMs: used.user / 1000, systemMs: used.system / 1000 },
         children: {
-          userMs: childrenNow.userMs - children.userMs,
-          systemMs: childrenNow.systemMs - children.systemMs,
+          userMs: live.userMs + reapedNow.userMs - reaped.userMs,
+          systemMs: live.systemMs + reapedNow.systemMs - reaped.systemMs,
         },
-        daemons: daemonsNow,
+        daemons: grown(daemons, daemonsMs()),
       };
     };
   } catch {
