@@ -2,11 +2,12 @@ import { availableParallelism } from 'node:os';
 
 /**
  * How many containers are created and started at once for sandboxes the warm pool could not
- * serve. The daemons' work per container is mostly CPU: twenty started together on two cores
- * took ≈ 8 s each, all ready at the end; a few at a time, the first are ready in a fraction of
- * that and the last no later.
+ * serve. Twenty started together all became ready at the end of the burst; in order, the first
+ * are ready in half that time and the median a quarter earlier, the last somewhat later. Two per
+ * core measured best of 2, 4, 6 and unbounded on two cores (docs/PERFORMANCE.md): the daemons
+ * overlap some of a container's set-up with another's.
  */
-export const COLD_STARTS = Math.max(2, availableParallelism());
+export const COLD_STARTS = Math.max(2, 2 * availableParallelism());
 
 /**
  * A FIFO semaphore for cold container starts: at most `limit` hold a slot, the others wait in the
