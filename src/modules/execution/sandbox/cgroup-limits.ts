@@ -3,11 +3,9 @@ import { join } from 'node:path';
 import { cgroupOwnerSuffix } from './cgroup-owner';
 import type { SandboxLimits } from './sandbox.types';
 
-export const CGROUP_ROOT = '/sys/fs/cgroup';
-const ROOT = CGROUP_ROOT;
+const ROOT = '/sys/fs/cgroup';
 /** The sandboxes' parent group; each sandbox's group is a child of it. */
-export const SANDBOXES_GROUP = 'ambient';
-const GROUP = SANDBOXES_GROUP;
+const GROUP = 'ambient';
 const CPU_PERIOD_US = 100_000;
 /**
  * The CPU weight of all sandboxes together (the `ambient` group) against the service and the rest
@@ -129,6 +127,11 @@ export async function removeGroup(dirs: string[]): Promise<boolean> {
     removed &&= gone;
   }
   return removed;
+}
+
+/** Where the sandboxes' groups are listed: the parent group (v1: in the memory hierarchy). */
+export function sandboxGroupsDir(version: 1 | 2): string {
+  return version === 2 ? join(ROOT, GROUP) : join(ROOT, 'memory', GROUP);
 }
 
 /** The directories of one sandbox's group: one on v2, memory/pids/cpu on v1. */

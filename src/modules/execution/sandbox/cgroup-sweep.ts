@@ -1,12 +1,5 @@
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import {
-  CGROUP_ROOT,
-  cgroupVersion,
-  groupDirs,
-  removeGroup,
-  SANDBOXES_GROUP,
-} from './cgroup-limits';
+import { cgroupVersion, groupDirs, removeGroup, sandboxGroupsDir } from './cgroup-limits';
 import { cgroupOwnerIsAlive, cgroupOwnerOf } from './cgroup-owner';
 
 /**
@@ -19,11 +12,7 @@ import { cgroupOwnerIsAlive, cgroupOwnerOf } from './cgroup-owner';
 export async function sweepOrphanCgroups(): Promise<number> {
   const version = await cgroupVersion();
   if (!version) return 0;
-  const parent =
-    version === 2
-      ? join(CGROUP_ROOT, SANDBOXES_GROUP)
-      : join(CGROUP_ROOT, 'memory', SANDBOXES_GROUP);
-  const entries = await readdir(parent, { withFileTypes: true }).catch(() => []);
+  const entries = await readdir(sandboxGroupsDir(version), { withFileTypes: true }).catch(() => []);
   let removed = 0;
   for (const entry of entries) {
     if (!entry.isDirectory()) continue;
