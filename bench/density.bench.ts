@@ -2,7 +2,6 @@ import { Logger } from '@nestjs/common';
 import Dockerode from 'dockerode';
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { FakeModelServer, startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
@@ -18,6 +17,9 @@ import {
   type Handouts,
   type WarmPool,
 } from './warm-pool';
+import { closeOnExit } from './closing';
+import { CpuSplit, describeCpuSplit, watchCpuSplit } from './cpu-split';
+import { loadAverage, machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
 import { watchNeighbourCpu, watchProcessesCpu } from './thread-cpu';
 
@@ -95,6 +97,8 @@ interface Result extends Config, BurstResult {
   childrenCpuMs: number | null;
   /** CPU time of the docker daemons during the burst (docker only). */
   dockerCpuMs: number | null;
+  /** The burst's CPU split into user and system time (combined layout: the service in this process). */
+  cpuSplit: CpuSplit | null;
   /** Cores other processes took during the burst, on average (docker daemons apart). */
   neighbourCores: number | null;
   /** docker with a pool: app start → the pool full, before the warm-up runs. */
@@ -256,6 +260,15 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
   };
   let app: TestApp | undefined;
   let worker: ChildProcess | undefined;
+  const close = async () => {
+    if (worker && worker.exitCode === null && worker.signalCode === null) {
+      worker.kill('SIGTERM');
+      await waitForExit(worker);
+    }
+    await app?.close();
+    await env.destroy();
+  };
+  const release = closeOnExit(close);
   try {
     const appStarted = performance.now();
     app = await startTestApp(env, layout === 'combined' ? ['api', 'worker'] : ['api'], overrides);
@@ -294,8 +307,10 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
     const childrenCpu = childrenCpuMs();
     const neighbours = watchNeighbourCpu();
     const dockerCpu = watchProcessesCpu(isDockerDaemon);
+    const split = watchCpuSplit();
     const burstStarted = performance.now();
     const result = await burst(api, model, `burst-${label}`, RUNS);
+    const cpuSplit = layout === 'combined' ? split() : null;
     const used = process.cpuUsage(cpu);
     const childrenUsed = childrenCpuMs(childrenCpu);
     const dockerCpuMs = backend === 'docker' ? dockerCpu() : null;
@@ -319,16 +334,13 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
       cpuMs: layout === 'combined' ? (used.user + used.system) / 1000 : null,
       childrenCpuMs: layout === 'combined' ? childrenUsed : null,
       dockerCpuMs,
+      cpuSplit,
       neighbourCores:
         othersCores === null ? null : Math.max(0, othersCores - (dockerCpuMs ?? 0) / burstMs),
     };
   } finally {
-    if (worker) {
-      worker.kill('SIGTERM');
-      await waitForExit(worker);
-    }
-    await app?.close();
-    await env.destroy();
+    release();
+    await close();
   }
 }
 
@@ -367,19 +379,9 @@ function p50p95(values: number[]): string {
   return `${ms(percentile(values, 50))} / ${ms(percentile(values, 95))}`;
 }
 
-function loadAverage(): string {
-  return loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
-}
-
 async function main(): Promise<void> {
   Logger.overrideLogger(['warn', 'error']);
-  const facts = [
-    `date: ${new Date().toISOString()}`,
-    `cpus: ${availableParallelism()} × ${cpus()[0]?.model ?? 'unknown'}`,
-    `load average at start: ${loadAverage()}`,
-  ];
+  const facts = machineFacts();
   const model = await startFakeModelServer();
   const results: Result[] = [];
   try {
@@ -455,6 +457,10 @@ async function main(): Promise<void> {
       `${RUNS} runs created at once (after ${WARM_UP_RUNS} warm-up runs); each: a model turn of ${THINK_MS} ms asking for one command (echo), then a turn of ${THINK_MS} ms that ends the run; AMBIENT_WORKER_CONCURRENCY=${RUNS}`,
       '',
       table(rows),
+      '',
+      ...results
+        .filter((r) => r.cpuSplit)
+        .map((r) => `${configLabel(r)}: ${describeCpuSplit(r.cpuSplit, RUNS, 'run')}`),
       '',
       ...targets,
       ...(failures.length ? ['', 'Runs that did not succeed (first 5 each):', ...failures] : []),

@@ -1,9 +1,11 @@
 import Dockerode from 'dockerode';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerSandboxBackend } from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
 import { SANDBOX_PATH, type Sandbox } from '../src/modules/execution/sandbox/sandbox.types';
+import { closeOnExit } from './closing';
+import { loadAverage, machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
 import { dockerSandboxSettings } from '../test/support/docker-sandbox';
 
@@ -29,12 +31,16 @@ async function timed(sandbox: Sandbox): Promise<number> {
 async function main(): Promise<void> {
   const docker = new Dockerode();
   const base = await mkdtemp(join(tmpdir(), 'ambient-command-bench-'));
-  const load = (): string =>
-    loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ');
-  const facts = [`date: ${new Date().toISOString()}`, `load average at start: ${load()}`];
+  const facts = machineFacts();
   const ways: Array<{ label: string; sandbox: Sandbox; times: number[]; burstMs: number }> = [];
+  const backends: DockerSandboxBackend[] = [];
+  // A sandbox's close leaves its container's removal to the backend's queue: drained here.
+  const close = async () => {
+    await Promise.all(ways.map((way) => way.sandbox.close()));
+    await Promise.all(backends.map((backend) => backend.drain()));
+    await rm(base, { recursive: true, force: true });
+  };
+  const release = closeOnExit(close);
   try {
     for (const [label, launcher] of [
       ['docker exec', false],
@@ -42,10 +48,9 @@ async function main(): Promise<void> {
     ] as const) {
       const workspace = join(base, label.replace(/\W/g, '-'));
       await mkdir(workspace, { recursive: true });
-      const sandbox = await new DockerSandboxBackend(
-        dockerSandboxSettings({ launcher }),
-        docker,
-      ).open({
+      const backend = new DockerSandboxBackend(dockerSandboxSettings({ launcher }), docker);
+      backends.push(backend);
+      const sandbox = await backend.open({
         runId: `command-bench-${process.pid}-${ways.length}`,
         executionId: 1,
         teamId: 'bench',
@@ -67,10 +72,10 @@ async function main(): Promise<void> {
       way.burstMs = performance.now() - started;
     }
   } finally {
-    await Promise.all(ways.map((way) => way.sandbox.close()));
-    await rm(base, { recursive: true, force: true });
+    release();
+    await close();
   }
-  facts.push(`load average at end: ${load()}`);
+  facts.push(`load average at end: ${loadAverage()}`);
   const rows = [
     ['command', 'spawn→exit p50 / p90 / max', `${CONCURRENT} at once: all ended`],
     ...ways.map((way) => [

@@ -1,5 +1,4 @@
 import { Logger } from '@nestjs/common';
-import { availableParallelism, cpus, loadavg } from 'node:os';
 import { startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
 import { createTestEnvironment, startTestApp, TEST_SECRETS_KEY } from '../test/support/test-app';
@@ -14,6 +13,7 @@ import {
 import { startBareApp } from './bare-app';
 import { deliveryRequests, seedWebhooks } from './ingress-seed';
 import { LoadSpec, runLoad } from './load-generator';
+import { machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
 import { mainThreadCpuMs, watchNeighbourCpu } from './thread-cpu';
 
@@ -222,9 +222,7 @@ async function main() {
     process.stdout.write(`\n${table(rows)}\n\n`);
     process.stdout.write(
       [
-        `machine: ${availableParallelism()} × ${cpus()[0]?.model ?? 'unknown'}, node ${process.version}, load average at end ${loadavg()
-          .map((l) => l.toFixed(2))
-          .join(' ')}`,
+        ...machineFacts(),
         `settings: closed loop, concurrency ${CONCURRENCY}, keep-alive, ${ROUNDS} alternating rounds of ${WARMUP_MS / 1000} s warm-up + ${MEASURE_MS / 1000} s measured; ${WEBHOOKS} webhooks per auth mode; 1 KB unique bodies; ${describeBenchDatabase(databaseSocket)}`,
         `rounds (req/s): bare ${samples.bare.map((x) => x.toFixed(0)).join(', ')}; token ${samples.token.map((x) => x.toFixed(0)).join(', ')}; standard_webhooks ${samples.sw.map((x) => x.toFixed(0)).join(', ')}`,
         `server-thread CPU per request (µs, median): bare ${median(cpu.bare).toFixed(0)}, token ${median(cpu.token).toFixed(0)}, standard_webhooks ${median(cpu.sw).toFixed(0)} (MySQL and Redis work not included)`,

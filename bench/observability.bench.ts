@@ -6,6 +6,7 @@ import { median } from './creation-phase';
 import { runLoad } from './load-generator';
 import { table } from './stats';
 import { mainThreadCpuMs } from './thread-cpu';
+import { machineFacts } from './machine';
 
 /**
  * `npm run bench:observability`: what Ambient's per-request observability costs — the request
@@ -59,7 +60,8 @@ async function main(): Promise<void> {
       ['added per request', (o - b).toFixed(0)],
     ]) +
       `\nrounds (µs): bare ${samples.bare.map((v) => v.toFixed(0)).join(', ')}; ` +
-      `observed ${samples.observed.map((v) => v.toFixed(0)).join(', ')}\n`,
+      `observed ${samples.observed.map((v) => v.toFixed(0)).join(', ')}\n` +
+      `${machineFacts().join('\n')}\n`,
   );
 }
 

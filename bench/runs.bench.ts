@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { createConnection } from 'mysql2/promise';
-import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { MYSQL_URL } from '../test/support/test-app';
 import { CreationResult, median, roundRatios, runCreationPhase } from './creation-phase';
@@ -14,6 +14,7 @@ import {
   SMALL_TEAM_RUNS,
 } from './list-phase';
 import { formatPlan } from './sql-capture';
+import { machineFacts as hostFacts } from './machine';
 import { ms, percentile, seconds, table } from './stats';
 import { watchNeighbourCpu } from './thread-cpu';
 
@@ -42,14 +43,9 @@ async function machineFacts(): Promise<string[]> {
   await connection.end();
   const { version, pool } = (rows as { version: string; pool: string }[])[0];
   return [
-    `date: ${new Date().toISOString()}`,
-    `cpus: ${availableParallelism()} × ${cpus()[0]?.model ?? 'unknown'}`,
+    ...hostFacts(),
     `memory: ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
-    `node: ${process.version}`,
     `database: ${version} (innodb_buffer_pool_size ${Math.round(Number(pool) / 2 ** 20)} MiB)`,
-    `load average at start: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
   ];
 }
 

@@ -2,6 +2,7 @@ import type { FakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
 import { createTestEnvironment, startTestApp } from '../test/support/test-app';
 import { waitFor } from '../test/support/wait';
+import { closeOnExit } from './closing';
 import { ms, percentile } from './stats';
 
 /**
@@ -83,6 +84,7 @@ export async function measureSetupPhase(
     'sandbox.docker.poolSize': config.poolSize,
     'environments.snapshots.enabled': true,
   });
+  const release = closeOnExit(() => app.close().then(() => env.destroy()));
   const api = apiClient(app.baseUrl, app.apiKey);
   const name = config.label.replace(/\W+/g, '-');
   try {
@@ -110,6 +112,7 @@ export async function measureSetupPhase(
     }
     return { config, baselineMs, firstMs: first.firstResultMs, nextMs, cachedCount };
   } finally {
+    release();
     await app.close();
     await env.destroy();
   }

@@ -1,13 +1,15 @@
 import { Logger } from '@nestjs/common';
 import { execFile } from 'node:child_process';
-import { availableParallelism, cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { FakeModelServer, startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
 import { createTestEnvironment, startTestApp } from '../test/support/test-app';
 import { waitFor } from '../test/support/wait';
-import { handoutStats, poolFilled, warmPoolOf, type Handouts } from './warm-pool';
+import { describeHandouts, handoutStats, poolFilled, warmPoolOf, type Handouts } from './warm-pool';
+import { closeOnExit } from './closing';
+import { CpuSplit, describeCpuSplit, watchCpuSplit } from './cpu-split';
+import { loadAverage, machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
 import { measureSetupPhase, SETUP_PHASE_CONFIGS, setupPhaseRows } from './sandbox-setup-phase';
 
@@ -80,6 +82,10 @@ interface Result {
   concurrentWallMs: number;
   /** Mean hand-out latency (ms) and count, by result, over the whole configuration. */
   handouts: Handouts;
+  /** The same during the concurrent burst only: a miss's mean is what a run waited for its container. */
+  burstHandouts: Handouts;
+  /** CPU used during the concurrent burst, by the service, its children and the docker daemons. */
+  burstCpu: CpuSplit | null;
 }
 
 function progress(message: string): void {
@@ -139,6 +145,7 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
     'sandbox.docker.launcher': config.launcher ?? true,
     'runs.workerConcurrency': CONCURRENT_RUNS,
   });
+  const release = closeOnExit(() => app.close().then(() => env.destroy()));
   const api = apiClient(app.baseUrl, app.apiKey);
   const name = config.label.replace(/\W+/g, '-');
   try {
@@ -161,19 +168,25 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
       await poolFilled(pool, IMAGE, CONCURRENT_RUNS, 180_000);
     }
     progress(`${config.label}: ${CONCURRENT_RUNS} concurrent runs`);
+    const handoutsBefore = await handoutStats(app.ambient.metrics);
+    const cpuUsed = watchCpuSplit();
     const started = performance.now();
     const concurrent = await Promise.all(
       Array.from({ length: CONCURRENT_RUNS }, (_, i) => timedRun(api, model, `conc-${name}-${i}`)),
     );
     const concurrentWallMs = performance.now() - started;
+    const burstCpu = cpuUsed();
     return {
       config,
       sequential,
       concurrent,
       concurrentWallMs,
       handouts: await handoutStats(app.ambient.metrics),
+      burstHandouts: await handoutStats(app.ambient.metrics, handoutsBefore),
+      burstCpu,
     };
   } finally {
+    release();
     await app.close();
     await env.destroy();
   }
@@ -185,13 +198,7 @@ function p50p99(values: number[]): string {
 
 async function main(): Promise<void> {
   Logger.overrideLogger(['warn', 'error']);
-  const facts = [
-    `date: ${new Date().toISOString()}`,
-    `cpus: ${availableParallelism()} × ${cpus()[0]?.model ?? 'unknown'}`,
-    `load average at start: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  ];
+  const facts = machineFacts();
   const build = resolve(__dirname, '..', 'sandbox', 'agent-image', 'build-image.sh');
   await promisify(execFile)(build, ['--tag', IMAGE], { maxBuffer: 16 << 20 });
   const model = await startFakeModelServer();
@@ -233,8 +240,10 @@ async function main(): Promise<void> {
       `${CONCURRENT_RUNS} concurrent: all ended`,
       'POST→command result p50 / max',
       'succeeded',
+      'hand-outs in the burst (mean, count)',
     ],
   ];
+  const cpuLines: string[] = [];
   for (const r of results) {
     const seq = r.sequential;
     sequentialRows.push([
@@ -263,7 +272,11 @@ async function main(): Promise<void> {
       `${(r.concurrentWallMs / 1000).toFixed(2)} s`,
       `${ms(percentile(conc, 50))} / ${ms(Math.max(...conc))}`,
       `${r.concurrent.filter((t) => t.state === 'SUCCEEDED').length}/${CONCURRENT_RUNS}`,
+      describeHandouts(r.burstHandouts),
     ]);
+    cpuLines.push(
+      `${r.config.label}, the burst: ${describeCpuSplit(r.burstCpu, CONCURRENT_RUNS, 'run')}`,
+    );
   }
   const pooled =
     results.find(
@@ -273,11 +286,7 @@ async function main(): Promise<void> {
     pooled.sequential.map((t) => t.firstResultMs),
     50,
   );
-  facts.push(
-    `load average at end: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  facts.push(`load average at end: ${loadAverage()}`);
   const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
   const failures = results.flatMap((r) =>
     [...r.sequential, ...r.concurrent]
@@ -295,6 +304,8 @@ async function main(): Promise<void> {
       table(sequentialRows),
       '',
       table(concurrentRows),
+      '',
+      ...cpuLines,
       '',
       `target: docker (pool on) POST→command result p50 ≤ ${TARGET_FIRST_RESULT_P50_MS} ms: ${ms(pooledP50)} ${verdict(pooledP50 <= TARGET_FIRST_RESULT_P50_MS)}`,
       `target: docker (pool on) ${CONCURRENT_RUNS} concurrent runs ≤ ${TARGET_CONCURRENT_WALL_MS / 1000} s: ${(pooled.concurrentWallMs / 1000).toFixed(2)} s ${verdict(pooled.concurrentWallMs <= TARGET_CONCURRENT_WALL_MS)}`,

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { spawnOffLoop } from '../src/modules/execution/sandbox/off-loop-spawn';
+import { machineFacts } from './machine';
 import { ms } from './stats';
 
 /**
@@ -31,11 +32,7 @@ async function main(): Promise<void> {
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
   // Warm the spawner threads.
   await spawnOffLoop('/bin/true', [], { cwd: '/', env, stdin: 'ignore' }).exited;
-  const lines = [
-    `load average at start: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  ];
+  const lines = machineFacts();
   for (let round = 0; round < 2; round++) {
     lines.push(
       await measure('child_process.spawn on the event loop', async () => {

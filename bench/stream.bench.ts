@@ -5,6 +5,7 @@ import { RunTransitions } from '../src/modules/runs/run-transitions.service';
 import { apiClient } from '../test/support/api-client';
 import { isStream, openSse, SseStream } from '../test/support/sse-stream';
 import { createTestEnvironment, startTestApp, TestApp } from '../test/support/test-app';
+import { machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
 
 /**
@@ -131,11 +132,7 @@ async function main(): Promise<void> {
         row(`fan-out: one event, ${FAN_OUT_STREAMS} streams`, fanned),
       ]),
     );
-    console.log(
-      `load average at the end: ${loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}`,
-    );
+    console.log(machineFacts().join('\n'));
   } finally {
     await b.close();
     await a.close();

@@ -19,6 +19,7 @@ import { WebhookRedeliveries1764400000000 } from './1764400000000-webhook-redeli
 import { TeamNetworkPolicies1765100000000 } from './1765100000000-team-network-policies';
 import { IdempotencyPerCredential1765500000000 } from './1765500000000-idempotency-per-credential';
 import { ScimTokens1765500000001 } from './1765500000001-scim-tokens';
+import { AuditActorOnBehalfOf1765600000000 } from './1765600000000-audit-actor-on-behalf-of';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -43,6 +44,7 @@ export const MIGRATIONS = [
   TeamNetworkPolicies1765100000000,
   IdempotencyPerCredential1765500000000,
   ScimTokens1765500000001,
+  AuditActorOnBehalfOf1765600000000,
 ];
 
 /** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */

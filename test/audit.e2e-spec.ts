@@ -8,7 +8,13 @@ import { useTestApp } from './support/use-test-app';
 interface AuditEventBody {
   id: string;
   occurred_at: string;
-  actor: { type: string; id: string; name: string | null; role: string | null };
+  actor: {
+    type: string;
+    id: string;
+    name: string | null;
+    role: string | null;
+    on_behalf_of: { type: string; id: string; name: string | null } | null;
+  };
   action: string;
   target: { type: string; id: string } | null;
   outcome: string;
@@ -29,6 +35,7 @@ describe('audit log (GET /audit-events, audit export)', () => {
   );
   let member: ReturnType<typeof apiClient>;
   let memberKeyId: string;
+  let memberUserId: string;
   let otherTeamId: string;
   let guest: ReturnType<typeof apiClient>;
 
@@ -40,6 +47,7 @@ describe('audit log (GET /audit-events, audit export)', () => {
     const made = await keys.create(user, 'member');
     member = apiClient(app.baseUrl, made.key);
     memberKeyId = made.id;
+    memberUserId = user.id;
     const other = await teams.createTeam('audit-guests');
     otherTeamId = other.id;
     const guestAdmin = await teams.createUser(other, { displayName: 'Guest', role: 'admin' });
@@ -186,7 +194,12 @@ describe('audit log (GET /audit-events, audit export)', () => {
     expect([...times].sort().reverse()).toEqual(times);
     const runCreated = events.find((e) => e.action === 'run.create')!;
     expect(runCreated).toMatchObject({
-      actor: { type: 'api_key', name: 'Admin', role: 'admin' },
+      actor: {
+        type: 'api_key',
+        name: 'bootstrap',
+        role: 'admin',
+        on_behalf_of: { type: 'user', id: expect.any(String), name: 'Admin' },
+      },
       target: { type: 'run', id: runId },
       outcome: 'success',
       request_id: 'audit-request-1',
@@ -229,7 +242,13 @@ describe('audit log (GET /audit-events, audit export)', () => {
       expect.arrayContaining([
         expect.objectContaining({
           action: 'secrets.write',
-          actor: { type: 'api_key', id: memberKeyId, name: 'Member', role: 'member' },
+          actor: {
+            type: 'api_key',
+            id: memberKeyId,
+            name: 'member',
+            role: 'member',
+            on_behalf_of: { type: 'user', id: memberUserId, name: 'Member' },
+          },
           target: null,
           outcome: 'denied',
           details: {
@@ -246,6 +265,24 @@ describe('audit log (GET /audit-events, audit export)', () => {
           AND target_id = 'ADMINS_ONLY'`,
     );
     expect(Number(value[0].n)).toBe(0);
+  });
+
+  it("names the key that acted, on behalf of the user it belongs to, not the user's name alone", async () => {
+    const created = await member.post('/agent/runs', { prompt: 'a member run' });
+    ok(created.status);
+    const events = await allEvents(`action=run.create&actor_id=${memberKeyId}`);
+    expect(events.map((e) => [e.target?.id, e.actor])).toEqual([
+      [
+        created.body.run_id,
+        {
+          type: 'api_key',
+          id: memberKeyId,
+          name: 'member',
+          role: 'member',
+          on_behalf_of: { type: 'user', id: memberUserId, name: 'Member' },
+        },
+      ],
+    ]);
   });
 
   it('pages with a cursor and filters by action, actor, target, outcome and time', async () => {

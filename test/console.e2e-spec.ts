@@ -246,6 +246,8 @@ describe('web console (Chromium)', () => {
       await signIn();
       await clickText(page, 'Audit');
       await waitForText(page, 'secret.update');
+      // The key that acted, and the person it belongs to.
+      expect(await page.evaluate(rows)).toContain('api_key · admin · for Admin');
       await fill(page, 'Action', 'secret.create');
       await clickText(page, 'Apply');
       await page.waitForFunction(`!(${rows}).includes('secret.update')`);

@@ -122,16 +122,54 @@ describe('deliveryIdentity', () => {
     expect(blank.source).toBe('body_hash');
   });
 
-  it('a signed id is the only identity: no configured, provider or sender header replaces it', () => {
-    const identity = deliveryIdentity({
+  it('a signed id is the provider id after the configured header, and always the replay key', () => {
+    const standard = builtinVerifier('standard_webhooks');
+    const signed = { id: 'msg_signed', content: Buffer.from('msg_signed.1.{}') };
+    const withConfigured = deliveryIdentity({
       header: headers({ ...all, 'webhook-id': 'unsigned-msg' }),
       configuredHeader: 'X-CI-Run-Id',
-      verifier: builtinVerifier('standard_webhooks'),
-      signed: { id: 'msg_signed', content: Buffer.from('msg_signed.1.{}') },
+      verifier: standard,
+      signed,
       json: {},
       body,
     });
-    expect(identity).toEqual({ id: 'msg_signed', source: 'signed_id', contentKey: null });
+    expect(withConfigured).toEqual({
+      id: 'ci-7',
+      source: 'configured_header',
+      contentKey: expect.stringMatching(/^signed-id:[0-9a-f]{64}$/),
+    });
+    const withoutConfigured = deliveryIdentity({
+      header: headers({ ...all, 'webhook-id': 'unsigned-msg' }),
+      configuredHeader: null,
+      verifier: standard,
+      signed,
+      json: {},
+      body,
+    });
+    expect(withoutConfigured).toEqual({
+      id: 'msg_signed',
+      source: 'signed_id',
+      contentKey: withConfigured.contentKey,
+    });
+    // A retry re-signs the same id with a new timestamp: the same replay key.
+    const retry = deliveryIdentity({
+      header: headers({}),
+      configuredHeader: null,
+      verifier: standard,
+      signed: { id: 'msg_signed', content: Buffer.from('msg_signed.2.{}') },
+      json: {},
+      body,
+    });
+    expect(retry.contentKey).toBe(withConfigured.contentKey);
+    const other = deliveryIdentity({
+      header: headers({}),
+      configuredHeader: null,
+      verifier: standard,
+      signed: { id: 'msg_other', content: Buffer.from('msg_other.1.{}') },
+      json: {},
+      body,
+    });
+    expect(other.contentKey).not.toBe(withConfigured.contentKey);
   });
 
   it('a signature without an id adds the digest of the signed content, whatever the unsigned id', () => {

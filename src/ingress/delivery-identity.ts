@@ -2,14 +2,15 @@ import { createHash } from 'node:crypto';
 import type { SignatureVerifier, SignedContent } from '../modules/webhooks/verifiers';
 
 export type IdentitySource =
-  'signed_id' | 'configured_header' | 'provider' | 'sender_header' | 'body_hash';
+  'configured_header' | 'signed_id' | 'provider' | 'sender_header' | 'body_hash';
 
 export interface DeliveryIdentity {
   id: string;
   source: IdentitySource;
   /**
-   * For signatures that cover no id: a digest of what the signature covers. A second dedup key
-   * beside `id`, so a captured request re-sent with another unsigned id is still a duplicate.
+   * For signed deliveries: what the signature covers (the signed id, else a digest of the signed
+   * content). A second dedup key beside `id`, so a captured request re-sent with another unsigned
+   * id is still a duplicate.
    */
   contentKey: string | null;
 }
@@ -19,12 +20,13 @@ export const SENDER_ID_HEADERS = ['x-ambient-delivery-id', 'x-warp-delivery-id']
 const PRINTABLE = /^[\x21-\x7e]{1,200}$/;
 
 /**
- * Which delivery this is. When the verified signature covers an id (Standard Webhooks, Svix),
- * that id and nothing else. Otherwise, in order: the webhook's configured header; the provider's
- * own id (`X-GitHub-Delivery`, the event id …); a sender-set `X-Ambient-Delivery-Id` /
- * `X-Warp-Delivery-Id`; else the SHA-256 of the body, so identical bodies without an id are
- * duplicates. Ids that are not short printable ASCII are hashed. Those ids are not signed, so a
- * verified signature also yields `contentKey`, the digest of the signed content.
+ * Which delivery this is, in the seed's order: the webhook's configured header; the provider's
+ * own id (the signed `webhook-id` / `svix-id`, `X-GitHub-Delivery`, the event id …); a sender-set
+ * `X-Ambient-Delivery-Id` / `X-Warp-Delivery-Id`; else the SHA-256 of the body, so identical
+ * bodies without an id are duplicates. Ids that are not short printable ASCII are hashed. Beside
+ * that id, a verified signature yields `contentKey`, what the signature covers: the signed id
+ * where the scheme signs one (so a sender's retry, re-signed with a new timestamp, is the same
+ * delivery), else the digest of the signed content.
  */
 export function deliveryIdentity(args: {
   header: (name: string) => string | undefined;
@@ -35,14 +37,13 @@ export function deliveryIdentity(args: {
   body: Buffer;
 }): DeliveryIdentity {
   const { header, signed } = args;
-  if (signed?.id !== undefined && present(signed.id)) {
-    return { id: normalise(signed.id), source: 'signed_id', contentKey: null };
-  }
-  const contentKey = signed ? `signed-sha256:${sha256(signed.content)}` : null;
+  const signedId = signed?.id !== undefined && present(signed.id) ? signed.id : undefined;
+  const contentKey = signed ? signatureKey(signed, signedId) : null;
   const configured = args.configuredHeader ? header(args.configuredHeader) : undefined;
   if (present(configured)) {
     return { id: normalise(configured), source: 'configured_header', contentKey };
   }
+  if (signedId !== undefined) return { id: normalise(signedId), source: 'signed_id', contentKey };
   const provider = args.verifier?.deliveryId?.(header, args.json);
   if (present(provider)) return { id: normalise(provider), source: 'provider', contentKey };
   for (const name of SENDER_ID_HEADERS) {
@@ -50,6 +51,13 @@ export function deliveryIdentity(args: {
     if (present(value)) return { id: normalise(value), source: 'sender_header', contentKey };
   }
   return { id: `body-sha256:${sha256(args.body)}`, source: 'body_hash', contentKey };
+}
+
+/** `signed-id:<hex>` of a signed id, else `signed-sha256:<hex>` of the signed bytes. */
+function signatureKey(signed: SignedContent, signedId: string | undefined): string {
+  return signedId !== undefined
+    ? `signed-id:${sha256(Buffer.from(signedId.trim(), 'utf8'))}`
+    : `signed-sha256:${sha256(signed.content)}`;
 }
 
 function present(value: string | undefined): value is string {

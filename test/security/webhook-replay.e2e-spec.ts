@@ -113,9 +113,10 @@ interface LogEntry {
 }
 
 /**
- * Class 6 of issue 19: a captured signed delivery re-sent with other unsigned ids (the webhook's
- * `delivery_id_header`, an unsigned `webhook-id` beside signed `svix-*`, a new X-GitHub-Delivery,
- * …) is a duplicate: one accepted delivery, one run. A genuinely new delivery still starts one.
+ * A captured signed delivery re-sent with other unsigned ids (the webhook's `delivery_id_header`,
+ * an unsigned `webhook-id` beside signed `svix-*`, a new X-GitHub-Delivery, …) is a duplicate: one
+ * accepted delivery, one run. A genuinely new delivery still starts one. And the seed's order
+ * holds beside that: a delivery repeating an accepted configured id is a duplicate too.
  */
 describe('security: replayed signed webhook deliveries (every scheme, real HTTP)', () => {
   let factory: string;
@@ -184,12 +185,8 @@ describe('security: replayed signed webhook deliveries (every scheme, real HTTP)
       for (const extra of s.replays) sequential.push(await replay(extra));
       const concurrent = await Promise.all(s.replays.map(replay));
       for (const res of [...sequential, ...concurrent]) expect(res.status).toBe(202);
-      if (s.fresh === 'signed_id') {
-        // The signed id answers every replay: no other header names the delivery.
-        for (const res of [first, ...sequential, ...concurrent]) {
-          expect(res.body).toEqual({ delivery_id: `msg_${name}_1` });
-        }
-      }
+      // The configured header names the delivery; the signature's key makes the replays duplicates.
+      expect(first.body).toEqual({ delivery_id: 'r-1' });
 
       const replays = s.replays.length * 2;
       let entries = (await settled(hook.uid)).entries;
@@ -200,7 +197,7 @@ describe('security: replayed signed webhook deliveries (every scheme, real HTTP)
         s.fresh === 'signed_id'
           ? await deliver(hook.local, body, {
               ...s.sign(hook.secret, body, `msg_${name}_2`),
-              'X-Request-Id': 'r-1',
+              'X-Request-Id': 'r-new',
             })
           : await deliver(hook.local, body.replace('created', 'resolved'), {
               ...s.sign(hook.secret, body.replace('created', 'resolved'), ''),
@@ -260,12 +257,70 @@ describe('security: replayed signed webhook deliveries (every scheme, real HTTP)
       ...standardWebhooksHeaders(hook.secret, 'msg_retry', body),
       'X-Request-Id': 'r-b',
     });
-    expect([first.body, retry.body]).toEqual([
-      { delivery_id: 'msg_retry' },
-      { delivery_id: 'msg_retry' },
+    expect([first.body, retry.body]).toEqual([{ delivery_id: 'r-a' }, { delivery_id: 'r-b' }]);
+    const entries = (await settled(hook.uid)).entries.slice(0, 2);
+    expect(entries.map((e) => [e.delivery_id, e.status])).toEqual([
+      ['r-b', 'Duplicate'],
+      ['r-a', 'Accepted'],
     ]);
-    const entries = (await settled(hook.uid)).entries.filter((e) => e.delivery_id === 'msg_retry');
-    expect(entries.map((e) => e.status)).toEqual(['Duplicate', 'Accepted']);
+  });
+
+  it.each(SCHEMES.map((s) => [s.name, s] as const))(
+    '%s: the configured id comes first: a new signed delivery under an accepted configured id is a duplicate',
+    async (name, s) => {
+      const hook = hooks.get(name)!;
+      const send = (n: number, requestId: string) => {
+        const body = `{"id":"evt_seed_${name}_${n}","event":{"id":"ev_seed_${n}"},"n":${n}}`;
+        return deliver(hook.local, body, {
+          ...s.sign(hook.secret, body, `msg_seed_${name}_${n}`),
+          'X-Request-Id': requestId,
+        });
+      };
+      const sent = [
+        await send(1, 'r-seed'),
+        await send(2, 'r-seed'),
+        await send(3, 'r-seed-other'),
+      ];
+      expect(sent.map((r) => r.body)).toEqual([
+        { delivery_id: 'r-seed' },
+        { delivery_id: 'r-seed' },
+        { delivery_id: 'r-seed-other' },
+      ]);
+      const entries = (await settled(hook.uid)).entries.slice(0, 3);
+      expect(entries.map((e) => [e.delivery_id, e.status])).toEqual([
+        ['r-seed-other', 'Accepted'],
+        ['r-seed', 'Duplicate'],
+        ['r-seed', 'Accepted'],
+      ]);
+    },
+  );
+
+  it('standard_webhooks without a configured header: the signed id names the delivery, a new one is accepted', async () => {
+    const created = await createWebhook(api, factory, {
+      name: 'standard-no-header',
+      auth_mode: 'signature',
+      signature_scheme: 'standard_webhooks',
+    });
+    const local = `${app.ingressUrl}/webhooks/w/${created.uid}`;
+    const body = '{"type":"ping"}';
+    const send = (id: string, extra: Record<string, string> = {}) =>
+      deliver(local, body, { ...standardWebhooksHeaders(created.secret!, id, body), ...extra });
+    const sent = [
+      await send('msg_a'),
+      await send('msg_a', { 'X-Ambient-Delivery-Id': 'amb-a' }),
+      await send('msg_b'),
+    ];
+    expect(sent.map((r) => r.body)).toEqual([
+      { delivery_id: 'msg_a' },
+      { delivery_id: 'msg_a' },
+      { delivery_id: 'msg_b' },
+    ]);
+    const entries = (await log(created.uid)).map((e) => [e.delivery_id, e.status]);
+    expect(entries).toEqual([
+      ['msg_b', 'Accepted'],
+      ['msg_a', 'Duplicate'],
+      ['msg_a', 'Accepted'],
+    ]);
   });
 
   it('one INSERT batch applies both keys: a content repeat under a new id is a duplicate, and a duplicate reserves neither key', async () => {

@@ -1569,7 +1569,10 @@ export interface components {
         AuditActor: {
             /** @description The key id (api_key), user or agent uid, run id, or "system" */
             id: string;
+            /** @description The key's name (api_key), the person's or agent's name, … */
             name: string | null;
+            /** @description For an API key: the user it belongs to */
+            on_behalf_of: components["schemas"]["AuditOnBehalfOf"] | null;
             role: string | null;
             /** @enum {string} */
             type: "api_key" | "user" | "agent" | "run" | "system";
@@ -1590,6 +1593,13 @@ export interface components {
             outcome: "success" | "denied" | "failed";
             request_id: string | null;
             target: components["schemas"]["AuditTarget"] | null;
+        };
+        AuditOnBehalfOf: {
+            /** @description The user or agent uid */
+            id: string;
+            name: string | null;
+            /** @enum {string} */
+            type: "user" | "agent";
         };
         AuditTarget: {
             id: string | null;

@@ -57,6 +57,9 @@ const COLUMNS: Column<AuditEvent>[] = [
         <span className="muted">
           {event.actor.type}
           {event.actor.role ? ` · ${event.actor.role}` : ''}
+          {event.actor.on_behalf_of
+            ? ` · for ${event.actor.on_behalf_of.name ?? event.actor.on_behalf_of.id}`
+            : ''}
         </span>
       </>
     ),

@@ -12,6 +12,8 @@ export interface Principal {
    * for revocation.
    */
   keyId: string;
+  /** The API key's own name (keys of the `api_key` strategy). */
+  keyName?: string | null;
   userType: UserType;
   /** The role the call acts with: the key's own, else its user's. */
   role: TeamRole;

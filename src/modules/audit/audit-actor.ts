@@ -7,6 +7,15 @@ export interface AuditActor {
   id: string;
   name: string | null;
   role: string | null;
+  /** For an API key: the person or agent identity it belongs to. */
+  onBehalfOf?: AuditPrincipal | null;
+}
+
+/** A person or agent identity an actor acts for. */
+export interface AuditPrincipal {
+  type: Extract<AuditActorType, 'user' | 'agent'>;
+  id: string;
+  name: string | null;
 }
 
 /** What an event is about: `{type: 'run', id: <run id>}`. */
@@ -36,7 +45,8 @@ export type AuditBy = Principal | { teamId: string; actor: AuditActor };
 
 /**
  * The actor of an authenticated caller: a run-scoped key acts as its run, an agent identity's
- * key as the agent, a signed-in person (no key) as the user, any other key as itself.
+ * key as the agent, a signed-in person (no key) as the user, any other key as itself (named by
+ * its own name, on behalf of the user it belongs to).
  */
 export function actorOf(by: AuditBy): AuditActor {
   if ('actor' in by) return by.actor;
@@ -48,5 +58,11 @@ export function actorOf(by: AuditBy): AuditActor {
   // A person signed in without an API key (a console session, an extension's strategy).
   if (by.keyId === `user:${by.userId}` || by.keyId.startsWith('session:'))
     return { type: 'user', id: by.userId, name, role: by.role };
-  return { type: 'api_key', id: by.keyId, name, role: by.role };
+  return {
+    type: 'api_key',
+    id: by.keyId,
+    name: by.keyName ?? null,
+    role: by.role,
+    onBehalfOf: { type: 'user', id: by.userId, name },
+  };
 }

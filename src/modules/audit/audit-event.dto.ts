@@ -2,13 +2,31 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PageInfoDto } from '../../common/page-info.dto';
 import { AUDIT_ACTOR_TYPES, AUDIT_OUTCOMES } from './audit-vocabulary';
 
+@ApiSchema({ name: 'AuditOnBehalfOf' })
+export class AuditOnBehalfOfDto {
+  @ApiProperty({ enum: ['user', 'agent'] }) type: string;
+  @ApiProperty({ description: 'The user or agent uid' }) id: string;
+  @ApiProperty({ type: String, nullable: true }) name: string | null;
+}
+
 @ApiSchema({ name: 'AuditActor' })
 export class AuditActorDto {
   @ApiProperty({ enum: AUDIT_ACTOR_TYPES }) type: string;
   @ApiProperty({ description: 'The key id (api_key), user or agent uid, run id, or "system"' })
   id: string;
-  @ApiProperty({ type: String, nullable: true }) name: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The key's name (api_key), the person's or agent's name, …",
+  })
+  name: string | null;
   @ApiProperty({ type: String, nullable: true }) role: string | null;
+  @ApiProperty({
+    type: AuditOnBehalfOfDto,
+    nullable: true,
+    description: 'For an API key: the user it belongs to',
+  })
+  on_behalf_of: AuditOnBehalfOfDto | null;
 }
 
 @ApiSchema({ name: 'AuditTarget' })

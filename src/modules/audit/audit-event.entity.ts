@@ -27,6 +27,16 @@ export class AuditEvent {
   @Column({ name: 'actor_role', type: 'varchar', length: 32, nullable: true })
   actorRole: string | null;
 
+  /** An API key's owner: the person or agent identity the key acts for (null otherwise). */
+  @Column({ name: 'on_behalf_of_type', type: 'varchar', length: 16, nullable: true })
+  onBehalfOfType: AuditActorType | null;
+
+  @Column({ name: 'on_behalf_of_id', type: 'varchar', length: 64, nullable: true })
+  onBehalfOfId: string | null;
+
+  @Column({ name: 'on_behalf_of_name', type: 'varchar', length: 255, nullable: true })
+  onBehalfOfName: string | null;
+
   /** `<resource>.<verb>`, e.g. `run.create`, `webhook.rotate_secret`. */
   @Column({ type: 'varchar', length: 64 })
   action: string;

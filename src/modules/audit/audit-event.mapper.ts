@@ -11,6 +11,9 @@ export function toAuditEventDto(event: AuditEvent): AuditEventDto {
       id: event.actorId,
       name: event.actorName,
       role: event.actorRole,
+      on_behalf_of: event.onBehalfOfType
+        ? { type: event.onBehalfOfType, id: event.onBehalfOfId!, name: event.onBehalfOfName }
+        : null,
     },
     action: event.action,
     target: event.targetType ? { type: event.targetType, id: event.targetId } : null,

@@ -27,6 +27,7 @@ const LIVE_KEY = `k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at
 
 interface KeyRow {
   id: string;
+  name: string;
   team_id: string;
   user_id: string;
   secret_hash: Buffer;
@@ -294,8 +295,8 @@ export class ApiKeysService {
 
   private async lookup(plainKey: string, hash: Buffer): Promise<AuthenticatedKey | null> {
     const rows = (await this.dataSource.query(
-      `SELECT k.id, k.team_id, k.user_id, k.secret_hash, k.last_used_at, k.expires_at, k.run_id,
-              k.run_execution_id, u.type, k.role AS key_role, u.role AS user_role,
+      `SELECT k.id, k.name, k.team_id, k.user_id, k.secret_hash, k.last_used_at, k.expires_at,
+              k.run_id, k.run_execution_id, u.type, k.role AS key_role, u.role AS user_role,
               u.display_name, u.email
          FROM api_keys k JOIN users u ON u.id = k.user_id
         WHERE k.prefix = ? AND ${LIVE_KEY}`,
@@ -308,6 +309,7 @@ export class ApiKeysService {
         teamId: row.team_id,
         userId: row.user_id,
         keyId: row.id,
+        keyName: row.name,
         userType: row.type,
         // Never more than its person may do now: a demoted person's admin key acts as they do.
         role: row.key_role ? lowerRole(row.key_role, row.user_role) : row.user_role,

@@ -15,7 +15,7 @@ export interface AcceptedOutcome {
 export interface AcceptedDelivery {
   webhookId: string;
   deliveryId: string;
-  /** Digest of the signed content when the signature covers no id (see `deliveryIdentity`). */
+  /** What a verified signature covers, as a digest (see `deliveryIdentity`); null unsigned. */
   contentKey: string | null;
   body: Buffer;
   receivedAt: Date;
@@ -38,8 +38,8 @@ const LOG_COLUMNS = [
 ] as const;
 
 /**
- * The delivery log. An accepted entry carries its identity in `dedup_key` and, for signatures
- * that cover no id, the digest of the signed content in `content_key` (both unique per webhook),
+ * The delivery log. An accepted entry carries its identity in `dedup_key` and, for signed
+ * deliveries, what the signature covers in `content_key` (both unique per webhook),
  * so the INSERT that commits the delivery is also the dedup decision: of several deliveries with
  * the same identity or the same signed content, even concurrent ones, exactly one row gets in and
  * the others are logged Duplicate.

@@ -1,8 +1,10 @@
 import { access, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { cgroupOwnerSuffix } from './cgroup-owner';
 import type { SandboxLimits } from './sandbox.types';
 
 const ROOT = '/sys/fs/cgroup';
+/** The sandboxes' parent group; each sandbox's group is a child of it. */
 const GROUP = 'ambient';
 const CPU_PERIOD_US = 100_000;
 /**
@@ -31,18 +33,15 @@ export class CgroupLimits {
     private readonly limits: SandboxLimits,
   ) {}
 
-  /** Null when cgroups cannot be written here (limits then cannot be enforced). */
+  /**
+   * Null when cgroups cannot be written here (limits then cannot be enforced). The group is named
+   * `<name>.<pid>.<start time>` of this process, so that the groups of a process that died before
+   * removing them are told from live ones (see `sweepOrphanCgroups`).
+   */
   static async create(name: string, limits: SandboxLimits): Promise<CgroupLimits | null> {
     const version = await cgroupVersion();
     if (!version) return null;
-    const dirs =
-      version === 2
-        ? sameDir(join(ROOT, GROUP, name))
-        : {
-            memory: join(ROOT, 'memory', GROUP, name),
-            pids: join(ROOT, 'pids', GROUP, name),
-            cpu: join(ROOT, 'cpu', GROUP, name),
-          };
+    const dirs = groupDirs(version, `${name}${cgroupOwnerSuffix()}`);
     try {
       if (version === 2) await enableV2Controllers();
       for (const dir of new Set(Object.values(dirs))) await mkdir(dir, { recursive: true });
@@ -51,6 +50,7 @@ export class CgroupLimits {
       await group.apply();
       return group;
     } catch {
+      await removeGroup(Object.values(dirs));
       return null;
     }
   }
@@ -96,38 +96,64 @@ export class CgroupLimits {
 
   /** Kills what is left in the group and removes it. */
   async remove(): Promise<void> {
-    for (const dir of new Set(Object.values(this.dirs))) {
-      for (let attempt = 0; attempt < 50; attempt++) {
-        const pids = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
-        for (const pid of pids.split('\n').filter(Boolean)) {
-          try {
-            process.kill(Number(pid), 'SIGKILL');
-          } catch {
-            // Gone meanwhile.
-          }
-        }
-        try {
-          await rmdir(dir);
-          break;
-        } catch (err) {
-          const code = (err as NodeJS.ErrnoException).code;
-          if (code === 'ENOENT') break;
-          // EBUSY while the killed processes are still being reaped.
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      }
-    }
+    await removeGroup(Object.values(this.dirs));
   }
 }
 
-function sameDir(dir: string): { memory: string; pids: string; cpu: string } {
-  return { memory: dir, pids: dir, cpu: dir };
+/** Kills the processes of a group's directories and removes them; true when none is left. */
+export async function removeGroup(dirs: string[]): Promise<boolean> {
+  let removed = true;
+  for (const dir of new Set(dirs)) {
+    let gone = false;
+    for (let attempt = 0; attempt < 50 && !gone; attempt++) {
+      const pids = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
+      for (const pid of pids.split('\n').filter(Boolean)) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          // Gone meanwhile.
+        }
+      }
+      try {
+        await rmdir(dir);
+        gone = true;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') gone = true;
+        // EBUSY while the killed processes are still being reaped.
+        else await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+    removed &&= gone;
+  }
+  return removed;
+}
+
+/** Where the sandboxes' groups are listed: the parent group (v1: in the memory hierarchy). */
+export function sandboxGroupsDir(version: 1 | 2): string {
+  return version === 2 ? join(ROOT, GROUP) : join(ROOT, 'memory', GROUP);
+}
+
+/** The directories of one sandbox's group: one on v2, memory/pids/cpu on v1. */
+export function groupDirs(
+  version: 1 | 2,
+  name: string,
+): { memory: string; pids: string; cpu: string } {
+  if (version === 2) {
+    const dir = join(ROOT, GROUP, name);
+    return { memory: dir, pids: dir, cpu: dir };
+  }
+  return {
+    memory: join(ROOT, 'memory', GROUP, name),
+    pids: join(ROOT, 'pids', GROUP, name),
+    cpu: join(ROOT, 'cpu', GROUP, name),
+  };
 }
 
 let detected: Promise<1 | 2 | null> | undefined;
 
 /** Which cgroup version this machine lets us write, once per process. */
-function cgroupVersion(): Promise<1 | 2 | null> {
+export function cgroupVersion(): Promise<1 | 2 | null> {
   detected ??= (async () => {
     const writable = (path: string) =>
       access(path, 2 /* W_OK */).then(

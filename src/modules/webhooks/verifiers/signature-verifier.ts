@@ -34,7 +34,7 @@ export interface SignatureVerifier {
   verify(request: SignedRequest): Verification;
   /**
    * The provider's delivery id, from a header or (after verification) the parsed body. Absent
-   * for schemes whose signature covers the id: that signed id is then the only identity.
+   * for schemes whose signature covers the id: the signed id is then the provider's id.
    */
   deliveryId?(header: (name: string) => string | undefined, body: unknown): string | undefined;
   /** Why a secret value cannot be used with this scheme, or null when it can. */

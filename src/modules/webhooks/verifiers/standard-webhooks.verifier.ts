@@ -39,8 +39,8 @@ class NodeCryptoWebhook extends Webhook {
  * `standardwebhooks`: HMAC-SHA256 over `id.timestamp.body`, `v1,<base64>` signatures
  * (space-separated, so rotations verify), ±5 minutes. Svix sends the same scheme with `svix-*`
  * headers; those are accepted when the `webhook-*` ones are absent. The signature covers the id:
- * the id of the header set that was verified is the delivery's only identity (an unsigned
- * `webhook-id` beside signed `svix-*` headers, or any other header, cannot replace it).
+ * the id of the header set that was verified is the provider's id and the replay key (an unsigned
+ * `webhook-id` beside signed `svix-*` headers is ignored).
  */
 export const standardWebhooksVerifier: SignatureVerifier = {
   scheme: 'standard_webhooks',

@@ -12,6 +12,7 @@ import {
   SANDBOX_API_PORT,
 } from '../../api-bridge';
 import { CgroupLimits } from '../../cgroup-limits';
+import { sweepOrphanCgroups } from '../../cgroup-sweep';
 import { childSandboxProcess } from '../../child-sandbox-process';
 import { spawnOffLoop } from '../../off-loop-spawn';
 import { EtcCopies } from './etc-copies';
@@ -102,6 +103,11 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     this.bwrap = settings.bwrap ?? 'bwrap';
     this.forwarder = ['/usr/bin/socat', '/bin/socat'].find((p) => existsSync(p)) ?? null;
     this.nsenter = ['/usr/bin/nsenter', '/bin/nsenter'].find((p) => existsSync(p)) ?? null;
+  }
+
+  /** The cgroups of sandboxes whose worker died before closing them (see sweepOrphanCgroups). */
+  sweep(): Promise<number> {
+    return sweepOrphanCgroups();
   }
 
   async open(spec: SandboxSpec): Promise<Sandbox> {
@@ -235,10 +241,14 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       adopt: () => Promise.resolve(),
       async close() {
         for (const proc of running) proc.kill();
-        await Promise.all([holder?.stop(), bridge?.close()]);
-        await cgroup?.remove();
-        etc?.release();
-        await rm(privateDir, { recursive: true, force: true });
+        try {
+          await Promise.all([holder?.stop(), bridge?.close()]);
+        } finally {
+          // Whatever failed above, the group goes (with whatever still runs in it).
+          await cgroup?.remove();
+          etc?.release();
+          await rm(privateDir, { recursive: true, force: true });
+        }
       },
     };
     return sandbox;

@@ -31,6 +31,7 @@ import { DockerWarmPool } from './docker-warm-pool';
 import { currentPoolOwner, poolOwnerIsAlive } from './pool-owner';
 import { BurstGate } from './burst-gate';
 import { RemovalQueue } from './removal-queue';
+import { ColdStartSlots } from './cold-start-slots';
 import { WarmPoolSizing } from './warm-pool-sizing';
 import {
   SANDBOX_LABELS,
@@ -405,6 +406,8 @@ export class DockerSandboxBackend implements SandboxBackend {
   private readonly bursts = new BurstGate();
   /** Containers of closed sandboxes, their processes killed, being removed. */
   private readonly removals = new RemovalQueue(this.bursts);
+  /** Containers made for sandboxes the pool did not serve: a few at a time, in order. */
+  private readonly coldStarts = new ColdStartSlots();
   /**
    * Whether containers get a command launcher (container-launcher.ts): AMBIENT_DOCKER_LAUNCHER
    * is not off, the user is numeric, the daemon is local (its bind mounts are this host's
@@ -726,7 +729,9 @@ export class DockerSandboxBackend implements SandboxBackend {
     const closed = (): Error => new Error('the sandbox was closed before its container started');
     const name = containerName(spec);
     let container: Dockerode.Container | null = null;
+    const releaseSlot = await this.coldStarts.acquire();
     try {
+      if (closeRequested()) throw closed();
       // A container a crashed process left under this name.
       await this.removeContainer(this.docker.getContainer(name));
       if (closeRequested()) throw closed();
@@ -744,6 +749,7 @@ export class DockerSandboxBackend implements SandboxBackend {
         const hint = State.ExitCode === 127 ? ' (does the image have /bin/sh?)' : '';
         throw new Error(`it exited at once with code ${State.ExitCode}${hint}`);
       }
+      releaseSlot();
       const [bridge] = await Promise.all([
         apiUrl ? bridgeInto(State.Pid, privateDir, apiUrl) : null,
         launchFifo ? launcherStarted(killerDirOf(privateDir), launchFifo) : null,
@@ -751,6 +757,7 @@ export class DockerSandboxBackend implements SandboxBackend {
       const init = this.reachesContainerPids() ? containerInit(State.Pid) : null;
       return { container, bridge, init, privateDir };
     } catch (error) {
+      releaseSlot();
       if (container) await this.removeContainer(container).catch(() => undefined);
       if (closeRequested()) throw closed();
       const why = daemonDown(error)
