@@ -1,6 +1,5 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
@@ -8,17 +7,22 @@ import { newUid, UID_PATTERN } from '../../common/ids';
 import { AuditLog } from '../audit';
 import { TeamSecretsService } from '../secrets';
 import type { Principal } from '../../common/auth/principal';
-import { Team } from '../teams';
 import { CreateEnvironmentDto, UpdateEnvironmentDto } from './dto/environment.dto';
 import { EnvironmentConfig } from './environment-config';
 import { Environment, EnvironmentGrant } from './environment.entity';
+import {
+  asAccepted,
+  environmentSeenBy,
+  isAccepted,
+  VisibleEnvironment,
+} from './environment-access';
 
-export interface VisibleEnvironment {
-  environment: Environment;
-  scope: 'owner' | 'guest';
-}
+export type { VisibleEnvironment } from './environment-access';
 
-/** Environments a team owns or was granted; only the owning team may change them. */
+/**
+ * Environments a team owns or was granted; only the owning team may change them. A grant counts
+ * once an admin of the guest team accepted it (EnvironmentSharingService).
+ */
 @Injectable()
 export class EnvironmentsService implements OnModuleInit {
   constructor(
@@ -48,58 +52,52 @@ export class EnvironmentsService implements OnModuleInit {
     return rows.map((r) => r.name);
   }
 
+  /** The team's environments and the accepted versions of those granted to it. */
   async listVisible(
     teamId: string,
     sortBy: 'name' | 'last_updated',
   ): Promise<VisibleEnvironment[]> {
-    const grants = await this.dataSource.getRepository(EnvironmentGrant).findBy({ teamId });
-    const guestIds = new Set(grants.map((g) => g.environmentId));
-    const where = [{ teamId }, ...(guestIds.size ? [{ id: In([...guestIds]) }] : [])];
-    const rows = await this.dataSource.getRepository(Environment).find({
-      where,
-      order: sortBy === 'name' ? { name: 'ASC', id: 'ASC' } : { updatedAt: 'DESC', id: 'ASC' },
-    });
-    return rows.map((environment) => ({
-      environment,
-      scope: environment.teamId === teamId ? 'owner' : 'guest',
-    }));
+    const grants = (
+      await this.dataSource.getRepository(EnvironmentGrant).findBy({ teamId })
+    ).filter(isAccepted);
+    const owned = await this.dataSource.getRepository(Environment).findBy({ teamId });
+    const guest = grants.length
+      ? await this.dataSource
+          .getRepository(Environment)
+          .findBy({ id: In(grants.map((g) => g.environmentId)) })
+      : [];
+    const grantOf = new Map(grants.map((g) => [g.environmentId, g]));
+    const visible: VisibleEnvironment[] = [
+      ...owned.map((environment) => ({ environment, scope: 'owner' as const })),
+      ...guest.map((environment) => ({
+        environment: asAccepted(environment, grantOf.get(environment.id)!),
+        scope: 'guest' as const,
+      })),
+    ];
+    return visible.sort(sortBy === 'name' ? byName : byLastUpdate);
   }
 
-  /** The environment if the team owns it or was granted it; 404 otherwise (existence not leaked). */
+  /**
+   * The environment if the team owns it, or the version it accepted of one granted to it; 404
+   * otherwise (existence not leaked).
+   */
   async findVisible(teamId: string, uid: string): Promise<VisibleEnvironment> {
-    const environment = UID_PATTERN.test(uid)
-      ? await this.dataSource.getRepository(Environment).findOneBy({ id: uid })
+    const visible = UID_PATTERN.test(uid)
+      ? await environmentSeenBy(this.dataSource.manager, teamId, uid)
       : null;
-    if (environment?.teamId === teamId) return { environment, scope: 'owner' };
-    if (
-      environment &&
-      (await this.dataSource
-        .getRepository(EnvironmentGrant)
-        .existsBy({ environmentId: uid, teamId }))
-    ) {
-      return { environment, scope: 'guest' };
-    }
-    throw ApiError.notFound(`environment "${uid}"`);
+    if (!visible) throw ApiError.notFound(`environment "${uid}"`);
+    return visible;
   }
 
-  /** Of `uids`, the environments the team owns or was granted, by uid (unknown ones left out). */
+  /** Of `uids`, the environments the team sees (as findVisible), by uid (others left out). */
   async visibleByIds(teamId: string, uids: string[]): Promise<Map<string, Environment>> {
     const wanted = [...new Set(uids.filter((uid) => UID_PATTERN.test(uid)))];
-    if (wanted.length === 0) return new Map();
-    const rows = await this.dataSource.getRepository(Environment).findBy({ id: In(wanted) });
-    const foreign = rows.filter((e) => e.teamId !== teamId).map((e) => e.id);
-    const granted = foreign.length
-      ? new Set(
-          (
-            await this.dataSource
-              .getRepository(EnvironmentGrant)
-              .findBy({ teamId, environmentId: In(foreign) })
-          ).map((g) => g.environmentId),
-        )
-      : new Set<string>();
-    return new Map(
-      rows.filter((e) => e.teamId === teamId || granted.has(e.id)).map((e) => [e.id, e]),
-    );
+    const visible = new Map<string, Environment>();
+    for (const uid of wanted) {
+      const seen = await environmentSeenBy(this.dataSource.manager, teamId, uid);
+      if (seen) visible.set(uid, seen.environment);
+    }
+    return visible;
   }
 
   /** For run creation: the team may run in the environment (owned or granted). */
@@ -118,6 +116,7 @@ export class EnvironmentsService implements OnModuleInit {
       teamId: principal.teamId,
       name: body.name,
       config: await this.checkedConfig(principal.teamId, { name: body.name }, body),
+      version: 1,
       setupFailed: false,
       shareToken: null,
       creatorId: principal.userId,
@@ -146,6 +145,8 @@ export class EnvironmentsService implements OnModuleInit {
     const changes = {
       name: config.name,
       config,
+      // Guests keep the version they accepted until they accept this one.
+      version: environment.version + 1,
       lastEditorId: principal.userId,
       updatedAt: new Date(),
     };
@@ -171,76 +172,6 @@ export class EnvironmentsService implements OnModuleInit {
     });
   }
 
-  async grant(principal: Principal, uid: string, teamId: string): Promise<void> {
-    await this.findOwned(principal, uid, 'environment.grant');
-    if (teamId === principal.teamId) {
-      throw ApiError.invalid('team_id', 'is the owning team, which already has access');
-    }
-    if (!(await this.dataSource.getRepository(Team).existsBy({ id: teamId }))) {
-      throw ApiError.invalid('team_id', `team "${teamId}" does not exist`);
-    }
-    await this.dataSource.transaction(async (m) => {
-      await m
-        .getRepository(EnvironmentGrant)
-        .upsert({ environmentId: uid, teamId, createdAt: new Date() }, ['environmentId', 'teamId']);
-      await this.audit.record(m, principal, 'environment.grant', target(uid), { team_id: teamId });
-    });
-  }
-
-  async revoke(principal: Principal, uid: string, teamId: string): Promise<void> {
-    await this.findOwned(principal, uid, 'environment.revoke');
-    await this.dataSource.transaction(async (m) => {
-      const result = await m.getRepository(EnvironmentGrant).delete({ environmentId: uid, teamId });
-      if (!result.affected) {
-        throw ApiError.notFound(`grant of environment "${uid}" to "${teamId}"`);
-      }
-      await this.audit.record(m, principal, 'environment.revoke', target(uid), { team_id: teamId });
-    });
-  }
-
-  /** A new share token (replacing the previous one, which stops working). */
-  async shareLink(principal: Principal, uid: string): Promise<string> {
-    await this.findOwned(principal, uid, 'environment.share_link');
-    const shareToken = randomBytes(32).toString('base64url');
-    await this.dataSource.transaction(async (m) => {
-      await m.getRepository(Environment).update({ id: uid }, { shareToken });
-      // The token opens the environment to anyone holding it: never recorded.
-      await this.audit.record(m, principal, 'environment.share_link', target(uid));
-    });
-    return shareToken;
-  }
-
-  async acceptShareLink(principal: Principal, token: string): Promise<Environment> {
-    const environment = await this.dataSource
-      .getRepository(Environment)
-      .findOneBy({ shareToken: token });
-    if (!environment) throw ApiError.notFound('share link');
-    if (environment.teamId !== principal.teamId) {
-      await this.dataSource.transaction(async (m) => {
-        await m
-          .getRepository(EnvironmentGrant)
-          .upsert(
-            { environmentId: environment.id, teamId: principal.teamId, createdAt: new Date() },
-            ['environmentId', 'teamId'],
-          );
-        await this.audit.record(
-          m,
-          principal,
-          'environment.accept_share_link',
-          target(environment.id),
-          {
-            owner_team_id: environment.teamId,
-          },
-        );
-      });
-    }
-    return environment;
-  }
-
-  async setSetupFailed(uid: string, failed: boolean): Promise<void> {
-    await this.dataSource.getRepository(Environment).update({ id: uid }, { setupFailed: failed });
-  }
-
   /** The config after applying `body`, with every secret it names present in the team. */
   private async checkedConfig(
     teamId: string,
@@ -264,7 +195,7 @@ export class EnvironmentsService implements OnModuleInit {
   }
 
   /** The environment the caller's team owns; a guest team's attempt is refused and recorded. */
-  private async findOwned(principal: Principal, uid: string, action: string): Promise<Environment> {
+  async findOwned(principal: Principal, uid: string, action: string): Promise<Environment> {
     const { environment, scope } = await this.findVisible(principal.teamId, uid);
     if (scope !== 'owner') {
       const refusal = 'only the owning team may change this environment';
@@ -275,7 +206,7 @@ export class EnvironmentsService implements OnModuleInit {
   }
 }
 
-function target(id: string) {
+export function target(id: string) {
   return { type: 'environment', id };
 }
 
@@ -333,4 +264,16 @@ function checkResources(config: EnvironmentConfig, sandbox: AppConfig['sandbox']
       );
     }
   }
+}
+
+function byName(a: VisibleEnvironment, b: VisibleEnvironment): number {
+  const { environment: x } = a;
+  const { environment: y } = b;
+  const names = x.name.localeCompare(y.name, undefined, { sensitivity: 'base' });
+  return names || (x.id < y.id ? -1 : 1);
+}
+
+function byLastUpdate(a: VisibleEnvironment, b: VisibleEnvironment): number {
+  const delta = b.environment.updatedAt.getTime() - a.environment.updatedAt.getTime();
+  return delta || (a.environment.id < b.environment.id ? -1 : 1);
 }

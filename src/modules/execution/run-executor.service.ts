@@ -309,7 +309,7 @@ export class RunExecutor {
     | { failure: Omit<ExecutionResult, 'usage'> }
   > {
     const environment = run.environmentId
-      ? await this.workspaceSetup.environment(run.environmentId)
+      ? await this.workspaceSetup.environment(run.teamId, run.environmentId)
       : null;
     const workspaceDir = this.workspaces.dirFor(run.id);
     await mkdir(workspaceDir, { recursive: true });
