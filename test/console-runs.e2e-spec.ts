@@ -42,6 +42,8 @@ describe('console runs, environments and automations (Chromium)', () => {
       'server.port': port,
       'server.publicUrl': `http://127.0.0.1:${port}`,
       'server.consoleDir': buildConsole(),
+      // The environments form names an image: the operator allows node's.
+      'sandbox.docker.images': 'node:',
     };
   }, 120_000);
   const { api, app, model } = useTestApp(

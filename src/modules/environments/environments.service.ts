@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { dockerImageRefusal, parseDockerImages } from '../../config/docker-images';
 import { newUid, UID_PATTERN } from '../../common/ids';
 import { AuditLog } from '../audit';
 import { TeamSecretsService } from '../secrets';
@@ -180,6 +181,8 @@ export class EnvironmentsService implements OnModuleInit {
   ): Promise<EnvironmentConfig> {
     const config = normalizeConfig(base, body);
     checkResources(config, this.appConfig.sandbox);
+    if (body.docker_image !== undefined)
+      checkDockerImage(body.docker_image, this.appConfig.sandbox);
     if (body.secrets) {
       const seen = new Set<string>();
       for (const [i, { name }] of body.secrets.entries()) {
@@ -245,6 +248,14 @@ function normalizeConfig(base: EnvironmentConfig, body: UpdateEnvironmentDto): E
     throw ApiError.invalid('github_repos', `two repositories are named "${clash}"`);
   }
   return config;
+}
+
+/** An environment names only an image the operator allows (AMBIENT_DOCKER_IMAGES). */
+function checkDockerImage(image: string | null, sandbox: AppConfig['sandbox']): void {
+  if (image === null) return;
+  const allowed = parseDockerImages(sandbox.docker.images, sandbox.docker.defaultImage);
+  const refusal = dockerImageRefusal(image, allowed);
+  if (refusal) throw ApiError.invalid('docker_image', refusal);
 }
 
 /** An environment may ask for up to the server's maxima, never more. */
