@@ -177,6 +177,40 @@ export interface paths {
         patch: operations["updateEnvironment"];
         trace?: never;
     };
+    "/agent/environments/{uid}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept a version of an environment offered to the caller's team (admin) */
+        post: operations["acceptEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/environments/{uid}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Decline an offered environment, or leave a shared one (admin): the team's grant ends */
+        post: operations["declineEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/environments/{uid}/grants": {
         parameters: {
             query?: never;
@@ -228,6 +262,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/environments/pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Environments offered to the caller's team that await an admin's acceptance */
+        get: operations["listPendingEnvironments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/environments/shared/{token}/accept": {
         parameters: {
             query?: never;
@@ -237,7 +288,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a shared environment to the caller's team */
+        /** Add a shared environment to the caller's team (admin; accepts its current version) */
         post: operations["acceptEnvironmentShareLink"];
         delete?: never;
         options?: never;
@@ -1322,6 +1373,10 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AcceptEnvironmentRequest: {
+            /** @description The version reviewed (from the pending list); 409 when the owner has changed it since */
+            version: number;
+        };
         /**
          * @description High-level category of an action performed during the conversation
          * @enum {string}
@@ -1850,9 +1905,12 @@ export interface components {
             last_updated: string;
             /** @description The owning team */
             scope?: components["schemas"]["Scope"];
+            /** @description For a guest, its own runs' setup outcome (the owner's runs and other guests' do not change it) */
             setup_failed: boolean;
             /** @description 22 characters [A-Za-z0-9] */
             uid: string;
+            /** @description Ambient extension: the configuration's version (counts the owner's changes). A guest sees and runs in the version its admin accepted */
+            version?: number;
         };
         EnvironmentConfig: {
             description?: string | null;
@@ -2216,6 +2274,8 @@ export interface components {
             setup_commands: string[];
             /** @description Per clone and per setup command */
             setup_timeout_seconds: number;
+            /** @description Whether setup commands get run_secrets as variables: false in another team's environment, whose setup commands are the owner's */
+            with_run_secrets: boolean;
         };
         HarnessExecutionLimits: {
             command_timeout_seconds: number;
@@ -2356,6 +2416,9 @@ export interface components {
             default_model_id: string;
             models: components["schemas"]["ModelInfo"][];
         };
+        ListPendingEnvironmentsResponse: {
+            environments: components["schemas"]["PendingEnvironment"][];
+        };
         ListRunsResponse: {
             page_info: components["schemas"]["PageInfo"];
             runs: components["schemas"]["RunItem"][];
@@ -2444,6 +2507,22 @@ export interface components {
         PageInfo: {
             has_next_page: boolean;
             next_cursor?: string;
+        };
+        PendingEnvironment: {
+            /** @description The version in use */
+            accepted_config: components["schemas"]["EnvironmentConfig"] | null;
+            /** @description The version in use, if any */
+            accepted_version: number | null;
+            /** @description The offered configuration */
+            config: components["schemas"]["EnvironmentConfig"];
+            /** Format: date-time */
+            offered_at: string;
+            /** @description The owning team */
+            scope: components["schemas"]["Scope"];
+            /** @description 22 characters [A-Za-z0-9] */
+            uid: string;
+            /** @description The offered version; accept it by this number */
+            version: number;
         };
         PlanArtifact: {
             /**
@@ -3843,6 +3922,140 @@ export interface operations {
             };
         };
     };
+    acceptEnvironment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptEnvironmentRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Environment"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state; retry after a moment */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    declineEnvironment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     grantEnvironment: {
         parameters: {
             query?: never;
@@ -4030,6 +4243,52 @@ export interface operations {
             };
         };
     };
+    listPendingEnvironments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListPendingEnvironmentsResponse"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     acceptEnvironmentShareLink: {
         parameters: {
             query?: never;
@@ -4061,7 +4320,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not authorized (role or key) */
+            /** @description Not permitted */
             403: {
                 headers: {
                     [name: string]: unknown;
