@@ -2449,11 +2449,11 @@ export interface components {
         MCPServerConfig: {
             args?: string[];
             command?: string;
-            /** @description Values are secrets: stored encrypted and returned masked ("***", or "<secret:NAME>" for a team secret reference). Sending a masked value back keeps the stored one. */
+            /** @description Values are secrets: stored encrypted and returned masked ("***", or "<secret:NAME>" for a team secret reference). Sending a masked value back keeps the stored one while the server's destination (url origin; command and args) is unchanged, else 400. */
             env?: {
                 [key: string]: string | components["schemas"]["MCPSecretReference"];
             };
-            /** @description Values are secrets: stored encrypted and returned masked ("***", or "<secret:NAME>" for a team secret reference). Sending a masked value back keeps the stored one. */
+            /** @description Values are secrets: stored encrypted and returned masked ("***", or "<secret:NAME>" for a team secret reference). Sending a masked value back keeps the stored one while the server's destination (url origin; command and args) is unchanged, else 400. */
             headers?: {
                 [key: string]: string | components["schemas"]["MCPSecretReference"];
             };

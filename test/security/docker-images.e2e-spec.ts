@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { APP_CONFIG, AppConfig } from '../src/config/app-config';
-import { useTestApp } from './support/use-test-app';
-import { waitFor } from './support/wait';
+import { APP_CONFIG, AppConfig } from '../../src/config/app-config';
+import { useTestApp } from '../support/use-test-app';
+import { waitFor } from '../support/wait';
 
 const DOCKER_IMAGE = 'ambient-agent:bookworm';
 const dockerImagePresent = (() => {

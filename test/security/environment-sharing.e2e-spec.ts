@@ -1,8 +1,8 @@
-import { ApiKeysService } from '../src/modules/teams/api-keys.service';
-import { TeamsService } from '../src/modules/teams/teams.service';
-import { apiClient } from './support/api-client';
-import { useTestApp } from './support/use-test-app';
-import { waitFor } from './support/wait';
+import { ApiKeysService } from '../../src/modules/teams/api-keys.service';
+import { TeamsService } from '../../src/modules/teams/teams.service';
+import { apiClient } from '../support/api-client';
+import { useTestApp } from '../support/use-test-app';
+import { waitFor } from '../support/wait';
 
 /**
  * Sharing an environment with another team needs that team's consent and pins what it accepted:

@@ -1,7 +1,7 @@
-import { ApiKeysService } from '../src/modules/teams/api-keys.service';
-import { TeamsService } from '../src/modules/teams/teams.service';
-import { apiClient } from './support/api-client';
-import { useTestApp } from './support/use-test-app';
+import { ApiKeysService } from '../../src/modules/teams/api-keys.service';
+import { TeamsService } from '../../src/modules/teams/teams.service';
+import { apiClient } from '../support/api-client';
+import { useTestApp } from '../support/use-test-app';
 
 /**
  * A stored MCP credential is bound to its destination: a member who points an admin's schedule at
