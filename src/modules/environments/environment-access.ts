@@ -1,4 +1,4 @@
-import type { EntityManager } from 'typeorm';
+import { EntityManager, In } from 'typeorm';
 import { Environment, EnvironmentGrant } from './environment.entity';
 
 export interface VisibleEnvironment {
@@ -36,11 +36,31 @@ export async function environmentSeenBy(
   teamId: string,
   environmentId: string,
 ): Promise<VisibleEnvironment | null> {
-  const environment = await manager.getRepository(Environment).findOneBy({ id: environmentId });
-  if (!environment) return null;
-  if (environment.teamId === teamId) return { environment, scope: 'owner' };
-  const grant = await manager.getRepository(EnvironmentGrant).findOneBy({ environmentId, teamId });
-  return isAccepted(grant) ? { environment: asAccepted(environment, grant), scope: 'guest' } : null;
+  return (await environmentsSeenBy(manager, teamId, [environmentId])).get(environmentId) ?? null;
+}
+
+/** Of `environmentIds`, those `teamId` sees (as environmentSeenBy), by id: two queries at most. */
+export async function environmentsSeenBy(
+  manager: EntityManager,
+  teamId: string,
+  environmentIds: string[],
+): Promise<Map<string, VisibleEnvironment>> {
+  const seen = new Map<string, VisibleEnvironment>();
+  if (environmentIds.length === 0) return seen;
+  const rows = await manager.getRepository(Environment).findBy({ id: In(environmentIds) });
+  const foreign = rows.filter((e) => e.teamId !== teamId).map((e) => e.id);
+  const grants = foreign.length
+    ? await manager.getRepository(EnvironmentGrant).findBy({ teamId, environmentId: In(foreign) })
+    : [];
+  const accepted = new Map(grants.filter(isAccepted).map((g) => [g.environmentId, g]));
+  for (const environment of rows) {
+    const grant = accepted.get(environment.id);
+    if (environment.teamId === teamId) seen.set(environment.id, { environment, scope: 'owner' });
+    else if (grant) {
+      seen.set(environment.id, { environment: asAccepted(environment, grant), scope: 'guest' });
+    }
+  }
+  return seen;
 }
 
 /**

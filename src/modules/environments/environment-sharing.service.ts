@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import type { Principal } from '../../common/auth/principal';
 import { UID_PATTERN } from '../../common/ids';
@@ -99,16 +99,19 @@ export class EnvironmentSharingService {
   /** Offers to the caller's team awaiting its admin: new grants, and changes since an acceptance. */
   async pending(teamId: string): Promise<PendingGrant[]> {
     const grants = await this.dataSource.getRepository(EnvironmentGrant).findBy({ teamId });
-    const pending: PendingGrant[] = [];
-    for (const grant of grants) {
-      const environment = await this.dataSource
-        .getRepository(Environment)
-        .findOneBy({ id: grant.environmentId });
-      if (environment && grant.acceptedVersion !== environment.version) {
-        pending.push({ environment, grant });
-      }
-    }
-    return pending.sort((a, b) => a.grant.createdAt.getTime() - b.grant.createdAt.getTime());
+    if (grants.length === 0) return [];
+    const environments = await this.dataSource
+      .getRepository(Environment)
+      .findBy({ id: In(grants.map((g) => g.environmentId)) });
+    const byId = new Map(environments.map((e) => [e.id, e]));
+    return grants
+      .flatMap((grant) => {
+        const environment = byId.get(grant.environmentId);
+        return environment && grant.acceptedVersion !== environment.version
+          ? [{ environment, grant }]
+          : [];
+      })
+      .sort((a, b) => a.grant.createdAt.getTime() - b.grant.createdAt.getTime());
   }
 
   /**

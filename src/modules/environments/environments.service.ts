@@ -14,6 +14,7 @@ import { Environment, EnvironmentGrant } from './environment.entity';
 import {
   asAccepted,
   environmentSeenBy,
+  environmentsSeenBy,
   isAccepted,
   VisibleEnvironment,
 } from './environment-access';
@@ -93,12 +94,8 @@ export class EnvironmentsService implements OnModuleInit {
   /** Of `uids`, the environments the team sees (as findVisible), by uid (others left out). */
   async visibleByIds(teamId: string, uids: string[]): Promise<Map<string, Environment>> {
     const wanted = [...new Set(uids.filter((uid) => UID_PATTERN.test(uid)))];
-    const visible = new Map<string, Environment>();
-    for (const uid of wanted) {
-      const seen = await environmentSeenBy(this.dataSource.manager, teamId, uid);
-      if (seen) visible.set(uid, seen.environment);
-    }
-    return visible;
+    const seen = await environmentsSeenBy(this.dataSource.manager, teamId, wanted);
+    return new Map([...seen].map(([uid, { environment }]) => [uid, environment]));
   }
 
   /** For run creation: the team may run in the environment (owned or granted). */
