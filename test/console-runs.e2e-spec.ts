@@ -275,7 +275,7 @@ describe('console runs, environments and automations (Chromium)', () => {
       await waitForText(page, 'sharers/tools');
       await clickText(page, 'Accept version 1');
       await waitFor(visible, (uids) => uids.includes(uid), { what: 'the accepted environment' });
-      await page.waitForFunction(() => !document.body.innerText.includes('Offered to this team'));
+      await page.waitForFunction(`!document.body.innerText.includes('Offered to this team')`);
       await waitForText(page, 'their-env');
     });
   });

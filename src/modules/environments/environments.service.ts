@@ -143,20 +143,29 @@ export class EnvironmentsService implements OnModuleInit {
     const changes = {
       name: config.name,
       config,
-      // Guests keep the version they accepted until they accept this one.
-      version: environment.version + 1,
       lastEditorId: principal.userId,
       updatedAt: new Date(),
     };
-    await this.dataSource.transaction(async (m) => {
-      await m.getRepository(Environment).update({ id: uid }, changes);
+    const version = await this.dataSource.transaction(async (m) => {
+      // Guests keep the version they accepted until they accept this one; counted in the row, so
+      // two concurrent changes are two versions.
+      await m
+        .createQueryBuilder()
+        .update(Environment)
+        .set({ ...changes, version: () => 'version + 1' })
+        .where({ id: uid })
+        .execute();
       await this.audit.record(m, principal, 'environment.update', target(uid), {
         changed: Object.keys(body)
           .filter((key) => (body as Record<string, unknown>)[key] !== undefined)
           .sort(),
       });
+      const row = await m
+        .getRepository(Environment)
+        .findOne({ select: { id: true, version: true }, where: { id: uid } });
+      return row!.version;
     });
-    return { ...environment, ...changes };
+    return { ...environment, ...changes, version };
   }
 
   async remove(principal: Principal, uid: string): Promise<void> {
