@@ -17,6 +17,7 @@ import { RunLimits1764100000000 } from './1764100000000-run-limits';
 import { SignInSessions1764200000000 } from './1764200000000-sign-in-sessions';
 import { WebhookRedeliveries1764400000000 } from './1764400000000-webhook-redeliveries';
 import { TeamNetworkPolicies1765100000000 } from './1765100000000-team-network-policies';
+import { EnvironmentGrantConsent1765300000000 } from './1765300000000-environment-grant-consent';
 import { IdempotencyPerCredential1765500000000 } from './1765500000000-idempotency-per-credential';
 import { ScimTokens1765500000001 } from './1765500000001-scim-tokens';
 import { AuditActorOnBehalfOf1765600000000 } from './1765600000000-audit-actor-on-behalf-of';
@@ -42,6 +43,7 @@ export const MIGRATIONS = [
   SignInSessions1764200000000,
   WebhookRedeliveries1764400000000,
   TeamNetworkPolicies1765100000000,
+  EnvironmentGrantConsent1765300000000,
   IdempotencyPerCredential1765500000000,
   ScimTokens1765500000001,
   AuditActorOnBehalfOf1765600000000,

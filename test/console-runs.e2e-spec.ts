@@ -10,6 +10,9 @@ import {
   waitForRunState,
   waitForText,
 } from './support/console-browser';
+import { ApiKeysService } from '../src/modules/teams/api-keys.service';
+import { TeamsService } from '../src/modules/teams/teams.service';
+import { apiClient } from './support/api-client';
 import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 import {
@@ -42,6 +45,8 @@ describe('console runs, environments and automations (Chromium)', () => {
       'server.port': port,
       'server.publicUrl': `http://127.0.0.1:${port}`,
       'server.consoleDir': buildConsole(),
+      // The environments form names an image: the operator allows node's.
+      'sandbox.docker.images': 'node:',
     };
   }, 120_000);
   const { api, app, model } = useTestApp(
@@ -236,6 +241,42 @@ describe('console runs, environments and automations (Chromium)', () => {
         resources: { memory_mb: 512, cpus: 1, pids: 256 },
       });
       expect(await horizontalOverflow(page)).toBe(0);
+    });
+  });
+
+  it('shows an admin the environments another team offers, with what they run; accepting one adds it', async () => {
+    const keys = app.ambient.app.get(ApiKeysService);
+    const teams = app.ambient.app.get(TeamsService);
+    const ours = (await keys.authenticate(app.apiKey))!.teamId;
+    const sharers = await teams.createTeam('sharers');
+    const sharer = await teams.createUser(sharers, { displayName: 'Sharer', role: 'admin' });
+    const theirs = apiClient(app.baseUrl, (await keys.create(sharer, 'sharer')).key);
+    const offered = await theirs.post('/agent/environments', {
+      name: 'their-env',
+      github_repos: [{ owner: 'sharers', repo: 'tools' }],
+      setup_commands: ['make offered-deps'],
+    });
+    const uid = offered.body.uid as string;
+    expect((await theirs.post(`/agent/environments/${uid}/grants`, { team_id: ours })).status).toBe(
+      204,
+    );
+    const visible = async () =>
+      ((await api.get('/agent/environments')).body.environments as { uid: string }[]).map(
+        (e) => e.uid,
+      );
+    expect(await visible()).not.toContain(uid);
+
+    const page = chromium.page;
+    await step(page, 'environment-offers', async () => {
+      await signIn(page);
+      await page.goto(`${origin()}/console/environments`);
+      await waitForText(page, 'Offered to this team');
+      await waitForText(page, 'make offered-deps');
+      await waitForText(page, 'sharers/tools');
+      await clickText(page, 'Accept version 1');
+      await waitFor(visible, (uids) => uids.includes(uid), { what: 'the accepted environment' });
+      await page.waitForFunction(`!document.body.innerText.includes('Offered to this team')`);
+      await waitForText(page, 'their-env');
     });
   });
 

@@ -149,6 +149,7 @@ describe('environment snapshots: setup done once', () => {
     expect(
       (await api.post(`/agent/environments/${uid}/grants`, { team_id: theirTeamId })).status,
     ).toBe(204);
+    expect((await them.post(`/agent/environments/${uid}/accept`, { version: 1 })).status).toBe(200);
     const theirs = await runIn(uid, them);
     expect(theirs.types).not.toContain('setup_cached');
     expect(theirs.setupRanIn).toEqual([theirs.id]);

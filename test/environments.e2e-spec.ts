@@ -141,6 +141,8 @@ describe('environments: management, access and workspace preparation', () => {
     expect(
       (await api.post(`/agent/environments/${uid}/grants`, { team_id: theirTeamId })).status,
     ).toBe(204);
+    expect((await them.get('/agent/environments')).body.environments).toEqual([]);
+    expect((await them.post(`/agent/environments/${uid}/accept`, { version: 1 })).status).toBe(200);
     const listed = await them.get('/agent/environments');
     expect(listed.body.environments).toEqual([
       expect.objectContaining({ uid, scope: { type: 'Team', uid: owner.teamId }, access: 'guest' }),
@@ -372,10 +374,11 @@ describe('environments: management, access and workspace preparation', () => {
         'npm-secret-value|run-only-value',
       );
 
-      // A guest team's run resolves the names in its own team: it has no NPM_TOKEN.
+      // A guest team's run gets none of the environment's secrets (names the owner chose).
       await api.post(`/agent/environments/${environment.body.uid}/grants`, {
         team_id: theirTeamId,
       });
+      await them.post(`/agent/environments/${environment.body.uid}/accept`, { version: 1 });
       const guest = await them.post('/agent/runs', {
         prompt: 'x',
         config: { environment_id: environment.body.uid },
@@ -435,6 +438,16 @@ describe('environments: management, access and workspace preparation', () => {
     expect((await cli(['environments', 'grant', '--uid', uid, '--team', theirTeamId])).code).toBe(
       0,
     );
+    expect((await them.get(`/agent/environments/${uid}`)).status).toBe(404);
+    const theirCli = (args: string[]) =>
+      runCli(args, { ...env.childEnv(), AMBIENT_API_URL: app.baseUrl, AMBIENT_API_KEY: theirKey });
+    const pending = await theirCli(['environments', 'pending']);
+    expect(JSON.parse(pending.stdout).environments).toEqual([
+      expect.objectContaining({ uid, version: 1, accepted_version: null }),
+    ]);
+    expect((await theirCli(['environments', 'accept', '--uid', uid, '--version', '1'])).code).toBe(
+      0,
+    );
     expect((await them.get(`/agent/environments/${uid}`)).status).toBe(200);
     const revoked = await cli([
       'environments',
@@ -450,11 +463,7 @@ describe('environments: management, access and workspace preparation', () => {
     // A share token handed over out of band: the other team accepts it with its own key.
     const shared = await cli(['environments', 'share', '--uid', uid]);
     expect(shared.code).toBe(0);
-    const accepted = await runCli(['environments', 'accept', '--token', shared.stdout.trim()], {
-      ...env.childEnv(),
-      AMBIENT_API_URL: app.baseUrl,
-      AMBIENT_API_KEY: theirKey,
-    });
+    const accepted = await theirCli(['environments', 'accept', '--token', shared.stdout.trim()]);
     expect(accepted.code).toBe(0);
     expect(JSON.parse(accepted.stdout)).toMatchObject({ uid });
     expect((await them.get(`/agent/environments/${uid}`)).status).toBe(200);
@@ -464,6 +473,8 @@ describe('environments: management, access and workspace preparation', () => {
     expect((await api.get(`/agent/environments/${uid}`)).body.config.name).toBe('renamed');
     expect((await cli(['environments', 'update', '--uid', uid, '--secrets', ''])).code).toBe(0);
     expect((await api.get(`/agent/environments/${uid}`)).body.config.secrets).toEqual([]);
+    expect((await theirCli(['environments', 'decline', '--uid', uid])).code).toBe(0);
+    expect((await them.get(`/agent/environments/${uid}`)).status).toBe(404);
     expect((await cli(['environments', 'delete', '--uid', uid])).code).toBe(0);
     expect((await api.get(`/agent/environments/${uid}`)).status).toBe(404);
   }, 240_000); // a dozen CLI processes, each compiling TypeScript at start (≈ 5–15 s under load)

@@ -126,6 +126,15 @@ describe('roles: every operation × every role', () => {
     expect(roles('cancelRun')).toEqual(workers);
     expect(roles('createScheduledAgent')).toEqual(workers);
     expect(roles('updateEnvironment')).toEqual(workers);
+    // Sharing needs the consent of an admin of the receiving team.
+    for (const operationId of [
+      'listPendingEnvironments',
+      'acceptEnvironment',
+      'declineEnvironment',
+      'acceptEnvironmentShareLink',
+    ]) {
+      expect(roles(operationId)).toEqual(['admin']);
+    }
     expect(roles('createWebhook')).toEqual(['admin']);
     expect(roles('rotateWebhookSecret')).toEqual(['admin']);
     expect(roles('putFactoryDefinition')).toEqual(['admin']);

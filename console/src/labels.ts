@@ -63,6 +63,7 @@ export const errorCodeLabel = labeller<Schemas['PlatformErrorCode']>({
   conflict: 'Conflict',
   authentication_required: 'Authentication required',
   resource_unavailable: 'Resource unavailable',
+  already_shown: 'Already shown once',
   internal_error: 'Internal error',
 });
 

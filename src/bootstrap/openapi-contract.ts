@@ -21,7 +21,7 @@ const AMBIENT_EXTENSION_PATHS: readonly RegExp[] = [
   /^\/usage$/,
   /^\/agent\/runs\/\{runId\}\/(judges|scores|stream)$/,
   /^\/agent\/identities\/\{uid\}\/api-keys/,
-  /^\/agent\/environments\/(shared|\{uid\})/,
+  /^\/agent\/environments\/(shared|pending|\{uid\})/,
   /^\/factory\/\{uid\}\/(definition|automations|sync)$/,
   /^\/factory\/\{factoryUid\}\/webhooks/,
   /^\/api-keys(\/|$)/,
@@ -49,6 +49,9 @@ const AMBIENT_EXTENSION_SCHEMAS: readonly string[] = [
   'UsageResponse',
   'Limits',
   'UpdateLimitsRequest',
+  'AcceptEnvironmentRequest',
+  'PendingEnvironment',
+  'ListPendingEnvironmentsResponse',
 ];
 
 const ERROR_RESPONSE = {

@@ -136,7 +136,8 @@ export const ENVIRONMENTS_COMMANDS: CliCommand[] = [
   {
     name: 'environments grant',
     synopsis: 'environments grant --uid <uid> --team <team uid> [--revoke]',
-    summary: 'Give another team guest access to an environment (or take it back with --revoke).',
+    summary:
+      'Offer another team guest access to an environment (its admin accepts it), or take it back with --revoke.',
     details: [
       '',
       'Options:',
@@ -159,7 +160,7 @@ export const ENVIRONMENTS_COMMANDS: CliCommand[] = [
         io.out(`revoked access of team ${team}`);
       } else {
         await callApi(values, io, 'POST', `/agent/environments/${uid}/grants`, { team_id: team });
-        io.out(`granted access to team ${team}`);
+        io.out(`offered to team ${team}; an admin of that team accepts it`);
       }
     },
   },
@@ -176,14 +177,61 @@ export const ENVIRONMENTS_COMMANDS: CliCommand[] = [
     },
   },
   {
-    name: 'environments accept',
-    synopsis: 'environments accept --token <share token>',
-    summary: "Add a shared environment to the caller's team.",
-    details: ['', 'Options:', '  --token <share token>', ...API_OPTION_HELP],
-    options: { ...API_OPTIONS, token: { type: 'string' } },
+    name: 'environments pending',
+    synopsis: 'environments pending',
+    summary: "List environments offered to the caller's team that await an admin's acceptance.",
+    details: ['', 'Options:', ...API_OPTION_HELP],
+    options: { ...API_OPTIONS },
     async run(values, io) {
-      const path = `/agent/environments/shared/${enc(required(values, 'token'))}/accept`;
-      printJson(io, await callApi(values, io, 'POST', path));
+      printJson(io, await callApi(values, io, 'GET', '/agent/environments/pending'));
+    },
+  },
+  {
+    name: 'environments accept',
+    synopsis: 'environments accept (--token <share token> | --uid <uid> --version <n>)',
+    summary:
+      "Accept a shared environment for the caller's team (admin): a share token, or a version " +
+      'of an offered one as `environments pending` shows it.',
+    details: [
+      '',
+      'Options:',
+      '  --token <share token>   redeem a share link (accepts its current version)',
+      '  --uid <uid>             an environment offered to the team',
+      '  --version <n>           the version reviewed',
+      ...API_OPTION_HELP,
+    ],
+    options: {
+      ...API_OPTIONS,
+      token: { type: 'string' },
+      uid: { type: 'string' },
+      version: { type: 'string' },
+    },
+    async run(values, io) {
+      if (typeof values.token === 'string') {
+        const path = `/agent/environments/shared/${enc(values.token)}/accept`;
+        printJson(io, await callApi(values, io, 'POST', path));
+        return;
+      }
+      const uid = required(values, 'uid');
+      const version = Number(required(values, 'version'));
+      if (!Number.isInteger(version) || version < 1) {
+        throw new UsageError('--version must be a positive integer');
+      }
+      const path = `/agent/environments/${enc(uid)}/accept`;
+      printJson(io, await callApi(values, io, 'POST', path, { version }));
+    },
+  },
+  {
+    name: 'environments decline',
+    synopsis: 'environments decline --uid <uid>',
+    summary:
+      "Decline an offered environment, or leave a shared one (admin): the team's grant ends.",
+    details: ['', 'Options:', '  --uid <uid>', ...API_OPTION_HELP],
+    options: { ...API_OPTIONS, uid: { type: 'string' } },
+    async run(values, io) {
+      const uid = required(values, 'uid');
+      await callApi(values, io, 'POST', `/agent/environments/${enc(uid)}/decline`);
+      io.out(`declined environment ${uid}`);
     },
   },
 ];

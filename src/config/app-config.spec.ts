@@ -142,6 +142,17 @@ describe('loadConfig', () => {
     );
   });
 
+  it('checks AMBIENT_DOCKER_IMAGES at start-up', () => {
+    expect(loadConfig(base).sandbox.docker.images).toBeUndefined();
+    const images = 'node:, registry.example.com/team/';
+    expect(loadConfig({ ...base, AMBIENT_DOCKER_IMAGES: images }).sandbox.docker.images).toBe(
+      images,
+    );
+    expect(() => loadConfig({ ...base, AMBIENT_DOCKER_IMAGES: 'node:,not an image' })).toThrow(
+      /^AMBIENT_DOCKER_IMAGES: "not an image" is neither an image reference/,
+    );
+  });
+
   it('names a missing configuration file', () => {
     expect(() => loadConfig({ AMBIENT_CONFIG_FILE: 'config/nope.yaml' })).toThrow(
       /^AMBIENT_CONFIG_FILE: cannot read/,

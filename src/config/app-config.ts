@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { EgressAllowList } from '../common/egress/egress-allow-list';
+import { DOCKER_IMAGES_SETTING, parseDockerImages } from './docker-images';
 import { defaultPublicUrls, oidcCallbackUrl } from './public-urls';
 import { parseRoleMapping } from './role-mapping';
 
@@ -179,6 +180,8 @@ export interface SandboxSettings {
   docker: {
     /** Image of runs whose environment names none. */
     defaultImage: string;
+    /** AMBIENT_DOCKER_IMAGES as set: what environments may name (see docker-images.ts). */
+    images?: string;
     /** `user[:group]` processes run as inside containers (never root). */
     user: string;
     /** OCI runtime, e.g. runsc (gVisor); unset = the daemon's default. */
@@ -454,6 +457,7 @@ const SETTINGS: Setting[] = [
     optional: true,
   },
   { path: 'sandbox.docker.defaultImage', env: 'AMBIENT_DOCKER_IMAGE', kind: 'string' },
+  { path: 'sandbox.docker.images', env: DOCKER_IMAGES_SETTING, kind: 'string', optional: true },
   { path: 'sandbox.docker.user', env: 'AMBIENT_DOCKER_USER', kind: 'string' },
   {
     path: 'sandbox.docker.runtime',
@@ -727,6 +731,11 @@ function checkSandboxSettings(sandbox: SandboxSettings): void {
   }
   if (/^(0|root)(:|$)/.test(sandbox.docker.user)) {
     throw new ConfigError('AMBIENT_DOCKER_USER: must not be root (use e.g. 1000:1000)');
+  }
+  try {
+    parseDockerImages(sandbox.docker.images, sandbox.docker.defaultImage);
+  } catch (err) {
+    throw new ConfigError(`${DOCKER_IMAGES_SETTING}: ${(err as Error).message}`);
   }
   if (sandbox.docker.egressNetwork === 'host') {
     throw new ConfigError(

@@ -24,6 +24,11 @@ describe('setupPlanFrom', () => {
     });
   });
 
+  it("gives another team's setup commands none of the run's secrets", () => {
+    const guest = { ...environment, setup: { ...environment.setup, with_run_secrets: false } };
+    expect(setupPlanFrom(guest, { NPM_TOKEN: 'n' }, undefined)?.env).toEqual({});
+  });
+
   it("prefers the worker's own clone base", () => {
     expect(setupPlanFrom(environment, {}, '/srv/mirror')?.gitUrlBase).toBe('/srv/mirror');
   });

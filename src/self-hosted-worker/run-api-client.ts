@@ -44,6 +44,8 @@ export interface EnvironmentSetup {
   setup_timeout_seconds: number;
   git_url_base: string;
   git_token: string | null;
+  /** False in another team's environment: its setup commands get none of run_secrets. */
+  with_run_secrets?: boolean;
 }
 
 export type SetupReport =

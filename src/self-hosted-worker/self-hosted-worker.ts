@@ -1,3 +1,4 @@
+import { EgressGuard } from '../common/egress/egress-guard';
 import { HarnessRegistry } from '../extensions/harness-registry';
 import { createHarnesses } from '../modules/execution/harness/harnesses';
 import { WorkspaceService } from '../modules/execution/workspace/workspace.service';
@@ -61,6 +62,9 @@ export class SelfHostedWorker {
         options.workspaceRoot,
         `self-hosted:${options.workerId}`,
         (line) => log(`warning: ${line}`),
+        undefined,
+        undefined,
+        EgressGuard.fromSetting(options.egress.allow),
       ),
       gitUrlBase: options.gitUrlBase,
       log,

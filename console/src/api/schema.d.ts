@@ -177,6 +177,40 @@ export interface paths {
         patch: operations["updateEnvironment"];
         trace?: never;
     };
+    "/agent/environments/{uid}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept a version of an environment offered to the caller's team (admin) */
+        post: operations["acceptEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/environments/{uid}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Decline an offered environment, or leave a shared one (admin): the team's grant ends */
+        post: operations["declineEnvironment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/environments/{uid}/egress-allow": {
         parameters: {
             query?: never;
@@ -245,6 +279,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/environments/pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Environments offered to the caller's team that await an admin's acceptance */
+        get: operations["listPendingEnvironments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/environments/shared/{token}/accept": {
         parameters: {
             query?: never;
@@ -254,7 +305,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a shared environment to the caller's team */
+        /** Add a shared environment to the caller's team (admin; accepts its current version) */
         post: operations["acceptEnvironmentShareLink"];
         delete?: never;
         options?: never;
@@ -1297,6 +1348,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/scim-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's SCIM tokens, oldest first (never the secret) */
+        get: operations["listScimTokens"];
+        put?: never;
+        /** Create a bearer token for the team's SCIM client (shown once) */
+        post: operations["createScimToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim-tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a SCIM token */
+        delete: operations["revokeScimToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/secrets": {
         parameters: {
             query?: never;
@@ -1357,6 +1443,10 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AcceptEnvironmentRequest: {
+            /** @description The version reviewed (from the pending list); 409 when the owner has changed it since */
+            version: number;
+        };
         /**
          * @description High-level category of an action performed during the conversation
          * @enum {string}
@@ -1758,6 +1848,22 @@ export interface components {
             /** @enum {string} */
             role: "admin" | "member" | "viewer";
         };
+        CreatedScimToken: {
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            name: string;
+            /** @description Public lookup prefix of the token (never the secret) */
+            prefix: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @description The SCIM base URL to give the identity provider */
+            scim_base_url: string;
+            /** @description The token itself; shown only in this response */
+            token: string;
+        };
         CreateEnvironmentRequest: {
             description?: string | null;
             /** @description Image of the run's container (docker sandbox backend); unset = the server's default image */
@@ -1821,6 +1927,11 @@ export interface components {
             prompt?: string;
             /** @description Schedules are always team-owned in Ambient */
             team?: boolean;
+        };
+        /** @description A new token for the team's SCIM client */
+        CreateScimTokenRequest: {
+            /** @description A label to recognise the token by (e.g. the identity provider) */
+            name: string;
         };
         CreateSecretRequest: {
             description?: string;
@@ -1931,9 +2042,12 @@ export interface components {
             last_updated: string;
             /** @description The owning team */
             scope?: components["schemas"]["Scope"];
+            /** @description For a guest, its own runs' setup outcome (the owner's runs and other guests' do not change it) */
             setup_failed: boolean;
             /** @description 22 characters [A-Za-z0-9] */
             uid: string;
+            /** @description Ambient extension: the configuration's version (counts the owner's changes). A guest sees and runs in the version its admin accepted */
+            version?: number;
         };
         EnvironmentConfig: {
             description?: string | null;
@@ -2203,7 +2317,7 @@ export interface components {
              * @description When success is false
              * @enum {string}
              */
-            error_code?: "insufficient_credits" | "feature_not_available" | "external_authentication_required" | "not_authorized" | "invalid_request" | "resource_not_found" | "budget_exceeded" | "integration_disabled" | "integration_not_configured" | "operation_not_supported" | "environment_setup_failed" | "content_policy_violation" | "conflict" | "authentication_required" | "resource_unavailable" | "internal_error";
+            error_code?: "insufficient_credits" | "feature_not_available" | "external_authentication_required" | "not_authorized" | "invalid_request" | "resource_not_found" | "budget_exceeded" | "integration_disabled" | "integration_not_configured" | "operation_not_supported" | "environment_setup_failed" | "content_policy_violation" | "conflict" | "already_shown" | "authentication_required" | "resource_unavailable" | "internal_error";
             /** @description The harness's own raw event stream (a vendor CLI's JSONL stdout), kept as this execution's transcript instead of its recorded messages */
             raw_transcript?: string;
             /** @description Whether the task completed successfully */
@@ -2298,6 +2412,8 @@ export interface components {
             setup_commands: string[];
             /** @description Per clone and per setup command */
             setup_timeout_seconds: number;
+            /** @description Whether setup commands get run_secrets as variables: false in another team's environment, whose setup commands are the owner's */
+            with_run_secrets: boolean;
         };
         HarnessExecutionLimits: {
             command_timeout_seconds: number;
@@ -2438,6 +2554,9 @@ export interface components {
             default_model_id: string;
             models: components["schemas"]["ModelInfo"][];
         };
+        ListPendingEnvironmentsResponse: {
+            environments: components["schemas"]["PendingEnvironment"][];
+        };
         ListRunsResponse: {
             page_info: components["schemas"]["PageInfo"];
             runs: components["schemas"]["RunItem"][];
@@ -2445,6 +2564,9 @@ export interface components {
         ListScheduledAgentsResponse: {
             /** @description Sorted by name */
             schedules: components["schemas"]["ScheduledAgentItem"][];
+        };
+        ListScimTokensResponse: {
+            scim_tokens: components["schemas"]["ScimToken"][];
         };
         ListSecretsResponse: {
             secrets: components["schemas"]["TeamSecret"][];
@@ -2468,11 +2590,11 @@ export interface components {
         MCPServerConfig: {
             args?: string[];
             command?: string;
-            /** @description Values are secrets: stored encrypted and returned masked ("***", or "<secret:NAME>" for a team secret reference). Sending a masked value back keeps the stored one. */
+            /** @description Values are secrets: stored encrypted and returned masked ("***", or "<secret:NAME>" for a team secret reference). Sending a masked value back keeps the stored one while the server's destination (url origin; command and args) is unchanged, else 400. */
             env?: {
                 [key: string]: string | components["schemas"]["MCPSecretReference"];
             };
-            /** @description Values are secrets: stored encrypted and returned masked ("***", or "<secret:NAME>" for a team secret reference). Sending a masked value back keeps the stored one. */
+            /** @description Values are secrets: stored encrypted and returned masked ("***", or "<secret:NAME>" for a team secret reference). Sending a masked value back keeps the stored one while the server's destination (url origin; command and args) is unchanged, else 400. */
             headers?: {
                 [key: string]: string | components["schemas"]["MCPSecretReference"];
             };
@@ -2530,6 +2652,22 @@ export interface components {
         PageInfo: {
             has_next_page: boolean;
             next_cursor?: string;
+        };
+        PendingEnvironment: {
+            /** @description The version in use */
+            accepted_config: components["schemas"]["EnvironmentConfig"] | null;
+            /** @description The version in use, if any */
+            accepted_version: number | null;
+            /** @description The offered configuration */
+            config: components["schemas"]["EnvironmentConfig"];
+            /** Format: date-time */
+            offered_at: string;
+            /** @description The owning team */
+            scope: components["schemas"]["Scope"];
+            /** @description 22 characters [A-Za-z0-9] */
+            uid: string;
+            /** @description The offered version; accept it by this number */
+            version: number;
         };
         PlanArtifact: {
             /**
@@ -2594,7 +2732,7 @@ export interface components {
             url?: string;
         };
         /** @enum {string} */
-        PlatformErrorCode: "insufficient_credits" | "feature_not_available" | "external_authentication_required" | "not_authorized" | "invalid_request" | "resource_not_found" | "budget_exceeded" | "integration_disabled" | "integration_not_configured" | "operation_not_supported" | "environment_setup_failed" | "content_policy_violation" | "conflict" | "authentication_required" | "resource_unavailable" | "internal_error";
+        PlatformErrorCode: "insufficient_credits" | "feature_not_available" | "external_authentication_required" | "not_authorized" | "invalid_request" | "resource_not_found" | "budget_exceeded" | "integration_disabled" | "integration_not_configured" | "operation_not_supported" | "environment_setup_failed" | "content_policy_violation" | "conflict" | "already_shown" | "authentication_required" | "resource_unavailable" | "internal_error";
         ProvidersConfig: {
             aws?: components["schemas"]["AwsProviderConfig"];
             gcp?: components["schemas"]["GcpProviderConfig"];
@@ -2864,6 +3002,19 @@ export interface components {
             cron_schedule: string;
             schedule_id: string;
             schedule_name: string;
+        };
+        /** @description A SCIM bearer token; its secret is never returned */
+        ScimToken: {
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            name: string;
+            /** @description Public lookup prefix of the token (never the secret) */
+            prefix: string;
+            /** Format: date-time */
+            revoked_at: string | null;
         };
         Scope: {
             /** @enum {string} */
@@ -3719,7 +3870,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -3950,6 +4101,140 @@ export interface operations {
             };
         };
     };
+    acceptEnvironment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptEnvironmentRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Environment"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state; retry after a moment */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    declineEnvironment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     allowEnvironmentEgress: {
         parameters: {
             query?: never;
@@ -4024,7 +4309,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4151,7 +4436,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. This answer carries a credential shown once: it is replayed only while the server keeps it encrypted (AMBIENT_SECRETS_KEY), otherwise 409 `already_shown`. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4207,11 +4492,57 @@ export interface operations {
             };
         };
     };
+    listPendingEnvironments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListPendingEnvironmentsResponse"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     acceptEnvironmentShareLink: {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4238,7 +4569,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not authorized (role or key) */
+            /** @description Not permitted */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4328,7 +4659,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -4630,7 +4961,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. This answer carries a credential shown once: it is replayed only while the server keeps it encrypted (AMBIENT_SECRETS_KEY), otherwise 409 `already_shown`. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4924,7 +5255,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5150,7 +5481,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -5260,7 +5591,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5404,7 +5735,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5543,7 +5874,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5664,7 +5995,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5933,7 +6264,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6170,7 +6501,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6230,7 +6561,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -6628,7 +6959,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -6797,7 +7128,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. This answer carries a credential shown once: it is replayed only while the server keeps it encrypted (AMBIENT_SECRETS_KEY), otherwise 409 `already_shown`. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7315,7 +7646,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7394,7 +7725,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7473,7 +7804,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. This answer carries a credential shown once: it is replayed only while the server keeps it encrypted (AMBIENT_SECRETS_KEY), otherwise 409 `already_shown`. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -7913,7 +8244,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -8898,6 +9229,170 @@ export interface operations {
             };
         };
     };
+    listScimTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListScimTokensResponse"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createScimToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. This answer carries a credential shown once: it is replayed only while the server keeps it encrypted (AMBIENT_SECRETS_KEY), otherwise 409 `already_shown`. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateScimTokenRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedScimToken"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeScimToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Token revoked (revoking twice is harmless) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listSecrets: {
         parameters: {
             query?: never;
@@ -8939,7 +9434,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the team and caller, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
                 "Idempotency-Key"?: string;
             };
             path?: never;

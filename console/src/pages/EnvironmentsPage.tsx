@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { api, data, type Schemas } from '../api/client';
 import { ErrorMessage, useLoad } from '../components/ui';
 import { DataTable, type Column } from '../components/table';
+import { EnvironmentOffers } from '../components/EnvironmentOffers';
 import { RelativeTime } from '../components/time';
 import { linesOf, SelectField, TextArea, TextField } from '../components/form';
 import { ruleErrorLine, rulesOf, rulesText } from '../egress';
@@ -289,6 +290,7 @@ export function EnvironmentsPage() {
       </div>
       <ErrorMessage error={list.error} />
       <NetworkPolicyPanel />
+      <EnvironmentOffers onChanged={list.reload} />
       {editing && (
         <div className="panel">
           <EnvironmentForm

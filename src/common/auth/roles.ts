@@ -16,6 +16,7 @@ export const PERMISSIONS = [
   'schedules.write',
   'environments.read',
   'environments.write',
+  'environments.accept',
   'agents.read',
   'agents.write',
   'models.read',

@@ -16,6 +16,10 @@ export class Environment {
   @Column({ type: 'json' })
   config: EnvironmentConfig;
 
+  /** Counts the owner's changes: a guest team runs in the version its admin accepted. */
+  @Column({ type: 'int', unsigned: true, default: 1 })
+  version: number;
+
   @Column({ name: 'setup_failed', type: 'boolean' })
   setupFailed: boolean;
 
@@ -36,7 +40,17 @@ export class Environment {
   updatedAt: Date;
 }
 
-/** Guest access: another team may list the environment and run in it. */
+/** What a guest team's admin accepted of an environment: its name and config at that version. */
+export interface AcceptedEnvironment {
+  name: string;
+  config: EnvironmentConfig;
+}
+
+/**
+ * Guest access, offered by the owning team (grant or share link). It counts only once an admin of
+ * the guest team accepted a version: the guest then lists and runs in that version, whatever the
+ * owner changes later, until it accepts the newer one.
+ */
 @Entity('environment_grants')
 export class EnvironmentGrant {
   @PrimaryColumn({ name: 'environment_id', type: 'varchar', length: 22 })
@@ -47,4 +61,20 @@ export class EnvironmentGrant {
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;
+
+  @Column({ name: 'accepted_version', type: 'int', unsigned: true, nullable: true })
+  acceptedVersion: number | null;
+
+  @Column({ name: 'accepted_config', type: 'json', nullable: true })
+  acceptedConfig: AcceptedEnvironment | null;
+
+  @Column({ name: 'accepted_at', type: 'datetime', precision: 3, nullable: true })
+  acceptedAt: Date | null;
+
+  @Column({ name: 'accepted_by', type: 'varchar', length: 22, nullable: true })
+  acceptedBy: string | null;
+
+  /** The guest team's own `setup_failed` (its runs never change the owner's). */
+  @Column({ name: 'setup_failed', type: 'boolean', default: false })
+  setupFailed: boolean;
 }

@@ -2,9 +2,15 @@ import { toRfc3339 } from '../../common/time';
 import { profile } from '../teams';
 import type { EnvironmentLatestRun } from './environment-latest-runs';
 import type { User } from '../teams';
-import { EnvironmentConfigDto, EnvironmentDto, LastTaskDto } from './dto/environment.dto';
+import {
+  EnvironmentConfigDto,
+  EnvironmentDto,
+  LastTaskDto,
+  PendingEnvironmentDto,
+} from './dto/environment.dto';
+import type { PendingGrant } from './environment-sharing.service';
 import type { Environment } from './environment.entity';
-import { VisibleEnvironment } from './environments.service';
+import type { VisibleEnvironment } from './environment-access';
 
 /**
  * The Oz `Environment` shape; `last_task_created` is the caller's own latest run in it
@@ -26,6 +32,7 @@ export function toEnvironmentDtos(
       config: toEnvironmentConfig(environment),
       last_updated: toRfc3339(environment.updatedAt)!,
       setup_failed: environment.setupFailed,
+      version: environment.version,
       ...(last ? { last_task_created: last } : {}),
       last_task_run_timestamp: last ? (last.started_at ?? last.created_at) : null,
       scope: { type: 'Team', uid: environment.teamId },
@@ -62,6 +69,23 @@ export function toEnvironmentConfig(environment: Environment): EnvironmentConfig
     ...(config.network ? { network: config.network } : {}),
     ...(config.egress_allow ? { egress_allow: config.egress_allow } : {}),
     ...(config.resources ? { resources: config.resources } : {}),
+  };
+}
+
+/** An offer awaiting the guest team's admin: what is offered, and what the team uses now. */
+export function toPendingEnvironmentDto({
+  environment,
+  grant,
+}: PendingGrant): PendingEnvironmentDto {
+  const accepted = grant.acceptedConfig;
+  return {
+    uid: environment.id,
+    scope: { type: 'Team', uid: environment.teamId },
+    version: environment.version,
+    config: toEnvironmentConfig(environment),
+    accepted_version: accepted ? grant.acceptedVersion : null,
+    accepted_config: accepted ? toEnvironmentConfig({ ...environment, ...accepted }) : null,
+    offered_at: toRfc3339(grant.createdAt)!,
   };
 }
 

@@ -16,16 +16,20 @@ import type { User } from '../teams';
 import {
   AllowEgressDto,
   AllowEgressResponseDto,
+  AcceptEnvironmentDto,
   CreateEnvironmentDto,
   EnvironmentDto,
   GrantEnvironmentDto,
   ListEnvironmentsQueryDto,
   ListEnvironmentsResponseDto,
+  ListPendingEnvironmentsResponseDto,
   ShareLinkDto,
   UpdateEnvironmentDto,
 } from './dto/environment.dto';
-import { toEnvironmentDtos } from './environment.mapper';
-import { EnvironmentsService, VisibleEnvironment } from './environments.service';
+import { toEnvironmentDtos, toPendingEnvironmentDto } from './environment.mapper';
+import { EnvironmentSharingService } from './environment-sharing.service';
+import { EnvironmentsService } from './environments.service';
+import type { VisibleEnvironment } from './environment-access';
 import { Idempotent } from '../idempotency';
 import { RequirePermission } from '../../common/auth/require-permission.decorator';
 
@@ -35,6 +39,7 @@ import { RequirePermission } from '../../common/auth/require-permission.decorato
 export class EnvironmentsController {
   constructor(
     private readonly environments: EnvironmentsService,
+    private readonly sharing: EnvironmentSharingService,
     private readonly teams: TeamsService,
     private readonly runs: EnvironmentLatestRuns,
   ) {}
@@ -68,18 +73,31 @@ export class EnvironmentsController {
 
   @Post('shared/:token/accept')
   @HttpCode(200)
-  @RequirePermission('environments.write')
+  @RequirePermission('environments.accept')
   @ApiOperation({
     operationId: 'acceptEnvironmentShareLink',
-    summary: "Add a shared environment to the caller's team",
+    summary: "Add a shared environment to the caller's team (admin; accepts its current version)",
   })
-  @ApiProblems(401, 404)
+  @ApiProblems(401, 403, 404)
   @ApiOkResponse({ type: EnvironmentDto })
   @Idempotent()
-  async accept(@CurrentPrincipal() principal: Principal, @Param('token') token: string) {
-    const environment = await this.environments.acceptShareLink(principal, token);
-    const scope = environment.teamId === principal.teamId ? 'owner' : 'guest';
-    return this.one(principal, { environment, scope });
+  async acceptLink(@CurrentPrincipal() principal: Principal, @Param('token') token: string) {
+    return this.one(principal, await this.sharing.acceptShareLink(principal, token));
+  }
+
+  @Get('pending')
+  @RequirePermission('environments.accept')
+  @ApiOperation({
+    operationId: 'listPendingEnvironments',
+    summary: "Environments offered to the caller's team that await an admin's acceptance",
+  })
+  @ApiProblems(401, 403)
+  @ApiOkResponse({ type: ListPendingEnvironmentsResponseDto })
+  async pending(
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<ListPendingEnvironmentsResponseDto> {
+    const pending = await this.sharing.pending(principal.teamId);
+    return { environments: pending.map(toPendingEnvironmentDto) };
   }
 
   @Get(':uid')
@@ -127,7 +145,7 @@ export class EnvironmentsController {
     @Param('uid') uid: string,
     @Body() body: GrantEnvironmentDto,
   ) {
-    await this.environments.grant(principal, uid, body.team_id);
+    await this.sharing.grant(principal, uid, body.team_id);
   }
 
   @Delete(':uid/grants/:teamId')
@@ -141,7 +159,7 @@ export class EnvironmentsController {
     @Param('uid') uid: string,
     @Param('teamId') teamId: string,
   ) {
-    await this.environments.revoke(principal, uid, teamId);
+    await this.sharing.revoke(principal, uid, teamId);
   }
 
   @Post(':uid/egress-allow')
@@ -173,7 +191,37 @@ export class EnvironmentsController {
   @ApiOkResponse({ type: ShareLinkDto })
   @Idempotent({ shownOnce: true })
   async share(@CurrentPrincipal() principal: Principal, @Param('uid') uid: string) {
-    return { share_token: await this.environments.shareLink(principal, uid) };
+    return { share_token: await this.sharing.shareLink(principal, uid) };
+  }
+
+  @Post(':uid/accept')
+  @HttpCode(200)
+  @RequirePermission('environments.accept')
+  @ApiOperation({
+    operationId: 'acceptEnvironment',
+    summary: "Accept a version of an environment offered to the caller's team (admin)",
+  })
+  @ApiProblems(400, 401, 403, 404, 409)
+  @ApiOkResponse({ type: EnvironmentDto })
+  async accept(
+    @CurrentPrincipal() principal: Principal,
+    @Param('uid') uid: string,
+    @Body() body: AcceptEnvironmentDto,
+  ) {
+    return this.one(principal, await this.sharing.accept(principal, uid, body.version));
+  }
+
+  @Post(':uid/decline')
+  @HttpCode(204)
+  @RequirePermission('environments.accept')
+  @ApiOperation({
+    operationId: 'declineEnvironment',
+    summary: "Decline an offered environment, or leave a shared one (admin): the team's grant ends",
+  })
+  @ApiProblems(401, 403, 404)
+  @ApiNoContentResponse()
+  async decline(@CurrentPrincipal() principal: Principal, @Param('uid') uid: string) {
+    await this.sharing.decline(principal, uid);
   }
 
   private async one(principal: Principal, visible: VisibleEnvironment): Promise<EnvironmentDto> {

@@ -6,6 +6,7 @@ import { Environment, EnvironmentGrant } from './environment.entity';
 import { EnvironmentsService } from './environments.service';
 import { NetworkPolicyService } from './network-policy/network-policy.service';
 import { TeamNetworkPolicy } from './network-policy/team-network-policy.entity';
+import { EnvironmentSharingService } from './environment-sharing.service';
 
 /** Environments: their configuration, grants and share links (what runs execute in), and the team's network policy. */
 @Module({
@@ -14,7 +15,7 @@ import { TeamNetworkPolicy } from './network-policy/team-network-policy.entity';
     TeamsModule,
     SecretsModule,
   ],
-  providers: [EnvironmentsService, NetworkPolicyService],
-  exports: [EnvironmentsService, NetworkPolicyService],
+  providers: [EnvironmentsService, NetworkPolicyService, EnvironmentSharingService],
+  exports: [EnvironmentsService, NetworkPolicyService, EnvironmentSharingService],
 })
 export class EnvironmentsModule {}

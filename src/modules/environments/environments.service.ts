@@ -1,29 +1,35 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { dockerImageRefusal, parseDockerImages } from '../../config/docker-images';
 import { newUid, UID_PATTERN } from '../../common/ids';
 import { AuditLog } from '../audit';
 import type { EgressRuleInput } from '../../common/egress/egress-policy';
 import { secretRef } from '../run-config';
 import { TeamSecretsService } from '../secrets';
 import type { Principal } from '../../common/auth/principal';
-import { Team } from '../teams';
 import { MAX_EGRESS_RULES } from '../../common/egress/egress-rules';
 import { CreateEnvironmentDto, UpdateEnvironmentDto } from './dto/environment.dto';
 import { listsRule, parseOneRule } from './egress-allow-rule';
 import { EnvironmentConfig } from './environment-config';
 import { Environment, EnvironmentGrant } from './environment.entity';
 import { NetworkPolicyService } from './network-policy/network-policy.service';
+import {
+  asAccepted,
+  environmentSeenBy,
+  environmentsSeenBy,
+  isAccepted,
+  VisibleEnvironment,
+} from './environment-access';
 
-export interface VisibleEnvironment {
-  environment: Environment;
-  scope: 'owner' | 'guest';
-}
+export type { VisibleEnvironment } from './environment-access';
 
-/** Environments a team owns or was granted; only the owning team may change them. */
+/**
+ * Environments a team owns or was granted; only the owning team may change them. A grant counts
+ * once an admin of the guest team accepted it (EnvironmentSharingService).
+ */
 @Injectable()
 export class EnvironmentsService implements OnModuleInit {
   constructor(
@@ -54,58 +60,48 @@ export class EnvironmentsService implements OnModuleInit {
     return rows.map((r) => r.name);
   }
 
+  /** The team's environments and the accepted versions of those granted to it. */
   async listVisible(
     teamId: string,
     sortBy: 'name' | 'last_updated',
   ): Promise<VisibleEnvironment[]> {
-    const grants = await this.dataSource.getRepository(EnvironmentGrant).findBy({ teamId });
-    const guestIds = new Set(grants.map((g) => g.environmentId));
-    const where = [{ teamId }, ...(guestIds.size ? [{ id: In([...guestIds]) }] : [])];
-    const rows = await this.dataSource.getRepository(Environment).find({
-      where,
-      order: sortBy === 'name' ? { name: 'ASC', id: 'ASC' } : { updatedAt: 'DESC', id: 'ASC' },
-    });
-    return rows.map((environment) => ({
-      environment,
-      scope: environment.teamId === teamId ? 'owner' : 'guest',
-    }));
+    const grants = (
+      await this.dataSource.getRepository(EnvironmentGrant).findBy({ teamId })
+    ).filter(isAccepted);
+    const owned = await this.dataSource.getRepository(Environment).findBy({ teamId });
+    const guest = grants.length
+      ? await this.dataSource
+          .getRepository(Environment)
+          .findBy({ id: In(grants.map((g) => g.environmentId)) })
+      : [];
+    const grantOf = new Map(grants.map((g) => [g.environmentId, g]));
+    const visible: VisibleEnvironment[] = [
+      ...owned.map((environment) => ({ environment, scope: 'owner' as const })),
+      ...guest.map((environment) => ({
+        environment: asAccepted(environment, grantOf.get(environment.id)!),
+        scope: 'guest' as const,
+      })),
+    ];
+    return visible.sort(sortBy === 'name' ? byName : byLastUpdate);
   }
 
-  /** The environment if the team owns it or was granted it; 404 otherwise (existence not leaked). */
+  /**
+   * The environment if the team owns it, or the version it accepted of one granted to it; 404
+   * otherwise (existence not leaked).
+   */
   async findVisible(teamId: string, uid: string): Promise<VisibleEnvironment> {
-    const environment = UID_PATTERN.test(uid)
-      ? await this.dataSource.getRepository(Environment).findOneBy({ id: uid })
+    const visible = UID_PATTERN.test(uid)
+      ? await environmentSeenBy(this.dataSource.manager, teamId, uid)
       : null;
-    if (environment?.teamId === teamId) return { environment, scope: 'owner' };
-    if (
-      environment &&
-      (await this.dataSource
-        .getRepository(EnvironmentGrant)
-        .existsBy({ environmentId: uid, teamId }))
-    ) {
-      return { environment, scope: 'guest' };
-    }
-    throw ApiError.notFound(`environment "${uid}"`);
+    if (!visible) throw ApiError.notFound(`environment "${uid}"`);
+    return visible;
   }
 
-  /** Of `uids`, the environments the team owns or was granted, by uid (unknown ones left out). */
+  /** Of `uids`, the environments the team sees (as findVisible), by uid (others left out). */
   async visibleByIds(teamId: string, uids: string[]): Promise<Map<string, Environment>> {
     const wanted = [...new Set(uids.filter((uid) => UID_PATTERN.test(uid)))];
-    if (wanted.length === 0) return new Map();
-    const rows = await this.dataSource.getRepository(Environment).findBy({ id: In(wanted) });
-    const foreign = rows.filter((e) => e.teamId !== teamId).map((e) => e.id);
-    const granted = foreign.length
-      ? new Set(
-          (
-            await this.dataSource
-              .getRepository(EnvironmentGrant)
-              .findBy({ teamId, environmentId: In(foreign) })
-          ).map((g) => g.environmentId),
-        )
-      : new Set<string>();
-    return new Map(
-      rows.filter((e) => e.teamId === teamId || granted.has(e.id)).map((e) => [e.id, e]),
-    );
+    const seen = await environmentsSeenBy(this.dataSource.manager, teamId, wanted);
+    return new Map([...seen].map(([uid, { environment }]) => [uid, environment]));
   }
 
   /** For run creation: the team may run in the environment (owned or granted). */
@@ -124,6 +120,7 @@ export class EnvironmentsService implements OnModuleInit {
       teamId: principal.teamId,
       name: body.name,
       config: await this.checkedConfig(principal.teamId, { name: body.name }, body),
+      version: 1,
       setupFailed: false,
       shareToken: null,
       creatorId: principal.userId,
@@ -155,15 +152,26 @@ export class EnvironmentsService implements OnModuleInit {
       lastEditorId: principal.userId,
       updatedAt: new Date(),
     };
-    await this.dataSource.transaction(async (m) => {
-      await m.getRepository(Environment).update({ id: uid }, changes);
+    const version = await this.dataSource.transaction(async (m) => {
+      // Guests keep the version they accepted until they accept this one; counted in the row, so
+      // two concurrent changes are two versions.
+      await m
+        .createQueryBuilder()
+        .update(Environment)
+        .set({ ...changes, version: () => 'version + 1' })
+        .where({ id: uid })
+        .execute();
       await this.audit.record(m, principal, 'environment.update', target(uid), {
         changed: Object.keys(body)
           .filter((key) => (body as Record<string, unknown>)[key] !== undefined)
           .sort(),
       });
+      const row = await m
+        .getRepository(Environment)
+        .findOne({ select: { id: true, version: true }, where: { id: uid } });
+      return row!.version;
     });
-    return { ...environment, ...changes };
+    return { ...environment, ...changes, version };
   }
 
   async remove(principal: Principal, uid: string): Promise<void> {
@@ -175,72 +183,6 @@ export class EnvironmentsService implements OnModuleInit {
         name: environment.name,
       });
     });
-  }
-
-  async grant(principal: Principal, uid: string, teamId: string): Promise<void> {
-    await this.findOwned(principal, uid, 'environment.grant');
-    if (teamId === principal.teamId) {
-      throw ApiError.invalid('team_id', 'is the owning team, which already has access');
-    }
-    if (!(await this.dataSource.getRepository(Team).existsBy({ id: teamId }))) {
-      throw ApiError.invalid('team_id', `team "${teamId}" does not exist`);
-    }
-    await this.dataSource.transaction(async (m) => {
-      await m
-        .getRepository(EnvironmentGrant)
-        .upsert({ environmentId: uid, teamId, createdAt: new Date() }, ['environmentId', 'teamId']);
-      await this.audit.record(m, principal, 'environment.grant', target(uid), { team_id: teamId });
-    });
-  }
-
-  async revoke(principal: Principal, uid: string, teamId: string): Promise<void> {
-    await this.findOwned(principal, uid, 'environment.revoke');
-    await this.dataSource.transaction(async (m) => {
-      const result = await m.getRepository(EnvironmentGrant).delete({ environmentId: uid, teamId });
-      if (!result.affected) {
-        throw ApiError.notFound(`grant of environment "${uid}" to "${teamId}"`);
-      }
-      await this.audit.record(m, principal, 'environment.revoke', target(uid), { team_id: teamId });
-    });
-  }
-
-  /** A new share token (replacing the previous one, which stops working). */
-  async shareLink(principal: Principal, uid: string): Promise<string> {
-    await this.findOwned(principal, uid, 'environment.share_link');
-    const shareToken = randomBytes(32).toString('base64url');
-    await this.dataSource.transaction(async (m) => {
-      await m.getRepository(Environment).update({ id: uid }, { shareToken });
-      // The token opens the environment to anyone holding it: never recorded.
-      await this.audit.record(m, principal, 'environment.share_link', target(uid));
-    });
-    return shareToken;
-  }
-
-  async acceptShareLink(principal: Principal, token: string): Promise<Environment> {
-    const environment = await this.dataSource
-      .getRepository(Environment)
-      .findOneBy({ shareToken: token });
-    if (!environment) throw ApiError.notFound('share link');
-    if (environment.teamId !== principal.teamId) {
-      await this.dataSource.transaction(async (m) => {
-        await m
-          .getRepository(EnvironmentGrant)
-          .upsert(
-            { environmentId: environment.id, teamId: principal.teamId, createdAt: new Date() },
-            ['environmentId', 'teamId'],
-          );
-        await this.audit.record(
-          m,
-          principal,
-          'environment.accept_share_link',
-          target(environment.id),
-          {
-            owner_team_id: environment.teamId,
-          },
-        );
-      });
-    }
-    return environment;
   }
 
   /**
@@ -269,17 +211,19 @@ export class EnvironmentsService implements OnModuleInit {
       }
       const config = { ...environment.config, egress_allow: [...listed, storedRule(input)] };
       const changes = { config, lastEditorId: principal.userId, updatedAt: new Date() };
-      await m.getRepository(Environment).update({ id: uid }, changes);
+      await m
+        .getRepository(Environment)
+        .createQueryBuilder()
+        .update()
+        .set({ ...changes, version: () => 'version + 1' })
+        .where('id = :uid', { uid })
+        .execute();
       await this.audit.record(m, principal, 'environment.egress_allow', target(uid), {
         rule: rule.source,
         network: config.network ?? null,
       });
       return { environment: { ...environment, ...changes }, added: true };
     });
-  }
-
-  async setSetupFailed(uid: string, failed: boolean): Promise<void> {
-    await this.dataSource.getRepository(Environment).update({ id: uid }, { setupFailed: failed });
   }
 
   /** The config after applying `body`, with every secret it names present in the team. */
@@ -294,6 +238,8 @@ export class EnvironmentsService implements OnModuleInit {
       const refusal = await this.networkPolicy.networkRefusal(teamId, config.network);
       if (refusal) throw ApiError.invalid('network', refusal);
     }
+    if (body.docker_image !== undefined)
+      checkDockerImage(body.docker_image, this.appConfig.sandbox);
     if (body.secrets) {
       const seen = new Set<string>();
       for (const [i, { name }] of body.secrets.entries()) {
@@ -309,7 +255,7 @@ export class EnvironmentsService implements OnModuleInit {
   }
 
   /** The environment the caller's team owns; a guest team's attempt is refused and recorded. */
-  private async findOwned(principal: Principal, uid: string, action: string): Promise<Environment> {
+  async findOwned(principal: Principal, uid: string, action: string): Promise<Environment> {
     const { environment, scope } = await this.findVisible(principal.teamId, uid);
     if (scope !== 'owner') {
       const refusal = 'only the owning team may change this environment';
@@ -326,7 +272,7 @@ function storedRule(rule: EgressRuleInput): EgressRuleInput {
   return rule.methods ? { host: rule.host, methods: [...rule.methods] } : { host: rule.host };
 }
 
-function target(id: string) {
+export function target(id: string) {
   return { type: 'environment', id };
 }
 
@@ -369,6 +315,14 @@ function normalizeConfig(base: EnvironmentConfig, body: UpdateEnvironmentDto): E
   return config;
 }
 
+/** An environment names only an image the operator allows (AMBIENT_DOCKER_IMAGES). */
+function checkDockerImage(image: string | null, sandbox: AppConfig['sandbox']): void {
+  if (image === null) return;
+  const allowed = parseDockerImages(sandbox.docker.images, sandbox.docker.defaultImage);
+  const refusal = dockerImageRefusal(image, allowed);
+  if (refusal) throw ApiError.invalid('docker_image', refusal);
+}
+
 /** An environment may ask for up to the server's maxima, never more. */
 function checkResources(config: EnvironmentConfig, sandbox: AppConfig['sandbox']): void {
   const { resources } = config;
@@ -386,4 +340,16 @@ function checkResources(config: EnvironmentConfig, sandbox: AppConfig['sandbox']
       );
     }
   }
+}
+
+function byName(a: VisibleEnvironment, b: VisibleEnvironment): number {
+  const { environment: x } = a;
+  const { environment: y } = b;
+  const names = x.name.localeCompare(y.name, undefined, { sensitivity: 'base' });
+  return names || (x.id < y.id ? -1 : 1);
+}
+
+function byLastUpdate(a: VisibleEnvironment, b: VisibleEnvironment): number {
+  const delta = b.environment.updatedAt.getTime() - a.environment.updatedAt.getTime();
+  return delta || (a.environment.id < b.environment.id ? -1 : 1);
 }

@@ -24,12 +24,16 @@ export interface ResolvedRunSecrets {
   skipped: SkippedSecret[];
 }
 
+const GUEST =
+  "another team's environment: its secrets are not given to this team's runs (list your own in config.secrets)";
+
 /**
  * The team secrets a run gets as environment variables named after them: its environment's
  * `secrets`, then its own `config.secrets` (a name in both is the same team secret, so the run's
- * entry simply repeats it). Always resolved in the run's team: a guest team running in a shared
- * environment gets its own secrets of those names, never the owner's. As in Oz, a name with no
- * secret is skipped and reported rather than failing the run.
+ * entry simply repeats it). Always resolved in the run's team. A guest team running in a shared
+ * environment gets none of the environment's `secrets` (names the owner chose): it lists its own in
+ * the run's `config.secrets`. As in Oz, a name with no secret is skipped and reported rather than
+ * failing the run.
  */
 @Injectable()
 export class RunSecretsService {
@@ -52,18 +56,23 @@ export class RunSecretsService {
 
   async resolve(run: SecretsRun): Promise<ResolvedRunSecrets> {
     const refs: { name: string; field: string }[] = [];
+    const skippedAsGuest: SkippedSecret[] = [];
     if (run.environmentId) {
-      const environment = await this.dataSource
-        .getRepository(Environment)
-        .findOne({ select: { id: true, config: true }, where: { id: run.environmentId } });
+      const environment = await this.dataSource.getRepository(Environment).findOne({
+        select: { id: true, teamId: true, config: true },
+        where: { id: run.environmentId },
+      });
       for (const [i, { name }] of (environment?.config.secrets ?? []).entries()) {
-        refs.push({ name, field: `environment ${run.environmentId} secrets.${i}.name` });
+        const field = `environment ${run.environmentId} secrets.${i}.name`;
+        // Names another team chose never resolve in this team's store (see SECURITY.md).
+        if (environment!.teamId !== run.teamId) skippedAsGuest.push({ name, field, reason: GUEST });
+        else refs.push({ name, field });
       }
     }
     for (const [i, { name }] of (run.config.secrets ?? []).entries()) {
       refs.push({ name, field: `config.secrets.${i}.name` });
     }
-    const resolved: ResolvedRunSecrets = { env: {}, skipped: [] };
+    const resolved: ResolvedRunSecrets = { env: {}, skipped: skippedAsGuest };
     const enabled = this.secrets.cipher.enabled;
     for (const { name, field } of refs) {
       if (name in resolved.env) continue;

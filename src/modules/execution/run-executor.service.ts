@@ -311,7 +311,7 @@ export class RunExecutor {
     | { failure: Omit<ExecutionResult, 'usage'> }
   > {
     const environment = run.environmentId
-      ? await this.workspaceSetup.environment(run.environmentId)
+      ? await this.workspaceSetup.environment(run.teamId, run.environmentId)
       : null;
     // The team's policy as it is now: an admin's ban reaches environments saved before it.
     const network = environment?.config.network ?? this.config.sandbox.network;

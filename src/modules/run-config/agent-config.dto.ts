@@ -106,7 +106,8 @@ const MCP_SECRET_VALUE: ApiPropertyOptions = {
   },
   description:
     'Values are secrets: stored encrypted and returned masked ("***", or "<secret:NAME>" for a ' +
-    'team secret reference). Sending a masked value back keeps the stored one.',
+    'team secret reference). Sending a masked value back keeps the stored one while the ' +
+    "server's destination (url origin; command and args) is unchanged, else 400.",
 };
 
 @ApiSchema({ name: 'MCPServerConfig' })

@@ -71,6 +71,66 @@ describe('McpSecrets', () => {
     });
   });
 
+  it('keeps a masked literal only for the destination it was stored for', async () => {
+    const { mcp } = secretsOf({ TOKEN: 'x' });
+    const stored = await mcp.seal(TEAM, servers({ A: 'admin-token', B: { secret: 'TOKEN' } }), 'f');
+    const moved = (change: object) => ({
+      remote: { ...maskMcpServers(stored).remote, ...change },
+    });
+    // Same origin, another path: kept.
+    const samePlace = await mcp.seal(
+      TEAM,
+      moved({ url: 'https://mcp.example.test/v2' }),
+      'f',
+      stored,
+    );
+    expect(samePlace.remote.headers).toEqual(stored.remote.headers);
+    for (const change of [
+      { url: 'http://127.0.0.1:8080/mcp' },
+      { url: 'https://mcp.example.test:8443/mcp' },
+      { url: 'http://mcp.example.test/mcp' },
+      { url: undefined, command: 'sh', args: ['-c', 'env'] },
+    ]) {
+      await expect(mcp.seal(TEAM, moved(change), 'f', stored)).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringMatching(
+          /^f\.remote\.headers\.A: is a masked value, and the server's destination changed .*send the credential again/,
+        ),
+      });
+    }
+    // A reference names a team secret, not a stored credential: it follows the server.
+    const referenceOnly = await mcp.seal(
+      TEAM,
+      { remote: { url: 'http://127.0.0.1:8080/mcp', headers: { B: '<secret:TOKEN>' } } },
+      'f',
+      stored,
+    );
+    expect(referenceOnly.remote.headers).toEqual({ B: { secret: 'TOKEN' } });
+    // A new value for the new destination is fine.
+    const resent = await mcp.seal(
+      TEAM,
+      moved({ url: 'http://127.0.0.1:8080/mcp', headers: { A: 'mine' } }),
+      'f',
+      stored,
+    );
+    expect(resent.remote.url).toBe('http://127.0.0.1:8080/mcp');
+  });
+
+  it("binds a started server's variables to its command and arguments", async () => {
+    const { mcp } = secretsOf({});
+    const stdio = (command: string, args: string[], value: string) =>
+      ({ local: { command, args, env: { KEY: value } } }) as Record<string, StoredMcpServerConfig>;
+    const stored = await mcp.seal(TEAM, stdio('npx', ['-y', 'server'], 'k'), 'f');
+    expect(await mcp.seal(TEAM, stdio('npx', ['-y', 'server'], '***'), 'f', stored)).toEqual(
+      stored,
+    );
+    await expect(
+      mcp.seal(TEAM, stdio('npx', ['-y', 'evil'], '***'), 'f', stored),
+    ).rejects.toMatchObject({
+      message: expect.stringContaining('f.local.env.KEY: is a masked value'),
+    });
+  });
+
   it('fails revealing a reference whose secret is gone, naming the field', async () => {
     const { mcp } = secretsOf({});
     await expect(mcp.reveal(TEAM, servers({ A: { secret: 'GONE' } }))).rejects.toEqual(

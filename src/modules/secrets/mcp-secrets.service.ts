@@ -9,8 +9,28 @@ import {
   maskedValue,
   MCP_SECRET_MAPS,
 } from './mcp-secret-values';
+import { describeMove, mcpDestination } from './mcp-destination';
 import { SecretDecryptionError } from './secret-cipher';
 import { TeamSecretsService } from './team-secrets.service';
+
+/**
+ * A stored literal kept from a masked value must go to the destination it was stored for; a team
+ * secret reference (`<secret:NAME>`) is not bound, as anyone who may edit could name it anew.
+ */
+function assertSameDestination(
+  server: StoredMcpServerConfig | undefined,
+  previous: StoredMcpServerConfig | undefined,
+  where: string,
+): void {
+  const before = mcpDestination(previous);
+  const after = mcpDestination(server);
+  if (before === after) return;
+  throw ApiError.invalid(
+    where,
+    `is a masked value, and the server's destination changed (${describeMove(before, after)}): ` +
+      'send the credential again, or {"secret": "NAME"}',
+  );
+}
 
 /** An MCP value that cannot be revealed at execution time; the run fails with this message. */
 export class McpSecretError extends Error {}
@@ -27,7 +47,9 @@ export class McpSecrets {
   /**
    * The form to store: literals encrypted, references checked to exist (400 naming the field
    * otherwise). A value equal to the mask of the value `previous` stores at the same place (a
-   * response sent back unchanged) keeps that value. `field` names the map in errors.
+   * response sent back unchanged) keeps that value, a literal only while the server's destination
+   * is unchanged (mcpDestination): a credential goes only where its owner sent it. `field` names
+   * the map in errors.
    */
   async seal(
     teamId: string,
@@ -48,6 +70,9 @@ export class McpSecrets {
       const where = `${field}.${at.server}.${at.map}.${at.key}`;
       const before = previous?.[at.server]?.[at.map]?.[at.key];
       if (typeof value === 'string' && before !== undefined && value === maskedValue(before)) {
+        if (!isSecretReference(before)) {
+          assertSameDestination(servers[at.server], previous?.[at.server], where);
+        }
         return before;
       }
       if (isSecretReference(value)) {

@@ -316,7 +316,18 @@ export class EnvironmentDto {
   @ApiProperty({ description: '22 characters [A-Za-z0-9]' }) uid: string;
   @ApiProperty({ type: EnvironmentConfigDto }) config: EnvironmentConfigDto;
   @ApiProperty({ format: 'date-time' }) last_updated: string;
-  @ApiProperty() setup_failed: boolean;
+  @ApiProperty({
+    description:
+      "For a guest, its own runs' setup outcome (the owner's runs and other guests' do not change it)",
+  })
+  setup_failed: boolean;
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    description:
+      "Ambient extension: the configuration's version (counts the owner's changes). A guest sees " +
+      'and runs in the version its admin accepted',
+  })
+  version?: number;
   @ApiPropertyOptional({ type: LastTaskDto }) last_task_created?: LastTaskDto;
   @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String })
   last_task_run_timestamp?: string | null;
@@ -366,4 +377,35 @@ export class AllowEgressResponseDto {
   added: boolean;
 
   @ApiProperty({ type: EnvironmentDto }) environment: EnvironmentDto;
+}
+
+@ApiSchema({ name: 'AcceptEnvironmentRequest' })
+export class AcceptEnvironmentDto {
+  @ApiProperty({
+    description:
+      'The version reviewed (from the pending list); 409 when the owner has changed it since',
+    minimum: 1,
+  })
+  @IsInt()
+  @Min(1)
+  version: number;
+}
+
+@ApiSchema({ name: 'PendingEnvironment' })
+export class PendingEnvironmentDto {
+  @ApiProperty({ description: '22 characters [A-Za-z0-9]' }) uid: string;
+  @ApiProperty({ type: ScopeDto, description: 'The owning team' }) scope: ScopeDto;
+  @ApiProperty({ description: 'The offered version; accept it by this number' }) version: number;
+  @ApiProperty({ type: EnvironmentConfigDto, description: 'The offered configuration' })
+  config: EnvironmentConfigDto;
+  @ApiProperty({ nullable: true, type: Number, description: 'The version in use, if any' })
+  accepted_version: number | null;
+  @ApiProperty({ nullable: true, type: EnvironmentConfigDto, description: 'The version in use' })
+  accepted_config: EnvironmentConfigDto | null;
+  @ApiProperty({ format: 'date-time' }) offered_at: string;
+}
+
+@ApiSchema({ name: 'ListPendingEnvironmentsResponse' })
+export class ListPendingEnvironmentsResponseDto {
+  @ApiProperty({ type: [PendingEnvironmentDto] }) environments: PendingEnvironmentDto[];
 }

@@ -102,7 +102,7 @@ export class DebugAgentWorker implements QueueProcessorHooks {
       stale.signal,
     ]);
     const environment = run.environmentId
-      ? await this.environments.environment(run.environmentId)
+      ? await this.environments.environment(run.teamId, run.environmentId)
       : null;
     // The debug agent is as untrusted as the run: it works in a sandbox of its own.
     const sandbox = await this.sandboxes.open({

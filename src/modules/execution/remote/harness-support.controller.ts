@@ -88,6 +88,8 @@ export class HarnessSupportController {
           setup_timeout_seconds: environment.plan.timeoutMs / 1000,
           git_url_base: environment.plan.gitUrlBase,
           git_token: environment.plan.gitToken,
+          // planFor gives a guest team's setup none of the run's secrets (an empty env).
+          with_run_secrets: Object.keys(environment.plan.env).length > 0,
         },
       },
       harness_secrets: harnessSecrets,

@@ -60,6 +60,12 @@ export class HarnessEnvironmentSetupDto {
     description: "The team secret GITHUB_TOKEN, for private repositories (git's http.extraHeader)",
   })
   git_token: string | null;
+  @ApiProperty({
+    description:
+      "Whether setup commands get run_secrets as variables: false in another team's environment, " +
+      "whose setup commands are the owner's",
+  })
+  with_run_secrets: boolean;
 }
 
 @ApiSchema({ name: 'HarnessSandbox' })

@@ -136,7 +136,7 @@ export class RemoteExecutionService {
     const secretEnv = secrets.env;
     let environment: RemotePreparation['environment'] = null;
     if (run.environmentId) {
-      const found = await this.workspaceSetup.environment(run.environmentId);
+      const found = await this.workspaceSetup.environment(run.teamId, run.environmentId);
       const plan = found ? await this.workspaceSetup.planFor({ ...run, secretEnv }, found) : null;
       const sandbox = found
         ? {
@@ -161,7 +161,8 @@ export class RemoteExecutionService {
    */
   private async checkNetwork(principal: Principal, run: Run): Promise<void> {
     if (!run.environmentId) return;
-    const network = (await this.workspaceSetup.environment(run.environmentId))?.config.network;
+    const network = (await this.workspaceSetup.environment(run.teamId, run.environmentId))?.config
+      .network;
     const refusal = network ? await this.networkPolicy.networkRefusal(run.teamId, network) : null;
     if (!refusal) return;
     await this.endFailed(principal, run, 'not_authorized', refusal);
@@ -180,14 +181,14 @@ export class RemoteExecutionService {
       throw new ApiError('conflict', 'the run has no environment to prepare');
     }
     if (report.success) {
-      await this.workspaceSetup.recordSuccess(run.environmentId);
+      await this.workspaceSetup.recordSuccess(run.teamId, run.environmentId);
       return run.state;
     }
     const message =
       (report.message ?? '').trim().slice(0, MAX_STATUS_MESSAGE) || 'environment setup failed';
     const failure = { message, exitCode: report.exitCode ?? null };
     const statusExtra = await this.workspaceSetup.recordFailure(
-      run.id,
+      run,
       run.environmentId,
       failure,
       null,

@@ -1,4 +1,6 @@
 import type { SandboxSettings } from '../../../config/app-config';
+import { dockerImageRefusal, parseDockerImages, registryHost } from '../../../config/docker-images';
+import { EgressGuard, EgressRefusedError } from '../../../common/egress/egress-guard';
 import type { EnvironmentConfig } from '../../environments';
 import { BUILTIN_SANDBOX_BACKENDS } from './builtin-backends';
 import { selectSandboxBackend, SelectedSandbox } from './sandbox-selection';
@@ -43,6 +45,8 @@ export class Sandboxes {
     /** The registered backends, built-ins first (the self-hosted worker has only those). */
     private readonly backends: readonly SandboxBackendFactory[] = BUILTIN_SANDBOX_BACKENDS,
     private readonly metrics?: SandboxPoolMetrics,
+    /** Registries of environments' images must pass it (unset: the self-hosted worker's own). */
+    private readonly egress?: EgressGuard,
   ) {}
 
   /** Chooses the backend (once); says why when runs will not be isolated or cannot start. */
@@ -80,6 +84,10 @@ export class Sandboxes {
       throw new SandboxError(description.detail ?? 'no sandbox backend', 'resource_unavailable');
     }
     const { environment } = request;
+    if (backend.name === 'docker' && environment?.docker_image) {
+      this.assertImageAllowed(environment.docker_image);
+      await this.assertRegistryAllowed(environment.docker_image);
+    }
     return backend.open({
       runId: request.runId,
       executionId: request.executionId,
@@ -91,6 +99,43 @@ export class Sandboxes {
       limits: sandboxLimits(this.settings, environment?.resources),
       apiUrl: request.apiUrl,
     });
+  }
+
+  /**
+   * Checked again at each run: an environment saved before the operator narrowed
+   * AMBIENT_DOCKER_IMAGES (or a guest's accepted version of one) fails the run, saying why.
+   */
+  private assertImageAllowed(image: string): void {
+    const { docker } = this.settings;
+    const refusal = dockerImageRefusal(
+      image,
+      parseDockerImages(docker.images, docker.defaultImage),
+    );
+    if (refusal) {
+      throw new SandboxError(
+        `the environment's docker_image: ${refusal}; change the environment's image`,
+        'environment_setup_failed',
+      );
+    }
+  }
+
+  /**
+   * The daemon (root, on the worker) connects wherever a reference's registry host points: that
+   * host passes the egress policy first, as the service's own connections do.
+   */
+  private async assertRegistryAllowed(image: string): Promise<void> {
+    const registry = registryHost(image);
+    if (!registry || !this.egress) return;
+    const [, host, port] = /^(.*?)(?::(\d+))?$/.exec(registry)!;
+    try {
+      await this.egress.check(host, port ? Number(port) : 443);
+    } catch (err) {
+      if (!(err instanceof EgressRefusedError)) throw err;
+      throw new SandboxError(
+        `the environment's docker_image names the registry ${registry}: ${err.message}`,
+        'environment_setup_failed',
+      );
+    }
   }
 
   /** Removes the sandboxes made ahead of demand (warm pool) and makes no more: at shutdown. */

@@ -7,7 +7,7 @@ import { DockerSnapshot, EnvironmentSnapshotsService } from './environment-snaps
 import type { Sandbox } from '../sandbox/sandbox.types';
 import { RunRecords } from '../../runs';
 import { TeamSecretsService } from '../../secrets';
-import { Environment } from '../../environments';
+import { Environment, environmentSeenBy, recordSetupOutcome } from '../../environments';
 import {
   EmitSetupEvent,
   prepareWorkspace,
@@ -93,7 +93,7 @@ export class WorkspaceSetupService {
       signal,
       emit,
       loadPlan: async () => {
-        const environment = await this.environment(environmentId);
+        const environment = await this.environment(run.teamId, environmentId);
         if (!environment) return null;
         retentionMinutes = environment.config.failure_session_retention_minutes ?? null;
         image = environment.config.docker_image ?? null;
@@ -109,21 +109,36 @@ export class WorkspaceSetupService {
       ),
     });
     if (!failed) {
-      await this.recordSuccess(environmentId);
+      await this.recordSuccess(run.teamId, environmentId);
       return { ok: true };
     }
     // Cancelled or shut down mid-setup: not the environment's fault; the next execution starts over.
     if (signal.aborted) return { ok: false, message: failed.message, statusExtra: {} };
-    const statusExtra = await this.recordFailure(run.id, environmentId, failed, retentionMinutes);
+    const statusExtra = await this.recordFailure(
+      { id: run.id, teamId: run.teamId },
+      environmentId,
+      failed,
+      retentionMinutes,
+    );
     if (!retentionMinutes) await this.workspaces.remove(run.id);
     return { ok: false, message: failed.message, statusExtra };
   }
 
-  environment(environmentId: string): Promise<Environment | null> {
-    return this.dataSource.getRepository(Environment).findOneBy({ id: environmentId });
+  /**
+   * The environment as the run's team sees it: its own, or the version a guest team accepted;
+   * null when it is gone or no longer shared with the team.
+   */
+  async environment(teamId: string, environmentId: string): Promise<Environment | null> {
+    return (
+      (await environmentSeenBy(this.dataSource.manager, teamId, environmentId))?.environment ?? null
+    );
   }
 
-  /** How to prepare the run's workspace: repositories, commands, clone source and credentials. */
+  /**
+   * How to prepare the run's workspace: repositories, commands, clone source and credentials. In
+   * another team's environment the setup commands are the owner's: they get none of the run's
+   * secrets (the agent still gets those its run lists).
+   */
   async planFor(run: SetupRun, environment: Environment): Promise<SetupPlan> {
     const { environments } = this.config;
     return {
@@ -133,30 +148,28 @@ export class WorkspaceSetupService {
       timeoutMs: environments.setupTimeoutSeconds * 1000,
       gitUrlBase: environments.gitUrlBase,
       gitToken: await this.secrets.gitToken(run.teamId),
-      env: run.secretEnv ?? {},
+      env: environment.teamId === run.teamId ? (run.secretEnv ?? {}) : {},
     };
   }
 
-  async recordSuccess(environmentId: string): Promise<void> {
-    await this.dataSource
-      .getRepository(Environment)
-      .update({ id: environmentId, setupFailed: true }, { setupFailed: false });
+  /** Clears `setup_failed` where the run's team sees it (a guest's on its grant). */
+  async recordSuccess(teamId: string, environmentId: string): Promise<void> {
+    await recordSetupOutcome(this.dataSource.manager, teamId, environmentId, false);
   }
 
   /**
-   * Marks the environment `setup_failed` and, with a retention, keeps the workspace for a debug
+   * Marks the environment `setup_failed` (as the run's team sees it) and, with a retention, keeps the workspace for a debug
    * agent (the retention sweep deletes it when the window closes). Returns what the run's
    * status_message gains: exit_code, and session_debug_until when kept.
    */
   async recordFailure(
-    runId: string,
+    run: { id: string; teamId: string },
     environmentId: string,
     failed: SetupFailure,
     retentionMinutes: number | null,
   ): Promise<Record<string, unknown>> {
-    await this.dataSource
-      .getRepository(Environment)
-      .update({ id: environmentId }, { setupFailed: true });
+    const runId = run.id;
+    await recordSetupOutcome(this.dataSource.manager, run.teamId, environmentId, true);
     const statusExtra: Record<string, unknown> = { exit_code: failed.exitCode };
     if (retentionMinutes) {
       const until = new Date(Date.now() + retentionMinutes * 60_000);

@@ -1,4 +1,5 @@
 import Dockerode from 'dockerode';
+import { Logger } from '@nestjs/common';
 import { NetnsBridge, NetnsForwarder } from './netns-bridge';
 import { API_SOCKET_NAME, bridgedApiUrl } from '../../api-bridge';
 import { randomBytes } from 'node:crypto';
@@ -364,6 +365,8 @@ function resourceLimits(
 function isNotFound(error: unknown): boolean {
   return apiError(error).statusCode === 404;
 }
+
+const pullLogger = new Logger('Sandbox');
 
 /** What to do when AMBIENT_DOCKER_IMAGE (the image of environments without one) is not there. */
 export function missingImageFix(image: string): string {
@@ -950,8 +953,12 @@ export class DockerSandboxBackend implements SandboxBackend {
       await this.docker.getImage(image).inspect();
     } catch (error) {
       if (daemonDown(error)) throw unavailable(error);
+      if (isDefault) throw new SandboxError(missingImageFix(image), 'environment_setup_failed');
+      // The daemon's answer may hold what it reached (a registry's, or any port's, first bytes):
+      // for the operator's log only.
+      pullLogger.warn(`pulling image ${JSON.stringify(image)} failed: ${reason(error)}`);
       throw new SandboxError(
-        isDefault ? missingImageFix(image) : `cannot pull image "${image}": ${reason(error)}`,
+        `the image "${image}" could not be pulled`,
         'environment_setup_failed',
       );
     }
