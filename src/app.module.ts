@@ -32,6 +32,11 @@ import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { IdempotencySweeper } from './modules/idempotency/idempotency.sweeper';
 import { LimitsApiModule, LimitsModule } from './modules/limits/limits.module';
 import { ModelsModule } from './modules/models/models.module';
+import {
+  NotificationsApiModule,
+  NotificationsModule,
+  NotificationsWorkerModule,
+} from './modules/notifications/notifications.module';
 import { RunsApiModule, RunsModule } from './modules/runs/runs.module';
 import { SecretsApiModule } from './modules/secrets/secrets.module';
 import { SkillsApiModule } from './modules/skills/skills-api.module';
@@ -87,6 +92,7 @@ export class AppModule {
         ExecutionModule,
         SchedulesModule,
         WebhookAutomationModule,
+        NotificationsModule,
         // The ingress role's readiness is the ingress application's own (src/ingress).
         HealthChecksModule.forRoles(config.roles.filter((role) => role !== 'ingress')),
         ...(api
@@ -109,9 +115,17 @@ export class AppModule {
               AuditApiModule,
               UsageApiModule,
               LimitsApiModule,
+              NotificationsApiModule,
             ]
           : []),
-        ...(worker ? [ExecutionWorkerModule, FactoriesWorkerModule, WebhooksWorkerModule] : []),
+        ...(worker
+          ? [
+              ExecutionWorkerModule,
+              FactoriesWorkerModule,
+              WebhooksWorkerModule,
+              NotificationsWorkerModule,
+            ]
+          : []),
         ...(config.roles.includes('scheduler') ? [SchedulerModule] : []),
       ],
       providers: [

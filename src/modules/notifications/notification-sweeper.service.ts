@@ -1,0 +1,51 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { PeriodicTask, PeriodicWorker } from '../../common/periodic-task';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { NotificationQueue } from './notification-queue';
+
+const BATCH = 500;
+
+/**
+ * Worker role, safe in every replica: a delivery still due a grace period after its due time
+ * (its job was lost to a Redis outage or a crash, or its worker died mid-attempt) is queued again.
+ */
+@Injectable()
+export class NotificationSweeper extends PeriodicWorker {
+  private readonly logger = new Logger('NotificationSweeper');
+  protected readonly tasks: PeriodicTask[];
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly queue: NotificationQueue,
+    registry: SchedulerRegistry,
+  ) {
+    super();
+    this.tasks = [
+      new PeriodicTask({
+        logger: this.logger,
+        registry,
+        name: 'notifications.sweep',
+        intervalMs: config.notifications.sweepIntervalMs,
+        work: () => this.sweep(),
+      }),
+    ];
+  }
+
+  /** Returns how many deliveries it queued again. */
+  async sweep(): Promise<number> {
+    const overdue = new Date(Date.now() - this.config.notifications.sweepGraceMs);
+    const rows = (await this.dataSource.query(
+      `SELECT id, next_attempt_at FROM notification_deliveries
+        WHERE next_attempt_at < ? AND status = 'pending' ORDER BY next_attempt_at LIMIT ${BATCH}`,
+      [overdue],
+    )) as { id: string; next_attempt_at: Date }[];
+    for (const row of rows) {
+      await this.queue.enqueue({ deliveryId: String(row.id), nextAttemptAt: row.next_attempt_at });
+    }
+    return rows.length;
+  }
+}
