@@ -14,7 +14,7 @@ describe('slackBody', () => {
   it('says what happened to which run, with a link to its console page', () => {
     const body = JSON.parse(slackBody(envelope('run.failed', { run }))) as { text: string };
     expect(body).toEqual({
-      text: 'Run “Fix &lt;the&gt; build &amp; tests” failed: exit code 1. <https://ambient.example/console/runs/r1|Open in Ambient>',
+      text: 'Run “Fix &lt;the&gt; build &amp; tests” failed: exit code 1 <https://ambient.example/console/runs/r1|Open in Ambient>',
     });
   });
 

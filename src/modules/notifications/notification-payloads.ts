@@ -43,9 +43,9 @@ export function slackBody(stored: string): string {
   if (!run?.id) return JSON.stringify({ text: `Ambient: ${slackEscape(type)}` });
   const title = slackEscape(run.title || run.id);
   const status = statusText(run.status_message);
-  const line = `Run “${title}” ${verb}${status ? `: ${slackEscape(status)}` : ''}`;
+  const line = `Run “${title}” ${verb}${status ? `: ${slackEscape(status)}` : '.'}`;
   const link = run.session_link ? ` <${run.session_link}|Open in Ambient>` : '';
-  return JSON.stringify({ text: `${line}.${link}` });
+  return JSON.stringify({ text: `${line}${link}` });
 }
 
 function statusText(message: JsonObject | null | undefined): string | null {
