@@ -47,6 +47,7 @@ describe('notification endpoints (outgoing webhooks)', () => {
     'notifications.backoffCapMs': 4 * BACKOFF_BASE_MS,
     'notifications.maxAttempts': MAX_ATTEMPTS,
     'notifications.sweepIntervalMs': 200,
+    'notifications.sweepGraceMs': 500,
   }));
 
   const createEndpoint = async (body: Record<string, unknown>): Promise<Endpoint> => {
@@ -340,5 +341,30 @@ describe('notification endpoints (outgoing webhooks)', () => {
 
     expect((await api.delete(`/notification-endpoints/${slack.id}`)).status).toBe(204);
     expect((await api.get(`/notification-endpoints/${slack.id}`)).status).toBe(404);
+  });
+
+  it('sends a committed delivery whose job was lost: the sweeper queues it again', async () => {
+    const endpoint = await createEndpoint({ url: `${receiver.url}/lost`, events: ['run.failed'] });
+    // What a process that died between a run's end and the enqueue leaves: a due row, no job.
+    const dueSince = new Date(Date.now() - 60_000);
+    const payload = {
+      type: 'run.failed',
+      timestamp: dueSince.toISOString(),
+      data: { run: { id: 'run-of-a-dead-process', state: 'FAILED' } },
+    };
+    await app.dataSource.query(
+      `INSERT INTO notification_deliveries
+         (endpoint_id, message_id, event, payload, status, attempts, next_attempt_at, created_at)
+       VALUES (?, 'msg_lost', 'run.failed', ?, 'pending', 0, ?, ?)`,
+      [endpoint.id, JSON.stringify(payload), dueSince, dueSince],
+    );
+    const delivered = await deliveryOf(
+      endpoint.id,
+      'run-of-a-dead-process',
+      (d) => d.status === 'succeeded',
+    );
+    expect(delivered).toMatchObject({ message_id: 'msg_lost', attempts: 1, response_code: 200 });
+    const [request] = received('/lost', 'run-of-a-dead-process');
+    expect(verified(endpoint.secret!, request)).toEqual(payload);
   });
 });
