@@ -30,6 +30,6 @@ export function toDeliveryDto(delivery: NotificationDelivery): NotificationDeliv
     next_attempt_at: delivery.nextAttemptAt?.toISOString() ?? null,
     last_attempt_at: delivery.lastAttemptAt?.toISOString() ?? null,
     created_at: delivery.createdAt.toISOString(),
-    payload: JSON.parse(delivery.payload) as object,
+    payload: JSON.parse(delivery.payload) as Record<string, unknown>,
   };
 }

@@ -119,8 +119,12 @@ export class NotificationDeliveryDto {
   @ApiProperty({ nullable: true, type: String, format: 'date-time' })
   last_attempt_at: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
-  @ApiProperty({ description: 'The standard-format body (type, timestamp, data)' })
-  payload: object;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'The standard-format body: {type, timestamp, data}',
+  })
+  payload: Record<string, unknown>;
 }
 
 @ApiSchema({ name: 'ListNotificationDeliveriesResponse' })
