@@ -94,6 +94,7 @@ describe('notification endpoints (outgoing webhooks)', () => {
 
   it('refuses bad input with the field named and changes nothing; only admins reach the API', async () => {
     const refusals: [Record<string, unknown>, string][] = [
+      [{ url: 'http://127.0.0.1:9/hook', events: ['run.failed'] }, 'url'],
       [{ url: 'http://127.0.0.2:8080/hook', events: ['run.failed'] }, 'url'],
       [{ url: 'http://169.254.169.254/latest', events: ['run.failed'] }, 'url'],
       [{ url: `ftp://127.0.0.1:${receiver.port}/x`, events: ['run.failed'] }, 'url'],
@@ -106,8 +107,9 @@ describe('notification endpoints (outgoing webhooks)', () => {
       const res = await api.post('/notification-endpoints', body);
       expect([res.status, res.body.detail]).toEqual([400, expect.stringContaining(field)]);
     }
+    // AMBIENT_EGRESS_ALLOW lists the receiver's port only: 127.0.0.1 elsewhere is refused.
     const loopback = await api.post('/notification-endpoints', {
-      url: 'http://127.0.0.2:8080/hook',
+      url: 'http://127.0.0.1:9/hook',
       events: ['run.failed'],
     });
     expect(loopback.body.detail).toMatch(/^url: .*AMBIENT_EGRESS_ALLOW/);
