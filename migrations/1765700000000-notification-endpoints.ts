@@ -37,6 +37,7 @@ export class NotificationEndpoints1765700000000 implements MigrationInterface {
       last_attempt_at DATETIME(3) NULL,
       KEY idx_notification_deliveries_endpoint (endpoint_id, id),
       KEY idx_notification_deliveries_due (next_attempt_at),
+      KEY idx_notification_deliveries_created (created_at),
       CONSTRAINT fk_notification_deliveries_endpoint FOREIGN KEY (endpoint_id)
         REFERENCES notification_endpoints (id) ON DELETE CASCADE
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`);

@@ -4,6 +4,7 @@ import {
   ReceivedNotification,
   startNotificationReceiver,
 } from './fixtures/notification-receiver';
+import { NotificationSweeper } from '../src/modules/notifications/notification-sweeper.service';
 import { apiClient } from './support/api-client';
 import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
@@ -340,6 +341,16 @@ describe('notification endpoints (outgoing webhooks)', () => {
       'notification_endpoint.rotate_secret',
       'notification_endpoint.create',
     ]);
+    const created = await api.get(
+      `/audit-events?action=notification_endpoint.create&target_id=${rotated.id}`,
+    );
+    // The host only: a Slack webhook URL's path is a credential.
+    expect(created.body.events[0].details).toEqual({
+      url_host: `127.0.0.1:${receiver.port}`,
+      events: ['run.succeeded'],
+      format: 'standard',
+      enabled: true,
+    });
 
     expect((await api.delete(`/notification-endpoints/${slack.id}`)).status).toBe(204);
     expect((await api.get(`/notification-endpoints/${slack.id}`)).status).toBe(404);
@@ -368,5 +379,38 @@ describe('notification endpoints (outgoing webhooks)', () => {
     expect(delivered).toMatchObject({ message_id: 'msg_lost', attempts: 1, response_code: 200 });
     const [request] = received('/lost', 'run-of-a-dead-process');
     expect(verified(endpoint.secret!, request)).toEqual(payload);
+  });
+
+  it("deletes finished deliveries past the log's retention, never pending ones", async () => {
+    const endpoint = await createEndpoint({ url: `${receiver.url}/old`, events: ['run.failed'] });
+    const longAgo = new Date(Date.now() - 31 * 86_400_000);
+    const later = new Date(Date.now() + 3_600_000);
+    const insert = (messageId: string, status: string, nextAttemptAt: Date | null) =>
+      app.dataSource.query(
+        `INSERT INTO notification_deliveries
+           (endpoint_id, message_id, event, payload, status, attempts, next_attempt_at, created_at)
+         VALUES (?, ?, 'run.failed', '{}', ?, 1, ?, ?)`,
+        [endpoint.id, messageId, status, nextAttemptAt, longAgo],
+      );
+    await insert('msg_old_sent', 'succeeded', null);
+    await insert('msg_old_failed', 'failed', null);
+    await insert('msg_old_retrying', 'pending', later);
+    const count = async () =>
+      Number(
+        (
+          (await app.dataSource.query(`SELECT COUNT(*) AS n FROM notification_deliveries`)) as {
+            n: string;
+          }[]
+        )[0].n,
+      );
+    const before = await count();
+    expect(await app.ambient.app.get(NotificationSweeper).housekeeping()).toBe(2);
+    // The earlier tests' deliveries (finished, but recent) are all still logged.
+    expect(await count()).toBe(before - 2);
+    const kept = (await app.dataSource.query(
+      `SELECT message_id FROM notification_deliveries WHERE endpoint_id = ?`,
+      [endpoint.id],
+    )) as { message_id: string }[];
+    expect(kept.map((row) => row.message_id)).toEqual(['msg_old_retrying']);
   });
 });

@@ -81,6 +81,8 @@ export interface AppConfig {
     sweepIntervalMs: number;
     sweepGraceMs: number;
     concurrency: number;
+    /** Finished deliveries older than this are deleted (pending ones never). */
+    logRetentionDays: number;
   };
   factories: { pollIntervalMs: number; repositoryProtocols: string };
   /**
@@ -424,6 +426,12 @@ const SETTINGS: Setting[] = [
   {
     path: 'notifications.concurrency',
     env: 'AMBIENT_NOTIFICATION_CONCURRENCY',
+    kind: 'int',
+    min: 1,
+  },
+  {
+    path: 'notifications.logRetentionDays',
+    env: 'AMBIENT_NOTIFICATION_LOG_RETENTION_DAYS',
     kind: 'int',
     min: 1,
   },

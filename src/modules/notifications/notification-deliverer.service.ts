@@ -68,20 +68,32 @@ export class NotificationDeliverer {
       })
       .execute();
     if (!claim.affected) return 'skipped';
-    const delivery = await deliveries.findOneByOrFail({ id: deliveryId });
-    const endpoint = await this.dataSource
-      .getRepository(NotificationEndpoint)
-      .findOneByOrFail({ id: delivery.endpointId });
-    const outcome: AttemptOutcome = endpoint.enabled
-      ? await this.sender.send({
-          url: endpoint.url,
-          format: endpoint.format,
-          secret: this.cipher.decrypt(endpoint.secretCiphertext, endpoint.teamId),
-          messageId: delivery.messageId,
-          payload: delivery.payload,
-        })
-      : { ok: false, responseCode: null, error: 'the endpoint is disabled' };
-    return this.settle(delivery, outcome, endpoint.enabled);
+    // Deleting the endpoint deletes its deliveries: either row gone means nothing to send.
+    const delivery = await deliveries.findOneBy({ id: deliveryId });
+    const endpoint = delivery
+      ? await this.dataSource
+          .getRepository(NotificationEndpoint)
+          .findOneBy({ id: delivery.endpointId })
+      : null;
+    if (!delivery || !endpoint) return 'skipped';
+    if (!endpoint.enabled) {
+      return this.settle(delivery, failure('the endpoint is disabled'), false);
+    }
+    let secret: string;
+    try {
+      secret = this.cipher.decrypt(endpoint.secretCiphertext, endpoint.teamId);
+    } catch (err) {
+      // A secrets key the server lost: retried like any failure, so the operator can restore it.
+      return this.settle(delivery, failure(`signing secret: ${(err as Error).message}`), true);
+    }
+    const outcome = await this.sender.send({
+      url: endpoint.url,
+      format: endpoint.format,
+      secret,
+      messageId: delivery.messageId,
+      payload: delivery.payload,
+    });
+    return this.settle(delivery, outcome, true);
   }
 
   private async settle(
@@ -123,4 +135,8 @@ export class NotificationDeliverer {
     }
     return outcome.ok ? 'sent' : status === 'failed' ? 'failed' : 'retry';
   }
+}
+
+function failure(error: string): AttemptOutcome {
+  return { ok: false, responseCode: null, error };
 }

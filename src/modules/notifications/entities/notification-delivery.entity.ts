@@ -1,4 +1,4 @@
-import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import type { NotificationDeliveryStatus, NotificationEvent } from '../notification-events';
 
 /**
@@ -6,6 +6,9 @@ import type { NotificationDeliveryStatus, NotificationEvent } from '../notificat
  * what it announces; `nextAttemptAt` is set while an attempt is due (the sweeper's index).
  */
 @Entity('notification_deliveries')
+@Index('idx_notification_deliveries_endpoint', ['endpointId', 'id'])
+@Index('idx_notification_deliveries_due', ['nextAttemptAt'])
+@Index('idx_notification_deliveries_created', ['createdAt'])
 export class NotificationDelivery {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;

@@ -1,4 +1,4 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import type { NotificationEvent, NotificationFormat } from '../notification-events';
 
 const commaList = {
@@ -8,6 +8,7 @@ const commaList = {
 
 /** A team's outgoing webhook; `secretCiphertext` is its `whsec_` signing secret, encrypted. */
 @Entity('notification_endpoints')
+@Index('idx_notification_endpoints_team', ['teamId', 'createdAt'])
 export class NotificationEndpoint {
   @PrimaryColumn({ type: 'varchar', length: 22 })
   id: string;
