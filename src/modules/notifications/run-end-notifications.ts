@@ -2,8 +2,7 @@ import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { JsonObject } from '../../common/json';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { jsonColumn } from '../../database/json-column';
-import { runPageUrl, RunTransitions } from '../runs';
+import { RunRecords, runPageUrl, RunTransitions } from '../runs';
 import type { RunState } from '../runs';
 import type { NotificationEvent } from './notification-events';
 import { NotificationEmitter } from './notification-emitter.service';
@@ -26,6 +25,7 @@ export class RunEndNotifications implements OnModuleInit {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly transitions: RunTransitions,
+    private readonly runs: RunRecords,
     private readonly emitter: NotificationEmitter,
   ) {}
 
@@ -44,25 +44,16 @@ export class RunEndNotifications implements OnModuleInit {
 
   /** `data.run` of the run events (documented in DESIGN "Notifications"). */
   async summary(manager: EntityManager, runId: string): Promise<RunSummary & JsonObject> {
-    const [row] = (await manager.query(
-      `SELECT id, state, title, status_message, created_at, updated_at FROM runs WHERE id = ?`,
-      [runId],
-    )) as {
-      id: string;
-      state: string;
-      title: string;
-      status_message: string | JsonObject | null;
-      created_at: Date;
-      updated_at: Date;
-    }[];
+    const run = await this.runs.find(runId, manager);
+    if (!run) throw new Error(`run ${runId} ended but cannot be read in its transaction`);
     return {
-      id: row.id,
-      state: row.state,
-      title: row.title,
-      status_message: jsonColumn<JsonObject>(row.status_message),
-      session_link: runPageUrl(this.config.server.publicUrl, row.id),
-      created_at: row.created_at.toISOString(),
-      updated_at: row.updated_at.toISOString(),
+      id: run.id,
+      state: run.state,
+      title: run.title,
+      status_message: (run.statusMessage as JsonObject | null) ?? null,
+      session_link: runPageUrl(this.config.server.publicUrl, run.id),
+      created_at: run.createdAt.toISOString(),
+      updated_at: run.updatedAt.toISOString(),
     };
   }
 }
