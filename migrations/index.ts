@@ -21,6 +21,7 @@ import { EnvironmentGrantConsent1765300000000 } from './1765300000000-environmen
 import { IdempotencyPerCredential1765500000000 } from './1765500000000-idempotency-per-credential';
 import { ScimTokens1765500000001 } from './1765500000001-scim-tokens';
 import { AuditActorOnBehalfOf1765600000000 } from './1765600000000-audit-actor-on-behalf-of';
+import { NotificationEndpoints1765700000000 } from './1765700000000-notification-endpoints';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -47,6 +48,7 @@ export const MIGRATIONS = [
   IdempotencyPerCredential1765500000000,
   ScimTokens1765500000001,
   AuditActorOnBehalfOf1765600000000,
+  NotificationEndpoints1765700000000,
 ];
 
 /** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */

@@ -33,6 +33,11 @@ import { SecretCipher } from './modules/secrets';
 import { IdempotencySweeper } from './modules/idempotency/idempotency.sweeper';
 import { LimitsApiModule, LimitsModule } from './modules/limits/limits.module';
 import { ModelsModule } from './modules/models/models.module';
+import {
+  NotificationsApiModule,
+  NotificationsModule,
+  NotificationsWorkerModule,
+} from './modules/notifications/notifications.module';
 import { RunsApiModule, RunsModule } from './modules/runs/runs.module';
 import { SecretsApiModule } from './modules/secrets/secrets.module';
 import { SkillsApiModule } from './modules/skills/skills-api.module';
@@ -88,6 +93,7 @@ export class AppModule {
         ExecutionModule,
         SchedulesModule,
         WebhookAutomationModule,
+        NotificationsModule,
         // The ingress role's readiness is the ingress application's own (src/ingress).
         HealthChecksModule.forRoles(config.roles.filter((role) => role !== 'ingress')),
         ...(api
@@ -110,9 +116,17 @@ export class AppModule {
               AuditApiModule,
               UsageApiModule,
               LimitsApiModule,
+              NotificationsApiModule,
             ]
           : []),
-        ...(worker ? [ExecutionWorkerModule, FactoriesWorkerModule, WebhooksWorkerModule] : []),
+        ...(worker
+          ? [
+              ExecutionWorkerModule,
+              FactoriesWorkerModule,
+              WebhooksWorkerModule,
+              NotificationsWorkerModule,
+            ]
+          : []),
         ...(config.roles.includes('scheduler') ? [SchedulerModule] : []),
       ],
       providers: [

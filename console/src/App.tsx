@@ -15,6 +15,7 @@ import { EnvironmentsPage } from './pages/EnvironmentsPage';
 import { ModelsPage } from './pages/ModelsPage';
 import { ApiKeysPage } from './pages/ApiKeysPage';
 import { AuditPage } from './pages/AuditPage';
+import { NotificationsPage } from './pages/NotificationsPage';
 import { UsagePage } from './pages/UsagePage';
 
 const NAV = [
@@ -27,6 +28,7 @@ const NAV = [
   ['/models', 'Models'],
   ['/api-keys', 'API keys'],
   ['/audit', 'Audit'],
+  ['/notifications', 'Notifications'],
 ] as const;
 
 function Page({ path }: { path: string }) {
@@ -41,6 +43,7 @@ function Page({ path }: { path: string }) {
   if (path === '/models') return <ModelsPage />;
   if (path === '/api-keys') return <ApiKeysPage />;
   if (path === '/audit') return <AuditPage />;
+  if (path === '/notifications') return <NotificationsPage />;
   if (path === '/usage') return <UsagePage />;
   return (
     <section>

@@ -73,6 +73,18 @@ export interface AppConfig {
     /** Deliveries one worker process evaluates at once. */
     evaluationConcurrency: number;
   };
+  /** Outgoing notification webhooks: retries wait base·2^(n-1), at most cap, maxAttempts in all. */
+  notifications: {
+    backoffBaseMs: number;
+    backoffCapMs: number;
+    maxAttempts: number;
+    timeoutMs: number;
+    sweepIntervalMs: number;
+    sweepGraceMs: number;
+    concurrency: number;
+    /** Finished deliveries older than this are deleted (pending ones never). */
+    logRetentionDays: number;
+  };
   factories: { pollIntervalMs: number; repositoryProtocols: string };
   /**
    * Connections made on a tenant's behalf (MCP `url` servers, factory repositories) never reach
@@ -374,6 +386,55 @@ const SETTINGS: Setting[] = [
   {
     path: 'webhooks.evaluationConcurrency',
     env: 'AMBIENT_WEBHOOK_EVALUATION_CONCURRENCY',
+    kind: 'int',
+    min: 1,
+  },
+  {
+    path: 'notifications.backoffBaseMs',
+    env: 'AMBIENT_NOTIFICATION_BACKOFF_BASE_MS',
+    kind: 'int',
+    min: 10,
+  },
+  {
+    path: 'notifications.backoffCapMs',
+    env: 'AMBIENT_NOTIFICATION_BACKOFF_CAP_MS',
+    kind: 'int',
+    min: 10,
+  },
+  {
+    path: 'notifications.maxAttempts',
+    env: 'AMBIENT_NOTIFICATION_MAX_ATTEMPTS',
+    kind: 'int',
+    min: 1,
+    max: 30,
+  },
+  {
+    path: 'notifications.timeoutMs',
+    env: 'AMBIENT_NOTIFICATION_TIMEOUT_MS',
+    kind: 'int',
+    min: 100,
+  },
+  {
+    path: 'notifications.sweepIntervalMs',
+    env: 'AMBIENT_NOTIFICATION_SWEEP_INTERVAL_MS',
+    kind: 'int',
+    min: 50,
+  },
+  {
+    path: 'notifications.sweepGraceMs',
+    env: 'AMBIENT_NOTIFICATION_SWEEP_GRACE_MS',
+    kind: 'int',
+    min: 0,
+  },
+  {
+    path: 'notifications.concurrency',
+    env: 'AMBIENT_NOTIFICATION_CONCURRENCY',
+    kind: 'int',
+    min: 1,
+  },
+  {
+    path: 'notifications.logRetentionDays',
+    env: 'AMBIENT_NOTIFICATION_LOG_RETENTION_DAYS',
     kind: 'int',
     min: 1,
   },

@@ -1348,6 +1348,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/notification-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's notification endpoints (never their secrets) */
+        get: operations["listNotificationEndpoints"];
+        put?: never;
+        /** Register an outgoing webhook (its signing secret is shown once) */
+        post: operations["createNotificationEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notification-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A notification endpoint */
+        get: operations["getNotificationEndpoint"];
+        put?: never;
+        post?: never;
+        /** Delete an endpoint and its delivery log */
+        delete: operations["deleteNotificationEndpoint"];
+        options?: never;
+        head?: never;
+        /** Change the URL, events, format or enabled flag of an endpoint */
+        patch: operations["updateNotificationEndpoint"];
+        trace?: never;
+    };
+    "/notification-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The endpoint's delivery log, newest first */
+        get: operations["listNotificationDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notification-endpoints/{id}/deliveries/{deliveryId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a failed delivery again (same message id, retries start over) */
+        post: operations["resendNotificationDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notification-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new signing secret, shown once; the old one signs nothing from now on */
+        post: operations["rotateNotificationEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/scim-tokens": {
         parameters: {
             query?: never;
@@ -1900,6 +1988,27 @@ export interface components {
             name?: string;
             /** @description Makes the factory repository-backed */
             repository?: components["schemas"]["FactoryRepositorySource"];
+        };
+        CreateNotificationEndpointRequest: {
+            /** @default true */
+            enabled: boolean;
+            /**
+             * @example [
+             *       "run.failed"
+             *     ]
+             */
+            events: ("run.blocked" | "run.succeeded" | "run.failed" | "run.cancelled" | "approval.requested" | "approval.decided")[];
+            /**
+             * @description standard: a Standard Webhooks JSON envelope; slack: {"text": …} for Slack
+             * @default standard
+             * @enum {string}
+             */
+            format: "standard" | "slack";
+            /**
+             * @description Where deliveries are POSTed: https (http only to hosts AMBIENT_EGRESS_ALLOW lists); must pass the egress guard
+             * @example https://hooks.example.com/ambient
+             */
+            url: string;
         };
         CreateScheduledAgentRequest: {
             agent_config?: components["schemas"]["AmbientAgentConfig"] | null;
@@ -2554,6 +2663,13 @@ export interface components {
             default_model_id: string;
             models: components["schemas"]["ModelInfo"][];
         };
+        ListNotificationDeliveriesResponse: {
+            deliveries: components["schemas"]["NotificationDelivery"][];
+            page_info: components["schemas"]["PageInfo"];
+        };
+        ListNotificationEndpointsResponse: {
+            endpoints: components["schemas"]["NotificationEndpoint"][];
+        };
         ListPendingEnvironmentsResponse: {
             environments: components["schemas"]["PendingEnvironment"][];
         };
@@ -2648,6 +2764,59 @@ export interface components {
         NetworkPolicy: {
             /** @description Whether the team's environments may use `network: egress` (any outside host). When false, saving an environment with `network: egress` is refused (400) and a run whose sandbox would have open egress (its environment, or the server default) fails before its sandbox opens; `allowlist` and `none` stay available */
             egress_open_allowed: boolean;
+        };
+        NotificationDelivery: {
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            /** @enum {string} */
+            event: "run.blocked" | "run.succeeded" | "run.failed" | "run.cancelled" | "approval.requested" | "approval.decided";
+            id: string;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            last_error: string | null;
+            /** @description The webhook-id header, the same on every attempt */
+            message_id: string;
+            /** Format: date-time */
+            next_attempt_at: string | null;
+            /** @description The standard-format body: {type, timestamp, data} */
+            payload: {
+                [key: string]: unknown;
+            };
+            /** @description The last attempt's HTTP status */
+            response_code: number | null;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+        };
+        NotificationEndpoint: {
+            /** Format: date-time */
+            created_at: string;
+            enabled: boolean;
+            events: ("run.blocked" | "run.succeeded" | "run.failed" | "run.cancelled" | "approval.requested" | "approval.decided")[];
+            /** @enum {string} */
+            format: "standard" | "slack";
+            id: string;
+            /** Format: date-time */
+            secret_updated_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
+        };
+        NotificationEndpointWithSecret: {
+            /** Format: date-time */
+            created_at: string;
+            enabled: boolean;
+            events: ("run.blocked" | "run.succeeded" | "run.failed" | "run.cancelled" | "approval.requested" | "approval.decided")[];
+            /** @enum {string} */
+            format: "standard" | "slack";
+            id: string;
+            /** @description The Standard Webhooks signing secret (whsec_…), shown only in this response: store it now */
+            secret: string;
+            /** Format: date-time */
+            secret_updated_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
         };
         PageInfo: {
             has_next_page: boolean;
@@ -3246,6 +3415,14 @@ export interface components {
         UpdateNetworkPolicyRequest: {
             /** @description Whether the team's environments may use `network: egress` (any outside host). When false, saving an environment with `network: egress` is refused (400) and a run whose sandbox would have open egress (its environment, or the server default) fails before its sandbox opens; `allowlist` and `none` stay available */
             egress_open_allowed?: boolean;
+        };
+        UpdateNotificationEndpointRequest: {
+            enabled?: boolean;
+            events?: ("run.blocked" | "run.succeeded" | "run.failed" | "run.cancelled" | "approval.requested" | "approval.decided")[];
+            /** @enum {string} */
+            format?: "standard" | "slack";
+            /** @description Where deliveries are POSTed: https (http only to hosts AMBIENT_EGRESS_ALLOW lists); must pass the egress guard */
+            url?: string;
         };
         UpdateScheduledAgentRequest: {
             agent_config?: components["schemas"]["AmbientAgentConfig"] | null;
@@ -9211,6 +9388,502 @@ export interface operations {
             };
             /** @description Not permitted */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listNotificationEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListNotificationEndpointsResponse"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createNotificationEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateNotificationEndpointRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationEndpointWithSecret"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state; retry after a moment */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getNotificationEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationEndpoint"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteNotificationEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateNotificationEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateNotificationEndpointRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationEndpoint"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listNotificationDeliveries: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                /** @description 1-100, default 50 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListNotificationDeliveriesResponse"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resendNotificationDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                deliveryId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationDelivery"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state; retry after a moment */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateNotificationEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationEndpointWithSecret"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

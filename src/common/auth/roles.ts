@@ -37,11 +37,17 @@ export const PERMISSIONS = [
   'limits.write',
   'network.read',
   'network.write',
+  'notifications.read',
+  'notifications.write',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-/** Reads only admins make: the team's keys and its audit log. */
-const ADMIN_READS: ReadonlySet<Permission> = new Set<Permission>(['api_keys.read', 'audit.read']);
+/** Reads only admins make: the team's keys, its audit log and its notification endpoints. */
+const ADMIN_READS: ReadonlySet<Permission> = new Set<Permission>([
+  'api_keys.read',
+  'audit.read',
+  'notifications.read',
+]);
 const READ: Permission[] = PERMISSIONS.filter((p) => p.endsWith('.read') && !ADMIN_READS.has(p));
 
 /** What each role may do: a viewer reads, a member also works with runs, an admin does everything. */

@@ -21,6 +21,15 @@ function leavesSlot(to: RunState, allowed: readonly RunState[]): boolean {
 /** Told about a run that left a slot, in its transaction; `teamId` when the transition knows it. */
 type SlotListener = (runId: string, manager: EntityManager, teamId: string | null) => void;
 
+/**
+ * Told, in the transition's transaction, about a run that entered an end state: what must commit
+ * with the end (a notification's outbox row) or not at all. Keep it short: the run row is locked.
+ */
+export type EndListener = (
+  run: { id: string; teamId: string; state: RunState },
+  manager: EntityManager,
+) => Promise<void>;
+
 /** Timeline event listing the follow-ups a cancel dropped (not delivered). */
 export const FOLLOWUPS_DROPPED = 'followups_dropped';
 
@@ -53,6 +62,7 @@ export interface TransitionOptions {
 export class RunTransitions {
   private readonly logger = new Logger('Runs');
   private readonly slotListeners: SlotListener[] = [];
+  private readonly endListeners: EndListener[] = [];
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -66,6 +76,11 @@ export class RunTransitions {
    */
   onSlotReleased(listener: SlotListener): void {
     this.slotListeners.push(listener);
+  }
+
+  /** Called, in the transition's transaction, for every applied transition into an end state. */
+  onEnded(listener: EndListener): void {
+    this.endListeners.push(listener);
   }
 
   async transition(
@@ -83,6 +98,12 @@ export class RunTransitions {
         moved = options.moved
           ? { ...options.moved, updatedAt: appliedAt }
           : await this.movedRun(manager, runId);
+      }
+      const ended = moved as LoggedRun | null;
+      if (ended && isTerminal(to)) {
+        for (const listener of this.endListeners) {
+          await listener({ id: runId, teamId: ended.teamId, state: to }, manager);
+        }
       }
       if (appliedAt && leavesSlot(to, allowed)) {
         const teamId = (moved as LoggedRun | null)?.teamId ?? null;

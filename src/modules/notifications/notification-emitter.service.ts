@@ -1,0 +1,74 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { newUid } from '../../common/ids';
+import type { JsonObject } from '../../common/json';
+import { NotificationDelivery } from './entities/notification-delivery.entity';
+import type { NotificationEvent } from './notification-events';
+import { envelope } from './notification-payloads';
+import { NotificationQueue } from './notification-queue';
+
+/** `data` of the envelope, or a function making it (called only when an endpoint listens). */
+export type NotificationData = JsonObject | ((manager: EntityManager) => Promise<JsonObject>);
+
+/**
+ * Records a notification for every enabled endpoint of the team subscribed to `event`, in
+ * `manager`'s transaction when given (so it commits, or not, with what it announces), and queues
+ * the deliveries after the commit.
+ */
+@Injectable()
+export class NotificationEmitter {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly queue: NotificationQueue,
+  ) {}
+
+  /** Returns how many deliveries it recorded. */
+  async emit(
+    teamId: string,
+    event: NotificationEvent,
+    data: NotificationData,
+    manager?: EntityManager,
+  ): Promise<number> {
+    const record = (m: EntityManager) => this.record(m, teamId, event, data);
+    const due = manager ? await record(manager) : await this.dataSource.transaction(record);
+    if (due.length) this.queue.afterCommit(manager, due);
+    return due.length;
+  }
+
+  private async record(
+    manager: EntityManager,
+    teamId: string,
+    event: NotificationEvent,
+    data: NotificationData,
+  ) {
+    const endpoints = (await manager.query(
+      `SELECT id, events FROM notification_endpoints WHERE team_id = ? AND enabled = 1`,
+      [teamId],
+    )) as { id: string; events: string }[];
+    const listening = endpoints.filter((e) => e.events.split(',').includes(event));
+    if (listening.length === 0) return [];
+    const now = new Date();
+    const payload = envelope(event, typeof data === 'function' ? await data(manager) : data, now);
+    const rows = listening.map((endpoint): Omit<NotificationDelivery, 'id'> => ({
+      endpointId: endpoint.id,
+      messageId: `msg_${newUid()}`,
+      event,
+      payload,
+      status: 'pending',
+      attempts: 0,
+      responseCode: null,
+      lastError: null,
+      nextAttemptAt: now,
+      createdAt: now,
+      lastAttemptAt: null,
+    }));
+    const due = [];
+    // One INSERT per row: each reads its own id (a team has a handful of endpoints).
+    for (const row of rows) {
+      const { identifiers } = await manager.getRepository(NotificationDelivery).insert(row);
+      due.push({ deliveryId: String(identifiers[0].id), nextAttemptAt: now });
+    }
+    return due;
+  }
+}

@@ -1,0 +1,266 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { Principal } from '../../common/auth/principal';
+import { EgressGuard } from '../../common/egress/egress-guard';
+import { ApiError } from '../../common/errors/api-error';
+import { newUid, UID_PATTERN } from '../../common/ids';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { AuditLog } from '../audit';
+import { SecretCipher } from '../secrets';
+import type {
+  CreateNotificationEndpointDto,
+  UpdateNotificationEndpointDto,
+} from './dto/notification-endpoint.dto';
+import { endpointUrlProblem } from './endpoint-url';
+import { NotificationDelivery } from './entities/notification-delivery.entity';
+import { NotificationEndpoint } from './entities/notification-endpoint.entity';
+import { NotificationQueue } from './notification-queue';
+
+/** A team has at most this many endpoints (each end of a run writes one row per endpoint). */
+export const MAX_ENDPOINTS_PER_TEAM = 20;
+
+export interface EndpointWithSecret {
+  endpoint: NotificationEndpoint;
+  secret: string;
+}
+
+/** A new Standard Webhooks signing secret: `whsec_` and 256 random bits in base64. */
+function newSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/** The admin API of a team's notification endpoints; every change is audited with it. */
+@Injectable()
+export class NotificationEndpoints {
+  private readonly guard: EgressGuard;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly cipher: SecretCipher,
+    private readonly audit: AuditLog,
+    private readonly queue: NotificationQueue,
+  ) {
+    this.guard = EgressGuard.fromSetting(config.egress.allow);
+  }
+
+  async create(
+    principal: Principal,
+    dto: CreateNotificationEndpointDto,
+  ): Promise<EndpointWithSecret> {
+    await this.assertUrl(dto.url);
+    const secret = newSigningSecret();
+    const now = new Date();
+    const endpoint: NotificationEndpoint = {
+      id: newUid(),
+      teamId: principal.teamId,
+      url: dto.url,
+      events: dto.events,
+      format: dto.format ?? 'standard',
+      enabled: dto.enabled ?? true,
+      secretCiphertext: this.cipher.encrypt(secret, principal.teamId),
+      secretUpdatedAt: now,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.dataSource.transaction(async (manager) => {
+      const [{ count }] = (await manager.query(
+        `SELECT COUNT(*) AS count FROM notification_endpoints WHERE team_id = ? FOR UPDATE`,
+        [principal.teamId],
+      )) as { count: number | string }[];
+      if (Number(count) >= MAX_ENDPOINTS_PER_TEAM) {
+        throw new ApiError(
+          'conflict',
+          `a team has at most ${MAX_ENDPOINTS_PER_TEAM} notification endpoints: delete one first`,
+          { retryable: false },
+        );
+      }
+      await manager.getRepository(NotificationEndpoint).insert(endpoint);
+      await this.audit.record(
+        manager,
+        principal,
+        'notification_endpoint.create',
+        target(endpoint),
+        {
+          url_host: hostOf(endpoint.url),
+          events: endpoint.events,
+          format: endpoint.format,
+          enabled: endpoint.enabled,
+        },
+      );
+    });
+    return { endpoint, secret };
+  }
+
+  list(principal: Principal): Promise<NotificationEndpoint[]> {
+    return this.dataSource
+      .getRepository(NotificationEndpoint)
+      .find({ where: { teamId: principal.teamId }, order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
+  async get(principal: Principal, id: string): Promise<NotificationEndpoint> {
+    const endpoint = UID_PATTERN.test(id)
+      ? await this.dataSource
+          .getRepository(NotificationEndpoint)
+          .findOneBy({ id, teamId: principal.teamId })
+      : null;
+    if (!endpoint) throw ApiError.notFound(`notification endpoint "${id}"`);
+    return endpoint;
+  }
+
+  async update(
+    principal: Principal,
+    id: string,
+    dto: UpdateNotificationEndpointDto,
+  ): Promise<NotificationEndpoint> {
+    const endpoint = await this.get(principal, id);
+    if (dto.url !== undefined) await this.assertUrl(dto.url);
+    const changes: Partial<NotificationEndpoint> = {};
+    if (dto.url !== undefined) changes.url = dto.url;
+    if (dto.events !== undefined) changes.events = dto.events;
+    if (dto.format !== undefined) changes.format = dto.format;
+    if (dto.enabled !== undefined) changes.enabled = dto.enabled;
+    const updated = { ...endpoint, ...changes, updatedAt: new Date() };
+    await this.dataSource.transaction(async (manager) => {
+      await manager
+        .getRepository(NotificationEndpoint)
+        .update({ id: endpoint.id }, { ...changes, updatedAt: updated.updatedAt });
+      await this.audit.record(
+        manager,
+        principal,
+        'notification_endpoint.update',
+        target(endpoint),
+        {
+          ...(changes.url !== undefined ? { url_host: hostOf(changes.url) } : {}),
+          ...(changes.events !== undefined ? { events: changes.events } : {}),
+          ...(changes.format !== undefined ? { format: changes.format } : {}),
+          ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
+        },
+      );
+    });
+    return updated;
+  }
+
+  /** Deletes the endpoint and its delivery log; attempts still queued find nothing to send. */
+  async remove(principal: Principal, id: string): Promise<void> {
+    const endpoint = await this.get(principal, id);
+    await this.dataSource.transaction(async (manager) => {
+      await manager.getRepository(NotificationEndpoint).delete({ id: endpoint.id });
+      await this.audit.record(
+        manager,
+        principal,
+        'notification_endpoint.delete',
+        target(endpoint),
+        {
+          url_host: hostOf(endpoint.url),
+        },
+      );
+    });
+  }
+
+  /** A new secret, used from the next attempt on; the old one signs nothing any more. */
+  async rotateSecret(principal: Principal, id: string): Promise<EndpointWithSecret> {
+    const endpoint = await this.get(principal, id);
+    const secret = newSigningSecret();
+    const now = new Date();
+    const changes = {
+      secretCiphertext: this.cipher.encrypt(secret, endpoint.teamId),
+      secretUpdatedAt: now,
+      updatedAt: now,
+    };
+    await this.dataSource.transaction(async (manager) => {
+      await manager.getRepository(NotificationEndpoint).update({ id: endpoint.id }, changes);
+      await this.audit.record(
+        manager,
+        principal,
+        'notification_endpoint.rotate_secret',
+        target(endpoint),
+      );
+    });
+    return { endpoint: { ...endpoint, ...changes }, secret };
+  }
+
+  /** The endpoint's delivery log, newest first; `before` is the previous page's last id. */
+  async deliveries(
+    principal: Principal,
+    id: string,
+    limit: number,
+    before?: string,
+  ): Promise<NotificationDelivery[]> {
+    const endpoint = await this.get(principal, id);
+    const query = this.dataSource
+      .getRepository(NotificationDelivery)
+      .createQueryBuilder('d')
+      .where('d.endpoint_id = :endpointId', { endpointId: endpoint.id })
+      .orderBy('d.id', 'DESC')
+      .limit(limit);
+    if (before) query.andWhere('d.id < :before', { before });
+    return query.getMany();
+  }
+
+  /** A failed delivery tried again from its first attempt, with the same message id. */
+  async resend(
+    principal: Principal,
+    id: string,
+    deliveryId: string,
+  ): Promise<NotificationDelivery> {
+    const endpoint = await this.get(principal, id);
+    const deliveries = this.dataSource.getRepository(NotificationDelivery);
+    const delivery = /^\d{1,19}$/.test(deliveryId)
+      ? await deliveries.findOneBy({ id: deliveryId, endpointId: endpoint.id })
+      : null;
+    if (!delivery) throw ApiError.notFound(`delivery "${deliveryId}"`);
+    if (!endpoint.enabled) {
+      throw new ApiError(
+        'conflict',
+        'the endpoint is disabled: enable it (PATCH enabled: true) to resend',
+        { retryable: false },
+      );
+    }
+    const now = new Date();
+    const resent = await this.dataSource.transaction(async (manager) => {
+      const result = await manager
+        .getRepository(NotificationDelivery)
+        .update(
+          { id: delivery.id, status: 'failed' },
+          { status: 'pending', attempts: 0, nextAttemptAt: now },
+        );
+      if (!result.affected) {
+        throw new ApiError(
+          'conflict',
+          `delivery ${delivery.id} is ${delivery.status}: only failed deliveries can be resent`,
+          { retryable: false },
+        );
+      }
+      await this.audit.record(
+        manager,
+        principal,
+        'notification_endpoint.resend',
+        target(endpoint),
+        {
+          delivery: delivery.id,
+          event: delivery.event,
+        },
+      );
+      return { ...delivery, status: 'pending' as const, attempts: 0, nextAttemptAt: now };
+    });
+    await this.queue.enqueue({ deliveryId: resent.id, nextAttemptAt: now });
+    return resent;
+  }
+
+  private async assertUrl(url: string): Promise<void> {
+    const problem = await endpointUrlProblem(this.guard, url);
+    if (problem) throw ApiError.invalid('url', problem);
+  }
+}
+
+function target(endpoint: NotificationEndpoint) {
+  return { type: 'notification_endpoint', id: endpoint.id };
+}
+
+/** What the audit log keeps of a URL: its host (a Slack webhook's path is a credential). */
+function hostOf(url: string): string {
+  return new URL(url).host;
+}

@@ -1,0 +1,107 @@
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { Fake } from '../../../test/support/unit/fake';
+import { newTestService } from '../../../test/support/unit/new-test-service';
+import { insertRun } from '../../../test/support/unit/run-rows';
+import { useTestDatabase } from '../../../test/support/unit/test-database';
+import { newUid } from '../../common/ids';
+import { APP_CONFIG } from '../../config/app-config';
+import { RunRecords, RunTransitions } from '../runs';
+import { NotificationEmitter } from './notification-emitter.service';
+import { NotificationQueue } from './notification-queue';
+import { RunEndNotifications } from './run-end-notifications';
+
+/** A run's end and its notifications commit together, on a real database. */
+describe('RunEndNotifications (database)', () => {
+  const db = useTestDatabase('run_end_notify');
+  let transitions: RunTransitions;
+  let queue: Fake<NotificationQueue>;
+
+  const insertEndpoint = async (events: string, enabled = true) => {
+    const id = newUid();
+    const now = new Date();
+    await db.dataSource.query(
+      `INSERT INTO notification_endpoints (id, team_id, url, events, format, enabled,
+         secret_ciphertext, secret_updated_at, created_at, updated_at)
+       VALUES (?, ?, 'https://hooks.example.com/x', ?, 'standard', ?, x'00', ?, ?, ?)`,
+      [id, db.teamId, events, enabled, now, now, now],
+    );
+    return id;
+  };
+
+  const deliveriesOf = async (runId: string, manager = db.dataSource.manager) =>
+    (
+      (await manager.query(
+        `SELECT endpoint_id, event, payload, status FROM notification_deliveries`,
+      )) as { endpoint_id: string; event: string; payload: string; status: string }[]
+    ).filter((row) => JSON.parse(row.payload).data.run.id === runId);
+
+  beforeAll(async () => {
+    const built = await newTestService(RunEndNotifications, [
+      { provide: getDataSourceToken(), useValue: db.dataSource },
+      { provide: APP_CONFIG, useValue: { server: { publicUrl: 'https://ambient.example/' } } },
+      RunTransitions,
+      RunRecords,
+      NotificationEmitter,
+    ]);
+    built.sut.onModuleInit();
+    transitions = built.module.get(RunTransitions);
+    queue = built.fakeOf(NotificationQueue);
+  });
+
+  it("records one delivery per enabled endpoint subscribed to the end's event, queued after the commit", async () => {
+    const failedOnly = await insertEndpoint('run.failed,run.cancelled');
+    await insertEndpoint('run.succeeded');
+    await insertEndpoint('run.failed', false);
+    const runId = await insertRun(db.dataSource, db.teamId, { state: 'INPROGRESS' });
+
+    const moved = await transitions.transition(runId, 'FAILED', {
+      set: { statusMessage: { message: 'exit code 1' } },
+    });
+
+    expect(moved).toBe(true);
+    const rows = await deliveriesOf(runId);
+    expect(rows.map((row) => [row.endpoint_id, row.event, row.status])).toEqual([
+      [failedOnly, 'run.failed', 'pending'],
+    ]);
+    expect(JSON.parse(rows[0].payload)).toEqual({
+      type: 'run.failed',
+      timestamp: expect.any(String),
+      data: {
+        run: {
+          id: runId,
+          state: 'FAILED',
+          title: 'spec run',
+          status_message: { message: 'exit code 1' },
+          session_link: `https://ambient.example/console/runs/${runId}`,
+          created_at: expect.any(String),
+          updated_at: expect.any(String),
+        },
+      },
+    });
+    expect(queue.afterCommit).toHaveBeenCalledWith(expect.anything(), [
+      { deliveryId: expect.any(String), nextAttemptAt: expect.any(Date) },
+    ]);
+  });
+
+  it('records nothing when the transition rolls back, nor for a transition that is no end', async () => {
+    await insertEndpoint('run.succeeded,run.failed,run.cancelled');
+    const rolledBack = await insertRun(db.dataSource, db.teamId, { state: 'INPROGRESS' });
+    const runner = db.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction();
+      expect(await transitions.transition(rolledBack, 'SUCCEEDED', {}, runner.manager)).toBe(true);
+      // Written in the transition's transaction (here and to the first test's endpoint)...
+      expect(await deliveriesOf(rolledBack, runner.manager)).toHaveLength(2);
+      await runner.rollbackTransaction();
+    } finally {
+      await runner.release();
+    }
+    // ...and gone with it.
+    expect(await deliveriesOf(rolledBack)).toEqual([]);
+
+    const started = await insertRun(db.dataSource, db.teamId, { state: 'CLAIMED' });
+    expect(await transitions.transition(started, 'INPROGRESS')).toBe(true);
+    expect(await deliveriesOf(started)).toEqual([]);
+  });
+});

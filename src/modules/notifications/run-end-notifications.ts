@@ -1,0 +1,59 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { JsonObject } from '../../common/json';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { RunRecords, runPageUrl, RunTransitions } from '../runs';
+import type { RunState } from '../runs';
+import type { NotificationEvent } from './notification-events';
+import { NotificationEmitter } from './notification-emitter.service';
+import type { RunSummary } from './notification-payloads';
+
+/** The run events of the end states; ERROR (the platform failed the run) is a failure too. */
+const EVENT_OF_END: Partial<Record<RunState, NotificationEvent>> = {
+  SUCCEEDED: 'run.succeeded',
+  FAILED: 'run.failed',
+  ERROR: 'run.failed',
+  CANCELLED: 'run.cancelled',
+};
+
+/**
+ * Emits `run.succeeded`, `run.failed` and `run.cancelled` in the transaction that ends the run,
+ * so the notification commits with the end or not at all (a crash right after loses nothing).
+ */
+@Injectable()
+export class RunEndNotifications implements OnModuleInit {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly transitions: RunTransitions,
+    private readonly runs: RunRecords,
+    private readonly emitter: NotificationEmitter,
+  ) {}
+
+  onModuleInit(): void {
+    this.transitions.onEnded(async (run, manager) => {
+      const event = EVENT_OF_END[run.state];
+      if (!event) return;
+      await this.emitter.emit(
+        run.teamId,
+        event,
+        async (m) => ({ run: await this.summary(m, run.id) }),
+        manager,
+      );
+    });
+  }
+
+  /** `data.run` of the run events (documented in DESIGN "Notifications"). */
+  async summary(manager: EntityManager, runId: string): Promise<RunSummary & JsonObject> {
+    const run = await this.runs.find(runId, manager);
+    if (!run) throw new Error(`run ${runId} ended but cannot be read in its transaction`);
+    return {
+      id: run.id,
+      state: run.state,
+      title: run.title,
+      status_message: (run.statusMessage as JsonObject | null) ?? null,
+      session_link: runPageUrl(this.config.server.publicUrl, run.id),
+      created_at: run.createdAt.toISOString(),
+      updated_at: run.updatedAt.toISOString(),
+    };
+  }
+}
