@@ -25,6 +25,7 @@ const AMBIENT_EXTENSION_PATHS: readonly RegExp[] = [
   /^\/factory\/\{uid\}\/(definition|automations|sync)$/,
   /^\/factory\/\{factoryUid\}\/webhooks/,
   /^\/api-keys(\/|$)/,
+  /^\/worker-credentials(\/|$)/,
   /^\/limits$/,
   /^\/agent\/identities\/\{uid\}\/limits$/,
 ];
@@ -40,6 +41,10 @@ const AMBIENT_EXTENSION_SCHEMAS: readonly string[] = [
   'ApiKey',
   'CreatedApiKey',
   'ListApiKeysResponse',
+  'CreateWorkerCredentialRequest',
+  'WorkerCredential',
+  'CreatedWorkerCredential',
+  'ListWorkerCredentialsResponse',
   'UsageBucket',
   'UsageResponse',
   'Limits',

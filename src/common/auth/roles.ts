@@ -21,6 +21,8 @@ export const PERMISSIONS = [
   'models.read',
   'skills.read',
   'workers.read',
+  'worker_credentials.read',
+  'worker_credentials.write',
   'secrets.read',
   'secrets.write',
   'factories.read',
@@ -37,8 +39,12 @@ export const PERMISSIONS = [
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-/** Reads only admins make: the team's keys and its audit log. */
-const ADMIN_READS: ReadonlySet<Permission> = new Set<Permission>(['api_keys.read', 'audit.read']);
+/** Reads only admins make: the team's keys, worker credentials and audit log. */
+const ADMIN_READS: ReadonlySet<Permission> = new Set<Permission>([
+  'api_keys.read',
+  'worker_credentials.read',
+  'audit.read',
+]);
 const READ: Permission[] = PERMISSIONS.filter((p) => p.endsWith('.read') && !ADMIN_READS.has(p));
 
 /** What each role may do: a viewer reads, a member also works with runs, an admin does everything. */
