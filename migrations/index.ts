@@ -17,6 +17,7 @@ import { RunLimits1764100000000 } from './1764100000000-run-limits';
 import { SignInSessions1764200000000 } from './1764200000000-sign-in-sessions';
 import { WebhookRedeliveries1764400000000 } from './1764400000000-webhook-redeliveries';
 import { WorkerCredentials1765400000000 } from './1765400000000-worker-credentials';
+import { SecretScopes1765400000001 } from './1765400000001-secret-scopes';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -39,6 +40,7 @@ export const MIGRATIONS = [
   SignInSessions1764200000000,
   WebhookRedeliveries1764400000000,
   WorkerCredentials1765400000000,
+  SecretScopes1765400000001,
 ];
 
 /** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */

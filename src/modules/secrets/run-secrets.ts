@@ -1,5 +1,37 @@
-import type { AgentConfig } from '../run-config';
-import type { TeamSecretsService } from './team-secrets.service';
+import type { AgentConfig, StoredMcpServerConfig } from '../run-config';
+import { isSecretReference, mapMcpValues } from './mcp-secret-values';
+import type { SecretRef, TeamSecretsService } from './team-secrets.service';
+
+/**
+ * Every team secret a run's config names, with the field naming it: `config.secrets`, the
+ * harness credentials and the MCP `{"secret": NAME}` references.
+ */
+export function runSecretRefs(
+  config: Pick<AgentConfig, 'secrets' | 'harness_auth_secrets' | 'mcp_servers'>,
+): SecretRef[] {
+  const refs: SecretRef[] = [];
+  for (const [i, entry] of (config.secrets ?? []).entries()) {
+    if (typeof entry?.name === 'string')
+      refs.push({ name: entry.name, field: `config.secrets.${i}.name` });
+  }
+  for (const [key, name] of Object.entries(config.harness_auth_secrets ?? {})) {
+    if (typeof name === 'string' && name !== '') {
+      refs.push({ name, field: `config.harness_auth_secrets.${key}` });
+    }
+  }
+  if (config.mcp_servers) {
+    mapMcpValues(config.mcp_servers as Record<string, StoredMcpServerConfig>, (value, at) => {
+      if (isSecretReference(value)) {
+        refs.push({
+          name: value.secret,
+          field: `config.mcp_servers.${at.server}.${at.map}.${at.key}.secret`,
+        });
+      }
+      return value;
+    });
+  }
+  return refs;
+}
 
 /** The values of the team secrets named in `config.harness_auth_secrets`, by secret name. */
 export async function harnessAuthSecretValues(
