@@ -1,4 +1,5 @@
 import { apiClient } from '../support/api-client';
+import { runCli } from '../support/cli-process';
 import { createWorkerCredential, RawWorkerClient } from '../support/raw-worker-client';
 import { useTestApp } from '../support/use-test-app';
 import { waitFor } from '../support/wait';
@@ -11,7 +12,7 @@ import { createFactory, createWebhook } from '../support/webhook-helpers';
  * field, nothing created); at execution the secret does not resolve either.
  */
 describe('security: secret scopes', () => {
-  const { app, api } = useTestApp(
+  const { env, app, api } = useTestApp(
     'sec-secret-scopes',
     ['api', 'scheduler'],
     {
@@ -128,6 +129,33 @@ describe('security: secret scopes', () => {
       agent_identities: [],
       schedules: [],
     });
+
+    // The CLI sets and lifts a scope without touching the value.
+    const cli = (...args: string[]) =>
+      runCli(args, {
+        ...env.childEnv(),
+        AMBIENT_API_URL: app.baseUrl,
+        AMBIENT_API_KEY: app.apiKey,
+      });
+    const viaCli = await cli(
+      'secrets',
+      'update',
+      '--name',
+      'DEPLOY_TOKEN',
+      '--environments',
+      `${envA},${envB}`,
+    );
+    expect(viaCli.code).toBe(0);
+    expect(JSON.parse(viaCli.stdout).scope).toEqual({
+      environments: [envA, envB],
+      agent_identities: [],
+      schedules: [],
+    });
+    const lifted = await cli('secrets', 'update', '--name', 'DEPLOY_TOKEN', '--unscoped');
+    expect(JSON.parse(lifted.stdout).scope).toBeNull();
+    expect(
+      (await api.put('/secrets/DEPLOY_TOKEN', { scope: { environments: [envA] } })).status,
+    ).toBe(200);
   });
 
   it("fails a schedule's firing visibly while its secret is out of scope, and fires once in scope", async () => {
