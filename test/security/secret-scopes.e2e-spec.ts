@@ -45,11 +45,6 @@ describe('security: secret scopes', () => {
   it("refuses a run naming a webhook's URL token, by config.secrets or an MCP reference", async () => {
     const factory = await createFactory(api);
     const hook = await createWebhook(api, factory, { name: 'deploys', auth_mode: 'url_token' });
-    const listed = await member.get('/secrets');
-    expect(listed.body.secrets).toContainEqual(
-      expect.objectContaining({ name: hook.secret_name, purpose: 'webhook' }),
-    );
-
     const named = await refusedRun(member, { secrets: [{ name: hook.secret_name }] });
     expect(named.detail).toBe(
       `config.secrets.0.name: secret "${hook.secret_name}" is a webhook's signing secret; runs never get it`,
@@ -66,6 +61,11 @@ describe('security: secret scopes', () => {
       harness_auth_secrets: { claude_auth_secret_name: hook.secret_name },
     });
     expect(harness.detail).toMatch(/^config\.harness_auth_secrets\.claude_auth_secret_name: /);
+    // Members still see that it exists, marked as the webhook's.
+    const listed = await member.get('/secrets');
+    expect(listed.body.secrets).toContainEqual(
+      expect.objectContaining({ name: hook.secret_name, purpose: 'webhook' }),
+    );
   });
 
   it('gives a scoped secret only to runs in its environments; unscoped ones stay as before', async () => {
