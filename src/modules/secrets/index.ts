@@ -3,7 +3,7 @@ export { SECRET_NAME_PATTERN } from './dto/secret.dto';
 export { maskMcpServers, withMaskedMcpServers } from './mcp-secret-values';
 export { McpSecretError, McpSecrets } from './mcp-secrets.service';
 export { assertMcpServers } from './mcp-servers.rules';
-export { harnessAuthSecretValues, runSecretRefs } from './run-secrets';
+export { harnessAuthSecretValues, runSecretRefs, secretRunContextOf } from './run-secrets';
 export type { SecretRunContext } from './secret-scope';
 export { SecretCipher } from './secret-cipher';
 export { SecretsModule } from './secrets.module';

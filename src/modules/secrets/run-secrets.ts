@@ -1,5 +1,6 @@
 import type { AgentConfig, StoredMcpServerConfig } from '../run-config';
 import { isSecretReference, mapMcpValues } from './mcp-secret-values';
+import type { SecretRunContext } from './secret-scope';
 import type { SecretRef, TeamSecretsService } from './team-secrets.service';
 
 /**
@@ -33,27 +34,37 @@ export function runSecretRefs(
   return refs;
 }
 
-/** The values of the team secrets named in `config.harness_auth_secrets`, by secret name. */
-export async function harnessAuthSecretValues(
-  secrets: TeamSecretsService,
-  teamId: string,
-  config: Pick<AgentConfig, 'harness_auth_secrets'>,
-): Promise<Record<string, string>> {
-  const names = Object.values(config.harness_auth_secrets ?? {}).filter(
-    (name): name is string => typeof name === 'string' && name !== '',
-  );
-  return revealNamed(secrets, teamId, names);
+/** What of a run decides which scoped secrets it may have. */
+export function secretRunContextOf(run: {
+  environmentId: string | null;
+  executorId: string | null;
+  scheduleId: string | null;
+}): SecretRunContext {
+  return {
+    environmentId: run.environmentId,
+    executorId: run.executorId,
+    scheduleId: run.scheduleId,
+  };
 }
 
-async function revealNamed(
+/**
+ * The values of the team secrets named in `config.harness_auth_secrets`, by secret name; one the
+ * run may not have (out of its scope, a webhook's) is left out like a missing one.
+ */
+export async function harnessAuthSecretValues(
   secrets: TeamSecretsService,
-  teamId: string,
-  names: string[],
+  run: Parameters<typeof secretRunContextOf>[0] & {
+    teamId: string;
+    config: Pick<AgentConfig, 'harness_auth_secrets'>;
+  },
 ): Promise<Record<string, string>> {
   const values: Record<string, string> = {};
   if (!secrets.cipher.enabled) return values;
+  const names = Object.values(run.config.harness_auth_secrets ?? {}).filter(
+    (name): name is string => typeof name === 'string' && name !== '',
+  );
   for (const name of new Set(names)) {
-    const value = await secrets.reveal(teamId, name);
+    const value = await secrets.revealForRun(run.teamId, name, secretRunContextOf(run));
     if (value !== null) values[name] = value;
   }
   return values;

@@ -192,6 +192,12 @@ export class TeamSecretsService {
     if (first) throw ApiError.invalid(first.field, refused.get(first.name)!);
   }
 
+  /** `reveal` for a run's execution: null also when the run may not have the secret. */
+  async revealForRun(teamId: string, name: string, run: SecretRunContext): Promise<string | null> {
+    if ((await this.refusals(teamId, [name], run)).has(name)) return null;
+    return this.reveal(teamId, name);
+  }
+
   /** The team's token for clones of private repositories (GITHUB_TOKEN), if any. */
   async gitToken(teamId: string): Promise<string | null> {
     if (!this.cipher.enabled) return null;
