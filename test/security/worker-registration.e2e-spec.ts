@@ -114,9 +114,22 @@ describe('security: self-hosted worker registration', () => {
     expect(JSON.stringify(listed.body)).not.toContain(made.credential);
 
     const worker = await connect(made.credential, 'revoked-box');
+    const held = await createRun(api, 'revoked-box');
+    const offered = await worker.next('task_assignment');
+    expect(offered.data.task_id).toBe(held);
+    const runKey = (offered.data.env_vars as Record<string, string>).WARP_API_KEY;
+    const harness = (path: string) =>
+      api
+        .raw()
+        .post(`${api.prefix}/harness-support/${path}`)
+        .set('Authorization', `Bearer ${runKey}`);
+    expect((await harness('start')).status).toBe(200);
+
     expect((await api.delete(`/worker-credentials/${made.id}`)).status).toBe(204);
     await worker.whenClosed(15_000);
     expect(worker.closeCode).toBe(1008);
+    // The revoked worker's execution can no longer fetch or report anything for the run.
+    expect((await harness('heartbeat')).status).toBe(401);
     const after = await refusedHandshake(workerSocketUrl(app.baseUrl, 'revoked-box'), {
       Authorization: `Bearer ${made.credential}`,
     });

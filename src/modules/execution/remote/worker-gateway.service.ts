@@ -15,7 +15,7 @@ import { newUid } from '../../../common/ids';
 import { RedisConnections } from '../../../common/redis/redis.module';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { AmbientMetrics } from '../../metrics';
-import { RunSignals, workerIdProblem } from '../../runs';
+import { RunKeysService, RunSignals, workerIdProblem } from '../../runs';
 import { ApiKeysService, KEY_RECHECK_INTERVAL_MS } from '../../teams';
 import { scopeCovers } from './credentials/worker-credential-format';
 import { WorkerCredential } from './credentials/worker-credential.entity';
@@ -61,6 +61,7 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly redis: RedisConnections,
     private readonly metrics: AmbientMetrics,
     private readonly credentials: WorkerCredentialsService,
+    private readonly runKeys: RunKeysService,
   ) {}
 
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -232,6 +233,11 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     for (const conn of connections) {
       if (live.has(conn.credentialId)) continue;
       this.logger.warn(`worker "${conn.workerHost}" (${conn.id}): its credential was revoked`);
+      // Executions it holds stop reporting at once; their leases lapse and the runs are recovered.
+      for (const task of conn.tasks.values()) {
+        const keyId = RunKeysService.keyIdOf(task.leaseOwner);
+        if (keyId) await this.runKeys.revoke(keyId).catch(() => undefined);
+      }
       conn.close(POLICY_VIOLATION, 'the worker credential of this connection was revoked');
     }
   }
