@@ -7,8 +7,8 @@ export const KEY_RECHECK_INTERVAL_MS = 4000;
 type OnRevoked = () => void;
 
 /**
- * What a key opened and keeps open (live run streams, self-hosted worker websockets) ends soon
- * after the key stops authenticating: revoked, deleted with its identity, its user deleted. One
+ * What a key opened and keeps open (live run streams; workers register with worker credentials,
+ * re-checked by the worker gateway) ends soon after the key stops authenticating: revoked, deleted with its identity, its user deleted. One
  * timer per replica checks every watched key in one batched query, never per event; a failed
  * check (database unreachable) closes nothing and the next tick tries again.
  */
