@@ -18,6 +18,8 @@ import { SignInSessions1764200000000 } from './1764200000000-sign-in-sessions';
 import { WebhookRedeliveries1764400000000 } from './1764400000000-webhook-redeliveries';
 import { TeamNetworkPolicies1765100000000 } from './1765100000000-team-network-policies';
 import { EnvironmentGrantConsent1765300000000 } from './1765300000000-environment-grant-consent';
+import { WorkerCredentials1765400000000 } from './1765400000000-worker-credentials';
+import { SecretScopes1765400000001 } from './1765400000001-secret-scopes';
 import { IdempotencyPerCredential1765500000000 } from './1765500000000-idempotency-per-credential';
 import { ScimTokens1765500000001 } from './1765500000001-scim-tokens';
 import { AuditActorOnBehalfOf1765600000000 } from './1765600000000-audit-actor-on-behalf-of';
@@ -45,6 +47,8 @@ export const MIGRATIONS = [
   WebhookRedeliveries1764400000000,
   TeamNetworkPolicies1765100000000,
   EnvironmentGrantConsent1765300000000,
+  WorkerCredentials1765400000000,
+  SecretScopes1765400000001,
   IdempotencyPerCredential1765500000000,
   ScimTokens1765500000001,
   AuditActorOnBehalfOf1765600000000,

@@ -30,6 +30,8 @@ describe('team secrets (/secrets)', () => {
     expect(created.body).toEqual({
       name: 'CI_TOKEN',
       description: 'CI',
+      scope: null,
+      purpose: 'run',
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

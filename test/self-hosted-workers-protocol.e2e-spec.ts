@@ -6,6 +6,7 @@ import { TeamsService } from '../src/modules/teams/teams.service';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
 import {
+  createWorkerCredential,
   Envelope,
   RawWorkerClient,
   refusedHandshake,
@@ -31,8 +32,15 @@ describe('self-hosted worker protocol and run-scoped API', () => {
   let api: ReturnType<typeof apiClient>;
   const clients: RawWorkerClient[] = [];
 
+  /** Worker credentials by worker id, made on first use (they outlive the app's restart). */
+  const credentials = new Map<string, string>();
   const connect = async (workerId: string) => {
-    const client = await RawWorkerClient.connect(app.baseUrl, app.apiKey, workerId);
+    let credential = credentials.get(workerId);
+    if (!credential) {
+      credential = (await createWorkerCredential(api, workerId)).credential;
+      credentials.set(workerId, credential);
+    }
+    const client = await RawWorkerClient.connect(app.baseUrl, credential, workerId);
     clients.push(client);
     return client;
   };
@@ -76,7 +84,7 @@ describe('self-hosted worker protocol and run-scoped API', () => {
     await model?.close();
   });
 
-  it('refuses handshakes without a valid team key or with a missing or reserved worker id', async () => {
+  it('refuses handshakes without a valid worker credential or with a missing or reserved worker id', async () => {
     const url = (id: string) => workerSocketUrl(app.baseUrl, id);
     const auth = { Authorization: `Bearer ${app.apiKey}` };
     expect(await refusedHandshake(url('box'), {})).toMatchObject({
@@ -413,7 +421,8 @@ describe('self-hosted worker protocol and run-scoped API', () => {
       await otherApi.post('/agent/runs', { prompt: 'x', config: { worker_host: 'shared-name' } })
     ).body.run_id;
     // Their own worker with the same id gets it; ours never does.
-    const theirWorker = await RawWorkerClient.connect(app.baseUrl, key, 'shared-name');
+    const { credential } = await createWorkerCredential(otherApi, 'shared-name');
+    const theirWorker = await RawWorkerClient.connect(app.baseUrl, credential, 'shared-name');
     clients.push(theirWorker);
     expect((await theirWorker.next('task_assignment')).data.task_id).toBe(theirs);
     expect(mine.received).toEqual([]);

@@ -26,6 +26,7 @@ const AMBIENT_EXTENSION_PATHS: readonly RegExp[] = [
   /^\/factory\/\{factoryUid\}\/webhooks/,
   /^\/api-keys(\/|$)/,
   /^\/scim-tokens(\/|$)/,
+  /^\/worker-credentials(\/|$)/,
   /^\/limits$/,
   /^\/agent\/identities\/\{uid\}\/limits$/,
 ];
@@ -45,6 +46,10 @@ const AMBIENT_EXTENSION_SCHEMAS: readonly string[] = [
   'ApiKey',
   'CreatedApiKey',
   'ListApiKeysResponse',
+  'CreateWorkerCredentialRequest',
+  'WorkerCredential',
+  'CreatedWorkerCredential',
+  'ListWorkerCredentialsResponse',
   'UsageBucket',
   'UsageResponse',
   'Limits',

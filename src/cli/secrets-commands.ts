@@ -1,9 +1,46 @@
 import { API_OPTION_HELP, API_OPTIONS, callApi, printJson, required, valueFrom } from './api-http';
 import { CliCommand } from './cli-command';
 import { withServices } from './cli-context';
-import { CommandError } from './cli-errors';
+import { CommandError, UsageError } from './cli-errors';
+import type { OptionValues } from './cli-command';
 
 const enc = encodeURIComponent;
+
+const SCOPE_OPTIONS = {
+  environments: { type: 'string' },
+  agents: { type: 'string' },
+  schedules: { type: 'string' },
+  unscoped: { type: 'boolean' },
+} as const;
+
+const SCOPE_HELP = [
+  '  --environments <ids>  limit the secret to runs in these environments (comma-separated)',
+  '  --agents <uids>       … or to runs executing as these agent identities',
+  '  --schedules <ids>     … or to runs these schedules fire (admins only)',
+];
+
+/** The `scope` of a request: undefined without scope options, null with --unscoped. */
+function scopeOption(values: OptionValues): Record<string, string[]> | null | undefined {
+  const list = (option: string) =>
+    typeof values[option] === 'string'
+      ? (values[option] as string)
+          .split(',')
+          .map((id) => id.trim())
+          .filter(Boolean)
+      : undefined;
+  const lists = {
+    environments: list('environments'),
+    agent_identities: list('agents'),
+    schedules: list('schedules'),
+  };
+  const given = Object.values(lists).some((ids) => ids !== undefined);
+  if (values.unscoped === true) {
+    if (given) throw new UsageError('--unscoped cannot be combined with a scope option');
+    return null;
+  }
+  if (!given) return undefined;
+  return Object.fromEntries(Object.entries(lists).map(([key, ids]) => [key, ids ?? []]));
+}
 
 export const secretsListCommand: CliCommand = {
   name: 'secrets list',
@@ -13,16 +50,20 @@ export const secretsListCommand: CliCommand = {
   options: { ...API_OPTIONS },
   async run(values, io) {
     const { secrets } = (await callApi(values, io, 'GET', '/secrets')) as {
-      secrets: { name: string; updated_at: string }[];
+      secrets: { name: string; updated_at: string; scope: unknown; purpose: string }[];
     };
-    for (const s of secrets) io.out(`${s.name}  (updated ${s.updated_at})`);
+    for (const s of secrets) {
+      const scoped = s.purpose === 'webhook' ? ', a webhook secret' : s.scope ? ', scoped' : '';
+      io.out(`${s.name}  (updated ${s.updated_at}${scoped})`);
+    }
     if (secrets.length === 0) io.err('the team has no secrets');
   },
 };
 
 export const secretsCreateCommand: CliCommand = {
   name: 'secrets create',
-  synopsis: 'secrets create --name <NAME> (--value <v> | --value-stdin) [--description <text>]',
+  synopsis:
+    'secrets create --name <NAME> (--value <v> | --value-stdin) [--description <text>] [--environments <ids>] [--agents <uids>] [--schedules <ids>]',
   summary: 'Create a team secret (stored encrypted).',
   details: [
     '',
@@ -30,20 +71,24 @@ export const secretsCreateCommand: CliCommand = {
     '  --name <NAME>       letters, digits and _',
     '  --value <v>         the value (or --value-stdin to read it from stdin)',
     '  --description <t>   shown in lists',
+    ...SCOPE_HELP,
     ...API_OPTION_HELP,
   ],
   options: {
     ...API_OPTIONS,
+    ...SCOPE_OPTIONS,
     name: { type: 'string' },
     value: { type: 'string' },
     'value-stdin': { type: 'boolean' },
     description: { type: 'string' },
   },
   async run(values, io) {
+    const scope = scopeOption(values);
     const body = {
       name: required(values, 'name'),
       value: await valueFrom(values, 'value'),
       ...(values.description ? { description: values.description } : {}),
+      ...(scope ? { scope } : {}),
     };
     printJson(io, await callApi(values, io, 'POST', '/secrets', body));
   },
@@ -51,22 +96,35 @@ export const secretsCreateCommand: CliCommand = {
 
 export const secretsUpdateCommand: CliCommand = {
   name: 'secrets update',
-  synopsis: 'secrets update --name <NAME> (--value <v> | --value-stdin)',
+  synopsis:
+    'secrets update --name <NAME> [--value <v> | --value-stdin] [--environments <ids>] [--agents <uids>] [--schedules <ids>] [--unscoped]',
   summary:
-    "Set a secret's new value. Webhooks take it at their factory's next apply (or disable + enable).",
-  details: ['', 'Options:', '  --name <NAME>', '  --value <v> | --value-stdin', ...API_OPTION_HELP],
+    "Set a secret's new value or scope. Webhooks take a new value at their factory's next apply (or disable + enable).",
+  details: [
+    '',
+    'Options:',
+    '  --name <NAME>',
+    '  --value <v> | --value-stdin   required unless the scope changes',
+    ...SCOPE_HELP,
+    '  --unscoped            every run of the team may have it again',
+    ...API_OPTION_HELP,
+  ],
   options: {
     ...API_OPTIONS,
+    ...SCOPE_OPTIONS,
     name: { type: 'string' },
     value: { type: 'string' },
     'value-stdin': { type: 'boolean' },
   },
   async run(values, io) {
     const name = required(values, 'name');
+    const scope = scopeOption(values);
+    const changesValue = scope === undefined || values.value !== undefined || values['value-stdin'];
     printJson(
       io,
       await callApi(values, io, 'PUT', `/secrets/${enc(name)}`, {
-        value: await valueFrom(values, 'value'),
+        ...(changesValue ? { value: await valueFrom(values, 'value') } : {}),
+        ...(scope !== undefined ? { scope } : {}),
       }),
     );
   },

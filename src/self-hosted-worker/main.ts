@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { OptionsError, parseWorkerOptions, USAGE, WorkerOptions } from './worker-options';
 import { SelfHostedWorker } from './self-hosted-worker';
 
-/** `npm run worker:self-hosted -- --api-url … --worker-id … --api-key …` */
+/** `npm run worker:self-hosted -- --api-url … --worker-id … --worker-credential …` */
 function main(): void {
   let options: WorkerOptions | 'help';
   try {

@@ -13,7 +13,7 @@ describe('SelfHostedWorker', () => {
         apiUrl: 'http://127.0.0.1:1/api/v1',
         webSocketUrl: 'ws://127.0.0.1:1/api/v1/workers',
         workerId: 'spec',
-        apiKey: 'key',
+        credential: 'key',
         maxConcurrentTasks: 0,
         workspaceRoot: '/nonexistent',
         modelsFile: resolve(__dirname, '../../config/models.yaml'),

@@ -38,7 +38,7 @@ export class SelfHostedWorker {
     url.searchParams.set('worker_id', options.workerId);
     this.socket = new WorkerSocket(
       url.toString(),
-      options.apiKey,
+      options.credential,
       {
         onOpen: () => log(`connected to ${options.webSocketUrl} as "${options.workerId}"`),
         onMessage: (text) => this.receive(text),

@@ -6,7 +6,7 @@ const required = [
   'http://ambient.local:8080/api/v1',
   '--worker-id',
   'box-1',
-  '--api-key',
+  '--worker-credential',
   'k',
 ];
 
@@ -16,7 +16,7 @@ describe('parseWorkerOptions', () => {
       apiUrl: 'http://ambient.local:8080/api/v1',
       webSocketUrl: 'ws://ambient.local:8080/api/v1/selfhosted/worker/ws',
       workerId: 'box-1',
-      apiKey: 'k',
+      credential: 'k',
       maxConcurrentTasks: 3,
       workspaceRoot: resolve('var/self-hosted-workspaces'),
       modelsFile: resolve('config/models.yaml'),
@@ -62,9 +62,26 @@ describe('parseWorkerOptions', () => {
     });
   });
 
+  it('takes a worker credential, from the flag or AMBIENT_WORKER_CREDENTIAL', () => {
+    const flags = ['--api-url', 'http://h/api/v1', '--worker-id', 'w'];
+    expect(parseWorkerOptions([...flags, '--worker-credential', 'ambw_flag'], {})).toMatchObject({
+      credential: 'ambw_flag',
+    });
+    expect(parseWorkerOptions(flags, { AMBIENT_WORKER_CREDENTIAL: 'ambw_env' })).toMatchObject({
+      credential: 'ambw_env',
+    });
+  });
+
   it('keeps a path prefix and uses wss for https', () => {
     const options = parseWorkerOptions(
-      ['--api-url', 'https://example.com/ambient/api/v1/', '--worker-id', 'w', '--api-key', 'k'],
+      [
+        '--api-url',
+        'https://example.com/ambient/api/v1/',
+        '--worker-id',
+        'w',
+        '--worker-credential',
+        'k',
+      ],
       {},
     );
     expect(options).toMatchObject({
@@ -73,32 +90,36 @@ describe('parseWorkerOptions', () => {
     });
   });
 
-  it('falls back to environment variables (the key also as WARP_API_KEY)', () => {
+  it('falls back to environment variables', () => {
     const options = parseWorkerOptions([], {
       AMBIENT_API_URL: 'http://h/api/v1',
       AMBIENT_WORKER_ID: 'env-box',
-      WARP_API_KEY: 'from-env',
+      AMBIENT_WORKER_CREDENTIAL: 'from-env',
       AMBIENT_MODELS_FILE: '/etc/models.yaml',
     });
     expect(options).toMatchObject({
       workerId: 'env-box',
-      apiKey: 'from-env',
+      credential: 'from-env',
       modelsFile: '/etc/models.yaml',
       maxConcurrentTasks: 0,
     });
   });
 
   it.each([
-    [['--worker-id', 'w', '--api-key', 'k'], '--api-url is required'],
+    [['--worker-id', 'w', '--worker-credential', 'k'], '--api-url is required'],
     [
-      ['--api-url', 'ftp://h', '--worker-id', 'w', '--api-key', 'k'],
+      ['--api-url', 'ftp://h', '--worker-id', 'w', '--worker-credential', 'k'],
       '--api-url: must start with http:// or https://',
     ],
     [
-      ['--api-url', 'http://h', '--worker-id', 'warp-1', '--api-key', 'k'],
+      ['--api-url', 'http://h', '--worker-id', 'warp-1', '--worker-credential', 'k'],
       '--worker-id: ids starting with "warp" are reserved',
     ],
-    [['--api-url', 'http://h', '--worker-id', 'w'], '--api-key is required'],
+    [['--api-url', 'http://h', '--worker-id', 'w'], '--worker-credential is required'],
+    [
+      ['--api-url', 'http://h', '--worker-id', 'w', '--api-key', 'k'],
+      '--api-key: an API key no longer registers a worker; pass --worker-credential',
+    ],
     [
       [...required, '--max-concurrent-tasks', 'lots'],
       '--max-concurrent-tasks: must be a whole number',

@@ -11,7 +11,8 @@ export interface WorkerOptions {
   /** Where the worker websocket is (derived from the API URL unless given). */
   webSocketUrl: string;
   workerId: string;
-  apiKey: string;
+  /** The worker credential the websocket presents (an admin creates it for this id or pool). */
+  credential: string;
   /** Tasks run at once; 0 = unlimited. Assignments beyond it are rejected. */
   maxConcurrentTasks: number;
   /** Each run works in `<workspaceRoot>/<run id>`. */
@@ -30,13 +31,15 @@ export interface WorkerOptions {
 
 export class OptionsError extends Error {}
 
-export const USAGE = `Usage: npm run worker:self-hosted -- --api-url <url> --worker-id <id> --api-key <key> [options]
+export const USAGE = `Usage: npm run worker:self-hosted -- --api-url <url> --worker-id <id> --worker-credential <credential> [options]
 
 Connects to Ambient as a self-hosted worker and executes the runs whose config.worker_host is <id>.
 
   --api-url <url>               API base URL, e.g. http://localhost:8080/api/v1 (AMBIENT_API_URL)
   --worker-id <id>              this worker's id; runs choose it with config.worker_host (AMBIENT_WORKER_ID)
-  --api-key <key>               a team API key (AMBIENT_API_KEY or WARP_API_KEY)
+  --worker-credential <cred>    the worker credential an admin created for this id or its pool
+                                with POST /api/v1/worker-credentials (AMBIENT_WORKER_CREDENTIAL);
+                                an API key no longer registers a worker
   --max-concurrent-tasks <n>    runs executed at once, 0 = unlimited (default 0)
   --workspace-root <dir>        run workspaces go to <dir>/<run id> (default var/self-hosted-workspaces)
   --models-file <file>          model catalogue; provider keys come from this environment
@@ -66,6 +69,7 @@ export function parseWorkerOptions(
         'api-url': { type: 'string' },
         'worker-id': { type: 'string' },
         'api-key': { type: 'string' },
+        'worker-credential': { type: 'string' },
         'max-concurrent-tasks': { type: 'string' },
         'workspace-root': { type: 'string' },
         'models-file': { type: 'string' },
@@ -95,7 +99,13 @@ export function parseWorkerOptions(
   const workerId = required('worker-id', 'AMBIENT_WORKER_ID');
   const problem = workerIdProblem(workerId);
   if (problem) throw new OptionsError(`--worker-id: ${problem}`);
-  const apiKey = required('api-key', 'AMBIENT_API_KEY', 'WARP_API_KEY');
+  if (text('api-key')) {
+    throw new OptionsError(
+      '--api-key: an API key no longer registers a worker; pass --worker-credential (an admin ' +
+        'creates one with POST /api/v1/worker-credentials)',
+    );
+  }
+  const credential = required('worker-credential', 'AMBIENT_WORKER_CREDENTIAL');
   const concurrency = text('max-concurrent-tasks') ?? '0';
   if (!/^\d+$/.test(concurrency)) {
     throw new OptionsError('--max-concurrent-tasks: must be a whole number (0 = unlimited)');
@@ -106,7 +116,7 @@ export function parseWorkerOptions(
     apiUrl,
     webSocketUrl,
     workerId,
-    apiKey,
+    credential,
     maxConcurrentTasks: Number(concurrency),
     workspaceRoot: resolve(text('workspace-root') ?? 'var/self-hosted-workspaces'),
     modelsFile: resolve(text('models-file', 'AMBIENT_MODELS_FILE') ?? 'config/models.yaml'),

@@ -13,7 +13,7 @@ export interface SocketHandlers {
 }
 
 /**
- * The worker's side of the websocket: dials with the team key, pings every 30 s, drops a
+ * The worker's side of the websocket: dials with its worker credential (or API key), pings every 30 s, drops a
  * connection that stays silent for 60 s, and redials with exponential backoff (1 s doubling to
  * 60 s, reset after a successful dial) until stopped.
  */
@@ -27,7 +27,7 @@ export class WorkerSocket {
 
   constructor(
     private readonly url: string,
-    private readonly apiKey: string,
+    private readonly credential: string,
     private readonly handlers: SocketHandlers,
     private readonly log: (line: string) => void,
   ) {}
@@ -65,7 +65,7 @@ export class WorkerSocket {
 
   private dial(): void {
     const ws = new WebSocket(this.url, {
-      headers: { Authorization: `Bearer ${this.apiKey}` },
+      headers: { Authorization: `Bearer ${this.credential}` },
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
     });
     this.ws = ws;

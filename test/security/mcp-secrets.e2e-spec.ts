@@ -9,7 +9,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { McpSecretValues1763910000000 } from '../../migrations/1763910000000-mcp-secret-values';
 import { parseDatabaseUrl } from '../../src/database/database-url';
 import { apiClient } from '../support/api-client';
-import { RawWorkerClient } from '../support/raw-worker-client';
+import { createWorkerCredential, RawWorkerClient } from '../support/raw-worker-client';
 import { isStream, openSse } from '../support/sse-stream';
 import { TEST_SECRETS_KEY } from '../support/test-app';
 import { useTestApp } from '../support/use-test-app';
@@ -283,7 +283,8 @@ describe('security: MCP headers and env values are secrets', () => {
   });
 
   it('gives a self-hosted worker the real values only through /harness-support/start', async () => {
-    const worker = await RawWorkerClient.connect(app.baseUrl, app.apiKey, 'mcp-box');
+    const { credential } = await createWorkerCredential(api, 'mcp-box');
+    const worker = await RawWorkerClient.connect(app.baseUrl, credential, 'mcp-box');
     try {
       const created = await api.post('/agent/runs', {
         prompt: 'Remote',

@@ -3,7 +3,7 @@ import { KeyRevocationWatch } from '../../src/modules/teams/key-revocation-watch
 import type { SseEvent } from '../../src/common/sse';
 import { apiClient } from '../support/api-client';
 import { runCli } from '../support/cli-process';
-import { RawWorkerClient } from '../support/raw-worker-client';
+import { createWorkerCredential, RawWorkerClient } from '../support/raw-worker-client';
 import { isStream, openSse, SseStream } from '../support/sse-stream';
 import { useTestApp } from '../support/use-test-app';
 import { waitFor } from '../support/wait';
@@ -108,11 +108,11 @@ describe('security: revocation ends what a key opened', () => {
     expect(deleted.problem.status).toBe(401);
   });
 
-  it('closes a self-hosted worker websocket when its key is revoked', async () => {
-    const { key, id } = await teamKey('worker-team');
-    const worker = await RawWorkerClient.connect(app.baseUrl, key, 'revoked-worker');
+  it('closes a self-hosted worker websocket when its worker credential is revoked', async () => {
+    const { credential, id } = await createWorkerCredential(admin, 'revoked-worker');
+    const worker = await RawWorkerClient.connect(app.baseUrl, credential, 'revoked-worker');
     const closed = worker.whenClosed(60_000);
-    expect((await cli('api-keys', 'revoke', '--id', id)).code).toBe(0);
+    expect((await admin.delete(`/worker-credentials/${id}`)).status).toBe(204);
     const revokedAt = Date.now();
     await closed;
     expect(Date.now() - revokedAt).toBeLessThan(REVOCATION_BOUND_MS);

@@ -1,4 +1,5 @@
 import { WebSocket } from 'ws';
+import type { apiClient } from './api-client';
 
 export interface Envelope {
   type: string;
@@ -10,6 +11,23 @@ export function workerSocketUrl(apiBaseUrl: string, workerId: string): string {
   const url = new URL(`${apiBaseUrl.replace(/^http/, 'ws')}/selfhosted/worker/ws`);
   url.searchParams.set('worker_id', workerId);
   return url.toString();
+}
+
+/** A worker credential made by an admin's client for `workerId` (an id, or `<prefix>*`). */
+export async function createWorkerCredential(
+  admin: ReturnType<typeof apiClient>,
+  workerId: string,
+): Promise<{ id: string; credential: string; prefix: string }> {
+  const created = await admin.post('/worker-credentials', {
+    name: `worker ${workerId}`,
+    worker_id: workerId,
+  });
+  if (created.status !== 201) {
+    throw new Error(
+      `worker credential for ${workerId}: HTTP ${created.status} ${JSON.stringify(created.body)}`,
+    );
+  }
+  return created.body as { id: string; credential: string; prefix: string };
 }
 
 /** A handshake the server is expected to refuse: its HTTP status and Error model body. */
@@ -59,10 +77,15 @@ export class RawWorkerClient {
     });
   }
 
-  static connect(apiBaseUrl: string, apiKey: string, workerId: string): Promise<RawWorkerClient> {
+  /** Connects as `workerId`, registering with a worker credential. */
+  static connect(
+    apiBaseUrl: string,
+    credential: string,
+    workerId: string,
+  ): Promise<RawWorkerClient> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(workerSocketUrl(apiBaseUrl, workerId), {
-        headers: { Authorization: `Bearer ${apiKey}` },
+        headers: { Authorization: `Bearer ${credential}` },
       });
       ws.once('open', () => resolve(new RawWorkerClient(ws)));
       ws.once('error', reject);

@@ -2,6 +2,8 @@ import { REPO_ROOT } from './test-app';
 import { ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { TEST_API_KEY } from './test-app';
+import { apiClient } from './api-client';
+import { createWorkerCredential } from './raw-worker-client';
 import { waitForExit } from './worker-process';
 
 const ROOT = resolve(__dirname, '../..');
@@ -85,11 +87,14 @@ export class SelfHostedWorkers {
   /** In start order. */
   readonly processes: WorkerProcess[] = [];
 
+  /** Starts a worker registered with a worker credential the team's admin key makes for it. */
   async start(options: ConnectedWorkerOptions): Promise<WorkerProcess> {
+    const admin = apiClient(options.apiUrl, TEST_API_KEY);
+    const { credential } = await createWorkerCredential(admin, options.workerId);
     const worker = spawnSelfHostedWorker(
       [
         ...['--api-url', options.apiUrl, '--worker-id', options.workerId],
-        ...['--api-key', TEST_API_KEY, '--workspace-root', options.workspaceRoot],
+        ...['--worker-credential', credential, '--workspace-root', options.workspaceRoot],
         ...['--models-file', options.modelsFile, ...(options.extra ?? [])],
       ],
       options.vars,

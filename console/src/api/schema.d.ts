@@ -1497,7 +1497,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Set a secret's new value */
+        /** Set a secret's new value or scope */
         put: operations["updateSecret"];
         post?: never;
         /** Delete a team secret */
@@ -1522,6 +1522,41 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/worker-credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's worker credentials, oldest first (never the secret) */
+        get: operations["listWorkerCredentials"];
+        put?: never;
+        /** Create a self-hosted worker credential for a worker id or pool (shown once) */
+        post: operations["createWorkerCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/worker-credentials/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a worker credential */
+        delete: operations["revokeWorkerCredential"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1952,6 +1987,22 @@ export interface components {
             /** @description The token itself; shown only in this response */
             token: string;
         };
+        CreatedWorkerCredential: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description The credential itself (`--worker-credential`); shown only in this response */
+            credential: string;
+            id: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            name: string;
+            /** @description Public lookup prefix of the credential (never the secret) */
+            prefix: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @description The worker id it registers, or `<prefix>*` for a pool */
+            worker_id: string;
+        };
         CreateEnvironmentRequest: {
             description?: string | null;
             /** @description Image of the run's container (docker sandbox backend); unset = the server's default image */
@@ -2049,6 +2100,8 @@ export interface components {
              * @example INTERNAL_CI_WEBHOOK_SECRET
              */
             name: string;
+            /** @description Limits the runs that may name the secret (admins); omitted or null: every run of the team */
+            scope?: components["schemas"]["SecretScope"] | null;
             /** @description The value (at most 128 KiB); never returned */
             value: string;
         };
@@ -2077,6 +2130,16 @@ export interface components {
              * @enum {string}
              */
             signature_scheme?: "standard_webhooks" | "stripe" | "github" | "sentry" | "pagerduty" | "vercel";
+        };
+        /** @description A new worker credential */
+        CreateWorkerCredentialRequest: {
+            /** @description A label to recognise the credential by */
+            name: string;
+            /**
+             * @description The worker id it registers (as in `--worker-id` and `config.worker_host`), or a pool: a prefix followed by `*` (e.g. `ci-*`)
+             * @example build-box-1
+             */
+            worker_id: string;
         };
         /** @description Who the request is authenticated as */
         CurrentCaller: {
@@ -2696,6 +2759,9 @@ export interface components {
         ListWebhooksResponse: {
             webhooks: components["schemas"]["Webhook"][];
         };
+        ListWorkerCredentialsResponse: {
+            worker_credentials: components["schemas"]["WorkerCredential"][];
+        };
         MCPSecretReference: {
             /**
              * @description Name of a team secret (POST /secrets); its value is used when the run executes
@@ -3261,6 +3327,15 @@ export interface components {
             inject_hosts?: string[];
             name?: string;
         };
+        /** @description The runs that may have the secret: those in one of `environments`, executing as one of `agent_identities` (uids), or fired by one of `schedules`. Omitted lists are empty. */
+        SecretScope: {
+            /** @description Agent uids */
+            agent_identities?: string[];
+            /** @description Environment ids */
+            environments?: string[];
+            /** @description Schedule ids */
+            schedules?: string[];
+        };
         SessionRedirectResponse: {
             /** @description The conversation ID to redirect to (only present when redirect is needed) */
             conversation_id?: string;
@@ -3289,6 +3364,13 @@ export interface components {
             created_at: string;
             description: string | null;
             name: string;
+            /**
+             * @description `webhook`: a webhook signing secret or URL token, which runs never get
+             * @enum {string}
+             */
+            purpose: "run" | "webhook";
+            /** @description null: every run may have it */
+            scope: components["schemas"]["SecretScope"] | null;
             /** Format: date-time */
             updated_at: string;
         };
@@ -3450,8 +3532,10 @@ export interface components {
         };
         UpdateSecretRequest: {
             description?: string;
-            /** @description The new value (at most 128 KiB); never returned */
-            value: string;
+            /** @description Limits the runs that may name the secret (admins); omitted or null: every run of the team. Omitted: unchanged */
+            scope?: components["schemas"]["SecretScope"] | null;
+            /** @description The new value (at most 128 KiB); never returned. Required unless scope is given */
+            value?: string;
         };
         UsageBucket: {
             completion_tokens: number;
@@ -3573,6 +3657,21 @@ export interface components {
             updated_at: string;
             /** @description Ingress URL; url_token webhooks show a {token} placeholder */
             url: string;
+        };
+        /** @description A self-hosted worker credential; its secret is never returned */
+        WorkerCredential: {
+            /** Format: date-time */
+            created_at: string;
+            id: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            name: string;
+            /** @description Public lookup prefix of the credential (never the secret) */
+            prefix: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @description The worker id it registers, or `<prefix>*` for a pool */
+            worker_id: string;
         };
     };
     responses: never;
@@ -10369,6 +10468,167 @@ export interface operations {
             };
             /** @description Not permitted */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWorkerCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListWorkerCredentialsResponse"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWorkerCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkerCredentialRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWorkerCredential"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeWorkerCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked (revoking twice is harmless) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

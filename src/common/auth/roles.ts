@@ -22,6 +22,8 @@ export const PERMISSIONS = [
   'models.read',
   'skills.read',
   'workers.read',
+  'worker_credentials.read',
+  'worker_credentials.write',
   'secrets.read',
   'secrets.write',
   'factories.read',
@@ -42,9 +44,10 @@ export const PERMISSIONS = [
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-/** Reads only admins make: the team's keys, its audit log and its notification endpoints. */
+/** Reads only admins make: the team's keys, worker credentials, audit log and notification endpoints. */
 const ADMIN_READS: ReadonlySet<Permission> = new Set<Permission>([
   'api_keys.read',
+  'worker_credentials.read',
   'audit.read',
   'notifications.read',
 ]);

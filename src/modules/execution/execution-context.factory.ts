@@ -12,7 +12,7 @@ import { RunSecretsService } from './execution-secrets.service';
 import { WorkspaceService } from './workspace/workspace.service';
 import { CatalogModel } from '../models';
 import type { Sandbox } from './sandbox/sandbox.types';
-import { TeamSecretsService } from '../secrets';
+import { secretRunContextOf, TeamSecretsService } from '../secrets';
 import {
   Run,
   RunAttachment,
@@ -104,7 +104,7 @@ export class ExecutionContextFactory {
         return { artifactUid: artifact.id };
       },
       emitEvent: (eventType, payload) => this.emitEvent(token, eventType, payload),
-      teamSecret: (name) => this.secrets.reveal(run.teamId, name),
+      teamSecret: (name) => this.secrets.revealForRun(run.teamId, name, secretRunContextOf(run)),
     };
   }
 

@@ -2,12 +2,15 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { AgentConfig, ExecutionConfig } from '../run-config';
-import { McpSecrets, TeamSecretsService } from '../secrets';
+import { McpSecretError, McpSecrets, runSecretRefs, TeamSecretsService } from '../secrets';
 import { Environment } from '../environments';
 
 export interface SecretsRun {
   teamId: string;
   environmentId: string | null;
+  /** With the environment, what decides which scoped secrets the run may have. */
+  executorId?: string | null;
+  scheduleId?: string | null;
   config: { secrets?: { name: string }[] };
 }
 
@@ -48,9 +51,15 @@ export class RunSecretsService {
    * `config.secrets`, a value that cannot be revealed (a referenced team secret deleted since)
    * throws McpSecretError: the server would otherwise run without its credential.
    */
-  async executionConfig(run: { teamId: string; config: AgentConfig }): Promise<ExecutionConfig> {
+  async executionConfig(
+    run: Omit<SecretsRun, 'config'> & { config: AgentConfig },
+  ): Promise<ExecutionConfig> {
     const { mcp_servers: servers, ...rest } = run.config;
     if (!servers) return rest;
+    const refs = runSecretRefs({ mcp_servers: servers });
+    const refused = await this.scopeRefusals(run, refs);
+    const first = refs.find((ref) => refused.has(ref.name));
+    if (first) throw new McpSecretError(`${first.field}: ${refused.get(first.name)}`);
     return { ...rest, mcp_servers: await this.mcpSecrets.reveal(run.teamId, servers) };
   }
 
@@ -74,8 +83,14 @@ export class RunSecretsService {
     }
     const resolved: ResolvedRunSecrets = { env: {}, skipped: skippedAsGuest };
     const enabled = this.secrets.cipher.enabled;
+    const refused = enabled ? await this.scopeRefusals(run, refs) : new Map<string, string>();
     for (const { name, field } of refs) {
       if (name in resolved.env) continue;
+      const refusal = refused.get(name);
+      if (refusal) {
+        resolved.skipped.push({ name, field, reason: refusal });
+        continue;
+      }
       const value = enabled ? await this.secrets.reveal(run.teamId, name) : null;
       if (value === null) {
         const reason = enabled
@@ -87,5 +102,24 @@ export class RunSecretsService {
       }
     }
     return resolved;
+  }
+
+  /**
+   * Defence in depth behind run creation's check: secrets out of the run's scope, and webhook
+   * signing secrets, never resolve (a scope narrowed after the run was created included).
+   */
+  private scopeRefusals(
+    run: Omit<SecretsRun, 'config'>,
+    refs: { name: string }[],
+  ): Promise<Map<string, string>> {
+    return this.secrets.refusals(
+      run.teamId,
+      refs.map((ref) => ref.name),
+      {
+        environmentId: run.environmentId,
+        executorId: run.executorId ?? null,
+        scheduleId: run.scheduleId ?? null,
+      },
+    );
   }
 }

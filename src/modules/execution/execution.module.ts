@@ -20,6 +20,8 @@ import { ExecutionUsage } from './execution-usage';
 import { RunBudget } from './run-budget.service';
 import { RunSecretsService } from './execution-secrets.service';
 import { ConnectedWorkersController } from './remote/connected-workers.controller';
+import { WorkerCredentialsController } from './remote/credentials/worker-credentials.controller';
+import { WorkerCredentialsService } from './remote/credentials/worker-credentials.service';
 import { HarnessSupportController } from './remote/harness-support.controller';
 import { RemoteExecutionService } from './remote/remote-execution.service';
 import { SelfHostedDispatcher } from './remote/self-hosted-dispatcher.service';
@@ -102,11 +104,18 @@ export class ExecutionWorkerModule {}
 /**
  * Self-hosted workers on the API role: the worker websocket on the API's HTTP server, worker
  * presence in Redis, offering runs to connected workers, the run-scoped `/harness-support` API
- * their executions report through, and `GET /agent/connected-self-hosted-workers`.
+ * their executions report through, `GET /agent/connected-self-hosted-workers`, and the worker
+ * credentials workers register with (`/worker-credentials`).
  */
 @Module({
   imports: [ExecutionModule, RunsModule, TeamsModule],
-  controllers: [ConnectedWorkersController, HarnessSupportController],
-  providers: [WorkerPresence, SelfHostedDispatcher, WorkerGateway, SelfHostedSweeper],
+  controllers: [ConnectedWorkersController, HarnessSupportController, WorkerCredentialsController],
+  providers: [
+    WorkerPresence,
+    SelfHostedDispatcher,
+    WorkerGateway,
+    SelfHostedSweeper,
+    WorkerCredentialsService,
+  ],
 })
 export class RemoteExecutionApiModule {}

@@ -15,7 +15,7 @@ import { EnvironmentsService } from '../environments';
 import { IdentityRunResolver } from '../identities';
 import { SkillsService } from '../skills';
 import { ModelsService } from '../models';
-import { McpSecrets, assertMcpServers } from '../secrets';
+import { McpSecrets, TeamSecretsService, assertMcpServers, runSecretRefs } from '../secrets';
 import { Run } from './entities/run.entity';
 import { RunAttachment } from './entities/run-attachment.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
@@ -57,6 +57,7 @@ export class RunCreationService {
     private readonly harnesses: HarnessRegistry,
     private readonly audit: AuditLog,
     private readonly capacity: RunCapacity,
+    private readonly secrets: TeamSecretsService,
   ) {}
 
   async create(input: NewRun): Promise<Run> {
@@ -94,6 +95,13 @@ export class RunCreationService {
     if (config.environment_id) {
       await this.environments.assertUsable(input.teamId, config.environment_id);
     }
+    // A secret limited to other environments, agents or schedules, or a webhook's, is refused
+    // here with the field naming it (a schedule's or automation's firing records the refusal).
+    await this.secrets.assertRunMay(input.teamId, runSecretRefs(config), {
+      environmentId: config.environment_id ?? null,
+      executorId: input.executorId ?? executor.executorId,
+      scheduleId: input.scheduleInfo?.schedule_id ?? null,
+    });
     if (skillSpec && config.environment_id) {
       // The skill's SKILL.md (arguments substituted) becomes the base prompt.
       const field = input.skill

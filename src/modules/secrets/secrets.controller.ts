@@ -15,8 +15,10 @@ import {
   CreateSecretDto,
   ListSecretsResponseDto,
   SecretDto,
+  SecretScopeDto,
   UpdateSecretDto,
 } from './dto/secret.dto';
+import type { SecretScope } from './secret-scope';
 import { TeamSecret } from './team-secret.entity';
 import { TeamSecretsService } from './team-secrets.service';
 import { Idempotent } from '../idempotency';
@@ -35,7 +37,7 @@ export class SecretsController {
   @ApiCreatedResponse({ type: SecretDto })
   @Idempotent()
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateSecretDto) {
-    return toDto(await this.secrets.create(principal, body));
+    return toDto(await this.secrets.create(principal, { ...body, scope: scopeOf(body.scope) }));
   }
 
   @Get()
@@ -49,7 +51,7 @@ export class SecretsController {
 
   @Put(':name')
   @RequirePermission('secrets.write')
-  @ApiOperation({ operationId: 'updateSecret', summary: "Set a secret's new value" })
+  @ApiOperation({ operationId: 'updateSecret', summary: "Set a secret's new value or scope" })
   @ApiProblems(400, 401, 403, 404, 503)
   @ApiOkResponse({ type: SecretDto })
   async update(
@@ -57,7 +59,9 @@ export class SecretsController {
     @Param('name') name: string,
     @Body() body: UpdateSecretDto,
   ) {
-    return toDto(await this.secrets.update(principal, name, body));
+    return toDto(
+      await this.secrets.update(principal, name, { ...body, scope: scopeOf(body.scope) }),
+    );
   }
 
   @Delete(':name')
@@ -71,10 +75,22 @@ export class SecretsController {
   }
 }
 
+/** A request's scope with every list present; undefined and null pass through. */
+function scopeOf(scope: SecretScopeDto | null | undefined): SecretScope | null | undefined {
+  if (!scope) return scope;
+  return {
+    environments: scope.environments ?? [],
+    agent_identities: scope.agent_identities ?? [],
+    schedules: scope.schedules ?? [],
+  };
+}
+
 function toDto(secret: TeamSecret): SecretDto {
   return {
     name: secret.name,
     description: secret.description,
+    scope: secret.scope,
+    purpose: secret.purpose ?? 'run',
     created_at: toRfc3339(secret.createdAt)!,
     updated_at: toRfc3339(secret.updatedAt)!,
   };

@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { SecretScope } from './secret-scope';
 
 /** A team's managed secret; the value is only ever stored encrypted (see SecretCipher). */
 @Entity('team_secrets')
@@ -15,6 +16,14 @@ export class TeamSecret {
   @Column({ type: 'varchar', length: 512, nullable: true })
   description: string | null;
 
+  /** The runs that may have it (see secret-scope.ts); null: every run of the team. */
+  @Column({ type: 'json', nullable: true })
+  scope: SecretScope | null;
+
+  /** `webhook`: a webhook's signing secret or URL token, never given to a run; null: a run secret. */
+  @Column({ type: 'varchar', length: 16, nullable: true })
+  purpose: SecretPurpose | null;
+
   @Column({ type: 'mediumblob' })
   ciphertext: Buffer;
 
@@ -27,3 +36,5 @@ export class TeamSecret {
   @Column({ name: 'updated_at', type: 'datetime', precision: 3 })
   updatedAt: Date;
 }
+
+export type SecretPurpose = 'webhook';

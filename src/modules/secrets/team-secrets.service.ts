@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
 import { AuditLog } from '../audit';
 import type { Principal } from '../../common/auth/principal';
 import { MAX_SECRET_VALUE_BYTES, SECRET_NAME_PATTERN } from './dto/secret.dto';
 import { SecretCipher } from './secret-cipher';
-import { TeamSecret } from './team-secret.entity';
+import { SecretRunContext, secretRefusal, SecretScope } from './secret-scope';
+import { SecretPurpose, TeamSecret } from './team-secret.entity';
 
 /** The team secret whose value authenticates clones of private repositories. */
 export const GIT_TOKEN_SECRET = 'GITHUB_TOKEN';
@@ -23,7 +24,24 @@ export interface NewSecret {
   name: string;
   value: string;
   description?: string | null;
+  /** Limits the runs that may have it (admins); unscoped by default. */
+  scope?: SecretScope | null;
+  /** `webhook`: a webhook's signing secret (set by the webhook that creates it), never a run's. */
+  purpose?: SecretPurpose;
 }
+
+/** A secret a run names, and where (the field a refusal names). */
+export interface SecretRef {
+  name: string;
+  field: string;
+}
+
+/** The tables a scope's ids name, with the error each unknown id gets. */
+const SCOPE_TABLES: Record<keyof SecretScope, { table: string; id: string; what: string }> = {
+  environments: { table: 'environments', id: 'id', what: 'environment' },
+  agent_identities: { table: 'agent_identities', id: 'user_id', what: 'agent identity' },
+  schedules: { table: 'schedules', id: 'id', what: 'schedule' },
+};
 
 /**
  * Team secrets: names are listed, values are encrypted at rest and only ever decrypted for the
@@ -53,6 +71,8 @@ export class TeamSecretsService {
         teamId: true,
         name: true,
         description: true,
+        scope: true,
+        purpose: true,
         createdBy: true,
         createdAt: true,
         updatedAt: true,
@@ -75,34 +95,47 @@ export class TeamSecretsService {
     assertName(input.name);
     assertValue(input.value);
     const run = async (m: EntityManager) => {
+      if (input.scope) await this.assertScopeIds(m, principal.teamId, input.scope);
       const secret = await this.insert(m, principal, input);
       await this.audit.record(m, principal, 'secret.create', target(secret.name), {
         description: secret.description,
+        ...(secret.scope ? { scope: secret.scope } : {}),
       });
       return secret;
     };
     return manager ? run(manager) : this.dataSource.transaction(run);
   }
 
-  /** Sets a new value (and optionally description); returns the updated secret. */
+  /**
+   * Sets a new value, description or scope (`null`: unscoped); returns the updated secret. A
+   * value is required unless the scope changes.
+   */
   async update(
     principal: Principal,
     name: string,
-    input: { value: string; description?: string | null },
+    input: { value?: string; description?: string | null; scope?: SecretScope | null },
     manager?: EntityManager,
   ): Promise<TeamSecret> {
     this.cipher.assertEnabled();
-    assertValue(input.value);
+    if (input.value === undefined && input.scope === undefined) {
+      throw ApiError.invalid('value', 'is required (unless scope is given)');
+    }
+    if (input.value !== undefined) assertValue(input.value);
     const run = async (m: EntityManager) => {
       const secret = await this.lockedForChange(m, principal, name);
-      secret.ciphertext = this.cipher.encrypt(input.value, principal.teamId);
+      if (input.scope) await this.assertScopeIds(m, principal.teamId, input.scope);
+      if (input.value !== undefined) {
+        secret.ciphertext = this.cipher.encrypt(input.value, principal.teamId);
+      }
       if (input.description !== undefined) secret.description = input.description;
+      if (input.scope !== undefined) secret.scope = input.scope;
       secret.updatedAt = new Date();
       await m.getRepository(TeamSecret).save(secret);
       // The value itself is never recorded: only that it changed.
       await this.audit.record(m, principal, 'secret.update', target(name), {
-        value_changed: true,
+        value_changed: input.value !== undefined,
         ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.scope !== undefined ? { scope: input.scope } : {}),
       });
       return secret;
     };
@@ -125,13 +158,53 @@ export class TeamSecretsService {
     await this.audit.deniedOn(principal, 'secret.delete', target(name), remove);
   }
 
-  /** The decrypted value of a team secret, or null when there is no such secret. */
+  /**
+   * Of the secrets `names` name, those a run may not have, with why: out of their scope, or a
+   * webhook's signing secret. Names with no secret are not refused here.
+   */
+  async refusals(
+    teamId: string,
+    names: string[],
+    run: SecretRunContext,
+  ): Promise<Map<string, string>> {
+    const refused = new Map<string, string>();
+    const unique = [...new Set(names)];
+    if (unique.length === 0) return refused;
+    const secrets = await this.dataSource.getRepository(TeamSecret).find({
+      select: { name: true, scope: true, purpose: true },
+      where: { teamId, name: In(unique) },
+    });
+    for (const secret of secrets) {
+      const reason = secretRefusal(secret, run);
+      if (reason) refused.set(secret.name, reason);
+    }
+    return refused;
+  }
+
+  /** Refuses (400 naming the field) the first secret a run names that it may not have. */
+  async assertRunMay(teamId: string, refs: SecretRef[], run: SecretRunContext): Promise<void> {
+    const refused = await this.refusals(
+      teamId,
+      refs.map((r) => r.name),
+      run,
+    );
+    const first = refs.find((r) => refused.has(r.name));
+    if (first) throw ApiError.invalid(first.field, refused.get(first.name)!);
+  }
+
+  /** `reveal` for a run's execution: null also when the run may not have the secret. */
+  async revealForRun(teamId: string, name: string, run: SecretRunContext): Promise<string | null> {
+    if ((await this.refusals(teamId, [name], run)).has(name)) return null;
+    return this.reveal(teamId, name);
+  }
+
   /** The team's token for clones of private repositories (GITHUB_TOKEN), if any. */
   async gitToken(teamId: string): Promise<string | null> {
     if (!this.cipher.enabled) return null;
     return this.reveal(teamId, GIT_TOKEN_SECRET);
   }
 
+  /** The decrypted value of a team secret, or null when there is no such secret. */
   async reveal(teamId: string, name: string, manager?: EntityManager): Promise<string | null> {
     const secret = await this.find(teamId, name, manager);
     return secret ? this.cipher.decrypt(secret.ciphertext, teamId) : null;
@@ -148,6 +221,8 @@ export class TeamSecretsService {
       teamId: principal.teamId,
       name: input.name,
       description: input.description ?? null,
+      scope: input.scope ?? null,
+      purpose: input.purpose ?? null,
       ciphertext: this.cipher.encrypt(input.value, principal.teamId),
       createdBy: principal.userId,
       createdAt: now,
@@ -160,6 +235,23 @@ export class TeamSecretsService {
       throw err;
     }
     return secret;
+  }
+
+  /** Every id of a scope names one of the team's environments, agent identities or schedules. */
+  private async assertScopeIds(m: EntityManager, teamId: string, scope: SecretScope) {
+    for (const [key, { table, id, what }] of Object.entries(SCOPE_TABLES)) {
+      const ids = scope[key as keyof SecretScope];
+      if (ids.length === 0) continue;
+      const found = (await m.query(
+        `SELECT ${id} AS id FROM ${table} WHERE team_id = ? AND ${id} IN (?)`,
+        [teamId, ids],
+      )) as { id: string }[];
+      const known = new Set(found.map((row) => row.id));
+      const index = ids.findIndex((value) => !known.has(value));
+      if (index >= 0) {
+        throw ApiError.invalid(`scope.${key}.${index}`, `the team has no ${what} "${ids[index]}"`);
+      }
+    }
   }
 
   private async lockedForChange(m: EntityManager, principal: Principal, name: string) {

@@ -3,7 +3,7 @@ export type { ApiKey } from './api-key.entity';
 export { API_KEY_TOPIC, ApiKeysService, USER_TOPIC } from './api-keys.service';
 export { API_KEY_STRATEGY } from './auth/api-key.strategy';
 export { AuthStrategyRegistry } from './auth/auth-strategy-registry';
-export { KeyRevocationWatch } from './key-revocation-watch.service';
+export { KEY_RECHECK_INTERVAL_MS, KeyRevocationWatch } from './key-revocation-watch.service';
 export { PersonAccess } from './person-access.service';
 export type { CutAccess } from './person-access.service';
 export { optionalCallerTeam } from './optional-caller';

@@ -8,10 +8,10 @@ export const KEY_RECHECK_INTERVAL_MS = 4000;
 type OnRevoked = () => void;
 
 /**
- * What a key opened and keeps open (live run streams, self-hosted worker websockets) ends soon
- * after the key stops authenticating: revoked, deleted with its identity, its user deleted or
- * moved. A console session (`session:…` key ids) is watched the same way: signed out, expired,
- * or its person removed. One
+ * What a key opened and keeps open (live run streams; workers register with worker credentials,
+ * re-checked by the worker gateway) ends soon after the key stops authenticating: revoked,
+ * deleted with its identity, its user deleted or moved. A console session (`session:…` key ids)
+ * is watched the same way: signed out, expired, or its person removed. One
  * timer per replica checks every watched key in one batched query, never per event; a failed
  * check (database unreachable) closes nothing and the next tick tries again.
  */

@@ -149,7 +149,7 @@ export class RemoteExecutionService {
     }
     return {
       environment,
-      harnessSecrets: await harnessAuthSecretValues(this.secrets, run.teamId, run.config),
+      harnessSecrets: await harnessAuthSecretValues(this.secrets, run),
       runSecrets: secretEnv,
     };
   }

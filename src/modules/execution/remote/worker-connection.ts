@@ -26,6 +26,8 @@ export class WorkerConnection {
     readonly id: string,
     readonly teamId: string,
     readonly workerHost: string,
+    /** The worker credential it registered with (its revocation closes the connection). */
+    readonly credentialId: string,
     private readonly socket: WebSocket,
   ) {}
 

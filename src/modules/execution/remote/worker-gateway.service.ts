@@ -15,10 +15,11 @@ import { newUid } from '../../../common/ids';
 import { RedisConnections } from '../../../common/redis/redis.module';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { AmbientMetrics } from '../../metrics';
-import { RunSignals, workerIdProblem } from '../../runs';
-import { ApiKeysService, KeyRevocationWatch } from '../../teams';
-import { refusalOf } from '../../../common/auth/roles';
-import type { Principal } from '../../../common/auth/principal';
+import { RunKeysService, RunSignals, workerIdProblem } from '../../runs';
+import { ApiKeysService, KEY_RECHECK_INTERVAL_MS } from '../../teams';
+import { scopeCovers } from './credentials/worker-credential-format';
+import { WorkerCredential } from './credentials/worker-credential.entity';
+import { WorkerCredentialsService } from './credentials/worker-credentials.service';
 import { SelfHostedDispatcher } from './self-hosted-dispatcher.service';
 import { WorkerConnection } from './worker-connection';
 import { PRESENCE_REFRESH_MS, WorkerPresence } from './worker-presence.service';
@@ -26,14 +27,17 @@ import { parseWorkerMessage, WORKER_WS_PATH } from './worker-protocol';
 import { writeUpgradeProblem } from './upgrade-problem';
 
 const MAX_FRAME_BYTES = 1024 * 1024;
-/** RFC 6455 close code of a connection whose key no longer authenticates. */
+/** RFC 6455 close code of a connection whose credential no longer authenticates. */
 const POLICY_VIOLATION = 1008;
 
 /**
- * The self-hosted worker websocket, `GET /api/v1/selfhosted/worker/ws?worker_id=<id>` with a
- * team API key, on the API's own HTTP server. It authenticates the upgrade, keeps each
- * connection's presence in Redis, closes connections silent for longer than the read timeout,
- * and passes every frame to the dispatcher in order.
+ * The self-hosted worker websocket, `GET /api/v1/selfhosted/worker/ws?worker_id=<id>`, on the
+ * API's own HTTP server. A worker registers with a worker credential whose scope covers its id;
+ * an API key (a person's, whatever its role) registers none, so the runs, and with them the
+ * run-scoped keys that open `/harness-support`, go only to workers an admin enrolled. It
+ * authenticates the upgrade, keeps each connection's presence in Redis, closes connections
+ * silent for longer than the read timeout or whose credential was revoked, and passes every
+ * frame to the dispatcher in order.
  */
 @Injectable()
 export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
@@ -42,7 +46,6 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   private readonly inboxes = new WeakMap<WorkerConnection, Promise<void>>();
   private readonly drops = new WeakMap<WorkerConnection, Promise<void>>();
-  private readonly unwatchKeys = new WeakMap<WorkerConnection, () => void>();
   private readonly timers: NodeJS.Timeout[] = [];
   private server: Server | null = null;
   private subscriber: Redis | null = null;
@@ -57,7 +60,8 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly signals: RunSignals,
     private readonly redis: RedisConnections,
     private readonly metrics: AmbientMetrics,
-    private readonly keys: KeyRevocationWatch,
+    private readonly credentials: WorkerCredentialsService,
+    private readonly runKeys: RunKeysService,
   ) {}
 
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -75,8 +79,8 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     }
     socket.on('error', () => undefined);
     void this.authorize(req, url).then(
-      ({ principal, workerId }) =>
-        this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, principal, workerId)),
+      ({ credential, workerId }) =>
+        this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, credential, workerId)),
       (err: unknown) => {
         const problem =
           err instanceof ApiError ? err : new ApiError('internal_error', (err as Error).message);
@@ -94,6 +98,7 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     this.timers.push(
       setInterval(() => this.closeSilentConnections(), checkEvery),
       setInterval(() => void this.refreshPresence(), PRESENCE_REFRESH_MS),
+      setInterval(() => void this.closeRevoked(), KEY_RECHECK_INTERVAL_MS),
     );
   }
 
@@ -112,34 +117,44 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
   private async authorize(
     req: IncomingMessage,
     url: URL,
-  ): Promise<{ principal: Principal; workerId: string }> {
+  ): Promise<{ credential: WorkerCredential; workerId: string }> {
     const token = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
     if (!token) {
       throw new ApiError(
         'authentication_required',
-        'send a team API key as "Authorization: Bearer <key>"',
+        'send a worker credential as "Authorization: Bearer <credential>"',
       );
     }
-    const principal = await this.apiKeys.authenticate(token);
-    if (!principal) throw new ApiError('authentication_required', 'unknown or revoked API key');
-    if (principal.runId) {
-      throw new ApiError('not_authorized', 'a run-scoped key cannot connect a worker');
-    }
-    // A worker executes the team's runs: only a role that may start runs connects one.
-    const refusal = refusalOf(principal, 'runs.create');
-    if (refusal) throw new ApiError('not_authorized', `${refusal}: it cannot connect a worker`);
     const workerId = url.searchParams.get('worker_id');
     if (!workerId) throw ApiError.invalid('worker_id', 'is required');
     const problem = workerIdProblem(workerId);
     if (problem) throw ApiError.invalid('worker_id', problem);
-    return { principal, workerId };
+    const credential = await this.credentials.authenticate(token);
+    if (!credential) {
+      if (await this.apiKeys.authenticate(token)) {
+        throw new ApiError(
+          'not_authorized',
+          'an API key cannot register a self-hosted worker: register with a worker credential ' +
+            '(an admin creates one with POST /api/v1/worker-credentials)',
+        );
+      }
+      throw new ApiError('authentication_required', 'unknown or revoked worker credential');
+    }
+    if (!scopeCovers(credential.workerId, workerId)) {
+      throw new ApiError(
+        'not_authorized',
+        `worker_id: the worker credential "${credential.name}" registers "${credential.workerId}" only`,
+      );
+    }
+    return { credential, workerId };
   }
 
-  private accept(ws: WebSocket, principal: Principal, workerId: string): void {
+  private accept(ws: WebSocket, credential: WorkerCredential, workerId: string): void {
     const conn = new WorkerConnection(
       `${this.replicaId}:${++this.sequence}`,
-      principal.teamId,
+      credential.teamId,
       workerId,
+      credential.id,
       ws,
     );
     this.inboxes.set(conn, Promise.resolve());
@@ -152,15 +167,10 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     });
     ws.on('error', (err) => this.logger.warn(`worker "${workerId}" socket: ${err.message}`));
     ws.on('close', () => void this.dropped(conn));
-    this.unwatchKeys.set(
-      conn,
-      this.keys.watch(principal.keyId, () => {
-        this.logger.warn(`worker "${workerId}" (${conn.id}): its API key was revoked; closing`);
-        conn.close(POLICY_VIOLATION, 'the API key of this connection was revoked');
-      }),
-    );
     this.dispatcher.add(conn);
-    this.logger.log(`worker "${workerId}" connected (${conn.id}, team ${conn.teamId})`);
+    this.logger.log(
+      `worker "${workerId}" connected (${conn.id}, team ${conn.teamId}, credential ${credential.id})`,
+    );
     void this.presence
       .announce([conn])
       .catch((err: Error) => this.logger.warn(`presence of ${conn.id}: ${err.message}`));
@@ -187,7 +197,6 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
   private dropped(conn: WorkerConnection): Promise<void> {
     const existing = this.drops.get(conn);
     if (existing) return existing;
-    this.unwatchKeys.get(conn)?.();
     const drop = (async () => {
       this.logger.log(`worker "${conn.workerHost}" disconnected (${conn.id})`);
       this.metrics.workerDisconnected();
@@ -208,6 +217,28 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
         this.logger.warn(`worker "${conn.workerHost}" (${conn.id}) went silent; closing`);
         conn.terminate();
       }
+    }
+  }
+
+  /** Connections whose worker credential was revoked close (within KEY_RECHECK_INTERVAL_MS). */
+  private async closeRevoked(): Promise<void> {
+    const connections = this.dispatcher.connections;
+    if (connections.length === 0) return;
+    const ids = [...new Set(connections.map((conn) => conn.credentialId))];
+    const live = await this.credentials.stillValid(ids).catch((err: Error) => {
+      this.logger.warn(`worker credential re-check failed: ${err.message}`);
+      return null;
+    });
+    if (!live) return;
+    for (const conn of connections) {
+      if (live.has(conn.credentialId)) continue;
+      this.logger.warn(`worker "${conn.workerHost}" (${conn.id}): its credential was revoked`);
+      // Executions it holds stop reporting at once; their leases lapse and the runs are recovered.
+      for (const task of conn.tasks.values()) {
+        const keyId = RunKeysService.keyIdOf(task.leaseOwner);
+        if (keyId) await this.runKeys.revoke(keyId).catch(() => undefined);
+      }
+      conn.close(POLICY_VIOLATION, 'the worker credential of this connection was revoked');
     }
   }
 

@@ -27,8 +27,8 @@ import {
 
 /**
  * The team's API keys of people, managed over HTTP (admins only). A revoked key is refused on the
- * next request on every replica (each request reads the key); what it opened (run streams,
- * self-hosted worker connections) ends within KEY_RECHECK_INTERVAL_MS.
+ * next request on every replica (each request reads the key); the run streams it opened end
+ * within KEY_RECHECK_INTERVAL_MS.
  */
 @ApiTags('api-keys')
 @ApiBearerAuth()

@@ -132,6 +132,8 @@ export class WebhookManagement implements OnModuleInit {
             name: secretName,
             value,
             description: `webhook ${dto.name} of factory ${factory.name}`,
+            // The server's own: runs never get a webhook's signing secret or URL token.
+            purpose: 'webhook',
           },
           manager,
         );

@@ -1,0 +1,86 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, In, IsNull } from 'typeorm';
+import { newUid } from '../../../../common/ids';
+import type { Principal } from '../../../../common/auth/principal';
+import {
+  credentialPrefixOf,
+  generateWorkerCredential,
+  hashCredential,
+  hashesEqual,
+} from './worker-credential-format';
+import { WorkerCredential } from './worker-credential.entity';
+
+/** Worker credentials of a team: created by admins, shown once, stored hashed, revocable. */
+@Injectable()
+export class WorkerCredentialsService {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** A new credential; the plain value is returned here only and never stored. */
+  async create(
+    principal: Principal,
+    fields: { name: string; workerId: string },
+    manager: EntityManager,
+  ): Promise<{ credential: string; record: WorkerCredential }> {
+    const { credential, prefix } = generateWorkerCredential();
+    const record: WorkerCredential = {
+      id: newUid(),
+      teamId: principal.teamId,
+      name: fields.name,
+      workerId: fields.workerId,
+      prefix,
+      secretHash: hashCredential(credential),
+      createdBy: principal.userId,
+      createdAt: new Date(),
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    await manager.getRepository(WorkerCredential).insert(record);
+    return { credential, record };
+  }
+
+  /** The team's credentials, oldest first (the entity holds only the secret's hash). */
+  list(teamId: string): Promise<WorkerCredential[]> {
+    return this.dataSource
+      .getRepository(WorkerCredential)
+      .find({ where: { teamId }, order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
+  /** Revokes one (idempotently: the first revocation time stays); null when the team has none. */
+  async revoke(
+    teamId: string,
+    id: string,
+    manager: EntityManager,
+  ): Promise<WorkerCredential | null> {
+    const repo = manager.getRepository(WorkerCredential);
+    await repo.update({ id, teamId, revokedAt: IsNull() }, { revokedAt: new Date() });
+    return repo.findOneBy({ id, teamId });
+  }
+
+  /** The live credential a worker presented, or null (unknown, malformed or revoked). */
+  async authenticate(token: string): Promise<WorkerCredential | null> {
+    const prefix = credentialPrefixOf(token);
+    if (!prefix) return null;
+    const record = await this.dataSource
+      .getRepository(WorkerCredential)
+      .findOneBy({ prefix, revokedAt: IsNull() });
+    if (!record || !hashesEqual(Buffer.from(record.secretHash), hashCredential(token))) {
+      return null;
+    }
+    // Best effort: a lost timestamp must never refuse a worker.
+    await this.dataSource
+      .getRepository(WorkerCredential)
+      .update({ id: record.id }, { lastUsedAt: new Date() })
+      .catch(() => undefined);
+    return record;
+  }
+
+  /** Of `ids`, the credentials not revoked. */
+  async stillValid(ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const live = await this.dataSource
+      .getRepository(WorkerCredential)
+      .find({ select: { id: true }, where: { id: In(ids), revokedAt: IsNull() } });
+    return new Set(live.map((c) => c.id));
+  }
+}
