@@ -369,7 +369,8 @@ describe('self-hosted worker protocol and run-scoped API', () => {
       200,
     );
 
-    const worker = await RawWorkerClient.connect(app.baseUrl, guestKey, 'proto-guest');
+    const { credential } = await createWorkerCredential(guest, 'proto-guest');
+    const worker = await RawWorkerClient.connect(app.baseUrl, credential, 'proto-guest');
     clients.push(worker);
     const created = await guest.post('/agent/runs', {
       prompt: 'Use it',
