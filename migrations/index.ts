@@ -16,6 +16,7 @@ import { AuditEvents1763930000000 } from './1763930000000-audit-events';
 import { RunLimits1764100000000 } from './1764100000000-run-limits';
 import { SignInSessions1764200000000 } from './1764200000000-sign-in-sessions';
 import { WebhookRedeliveries1764400000000 } from './1764400000000-webhook-redeliveries';
+import { TeamNetworkPolicies1765100000000 } from './1765100000000-team-network-policies';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -37,6 +38,7 @@ export const MIGRATIONS = [
   RunLimits1764100000000,
   SignInSessions1764200000000,
   WebhookRedeliveries1764400000000,
+  TeamNetworkPolicies1765100000000,
 ];
 
 /** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */

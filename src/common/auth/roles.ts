@@ -34,6 +34,8 @@ export const PERMISSIONS = [
   'usage.read',
   'limits.read',
   'limits.write',
+  'network.read',
+  'network.write',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

@@ -9,6 +9,9 @@ export function firstValidationMessage(errors: ValidationError[], parent = ''): 
     const path = parent ? `${parent}.${error.property}` : error.property;
     if (error.constraints) {
       const message = mostBasicFailure(error.constraints);
+      if (message && namesItsPath(message, error.property)) {
+        return parent ? `${parent}.${message}` : message;
+      }
       if (message) return `${path}: ${withoutPropertyName(message, error.property)}`;
     }
     const nested = firstValidationMessage(error.children ?? [], path);
@@ -33,6 +36,11 @@ export function createValidationPipe(): ValidationPipe {
     exceptionFactory: (errors) =>
       new ApiError('invalid_request', firstValidationMessage(errors) ?? 'request is not valid'),
   });
+}
+
+/** A parser's message that names the property or an element below it (`egress_allow.2.host: …`). */
+function namesItsPath(message: string, property: string): boolean {
+  return message.startsWith(`${property}.`) || message.startsWith(`${property}:`);
 }
 
 /** class-validator starts its messages with the property name; the path already says it. */

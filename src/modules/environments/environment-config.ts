@@ -1,8 +1,14 @@
+import { NETWORK_MODES } from '../../common/egress/egress-policy';
+import type { EgressRuleInput, NetworkMode } from '../../common/egress/egress-policy';
 import { pathComponentProblem } from '../../common/tenant-files/path-component';
+import type { SecretRef } from '../run-config';
 
-/** Whether processes in a sandbox reach any network (Ambient extension of environments). */
-export const NETWORK_POLICIES = ['none', 'egress'] as const;
-export type NetworkPolicy = (typeof NETWORK_POLICIES)[number];
+/**
+ * What processes in a sandbox reach (Ambient extension of environments): nothing, any host
+ * through the egress proxy, or only the hosts `egress_allow` lists.
+ */
+export const NETWORK_POLICIES = NETWORK_MODES;
+export type NetworkPolicy = NetworkMode;
 
 /** The stored `EnvironmentConfig` (Oz field names). */
 export interface EnvironmentConfig {
@@ -12,12 +18,17 @@ export interface EnvironmentConfig {
   github_repos?: { owner: string; repo: string }[];
   setup_commands?: string[];
   failure_session_retention_minutes?: number | null;
-  /** Team secrets given to the environment's runs as environment variables, by name. */
-  secrets?: { name: string }[];
+  /**
+   * Team secrets given to the environment's runs as environment variables, by name; one with
+   * `inject_hosts` reaches only those hosts, through the egress proxy.
+   */
+  secrets?: SecretRef[];
   /** Stored and echoed only: Ambient does no cloud identity federation. */
   providers?: ProvidersConfig;
   /** Ambient extension: whether the run's sandbox reaches any network (default: the server's). */
   network?: NetworkPolicy;
+  /** Ambient extension: the hosts an `allowlist` sandbox may reach, as written (no effect otherwise). */
+  egress_allow?: EgressRuleInput[];
   /** Ambient extension: the sandbox's limits, within the server's maxima (default: the server's). */
   resources?: SandboxResources;
 }

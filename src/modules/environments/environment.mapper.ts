@@ -60,6 +60,7 @@ export function toEnvironmentConfig(environment: Environment): EnvironmentConfig
     secrets: config.secrets ?? [],
     ...(config.providers ? { providers: config.providers } : {}),
     ...(config.network ? { network: config.network } : {}),
+    ...(config.egress_allow ? { egress_allow: config.egress_allow } : {}),
     ...(config.resources ? { resources: config.resources } : {}),
   };
 }

@@ -2,6 +2,7 @@ import { DynamicModule, Module, Type } from '@nestjs/common';
 import { TeamsModule } from '../teams';
 import { EnvironmentsController } from './environments.controller';
 import { EnvironmentsModule } from './environments.module';
+import { NetworkPolicyController } from './network-policy/network-policy.controller';
 
 /**
  * `/agent/environments` on the API role. Each environment shows its latest run, read through the
@@ -14,7 +15,7 @@ export class EnvironmentsApiModule {
     return {
       module: EnvironmentsApiModule,
       imports: [EnvironmentsModule, TeamsModule, runsModule],
-      controllers: [EnvironmentsController],
+      controllers: [EnvironmentsController, NetworkPolicyController],
     };
   }
 }

@@ -14,6 +14,8 @@ import type { Principal } from '../../common/auth/principal';
 import { TeamsService } from '../teams';
 import type { User } from '../teams';
 import {
+  AllowEgressDto,
+  AllowEgressResponseDto,
   CreateEnvironmentDto,
   EnvironmentDto,
   GrantEnvironmentDto,
@@ -140,6 +142,24 @@ export class EnvironmentsController {
     @Param('teamId') teamId: string,
   ) {
     await this.environments.revoke(principal, uid, teamId);
+  }
+
+  @Post(':uid/egress-allow')
+  @HttpCode(200)
+  @RequirePermission('network.write')
+  @ApiOperation({
+    operationId: 'allowEnvironmentEgress',
+    summary: "Add a rule to the environment's egress_allow (listed already: unchanged)",
+  })
+  @ApiProblems(400, 401, 403, 404)
+  @ApiOkResponse({ type: AllowEgressResponseDto })
+  async allowEgress(
+    @CurrentPrincipal() principal: Principal,
+    @Param('uid') uid: string,
+    @Body() body: AllowEgressDto,
+  ): Promise<AllowEgressResponseDto> {
+    const { environment, added } = await this.environments.allowEgress(principal, uid, body.rule);
+    return { added, environment: await this.one(principal, { environment, scope: 'owner' }) };
   }
 
   @Post(':uid/share-link')

@@ -4,11 +4,17 @@ import { SecretsModule } from '../secrets';
 import { TeamsModule } from '../teams';
 import { Environment, EnvironmentGrant } from './environment.entity';
 import { EnvironmentsService } from './environments.service';
+import { NetworkPolicyService } from './network-policy/network-policy.service';
+import { TeamNetworkPolicy } from './network-policy/team-network-policy.entity';
 
-/** Environments: their configuration, grants and share links (what runs execute in). */
+/** Environments: their configuration, grants and share links (what runs execute in), and the team's network policy. */
 @Module({
-  imports: [TypeOrmModule.forFeature([Environment, EnvironmentGrant]), TeamsModule, SecretsModule],
-  providers: [EnvironmentsService],
-  exports: [EnvironmentsService],
+  imports: [
+    TypeOrmModule.forFeature([Environment, EnvironmentGrant, TeamNetworkPolicy]),
+    TeamsModule,
+    SecretsModule,
+  ],
+  providers: [EnvironmentsService, NetworkPolicyService],
+  exports: [EnvironmentsService, NetworkPolicyService],
 })
 export class EnvironmentsModule {}

@@ -6,12 +6,17 @@ import { ApiError } from '../../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { newUid, UID_PATTERN } from '../../common/ids';
 import { AuditLog } from '../audit';
+import type { EgressRuleInput } from '../../common/egress/egress-policy';
+import { secretRef } from '../run-config';
 import { TeamSecretsService } from '../secrets';
 import type { Principal } from '../../common/auth/principal';
 import { Team } from '../teams';
+import { MAX_EGRESS_RULES } from '../../common/egress/egress-rules';
 import { CreateEnvironmentDto, UpdateEnvironmentDto } from './dto/environment.dto';
+import { listsRule, parseOneRule } from './egress-allow-rule';
 import { EnvironmentConfig } from './environment-config';
 import { Environment, EnvironmentGrant } from './environment.entity';
+import { NetworkPolicyService } from './network-policy/network-policy.service';
 
 export interface VisibleEnvironment {
   environment: Environment;
@@ -26,6 +31,7 @@ export class EnvironmentsService implements OnModuleInit {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly secrets: TeamSecretsService,
     private readonly audit: AuditLog,
+    private readonly networkPolicy: NetworkPolicyService,
   ) {}
 
   onModuleInit(): void {
@@ -237,6 +243,41 @@ export class EnvironmentsService implements OnModuleInit {
     return environment;
   }
 
+  /**
+   * Adds one rule to the environment's `egress_allow` (an admin allowing a host a run was refused,
+   * from its run page); a rule already listed changes nothing and records nothing.
+   */
+  async allowEgress(
+    principal: Principal,
+    uid: string,
+    input: EgressRuleInput,
+  ): Promise<{ environment: Environment; added: boolean }> {
+    const rule = parseOneRule(input);
+    await this.findOwned(principal, uid, 'environment.egress_allow');
+    return this.dataSource.transaction(async (m) => {
+      const environment = await m
+        .getRepository(Environment)
+        .createQueryBuilder('e')
+        .setLock('pessimistic_write')
+        .where('e.id = :uid', { uid })
+        .getOne();
+      if (!environment) throw ApiError.notFound(`environment "${uid}"`);
+      const listed = environment.config.egress_allow ?? [];
+      if (listsRule(listed, rule)) return { environment, added: false };
+      if (listed.length >= MAX_EGRESS_RULES) {
+        throw ApiError.invalid('rule', `egress_allow already lists ${MAX_EGRESS_RULES} rules`);
+      }
+      const config = { ...environment.config, egress_allow: [...listed, storedRule(input)] };
+      const changes = { config, lastEditorId: principal.userId, updatedAt: new Date() };
+      await m.getRepository(Environment).update({ id: uid }, changes);
+      await this.audit.record(m, principal, 'environment.egress_allow', target(uid), {
+        rule: rule.source,
+        network: config.network ?? null,
+      });
+      return { environment: { ...environment, ...changes }, added: true };
+    });
+  }
+
   async setSetupFailed(uid: string, failed: boolean): Promise<void> {
     await this.dataSource.getRepository(Environment).update({ id: uid }, { setupFailed: failed });
   }
@@ -249,6 +290,10 @@ export class EnvironmentsService implements OnModuleInit {
   ): Promise<EnvironmentConfig> {
     const config = normalizeConfig(base, body);
     checkResources(config, this.appConfig.sandbox);
+    if (config.network) {
+      const refusal = await this.networkPolicy.networkRefusal(teamId, config.network);
+      if (refusal) throw ApiError.invalid('network', refusal);
+    }
     if (body.secrets) {
       const seen = new Set<string>();
       for (const [i, { name }] of body.secrets.entries()) {
@@ -275,6 +320,12 @@ export class EnvironmentsService implements OnModuleInit {
   }
 }
 
+/** A rule as stored: as written, an object form without properties the parser ignores. */
+function storedRule(rule: EgressRuleInput): EgressRuleInput {
+  if (typeof rule === 'string') return rule;
+  return rule.methods ? { host: rule.host, methods: [...rule.methods] } : { host: rule.host };
+}
+
 function target(id: string) {
   return { type: 'environment', id };
 }
@@ -291,8 +342,10 @@ function normalizeConfig(base: EnvironmentConfig, body: UpdateEnvironmentDto): E
   config.github_repos = (config.github_repos ?? []).map(({ owner, repo }) => ({ owner, repo }));
   // null clears: no secrets, no providers.
   if (config.secrets === null) delete config.secrets;
-  else if (config.secrets) config.secrets = config.secrets.map(({ name }) => ({ name }));
+  else if (config.secrets) config.secrets = config.secrets.map(secretRef);
   if (config.network === null) delete config.network;
+  if (config.egress_allow === null) delete config.egress_allow;
+  else if (config.egress_allow) config.egress_allow = config.egress_allow.map(storedRule);
   if (config.resources === null) delete config.resources;
   else if (config.resources) {
     const { memory_mb, pids, cpus } = config.resources;

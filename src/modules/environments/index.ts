@@ -8,3 +8,7 @@ export { Environment } from './environment.entity';
 export { toEnvironmentConfig } from './environment.mapper';
 export { EnvironmentsModule } from './environments.module';
 export { EnvironmentsService } from './environments.service';
+export {
+  NetworkPolicyService,
+  OPEN_EGRESS_FORBIDDEN,
+} from './network-policy/network-policy.service';

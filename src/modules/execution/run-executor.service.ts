@@ -6,6 +6,7 @@ import { RUN_ID, withSpan } from '../../common/tracing';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { HarnessRegistry } from '../../extensions/harness-registry';
 import { TranscriptWriter } from '../conversations';
+import { NetworkPolicyService } from '../environments';
 import { ModelsService } from '../models';
 import type { Run } from '../runs';
 import { RunSignals } from '../runs';
@@ -62,6 +63,7 @@ export class RunExecutor {
     private readonly workspaces: WorkspaceService,
     private readonly fence: ExecutionFence,
     private readonly budget: RunBudget,
+    private readonly networkPolicy: NetworkPolicyService,
   ) {}
 
   get activeCount(): number {
@@ -311,6 +313,12 @@ export class RunExecutor {
     const environment = run.environmentId
       ? await this.workspaceSetup.environment(run.environmentId)
       : null;
+    // The team's policy as it is now: an admin's ban reaches environments saved before it.
+    const network = environment?.config.network ?? this.config.sandbox.network;
+    const refusal = await this.networkPolicy.networkRefusal(run.teamId, network);
+    if (refusal) {
+      return { failure: { outcome: 'failed', errorCode: 'not_authorized', summary: refusal } };
+    }
     const workspaceDir = this.workspaces.dirFor(run.id);
     await mkdir(workspaceDir, { recursive: true });
     try {

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../common/json';
-import type { AgentConfig, StoredMcpServerConfig } from '../run-config';
+import type { AgentConfig, SecretRef, StoredMcpServerConfig } from '../run-config';
 
 export const AGENT_TYPES = [
   'FOREMAN',
@@ -37,7 +37,7 @@ export interface AgentSettings {
   mcp_servers?: Record<string, StoredMcpServerConfig>;
   memory?: { attached_stores: MemoryStoreRef[]; auto_memory: { enabled: boolean } };
   on_behalf_of_enabled?: boolean;
-  secrets?: { name: string }[];
+  secrets?: SecretRef[];
   skills?: string[];
   worker_host?: string;
 }
@@ -61,7 +61,7 @@ export interface AgentSettingsInput {
     auto_memory?: { enabled?: boolean | null } | null;
   } | null;
   on_behalf_of_enabled?: boolean | null;
-  secrets?: { name: string }[] | null;
+  secrets?: SecretRef[] | null;
   skills?: string[] | null;
   worker_host?: string | null;
 }

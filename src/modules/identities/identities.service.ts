@@ -4,6 +4,8 @@ import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { AuditLog } from '../audit';
 import { ModelsService } from '../models';
+import { secretRef } from '../run-config';
+import type { SecretRef } from '../run-config';
 import { McpSecrets, assertMcpServers } from '../secrets';
 import { ApiKeysService, TeamsService } from '../teams';
 import type { Principal } from '../../common/auth/principal';
@@ -260,11 +262,11 @@ function checkedName(name: string): string {
 }
 
 /** Adds secrets that are not there yet; a name repeated within the request is refused. */
-function appendSecrets(current: { name: string }[], added: { name: string }[]) {
+function appendSecrets(current: SecretRef[], added: SecretRef[]): SecretRef[] {
   const duplicates = duplicateSecretNames(added);
   if (duplicates.length) {
     throw ApiError.invalid('secrets_append', `duplicate name(s): ${duplicates.join(', ')}`);
   }
   const names = new Set(current.map((s) => s.name));
-  return [...current, ...added.filter((s) => !names.has(s.name)).map((s) => ({ name: s.name }))];
+  return [...current, ...added.filter((s) => !names.has(s.name)).map(secretRef)];
 }

@@ -3,6 +3,7 @@ import type { JsonObject } from '../../common/json';
 import type { McpSecretValue } from './run-config.types';
 import { Type } from 'class-transformer';
 import {
+  ArrayMaxSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -19,6 +20,10 @@ import {
 import { AMBIENT_EXTENSION } from '../../common/openapi-extension';
 import { registryEnum } from '../../extensions/registry-openapi';
 import { ValidateNestedEach, ValidateNestedObject } from '../../common/errors/validation';
+import { IsHostPatterns } from './egress-validators';
+
+/** Hosts one secret may be bound to. */
+const MAX_INJECT_HOSTS = 20;
 
 @ApiSchema({ name: 'Harness' })
 export class HarnessDto {
@@ -49,6 +54,22 @@ export class HarnessAuthSecretsDto {
 @ApiSchema({ name: 'SecretRef' })
 export class SecretRefDto {
   @ApiPropertyOptional() @IsString() @IsNotEmpty() @MaxLength(128) name: string;
+
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    type: [String],
+    maxItems: MAX_INJECT_HOSTS,
+    example: ['api.github.com', 'github.com'],
+    description:
+      'Ambient extension: binds the secret to these hosts (`host`, `host:port`, `*.suffix`). ' +
+      "The sandbox's variable then holds a placeholder, and the egress proxy puts the value in " +
+      'its place in requests to these hosts only; the value never enters the sandbox',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_INJECT_HOSTS)
+  @IsHostPatterns()
+  inject_hosts?: string[];
 }
 
 @ApiSchema({ name: 'MemoryStoreRef' })

@@ -17,6 +17,9 @@ export type {
   ResolvedAgentSkill,
   ScheduleInfo,
   SealedMcpValue,
+  SecretRef,
   StatusMessage,
   StoredMcpServerConfig,
 } from './run-config.types';
+export { secretRef } from './secret-ref';
+export { IsEgressRules, IsHostPatterns } from './egress-validators';

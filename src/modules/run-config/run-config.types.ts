@@ -30,9 +30,18 @@ export interface AgentConfig {
   inference_providers?: JsonObject;
   memory_stores?: { uid: string; access: string; instructions: string }[];
   runner_id?: string;
-  secrets?: { name: string }[];
+  secrets?: SecretRef[];
   session_sharing?: { public_access?: 'VIEWER' | 'EDITOR' };
   experimental?: Record<string, string | number | boolean | null>;
+}
+
+/**
+ * A team secret given to a run by name; with `inject_hosts`, bound to those hosts: the sandbox
+ * sees a placeholder and the egress proxy substitutes the value in requests to them only.
+ */
+export interface SecretRef {
+  name: string;
+  inject_hosts?: string[];
 }
 
 /** An `mcp_servers` entry with the real `env` and `headers` values: what a harness connects with. */

@@ -1,8 +1,15 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiSchema,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
+  IsDefined,
   IsIn,
   IsEmail,
   IsInt,
@@ -16,9 +23,12 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
-import { SecretRefDto } from '../../run-config';
+import { IsEgressRules, SecretRefDto } from '../../run-config';
+import type { EgressRuleInput } from '../../../common/egress/egress-policy';
+import { MAX_EGRESS_RULES } from '../../../common/egress/egress-rules';
 import { ScopeDto, UserProfileDto } from '../../teams';
 import { NETWORK_POLICIES, REPO_PART_PATTERN } from '../environment-config';
+import type { NetworkPolicy } from '../environment-config';
 import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
 import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
 import { IsPathComponent } from '../../../common/tenant-files/path-component';
@@ -87,6 +97,20 @@ export class ProvidersDto {
   gcp?: GcpProviderDto;
 }
 
+/** The object form of an `egress_allow` rule (documentation only: the rule parser checks it). */
+@ApiSchema({ name: 'EgressRule' })
+export class EgressRuleObjectDto {
+  @ApiProperty({ description: '`host`, `host:port` or `*.suffix`', example: 'api.example.com' })
+  host: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['GET', 'HEAD'],
+    description: 'The HTTP methods allowed; omitted = every method',
+  })
+  methods?: string[];
+}
+
 /** The writable fields of an environment other than its name. */
 @ApiSchema({
   name: 'SandboxResources',
@@ -112,6 +136,7 @@ export class SandboxResourcesDto {
   cpus?: number;
 }
 
+@ApiExtraModels(EgressRuleObjectDto)
 class EnvironmentFieldsDto {
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 2000 })
   @IsOptional()
@@ -179,12 +204,32 @@ class EnvironmentFieldsDto {
     enum: NETWORK_POLICIES,
     nullable: true,
     description:
-      "Ambient extension: `none` (no network at all) or `egress` (outbound only; the host's own " +
-      "services and the cloud metadata address stay unreachable); null = the server's default",
+      'Ambient extension: `none` (no network at all), `egress` (any outside host; the ' +
+      "host's own services, private ranges and the cloud metadata address stay unreachable) or " +
+      "`allowlist` (only the hosts `egress_allow` lists); null = the server's default. A team " +
+      'admin may forbid `egress` (PUT /network-policy)',
   })
   @IsOptional()
   @IsIn(NETWORK_POLICIES)
-  network?: 'none' | 'egress' | null;
+  network?: NetworkPolicy | null;
+
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    type: 'array',
+    items: { oneOf: [{ type: 'string' }, { $ref: getSchemaPath(EgressRuleObjectDto) }] },
+    maxItems: MAX_EGRESS_RULES,
+    nullable: true,
+    example: ['api.github.com', 'registry.npmjs.org:443', '*.pythonhosted.org'],
+    description:
+      'Ambient extension: the hosts a sandbox may reach in `allowlist` mode (no effect in the ' +
+      'other modes): `"host"`, `"host:port"` or `"*.suffix"` (ports 443 and 80 when none is ' +
+      'given), or `{"host": "...", "methods": ["GET", "HEAD"]}`. Stored as written; null clears',
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_EGRESS_RULES)
+  @IsEgressRules()
+  egress_allow?: EgressRuleInput[] | null;
 
   @ApiPropertyOptional({
     ...AMBIENT_EXTENSION,
@@ -244,7 +289,13 @@ export class EnvironmentConfigDto {
   @ApiProperty({ type: [SecretRefDto] }) secrets: SecretRefDto[];
   @ApiPropertyOptional({ type: ProvidersDto }) providers?: ProvidersDto;
   @ApiPropertyOptional({ ...AMBIENT_EXTENSION, enum: NETWORK_POLICIES })
-  network?: 'none' | 'egress';
+  network?: NetworkPolicy;
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    type: 'array',
+    items: { oneOf: [{ type: 'string' }, { $ref: getSchemaPath(EgressRuleObjectDto) }] },
+  })
+  egress_allow?: EgressRuleInput[];
   @ApiPropertyOptional({ ...AMBIENT_EXTENSION, type: SandboxResourcesDto })
   resources?: SandboxResourcesDto;
 }
@@ -293,4 +344,26 @@ export class ListEnvironmentsResponseDto {
 export class ShareLinkDto {
   @ApiProperty({ description: 'Give this token to another team; they accept it to get access' })
   share_token: string;
+}
+
+@ApiSchema({ name: 'AllowEgressRequest' })
+@ApiExtraModels(EgressRuleObjectDto)
+export class AllowEgressDto {
+  @ApiProperty({
+    ...AMBIENT_EXTENSION,
+    oneOf: [{ type: 'string' }, { $ref: getSchemaPath(EgressRuleObjectDto) }],
+    example: 'api.example.com',
+    description:
+      'One `egress_allow` rule to add (`"host"`, `"host:port"`, `"*.suffix"` or an object)',
+  })
+  @IsDefined()
+  rule: EgressRuleInput;
+}
+
+@ApiSchema({ name: 'AllowEgressResponse' })
+export class AllowEgressResponseDto {
+  @ApiProperty({ description: 'false: the rule was listed already, nothing changed' })
+  added: boolean;
+
+  @ApiProperty({ type: EnvironmentDto }) environment: EnvironmentDto;
 }

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { SandboxResourcesDto } from '../../environments';
 import { NETWORK_POLICIES } from '../sandbox/sandbox.types';
+import type { NetworkPolicy } from '../sandbox/sandbox.types';
 import {
   ArrayMaxSize,
   IsArray,
@@ -66,7 +67,7 @@ export class HarnessSandboxDto {
   @ApiPropertyOptional({ description: "The environment's image (docker sandboxes)" })
   docker_image?: string;
   @ApiPropertyOptional({ enum: NETWORK_POLICIES })
-  network?: 'none' | 'egress';
+  network?: NetworkPolicy;
   @ApiPropertyOptional({ type: SandboxResourcesDto })
   resources?: SandboxResourcesDto;
 }
