@@ -1,14 +1,17 @@
 import { Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import type { BoundSecret } from '../../common/egress/egress-policy';
+import { EgressRuleError, parseHostPatterns } from '../../common/egress/egress-rules';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { AgentConfig, ExecutionConfig } from '../run-config';
+import type { AgentConfig, ExecutionConfig, SecretRef } from '../run-config';
 import { McpSecrets, TeamSecretsService } from '../secrets';
 import { Environment } from '../environments';
 
 export interface SecretsRun {
   teamId: string;
   environmentId: string | null;
-  config: { secrets?: { name: string }[] };
+  config: { secrets?: SecretRef[] };
 }
 
 /** A secret a run names that it does not get, where it was named, and why. */
@@ -19,7 +22,10 @@ export interface SkippedSecret {
 }
 
 export interface ResolvedRunSecrets {
+  /** A plain secret's value; a bound secret's placeholder (its value never enters the sandbox). */
   env: Record<string, string>;
+  /** The secrets bound to hosts, for the execution's egress proxy to inject. */
+  bound: BoundSecret[];
   /** Shown on the run's timeline (`secrets_skipped`); the run goes on without them. */
   skipped: SkippedSecret[];
 }
@@ -27,7 +33,10 @@ export interface ResolvedRunSecrets {
 /**
  * The team secrets a run gets as environment variables named after them: its environment's
  * `secrets`, then its own `config.secrets` (a name in both is the same team secret, so the run's
- * entry simply repeats it). Always resolved in the run's team: a guest team running in a shared
+ * entry simply repeats it). A secret with `inject_hosts` becomes a placeholder in the sandbox
+ * (`ambient-secret-<NAME>-<random>`, new each execution) and a BoundSecret the egress proxy puts in
+ * its place in requests to those hosts only; the first entry naming a secret decides whether it
+ * is bound. Always resolved in the run's team: a guest team running in a shared
  * environment gets its own secrets of those names, never the owner's. As in Oz, a name with no
  * secret is skipped and reported rather than failing the run.
  */
@@ -51,32 +60,69 @@ export class RunSecretsService {
   }
 
   async resolve(run: SecretsRun): Promise<ResolvedRunSecrets> {
-    const refs: { name: string; field: string }[] = [];
+    const refs: { ref: SecretRef; field: string }[] = [];
     if (run.environmentId) {
       const environment = await this.dataSource
         .getRepository(Environment)
         .findOne({ select: { id: true, config: true }, where: { id: run.environmentId } });
-      for (const [i, { name }] of (environment?.config.secrets ?? []).entries()) {
-        refs.push({ name, field: `environment ${run.environmentId} secrets.${i}.name` });
+      const entries: SecretRef[] = environment?.config.secrets ?? [];
+      for (const [i, ref] of entries.entries()) {
+        refs.push({ ref, field: `environment ${run.environmentId} secrets.${i}` });
       }
     }
-    for (const [i, { name }] of (run.config.secrets ?? []).entries()) {
-      refs.push({ name, field: `config.secrets.${i}.name` });
+    for (const [i, ref] of (run.config.secrets ?? []).entries()) {
+      refs.push({ ref, field: `config.secrets.${i}` });
     }
-    const resolved: ResolvedRunSecrets = { env: {}, skipped: [] };
+    const resolved: ResolvedRunSecrets = { env: {}, bound: [], skipped: [] };
     const enabled = this.secrets.cipher.enabled;
-    for (const { name, field } of refs) {
+    for (const { ref, field } of refs) {
+      const { name } = ref;
       if (name in resolved.env) continue;
+      const hosts = boundHosts(ref, field);
+      if ('problem' in hosts) {
+        resolved.skipped.push({ name, field: hosts.field, reason: hosts.problem });
+        continue;
+      }
       const value = enabled ? await this.secrets.reveal(run.teamId, name) : null;
       if (value === null) {
         const reason = enabled
           ? 'the team has no secret of that name'
           : 'team secrets are disabled on this server (AMBIENT_SECRETS_KEY is not set)';
-        resolved.skipped.push({ name, field, reason });
+        resolved.skipped.push({ name, field: `${field}.name`, reason });
+      } else if (hosts.hosts) {
+        const placeholder = secretPlaceholder(name);
+        resolved.bound.push({ name, placeholder, value, hosts: hosts.hosts });
+        resolved.env[name] = placeholder;
       } else {
         resolved.env[name] = value;
       }
     }
     return resolved;
   }
+}
+
+/**
+ * What stands for a bound secret inside the sandbox: its name (a reader knows what it is) and
+ * 24 random bytes (nothing to guess, nothing of the value, useless in another execution).
+ */
+export function secretPlaceholder(name: string): string {
+  return `ambient-secret-${name}-${randomBytes(24).toString('base64url')}`;
+}
+
+/**
+ * A reference's `inject_hosts` (null: a plain secret); a problem when the stored hosts no longer
+ * parse: the secret is then skipped rather than given unbound.
+ */
+function boundHosts(
+  ref: SecretRef,
+  field: string,
+): { hosts: string[] | null } | { problem: string; field: string } {
+  if (ref.inject_hosts === undefined || ref.inject_hosts === null) return { hosts: null };
+  try {
+    parseHostPatterns(ref.inject_hosts, `${field}.inject_hosts`);
+  } catch (error) {
+    if (!(error instanceof EgressRuleError)) throw error;
+    return { problem: error.detail, field: error.field };
+  }
+  return { hosts: ref.inject_hosts };
 }

@@ -19,6 +19,9 @@ import { ExecutionOutcomes, ExecutionResult } from './execution-outcome';
 import { RunSecretsService } from './execution-secrets.service';
 import { RunBudget } from './run-budget.service';
 import { reportingLimits } from './sandbox/reporting-limits';
+import { AmbientMetrics } from '../metrics';
+import { EgressRecorder } from './sandbox/egress/egress-recorder';
+import type { EgressRequest } from './sandbox/egress/execution-egress';
 import { SandboxService } from './sandbox/sandbox.service';
 import { Sandbox, SandboxError } from './sandbox/sandbox.types';
 import { WorkspaceRetentionService } from './workspace/workspace-retention.service';
@@ -64,6 +67,7 @@ export class RunExecutor {
     private readonly fence: ExecutionFence,
     private readonly budget: RunBudget,
     private readonly networkPolicy: NetworkPolicyService,
+    private readonly metrics: AmbientMetrics,
   ) {}
 
   get activeCount(): number {
@@ -236,6 +240,7 @@ export class RunExecutor {
       this.contexts.emitEvent(token, eventType, payload);
     if (secrets.skipped.length) await emit('secrets_skipped', { secrets: secrets.skipped });
     const secretEnv = secrets.env;
+    const egress = new EgressRecorder(emit, (decision) => this.metrics.egressRequest(decision));
     let config: ExecutionConfig;
     try {
       config = await this.runSecrets.executionConfig(run);
@@ -252,7 +257,10 @@ export class RunExecutor {
       await this.fence.check(token, 'workspace');
       await this.retention.takeOver(run.id, executionId);
     }
-    const opened = await this.openSandbox({ ...run, secretEnv }, executionId, emit, signal);
+    const opened = await this.openSandbox({ ...run, secretEnv }, executionId, emit, signal, {
+      secrets: secrets.bound,
+      onDecision: egress.record,
+    });
     if ('failure' in opened) return { ...opened.failure, usage: zeroUsage };
     const { sandbox, snapshot } = opened;
     // Cancel (or a lost lease) stops everything in the sandbox at once, not command by command.
@@ -293,6 +301,7 @@ export class RunExecutor {
     } finally {
       signal.removeEventListener('abort', closeOnAbort);
       await sandbox.close();
+      await egress.finish();
     }
   }
 
@@ -306,6 +315,7 @@ export class RunExecutor {
     executionId: number,
     emit: (eventType: string, payload?: Record<string, unknown>) => Promise<void>,
     signal: AbortSignal,
+    egress: EgressRequest,
   ): Promise<
     | { sandbox: Sandbox; snapshot: DockerSnapshot | null }
     | { failure: Omit<ExecutionResult, 'usage'> }
@@ -337,6 +347,7 @@ export class RunExecutor {
         environment: environment?.config ?? null,
         apiUrl: internalApiUrl(this.config),
         snapshotImage: snapshot?.image ?? null,
+        egress,
       });
       return { sandbox: reportingLimits(sandbox, emit), snapshot };
     } catch (err) {

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { AMBIENT_EXTENSIONS, AmbientExtension } from '../../../extensions/extension.types';
 import { AmbientMetrics } from '../../metrics';
+import { egressServerOptions } from './egress/execution-egress';
 import { Sandboxes } from './sandboxes';
 
 /**
@@ -26,6 +27,7 @@ export class SandboxService extends Sandboxes implements OnModuleInit, OnApplica
       (line) => this.logger.warn(line),
       extensions.flatMap((extension) => extension.sandboxBackends ?? []),
       { handout: (result, seconds) => metrics.sandboxHandout(result, seconds) },
+      egressServerOptions(config.egress),
     );
   }
 

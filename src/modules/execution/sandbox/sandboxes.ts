@@ -1,6 +1,15 @@
+import { EgressGuard } from '../../../common/egress/egress-guard';
+import type { NetworkMode } from '../../../common/egress/egress-policy';
 import type { SandboxSettings } from '../../../config/app-config';
 import type { EnvironmentConfig } from '../../environments';
 import { BUILTIN_SANDBOX_BACKENDS } from './builtin-backends';
+import {
+  EgressEnvironment,
+  EgressRequest,
+  EgressServerOptions,
+  ExecutionEgress,
+  egressPolicyFor,
+} from './egress/execution-egress';
 import { selectSandboxBackend, SelectedSandbox } from './sandbox-selection';
 import {
   Sandbox,
@@ -23,6 +32,8 @@ export interface OpenSandbox {
   apiUrl: string | null;
   /** An environment snapshot's image to make the sandbox from (docker); null/absent: none. */
   snapshotImage?: string | null;
+  /** The run's host-bound secrets and who hears the proxy's decisions; absent: none. */
+  egress?: EgressRequest;
 }
 
 /**
@@ -43,6 +54,8 @@ export class Sandboxes {
     /** The registered backends, built-ins first (the self-hosted worker has only those). */
     private readonly backends: readonly SandboxBackendFactory[] = BUILTIN_SANDBOX_BACKENDS,
     private readonly metrics?: SandboxPoolMetrics,
+    /** What every execution's egress proxy gets (AMBIENT_EGRESS_ALLOW's guard). */
+    private readonly egress: EgressServerOptions = { guard: new EgressGuard() },
   ) {}
 
   /** Chooses the backend (once); says why when runs will not be isolated or cannot start. */
@@ -80,17 +93,41 @@ export class Sandboxes {
       throw new SandboxError(description.detail ?? 'no sandbox backend', 'resource_unavailable');
     }
     const { environment } = request;
-    return backend.open({
-      runId: request.runId,
-      executionId: request.executionId,
-      teamId: request.teamId,
-      workspaceDir: request.workspaceDir,
-      image: environment?.docker_image || null,
-      snapshotImage: request.snapshotImage ?? null,
-      network: environment?.network ?? this.settings.network,
-      limits: sandboxLimits(this.settings, environment?.resources),
-      apiUrl: request.apiUrl,
-    });
+    // Read as the egress settings it may carry (`allowlist`, `egress_allow`).
+    const egressSettings: EgressEnvironment | null = environment;
+    const network: NetworkMode = egressSettings?.network ?? this.settings.network;
+    const policy = egressPolicyFor(network, egressSettings, request.egress?.secrets ?? []);
+    if (policy && !backend.servesEgressProxy && network === 'allowlist') {
+      throw new SandboxError(
+        `network allowlist needs a sandbox backend that confines the network (AMBIENT_SANDBOX=docker or bubblewrap); the ${backend.name} backend cannot keep its programs to the allowed hosts`,
+        'resource_unavailable',
+      );
+    }
+    // A backend that cannot confine programs (process) runs `egress` as it always did; host-bound
+    // secrets stay placeholders there (nothing injects them).
+    const egress =
+      policy && backend.servesEgressProxy
+        ? await ExecutionEgress.start(policy, this.egress, request.egress?.onDecision)
+        : null;
+    let sandbox: Sandbox;
+    try {
+      sandbox = await backend.open({
+        runId: request.runId,
+        executionId: request.executionId,
+        teamId: request.teamId,
+        workspaceDir: request.workspaceDir,
+        image: environment?.docker_image || null,
+        snapshotImage: request.snapshotImage ?? null,
+        network,
+        egressProxy: egress?.endpoint ?? null,
+        limits: sandboxLimits(this.settings, environment?.resources),
+        apiUrl: request.apiUrl,
+      });
+    } catch (error) {
+      await egress?.close();
+      throw error;
+    }
+    return egress ? egress.attach(sandbox) : sandbox;
   }
 
   /** Removes the sandboxes made ahead of demand (warm pool) and makes no more: at shutdown. */
