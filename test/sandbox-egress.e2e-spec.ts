@@ -168,6 +168,8 @@ describe.each(['bubblewrap', 'docker'] as const)('egress through the proxy (%s)'
       .filter((e) => e.event_type === type)
       .map((e) => e.payload as Record<string, unknown>);
 
+  /** curl arguments that send even a loopback address through the proxy. */
+  const viaProxy = "--proxy http://127.0.0.1:7172 --noproxy ''";
   /** curl through the proxy, printing `<label>:<body>` or `<label>:failed:<exit code>`. */
   const curl = (label: string, args: string) =>
     `out=$(curl -sSf --max-time 10 ${args} 2>/dev/null) && echo "${label}:$out" || echo "${label}:failed:$?"`;
@@ -269,7 +271,8 @@ describe.each(['bubblewrap', 'docker'] as const)('egress through the proxy (%s)'
         `printf '%s' '${ca}' > /tmp/upstream-ca.pem`,
         curl('listed', `--cacert /tmp/upstream-ca.pem https://${UNLISTED_HOST}:${port}/`),
         curl('guarded', `-k https://${GUARDED_HOST}:${port}/`),
-        status('database', 'http://127.0.0.1:3306/'),
+        // Through the proxy on purpose (NO_PROXY sends loopback to the sandbox's own).
+        status('database', `${viaProxy} http://127.0.0.1:3306/`),
         status('metadata', 'http://169.254.169.254/latest/meta-data/'),
         curl('direct', `--noproxy '*' -k https://${UNLISTED_HOST}:${port}/`),
         `(timeout 3 bash -c 'exec 3<>/dev/tcp/${hostAddress}/${port}') 2>/dev/null && echo REACHED:network`,

@@ -1,6 +1,7 @@
 import { HarnessRegistry } from '../extensions/harness-registry';
 import { createHarnesses } from '../modules/execution/harness/harnesses';
 import { WorkspaceService } from '../modules/execution/workspace/workspace.service';
+import { egressServerOptions } from '../modules/execution/sandbox/egress/execution-egress';
 import { Sandboxes } from '../modules/execution/sandbox/sandboxes';
 import type { AppConfig } from '../config/app-config';
 import { loadModelCatalog } from '../modules/models/model-catalog';
@@ -61,6 +62,10 @@ export class SelfHostedWorker {
         options.workspaceRoot,
         `self-hosted:${options.workerId}`,
         (line) => log(`warning: ${line}`),
+        undefined,
+        undefined,
+        // NODE_EXTRA_CA_CERTS gives the proxy a private CA upstream here (its own process).
+        egressServerOptions(options.egress),
       ),
       gitUrlBase: options.gitUrlBase,
       log,

@@ -238,8 +238,8 @@ export class AmbientMetrics {
     this.sandboxHandoutSeconds.observe({ result }, seconds);
   }
 
-  egressRequest(decision: 'allowed' | 'denied'): void {
-    this.egressRequests.inc({ decision });
+  egressRequest(decision: 'allowed' | 'denied', count = 1): void {
+    if (count > 0) this.egressRequests.inc({ decision }, count);
   }
 
   workerDisconnected(): void {

@@ -18,7 +18,9 @@ import type { ExecutionConfig } from '../../run-config';
 import { ExecutionContextFactory, ExecutionInputs } from '../execution-context.factory';
 import { ExecutionToken, StaleExecutionError } from '../execution-fence';
 import { addUsage, inferenceCostUsd, runCostUsd } from '../run-usage';
+import type { BoundSecret } from '../../../common/egress/egress-policy';
 import { AmbientMetrics } from '../../metrics';
+import { EGRESS_SUMMARY, egressSummaryCounts } from '../sandbox/egress/egress-recorder';
 import { SelfHostedRuns } from './self-hosted-runs.service';
 
 const MAX_STATUS_MESSAGE = 4000;
@@ -33,12 +35,17 @@ export interface RemotePreparation {
     environmentId: string;
     plan: SetupPlan | null;
     /** What the environment asks of the worker's sandbox; null when it no longer exists. */
-    sandbox: Pick<EnvironmentConfig, 'docker_image' | 'network' | 'resources'> | null;
+    sandbox: Pick<
+      EnvironmentConfig,
+      'docker_image' | 'network' | 'egress_allow' | 'resources'
+    > | null;
   } | null;
   /** Values of the team secrets named in `config.harness_auth_secrets`, by secret name. */
   harnessSecrets: Record<string, string>;
-  /** `config.secrets` as environment variables. */
+  /** `config.secrets` as environment variables (a host-bound secret's placeholder). */
   runSecrets: Record<string, string>;
+  /** The host-bound secrets, for the worker's egress proxy to inject. */
+  boundSecrets: BoundSecret[];
 }
 
 export interface SetupReport {
@@ -139,6 +146,7 @@ export class RemoteExecutionService {
         ? {
             ...(found.config.docker_image ? { docker_image: found.config.docker_image } : {}),
             ...(found.config.network ? { network: found.config.network } : {}),
+            ...(found.config.egress_allow ? { egress_allow: found.config.egress_allow } : {}),
             ...(found.config.resources ? { resources: found.config.resources } : {}),
           }
         : null;
@@ -148,6 +156,7 @@ export class RemoteExecutionService {
       environment,
       harnessSecrets: await harnessAuthSecretValues(this.secrets, run.teamId, run.config),
       runSecrets: secretEnv,
+      boundSecrets: secrets.bound,
     };
   }
 
@@ -244,6 +253,12 @@ export class RemoteExecutionService {
     await this.fenced(() =>
       this.contexts.emitEvent(this.tokenOf(principal, run), eventType, payload),
     );
+    // A self-hosted worker's proxy decides on its machine: its summary is what the metrics get.
+    if (eventType === EGRESS_SUMMARY) {
+      for (const [decision, count] of egressSummaryCounts(payload)) {
+        this.metrics.egressRequest(decision, count);
+      }
+    }
   }
 
   /**

@@ -1,5 +1,9 @@
 import type { EgressDecision } from '../../../../common/egress/egress-policy';
 
+/** Timeline events of an execution's egress (the run page's Blocked hosts reads the first). */
+export const EGRESS_DENIED = 'egress_denied';
+export const EGRESS_SUMMARY = 'egress_summary';
+
 type Emit = (eventType: string, payload: Record<string, unknown>) => Promise<void>;
 
 interface DeniedHost {
@@ -52,7 +56,7 @@ export class EgressRecorder {
     }
     this.denied.set(key, { host, port, method, reason, count: 1 });
     this.emitted.push(
-      this.emit('egress_denied', { host, port, method, reason, count: 1 }).catch(() => undefined),
+      this.emit(EGRESS_DENIED, { host, port, method, reason, count: 1 }).catch(() => undefined),
     );
   };
 
@@ -60,9 +64,31 @@ export class EgressRecorder {
   async finish(): Promise<void> {
     await Promise.all(this.emitted);
     if (this.allowed.size === 0 && this.denied.size === 0) return;
-    await this.emit('egress_summary', {
+    await this.emit(EGRESS_SUMMARY, {
       allowed: [...this.allowed.values()],
       denied: [...this.denied.values()],
     }).catch(() => undefined);
   }
+}
+
+/**
+ * The decisions an `egress_summary` counts, by decision (a self-hosted worker's, whose proxy
+ * counted them on its machine); nothing for a payload that is not one.
+ */
+export function egressSummaryCounts(
+  payload: Record<string, unknown> | undefined,
+): ['allowed' | 'denied', number][] {
+  const total = (list: unknown): number =>
+    Array.isArray(list)
+      ? list.reduce<number>((sum, item) => {
+          const count = (item as { count?: unknown } | null)?.count;
+          return (
+            sum + (Number.isSafeInteger(count) && (count as number) > 0 ? (count as number) : 0)
+          );
+        }, 0)
+      : 0;
+  return [
+    ['allowed', total(payload?.allowed)],
+    ['denied', total(payload?.denied)],
+  ];
 }
