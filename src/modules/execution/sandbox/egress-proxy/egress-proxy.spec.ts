@@ -237,6 +237,35 @@ describe('EgressProxy in allowlist mode', () => {
     );
   });
 
+  it('keeps a bound secret from riding to another origin (Host header, absolute URL)', async () => {
+    const socketPath = await startProxy({
+      mode: 'allowlist',
+      rules: parseEgressRules([
+        `secret.test:${upstreams.httpsPort}`,
+        `a.test:${upstreams.httpPort}`,
+      ]),
+      secrets: [{ ...TOKEN, hosts: [`secret.test:${upstreams.httpsPort}`] }],
+    });
+    const authorization = `token ${TOKEN.placeholder}`;
+    const [fronted, absolute] = await httpsThrough(
+      socketPath,
+      'secret.test',
+      [proxy!.caCertPem],
+      { path: '/fronted', headers: { host: 'evil.test', authorization } },
+      { path: 'https://evil.test/absolute', headers: { authorization } },
+    );
+    expect(fronted.status).toBe(403);
+    expect(fronted.body).toBe(
+      `egress refused: the tunnel goes to secret.test:${upstreams.httpsPort}, its requests cannot name Host "evil.test"\n`,
+    );
+    expect(absolute.status).toBe(403);
+    const plain = await plainThrough(socketPath, `http://a.test:${upstreams.httpPort}/named`, {
+      headers: { host: 'evil.test' },
+    });
+    expect(seenBy(plain).headers.host).toBe(`a.test:${upstreams.httpPort}`);
+    expect(upstreams.seen.map((r) => r.url)).not.toContain('/fronted');
+  });
+
   it('streams a chunked upload and a large download through an intercepted host', async () => {
     const socketPath = await startProxy({
       mode: 'allowlist',

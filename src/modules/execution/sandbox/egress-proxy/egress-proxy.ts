@@ -257,6 +257,12 @@ export class EgressProxy {
     }
     const { target, secrets } = interception;
     const method = (req.method ?? 'GET').toUpperCase();
+    const misdirected = misdirection(req, target);
+    if (misdirected) {
+      this.record(target.host, target.port, method, false, misdirected);
+      refuseResponse(res, 403, misdirected);
+      return;
+    }
     const verdict = policyVerdict(this.options.policy, target.host, target.port, method);
     this.record(target.host, target.port, method, verdict.allowed, verdict.reason);
     if (!verdict.allowed) {
@@ -294,7 +300,11 @@ export class EgressProxy {
     }
     this.record(target.host, port, method, true, this.verdictReason(target, method));
     const secrets = secretsFor(this.options.policy.secrets, target.host, port);
-    let rawHeaders = injectIntoHeaders(endToEndHeaders(req.rawHeaders), secrets);
+    // The origin gets the URL's host, whatever Host header the client wrote.
+    const withoutHost = endToEndHeaders(req.rawHeaders).filter(
+      (_, i, all) => all[i - (i % 2)].toLowerCase() !== 'host',
+    );
+    let rawHeaders = injectIntoHeaders(withoutHost, secrets);
     const userinfo = basicFromUserinfo(url, secrets);
     if (userinfo && !rawHeaders.some((h, i) => i % 2 === 0 && /^authorization$/i.test(h))) {
       rawHeaders = [...rawHeaders, 'Authorization', userinfo];
@@ -332,6 +342,23 @@ export class EgressProxy {
     this.sockets.add(socket);
     socket.once('close', () => this.sockets.delete(socket));
   }
+}
+
+/**
+ * Why a request inside an intercepted tunnel names another origin than the tunnel's (an
+ * absolute URL, a Host header of another name), or null: the secrets bound to the tunnel's
+ * host must not ride along to a name the policy did not check (domain fronting).
+ */
+function misdirection(req: IncomingMessage, target: CheckedTarget): string | null {
+  const where = hostPort(target.host, target.port);
+  if (!req.url?.startsWith('/') && req.url !== '*') {
+    return `egress refused: a request in the tunnel to ${where} must use a path, not "${req.url}"`;
+  }
+  const host = req.headers.host;
+  if (host === undefined) return null;
+  const name = normalizeHost(host.replace(/:\d*$/, ''));
+  if (name === target.host) return null;
+  return `egress refused: the tunnel goes to ${where}, its requests cannot name Host "${host}"`;
 }
 
 function httpServer(): Server {
