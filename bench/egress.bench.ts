@@ -124,6 +124,19 @@ async function keepAlive(route: Route): Promise<() => Promise<number>> {
   };
 }
 
+/** CPU time (user + system, ms) `child` has spent so far. */
+function cpuOf(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    const onMessage = (message: { cpu?: NodeJS.CpuUsage }) => {
+      if (!message.cpu) return;
+      child.off('message', onMessage);
+      resolve((message.cpu.user + message.cpu.system) / 1000);
+    };
+    child.on('message', onMessage);
+    child.send('cpu');
+  });
+}
+
 async function download(route: Route): Promise<number> {
   const bytes = DOWNLOAD_MIB * 1024 * 1024;
   const tls = await tlsOver(await route.open(), route.host, route.ca);
@@ -229,22 +242,36 @@ async function main(): Promise<void> {
       ['tunnel', tunnel],
       ['intercepted', intercepted],
     ];
+    const proxyCpuMs = { direct: 0, tunnel: 0, intercepted: 0 };
     for (let round = 0; round < DOWNLOAD_ROUNDS; round++) {
       // Each round starts with another path, so that none always runs first.
       for (let i = 0; i < paths.length; i++) {
         const [name, route] = paths[(round + i) % paths.length];
+        const cpuBefore = await cpuOf(proxy.child);
         speeds[name].push(await download(route));
+        proxyCpuMs[name] += (await cpuOf(proxy.child)) - cpuBefore;
       }
     }
     const base = median(speeds.direct);
-    const throughput = [['download', 'MiB/s (median of rounds)', 'rounds', 'of direct', 'target']];
-    for (const [name, values] of Object.entries(speeds)) {
+    const throughput = [
+      [
+        'download',
+        'MiB/s (median of rounds)',
+        'rounds',
+        'of direct',
+        'target',
+        'proxy CPU per GiB',
+      ],
+    ];
+    const mib = DOWNLOAD_MIB * DOWNLOAD_ROUNDS;
+    for (const [name, values] of Object.entries(speeds) as [keyof typeof speeds, number[]][]) {
       throughput.push([
         name,
         median(values).toFixed(0),
         values.map((v) => v.toFixed(0)).join(' / '),
         name === 'direct' ? '' : `${((median(values) / base) * 100).toFixed(0)} %`,
         name === 'direct' ? '' : '≥ 80 %',
+        name === 'direct' ? '' : `${((proxyCpuMs[name] / mib) * 1024).toFixed(0)} ms`,
       ]);
     }
     facts.push(`load average at end: ${load()}`);
