@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Socket } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { EgressAllowList } from '../../../../common/egress/egress-allow-list';
 import { EgressGuard, type Resolver } from '../../../../common/egress/egress-guard';
 import type {
@@ -331,6 +331,24 @@ describe('EgressProxy and the guard', () => {
     expect(await connectThrough(socketPath, '127.0.0.2:443')).toEqual({
       refused: expect.objectContaining({ status: 403 }) as unknown,
     });
+  });
+
+  it('delivers everything an upstream sent before it closed the tunnel', async () => {
+    const size = 16 * 1024 * 1024;
+    const sender = createNetServer((socket) => socket.end(Buffer.alloc(size, 'z')));
+    await new Promise<void>((resolve) => sender.listen(0, '127.0.0.1', resolve));
+    const { port } = sender.address() as AddressInfo;
+    try {
+      const socketPath = await startProxy({ mode: 'egress' });
+      const tunnel = await connectThrough(socketPath, `bulk.test:${port}`);
+      if (!('socket' in tunnel)) throw new Error('refused');
+      let received = 0;
+      tunnel.socket.on('data', (chunk: Buffer) => (received += chunk.length));
+      await new Promise((resolve) => tunnel.socket.once('close', resolve));
+      expect(received).toBe(size);
+    } finally {
+      sender.close();
+    }
   });
 
   it('answers 502 when the upstream refuses the connection', async () => {

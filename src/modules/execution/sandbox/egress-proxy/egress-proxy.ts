@@ -210,7 +210,11 @@ export class EgressProxy {
       }
     });
     client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    // A clean end was piped on (client.end), and what is still buffered for the client must
+    // reach it; an abrupt close ends the client at once.
+    upstream.on('close', () => {
+      if (!client.writableEnded) client.destroy();
+    });
     upstream.once('connect', () => {
       upstream.removeAllListeners('error');
       upstream.on('error', () => client.destroy());
