@@ -203,6 +203,8 @@ describe.each(['bubblewrap', 'docker'] as const)('egress through the proxy (%s)'
         `echo "environ:$(cat /proc/self/environ | tr '\\0' '\\n' | grep ^GITHUB_TOKEN=)"`,
         'env > dump.txt; echo "file:$(grep ^GITHUB_TOKEN= dump.txt)"',
         'echo "proxy:$HTTPS_PROXY no_proxy:$NO_PROXY"',
+        // The API bridge stays direct beside the proxy.
+        `echo "api:$(curl -s -o /dev/null --max-time 10 -w '%{http_code}' "$AMBIENT_API_URL/agent/runs")"`,
         // Everything every process of the sandbox has in its environment and command line.
         `cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' '\\n' | grep ^GITHUB_TOKEN= | sort -u | sed 's/^/procs:/'`,
         'grep -rsh GITHUB_TOKEN /run/ambient /workspace /tmp | sed "s/^/files:/"; true',
@@ -219,6 +221,7 @@ describe.each(['bubblewrap', 'docker'] as const)('egress through the proxy (%s)'
       expect(output).toMatch(new RegExp(`^${where}:GITHUB_TOKEN=${placeholder.source}$`, 'm'));
     }
     expect(output).toContain('proxy:http://127.0.0.1:7172 no_proxy:127.0.0.1,localhost');
+    expect(output).toMatch(/^api:[1-5]\d\d$/m);
     for (const line of output.split('\n').filter((l) => /^(procs|files):/.test(l))) {
       expect(line).toMatch(new RegExp(`^(procs|files):GITHUB_TOKEN=${placeholder.source}$`));
     }

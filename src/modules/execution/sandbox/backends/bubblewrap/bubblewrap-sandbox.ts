@@ -177,7 +177,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
               bwrap,
               '--info-fd',
               '1',
-              ...this.forwarderHolderArgs(files),
+              ...this.forwarderHolderArgs(files, forwarded.length > 1),
               '--',
               ...forwardersCommand(this.forwarder!, forwarded),
             ]),
@@ -252,10 +252,13 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
 
   /**
    * The forwarder's own sandbox: its namespaces, the system directories and the bridge socket's
-   * directory, nothing else (socat needs no more; each mount costs the kernel time per sandbox).
+   * directory, nothing else (socat needs no more; each mount costs the kernel time per sandbox);
+   * /dev/null too when a `sh` starts a forwarder in the background.
    */
-  private forwarderHolderArgs(files: SandboxFiles): string[] {
+  private forwarderHolderArgs(files: SandboxFiles, background: boolean): string[] {
     return [
+      // sh gives a background command /dev/null as its stdin, and fails without one.
+      ...(background ? ['--dev-bind', '/dev/null', '/dev/null'] : []),
       ...namespaceArgs(true),
       ...this.systemDirs,
       '--ro-bind-try',
