@@ -26,6 +26,11 @@ export interface ResolvedRunSecrets {
   env: Record<string, string>;
   /** The secrets bound to hosts, for the execution's egress proxy to inject. */
   bound: BoundSecret[];
+  /**
+   * A vendor CLI's key in an `allowlist` environment: its secret's name and the placeholder the
+   * CLI gets instead of the value (bound to the provider's hosts). Absent otherwise.
+   */
+  providerKey?: { name: string; placeholder: string };
   /** Shown on the run's timeline (`secrets_skipped`); the run goes on without them. */
   skipped: SkippedSecret[];
 }
@@ -59,12 +64,21 @@ export class RunSecretsService {
     return { ...rest, mcp_servers: await this.mcpSecrets.reveal(run.teamId, servers) };
   }
 
-  async resolve(run: SecretsRun): Promise<ResolvedRunSecrets> {
+  /**
+   * `providerKey`: a vendor CLI's key (harness_auth_secrets) and its provider's hosts; in an
+   * `allowlist` environment it is bound to them like a secret with `inject_hosts`.
+   */
+  async resolve(
+    run: SecretsRun,
+    providerKey?: { name: string; hosts: string[] } | null,
+  ): Promise<ResolvedRunSecrets> {
     const refs: { ref: SecretRef; field: string }[] = [];
+    let allowlist = false;
     if (run.environmentId) {
       const environment = await this.dataSource
         .getRepository(Environment)
         .findOne({ select: { id: true, config: true }, where: { id: run.environmentId } });
+      allowlist = environment?.config.network === 'allowlist';
       const entries: SecretRef[] = environment?.config.secrets ?? [];
       for (const [i, ref] of entries.entries()) {
         refs.push({ ref, field: `environment ${run.environmentId} secrets.${i}` });
@@ -95,6 +109,20 @@ export class RunSecretsService {
         resolved.env[name] = placeholder;
       } else {
         resolved.env[name] = value;
+      }
+    }
+    if (allowlist && providerKey && this.secrets.cipher.enabled) {
+      // Missing, it is the harness that says so (integration_not_configured), as without a proxy.
+      const value = await this.secrets.reveal(run.teamId, providerKey.name);
+      if (value !== null) {
+        const placeholder = secretPlaceholder(providerKey.name);
+        resolved.bound.push({
+          name: providerKey.name,
+          placeholder,
+          value,
+          hosts: providerKey.hosts,
+        });
+        resolved.providerKey = { name: providerKey.name, placeholder };
       }
     }
     return resolved;

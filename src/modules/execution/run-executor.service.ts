@@ -20,6 +20,7 @@ import { RunSecretsService } from './execution-secrets.service';
 import { RunBudget } from './run-budget.service';
 import { reportingLimits } from './sandbox/reporting-limits';
 import { AmbientMetrics } from '../metrics';
+import { VendorCliHarness } from './harness/vendors/vendor-cli-harness';
 import { EgressRecorder } from './sandbox/egress/egress-recorder';
 import type { EgressRequest } from './sandbox/egress/execution-egress';
 import { SandboxService } from './sandbox/sandbox.service';
@@ -235,7 +236,9 @@ export class RunExecutor {
         usage: zeroUsage,
       };
     }
-    const secrets = await this.runSecrets.resolve(run);
+    const providerKey =
+      harness instanceof VendorCliHarness ? harness.providerKey(run.config) : null;
+    const secrets = await this.runSecrets.resolve(run, providerKey);
     const emit = (eventType: string, payload?: Record<string, unknown>) =>
       this.contexts.emitEvent(token, eventType, payload);
     if (secrets.skipped.length) await emit('secrets_skipped', { secrets: secrets.skipped });
@@ -294,8 +297,16 @@ export class RunExecutor {
         secretEnv,
         config,
       );
+      const boundKey = secrets.providerKey;
       return await harness.run({
         ...context,
+        // A vendor CLI's key bound to its provider: the CLI gets the placeholder.
+        ...(boundKey
+          ? {
+              teamSecret: async (name: string) =>
+                name === boundKey.name ? boundKey.placeholder : context.teamSecret(name),
+            }
+          : {}),
         budgetRefusal: (usage) => this.budget.refusal(run, usage),
       });
     } finally {

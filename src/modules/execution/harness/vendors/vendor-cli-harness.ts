@@ -1,10 +1,14 @@
 import { Logger } from '@nestjs/common';
 import type { ErrorCode } from '../../../../common/errors/error-codes';
+import type { AgentConfig } from '../../../run-config';
 import type { ChatMessage, Harness, HarnessContext, HarnessResult } from '../harness.types';
 import { McpSetupError } from '../mcp/mcp-toolset';
 import { McpServers, VendorMcpConfigDir, VendorMcpSetup } from './vendor-mcp-config';
 import { lastLines, runVendorCli, VendorCliExit } from './vendor-cli-runner';
 import { parseEventLine, VendorStreamMapper } from './vendor-stream';
+
+/** What a vendor harness reads of the run's config to find its key. */
+export type AuthSecretsConfig = Pick<AgentConfig, 'harness_auth_secrets'>;
 
 /**
  * A harness that runs a vendor's agent CLI non-interactively in the run's workspace: the team
@@ -22,7 +26,18 @@ export abstract class VendorCliHarness implements Harness {
   protected constructor(readonly binary: string) {}
 
   abstract args(prompt: string, ctx: HarnessContext): string[];
-  abstract authSecretName(ctx: HarnessContext): { field: string; name: string | undefined };
+  abstract authSecretName(config: AuthSecretsConfig): { field: string; name: string | undefined };
+  /** The hosts of the provider's API the CLI sends its key to. */
+  abstract readonly providerHosts: string[];
+
+  /**
+   * The team secret holding the CLI's key and the hosts it goes to: in an `allowlist`
+   * environment the CLI gets a placeholder the egress proxy replaces for those hosts only.
+   */
+  providerKey(config: AuthSecretsConfig): { name: string; hosts: string[] } | null {
+    const { name } = this.authSecretName(config);
+    return name ? { name, hosts: this.providerHosts } : null;
+  }
   abstract authEnv(secret: string): Record<string, string>;
   abstract createMapper(): VendorStreamMapper;
   /** Points the CLI at the run's MCP servers (config files written into `dir`). */
@@ -36,7 +51,7 @@ export abstract class VendorCliHarness implements Harness {
       summary,
       usage: mapper.usage,
     });
-    const { field, name } = this.authSecretName(ctx);
+    const { field, name } = this.authSecretName(ctx.config);
     if (!name) {
       return fail(
         'integration_not_configured',
