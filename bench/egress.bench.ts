@@ -195,45 +195,55 @@ async function main(): Promise<void> {
   const intercepted = proxied('intercept.bench', proxy.ready.caPem);
 
   const rows: string[][] = [
-    ['path', 'direct p50 / p95', 'proxied p50 / p95', 'added p50', 'target'],
+    ['path', 'direct p50 / p95', 'proxied p50 / p95', 'added p50', 'target', 'proxy CPU / request'],
   ];
-  const latencyRow = (label: string, base: number[], via: number[], target: string) => {
+  /** Runs `alternate` and adds its row, with the proxy's CPU time per proxied request. */
+  const measure = async (
+    label: string,
+    target: string,
+    base: () => Promise<number>,
+    via: () => Promise<number>,
+  ) => {
+    const cpuBefore = await cpuOf(proxy.child);
+    const [baseSamples, viaSamples] = await alternate(base, via, REQUESTS);
+    const cpuPerRequest = ((await cpuOf(proxy.child)) - cpuBefore) / (REQUESTS + WARM_UP);
     rows.push([
       label,
-      `${ms(median(base))} / ${ms(percentile(base, 95))}`,
-      `${ms(median(via))} / ${ms(percentile(via, 95))}`,
-      ms(median(via) - median(base)),
+      `${ms(median(baseSamples))} / ${ms(percentile(baseSamples, 95))}`,
+      `${ms(median(viaSamples))} / ${ms(percentile(viaSamples, 95))}`,
+      ms(median(viaSamples) - median(baseSamples)),
       target,
+      ms(cpuPerRequest),
     ]);
   };
   try {
     progress(`tunnel, new connection per request (${REQUESTS})`);
-    const [directFresh, tunnelFresh] = await alternate(
+    await measure(
+      'tunnel, new connection',
+      '≤ 5 ms',
       () => fresh(direct('tunnel.bench')),
       () => fresh(tunnel),
-      REQUESTS,
     );
-    latencyRow('tunnel, new connection', directFresh, tunnelFresh, '≤ 5 ms');
     progress(`intercepted, new connection per request (${REQUESTS})`);
-    const [directFresh2, interceptedFresh] = await alternate(
+    await measure(
+      'intercepted, new connection',
+      '≤ 15 ms',
       () => fresh(direct('intercept.bench')),
       () => fresh(intercepted),
-      REQUESTS,
     );
-    latencyRow('intercepted, new connection', directFresh2, interceptedFresh, '≤ 15 ms');
     progress(`keep-alive (${REQUESTS} each)`);
-    const [directKept, tunnelKept] = await alternate(
+    await measure(
+      'tunnel, keep-alive',
+      '≤ 5 ms',
       await keepAlive(direct('tunnel.bench')),
       await keepAlive(tunnel),
-      REQUESTS,
     );
-    latencyRow('tunnel, keep-alive', directKept, tunnelKept, '≤ 5 ms');
-    const [directKept2, interceptedKept] = await alternate(
+    await measure(
+      'intercepted, keep-alive',
+      '≤ 15 ms',
       await keepAlive(direct('intercept.bench')),
       await keepAlive(intercepted),
-      REQUESTS,
     );
-    latencyRow('intercepted, keep-alive', directKept2, interceptedKept, '≤ 15 ms');
 
     progress(`download ${DOWNLOAD_MIB} MiB × ${DOWNLOAD_ROUNDS} per path`);
     const speeds = { direct: [] as number[], tunnel: [] as number[], intercepted: [] as number[] };
