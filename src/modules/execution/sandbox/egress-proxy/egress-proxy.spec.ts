@@ -407,6 +407,15 @@ describe('EgressProxy bookkeeping', () => {
     });
   });
 
+  it('refuses to start with a secret bound to something that is not a host pattern', async () => {
+    await expect(
+      EgressProxy.start({
+        policy: { mode: 'egress', rules: [], secrets: [{ ...TOKEN, hosts: ['not a host'] }] },
+        guard,
+      }),
+    ).rejects.toThrow('secrets.GITHUB_TOKEN.inject_hosts.0: "not a host" is not a host name');
+  });
+
   it('close() ends open tunnels and stops listening, and can be called again', async () => {
     const socketPath = await startProxy({ mode: 'egress' });
     const tunnel = await connectThrough(socketPath, `open.test:${upstreams.httpsPort}`);

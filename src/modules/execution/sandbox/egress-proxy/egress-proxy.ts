@@ -21,6 +21,7 @@ import type {
 import {
   needsInterception,
   normalizeHost,
+  secretHosts,
   secretsFor,
 } from '../../../../common/egress/egress-rules';
 import { DecisionTally, hostPort, policyVerdict } from './egress-decisions';
@@ -72,10 +73,10 @@ export class EgressProxy {
     this.agents = new UpstreamAgents(options.upstreamCa);
     this.outer = httpServer();
     this.outer.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-      void this.onConnect(req, socket, head);
+      this.onConnect(req, socket, head).catch(() => socket.destroy());
     });
     this.outer.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      void this.onPlainRequest(req, res);
+      this.onPlainRequest(req, res).catch(() => res.destroy());
     });
     this.inner = httpServer();
     this.inner.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -83,7 +84,9 @@ export class EgressProxy {
     });
   }
 
+  /** Throws EgressRuleError when a bound secret's hosts are not host patterns. */
   static async start(options: EgressProxyOptions): Promise<EgressProxy> {
+    for (const secret of options.policy.secrets) secretHosts(secret);
     return new EgressProxy(options, await ExecutionCa.create());
   }
 
