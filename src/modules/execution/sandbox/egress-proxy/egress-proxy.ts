@@ -33,6 +33,7 @@ import { endToEndHeaders, forward, UpstreamAgents } from './upstream';
 /** Request heads larger than this get 431 (git and package managers stay far below). */
 const MAX_HEADER_BYTES = 32 * 1024;
 const HEADERS_TIMEOUT_MS = 60_000;
+const INTERCEPTED_KEEP_ALIVE_MS = 30_000;
 
 export interface EgressProxyOptions {
   policy: EgressPolicy;
@@ -79,6 +80,9 @@ export class EgressProxy {
       this.onPlainRequest(req, res).catch(() => res.destroy());
     });
     this.inner = httpServer();
+    // An idle intercepted connection stays open as long as a client's pool usually keeps it,
+    // sparing a TLS handshake for the next request.
+    this.inner.keepAliveTimeout = INTERCEPTED_KEEP_ALIVE_MS;
     this.inner.on('request', (req: IncomingMessage, res: ServerResponse) => {
       this.onInterceptedRequest(req, res);
     });

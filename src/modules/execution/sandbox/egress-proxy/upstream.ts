@@ -7,7 +7,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { pinnedLookup, type CheckedTarget } from '../../../../common/egress/egress-guard';
 import { refuseResponse } from './proxy-responses';
 
@@ -60,10 +60,19 @@ function upstreamTrust(extra: readonly string[] | undefined): string[] | undefin
 /** Keep-alive agents of one execution, per checked target, pinned to its checked address. */
 export class UpstreamAgents {
   private readonly agents = new Map<string, HttpAgent>();
-  private readonly ca: string[] | undefined;
+  /**
+   * Built on first use, once: a `ca` option would be part of the agent's pool key, which
+   * https.Agent joins from every certificate on each request.
+   */
+  private secureContext: SecureContext | undefined;
 
-  constructor(extraCa: readonly string[] | undefined) {
-    this.ca = upstreamTrust(extraCa);
+  constructor(private readonly extraCa: readonly string[] | undefined) {}
+
+  private upstreamContext(): SecureContext | undefined {
+    if (!this.secureContext && this.extraCa && this.extraCa.length > 0) {
+      this.secureContext = createSecureContext({ ca: upstreamTrust(this.extraCa) });
+    }
+    return this.secureContext;
   }
 
   agentFor(target: CheckedTarget, tls: boolean): HttpAgent {
@@ -74,7 +83,7 @@ export class UpstreamAgents {
       agent = tls
         ? new HttpsAgent({
             ...options,
-            ca: this.ca,
+            secureContext: this.upstreamContext(),
             ...(isIP(target.host) ? {} : { servername: target.host }),
           })
         : new HttpAgent(options);
