@@ -205,7 +205,13 @@ async function main(): Promise<void> {
     via: () => Promise<number>,
   ) => {
     const cpuBefore = await cpuOf(proxy.child);
-    const [baseSamples, viaSamples] = await alternate(base, via, REQUESTS);
+    const [baseSamples, viaSamples] = await alternate(
+      () =>
+        base().catch((err: Error) => Promise.reject(new Error(`${label}, direct: ${err.message}`))),
+      () =>
+        via().catch((err: Error) => Promise.reject(new Error(`${label}, proxied: ${err.message}`))),
+      REQUESTS,
+    );
     const cpuPerRequest = ((await cpuOf(proxy.child)) - cpuBefore) / (REQUESTS + WARM_UP);
     rows.push([
       label,
