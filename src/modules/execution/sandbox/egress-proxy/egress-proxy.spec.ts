@@ -351,6 +351,34 @@ describe('EgressProxy and the guard', () => {
     }
   });
 
+  it('sends a GET again when the kept-alive upstream connection was closed under it', async () => {
+    // Answers the first request of each connection, and drops the connection at the second.
+    const flaky = createNetServer((socket) => {
+      let requests = 0;
+      socket.on('data', (chunk: Buffer) => {
+        if (!chunk.includes('\r\n\r\n')) return;
+        requests++;
+        if (requests === 1) {
+          socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok');
+        } else {
+          socket.resetAndDestroy();
+        }
+      });
+    });
+    await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
+    const { port } = flaky.address() as AddressInfo;
+    try {
+      const socketPath = await startProxy({ mode: 'egress' });
+      const url = `http://flaky.test:${port}/`;
+      expect((await plainThrough(socketPath, url)).body).toBe('ok');
+      expect((await plainThrough(socketPath, url)).body).toBe('ok');
+      const post = await plainThrough(socketPath, url, { method: 'POST', body: 'x' });
+      expect(post.status).toBe(502);
+    } finally {
+      flaky.close();
+    }
+  });
+
   it('answers 502 when the upstream refuses the connection', async () => {
     const socketPath = await startProxy({ mode: 'egress' });
     const closed = await plainThrough(socketPath, 'http://127.0.0.1:1/');
