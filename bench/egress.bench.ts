@@ -23,7 +23,7 @@ import { ms, percentile, table } from './stats';
 const REQUESTS = Number(process.env.BENCH_EGRESS_REQUESTS ?? 300);
 const WARM_UP = 20;
 const DOWNLOAD_MIB = Number(process.env.BENCH_EGRESS_DOWNLOAD_MIB ?? 200);
-const DOWNLOAD_ROUNDS = Number(process.env.BENCH_EGRESS_DOWNLOAD_ROUNDS ?? 3);
+const DOWNLOAD_ROUNDS = Number(process.env.BENCH_EGRESS_DOWNLOAD_ROUNDS ?? 5);
 
 function progress(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -268,26 +268,33 @@ async function main(): Promise<void> {
         proxyCpuMs[name] += (await cpuOf(proxy.child)) - cpuBefore;
       }
     }
-    const base = median(speeds.direct);
+    // On a shared machine a round's speed depends on what else runs; the best round is the
+    // nearest to what the path can do, the median what it did.
     const throughput = [
       [
         'download',
-        'MiB/s (median of rounds)',
+        'MiB/s median',
+        'best',
         'rounds',
-        'of direct',
+        'of direct (median / best)',
         'target',
         'proxy CPU per GiB',
       ],
     ];
     const mib = DOWNLOAD_MIB * DOWNLOAD_ROUNDS;
+    const best = (values: number[]) => Math.max(...values);
     for (const [name, values] of Object.entries(speeds) as [keyof typeof speeds, number[]][]) {
+      const proxiedPath = name !== 'direct';
+      const ratio = (of: (v: number[]) => number) =>
+        `${((of(values) / of(speeds.direct)) * 100).toFixed(0)} %`;
       throughput.push([
         name,
         median(values).toFixed(0),
+        best(values).toFixed(0),
         values.map((v) => v.toFixed(0)).join(' / '),
-        name === 'direct' ? '' : `${((median(values) / base) * 100).toFixed(0)} %`,
-        name === 'direct' ? '' : '≥ 80 %',
-        name === 'direct' ? '' : `${((proxyCpuMs[name] / mib) * 1024).toFixed(0)} ms`,
+        proxiedPath ? `${ratio(median)} / ${ratio(best)}` : '',
+        proxiedPath ? '≥ 80 %' : '',
+        proxiedPath ? `${((proxyCpuMs[name] / mib) * 1024).toFixed(0)} ms` : '',
       ]);
     }
     facts.push(`load average at end: ${load()}`);
