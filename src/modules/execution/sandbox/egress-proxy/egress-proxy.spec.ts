@@ -22,6 +22,7 @@ import {
   type SeenRequest,
   type Upstreams,
 } from '../../../../../test/support/egress-upstreams';
+import { waitFor } from '../../../../../test/support/wait';
 import { EgressProxy } from './egress-proxy';
 
 /** Test names: `*.test` are the upstreams on 127.0.0.1; `inside.evil` points at a private address. */
@@ -60,12 +61,14 @@ afterEach(async () => {
 async function startProxy(
   policy: Partial<EgressPolicy> & Pick<EgressPolicy, 'mode'>,
   decisions: EgressDecision[] = [],
+  maxConnections?: number,
 ): Promise<string> {
   proxy = await EgressProxy.start({
     policy: { rules: [], secrets: [], ...policy },
     guard,
     onDecision: (d) => decisions.push(d),
     upstreamCa: [upstreams.ca.certPem],
+    maxConnections,
   });
   const socketPath = join(dir, 'egress.sock');
   await proxy.listen(socketPath);
@@ -442,6 +445,32 @@ describe('EgressProxy bookkeeping', () => {
         guard,
       }),
     ).rejects.toThrow('secrets.GITHUB_TOKEN.inject_hosts.0: "not a host" is not a host name');
+  });
+
+  it('answers 503 beyond its connection limit, and serves again once one closes', async () => {
+    const socketPath = await startProxy({ mode: 'egress' }, [], 2);
+    const open = async () => {
+      const tunnel = await connectThrough(socketPath, `busy.test:${upstreams.httpsPort}`);
+      if (!('socket' in tunnel)) throw new Error(`refused: ${tunnel.refused.body}`);
+      return tunnel.socket;
+    };
+    const first = await open();
+    await open();
+    expect(await connectThrough(socketPath, `busy.test:${upstreams.httpsPort}`)).toEqual({
+      refused: {
+        status: 503,
+        headers: expect.objectContaining({ 'x-ambient-egress': 'error' }) as unknown,
+        body: 'egress error: too many connections open through this proxy\n',
+      },
+    });
+    const closed = new Promise((resolve) => first.once('close', resolve));
+    first.destroy();
+    await closed;
+    await waitFor(
+      () => connectThrough(socketPath, `busy.test:${upstreams.httpsPort}`),
+      (answer) => 'socket' in answer,
+      { what: 'a free connection slot' },
+    );
   });
 
   it('close() ends open tunnels and stops listening, and can be called again', async () => {

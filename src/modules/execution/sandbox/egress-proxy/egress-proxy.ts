@@ -34,6 +34,7 @@ import { endToEndHeaders, forward, UpstreamAgents } from './upstream';
 const MAX_HEADER_BYTES = 32 * 1024;
 const HEADERS_TIMEOUT_MS = 60_000;
 const INTERCEPTED_KEEP_ALIVE_MS = 30_000;
+export const DEFAULT_MAX_CONNECTIONS = 512;
 
 export interface EgressProxyOptions {
   policy: EgressPolicy;
@@ -42,6 +43,8 @@ export interface EgressProxyOptions {
   onDecision?: (decision: EgressDecision) => void;
   /** Extra trust for upstream TLS (tests); by default Node's own, NODE_EXTRA_CA_CERTS included. */
   upstreamCa?: string[];
+  /** Client connections open at once; more are answered 503 (the proxy shares the host's descriptors). */
+  maxConnections?: number;
 }
 
 /** An intercepted tunnel: where its requests go, and which secrets they may carry. */
@@ -59,6 +62,7 @@ interface Interception {
  */
 export class EgressProxy {
   private readonly sockets = new Set<Duplex>();
+  private clients = 0;
   private readonly listeners: { server: NetServer; path: string }[] = [];
   private readonly tally = new DecisionTally();
   private readonly agents: UpstreamAgents;
@@ -123,6 +127,13 @@ export class EgressProxy {
       return;
     }
     this.track(socket);
+    if (this.clients >= (this.options.maxConnections ?? DEFAULT_MAX_CONNECTIONS)) {
+      socket.on('error', () => socket.destroy());
+      refuseSocket(socket, 503, 'egress error: too many connections open through this proxy');
+      return;
+    }
+    this.clients++;
+    socket.once('close', () => this.clients--);
     this.outer.emit('connection', socket);
   }
 
