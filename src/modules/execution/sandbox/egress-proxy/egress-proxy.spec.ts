@@ -407,6 +407,15 @@ describe('EgressProxy bookkeeping', () => {
     );
   });
 
+  it('answers 431 to a request head over its bound', async () => {
+    const socketPath = await startProxy({ mode: 'egress' });
+    const answer = await plainThrough(socketPath, `http://big.test:${upstreams.httpPort}/`, {
+      headers: { 'x-filler': 'f'.repeat(40 * 1024) },
+    });
+    expect(answer.status).toBe(431);
+    expect(upstreams.seen.some((r) => r.headers['x-filler'])).toBe(false);
+  });
+
   it('folds repeated decisions in stats()', async () => {
     const socketPath = await startProxy({
       mode: 'allowlist',
