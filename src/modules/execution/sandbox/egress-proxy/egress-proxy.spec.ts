@@ -22,6 +22,7 @@ import {
   type SeenRequest,
   type Upstreams,
 } from '../../../../../test/support/egress-upstreams';
+import { waitFor } from '../../../../../test/support/wait';
 import { EgressProxy } from './egress-proxy';
 
 /** Test names: `*.test` are the upstreams on 127.0.0.1; `inside.evil` points at a private address. */
@@ -60,12 +61,14 @@ afterEach(async () => {
 async function startProxy(
   policy: Partial<EgressPolicy> & Pick<EgressPolicy, 'mode'>,
   decisions: EgressDecision[] = [],
+  maxConnections?: number,
 ): Promise<string> {
   proxy = await EgressProxy.start({
     policy: { rules: [], secrets: [], ...policy },
     guard,
     onDecision: (d) => decisions.push(d),
     upstreamCa: [upstreams.ca.certPem],
+    maxConnections,
   });
   const socketPath = join(dir, 'egress.sock');
   await proxy.listen(socketPath);
@@ -351,6 +354,34 @@ describe('EgressProxy and the guard', () => {
     }
   });
 
+  it('sends a GET again when the kept-alive upstream connection was closed under it', async () => {
+    // Answers the first request of each connection, and drops the connection at the second.
+    const flaky = createNetServer((socket) => {
+      let requests = 0;
+      socket.on('data', (chunk: Buffer) => {
+        if (!chunk.includes('\r\n\r\n')) return;
+        requests++;
+        if (requests === 1) {
+          socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok');
+        } else {
+          socket.resetAndDestroy();
+        }
+      });
+    });
+    await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
+    const { port } = flaky.address() as AddressInfo;
+    try {
+      const socketPath = await startProxy({ mode: 'egress' });
+      const url = `http://flaky.test:${port}/`;
+      expect((await plainThrough(socketPath, url)).body).toBe('ok');
+      expect((await plainThrough(socketPath, url)).body).toBe('ok');
+      const post = await plainThrough(socketPath, url, { method: 'POST', body: 'x' });
+      expect(post.status).toBe(502);
+    } finally {
+      flaky.close();
+    }
+  });
+
   it('answers 502 when the upstream refuses the connection', async () => {
     const socketPath = await startProxy({ mode: 'egress' });
     const closed = await plainThrough(socketPath, 'http://127.0.0.1:1/');
@@ -374,6 +405,15 @@ describe('EgressProxy bookkeeping', () => {
     expect(answer.body).toBe(
       'egress error: this is an HTTP proxy; send CONNECT host:port or an absolute http:// URL\n',
     );
+  });
+
+  it('answers 431 to a request head over its bound', async () => {
+    const socketPath = await startProxy({ mode: 'egress' });
+    const answer = await plainThrough(socketPath, `http://big.test:${upstreams.httpPort}/`, {
+      headers: { 'x-filler': 'f'.repeat(40 * 1024) },
+    });
+    expect(answer.status).toBe(431);
+    expect(upstreams.seen.some((r) => r.headers['x-filler'])).toBe(false);
   });
 
   it('folds repeated decisions in stats()', async () => {
@@ -405,6 +445,41 @@ describe('EgressProxy bookkeeping', () => {
         },
       ],
     });
+  });
+
+  it('refuses to start with a secret bound to something that is not a host pattern', async () => {
+    await expect(
+      EgressProxy.start({
+        policy: { mode: 'egress', rules: [], secrets: [{ ...TOKEN, hosts: ['not a host'] }] },
+        guard,
+      }),
+    ).rejects.toThrow('secrets.GITHUB_TOKEN.inject_hosts.0: "not a host" is not a host name');
+  });
+
+  it('answers 503 beyond its connection limit, and serves again once one closes', async () => {
+    const socketPath = await startProxy({ mode: 'egress' }, [], 2);
+    const open = async () => {
+      const tunnel = await connectThrough(socketPath, `busy.test:${upstreams.httpsPort}`);
+      if (!('socket' in tunnel)) throw new Error(`refused: ${tunnel.refused.body}`);
+      return tunnel.socket;
+    };
+    const first = await open();
+    await open();
+    expect(await connectThrough(socketPath, `busy.test:${upstreams.httpsPort}`)).toEqual({
+      refused: {
+        status: 503,
+        headers: expect.objectContaining({ 'x-ambient-egress': 'error' }) as unknown,
+        body: 'egress error: too many connections open through this proxy\n',
+      },
+    });
+    const closed = new Promise((resolve) => first.once('close', resolve));
+    first.destroy();
+    await closed;
+    await waitFor(
+      () => connectThrough(socketPath, `busy.test:${upstreams.httpsPort}`),
+      (answer) => 'socket' in answer,
+      { what: 'a free connection slot' },
+    );
   });
 
   it('close() ends open tunnels and stops listening, and can be called again', async () => {

@@ -21,6 +21,7 @@ import type {
 import {
   needsInterception,
   normalizeHost,
+  secretHosts,
   secretsFor,
 } from '../../../../common/egress/egress-rules';
 import { DecisionTally, hostPort, policyVerdict } from './egress-decisions';
@@ -32,6 +33,8 @@ import { endToEndHeaders, forward, UpstreamAgents } from './upstream';
 /** Request heads larger than this get 431 (git and package managers stay far below). */
 const MAX_HEADER_BYTES = 32 * 1024;
 const HEADERS_TIMEOUT_MS = 60_000;
+const INTERCEPTED_KEEP_ALIVE_MS = 30_000;
+export const DEFAULT_MAX_CONNECTIONS = 512;
 
 export interface EgressProxyOptions {
   policy: EgressPolicy;
@@ -40,6 +43,8 @@ export interface EgressProxyOptions {
   onDecision?: (decision: EgressDecision) => void;
   /** Extra trust for upstream TLS (tests); by default Node's own, NODE_EXTRA_CA_CERTS included. */
   upstreamCa?: string[];
+  /** Client connections open at once; more are answered 503 (the proxy shares the host's descriptors). */
+  maxConnections?: number;
 }
 
 /** An intercepted tunnel: where its requests go, and which secrets they may carry. */
@@ -57,6 +62,7 @@ interface Interception {
  */
 export class EgressProxy {
   private readonly sockets = new Set<Duplex>();
+  private clients = 0;
   private readonly listeners: { server: NetServer; path: string }[] = [];
   private readonly tally = new DecisionTally();
   private readonly agents: UpstreamAgents;
@@ -72,18 +78,23 @@ export class EgressProxy {
     this.agents = new UpstreamAgents(options.upstreamCa);
     this.outer = httpServer();
     this.outer.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-      void this.onConnect(req, socket, head);
+      this.onConnect(req, socket, head).catch(() => socket.destroy());
     });
     this.outer.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      void this.onPlainRequest(req, res);
+      this.onPlainRequest(req, res).catch(() => res.destroy());
     });
     this.inner = httpServer();
+    // An idle intercepted connection stays open as long as a client's pool usually keeps it,
+    // sparing a TLS handshake for the next request.
+    this.inner.keepAliveTimeout = INTERCEPTED_KEEP_ALIVE_MS;
     this.inner.on('request', (req: IncomingMessage, res: ServerResponse) => {
       this.onInterceptedRequest(req, res);
     });
   }
 
+  /** Throws EgressRuleError when a bound secret's hosts are not host patterns. */
   static async start(options: EgressProxyOptions): Promise<EgressProxy> {
+    for (const secret of options.policy.secrets) secretHosts(secret);
     return new EgressProxy(options, await ExecutionCa.create());
   }
 
@@ -116,6 +127,13 @@ export class EgressProxy {
       return;
     }
     this.track(socket);
+    if (this.clients >= (this.options.maxConnections ?? DEFAULT_MAX_CONNECTIONS)) {
+      socket.on('error', () => socket.destroy());
+      refuseSocket(socket, 503, 'egress error: too many connections open through this proxy');
+      return;
+    }
+    this.clients++;
+    socket.once('close', () => this.clients--);
     this.outer.emit('connection', socket);
   }
 

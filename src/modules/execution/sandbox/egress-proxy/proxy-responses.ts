@@ -7,6 +7,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Forbidden',
   431: 'Request Header Fields Too Large',
   502: 'Bad Gateway',
+  503: 'Service Unavailable',
 };
 
 /** The egress header's value: `denied` when the policy or guard refused, `error` otherwise. */

@@ -47,7 +47,16 @@ export function replacePlaceholders(text: string, secrets: readonly BoundSecret[
  */
 export function basicFromUserinfo(url: URL, secrets: readonly BoundSecret[]): string | null {
   if (!url.username && !url.password) return null;
-  const user = replacePlaceholders(decodeURIComponent(url.username), secrets);
-  const password = replacePlaceholders(decodeURIComponent(url.password), secrets);
+  const user = replacePlaceholders(percentDecoded(url.username), secrets);
+  const password = replacePlaceholders(percentDecoded(url.password), secrets);
   return `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
+}
+
+/** `text` percent-decoded, or as it is when it holds a `%` that starts no escape. */
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

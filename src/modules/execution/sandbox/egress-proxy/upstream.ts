@@ -7,7 +7,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
 import { pinnedLookup, type CheckedTarget } from '../../../../common/egress/egress-guard';
 import { refuseResponse } from './proxy-responses';
 
@@ -60,10 +60,19 @@ function upstreamTrust(extra: readonly string[] | undefined): string[] | undefin
 /** Keep-alive agents of one execution, per checked target, pinned to its checked address. */
 export class UpstreamAgents {
   private readonly agents = new Map<string, HttpAgent>();
-  private readonly ca: string[] | undefined;
+  /**
+   * Built on first use, once: a `ca` option would be part of the agent's pool key, which
+   * https.Agent joins from every certificate on each request.
+   */
+  private secureContext: SecureContext | undefined;
 
-  constructor(extraCa: readonly string[] | undefined) {
-    this.ca = upstreamTrust(extraCa);
+  constructor(private readonly extraCa: readonly string[] | undefined) {}
+
+  private upstreamContext(): SecureContext | undefined {
+    if (!this.secureContext && this.extraCa && this.extraCa.length > 0) {
+      this.secureContext = createSecureContext({ ca: upstreamTrust(this.extraCa) });
+    }
+    return this.secureContext;
   }
 
   agentFor(target: CheckedTarget, tls: boolean): HttpAgent {
@@ -74,7 +83,7 @@ export class UpstreamAgents {
       agent = tls
         ? new HttpsAgent({
             ...options,
-            ca: this.ca,
+            secureContext: this.upstreamContext(),
             ...(isIP(target.host) ? {} : { servername: target.host }),
           })
         : new HttpAgent(options);
@@ -95,9 +104,10 @@ export interface ForwardOptions {
   agent: HttpAgent;
   path: string;
   rawHeaders: string[];
-  /** Called once the upstream request is done or failed (for the owner's bookkeeping). */
-  onUpstreamError?: (err: Error) => void;
 }
+
+/** Methods sent again when a kept-alive upstream socket turns out closed (RFC 9110 §9.2.2). */
+const RETRIED_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** Sends `req` upstream as `options` say and streams the answer back to `res`. */
 export function forward(req: IncomingMessage, res: ServerResponse, options: ForwardOptions): void {
@@ -105,33 +115,52 @@ export function forward(req: IncomingMessage, res: ServerResponse, options: Forw
   const headers = options.rawHeaders.some((h, i) => i % 2 === 0 && h.toLowerCase() === 'host')
     ? options.rawHeaders
     : ['Host', hostHeader(target, options.tls), ...options.rawHeaders];
-  const send = options.tls ? httpsRequest : httpRequest;
-  const upstream = send({
-    host: target.host,
-    port: target.port,
-    method: req.method,
-    path: options.path,
-    headers: headers as unknown as Record<string, string>,
-    agent: options.agent,
-  });
-  upstream.on('response', (answer) => {
-    res.writeHead(
-      answer.statusCode ?? 502,
-      answer.statusMessage,
-      endToEndHeaders(answer.rawHeaders) as unknown as Record<string, string>,
-    );
-    answer.pipe(res);
-    answer.on('error', () => res.destroy());
-  });
-  upstream.on('error', (err) => {
-    options.onUpstreamError?.(err);
-    refuseResponse(res, 502, `egress error: ${target.host}:${target.port} failed: ${err.message}`);
-  });
-  res.on('close', () => {
-    if (!res.writableFinished) upstream.destroy();
-  });
-  req.on('error', () => upstream.destroy());
-  req.pipe(upstream);
+  const bodiless =
+    RETRIED_METHODS.has(req.method ?? '') &&
+    !req.headers['transfer-encoding'] &&
+    (req.headers['content-length'] ?? '0') === '0';
+  const send = (retry: boolean) => {
+    const upstream = (options.tls ? httpsRequest : httpRequest)({
+      host: target.host,
+      port: target.port,
+      method: req.method,
+      path: options.path,
+      headers: headers as unknown as Record<string, string>,
+      agent: options.agent,
+    });
+    upstream.on('response', (answer) => {
+      res.writeHead(
+        answer.statusCode ?? 502,
+        answer.statusMessage,
+        endToEndHeaders(answer.rawHeaders) as unknown as Record<string, string>,
+      );
+      answer.pipe(res);
+      answer.on('error', () => res.destroy());
+    });
+    upstream.on('error', (err: NodeJS.ErrnoException) => {
+      // The server closed a pooled connection as it was reused: nothing reached it.
+      if (retry && upstream.reusedSocket && err.code === 'ECONNRESET' && !res.headersSent) {
+        send(false);
+        return;
+      }
+      refuseResponse(
+        res,
+        502,
+        `egress error: ${target.host}:${target.port} failed: ${err.message}`,
+      );
+    });
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    req.on('error', () => upstream.destroy());
+    if (bodiless) {
+      req.resume();
+      upstream.end();
+    } else {
+      req.pipe(upstream);
+    }
+  };
+  send(bodiless);
 }
 
 function hostHeader(target: CheckedTarget, tls: boolean): string {
