@@ -1,6 +1,7 @@
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
 import { apiClient } from './support/api-client';
+import { RawWorkerClient } from './support/raw-worker-client';
 import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
@@ -249,6 +250,37 @@ describe('environments: network allowlist, host-bound secrets and the team netwo
       expect(ended.status_message.message).toContain(FORBIDDEN);
       expect(model.requests.filter((r) => r.script === 'banned')).toHaveLength(0);
     });
+  });
+
+  it('a self-hosted execution in such an environment is told to stop when it starts', async () => {
+    const open = await createEnvironment({ name: 'open-self-hosted', network: 'egress' });
+    expect((await api.put('/network-policy', { egress_open_allowed: false })).status).toBe(200);
+    const worker = await RawWorkerClient.connect(app.baseUrl, app.apiKey, 'egress-box');
+    try {
+      const created = await api.post('/agent/runs', {
+        prompt: 'reach out from my box',
+        config: { worker_host: 'egress-box', environment_id: open.uid },
+      });
+      const runId = created.body.run_id as string;
+      const assignment = await worker.next('task_assignment');
+      const key = (assignment.data.env_vars as Record<string, string>).WARP_API_KEY;
+      worker.send('task_claimed', { task_id: runId, worker_id: 'egress-box' });
+      await waitFor(
+        async () => (await api.get(`/agent/runs/${runId}`)).body.state,
+        (state) => state === 'CLAIMED',
+        { what: 'the run to be claimed' },
+      );
+      const started = await apiClient(app.baseUrl, key).post('/harness-support/start', {});
+      expect(started.status).toBe(403);
+      expect(started.body.detail).toContain(FORBIDDEN);
+      expect(started.body).not.toHaveProperty('run_secrets');
+      const ended = (await api.get(`/agent/runs/${runId}`)).body;
+      expect(ended.state).toBe('FAILED');
+      expect(ended.status_message).toMatchObject({ error_code: 'not_authorized' });
+      expect(ended.status_message.message).toContain(FORBIDDEN);
+    } finally {
+      worker.close();
+    }
   });
 
   describe('POST /agent/environments/{uid}/egress-allow', () => {

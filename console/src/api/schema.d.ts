@@ -177,6 +177,23 @@ export interface paths {
         patch: operations["updateEnvironment"];
         trace?: never;
     };
+    "/agent/environments/{uid}/egress-allow": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a rule to the environment's egress_allow (listed already: unchanged) */
+        post: operations["allowEnvironmentEgress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/environments/{uid}/grants": {
         parameters: {
             query?: never;
@@ -1262,6 +1279,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/network-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The team's network policy */
+        get: operations["getNetworkPolicy"];
+        /** Set the team's network policy (omitted = unchanged) */
+        put: operations["updateNetworkPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/secrets": {
         parameters: {
             query?: never;
@@ -1447,6 +1482,18 @@ export interface components {
             description?: string;
             full_path?: string;
             name?: string;
+        };
+        AllowEgressRequest: {
+            /**
+             * @description One `egress_allow` rule to add (`"host"`, `"host:port"`, `"*.suffix"` or an object)
+             * @example api.example.com
+             */
+            rule: string | components["schemas"]["EgressRule"];
+        };
+        AllowEgressResponse: {
+            /** @description false: the rule was listed already, nothing changed */
+            added: boolean;
+            environment: components["schemas"]["Environment"];
         };
         AmbientAgentConfig: {
             base_prompt?: string;
@@ -1705,14 +1752,23 @@ export interface components {
             description?: string | null;
             /** @description Image of the run's container (docker sandbox backend); unset = the server's default image */
             docker_image?: string;
+            /**
+             * @description Ambient extension: the hosts a sandbox may reach in `allowlist` mode (no effect in the other modes): `"host"`, `"host:port"` or `"*.suffix"` (ports 443 and 80 when none is given), or `{"host": "...", "methods": ["GET", "HEAD"]}`. Stored as written; null clears
+             * @example [
+             *       "api.github.com",
+             *       "registry.npmjs.org:443",
+             *       "*.pythonhosted.org"
+             *     ]
+             */
+            egress_allow?: (string | components["schemas"]["EgressRule"])[] | null;
             failure_session_retention_minutes?: number | null;
             github_repos?: components["schemas"]["GitHubRepo"][];
             name: string;
             /**
-             * @description Ambient extension: `none` (no network at all) or `egress` (outbound only; the host's own services and the cloud metadata address stay unreachable); null = the server's default
+             * @description Ambient extension: `none` (no network at all), `egress` (any outside host; the host's own services, private ranges and the cloud metadata address stay unreachable) or `allowlist` (only the hosts `egress_allow` lists); null = the server's default. A team admin may forbid `egress` (PUT /network-policy)
              * @enum {string|null}
              */
-            network?: "none" | "egress" | null;
+            network?: "none" | "egress" | "allowlist" | null;
             /** @description Stored and returned; Ambient performs no cloud identity federation */
             providers?: components["schemas"]["ProvidersConfig"] | null;
             /** @description Ambient extension: the sandbox's limits; null = the server's defaults */
@@ -1832,6 +1888,21 @@ export interface components {
             /** @description The run it judges */
             target_run_id: string;
         };
+        EgressRule: {
+            /**
+             * @description `host`, `host:port` or `*.suffix`
+             * @example api.example.com
+             */
+            host: string;
+            /**
+             * @description The HTTP methods allowed; omitted = every method
+             * @example [
+             *       "GET",
+             *       "HEAD"
+             *     ]
+             */
+            methods?: string[];
+        };
         Environment: {
             /**
              * @description Ambient extension: the caller's relation to the environment (owning team, or guest by grant or share link)
@@ -1857,11 +1928,12 @@ export interface components {
         EnvironmentConfig: {
             description?: string | null;
             docker_image?: string;
+            egress_allow?: (string | components["schemas"]["EgressRule"])[];
             failure_session_retention_minutes?: number | null;
             github_repos: components["schemas"]["GitHubRepo"][];
             name: string;
             /** @enum {string} */
-            network?: "none" | "egress";
+            network?: "none" | "egress" | "allowlist";
             providers?: components["schemas"]["ProvidersConfig"];
             resources?: components["schemas"]["SandboxResources"];
             secrets: components["schemas"]["SecretRef"][];
@@ -2235,7 +2307,7 @@ export interface components {
             /** @description The environment's image (docker sandboxes) */
             docker_image?: string;
             /** @enum {string} */
-            network?: "none" | "egress";
+            network?: "none" | "egress" | "allowlist";
             resources?: components["schemas"]["SandboxResources"];
         };
         HarnessStartResponse: {
@@ -2440,6 +2512,10 @@ export interface components {
             total_tokens: number;
             /** @enum {string} */
             usage_type: "warp" | "byok" | "custom_endpoint";
+        };
+        NetworkPolicy: {
+            /** @description Whether the team's environments may use `network: egress` (any outside host). When false, saving an environment with `network: egress` is refused (400) and a run whose sandbox would have open egress (its environment, or the server default) fails before its sandbox opens; `allowlist` and `none` stay available */
+            egress_open_allowed: boolean;
         };
         PageInfo: {
             has_next_page: boolean;
@@ -2845,6 +2921,14 @@ export interface components {
             expires_at: string;
         };
         SecretRef: {
+            /**
+             * @description Ambient extension: binds the secret to these hosts (`host`, `host:port`, `*.suffix`). The sandbox's variable then holds a placeholder, and the egress proxy puts the value in its place in requests to these hosts only; the value never enters the sandbox
+             * @example [
+             *       "api.github.com",
+             *       "github.com"
+             *     ]
+             */
+            inject_hosts?: string[];
             name?: string;
         };
         SessionRedirectResponse: {
@@ -2962,14 +3046,23 @@ export interface components {
             description?: string | null;
             /** @description Image of the run's container (docker sandbox backend); unset = the server's default image */
             docker_image?: string;
+            /**
+             * @description Ambient extension: the hosts a sandbox may reach in `allowlist` mode (no effect in the other modes): `"host"`, `"host:port"` or `"*.suffix"` (ports 443 and 80 when none is given), or `{"host": "...", "methods": ["GET", "HEAD"]}`. Stored as written; null clears
+             * @example [
+             *       "api.github.com",
+             *       "registry.npmjs.org:443",
+             *       "*.pythonhosted.org"
+             *     ]
+             */
+            egress_allow?: (string | components["schemas"]["EgressRule"])[] | null;
             failure_session_retention_minutes?: number | null;
             github_repos?: components["schemas"]["GitHubRepo"][];
             name?: string;
             /**
-             * @description Ambient extension: `none` (no network at all) or `egress` (outbound only; the host's own services and the cloud metadata address stay unreachable); null = the server's default
+             * @description Ambient extension: `none` (no network at all), `egress` (any outside host; the host's own services, private ranges and the cloud metadata address stay unreachable) or `allowlist` (only the hosts `egress_allow` lists); null = the server's default. A team admin may forbid `egress` (PUT /network-policy)
              * @enum {string|null}
              */
-            network?: "none" | "egress" | null;
+            network?: "none" | "egress" | "allowlist" | null;
             /** @description Stored and returned; Ambient performs no cloud identity federation */
             providers?: components["schemas"]["ProvidersConfig"] | null;
             /** @description Ambient extension: the sandbox's limits; null = the server's defaults */
@@ -2988,6 +3081,10 @@ export interface components {
             max_concurrent_runs?: number | null;
             max_run_cost_usd?: number | null;
             monthly_budget_usd?: number | null;
+        };
+        UpdateNetworkPolicyRequest: {
+            /** @description Whether the team's environments may use `network: egress` (any outside host). When false, saving an environment with `network: egress` is refused (400) and a run whose sandbox would have open egress (its environment, or the server default) fails before its sandbox opens; `allowlist` and `none` stay available */
+            egress_open_allowed?: boolean;
         };
         UpdateScheduledAgentRequest: {
             agent_config?: components["schemas"]["AmbientAgentConfig"] | null;
@@ -3794,6 +3891,76 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Environment"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    allowEnvironmentEgress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AllowEgressRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AllowEgressResponse"];
                 };
             };
             /** @description Invalid request; `detail` names the field */
@@ -8598,6 +8765,111 @@ export interface operations {
             };
             /** @description Authentication required */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getNetworkPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NetworkPolicy"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateNetworkPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateNetworkPolicyRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NetworkPolicy"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

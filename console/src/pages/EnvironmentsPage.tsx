@@ -4,14 +4,30 @@ import { ErrorMessage, useLoad } from '../components/ui';
 import { DataTable, type Column } from '../components/table';
 import { RelativeTime } from '../components/time';
 import { linesOf, SelectField, TextArea, TextField } from '../components/form';
+import { ruleErrorLine, rulesOf, rulesText } from '../egress';
+import { NetworkPolicyPanel } from '../components/NetworkPolicyPanel';
 
 type Environment = Schemas['Environment'];
+type Network = NonNullable<Schemas['UpdateEnvironmentRequest']['network']>;
 
 const NETWORK_OPTIONS = [
   { value: '', label: "The server's default" },
   { value: 'none', label: 'None: no network at all' },
-  { value: 'egress', label: 'Egress: outbound connections' },
+  { value: 'allowlist', label: 'Allowlist: only the hosts listed below' },
+  { value: 'egress', label: 'Egress: any outside host' },
 ] as const;
+
+/** "NAME host host" lines to secret references (the hosts, when given, bind the secret). */
+function secretsOf(text: string): Schemas['SecretRef'][] {
+  return linesOf(text).map((line) => {
+    const [name, ...hosts] = line.split(/\s+/);
+    return hosts.length ? { name, inject_hosts: hosts } : { name };
+  });
+}
+
+function secretsText(secrets: Schemas['SecretRef'][] | undefined): string {
+  return (secrets ?? []).map((s) => [s.name, ...(s.inject_hosts ?? [])].join(' ')).join('\n');
+}
 
 /** "owner/repo" lines to GitHubRepo objects; throws naming the first line that is not one. */
 function reposOf(text: string): Schemas['GitHubRepo'][] {
@@ -97,16 +113,20 @@ function EnvironmentForm({
   );
   const [setup, setSetup] = useState((config?.setup_commands ?? []).join('\n'));
   const [image, setImage] = useState(config?.docker_image ?? '');
-  const [secrets, setSecrets] = useState((config?.secrets ?? []).map((s) => s.name).join('\n'));
+  const [secrets, setSecrets] = useState(secretsText(config?.secrets));
   const [memory, setMemory] = useState(text(config?.resources?.memory_mb));
   const [cpus, setCpus] = useState(text(config?.resources?.cpus));
   const [pids, setPids] = useState(text(config?.resources?.pids));
   const [network, setNetwork] = useState<string>(config?.network ?? '');
+  const [allow, setAllow] = useState(rulesText(config?.egress_allow));
+  const [ruleError, setRuleError] = useState<{ line: number; problem: string } | null>(null);
   const [error, setError] = useState<unknown>();
 
   async function submit(event: FormEvent) {
     event.preventDefault();
     setError(undefined);
+    setRuleError(null);
+    const egress = rulesOf(allow);
     try {
       const resources = resourcesOf({ memory, cpus, pids });
       const body = {
@@ -115,10 +135,11 @@ function EnvironmentForm({
         github_repos: reposOf(repos),
         setup_commands: linesOf(setup),
         docker_image: image || undefined,
-        secrets: linesOf(secrets).map((secret) => ({ name: secret })),
+        secrets: secretsOf(secrets),
         // On edit, null clears a value back to the server's default.
         resources: resources ?? (environment ? null : undefined),
-        network: (network || (environment ? null : undefined)) as 'none' | 'egress' | undefined,
+        network: (network || (environment ? null : undefined)) as Network | undefined,
+        egress_allow: egress.rules.length ? egress.rules : environment ? null : undefined,
       };
       if (environment) {
         await data(
@@ -132,7 +153,9 @@ function EnvironmentForm({
       }
       onSaved();
     } catch (failure) {
-      setError(failure);
+      const onLine = failure instanceof Error ? ruleErrorLine(failure.message, egress.lines) : null;
+      if (onLine) setRuleError(onLine);
+      else setError(failure);
     }
   }
 
@@ -184,6 +207,23 @@ function EnvironmentForm({
           onChange={setNetwork}
           options={NETWORK_OPTIONS}
         />
+        <TextArea
+          id={`${id}-egress-allow`}
+          label="Allowed hosts (one rule a line)"
+          placeholder={'api.github.com\n*.npmjs.org\napi.example.com GET HEAD'}
+          value={allow}
+          onChange={setAllow}
+          hint={
+            network === 'allowlist'
+              ? 'host, host:port or *.suffix (ports 443 and 80 when none is given); methods after the host limit it to them.'
+              : 'Used only with the Allowlist network.'
+          }
+        />
+        {ruleError && (
+          <p className="error" role="alert" data-testid="egress-allow-error">
+            Line {ruleError.line}: {ruleError.problem}
+          </p>
+        )}
         <div className="field-row">
           <div>
             <TextField
@@ -223,7 +263,7 @@ function EnvironmentForm({
           label="Secrets (names, one a line)"
           value={secrets}
           onChange={setSecrets}
-          hint="Team secrets given to the runs as environment variables."
+          hint="Team secrets given to the runs as environment variables. Hosts after a name (GITHUB_TOKEN api.github.com github.com) bind it: the sandbox sees a placeholder, and the proxy sends the value to those hosts only."
         />
       </fieldset>
       <div className="actions">
@@ -248,6 +288,7 @@ export function EnvironmentsPage() {
         </button>
       </div>
       <ErrorMessage error={list.error} />
+      <NetworkPolicyPanel />
       {editing && (
         <div className="panel">
           <EnvironmentForm

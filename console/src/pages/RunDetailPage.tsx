@@ -17,6 +17,7 @@ import { formatUsd, runCostUsd } from '../api/usage';
 import { Link, navigate } from '../router';
 import { Conversation } from './Conversation';
 import { RunTimeline } from './RunTimeline';
+import { BlockedHosts } from '../components/BlockedHosts';
 
 type Run = Schemas['RunItem'];
 const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED', 'BLOCKED'];
@@ -381,6 +382,7 @@ export function RunDetailPage({ runId }: { runId: string }) {
       <ErrorMessage error={actionError} />
       <h2>Timeline</h2>
       <RunTimeline events={timeline} finishedAt={run.finished_at} />
+      <BlockedHosts events={timeline} environmentId={run.agent_config?.environment_id} />
       <h2>Prompt</h2>
       <pre className="prompt">{run.prompt}</pre>
       <h2>Conversation</h2>

@@ -13,6 +13,7 @@ import { harnessAuthSecretValues, TeamSecretsService, McpSecretError } from '../
 import type { Principal } from '../../../common/auth/principal';
 import type { Run, RunState } from '../../runs';
 import { RunRecords, RunKeysService, RunSignals, RunTransitions } from '../../runs';
+import { NetworkPolicyService } from '../../environments';
 import type { EnvironmentConfig } from '../../environments';
 import type { ExecutionConfig } from '../../run-config';
 import { ExecutionContextFactory, ExecutionInputs } from '../execution-context.factory';
@@ -84,6 +85,7 @@ export class RemoteExecutionService {
     private readonly runSecrets: RunSecretsService,
     private readonly signals: RunSignals,
     private readonly metrics: AmbientMetrics,
+    private readonly networkPolicy: NetworkPolicyService,
   ) {}
 
   /** Claims the offer if the websocket claim has not arrived yet, then CLAIMED → INPROGRESS. */
@@ -130,6 +132,7 @@ export class RemoteExecutionService {
    * skipped and noted on its timeline, as on Ambient's workers.
    */
   async preparation(principal: Principal, run: Run): Promise<RemotePreparation> {
+    await this.checkNetwork(principal, run);
     const secrets = await this.runSecrets.resolve(run);
     if (secrets.skipped.length) {
       const token = this.tokenOf(principal, run);
@@ -158,6 +161,20 @@ export class RemoteExecutionService {
       runSecrets: secretEnv,
       boundSecrets: secrets.bound,
     };
+  }
+
+  /**
+   * An environment asking for open egress after a team admin forbade it ends the run FAILED
+   * before the worker prepares anything, as on Ambient's workers. (An environment without a
+   * network follows the worker's own default, which its operator sets: not known here.)
+   */
+  private async checkNetwork(principal: Principal, run: Run): Promise<void> {
+    if (!run.environmentId) return;
+    const network = (await this.workspaceSetup.environment(run.environmentId))?.config.network;
+    const refusal = network ? await this.networkPolicy.networkRefusal(run.teamId, network) : null;
+    if (!refusal) return;
+    await this.endFailed(principal, run, 'not_authorized', refusal);
+    throw new ApiError('not_authorized', `the execution cannot start: ${refusal}`);
   }
 
   /**
