@@ -320,13 +320,15 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
 
   it("reaches only an allowlist environment's hosts through the worker's own egress proxy, which injects a bound secret", async () => {
     const upstreams = await startUpstreams();
+    const egressRoot = mkdtempSync(join(tmpdir(), 'ambient-sh-egress-ws-'));
     const caFile = join(workerRoot, 'upstream-ca.pem');
     writeFileSync(caFile, upstreams.ca.certPem);
     try {
       // Its own machine's settings: the upstream on loopback allowed, its CA trusted.
-      await startWorker('egress-box', mkdtempSync(join(tmpdir(), 'ambient-sh-egress-ws-')), [], {
+      await startWorker('egress-box', egressRoot, [], {
         AMBIENT_EGRESS_ALLOW: 'localhost,127.0.0.1',
         NODE_EXTRA_CA_CERTS: caFile,
+        AMBIENT_CLAUDE_BIN: join(CLIS, 'claude'),
       });
       const host = `localhost:${upstreams.httpsPort}`;
       const uid = await environment({
@@ -380,8 +382,23 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
       expect(events.find((e) => e.event_type === 'egress_summary')?.payload).toMatchObject({
         allowed: [{ host: 'localhost', port: upstreams.httpsPort, count: 1 }],
       });
+
+      // A vendor CLI's key is bound to its provider here too: the CLI gets the placeholder.
+      const cliRun = await create('List the files', {
+        worker_host: 'egress-box',
+        environment_id: uid,
+        harness: { type: 'claude', model_id: 'claude-model' },
+        harness_auth_secrets: { claude_auth_secret_name: 'ANTHROPIC_KEY' },
+      });
+      expect((await finished(cliRun)).state).toBe('SUCCEEDED');
+      const invocation = JSON.parse(
+        readFileSync(join(egressRoot, cliRun, '.fake-cli-invocation.json'), 'utf8'),
+      );
+      expect(invocation.auth).toMatch(/^ambient-secret-ANTHROPIC_KEY-[A-Za-z0-9_-]{32}$/);
+      expect(JSON.stringify(invocation)).not.toContain('value-of-ANTHROPIC_KEY');
     } finally {
       await upstreams.close();
+      rmSync(egressRoot, { recursive: true, force: true });
     }
   });
 });

@@ -20,7 +20,7 @@ import { RunSecretsService } from './execution-secrets.service';
 import { RunBudget } from './run-budget.service';
 import { reportingLimits } from './sandbox/reporting-limits';
 import { AmbientMetrics } from '../metrics';
-import { VendorCliHarness } from './harness/vendors/vendor-cli-harness';
+import { vendorProviderKey } from './harness/vendors/provider-keys';
 import { EgressRecorder } from './sandbox/egress/egress-recorder';
 import type { EgressRequest } from './sandbox/egress/execution-egress';
 import { SandboxService } from './sandbox/sandbox.service';
@@ -236,8 +236,7 @@ export class RunExecutor {
         usage: zeroUsage,
       };
     }
-    const providerKey =
-      harness instanceof VendorCliHarness ? harness.providerKey(run.config) : null;
+    const providerKey = vendorProviderKey(run.config);
     const secrets = await this.runSecrets.resolve(run, providerKey);
     const emit = (eventType: string, payload?: Record<string, unknown>) =>
       this.contexts.emitEvent(token, eventType, payload);

@@ -21,6 +21,7 @@ import { ExecutionToken, StaleExecutionError } from '../execution-fence';
 import { addUsage, inferenceCostUsd, runCostUsd } from '../run-usage';
 import type { BoundSecret } from '../../../common/egress/egress-policy';
 import { AmbientMetrics } from '../../metrics';
+import { vendorProviderKey } from '../harness/vendors/provider-keys';
 import { EGRESS_SUMMARY, egressSummaryCounts } from '../sandbox/egress/egress-recorder';
 import { SelfHostedRuns } from './self-hosted-runs.service';
 
@@ -133,7 +134,7 @@ export class RemoteExecutionService {
    */
   async preparation(principal: Principal, run: Run): Promise<RemotePreparation> {
     await this.checkNetwork(principal, run);
-    const secrets = await this.runSecrets.resolve(run);
+    const secrets = await this.runSecrets.resolve(run, vendorProviderKey(run.config));
     if (secrets.skipped.length) {
       const token = this.tokenOf(principal, run);
       await this.fenced(() =>
@@ -157,7 +158,10 @@ export class RemoteExecutionService {
     }
     return {
       environment,
-      harnessSecrets: await harnessAuthSecretValues(this.secrets, run.teamId, run.config),
+      harnessSecrets: withBoundProviderKey(
+        await harnessAuthSecretValues(this.secrets, run.teamId, run.config),
+        secrets.providerKey,
+      ),
       runSecrets: secretEnv,
       boundSecrets: secrets.bound,
     };
@@ -393,4 +397,12 @@ export class RemoteExecutionService {
     }
     return run;
   }
+}
+
+/** A vendor CLI's key bound to its provider (allowlist): the worker gets its placeholder. */
+function withBoundProviderKey(
+  values: Record<string, string>,
+  bound: { name: string; placeholder: string } | undefined,
+): Record<string, string> {
+  return bound ? { ...values, [bound.name]: bound.placeholder } : values;
 }

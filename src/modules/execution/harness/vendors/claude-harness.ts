@@ -133,9 +133,6 @@ export class ClaudeHarness extends VendorCliHarness {
     ];
   }
 
-  /** Where the CLI sends its key (its default API base URL's host). */
-  readonly providerHosts = ['api.anthropic.com'];
-
   authSecretName(config: AuthSecretsConfig) {
     return {
       field: 'claude_auth_secret_name',

@@ -126,9 +126,6 @@ export class CodexHarness extends VendorCliHarness {
     ];
   }
 
-  /** Where the CLI sends its key (its default API base URL's host). */
-  readonly providerHosts = ['api.openai.com'];
-
   authSecretName(config: AuthSecretsConfig) {
     return {
       field: 'codex_auth_secret_name',

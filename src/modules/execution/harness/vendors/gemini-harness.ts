@@ -120,9 +120,6 @@ export class GeminiHarness extends VendorCliHarness {
     ];
   }
 
-  /** Where the CLI sends its key (its default API base URL's host). */
-  readonly providerHosts = ['generativelanguage.googleapis.com'];
-
   authSecretName(config: AuthSecretsConfig) {
     return {
       field: 'gemini_auth_secret_name',

@@ -27,17 +27,6 @@ export abstract class VendorCliHarness implements Harness {
 
   abstract args(prompt: string, ctx: HarnessContext): string[];
   abstract authSecretName(config: AuthSecretsConfig): { field: string; name: string | undefined };
-  /** The hosts of the provider's API the CLI sends its key to. */
-  abstract readonly providerHosts: string[];
-
-  /**
-   * The team secret holding the CLI's key and the hosts it goes to: in an `allowlist`
-   * environment the CLI gets a placeholder the egress proxy replaces for those hosts only.
-   */
-  providerKey(config: AuthSecretsConfig): { name: string; hosts: string[] } | null {
-    const { name } = this.authSecretName(config);
-    return name ? { name, hosts: this.providerHosts } : null;
-  }
   abstract authEnv(secret: string): Record<string, string>;
   abstract createMapper(): VendorStreamMapper;
   /** Points the CLI at the run's MCP servers (config files written into `dir`). */
