@@ -199,6 +199,9 @@ describe.each(['bubblewrap', 'docker'] as const)('egress through the proxy (%s)'
         curl('unlisted-again', `https://${UNLISTED_HOST}:${port}/`),
         curl('direct', `--noproxy '*' -k https://${SECRET_HOST}:${port}/`),
         `(timeout 3 bash -c 'exec 3<>/dev/tcp/${hostAddress}/${port}') 2>/dev/null && echo REACHED:network`,
+        // UDP and DNS to an outside resolver: no route for either.
+        `(timeout 3 bash -c 'exec 3<>/dev/udp/1.1.1.1/53') 2>/dev/null && echo REACHED:udp`,
+        'timeout 5 getent hosts example.com >/dev/null 2>&1 && echo REACHED:dns',
         'echo "env:$(env | grep ^GITHUB_TOKEN=)"',
         `echo "environ:$(cat /proc/self/environ | tr '\\0' '\\n' | grep ^GITHUB_TOKEN=)"`,
         'env > dump.txt; echo "file:$(grep ^GITHUB_TOKEN= dump.txt)"',
@@ -215,7 +218,7 @@ describe.each(['bubblewrap', 'docker'] as const)('egress through the proxy (%s)'
     expect(output).toMatch(/^post:403$/m);
     expect(output).toMatch(/^unlisted:failed:\d+$/m);
     expect(output).toMatch(/^direct:failed:\d+$/m);
-    expect(output).not.toContain('REACHED:network');
+    expect(output).not.toContain('REACHED:');
     const placeholder = /ambient-secret-GITHUB_TOKEN-[A-Za-z0-9_-]{32}/;
     for (const where of ['env', 'environ', 'file']) {
       expect(output).toMatch(new RegExp(`^${where}:GITHUB_TOKEN=${placeholder.source}$`, 'm'));
