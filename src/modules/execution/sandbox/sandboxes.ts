@@ -1,10 +1,8 @@
 import { EgressGuard } from '../../../common/egress/egress-guard';
-import type { NetworkMode } from '../../../common/egress/egress-policy';
 import type { SandboxSettings } from '../../../config/app-config';
 import type { EnvironmentConfig } from '../../environments';
 import { BUILTIN_SANDBOX_BACKENDS } from './builtin-backends';
 import {
-  EgressEnvironment,
   EgressRequest,
   EgressServerOptions,
   ExecutionEgress,
@@ -93,10 +91,8 @@ export class Sandboxes {
       throw new SandboxError(description.detail ?? 'no sandbox backend', 'resource_unavailable');
     }
     const { environment } = request;
-    // Read as the egress settings it may carry (`allowlist`, `egress_allow`).
-    const egressSettings: EgressEnvironment | null = environment;
-    const network: NetworkMode = egressSettings?.network ?? this.settings.network;
-    const policy = egressPolicyFor(network, egressSettings, request.egress?.secrets ?? []);
+    const network = environment?.network ?? this.settings.network;
+    const policy = egressPolicyFor(network, environment, request.egress?.secrets ?? []);
     if (policy && !backend.servesEgressProxy && network === 'allowlist') {
       throw new SandboxError(
         `network allowlist needs a sandbox backend that confines the network (AMBIENT_SANDBOX=docker or bubblewrap); the ${backend.name} backend cannot keep its programs to the allowed hosts`,
