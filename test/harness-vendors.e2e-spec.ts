@@ -147,6 +147,23 @@ describe('vendor CLI harnesses (api + worker, fake claude/codex/gemini CLIs)', (
     },
   );
 
+  it('claude in an allowlist environment gets a placeholder for its key (never the value) and the proxy variables', async () => {
+    const created = await api.post('/agent/environments', {
+      name: 'vendor-allowlist',
+      network: 'allowlist',
+      egress_allow: ['api.anthropic.com'],
+    });
+    expect(created.status).toBe(201);
+    const runId = await start('claude', 'List the files for claude', {
+      environment_id: created.body.uid,
+    });
+    expect((await finished(runId)).state).toBe('SUCCEEDED');
+    const invocation = JSON.parse(workspaceFile(runId, '.fake-cli-invocation.json'));
+    expect(invocation.auth).toMatch(/^ambient-secret-ANTHROPIC_KEY-[A-Za-z0-9_-]{32}$/);
+    expect(invocation.env.HTTPS_PROXY).toBe('http://127.0.0.1:7172');
+    expect(JSON.stringify(invocation)).not.toContain('value-of-ANTHROPIC_KEY');
+  });
+
   it.each(['claude', 'codex', 'gemini'] as const)(
     "%s: gets the run's MCP servers in its own configuration, kept off the command line and removed after",
     async (type) => {

@@ -29,6 +29,7 @@ const SERIES = [
   'ambient_access_denied_total',
   'ambient_sandbox_pool_handouts_total',
   'ambient_sandbox_handout_seconds',
+  'ambient_egress_requests_total',
   // Node's defaults, under Ambient's prefix.
   'ambient_process_cpu_user_seconds_total',
   'ambient_nodejs_eventloop_lag_seconds',

@@ -2,12 +2,12 @@
  * A run's commands against both isolating backends, end to end (api + worker, fake model):
  * the escapes a scripted run used to make from its workspace all fail, while the same run still
  * clones its repository, runs setup, writes files a follow-up sees, and reaches the API with its
- * own key. Limits and cancel end what they should. Every sandbox has network `none`.
+ * own key. Limits and cancel end what they should. Every sandbox has network `none` (the other
+ * modes are in sandbox-egress.e2e-spec.ts).
  */
 import { execFile } from 'node:child_process';
-import { AddressInfo, createServer, Server } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import Dockerode from 'dockerode';
@@ -274,80 +274,5 @@ describe('without a working sandbox backend', () => {
     expect(model.requests.filter((r) => r.script === 'no-sandbox')).toHaveLength(0);
     const health = await api.get('/health');
     expect(health.body.sandbox).toMatchObject({ backend: 'unavailable', isolated: false });
-  });
-});
-
-describe('egress network (bubblewrap: slirp4netns)', () => {
-  let model: FakeModelServer;
-  let env: TestEnvironment;
-  let app: TestApp;
-  let api: ReturnType<typeof apiClient>;
-  let server: Server;
-  let port: number;
-  /** This machine's own address on its network: outside the sandbox, not loopback. */
-  const hostAddress = Object.values(networkInterfaces())
-    .flat()
-    .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
-
-  beforeAll(async () => {
-    if (!hostAddress) throw new Error('this test needs a non-loopback IPv4 address on the machine');
-    server = createServer((socket) => socket.end('hello from the network\n'));
-    await new Promise<void>((done) => server.listen(0, '0.0.0.0', done));
-    port = (server.address() as AddressInfo).port;
-    model = await startFakeModelServer();
-    env = createTestEnvironment('iso_egress', model.url);
-    app = await startTestApp(env, ['api', 'worker'], {
-      'sandbox.backend': 'bubblewrap',
-      'sandbox.readonlyPaths': '',
-    });
-    api = apiClient(app.baseUrl, app.apiKey);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    await env?.destroy();
-    await model?.close();
-    await new Promise((done) => server?.close(done));
-  });
-
-  it("reaches the network, but not the host's loopback nor the metadata address", async () => {
-    const created = await api.post('/agent/environments', { name: 'online', network: 'egress' });
-    expect(created.body.config.network).toBe('egress');
-    const probe = (address: string, name: string) =>
-      `(timeout 3 bash -c 'exec 3<>/dev/tcp/${address}/${port}; cat <&3') 2>/dev/null && echo REACHED:${name}`;
-    model.script('egress', [
-      {
-        toolCalls: [
-          {
-            name: 'run_command',
-            arguments: {
-              command: [
-                probe(hostAddress!, 'network'),
-                probe('127.0.0.1', 'loopback'),
-                probe('10.0.2.2', 'host-through-gateway'),
-                `(timeout 3 bash -c 'exec 3<>/dev/tcp/169.254.169.254/80') 2>/dev/null && echo REACHED:metadata`,
-                'true',
-              ].join('; '),
-            },
-          },
-        ],
-      },
-      { text: 'done' },
-    ]);
-    const run = await api.post('/agent/runs', {
-      prompt: '[script:egress]',
-      config: { environment_id: created.body.uid },
-    });
-    await waitFor(
-      async () => (await api.get(`/agent/runs/${run.body.run_id}`)).body,
-      (r) => r.state === 'SUCCEEDED',
-      { what: 'the run to succeed' },
-    );
-    const [result] = model.requests
-      .filter((r) => r.script === 'egress')
-      .at(-1)!
-      .body.messages.filter((m) => m.role === 'tool')
-      .map((m) => JSON.parse(String(m.content)) as { output: string });
-    expect(result.output).toBe('hello from the network\nREACHED:network\n');
   });
 });

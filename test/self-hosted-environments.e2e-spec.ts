@@ -1,6 +1,7 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { startUpstreams } from './support/egress-upstreams';
 import { GitHttpServer, startGitHttpServer } from './support/git-http-server';
 import { bareRepo } from './support/git-repos';
 import { SelfHostedWorkers } from './support/self-hosted-worker-process';
@@ -315,5 +316,89 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
     model.script('sh-after', [{ text: 'Still alive.' }]);
     const next = await finished(await create('[script:sh-after]', { worker_host: 'env-box' }));
     expect(next.status_message).toEqual({ message: 'Still alive.' });
+  });
+
+  it("reaches only an allowlist environment's hosts through the worker's own egress proxy, which injects a bound secret", async () => {
+    const upstreams = await startUpstreams();
+    const egressRoot = mkdtempSync(join(tmpdir(), 'ambient-sh-egress-ws-'));
+    const caFile = join(workerRoot, 'upstream-ca.pem');
+    writeFileSync(caFile, upstreams.ca.certPem);
+    try {
+      // Its own machine's settings: the upstream on loopback allowed, its CA trusted.
+      await startWorker('egress-box', egressRoot, [], {
+        AMBIENT_EGRESS_ALLOW: 'localhost,127.0.0.1',
+        NODE_EXTRA_CA_CERTS: caFile,
+        AMBIENT_CLAUDE_BIN: join(CLIS, 'claude'),
+      });
+      const host = `localhost:${upstreams.httpsPort}`;
+      const uid = await environment({
+        name: 'locked-down',
+        network: 'allowlist',
+        egress_allow: [host],
+        secrets: [{ name: 'GITHUB_TOKEN', inject_hosts: [host] }],
+      });
+      // NO_PROXY names localhost: this upstream is reached through the proxy on purpose.
+      const viaProxy = "--noproxy ''";
+      model.script('sh-egress', [
+        {
+          toolCalls: [
+            {
+              name: 'run_command',
+              arguments: {
+                command: [
+                  `curl -sS --max-time 10 ${viaProxy} -o /dev/null -w 'bound:%{http_code}\\n' -H "Authorization: Bearer $GITHUB_TOKEN" https://${host}/`,
+                  `curl -sS --max-time 10 ${viaProxy} https://localhost:${upstreams.httpPort}/ >/dev/null 2>&1 || echo other:refused`,
+                  `curl -sS --max-time 5 --noproxy '*' -k https://127.0.0.1:${upstreams.httpsPort}/ >/dev/null 2>&1 || echo direct:refused`,
+                  'echo "env:$GITHUB_TOKEN"',
+                ].join('; '),
+              },
+            },
+          ],
+        },
+        { text: 'done' },
+      ]);
+      const runId = await create('[script:sh-egress]', {
+        worker_host: 'egress-box',
+        environment_id: uid,
+      });
+      expect((await finished(runId)).state).toBe('SUCCEEDED');
+      const [result] = model.requests
+        .filter((r) => r.script === 'sh-egress')
+        .flatMap((r) => r.body.messages.filter((m) => m.role === 'tool'))
+        .map((m) => JSON.parse(String(m.content)) as { output: string });
+      expect(result.output).toMatch(
+        /^bound:200\nother:refused\ndirect:refused\nenv:ambient-secret-GITHUB_TOKEN-[A-Za-z0-9_-]{32}\n$/,
+      );
+      expect(upstreams.seen.map((r) => r.headers.authorization)).toEqual([`Bearer ${TOKEN}`]);
+      const events = (await api.get(`/agent/runs/${runId}/timeline`)).body.events as {
+        event_type: string;
+        payload: Record<string, unknown>;
+      }[];
+      expect(events.find((e) => e.event_type === 'egress_denied')?.payload).toMatchObject({
+        host: 'localhost',
+        port: upstreams.httpPort,
+        count: 1,
+      });
+      expect(events.find((e) => e.event_type === 'egress_summary')?.payload).toMatchObject({
+        allowed: [{ host: 'localhost', port: upstreams.httpsPort, count: 1 }],
+      });
+
+      // A vendor CLI's key is bound to its provider here too: the CLI gets the placeholder.
+      const cliRun = await create('List the files', {
+        worker_host: 'egress-box',
+        environment_id: uid,
+        harness: { type: 'claude', model_id: 'claude-model' },
+        harness_auth_secrets: { claude_auth_secret_name: 'ANTHROPIC_KEY' },
+      });
+      expect((await finished(cliRun)).state).toBe('SUCCEEDED');
+      const invocation = JSON.parse(
+        readFileSync(join(egressRoot, cliRun, '.fake-cli-invocation.json'), 'utf8'),
+      );
+      expect(invocation.auth).toMatch(/^ambient-secret-ANTHROPIC_KEY-[A-Za-z0-9_-]{32}$/);
+      expect(JSON.stringify(invocation)).not.toContain('value-of-ANTHROPIC_KEY');
+    } finally {
+      await upstreams.close();
+      rmSync(egressRoot, { recursive: true, force: true });
+    }
   });
 });

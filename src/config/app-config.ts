@@ -91,7 +91,14 @@ export interface AppConfig {
    * loopback, private, link-local or unique-local addresses except what `allow`
    * (AMBIENT_EGRESS_ALLOW: CIDRs, addresses, host[:port], comma-separated) lists.
    */
-  egress: { allow: string };
+  egress: {
+    allow: string;
+    /**
+     * AMBIENT_EGRESS_UPSTREAM_CA: a PEM file of CA certificates the sandboxes' egress proxy trusts
+     * upstream beside Node's own (a company's private CA); unset: none.
+     */
+    upstreamCaFile?: string;
+  };
   selfHosted: { claimTimeoutMs: number; readTimeoutMs: number };
   /** Transcripts and artifact files; downloads go through HMAC-signed, time-limited URLs. */
   blobs: {
@@ -198,8 +205,6 @@ export interface SandboxSettings {
     user: string;
     /** OCI runtime, e.g. runsc (gVisor); unset = the daemon's default. */
     runtime?: string;
-    /** Docker network of `egress` sandboxes (never `host`). */
-    egressNetwork: string;
     /** Warm pool: ready containers of the default image (0 or unset: no pool). */
     poolSize?: number;
     /** Warm pool: the most ready containers of one image after a burst of demand. */
@@ -451,6 +456,12 @@ const SETTINGS: Setting[] = [
   },
   { path: 'egress.allow', env: 'AMBIENT_EGRESS_ALLOW', kind: 'string', optional: true },
   {
+    path: 'egress.upstreamCaFile',
+    env: 'AMBIENT_EGRESS_UPSTREAM_CA',
+    kind: 'string',
+    optional: true,
+  },
+  {
     path: 'selfHosted.claimTimeoutMs',
     env: 'AMBIENT_SELF_HOSTED_CLAIM_TIMEOUT_MS',
     kind: 'int',
@@ -525,11 +536,6 @@ const SETTINGS: Setting[] = [
     env: 'AMBIENT_DOCKER_RUNTIME',
     kind: 'string',
     optional: true,
-  },
-  {
-    path: 'sandbox.docker.egressNetwork',
-    env: 'AMBIENT_DOCKER_EGRESS_NETWORK',
-    kind: 'string',
   },
   { path: 'sandbox.docker.poolSize', env: 'AMBIENT_DOCKER_POOL_SIZE', kind: 'int', min: 0 },
   { path: 'sandbox.docker.poolMax', env: 'AMBIENT_DOCKER_POOL_MAX', kind: 'int', min: 0 },
@@ -690,7 +696,7 @@ export function loadConfig(
   }
   const config = tree as unknown as AppConfig;
   defaultPublicUrls(config);
-  config.egress = { allow: checkEgressAllow(config.egress?.allow) };
+  config.egress = { ...config.egress, allow: checkEgressAllow(config.egress?.allow) };
   const metricsToken = overrides['metrics.token'] ?? env.AMBIENT_METRICS_TOKEN;
   if (typeof metricsToken === 'string' && metricsToken !== '') {
     if (metricsToken.length < 16 || /\s/.test(metricsToken)) {
@@ -797,11 +803,6 @@ function checkSandboxSettings(sandbox: SandboxSettings): void {
     parseDockerImages(sandbox.docker.images, sandbox.docker.defaultImage);
   } catch (err) {
     throw new ConfigError(`${DOCKER_IMAGES_SETTING}: ${(err as Error).message}`);
-  }
-  if (sandbox.docker.egressNetwork === 'host') {
-    throw new ConfigError(
-      'AMBIENT_DOCKER_EGRESS_NETWORK: must not be host (sandboxes never share the host network)',
-    );
   }
 }
 

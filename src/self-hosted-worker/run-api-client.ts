@@ -1,3 +1,4 @@
+import type { BoundSecret } from '../common/egress/egress-policy';
 import type { ChatMessage, TokenUsage } from '../modules/execution/harness/harness.types';
 import type { EnvironmentConfig } from '../modules/environments/environment-config';
 import type { ExecutionConfig } from '../modules/run-config/run-config.types';
@@ -29,12 +30,17 @@ export interface ExecutionStart {
     environment_id: string;
     setup: EnvironmentSetup | null;
     /** How the environment asks for its sandbox (absent from servers before sandboxes). */
-    sandbox?: Pick<EnvironmentConfig, 'docker_image' | 'network' | 'resources'> | null;
+    sandbox?: Pick<
+      EnvironmentConfig,
+      'docker_image' | 'network' | 'egress_allow' | 'resources'
+    > | null;
   } | null;
   /** Values of the team secrets named in config.harness_auth_secrets, by name. */
   harness_secrets: Record<string, string>;
-  /** config.secrets as environment variables. */
+  /** config.secrets as environment variables (a host-bound secret's placeholder). */
   run_secrets: Record<string, string>;
+  /** The host-bound secrets, for this worker's egress proxy (absent from older servers). */
+  bound_secrets?: BoundSecret[];
 }
 
 /** How the server would prepare the run's workspace (HarnessEnvironmentSetup in the OpenAPI). */

@@ -2,6 +2,7 @@ import { EgressGuard } from '../common/egress/egress-guard';
 import { HarnessRegistry } from '../extensions/harness-registry';
 import { createHarnesses } from '../modules/execution/harness/harnesses';
 import { WorkspaceService } from '../modules/execution/workspace/workspace.service';
+import { egressServerOptions } from '../modules/execution/sandbox/egress/execution-egress';
 import { Sandboxes } from '../modules/execution/sandbox/sandboxes';
 import type { AppConfig } from '../config/app-config';
 import { loadModelCatalog } from '../modules/models/model-catalog';
@@ -64,7 +65,8 @@ export class SelfHostedWorker {
         (line) => log(`warning: ${line}`),
         undefined,
         undefined,
-        EgressGuard.fromSetting(options.egress.allow),
+        // NODE_EXTRA_CA_CERTS gives the proxy a private CA upstream here (its own process).
+        egressServerOptions(options.egress),
       ),
       gitUrlBase: options.gitUrlBase,
       log,

@@ -12,6 +12,7 @@ import type { Sandboxes } from '../modules/execution/sandbox/sandboxes';
 import { Sandbox, SandboxError } from '../modules/execution/sandbox/sandbox.types';
 import type { EnvironmentConfig } from '../modules/environments/environment-config';
 import { initialPrompt } from '../modules/execution/initial-prompt';
+import { EgressRecorder } from '../modules/execution/sandbox/egress/egress-recorder';
 import {
   MAX_RAW_TRANSCRIPT_CHARS,
   RUN_KEY_ENV,
@@ -135,6 +136,11 @@ export class TaskExecution {
     const workspaceDir = this.deps.workspaces.dirFor(start.run_id);
     await mkdir(workspaceDir, { recursive: true });
     let sandbox: Sandbox;
+    // This machine's proxy decides; the server's timeline (and its metrics) hear of it.
+    const egress = new EgressRecorder(
+      (eventType, payload) => this.reporting(api.appendEvent(eventType, payload), undefined),
+      () => undefined,
+    );
     try {
       sandbox = await this.deps.sandboxes.open({
         runId: start.run_id,
@@ -143,6 +149,7 @@ export class TaskExecution {
         workspaceDir,
         environment: (start.environment?.sandbox ?? null) as EnvironmentConfig | null,
         apiUrl: this.deps.apiUrl,
+        egress: { secrets: start.bound_secrets ?? [], onDecision: egress.record },
       });
     } catch (err) {
       if (!(err instanceof SandboxError)) throw err;
@@ -155,6 +162,7 @@ export class TaskExecution {
     } finally {
       this.controller.signal.removeEventListener('abort', closeOnStop);
       await sandbox.close();
+      await egress.finish();
     }
   }
 

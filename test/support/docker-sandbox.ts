@@ -29,7 +29,6 @@ export function dockerSandboxSettings(docker: Partial<DockerSettings> = {}): App
     docker: {
       defaultImage: AGENT_IMAGE,
       user: '1000:1000',
-      egressNetwork: 'bridge',
       ...docker,
     },
   };

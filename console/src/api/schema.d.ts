@@ -2553,6 +2553,15 @@ export interface components {
             /** @description Ambient extension: team secret for the gemini harness */
             gemini_auth_secret_name?: string;
         };
+        HarnessBoundSecret: {
+            /** @description Host patterns (egress_allow string syntax) */
+            hosts: string[];
+            name: string;
+            /** @description What the sandbox's variable of that name holds */
+            placeholder: string;
+            /** @description The value the egress proxy puts in its place for `hosts` only */
+            value: string;
+        };
         HarnessChatMessage: {
             /** @description Text, or an array of content parts */
             content?: (string | {
@@ -2604,12 +2613,16 @@ export interface components {
         HarnessSandbox: {
             /** @description The environment's image (docker sandboxes) */
             docker_image?: string;
+            /** @description The environment's egress_allow rules as stored (network allowlist) */
+            egress_allow?: unknown[];
             /** @enum {string} */
             network?: "none" | "egress" | "allowlist";
             resources?: components["schemas"]["SandboxResources"];
         };
         HarnessStartResponse: {
             attachments: components["schemas"]["HarnessAttachment"][];
+            /** @description The secrets bound to hosts (inject_hosts): the worker's egress proxy injects them; never give a value to the sandbox */
+            bound_secrets: components["schemas"]["HarnessBoundSecret"][];
             config: {
                 [key: string]: unknown;
             };
@@ -2635,7 +2648,7 @@ export interface components {
             /** @description The run prompt (used on the first execution) */
             prompt: string;
             run_id: string;
-            /** @description The team secrets listed in config.secrets: environment variables for commands */
+            /** @description The team secrets listed in config.secrets: environment variables for commands (a host-bound secret's placeholder) */
             run_secrets: {
                 [key: string]: string;
             };

@@ -50,12 +50,14 @@ describe('RunExecutor (database)', () => {
   let config: {
     runs: { leaseMs: number; maxAttempts: number; computeCostPerHourUsd: number };
     server: { publicUrl: string; internalApiUrl: null };
+    sandbox: { network: 'none' };
   };
 
   beforeEach(async () => {
     config = {
       runs: { leaseMs: LEASE_MS, maxAttempts: 3, computeCostPerHourUsd: 0 },
       server: { publicUrl: 'http://127.0.0.1:1', internalApiUrl: null },
+      sandbox: { network: 'none' },
     };
     const built = await newTestService(RunExecutor, [
       { provide: getDataSourceToken(), useValue: db.dataSource },

@@ -19,6 +19,10 @@ import { ExecutionOutcomes, ExecutionResult } from './execution-outcome';
 import { RunSecretsService } from './execution-secrets.service';
 import { RunBudget } from './run-budget.service';
 import { reportingLimits } from './sandbox/reporting-limits';
+import { AmbientMetrics } from '../metrics';
+import { vendorProviderKey } from './harness/vendors/provider-keys';
+import { EgressRecorder } from './sandbox/egress/egress-recorder';
+import type { EgressRequest } from './sandbox/egress/execution-egress';
 import { SandboxService } from './sandbox/sandbox.service';
 import { Sandbox, SandboxError } from './sandbox/sandbox.types';
 import { WorkspaceRetentionService } from './workspace/workspace-retention.service';
@@ -64,6 +68,7 @@ export class RunExecutor {
     private readonly fence: ExecutionFence,
     private readonly budget: RunBudget,
     private readonly networkPolicy: NetworkPolicyService,
+    private readonly metrics: AmbientMetrics,
   ) {}
 
   get activeCount(): number {
@@ -231,11 +236,13 @@ export class RunExecutor {
         usage: zeroUsage,
       };
     }
-    const secrets = await this.runSecrets.resolve(run);
+    const providerKey = vendorProviderKey(run.config);
+    const secrets = await this.runSecrets.resolve(run, providerKey);
     const emit = (eventType: string, payload?: Record<string, unknown>) =>
       this.contexts.emitEvent(token, eventType, payload);
     if (secrets.skipped.length) await emit('secrets_skipped', { secrets: secrets.skipped });
     const secretEnv = secrets.env;
+    const egress = new EgressRecorder(emit, (decision) => this.metrics.egressRequest(decision));
     let config: ExecutionConfig;
     try {
       config = await this.runSecrets.executionConfig(run);
@@ -252,7 +259,10 @@ export class RunExecutor {
       await this.fence.check(token, 'workspace');
       await this.retention.takeOver(run.id, executionId);
     }
-    const opened = await this.openSandbox({ ...run, secretEnv }, executionId, emit, signal);
+    const opened = await this.openSandbox({ ...run, secretEnv }, executionId, emit, signal, {
+      secrets: secrets.bound,
+      onDecision: egress.record,
+    });
     if ('failure' in opened) return { ...opened.failure, usage: zeroUsage };
     const { sandbox, snapshot } = opened;
     // Cancel (or a lost lease) stops everything in the sandbox at once, not command by command.
@@ -286,13 +296,22 @@ export class RunExecutor {
         secretEnv,
         config,
       );
+      const boundKey = secrets.providerKey;
       return await harness.run({
         ...context,
+        // A vendor CLI's key bound to its provider: the CLI gets the placeholder.
+        ...(boundKey
+          ? {
+              teamSecret: async (name: string) =>
+                name === boundKey.name ? boundKey.placeholder : context.teamSecret(name),
+            }
+          : {}),
         budgetRefusal: (usage) => this.budget.refusal(run, usage),
       });
     } finally {
       signal.removeEventListener('abort', closeOnAbort);
       await sandbox.close();
+      await egress.finish();
     }
   }
 
@@ -306,6 +325,7 @@ export class RunExecutor {
     executionId: number,
     emit: (eventType: string, payload?: Record<string, unknown>) => Promise<void>,
     signal: AbortSignal,
+    egress: EgressRequest,
   ): Promise<
     | { sandbox: Sandbox; snapshot: DockerSnapshot | null }
     | { failure: Omit<ExecutionResult, 'usage'> }
@@ -337,6 +357,7 @@ export class RunExecutor {
         environment: environment?.config ?? null,
         apiUrl: internalApiUrl(this.config),
         snapshotImage: snapshot?.image ?? null,
+        egress,
       });
       return { sandbox: reportingLimits(sandbox, emit), snapshot };
     } catch (err) {

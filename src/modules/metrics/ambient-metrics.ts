@@ -93,6 +93,12 @@ export class AmbientMetrics {
     buckets: HANDOUT_SECONDS,
     registers: [this.registry],
   });
+  private readonly egressRequests = new Counter({
+    name: 'ambient_egress_requests_total',
+    help: "Requests and tunnels sandboxes made through their execution's egress proxy, by its decision (allowed, denied)",
+    labelNames: ['decision'] as const,
+    registers: [this.registry],
+  });
   private readonly workerDisconnects = new Counter({
     name: 'ambient_self_hosted_worker_disconnects_total',
     help: 'Self-hosted worker connections that ended',
@@ -230,6 +236,10 @@ export class AmbientMetrics {
   sandboxHandout(result: 'hit' | 'miss' | 'bypass', seconds: number): void {
     this.sandboxHandouts.inc({ result });
     this.sandboxHandoutSeconds.observe({ result }, seconds);
+  }
+
+  egressRequest(decision: 'allowed' | 'denied', count = 1): void {
+    if (count > 0) this.egressRequests.inc({ decision }, count);
   }
 
   workerDisconnected(): void {

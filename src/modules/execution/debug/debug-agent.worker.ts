@@ -13,6 +13,7 @@ import { ModelsService } from '../../models';
 import { ExecutionContextFactory, internalApiUrl } from '../execution-context.factory';
 import type { ExecutionToken } from '../execution-fence';
 import { RunFollowupsService, RunRecords } from '../../runs';
+import { RunSecretsService } from '../execution-secrets.service';
 import { SandboxService } from '../sandbox/sandbox.service';
 import { DEBUG_AGENTS_QUEUE, DEBUG_JOB, DebugJobData } from './debug-agent-queues';
 import { DebugWindowService } from './debug-window.service';
@@ -51,6 +52,7 @@ export class DebugAgentWorker implements QueueProcessorHooks {
     private readonly sandboxes: SandboxService,
     private readonly environments: WorkspaceSetupService,
     private readonly workspaces: WorkspaceService,
+    private readonly runSecrets: RunSecretsService,
   ) {}
 
   @QueueProcessor<DebugJobData>(DEBUG_AGENTS_QUEUE, {
@@ -104,6 +106,8 @@ export class DebugAgentWorker implements QueueProcessorHooks {
     const environment = run.environmentId
       ? await this.environments.environment(run.teamId, run.environmentId)
       : null;
+    // Resolved once: the sandbox's placeholders are those its egress proxy replaces.
+    const secrets = await this.runSecrets.resolve(run);
     // The debug agent is as untrusted as the run: it works in a sandbox of its own.
     const sandbox = await this.sandboxes.open({
       runId: run.id,
@@ -112,6 +116,7 @@ export class DebugAgentWorker implements QueueProcessorHooks {
       workspaceDir: this.workspaces.dirFor(run.id),
       environment: environment?.config ?? null,
       apiUrl: internalApiUrl(this.config),
+      egress: { secrets: secrets.bound },
     });
     try {
       // Its writes are fenced: a continuation claiming the run makes them stale (refused).
@@ -121,7 +126,7 @@ export class DebugAgentWorker implements QueueProcessorHooks {
         holder: 'debug-agent',
         onStale: () => stale.abort(),
       };
-      const context = await this.contexts.build(run, token, model, signal, sandbox);
+      const context = await this.contexts.build(run, token, model, signal, sandbox, secrets.env);
       // A run whose setup failed has no conversation yet: drop its task prompt, keep the follow-ups.
       const followups = context.history.length
         ? context.userMessages

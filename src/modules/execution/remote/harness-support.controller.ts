@@ -51,10 +51,8 @@ export class HarnessSupportController {
   async start(@CurrentPrincipal() principal: Principal): Promise<StartResponseDto> {
     const { run, inputs } = await this.executions.start(principal);
     const config = await this.executions.executionConfig(principal, run);
-    const { environment, harnessSecrets, runSecrets } = await this.executions.preparation(
-      principal,
-      run,
-    );
+    const { environment, harnessSecrets, runSecrets, boundSecrets } =
+      await this.executions.preparation(principal, run);
     const { runs } = this.config;
     return {
       run_id: run.id,
@@ -94,6 +92,7 @@ export class HarnessSupportController {
       },
       harness_secrets: harnessSecrets,
       run_secrets: runSecrets,
+      bound_secrets: boundSecrets,
     };
   }
 

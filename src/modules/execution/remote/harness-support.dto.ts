@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { SandboxResourcesDto } from '../../environments';
 import { NETWORK_POLICIES } from '../sandbox/sandbox.types';
 import type { NetworkPolicy } from '../sandbox/sandbox.types';
+import type { EgressRuleInput } from '../../../common/egress/egress-policy';
 import {
   ArrayMaxSize,
   IsArray,
@@ -74,6 +75,12 @@ export class HarnessSandboxDto {
   docker_image?: string;
   @ApiPropertyOptional({ enum: NETWORK_POLICIES })
   network?: NetworkPolicy;
+  @ApiPropertyOptional({
+    type: 'array',
+    items: {},
+    description: "The environment's egress_allow rules as stored (network allowlist)",
+  })
+  egress_allow?: EgressRuleInput[];
   @ApiPropertyOptional({ type: SandboxResourcesDto })
   resources?: SandboxResourcesDto;
 }
@@ -94,6 +101,17 @@ export class HarnessEnvironmentDto {
     description: 'Null when the environment no longer exists (the setup then fails)',
   })
   setup: HarnessEnvironmentSetupDto | null;
+}
+
+@ApiSchema({ name: 'HarnessBoundSecret' })
+export class HarnessBoundSecretDto {
+  @ApiProperty() name: string;
+  @ApiProperty({ description: "What the sandbox's variable of that name holds" })
+  placeholder: string;
+  @ApiProperty({ description: 'The value the egress proxy puts in its place for `hosts` only' })
+  value: string;
+  @ApiProperty({ type: [String], description: 'Host patterns (egress_allow string syntax)' })
+  hosts: string[];
 }
 
 @ApiSchema({ name: 'HarnessStartResponse' })
@@ -137,9 +155,16 @@ export class StartResponseDto {
   @ApiProperty({
     type: 'object',
     additionalProperties: { type: 'string' },
-    description: 'The team secrets listed in config.secrets: environment variables for commands',
+    description:
+      "The team secrets listed in config.secrets: environment variables for commands (a host-bound secret's placeholder)",
   })
   run_secrets: Record<string, string>;
+  @ApiProperty({
+    type: [HarnessBoundSecretDto],
+    description:
+      "The secrets bound to hosts (inject_hosts): the worker's egress proxy injects them; never give a value to the sandbox",
+  })
+  bound_secrets: HarnessBoundSecretDto[];
 }
 
 /** The outcome of preparing the run's environment on the worker's machine. */

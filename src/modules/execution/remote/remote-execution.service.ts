@@ -19,7 +19,10 @@ import type { ExecutionConfig } from '../../run-config';
 import { ExecutionContextFactory, ExecutionInputs } from '../execution-context.factory';
 import { ExecutionToken, StaleExecutionError } from '../execution-fence';
 import { addUsage, inferenceCostUsd, runCostUsd } from '../run-usage';
+import type { BoundSecret } from '../../../common/egress/egress-policy';
 import { AmbientMetrics } from '../../metrics';
+import { vendorProviderKey } from '../harness/vendors/provider-keys';
+import { EGRESS_SUMMARY, egressSummaryCounts } from '../sandbox/egress/egress-recorder';
 import { SelfHostedRuns } from './self-hosted-runs.service';
 
 const MAX_STATUS_MESSAGE = 4000;
@@ -34,12 +37,17 @@ export interface RemotePreparation {
     environmentId: string;
     plan: SetupPlan | null;
     /** What the environment asks of the worker's sandbox; null when it no longer exists. */
-    sandbox: Pick<EnvironmentConfig, 'docker_image' | 'network' | 'resources'> | null;
+    sandbox: Pick<
+      EnvironmentConfig,
+      'docker_image' | 'network' | 'egress_allow' | 'resources'
+    > | null;
   } | null;
   /** Values of the team secrets named in `config.harness_auth_secrets`, by secret name. */
   harnessSecrets: Record<string, string>;
-  /** `config.secrets` as environment variables. */
+  /** `config.secrets` as environment variables (a host-bound secret's placeholder). */
   runSecrets: Record<string, string>;
+  /** The host-bound secrets, for the worker's egress proxy to inject. */
+  boundSecrets: BoundSecret[];
 }
 
 export interface SetupReport {
@@ -126,7 +134,7 @@ export class RemoteExecutionService {
    */
   async preparation(principal: Principal, run: Run): Promise<RemotePreparation> {
     await this.checkNetwork(principal, run);
-    const secrets = await this.runSecrets.resolve(run);
+    const secrets = await this.runSecrets.resolve(run, vendorProviderKey(run.config));
     if (secrets.skipped.length) {
       const token = this.tokenOf(principal, run);
       await this.fenced(() =>
@@ -142,6 +150,7 @@ export class RemoteExecutionService {
         ? {
             ...(found.config.docker_image ? { docker_image: found.config.docker_image } : {}),
             ...(found.config.network ? { network: found.config.network } : {}),
+            ...(found.config.egress_allow ? { egress_allow: found.config.egress_allow } : {}),
             ...(found.config.resources ? { resources: found.config.resources } : {}),
           }
         : null;
@@ -149,8 +158,12 @@ export class RemoteExecutionService {
     }
     return {
       environment,
-      harnessSecrets: await harnessAuthSecretValues(this.secrets, run),
+      harnessSecrets: withBoundProviderKey(
+        await harnessAuthSecretValues(this.secrets, run),
+        secrets.providerKey,
+      ),
       runSecrets: secretEnv,
+      boundSecrets: secrets.bound,
     };
   }
 
@@ -262,6 +275,12 @@ export class RemoteExecutionService {
     await this.fenced(() =>
       this.contexts.emitEvent(this.tokenOf(principal, run), eventType, payload),
     );
+    // A self-hosted worker's proxy decides on its machine: its summary is what the metrics get.
+    if (eventType === EGRESS_SUMMARY) {
+      for (const [decision, count] of egressSummaryCounts(payload)) {
+        this.metrics.egressRequest(decision, count);
+      }
+    }
   }
 
   /**
@@ -379,4 +398,12 @@ export class RemoteExecutionService {
     }
     return run;
   }
+}
+
+/** A vendor CLI's key bound to its provider (allowlist): the worker gets its placeholder. */
+function withBoundProviderKey(
+  values: Record<string, string>,
+  bound: { name: string; placeholder: string } | undefined,
+): Record<string, string> {
+  return bound ? { ...values, [bound.name]: bound.placeholder } : values;
 }

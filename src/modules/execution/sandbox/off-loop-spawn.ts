@@ -8,7 +8,7 @@ import type { SandboxExit, SandboxProcess } from './sandbox.types';
  * their commands at once held the event loop for seconds (the API, the leases and every other
  * run waited). Sandboxes therefore start their processes from small helper processes (a fork of
  * a few MB, and nothing of Ambient's memory to copy or lock): the event loop only relays stdio. The child leads its own process group (`detached`), and `kill` SIGKILLs
- * that group from here, as `childSandboxProcess` does for a local child.
+ * that group from here.
  */
 export interface OffLoopSpawnOptions {
   cwd: string;

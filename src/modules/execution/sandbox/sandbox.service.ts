@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
-import { EgressGuard } from '../../../common/egress/egress-guard';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { AMBIENT_EXTENSIONS, AmbientExtension } from '../../../extensions/extension.types';
 import { AmbientMetrics } from '../../metrics';
+import { egressServerOptions } from './egress/execution-egress';
 import { Sandboxes } from './sandboxes';
 
 /**
@@ -27,7 +27,7 @@ export class SandboxService extends Sandboxes implements OnModuleInit, OnApplica
       (line) => this.logger.warn(line),
       extensions.flatMap((extension) => extension.sandboxBackends ?? []),
       { handout: (result, seconds) => metrics.sandboxHandout(result, seconds) },
-      EgressGuard.fromSetting(config.egress.allow),
+      egressServerOptions(config.egress),
     );
   }
 

@@ -4,7 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 /** A registered backend's name (SandboxBackendFactory: the built-ins docker, bubblewrap, process). */
 export type SandboxBackendName = string;
 
-import type { NetworkPolicy } from '../../environments';
+import type { NetworkMode } from '../../../common/egress/egress-policy';
 
 export { NETWORK_POLICIES, type NetworkPolicy } from '../../environments';
 
@@ -30,13 +30,29 @@ export interface SandboxSpec {
    * `image`, never from the warm pool. Null/absent: none.
    */
   snapshotImage?: string | null;
-  network: NetworkPolicy;
+  /**
+   * The environment's network mode. Every mode gives the sandbox a network namespace of its own
+   * with only its loopback; `egress` and `allowlist` add `egressProxy`, its only way out.
+   */
+  network: NetworkMode;
+  /**
+   * The execution's egress proxy (`egress` and `allowlist`): the backend serves it on
+   * PROXY_SOCKET_NAME in the private directory and forwards SANDBOX_PROXY_HOST:PORT inside the
+   * sandbox's namespace to it, as it does the API. Null/absent: no way out at all.
+   */
+  egressProxy?: SandboxEgressProxy | null;
   limits: SandboxLimits;
   /**
    * The Ambient API base URL this process reaches; a backend that can bridges it into the
    * sandbox (`Sandbox.apiUrl`), whatever the network policy. Null: no API for the sandbox.
    */
   apiUrl?: string | null;
+}
+
+/** What a backend needs of an execution's egress proxy (see EgressProxy). */
+export interface SandboxEgressProxy {
+  /** Serves the proxy on a Unix socket at `socketPath` (removed and closed with the proxy). */
+  listen(socketPath: string): Promise<void>;
 }
 
 export interface SandboxSpawnOptions {
@@ -153,6 +169,11 @@ export interface SandboxBackendFactory {
 /** One way of making sandboxes. */
 export interface SandboxBackend {
   readonly name: SandboxBackendName;
+  /**
+   * Whether it serves `spec.egressProxy` as its sandboxes' only way out (docker, bubblewrap).
+   * Without it, `allowlist` environments do not run on it, and `egress` is whatever it does.
+   */
+  readonly servesEgressProxy?: boolean;
   /** Throws SandboxError with a message a user can act on (image pull failure, daemon gone…). */
   open(spec: SandboxSpec): Promise<Sandbox>;
   /**

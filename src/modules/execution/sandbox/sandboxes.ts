@@ -3,6 +3,12 @@ import { dockerImageRefusal, parseDockerImages, registryHost } from '../../../co
 import { EgressGuard, EgressRefusedError } from '../../../common/egress/egress-guard';
 import type { EnvironmentConfig } from '../../environments';
 import { BUILTIN_SANDBOX_BACKENDS } from './builtin-backends';
+import {
+  EgressRequest,
+  EgressServerOptions,
+  ExecutionEgress,
+  egressPolicyFor,
+} from './egress/execution-egress';
 import { selectSandboxBackend, SelectedSandbox } from './sandbox-selection';
 import {
   Sandbox,
@@ -25,6 +31,8 @@ export interface OpenSandbox {
   apiUrl: string | null;
   /** An environment snapshot's image to make the sandbox from (docker); null/absent: none. */
   snapshotImage?: string | null;
+  /** The run's host-bound secrets and who hears the proxy's decisions; absent: none. */
+  egress?: EgressRequest;
 }
 
 /**
@@ -45,8 +53,11 @@ export class Sandboxes {
     /** The registered backends, built-ins first (the self-hosted worker has only those). */
     private readonly backends: readonly SandboxBackendFactory[] = BUILTIN_SANDBOX_BACKENDS,
     private readonly metrics?: SandboxPoolMetrics,
-    /** Registries of environments' images must pass it (unset: the self-hosted worker's own). */
-    private readonly egress?: EgressGuard,
+    /**
+     * What every execution's egress proxy gets (AMBIENT_EGRESS_ALLOW's guard); registries of
+     * environments' images must pass the same guard.
+     */
+    private readonly egress: EgressServerOptions = { guard: new EgressGuard() },
   ) {}
 
   /** Chooses the backend (once); says why when runs will not be isolated or cannot start. */
@@ -88,17 +99,39 @@ export class Sandboxes {
       this.assertImageAllowed(environment.docker_image);
       await this.assertRegistryAllowed(environment.docker_image);
     }
-    return backend.open({
-      runId: request.runId,
-      executionId: request.executionId,
-      teamId: request.teamId,
-      workspaceDir: request.workspaceDir,
-      image: environment?.docker_image || null,
-      snapshotImage: request.snapshotImage ?? null,
-      network: environment?.network ?? this.settings.network,
-      limits: sandboxLimits(this.settings, environment?.resources),
-      apiUrl: request.apiUrl,
-    });
+    const network = environment?.network ?? this.settings.network;
+    const policy = egressPolicyFor(network, environment, request.egress?.secrets ?? []);
+    if (policy && !backend.servesEgressProxy && network === 'allowlist') {
+      throw new SandboxError(
+        `network allowlist needs a sandbox backend that confines the network (AMBIENT_SANDBOX=docker or bubblewrap); the ${backend.name} backend cannot keep its programs to the allowed hosts`,
+        'resource_unavailable',
+      );
+    }
+    // A backend that cannot confine programs (process) runs `egress` as it always did; host-bound
+    // secrets stay placeholders there (nothing injects them).
+    const egress =
+      policy && backend.servesEgressProxy
+        ? await ExecutionEgress.start(policy, this.egress, request.egress?.onDecision)
+        : null;
+    let sandbox: Sandbox;
+    try {
+      sandbox = await backend.open({
+        runId: request.runId,
+        executionId: request.executionId,
+        teamId: request.teamId,
+        workspaceDir: request.workspaceDir,
+        image: environment?.docker_image || null,
+        snapshotImage: request.snapshotImage ?? null,
+        network,
+        egressProxy: egress?.endpoint ?? null,
+        limits: sandboxLimits(this.settings, environment?.resources),
+        apiUrl: request.apiUrl,
+      });
+    } catch (error) {
+      await egress?.close();
+      throw error;
+    }
+    return egress ? egress.attach(sandbox) : sandbox;
   }
 
   /**
@@ -125,10 +158,10 @@ export class Sandboxes {
    */
   private async assertRegistryAllowed(image: string): Promise<void> {
     const registry = registryHost(image);
-    if (!registry || !this.egress) return;
+    if (!registry) return;
     const [, host, port] = /^(.*?)(?::(\d+))?$/.exec(registry)!;
     try {
-      await this.egress.check(host, port ? Number(port) : 443);
+      await this.egress.guard.check(host, port ? Number(port) : 443);
     } catch (err) {
       if (!(err instanceof EgressRefusedError)) throw err;
       throw new SandboxError(

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../../../config/app-config';
 import type { ChatMessage, HarnessContext, TokenUsage } from '../harness.types';
-import { VendorCliHarness } from './vendor-cli-harness';
+import { VendorCliHarness, AuthSecretsConfig } from './vendor-cli-harness';
 import {
   num,
   obj,
@@ -133,10 +133,10 @@ export class ClaudeHarness extends VendorCliHarness {
     ];
   }
 
-  authSecretName(ctx: HarnessContext) {
+  authSecretName(config: AuthSecretsConfig) {
     return {
       field: 'claude_auth_secret_name',
-      name: ctx.config.harness_auth_secrets?.claude_auth_secret_name,
+      name: config.harness_auth_secrets?.claude_auth_secret_name,
     };
   }
 

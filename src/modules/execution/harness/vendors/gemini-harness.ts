@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../../../../config/app-config';
 import type { ChatMessage, HarnessContext, TokenUsage } from '../harness.types';
-import { VendorCliHarness } from './vendor-cli-harness';
+import { VendorCliHarness, AuthSecretsConfig } from './vendor-cli-harness';
 import {
   assistantText,
   assistantToolCall,
@@ -120,10 +120,10 @@ export class GeminiHarness extends VendorCliHarness {
     ];
   }
 
-  authSecretName(ctx: HarnessContext) {
+  authSecretName(config: AuthSecretsConfig) {
     return {
       field: 'gemini_auth_secret_name',
-      name: ctx.config.harness_auth_secrets?.gemini_auth_secret_name,
+      name: config.harness_auth_secrets?.gemini_auth_secret_name,
     };
   }
 

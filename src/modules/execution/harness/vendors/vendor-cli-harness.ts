@@ -1,10 +1,14 @@
 import { Logger } from '@nestjs/common';
 import type { ErrorCode } from '../../../../common/errors/error-codes';
+import type { AgentConfig } from '../../../run-config';
 import type { ChatMessage, Harness, HarnessContext, HarnessResult } from '../harness.types';
 import { McpSetupError } from '../mcp/mcp-toolset';
 import { McpServers, VendorMcpConfigDir, VendorMcpSetup } from './vendor-mcp-config';
 import { lastLines, runVendorCli, VendorCliExit } from './vendor-cli-runner';
 import { parseEventLine, VendorStreamMapper } from './vendor-stream';
+
+/** What a vendor harness reads of the run's config to find its key. */
+export type AuthSecretsConfig = Pick<AgentConfig, 'harness_auth_secrets'>;
 
 /**
  * A harness that runs a vendor's agent CLI non-interactively in the run's workspace: the team
@@ -22,7 +26,7 @@ export abstract class VendorCliHarness implements Harness {
   protected constructor(readonly binary: string) {}
 
   abstract args(prompt: string, ctx: HarnessContext): string[];
-  abstract authSecretName(ctx: HarnessContext): { field: string; name: string | undefined };
+  abstract authSecretName(config: AuthSecretsConfig): { field: string; name: string | undefined };
   abstract authEnv(secret: string): Record<string, string>;
   abstract createMapper(): VendorStreamMapper;
   /** Points the CLI at the run's MCP servers (config files written into `dir`). */
@@ -36,7 +40,7 @@ export abstract class VendorCliHarness implements Harness {
       summary,
       usage: mapper.usage,
     });
-    const { field, name } = this.authSecretName(ctx);
+    const { field, name } = this.authSecretName(ctx.config);
     if (!name) {
       return fail(
         'integration_not_configured',

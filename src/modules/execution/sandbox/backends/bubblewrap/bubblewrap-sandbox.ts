@@ -1,29 +1,30 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
+import { PROXY_SOCKET_NAME, SANDBOX_PROXY_PORT } from '../../../../../common/egress/egress-policy';
 import {
   API_SOCKET_NAME,
   ApiBridge,
   bridgedApiUrl,
   forwarderArgs,
+  procNetPort,
   SANDBOX_API_PORT,
 } from '../../api-bridge';
 import { CgroupLimits } from '../../cgroup-limits';
 import { sweepOrphanCgroups } from '../../cgroup-sweep';
-import { childSandboxProcess } from '../../child-sandbox-process';
 import { spawnOffLoop } from '../../off-loop-spawn';
 import { EtcCopies } from './etc-copies';
 import { ForwarderNamespace } from './forwarder-namespace';
-import { SLIRP_DNS, SlirpNetwork } from './slirp-network';
 import {
   SANDBOX_PATH,
   SANDBOX_PRIVATE_DIR,
   SANDBOX_WORKDIR,
   Sandbox,
   SandboxBackend,
+  SandboxError,
   SandboxProcess,
   SandboxSpawnOptions,
   SandboxSpec,
@@ -80,13 +81,15 @@ export interface BubblewrapSettings {
 
 /**
  * Linux namespaces through bubblewrap: each process starts in new user, pid, ipc, uts, cgroup and
- * (for `network: none`) net namespaces, sees the system directories read-only, the workspace
+ * net namespaces (the execution's network namespace has only its loopback, whatever the network
+ * mode: `egress` and `allowlist` reach out through the egress proxy's forwarder only), sees the system directories read-only, the workspace
  * read-write, a private /tmp and nothing else of the host, with no capabilities, as uid 1000.
  * All processes of one sandbox share a cgroup with its limits, where cgroups are writable.
  * Processes a command leaves in the background end with it (its pid namespace goes).
  */
 export class BubblewrapSandboxBackend implements SandboxBackend {
   readonly name = 'bubblewrap' as const;
+  readonly servesEgressProxy = true;
   private readonly bwrap: string;
   /** socat, which forwards the API into sandboxes; without it they get no API. */
   private readonly forwarder: string | null;
@@ -114,16 +117,23 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     const privateDir = join(this.settings.privateRoot, `${spec.runId}-${spec.executionId}`);
     // The cgroup is made while the private files are written (neither needs the other).
     const cgroupMade = CgroupLimits.create(`${spec.runId}-${spec.executionId}`, spec.limits);
-    // With egress, /etc/resolv.conf is bound over it: its entries are bound one by one then.
-    const etcTaken = spec.network === 'egress' ? Promise.resolve(null) : this.etc.acquire();
+    const etcTaken = this.etc.acquire();
+    const proxy = spec.egressProxy ?? null;
+    if (proxy && !(this.forwarder && this.nsenter)) {
+      throw new SandboxError(
+        `network ${spec.network} needs socat and nsenter on this host (the sandbox reaches the egress proxy through them)`,
+        'resource_unavailable',
+      );
+    }
     let files: SandboxFiles;
     let bridge: ApiBridge | null;
     try {
-      files = await writePrivateFiles(privateDir, spec.network === 'egress');
+      files = await writePrivateFiles(privateDir);
       bridge =
         spec.apiUrl && this.forwarder
           ? await ApiBridge.listen(join(files.files, API_SOCKET_NAME), spec.apiUrl)
           : null;
+      await proxy?.listen(join(files.files, PROXY_SOCKET_NAME));
     } catch (err) {
       await (await cgroupMade)?.remove();
       (await etcTaken)?.release();
@@ -149,7 +159,6 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       if (inside === '/tmp' || inside.startsWith('/tmp/')) return null;
       return SYSTEM_DIRS.some((dir) => inside.startsWith(`${dir}/`)) ? inside : null;
     };
-    const egress = spec.network === 'egress';
     // The shell joins the sandbox's cgroup before what it execs (bwrap) forks anything.
     const joinCgroup = 'for f in "$@"; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done';
     const procs = cgroup?.procsFiles ?? [];
@@ -161,25 +170,35 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       '--',
       ...command,
     ];
-    // With the API and without egress, the execution's network namespace is made once, held by
-    // its forwarder; commands join it. Otherwise (or if that fails) each command makes its own.
-    // Awaited here, so that a command never waits behind it: a wrapper that started commands once
-    // it reported lost the end of their output under load (its exit came before its last chunks).
+    // With the API or the egress proxy, the execution's network namespace is made once, held by
+    // its forwarders; commands join it. Otherwise (or if that fails without a proxy) each command
+    // makes its own. Awaited here, so that a command never waits behind it: a wrapper that started
+    // commands once it reported lost the end of their output under load (its exit came before its
+    // last chunks).
+    const forwarded = forwardedPorts(bridge !== null, proxy !== null);
     const holder =
-      bridge && !egress && this.nsenter
+      forwarded.length && this.nsenter
         ? await ForwarderNamespace.start(
             inCgroup([
               bwrap,
               '--info-fd',
               '1',
-              ...this.forwarderHolderArgs(files),
+              ...this.forwarderHolderArgs(files, forwarded.length > 1),
               '--',
-              this.forwarder!,
-              ...forwarderArgs(`${SANDBOX_PRIVATE_DIR}/${API_SOCKET_NAME}`),
+              ...forwardersCommand(this.forwarder!, forwarded),
             ]),
             { PATH: SANDBOX_PATH },
           ).catch(() => null)
         : null;
+    if (proxy && !holder) {
+      await Promise.all([bridge?.close(), cgroup?.remove()]);
+      etc?.release();
+      await rm(privateDir, { recursive: true, force: true });
+      throw new SandboxError(
+        "cannot start the forwarder of the sandbox's egress proxy",
+        'resource_unavailable',
+      );
+    }
     // Commands without the forwarder's namespace make their own network namespace.
     const fixedArgs = this.fixedArgs(spec, files, holder === null, etc?.dir);
     const nsenter = this.nsenter;
@@ -188,11 +207,14 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     const start = (file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess => {
       const enter = holder ? holder.enterArgs(nsenter!) : [];
       if (!enter) return notStarted(file, 'the sandbox network namespace is gone');
-      // Inside, the command starts once the API forwarder listens on the sandbox's loopback.
-      const entry = bridge ? (holder ? forwarderWait() : forwarderEntry(forwarder!)) : [];
+      // Inside, the command starts once the forwarders listen on the sandbox's loopback.
+      const entry = forwarded.length
+        ? holder
+          ? forwarderWait(forwarded)
+          : forwarderEntry(forwarder!)
+        : [];
       const bwrapArgs = [
         ...fixedArgs,
-        ...(egress ? ['--info-fd', '3', '--block-fd', '4'] : []),
         '--chdir',
         options.cwd ?? SANDBOX_WORKDIR,
         '--',
@@ -201,29 +223,13 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
         ...args,
       ];
       const shArgs = inCgroup([...enter, bwrap, ...bwrapArgs]);
-      if (!egress) {
-        // Without slirp's extra descriptors, the process starts off the event loop.
-        const proc = spawnOffLoop('/bin/sh', shArgs, {
-          cwd: '/',
-          env: options.env,
-          stdin: options.stdin ?? 'ignore',
-        });
-        running.add(proc);
-        void proc.exited.then(() => running.delete(proc));
-        return proc;
-      }
-      const child = spawn('/bin/sh', shArgs, {
+      const proc = spawnOffLoop('/bin/sh', shArgs, {
         cwd: '/',
         env: options.env,
-        detached: true,
-        stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
-      });
-      const network = SlirpNetwork.attach(child);
-      const proc = childSandboxProcess(child, () => {
-        running.delete(proc);
-        network.stop();
+        stdin: options.stdin ?? 'ignore',
       });
       running.add(proc);
+      void proc.exited.then(() => running.delete(proc));
       return proc;
     };
 
@@ -256,10 +262,13 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
 
   /**
    * The forwarder's own sandbox: its namespaces, the system directories and the bridge socket's
-   * directory, nothing else (socat needs no more; each mount costs the kernel time per sandbox).
+   * directory, nothing else (socat needs no more; each mount costs the kernel time per sandbox);
+   * /dev/null too when a `sh` starts a forwarder in the background.
    */
-  private forwarderHolderArgs(files: SandboxFiles): string[] {
+  private forwarderHolderArgs(files: SandboxFiles, background: boolean): string[] {
     return [
+      // sh gives a background command /dev/null as its stdin, and fails without one.
+      ...(background ? ['--dev-bind', '/dev/null', '/dev/null'] : []),
       ...namespaceArgs(true),
       ...this.systemDirs,
       '--ro-bind-try',
@@ -286,7 +295,6 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       for (const entry of ETC_ENTRIES) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);
       args.push('--ro-bind', files.passwd, '/etc/passwd', '--ro-bind', files.group, '/etc/group');
     }
-    if (files.resolvConf) args.push('--ro-bind', files.resolvConf, '/etc/resolv.conf');
     args.push(
       '--proc',
       '/proc',
@@ -313,11 +321,10 @@ interface SandboxFiles {
   group: string;
   /** The private directory processes inside see at SANDBOX_PRIVATE_DIR. */
   files: string;
-  resolvConf?: string;
 }
 
-/** Makes the execution's private directory afresh with its passwd, group (and resolv.conf). */
-async function writePrivateFiles(privateDir: string, egress: boolean): Promise<SandboxFiles> {
+/** Makes the execution's private directory afresh with its passwd and group. */
+async function writePrivateFiles(privateDir: string): Promise<SandboxFiles> {
   await rm(privateDir, { recursive: true, force: true });
   await mkdir(join(privateDir, 'files'), { recursive: true, mode: 0o700 });
   const files: SandboxFiles = {
@@ -327,11 +334,6 @@ async function writePrivateFiles(privateDir: string, egress: boolean): Promise<S
   };
   await writeFile(files.passwd, PASSWD);
   await writeFile(files.group, GROUP);
-  if (egress) {
-    // The host's resolv.conf may name a resolver on its loopback, which the sandbox cannot reach.
-    files.resolvConf = join(privateDir, 'resolv.conf');
-    await writeFile(files.resolvConf, `nameserver ${SLIRP_DNS}\n`);
-  }
   return files;
 }
 
@@ -357,13 +359,38 @@ function namespaceArgs(ownNetwork: boolean): string[] {
   ];
 }
 
+/** A socket in the private directory and the loopback port its forwarder listens on. */
+interface ForwardedPort {
+  port: number;
+  socket: string;
+}
+
+/** The forwarders of a sandbox: the API's and the egress proxy's, those it has. */
+function forwardedPorts(api: boolean, proxy: boolean): ForwardedPort[] {
+  return [
+    ...(api ? [{ port: SANDBOX_API_PORT, socket: API_SOCKET_NAME }] : []),
+    ...(proxy ? [{ port: SANDBOX_PROXY_PORT, socket: PROXY_SOCKET_NAME }] : []),
+  ];
+}
+
+/** The holder's command: every forwarder but the last in the background, the last exec'd. */
+function forwardersCommand(socat: string, ports: ForwardedPort[]): string[] {
+  const socats = ports.map(({ port, socket }) =>
+    [socat, ...forwarderArgs(`${SANDBOX_PRIVATE_DIR}/${socket}`, port)].join(' '),
+  );
+  if (socats.length === 1) return socats[0]!.split(' ');
+  const last = socats.pop()!;
+  return ['/bin/sh', '-c', `${socats.map((line) => `${line} &`).join(' ')} exec ${last}`];
+}
+
 /**
  * `sh -c` that starts the API forwarder in the background, waits (at most ~2 s) until it listens
- * on the sandbox's loopback, then becomes the command.
+ * on the sandbox's loopback, then becomes the command (a sandbox without the forwarders'
+ * namespace has no egress proxy: see open).
  */
 function forwarderEntry(socat: string): string[] {
   const [listen, connect] = forwarderArgs(`${SANDBOX_PRIVATE_DIR}/${API_SOCKET_NAME}`);
-  const hexPort = SANDBOX_API_PORT.toString(16).toUpperCase().padStart(4, '0');
+  const hexPort = procNetPort(SANDBOX_API_PORT);
   const script =
     `${socat} ${listen} ${connect} 2>/dev/null & ` +
     `i=0; while ! grep -q ':${hexPort} 00000000:0000 0A' /proc/net/tcp; do ` +
@@ -372,18 +399,17 @@ function forwarderEntry(socat: string): string[] {
 }
 
 /**
- * `sh -c` that waits (at most ~2 s) until the execution's forwarder listens on the loopback, with
- * shell builtins only (it normally does already: it started when the sandbox opened), then
+ * `sh -c` that waits (at most ~2 s) until the execution's forwarders listen on the loopback, with
+ * shell builtins only (they normally do already: they started when the sandbox opened), then
  * becomes the command.
  */
-function forwarderWait(): string[] {
-  const hexPort = SANDBOX_API_PORT.toString(16).toUpperCase().padStart(4, '0');
-  const listening = `0100007F:${hexPort} 00000000:0000 0A`;
+function forwarderWait(ports: ForwardedPort[]): string[] {
+  const listening = ports.map(({ port }) => `0100007F:${procNetPort(port)} 00000000:0000 0A`);
   const script =
-    `i=0; while [ $i -lt 400 ]; do ` +
-    // `break 2`, not exec, inside the loop: its stdin is /proc/net/tcp, the command's is not.
-    `while read -r _ local remote st _; do [ "$local $remote $st" = '${listening}' ] && break 2; done </proc/net/tcp; ` +
-    `i=$((i+1)); sleep 0.005; done; exec "$@"`;
+    `n=0; i=0; while [ $i -lt 400 ]; do n=0; ` +
+    // Counted, not exec'd, inside the loop: its stdin is /proc/net/tcp, the command's is not.
+    `while read -r _ local remote st _; do case "$local $remote $st" in ${listening.map((l) => `'${l}'`).join('|')}) n=$((n+1));; esac; done </proc/net/tcp; ` +
+    `[ $n -ge ${ports.length} ] && break; i=$((i+1)); sleep 0.005; done; exec "$@"`;
   return ['/bin/sh', '-c', script, 'sh'];
 }
 

@@ -6,12 +6,12 @@ import type { SandboxProcess } from '../../sandbox.types';
 const START_TIMEOUT_MS = 10_000;
 
 /**
- * An execution's network namespace, made once when its sandbox opens and held by the API
- * forwarder running in it (a bwrap whose only process is socat listening on the sandbox's
- * loopback). Each command enters it (`nsenter --user --net`, then its own bwrap for every other
- * namespace): the forwarder starts once per execution, during the model's first turn, instead of
- * before every command. Network policy `none` still holds: the namespace has only its loopback,
- * shared by the execution's own processes.
+ * An execution's network namespace, made once when its sandbox opens and held by its forwarders
+ * (a bwrap whose only processes are socat listening on the sandbox's loopback: the API's and, for
+ * `egress` and `allowlist`, the egress proxy's). Each command enters it (`nsenter --user --net`,
+ * then its own bwrap for every other namespace): the forwarders start once per execution, during
+ * the model's first turn, instead of before every command. The namespace has only its loopback,
+ * shared by the execution's own processes, in every network mode.
  */
 export class ForwarderNamespace {
   private constructor(
@@ -22,7 +22,7 @@ export class ForwarderNamespace {
   ) {}
 
   /**
-   * Starts `sh args…` (which must exec `bwrap --info-fd 1 … -- socat …`) and waits for bwrap's
+   * Starts `sh args…` (which must exec `bwrap --info-fd 1 … -- <forwarders>`) and waits for bwrap's
    * report of the sandbox's pid and network namespace; null when it did not start.
    */
   static async start(

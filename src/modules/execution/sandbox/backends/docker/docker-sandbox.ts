@@ -2,6 +2,7 @@ import Dockerode from 'dockerode';
 import { Logger } from '@nestjs/common';
 import { NetnsBridge, NetnsForwarder } from './netns-bridge';
 import { API_SOCKET_NAME, bridgedApiUrl } from '../../api-bridge';
+import { PROXY_SOCKET_NAME, SANDBOX_PROXY_PORT } from '../../../../../common/egress/egress-policy';
 import { randomBytes } from 'node:crypto';
 import { existsSync, constants as fsConstants } from 'node:fs';
 import {
@@ -395,12 +396,14 @@ export async function defaultImageProblem(
 /**
  * Runs each execution in its own container: the image of the environment (pulled when missing),
  * the sandbox user (never root), no capabilities, no new privileges, memory/pids/CPU limits, no
- * network or the configured egress network, the workspace at /workspace and a private directory
+ * network (`egress` and `allowlist` reach out through the egress proxy's forwarder only), the
+ * workspace at /workspace and a private directory
  * at /run/ambient. Processes go through the container's launcher (or are `docker exec`s); closing
  * kills them all and removes the container in the background.
  */
 export class DockerSandboxBackend implements SandboxBackend {
   readonly name = 'docker' as const;
+  readonly servesEgressProxy = true;
   private readonly docker: Dockerode;
   /** Null without AMBIENT_DOCKER_POOL_SIZE or without a workspace root to put its slots in. */
   readonly pool: DockerWarmPool<WarmContainer> | null = null;
@@ -484,6 +487,12 @@ export class DockerSandboxBackend implements SandboxBackend {
     if (user?.uid === 0 || /^root(:|$)/.test(dockerSettings.user)) {
       throw new SandboxError('AMBIENT_DOCKER_USER must not be root', 'resource_unavailable');
     }
+    if (spec.egressProxy && !this.reachesContainerPids()) {
+      throw new SandboxError(
+        `network ${spec.network} needs a local Docker daemon and Ambient running as root (the sandbox reaches the egress proxy through a forwarder in its container's network namespace)`,
+        'resource_unavailable',
+      );
+    }
     const image = spec.snapshotImage ?? spec.image ?? dockerSettings.defaultImage;
     const workspace = resolve(spec.workspaceDir);
     // Known now, bridged once the container runs (see bridgeInto). Should the bridge not start
@@ -495,7 +504,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     // A snapshot image is pooled like any other: its first run is a miss that makes the pool keep
     // one ready (see WarmPoolSizing), the next runs of the environment get it warm.
     const warm = await this.handOut(spec, image, workspace, user);
-    const result: SandboxHandout = warm ? 'hit' : this.poolServes(spec) ? 'miss' : 'bypass';
+    const result: SandboxHandout = warm ? 'hit' : this.poolServes() ? 'miss' : 'bypass';
     let sandbox: DockerSandbox;
     if (warm) {
       sandbox = new DockerSandbox(
@@ -540,9 +549,12 @@ export class DockerSandboxBackend implements SandboxBackend {
     return sandbox;
   }
 
-  /** The pool serves sandboxes without network only (see DESIGN "Warm container pool"). */
-  private poolServes(spec: SandboxSpec): boolean {
-    return Boolean(this.pool?.enabled) && spec.network === 'none';
+  /**
+   * The pool serves every network mode: all containers have network none, the egress proxy's
+   * forwarder joins at hand-out (see DESIGN "Warm container pool").
+   */
+  private poolServes(): boolean {
+    return Boolean(this.pool?.enabled);
   }
 
   /**
@@ -556,7 +568,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     workspace: string,
     user: { uid: number; gid: number } | null,
   ): Promise<HandedOut | null> {
-    if (!this.pool || !this.poolServes(spec)) return null;
+    if (!this.pool || !this.poolServes()) return null;
     const warm = this.pool.take(image);
     if (!warm) return null;
     const renamed = warm.container.rename({ name: containerName(spec) }).catch(() => undefined);
@@ -635,7 +647,6 @@ export class DockerSandboxBackend implements SandboxBackend {
           privateDir: slot.privateDir,
           launchFifo: slot.launchFifo,
           limits,
-          network: 'none',
           // /tmp's pages count against the memory limit set at hand-out; its size cannot change.
           tmpfsMb: maxMemoryMb,
           labels: { [SANDBOX_LABELS.poolOwner]: this.poolOwner },
@@ -691,15 +702,28 @@ export class DockerSandboxBackend implements SandboxBackend {
     const bridging = apiUrl
       ? bridgeInto(warm.pid, warm.slot.privateDir, apiUrl, warm.forwarder)
       : Promise.resolve(null);
+    const proxying = proxyInto(warm.pid, warm.slot.privateDir, spec).then(
+      (forwarder) => ({ forwarder }),
+      (error: unknown) => ({ error }),
+    );
     if (!(await warm.limited)) {
       await (await bridging)?.close();
+      const proxied = await proxying;
+      if ('forwarder' in proxied) proxied.forwarder?.stop();
       await this.removeContainer(warm.container).catch(() => undefined);
       return this.startContainer(spec, image, workspace, warm.slot, apiUrl, closeRequested);
+    }
+    const [bridge, proxied] = await Promise.all([bridging, proxying]);
+    if ('error' in proxied) {
+      await bridge?.close();
+      await this.removeContainer(warm.container).catch(() => undefined);
+      throw new Error(`the sandbox's container could not be started: ${reason(proxied.error)}`);
     }
     // Closed meanwhile: close() removes the container and this bridge once this settles.
     return {
       container: warm.container,
-      bridge: await bridging,
+      bridge,
+      proxyForwarder: proxied.forwarder,
       init: warm.init,
       privateDir: warm.slot.privateDir,
     };
@@ -753,12 +777,13 @@ export class DockerSandboxBackend implements SandboxBackend {
         throw new Error(`it exited at once with code ${State.ExitCode}${hint}`);
       }
       releaseSlot();
-      const [bridge] = await Promise.all([
+      const [bridge, proxyForwarder] = await Promise.all([
         apiUrl ? bridgeInto(State.Pid, privateDir, apiUrl) : null,
+        proxyInto(State.Pid, privateDir, spec),
         launchFifo ? launcherStarted(killerDirOf(privateDir), launchFifo) : null,
       ]);
       const init = this.reachesContainerPids() ? containerInit(State.Pid) : null;
-      return { container, bridge, init, privateDir };
+      return { container, bridge, proxyForwarder, init, privateDir };
     } catch (error) {
       releaseSlot();
       if (container) await this.removeContainer(container).catch(() => undefined);
@@ -785,7 +810,6 @@ export class DockerSandboxBackend implements SandboxBackend {
       privateDir,
       launchFifo,
       limits: spec.limits,
-      network: spec.network,
       tmpfsMb: spec.limits.memoryMb,
       labels: {
         [SANDBOX_LABELS.run]: spec.runId,
@@ -802,7 +826,6 @@ export class DockerSandboxBackend implements SandboxBackend {
     privateDir: string;
     launchFifo: string | null;
     limits: SandboxLimits;
-    network: SandboxSpec['network'];
     tmpfsMb: number;
     labels: Record<string, string>;
   }): Dockerode.ContainerCreateOptions {
@@ -840,7 +863,8 @@ export class DockerSandboxBackend implements SandboxBackend {
         CapAdd: ['KILL', ...(shape.launchFifo ? LAUNCHER_CAPS : [])],
         SecurityOpt: ['no-new-privileges'],
         ...resourceLimits(shape.limits, shape.launchFifo !== null),
-        NetworkMode: shape.network === 'egress' ? dockerSettings.egressNetwork : 'none',
+        // Every network mode: the only way out is the egress proxy's forwarder (see proxyInto).
+        NetworkMode: 'none',
         ...(dockerSettings.runtime ? { Runtime: dockerSettings.runtime } : {}),
         // The root filesystem stays writable: vendor CLIs write their state under HOME, which
         // the image's user owns. It is the container's own layer, gone at close.
@@ -980,6 +1004,8 @@ export class DockerSandboxBackend implements SandboxBackend {
 interface StartedContainer {
   container: Dockerode.Container;
   bridge: NetnsBridge | null;
+  /** The egress proxy's forwarder in its network namespace (null: network none). */
+  proxyForwarder: NetnsForwarder | null;
   /** Its private directory on the host (with the killer's beside it). */
   privateDir: string;
   /** Its init as a process of this host (null: the daemon is not local, or this is not root). */
@@ -1135,6 +1161,7 @@ class DockerSandbox implements Sandbox {
       const started = await this.ready.catch(() => null);
       if (started) {
         await Promise.all([...this.launched].map((command) => command.dispose()));
+        started.proxyForwarder?.stop();
         await started.bridge?.close();
       }
       await this.release(started);
@@ -1201,6 +1228,23 @@ async function bridgeInto(
   } catch (_error) {
     return null;
   }
+}
+
+/**
+ * The execution's egress proxy inside the container: served on the socket in the private
+ * directory, and socat of this host listening on 127.0.0.1:7172 in the container's network
+ * namespace. Null for network none; rejects when it cannot be started (the container must not
+ * run without it: it would have no way out at all, and look broken rather than refused).
+ */
+async function proxyInto(
+  pid: number,
+  privateDir: string,
+  spec: SandboxSpec,
+): Promise<NetnsForwarder | null> {
+  if (!spec.egressProxy) return null;
+  const socketPath = join(privateDir, PROXY_SOCKET_NAME);
+  await spec.egressProxy.listen(socketPath);
+  return NetnsForwarder.start(pid, socketPath, SANDBOX_PROXY_PORT);
 }
 
 /** The API forwarder of a warm container (see NetnsForwarder); null when it cannot start. */

@@ -1,30 +1,34 @@
 import { readFile } from 'node:fs/promises';
-import { ApiBridge, forwarderArgs, SANDBOX_API_PORT } from '../../api-bridge';
+import { ApiBridge, forwarderArgs, procNetPort, SANDBOX_API_PORT } from '../../api-bridge';
 import { spawnOffLoop } from '../../off-loop-spawn';
 import type { SandboxProcess } from '../../sandbox.types';
 
 const READY_TIMEOUT_MS = 3000;
 
 /**
- * This host's socat listening on 127.0.0.1:7171 inside a container's network namespace
- * (`nsenter --net`, so the image needs nothing of its own), connecting each connection to the
- * bridge socket. It needs no socket to listen: a warm container gets it before any run (and any
+ * This host's socat listening on 127.0.0.1:7171 (the API; 7172 for the egress proxy) inside a
+ * container's network namespace (`nsenter --net`, so the image needs nothing of its own),
+ * connecting each connection to the socket in the private directory. The API's needs no socket to listen: a warm container gets it before any run (and any
  * API address) is known; connections before the socket exists are refused. Started off the event
  * loop (see spawnOffLoop), as every pooled container gets one.
  */
 export class NetnsForwarder {
   private constructor(private readonly child: SandboxProcess) {}
 
-  static async start(pid: number, socketPath: string): Promise<NetnsForwarder> {
+  static async start(
+    pid: number,
+    socketPath: string,
+    port = SANDBOX_API_PORT,
+  ): Promise<NetnsForwarder> {
     const child = spawnOffLoop(
       'nsenter',
-      [`--net=/proc/${pid}/ns/net`, '--', 'socat', ...forwarderArgs(socketPath)],
+      [`--net=/proc/${pid}/ns/net`, '--', 'socat', ...forwarderArgs(socketPath, port)],
       { cwd: '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdin: 'ignore' },
     );
     child.stdout.resume();
     child.stderr.resume();
     try {
-      await waitUntilListening(pid, child);
+      await waitUntilListening(pid, port, child);
     } catch (err) {
       child.kill();
       throw err;
@@ -73,20 +77,24 @@ export class NetnsBridge {
 }
 
 /** Polls the namespace's sockets until socat listens on its loopback. */
-async function waitUntilListening(pid: number, forwarder: SandboxProcess): Promise<void> {
+async function waitUntilListening(
+  pid: number,
+  port: number,
+  forwarder: SandboxProcess,
+): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let exited = false;
   void forwarder.exited.then(() => (exited = true));
   while (Date.now() < deadline) {
-    if (exited) throw new Error('the API forwarder exited');
-    if (await probe(pid)) return;
+    if (exited) throw new Error('the forwarder exited');
+    if (await probe(pid, port)) return;
     await new Promise((r) => setTimeout(r, 10));
   }
-  throw new Error('the API forwarder did not start listening');
+  throw new Error('the forwarder did not start listening');
 }
 
-async function probe(pid: number): Promise<boolean> {
-  const hexPort = SANDBOX_API_PORT.toString(16).toUpperCase().padStart(4, '0');
+async function probe(pid: number, port: number): Promise<boolean> {
+  const hexPort = procNetPort(port);
   // /proc/<pid>/net/tcp lists the sockets of that process's network namespace.
   const table = await readFile(`/proc/${pid}/net/tcp`, 'utf8').catch(() => '');
   return table.includes(`:${hexPort} 00000000:0000 0A`);
