@@ -403,7 +403,7 @@ describe('web console (Chromium)', () => {
       await page.click('button[aria-label="Edit console-env"]');
       await fill(page, 'Description', 'Edited in the console');
       await clickText(page, 'Save environment');
-      await page.waitForFunction(`!document.querySelector('.panel')`);
+      await page.waitForFunction(`!document.querySelector('[aria-label="Environment editor"]')`);
       const environments = (await api.get('/agent/environments')).body.environments as {
         config: { name: string; description?: string; setup_commands: string[] };
       }[];

@@ -1,7 +1,7 @@
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
 import { apiClient } from './support/api-client';
-import { RawWorkerClient } from './support/raw-worker-client';
+import { createWorkerCredential, RawWorkerClient } from './support/raw-worker-client';
 import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
@@ -255,7 +255,8 @@ describe('environments: network allowlist, host-bound secrets and the team netwo
   it('a self-hosted execution in such an environment is told to stop when it starts', async () => {
     const open = await createEnvironment({ name: 'open-self-hosted', network: 'egress' });
     expect((await api.put('/network-policy', { egress_open_allowed: false })).status).toBe(200);
-    const worker = await RawWorkerClient.connect(app.baseUrl, app.apiKey, 'egress-box');
+    const { credential } = await createWorkerCredential(api, 'egress-box');
+    const worker = await RawWorkerClient.connect(app.baseUrl, credential, 'egress-box');
     try {
       const created = await api.post('/agent/runs', {
         prompt: 'reach out from my box',

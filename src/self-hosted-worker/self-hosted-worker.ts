@@ -1,4 +1,3 @@
-import { EgressGuard } from '../common/egress/egress-guard';
 import { HarnessRegistry } from '../extensions/harness-registry';
 import { createHarnesses } from '../modules/execution/harness/harnesses';
 import { WorkspaceService } from '../modules/execution/workspace/workspace.service';

@@ -292,7 +292,7 @@ export function EnvironmentsPage() {
       <NetworkPolicyPanel />
       <EnvironmentOffers onChanged={list.reload} />
       {editing && (
-        <div className="panel">
+        <div className="panel" aria-label="Environment editor">
           <EnvironmentForm
             key={editing === 'new' ? 'new' : editing.uid}
             environment={editing === 'new' ? undefined : editing}
