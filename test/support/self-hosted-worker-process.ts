@@ -100,7 +100,9 @@ export class SelfHostedWorkers {
       options.vars,
     );
     this.processes.push(worker);
-    await worker.waitForOutput(/connected to ws:\/\//);
+    // The worker compiles its TypeScript at start (@swc-node/register): on a loaded 2-core machine
+    // that alone took 15 s, so its first connection gets more than the default 20 s.
+    await worker.waitForOutput(/connected to ws:\/\//, 45_000);
     return worker;
   }
 
