@@ -5,8 +5,8 @@
  * one host, and an `egress` environment. What the sandbox reached, and what it was refused, is on
  * the run's timeline and in the metrics.
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
 import { scrape } from './support/prometheus';
+import { serverCertificateFor } from './support/test-certificates';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
 
@@ -27,52 +28,6 @@ const GET_ONLY_HOST = '127.0.0.3';
 const UNLISTED_HOST = '127.0.0.5';
 /** Loopback that AMBIENT_EGRESS_ALLOW does not list: refused even in `egress`. */
 const GUARDED_HOST = '127.0.0.4';
-
-/** A CA and the upstream's certificate for every address above (openssl, into `dir`). */
-function upstreamCertificates(dir: string): { key: string; cert: string } {
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(
-    'req',
-    '-x509',
-    ...ec,
-    '-days',
-    '2',
-    '-subj',
-    '/CN=Egress test CA',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-  );
-  openssl('req', ...ec, '-subj', '/CN=upstream', '-keyout', 'server.key', '-out', 'server.csr');
-  const names = [SECRET_HOST, GET_ONLY_HOST, UNLISTED_HOST, GUARDED_HOST].map((ip) => `IP:${ip}`);
-  writeFileSync(
-    join(dir, 'ext.cnf'),
-    `subjectAltName=${names.join(',')}\nextendedKeyUsage=serverAuth\n`,
-  );
-  openssl(
-    'x509',
-    '-req',
-    '-in',
-    'server.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-out',
-    'server.pem',
-    '-extfile',
-    'ext.cnf',
-  );
-  return {
-    key: readFileSync(join(dir, 'server.key'), 'utf8'),
-    cert: readFileSync(join(dir, 'server.pem'), 'utf8'),
-  };
-}
 
 describe.each(['bubblewrap', 'docker'] as const)('egress through the proxy (%s)', (backend) => {
   let model: FakeModelServer;
@@ -95,7 +50,12 @@ describe.each(['bubblewrap', 'docker'] as const)('egress through the proxy (%s)'
       await promisify(execFile)(BUILD_IMAGE, ['--tag', IMAGE], { maxBuffer: 16 << 20 });
     }
     certDir = mkdtempSync(join(tmpdir(), 'ambient-egress-certs-'));
-    const certs = upstreamCertificates(certDir);
+    const certs = serverCertificateFor(certDir, [
+      SECRET_HOST,
+      GET_ONLY_HOST,
+      UNLISTED_HOST,
+      GUARDED_HOST,
+    ]);
     upstream = createServer({ key: certs.key, cert: certs.cert }, (req, res) => {
       received.push({
         address: req.socket.localAddress?.replace(/^::ffff:/, '') ?? '',
@@ -113,7 +73,7 @@ describe.each(['bubblewrap', 'docker'] as const)('egress through the proxy (%s)'
       'sandbox.readonlyPaths': '',
       'sandbox.docker.defaultImage': IMAGE,
       'egress.allow': [SECRET_HOST, GET_ONLY_HOST, UNLISTED_HOST].join(','),
-      'egress.upstreamCaFile': join(certDir, 'ca.pem'),
+      'egress.upstreamCaFile': certs.caFile,
     });
     api = apiClient(app.baseUrl, app.apiKey);
     expect((await api.post('/secrets', { name: 'GITHUB_TOKEN', value: secretValue })).status).toBe(

@@ -1,23 +1,42 @@
 import { spawn } from 'node:child_process';
-import { createServer, Server } from 'node:http';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
 import { AddressInfo } from 'node:net';
 
 export interface GitHttpServer {
   url: string;
   /** Authorization headers the server saw, in order. */
   authorizations: (string | undefined)[];
+  /** Every request, in order: the local address it reached and its Authorization header. */
+  requests: { address: string; authorization: string | undefined }[];
   close(): Promise<void>;
+}
+
+export interface GitHttpServerOptions {
+  /** Serve HTTPS with this key and certificate (PEM) instead of plain HTTP. */
+  tls?: { key: string; cert: string };
+  /** The address to listen on (127.0.0.1 by default; 0.0.0.0 serves every loopback address). */
+  host?: string;
 }
 
 /**
  * Serves the bare repositories under `root` over smart HTTP (`git http-backend` as CGI), refusing
  * any request without `Authorization: Basic base64(x-access-token:<token>)` — a private GitHub.
  */
-export async function startGitHttpServer(root: string, token: string): Promise<GitHttpServer> {
+export async function startGitHttpServer(
+  root: string,
+  token: string,
+  options: GitHttpServerOptions = {},
+): Promise<GitHttpServer> {
   const expected = `Basic ${Buffer.from(`x-access-token:${token}`).toString('base64')}`;
   const authorizations: (string | undefined)[] = [];
-  const server: Server = createServer((req, res) => {
+  const requests: GitHttpServer['requests'] = [];
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     authorizations.push(req.headers.authorization);
+    requests.push({
+      address: req.socket.localAddress?.replace(/^::ffff:/, '') ?? '',
+      authorization: req.headers.authorization,
+    });
     if (req.headers.authorization !== expected) {
       res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="git"' }).end();
       return;
@@ -51,12 +70,17 @@ export async function startGitHttpServer(root: string, token: string): Promise<G
       }
       res.writeHead(status, headers).end(out.subarray(split + 4));
     });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  };
+  const server: Server | HttpsServer = options.tls
+    ? createHttpsServer(options.tls, handle)
+    : createServer(handle);
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://${host}:${port}`,
     authorizations,
+    requests,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
