@@ -53,7 +53,9 @@ describe('vendor CLI harnesses (api + worker, fake claude/codex/gemini CLIs)', (
     waitFor(
       async () => (await api.get(`/agent/runs/${runId}`)).body,
       (run) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state),
-      { what: `run ${runId} to finish` },
+      // A run with a stdio MCP server starts it from TypeScript (@swc-node/register) inside its
+      // sandbox: on a loaded 2-core machine that start alone took over 15 s.
+      { what: `run ${runId} to finish`, timeoutMs: 50_000 },
     );
 
   const auth = {
