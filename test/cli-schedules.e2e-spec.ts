@@ -15,7 +15,7 @@ describe('CLI schedules and --json', () => {
       stdout
         .trimEnd()
         .split('\n')
-        .map((line) => [line.slice(0, 12).trimEnd(), line.slice(13)]),
+        .map((line) => /^(\S+) +(.*)$/.exec(line)?.slice(1) ?? [line, '']),
     );
 
   it('creates, lists, gets, updates, pauses, resumes and deletes a scheduled agent', async () => {

@@ -122,7 +122,10 @@ describe('CLI runs commands', () => {
         .trimEnd()
         .split('\n')
         .filter((line) => !line.startsWith(' '))
-        .map((line) => [line.slice(0, 12).trimEnd(), line.slice(13)] as const),
+        .map((line) => {
+          const [, label, value] = /^(\S+) +(.*)$/.exec(line) ?? [line, line, ''];
+          return [label, value] as const;
+        }),
     );
 
   it('gets a run with every line its help promises: error code and message, cost, times', async () => {
