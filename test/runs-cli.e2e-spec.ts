@@ -1,4 +1,4 @@
-import { CliResult, runCli } from './support/cli-process';
+import { CliResult, runCli, startCli } from './support/cli-process';
 import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
@@ -115,18 +115,144 @@ describe('CLI runs commands', () => {
     expectOneLineError(await cli('list', '--limit', '0'), 1, /^ambient: 400 .*limit/);
   });
 
-  it('gets a run as fields or JSON; an unknown run exits 1', async () => {
-    const created = await cli('create', '--prompt', 'Get me', '--metadata', 'k=v');
-    const runId = created.stdout.trim();
-    const text = await cli('get', runId);
+  /** `label  value` lines as a map (a value's continuation lines are left out). */
+  const fieldLines = (stdout: string) =>
+    new Map(
+      stdout
+        .trimEnd()
+        .split('\n')
+        .filter((line) => !line.startsWith(' '))
+        .map((line) => {
+          const [, label, value] = /^(\S+) +(.*)$/.exec(line) ?? [line, line, ''];
+          return [label, value] as const;
+        }),
+    );
+
+  it('gets a run with every line its help promises: error code and message, cost, times', async () => {
+    const help = await cli('get', '--help');
+    const promised = [
+      'run_id',
+      'title',
+      'state',
+      'model',
+      'environment',
+      'created',
+      'started',
+      'updated',
+      'run_time',
+      'error',
+      'status',
+      'cost',
+      'link',
+      'metadata.<key>',
+    ];
+    for (const label of promised) expect(help.stdout).toContain(label);
+
+    model.script('cli-get-ok', [{ text: 'Done here.' }]);
+    const ok = await cli(
+      'create',
+      ...['--prompt', 'Get me [script:cli-get-ok]', '--title', 'Got', '--metadata', 'k=v'],
+      '--watch',
+    );
+    expect(ok.code).toBe(0);
+    const okId = ok.stdout.split('\n')[0];
+    const okRun = (await api.get(`/agent/runs/${okId}`)).body;
+    const text = await cli('get', okId);
     expect(text).toMatchObject({ code: 0, stderr: '' });
-    expect(text.stdout).toMatch(new RegExp(`^run_id {7}${runId}$`, 'm'));
-    expect(text.stdout).toMatch(/^metadata\.k {3}v$/m);
-    expect(text.stdout).toMatch(/^link {9}http:\/\/127\.0\.0\.1:\d+\/console\/runs\//m);
-    const json = await cli('get', runId, '--json');
-    expect(JSON.parse(json.stdout)).toMatchObject({ run_id: runId, prompt: 'Get me' });
+    const okFields = fieldLines(text.stdout);
+    const usage = okRun.request_usage;
+    const total = usage.inference_cost_usd + usage.compute_cost_usd;
+    expect(usage.total_tokens).toBeGreaterThan(0);
+    expect(okRun).toMatchObject({
+      run_time: expect.stringMatching(/^PT/),
+      started_at: expect.any(String),
+    });
+    expect(Object.fromEntries(okFields)).toEqual({
+      run_id: okId,
+      title: 'Got',
+      state: 'SUCCEEDED',
+      model: 'fake-model',
+      created: okRun.created_at,
+      started: okRun.started_at,
+      updated: okRun.updated_at,
+      run_time: okRun.run_time,
+      status: 'Done here.',
+      cost:
+        `$${total.toFixed(4)} (inference $${usage.inference_cost_usd.toFixed(4)}, ` +
+        `compute $${usage.compute_cost_usd.toFixed(4)}, ${usage.total_tokens} tokens)`,
+      link: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/console\/runs\//),
+      'metadata.k': 'v',
+    });
+
+    const environment = await api.post('/agent/environments', {
+      name: 'cli-get-broken',
+      setup_commands: ['echo "cannot reach registry"; exit 7'],
+    });
+    const failed = await cli('create', '--prompt', 'x', '--environment', environment.body.uid);
+    const failedId = failed.stdout.trim();
+    const failedRun = await waitFor(
+      async () => (await api.get(`/agent/runs/${failedId}`)).body,
+      (run) => run.state === 'FAILED',
+      { what: 'the setup to fail' },
+    );
+    const failedText = await cli('get', failedId);
+    expect(failedText).toMatchObject({ code: 0, stderr: '' });
+    const failedFields = fieldLines(failedText.stdout);
+    expect(failedFields.get('state')).toBe('FAILED');
+    expect(failedFields.get('environment')).toBe(environment.body.uid);
+    expect(failedFields.has('status')).toBe(false);
+    const message = String(failedRun.status_message.message);
+    expect(failedFields.get('error')).toBe(
+      `environment_setup_failed: ${message.trim().split('\n')[0]}`,
+    );
+    expect(failedText.stdout).toContain('cannot reach registry');
+
+    const shown = new Set([...okFields.keys(), ...failedFields.keys()]);
+    for (const label of promised.filter((l) => l !== 'metadata.<key>')) {
+      expect({ label, shown: shown.has(label) }).toEqual({ label, shown: true });
+    }
+
+    const json = await cli('get', okId, '--json');
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      run_id: okId,
+      state: 'SUCCEEDED',
+      request_usage: usage,
+    });
     expectOneLineError(await cli('get', 'no-such-run'), 1, /^ambient: 404 /);
     expect((await cli('get')).code).toBe(2);
+  });
+
+  it('exits quietly with 0 when the reader of its output goes away (`| head -1`)', async () => {
+    model.script('cli-pipe', [{ hang: true }]);
+    const created = await cli('create', '--prompt', 'Pipe [script:cli-pipe]');
+    const runId = created.stdout.trim();
+    await waitFor(
+      () => api.runState(runId),
+      (state) => state === 'INPROGRESS',
+      { what: 'the run to start' },
+    );
+    const watcher = startCli(['runs', 'watch', runId], {
+      ...env.childEnv(),
+      AMBIENT_API_URL: app.baseUrl,
+      AMBIENT_API_KEY: app.apiKey,
+    });
+    // As `head -1` does: read up to the first line, then close the pipe.
+    const firstLine = await new Promise<string>((resolve) => {
+      let text = '';
+      watcher.child.stdout.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.includes('\n')) {
+          watcher.child.stdout.destroy();
+          resolve(text.split('\n')[0]);
+        }
+      });
+    });
+    expect(firstLine).toMatch(/^\d\d:\d\d:\d\d  /);
+    // The run's end makes the watcher write again, into the closed pipe.
+    expect((await api.post(`/agent/runs/${runId}/cancel`)).status).toBe(200);
+    const result = await watcher.exited;
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
   });
 
   it('cancels a running run once; a second cancel exits 1', async () => {
@@ -154,9 +280,11 @@ describe('CLI runs commands', () => {
     const created = await cli('create', '--prompt', 'Talk [script:cli-follow]', '--watch');
     expect(created.code).toBe(0);
     const runId = created.stdout.split('\n')[0];
-    const followup = await cli('followup', runId, '--message', 'And then?', '--json');
+    const followup = await cli('followup', runId, '--message', 'And then?');
     expect(followup).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(followup.stdout)).toMatchObject({ outcome: expect.any(String) });
+    expect(followup.stdout).toMatch(
+      /^continuing: the ended run starts again with it \(follow-up \S+\)\n$/,
+    );
     await waitFor(
       async () => model.requests.filter((r) => r.script === 'cli-follow').length,
       (count) => count >= 2,

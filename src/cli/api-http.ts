@@ -114,6 +114,21 @@ function retryDelayMs(
   return null;
 }
 
+/** `--json`, which every read command takes. */
+export const JSON_OPTION = { json: { type: 'boolean' } } as const;
+export const JSON_OPTION_HELP = "  --json          the API's answer as one JSON line";
+
+/** The API's answer as one JSON line with --json, else as `printLines` shows it. */
+export function printAnswer<T>(
+  values: OptionValues,
+  io: CliIo,
+  answer: T,
+  printLines: (answer: T) => void,
+): void {
+  if (values.json === true) io.out(JSON.stringify(answer));
+  else printLines(answer);
+}
+
 /** Prints a response as indented JSON (the first line is what scripts usually want). */
 export function printJson(io: CliIo, value: unknown): void {
   if (value !== null && value !== undefined) io.out(JSON.stringify(value, null, 2));

@@ -64,11 +64,16 @@ export const apiKeysCreateCommand: CliCommand = {
 
 export const apiKeysListCommand: CliCommand = {
   name: 'api-keys list',
-  synopsis: 'api-keys list --team <name>',
+  synopsis: 'api-keys list --team <name> [--json]',
   summary:
     "List a team's API keys: id, name, role, prefix, created, last used, revoked. Never the secret.",
-  details: ['', 'Options:', '  --team <name>   the team whose keys to list'],
-  options: { team: { type: 'string' } },
+  details: [
+    '',
+    'Options:',
+    '  --team <name>   the team whose keys to list',
+    '  --json          {"api_keys":[…]} as GET /api-keys answers it (every key of the team)',
+  ],
+  options: { team: { type: 'string' }, json: { type: 'boolean' } },
   async run(values, io) {
     const teamName = requiredText(values, 'team');
     const keys = await withServices(io.config(), async ({ teams, apiKeys }) => {
@@ -76,6 +81,12 @@ export const apiKeysListCommand: CliCommand = {
       if (!team) throw missingTeam(teamName, false);
       return apiKeys.listKeys(team.id);
     });
+    if (values.json === true) {
+      // Loaded here: the API's DTO module brings its decorators, which other commands never need.
+      const { toApiKeyDto } = await import('../modules/teams/http/api-key.dto');
+      io.out(JSON.stringify({ api_keys: keys.map(toApiKeyDto) }));
+      return;
+    }
     if (keys.length === 0) {
       io.err(`team "${teamName}" has no API keys`);
       return;

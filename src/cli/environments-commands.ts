@@ -1,4 +1,13 @@
-import { API_OPTION_HELP, API_OPTIONS, callApi, printJson, required } from './api-http';
+import {
+  API_OPTION_HELP,
+  API_OPTIONS,
+  callApi,
+  JSON_OPTION,
+  JSON_OPTION_HELP,
+  printAnswer,
+  printJson,
+  required,
+} from './api-http';
 import { CliCommand, OptionValues } from './cli-command';
 import { UsageError } from './cli-errors';
 
@@ -75,14 +84,20 @@ function configBody(values: OptionValues): Record<string, unknown> {
 export const ENVIRONMENTS_COMMANDS: CliCommand[] = [
   {
     name: 'environments list',
-    synopsis: 'environments list [--sort-by name|last_updated]',
+    synopsis: 'environments list [--sort-by name|last_updated] [--json]',
     summary: 'List the environments the team owns or was granted.',
-    details: ['', 'Options:', '  --sort-by name|last_updated', ...API_OPTION_HELP],
-    options: { ...API_OPTIONS, 'sort-by': { type: 'string' } },
+    details: [
+      '',
+      'Options:',
+      '  --sort-by name|last_updated',
+      JSON_OPTION_HELP,
+      ...API_OPTION_HELP,
+    ],
+    options: { ...API_OPTIONS, ...JSON_OPTION, 'sort-by': { type: 'string' } },
     async run(values, io) {
       const sort =
         typeof values['sort-by'] === 'string' ? `?sort_by=${enc(values['sort-by'])}` : '';
-      const { environments } = (await callApi(values, io, 'GET', `/agent/environments${sort}`)) as {
+      const answer = (await callApi(values, io, 'GET', `/agent/environments${sort}`)) as {
         environments: {
           uid: string;
           config: { name: string };
@@ -90,12 +105,26 @@ export const ENVIRONMENTS_COMMANDS: CliCommand[] = [
           access: string;
         }[];
       };
-      for (const e of environments) {
-        io.out(
-          `${e.uid}  ${e.config.name}  (${e.access}${e.setup_failed ? ', setup failed' : ''})`,
-        );
-      }
-      if (environments.length === 0) io.err('no environments');
+      printAnswer(values, io, answer, ({ environments }) => {
+        for (const e of environments) {
+          io.out(
+            `${e.uid}  ${e.config.name}  (${e.access}${e.setup_failed ? ', setup failed' : ''})`,
+          );
+        }
+        if (environments.length === 0) io.err('no environments');
+      });
+    },
+  },
+  {
+    name: 'environments get',
+    synopsis: 'environments get --uid <uid> [--json]',
+    summary: 'Show an environment: its configuration, access and setup state.',
+    details: ['', 'Options:', '  --uid <uid>', JSON_OPTION_HELP, ...API_OPTION_HELP],
+    options: { ...API_OPTIONS, ...JSON_OPTION, uid: { type: 'string' } },
+    async run(values, io) {
+      const path = `/agent/environments/${enc(required(values, 'uid'))}`;
+      const answer = await callApi(values, io, 'GET', path);
+      printAnswer(values, io, answer, () => printJson(io, answer));
     },
   },
   {
@@ -178,12 +207,13 @@ export const ENVIRONMENTS_COMMANDS: CliCommand[] = [
   },
   {
     name: 'environments pending',
-    synopsis: 'environments pending',
+    synopsis: 'environments pending [--json]',
     summary: "List environments offered to the caller's team that await an admin's acceptance.",
-    details: ['', 'Options:', ...API_OPTION_HELP],
-    options: { ...API_OPTIONS },
+    details: ['', 'Options:', JSON_OPTION_HELP, ...API_OPTION_HELP],
+    options: { ...API_OPTIONS, ...JSON_OPTION },
     async run(values, io) {
-      printJson(io, await callApi(values, io, 'GET', '/agent/environments/pending'));
+      const answer = await callApi(values, io, 'GET', '/agent/environments/pending');
+      printAnswer(values, io, answer, () => printJson(io, answer));
     },
   },
   {

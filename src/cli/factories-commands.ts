@@ -1,6 +1,15 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { API_OPTION_HELP, API_OPTIONS, callApi, printJson, required } from './api-http';
+import {
+  API_OPTION_HELP,
+  API_OPTIONS,
+  callApi,
+  JSON_OPTION,
+  JSON_OPTION_HELP,
+  printAnswer,
+  printJson,
+  required,
+} from './api-http';
 import { CliCommand } from './cli-command';
 import { CommandError } from './cli-errors';
 
@@ -8,17 +17,25 @@ const factoryOption = { factory: { type: 'string' } } as const;
 
 export const factoriesListCommand: CliCommand = {
   name: 'factories list',
-  synopsis: 'factories list [--search <text>]',
+  synopsis: 'factories list [--search <text>] [--json]',
   summary: "List the team's factories: uid, kind, name.",
-  details: ['', 'Options:', '  --search <text>   substring of the name', ...API_OPTION_HELP],
-  options: { ...API_OPTIONS, search: { type: 'string' } },
+  details: [
+    '',
+    'Options:',
+    '  --search <text>   substring of the name',
+    JSON_OPTION_HELP,
+    ...API_OPTION_HELP,
+  ],
+  options: { ...API_OPTIONS, ...JSON_OPTION, search: { type: 'string' } },
   async run(values, io) {
     const query = values.search ? `?search=${encodeURIComponent(String(values.search))}` : '';
-    const { factories } = (await callApi(values, io, 'GET', `/factory${query}`)) as {
+    const answer = (await callApi(values, io, 'GET', `/factory${query}`)) as {
       factories: { uid: string; name: string; definition_source: { kind: string } }[];
     };
-    for (const f of factories)
-      io.out(`${f.uid}  ${f.definition_source.kind.padEnd(10)}  ${f.name}`);
+    printAnswer(values, io, answer, ({ factories }) => {
+      for (const f of factories)
+        io.out(`${f.uid}  ${f.definition_source.kind.padEnd(10)}  ${f.name}`);
+    });
   },
 };
 
@@ -96,12 +113,13 @@ export const factoriesApplyCommand: CliCommand = {
 
 export const factoriesShowCommand: CliCommand = {
   name: 'factories show',
-  synopsis: 'factories show --factory <uid>',
+  synopsis: 'factories show --factory <uid> [--json]',
   summary: 'Show a factory, its definition source and last sync.',
-  details: ['', 'Options:', '  --factory <uid>', ...API_OPTION_HELP],
-  options: { ...API_OPTIONS, ...factoryOption },
+  details: ['', 'Options:', '  --factory <uid>', JSON_OPTION_HELP, ...API_OPTION_HELP],
+  options: { ...API_OPTIONS, ...JSON_OPTION, ...factoryOption },
   async run(values, io) {
-    printJson(io, await callApi(values, io, 'GET', `/factory/${required(values, 'factory')}`));
+    const answer = await callApi(values, io, 'GET', `/factory/${required(values, 'factory')}`);
+    printAnswer(values, io, answer, () => printJson(io, answer));
   },
 };
 

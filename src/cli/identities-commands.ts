@@ -7,10 +7,15 @@ import { CommandError, UsageError } from './cli-errors';
 
 export const identitiesListCommand: CliCommand = {
   name: 'identities list',
-  synopsis: 'identities list --team <name>',
+  synopsis: 'identities list --team <name> [--json]',
   summary: "List a team's agent identities, oldest first, and whether each is within the limit.",
-  details: ['', 'Options:', '  --team <name>   the team whose agents to list'],
-  options: { team: { type: 'string' } },
+  details: [
+    '',
+    'Options:',
+    '  --team <name>   the team whose agents to list',
+    '  --json          {"limit","agents":[{"uid","name","available","created_at"}]} on one line',
+  ],
+  options: { team: { type: 'string' }, json: { type: 'boolean' } },
   async run(values, io) {
     const teamName = requiredText(values, 'team');
     const defaultLimit = io.config().identities.defaultAgentLimit;
@@ -19,6 +24,16 @@ export const identitiesListCommand: CliCommand = {
       const own = await teams.agentLimit(team.id);
       return { agents: await teams.serviceAccounts(team.id), limit: own ?? defaultLimit, own };
     });
+    if (values.json === true) {
+      const rows = agents.map((a, i) => ({
+        uid: a.id,
+        name: a.displayName,
+        available: i < limit,
+        created_at: a.createdAt.toISOString(),
+      }));
+      io.out(JSON.stringify({ limit, agents: rows }));
+      return;
+    }
     io.err(
       `team "${teamName}" may use ${limit} agent identit${limit === 1 ? 'y' : 'ies'} ` +
         `(${own === null ? 'the default, AMBIENT_TEAM_AGENT_LIMIT' : 'its own limit'})`,

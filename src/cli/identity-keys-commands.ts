@@ -53,16 +53,27 @@ export const identityKeysCreateCommand: CliCommand = {
 
 export const identityKeysListCommand: CliCommand = {
   name: 'identity-keys list',
-  synopsis: 'identity-keys list --identity <uid>',
+  synopsis: 'identity-keys list --identity <uid> [--json]',
   summary: "List an agent identity's API keys: id, name, prefix, created, last used, revoked.",
-  details: ['', 'Options:', IDENTITY_OPTION],
-  options: { identity: { type: 'string' } },
+  details: [
+    '',
+    'Options:',
+    IDENTITY_OPTION,
+    '  --json             {"api_keys":[…]} as GET /agent/identities/{uid}/api-keys answers it',
+  ],
+  options: { identity: { type: 'string' }, json: { type: 'boolean' } },
   async run(values, io) {
     const uid = requiredText(values, 'identity', 64);
     const keys = await withServices(io.config(), async ({ teams, apiKeys }) => {
       await identity(teams, uid);
       return apiKeys.listForUser(uid);
     });
+    if (values.json === true) {
+      // Loaded here: the API's mapper module brings modules other commands never need.
+      const { toIdentityApiKey } = await import('../modules/identities/agent-response.mapper');
+      io.out(JSON.stringify({ api_keys: keys.map(toIdentityApiKey) }));
+      return;
+    }
     if (keys.length === 0) {
       io.err(`agent "${uid}" has no API keys`);
       return;

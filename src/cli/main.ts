@@ -21,6 +21,7 @@ import { FACTORIES_COMMANDS } from './factories-commands';
 import { migrateCommand } from './migrate-command';
 import { RUNS_COMMANDS } from './runs-commands';
 import { RUN_MANAGEMENT_COMMANDS } from './runs-manage-commands';
+import { SCHEDULES_COMMANDS } from './schedules-commands';
 import { SECRETS_COMMANDS } from './secrets-commands';
 import { teamsCreateCommand } from './teams-commands';
 import { WEBHOOKS_COMMANDS } from './webhooks-commands';
@@ -42,6 +43,7 @@ const COMMANDS: CliCommand[] = [
   ...ENVIRONMENTS_COMMANDS,
   ...RUN_MANAGEMENT_COMMANDS,
   ...RUNS_COMMANDS,
+  ...SCHEDULES_COMMANDS,
   ...AUDIT_COMMANDS,
 ];
 
@@ -144,6 +146,13 @@ const io: CliIo = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
 };
+
+// `ambient runs list | head -1`: the reader has gone, so there is nobody left to tell; exit 0
+// quietly rather than with an unhandled EPIPE stack trace.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
 
 void main(process.argv.slice(2), io).then((code) => {
   process.exitCode = code;

@@ -11,10 +11,11 @@ interface RunItem {
   created_at: string;
   updated_at: string;
   session_link?: string;
-  status_message?: { message?: string };
-  error_code?: string;
+  started_at?: string | null;
+  run_time?: string;
+  status_message?: { message?: string; error_code?: string; retryable?: boolean };
   agent_config?: { model_id?: string; environment_id?: string };
-  request_usage?: { cost_usd?: number };
+  request_usage?: { inference_cost_usd?: number; compute_cost_usd?: number; total_tokens?: number };
   metadata?: Record<string, string>;
 }
 
@@ -37,7 +38,17 @@ function metadataPairs(values: OptionValues): Record<string, string> | undefined
   return pairs;
 }
 
+/** The labels `runs get` prints, in order; each line appears when the run has that field. */
+const RUN_FIELDS_HELP = [
+  '  run_id, title, state, model, environment, created, started, updated, run_time,',
+  '  error (a failed run: its error code, whether a retry may help, and the message),',
+  '  status (the state message of a run that has not failed), cost (USD: inference +',
+  '  compute, and tokens), link, and one metadata.<key> line per metadata entry.',
+];
+
 function printRun(io: CliIo, run: RunItem): void {
+  const status = run.status_message;
+  const code = status?.error_code;
   const rows: [string, string | undefined][] = [
     ['run_id', run.run_id],
     ['title', run.title],
@@ -45,14 +56,31 @@ function printRun(io: CliIo, run: RunItem): void {
     ['model', run.agent_config?.model_id],
     ['environment', run.agent_config?.environment_id],
     ['created', run.created_at],
+    ['started', run.started_at ?? undefined],
     ['updated', run.updated_at],
-    ['error', run.error_code],
-    ['status', run.status_message?.message],
-    ['cost', run.request_usage?.cost_usd?.toFixed(4)],
+    ['run_time', run.run_time],
+    ['error', code ? errorText(code, status) : undefined],
+    ['status', code ? undefined : status?.message],
+    ['cost', run.request_usage ? costText(run.request_usage) : undefined],
     ['link', run.session_link],
     ...Object.entries(run.metadata ?? {}).map(([k, v]): [string, string] => [`metadata.${k}`, v]),
   ];
   for (const [label, value] of rows) if (value) io.out(`${label.padEnd(12)} ${value}`);
+}
+
+/** `code (retryable): message`, the message's lines indented under it. */
+function errorText(code: string, status: NonNullable<RunItem['status_message']>): string {
+  const head = `${code}${status.retryable ? ' (retryable)' : ''}`;
+  const message = (status.message ?? '').trim().replace(/\n/g, `\n${' '.repeat(13)}`);
+  return message ? `${head}: ${message}` : head;
+}
+
+function costText(usage: NonNullable<RunItem['request_usage']>): string {
+  const inference = usage.inference_cost_usd ?? 0;
+  const compute = usage.compute_cost_usd ?? 0;
+  const parts = [`inference $${inference.toFixed(4)}`, `compute $${compute.toFixed(4)}`];
+  if (usage.total_tokens !== undefined) parts.push(`${usage.total_tokens} tokens`);
+  return `$${(inference + compute).toFixed(4)} (${parts.join(', ')})`;
 }
 
 export const runsCreateCommand: CliCommand = {
@@ -194,6 +222,9 @@ export const runsGetCommand: CliCommand = {
   summary: "A run's state, model, times, error, cost, link and metadata.",
   details: [
     '',
+    'Prints one `label  value` line per field the run has:',
+    ...RUN_FIELDS_HELP,
+    '',
     'Options:',
     '  --json          the run as GET /agent/runs/{id} answers it',
     ...API_OPTION_HELP,
@@ -219,15 +250,26 @@ export const runsCancelCommand: CliCommand = {
   },
 };
 
+/** What each follow-up outcome of the API means, in the words `runs followup` prints. */
+const FOLLOWUP_OUTCOMES: Record<string, string> = {
+  live_session: 'delivered: the running agent reads it next',
+  queued_prompt: 'queued: the run reads it when it starts',
+  queue_pending: 'queued: the run reads it when it starts',
+  handoff_execution: 'continuing: the ended run starts again with it',
+};
+
 export const runsFollowupCommand: CliCommand = {
   name: 'runs followup',
   synopsis: 'runs followup <run-id> --message <text> [--json]',
   summary: 'Send a follow-up message to a run; prints how it was taken and the follow-up id.',
   details: [
     '',
+    'Prints "delivered" (the running agent reads it next), "queued" (the run reads it when it',
+    'starts) or "continuing" (the ended run starts again with it), and the follow-up id.',
+    '',
     'Options:',
     '  --message <text>',
-    '  --json          the answer as one JSON line',
+    '  --json          the answer as one JSON line (outcome as the API names it)',
     ...API_OPTION_HELP,
   ],
   options: { ...API_OPTIONS, message: { type: 'string' }, json: { type: 'boolean' } },
@@ -236,11 +278,9 @@ export const runsFollowupCommand: CliCommand = {
     const answer = (await callApi(values, io, 'POST', runPath(values, '/followups'), {
       message: required(values, 'message'),
     })) as { followup_id: string | null; outcome: string };
-    io.out(
-      values.json === true
-        ? JSON.stringify(answer)
-        : [answer.outcome, answer.followup_id].filter(Boolean).join(' '),
-    );
+    const taken = FOLLOWUP_OUTCOMES[answer.outcome] ?? answer.outcome;
+    const id = answer.followup_id ? ` (follow-up ${answer.followup_id})` : '';
+    io.out(values.json === true ? JSON.stringify(answer) : `${taken}${id}`);
   },
 };
 

@@ -1,4 +1,14 @@
-import { API_OPTION_HELP, API_OPTIONS, callApi, printJson, required, valueFrom } from './api-http';
+import {
+  API_OPTION_HELP,
+  API_OPTIONS,
+  callApi,
+  JSON_OPTION,
+  JSON_OPTION_HELP,
+  printAnswer,
+  printJson,
+  required,
+  valueFrom,
+} from './api-http';
 import { CliCommand } from './cli-command';
 import { withServices } from './cli-context';
 import { CommandError, UsageError } from './cli-errors';
@@ -44,19 +54,21 @@ function scopeOption(values: OptionValues): Record<string, string[]> | null | un
 
 export const secretsListCommand: CliCommand = {
   name: 'secrets list',
-  synopsis: 'secrets list [--url <base>] [--key <key>]',
+  synopsis: 'secrets list [--json] [--url <base>] [--key <key>]',
   summary: "List the team's secrets (names only; values are never shown).",
-  details: ['', 'Options:', ...API_OPTION_HELP],
-  options: { ...API_OPTIONS },
+  details: ['', 'Options:', JSON_OPTION_HELP, ...API_OPTION_HELP],
+  options: { ...API_OPTIONS, ...JSON_OPTION },
   async run(values, io) {
-    const { secrets } = (await callApi(values, io, 'GET', '/secrets')) as {
+    const answer = (await callApi(values, io, 'GET', '/secrets')) as {
       secrets: { name: string; updated_at: string; scope: unknown; purpose: string }[];
     };
-    for (const s of secrets) {
-      const scoped = s.purpose === 'webhook' ? ', a webhook secret' : s.scope ? ', scoped' : '';
-      io.out(`${s.name}  (updated ${s.updated_at}${scoped})`);
-    }
-    if (secrets.length === 0) io.err('the team has no secrets');
+    printAnswer(values, io, answer, ({ secrets }) => {
+      for (const s of secrets) {
+        const scoped = s.purpose === 'webhook' ? ', a webhook secret' : s.scope ? ', scoped' : '';
+        io.out(`${s.name}  (updated ${s.updated_at}${scoped})`);
+      }
+      if (secrets.length === 0) io.err('the team has no secrets');
+    });
   },
 };
 

@@ -1,4 +1,13 @@
-import { API_OPTION_HELP, API_OPTIONS, callApi, printJson, required } from './api-http';
+import {
+  API_OPTION_HELP,
+  API_OPTIONS,
+  callApi,
+  JSON_OPTION,
+  JSON_OPTION_HELP,
+  printAnswer,
+  printJson,
+  required,
+} from './api-http';
 import { CliCommand } from './cli-command';
 import { CommandError, UsageError } from './cli-errors';
 
@@ -9,12 +18,12 @@ const path = (values: Record<string, unknown>, rest = '') =>
 
 export const webhooksListCommand: CliCommand = {
   name: 'webhooks list',
-  synopsis: 'webhooks list --factory <uid>',
+  synopsis: 'webhooks list --factory <uid> [--json]',
   summary: "List a factory's webhooks: uid, state, auth mode, name, URL.",
-  details: ['', 'Options:', '  --factory <uid>', ...API_OPTION_HELP],
-  options: { ...API_OPTIONS, factory: { type: 'string' } },
+  details: ['', 'Options:', '  --factory <uid>', JSON_OPTION_HELP, ...API_OPTION_HELP],
+  options: { ...API_OPTIONS, ...JSON_OPTION, factory: { type: 'string' } },
   async run(values, io) {
-    const { webhooks } = (await callApi(
+    const answer = (await callApi(
       values,
       io,
       'GET',
@@ -22,10 +31,12 @@ export const webhooksListCommand: CliCommand = {
     )) as {
       webhooks: { uid: string; enabled: boolean; auth_mode: string; name: string; url: string }[];
     };
-    for (const w of webhooks)
-      io.out(
-        `${w.uid}  ${w.enabled ? 'enabled ' : 'disabled'}  ${w.auth_mode.padEnd(9)}  ${w.name}  ${w.url}`,
-      );
+    printAnswer(values, io, answer, ({ webhooks }) => {
+      for (const w of webhooks)
+        io.out(
+          `${w.uid}  ${w.enabled ? 'enabled ' : 'disabled'}  ${w.auth_mode.padEnd(9)}  ${w.name}  ${w.url}`,
+        );
+    });
   },
 };
 
@@ -116,7 +127,8 @@ function action(name: string, summary: string, method: string, suffix: string): 
 
 export const webhooksDeliveriesCommand: CliCommand = {
   name: 'webhooks deliveries',
-  synopsis: 'webhooks deliveries --factory <uid> --webhook <uid> [--limit <n>] [--cursor <c>]',
+  synopsis:
+    'webhooks deliveries --factory <uid> --webhook <uid> [--limit <n>] [--cursor <c>] [--json]',
   summary: 'The delivery log, newest first: entry id, time, status, size, delivery id.',
   details: [
     '',
@@ -124,20 +136,22 @@ export const webhooksDeliveriesCommand: CliCommand = {
     ...idHelp,
     '  --limit <n>    1-100 (default 50)',
     '  --cursor <c>   the next page (printed after a page that has one)',
+    JSON_OPTION_HELP,
     ...API_OPTION_HELP,
   ],
-  options: { ...API_OPTIONS, ...ids, limit: { type: 'string' }, cursor: { type: 'string' } },
+  options: {
+    ...API_OPTIONS,
+    ...JSON_OPTION,
+    ...ids,
+    limit: { type: 'string' },
+    cursor: { type: 'string' },
+  },
   async run(values, io) {
     const params = new URLSearchParams();
     if (values.limit) params.set('limit', String(values.limit));
     if (values.cursor) params.set('cursor', String(values.cursor));
     const query = params.size ? `?${params}` : '';
-    const { deliveries, page_info: pageInfo } = (await callApi(
-      values,
-      io,
-      'GET',
-      path(values, `/deliveries${query}`),
-    )) as {
+    const answer = (await callApi(values, io, 'GET', path(values, `/deliveries${query}`))) as {
       deliveries: {
         id: string;
         received_at: string;
@@ -147,12 +161,14 @@ export const webhooksDeliveriesCommand: CliCommand = {
       }[];
       page_info: { has_next_page: boolean; next_cursor: string };
     };
-    for (const d of deliveries)
-      io.out(
-        `${d.id}  ${d.received_at}  ${d.status.padEnd(23)}  ${String(d.size_bytes).padStart(7)} B  ${d.delivery_id ?? '-'}`,
-      );
-    // On stderr, so the listing stays one entry per line.
-    if (pageInfo.has_next_page) io.err(`more: --cursor ${pageInfo.next_cursor}`);
+    printAnswer(values, io, answer, ({ deliveries, page_info: pageInfo }) => {
+      for (const d of deliveries)
+        io.out(
+          `${d.id}  ${d.received_at}  ${d.status.padEnd(23)}  ${String(d.size_bytes).padStart(7)} B  ${d.delivery_id ?? '-'}`,
+        );
+      // On stderr, so the listing stays one entry per line.
+      if (pageInfo.has_next_page) io.err(`more: --cursor ${pageInfo.next_cursor}`);
+    });
   },
 };
 

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '../..');
@@ -32,4 +32,27 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv, stdin?: string): 
     child.once('close', (code) => resolvePromise({ code, stdout, stderr }));
     child.stdin.end(stdin ?? '');
   });
+}
+
+/**
+ * Starts the CLI as `runCli` does and hands over its process, for tests that read its stdout
+ * themselves; `exited` resolves with its exit code and stderr.
+ */
+export function startCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcessWithoutNullStreams; exited: Promise<Omit<CliResult, 'stdout'>> } {
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/cli/main.ts', ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin.end();
+  const exited = new Promise<Omit<CliResult, 'stdout'>>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stderr }));
+  });
+  return { child, exited };
 }
