@@ -191,6 +191,7 @@ describe('vendor CLI harnesses (api + worker, fake claude/codex/gemini CLIs)', (
       expect(configPath.startsWith(env.workspaceRoot)).toBe(false);
       expect(existsSync(configPath)).toBe(false);
     },
+    90_000,
   );
 
   it('refuses an MCP server given by warp_id', async () => {
