@@ -10,7 +10,12 @@ interface DeliveryEntry {
   delivery_id: string;
   status: string;
   evaluated_at: string | null;
-  runs: { automation: string; run_id: string | null; error: string | null }[];
+  runs: {
+    automation: string;
+    run_id: string | null;
+    error_code: string | null;
+    error: string | null;
+  }[];
 }
 
 /**
@@ -89,6 +94,7 @@ describe('a delivery whose automation could not start a run (api + ingress + wor
       {
         automation: 'pinned',
         run_id: null,
+        error_code: 'invalid_request',
         error: expect.stringMatching(
           /config\.model_id: model "locked-model" is unavailable: provider key AMBIENT_TEST_NEVER_SET_KEY is not set/,
         ),

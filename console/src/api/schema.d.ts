@@ -3680,7 +3680,10 @@ export interface components {
         };
         WebhookDeliveryRun: {
             automation: string;
+            /** @description Why no run started: the refusal's title and detail (null when the run started) */
             error: string | null;
+            /** @description Ambient: the Oz error code of that refusal, e.g. `invalid_request` for a model that is not enabled (null when the run started) */
+            error_code: string | null;
             run_id: string | null;
         };
         WebhookTriggerFilter: {
