@@ -12,9 +12,8 @@ import { waitFor } from './support/wait';
 import { createFactory, createWebhook, deliver } from './support/webhook-helpers';
 
 /**
- * The console's delivery log for a delivery whose automation could not start its run (it pins
- * `locked-model`, whose provider key is unset): the entry is marked "Run refused" and its detail
- * says why.
+ * The console with an automation pinning `locked-model` (in the catalogue, but its provider key is
+ * unset): saving it warns, and the delivery log marks its delivery "Run refused" and says why.
  */
 describe('console delivery log: a run that could not start (Chromium)', () => {
   // Declared first, so its afterAll closes the browser before the app closes (hooks run in order).
@@ -26,16 +25,30 @@ describe('console delivery log: a run that could not start (Chromium)', () => {
   }, 120_000);
   const { api, app } = useTestApp('console-refused', ['api', 'ingress', 'worker'], () => settings);
 
-  it('marks the delivery "Run refused" and shows the reason in its detail', async () => {
+  it('warns when an automation is saved with a model that is not enabled, then marks its delivery "Run refused" with the reason', async () => {
     const factory = await createFactory(api, 'Refused in console');
     const hook = await createWebhook(api, factory, { name: 'alerts' });
-    const files = (await api.get(`/factory/${factory}/definition`)).body.files as object[];
-    const automation = {
-      path: 'automations/pinned/automation.md',
-      content: `---\nmodel: locked-model\ntriggers:\n  - provider: webhook\n    event: received\n    filter:\n      webhook_ids: [${hook.uid}]\n---\nTriage the alert.\n`,
-    };
-    const put = await api.put(`/factory/${factory}/definition`, { files: [...files, automation] });
-    expect(put.status).toBe(200);
+    const { page } = chromium;
+    const origin = new URL(app.baseUrl).origin;
+    await step(page, 'automation-warning', async () => {
+      await page.goto(`${origin}/console/`);
+      await fill(page, 'API key', app.apiKey);
+      await clickText(page, 'Sign in');
+      await page.waitForSelector('nav[aria-label="Main"]');
+      await page.goto(`${origin}/console/webhooks?factory=${factory}`);
+      await clickText(page, 'New automation');
+      await fill(page, 'Automation name', 'pinned');
+      await clickText(page, 'alerts', 'label');
+      await fill(page, 'Model (optional)', 'locked-model');
+      await fill(page, 'Prompt', 'Triage the alert.');
+      await clickText(page, 'Create automation');
+      await waitForText(page, 'Saved the automation pinned');
+      await waitForText(
+        page,
+        'Warning: model "locked-model" is not enabled (provider key AMBIENT_TEST_NEVER_SET_KEY is not set)',
+      );
+    });
+
     const sent = await deliver(`${app.ingressUrl}/webhooks/w/${hook.uid}`, '{"alert":"disk"}', {
       Authorization: `Bearer ${hook.secret}`,
       'X-Ambient-Delivery-Id': 'alert-console',
@@ -51,13 +64,7 @@ describe('console delivery log: a run that could not start (Chromium)', () => {
       { what: 'the delivery to be evaluated' },
     );
 
-    const { page } = chromium;
     await step(page, 'delivery-refused', async () => {
-      const origin = new URL(app.baseUrl).origin;
-      await page.goto(`${origin}/console/`);
-      await fill(page, 'API key', app.apiKey);
-      await clickText(page, 'Sign in');
-      await page.waitForSelector('nav[aria-label="Main"]');
       await page.goto(
         `${origin}/console/webhooks?factory=${factory}&webhook=${hook.uid}&delivery=alert-console`,
       );
