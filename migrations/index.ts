@@ -24,6 +24,7 @@ import { IdempotencyPerCredential1765500000000 } from './1765500000000-idempoten
 import { ScimTokens1765500000001 } from './1765500000001-scim-tokens';
 import { AuditActorOnBehalfOf1765600000000 } from './1765600000000-audit-actor-on-behalf-of';
 import { NotificationEndpoints1765700000000 } from './1765700000000-notification-endpoints';
+import { DeliveryRunErrorCode1765900000000 } from './1765900000000-delivery-run-error-code';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -53,6 +54,7 @@ export const MIGRATIONS = [
   ScimTokens1765500000001,
   AuditActorOnBehalfOf1765600000000,
   NotificationEndpoints1765700000000,
+  DeliveryRunErrorCode1765900000000,
 ];
 
 /** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */

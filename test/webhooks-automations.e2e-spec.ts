@@ -91,7 +91,7 @@ describe('webhook automations (api + ingress + worker)', () => {
     expect(res.status).toBe(202);
     const entry = await entryFor('dep-100');
     expect(entry!.runs).toEqual([
-      { automation: 'triage', run_id: expect.any(String), error: null },
+      { automation: 'triage', run_id: expect.any(String), error_code: null, error: null },
     ]);
     const runId = entry!.runs[0].run_id!;
     const run = await waitFor(

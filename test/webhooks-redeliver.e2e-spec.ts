@@ -86,7 +86,7 @@ describe('webhook redelivery (POST …/deliveries/{id}/redeliver)', () => {
     });
     const redelivered = await evaluated(res.body.id as string);
     expect(redelivered.runs).toEqual([
-      { automation: 'triage', run_id: expect.any(String), error: null },
+      { automation: 'triage', run_id: expect.any(String), error_code: null, error: null },
     ]);
     const secondRun = redelivered.runs![0].run_id!;
     expect(secondRun).not.toBe(firstRun);
@@ -147,7 +147,7 @@ describe('webhook redelivery (POST …/deliveries/{id}/redeliver)', () => {
     expect(res.status).toBe(202);
     const redelivered = await evaluated(res.body.id as string);
     expect(redelivered.runs).toEqual([
-      { automation: 'triage', run_id: expect.any(String), error: null },
+      { automation: 'triage', run_id: expect.any(String), error_code: null, error: null },
     ]);
   });
 

@@ -89,7 +89,8 @@ export const factoriesApplyCommand: CliCommand = {
   details: [
     '',
     'Every file is validated first; on any problem nothing changes and each problem is printed',
-    'as file:line:column: reason.',
+    'as file:line:column: reason. What applies but will not work yet (an automation naming a',
+    'model that is not enabled) is printed to stderr as "warning: file:line:column: reason".',
     '',
     'Options:',
     '  --factory <uid>',
@@ -106,8 +107,14 @@ export const factoriesApplyCommand: CliCommand = {
       'PUT',
       `/factory/${required(values, 'factory')}/definition`,
       { files },
-    )) as { name: string };
+    )) as {
+      name: string;
+      warnings?: { path: string; line: number; column: number; message: string }[];
+    };
     io.out(`applied ${files.length} file(s) to factory "${factory.name}"`);
+    for (const w of factory.warnings ?? []) {
+      io.err(`warning: ${w.path}:${w.line}:${w.column}: ${w.message}`);
+    }
   },
 };
 

@@ -129,7 +129,8 @@ export const webhooksDeliveriesCommand: CliCommand = {
   name: 'webhooks deliveries',
   synopsis:
     'webhooks deliveries --factory <uid> --webhook <uid> [--limit <n>] [--cursor <c>] [--json]',
-  summary: 'The delivery log, newest first: entry id, time, status, size, delivery id.',
+  summary:
+    'The delivery log, newest first: entry id, time, status, size, delivery id, then each run started (or why none could be).',
   details: [
     '',
     'Options:',
@@ -158,19 +159,37 @@ export const webhooksDeliveriesCommand: CliCommand = {
         status: string;
         size_bytes: number;
         delivery_id: string | null;
+        evaluated_at?: string | null;
+        runs?: DeliveryRun[];
       }[];
       page_info: { has_next_page: boolean; next_cursor: string };
     };
     printAnswer(values, io, answer, ({ deliveries, page_info: pageInfo }) => {
       for (const d of deliveries)
         io.out(
-          `${d.id}  ${d.received_at}  ${d.status.padEnd(23)}  ${String(d.size_bytes).padStart(7)} B  ${d.delivery_id ?? '-'}`,
+          `${d.id}  ${d.received_at}  ${d.status.padEnd(23)}  ${String(d.size_bytes).padStart(7)} B  ${d.delivery_id ?? '-'}${outcomeOf(d)}`,
         );
       // On stderr, so the listing stays one entry per line.
       if (pageInfo.has_next_page) io.err(`more: --cursor ${pageInfo.next_cursor}`);
     });
   },
 };
+
+interface DeliveryRun {
+  automation: string;
+  run_id: string | null;
+  error: string | null;
+}
+
+/** Each automation's run on the delivery's log line, or why it has none (nothing if none matched). */
+function outcomeOf(d: { runs?: DeliveryRun[] }): string {
+  const runs = (d.runs ?? []).map((r) =>
+    r.run_id
+      ? `${r.automation}: run ${r.run_id}`
+      : `${r.automation}: no run: ${r.error ?? 'not started'}`,
+  );
+  return runs.length ? `  ${runs.join('; ')}` : '';
+}
 
 export const webhooksTestFilterCommand: CliCommand = {
   name: 'webhooks test-filter',

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { EgressAllowList } from '../common/egress/egress-allow-list';
 import { DOCKER_IMAGES_SETTING, parseDockerImages } from './docker-images';
+import { effectiveModelsFile } from './models-file';
 import { defaultPublicUrls, oidcCallbackUrl } from './public-urls';
 import { parseRoleMapping } from './role-mapping';
 
@@ -695,6 +696,10 @@ export function loadConfig(
     setPath(tree, setting.path, coerce(setting, raw, source));
   }
   const config = tree as unknown as AppConfig;
+  config.models.file = effectiveModelsFile(
+    config.models.file,
+    'models.file' in overrides || Boolean(env.AMBIENT_MODELS_FILE),
+  );
   defaultPublicUrls(config);
   config.egress = { ...config.egress, allow: checkEgressAllow(config.egress?.allow) };
   const metricsToken = overrides['metrics.token'] ?? env.AMBIENT_METRICS_TOKEN;

@@ -2,6 +2,7 @@ import { checkSandboxSetting } from '../extensions/sandbox-setting';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, SandboxSettings } from '../config/app-config';
+import { effectiveModelsFile } from '../config/models-file';
 import { workerIdProblem } from '../modules/runs/worker-host';
 import { WORKER_WS_PATH } from '../modules/execution/remote/worker-protocol';
 
@@ -43,7 +44,8 @@ Connects to Ambient as a self-hosted worker and executes the runs whose config.w
   --max-concurrent-tasks <n>    runs executed at once, 0 = unlimited (default 0)
   --workspace-root <dir>        run workspaces go to <dir>/<run id> (default var/self-hosted-workspaces)
   --models-file <file>          model catalogue; provider keys come from this environment
-                                (AMBIENT_MODELS_FILE, default config/models.yaml)
+                                (AMBIENT_MODELS_FILE, default config/models.local.yaml
+                                when present, else config/models.yaml)
   --git-url-base <url|dir>      clone environment repositories from <base>/<owner>/<repo>.git
                                 instead of the server's AMBIENT_GIT_URL_BASE (AMBIENT_GIT_URL_BASE)
   --web-socket-url <url>        override the websocket URL derived from --api-url
@@ -119,7 +121,10 @@ export function parseWorkerOptions(
     credential,
     maxConcurrentTasks: Number(concurrency),
     workspaceRoot: resolve(text('workspace-root') ?? 'var/self-hosted-workspaces'),
-    modelsFile: resolve(text('models-file', 'AMBIENT_MODELS_FILE') ?? 'config/models.yaml'),
+    modelsFile: resolve(
+      text('models-file', 'AMBIENT_MODELS_FILE') ??
+        effectiveModelsFile('config/models.yaml', false),
+    ),
     ...gitUrlBase(text('git-url-base', 'AMBIENT_GIT_URL_BASE')),
     vendorClis: {
       claudeBin: env.AMBIENT_CLAUDE_BIN || 'claude',

@@ -1767,6 +1767,47 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description Ambient: the factory as a create or definition apply left it, with warnings */
+        AppliedFactory: {
+            agent_defaults: {
+                [key: string]: unknown;
+            };
+            alias: string | null;
+            avatar_url: string | null;
+            /** @enum {string} */
+            code_forge: "GITHUB" | "GITLAB" | "AZURE_DEVOPS" | "NONE";
+            code_forges: string[];
+            /** Format: date-time */
+            created_at: string;
+            creator?: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            credential_strategy: "CREATOR" | "EXECUTOR";
+            default_environment: string | null;
+            default_model: string | null;
+            definition_source: components["schemas"]["FactoryDefinitionSource"];
+            description: string | null;
+            integrations: {
+                [key: string]: unknown;
+            }[] | null;
+            name: string;
+            repositories: {
+                [key: string]: unknown;
+            }[];
+            scorer_defaults: {
+                [key: string]: unknown;
+            };
+            scoring: {
+                [key: string]: unknown;
+            };
+            team_uid: string;
+            uid: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Problems that did not refuse the definition, e.g. `model_not_enabled`: an automation, agent or factory default names a model that is in the catalogue but not enabled, so the runs it would start are refused until it is */
+            warnings: components["schemas"]["FactoryDiagnostic"][];
+        };
         ArtifactItem: components["schemas"]["PlanArtifact"] | components["schemas"]["PullRequestArtifact"] | components["schemas"]["ScreenshotArtifact"] | components["schemas"]["FileArtifact"] | components["schemas"]["ExternalReferenceArtifact"];
         ArtifactResponse: components["schemas"]["PlanArtifactResponse"] | components["schemas"]["ScreenshotArtifactResponse"] | components["schemas"]["FileArtifactResponse"];
         AttachmentInput: {
@@ -3639,7 +3680,10 @@ export interface components {
         };
         WebhookDeliveryRun: {
             automation: string;
+            /** @description Why no run started: the refusal's title and detail (null when the run started) */
             error: string | null;
+            /** @description Ambient: the Oz error code of that refusal, e.g. `invalid_request` for a model that is not enabled (null when the run started) */
+            error_code: string | null;
             run_id: string | null;
         };
         WebhookTriggerFilter: {
@@ -7265,7 +7309,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Factory"];
+                    "application/json": components["schemas"]["AppliedFactory"];
                 };
             };
             /** @description Invalid request; `detail` names the field */
@@ -8472,7 +8516,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Factory"];
+                    "application/json": components["schemas"]["AppliedFactory"];
                 };
             };
             /** @description Invalid definition: the Error model plus `diagnostics[]`; nothing changed */

@@ -28,7 +28,11 @@ const NEW: AutomationFields = {
  * automation.md, PUT them all): the API applies a definition atomically and refuses an invalid
  * one with its diagnostics, so a bad automation changes nothing.
  */
-async function saveAutomation(factoryUid: string, fields: AutomationFields, isNew: boolean) {
+async function saveAutomation(
+  factoryUid: string,
+  fields: AutomationFields,
+  isNew: boolean,
+): Promise<string[]> {
   const path = automationPath(fields.name);
   const definition = await data(
     api.GET('/factory/{uid}/definition', { params: { path: { uid: factoryUid } } }),
@@ -37,12 +41,14 @@ async function saveAutomation(factoryUid: string, fields: AutomationFields, isNe
   if (isNew && existing) throw new Error(`An automation named ${fields.name} exists already.`);
   const files = definition.files.filter((file) => file.path !== path);
   files.push({ path, content: automationFile(fields, existing?.content) });
-  await data(
+  const applied = await data(
     api.PUT('/factory/{uid}/definition', {
       params: { path: { uid: factoryUid } },
       body: { files },
     }),
   );
+  // What applied but will not work yet (a model that is not enabled), for this automation.
+  return applied.warnings.filter((w) => w.path === path).map((w) => w.message);
 }
 
 function AutomationForm({
@@ -55,7 +61,7 @@ function AutomationForm({
   factoryUid: string;
   webhooks: Schemas['Webhook'][];
   automation?: AutomationItem;
-  onSaved: (name: string) => void;
+  onSaved: (name: string, warnings: string[]) => void;
   onClose: () => void;
 }) {
   const [fields, setFields] = useState<AutomationFields>(automation ? fieldsOf(automation) : NEW);
@@ -71,8 +77,7 @@ function AutomationForm({
       return;
     }
     try {
-      await saveAutomation(factoryUid, fields, !automation);
-      onSaved(fields.name);
+      onSaved(fields.name, await saveAutomation(factoryUid, fields, !automation));
     } catch (failure) {
       setError(failure);
     }
@@ -177,7 +182,7 @@ export function Automations({
   onChanged: () => void;
 }) {
   const [editing, setEditing] = useState<AutomationItem | 'new'>();
-  const [saved, setSaved] = useState<string>();
+  const [saved, setSaved] = useState<{ name: string; warnings: string[] }>();
   const managed = factory.definition_source.kind === 'managed';
   const names = new Map(webhooks.map((hook) => [hook.uid, hook.name]));
   return (
@@ -191,7 +196,12 @@ export function Automations({
         )}
       </div>
       <ErrorMessage error={error} />
-      {saved && <Notice>Saved the automation {saved}.</Notice>}
+      {saved && <Notice>Saved the automation {saved.name}.</Notice>}
+      {saved?.warnings.map((warning) => (
+        <p key={warning} className="error" role="alert">
+          Warning: {warning}
+        </p>
+      ))}
       {editing && (
         <AutomationForm
           key={editing === 'new' ? 'new' : editing.name}
@@ -199,9 +209,9 @@ export function Automations({
           webhooks={webhooks}
           automation={editing === 'new' ? undefined : editing}
           onClose={() => setEditing(undefined)}
-          onSaved={(name) => {
+          onSaved={(name, warnings) => {
             setEditing(undefined);
-            setSaved(name);
+            setSaved({ name, warnings });
             onChanged();
           }}
         />

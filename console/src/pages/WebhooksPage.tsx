@@ -253,6 +253,37 @@ function Redeliver({
   );
 }
 
+/** Automations whose run the delivery could not start (e.g. their model is not enabled). */
+function refusedRuns(delivery: Delivery): number {
+  return (delivery.runs ?? []).filter((run) => !run.run_id).length;
+}
+
+/** What each matching automation did: the run it started, or the reason it could not. */
+function RunOutcomes({ delivery }: { delivery: Delivery }) {
+  const runs = delivery.runs ?? [];
+  if (!delivery.evaluated_at) return <p className="muted">Evaluating the automations…</p>;
+  if (runs.length === 0) return <p className="muted">No automation matched this delivery.</p>;
+  return (
+    <>
+      <h4>Runs</h4>
+      <ul className="plain" aria-label="Run outcomes">
+        {runs.map((run) => (
+          <li key={run.automation}>
+            <strong>{run.automation}</strong>:{' '}
+            {run.run_id ? (
+              <Link to={`/runs/${encodeURIComponent(run.run_id)}`}>{run.run_id}</Link>
+            ) : (
+              <span className="error-text">
+                no run started: {run.error ?? 'the run could not be created'}
+              </span>
+            )}
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
 function DeliveryDetail({
   factoryUid,
   hook,
@@ -285,6 +316,7 @@ function DeliveryDetail({
       )}
       {delivery.status === 'Accepted' ? (
         <>
+          <RunOutcomes delivery={delivery} />
           <Redeliver
             key={delivery.id}
             factoryUid={factoryUid}
@@ -378,9 +410,18 @@ function Deliveries({
             key: 'status',
             header: 'Status',
             cell: (delivery) => (
-              <span className={`badge status-${delivery.status.split(' ')[0].toLowerCase()}`}>
-                {delivery.status}
-              </span>
+              <>
+                <span className={`badge status-${delivery.status.split(' ')[0].toLowerCase()}`}>
+                  {delivery.status}
+                </span>
+                {refusedRuns(delivery) > 0 && (
+                  <span className="badge state-failed">
+                    {refusedRuns(delivery) === 1
+                      ? 'Run refused'
+                      : `${refusedRuns(delivery)} runs refused`}
+                  </span>
+                )}
+              </>
             ),
           },
           { key: 'size', header: 'Size', cell: (delivery) => `${delivery.size_bytes} B` },

@@ -128,15 +128,25 @@ describe('DeliveryEvaluator (database)', () => {
     const started = await evaluator.evaluate(entryId);
     expect(started).toHaveLength(1);
     const records = (await db.dataSource.query(
-      `SELECT automation_id, run_id, error FROM webhook_delivery_runs WHERE delivery_entry_id = ?`,
+      `SELECT automation_id, run_id, error_code, error FROM webhook_delivery_runs WHERE delivery_entry_id = ?`,
       [entryId],
-    )) as { automation_id: string; run_id: string | null; error: string | null }[];
+    )) as {
+      automation_id: string;
+      run_id: string | null;
+      error_code: string | null;
+      error: string | null;
+    }[];
     const byAutomation = new Map(records.map((r) => [r.automation_id, r]));
     expect(byAutomation.get(broken.id)).toMatchObject({
       run_id: null,
+      error_code: 'invalid_request',
       error: expect.stringContaining('config.model_id: unknown model "gone"'),
     });
-    expect(byAutomation.get(fine.id)).toMatchObject({ run_id: started[0], error: null });
+    expect(byAutomation.get(fine.id)).toMatchObject({
+      run_id: started[0],
+      error_code: null,
+      error: null,
+    });
     expect(await evaluationDue(entryId)).toBe(false);
   });
 

@@ -132,8 +132,9 @@ export class DeliveryEvaluator {
         `automation ${automation.name} could not start a run for delivery ${delivery.id}: ${reason}`,
       );
       await this.dataSource.query(
-        `UPDATE webhook_delivery_runs SET run_id = NULL, error = ? WHERE delivery_entry_id = ? AND automation_id = ?`,
-        [reason, delivery.id, automation.id],
+        `UPDATE webhook_delivery_runs SET run_id = NULL, error_code = ?, error = ?
+          WHERE delivery_entry_id = ? AND automation_id = ?`,
+        [err.code, reason, delivery.id, automation.id],
       );
       return null;
     }

@@ -12,6 +12,10 @@ export class WebhookDeliveryRun {
   @Column({ name: 'run_id', type: 'varchar', length: 36, nullable: true })
   runId: string | null;
 
+  /** The Oz error code of the refusal when no run started (e.g. `invalid_request`). */
+  @Column({ name: 'error_code', type: 'varchar', length: 64, nullable: true })
+  errorCode: string | null;
+
   @Column({ type: 'varchar', length: 1024, nullable: true })
   error: string | null;
 

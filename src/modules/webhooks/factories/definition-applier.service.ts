@@ -21,7 +21,13 @@ import { Factory } from './entities/factory.entity';
 import { FactoryFile } from './entities/factory-file.entity';
 
 export type ApplyResult =
-  | { applied: true; factory: Factory; webhooks: Webhook[] }
+  | {
+      applied: true;
+      factory: Factory;
+      webhooks: Webhook[];
+      /** Problems that do not refuse the definition (a model that is not enabled). */
+      warnings: Diagnostic[];
+    }
   | { applied: false; diagnostics: Diagnostic[] };
 
 export interface ApplyOptions {
@@ -116,7 +122,12 @@ export class DefinitionApplier {
         });
         await manager.getRepository(Factory).save(factory);
         if (options.events) await this.audit.insert(manager, options.events({ factory, webhooks }));
-        return { applied: true as const, factory, webhooks };
+        return {
+          applied: true as const,
+          factory,
+          webhooks,
+          warnings: sortDiagnostics(state.warnings),
+        };
       });
     } catch (err) {
       if (err instanceof InvalidDefinition) return { applied: false, diagnostics: err.diagnostics };

@@ -37,6 +37,7 @@ import { sendInvalidDefinition } from './definition-response';
 import { parseDefinition } from './definition/definition-parser';
 import { SCHEMA_VERSION } from './definition/factory-file';
 import {
+  AppliedFactoryDto,
   CreateFactoryDto,
   DefinitionResponseDto,
   FactoryDefinitionDto,
@@ -71,7 +72,7 @@ export class FactoriesController {
     summary: 'Create a managed or repository-backed factory',
   })
   @ApiProblems(400, 401, 503)
-  @ApiCreatedResponse({ type: FactoryDto })
+  @ApiCreatedResponse({ type: AppliedFactoryDto })
   @Idempotent()
   async create(
     @CurrentPrincipal() principal: Principal,
@@ -190,7 +191,7 @@ export class FactoriesController {
   @ApiBadRequestResponse({
     description: 'Invalid definition: the Error model plus `diagnostics[]`; nothing changed',
   })
-  @ApiOkResponse({ type: FactoryDto })
+  @ApiOkResponse({ type: AppliedFactoryDto })
   async putDefinition(
     @CurrentPrincipal() principal: Principal,
     @Param('uid') uid: string,
@@ -305,6 +306,6 @@ export class FactoriesController {
   private answer(res: Response, result: ApplyResult, status: number) {
     if (!result.applied) return sendInvalidDefinition(res, result.diagnostics);
     res.status(status);
-    return toFactoryDto(result.factory);
+    return { ...toFactoryDto(result.factory), warnings: result.warnings };
   }
 }

@@ -31,6 +31,7 @@ import { validatePayloadFilter } from '../filter/payload-filter-validation';
 import { checkTrigger, TriggerFilter } from '../filter/trigger-check';
 import {
   DeliveryDto,
+  DeliveryRunDto,
   ListDeliveriesResponseDto,
   TestFilterDto,
   TestFilterResponseDto,
@@ -220,10 +221,7 @@ export class DeliveriesController {
       deliveries.filter((d) => d.status === 'accepted').map((d) => d.id),
     );
     const names = new Map<string, string>();
-    const byEntry = new Map<
-      string,
-      { automation: string; run_id: string | null; error: string | null }[]
-    >();
+    const byEntry = new Map<string, DeliveryRunDto[]>();
     for (const row of rows) {
       if (!names.has(row.automationId)) {
         names.set(
@@ -232,7 +230,12 @@ export class DeliveriesController {
         );
       }
       const list = byEntry.get(String(row.deliveryEntryId)) ?? [];
-      list.push({ automation: names.get(row.automationId)!, run_id: row.runId, error: row.error });
+      list.push({
+        automation: names.get(row.automationId)!,
+        run_id: row.runId,
+        error: row.error,
+        error_code: row.errorCode,
+      });
       byEntry.set(String(row.deliveryEntryId), list);
     }
     return byEntry;

@@ -26,8 +26,13 @@ export interface StateContext {
 export async function checkAgainstState(
   definition: CheckableDefinition,
   context: StateContext,
-): Promise<{ diagnostics: Diagnostic[]; secretValues: Map<string, string> }> {
+): Promise<{
+  diagnostics: Diagnostic[];
+  warnings: Diagnostic[];
+  secretValues: Map<string, string>;
+}> {
   const diagnostics: Diagnostic[] = [];
+  const warnings: Diagnostic[] = [];
   const secretValues = new Map<string, string>();
   for (const spec of definition.webhooks) {
     const problem = await secretFor(spec, context, secretValues);
@@ -70,25 +75,25 @@ export async function checkAgainstState(
         }
       }),
     );
-    checkModel(
-      automation.execution.model,
-      automation.path,
-      automation.positions.model,
-      context,
+    checkModel(automation.execution.model, automation.path, automation.positions.model, context, {
       diagnostics,
-    );
+      warnings,
+    });
   }
   for (const agent of definition.agents) {
-    checkModel(agent.execution.model, agent.path, agent.positions.model, context, diagnostics);
+    checkModel(agent.execution.model, agent.path, agent.positions.model, context, {
+      diagnostics,
+      warnings,
+    });
   }
   checkModel(
     definition.factory?.agentDefaults.model,
     'factory.yaml',
     { line: 1, column: 1 },
     context,
-    diagnostics,
+    { diagnostics, warnings },
   );
-  return { diagnostics, secretValues };
+  return { diagnostics, warnings, secretValues };
 }
 
 async function secretFor(
@@ -110,19 +115,37 @@ async function secretFor(
   return null;
 }
 
+/**
+ * A model missing from the catalogue refuses the definition; a known model that is not enabled
+ * (disabled, or its provider key unset) only warns: it may be enabled later, and until then each
+ * run it would start is refused, with the reason in the delivery log.
+ */
 function checkModel(
   model: string | undefined,
   path: string,
   at: { line: number; column: number },
   context: StateContext,
-  diagnostics: Diagnostic[],
+  found: { diagnostics: Diagnostic[]; warnings: Diagnostic[] },
 ) {
-  if (model && model !== 'auto' && !context.models.find(model)) {
-    diagnostics.push({
+  if (!model || model === 'auto') return;
+  const entry = context.models.find(model);
+  if (!entry) {
+    found.diagnostics.push({
       code: 'unknown_model',
       path,
       ...at,
       message: `model "${model}" is not in the model catalogue (GET /agent/models)`,
+    });
+  } else if (entry.disableReason) {
+    const fallback = context.models.find(context.models.catalog.defaultModelId);
+    const hint = fallback?.disableReason
+      ? ''
+      : `; omit the model to use the default (${fallback?.id})`;
+    found.warnings.push({
+      code: 'model_not_enabled',
+      path,
+      ...at,
+      message: `model "${model}" is not enabled (${entry.disableDetail ?? entry.disableReason}): the runs it would start are refused until it is${hint}`,
     });
   }
 }

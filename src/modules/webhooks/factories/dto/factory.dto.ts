@@ -173,6 +173,19 @@ export class FactoryDto {
   @ApiProperty({ type: DefinitionSourceDto }) definition_source: DefinitionSourceDto;
 }
 
+@ApiSchema({
+  name: 'AppliedFactory',
+  description: 'Ambient: the factory as a create or definition apply left it, with warnings',
+})
+export class AppliedFactoryDto extends FactoryDto {
+  @ApiProperty({
+    type: [DiagnosticDto],
+    description:
+      'Problems that did not refuse the definition, e.g. `model_not_enabled`: an automation, agent or factory default names a model that is in the catalogue but not enabled, so the runs it would start are refused until it is',
+  })
+  warnings: DiagnosticDto[];
+}
+
 @ApiSchema({ name: 'ListFactoriesResponse' })
 export class ListFactoriesResponseDto {
   @ApiProperty({ type: [FactoryDto] }) factories: FactoryDto[];

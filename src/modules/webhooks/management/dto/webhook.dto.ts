@@ -98,7 +98,19 @@ export class ListWebhooksResponseDto {
 export class DeliveryRunDto {
   @ApiProperty() automation: string;
   @ApiProperty({ nullable: true, type: String }) run_id: string | null;
-  @ApiProperty({ nullable: true, type: String }) error: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: "Why no run started: the refusal's title and detail (null when the run started)",
+  })
+  error: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description:
+      'Ambient: the Oz error code of that refusal, e.g. `invalid_request` for a model that is not enabled (null when the run started)',
+  })
+  error_code: string | null;
 }
 
 @ApiSchema({ name: 'WebhookDelivery' })
