@@ -29,3 +29,8 @@ export function killContainerInit(init: ContainerInit): boolean {
     return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
+
+/** Whether the container's init still runs (one read of /proc: a pooled container's check). */
+export function containerInitAlive(init: ContainerInit): boolean {
+  return startTimeOf(init.pid) === init.startTime;
+}
