@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { startTimeOf } from './pool-owner';
 
 /** A running container's init (docker-init) as a process of this host. */
@@ -30,7 +31,17 @@ export function killContainerInit(init: ContainerInit): boolean {
   }
 }
 
-/** Whether the container's init still runs (one read of /proc: a pooled container's check). */
+/**
+ * Whether the container's init still runs: one read of /proc (tens of microseconds). An init that
+ * is exiting (a zombie, its namespace's processes being killed) does not.
+ */
 export function containerInitAlive(init: ContainerInit): boolean {
-  return startTimeOf(init.pid) === init.startTime;
+  if (startTimeOf(init.pid) !== init.startTime) return false;
+  try {
+    const stat = readFileSync(`/proc/${init.pid}/stat`, 'utf8');
+    // The state (field 3) follows the command name, which is in parentheses.
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch (_error) {
+    return false;
+  }
 }

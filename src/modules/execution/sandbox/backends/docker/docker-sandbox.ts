@@ -1167,10 +1167,15 @@ class DockerSandbox implements Sandbox {
   async lost(): Promise<string | null> {
     const started = await this.ready.catch(() => null);
     if (!started || this.closeRequested) return null;
+    // Read first: by the time the daemon answers, a container being removed may be gone.
+    const initEnded = started.init !== null && !containerInitAlive(started.init);
     try {
       const { State } = await started.container.inspect();
-      if (State.Running) return null;
-      return `its container stopped (exit code ${State.ExitCode}) while the run was using it`;
+      const outside = 'its container was stopped or removed outside Ambient';
+      if (State.Status === 'removing') return outside;
+      if (!State.Running) return `its container stopped (exit code ${State.ExitCode})`;
+      // The daemon may not have seen the end of a container killed a moment ago.
+      return initEnded ? outside : null;
     } catch (error) {
       if (this.closeRequested) return null;
       if (apiError(error).statusCode === 404) {
