@@ -36,12 +36,14 @@ export function killContainerInit(init: ContainerInit): boolean {
  * is exiting (a zombie, its namespace's processes being killed) does not.
  */
 export function containerInitAlive(init: ContainerInit): boolean {
-  if (startTimeOf(init.pid) !== init.startTime) return false;
+  let stat: string;
   try {
-    const stat = readFileSync(`/proc/${init.pid}/stat`, 'utf8');
-    // The state (field 3) follows the command name, which is in parentheses.
-    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+    stat = readFileSync(`/proc/${init.pid}/stat`, 'utf8');
   } catch (_error) {
     return false;
   }
+  // After the command name (in parentheses, may hold spaces): the state, then (field 22) the
+  // start time, as startTimeOf reads it.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return !/^[ZX]$/.test(fields[0]) && fields[19] === init.startTime;
 }
