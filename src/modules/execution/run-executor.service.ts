@@ -24,7 +24,7 @@ import { vendorProviderKey } from './harness/vendors/provider-keys';
 import { EgressRecorder } from './sandbox/egress/egress-recorder';
 import type { EgressRequest } from './sandbox/egress/execution-egress';
 import { SandboxService } from './sandbox/sandbox.service';
-import { Sandbox, SandboxError } from './sandbox/sandbox.types';
+import { Sandbox, SandboxError, SandboxLostError } from './sandbox/sandbox.types';
 import { WorkspaceRetentionService } from './workspace/workspace-retention.service';
 import { WorkspaceSetupService } from './workspace/workspace-setup.service';
 import type { DockerSnapshot } from './workspace/environment-snapshots.service';
@@ -308,6 +308,10 @@ export class RunExecutor {
           : {}),
         budgetRefusal: (usage) => this.budget.refusal(run, usage),
       });
+    } catch (err) {
+      // Lost during the workspace's setup (the oz harness reports its own, with its usage).
+      if (!(err instanceof SandboxLostError) || signal.aborted) throw err;
+      return { outcome: 'failed', errorCode: err.code, summary: err.message, usage: zeroUsage };
     } finally {
       signal.removeEventListener('abort', closeOnAbort);
       await sandbox.close();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { isRunning } from '../../../../test/support/processes';
 import { waitFor } from '../../../../test/support/wait';
 import { openProcessSandbox } from '../sandbox/backends/process/process-sandbox';
-import type { Sandbox } from '../sandbox/sandbox.types';
+import { SandboxLostError, type Sandbox } from '../sandbox/sandbox.types';
 import { runCommand } from './command-runner';
 
 const PATH = '/usr/local/bin:/usr/bin:/bin';
@@ -105,5 +105,21 @@ describe('runCommand', () => {
     const result = await run('true', { cwd: join(dir, 'missing') });
     expect(result.exitCode).toBeNull();
     expect(result.output).toContain('failed to start command');
+  });
+
+  it('throws, rather than reporting a failed command, once the sandbox is lost', async () => {
+    const lost = { ...sandbox, lost: () => Promise.resolve('its container no longer exists') };
+    await expect(
+      runCommand({ sandbox: lost, command: 'kill -9 $$', env: { PATH }, timeoutMs: 10_000 }),
+    ).rejects.toThrow(new SandboxLostError('its container no longer exists'));
+    // A command killed in a sandbox that is still there is the command's own failure.
+    const alive = { ...sandbox, lost: () => Promise.resolve(null) };
+    const result = await runCommand({
+      sandbox: alive,
+      command: 'kill -9 $$',
+      env: { PATH },
+      timeoutMs: 10_000,
+    });
+    expect(result.exitCode).toBeNull();
   });
 });

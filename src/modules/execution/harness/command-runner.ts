@@ -1,4 +1,4 @@
-import type { Sandbox } from '../sandbox/sandbox.types';
+import { SandboxLostError, type Sandbox } from '../sandbox/sandbox.types';
 import { guardProcess } from './process-group';
 import { outputEnded } from './output-grace';
 
@@ -36,7 +36,11 @@ export const DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024;
  */
 const OUTPUT_GRACE_MS = 200;
 
-/** Runs `bash -c command` in the sandbox and collects its output. */
+/**
+ * Runs `bash -c command` in the sandbox and collects its output. Throws SandboxLostError when the
+ * command ended without an exit code because the sandbox itself is gone: that is no command's
+ * failure, and no later command would fare better.
+ */
 export async function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
   const output = new OutputCollector(opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES);
   if (opts.signal?.aborted) {
@@ -61,6 +65,10 @@ export async function runCommand(opts: RunCommandOptions): Promise<CommandResult
   guard.dispose();
   proc.stdout.destroy();
   proc.stderr.destroy();
+  if (exit.code === null && !guard.timedOut && !guard.aborted) {
+    const lost = await opts.sandbox.lost?.();
+    if (lost) throw new SandboxLostError(lost);
+  }
   const killedUnasked =
     !guard.timedOut && !guard.aborted && (exit.signal === 'SIGKILL' || exit.code === 137);
   const limitHit = killedUnasked ? await opts.sandbox.limitHit() : null;

@@ -8,6 +8,7 @@ import type { ErrorCode } from '../../../common/errors/error-codes';
 import { messageText } from './message-text';
 import { withRequestId } from '../../runs';
 import { McpSetupError, McpToolset } from './mcp/mcp-toolset';
+import { SandboxLostError } from '../sandbox/sandbox.types';
 import {
   createModelClient,
   ModelCallError,
@@ -95,6 +96,8 @@ class OzRun {
       // end as stopped, with the usage so far (a cancelled execution still reports its cost).
       const stopped = this.ctx.signal.aborted ? this.stoppedResult() : undefined;
       if (stopped) return stopped;
+      // With the usage so far: the model's turns before the loss were spent.
+      if (err instanceof SandboxLostError) return this.failed(err.code, err.message);
       throw err;
     } finally {
       unwatch();

@@ -18,6 +18,7 @@ export function reportingLimits(
     adopt: (hostPath) => sandbox.adopt(hostPath),
     close: () => sandbox.close(),
     ...(sandbox.commitSnapshot ? { commitSnapshot: (of) => sandbox.commitSnapshot!(of) } : {}),
+    ...(sandbox.lost ? { lost: () => sandbox.lost!() } : {}),
     async limitHit() {
       const reason = await sandbox.limitHit();
       if (reason) await emit('sandbox_limit_reached', { reason }).catch(() => undefined);

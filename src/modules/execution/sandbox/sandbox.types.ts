@@ -108,6 +108,12 @@ export interface Sandbox {
    * sandbox's limits did it ("out of memory: the sandbox's limit is 512 MiB"); null otherwise.
    */
   limitHit(): Promise<string | null>;
+  /**
+   * Why the sandbox can run nothing anymore (its container was removed, the Docker daemon does not
+   * answer); null while it can, or once it is being closed. Asked only after a command ended
+   * without an exit code. Absent on backends whose sandboxes cannot vanish under a run.
+   */
+  lost?(): Promise<string | null>;
   /** Makes files Ambient wrote into the workspace usable by the sandbox's own user. */
   adopt(hostPath: string): Promise<void>;
   /**
@@ -197,6 +203,16 @@ export class SandboxError extends Error {
     readonly code: 'environment_setup_failed' | 'resource_unavailable',
   ) {
     super(message);
+  }
+}
+
+/**
+ * The sandbox of a running execution is gone (see Sandbox.lost): nothing more can run in it, so
+ * the execution ends in ERROR with this code rather than handing the model a failed command.
+ */
+export class SandboxLostError extends SandboxError {
+  constructor(why: string) {
+    super(`the sandbox was lost: ${why}`, 'resource_unavailable');
   }
 }
 

@@ -1,6 +1,7 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import { REPORT_ARTIFACT_TOOL, runReportArtifactTool } from '../../../artifacts';
 import type { McpToolset } from '../mcp/mcp-toolset';
+import { SandboxLostError } from '../../sandbox/sandbox.types';
 import { finishTool, runCommandTool } from './command-tools';
 import { editFileTool, readFileTool, ToolArgumentError, writeFileTool } from './file-tools';
 import { SandboxFileError } from './sandbox-file-io';
@@ -68,6 +69,8 @@ export class Toolbox {
     try {
       return await tool.run(args, this.scope);
     } catch (err) {
+      // Not the tool's failure: the execution ends (see SandboxLostError).
+      if (err instanceof SandboxLostError) throw err;
       if (
         err instanceof ToolArgumentError ||
         err instanceof WorkspacePathError ||

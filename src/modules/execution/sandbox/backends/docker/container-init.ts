@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { startTimeOf } from './pool-owner';
 
 /** A running container's init (docker-init) as a process of this host. */
@@ -28,4 +29,21 @@ export function killContainerInit(init: ContainerInit): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
+}
+
+/**
+ * Whether the container's init still runs: one read of /proc (tens of microseconds). An init that
+ * is exiting (a zombie, its namespace's processes being killed) does not.
+ */
+export function containerInitAlive(init: ContainerInit): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${init.pid}/stat`, 'utf8');
+  } catch (_error) {
+    return false;
+  }
+  // After the command name (in parentheses, may hold spaces): the state, then (field 22) the
+  // start time, as startTimeOf reads it.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return !/^[ZX]$/.test(fields[0]) && fields[19] === init.startTime;
 }

@@ -26,7 +26,12 @@ import {
   prepareSlots,
   type LaunchedCommand,
 } from './container-launcher';
-import { containerInit, killContainerInit, type ContainerInit } from './container-init';
+import {
+  containerInit,
+  containerInitAlive,
+  killContainerInit,
+  type ContainerInit,
+} from './container-init';
 import { DockerExecProcess, type DockerLauncherTarget } from './docker-exec-process';
 import { commitSnapshotImage, SnapshotImageOf } from './docker-snapshot-image';
 import { DockerWarmPool } from './docker-warm-pool';
@@ -569,8 +574,14 @@ export class DockerSandboxBackend implements SandboxBackend {
     user: { uid: number; gid: number } | null,
   ): Promise<HandedOut | null> {
     if (!this.pool || !this.poolServes()) return null;
-    const warm = this.pool.take(image);
+    // A container removed behind Ambient's back (docker rm, a daemon restart) is no hit: its init
+    // is gone (one read of /proc), or, where Ambient cannot see the init, one inspect says so.
+    const warm = this.pool.take(image, (ready) => !ready.init || containerInitAlive(ready.init));
     if (!warm) return null;
+    if (!warm.init && !(await containerRuns(warm.container))) {
+      void this.discardWarm(warm);
+      return null;
+    }
     const renamed = warm.container.rename({ name: containerName(spec) }).catch(() => undefined);
     // Made with the server's default limits: most runs (no environment's resources) keep them.
     const updated = sameLimits(spec.limits, warm.limits)
@@ -1153,6 +1164,28 @@ class DockerSandbox implements Sandbox {
     return commitSnapshotImage(await this.container(), of);
   }
 
+  async lost(): Promise<string | null> {
+    const started = await this.ready.catch(() => null);
+    if (!started || this.closeRequested) return null;
+    // Read first: by the time the daemon answers, a container being removed may be gone.
+    const initEnded = started.init !== null && !containerInitAlive(started.init);
+    try {
+      const { State } = await started.container.inspect();
+      const outside = 'its container was stopped or removed outside Ambient';
+      if (State.Status === 'removing') return outside;
+      if (!State.Running) return `its container stopped (exit code ${State.ExitCode})`;
+      // The daemon may not have seen the end of a container killed a moment ago.
+      return initEnded ? outside : null;
+    } catch (error) {
+      if (this.closeRequested) return null;
+      if (apiError(error).statusCode === 404) {
+        return 'its container no longer exists (removed outside Ambient, or the Docker daemon restarted)';
+      }
+      if (daemonDown(error)) return `the docker daemon does not answer (${reason(error)})`;
+      return null;
+    }
+  }
+
   /** Works at any moment: a container still being made is removed once its start settles. */
   close(): Promise<void> {
     this.closeRequested = true;
@@ -1254,6 +1287,15 @@ async function forwarderInto(pid: number, privateDir: string): Promise<NetnsForw
     return await NetnsForwarder.start(pid, join(privateDir, API_SOCKET_NAME));
   } catch (_error) {
     return null;
+  }
+}
+
+/** Whether the container runs (one inspect); false when it is gone or the daemon does not say. */
+async function containerRuns(container: Dockerode.Container): Promise<boolean> {
+  try {
+    return (await container.inspect()).State.Running;
+  } catch (_error) {
+    return false;
   }
 }
 

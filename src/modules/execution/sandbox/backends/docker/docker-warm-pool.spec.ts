@@ -56,6 +56,18 @@ describe('DockerWarmPool', () => {
     await pool.drain();
   });
 
+  it('discards the ready containers it is told are gone, hands out a live one and refills', async () => {
+    const { pool, discarded } = poolOf(3, 3);
+    pool.start();
+    await filled(pool, 3);
+    const gone = new Set([1, 2]);
+    expect(pool.take(IMAGE, (item) => !gone.has(item))).toBe(3);
+    expect(discarded).toEqual([1, 2]);
+    await filled(pool, 3);
+    expect(pool.take(IMAGE, () => false)).toBeNull();
+    await pool.drain();
+  });
+
   it('returns null at once when nothing is ready, and grows after the burst', async () => {
     const { pool } = poolOf(1, 5);
     pool.start();

@@ -56,11 +56,21 @@ export class DockerWarmPool<T> extends EventEmitter {
     this.resizeAll();
   }
 
-  /** A ready container of `image`, or null (no wait) when there is none; counts as demand. */
-  take(image: string): T | null {
+  /**
+   * A ready container of `image`, or null (no wait) when there is none; counts as demand. Ready
+   * containers that `usable` denies (gone behind the pool's back) are discarded on the way, and
+   * the pool makes others in their place.
+   */
+  take(image: string, usable: (item: T) => boolean = () => true): T | null {
     if (!this.enabled || this.draining) return null;
     this.sizing.recordDemand(image, this.now());
-    const item = this.ready.get(image)?.shift() ?? null;
+    const ready = this.ready.get(image) ?? [];
+    let item: T | null = null;
+    while (item === null && ready.length > 0) {
+      const next = ready.shift()!;
+      if (usable(next)) item = next;
+      else void this.discard(next).catch(() => undefined);
+    }
     this.resize(image);
     return item;
   }
