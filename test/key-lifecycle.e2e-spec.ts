@@ -1,13 +1,10 @@
 import { newUid } from '../src/common/ids';
 import { CookieJar, signInThroughProvider } from './support/browser-cookies';
-import { freePort } from './support/console-browser';
-import { startOidcProvider, TestAccount, TestOidcProvider } from './support/oidc-provider';
+import { TestAccount, useOidcSignIn } from './support/oidc-provider';
 import { apiClient } from './support/api-client';
 import { isStream, openSse } from './support/sse-stream';
 import { useTestApp } from './support/use-test-app';
 
-const CLIENT_ID = 'ambient-console';
-const CLIENT_SECRET = 'test-client-secret-0123456789';
 const admin = (login: string): TestAccount => ({
   email: `${login}@example.test`,
   name: login,
@@ -27,31 +24,14 @@ const ACCOUNTS: Record<string, TestAccount> = {
  * loses their keys and sessions, and signing out ends the streams the session opened.
  */
 describe('keys and sessions follow their person', () => {
-  let provider: TestOidcProvider;
-  let port: number;
-  beforeAll(async () => {
-    port = await freePort();
-    provider = await startOidcProvider({
-      clientId: CLIENT_ID,
-      clientSecret: CLIENT_SECRET,
-      redirectUri: `http://127.0.0.1:${port}/api/v1/auth/oidc/callback`,
-      accounts: ACCOUNTS,
-    });
-  }, 60_000);
-  afterAll(() => provider?.close());
-
+  const oidc = useOidcSignIn(ACCOUNTS);
   const { api, app } = useTestApp(
     'key-lifecycle',
     ['api'],
-    () => ({
-      'server.port': port,
-      'signIn.oidcIssuer': provider.issuer,
-      'signIn.oidcClientId': CLIENT_ID,
-      'signIn.oidcClientSecret': CLIENT_SECRET,
-      'signIn.oidcScopes': 'openid email profile groups',
-      'signIn.oidcRoleMapping':
+    () =>
+      oidc.appSettings(
         'ambient-admins=default:admin,ambient-members=default:member,ambient-viewers=default:viewer,ambient-other=other:admin',
-    }),
+      ),
     { model: false },
   );
   const origin = () => new URL(app.baseUrl).origin;
@@ -74,7 +54,7 @@ describe('keys and sessions follow their person', () => {
     return created.body.key as string;
   }
   const moveTo = (login: string, groups: string[]) =>
-    provider.setAccount(login, { ...ACCOUNTS[login], groups });
+    oidc.provider.setAccount(login, { ...ACCOUNTS[login], groups });
 
   it("acts with no more than its person's current role once the provider demotes them", async () => {
     const key = await keyOf(await signedIn('ada'), 'admin');

@@ -2,13 +2,10 @@ import { ApiKeysService, TeamsService } from '../src/modules/teams';
 import { UserDirectoryService } from '../src/modules/teams/auth/user-directory.service';
 import { apiClient } from './support/api-client';
 import { CookieJar, signInThroughProvider } from './support/browser-cookies';
-import { freePort } from './support/console-browser';
-import { startOidcProvider, TestOidcProvider } from './support/oidc-provider';
+import { useOidcSignIn } from './support/oidc-provider';
 import { isStream, openSse, SseStream } from './support/sse-stream';
 import { useTestApp } from './support/use-test-app';
 
-const CLIENT_ID = 'ambient-console';
-const CLIENT_SECRET = 'test-client-secret-0123456789';
 const PAT = { email: 'Pat@Example.test', name: 'Pat Admin', groups: ['ambient-admins'] };
 
 /**
@@ -17,30 +14,11 @@ const PAT = { email: 'Pat@Example.test', name: 'Pat Admin', groups: ['ambient-ad
  * sessions, open streams); bad requests get SCIM errors and change nothing.
  */
 describe('SCIM deprovisioning', () => {
-  let provider: TestOidcProvider;
-  let port: number;
-  beforeAll(async () => {
-    port = await freePort();
-    provider = await startOidcProvider({
-      clientId: CLIENT_ID,
-      clientSecret: CLIENT_SECRET,
-      redirectUri: `http://127.0.0.1:${port}/api/v1/auth/oidc/callback`,
-      accounts: { pat: PAT },
-    });
-  }, 60_000);
-  afterAll(() => provider?.close());
-
+  const oidc = useOidcSignIn({ pat: PAT });
   const { api, app } = useTestApp(
     'scim',
     ['api'],
-    () => ({
-      'server.port': port,
-      'signIn.oidcIssuer': provider.issuer,
-      'signIn.oidcClientId': CLIENT_ID,
-      'signIn.oidcClientSecret': CLIENT_SECRET,
-      'signIn.oidcScopes': 'openid email profile groups',
-      'signIn.oidcRoleMapping': 'ambient-admins=default:admin',
-    }),
+    () => oidc.appSettings('ambient-admins=default:admin'),
     { model: false },
   );
   const origin = () => new URL(app.baseUrl).origin;

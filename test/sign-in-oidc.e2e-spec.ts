@@ -1,10 +1,7 @@
-import { freePort } from './support/console-browser';
 import { CookieJar, signInThroughProvider } from './support/browser-cookies';
-import { startOidcProvider, TestAccount, TestOidcProvider } from './support/oidc-provider';
+import { TestAccount, useOidcSignIn } from './support/oidc-provider';
 import { useTestApp } from './support/use-test-app';
 
-const CLIENT_ID = 'ambient-console';
-const CLIENT_SECRET = 'test-client-secret-0123456789';
 const ACCOUNTS: Record<string, TestAccount> = {
   mia: { email: 'Mia@Example.test', name: 'Mia Member', groups: ['staff', 'ambient-members'] },
   vic: { email: 'vic@example.test', name: 'Vic Viewer', groups: ['ambient-viewers'] },
@@ -18,39 +15,22 @@ const ACCOUNTS: Record<string, TestAccount> = {
  * CSRF token on changes, and whatever does not check out (state, unmapped groups) is refused.
  */
 describe('console sign-in over OpenID Connect', () => {
-  let provider: TestOidcProvider;
-  let port: number;
-  beforeAll(async () => {
-    port = await freePort();
-    provider = await startOidcProvider({
-      clientId: CLIENT_ID,
-      clientSecret: CLIENT_SECRET,
-      redirectUri: `http://127.0.0.1:${port}/api/v1/auth/oidc/callback`,
-      accounts: ACCOUNTS,
-    });
-  }, 60_000);
-  afterAll(() => provider?.close());
-
+  const oidc = useOidcSignIn(ACCOUNTS);
   const { api, app } = useTestApp(
     'sign-in-oidc',
     ['api'],
-    () => ({
-      'server.port': port,
-      'signIn.oidcIssuer': provider.issuer,
-      'signIn.oidcClientId': CLIENT_ID,
-      'signIn.oidcClientSecret': CLIENT_SECRET,
-      'signIn.oidcScopes': 'openid email profile groups',
-      'signIn.oidcRoleMapping':
+    () =>
+      oidc.appSettings(
         'ambient-admins=default:admin,ambient-members=default:member,ambient-viewers=default:viewer,ambient-ghost=ghost:admin',
-      'signIn.sessionTtlHours': 2,
-    }),
+        { 'signIn.sessionTtlHours': 2 },
+      ),
     { model: false },
   );
   const origin = () => new URL(app.baseUrl).origin;
   const users = (subject: string) =>
     app.dataSource.query(
       `SELECT id, team_id, role, email, display_name, last_sign_in_at FROM users WHERE oidc_issuer = ? AND oidc_subject = ?`,
-      [provider.issuer, subject],
+      [oidc.provider.issuer, subject],
     ) as Promise<{ id: string; role: string; email: string; display_name: string }[]>;
   const countRuns = async () =>
     Number((await app.dataSource.query(`SELECT COUNT(*) AS n FROM runs`))[0].n);
@@ -171,7 +151,7 @@ describe('console sign-in over OpenID Connect', () => {
     const login = await jar.fetch(`${origin()}/api/v1/auth/oidc/login`);
     expect(login.status).toBe(302);
     const authorize = new URL(login.headers.get('location')!);
-    expect(authorize.origin).toBe(provider.issuer);
+    expect(authorize.origin).toBe(oidc.provider.issuer);
     expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
     const state = authorize.searchParams.get('state')!;
 
@@ -251,7 +231,7 @@ describe('console sign-in over OpenID Connect', () => {
   });
 
   it('keeps one user per subject and refreshes its role from the claims at each sign-in', async () => {
-    await provider.setAccount('vic', { ...ACCOUNTS.vic, groups: ['ambient-admins'] });
+    await oidc.provider.setAccount('vic', { ...ACCOUNTS.vic, groups: ['ambient-admins'] });
     const jar = await signedIn('vic');
     const rows = await users('vic');
     expect(rows).toHaveLength(1);
