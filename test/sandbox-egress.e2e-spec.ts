@@ -17,7 +17,7 @@ import { apiClient } from './support/api-client';
 import { scrape } from './support/prometheus';
 import { serverCertificateFor } from './support/test-certificates';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
-import { waitFor } from './support/wait';
+import { runScriptedCommand } from './support/scripted-command';
 
 const IMAGE = 'ambient-agent:bookworm';
 const BUILD_IMAGE = resolve(__dirname, '..', 'sandbox', 'agent-image', 'build-image.sh');
@@ -90,32 +90,8 @@ describe.each(['bubblewrap', 'docker'] as const)('egress through the proxy (%s)'
   });
 
   /** Runs one command in an environment; its output, and the run's id. */
-  async function runCommand(
-    environmentId: string,
-    command: string,
-  ): Promise<{ output: string; runId: string }> {
-    const script = `cmd-${backend}-${Math.random().toString(36).slice(2)}`;
-    model.script(script, [
-      { toolCalls: [{ name: 'run_command', arguments: { command } }] },
-      { text: 'done' },
-    ]);
-    const created = await api.post('/agent/runs', {
-      prompt: `[script:${script}]`,
-      config: { environment_id: environmentId },
-    });
-    const runId = created.body.run_id as string;
-    const run = await waitFor(
-      async () => (await api.get(`/agent/runs/${runId}`)).body,
-      (r) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(r.state),
-      { timeoutMs: 90_000, what: `run ${runId} to end` },
-    );
-    expect(run).toMatchObject({ state: 'SUCCEEDED' });
-    const [result] = model.requests
-      .filter((r) => r.script === script)
-      .flatMap((r) => r.body.messages.filter((m) => m.role === 'tool'))
-      .map((m) => JSON.parse(String(m.content)) as { output: string });
-    return { output: result.output, runId };
-  }
+  const runCommand = (environmentId: string, command: string) =>
+    runScriptedCommand({ api, model, environmentId, timeoutMs: 90_000 }, command);
 
   async function environment(body: Record<string, unknown>): Promise<string> {
     const created = await api.post('/agent/environments', { name: `env-${Date.now()}`, ...body });
