@@ -70,6 +70,18 @@ describe('the published OpenAPI document is generator-grade (api role)', () => {
     });
   });
 
+  it('names every operation once, so generated clients get no numbered duplicates', () => {
+    const ids = Object.values(doc.paths).flatMap((item) =>
+      Object.values(item as Record<string, { operationId?: string }>)
+        .map((operation) => operation.operationId)
+        .filter((id): id is string => Boolean(id)),
+    );
+    const repeated = ids.filter((id, i) => ids.indexOf(id) !== i);
+    expect(repeated).toEqual([]);
+    expect(doc.paths['/agent'].get.operationId).toBe('listAgents');
+    expect(doc.paths['/agent/identities'].get.operationId).toBe('listAgentIdentities');
+  });
+
   it('resolves every $ref', () => {
     const dangling = refsOf(doc).filter(
       ({ ref }) => !(ref.startsWith('#/components/schemas/') && schemas()[ref.split('/').pop()!]),

@@ -321,7 +321,7 @@ export interface paths {
             cookie?: never;
         };
         /** List the team's agents, oldest first */
-        get: operations["listAgents_get_agent_identities"];
+        get: operations["listAgentIdentities"];
         put?: never;
         /** Create an agent for the caller's team */
         post: operations["createAgent"];
@@ -1217,10 +1217,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Report an artifact (PLAN, PULL_REQUEST, FILE, SCREENSHOT, EXTERNAL_REFERENCE)
+         * Report an artifact (the Oz client path of POST /harness-support/artifacts)
          * @description The type's fields go top-level or, as Oz's ReportArtifactRequest, inside `data` (e.g. `{"artifact_type":"PULL_REQUEST","data":{"url":"…","branch":"…"}}`).
          */
-        post: operations["reportArtifact_post_harness_support_report_artifact"];
+        post: operations["reportArtifactAsOz"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4931,7 +4931,7 @@ export interface operations {
             };
         };
     };
-    listAgents_get_agent_identities: {
+    listAgentIdentities: {
         parameters: {
             query?: {
                 factory_uid?: string;
@@ -9099,7 +9099,7 @@ export interface operations {
             };
         };
     };
-    reportArtifact_post_harness_support_report_artifact: {
+    reportArtifactAsOz: {
         parameters: {
             query?: never;
             header?: never;

@@ -58,7 +58,11 @@ export class IdentitiesController {
 
   @Get()
   @RequirePermission('agents.read')
-  @ApiOperation({ operationId: 'listAgents', summary: "List the team's agents, oldest first" })
+  @ApiOperation({
+    // Oz's document names this and GET /agent (skills) both listAgents; ids are unique here.
+    operationId: 'listAgentIdentities',
+    summary: "List the team's agents, oldest first",
+  })
   @ApiProblems(400, 401, 403)
   @ApiQuery({ name: 'factory_uid', required: false, type: String })
   @ApiOkResponse({ type: ListAgentIdentitiesResponseDto })

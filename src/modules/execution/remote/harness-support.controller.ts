@@ -27,6 +27,10 @@ import {
   StartResponseDto,
 } from './harness-support.dto';
 
+const REPORT_ARTIFACT_BODY =
+  "The type's fields go top-level or, as Oz's ReportArtifactRequest, inside `data` " +
+  '(e.g. `{"artifact_type":"PULL_REQUEST","data":{"url":"…","branch":"…"}}`).';
+
 /**
  * The run-scoped API an execution outside Ambient's workers reports through (Oz calls it
  * `/harness-support`). It takes only the execution's run-scoped key (`env_vars.WARP_API_KEY` of
@@ -138,22 +142,44 @@ export class HarnessSupportController {
     await this.executions.recordMessages(principal, body.messages as unknown as ChatMessage[]);
   }
 
-  // `report-artifact` is the path the Warp client posts Oz's ReportArtifactRequest to.
-  @Post(['artifacts', 'report-artifact'])
+  @Post('artifacts')
   @HttpCode(200)
   @ApiOperation({
     operationId: 'reportArtifact',
     summary: 'Report an artifact (PLAN, PULL_REQUEST, FILE, SCREENSHOT, EXTERNAL_REFERENCE)',
-    description:
-      "The type's fields go top-level or, as Oz's ReportArtifactRequest, inside `data` " +
-      '(e.g. `{"artifact_type":"PULL_REQUEST","data":{"url":"…","branch":"…"}}`).',
+    description: REPORT_ARTIFACT_BODY,
   })
   @ApiBody({ type: ReportArtifactDto })
   @ApiProblems(400, 401, 403, 409)
   @ApiOkResponse({ type: ReportArtifactResponseDto })
-  async artifacts(
+  artifacts(
     @CurrentPrincipal() principal: Principal,
     @Body() body: Record<string, unknown>,
+  ): Promise<ReportArtifactResponseDto> {
+    return this.report(principal, body);
+  }
+
+  /** The same as `artifacts`: the path the Warp client posts Oz's ReportArtifactRequest to. */
+  @Post('report-artifact')
+  @HttpCode(200)
+  @ApiOperation({
+    operationId: 'reportArtifactAsOz',
+    summary: 'Report an artifact (the Oz client path of POST /harness-support/artifacts)',
+    description: REPORT_ARTIFACT_BODY,
+  })
+  @ApiBody({ type: ReportArtifactDto })
+  @ApiProblems(400, 401, 403, 409)
+  @ApiOkResponse({ type: ReportArtifactResponseDto })
+  reportArtifact(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: Record<string, unknown>,
+  ): Promise<ReportArtifactResponseDto> {
+    return this.report(principal, body);
+  }
+
+  private async report(
+    principal: Principal,
+    body: Record<string, unknown>,
   ): Promise<ReportArtifactResponseDto> {
     const artifact = await this.executions.reportArtifact(principal, body);
     return { artifact_uid: artifact.id, artifact_type: artifact.artifactType };
