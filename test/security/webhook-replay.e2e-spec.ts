@@ -212,7 +212,7 @@ describe('security: replayed signed webhook deliveries (every scheme, real HTTP)
       expect(entries.filter((e) => e.status === 'Duplicate')).toHaveLength(replays);
       for (const entry of accepted) {
         expect(entry.runs).toEqual([
-          { automation: 'handle', run_id: expect.any(String), error: null },
+          { automation: 'handle', run_id: expect.any(String), error: null, error_code: null },
         ]);
       }
       expect(after.runs.map((r) => r.run_id).sort()).toEqual(
