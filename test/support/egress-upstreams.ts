@@ -20,13 +20,21 @@ export interface SeenRequest {
   bodyBytes: number;
 }
 
-/** `GET /bytes/<n>` answers n bytes; anything else echoes the request as JSON. */
+/**
+ * `GET /bytes/<n>` answers n bytes, `GET /bytes/<n>?rate=<bytes per second>` at that rate (as
+ * a download from the internet arrives); anything else echoes the request as JSON.
+ */
 function upstreamHandler(seen: SeenRequest[]) {
   return (req: IncomingMessage, res: ServerResponse) => {
-    const size = /^\/bytes\/(\d+)$/.exec(req.url ?? '');
+    const size = /^\/bytes\/(\d+)(?:\?rate=(\d+))?$/.exec(req.url ?? '');
     if (size) {
       req.resume();
-      sendBytes(res, Number(size[1]));
+      res.writeHead(200, {
+        'content-type': 'application/octet-stream',
+        'content-length': Number(size[1]),
+      });
+      if (size[2]) sendPaced(res, Number(size[1]), Number(size[2]));
+      else sendBytes(res, Number(size[1]));
       return;
     }
     let bodyBytes = 0;
@@ -44,13 +52,48 @@ function upstreamHandler(seen: SeenRequest[]) {
 const CHUNK = Buffer.alloc(64 * 1024, 'x');
 
 function sendBytes(res: ServerResponse, total: number): void {
-  res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': total });
   let left = total;
   const pump = () => {
     while (left > 0) {
       const piece = left >= CHUNK.length ? CHUNK : CHUNK.subarray(0, left);
       left -= piece.length;
       if (!res.write(piece)) {
+        res.once('drain', pump);
+        return;
+      }
+    }
+    res.end();
+  };
+  pump();
+}
+
+/** How long a line at full rate may send at once after a pause (a late timer, a full socket). */
+const BURST_SECONDS = 0.01;
+
+/**
+ * Sends `total` bytes at `bytesPerSecond` with a token bucket: the tokens accrue with the clock,
+ * so a timer that fires late sends what the line would have sent meanwhile (up to one burst),
+ * and the average holds at rates where a sleep per chunk could not.
+ */
+function sendPaced(res: ServerResponse, total: number, bytesPerSecond: number): void {
+  const burst = Math.max(2 * CHUNK.length, bytesPerSecond * BURST_SECONDS);
+  let tokens = 0;
+  let last = performance.now();
+  let left = total;
+  const pump = () => {
+    if (res.destroyed) return;
+    const now = performance.now();
+    tokens = Math.min(burst, tokens + ((now - last) / 1000) * bytesPerSecond);
+    last = now;
+    while (left > 0) {
+      const size = Math.min(left, CHUNK.length);
+      if (tokens < size) {
+        setTimeout(pump, Math.ceil(((size - tokens) / bytesPerSecond) * 1000));
+        return;
+      }
+      tokens -= size;
+      left -= size;
+      if (!res.write(size === CHUNK.length ? CHUNK : CHUNK.subarray(0, size))) {
         res.once('drain', pump);
         return;
       }

@@ -7,7 +7,7 @@ import {
   type Socket,
 } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { TLSSocket } from 'node:tls';
+import { TLSSocket, type TLSSocketOptions } from 'node:tls';
 import {
   EgressRefusedError,
   type CheckedTarget,
@@ -28,7 +28,7 @@ import { DecisionTally, hostPort, policyVerdict } from './egress-decisions';
 import { ExecutionCa } from './execution-ca';
 import { refuseResponse, refuseSocket } from './proxy-responses';
 import { basicFromUserinfo, injectIntoHeaders } from './secret-injection';
-import { endToEndHeaders, forward, UpstreamAgents } from './upstream';
+import { BODY_HIGH_WATER_MARK, endToEndHeaders, forward, UpstreamAgents } from './upstream';
 
 /** Request heads larger than this get 431 (git and package managers stay far below). */
 const MAX_HEADER_BYTES = 32 * 1024;
@@ -254,11 +254,14 @@ export class EgressProxy {
     if (client.destroyed || this.closing) return;
     client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     if (head.length > 0) client.unshift(head);
-    const tls = new TLSSocket(client as Socket, {
+    // TLSSocket passes highWaterMark on to net.Socket; Node's typings do not list it.
+    const options: TLSSocketOptions & { highWaterMark: number } = {
       isServer: true,
       secureContext: context,
       ALPNProtocols: ['http/1.1'],
-    });
+      highWaterMark: BODY_HIGH_WATER_MARK,
+    };
+    const tls = new TLSSocket(client as Socket, options);
     this.track(tls);
     tls.on('error', () => {
       tls.destroy();
@@ -384,7 +387,11 @@ function misdirection(req: IncomingMessage, target: CheckedTarget): string | nul
 }
 
 function httpServer(): Server {
-  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 0 });
+  const server = createServer({
+    maxHeaderSize: MAX_HEADER_BYTES,
+    requestTimeout: 0,
+    highWaterMark: BODY_HIGH_WATER_MARK,
+  });
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === 'HPE_HEADER_OVERFLOW') {

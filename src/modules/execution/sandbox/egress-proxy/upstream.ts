@@ -11,6 +11,14 @@ import { createSecureContext, rootCertificates, type SecureContext } from 'node:
 import { pinnedLookup, type CheckedTarget } from '../../../../common/egress/egress-guard';
 import { refuseResponse } from './proxy-responses';
 
+/**
+ * The buffer size of the streams a forwarded body goes through (the client's TLS socket, the
+ * requests and responses, the upstream socket), instead of Node's 16 KiB: a socket read brings
+ * up to 64 KiB, which then no longer overflows the next stream's buffer and pauses the read each
+ * time (about a fifth less of the proxy's CPU per intercepted GiB in bench:egress).
+ */
+export const BODY_HIGH_WATER_MARK = 64 * 1024;
+
 /** Headers of one hop that a proxy must not pass on (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = new Set([
   'connection',
@@ -79,7 +87,11 @@ export class UpstreamAgents {
     const key = `${tls ? 'https' : 'http'}\0${target.host}\0${target.port}\0${target.address}`;
     let agent = this.agents.get(key);
     if (!agent) {
-      const options = { keepAlive: true, lookup: pinnedLookup(target) };
+      const options = {
+        keepAlive: true,
+        lookup: pinnedLookup(target),
+        highWaterMark: BODY_HIGH_WATER_MARK,
+      };
       agent = tls
         ? new HttpsAgent({
             ...options,
