@@ -65,13 +65,16 @@ export async function runCommand(opts: RunCommandOptions): Promise<CommandResult
   guard.dispose();
   proc.stdout.destroy();
   proc.stderr.destroy();
-  if (exit.code === null && !guard.timedOut && !guard.aborted) {
+  const unasked = !guard.timedOut && !guard.aborted;
+  const killedUnasked = unasked && (exit.signal === 'SIGKILL' || exit.code === 137);
+  // A limit's kill is the command's own failure, said as such; asked first, as a lost sandbox
+  // is looked at again for a moment (see Sandbox.lost).
+  const limitHit = killedUnasked ? await opts.sandbox.limitHit() : null;
+  // A removed container's command may end without a code or as SIGKILL (137), by who reported it.
+  if (unasked && !limitHit && (exit.code === null || killedUnasked)) {
     const lost = await opts.sandbox.lost?.();
     if (lost) throw new SandboxLostError(lost);
   }
-  const killedUnasked =
-    !guard.timedOut && !guard.aborted && (exit.signal === 'SIGKILL' || exit.code === 137);
-  const limitHit = killedUnasked ? await opts.sandbox.limitHit() : null;
   return {
     exitCode: exit.code,
     output: output.text(),

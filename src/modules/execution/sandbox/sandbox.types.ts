@@ -111,7 +111,9 @@ export interface Sandbox {
   /**
    * Why the sandbox can run nothing anymore (its container was removed, the Docker daemon does not
    * answer); null while it can, or once it is being closed. Asked only after a command ended
-   * without an exit code. Absent on backends whose sandboxes cannot vanish under a run.
+   * without an exit code, or killed (SIGKILL, 137) neither by Ambient nor by a limit; it may
+   * take a moment (docker looks again while a removal settles). Absent on backends whose
+   * sandboxes cannot vanish under a run.
    */
   lost?(): Promise<string | null>;
   /** Makes files Ambient wrote into the workspace usable by the sandbox's own user. */

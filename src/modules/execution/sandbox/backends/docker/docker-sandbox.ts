@@ -86,6 +86,8 @@ const KILL_FIFO = 'kill';
 const KILL_ALL = 'all';
 /** A container's hostname: the first characters of its id. */
 const SHORT_ID_LENGTH = 12;
+/** How long a killed command's container may still look alive to the daemon while being removed. */
+const LOSS_SETTLE_MS = 3_000;
 const KILLER = [
   `if [ -n "$2" ] && [ -p "${KILLER_DIR}/$3" ]; then`,
   `  /bin/sh -c "$2" ambient-launcher ${KILLER_DIR} "$3" "$2" </dev/null >/dev/null 2>&1 &`,
@@ -1164,7 +1166,22 @@ class DockerSandbox implements Sandbox {
     return commitSnapshotImage(await this.container(), of);
   }
 
+  /**
+   * Asked when a command was killed without Ambient killing it. A removal kills the container's
+   * processes before the daemon reports the container gone, so a container that still looks
+   * alive is looked at again for a moment (LOSS_SETTLE_MS) before the kill counts as the
+   * command's own.
+   */
   async lost(): Promise<string | null> {
+    const deadline = Date.now() + LOSS_SETTLE_MS;
+    for (;;) {
+      const verdict = await this.lossNow();
+      if (verdict !== null || Date.now() >= deadline || this.closeRequested) return verdict;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  private async lossNow(): Promise<string | null> {
     const started = await this.ready.catch(() => null);
     if (!started || this.closeRequested) return null;
     // Read first: by the time the daemon answers, a container being removed may be gone.
