@@ -12,7 +12,7 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Runtime: agents run shell commands and git in their workspaces; tini reaps their orphans.
 # bubblewrap + socat (the API bridge and the egress proxy's forwarder) are the sandbox backend of workers without a
-# Docker daemon, e.g. in Kubernetes (README "Deploying on Kubernetes").
+# Docker daemon, e.g. in Kubernetes (docs/operations.md "Deploying on Kubernetes").
 FROM node:22-bookworm-slim
 RUN apt-get update \
   && apt-get install -y --no-install-recommends bash git ca-certificates tini bubblewrap socat \

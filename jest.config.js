@@ -3,9 +3,18 @@ const transform = { '^.+\\.(t|j)s$': ['@swc/jest'] };
 // Nest 12 and openid-client 6 (with its oauth4webapi and jose) ship ESM: let swc turn them into
 // CommonJS for jest (Node itself loads them with require(esm)).
 const transformIgnorePatterns = ['node_modules/(?!(@nestjs|openid-client|oauth4webapi|jose)/)'];
+// The extension types package resolves from the repository as tsconfig `paths` says (no install).
+const moduleNameMapper = {
+  '^@ambient/extension-api$': '<rootDir>/packages/extension-api/index.ts',
+};
 
 module.exports = {
   maxWorkers: 2,
+  // Every e2e file loads the whole app (≈ 3,200 modules) into the worker, and not all of it is
+  // freed: after 40 minutes of a CI run each worker held 4 GB, its major GCs stalled the event
+  // loop for seconds, app start-ups took 25–55 s and leases lapsed. A worker above this after a
+  // file is replaced by a fresh one.
+  workerIdleMemoryLimit: '1GB',
   projects: [
     {
       displayName: 'unit',
@@ -14,6 +23,10 @@ module.exports = {
       testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/console/src/**/*.spec.ts'],
       transform,
       transformIgnorePatterns,
+      moduleNameMapper,
+      // Unit specs that spawn processes (sh, bwrap, git) wait on fork and exec, which take seconds on
+      // two loaded cores: jest's 5 s default failed them in CI while the code was fine.
+      testTimeout: 20_000,
     },
     {
       displayName: 'e2e',
@@ -22,6 +35,7 @@ module.exports = {
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       transform,
       transformIgnorePatterns,
+      moduleNameMapper,
       setupFilesAfterEnv: ['<rootDir>/test/support/e2e-setup.ts'],
       slowTestThreshold: 30,
     },

@@ -4,9 +4,9 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { DockerSandboxBackend } from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
-import { COLD_STARTS } from '../src/modules/execution/sandbox/backends/docker/cold-start-slots';
-import { SANDBOX_PATH, type Sandbox } from '../src/modules/execution/sandbox/sandbox.types';
+import { DockerSandboxBackend } from '../src/modules/workers/sandbox/backends/docker/docker-sandbox';
+import { COLD_STARTS } from '../src/modules/workers/sandbox/backends/docker/cold-start-slots';
+import { SANDBOX_PATH, type Sandbox } from '../src/modules/workers/sandbox/sandbox.types';
 import {
   AGENT_IMAGE,
   BUILD_AGENT_IMAGE,

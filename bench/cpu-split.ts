@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 const CLOCK_TICK_MS = 10; // USER_HZ is 100 on every Linux the bench targets
 
@@ -22,6 +22,12 @@ export interface CpuSplit {
    * (runc, and a container's processes once it exited). Shims that ended meanwhile are missed.
    */
   daemons: UserSystemMs;
+  /**
+   * The docker containers' own processes (the `docker` cgroup's accounting: cpuacct on v1, cpu.stat
+   * on v2, with containers removed meanwhile); null where that group is not found (no docker, or
+   * the systemd cgroup driver). Not part of the daemons' figure: what the commands themselves cost.
+   */
+  containers: UserSystemMs | null;
 }
 
 function isDockerDaemon(comm: string): boolean {
@@ -56,7 +62,37 @@ function processesMs(selected: (comm: string, ppid: number) => boolean): Map<str
 }
 
 const daemonsMs = () => processesMs((comm) => isDockerDaemon(comm));
-const liveChildrenMs = () => processesMs((_, ppid) => ppid === process.pid);
+const liveChildrenMs = (exclude: Set<string>) => {
+  const live = processesMs((_, ppid) => ppid === process.pid);
+  for (const pid of exclude) live.delete(pid);
+  return live;
+};
+
+/**
+ * User and system ms of the docker containers' processes, from the `docker` cgroup (cgroupfs
+ * driver): its counters include the containers already removed. Zero while the group does not
+ * exist yet (no container made since the daemon started); null without docker's cgroup at all.
+ */
+function containersMs(): UserSystemMs | null {
+  try {
+    if (existsSync('/sys/fs/cgroup/cgroup.controllers')) {
+      if (!existsSync('/sys/fs/cgroup/docker')) return null;
+      const stat = readFileSync('/sys/fs/cgroup/docker/cpu.stat', 'utf8');
+      const usec = (name: string) =>
+        Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(stat)?.[1] ?? 0);
+      return { userMs: usec('user_usec') / 1000, systemMs: usec('system_usec') / 1000 };
+    }
+    const dir = '/sys/fs/cgroup/cpuacct/docker';
+    if (!existsSync('/sys/fs/cgroup/cpuacct')) return null;
+    if (!existsSync(dir)) return { userMs: 0, systemMs: 0 };
+    const stat = readFileSync(`${dir}/cpuacct.stat`, 'utf8');
+    const ticks = (name: string) =>
+      Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(stat)?.[1] ?? 0);
+    return { userMs: ticks('user') * CLOCK_TICK_MS, systemMs: ticks('system') * CLOCK_TICK_MS };
+  } catch {
+    return null;
+  }
+}
 
 function reapedChildrenMs(): UserSystemMs {
   const t = statTimes(readFileSync('/proc/self/stat', 'utf8'));
@@ -76,18 +112,22 @@ function grown(before: Map<string, UserSystemMs>, now: Map<string, UserSystemMs>
 
 /**
  * Starts watching; the function returned gives the CPU used since, split into user and system
- * time for this process, its reaped children and the docker daemons. Null off Linux.
+ * time for this process, its reaped children, the docker daemons and the containers. `exclude`:
+ * child pids that are the bench's own (a client process), not the service's. Null off Linux.
  */
-export function watchCpuSplit(): () => CpuSplit | null {
+export function watchCpuSplit(exclude: number[] = []): () => CpuSplit | null {
   try {
+    const excluded = new Set(exclude.map(String));
     const service = process.cpuUsage();
     const reaped = reapedChildrenMs();
-    const children = liveChildrenMs();
+    const children = liveChildrenMs(excluded);
     const daemons = daemonsMs();
+    const containers = containersMs();
     return () => {
       const used = process.cpuUsage(service);
       const reapedNow = reapedChildrenMs();
-      const live = grown(children, liveChildrenMs());
+      const live = grown(children, liveChildrenMs(excluded));
+      const containersNow = containersMs();
       return {
         service: { userMs: used.user / 1000, systemMs: used.system / 1000 },
         children: {
@@ -95,6 +135,13 @@ export function watchCpuSplit(): () => CpuSplit | null {
           systemMs: live.systemMs + reapedNow.systemMs - reaped.systemMs,
         },
         daemons: grown(daemons, daemonsMs()),
+        containers:
+          containers && containersNow
+            ? {
+                userMs: containersNow.userMs - containers.userMs,
+                systemMs: containersNow.systemMs - containers.systemMs,
+              }
+            : null,
       };
     };
   } catch {
@@ -102,19 +149,28 @@ export function watchCpuSplit(): () => CpuSplit | null {
   }
 }
 
-/** `service 12.3 + 4.5 ms, children …, daemons …` per unit (e.g. per run): user + system. */
+/** Service, children and daemons together, per unit (ms): the figure the CPU targets bound. */
+export function cpuTotal(split: CpuSplit, per: number): number {
+  return (
+    [split.service, split.children, split.daemons].reduce(
+      (sum, t) => sum + t.userMs + t.systemMs,
+      0,
+    ) / per
+  );
+}
+
+/**
+ * `service 12.3 + 4.5, children …, docker daemons …; total …` per unit (e.g. per run): user +
+ * system ms; the containers' own CPU after the total (not in it), where measured.
+ */
 export function describeCpuSplit(split: CpuSplit | null, per: number, unit: string): string {
   if (!split) return 'CPU: not measurable here';
   const part = (name: string, t: UserSystemMs) =>
     `${name} ${(t.userMs / per).toFixed(1)} + ${(t.systemMs / per).toFixed(1)}`;
-  const total =
-    [split.service, split.children, split.daemons].reduce(
-      (sum, t) => sum + t.userMs + t.systemMs,
-      0,
-    ) / per;
   return (
     `CPU per ${unit} (user + system ms): ${part('service', split.service)}, ` +
     `${part('children', split.children)}, ${part('docker daemons', split.daemons)}; ` +
-    `total ${total.toFixed(1)}`
+    `total ${cpuTotal(split, per).toFixed(1)}` +
+    (split.containers ? `; in containers ${part('', split.containers).trim()}` : '')
   );
 }

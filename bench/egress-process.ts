@@ -1,7 +1,7 @@
 import { EgressAllowList } from '../src/common/egress/egress-allow-list';
 import { EgressGuard } from '../src/common/egress/egress-guard';
 import { parseEgressRules } from '../src/common/egress/egress-rules';
-import { EgressProxy } from '../src/modules/execution/sandbox/egress-proxy/egress-proxy';
+import { EgressProxy } from '../src/modules/workers/sandbox/egress-proxy/egress-proxy';
 import { startUpstreams } from '../test/support/egress-upstreams';
 
 /**

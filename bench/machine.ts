@@ -1,19 +1,72 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release } from 'node:os';
+import { percentile } from './stats';
 
 /**
  * What a bench's figures depend on besides the code: the CPU, how many cores, the kernel and the
- * cgroup version (the sandboxes' limits and the daemons' bookkeeping differ), and how loaded the
- * machine was. Printed with every bench's results, so that figures from two machines can be
- * compared, or found not comparable.
+ * cgroup version (the sandboxes' limits and the daemons' bookkeeping differ), whether it is a
+ * virtual machine or a container (a guest pays more per page fault and exec), how loaded the
+ * machine was, and what starting a process costs here, measured now (the sandboxes' costs are
+ * mostly process starts). Printed with every bench's results, so that figures from two machines
+ * can be compared, or found not comparable.
  */
 export function machineFacts(): string[] {
   return [
     `date: ${new Date().toISOString()}`,
     `cpu: ${availableParallelism()} × ${cpus()[0]?.model ?? 'unknown'}`,
     `kernel: ${release()}, cgroup ${cgroupVersion()}, node ${process.versions.node}`,
-    `load average: ${loadAverage()}${machineProduct()}`,
+    `virtualisation: ${virtualisation()}${machineProduct()}`,
+    `load average: ${loadAverage()}`,
+    `process start (spawn and wait, p50 of ${PROCESS_STARTS}): ${processStartCost()}`,
   ];
+}
+
+const PROCESS_STARTS = 20;
+
+/**
+ * p50 wall time of starting `/bin/true` and of a bare `node -e 0` and waiting for their ends,
+ * measured here and now: what a fork and an exec cost on this machine under its current load.
+ */
+function processStartCost(): string {
+  const timed = (file: string, args: string[], times: number): number => {
+    const samples: number[] = [];
+    for (let i = 0; i < times; i++) {
+      const t0 = performance.now();
+      const r = spawnSync(file, args, { stdio: 'ignore', env: {} });
+      if (r.error) return NaN;
+      samples.push(performance.now() - t0);
+    }
+    return percentile(samples, 50);
+  };
+  const trueMs = timed('/bin/true', [], PROCESS_STARTS);
+  const nodeMs = timed(process.execPath, ['-e', '0'], 5);
+  return `/bin/true ${trueMs.toFixed(1)} ms, node -e 0 ${nodeMs.toFixed(0)} ms (p50 of 5)`;
+}
+
+/**
+ * The hypervisor or container the bench runs in, as far as the machine tells: the CPU's
+ * `hypervisor` flag, /sys/hypervisor, the firmware's vendor, a container's marks.
+ */
+function virtualisation(): string {
+  const read = (path: string): string => {
+    try {
+      return readFileSync(path, 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
+  const found: string[] = [];
+  const flags = /^flags\s*:(.*)$/m.exec(read('/proc/cpuinfo'))?.[1].split(/\s+/) ?? [];
+  if (flags.includes('hypervisor')) found.push('guest (cpu flag hypervisor)');
+  const type = read('/sys/hypervisor/type');
+  if (type) found.push(`hypervisor ${type}`);
+  const vendor = read('/sys/class/dmi/id/sys_vendor');
+  if (vendor) found.push(`vendor ${vendor}`);
+  if (existsSync('/.dockerenv') || existsSync('/run/.containerenv')) found.push('in a container');
+  const init = read('/proc/1/comm');
+  if (init) found.push(`pid 1: ${init}`);
+  return found.length ? found.join(', ') : 'none seen (bare metal?)';
 }
 
 /** The 1, 5 and 15 minute load averages, for a line printed at a bench's end. */
@@ -32,7 +85,7 @@ function cgroupVersion(): string {
 function machineProduct(): string {
   try {
     const product = readFileSync('/sys/class/dmi/id/product_name', 'utf8').trim();
-    if (product) return ` (machine: ${product})`;
+    if (product) return `, machine: ${product}`;
   } catch {
     // Not exposed here.
   }

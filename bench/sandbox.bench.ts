@@ -56,9 +56,13 @@ const SEQUENTIAL_RUNS = 30;
 const WARM_UP_RUNS = 3;
 const CONCURRENT_RUNS = 20;
 const POOL_MAX = CONCURRENT_RUNS;
-/** Targets of the warm pool (docker, pool on). */
-const TARGET_FIRST_RESULT_P50_MS = 300;
-const TARGET_CONCURRENT_WALL_MS = 5000;
+/**
+ * Targets of the warm pool (docker, pool on), as ratios to bubblewrap's figures of the same run
+ * (the machine's speed and load cancel out). The CPU per run is bench:density's target: here the
+ * bench polls each run from this process, and that polling is in the service's figure.
+ */
+const TARGET_FIRST_RESULT_P50_PER_BWRAP = 2;
+const TARGET_CONCURRENT_WALL_PER_BWRAP = 1.5;
 const IMAGE = 'ambient-agent:bookworm';
 const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'];
 
@@ -192,6 +196,32 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
   }
 }
 
+/** The targets: docker (pool on, launcher) against bubblewrap in this run. */
+function sandboxTargets(results: Result[]): string[] {
+  const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
+  const lines: string[] = [];
+  const bwrap = results.find((r) => r.config.backend === 'bubblewrap');
+  const pooled = results.find(
+    (r) => r.config.backend === 'docker' && r.config.poolSize > 0 && r.config.launcher !== false,
+  );
+  if (bwrap && pooled) {
+    const p50 = (r: Result) =>
+      percentile(
+        r.sequential.map((t) => t.firstResultMs),
+        50,
+      );
+    const first = p50(pooled) / p50(bwrap);
+    lines.push(
+      `target: docker (pool on) POST→command result p50 ≤ ${TARGET_FIRST_RESULT_P50_PER_BWRAP} × bubblewrap's: ${ms(p50(pooled))} / ${ms(p50(bwrap))} = ${first.toFixed(2)} ${verdict(first <= TARGET_FIRST_RESULT_P50_PER_BWRAP)}`,
+    );
+    const wall = pooled.concurrentWallMs / bwrap.concurrentWallMs;
+    lines.push(
+      `target: docker (pool on) ${CONCURRENT_RUNS} concurrent runs ≤ ${TARGET_CONCURRENT_WALL_PER_BWRAP} × bubblewrap's: ${(pooled.concurrentWallMs / 1000).toFixed(2)} s / ${(bwrap.concurrentWallMs / 1000).toFixed(2)} s = ${wall.toFixed(2)} ${verdict(wall <= TARGET_CONCURRENT_WALL_PER_BWRAP)}`,
+    );
+  }
+  return lines;
+}
+
 function p50p99(values: number[]): string {
   return `${ms(percentile(values, 50))} / ${ms(percentile(values, 99))}`;
 }
@@ -275,19 +305,11 @@ async function main(): Promise<void> {
       describeHandouts(r.burstHandouts),
     ]);
     cpuLines.push(
-      `${r.config.label}, the burst: ${describeCpuSplit(r.burstCpu, CONCURRENT_RUNS, 'run')}`,
+      `${r.config.label}, the burst (the bench's own polling of each run included in the service's): ${describeCpuSplit(r.burstCpu, CONCURRENT_RUNS, 'run')}`,
     );
   }
-  const pooled =
-    results.find(
-      (r) => r.config.backend === 'docker' && r.config.poolSize > 0 && r.config.launcher !== false,
-    ) ?? results[results.length - 1];
-  const pooledP50 = percentile(
-    pooled.sequential.map((t) => t.firstResultMs),
-    50,
-  );
+  const targets = sandboxTargets(results);
   facts.push(`load average at end: ${loadAverage()}`);
-  const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
   const failures = results.flatMap((r) =>
     [...r.sequential, ...r.concurrent]
       .filter((t) => t.state !== 'SUCCEEDED')
@@ -307,8 +329,7 @@ async function main(): Promise<void> {
       '',
       ...cpuLines,
       '',
-      `target: docker (pool on) POST→command result p50 ≤ ${TARGET_FIRST_RESULT_P50_MS} ms: ${ms(pooledP50)} ${verdict(pooledP50 <= TARGET_FIRST_RESULT_P50_MS)}`,
-      `target: docker (pool on) ${CONCURRENT_RUNS} concurrent runs ≤ ${TARGET_CONCURRENT_WALL_MS / 1000} s: ${(pooled.concurrentWallMs / 1000).toFixed(2)} s ${verdict(pooled.concurrentWallMs <= TARGET_CONCURRENT_WALL_MS)}`,
+      ...targets,
       ...(failures.length ? ['', 'Runs that did not succeed:', ...failures] : []),
       '',
     ].join('\n'),

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { spawnOffLoop } from '../src/modules/execution/sandbox/off-loop-spawn';
+import { spawnOffLoop } from '../src/modules/workers/sandbox/off-loop-spawn';
 import { machineFacts } from './machine';
 import { ms } from './stats';
 

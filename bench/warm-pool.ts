@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { Histogram } from 'prom-client';
-import { SandboxService } from '../src/modules/execution';
-import { DockerSandboxBackend } from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
+import { SandboxService } from '../src/modules/workers';
+import { DockerSandboxBackend } from '../src/modules/workers/sandbox/backends/docker/docker-sandbox';
 import type { AmbientMetrics } from '../src/modules/metrics';
 import type { TestApp } from '../test/support/test-app';
 

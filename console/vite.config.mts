@@ -9,6 +9,8 @@ export default defineConfig({
   base: '/console/',
   publicDir: false,
   oxc: { jsx: { runtime: 'automatic' } },
+  // The live hub's SharedWorker (src/live) is a module: it shares chunks with the pages.
+  worker: { format: 'es' },
   build: {
     outDir: fileURLToPath(new URL('../dist/console', import.meta.url)),
     emptyOutDir: true,

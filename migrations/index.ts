@@ -25,6 +25,8 @@ import { ScimTokens1765500000001 } from './1765500000001-scim-tokens';
 import { AuditActorOnBehalfOf1765600000000 } from './1765600000000-audit-actor-on-behalf-of';
 import { NotificationEndpoints1765700000000 } from './1765700000000-notification-endpoints';
 import { DeliveryRunErrorCode1765900000000 } from './1765900000000-delivery-run-error-code';
+import { RunApprovals1766100000000 } from './1766100000000-run-approvals';
+import { RunExecutionTime1766200000000 } from './1766200000000-run-execution-time';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -55,6 +57,8 @@ export const MIGRATIONS = [
   AuditActorOnBehalfOf1765600000000,
   NotificationEndpoints1765700000000,
   DeliveryRunErrorCode1765900000000,
+  RunApprovals1766100000000,
+  RunExecutionTime1766200000000,
 ];
 
 /** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */

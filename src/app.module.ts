@@ -7,8 +7,13 @@ import { infrastructureImports } from './bootstrap/infrastructure';
 import { CONSUMED_QUEUES } from './common/queues/consumed-queues';
 import { QueueProcessorExplorer } from './common/queues/queue-processor.explorer';
 import { AppConfig } from './config/app-config';
-import type { AmbientExtension } from './extensions/extension.types';
+import { ExtensionSet } from './extensions/extension-set';
 import { AmbientMetrics } from './modules/metrics/ambient-metrics';
+import {
+  ApprovalsApiModule,
+  ApprovalsModule,
+  ApprovalsWorkerModule,
+} from './modules/approvals/approvals.module';
 import { ArtifactsApiModule } from './modules/artifacts/artifacts-api.module';
 import { ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { AuditApiModule, AuditModule } from './modules/audit/audit.module';
@@ -18,10 +23,10 @@ import { ConversationsModule } from './modules/conversations/conversations.modul
 import { EnvironmentsApiModule } from './modules/environments/environments-api.module';
 import { EnvironmentsModule } from './modules/environments/environments.module';
 import {
-  ExecutionModule,
+  WorkersModule,
   ExecutionWorkerModule,
   RemoteExecutionApiModule,
-} from './modules/execution/execution.module';
+} from './modules/workers/workers.module';
 import {
   FactoriesApiModule,
   FactoriesWorkerModule,
@@ -68,7 +73,7 @@ export class AppModule {
   static forConfig(
     config: AppConfig,
     metrics = new AmbientMetrics(),
-    extensions: readonly AmbientExtension[] = [],
+    extensions = ExtensionSet.of([]),
   ): DynamicModule {
     const api = config.roles.includes('api');
     const worker = config.roles.includes('worker');
@@ -90,10 +95,11 @@ export class AppModule {
         EnvironmentsModule,
         SkillsModule,
         RunsModule,
-        ExecutionModule,
+        WorkersModule,
         SchedulesModule,
         WebhookAutomationModule,
         NotificationsModule,
+        ApprovalsModule,
         // The ingress role's readiness is the ingress application's own (src/ingress).
         HealthChecksModule.forRoles(config.roles.filter((role) => role !== 'ingress')),
         ...(api
@@ -117,6 +123,7 @@ export class AppModule {
               UsageApiModule,
               LimitsApiModule,
               NotificationsApiModule,
+              ApprovalsApiModule,
             ]
           : []),
         ...(worker
@@ -125,6 +132,7 @@ export class AppModule {
               FactoriesWorkerModule,
               WebhooksWorkerModule,
               NotificationsWorkerModule,
+              ApprovalsWorkerModule,
             ]
           : []),
         ...(config.roles.includes('scheduler') ? [SchedulerModule] : []),

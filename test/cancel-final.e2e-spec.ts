@@ -1,5 +1,5 @@
 import { RunQueue } from '../src/modules/runs/run-queue.service';
-import type { ExecuteOutcome } from '../src/modules/execution/run-executor.service';
+import type { ExecuteOutcome } from '../src/modules/workers/run-executor.service';
 import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 

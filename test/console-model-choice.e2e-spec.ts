@@ -57,12 +57,34 @@ describe('console run form with a disabled default model (Chromium)', () => {
         disabled: true,
         text: 'Default (locked-model) — unavailable',
       });
+      // Its provider key is simply not set: the form says that, not an administrator's choice.
+      const locked = (await page.evaluate(
+        `document.querySelector('#run-model option[value="locked-model"]').textContent`,
+      )) as string;
+      expect(locked).toBe(
+        'Model without a key (locked-model) — unavailable: Provider key not set (AMBIENT_TEST_NEVER_SET_KEY)',
+      );
+      const models = (await api.get('/agent/models')).body.models as Record<string, unknown>[];
+      expect(models.find((m) => m.id === 'locked-model')).toMatchObject({
+        disabled: true,
+        disable_reason: 'ADMIN_DISABLED',
+        missing_provider_key: true,
+        provider_key_env: 'AMBIENT_TEST_NEVER_SET_KEY',
+      });
+      expect(models.find((m) => m.id === 'fake-model')).not.toHaveProperty('missing_provider_key');
       await fill(page, 'Prompt', 'Run on whatever can run');
       await clickText(page, 'Start run');
       await page.waitForSelector('[data-testid="run-state"]');
       const runId = page.url().split('/runs/')[1];
       const run = (await api.get(`/agent/runs/${runId}`)).body;
       expect(run.agent_config).toMatchObject({ model_id: 'fake-model' });
+
+      await page.goto(`${new URL(app.baseUrl).origin}/console/models`);
+      await page.waitForSelector('table[aria-label="Models"]');
+      const availability = (await page.evaluate(
+        `[...document.querySelectorAll('main tbody tr')].find((tr) => tr.innerText.includes('locked-model')).querySelector('.col-availability').innerText`,
+      )) as string;
+      expect(availability).toBe('Provider key not set (AMBIENT_TEST_NEVER_SET_KEY)');
     });
   });
 });

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Page } from 'puppeteer-core';
 import {
   buildConsole,
@@ -15,6 +18,9 @@ import { TeamsService } from '../src/modules/teams/teams.service';
 import { apiClient } from './support/api-client';
 import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
+import { formatDuration, parseIsoDuration } from '../console/src/format';
+import { formatUsd } from '../console/src/format/money';
+import { runCostUsd } from '../console/src/api/usage';
 import {
   createFactory,
   createWebhook,
@@ -28,6 +34,7 @@ type RunBody = {
   prompt: string;
   agent_config?: Record<string, unknown>;
   metadata?: Record<string, string>;
+  status_message?: { message: string; error_code?: string };
 };
 
 /**
@@ -47,9 +54,11 @@ describe('console runs, environments and automations (Chromium)', () => {
       'server.consoleDir': buildConsole(),
       // The environments form names an image: the operator allows node's.
       'sandbox.docker.images': 'node:',
+      // Clones come from an empty local directory: every repository is missing.
+      'environments.gitUrlBase': mkdtempSync(join(tmpdir(), 'ambient-no-repos-')),
     };
   }, 120_000);
-  const { api, app, model } = useTestApp(
+  const { api, app, env, model } = useTestApp(
     'console-runs',
     ['api', 'ingress', 'worker'],
     () => settings,
@@ -89,7 +98,9 @@ describe('console runs, environments and automations (Chromium)', () => {
     });
     const runId = created.body.run_id as string;
     expect((await finished(runId)).state).toBe('FAILED');
-    const timeline = (await api.get(`/agent/runs/${runId}/timeline`)).body.events as unknown[];
+    const timeline = (await api.get(`/agent/runs/${runId}/timeline`)).body.events as {
+      event_type: string;
+    }[];
 
     const page = chromium.page;
     await step(page, 'failed-run', async () => {
@@ -109,13 +120,44 @@ describe('console runs, environments and automations (Chromium)', () => {
       expect(error).toContain('Environment setup failed');
       expect(error).toContain('environment_setup_failed');
       expect(error).toContain('exited with code 3');
+      // The message keeps its lines: the command's output is on a line of its own.
+      expect(
+        await text(page, '[data-testid="run-error"] [data-testid="status-message"]'),
+      ).toContain('exited with code 3\nboom');
+      expect(
+        await page.evaluate(
+          `getComputedStyle(document.querySelector('[data-testid="status-message"]')).whiteSpace`,
+        ),
+      ).toBe('pre-wrap');
       expect(await text(page, '[data-testid="run-duration"]')).toMatch(/^\d+ (ms|s)$|min/);
-      // One waterfall row per timeline event, each but the last with how long it lasted.
+      // Finished: the page no longer says it is live.
+      expect(await page.$('.live[role="status"]')).toBeNull();
+      // One waterfall row per step, each but the last with how long it lasted. A setup command is
+      // one step from its start to its end, its output under it (not rows of their own).
+      const folded = ['command_output', 'setup_command_succeeded', 'setup_command_failed'];
+      const stepEvents = timeline.filter((e) => !folded.includes(e.event_type));
       const rows = (await page.evaluate(
         `[...document.querySelectorAll('.waterfall li .step-duration')].map((d) => d.innerText)`,
       )) as string[];
-      expect(rows).toHaveLength(timeline.length);
+      expect(rows).toHaveLength(stepEvents.length);
       for (const duration of rows.slice(0, -1)) expect(duration).toMatch(/^\d+ (ms|s)|min/);
+      // The failed setup step is in the timeline, red, with its command, exit code and output.
+      const steps = (await page.evaluate(
+        `[...document.querySelectorAll('.waterfall li')].map((li) => ({
+          event: li.dataset.event, status: li.dataset.status, text: li.innerText,
+          color: getComputedStyle(li.querySelector('.step-name')).color }))`,
+      )) as { event: string; status: string; text: string; color: string }[];
+      const setupSteps = steps.filter((s) => s.event === 'setup_command_started');
+      expect(setupSteps.map((s) => s.status)).toEqual(['done', 'failed']);
+      expect(setupSteps[1].text).toContain('echo boom >&2; exit 3');
+      expect(setupSteps[1].text).toContain('exit code 3');
+      expect(setupSteps[1].text).toContain('boom');
+      expect(setupSteps[1].color).toBe('rgb(180, 35, 24)');
+      expect(setupSteps[0].color).not.toBe('rgb(180, 35, 24)');
+      // Nothing more will come: the page says what is true of its empty conversation.
+      const main = await text(page, 'main');
+      expect(main).toContain('This run recorded no conversation.');
+      expect(main).not.toContain('Nothing recorded yet.');
       // The API's conversation repeats the timeline's events as system messages; the page does not.
       const conversation = (await api.get(`/agent/runs/${runId}/conversation`)).body;
       expect(JSON.stringify(conversation)).toContain('oz_run_failed');
@@ -144,27 +186,68 @@ describe('console runs, environments and automations (Chromium)', () => {
     });
   });
 
-  it('lists runs with duration, model, trigger and relative times; on a phone the filters stay compact and rows become cards', async () => {
+  it('lists runs newest first with state, error, duration, model, trigger, relative times and cost; on a phone the filters stay compact and rows become cards', async () => {
     model.script('console-runs-quick', [{ text: 'Done.' }]);
+    model.script('console-runs-again', [{ text: 'Done again.' }]);
+    model.script('console-runs-newer', [{ text: 'Newer.' }]);
+    model.script('console-runs-hang', [
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 600' } }] },
+    ]);
     const created = await api.post('/agent/runs', {
       prompt: 'Quick [script:console-runs-quick]',
       title: 'Listed run',
       config: { model_id: 'fake-model' },
     });
-    const run = await finished(created.body.run_id);
-    expect(run.state).toBe('SUCCEEDED');
+    expect((await finished(created.body.run_id)).state).toBe('SUCCEEDED');
+    const newer = await api.post('/agent/runs', {
+      prompt: 'Later [script:console-runs-newer]',
+      title: 'Newer run',
+    });
+    expect((await finished(newer.body.run_id)).state).toBe('SUCCEEDED');
+    // A follow-up makes the older run the latest updated: it keeps its place in the list, and
+    // its duration is its two executions, not the idle time between them.
+    await api.post(`/agent/runs/${created.body.run_id}/followups`, {
+      message: 'Again [script:console-runs-again]',
+    });
+    const run = await waitFor(
+      async () => (await api.get(`/agent/runs/${created.body.run_id}`)).body,
+      (r) => r.state === 'SUCCEEDED' && r.executions === 2,
+      { what: 'the follow-up to finish', timeoutMs: 60_000 },
+    );
+    const runTimeMs = parseIsoDuration(run.run_time)!;
+    expect(runTimeMs).toBeLessThan(Date.parse(run.finished_at) - Date.parse(run.started_at));
+    const hanging = await api.post('/agent/runs', {
+      prompt: 'Hang [script:console-runs-hang]',
+      title: 'Cancelled run',
+    });
+    await waitFor(
+      async () => (await api.get(`/agent/runs/${hanging.body.run_id}`)).body.state,
+      (state) => state === 'INPROGRESS',
+      { what: 'the run to start' },
+    );
+    expect((await api.post(`/agent/runs/${hanging.body.run_id}/cancel`)).status).toBe(200);
+    expect((await finished(hanging.body.run_id)).state).toBe('CANCELLED');
 
     const page = chromium.page;
     await step(page, 'runs-list', async () => {
       await signIn(page);
       await page.goto(`${origin()}/console/runs`);
-      await waitForText(page, 'Listed run');
-      const row = `[...document.querySelectorAll('main tbody tr')].find((tr) => tr.innerText.includes('Listed run'))`;
-      const cells = (await page.evaluate(
-        `Object.fromEntries([...${row}.querySelectorAll('td')].map((td) => [td.className, td.innerText.trim()]))`,
-      )) as Record<string, string>;
+      await waitForText(page, 'Cancelled run');
+      const rowOf = (title: string) =>
+        `[...document.querySelectorAll('main tbody tr')].find((tr) => tr.innerText.includes(${JSON.stringify(title)}))`;
+      const cellsOf = async (title: string) =>
+        (await page.evaluate(
+          `Object.fromEntries([...${rowOf(title)}.querySelectorAll('td')].map((td) => [td.className, td.innerText.trim()]))`,
+        )) as Record<string, string>;
+      const row = rowOf('Listed run');
+      const cells = await cellsOf('Listed run');
       expect(cells['col-state']).toBe('Succeeded');
-      expect(cells['col-duration']).toMatch(/^\d+ (ms|s)$/);
+      expect(cells['col-error']).toBe('');
+      expect(cells['col-duration']).toBe(formatDuration(runTimeMs));
+      expect(
+        await page.evaluate(`${row}.querySelector('[data-testid="run-duration"]').title`),
+      ).toContain('2 executions');
+      expect(cells['col-cost']).toBe(formatUsd(runCostUsd(run.request_usage)!));
       expect(cells['col-model']).toBe('fake-model');
       expect(cells['col-trigger']).toBe('API');
       expect(cells['col-created']).toMatch(/just now|ago/);
@@ -174,6 +257,36 @@ describe('console runs, environments and automations (Chromium)', () => {
       )) as string;
       const createdAt = (await api.get(`/agent/runs/${run.run_id}`)).body.created_at as string;
       expect(Math.abs(Date.parse(title) - Date.parse(createdAt))).toBeLessThan(1000);
+
+      // Newest first by creation, whatever was updated last.
+      const listed = (await page.evaluate(
+        `[...document.querySelectorAll('main tbody tr .col-run a')].map((a) => a.innerText)`,
+      )) as string[];
+      expect(listed.indexOf('Newer run')).toBeLessThan(listed.indexOf('Listed run'));
+      const byCreation = (
+        (await api.get('/agent/runs?sort_by=created_at&sort_order=desc&limit=20')).body.runs as {
+          title: string;
+          run_id: string;
+        }[]
+      ).map((r) => r.title || r.run_id);
+      expect(listed).toEqual(byCreation);
+      // A failed run says why in a line; cancelled is grey, not failed's red; no badge wraps.
+      expect((await cellsOf('Broken setup'))['col-error']).toBe(
+        'Environment setup failed: setup command 2 (echo boom >&2; exit 3) exited with code 3',
+      );
+      expect((await cellsOf('Cancelled run'))['col-error']).toBe('');
+      const badges = (await page.evaluate(`(() => {
+        const look = (title) => {
+          const row = [...document.querySelectorAll('main tbody tr')].find((tr) =>
+            tr.innerText.includes(title),
+          );
+          const style = getComputedStyle(row.querySelector('.badge'));
+          return { color: style.color, whiteSpace: style.whiteSpace };
+        };
+        return { failed: look('Broken setup'), cancelled: look('Cancelled run') };
+      })()`)) as Record<string, { color: string; whiteSpace: string }>;
+      expect(badges.cancelled.color).not.toBe(badges.failed.color);
+      expect([badges.failed.whiteSpace, badges.cancelled.whiteSpace]).toEqual(['nowrap', 'nowrap']);
 
       // The tab has the console's icon, and the header links the API docs.
       const icon = (await page.evaluate(
@@ -208,6 +321,141 @@ describe('console runs, environments and automations (Chromium)', () => {
       await fill(page, 'Search', 'nothing-is-called-this');
       await clickText(page, 'Apply');
       await waitForText(page, 'No runs match these filters.');
+    });
+  });
+
+  it('shows a running command with a timer and its output as it comes; a run waiting for a concurrency slot says why', async () => {
+    expect((await api.put('/limits', { max_concurrent_runs: 1 })).status).toBe(200);
+    try {
+      model.script('console-live-command', [
+        {
+          toolCalls: [
+            {
+              name: 'run_command',
+              arguments: {
+                command:
+                  'echo first-line; while [ ! -f release ]; do sleep 0.1; done; echo second-line',
+              },
+            },
+          ],
+        },
+        { text: 'Released.' },
+      ]);
+      model.script('console-waiting', [{ text: 'My turn.' }]);
+      const building = await api.post('/agent/runs', {
+        prompt: 'Build [script:console-live-command]',
+        title: 'Long build',
+      });
+      const runId = building.body.run_id as string;
+      await waitFor(
+        async () => (await api.get(`/agent/runs/${runId}`)).body.state,
+        (state) => state === 'INPROGRESS',
+        { what: 'the build to start' },
+      );
+      const waiting = await api.post('/agent/runs', {
+        prompt: 'Then me [script:console-waiting]',
+        title: 'Waiting run',
+      });
+      const waitingId = waiting.body.run_id as string;
+      await waitFor(
+        async () => (await api.get(`/agent/runs/${waitingId}`)).body,
+        (r) => r.state === 'QUEUED' && r.at_capacity === true,
+        { what: 'the second run to wait for the slot' },
+      );
+
+      const page = chromium.page;
+      await step(page, 'running-command', async () => {
+        await signIn(page);
+        await page.goto(`${origin()}/console/runs/${runId}`);
+        await waitForRunState(page, 'INPROGRESS');
+        await page.waitForFunction(
+          `document.querySelector('.live[role="status"]')?.innerText === 'Live'`,
+        );
+        // The command is still running (it waits for a file): its output is already there.
+        const running = '[data-status="running"][data-event="command_started"]';
+        await page.waitForSelector(`${running} [data-testid="command-running"]`);
+        await page.waitForFunction(
+          `document.querySelector('${running} [data-testid="command-output"]')?.innerText.includes('first-line')`,
+        );
+        expect(await text(page, running)).toContain('echo first-line;');
+        // Its timer moves on while it runs.
+        const timer = `document.querySelector('${running} [data-testid="command-running"]').innerText`;
+        const first = (await page.evaluate(timer)) as string;
+        expect(first).toMatch(/^Running \d+ (ms|s)$/);
+        await page.waitForFunction(`${timer} !== ${JSON.stringify(first)}`, { timeout: 10_000 });
+
+        // The waiting run says why, in the list and on its page.
+        await page.goto(`${origin()}/console/runs`);
+        await waitForText(page, 'Waiting run');
+        const waitingRow = `[...document.querySelectorAll('main tbody tr')].find((tr) => tr.innerText.includes('Waiting run'))`;
+        expect(await page.evaluate(`${waitingRow}.querySelector('.col-state').innerText`)).toBe(
+          'Queued\nwaiting for a free slot',
+        );
+        await page.goto(`${origin()}/console/runs/${waitingId}`);
+        await waitForRunState(page, 'QUEUED');
+        expect(await text(page, '[data-testid="at-capacity"]')).toContain(
+          'concurrency limit (max_concurrent_runs)',
+        );
+
+        // Released: the command ends, its last output arrives, the page stops saying Live.
+        await page.goto(`${origin()}/console/runs/${runId}`);
+        await page.waitForSelector(`${running} [data-testid="command-running"]`);
+        writeFileSync(join(env.workspaceRoot, runId, 'release'), '');
+        await waitForRunState(page, 'SUCCEEDED', 60_000);
+        const done = '[data-status="done"][data-event="command_started"]';
+        await page.waitForSelector(done);
+        expect(await page.$('[data-testid="command-running"]')).toBeNull();
+        await page.waitForFunction(`!document.querySelector('.live[role="status"]')`);
+        expect(await page.evaluate(`document.querySelector('${done} pre').textContent`)).toBe(
+          'first-line\nsecond-line\n',
+        );
+      });
+      // The freed slot starts the waiting run.
+      expect((await finished(waitingId)).state).toBe('SUCCEEDED');
+    } finally {
+      await api.put('/limits', { max_concurrent_runs: null });
+    }
+  });
+
+  it('says a model provider refused the key, and shows a failed clone as a red step', async () => {
+    model.script('console-refused', [{ status: 401, error: 'invalid api key' }]);
+    const refused = await api.post('/agent/runs', {
+      prompt: 'Try [script:console-refused]',
+      title: 'Refused key',
+    });
+    const refusedRun = await finished(refused.body.run_id);
+    expect(refusedRun.status_message).toMatchObject({
+      error_code: 'external_authentication_required',
+    });
+    const environment = await api.post('/agent/environments', {
+      name: 'missing-repo',
+      github_repos: [{ owner: 'acme', repo: 'missing' }],
+    });
+    const cloning = await api.post('/agent/runs', {
+      prompt: 'Never starts',
+      title: 'Missing repository',
+      config: { environment_id: environment.body.uid },
+    });
+    expect((await finished(cloning.body.run_id)).state).toBe('FAILED');
+
+    const page = chromium.page;
+    await step(page, 'refused-and-clone', async () => {
+      await signIn(page);
+      await page.goto(`${origin()}/console/runs/${refusedRun.run_id}`);
+      await waitForRunState(page, 'FAILED');
+      const error = await text(page, '[data-testid="run-error"]');
+      expect(error).toContain('Model provider refused the credentials');
+      expect(error).toContain('HTTP 401');
+      expect(error).not.toContain('Sign-in');
+
+      await page.goto(`${origin()}/console/runs/${cloning.body.run_id}`);
+      await waitForRunState(page, 'FAILED');
+      const clone = '[data-event="repository_clone_failed"][data-status="failed"]';
+      await page.waitForSelector(clone);
+      const cloneStep = await text(page, clone);
+      expect(cloneStep).toContain('Repository clone failed');
+      expect(cloneStep).toContain('acme/missing');
+      expect(cloneStep).toContain('exit code 128');
     });
   });
 

@@ -80,6 +80,10 @@ describe('console single sign-on (Chromium)', () => {
 
       await startRun(page, 'Started from an SSO session');
       await page.waitForSelector('[data-testid="run-state"]');
+      // The browser's shared live stream authenticates with the session cookie.
+      await page.waitForFunction(
+        `document.querySelector('.live[role="status"]')?.innerText === 'Live'`,
+      );
       const runId = page.url().split('/runs/')[1];
       const [run] = (await app.dataSource.query(
         `SELECT u.display_name, u.oidc_subject FROM runs r JOIN users u ON u.id = r.creator_id WHERE r.id = ?`,
@@ -103,17 +107,34 @@ describe('console single sign-on (Chromium)', () => {
     });
   });
 
-  it("signs a viewer in as a viewer: starting a run shows the server's 403, and the viewer stays signed in", async () => {
+  it('signs a viewer in as a viewer: the run form says a viewer may not start runs, the server refuses, and the viewer stays signed in', async () => {
     const { page } = chromium;
     await step(page, 'sso-viewer', async () => {
       await signInWithSso(page, 'vic');
       await waitForText(page, 'Vic Viewer · default (viewer)');
       const before = (await app.dataSource.query(`SELECT COUNT(*) AS n FROM runs`))[0].n;
-      await startRun(page, 'A viewer may not');
-      await waitForText(page, '403');
-      await waitForText(page, 'role "viewer" lacks permission "runs.create"');
+      await clickText(page, 'New run');
+      // Said before anything is typed, and the form cannot be sent.
+      await waitForText(page, 'a viewer may not start runs');
+      expect(await page.$eval('#run-prompt', (el) => el.matches(':disabled'))).toBe(true);
+      // The server decides all the same: the session's own request is refused with 403.
+      const refused = (await page.evaluate(`(async () => {
+        const csrf = decodeURIComponent(/ambient_csrf=([^;]+)/.exec(document.cookie)[1]);
+        const res = await fetch('/api/v1/agent/runs', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
+          body: JSON.stringify({ prompt: 'A viewer may not' }),
+        });
+        return { status: res.status, detail: (await res.json()).detail };
+      })()`)) as { status: number; detail: string };
+      expect(refused.status).toBe(403);
+      expect(refused.detail).toContain('role "viewer" lacks permission "runs.create"');
       expect((await app.dataSource.query(`SELECT COUNT(*) AS n FROM runs`))[0].n).toBe(before);
+      // A 403 the console itself meets (an admin's page) is shown, and signs nobody out.
+      await clickText(page, 'API keys');
+      await waitForText(page, 'Only an admin can see and manage');
       expect(await page.$('nav[aria-label="Main"]')).not.toBeNull();
+      await waitForText(page, 'Vic Viewer · default (viewer)');
     });
   });
 });

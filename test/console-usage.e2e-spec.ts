@@ -1,10 +1,12 @@
 import type { Page } from 'puppeteer-core';
+import { formatUsd as usd } from '../console/src/format/money';
 import {
   buildConsole,
   clickText,
   fill,
   freePort,
   horizontalOverflow,
+  openSection,
   step,
   useChromium,
   waitForText,
@@ -17,8 +19,6 @@ const PRICES: Record<string, { input: number; output: number }> = {
   'fake-model': { input: 1e-6, output: 2e-6 },
   'fake-claude': { input: 3e-6, output: 15e-6 },
 };
-
-const usd = (amount: number) => `$${amount.toFixed(6)}`;
 
 /** Sets a date input the way a date picker does (typing into one depends on the locale). */
 async function setDate(page: Page, id: string, value: string): Promise<void> {
@@ -102,7 +102,8 @@ describe('console usage page (Chromium)', () => {
       await fill(page, 'API key', app.apiKey);
       await clickText(page, 'Sign in');
       await page.waitForSelector('nav[aria-label="Main"]');
-      await clickText(page, 'Usage', 'nav a');
+      // At 390 px the sections are behind the Menu button.
+      await openSection(page, 'Usage');
       await waitForText(page, 'By creator');
       const totalCost = await page.$eval(
         '[data-testid="usage-total-cost"]',
@@ -166,7 +167,7 @@ describe('console usage page (Chromium)', () => {
       await fill(page, 'API key', key);
       await clickText(page, 'Sign in');
       await page.waitForSelector('nav[aria-label="Main"]');
-      await clickText(page, 'Usage', 'nav a');
+      await openSection(page, 'Usage');
       await page.waitForSelector('[data-testid="limit-max_concurrent_runs"]');
     };
     const limitText = (name: string) =>
@@ -181,8 +182,25 @@ describe('console usage page (Chromium)', () => {
       await clickText(page, 'Save limits');
       await waitForText(page, 'Limits saved.');
       expect(await limitText('max_concurrent_runs')).toBe('2');
-      expect(await limitText('monthly_budget_usd')).toBe('$150.500000');
+      expect(await limitText('monthly_budget_usd')).toBe('$150.50');
       expect(await limitText('max_run_cost_usd')).toBe('No limit');
+      // What was spent this month, against the new budget: the inference the runs stored.
+      const listed = (await api.get('/agent/runs?limit=100')).body.runs as {
+        created_at: string;
+        request_usage?: { inference_cost_usd?: number };
+      }[];
+      const monthStart = Date.parse(`${new Date().toISOString().slice(0, 7)}-01T00:00:00Z`);
+      const spent = listed
+        .filter((r) => Date.parse(r.created_at) >= monthStart)
+        .reduce((sum, r) => sum + (r.request_usage?.inference_cost_usd ?? 0), 0);
+      expect(spent).toBeGreaterThan(0);
+      const budgetText = JSON.stringify(`${usd(spent)} of $150.50 spent`);
+      await page.waitForFunction(
+        `document.querySelector('[data-testid="budget-use"]')?.textContent.includes(${budgetText})`,
+      );
+      expect(await page.$eval('[data-testid="concurrency-use"]', (el) => el.textContent)).toContain(
+        '0 of 2 running',
+      );
     });
     expect((await api.get('/limits')).body).toEqual({
       max_concurrent_runs: 2,

@@ -11,6 +11,7 @@ import {
   freePort,
   horizontalOverflow,
   launchChromium,
+  openSection,
   step,
   waitForRunState,
   waitForText,
@@ -78,18 +79,37 @@ describe('web console (Chromium)', () => {
     await page.waitForSelector('nav[aria-label="Main"]');
   }
 
-  it('signs in with a key, refuses a bad one with a clear message, signs out', async () => {
+  /** The texts of the messages (errors, notices) the page shows. */
+  const messages = () =>
+    page.evaluate(
+      `[...document.querySelectorAll('main [role="alert"], main [role="status"]')].map((m) => m.textContent)`,
+    ) as Promise<string[]>;
+
+  it('signs in with a key, refuses a bad one with one clear message, signs out', async () => {
     await step(page, 'sign-in', async () => {
       await page.goto(`${origin}/console/`);
+      // Before any attempt, the page says where keys come from.
+      const source = (await page.$eval('#api-key-source', (el) => el.textContent)) as string;
+      expect(source).toContain('npm run cli -- api-keys create');
+      expect(await page.$eval('#api-key-source a', (a) => a.getAttribute('href'))).toBe(
+        '/console/api-keys',
+      );
       await fill(page, 'API key', 'amb_not_a_key');
       await clickText(page, 'Sign in');
-      await waitForText(page, '401');
+      await waitForText(page, 'This API key was not accepted');
+      // One message, in words: not a second one in HTTP terms from the API client.
+      expect(await messages()).toEqual([expect.stringContaining('This API key was not accepted')]);
+      expect((await messages())[0]).not.toMatch(/401|Unauthorized/);
+      expect(await page.evaluate(`sessionStorage.getItem('ambient.apiKey')`)).toBeNull();
       await signIn();
       await waitForText(page, 'Runs');
       // A key refused later (revoked, say) sends the console back to sign-in, saying why.
       await page.evaluate(`sessionStorage.setItem('ambient.apiKey', 'amb_revoked_key_0000000000')`);
       await clickText(page, 'Models');
-      await waitForText(page, 'The API key was refused (401 Unauthorized)');
+      await waitForText(page, 'The API key is no longer accepted');
+      expect(await messages()).toEqual([
+        expect.stringContaining('The API key is no longer accepted'),
+      ]);
       await page.waitForSelector('#api-key');
       await signIn();
       await clickText(page, 'Sign out');
@@ -238,26 +258,162 @@ describe('web console (Chromium)', () => {
     });
   });
 
-  it('shows the audit log and filters it by action', async () => {
+  it('shows the audit log in words, its targets linked to their pages, and filters it by action', async () => {
     await api.post('/secrets', { name: 'CONSOLE_AUDITED', value: 'console-audit-0123456789' });
     await api.put('/secrets/CONSOLE_AUDITED', { value: 'console-audit-0123456789-2' });
+    const schedule = await api.post('/agent/schedules', {
+      name: 'audited-schedule',
+      cron_schedule: '0 3 * * *',
+      prompt: 'Audited',
+      enabled: false,
+    });
+    expect(schedule.status).toBe(201);
+    model.script('console-audited', [{ text: 'Done.' }]);
+    const run = await api.post('/agent/runs', {
+      prompt: 'Audited run [script:console-audited]',
+      title: 'Audited run',
+    });
     const rows = `[...document.querySelectorAll('main tbody tr')].map((tr) => tr.innerText).join('|')`;
+    /** The href of the target link of the event with `action` about `name`. */
+    const targetHref = (action: string, name: string) =>
+      page.evaluate(
+        `[...document.querySelectorAll('main tbody tr')]
+          .filter((tr) => tr.querySelector('[data-action="${action}"]'))
+          .map((tr) => tr.querySelector('[data-testid="audit-target"] a'))
+          .find((a) => a && a.textContent.includes(${JSON.stringify(name)}))
+          ?.getAttribute('href')`,
+      ) as Promise<string | undefined>;
     await step(page, 'audit-log', async () => {
       await signIn();
       await clickText(page, 'Audit');
-      await waitForText(page, 'secret.update');
+      // Actions in words, the code beside them; details as key and value, not JSON.
+      await waitForText(page, 'Secret changed');
+      const shownRows = (await page.evaluate(rows)) as string;
+      expect(shownRows).toContain('secret.update');
+      const detailPairs = (await page.evaluate(
+        `[...document.querySelectorAll('main dl.kv > div')].map((d) => d.querySelector('dt').textContent + '=' + d.querySelector('dd').textContent)`,
+      )) as string[];
+      expect(detailPairs).toContain('Value changed=yes');
+      expect(shownRows).not.toContain('{"');
       // The key that acted, and the person it belongs to.
-      expect(await page.evaluate(rows)).toContain('api_key · admin · for Admin');
+      expect(shownRows).toContain('api_key · admin · for Admin');
+      // Targets link to their console pages.
+      expect(await targetHref('schedule.create', 'audited-schedule')).toBe(
+        `/console/schedules?schedule=${schedule.body.id}`,
+      );
+      const runLink = await targetHref('run.create', 'Audited run');
+      expect(runLink).toBe(`/console/runs/${run.body.run_id}`);
+      await page.click(`main a[href="${runLink}"]`);
+      await page.waitForSelector('[data-testid="run-state"]');
+      expect(page.url()).toBe(`${origin}${runLink}`);
+
+      await page.goBack();
       await fill(page, 'Action', 'secret.create');
       await clickText(page, 'Apply');
       await page.waitForFunction(`!(${rows}).includes('secret.update')`);
       const shown = (await page.evaluate(rows)) as string;
-      expect(shown).toContain('secret CONSOLE_AUDITED');
+      expect(shown).toContain('Secret created');
+      expect(shown).toContain('Secret CONSOLE_AUDITED');
       expect(shown).not.toContain('console-audit-0123456789');
       await fill(page, 'Outcome', 'denied');
       await clickText(page, 'Apply');
       await waitForText(page, 'No audit events.');
     });
+  });
+
+  it('at 390 px shows every table as cards, and the sections behind a Menu button', async () => {
+    await api.post('/agent/schedules', {
+      name: 'narrow-nightly',
+      cron_schedule: '30 2 * * *',
+      prompt: 'Nightly',
+      enabled: false,
+    });
+    await api.post('/agent/environments', { name: 'narrow-env', setup_commands: ['true'] });
+    model.script('console-narrow', [{ text: 'Done.' }]);
+    const created = await api.post('/agent/runs', { prompt: 'Narrow [script:console-narrow]' });
+    await waitFor(
+      () => api.runState(created.body.run_id as string),
+      (state) => state === 'SUCCEEDED',
+      { what: 'the run to succeed', timeoutMs: 60_000 },
+    );
+    /** Each table of the page: whether it shows as cards (rows as blocks, the header hidden). */
+    const tables = `[...document.querySelectorAll('main table')].map((t) => ({
+      table: t.getAttribute('aria-label'),
+      cards: t.classList.contains('data-table')
+        && getComputedStyle(t.querySelector('tbody tr')).display === 'flex'
+        && getComputedStyle(t.querySelector('thead')).position === 'absolute',
+    }))`;
+    await step(page, 'narrow-cards-menu', async () => {
+      await signIn();
+      await page.setViewport({ width: 390, height: 844 });
+      await page.goto(`${origin}/console/runs`);
+      await page.waitForSelector('main table');
+      // The header is the brand and a Menu button: no sections taking the screen.
+      const headerHeight = await page.$eval('header', (h) => h.getBoundingClientRect().height);
+      expect(headerHeight).toBeLessThan(70);
+      expect(await page.$('nav[aria-label="Main"] a[href="/console/schedules"]')).not.toBeNull();
+      await page.waitForSelector('nav[aria-label="Main"]', { hidden: true });
+      await openSection(page, 'Schedules');
+      await waitForText(page, 'narrow-nightly');
+      expect(page.url()).toBe(`${origin}/console/schedules`);
+      // The drawer closed on the way.
+      await page.waitForSelector('nav[aria-label="Main"]', { hidden: true });
+      expect(await page.$eval('button.menu-toggle', (b) => b.getAttribute('aria-expanded'))).toBe(
+        'false',
+      );
+      for (const [route, text, table] of [
+        ['/schedules', 'narrow-nightly', 'Schedules'],
+        ['/models', 'Fake model', 'Models'],
+        ['/usage', 'By creator', 'By model'],
+        ['/audit', 'Run created', 'Audit events'],
+        ['/environments', 'narrow-env', 'Environments'],
+        ['/runs', 'Narrow', 'Runs'],
+        ['/api-keys', 'Role', 'API keys'],
+      ]) {
+        await page.goto(`${origin}/console${route}`);
+        await waitForText(page, text);
+        await page.waitForSelector(`table[aria-label="${table}"]`);
+        const shown = (await page.evaluate(tables)) as { table: string; cards: boolean }[];
+        expect({ route, shown }).toEqual({
+          route,
+          shown: shown.map((t) => ({ table: t.table, cards: true })),
+        });
+        expect({ route, overflow: await horizontalOverflow(page) }).toEqual({ route, overflow: 0 });
+      }
+    });
+  });
+
+  it('shows a viewer, before anything is filled in, that they may not start runs or create schedules', async () => {
+    const viewer = await api.post('/api-keys', { name: 'console viewer', role: 'viewer' });
+    expect(viewer.status).toBe(201);
+    const runsBefore = ((await api.get('/agent/runs?limit=100')).body.runs as unknown[]).length;
+    await step(page, 'viewer-forms', async () => {
+      await signIn(viewer.body.key as string);
+      await page.goto(`${origin}/console/runs/new`);
+      await waitForText(page, 'a viewer may not start runs');
+      // The explanation is above the form, and every field of the form is disabled.
+      const layout = (await page.evaluate(`({
+        notice: document.querySelector('[data-testid="role-refusal"]').getBoundingClientRect().top,
+        form: document.querySelector('form[aria-label="New run"]').getBoundingClientRect().top,
+        disabled: [...document.querySelectorAll('form[aria-label="New run"] textarea, form[aria-label="New run"] select, form[aria-label="New run"] input, form[aria-label="New run"] button')]
+          .map((el) => el.matches(':disabled')),
+      })`)) as { notice: number; form: number; disabled: boolean[] };
+      expect(layout.notice).toBeLessThan(layout.form);
+      expect(layout.disabled.length).toBeGreaterThan(3);
+      expect(layout.disabled.every(Boolean)).toBe(true);
+      expect(await page.$eval('[data-testid="role-refusal"]', (el) => el.textContent)).toContain(
+        'admin or member role',
+      );
+      await page.goto(`${origin}/console/schedules`);
+      await waitForText(page, 'a viewer may not create or change schedules');
+      const newSchedule = (await page.evaluate(
+        `[...document.querySelectorAll('button')].find((b) => b.textContent === 'New schedule').disabled`,
+      )) as boolean;
+      expect(newSchedule).toBe(true);
+    });
+    expect(((await api.get('/agent/runs?limit=100')).body.runs as unknown[]).length).toBe(
+      runsBefore,
+    );
   });
 
   it('creates a webhook (secret shown once), logs a signed delivery as Accepted with its run, tests a filter, redelivers it', async () => {

@@ -1,14 +1,14 @@
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import request from 'supertest';
-import {
-  AmbientExtension,
-  Harness,
-  ProcessSandboxBackend,
-  SandboxBackend,
-} from '../src/extensions';
+import type { AmbientExtension, Harness, SandboxBackend } from '@ambient/extension-api';
+import { ProcessSandboxBackend } from '../src/extensions';
 import { DEFAULT_TEAM } from '../src/modules/teams/bootstrap.service';
 import { apiClient } from './support/api-client';
 import { runCli } from './support/cli-process';
+import { SelfHostedWorkers } from './support/self-hosted-worker-process';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
 import { createFactory, createWebhook, deliver } from './support/webhook-helpers';
@@ -24,11 +24,18 @@ describe('extensions: examples/extensions/hello-ambient loaded by AMBIENT_EXTENS
   let env: TestEnvironment;
   let app: TestApp;
   let api: ReturnType<typeof apiClient>;
+  /** The example's declared setting HELLO_PROXY_SECRET, read when the process starts. */
+  const proxySecret = 'hello-proxy-shared-secret-0123';
 
   beforeAll(async () => {
     // No model is ever called: the hello harness answers by itself.
     env = createTestEnvironment('extensions', 'http://127.0.0.1:9/v1');
-    app = await startTestApp(env, ['api', 'worker', 'ingress'], { extensions: EXAMPLE });
+    app = await startTestApp(
+      env,
+      ['api', 'worker', 'ingress'],
+      { extensions: EXAMPLE },
+      { env: { HELLO_PROXY_SECRET: proxySecret } },
+    );
     api = apiClient(app.baseUrl, app.apiKey);
   });
 
@@ -140,35 +147,29 @@ describe('extensions: examples/extensions/hello-ambient loaded by AMBIENT_EXTENS
   });
 
   it('recognises the people the hello-proxy strategy vouches for, with their role', async () => {
-    const secret = 'hello-proxy-shared-secret-0123';
-    process.env.HELLO_PROXY_SECRET = secret;
-    try {
-      const origin = new URL(app.baseUrl).origin;
-      const asProxy = (headers: Record<string, string>) =>
-        request(origin)
-          .post('/api/v1/agent/runs')
-          .set({ 'x-hello-proxy-secret': secret, ...headers })
-          .send({ prompt: 'proxied 9d2b', config: { harness: { type: 'hello' } } });
-      const member = await asProxy({
-        'x-hello-user': 'grace@example.com',
-        'x-hello-role': 'member',
-      });
-      expect(member.status).toBe(200);
-      const run = await api.get(`/agent/runs/${member.body.run_id}`);
-      expect(run.body.creator).toMatchObject({ email: 'grace@example.com', type: 'user' });
+    const origin = new URL(app.baseUrl).origin;
+    const asProxy = (headers: Record<string, string>) =>
+      request(origin)
+        .post('/api/v1/agent/runs')
+        .set({ 'x-hello-proxy-secret': proxySecret, ...headers })
+        .send({ prompt: 'proxied 9d2b', config: { harness: { type: 'hello' } } });
+    const member = await asProxy({
+      'x-hello-user': 'grace@example.com',
+      'x-hello-role': 'member',
+    });
+    expect(member.status).toBe(200);
+    const run = await api.get(`/agent/runs/${member.body.run_id}`);
+    expect(run.body.creator).toMatchObject({ email: 'grace@example.com', type: 'user' });
 
-      const viewer = await asProxy({ 'x-hello-user': 'linus@example.com' });
-      expect(viewer.status).toBe(403);
-      expect(viewer.body.detail).toMatch(/^role "viewer" lacks permission "runs.create"/);
+    const viewer = await asProxy({ 'x-hello-user': 'linus@example.com' });
+    expect(viewer.status).toBe(403);
+    expect(viewer.body.detail).toMatch(/^role "viewer" lacks permission "runs.create"/);
 
-      const forged = await asProxy({
-        'x-hello-user': 'grace@example.com',
-        'x-hello-proxy-secret': 'not-the-secret',
-      });
-      expect(forged.status).toBe(401);
-    } finally {
-      delete process.env.HELLO_PROXY_SECRET;
-    }
+    const forged = await asProxy({
+      'x-hello-user': 'grace@example.com',
+      'x-hello-proxy-secret': 'not-the-secret',
+    });
+    expect(forged.status).toBe(401);
   });
 
   it('lists the extension values in the served OpenAPI document beside the built-ins', async () => {
@@ -265,8 +266,24 @@ describe('extensions: a sandbox backend and an auth strategy registered through 
     },
   };
 
+  /** What the traced extension's lifecycle saw, in order. */
+  const lifecycle: string[] = [];
+  let closed = false;
+
   const traced: AmbientExtension = {
     name: 'traced-sandbox',
+    settings: [
+      { name: 'TRACED_LABEL', type: 'string', default: 'traced', description: 'marks init' },
+      { name: 'TRACED_DEPTH', type: 'number', default: 1, description: 'how deep' },
+    ],
+    init: ({ settings, config }) => {
+      lifecycle.push(
+        `init ${settings.TRACED_LABEL} ${settings.TRACED_DEPTH} ${config.sandbox.backend}`,
+      );
+    },
+    destroy: () => {
+      lifecycle.push('destroy');
+    },
     harnesses: [sandboxEcho],
     sandboxBackends: [
       {
@@ -303,17 +320,18 @@ describe('extensions: a sandbox backend and an auth strategy registered through 
 
   beforeAll(async () => {
     env = createTestEnvironment('extensions_sandbox', 'http://127.0.0.1:9/v1');
+    // With the ingress: two applications in one process share the extensions.
     app = await startTestApp(
       env,
-      ['api', 'worker'],
+      ['api', 'worker', 'ingress'],
       { 'sandbox.backend': 'traced-process' },
-      { extensions: [traced, headerAuth] },
+      { extensions: [traced, headerAuth], env: { TRACED_LABEL: 'mark-e2e', TRACED_DEPTH: '3' } },
     );
     api = apiClient(app.baseUrl, app.apiKey);
   });
 
   afterAll(async () => {
-    await app?.close();
+    if (!closed) await app?.close();
     await env?.destroy();
   });
 
@@ -388,5 +406,96 @@ describe('extensions: a sandbox backend and an auth strategy registered through 
     ).rejects.toThrow(
       'AMBIENT_SANDBOX: must be one of auto, docker, bubblewrap, process (got "no-such-backend")',
     );
+  });
+
+  it('fails start-up naming the variable of a setting that is not of its declared type', async () => {
+    await expect(
+      startTestApp(env, ['worker'], {}, { extensions: [traced], env: { TRACED_DEPTH: 'deep' } }),
+    ).rejects.toThrow(
+      'TRACED_DEPTH: must be a number (got "deep"; a setting of extension traced-sandbox)',
+    );
+  });
+
+  it('inits the extension once per process with its settings, and destroys it once on shutdown', async () => {
+    expect(lifecycle).toEqual(['init mark-e2e 3 traced-process']);
+    closed = true;
+    await app.close();
+    expect(lifecycle).toEqual(['init mark-e2e 3 traced-process', 'destroy']);
+  });
+});
+
+/**
+ * The self-hosted worker program loads the same AMBIENT_EXTENSIONS (here --extensions): their
+ * harnesses and sandbox backends run the runs routed to it, their settings come from its own
+ * environment, and their lifecycle follows the program's.
+ */
+describe('extensions: the self-hosted worker loads them too (--extensions)', () => {
+  const FIXTURE = 'test/fixtures/extensions/traced-worker.js';
+  const both = `${EXAMPLE},${FIXTURE}`;
+  let env: TestEnvironment;
+  let app: TestApp;
+  let api: ReturnType<typeof apiClient>;
+  let workerRoot: string;
+  let traceFile: string;
+  const workers = new SelfHostedWorkers();
+
+  beforeAll(async () => {
+    env = createTestEnvironment('extensions_selfhosted', 'http://127.0.0.1:9/v1');
+    // The api validates the harness types: it loads the same extensions.
+    app = await startTestApp(env, ['api'], { extensions: both });
+    api = apiClient(app.baseUrl, app.apiKey);
+    workerRoot = mkdtempSync(join(tmpdir(), 'ambient-ext-worker-'));
+    traceFile = join(workerRoot, 'traced.log');
+  });
+
+  afterAll(async () => {
+    await workers.killAll();
+    await app?.close();
+    await env?.destroy();
+    if (workerRoot) rmSync(workerRoot, { recursive: true, force: true });
+  });
+
+  const finished = (runId: string) =>
+    waitFor(
+      async () => (await api.get(`/agent/runs/${runId}`)).body,
+      (r) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(r.state),
+      { what: `run ${runId} to finish`, timeoutMs: 60_000 },
+    );
+
+  it('runs extension harnesses in an extension sandbox backend on the worker, inits and destroys the extensions', async () => {
+    const worker = await workers.start({
+      apiUrl: app.baseUrl,
+      workerId: 'ext-box',
+      workspaceRoot: workerRoot,
+      modelsFile: env.modelsFile,
+      extra: ['--extensions', both, '--sandbox', 'traced-process'],
+      vars: { TRACED_LOG: traceFile },
+    });
+    expect(worker.output()).toContain(
+      'extension hello-ambient: hello-proxy recognises no one (HELLO_PROXY_SECRET is not set)',
+    );
+
+    const echo = await api.post('/agent/runs', {
+      prompt: 'mark-3e9a',
+      config: { harness: { type: 'sandbox-echo' }, worker_host: 'ext-box' },
+    });
+    expect(echo.status).toBe(200);
+    const echoed = await finished(echo.body.run_id);
+    expect(echoed.state).toBe('SUCCEEDED');
+    expect(echoed.status_message?.message).toBe('process: in mark-3e9a (exit 0)');
+    expect(readFileSync(traceFile, 'utf8').split('\n')).toContain(echo.body.run_id);
+    expect(worker.output()).toContain(`claimed task ${echo.body.run_id}`);
+
+    const hello = await api.post('/agent/runs', {
+      prompt: 'hi from the box',
+      config: { harness: { type: 'hello' }, worker_host: 'ext-box' },
+    });
+    const greeted = await finished(hello.body.run_id);
+    expect(greeted.state).toBe('SUCCEEDED');
+    expect(greeted.status_message?.message).toContain('Hello from hello-ambient!');
+
+    worker.child.kill('SIGTERM');
+    expect(await waitForExit(worker.child)).toBe(0);
+    expect(readFileSync(traceFile, 'utf8').trim().split('\n').at(-1)).toBe('destroyed');
   });
 });

@@ -448,7 +448,17 @@ describe('fault matrix', () => {
   redisFault('paused');
 
   it('MySQL connections killed mid-burst: 200 (committed) or 503 with Retry-After, nothing lost', async () => {
-    const app = await startApp(['api', 'worker', 'ingress'], { 'runs.workerConcurrency': 16 });
+    // The worker stays alive here, so nothing needs a quick takeover: a lease it can renew through
+    // the reconnects. With the 1.5 s takeover lease, a loaded machine (load 10) renewed > 1 s apart
+    // after the kills, the executions stopped themselves twice and two runs ended in ERROR.
+    // An execution that loses its connection hands the run back and the attempt counts (as a crash
+    // does); the second and third kill rounds can both land in one run's executions, so it gets a
+    // third attempt.
+    const app = await startApp(['api', 'worker', 'ingress'], {
+      'runs.workerConcurrency': 16,
+      'runs.leaseMs': 10_000,
+      'runs.maxAttempts': 3,
+    });
     const api = apiClient(app.baseUrl, app.apiKey);
     const hook = await createWebhook(api, await createFactory(api, 'MySQL kill'), {
       name: 'mysql-kill',

@@ -11,10 +11,8 @@ import { createFactory, createWebhook } from './support/webhook-helpers';
 import { spawnAmbient, waitForExit } from './support/worker-process';
 
 const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-const FIRST_RUN = README.slice(
-  README.indexOf('## First run in 5 minutes'),
-  README.indexOf('### Ports and shared infrastructure'),
-);
+const FIRST_RUN_START = README.indexOf('## First run in 5 minutes');
+const FIRST_RUN = README.slice(FIRST_RUN_START, README.indexOf('\n## ', FIRST_RUN_START + 1));
 const RECIPE_STEP = 'uncomment the two "local model" blocks, and set `default_model_id: local`';
 
 /**

@@ -1,9 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { API_PREFIX } from '../src/bootstrap/http';
+import { API_PREFIX } from '../src/config/api-prefix';
 import { migrateCommand } from '../src/cli/migrate-command';
 import { RUN_STATES } from '../src/modules/runs/run-state';
 import { RUNS_QUEUE } from '../src/modules/runs/run-queue.service';
@@ -417,10 +417,15 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
 
 /** Environment variables the code reads: config settings, direct env reads, provider keys. */
 function knownSettings(): Set<string> {
-  const appConfig = readFileSync(join(ROOT, 'src/config/app-config.ts'), 'utf8');
+  // The settings table and loadConfig live in src/config, one file per concern.
+  const configDir = join(ROOT, 'src/config');
+  const config = readdirSync(configDir)
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.spec.ts'))
+    .map((file) => readFileSync(join(configDir, file), 'utf8'))
+    .join('\n');
   const names = new Set<string>();
-  for (const [, name] of appConfig.matchAll(/env: '([A-Z0-9_]+)'/g)) names.add(name);
-  for (const [, name] of appConfig.matchAll(/env\.([A-Z0-9_]+)/g)) names.add(name);
+  for (const [, name] of config.matchAll(/env: '([A-Z0-9_]+)'/g)) names.add(name);
+  for (const [, name] of config.matchAll(/env\.([A-Z0-9_]+)/g)) names.add(name);
   const models = readFileSync(join(ROOT, 'config/models.yaml'), 'utf8');
   for (const [, name] of models.matchAll(/api_key_env: ([A-Z0-9_]+)/g)) names.add(name);
   return names;

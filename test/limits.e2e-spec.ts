@@ -216,6 +216,49 @@ describe('limits: concurrency, budgets and the limits API (api + worker + schedu
       expect((await ended(second.body.run_id)).state).toBe('SUCCEEDED');
     });
 
+    it('says how many runs hold and wait for a slot, and what the month spent, against the limits (GET /usage/limits)', async () => {
+      await setLimits({ max_concurrent_runs: 1, monthly_budget_usd: 250 });
+      const holder = await holdSlot('hold-for-usage');
+      const waiting = await api.post('/agent/runs', { prompt: 'wait for the usage figures' });
+      expect(waiting.body.at_capacity).toBe(true);
+      const viewerKey = (await api.post('/api-keys', { name: 'usage reader', role: 'viewer' })).body
+        .key as string;
+      const viewer = apiClient(app.baseUrl, viewerKey);
+      const read = await viewer.get('/usage/limits');
+      expect(read.status).toBe(200);
+      expect(read.body).toMatchObject({
+        running_runs: 1,
+        waiting_runs: 1,
+        max_concurrent_runs: 1,
+        monthly_budget_usd: 250,
+      });
+      // The spend is the inference cost the team's runs of this month stored, as the budget counts it.
+      const monthStart = Date.parse(read.body.month_start as string);
+      expect(new Date(monthStart).toISOString()).toMatch(/^\d{4}-\d{2}-01T00:00:00.000Z$/);
+      const listed = (await api.get('/agent/runs?limit=100')).body as {
+        runs: (RunBody & { created_at: string })[];
+        page_info: { has_next_page: boolean };
+      };
+      expect(listed.page_info.has_next_page).toBe(false);
+      const spent = listed.runs
+        .filter((r) => Date.parse(r.created_at) >= monthStart)
+        .reduce((sum, r) => sum + (r.request_usage?.inference_cost_usd ?? 0), 0);
+      expect(read.body.spent_this_month_usd).toBeCloseTo(spent, 9);
+
+      // Both cancelled (the waiting one first, so that it never starts): nothing holds a slot.
+      await api.post(`/agent/runs/${waiting.body.run_id}/cancel`);
+      await api.post(`/agent/runs/${holder}/cancel`);
+      await ended(waiting.body.run_id);
+      await ended(holder);
+      const after = (await api.get('/usage/limits')).body;
+      expect(after).toMatchObject({ running_runs: 0, waiting_runs: 0 });
+      await setLimits(NO_LIMITS);
+      expect((await api.get('/usage/limits')).body).toMatchObject({
+        max_concurrent_runs: null,
+        monthly_budget_usd: null,
+      });
+    });
+
     it('makes a schedule firing at the limit wait like any run', async () => {
       await setLimits({ max_concurrent_runs: 1 });
       const holder = await holdSlot('hold-for-schedule');

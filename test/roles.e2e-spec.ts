@@ -79,13 +79,16 @@ describe('roles: every operation × every role', () => {
     }
   });
 
-  /** What the caller may do by the document; agents act as members but never manage agents. */
-  const allowedBy = (caller: Caller, { path, op }: Cell): boolean => {
+  /** What only people may do, whatever an agent's role: manage agents, decide approval requests. */
+  const peopleOnly = ({ path, op }: Cell): boolean =>
+    path.startsWith('/agent/identities') || op['x-ambient-permission'] === 'approvals.decide';
+
+  /** What the caller may do by the document; agents act as members but never do what only people may. */
+  const allowedBy = (caller: Caller, cell: Cell): boolean => {
+    const { op } = cell;
     if (op['x-ambient-key'] === 'run-scoped') return caller === 'run-scoped';
     if (caller === 'run-scoped') return false;
-    if (caller === 'agent') {
-      return !path.startsWith('/agent/identities') && op['x-ambient-roles']!.includes('member');
-    }
+    if (caller === 'agent') return !peopleOnly(cell) && op['x-ambient-roles']!.includes('member');
     return op['x-ambient-roles']!.includes(caller);
   };
 
@@ -124,6 +127,9 @@ describe('roles: every operation × every role', () => {
     expect(roles('createRun')).toEqual(workers);
     expect(roles('submitFollowup')).toEqual(workers);
     expect(roles('cancelRun')).toEqual(workers);
+    expect(roles('decideRunApproval')).toEqual(workers);
+    expect(roles('listRunApprovals')).toEqual(everyone);
+    expect(roles('listApprovalInbox')).toEqual(everyone);
     expect(roles('createScheduledAgent')).toEqual(workers);
     expect(roles('updateEnvironment')).toEqual(workers);
     // Sharing needs the consent of an admin of the receiving team.
@@ -162,8 +168,8 @@ describe('roles: every operation × every role', () => {
         const named =
           caller === 'run-scoped' || cell.op['x-ambient-key'] === 'run-scoped'
             ? /run-scoped key/.test(res.body.detail)
-            : caller === 'agent' && cell.path.startsWith('/agent/identities')
-              ? /^an agent identity's key lacks permission "agents\.(read|write)": only human users can manage agents$/.test(
+            : caller === 'agent' && peopleOnly(cell)
+              ? /^an agent identity's key lacks permission "(agents\.(read|write)": only human users can manage agents|approvals\.decide": only human users can decide approval requests)$/.test(
                   res.body.detail,
                 )
               : res.body.detail ===

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { ArtifactsService } from '../src/modules/artifacts/artifacts.service';
+import { RunArtifactRepository } from '../src/modules/artifacts/run-artifact.repository';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
 import { RunCreationService } from '../src/modules/runs/run-creation.service';
@@ -288,7 +288,7 @@ describe('runs API (api role only)', () => {
 
     it('finds a run by an external reference it reported, and 404s otherwise', async () => {
       const run = (await api.post('/agent/runs', { prompt: 'with a reference' })).body;
-      await app.ambient.app.get(ArtifactsService).record(
+      await app.ambient.app.get(RunArtifactRepository).record(
         {
           id: run.run_id,
           teamId: (await dataSource.query('SELECT team_id FROM runs WHERE id = ?', [run.run_id]))[0]
@@ -366,7 +366,8 @@ describe('runs API (api role only)', () => {
       expect(types).toEqual(['oz_run_created', 'oz_run_cancelled']);
     });
 
-    it.each(['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'])(
+    // BLOCKED runs may be cancelled (test/approvals-decide.e2e-spec.ts).
+    it.each(['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'])(
       'refuses to cancel a %s run with 400',
       async (state) => {
         const runId = await newRun();

@@ -88,7 +88,8 @@ describe('run execution end to end (api + worker, fake model server)', () => {
     expect(new Date(run.started_at).getTime()).toBeLessThanOrEqual(
       new Date(run.finished_at).getTime(),
     );
-    expect(run.run_time).toMatch(/^PT\d+S$/);
+    expect(run.run_time).toMatch(/^PT\d+(\.\d+)?S$/);
+    expect(run.executions).toBe(1);
     // Two model calls: prompt tokens 10 per message, 5 completion tokens each (fake server).
     expect(run.request_usage.total_tokens).toBeGreaterThan(0);
     expect(run.request_usage.inference_cost_usd).toBeGreaterThan(0);
@@ -111,9 +112,24 @@ describe('run execution end to end (api + worker, fake model server)', () => {
       'oz_run_created',
       'oz_run_claimed',
       'agent_started',
+      'command_started',
+      'command_output',
+      'command_finished',
       'oz_run_done',
     ]);
     expect(timeline.body.events[1]).toMatchObject({ run_id: run.run_id, execution_id: 1 });
+    // The command's start, its output as it came, and its end, tied by one command id.
+    const [started, output, ended] = timeline.body.events.slice(3, 6);
+    const commandId = started.payload.command_id as string;
+    expect(started.payload).toEqual({
+      command_id: commandId,
+      command: 'echo hello > out.txt && cat out.txt',
+    });
+    expect(output).toMatchObject({
+      execution_id: 1,
+      payload: { command_id: commandId, seq: 0, text: 'hello\n' },
+    });
+    expect(ended.payload).toMatchObject({ command_id: commandId, exit_code: 0, timed_out: false });
   });
 
   it('ends FAILED with the error code when the model provider refuses the key', async () => {

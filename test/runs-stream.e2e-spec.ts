@@ -123,8 +123,9 @@ describe('live run stream (GET /agent/runs/{runId}/stream)', () => {
     expect(history.filter((e) => e.event === 'timeline').map(data)).toEqual(timeline);
     expect(new Set(replayed).size).toBe(replayed.length);
 
-    // From any id: exactly what follows it. From the tool call's id, the replay starts with its result,
-    // which still names the call (read from before the cursor), as in the full conversation.
+    // From any id: exactly what follows it. From the tool call's id, the replay's first message is its
+    // result (after the command's timeline events), which still names the call (read from before the
+    // cursor), as in the full conversation.
     const middle = history.find(
       (e) =>
         e.event === 'message' && data(e).content.some((c: { type: string }) => c.type === 'action'),
@@ -134,7 +135,13 @@ describe('live run stream (GET /agent/runs/{runId}/stream)', () => {
     const rest = await partial.until(isRun(), 'the end of the replay');
     partial.close();
     expect(items(rest)).toEqual(replayed.slice(replayed.indexOf(items([middle])[0]) + 1));
-    expect(data(rest[0]).content[0]).toMatchObject({
+    expect(rest.filter((e) => e.event === 'timeline').map((e) => data(e).event_type)).toEqual([
+      'command_started',
+      'command_output',
+      'command_finished',
+      'oz_run_done',
+    ]);
+    expect(data(rest.find((e) => e.event === 'message')!).content[0]).toMatchObject({
       type: 'action_result',
       name: 'run_command',
       category: 'command',

@@ -16,9 +16,9 @@ import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCommand } from '../src/modules/execution/harness/command-runner';
-import { BubblewrapSandboxBackend } from '../src/modules/execution/sandbox/backends/bubblewrap/bubblewrap-sandbox';
-import type { Sandbox } from '../src/modules/execution/sandbox/sandbox.types';
+import { runCommand } from '../src/modules/workers/harness/command-runner';
+import { BubblewrapSandboxBackend } from '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox';
+import type { Sandbox } from '../src/modules/workers/sandbox/sandbox.types';
 
 describe('bubblewrap sandbox', () => {
   let root: string;

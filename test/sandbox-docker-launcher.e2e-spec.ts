@@ -14,14 +14,14 @@ import { promisify } from 'node:util';
 import {
   DockerSandboxBackend,
   dockerAnswers,
-} from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
+} from '../src/modules/workers/sandbox/backends/docker/docker-sandbox';
 import {
   SANDBOX_PATH,
   type Sandbox,
   type SandboxExit,
   type SandboxLimits,
   type SandboxProcess,
-} from '../src/modules/execution/sandbox/sandbox.types';
+} from '../src/modules/workers/sandbox/sandbox.types';
 import {
   AGENT_IMAGE,
   BUILD_AGENT_IMAGE,

@@ -16,14 +16,14 @@ import { AmbientMetrics } from '../src/modules/metrics/ambient-metrics';
 import {
   DockerSandboxBackend,
   dockerAnswers,
-} from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
+} from '../src/modules/workers/sandbox/backends/docker/docker-sandbox';
 import {
   SANDBOX_LABELS,
   SANDBOX_PATH,
   type Sandbox,
   type SandboxHandout,
   type SandboxLimits,
-} from '../src/modules/execution/sandbox/sandbox.types';
+} from '../src/modules/workers/sandbox/sandbox.types';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { createTestEnvironment, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';

@@ -16,7 +16,7 @@ import { settledWithin, waitFor } from './support/wait';
 import {
   DockerSandboxBackend,
   dockerAnswers,
-} from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
+} from '../src/modules/workers/sandbox/backends/docker/docker-sandbox';
 import {
   SANDBOX_LABELS,
   SANDBOX_PATH,
@@ -26,7 +26,7 @@ import {
   type SandboxLimits,
   type SandboxProcess,
   type SandboxSpawnOptions,
-} from '../src/modules/execution/sandbox/sandbox.types';
+} from '../src/modules/workers/sandbox/sandbox.types';
 import {
   AGENT_IMAGE,
   BUILD_AGENT_IMAGE,

@@ -9,10 +9,10 @@ import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { startTimeOf } from '../src/modules/execution/sandbox/backends/docker/pool-owner';
-import { dockerAnswers } from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
-import { removeGroup } from '../src/modules/execution/sandbox/cgroup-limits';
-import { SANDBOX_LABELS } from '../src/modules/execution/sandbox/sandbox.types';
+import { startTimeOf } from '../src/modules/workers/sandbox/backends/docker/pool-owner';
+import { dockerAnswers } from '../src/modules/workers/sandbox/backends/docker/docker-sandbox';
+import { removeGroup } from '../src/modules/workers/sandbox/cgroup-limits';
+import { SANDBOX_LABELS } from '../src/modules/workers/sandbox/sandbox.types';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
 import {

@@ -7,8 +7,8 @@ import Dockerode from 'dockerode';
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { dockerAnswers } from '../src/modules/execution/sandbox/backends/docker/docker-sandbox';
-import { SANDBOX_LABELS } from '../src/modules/execution/sandbox/sandbox.types';
+import { dockerAnswers } from '../src/modules/workers/sandbox/backends/docker/docker-sandbox';
+import { SANDBOX_LABELS } from '../src/modules/workers/sandbox/sandbox.types';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
 import {

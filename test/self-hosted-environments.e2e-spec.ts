@@ -168,9 +168,14 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
       'agent_started',
       'environment_setup_started',
       'repository_cloned',
+      'setup_command_started',
       'setup_command_succeeded',
+      'setup_command_started',
       'setup_command_succeeded',
       'worker_container_ready',
+      'command_started',
+      'command_output',
+      'command_finished',
       'oz_run_done',
     ]);
     expect(await setupFailed(uid)).toBe(false);
@@ -216,6 +221,9 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
       'oz_run_claimed',
       'agent_started',
       'environment_setup_started',
+      'setup_command_started',
+      'command_output',
+      'setup_command_failed',
       'oz_run_failed',
     ]);
 
@@ -239,7 +247,11 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
     const fixed = await finished(
       await create('works now', { worker_host: 'env-box', environment_id: uid }),
     );
-    expect(fixed.state).toBe('SUCCEEDED');
+    // The whole status on a failure: it says which step failed and how.
+    expect({ state: fixed.state, status_message: fixed.status_message }).toEqual({
+      state: 'SUCCEEDED',
+      status_message: { message: 'Done.' },
+    });
     expect(await setupFailed(uid)).toBe(false);
   });
 

@@ -346,6 +346,41 @@ describe('self-hosted worker protocol and run-scoped API', () => {
     expect((await run(plain)).state).toBe('INPROGRESS');
   });
 
+  it('fails a run at start whose approval rules its harness cannot apply there, and starts one with egress rules only', async () => {
+    const worker = await connect('proto-rules');
+    const created = await api.post('/agent/runs', {
+      prompt: 'Push it',
+      config: {
+        worker_host: 'proto-rules',
+        approvals: [
+          { command: '^git push', effect: 'ask' },
+          { egress: 'unlisted', effect: 'ask' },
+        ],
+      },
+    });
+    expect(created.status).toBe(200);
+    const runId = created.body.run_id as string;
+    const refused = await harness(keyOf(await worker.next('task_assignment'))).post('start');
+    const reason =
+      "approval rules on tool calls (commands matching /^git push/ (ask)) need Ambient's own " +
+      "workers: a self-hosted worker cannot wait for a person's decision";
+    expect(refused.status).toBe(422);
+    expect(refused.body.detail).toBe(`the execution cannot start: ${reason}`);
+    expect(await run(runId)).toMatchObject({
+      state: 'FAILED',
+      status_message: { error_code: 'operation_not_supported', message: reason },
+    });
+
+    const egressOnly = await api.post('/agent/runs', {
+      prompt: 'Fetch it',
+      config: { worker_host: 'proto-rules', approvals: [{ egress: 'unlisted', effect: 'deny' }] },
+    });
+    const started = await harness(keyOf(await worker.next('task_assignment'))).post('start');
+    expect(started.status).toBe(200);
+    expect((await run(egressOnly.body.run_id as string)).state).toBe('INPROGRESS');
+    expect((await api.post(`/agent/runs/${egressOnly.body.run_id}/cancel`)).status).toBe(200);
+  });
+
   it("prepares a guest team's run in a shared environment without giving the owner's setup its secrets", async () => {
     const teams = app.ambient.app.get(TeamsService);
     const guests = await teams.createTeam(`guests-${Date.now()}`);

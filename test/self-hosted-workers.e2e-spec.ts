@@ -113,6 +113,9 @@ describe('self-hosted workers (real worker processes, two API replicas)', () => 
       'oz_run_created',
       'oz_run_claimed',
       'agent_started',
+      // The command on the box is on the server's timeline too (it prints nothing).
+      'command_started',
+      'command_finished',
       'oz_run_done',
     ]);
     expect(events[1]).toMatchObject({

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WorkspaceRetentionService } from '../src/modules/execution/workspace/workspace-retention.service';
+import { WorkspaceRetentionService } from '../src/modules/workers/workspace/workspace-retention.service';
 import { FakeModelServer, FakeStep, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';

@@ -4,7 +4,7 @@
  * delivery, an identity and an environment, and saves one 1280 px screenshot per console page
  * into docs/console/ (the README's pictures).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'puppeteer-core';
 import { startFakeModelServer } from '../../test/fixtures/fake-model-server';
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const origin = new URL(app.baseUrl).origin;
   const browser = await launchChromium();
   try {
-    const { runId, failedRunId } = await seed(api, app.ingressUrl, model);
+    const { runId, failedRunId, buildingRunId } = await seed(api, app.ingressUrl, model);
     const page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 800 });
     mkdirSync(OUT, { recursive: true });
@@ -66,6 +66,15 @@ async function main(): Promise<void> {
     await page.goto(`${origin}/console/runs/${failedRunId}`);
     await waitForRunState(page, 'FAILED');
     await shot('run-failed');
+    // A command still running: spinner, timer and its output so far; then it is let finish.
+    await page.goto(`${origin}/console/runs/${buildingRunId}`);
+    await page.waitForSelector('[data-testid="command-running"]');
+    await page.waitForFunction(
+      `document.querySelector('[data-testid="command-output"]')?.innerText.includes('Compiled 42 modules')`,
+    );
+    await shot('run-running');
+    writeFileSync(join(env.workspaceRoot, buildingRunId, 'release'), '');
+    await waitForRunState(page, 'SUCCEEDED', 60_000);
     await page.setViewport({ width: 390, height: 844 });
     await visit(page, origin, '/runs', 'Release notes');
     await shot('runs-phone');
@@ -113,7 +122,7 @@ async function seed(
   api: ReturnType<typeof apiClient>,
   ingressUrl: string,
   model: Awaited<ReturnType<typeof startFakeModelServer>>,
-): Promise<{ runId: string; failedRunId: string }> {
+): Promise<{ runId: string; failedRunId: string; buildingRunId: string }> {
   model.script('shots-notes', [
     {
       toolCalls: [
@@ -128,6 +137,24 @@ async function seed(
     { text: 'Wrote CHANGELOG.md with the 1.4.0 notes.' },
   ]);
   model.script('shots-quick', [{ text: 'Done.' }]);
+  model.script('shots-import', [
+    { toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 600' } }] },
+  ]);
+  model.script('shots-build', [
+    {
+      toolCalls: [
+        {
+          name: 'run_command',
+          arguments: {
+            command:
+              'echo "> web@1.4.0 build"; echo "Compiling…"; echo "Compiled 42 modules"; ' +
+              'while [ ! -f release ]; do sleep 0.2; done; echo "Built in 12.4 s"',
+          },
+        },
+      ],
+    },
+    { text: 'The build passes.' },
+  ]);
   model.script('shots-hook', [{ text: 'Triaged the deployment.' }]);
   const environment = await api.post('/agent/environments', {
     name: 'node-22',
@@ -196,7 +223,23 @@ async function seed(
     (state) => state === 'FAILED',
     { what: 'the broken setup run', timeoutMs: 60_000 },
   );
-  return { runId, failedRunId };
+  // A cancelled run (grey in the list), then one whose command runs while the pictures are taken.
+  const importing = await api.post('/agent/runs', {
+    prompt: 'Import the nightly data [script:shots-import]',
+    title: 'Nightly import',
+  });
+  const importId = importing.body.run_id as string;
+  await waitFor(
+    async () => (await api.get(`/agent/runs/${importId}/timeline`)).body.events as object[],
+    (events) => JSON.stringify(events).includes('command_started'),
+    { what: 'the import to run its command', timeoutMs: 60_000 },
+  );
+  await api.post(`/agent/runs/${importId}/cancel`);
+  const building = await api.post('/agent/runs', {
+    prompt: 'Build the site and check it passes [script:shots-build]',
+    title: 'Build the site',
+  });
+  return { runId, failedRunId, buildingRunId: building.body.run_id as string };
 }
 
 main().catch((error: unknown) => {

@@ -17,9 +17,12 @@ import { ApiKeysPage } from './pages/ApiKeysPage';
 import { AuditPage } from './pages/AuditPage';
 import { NotificationsPage } from './pages/NotificationsPage';
 import { UsagePage } from './pages/UsagePage';
+import { ApprovalsPage } from './pages/ApprovalsPage';
+import { PendingApprovalsBadge } from './components/PendingApprovalsBadge';
 
 const NAV = [
   ['/runs', 'Runs'],
+  ['/approvals', 'Approvals'],
   ['/schedules', 'Schedules'],
   ['/webhooks', 'Webhooks'],
   ['/identities', 'Identities'],
@@ -30,6 +33,67 @@ const NAV = [
   ['/audit', 'Audit'],
   ['/notifications', 'Notifications'],
 ] as const;
+
+/**
+ * The header: the brand, the sections, the API docs and who is signed in. On a narrow screen
+ * (styles.css) only the brand and a Menu button show; the button opens the rest as a drawer
+ * under the header, which closes on navigation or Escape.
+ */
+function Header({ path, onSignOut }: { path: string; onSignOut: () => void }) {
+  const section = '/' + (path.split('/')[1] || 'runs');
+  const [open, setOpen] = useState(false);
+  useEffect(() => setOpen(false), [path]);
+  useEffect(() => {
+    if (!open) return;
+    const close = (event: KeyboardEvent) => event.key === 'Escape' && setOpen(false);
+    window.addEventListener('keydown', close);
+    return () => window.removeEventListener('keydown', close);
+  }, [open]);
+  return (
+    <header className={`top${open ? ' menu-open' : ''}`}>
+      <Link to="/runs" className="brand">
+        Ambient Console
+      </Link>
+      <button
+        type="button"
+        className="menu-toggle"
+        aria-expanded={open}
+        aria-controls="main-menu"
+        onClick={() => setOpen(!open)}
+      >
+        <span className="menu-icon" aria-hidden="true" />
+        {open ? 'Close' : 'Menu'}
+      </button>
+      <div className="menu" id="main-menu">
+        {/* A link chosen closes the drawer, even one to the page already shown. */}
+        <nav
+          aria-label="Main"
+          onClick={(event) => (event.target as HTMLElement).closest('a') && setOpen(false)}
+        >
+          <ul>
+            {NAV.map(([to, label]) => (
+              <li key={to}>
+                <Link to={to} aria-current={section === to ? 'page' : undefined}>
+                  {label}
+                  {to === '/approvals' && <PendingApprovalsBadge />}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <a className="docs-link" href="/api/docs" target="_blank" rel="noreferrer">
+          API docs
+        </a>
+        <div className="sign-out">
+          <WhoAmI />
+          <button type="button" onClick={onSignOut}>
+            Sign out
+          </button>
+        </div>
+      </div>
+    </header>
+  );
+}
 
 function Page({ path }: { path: string }) {
   const run = /^\/runs\/([^/]+)$/.exec(path);
@@ -45,6 +109,7 @@ function Page({ path }: { path: string }) {
   if (path === '/audit') return <AuditPage />;
   if (path === '/notifications') return <NotificationsPage />;
   if (path === '/usage') return <UsagePage />;
+  if (path === '/approvals') return <ApprovalsPage />;
   return (
     <section>
       <h1>Not found</h1>
@@ -88,49 +153,24 @@ export function App() {
     );
   }
 
-  const section = '/' + (path.split('/')[1] || 'runs');
   return (
     <>
       <a className="skip" href="#main">
         Skip to content
       </a>
-      <header className="top">
-        <Link to="/runs" className="brand">
-          Ambient Console
-        </Link>
-        <nav aria-label="Main">
-          <ul>
-            {NAV.map(([to, label]) => (
-              <li key={to}>
-                <Link to={to} aria-current={section === to ? 'page' : undefined}>
-                  {label}
-                </Link>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <a className="docs-link" href="/api/docs" target="_blank" rel="noreferrer">
-          API docs
-        </a>
-        <div className="sign-out">
-          <WhoAmI />
-          <button
-            type="button"
-            onClick={() => {
-              const ended = storedKey() !== null ? Promise.resolve() : signOutOfSession();
-              forgetKey();
-              ended.then(
-                () => setMessage('Signed out.'),
-                (failure: unknown) => setMessage(String(failure)),
-              );
-              setSignedIn(false);
-              navigate('/runs', true);
-            }}
-          >
-            Sign out
-          </button>
-        </div>
-      </header>
+      <Header
+        path={path}
+        onSignOut={() => {
+          const ended = storedKey() !== null ? Promise.resolve() : signOutOfSession();
+          forgetKey();
+          ended.then(
+            () => setMessage('Signed out.'),
+            (failure: unknown) => setMessage(String(failure)),
+          );
+          setSignedIn(false);
+          navigate('/runs', true);
+        }}
+      />
       <main id="main" tabIndex={-1}>
         <Page path={path} />
       </main>

@@ -1,4 +1,4 @@
-import { formatDuration, formatRelative, runDurationMs, timelineSteps } from './format';
+import { formatDuration, formatRelative, parseIsoDuration, runDurationMs } from './format';
 
 describe('console time formats', () => {
   it('says a length in the largest units that matter', () => {
@@ -18,31 +18,24 @@ describe('console time formats', () => {
     expect(formatRelative(new Date(now - 5 * 86_400_000), now)).toBe('5 d ago');
   });
 
-  it('measures a run from its start to its end, or to now while it runs', () => {
-    const now = Date.parse('2026-01-01T12:00:00Z');
-    expect(runDurationMs({ started_at: null, finished_at: null }, now)).toBeUndefined();
-    const started_at = '2026-01-01T11:59:00Z';
-    expect(runDurationMs({ started_at, finished_at: '2026-01-01T11:59:30Z' }, now)).toBe(30_000);
-    expect(runDurationMs({ started_at, finished_at: null }, now)).toBe(60_000);
+  it('reads the API’s ISO-8601 durations, to the millisecond', () => {
+    expect(parseIsoDuration('PT2M30S')).toBe(150_000);
+    expect(parseIsoDuration('PT0.884S')).toBe(884);
+    expect(parseIsoDuration('PT1H0.04S')).toBe(3_600_040);
+    expect(parseIsoDuration('P1DT1H')).toBe(90_000_000);
+    expect(parseIsoDuration('PT')).toBeUndefined();
+    expect(parseIsoDuration('2 min')).toBeUndefined();
+    expect(parseIsoDuration(undefined)).toBeUndefined();
   });
 
-  it('makes waterfall steps that last until the next event, the last until the run ended', () => {
-    const event = (event_type: string, occurred_at: string) =>
-      ({ event_uuid: event_type, event_type, occurred_at, run_id: 'r' }) as Parameters<
-        typeof timelineSteps
-      >[0][number];
-    const events = [
-      event('oz_run_created', '2026-01-01T12:00:00Z'),
-      event('agent_started', '2026-01-01T12:00:02Z'),
-      event('oz_run_failed', '2026-01-01T12:00:10Z'),
-    ];
-    const now = Date.parse('2026-01-01T13:00:00Z');
-    const finished = timelineSteps(events, '2026-01-01T12:00:10Z', now);
-    expect(finished.totalMs).toBe(10_000);
-    expect(finished.steps.map((step) => step.durationMs)).toEqual([2_000, 8_000, 0]);
-    // Still running: the last step lasts until now.
-    const running = timelineSteps(events.slice(0, 2), null, Date.parse('2026-01-01T12:00:05Z'));
-    expect(running.steps.map((step) => step.durationMs)).toEqual([2_000, 3_000]);
-    expect(timelineSteps([], null, now).steps).toEqual([]);
+  it('measures a run by its executions, moving on from the read while one runs', () => {
+    const now = Date.parse('2026-01-01T12:00:10Z');
+    const readAt = Date.parse('2026-01-01T12:00:04Z');
+    expect(runDurationMs({ state: 'QUEUED' }, now, readAt)).toBeUndefined();
+    // Ended executions: what the API said, however long ago it was read.
+    expect(runDurationMs({ state: 'SUCCEEDED', run_time: 'PT30S' }, now, readAt)).toBe(30_000);
+    expect(runDurationMs({ state: 'QUEUED', run_time: 'PT30S' }, now, readAt)).toBe(30_000);
+    // Running: plus the 6 s since the read.
+    expect(runDurationMs({ state: 'INPROGRESS', run_time: 'PT30S' }, now, readAt)).toBe(36_000);
   });
 });

@@ -1,7 +1,3 @@
-import type { components } from './api/schema';
-
-type TimelineEvent = components['schemas']['TimelineEvent'];
-
 /** "45 s", "3 min 20 s", "2 h 5 min": a run's or a step's length at a glance. */
 export function formatDuration(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '—';
@@ -31,39 +27,28 @@ export function formatRelative(date: Date, now: number): string {
   return ms < 0 ? `${text} ago` : `in ${text}`;
 }
 
-/** How long a run took (or, still running, has taken so far); undefined before it started. */
-export function runDurationMs(
-  run: { started_at: string | null; finished_at: string | null },
-  now: number,
-): number | undefined {
-  if (!run.started_at) return undefined;
-  const end = run.finished_at ? new Date(run.finished_at).getTime() : now;
-  return end - new Date(run.started_at).getTime();
+/** Milliseconds of an ISO-8601 duration as the API writes them (PT1H2M3.5S); undefined if not one. */
+export function parseIsoDuration(text: string | undefined): number | undefined {
+  const match = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/.exec(text ?? '');
+  if (!match || text === 'P' || text === 'PT') return undefined;
+  const [, days, hours, minutes, seconds] = match.map((part) => Number(part ?? 0));
+  return Math.round((((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000);
 }
 
-export interface TimelineStep {
-  event: TimelineEvent;
-  startMs: number;
-  /** Until the next event, or the run's end (now while it runs); 0 for the last of a finished run. */
-  durationMs: number;
-}
+/** States in which a run's execution runs (its `run_time` grows). */
+export const EXECUTING_STATES = ['CLAIMED', 'INPROGRESS'];
 
 /**
- * The run's timeline events as steps of a waterfall: each lasts from its event to the next one;
- * the last lasts until the run finished (or until now while it runs).
+ * How long a run's executions ran (`run_time`; the time between them does not count). While one
+ * runs, the time since the run was read (`readAt`) is added, so the clock moves between reads.
+ * Undefined before its first execution.
  */
-export function timelineSteps(
-  events: TimelineEvent[],
-  finishedAt: string | null,
+export function runDurationMs(
+  run: { run_time?: string; state: string },
   now: number,
-): { steps: TimelineStep[]; startMs: number; totalMs: number } {
-  const times = events.map((event) => new Date(event.occurred_at).getTime());
-  const startMs = times[0] ?? now;
-  const endMs = Math.max(finishedAt ? new Date(finishedAt).getTime() : now, ...times);
-  const steps = events.map((event, index) => ({
-    event,
-    startMs: times[index],
-    durationMs: (times[index + 1] ?? endMs) - times[index],
-  }));
-  return { steps, startMs, totalMs: endMs - startMs };
+  readAt: number,
+): number | undefined {
+  const ms = parseIsoDuration(run.run_time);
+  if (ms === undefined) return undefined;
+  return EXECUTING_STATES.includes(run.state) ? ms + Math.max(0, now - readAt) : ms;
 }

@@ -1,4 +1,7 @@
-import type { Schemas } from './api/client';
+import type { components } from './api/schema';
+
+// From the generated schema, not client.ts: the unit specs (no DOM) import these labels too.
+type Schemas = components['schemas'];
 
 /**
  * Readable labels for the API's codes, in one place: pages show these, with the code itself in a
@@ -50,7 +53,8 @@ export const stateLabel = labeller<Schemas['RunState']>({
 export const errorCodeLabel = labeller<Schemas['PlatformErrorCode']>({
   insufficient_credits: 'Not enough credits',
   feature_not_available: 'Feature not available',
-  external_authentication_required: 'Sign-in to an external service needed',
+  // Ambient's runs fail with it when the model provider (or a vendor CLI's) refused the key.
+  external_authentication_required: 'Model provider refused the credentials',
   not_authorized: 'Not authorized',
   invalid_request: 'Invalid request',
   resource_not_found: 'Not found',
@@ -65,6 +69,7 @@ export const errorCodeLabel = labeller<Schemas['PlatformErrorCode']>({
   resource_unavailable: 'Resource unavailable',
   already_shown: 'Already shown once',
   internal_error: 'Internal error',
+  approval_timeout: 'No decision in time',
 });
 
 type DisableReason = NonNullable<Schemas['ModelInfo']['disable_reason']>;
@@ -75,20 +80,32 @@ export const modelDisableLabel = labeller<DisableReason>({
   REQUIRES_UPGRADE: 'Needs an upgrade',
 });
 
-// Besides the Oz event types, Ambient records the environment's setup steps.
+// Besides the Oz event types, Ambient records the environment's setup steps and the commands run.
 export const timelineLabel = labeller<
   | Schemas['TimelineEvent']['event_type']
   | 'environment_setup_started'
   | 'repository_cloned'
+  | 'repository_clone_failed'
+  | 'setup_command_started'
   | 'setup_command_succeeded'
+  | 'setup_command_failed'
   | 'setup_cached'
   | 'workspace_released'
+  | 'command_started'
+  | 'command_output'
+  | 'command_finished'
 >({
   repository_cloned: 'Repository cloned',
+  repository_clone_failed: 'Repository clone failed',
   workspace_released: 'Workspace released',
   environment_setup_started: 'Environment setup',
+  setup_command_started: 'Setup command',
   setup_command_succeeded: 'Setup command done',
+  setup_command_failed: 'Setup command failed',
   setup_cached: 'Setup from snapshot',
+  command_started: 'Command',
+  command_output: 'Command output',
+  command_finished: 'Command finished',
   oz_run_created: 'Created',
   oz_run_claimed: 'Claimed by a worker',
   worker_container_ready: 'Sandbox ready',

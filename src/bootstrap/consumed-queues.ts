@@ -1,5 +1,5 @@
 import type { ConsumedQueue } from '../common/queues/consumed-queues';
-import { DEBUG_AGENTS_QUEUE, DEBUG_JOB } from '../modules/execution/debug/debug-agent-queues';
+import { DEBUG_AGENTS_QUEUE, DEBUG_JOB } from '../modules/workers/debug/debug-agent-queues';
 import { NOTIFICATIONS_QUEUE, SEND_JOB } from '../modules/notifications/notification-queue';
 import { EXECUTE_JOB, RUNS_QUEUE } from '../modules/runs/run-queue.service';
 import { DELIVERIES_QUEUE, EVALUATE_JOB } from '../modules/webhooks/delivery-evaluation.queue';

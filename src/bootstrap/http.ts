@@ -5,15 +5,15 @@ import { createValidationPipe } from '../common/errors/validation';
 import { UnicodePipe, unicodeQueryMiddleware, verifyUtf8Body } from '../common/errors/unicode';
 import { McpSecretReferenceDto, McpServerConfigDto } from '../modules/run-config/agent-config.dto';
 import { completeOpenApiDocument } from './openapi-contract';
-import { AMBIENT_EXTENSIONS, AmbientExtension } from '../extensions/extension.types';
-import { fillRegistryEnums } from '../extensions/registry-openapi';
-import { HarnessRegistry } from '../extensions/harness-registry';
+import { fillRegistryEnums } from '../common/registry/registry-openapi';
+import { HarnessRegistry } from '../modules/workers/harness/harness-registry';
+import { SandboxBackendRegistry } from '../modules/workers/sandbox/sandbox-backend-registry';
 import { SignatureVerifierRegistry } from '../modules/webhooks/verifiers/signature-verifier-registry';
 import type { AppConfig } from '../config/app-config';
+import { API_PREFIX } from '../config/api-prefix';
 import { metricsRoute } from '../modules/metrics/metrics-endpoint';
 import { Observability, observeHttp } from './observability';
 
-export const API_PREFIX = 'api/v1';
 /** Five base64 attachments of up to 5 MB each, plus the rest of the request. */
 const JSON_BODY_LIMIT = '40mb';
 
@@ -60,15 +60,10 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig) {
     extraModels: [McpServerConfigDto, McpSecretReferenceDto],
   });
   fillRegistryEnums(document, {
-    harness_type: app.get(HarnessRegistry).types,
-    signature_scheme: app.get(SignatureVerifierRegistry).schemes,
+    harness_type: app.get(HarnessRegistry).names(),
+    signature_scheme: app.get(SignatureVerifierRegistry).names(),
     // Built-ins first: the built-in extension registers docker, bubblewrap and process.
-    sandbox_backend: [
-      ...app
-        .get<AmbientExtension[]>(AMBIENT_EXTENSIONS)
-        .flatMap((e) => (e.sandboxBackends ?? []).map((b) => b.name)),
-      'unavailable',
-    ],
+    sandbox_backend: [...app.get(SandboxBackendRegistry).names(), 'unavailable'],
   });
   return completeOpenApiDocument(document);
 }

@@ -4,7 +4,7 @@ import { bullQueueOptions } from '../common/redis/bull-options';
 import { RedisModule } from '../common/redis/redis.module';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { DatabaseModule } from '../database/database.module';
-import type { AmbientExtension } from '../extensions/extension.types';
+import { ExtensionSet } from '../extensions/extension-set';
 import { ExtensionsModule } from '../extensions/extensions.module';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { MetricsModule } from '../modules/metrics/metrics.module';
@@ -24,14 +24,14 @@ class ConfigModule {
 /**
  * What every Ambient Nest application stands on (the main one and the ingress): the validated
  * config, a MySQL pool, Bull on Redis, Ambient's own Redis connections and the process's metrics
- * (`probedQueues`: the Bull queues whose gauges this application reads), and the extension
- * registries (built-ins plus `extensions`).
+ * (`probedQueues`: the Bull queues whose gauges this application reads), and the contributions
+ * of `extensions` (built-ins first) to the extension points.
  */
 export function infrastructureImports(
   config: AppConfig,
   metrics: AmbientMetrics,
   probedQueues: readonly string[] | null,
-  extensions: readonly AmbientExtension[] = [],
+  extensions: ExtensionSet,
 ): DynamicModule[] {
   return [
     ConfigModule.forConfig(config),

@@ -20,6 +20,8 @@ const AMBIENT_EXTENSION_PATHS: readonly RegExp[] = [
   /^\/audit-events$/,
   /^\/usage$/,
   /^\/agent\/runs\/\{runId\}\/(judges|scores|stream)$/,
+  /^\/agent\/runs\/\{runId\}\/approvals/,
+  /^\/agent\/approvals$/,
   /^\/agent\/identities\/\{uid\}\/api-keys/,
   /^\/agent\/environments\/(shared|pending|\{uid\})/,
   /^\/factory\/\{uid\}\/(definition|automations|sync)$/,
@@ -57,6 +59,14 @@ const AMBIENT_EXTENSION_SCHEMAS: readonly string[] = [
   'AcceptEnvironmentRequest',
   'PendingEnvironment',
   'ListPendingEnvironmentsResponse',
+  'ApprovalRule',
+  'ApprovalDecider',
+  'RunApproval',
+  'ListRunApprovalsResponse',
+  'ApprovalInboxItem',
+  'ListApprovalInboxResponse',
+  'DecideApprovalRequest',
+  'DecideApprovalResponse',
 ];
 
 const ERROR_RESPONSE = {

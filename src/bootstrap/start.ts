@@ -5,12 +5,12 @@ import type { DestinationStream } from 'pino';
 import { AppModule } from '../app.module';
 import type { AppConfig } from '../config/app-config';
 import type { AmbientExtension } from '../extensions/extension.types';
-import { checkSandboxSetting } from '../extensions/sandbox-setting';
+import { ExtensionSet } from '../extensions/extension-set';
 import { checkedExtension, loadExtensionModules } from '../extensions/load-extensions';
-import { startIngress } from '../ingress/start-ingress';
+import { startIngress } from './start-ingress';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { startMetricsServer } from '../modules/metrics/metrics-endpoint';
-import { SandboxService } from '../modules/execution/sandbox/sandbox.service';
+import { SandboxService } from '../modules/workers/sandbox/sandbox.service';
 import type { ModelCatalog } from '../modules/models/model-catalog';
 import { ModelsService } from '../modules/models/models.service';
 import { BootstrapService } from '../modules/teams/bootstrap.service';
@@ -48,6 +48,8 @@ export interface StartOptions {
   logDestination?: DestinationStream;
   /** Extensions registered beside the built-ins (and those AMBIENT_EXTENSIONS names). */
   extensions?: readonly AmbientExtension[];
+  /** Where the extensions' settings are read (process.env unless given). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -60,11 +62,14 @@ export async function startAmbient(
   options: StartOptions = {},
 ): Promise<AmbientProcess> {
   // First: a bad extension module fails start-up before anything connects.
-  const extensions = [
-    ...(options.extensions ?? []).map(checkedExtension),
-    ...loadExtensionModules(config.extensions),
-  ];
-  checkSandboxSetting(config.sandbox.backend, extensions);
+  const extensions = ExtensionSet.of(
+    [
+      ...(options.extensions ?? []).map(checkedExtension),
+      ...loadExtensionModules(config.extensions),
+    ],
+    options.env,
+  );
+  extensions.sandboxBackendRegistry().checkSetting(config.sandbox.backend);
   await checkRedis(config.redis.url);
   // The ingress alone stores no blobs.
   if (!config.roles.every((role) => role === 'ingress')) await checkBlobStore(config);
@@ -141,7 +146,7 @@ interface MainApplication {
 async function startMain(
   config: AppConfig,
   observability: Observability,
-  extensions: readonly AmbientExtension[],
+  extensions: ExtensionSet,
 ): Promise<MainApplication> {
   const module = AppModule.forConfig(config, observability.metrics, extensions);
   const logger = observability.nestLogger;

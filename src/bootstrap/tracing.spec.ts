@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
-import { tracingEnabled } from './tracing';
+import { tracingEnabled } from '../config/tracing-enabled';
 
 /** Which @opentelemetry modules a fresh Node process has loaded after `startTracing` with `env`. */
 function otelModulesLoaded(env: Record<string, string>): string[] {

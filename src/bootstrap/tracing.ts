@@ -1,4 +1,5 @@
 import { loadConfig, Role } from '../config/app-config';
+import { tracingEnabled } from '../config/tracing-enabled';
 
 export interface Tracing {
   /** Ends the SDK, flushing the spans not exported yet (no-op when tracing is off). */
@@ -6,12 +7,6 @@ export interface Tracing {
 }
 
 const OFF: Tracing = { shutdown: async () => undefined };
-
-/** OpenTelemetry is on when an OTLP endpoint is configured (and OTEL_SDK_DISABLED is not true). */
-export function tracingEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
-  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
-}
 
 /**
  * Starts OpenTelemetry when enabled. Must run before Nest, express, mysql2 and ioredis are

@@ -19,7 +19,7 @@ export const apiKeysCreateCommand: CliCommand = {
     'Options:',
     '  --team <name>    the team that owns the key',
     `  --name <label>   a label to recognise the key by (default "${DEFAULT_KEY_NAME}")`,
-    `  --role <role>    what the key may do: ${TEAM_ROLES.join(', ')} (default admin; see README "Roles")`,
+    `  --role <role>    what the key may do: ${TEAM_ROLES.join(', ')} (default admin; see docs/teams-and-access.md "Roles")`,
     '  --create-team    create the team and its admin first when the team does not exist',
     '',
     'The key is printed once, alone on the last line of stdout (so scripts can capture it);',

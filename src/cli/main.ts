@@ -19,6 +19,7 @@ import { AUDIT_COMMANDS } from './audit-commands';
 import { ENVIRONMENTS_COMMANDS } from './environments-commands';
 import { FACTORIES_COMMANDS } from './factories-commands';
 import { migrateCommand } from './migrate-command';
+import { RUN_APPROVAL_COMMANDS } from './runs-approvals-commands';
 import { RUNS_COMMANDS } from './runs-commands';
 import { RUN_MANAGEMENT_COMMANDS } from './runs-manage-commands';
 import { SCHEDULES_COMMANDS } from './schedules-commands';
@@ -43,6 +44,7 @@ const COMMANDS: CliCommand[] = [
   ...ENVIRONMENTS_COMMANDS,
   ...RUN_MANAGEMENT_COMMANDS,
   ...RUNS_COMMANDS,
+  ...RUN_APPROVAL_COMMANDS,
   ...SCHEDULES_COMMANDS,
   ...AUDIT_COMMANDS,
 ];

@@ -17,6 +17,36 @@ describe('runs watch lines', () => {
     expect(run('SUCCEEDED', 'Done\nand dusted')[0]).toMatch(/state SUCCEEDED: Done and dusted$/);
   });
 
+  it('prints a command as a terminal would: the command, its output line by line, how it ended', () => {
+    const lines = new RunEventLines();
+    const timeline = (event_type: string, payload: Record<string, unknown>) =>
+      lines.lines(
+        event('timeline', { event_type, occurred_at: '2026-11-25T15:01:02.345Z', payload }),
+      );
+    expect(timeline('command_started', { command_id: 'c', command: 'npm test' })).toEqual([
+      '15:01:02  $ npm test',
+    ]);
+    expect(
+      timeline('command_output', {
+        command_id: 'c',
+        seq: 0,
+        text: 'ok 1\n\n  ok 2\r\n',
+        truncated: true,
+      }),
+    ).toEqual(['15:01:02  | ok 1', '15:01:02  |   ok 2', '15:01:02  | … (live output stops here)']);
+    expect(
+      timeline('command_finished', {
+        command_id: 'c',
+        exit_code: 1,
+        timed_out: false,
+        duration_ms: 830,
+      }),
+    ).toEqual(['15:01:02  command ended: exit code 1 (830 ms)']);
+    expect(timeline('setup_command_started', { index: 0, command: 'npm ci' })).toEqual([
+      '15:01:02  $ npm ci (setup)',
+    ]);
+  });
+
   it('prints timeline events and each block of a message on one line', () => {
     const lines = new RunEventLines();
     expect(

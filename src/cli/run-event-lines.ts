@@ -39,7 +39,7 @@ export class RunEventLines {
       case 'run':
         return this.run(data as RunData);
       case 'timeline':
-        return [timelineLine(data as TimelineData)];
+        return commandLines(data as TimelineData) ?? [timelineLine(data as TimelineData)];
       case 'message':
         return messageLines(data as MessageData);
       default:
@@ -60,6 +60,41 @@ function timelineLine(event: TimelineData): string {
   const execution = event.execution_id ? ` (execution ${event.execution_id})` : '';
   const payload = event.payload ? `  ${oneLine(JSON.stringify(event.payload))}` : '';
   return `${clock(event.occurred_at)}  timeline ${event.event_type}${execution}${payload}`;
+}
+
+/**
+ * A command's events as a terminal shows a command: `$ npm test`, its output line by line
+ * (`| …`), how it ended. Undefined for other events.
+ */
+function commandLines(event: TimelineData): string[] | undefined {
+  const at = clock(event.occurred_at);
+  const payload = event.payload ?? {};
+  switch (event.event_type) {
+    case 'command_started':
+    case 'setup_command_started': {
+      const setup = event.event_type === 'setup_command_started' ? ' (setup)' : '';
+      return [`${at}  $ ${oneLine(String(payload.command ?? ''))}${setup}`];
+    }
+    case 'command_output': {
+      const lines = String(payload.text ?? '')
+        .split('\n')
+        .filter((line) => line.trim())
+        .map((line) => `${at}  | ${clipped(line)}`);
+      return payload.truncated ? [...lines, `${at}  | … (live output stops here)`] : lines;
+    }
+    case 'command_finished': {
+      const how =
+        typeof payload.error === 'string'
+          ? payload.error
+          : payload.timed_out
+            ? 'timed out'
+            : `exit code ${String(payload.exit_code)}`;
+      const took = typeof payload.duration_ms === 'number' ? ` (${payload.duration_ms} ms)` : '';
+      return [`${at}  command ended: ${oneLine(how)}${took}`];
+    }
+    default:
+      return undefined;
+  }
 }
 
 function messageLines(message: MessageData): string[] {
@@ -85,6 +120,12 @@ function resultText(output: Record<string, unknown>): string {
 /** `HH:MM:SS` of an ISO time, in UTC like the API's timestamps. */
 function clock(iso: string): string {
   return iso.slice(11, 19);
+}
+
+/** A line of output as printed (its indentation kept), cut at MAX_TEXT. */
+function clipped(line: string): string {
+  const text = line.replace(/\r/g, '').trimEnd();
+  return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT - 1)}…` : text;
 }
 
 function oneLine(text: string): string {

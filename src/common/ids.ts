@@ -44,3 +44,15 @@ export function newUuid(): string {
 
 export const UID_PATTERN = /^[A-Za-z0-9]{22}$/;
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A bearer secret of 32 random bytes in base64url (43 characters) that never starts with `-`: users
+ * paste such tokens as a CLI flag's value (`--token <value>`), and an argument starting with `-`
+ * reads as another flag.
+ */
+export function newSecretToken(): string {
+  for (;;) {
+    const token = randomBytes(32).toString('base64url');
+    if (!token.startsWith('-')) return token;
+  }
+}

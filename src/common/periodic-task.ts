@@ -64,3 +64,38 @@ export abstract class PeriodicWorker implements OnApplicationBootstrap, OnModule
     await Promise.all(this.tasks.map((task) => task.stop()));
   }
 }
+
+/**
+ * A worker whose one task is a sweep: run as the app starts and every interval, logged with
+ * `swept(count)` when it did something, and runnable on demand (`sweepNow`, e.g. from a spec).
+ */
+export abstract class PeriodicSweeper extends PeriodicWorker {
+  protected readonly tasks: PeriodicTask[];
+  private readonly task: PeriodicTask;
+
+  protected constructor(
+    options: Omit<PeriodicTaskOptions, 'work' | 'runAtStart'> & {
+      swept: (count: number) => string;
+    },
+  ) {
+    super();
+    const { swept, ...task } = options;
+    this.task = new PeriodicTask({
+      ...task,
+      runAtStart: true,
+      work: async () => {
+        const count = await this.sweep();
+        if (count) options.logger.log(swept(count));
+      },
+    });
+    this.tasks = [this.task];
+  }
+
+  /** One sweep; returns how many things it swept. */
+  abstract sweep(): Promise<number>;
+
+  /** Sweeps now (or joins the sweep in progress). */
+  sweepNow(): Promise<void> {
+    return this.task.runNow();
+  }
+}

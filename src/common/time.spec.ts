@@ -6,6 +6,9 @@ describe('time helpers', () => {
     [150_000, 'PT2M30S'],
     [3_600_000, 'PT1H'],
     [3_725_000, 'PT1H2M5S'],
+    [884, 'PT0.884S'],
+    [62_500, 'PT1M2.5S'],
+    [3_600_040, 'PT1H0.04S'],
   ])('formats %d ms as %s', (ms, text) => {
     expect(isoDuration(ms)).toBe(text);
   });

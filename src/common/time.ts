@@ -15,11 +15,15 @@ export function parseRfc3339(text: string): Date | null {
   return day <= new Date(Date.UTC(year, month, 0)).getUTCDate() ? date : null;
 }
 
-/** ISO-8601 duration such as PT2M30S (the RunItem `run_time`). */
+/**
+ * ISO-8601 duration such as PT2M30S (the RunItem `run_time`), to the millisecond: seconds take a
+ * decimal fraction when they are not whole (PT0.884S, PT1M2.5S).
+ */
 export function isoDuration(ms: number): string {
-  const totalSeconds = Math.max(0, Math.round(ms / 1000));
-  const h = Math.floor(totalSeconds / 3600);
-  const m = Math.floor((totalSeconds % 3600) / 60);
-  const s = totalSeconds % 60;
-  return `PT${h ? `${h}H` : ''}${m ? `${m}M` : ''}${s || (!h && !m) ? `${s}S` : ''}`;
+  const total = Math.max(0, Math.round(ms));
+  const h = Math.floor(total / 3_600_000);
+  const m = Math.floor((total % 3_600_000) / 60_000);
+  const secondsMs = total % 60_000;
+  const s = secondsMs % 1000 ? (secondsMs / 1000).toFixed(3).replace(/0+$/, '') : secondsMs / 1000;
+  return `PT${h ? `${h}H` : ''}${m ? `${m}M` : ''}${secondsMs || (!h && !m) ? `${s}S` : ''}`;
 }

@@ -11,7 +11,10 @@ import {
   writeSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { AppConfig, checkUrlSigningKey, ConfigError, parseSecretsKey } from './app-config';
+import type { AppConfig } from './app-config';
+import { checkUrlSigningKey } from './blob-settings';
+import { ConfigError } from './config-error';
+import { parseSecretsKey } from './secrets-keys';
 
 /** The two keys a server needs, and the file each is kept in when the environment has none. */
 export const KEY_FILES = [

@@ -1,15 +1,15 @@
-import { createConnection } from 'mysql2/promise';
+import { Connection, createConnection } from 'mysql2/promise';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { migrationsWithKeys } from '../../migrations';
 import { AppConfig } from '../config/app-config';
 import { cannotConnect, parseDatabaseUrl } from './database-url';
+import { databaseLockName } from './named-lock';
 
-/** Creates the configured database when it does not exist yet (utf8mb4). */
-export async function ensureDatabase(url: string): Promise<void> {
+/** A connection to the database server of `url` (no database selected); refused with the setting named. */
+export async function connectToServer(url: string): Promise<Connection> {
   const location = parseDatabaseUrl(url);
-  let connection;
   try {
-    connection = await createConnection({
+    return await createConnection({
       host: location.host,
       port: location.port,
       socketPath: location.socketPath,
@@ -20,6 +20,12 @@ export async function ensureDatabase(url: string): Promise<void> {
   } catch (err) {
     throw cannotConnect(location, err);
   }
+}
+
+/** Creates the configured database when it does not exist yet (utf8mb4). */
+export async function ensureDatabase(url: string): Promise<void> {
+  const location = parseDatabaseUrl(url);
+  const connection = await connectToServer(url);
   try {
     await connection.query(
       `CREATE DATABASE IF NOT EXISTS \`${location.database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
@@ -83,15 +89,16 @@ export async function runMigrations(dataSource: DataSource): Promise<string[]> {
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
-    const [{ locked }] = (await runner.query(
-      `SELECT GET_LOCK('ambient_migrations', 120) AS locked`,
-    )) as { locked: number }[];
+    const lock = databaseLockName('migrations', String(dataSource.options.database));
+    const [{ locked }] = (await runner.query(`SELECT GET_LOCK(?, 120) AS locked`, [lock])) as {
+      locked: number;
+    }[];
     if (Number(locked) !== 1) throw new Error('timed out waiting for the migration lock');
     try {
       const applied = await dataSource.runMigrations({ transaction: 'each' });
       return applied.map((m) => m.name);
     } finally {
-      await runner.query(`SELECT RELEASE_LOCK('ambient_migrations')`);
+      await runner.query(`SELECT RELEASE_LOCK(?)`, [lock]);
     }
   } finally {
     await runner.release();

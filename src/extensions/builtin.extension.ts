@@ -1,5 +1,5 @@
-import { createHarnesses } from '../modules/execution/harness/harnesses';
-import { BUILTIN_SANDBOX_BACKENDS } from '../modules/execution/sandbox/builtin-backends';
+import { createHarnesses } from '../modules/workers/harness/harnesses';
+import { BUILTIN_SANDBOX_BACKENDS } from '../modules/workers/sandbox/builtin-backends';
 import { apiKeyStrategy } from '../modules/teams/auth/api-key.strategy';
 import { sessionStrategy } from '../modules/teams/sessions/session.strategy';
 import { BUILTIN_VERIFIERS } from '../modules/webhooks/verifiers';

@@ -1,36 +1,34 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/app-config';
-import { HarnessRegistry } from './harness-registry';
-import { SignatureVerifierRegistry } from '../modules/webhooks/verifiers/signature-verifier-registry';
-import { builtinExtension } from './builtin.extension';
-import { harnessRegistryOf, signatureVerifierRegistryOf } from './extension-registries';
-import { AMBIENT_EXTENSIONS, AmbientExtension } from './extension.types';
+import { HARNESS_CONTRIBUTIONS } from '../modules/workers/harness/harness-registry';
+import { SANDBOX_BACKEND_CONTRIBUTIONS } from '../modules/workers/sandbox/sandbox-backend-registry';
+import { AUTH_STRATEGY_CONTRIBUTIONS } from '../modules/teams/auth/auth-strategy-registry';
+import { SIGNATURE_VERIFIER_CONTRIBUTIONS } from '../modules/webhooks/verifiers/signature-verifier-registry';
+import { ExtensionLifecycle } from './extension-lifecycle';
+import { ExtensionSet } from './extension-set';
 
 /**
- * The extension points of one application: the extensions (built-ins first) and one registry per
- * point fed from them. Global like the config: every module validating or executing reads these.
+ * Composition of one application: each extension point's contributions (built-ins first) under
+ * the token of the module that owns the point, whose registry takes them, and the extensions'
+ * lifecycle (init, destroy). Global like the config.
  */
 @Global()
 @Module({})
 export class ExtensionsModule {
-  static forExtensions(extensions: readonly AmbientExtension[]): DynamicModule {
+  static forExtensions(extensions: ExtensionSet): DynamicModule {
+    const contributions = [
+      { provide: HARNESS_CONTRIBUTIONS, useValue: extensions.harnesses() },
+      { provide: SIGNATURE_VERIFIER_CONTRIBUTIONS, useValue: extensions.signatureVerifiers() },
+      { provide: SANDBOX_BACKEND_CONTRIBUTIONS, useValue: extensions.sandboxBackends() },
+      { provide: AUTH_STRATEGY_CONTRIBUTIONS, useValue: extensions.authStrategies() },
+    ];
     return {
       module: ExtensionsModule,
       providers: [
-        { provide: AMBIENT_EXTENSIONS, useValue: [builtinExtension, ...extensions] },
-        {
-          provide: HarnessRegistry,
-          inject: [AMBIENT_EXTENSIONS, APP_CONFIG],
-          useFactory: (all: AmbientExtension[], config: AppConfig) =>
-            harnessRegistryOf(all, { config }),
-        },
-        {
-          provide: SignatureVerifierRegistry,
-          inject: [AMBIENT_EXTENSIONS],
-          useFactory: signatureVerifierRegistryOf,
-        },
+        { provide: ExtensionSet, useValue: extensions },
+        ...contributions,
+        ExtensionLifecycle,
       ],
-      exports: [AMBIENT_EXTENSIONS, HarnessRegistry, SignatureVerifierRegistry],
+      exports: [ExtensionSet, ...contributions.map((c) => c.provide)],
     };
   }
 }

@@ -1,21 +1,8 @@
 /**
- * Ambient's published extension surface: what an extension module may import (types and the
- * small helpers built-ins use). See README "Extending Ambient".
+ * The helpers Ambient's built-ins use that an extension written in TypeScript may reuse when it
+ * embeds Ambient (`startAmbient(config, { extensions })`). The types an extension fills in are
+ * the package `@ambient/extension-api` (packages/extension-api). See docs/extending.md.
  */
-export type { AmbientExtension, ExtensionContext } from './extension.types';
-export type {
-  ChatMessage,
-  Harness,
-  HarnessContext,
-  HarnessResult,
-  TokenUsage,
-} from '../modules/execution/harness/harness.types';
-export type {
-  SignatureVerifier,
-  SignedContent,
-  SignedRequest,
-  Verification,
-} from '../modules/webhooks/verifiers/signature-verifier';
 export {
   bodyField,
   nonEmptySecret,
@@ -23,24 +10,6 @@ export {
   verified,
 } from '../modules/webhooks/verifiers/signature-verifier';
 export { anyHexMatches, hmacHex } from '../modules/webhooks/verifiers/hmac';
-export type {
-  Sandbox,
-  SandboxBackend,
-  SandboxBackendContext,
-  SandboxBackendFactory,
-  SandboxProcess,
-  SandboxSpawnOptions,
-  SandboxSpec,
-} from '../modules/execution/sandbox/sandbox.types';
-export { ProcessSandboxBackend } from '../modules/execution/sandbox/backends/process/process-sandbox';
-export type {
-  AuthRequest,
-  AuthStrategy,
-  AuthStrategyContext,
-  DirectoryUser,
-  UserDirectory,
-} from '../modules/teams/auth/auth-strategy';
+export { ProcessSandboxBackend } from '../modules/workers/sandbox/backends/process/process-sandbox';
 export { bearerTokenOf } from '../modules/teams/auth/api-key.strategy';
-export type { Principal } from '../common/auth/principal';
-export type { TeamRole } from '../common/auth/roles';
 export { builtinExtension } from './builtin.extension';

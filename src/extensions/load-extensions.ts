@@ -1,6 +1,11 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
+import { checkHarness } from '../modules/workers/harness/harness-registry';
+import { checkSandboxBackend } from '../modules/workers/sandbox/sandbox-backend-registry';
+import { checkAuthStrategy } from '../modules/teams/auth/auth-strategy-registry';
+import { checkVerifier } from '../modules/webhooks/verifiers/signature-verifier-registry';
+import { checkSettingDeclarations } from './extension-settings';
 import type { AmbientExtension } from './extension.types';
 
 /**
@@ -36,7 +41,10 @@ function defaultExport(loaded: unknown): unknown {
   return loaded;
 }
 
-/** What start-up can check before the registries use it; each point checks the rest itself. */
+/**
+ * What start-up can check before the registries use it (each point's own check of its entries);
+ * entries a function returns are checked when the point's registry takes them.
+ */
 export function checkedExtension(value: unknown): AmbientExtension {
   if (typeof value !== 'object' || value === null) {
     throw new Error('its default export is not an extension object');
@@ -46,6 +54,12 @@ export function checkedExtension(value: unknown): AmbientExtension {
     throw new Error('the extension has no name');
   }
   const { harnesses, signatureVerifiers, sandboxBackends, authStrategies } = extension;
+  if (extension.settings !== undefined) checkSettingDeclarations(extension.settings);
+  for (const hook of ['init', 'destroy']) {
+    if (extension[hook] !== undefined && typeof extension[hook] !== 'function') {
+      throw new Error(`"${hook}" must be a function`);
+    }
+  }
   if (sandboxBackends !== undefined) {
     if (!Array.isArray(sandboxBackends)) throw new Error('"sandboxBackends" must be a list');
     sandboxBackends.forEach(checkSandboxBackend);
@@ -65,60 +79,4 @@ export function checkedExtension(value: unknown): AmbientExtension {
     authStrategies.forEach(checkAuthStrategy);
   }
   return value as AmbientExtension;
-}
-
-const NAME = /^[a-z0-9][a-z0-9_.-]*$/;
-
-export function checkHarness(harness: unknown): void {
-  const h = harness as { type?: unknown; run?: unknown } | null;
-  if (typeof h?.type !== 'string' || !NAME.test(h.type) || h.type.length > 64) {
-    throw new Error('a harness needs a type of 1-64 lower-case letters, digits, "_", "." or "-"');
-  }
-  if (typeof h.run !== 'function') throw new Error(`harness "${h.type}" has no run()`);
-}
-
-export function checkVerifier(verifier: unknown): void {
-  const v = verifier as Record<string, unknown> | null;
-  const scheme = v?.scheme;
-  // The webhooks table stores the scheme in 32 characters.
-  if (typeof scheme !== 'string' || !NAME.test(scheme) || scheme.length > 32) {
-    throw new Error(
-      'a signature verifier needs a scheme of 1-32 lower-case letters, digits, "_", "." or "-"',
-    );
-  }
-  for (const fn of ['verify', 'checkSecret']) {
-    if (typeof v?.[fn] !== 'function')
-      throw new Error(`signature scheme "${scheme}" has no ${fn}()`);
-  }
-  if (!Array.isArray(v?.credentialHeaders)) {
-    throw new Error(`signature scheme "${scheme}" has no credentialHeaders list`);
-  }
-}
-
-export function checkSandboxBackend(factory: unknown): void {
-  const f = factory as { name?: unknown; isolated?: unknown; create?: unknown } | null;
-  if (typeof f?.name !== 'string' || !NAME.test(f.name) || f.name.length > 64) {
-    throw new Error(
-      'a sandbox backend needs a name of 1-64 lower-case letters, digits, "_", "." or "-"',
-    );
-  }
-  if (typeof f.isolated !== 'boolean')
-    throw new Error(`sandbox backend "${f.name}" has no isolated flag`);
-  if (typeof f.create !== 'function')
-    throw new Error(`sandbox backend "${f.name}" has no create()`);
-  const probe = (factory as { probe?: unknown }).probe;
-  if (probe !== undefined && typeof probe !== 'function')
-    throw new Error(`sandbox backend "${f.name}": probe must be a function`);
-}
-
-export function checkAuthStrategy(strategy: unknown): void {
-  const s = strategy as { name?: unknown; authenticate?: unknown } | null;
-  if (typeof s?.name !== 'string' || !NAME.test(s.name) || s.name.length > 64) {
-    throw new Error(
-      'an auth strategy needs a name of 1-64 lower-case letters, digits, "_", "." or "-"',
-    );
-  }
-  if (typeof s.authenticate !== 'function') {
-    throw new Error(`auth strategy "${s.name}" has no authenticate()`);
-  }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CoalescingBatcher } from '../common/coalescing-batcher';
 import { DeliveryEvaluationQueue } from '../modules/webhooks/delivery-evaluation.queue';
-import { AcceptedDelivery, DeliveryLog } from '../modules/webhooks/delivery-log.service';
+import { AcceptedDelivery, DeliveryLog } from '../modules/webhooks/delivery-log.repository';
 
 /**
  * Commits accepted deliveries, several per statement when they arrive together (one INSERT and

@@ -3,11 +3,11 @@ import type { Request, Response } from 'express';
 import { UID_PATTERN } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/app-config';
 import { SecretCipher } from '../modules/secrets/secret-cipher';
-import { DeliveryLog } from '../modules/webhooks/delivery-log.service';
+import { DeliveryLog } from '../modules/webhooks/delivery-log.repository';
 import type { DeliveryStatus } from '../modules/webhooks/entities/webhook-delivery.entity';
 import { constantTimeEqualText } from '../modules/webhooks/verifiers/hmac';
 import { SignatureVerifierRegistry, SignedContent } from '../modules/webhooks/verifiers';
-import type { IngressWebhook } from '../modules/webhooks/webhook-store.service';
+import type { IngressWebhook } from '../modules/webhooks/webhook-store.repository';
 import { AmbientMetrics } from '../modules/metrics/ambient-metrics';
 import { AcceptedDeliveryWriter } from './accepted-delivery-writer';
 import { readCappedBody } from './body-reader';
@@ -102,7 +102,7 @@ export class IngressService {
     }
 
     const scheme = webhook.signatureScheme;
-    const verifier = scheme ? (this.verifiers.find(scheme) ?? null) : null;
+    const verifier = scheme ? (this.verifiers.get(scheme) ?? null) : null;
     // A scheme whose extension is no longer loaded verifies nothing: refused, never let through.
     if (scheme && !verifier) {
       const reason = `signature scheme "${scheme}" is not registered in this process`;

@@ -6,7 +6,7 @@ import {
   IngressWebhook,
   WEBHOOK_TOPIC,
   WebhookStore,
-} from '../modules/webhooks/webhook-store.service';
+} from '../modules/webhooks/webhook-store.repository';
 
 const CACHED_WEBHOOKS = 20_000;
 

@@ -1,4 +1,4 @@
-import type { SetupPlan } from '../modules/execution/workspace/workspace-preparation';
+import type { SetupPlan } from '../modules/workers/workspace/workspace-preparation';
 import type { ExecutionStart } from './run-api-client';
 
 /**

@@ -24,7 +24,10 @@ function main(): void {
     process.stderr.write(`ambient-worker: ${(err as Error).message}\n`);
     process.exit(1);
   }
-  worker.start();
+  worker.start().catch((err: Error) => {
+    process.stderr.write(`ambient-worker: ${err.message}\n`);
+    process.exit(1);
+  });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -1,5 +1,6 @@
 import type { BoundSecret } from '../common/egress/egress-policy';
-import type { ChatMessage, TokenUsage } from '../modules/execution/harness/harness.types';
+import type { ChatMessage } from '../modules/workers/harness/harness.types';
+import type { FinishReport, SetupReport } from '../modules/workers/execution-result';
 import type { EnvironmentConfig } from '../modules/environments/environment-config';
 import type { ExecutionConfig } from '../modules/run-config/run-config.types';
 
@@ -52,17 +53,6 @@ export interface EnvironmentSetup {
   git_token: string | null;
   /** False in another team's environment: its setup commands get none of run_secrets. */
   with_run_secrets?: boolean;
-}
-
-export type SetupReport =
-  { success: true } | { success: false; message: string; exit_code: number | null };
-
-export interface FinishReport {
-  success: boolean;
-  summary: string;
-  error_code?: string;
-  usage?: { prompt_tokens: number; completion_tokens: number; model_calls: number };
-  raw_transcript?: string;
 }
 
 /** A refusal of the run-scoped API, with the status and the Oz Error model's detail. */
@@ -152,12 +142,4 @@ export class RunApiClient {
     }
     return (text ? JSON.parse(text) : undefined) as T;
   }
-}
-
-export function usageReport(usage: TokenUsage): FinishReport['usage'] {
-  return {
-    prompt_tokens: usage.promptTokens,
-    completion_tokens: usage.completionTokens,
-    model_calls: usage.modelCalls,
-  };
 }

@@ -1,9 +1,9 @@
-import { HarnessRegistry } from '../extensions/harness-registry';
-import { createHarnesses } from '../modules/execution/harness/harnesses';
-import { WorkspaceService } from '../modules/execution/workspace/workspace.service';
-import { egressServerOptions } from '../modules/execution/sandbox/egress/execution-egress';
-import { Sandboxes } from '../modules/execution/sandbox/sandboxes';
+import { HarnessRegistry } from '../modules/workers/harness/harness-registry';
+import { WorkspaceService } from '../modules/workers/workspace/workspace.service';
+import { egressServerOptions } from '../modules/workers/sandbox/egress/execution-egress';
+import { Sandboxes } from '../modules/workers/sandbox/sandboxes';
 import type { AppConfig } from '../config/app-config';
+import type { ExtensionLog } from '../extensions/extension.types';
 import { loadModelCatalog } from '../modules/models/model-catalog';
 import {
   AT_CAPACITY_REASON,
@@ -11,7 +11,7 @@ import {
   parseServerMessage,
   TaskAssignment,
   WorkerMessage,
-} from '../modules/execution/remote/worker-protocol';
+} from '../modules/workers/remote/worker-protocol';
 import { ExecutionDeps, TaskExecution } from './task-execution';
 import type { WorkerOptions } from './worker-options';
 import { WorkerSocket } from './worker-socket';
@@ -52,9 +52,9 @@ export class SelfHostedWorker {
       apiUrl: options.apiUrl,
       workerId: options.workerId,
       workspaces: new WorkspaceService(workspaceConfig as AppConfig),
-      harnesses: new HarnessRegistry(
-        createHarnesses(options).map((harness) => ({ owner: 'ambient', harness })),
-      ),
+      harnesses: new HarnessRegistry().registerAll(options.extensions.harnesses(), {
+        config: options.config,
+      }),
       catalog: loadModelCatalog(options.modelsFile),
       sandboxes: new Sandboxes(
         // No warm pool: nothing here sweeps the containers a crashed worker would leave idle.
@@ -62,7 +62,7 @@ export class SelfHostedWorker {
         options.workspaceRoot,
         `self-hosted:${options.workerId}`,
         (line) => log(`warning: ${line}`),
-        undefined,
+        options.extensions.sandboxBackendRegistry().list(),
         undefined,
         // NODE_EXTRA_CA_CERTS gives the proxy a private CA upstream here (its own process).
         egressServerOptions(options.egress),
@@ -76,9 +76,14 @@ export class SelfHostedWorker {
     return this.tasks.size;
   }
 
-  start(): void {
+  /** Starts the extensions (their init), then connects. */
+  async start(): Promise<void> {
     const limit = this.options.maxConcurrentTasks || 'unlimited';
     this.log(`worker "${this.options.workerId}" starting (max concurrent tasks: ${limit})`);
+    await this.options.extensions.start({
+      config: this.options.config,
+      logFor: (name) => this.extensionLog(name),
+    });
     this.socket.start();
   }
 
@@ -91,6 +96,13 @@ export class SelfHostedWorker {
     // Closed sandboxes' containers are removed in the background: now, as no sweep runs here.
     await this.executionDeps.sandboxes.drain();
     await this.socket.stop();
+    await this.options.extensions.stop();
+  }
+
+  private extensionLog(name: string): ExtensionLog {
+    const line = (level: string) => (message: string) =>
+      this.log(`${level}extension ${name}: ${message}`);
+    return { info: line(''), warn: line('warning: '), error: line('error: ') };
   }
 
   private receive(text: string): void {

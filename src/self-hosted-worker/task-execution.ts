@@ -1,26 +1,23 @@
 import { mkdir } from 'node:fs/promises';
-import { prepareWorkspace } from '../modules/execution/workspace/workspace-preparation';
-import type { HarnessRegistry } from '../extensions/harness-registry';
-import type {
-  Harness,
-  HarnessContext,
-  HarnessResult,
-} from '../modules/execution/harness/harness.types';
-import type { WorkspaceService } from '../modules/execution/workspace/workspace.service';
+import { prepareWorkspace } from '../modules/workers/workspace/workspace-preparation';
+import type { HarnessRegistry } from '../modules/workers/harness/harness-registry';
+import type { Harness, HarnessContext } from '../modules/workers/harness/harness.types';
+import { type ExecutionResult, finishReportOf } from '../modules/workers/execution-result';
+import type { WorkspaceService } from '../modules/workers/workspace/workspace.service';
 import type { CatalogModel, ModelCatalog } from '../modules/models/model-catalog';
-import type { Sandboxes } from '../modules/execution/sandbox/sandboxes';
-import { Sandbox, SandboxError } from '../modules/execution/sandbox/sandbox.types';
+import type { Sandboxes } from '../modules/workers/sandbox/sandboxes';
+import { Sandbox, SandboxError } from '../modules/workers/sandbox/sandbox.types';
 import type { EnvironmentConfig } from '../modules/environments/environment-config';
-import { initialPrompt } from '../modules/execution/initial-prompt';
-import { EgressRecorder } from '../modules/execution/sandbox/egress/egress-recorder';
+import { initialPrompt } from '../modules/workers/initial-prompt';
+import { EgressRecorder } from '../modules/workers/sandbox/egress/egress-recorder';
 import {
   MAX_RAW_TRANSCRIPT_CHARS,
   RUN_KEY_ENV,
   TaskAssignment,
   WorkerMessage,
-} from '../modules/execution/remote/worker-protocol';
+} from '../modules/workers/remote/worker-protocol';
 import { setupPlanFrom } from './environment-plan';
-import { ExecutionStart, RunApiClient, RunApiError, usageReport } from './run-api-client';
+import { ExecutionStart, RunApiClient, RunApiError } from './run-api-client';
 
 export type StopReason = 'cancelled' | 'lost' | 'shutdown';
 
@@ -37,8 +34,8 @@ export interface ExecutionDeps {
   log(line: string): void;
 }
 
-/** A harness result; `ended` when the run was already ended on the server (a failed setup). */
-type ExecutionOutcome = HarnessResult & { ended?: boolean };
+/** How the execution ended; `ended` when the server ended the run already (a failed setup). */
+type ExecutionOutcome = ExecutionResult & { ended?: boolean };
 
 type EndMessage = Extract<WorkerMessage, { type: 'task_completed' | 'task_failed' }>;
 
@@ -94,13 +91,7 @@ export class TaskExecution {
       }
       if (result.ended) return this.completed(result.summary);
       try {
-        await api.finish({
-          success: result.outcome === 'succeeded',
-          summary: result.summary,
-          ...(result.outcome === 'failed' ? { error_code: result.errorCode } : {}),
-          usage: usageReport(result.usage),
-          ...this.rawTranscript(result),
-        });
+        await api.finish(finishReportOf(result, this.rawTranscript(result)));
       } catch (err) {
         if (!(err instanceof RunApiError && err.lostRun)) return this.unreported(err);
       }
@@ -121,7 +112,7 @@ export class TaskExecution {
     if (!harness) {
       return this.refused(
         'operation_not_supported',
-        `harness "${config.harness?.type}" is not available on self-hosted worker "${this.deps.workerId}" (available: ${this.deps.harnesses.types.join(', ')})`,
+        `harness "${config.harness?.type}" is not available on self-hosted worker "${this.deps.workerId}" (available: ${this.deps.harnesses.names().join(', ')})`,
       );
     }
     const modelId = config.model_id ?? this.deps.catalog.defaultModelId;
@@ -260,12 +251,11 @@ export class TaskExecution {
   }
 
   /** A vendor CLI's raw stream goes with the finish report, unless it is too long for one. */
-  private rawTranscript(result: HarnessResult): { raw_transcript?: string } {
+  private rawTranscript(result: ExecutionResult): string | undefined {
     const raw = result.rawTranscript;
-    if (raw === undefined) return {};
-    if (raw.length <= MAX_RAW_TRANSCRIPT_CHARS) return { raw_transcript: raw };
+    if (raw === undefined || raw.length <= MAX_RAW_TRANSCRIPT_CHARS) return raw;
     this.deps.log(`run ${this.runId}: raw transcript too long to send; its messages stand in`);
-    return {};
+    return undefined;
   }
 
   /** A call of the run-scoped API from inside the harness: losing the run stops the harness. */
@@ -293,7 +283,7 @@ export class TaskExecution {
     }
   }
 
-  private refused(errorCode: HarnessResult['errorCode'], summary: string): HarnessResult {
+  private refused(errorCode: ExecutionResult['errorCode'], summary: string): ExecutionResult {
     return { outcome: 'failed', errorCode, summary, usage: NO_USAGE };
   }
 

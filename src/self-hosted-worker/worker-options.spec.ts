@@ -1,5 +1,8 @@
-import { resolve } from 'node:path';
-import { parseWorkerOptions } from './worker-options';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ExtensionSet } from '../extensions/extension-set';
+import { parseWorkerOptions, WorkerOptions } from './worker-options';
 
 const required = [
   '--api-url',
@@ -23,6 +26,8 @@ describe('parseWorkerOptions', () => {
       vendorClis: { claudeBin: 'claude', codexBin: 'codex', geminiBin: 'gemini' },
       sandbox: expect.objectContaining({ backend: 'auto', network: 'none' }),
       egress: { allow: '' },
+      config: expect.objectContaining({ sandbox: expect.objectContaining({ backend: 'auto' }) }),
+      extensions: expect.any(ExtensionSet),
     });
   });
 
@@ -127,6 +132,42 @@ describe('parseWorkerOptions', () => {
     [[...required, '--bogus'], "Unknown option '--bogus'"],
   ])('refuses %j', (argv, message) => {
     expect(() => parseWorkerOptions(argv, {})).toThrow(message);
+  });
+
+  it('loads the extensions --extensions (or AMBIENT_EXTENSIONS) names: their harnesses and sandbox backends', () => {
+    const fixture = 'test/fixtures/extensions/traced-worker.js';
+    const names = (options: WorkerOptions | 'help') =>
+      options === 'help' ? [] : options.extensions.extensions.map((e) => e.name);
+    expect(names(parseWorkerOptions(required, {}))).toEqual(['ambient']);
+    const options = parseWorkerOptions(
+      [...required, '--extensions', `examples/extensions/hello-ambient,${fixture}`],
+      { AMBIENT_SANDBOX: 'traced-process' },
+    );
+    expect(names(options)).toEqual(['ambient', 'hello-ambient', 'traced-worker']);
+    expect(options).toMatchObject({ sandbox: { backend: 'traced-process' } });
+    expect(names(parseWorkerOptions(required, { AMBIENT_EXTENSIONS: fixture }))).toEqual([
+      'ambient',
+      'traced-worker',
+    ]);
+    // Without the extension, its backend is no choice.
+    expect(() => parseWorkerOptions([...required, '--sandbox', 'traced-process'], {})).toThrow(
+      '--sandbox: must be one of auto, docker, bubblewrap, process (got "traced-process")',
+    );
+  });
+
+  it('refuses an extension it cannot load, or a setting of one that is not of its type', () => {
+    expect(() =>
+      parseWorkerOptions([...required, '--extensions', 'examples/extensions/nope'], {}),
+    ).toThrow(/^AMBIENT_EXTENSIONS: cannot load "examples\/extensions\/nope": /);
+    const dir = mkdtempSync(join(tmpdir(), 'ambient-worker-extensions-'));
+    const module = join(dir, 'counted.js');
+    writeFileSync(
+      module,
+      "module.exports = { name: 'counted', settings: [{ name: 'COUNTED_MAX', type: 'number', description: 'd' }] };",
+    );
+    expect(() =>
+      parseWorkerOptions([...required, '--extensions', module], { COUNTED_MAX: 'many' }),
+    ).toThrow('COUNTED_MAX: must be a number (got "many"; a setting of extension counted)');
   });
 
   it('answers --help', () => {

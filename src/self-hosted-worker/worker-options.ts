@@ -1,10 +1,11 @@
-import { checkSandboxSetting } from '../extensions/sandbox-setting';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig, SandboxSettings } from '../config/app-config';
+import { AppConfig, loadConfig, SandboxSettings } from '../config/app-config';
+import { ExtensionSet } from '../extensions/extension-set';
+import { loadExtensionModules } from '../extensions/load-extensions';
 import { effectiveModelsFile } from '../config/models-file';
 import { workerIdProblem } from '../modules/runs/worker-host';
-import { WORKER_WS_PATH } from '../modules/execution/remote/worker-protocol';
+import { WORKER_WS_PATH } from '../modules/workers/remote/worker-protocol';
 
 export interface WorkerOptions {
   /** The API base URL, e.g. `https://ambient.example.com/api/v1`. */
@@ -28,6 +29,13 @@ export interface WorkerOptions {
   sandbox: SandboxSettings;
   /** AMBIENT_EGRESS_ALLOW on this machine: what `url` MCP servers may reach beyond the public. */
   egress: { allow: string };
+  /**
+   * Ambient's configuration as this machine's environment gives it (with the sandbox, egress and
+   * vendor CLIs above): what the extensions' factories and init get as `config`.
+   */
+  config: AppConfig;
+  /** The built-in extension and those --extensions names (their harnesses and sandbox backends). */
+  extensions: ExtensionSet;
 }
 
 export class OptionsError extends Error {}
@@ -49,12 +57,18 @@ Connects to Ambient as a self-hosted worker and executes the runs whose config.w
   --git-url-base <url|dir>      clone environment repositories from <base>/<owner>/<repo>.git
                                 instead of the server's AMBIENT_GIT_URL_BASE (AMBIENT_GIT_URL_BASE)
   --web-socket-url <url>        override the websocket URL derived from --api-url
-  --sandbox <backend>           auto | docker | bubblewrap | process (AMBIENT_SANDBOX, default auto);
-                                limits, network and images as on the server (AMBIENT_SANDBOX_*,
-                                AMBIENT_DOCKER_*; README "Isolation")
+  --sandbox <backend>           auto | docker | bubblewrap | process, or a backend an extension
+                                registers (AMBIENT_SANDBOX, default auto); limits, network and
+                                images as on the server (AMBIENT_SANDBOX_*, AMBIENT_DOCKER_*;
+                                docs/environments-and-sandboxes.md "Isolation")
+  --extensions <list>           extension modules (paths or packages, comma-separated) whose
+                                harnesses and sandbox backends this worker registers, their
+                                settings read from this environment (AMBIENT_EXTENSIONS;
+                                docs/extending.md)
 Vendor CLIs of the claude, codex and gemini harnesses: AMBIENT_CLAUDE_BIN, AMBIENT_CODEX_BIN,
 AMBIENT_GEMINI_BIN (default: claude, codex, gemini on PATH). MCP url servers of runs on this
-machine reach loopback and private addresses only as AMBIENT_EGRESS_ALLOW lists (README).
+machine reach loopback and private addresses only as AMBIENT_EGRESS_ALLOW lists
+(docs/api-and-runs.md "Outbound connections").
   --help                        show this help`;
 
 /** Reads flags, falling back to environment variables; throws OptionsError naming the problem. */
@@ -78,6 +92,7 @@ export function parseWorkerOptions(
         'web-socket-url': { type: 'string' },
         'git-url-base': { type: 'string' },
         sandbox: { type: 'string' },
+        extensions: { type: 'string' },
         help: { type: 'boolean' },
       },
     }));
@@ -114,6 +129,13 @@ export function parseWorkerOptions(
   }
   const webSocketUrl = text('web-socket-url') ?? defaultWebSocketUrl(api);
   parseUrl('--web-socket-url', webSocketUrl, ['ws:', 'wss:']);
+  const vendorClis = {
+    claudeBin: env.AMBIENT_CLAUDE_BIN || 'claude',
+    codexBin: env.AMBIENT_CODEX_BIN || 'codex',
+    geminiBin: env.AMBIENT_GEMINI_BIN || 'gemini',
+  };
+  const extensions = workerExtensions(text('extensions', 'AMBIENT_EXTENSIONS'), env);
+  const { sandbox, egress, config } = serverSettings(env, text('sandbox'), extensions);
   return {
     apiUrl,
     webSocketUrl,
@@ -126,25 +148,36 @@ export function parseWorkerOptions(
         effectiveModelsFile('config/models.yaml', false),
     ),
     ...gitUrlBase(text('git-url-base', 'AMBIENT_GIT_URL_BASE')),
-    vendorClis: {
-      claudeBin: env.AMBIENT_CLAUDE_BIN || 'claude',
-      codexBin: env.AMBIENT_CODEX_BIN || 'codex',
-      geminiBin: env.AMBIENT_GEMINI_BIN || 'gemini',
-    },
-    ...serverSettings(env, text('sandbox')),
+    vendorClis,
+    sandbox,
+    egress,
+    config: { ...config, vendorClis, extensions: text('extensions', 'AMBIENT_EXTENSIONS') },
+    extensions,
   };
 }
 
-/** The server's sandbox and egress settings (config/default.yaml, AMBIENT_SANDBOX*, AMBIENT_EGRESS_ALLOW), read here. */
+/** The extensions --extensions names, loaded and their settings read: throws naming the entry or variable. */
+function workerExtensions(setting: string | undefined, env: NodeJS.ProcessEnv): ExtensionSet {
+  try {
+    return ExtensionSet.of(loadExtensionModules(setting), env);
+  } catch (err) {
+    throw new OptionsError((err as Error).message);
+  }
+}
+
+/**
+ * The server's settings (config/default.yaml, AMBIENT_SANDBOX*, AMBIENT_EGRESS_ALLOW, …), read
+ * here; the sandbox backend must be a built-in or one of the extensions'.
+ */
 function serverSettings(
   env: NodeJS.ProcessEnv,
   backend: string | undefined,
-): Pick<WorkerOptions, 'sandbox' | 'egress'> {
+  extensions: ExtensionSet,
+): Pick<WorkerOptions, 'sandbox' | 'egress' | 'config'> {
   try {
-    const { sandbox, egress } = loadConfig(env, backend ? { 'sandbox.backend': backend } : {});
-    // This program loads no extensions: only the built-in backends.
-    checkSandboxSetting(sandbox.backend, []);
-    return { sandbox, egress };
+    const config = loadConfig(env, backend ? { 'sandbox.backend': backend } : {});
+    extensions.sandboxBackendRegistry().checkSetting(config.sandbox.backend);
+    return { sandbox: config.sandbox, egress: config.egress, config };
   } catch (err) {
     const message = (err as Error).message;
     throw new OptionsError(

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { DeliveryLog } from '../../src/modules/webhooks/delivery-log.service';
+import { DeliveryLog } from '../../src/modules/webhooks/delivery-log.repository';
 import { useTestApp } from '../support/use-test-app';
 import { waitFor } from '../support/wait';
 import {

@@ -131,6 +131,20 @@ export async function clickText(page: Page, text: string, selector = 'button, a'
   await (handle.asElement() as ElementHandle).click();
 }
 
+/**
+ * Opens a section of the console from its header, as a person would: on a narrow screen the
+ * sections are behind the Menu button, which is opened first.
+ */
+export async function openSection(page: Page, label: string): Promise<void> {
+  const toggle = await page.waitForSelector('button.menu-toggle');
+  if (!toggle) throw new Error('the console has no header');
+  const collapsed =
+    (await toggle.isVisible()) &&
+    (await toggle.evaluate((b) => b.getAttribute('aria-expanded'))) !== 'true';
+  if (collapsed) await toggle.click();
+  await clickText(page, label, 'nav a');
+}
+
 /** Waits until the run page shows the run in `state` (its badge carries the code in data-state). */
 export async function waitForRunState(page: Page, state: string, timeout = 30_000): Promise<void> {
   await page.waitForFunction(

@@ -10,7 +10,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import type { Duplex } from 'node:stream';
-import { ExecutionCa } from '../../src/modules/execution/sandbox/egress-proxy/execution-ca';
+import { ExecutionCa } from '../../src/modules/workers/sandbox/egress-proxy/execution-ca';
 
 /** What an upstream saw of one request. */
 export interface SeenRequest {

@@ -29,3 +29,25 @@ export function processesWithEnv(name: string, value: string): number[] {
   }
   return found;
 }
+
+/**
+ * Host pids of the live processes whose command line or environment mentions `text` (a run's
+ * id): a bubblewrap sandbox's processes bind the run's workspace (named by the run id) and its
+ * commands carry AMBIENT_RUN_ID, so none of them escapes this.
+ */
+export function processesMentioning(text: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8');
+      if ((cmdline.includes(text) || environ.includes(text)) && isRunning(Number(entry))) {
+        found.push(Number(entry));
+      }
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return found;
+}

@@ -1,5 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
 import { createConnection } from 'mysql2/promise';
@@ -8,12 +8,13 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { AppConfig, loadConfig, Role } from '../../src/config/app-config';
 import { batchedLogDestination } from '../../src/common/logging/root-logger';
 import { AmbientProcess, startAmbient, StartOptions } from '../../src/bootstrap/start';
+import { createMigratedDatabase } from './database-template';
+import { TEST_SECRETS_KEY } from './test-keys';
 
 export const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const TEST_API_KEY = 'amb_test_bootstrap_key_0123456789';
-/** AMBIENT_SECRETS_KEY of every test process (32 bytes, hex). */
-export const TEST_SECRETS_KEY = '7e'.repeat(32);
+export { TEST_SECRETS_KEY };
 /** AMBIENT_URL_SIGNING_KEY of every test process (so none writes a key file into the checkout). */
 export const TEST_URL_SIGNING_KEY = 'test-url-signing-key-0123456789';
 
@@ -68,6 +69,8 @@ export function writeTestModelsFile(modelServerUrl: string): string {
 
 export interface TestEnvironment {
   label: string;
+  /** The database's name (created, migrated, by the first app started). */
+  database: string;
   databaseUrl: string;
   redisPrefix: string;
   modelsFile: string;
@@ -146,6 +149,7 @@ export function createTestEnvironment(
   };
   return {
     label,
+    database,
     databaseUrl,
     redisPrefix,
     modelsFile,
@@ -213,13 +217,31 @@ function testLogging(): StartOptions {
   return file ? { logDestination: batchedLogDestination(file) } : {};
 }
 
+/** Beyond this a start-up is worth a line in the CI log: hooks time out at 60 s. */
+const SLOW_START_MS = 20_000;
+
+/** Says where a slow start-up spent its time, so a hook timeout in CI can be told apart. */
+function reportSlowStart(label: string, startedAt: number, copiedAt: number) {
+  const took = Date.now() - startedAt;
+  if (took < SLOW_START_MS) return;
+  process.stderr.write(
+    `startTestApp(${label}): ${took} ms (database ${copiedAt - startedAt} ms, app ` +
+      `${Date.now() - copiedAt} ms) at load ${loadavg()[0].toFixed(1)}\n`,
+  );
+}
+
 export async function startTestApp(
   environment: TestEnvironment,
   roles: Role[] = ['api', 'worker'],
   overrides: Record<string, unknown> = {},
   start: StartOptions = testLogging(),
 ): Promise<TestApp> {
+  const startedAt = Date.now();
+  // A copy of the migrated template: the app's own start-up then finds no migration pending.
+  await createMigratedDatabase(MYSQL_URL, environment.database, TEST_SECRETS_KEY);
+  const copiedAt = Date.now();
   const ambient = await startAmbient(environment.config(roles, overrides), start);
+  reportSlowStart(environment.label, startedAt, copiedAt);
   return {
     ambient,
     baseUrl: ambient.apiUrl ?? '',

@@ -18,8 +18,8 @@ export function onUnauthorized(handler: (message: string) => void): void {
 export function onUnauthorizedNotify(sentKey: boolean): void {
   unauthorized(
     sentKey
-      ? 'The API key was refused (401 Unauthorized): sign in again with a valid key.'
-      : 'Your session has ended (401 Unauthorized): sign in again.',
+      ? 'The API key is no longer accepted (revoked or expired): sign in again with a valid key.'
+      : 'Your session has ended: sign in again.',
   );
 }
 

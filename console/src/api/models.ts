@@ -1,3 +1,5 @@
+import { modelDisableLabel } from '../labels';
+
 /** The part of GET /agent/models the run forms need. */
 export interface ModelChoices {
   default_model_id: string;
@@ -16,4 +18,26 @@ export function defaultModelEnabled(list: ModelChoices): boolean {
 export function initialModel(list: ModelChoices): string {
   if (defaultModelEnabled(list)) return '';
   return list.models.find((m) => !m.disabled)?.id ?? '';
+}
+
+/** What the console needs to say why a model cannot run. */
+export interface ModelAvailability {
+  disabled: boolean;
+  disable_reason?: string;
+  disable_detail?: string;
+  missing_provider_key?: boolean;
+  provider_key_env?: string;
+}
+
+/**
+ * Why a model cannot run, in words; undefined when it can. A provider key that is simply not set
+ * says so (the API's disable_reason is then ADMIN_DISABLED, which is no administrator's choice).
+ */
+export function modelUnavailableReason(model: ModelAvailability): string | undefined {
+  if (!model.disabled) return undefined;
+  if (model.missing_provider_key) {
+    return `Provider key not set${model.provider_key_env ? ` (${model.provider_key_env})` : ''}`;
+  }
+  const reason = model.disable_reason && modelDisableLabel(model.disable_reason);
+  return [reason, model.disable_detail].filter(Boolean).join(': ') || 'Disabled';
 }

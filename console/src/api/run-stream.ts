@@ -1,5 +1,6 @@
-import { API_BASE, authHeaders, onUnauthorizedNotify, type Schemas } from './client';
-import { SseParser } from './sse';
+import { watchRun } from '../live/live-client';
+import { onUnauthorizedNotify, type Schemas } from './client';
+import { storedKey } from './session';
 
 export type RunItem = Schemas['RunItem'];
 export type TimelineEvent = Schemas['TimelineEvent'];
@@ -9,65 +10,47 @@ export interface RunStreamHandlers {
   run(run: RunItem): void;
   timeline(event: TimelineEvent): void;
   message(message: ConversationMessage): void;
-  /** The connection is up (true) or lost (false; it reconnects). */
+  /** The run is live (true: its snapshot came), or the connection was lost (false; it reconnects). */
   connected(live: boolean): void;
 }
 
 /**
- * GET /agent/runs/{runId}/stream (Ambient's SSE extension), read with fetch because EventSource
- * cannot send the Authorization header. Reconnects with Last-Event-ID. Resolves 'unsupported'
- * when the server has no such endpoint (404/405 before any event), or after repeated failures,
- * so the caller falls back to polling; resolves 'stopped' when the signal aborts.
+ * Follows a run through the browser's one shared live connection (console/src/live), so any
+ * number of open run pages costs one connection. Resolves 'unsupported' when the stream keeps
+ * failing or the run is gone, so the caller falls back to polling; 'stopped' when the signal
+ * aborts or the sign-in was refused (the console signs out).
  */
-export async function streamRun(
+export function streamRun(
   runId: string,
   handlers: RunStreamHandlers,
   signal: AbortSignal,
 ): Promise<'unsupported' | 'stopped'> {
-  let lastEventId: string | undefined;
-  let failures = 0;
-  while (!signal.aborted) {
-    let received = false;
-    try {
-      const headers: Record<string, string> = { ...authHeaders(), Accept: 'text/event-stream' };
-      if (lastEventId) headers['Last-Event-ID'] = lastEventId;
-      const response = await fetch(`${API_BASE}/agent/runs/${encodeURIComponent(runId)}/stream`, {
-        headers,
-        signal,
-        cache: 'no-store',
-      });
-      if (response.status === 401) {
-        onUnauthorizedNotify('Authorization' in headers);
-        return 'stopped';
-      }
-      const type = response.headers.get('content-type') ?? '';
-      if (!response.ok || !response.body || !type.includes('text/event-stream')) {
-        await response.body?.cancel();
-        return 'unsupported';
-      }
-      handlers.connected(true);
-      const parser = new SseParser();
-      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        for (const event of parser.push(value)) {
-          received = true;
-          if (event.id) lastEventId = event.id;
-          const body = JSON.parse(event.data) as unknown;
-          if (event.event === 'run') handlers.run(body as RunItem);
-          else if (event.event === 'timeline') handlers.timeline(body as TimelineEvent);
-          else if (event.event === 'message') handlers.message(body as ConversationMessage);
-        }
-      }
-    } catch {
-      // A network error or a dropped connection: reconnect below (unless the page left).
-      if (signal.aborted) return 'stopped';
-    }
-    handlers.connected(false);
-    failures = received ? 0 : failures + 1;
-    if (failures >= 3) return 'unsupported';
-    await new Promise((resolve) => setTimeout(resolve, 1000 * failures));
-  }
-  return 'stopped';
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve('stopped');
+    let stop = (): void => undefined;
+    const finish = (outcome: 'unsupported' | 'stopped') => {
+      stop();
+      signal.removeEventListener('abort', onAbort);
+      resolve(outcome);
+    };
+    const onAbort = () => finish('stopped');
+    signal.addEventListener('abort', onAbort);
+    stop = watchRun(runId, storedKey(), {
+      event: (event, data) => {
+        if (event === 'run') handlers.run(data as RunItem);
+        else if (event === 'timeline') handlers.timeline(data as TimelineEvent);
+        else handlers.message(data as ConversationMessage);
+      },
+      status: (status) => {
+        if (status === 'live') handlers.connected(true);
+        else if (status === 'reconnecting') handlers.connected(false);
+        else if (status === 'failed') finish('unsupported');
+      },
+      gone: () => finish('unsupported'),
+      unauthorized: (sentKey) => {
+        onUnauthorizedNotify(sentKey);
+        finish('stopped');
+      },
+    });
+  });
 }

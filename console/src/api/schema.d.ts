@@ -18,6 +18,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's approval inbox: requests across its runs, newest first
+         * @description Undecided requests by default (`state=pending`), each with its run's title and state and whether the caller may decide it. Cursor pages: pass page_info.next_cursor as `cursor` with the same state.
+         */
+        get: operations["listApprovalInbox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agent/artifacts/{artifactUid}": {
         parameters: {
             query?: never;
@@ -483,6 +503,46 @@ export interface paths {
         get: operations["getRun"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/runs/{runId}/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A run's requests for approval and its questions, oldest first
+         * @description Every request the run made of a person, decided or not. While one is undecided the run is BLOCKED; POST …/approvals/{approvalId} decides it.
+         */
+        get: operations["listRunApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent/runs/{runId}/approvals/{approvalId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or deny a request, or answer a question, of a BLOCKED run
+         * @description Members and admins decide (people only); an agent identity that names `approvers` lets only them and admins decide its runs. Once no request of the run is undecided, the run is QUEUED and a new execution resumes it: an approved call runs (once), a denied one is reported to the agent with the comment, an answer is given to it. 409 when the request was decided already or the run is not BLOCKED.
+         */
+        post: operations["decideRunApproval"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1527,6 +1587,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/usage/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the team spends and runs now, against its budget and concurrency limit
+         * @description The figures the limits are enforced with: inference spend this UTC month against monthly_budget_usd, and runs holding or waiting for a slot against max_concurrent_runs.
+         */
+        get: operations["getUsageAgainstLimits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/worker-credentials": {
         parameters: {
             query?: never;
@@ -1657,6 +1737,10 @@ export interface components {
         AgentResponse: {
             /** @enum {string} */
             agent_type?: "FOREMAN" | "TRIAGE" | "SPEC" | "IMPLEMENT" | "REVIEW" | "VERIFY" | "CUSTOM";
+            /** @description Ambient extension: the approval rules of its runs (absent: none) */
+            approvals?: components["schemas"]["ApprovalRule"][];
+            /** @description Ambient extension: who besides admins may decide its runs' approval requests (absent: any member) */
+            approvers?: string[];
             /** @description Within the team's plan limit (oldest agents first), so usable */
             available: boolean;
             /** @deprecated */
@@ -1709,6 +1793,20 @@ export interface components {
             environment: components["schemas"]["Environment"];
         };
         AmbientAgentConfig: {
+            /**
+             * @description Ambient extension: approval rules this run adds to its environment's and its agent identity's; a run can make the policy stricter, never looser. Rules only add up (environment, agent identity, run): a `deny` wins over an `ask`, and a call no rule matches is allowed. An invalid rule is refused with its field named (`approvals.1.command: …`)
+             * @example [
+             *       {
+             *         "command": "^git push",
+             *         "effect": "ask"
+             *       },
+             *       {
+             *         "mcp_tool": "deploy",
+             *         "effect": "deny"
+             *       }
+             *     ]
+             */
+            approvals?: components["schemas"]["ApprovalRule"][];
             base_prompt?: string;
             computer_use_enabled?: boolean;
             computer_use_model_id?: string;
@@ -1807,6 +1905,77 @@ export interface components {
             updated_at: string;
             /** @description Problems that did not refuse the definition, e.g. `model_not_enabled`: an automation, agent or factory default names a model that is in the catalogue but not enabled, so the runs it would start are refused until it is */
             warnings: components["schemas"]["FactoryDiagnostic"][];
+        };
+        /** @description Who decided a request */
+        ApprovalDecider: {
+            /** @description The user or agent id */
+            id: string | null;
+            name: string;
+            /**
+             * @description `system`: Ambient itself (the blocked timeout, a follow-up it sent)
+             * @enum {string}
+             */
+            type: "user" | "agent" | "api_key" | "system";
+        };
+        ApprovalInboxItem: {
+            /** @description The call in full: what the agent asked to run (or the question, or the host) */
+            arguments: {
+                [key: string]: unknown;
+            };
+            /** @description Whether the caller may decide it now: it is undecided, its run is BLOCKED, and the caller is a member or admin (and one of the agent identity's approvers, if it names any) */
+            can_decide: boolean;
+            /** @description The decider's comment: why it was denied, or the answer to a question */
+            comment: string | null;
+            /** Format: date-time */
+            decided_at: string | null;
+            decided_by: components["schemas"]["ApprovalDecider"] | null;
+            /**
+             * @description null while undecided
+             * @enum {string|null}
+             */
+            decision: "approve" | "deny" | "answer" | null;
+            id: string;
+            /** @enum {string} */
+            kind: "approval" | "question";
+            /** Format: date-time */
+            requested_at: string;
+            /** @description The rule that asked (null for a question) */
+            rule: components["schemas"]["ApprovalRule"] | null;
+            run_id: string;
+            /** @description The run's state (BLOCKED while a request waits) */
+            run_state: string;
+            run_title: string;
+            /** @description The pending action in words */
+            summary: string;
+            /** @description The tool the agent called (`run_command`, an MCP tool, `ask_user`) or `egress` */
+            tool: string;
+        };
+        /** @description Ambient extension: which tool calls need a person's yes (`ask`) or are refused (`deny`). Exactly one of command, mcp_tool, write_outside, egress */
+        ApprovalRule: {
+            /**
+             * @description A regular expression over the command line of a command the agent runs
+             * @example ^git push
+             */
+            command?: string;
+            /** @enum {string} */
+            effect: "ask" | "deny";
+            /**
+             * @description Egress to a host outside the environment's allowlist
+             * @enum {string}
+             */
+            egress?: "unlisted";
+            /**
+             * @description An MCP tool by name (any server) or `server/tool`
+             * @example github/create_pr
+             */
+            mcp_tool?: string;
+            /**
+             * @description Matches file writes to a path under none of these absolute sandbox paths
+             * @example [
+             *       "/workspace/app"
+             *     ]
+             */
+            write_outside?: string[];
         };
         ArtifactItem: components["schemas"]["PlanArtifact"] | components["schemas"]["PullRequestArtifact"] | components["schemas"]["ScreenshotArtifact"] | components["schemas"]["FileArtifact"] | components["schemas"]["ExternalReferenceArtifact"];
         ArtifactResponse: components["schemas"]["PlanArtifactResponse"] | components["schemas"]["ScreenshotArtifactResponse"] | components["schemas"]["FileArtifactResponse"];
@@ -1928,6 +2097,27 @@ export interface components {
         CreateAgentRequest: {
             /** @enum {string|null} */
             agent_type?: "FOREMAN" | "TRIAGE" | "SPEC" | "IMPLEMENT" | "REVIEW" | "VERIFY" | "CUSTOM" | null;
+            /**
+             * @description Ambient extension: approval rules of every run this agent executes; [] clears them. Rules only add up (environment, agent identity, run): a `deny` wins over an `ask`, and a call no rule matches is allowed. An invalid rule is refused with its field named (`approvals.1.command: …`)
+             * @example [
+             *       {
+             *         "command": "^git push",
+             *         "effect": "ask"
+             *       },
+             *       {
+             *         "mcp_tool": "deploy",
+             *         "effect": "deny"
+             *       }
+             *     ]
+             */
+            approvals?: components["schemas"]["ApprovalRule"][] | null;
+            /**
+             * @description Ambient extension: who may decide the approval requests of this agent's runs, by user id or e-mail; team admins always may. Unset or [] = any member or admin
+             * @example [
+             *       "lead@example.com"
+             *     ]
+             */
+            approvers?: string[] | null;
             /** @deprecated */
             base_harness?: string | null;
             /** @description Model for its runs unless the run names one */
@@ -2045,6 +2235,20 @@ export interface components {
             worker_id: string;
         };
         CreateEnvironmentRequest: {
+            /**
+             * @description Ambient extension: approval rules of every run in this environment; null or [] clears them. Rules only add up (environment, agent identity, run): a `deny` wins over an `ask`, and a call no rule matches is allowed. An invalid rule is refused with its field named (`approvals.1.command: …`)
+             * @example [
+             *       {
+             *         "command": "^git push",
+             *         "effect": "ask"
+             *       },
+             *       {
+             *         "mcp_tool": "deploy",
+             *         "effect": "deny"
+             *       }
+             *     ]
+             */
+            approvals?: components["schemas"]["ApprovalRule"][] | null;
             description?: string | null;
             /** @description Image of the run's container (docker sandbox backend); unset = the server's default image */
             docker_image?: string;
@@ -2207,6 +2411,20 @@ export interface components {
             /** @description The user (or agent) the caller acts as */
             user_id: string;
         };
+        DecideApprovalRequest: {
+            /** @description Why (the agent is told a denial and its reason); for `answer`, the answer itself */
+            comment?: string;
+            /**
+             * @description An approval is approved or denied; a question is answered
+             * @enum {string}
+             */
+            decision: "approve" | "deny" | "answer";
+        };
+        DecideApprovalResponse: {
+            approval: components["schemas"]["RunApproval"];
+            /** @description The run's state after the decision: QUEUED once no request of the run is undecided (a new execution resumes it), else still BLOCKED */
+            run_state: string;
+        };
         DeleteScheduledAgentResponse: {
             success: boolean;
         };
@@ -2263,6 +2481,8 @@ export interface components {
             version?: number;
         };
         EnvironmentConfig: {
+            /** @description Ambient extension: the approval rules of its runs (absent: none) */
+            approvals?: components["schemas"]["ApprovalRule"][];
             description?: string | null;
             docker_image?: string;
             egress_allow?: (string | components["schemas"]["EgressRule"])[];
@@ -2530,7 +2750,7 @@ export interface components {
              * @description When success is false
              * @enum {string}
              */
-            error_code?: "insufficient_credits" | "feature_not_available" | "external_authentication_required" | "not_authorized" | "invalid_request" | "resource_not_found" | "budget_exceeded" | "integration_disabled" | "integration_not_configured" | "operation_not_supported" | "environment_setup_failed" | "content_policy_violation" | "conflict" | "already_shown" | "authentication_required" | "resource_unavailable" | "internal_error";
+            error_code?: "insufficient_credits" | "feature_not_available" | "external_authentication_required" | "not_authorized" | "invalid_request" | "resource_not_found" | "budget_exceeded" | "integration_disabled" | "integration_not_configured" | "operation_not_supported" | "environment_setup_failed" | "content_policy_violation" | "conflict" | "already_shown" | "approval_timeout" | "authentication_required" | "resource_unavailable" | "internal_error";
             /** @description The harness's own raw event stream (a vendor CLI's JSONL stdout), kept as this execution's transcript instead of its recorded messages */
             raw_transcript?: string;
             /** @description Whether the task completed successfully */
@@ -2757,6 +2977,11 @@ export interface components {
         ListApiKeysResponse: {
             api_keys: components["schemas"]["ApiKey"][];
         };
+        ListApprovalInboxResponse: {
+            /** @description Newest first */
+            approvals: components["schemas"]["ApprovalInboxItem"][];
+            page_info: components["schemas"]["PageInfo"];
+        };
         ListAuditEventsResponse: {
             events: components["schemas"]["AuditEvent"][];
             page_info: components["schemas"]["PageInfo"];
@@ -2789,6 +3014,10 @@ export interface components {
         };
         ListPendingEnvironmentsResponse: {
             environments: components["schemas"]["PendingEnvironment"][];
+        };
+        ListRunApprovalsResponse: {
+            /** @description Oldest first */
+            approvals: components["schemas"]["RunApproval"][];
         };
         ListRunsResponse: {
             page_info: components["schemas"]["PageInfo"];
@@ -2865,10 +3094,14 @@ export interface components {
             id: string;
             /** @description Ambient extension: USD per input token */
             input_cost_per_token_usd: number;
+            /** @description Ambient extension: true when the model is disabled only because its provider key is not set on the server (provider_key_env names the variable); disable_reason is ADMIN_DISABLED */
+            missing_provider_key?: boolean;
             /** @description Ambient extension: USD per output token */
             output_cost_per_token_usd: number;
             /** @enum {string} */
             provider: "OPENAI" | "ANTHROPIC" | "GOOGLE" | "UNKNOWN";
+            /** @description Ambient extension: the environment variable the provider key is read from (with missing_provider_key) */
+            provider_key_env?: string;
             reasoning_level?: string;
             vision_supported: boolean;
         };
@@ -3021,7 +3254,7 @@ export interface components {
             url?: string;
         };
         /** @enum {string} */
-        PlatformErrorCode: "insufficient_credits" | "feature_not_available" | "external_authentication_required" | "not_authorized" | "invalid_request" | "resource_not_found" | "budget_exceeded" | "integration_disabled" | "integration_not_configured" | "operation_not_supported" | "environment_setup_failed" | "content_policy_violation" | "conflict" | "already_shown" | "authentication_required" | "resource_unavailable" | "internal_error";
+        PlatformErrorCode: "insufficient_credits" | "feature_not_available" | "external_authentication_required" | "not_authorized" | "invalid_request" | "resource_not_found" | "budget_exceeded" | "integration_disabled" | "integration_not_configured" | "operation_not_supported" | "environment_setup_failed" | "content_policy_violation" | "conflict" | "already_shown" | "approval_timeout" | "authentication_required" | "resource_unavailable" | "internal_error";
         ProvidersConfig: {
             aws?: components["schemas"]["AwsProviderConfig"];
             gcp?: components["schemas"]["GcpProviderConfig"];
@@ -3141,6 +3374,37 @@ export interface components {
             /** @deprecated */
             task_id: string;
         };
+        /** @description A run's request for a person: an approval (a tool call an approval rule asks about) or a question (the agent asked the user). While one is undecided the run is BLOCKED */
+        RunApproval: {
+            /** @description The call in full: what the agent asked to run (or the question, or the host) */
+            arguments: {
+                [key: string]: unknown;
+            };
+            /** @description Whether the caller may decide it now: it is undecided, its run is BLOCKED, and the caller is a member or admin (and one of the agent identity's approvers, if it names any) */
+            can_decide: boolean;
+            /** @description The decider's comment: why it was denied, or the answer to a question */
+            comment: string | null;
+            /** Format: date-time */
+            decided_at: string | null;
+            decided_by: components["schemas"]["ApprovalDecider"] | null;
+            /**
+             * @description null while undecided
+             * @enum {string|null}
+             */
+            decision: "approve" | "deny" | "answer" | null;
+            id: string;
+            /** @enum {string} */
+            kind: "approval" | "question";
+            /** Format: date-time */
+            requested_at: string;
+            /** @description The rule that asked (null for a question) */
+            rule: components["schemas"]["ApprovalRule"] | null;
+            run_id: string;
+            /** @description The pending action in words */
+            summary: string;
+            /** @description The tool the agent called (`run_command`, an MCP tool, `ask_user`) or `egress` */
+            tool: string;
+        };
         RunByExternalReferenceResponse: {
             run_id: string;
         };
@@ -3159,6 +3423,8 @@ export interface components {
             agent_config?: components["schemas"]["AmbientAgentConfig"];
             agent_skill?: components["schemas"]["AgentSkill"];
             artifacts?: components["schemas"]["ArtifactItem"][];
+            /** @description True while the run waits QUEUED because a concurrency limit (max_concurrent_runs of its team or agent) is full: it starts as soon as a slot frees */
+            at_capacity?: boolean;
             conversation_id?: string;
             /** Format: date-time */
             created_at: string;
@@ -3166,6 +3432,8 @@ export interface components {
             /** @description True while the run is FAILED with environment_setup_failed and its workspace is kept for debugging (until status_message.session_debug_until): a follow-up starts a debug agent */
             debug_agent_available?: boolean;
             execution_location?: components["schemas"]["RunExecutionLocation"];
+            /** @description How many executions the run has had (its first, each follow-up or resumption, and each retry after a lost worker); absent before the first */
+            executions?: number;
             executor?: components["schemas"]["RunCreatorInfo"];
             /** Format: date-time */
             finished_at: string | null;
@@ -3179,7 +3447,7 @@ export interface components {
             request_usage?: components["schemas"]["RequestUsage"];
             root_run_id: string;
             run_id: string;
-            /** @description ISO-8601 duration, e.g. PT2M30S */
+            /** @description ISO-8601 duration, e.g. PT2M30S (to the millisecond, e.g. PT0.884S): how long the run's executions ran, the running one until now. The time between executions (before a follow-up, BLOCKED on a person, QUEUED for a slot) does not count. Absent before the first execution */
             run_time?: string;
             schedule?: components["schemas"]["ScheduleInfo"];
             scope?: components["schemas"]["Scope"];
@@ -3228,6 +3496,8 @@ export interface components {
             debug_agent_active?: boolean;
             error_code?: components["schemas"]["PlatformErrorCode"];
             message: string;
+            /** @description BLOCKED: the id of the request the run waits on (GET /agent/runs/{runId}/approvals) */
+            pending_approval_id?: string;
             retryable?: boolean;
             /** Format: date-time */
             session_debug_until?: string;
@@ -3470,6 +3740,27 @@ export interface components {
         UpdateAgentRequest: {
             /** @enum {string|null} */
             agent_type?: "FOREMAN" | "TRIAGE" | "SPEC" | "IMPLEMENT" | "REVIEW" | "VERIFY" | "CUSTOM" | null;
+            /**
+             * @description Ambient extension: approval rules of every run this agent executes; [] clears them. Rules only add up (environment, agent identity, run): a `deny` wins over an `ask`, and a call no rule matches is allowed. An invalid rule is refused with its field named (`approvals.1.command: …`)
+             * @example [
+             *       {
+             *         "command": "^git push",
+             *         "effect": "ask"
+             *       },
+             *       {
+             *         "mcp_tool": "deploy",
+             *         "effect": "deny"
+             *       }
+             *     ]
+             */
+            approvals?: components["schemas"]["ApprovalRule"][] | null;
+            /**
+             * @description Ambient extension: who may decide the approval requests of this agent's runs, by user id or e-mail; team admins always may. Unset or [] = any member or admin
+             * @example [
+             *       "lead@example.com"
+             *     ]
+             */
+            approvers?: string[] | null;
             /** @deprecated */
             base_harness?: string | null;
             /** @description Model for its runs unless the run names one */
@@ -3509,6 +3800,20 @@ export interface components {
             worker_host?: string | null;
         };
         UpdateEnvironmentRequest: {
+            /**
+             * @description Ambient extension: approval rules of every run in this environment; null or [] clears them. Rules only add up (environment, agent identity, run): a `deny` wins over an `ask`, and a call no rule matches is allowed. An invalid rule is refused with its field named (`approvals.1.command: …`)
+             * @example [
+             *       {
+             *         "command": "^git push",
+             *         "effect": "ask"
+             *       },
+             *       {
+             *         "mcp_tool": "deploy",
+             *         "effect": "deny"
+             *       }
+             *     ]
+             */
+            approvals?: components["schemas"]["ApprovalRule"][] | null;
             description?: string | null;
             /** @description Image of the run's container (docker sandbox backend); unset = the server's default image */
             docker_image?: string;
@@ -3590,6 +3895,23 @@ export interface components {
             scope?: components["schemas"]["SecretScope"] | null;
             /** @description The new value (at most 128 KiB); never returned. Required unless scope is given */
             value?: string;
+        };
+        UsageAgainstLimits: {
+            /** @description The team limit; null = none */
+            max_concurrent_runs: number | null;
+            /**
+             * Format: date-time
+             * @description The start of the current UTC calendar month, from which the budget counts
+             */
+            month_start: string;
+            /** @description The team limit; null = none */
+            monthly_budget_usd: number | null;
+            /** @description Runs holding a slot now: claimed or running on Ambient's own workers */
+            running_runs: number;
+            /** @description Inference spend (USD, catalogue prices) of the team's runs created this month, as monthly_budget_usd counts it: compute cost is not counted, nor the tokens of executions still under way */
+            spent_this_month_usd: number;
+            /** @description Runs waiting QUEUED for a slot (at_capacity) */
+            waiting_runs: number;
         };
         UsageBucket: {
             completion_tokens: number;
@@ -3762,6 +4084,56 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListAgentsResponse"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listApprovalInbox: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+                state?: "pending" | "decided" | "all";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListApprovalInboxResponse"];
                 };
             };
             /** @description Invalid request; `detail` names the field */
@@ -5902,6 +6274,137 @@ export interface operations {
             };
             /** @description Not found (or not visible to the caller) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listRunApprovals: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListRunApprovalsResponse"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    decideRunApproval: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key per intended operation (e.g. a random UUID), reused on every retry of it: the first successful answer is replayed (same status and body, `Idempotent-Replayed: true`) instead of doing it again; another request with the same key → 422; while the first is in flight → 409 with Retry-After. Scoped to the API key or console session that sends it, kept 24 hours (AMBIENT_IDEMPOTENCY_TTL_HOURS). Error answers are not stored. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                approvalId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecideApprovalRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DecideApprovalResponse"];
+                };
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (or not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state; retry after a moment */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10512,6 +11015,52 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsageAgainstLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageAgainstLimits"];
                 };
             };
             /** @description Authentication required */

@@ -13,10 +13,8 @@ export function runCostUsd(usage: Schemas['RunItem']['request_usage']): number |
   return (usage.inference_cost_usd ?? 0) + (usage.compute_cost_usd ?? 0);
 }
 
-/** Dollars to the micro-dollar: a short run on a cheap model costs well under a cent. */
-export function formatUsd(amount: number): string {
-  return `$${amount.toFixed(6)}`;
-}
+// Money has one format in the console (format/money.ts); kept importable from here for its callers.
+export { formatUsd } from '../format/money';
 
 /** `YYYY-MM-DD` of a UTC day. */
 export function utcDay(at: Date): string {

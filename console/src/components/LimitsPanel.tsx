@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, data, type Schemas } from '../api/client';
-import { formatUsd } from '../api/usage';
+import { formatUsd } from '../format/money';
+import { useCaller } from './access';
 import { TextField } from './form';
 import { ErrorMessage, Notice, useLoad } from './ui';
 
@@ -12,13 +13,13 @@ const FIELDS: { name: LimitName; label: string; usd: boolean; hint: string }[] =
     name: 'max_concurrent_runs',
     label: 'Runs at once',
     usd: false,
-    hint: 'Further runs wait QUEUED (at capacity) and start in order as slots free.',
+    hint: 'Further runs wait, queued, and start in order as runs end.',
   },
   {
     name: 'monthly_budget_usd',
     label: 'Monthly budget (USD)',
     usd: true,
-    hint: 'Inference at catalogue prices per UTC month; once spent, runs end with budget_exceeded.',
+    hint: 'Inference at the model catalogue’s prices per UTC month; once it is spent, new runs fail (budget exceeded).',
   },
   {
     name: 'max_run_cost_usd',
@@ -44,14 +45,14 @@ function draftOf(limits: Limits): Draft {
   };
 }
 
-/** The team's limits; admins edit them (an empty field is no limit). */
-export function LimitsPanel() {
-  const me = useLoad(() => data(api.GET('/me')), []);
+/** The team's limits; admins edit them (an empty field is no limit); `onSaved` after a change. */
+export function LimitsPanel({ onSaved }: { onSaved?: () => void }) {
+  const me = useCaller();
   const limits = useLoad(() => data(api.GET('/limits')), []);
   const [draft, setDraft] = useState<Draft | null>(null);
   const [saveError, setSaveError] = useState<unknown>();
   const [saved, setSaved] = useState(false);
-  const isAdmin = me.value?.role === 'admin';
+  const isAdmin = me?.role === 'admin';
 
   async function save(event: FormEvent) {
     event.preventDefault();
@@ -71,6 +72,7 @@ export function LimitsPanel() {
       setDraft(null);
       setSaveError(undefined);
       setSaved(true);
+      onSaved?.();
     } catch (failure) {
       setSaveError(failure);
     }

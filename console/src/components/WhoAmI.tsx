@@ -1,9 +1,8 @@
-import { api, data } from '../api/client';
-import { useLoad } from './ui';
+import { useCaller } from './access';
 
 /** The signed-in person (or key) and team, in the header. */
 export function WhoAmI() {
-  const { value: me } = useLoad(() => data(api.GET('/me')), []);
+  const me = useCaller();
   if (!me) return null;
   return (
     <p className="who" data-testid="signed-in-as">

@@ -52,15 +52,18 @@ export function KeysTable<K extends KeyRow>({
   extra = [],
   withExpiry = false,
   onRevoke,
+  selected,
 }: {
   label: string;
   keys: K[];
   extra?: Column<K>[];
   withExpiry?: boolean;
   onRevoke: (key: K) => void;
+  /** The id of the key to mark (a link to it). */
+  selected?: string;
 }) {
   const columns: Column<K>[] = [
-    { key: 'name', header: 'Name', cell: (key) => key.name },
+    { key: 'name', header: 'Name', primary: true, cell: (key) => key.name },
     ...extra,
     { key: 'prefix', header: 'Prefix', cell: (key) => <code>{key.prefix}</code> },
     { key: 'created', header: 'Created', cell: (key) => <Time value={key.created_at} /> },
@@ -80,6 +83,7 @@ export function KeysTable<K extends KeyRow>({
       rows={keys}
       columns={columns}
       rowKey={(key) => key.id}
+      selected={selected}
       empty={<p className="muted">No keys yet: create one below.</p>}
     />
   );
@@ -110,12 +114,15 @@ export function CreateKeyForm({
   label = 'Key name',
   create,
   children,
+  disabled = false,
 }: {
   id: string;
   title?: string;
   label?: string;
   create: (name: string) => Promise<void>;
   children?: ReactNode;
+  /** The caller may not create keys (the reason is said above the form). */
+  disabled?: boolean;
 }) {
   const [name, setName] = useState('');
   const [error, setError] = useState<unknown>();
@@ -132,13 +139,15 @@ export function CreateKeyForm({
   return (
     <form className="stack" onSubmit={submit} aria-label={title ?? 'New key'}>
       {title && <h2>{title}</h2>}
-      <TextField id={id} label={label} required value={name} onChange={setName} />
-      {children}
-      <div className="actions">
-        <button type="submit" className="primary">
-          Create key
-        </button>
-      </div>
+      <fieldset className="bare" disabled={disabled}>
+        <TextField id={id} label={label} required value={name} onChange={setName} />
+        {children}
+        <div className="actions">
+          <button type="submit" className="primary">
+            Create key
+          </button>
+        </div>
+      </fieldset>
       <ErrorMessage error={error} />
     </form>
   );

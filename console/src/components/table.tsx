@@ -7,11 +7,26 @@ export interface Column<T> {
   cell: (row: T) => ReactNode;
   /** The header is read by screen readers only (an actions column). */
   hiddenHeader?: boolean;
+  /** The row's name: the title of its card on a narrow screen (unlabelled, first). */
+  primary?: boolean;
+  /** A number: right-aligned in its column, digits of equal width. */
+  numeric?: boolean;
+}
+
+function cellClass<T>(column: Column<T>): string {
+  return [
+    `col-${column.key}`,
+    column.primary ? 'cell-primary' : '',
+    column.numeric ? 'cell-numeric' : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 /**
  * A table of rows, the columns given as data so a page adds one by adding an entry. Below 700 px
- * it becomes a list of cards, each cell labelled with its column's header (styles.css).
+ * it becomes a list of cards (styles.css): the primary column is the card's title, every other
+ * cell is labelled with its column's header; every table of the console is one of these.
  */
 export function DataTable<T>({
   label,
@@ -35,7 +50,7 @@ export function DataTable<T>({
         <thead>
           <tr>
             {columns.map((column) => (
-              <th key={column.key} scope="col">
+              <th key={column.key} scope="col" className={cellClass(column)}>
                 {column.hiddenHeader ? (
                   <span className="visually-hidden">{column.header}</span>
                 ) : (
@@ -53,8 +68,8 @@ export function DataTable<T>({
                 {columns.map((column) => (
                   <td
                     key={column.key}
-                    data-label={column.hiddenHeader ? undefined : column.header}
-                    className={`col-${column.key}`}
+                    data-label={column.hiddenHeader || column.primary ? undefined : column.header}
+                    className={cellClass(column)}
                   >
                     {column.cell(row)}
                   </td>

@@ -3,6 +3,7 @@ import { api, ApiError, data, type Schemas } from '../api/client';
 import { ErrorMessage, Notice, useLoad } from '../components/ui';
 import { CreateKeyForm, KeysTable, NewKeyShown } from '../components/keys';
 import { SelectField, TextField } from '../components/form';
+import { useRoute } from '../router';
 
 type ApiKey = Schemas['ApiKey'];
 type Role = ApiKey['role'];
@@ -20,6 +21,8 @@ export function ApiKeysPage() {
   const [role, setRole] = useState<Role>('member');
   const [expires, setExpires] = useState('');
   const [error, setError] = useState<unknown>();
+  // A link to one key (?key=<id>, from the audit log) marks its row.
+  const linked = useRoute().query.get('key') ?? undefined;
 
   async function revoke(key: ApiKey) {
     setError(undefined);
@@ -63,6 +66,7 @@ export function ApiKeysPage() {
             keys={list.value.api_keys}
             extra={[{ key: 'role', header: 'Role', cell: (key) => key.role }]}
             withExpiry
+            selected={linked}
             onRevoke={(key) => void revoke(key)}
           />
           <CreateKeyForm id="api-key-name" title="New key" create={create}>

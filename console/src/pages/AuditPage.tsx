@@ -5,6 +5,15 @@ import { FilterBar, isoOf, type FilterField, type FilterValues } from '../compon
 import { DataTable, type Column } from '../components/table';
 import { RelativeTime } from '../components/time';
 import { AUDIT_OUTCOMES } from '../../../src/modules/audit/audit-vocabulary';
+import {
+  auditActionLabel,
+  auditActor,
+  auditOutcomeLabel,
+  auditTarget,
+  detailLines,
+  type Linked,
+} from '../format/audit';
+import { Link } from '../router';
 
 type FilterName = 'action' | 'outcome' | 'actorId' | 'targetType' | 'targetId' | 'since' | 'until';
 
@@ -14,7 +23,10 @@ const FILTERS: FilterField<FilterName>[] = [
     name: 'outcome',
     label: 'Outcome',
     type: 'select',
-    options: AUDIT_OUTCOMES.map((outcome) => ({ value: outcome, label: outcome })),
+    options: AUDIT_OUTCOMES.map((outcome) => ({
+      value: outcome,
+      label: auditOutcomeLabel(outcome),
+    })),
   },
   { name: 'actorId', label: 'Actor id' },
   {
@@ -37,13 +49,43 @@ const NO_FILTERS: FilterValues<FilterName> = {
   until: '',
 };
 
-function Details({ details }: { details: Record<string, unknown> }) {
-  const entries = Object.entries(details);
-  if (entries.length === 0) return <>—</>;
-  return <code>{JSON.stringify(details)}</code>;
+type AuditEvent = Schemas['AuditEvent'];
+
+/** Text that links to a console page when it has one. */
+function MaybeLink({ linked }: { linked: Linked }) {
+  return linked.to ? <Link to={linked.to}>{linked.text}</Link> : <>{linked.text}</>;
 }
 
-type AuditEvent = Schemas['AuditEvent'];
+/** `environment.accept_share_link`, breakable after its dot rather than anywhere. */
+function ActionCode({ action }: { action: string }) {
+  const [resource, ...rest] = action.split('.');
+  return (
+    <code className="small muted action-code">
+      {resource}
+      {rest.length > 0 && (
+        <>
+          .<wbr />
+          {rest.join('.')}
+        </>
+      )}
+    </code>
+  );
+}
+
+function Details({ details }: { details: Record<string, unknown> }) {
+  const lines = detailLines(details);
+  if (lines.length === 0) return <span className="muted">—</span>;
+  return (
+    <dl className="kv">
+      {lines.map((line) => (
+        <div key={line.key}>
+          <dt>{line.key}</dt>
+          <dd>{line.to ? <Link to={line.to}>{line.value}</Link> : line.value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
 
 const COLUMNS: Column<AuditEvent>[] = [
   { key: 'when', header: 'When', cell: (event) => <RelativeTime value={event.occurred_at} /> },
@@ -51,31 +93,53 @@ const COLUMNS: Column<AuditEvent>[] = [
     key: 'actor',
     header: 'Actor',
     cell: (event) => (
-      <>
-        {event.actor.name ?? event.actor.id}
-        <br />
-        <span className="muted">
+      <span className="named">
+        <MaybeLink linked={auditActor(event.actor)} />
+        <span className="small muted">
           {event.actor.type}
           {event.actor.role ? ` · ${event.actor.role}` : ''}
           {event.actor.on_behalf_of
             ? ` · for ${event.actor.on_behalf_of.name ?? event.actor.on_behalf_of.id}`
             : ''}
         </span>
-      </>
+      </span>
     ),
   },
-  { key: 'action', header: 'Action', cell: (event) => <code>{event.action}</code> },
+  {
+    key: 'action',
+    header: 'Action',
+    primary: true,
+    cell: (event) => (
+      <span className="named" data-action={event.action}>
+        {auditActionLabel(event.action)}
+        <ActionCode action={event.action} />
+      </span>
+    ),
+  },
   {
     key: 'target',
     header: 'Target',
-    cell: (event) => (event.target ? `${event.target.type} ${event.target.id ?? ''}` : '—'),
+    cell: (event) => {
+      const target = auditTarget(event);
+      if (!target) return <span className="muted">—</span>;
+      return (
+        <span className="named" data-testid="audit-target">
+          <MaybeLink linked={target} />
+          {target.id && <code className="small muted">{target.id}</code>}
+        </span>
+      );
+    },
   },
   {
     key: 'outcome',
     header: 'Outcome',
     cell: (event) => (
-      <span className={event.outcome === 'success' ? undefined : 'error-text'}>
-        {event.outcome}
+      <span
+        className={`badge outcome-${event.outcome}`}
+        data-outcome={event.outcome}
+        title={event.outcome}
+      >
+        {auditOutcomeLabel(event.outcome)}
       </span>
     ),
   },

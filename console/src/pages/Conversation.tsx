@@ -93,10 +93,21 @@ function Step({ step }: { step: Schemas['ConversationStep'] }) {
   );
 }
 
-export function Conversation({ conversation }: { conversation?: Schemas['ConversationResponse'] }) {
+/** `ended`: the run will record nothing more, so an empty conversation stays empty. */
+export function Conversation({
+  conversation,
+  ended = false,
+}: {
+  conversation?: Schemas['ConversationResponse'];
+  ended?: boolean;
+}) {
   const steps = conversation?.steps ?? [];
   if (steps.every(isEmpty)) {
-    return <p className="muted">Nothing recorded yet.</p>;
+    return (
+      <p className="muted">
+        {ended ? 'This run recorded no conversation.' : 'Nothing recorded yet.'}
+      </p>
+    );
   }
   return (
     <ol className="conversation" aria-label="Conversation">

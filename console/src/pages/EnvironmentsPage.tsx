@@ -7,6 +7,8 @@ import { RelativeTime } from '../components/time';
 import { linesOf, SelectField, TextArea, TextField } from '../components/form';
 import { ruleErrorLine, rulesOf, rulesText } from '../egress';
 import { NetworkPolicyPanel } from '../components/NetworkPolicyPanel';
+import { RefusalNotice, useRefusal } from '../components/access';
+import { useRoute } from '../router';
 
 type Environment = Schemas['Environment'];
 type Network = NonNullable<Schemas['UpdateEnvironmentRequest']['network']>;
@@ -58,7 +60,7 @@ function resourcesText(resources?: Schemas['SandboxResources']): string {
 }
 
 const COLUMNS: Column<Environment>[] = [
-  { key: 'name', header: 'Name', cell: (environment) => environment.config.name },
+  { key: 'name', header: 'Name', primary: true, cell: (environment) => environment.config.name },
   {
     key: 'image',
     header: 'Image',
@@ -280,14 +282,23 @@ function EnvironmentForm({
 export function EnvironmentsPage() {
   const list = useLoad(() => data(api.GET('/agent/environments')), []);
   const [editing, setEditing] = useState<Environment | 'new'>();
+  // A link to one environment (?environment=<uid>, from the audit log) marks its row.
+  const linked = useRoute().query.get('environment') ?? undefined;
+  const refusal = useRefusal('environments.write', 'create or change environments');
   return (
     <section>
       <div className="page-head">
         <h1>Environments</h1>
-        <button type="button" className="primary" onClick={() => setEditing('new')}>
+        <button
+          type="button"
+          className="primary"
+          disabled={refusal !== null}
+          onClick={() => setEditing('new')}
+        >
           New environment
         </button>
       </div>
+      <RefusalNotice refusal={refusal} />
       <ErrorMessage error={list.error} />
       <NetworkPolicyPanel />
       <EnvironmentOffers onChanged={list.reload} />
@@ -310,6 +321,7 @@ export function EnvironmentsPage() {
         <DataTable
           label="Environments"
           rows={list.value.environments}
+          selected={linked}
           columns={[
             ...COLUMNS,
             {
@@ -319,6 +331,7 @@ export function EnvironmentsPage() {
               cell: (environment) => (
                 <button
                   type="button"
+                  disabled={refusal !== null}
                   aria-label={`Edit ${environment.config.name}`}
                   onClick={() => setEditing(environment)}
                 >

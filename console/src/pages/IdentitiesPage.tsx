@@ -4,10 +4,12 @@ import { ErrorMessage, useLoad } from '../components/ui';
 import { DataTable } from '../components/table';
 import { RelativeTime } from '../components/time';
 import { CreateKeyForm, KeysTable, NewKeyShown } from '../components/keys';
+import { RefusalNotice, useRefusal } from '../components/access';
+import { useRoute } from '../router';
 
 type Agent = Schemas['AgentResponse'];
 
-function Keys({ agent }: { agent: Agent }) {
+function Keys({ agent, refusal }: { agent: Agent; refusal: string | null }) {
   const keys = useLoad(
     () =>
       data(api.GET('/agent/identities/{uid}/api-keys', { params: { path: { uid: agent.uid } } })),
@@ -54,7 +56,12 @@ function Keys({ agent }: { agent: Agent }) {
           onRevoke={(key) => void revoke(key.id)}
         />
       )}
-      <CreateKeyForm id="key-name" label="New key name" create={create} />
+      <CreateKeyForm
+        id="key-name"
+        label="New key name"
+        create={create}
+        disabled={refusal !== null}
+      />
     </section>
   );
 }
@@ -62,7 +69,9 @@ function Keys({ agent }: { agent: Agent }) {
 export function IdentitiesPage() {
   const list = useLoad(() => data(api.GET('/agent/identities')), []);
   const [name, setName] = useState('');
-  const [selected, setSelected] = useState<string>();
+  // A link to one identity (?identity=<uid>, from the audit log) opens its keys.
+  const [selected, setSelected] = useState(useRoute().query.get('identity') ?? undefined);
+  const refusal = useRefusal('agents.write', 'create identities or their keys');
   const [error, setError] = useState<unknown>();
   const current = list.value?.agents.find((agent) => agent.uid === selected);
 
@@ -90,7 +99,7 @@ export function IdentitiesPage() {
           rowKey={(agent) => agent.uid}
           selected={selected ?? ''}
           columns={[
-            { key: 'name', header: 'Name', cell: (agent) => agent.name },
+            { key: 'name', header: 'Name', primary: true, cell: (agent) => agent.name },
             { key: 'available', header: 'Available', cell: (a) => (a.available ? 'yes' : 'no') },
             { key: 'model', header: 'Model', cell: (agent) => agent.base_model ?? '—' },
             {
@@ -120,14 +129,22 @@ export function IdentitiesPage() {
           }
         />
       )}
-      <form className="stack" onSubmit={create}>
-        <label htmlFor="identity-name">New identity name</label>
-        <input id="identity-name" required value={name} onChange={(e) => setName(e.target.value)} />
-        <div className="actions">
-          <button type="submit">Create identity</button>
-        </div>
+      <RefusalNotice refusal={refusal} />
+      <form className="stack" onSubmit={create} aria-label="New identity">
+        <fieldset className="bare" disabled={refusal !== null}>
+          <label htmlFor="identity-name">New identity name</label>
+          <input
+            id="identity-name"
+            required
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+          />
+          <div className="actions">
+            <button type="submit">Create identity</button>
+          </div>
+        </fieldset>
       </form>
-      {current && <Keys key={current.uid} agent={current} />}
+      {current && <Keys key={current.uid} agent={current} refusal={refusal} />}
     </section>
   );
 }

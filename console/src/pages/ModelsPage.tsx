@@ -1,8 +1,48 @@
-import { api, data } from '../api/client';
+import { api, data, type Schemas } from '../api/client';
+import { DataTable, type Column } from '../components/table';
 import { ErrorMessage, useLoad } from '../components/ui';
-import { modelDisableLabel } from '../labels';
+import { formatUsd } from '../format/money';
+import { modelUnavailableReason } from '../api/models';
 
-const perMillion = (perToken: number) => `$${(perToken * 1e6).toFixed(2)}`;
+type Model = Schemas['ModelInfo'];
+
+const perMillion = (perToken: number) => formatUsd(perToken * 1e6);
+
+const COLUMNS: Column<Model>[] = [
+  {
+    key: 'model',
+    header: 'Model',
+    primary: true,
+    cell: (model) => (
+      <span className="named">
+        {model.display_name}
+        <code className="small muted">{model.id}</code>
+      </span>
+    ),
+  },
+  { key: 'provider', header: 'Provider', cell: (model) => model.provider },
+  {
+    key: 'input',
+    header: 'Input / 1M tokens',
+    numeric: true,
+    cell: (model) => perMillion(model.input_cost_per_token_usd),
+  },
+  {
+    key: 'output',
+    header: 'Output / 1M tokens',
+    numeric: true,
+    cell: (model) => perMillion(model.output_cost_per_token_usd),
+  },
+  { key: 'vision', header: 'Vision', cell: (model) => (model.vision_supported ? 'yes' : 'no') },
+  {
+    key: 'availability',
+    header: 'Availability',
+    cell: (model) => {
+      const reason = modelUnavailableReason(model);
+      return reason ? <span className="error-text">{reason}</span> : 'available';
+    },
+  },
+];
 
 export function ModelsPage() {
   const list = useLoad(() => data(api.GET('/agent/models')), []);
@@ -15,47 +55,13 @@ export function ModelsPage() {
           <p>
             Default model: <code>{list.value.default_model_id}</code>
           </p>
-          <div className="table-wrap">
-            <table aria-label="Models">
-              <thead>
-                <tr>
-                  <th scope="col">Model</th>
-                  <th scope="col">Provider</th>
-                  <th scope="col">Input / 1M tokens</th>
-                  <th scope="col">Output / 1M tokens</th>
-                  <th scope="col">Vision</th>
-                  <th scope="col">Availability</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.value.models.map((model) => (
-                  <tr key={model.id}>
-                    <td>
-                      {model.display_name}
-                      <br />
-                      <code>{model.id}</code>
-                    </td>
-                    <td>{model.provider}</td>
-                    <td>{perMillion(model.input_cost_per_token_usd)}</td>
-                    <td>{perMillion(model.output_cost_per_token_usd)}</td>
-                    <td>{model.vision_supported ? 'yes' : 'no'}</td>
-                    <td>
-                      {model.disabled ? (
-                        <span className="error-text">
-                          {model.disable_reason
-                            ? modelDisableLabel(model.disable_reason)
-                            : 'Disabled'}
-                          {model.disable_detail ? `: ${model.disable_detail}` : ''}
-                        </span>
-                      ) : (
-                        'available'
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            label="Models"
+            rows={list.value.models}
+            columns={COLUMNS}
+            rowKey={(model) => model.id}
+            empty={<p className="muted">No models in the catalogue.</p>}
+          />
         </>
       )}
     </section>

@@ -2,21 +2,20 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { api, data } from '../api/client';
 import { ErrorMessage, parseMetadata, useLoad } from '../components/ui';
 import { navigate } from '../router';
-import { modelDisableLabel } from '../labels';
-import { defaultModelEnabled, initialModel } from '../api/models';
+import {
+  defaultModelEnabled,
+  initialModel,
+  modelUnavailableReason,
+  type ModelAvailability,
+} from '../api/models';
+import { RefusalNotice, useRefusal } from '../components/access';
 
-export function modelLabel(model: {
-  display_name: string;
-  id: string;
-  disabled: boolean;
-  disable_reason?: string;
-  disable_detail?: string;
-}): string {
+export function modelLabel(
+  model: { display_name: string; id: string } & ModelAvailability,
+): string {
   const base = `${model.display_name} (${model.id})`;
-  if (!model.disabled) return base;
-  const reason = model.disable_reason && modelDisableLabel(model.disable_reason);
-  const why = [reason, model.disable_detail].filter(Boolean).join(': ');
-  return `${base} — unavailable: ${why || 'disabled'}`;
+  const reason = modelUnavailableReason(model);
+  return reason ? `${base} — unavailable: ${reason}` : base;
 }
 
 /** The model and environment pickers of the run and schedule forms. */
@@ -92,6 +91,7 @@ export function NewRunPage() {
     if (list) setModel((current) => current || initialModel(list));
   }, [list]);
   const noModel = list !== undefined && list.models.every((m) => m.disabled);
+  const refusal = useRefusal('runs.create', 'start runs');
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -122,53 +122,56 @@ export function NewRunPage() {
   return (
     <section>
       <h1>New run</h1>
-      <form className="stack" onSubmit={submit}>
-        <label htmlFor="run-prompt">Prompt</label>
-        <textarea
-          id="run-prompt"
-          required
-          rows={6}
-          value={prompt}
-          onChange={(event) => setPrompt(event.target.value)}
-        />
-        <label htmlFor="run-model">Model</label>
-        <ModelSelect id="run-model" value={model} onChange={setModel} choices={choices} />
-        {noModel && (
-          <p className="hint" role="alert">
-            No model is enabled, so no run can start: set a provider key (e.g. OPENAI_API_KEY) for
-            the server, or enable the local model in config/models.yaml (README, &ldquo;First run in
-            5 minutes&rdquo;), then restart Ambient.
-          </p>
-        )}
-        {unavailable.length > 0 && (
-          <ul className="hint" aria-label="Unavailable models">
-            {unavailable.map((m) => (
-              <li key={m.id}>{modelLabel(m)}</li>
-            ))}
-          </ul>
-        )}
-        <label htmlFor="run-environment">Environment</label>
-        <EnvironmentSelect
-          id="run-environment"
-          value={environment}
-          onChange={setEnvironment}
-          choices={choices}
-        />
-        <label htmlFor="run-title">Title (optional)</label>
-        <input id="run-title" value={title} onChange={(event) => setTitle(event.target.value)} />
-        <label htmlFor="run-metadata">Metadata (optional, one key=value a line)</label>
-        <textarea
-          id="run-metadata"
-          rows={3}
-          value={metadata}
-          onChange={(event) => setMetadata(event.target.value)}
-        />
-        <ErrorMessage error={error ?? choices.models.error} />
-        <div className="actions">
-          <button type="submit" className="primary" disabled={busy || noModel}>
-            Start run
-          </button>
-        </div>
+      <RefusalNotice refusal={refusal} />
+      <form className="stack" onSubmit={submit} aria-label="New run">
+        <fieldset className="bare" disabled={refusal !== null}>
+          <label htmlFor="run-prompt">Prompt</label>
+          <textarea
+            id="run-prompt"
+            required
+            rows={6}
+            value={prompt}
+            onChange={(event) => setPrompt(event.target.value)}
+          />
+          <label htmlFor="run-model">Model</label>
+          <ModelSelect id="run-model" value={model} onChange={setModel} choices={choices} />
+          {noModel && (
+            <p className="hint" role="alert">
+              No model is enabled, so no run can start: set a provider key (e.g. OPENAI_API_KEY) for
+              the server, or enable the local model in config/models.yaml (README, &ldquo;First run
+              in 5 minutes&rdquo;), then restart Ambient.
+            </p>
+          )}
+          {unavailable.length > 0 && (
+            <ul className="hint" aria-label="Unavailable models">
+              {unavailable.map((m) => (
+                <li key={m.id}>{modelLabel(m)}</li>
+              ))}
+            </ul>
+          )}
+          <label htmlFor="run-environment">Environment</label>
+          <EnvironmentSelect
+            id="run-environment"
+            value={environment}
+            onChange={setEnvironment}
+            choices={choices}
+          />
+          <label htmlFor="run-title">Title (optional)</label>
+          <input id="run-title" value={title} onChange={(event) => setTitle(event.target.value)} />
+          <label htmlFor="run-metadata">Metadata (optional, one key=value a line)</label>
+          <textarea
+            id="run-metadata"
+            rows={3}
+            value={metadata}
+            onChange={(event) => setMetadata(event.target.value)}
+          />
+          <ErrorMessage error={error ?? choices.models.error} />
+          <div className="actions">
+            <button type="submit" className="primary" disabled={busy || noModel}>
+              Start run
+            </button>
+          </div>
+        </fieldset>
       </form>
     </section>
   );

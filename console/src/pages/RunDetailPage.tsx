@@ -14,13 +14,16 @@ import { RelativeTime, RunDuration, Time } from '../components/time';
 import { runModel, TriggerLink } from '../components/run';
 import { errorCodeLabel, sourceLabel, stateLabel } from '../labels';
 import { formatUsd, runCostUsd } from '../api/usage';
+import { EXECUTING_STATES } from '../format';
 import { Link, navigate } from '../router';
 import { Conversation } from './Conversation';
 import { RunTimeline } from './RunTimeline';
 import { BlockedHosts } from '../components/BlockedHosts';
+import { RunApprovals } from '../components/RunApprovals';
 
 type Run = Schemas['RunItem'];
-const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED', 'BLOCKED'];
+// A BLOCKED run runs nothing but can still be cancelled (it waits for a person).
+const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'];
 const POLL_MS = 2000;
 
 function mergeTimeline(events: TimelineEvent[], more: TimelineEvent[]): TimelineEvent[] {
@@ -96,7 +99,14 @@ function useLiveRun(runId: string) {
         },
         timeline: (event) => setTimeline((events) => mergeTimeline(events, [event])),
         message: () => conversationChanged(),
-        connected: (live) => setMode(live ? 'live' : 'reconnecting'),
+        connected: (live) => {
+          setMode(live ? 'live' : 'reconnecting');
+          // What happened between the first loads and the stream's start is read once more.
+          if (live) {
+            void loadTimeline();
+            conversationChanged();
+          }
+        },
       },
       abort.signal,
     ).then((outcome) => {
@@ -109,7 +119,7 @@ function useLiveRun(runId: string) {
       clearInterval(poller);
       clearTimeout(pendingConversation.current);
     };
-  }, [runId, refresh, conversationChanged]);
+  }, [runId, refresh, loadTimeline, conversationChanged]);
 
   return { run, timeline, conversation, error, mode, refresh };
 }
@@ -240,8 +250,24 @@ function RunError({ run }: { run: Run }) {
         {code && <code>{code}</code>}
         {run.status_message.retryable && <span className="muted"> (retryable)</span>}
       </p>
-      <p>{message}</p>
+      <div className="status-text" data-testid="status-message">
+        {message}
+      </div>
     </div>
+  );
+}
+
+/** Why a QUEUED run does not start: a concurrency limit is full (`at_capacity`). */
+function WaitingForSlot({ run }: { run: Run }) {
+  if (!run.at_capacity || run.state !== 'QUEUED') return null;
+  return (
+    <Notice>
+      <span data-testid="at-capacity">
+        Waiting for a free slot: the concurrency limit (max_concurrent_runs) of this run&apos;s team
+        or agent is reached. It starts as soon as another run ends.
+      </span>{' '}
+      <Link to="/usage">See limits and use</Link>
+    </Notice>
   );
 }
 
@@ -321,9 +347,11 @@ export function RunDetailPage({ runId }: { runId: string }) {
       </p>
       <div className="page-head">
         <h1>{run.title || 'Run'}</h1>
-        <span className="live" role="status" aria-live="polite">
-          {mode === 'live' ? 'Live' : mode === 'polling' ? 'Updating every 2 s' : mode}
-        </span>
+        {!terminal && (
+          <span className={`live live-${mode}`} role="status" aria-live="polite">
+            {mode === 'live' ? 'Live' : mode === 'polling' ? 'Updating every 2 s' : mode}
+          </span>
+        )}
       </div>
       <div className="run-header">
         <span data-testid="run-state">
@@ -375,18 +403,27 @@ export function RunDetailPage({ runId }: { runId: string }) {
         )}
       </div>
       <RunError run={run} />
+      <WaitingForSlot run={run} />
       {run.status_message?.message && !run.status_message.error_code && (
-        <p className="muted">{run.status_message.message}</p>
+        <p className="muted status-text" data-testid="status-message">
+          {run.status_message.message}
+        </p>
       )}
       {answer && <Notice>{answer}</Notice>}
       <ErrorMessage error={actionError} />
+      <RunApprovals run={run} onDecided={() => void refresh()} />
       <h2>Timeline</h2>
-      <RunTimeline events={timeline} finishedAt={run.finished_at} />
+      <RunTimeline
+        events={timeline}
+        finishedAt={run.finished_at}
+        executing={EXECUTING_STATES.includes(run.state)}
+        ended={terminal}
+      />
       <BlockedHosts events={timeline} environmentId={run.agent_config?.environment_id} />
       <h2>Prompt</h2>
       <pre className="prompt">{run.prompt}</pre>
       <h2>Conversation</h2>
-      <Conversation conversation={conversation} />
+      <Conversation conversation={conversation} ended={terminal} />
       <h2>Details</h2>
       <dl className="facts">
         <dt>Run id</dt>

@@ -6,7 +6,9 @@ import { DataTable, type Column } from '../components/table';
 import { RelativeTime, RunDuration } from '../components/time';
 import { runModel, TriggerLink } from '../components/run';
 import { sourceLabel, stateLabel } from '../labels';
-import { formatUsd, runCostUsd } from '../api/usage';
+import { errorSummary } from '../format/run-error';
+import { runCostUsd } from '../api/usage';
+import { formatUsd } from '../format/money';
 import { Link } from '../router';
 import { RUN_STATES } from '../../../src/modules/runs/run-state';
 
@@ -61,7 +63,8 @@ export const RUN_COLUMNS: Column<Run>[] = [
       <Link to={`/runs/${encodeURIComponent(run.run_id)}`}>{run.title || run.run_id}</Link>
     ),
   },
-  { key: 'state', header: 'State', cell: (run) => <StateBadge state={run.state} /> },
+  { key: 'state', header: 'State', cell: (run) => <RunState run={run} /> },
+  { key: 'error', header: 'Error', cell: (run) => <RunErrorCell run={run} /> },
   { key: 'duration', header: 'Duration', cell: (run) => <RunDuration run={run} /> },
   { key: 'model', header: 'Model', cell: (run) => <code>{runModel(run)}</code> },
   { key: 'trigger', header: 'Trigger', cell: (run) => <TriggerLink run={run} /> },
@@ -73,6 +76,35 @@ export const RUN_COLUMNS: Column<Run>[] = [
   { key: 'created', header: 'Created', cell: (run) => <RelativeTime value={run.created_at} /> },
   { key: 'cost', header: 'Cost', cell: (run) => <RunCost run={run} /> },
 ];
+
+/** The state, and why a queued run waits when a concurrency limit holds it. */
+function RunState({ run }: { run: Run }) {
+  return (
+    <>
+      <StateBadge state={run.state} />
+      {run.at_capacity && run.state === 'QUEUED' && (
+        <span
+          className="state-note"
+          data-testid="at-capacity"
+          title="The concurrency limit (max_concurrent_runs) of its team or agent is reached: it starts when another run ends."
+        >
+          waiting for a free slot
+        </span>
+      )}
+    </>
+  );
+}
+
+/** A failed run's error in a line: its code's label and its message's first line (all on hover). */
+function RunErrorCell({ run }: { run: Run }) {
+  const status = run.status_message;
+  if (!['FAILED', 'ERROR'].includes(run.state) || !status) return null;
+  return (
+    <span className="error-cell" title={status.message} data-testid="run-error-summary">
+      {errorSummary(status)}
+    </span>
+  );
+}
 
 /** What the run has cost so far (inference + compute), or a dash before its first usage. */
 function RunCost({ run }: { run: Run }) {
@@ -137,6 +169,9 @@ export function RunsPage() {
             query: {
               limit: 20,
               cursor,
+              // Newest first, by creation: a row keeps its place however its run changes.
+              sort_by: 'created_at',
+              sort_order: 'desc',
               state: filters.state ? [filters.state as Schemas['RunState']] : undefined,
               source: filters.source ? [filters.source as Schemas['RunSourceType']] : undefined,
               name: filters.name || undefined,

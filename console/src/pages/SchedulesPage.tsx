@@ -1,6 +1,8 @@
 import { useMemo, useState, type FormEvent } from 'react';
 import { parseCronSchedule } from '../../../src/modules/schedules/cron-schedule';
 import { api, data, type Schemas } from '../api/client';
+import { RefusalNotice, useRefusal } from '../components/access';
+import { DataTable, type Column } from '../components/table';
 import { ConfirmButton, ErrorMessage, Time, useLoad } from '../components/ui';
 import { EnvironmentSelect, ModelSelect, useRunChoices } from './NewRunPage';
 import { RunsTable } from './RunsPage';
@@ -153,6 +155,23 @@ function ScheduleRuns({ schedule }: { schedule: Schedule }) {
   );
 }
 
+const COLUMNS: Column<Schedule>[] = [
+  { key: 'name', header: 'Name', primary: true, cell: (schedule) => schedule.name },
+  { key: 'cron', header: 'Cron (UTC)', cell: (schedule) => <code>{schedule.cron_schedule}</code> },
+  {
+    key: 'state',
+    header: 'State',
+    cell: (schedule) => (
+      <span data-testid={`schedule-state-${schedule.name}`}>
+        {schedule.enabled ? 'Active' : 'Paused'}
+        {schedule.last_spawn_error && <span className="error">{schedule.last_spawn_error}</span>}
+      </span>
+    ),
+  },
+  { key: 'next', header: 'Next run', cell: (s) => <Time value={s.history.next_run} /> },
+  { key: 'last', header: 'Last ran', cell: (s) => <Time value={s.history.last_ran} /> },
+];
+
 export function SchedulesPage() {
   const list = useLoad(() => data(api.GET('/agent/schedules')), []);
   const [editing, setEditing] = useState<Schedule | 'new'>();
@@ -161,6 +180,7 @@ export function SchedulesPage() {
   // A run's trigger link (?schedule=<id>) opens that schedule's runs.
   const linked = useRoute().query.get('schedule');
   const showingRuns = chosenRuns ?? list.value?.schedules.find((s) => s.id === linked);
+  const refusal = useRefusal('schedules.write', 'create or change schedules');
 
   async function act(schedule: Schedule, action: 'pause' | 'resume' | 'delete') {
     setError(undefined);
@@ -179,10 +199,16 @@ export function SchedulesPage() {
     <section>
       <div className="page-head">
         <h1>Schedules</h1>
-        <button type="button" className="primary" onClick={() => setEditing('new')}>
+        <button
+          type="button"
+          className="primary"
+          disabled={refusal !== null}
+          onClick={() => setEditing('new')}
+        >
           New schedule
         </button>
       </div>
+      <RefusalNotice refusal={refusal} />
       <ErrorMessage error={list.error ?? error} />
       {editing && (
         <div className="panel">
@@ -200,76 +226,63 @@ export function SchedulesPage() {
           </button>
         </div>
       )}
-      {list.value && list.value.schedules.length === 0 && <p className="muted">No schedules.</p>}
-      {list.value && list.value.schedules.length > 0 && (
-        <div className="table-wrap">
-          <table aria-label="Schedules">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Cron</th>
-                <th scope="col">State</th>
-                <th scope="col">Next run</th>
-                <th scope="col">Last ran</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.value.schedules.map((schedule) => (
-                <tr key={schedule.id}>
-                  <td>{schedule.name}</td>
-                  <td>
-                    <code>{schedule.cron_schedule}</code>
-                  </td>
-                  <td data-testid={`schedule-state-${schedule.name}`}>
-                    {schedule.enabled ? 'Active' : 'Paused'}
-                    {schedule.last_spawn_error && (
-                      <p className="error">{schedule.last_spawn_error}</p>
-                    )}
-                  </td>
-                  <td>
-                    <Time value={schedule.history.next_run} />
-                  </td>
-                  <td>
-                    <Time value={schedule.history.last_ran} />
-                  </td>
-                  <td>
-                    <div className="actions compact">
-                      <button
-                        type="button"
-                        aria-label={`${schedule.enabled ? 'Pause' : 'Resume'} ${schedule.name}`}
-                        onClick={() => act(schedule, schedule.enabled ? 'pause' : 'resume')}
-                      >
-                        {schedule.enabled ? 'Pause' : 'Resume'}
-                      </button>
-                      <button
-                        type="button"
-                        aria-label={`Edit ${schedule.name}`}
-                        onClick={() => setEditing(schedule)}
-                      >
-                        Edit
-                      </button>
-                      <button
-                        type="button"
-                        aria-label={`Runs of ${schedule.name}`}
-                        onClick={() => setShowingRuns(schedule)}
-                      >
-                        Runs
-                      </button>
-                      <ConfirmButton
-                        label="Delete"
-                        question={`Delete the schedule ${schedule.name}?`}
-                        confirm="Delete"
-                        className="danger"
-                        onConfirm={() => act(schedule, 'delete')}
-                      />
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+      {list.value && (
+        <DataTable
+          label="Schedules"
+          rows={list.value.schedules}
+          rowKey={(schedule) => schedule.id}
+          selected={showingRuns?.id ?? ''}
+          columns={[
+            ...COLUMNS,
+            {
+              key: 'actions',
+              header: 'Actions',
+              hiddenHeader: true,
+              cell: (schedule) => (
+                <div className="actions compact">
+                  <button
+                    type="button"
+                    disabled={refusal !== null}
+                    aria-label={`${schedule.enabled ? 'Pause' : 'Resume'} ${schedule.name}`}
+                    onClick={() => act(schedule, schedule.enabled ? 'pause' : 'resume')}
+                  >
+                    {schedule.enabled ? 'Pause' : 'Resume'}
+                  </button>
+                  <button
+                    type="button"
+                    disabled={refusal !== null}
+                    aria-label={`Edit ${schedule.name}`}
+                    onClick={() => setEditing(schedule)}
+                  >
+                    Edit
+                  </button>
+                  <button
+                    type="button"
+                    aria-label={`Runs of ${schedule.name}`}
+                    onClick={() => setShowingRuns(schedule)}
+                  >
+                    Runs
+                  </button>
+                  {refusal === null && (
+                    <ConfirmButton
+                      label="Delete"
+                      question={`Delete the schedule ${schedule.name}?`}
+                      confirm="Delete"
+                      className="danger"
+                      onConfirm={() => act(schedule, 'delete')}
+                    />
+                  )}
+                </div>
+              ),
+            },
+          ]}
+          empty={
+            <p>
+              <strong>No schedules yet.</strong> A schedule starts a run with its prompt at the
+              times its cron expression names.
+            </p>
+          }
+        />
       )}
       {showingRuns && <ScheduleRuns key={showingRuns.id} schedule={showingRuns} />}
     </section>

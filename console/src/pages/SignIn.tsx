@@ -1,8 +1,29 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { api, data } from '../api/client';
-import { forgetKey, storeKey } from '../api/session';
+import { API_BASE } from '../api/client';
+import { storeKey } from '../api/session';
 import { ssoConfig, type SsoConfig } from '../api/sso';
-import { ErrorMessage, Notice } from '../components/ui';
+import { Notice } from '../components/ui';
+import { Link } from '../router';
+
+/**
+ * Whether the server accepts `key`: asked directly rather than through the API client, whose
+ * 401 handler would sign the console out again and add its own message to this page's.
+ */
+async function keyRefusal(key: string): Promise<string | null> {
+  let status: number;
+  try {
+    status = (await fetch(`${API_BASE}/me`, { headers: { Authorization: `Bearer ${key}` } }))
+      .status;
+  } catch {
+    return 'The server could not be reached: check your connection, then try again.';
+  }
+  if (status === 401 || status === 403) {
+    return 'This API key was not accepted. Check that you pasted all of it; it may also have been revoked or have expired.';
+  }
+  return status < 300
+    ? null
+    : `The server could not check the key (it answered ${status}): try again.`;
+}
 
 /**
  * Single sign-on when the server offers it (the identity provider's page, then back here signed
@@ -10,7 +31,7 @@ import { ErrorMessage, Notice } from '../components/ui';
  */
 export function SignIn({ message, onSignedIn }: { message?: string; onSignedIn: () => void }) {
   const [key, setKey] = useState('');
-  const [error, setError] = useState<unknown>();
+  const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [sso, setSso] = useState<SsoConfig>();
 
@@ -21,23 +42,25 @@ export function SignIn({ message, onSignedIn }: { message?: string; onSignedIn: 
   async function submit(event: FormEvent) {
     event.preventDefault();
     setBusy(true);
-    setError(undefined);
+    setError(null);
+    const refusal = await keyRefusal(key.trim());
+    setBusy(false);
+    if (refusal) return setError(refusal);
     storeKey(key.trim());
-    try {
-      await data(api.GET('/agent/models'));
-      onSignedIn();
-    } catch (failure) {
-      forgetKey();
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    onSignedIn();
   }
 
   return (
     <main className="sign-in" id="main">
       <h1>Ambient Console</h1>
-      {message && <Notice>{message}</Notice>}
+      {/* One message at a time: this attempt's, else why the console came back here. */}
+      {error ? (
+        <p className="error" role="alert" data-testid="sign-in-message">
+          {error}
+        </p>
+      ) : (
+        message && <Notice>{message}</Notice>
+      )}
       {sso?.enabled && sso.login_url && (
         <p className="sso">
           <a
@@ -56,14 +79,25 @@ export function SignIn({ message, onSignedIn }: { message?: string; onSignedIn: 
           autoComplete="off"
           required
           value={key}
-          onChange={(event) => setKey(event.target.value)}
+          onChange={(event) => {
+            setKey(event.target.value);
+            setError(null);
+          }}
+          aria-describedby="api-key-hint api-key-source"
         />
-        <p className="hint">Kept in this tab's session storage only, sent as a bearer token.</p>
+        <p className="hint" id="api-key-hint">
+          Kept in this tab&apos;s session storage only, sent as a bearer token.
+        </p>
         <button type="submit" disabled={busy}>
           Sign in
         </button>
       </form>
-      <ErrorMessage error={error} />
+      <p className="hint key-source" id="api-key-source">
+        <strong>No key yet?</strong> Ambient prints the first admin key once, on its first start.
+        After that a team admin creates keys on the <Link to="/api-keys">API keys</Link> page (sign
+        in there as an admin), or at the command line with{' '}
+        <code>npm run cli -- api-keys create --team &lt;team&gt; --role member</code>.
+      </p>
     </main>
   );
 }

@@ -3,7 +3,6 @@ import { api, data } from '../api/client';
 import {
   costPerDay,
   dayRangeQuery,
-  formatUsd,
   monthStart,
   totals,
   utcDay,
@@ -11,7 +10,11 @@ import {
 } from '../api/usage';
 import { CostChart } from '../components/CostChart';
 import { LimitsPanel } from '../components/LimitsPanel';
+import { LimitsUse } from '../components/LimitsUse';
+import { DataTable } from '../components/table';
 import { ErrorMessage, useLoad } from '../components/ui';
+import { formatCount, formatUsd } from '../format/money';
+import { sourceLabel } from '../labels';
 
 type Grouping = 'day' | 'model' | 'source' | 'identity' | 'creator';
 const BREAKDOWNS: [Grouping, string, string][] = [
@@ -34,56 +37,62 @@ function loadUsage(range: Range, groupBy: Grouping) {
   );
 }
 
-/** A user's or agent's name over its uid; other keys as they are; `none` for runs without one. */
-function BucketKey({ bucket }: { bucket: UsageBucket }) {
+/**
+ * A bucket's key for people: a user's or agent's name over its uid, a source's label over its
+ * code, other keys as they are; `none` for runs without one.
+ */
+function BucketKey({ bucket, groupBy }: { bucket: UsageBucket; groupBy: Grouping }) {
   if (bucket.key === null) return <span className="muted">none</span>;
-  if (!bucket.name) return <code>{bucket.key}</code>;
+  const name = groupBy === 'source' ? sourceLabel(bucket.key) : bucket.name;
+  if (!name || name === bucket.key) return <code>{bucket.key}</code>;
   return (
-    <>
-      {bucket.name}
-      <br />
-      <code className="muted">{bucket.key}</code>
-    </>
+    <span className="named">
+      {name}
+      <code className="small muted">{bucket.key}</code>
+    </span>
   );
 }
 
 function BreakdownTable({
   title,
   keyHeading,
+  groupBy,
   buckets,
 }: {
   title: string;
   keyHeading: string;
+  groupBy: Grouping;
   buckets: UsageBucket[];
 }) {
-  if (buckets.length === 0) return <p className="muted">No runs.</p>;
   return (
-    <div className="table-wrap">
-      <table aria-label={title}>
-        <thead>
-          <tr>
-            <th scope="col">{keyHeading}</th>
-            <th scope="col">Runs</th>
-            <th scope="col">Prompt tokens</th>
-            <th scope="col">Completion tokens</th>
-            <th scope="col">Cost</th>
-          </tr>
-        </thead>
-        <tbody>
-          {buckets.map((b) => (
-            <tr key={b.key ?? ''}>
-              <td>
-                <BucketKey bucket={b} />
-              </td>
-              <td>{b.runs}</td>
-              <td>{b.prompt_tokens}</td>
-              <td>{b.completion_tokens}</td>
-              <td>{formatUsd(b.cost_usd)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      label={title}
+      rows={buckets}
+      rowKey={(b) => b.key ?? ''}
+      empty={<p className="muted">No runs.</p>}
+      columns={[
+        {
+          key: 'key',
+          header: keyHeading,
+          primary: true,
+          cell: (b) => <BucketKey bucket={b} groupBy={groupBy} />,
+        },
+        { key: 'runs', header: 'Runs', numeric: true, cell: (b) => formatCount(b.runs) },
+        {
+          key: 'prompt',
+          header: 'Prompt tokens',
+          numeric: true,
+          cell: (b) => formatCount(b.prompt_tokens),
+        },
+        {
+          key: 'completion',
+          header: 'Completion tokens',
+          numeric: true,
+          cell: (b) => formatCount(b.completion_tokens),
+        },
+        { key: 'cost', header: 'Cost', numeric: true, cell: (b) => formatUsd(b.cost_usd) },
+      ]}
+    />
   );
 }
 
@@ -106,34 +115,41 @@ export function UsagePage() {
     setRange(draft);
   }
 
+  const againstLimits = useLoad(() => data(api.GET('/usage/limits')), []);
+
   const sums = usage.value && totals(usage.value.days.buckets);
   return (
     <section>
       <h1>Usage</h1>
-      <LimitsPanel />
+      <ErrorMessage error={againstLimits.error} />
+      {againstLimits.value && <LimitsUse use={againstLimits.value} />}
+      <LimitsPanel onSaved={againstLimits.reload} />
+      <h2>Runs and cost</h2>
       <form className="filters" onSubmit={apply} aria-label="Usage range">
-        <div>
-          <label htmlFor="usage-from">From (UTC day)</label>
-          <input
-            id="usage-from"
-            type="date"
-            required
-            value={draft.from}
-            onChange={(event) => setDraft({ ...draft, from: event.target.value })}
-          />
-        </div>
-        <div>
-          <label htmlFor="usage-to">To (UTC day, included)</label>
-          <input
-            id="usage-to"
-            type="date"
-            required
-            value={draft.to}
-            onChange={(event) => setDraft({ ...draft, to: event.target.value })}
-          />
-        </div>
-        <div className="filter-actions">
-          <button type="submit">Show</button>
+        <div className="filter-row">
+          <div className="filter-field">
+            <label htmlFor="usage-from">From (UTC day)</label>
+            <input
+              id="usage-from"
+              type="date"
+              required
+              value={draft.from}
+              onChange={(event) => setDraft({ ...draft, from: event.target.value })}
+            />
+          </div>
+          <div className="filter-field">
+            <label htmlFor="usage-to">To (UTC day, included)</label>
+            <input
+              id="usage-to"
+              type="date"
+              required
+              value={draft.to}
+              onChange={(event) => setDraft({ ...draft, to: event.target.value })}
+            />
+          </div>
+          <div className="filter-actions">
+            <button type="submit">Show</button>
+          </div>
         </div>
       </form>
       <ErrorMessage error={usage.error} />
@@ -143,11 +159,11 @@ export function UsagePage() {
             <dt>Total cost</dt>
             <dd data-testid="usage-total-cost">{formatUsd(sums.costUsd)}</dd>
             <dt>Runs</dt>
-            <dd data-testid="usage-runs">{sums.runs}</dd>
+            <dd data-testid="usage-runs">{formatCount(sums.runs)}</dd>
             <dt>Prompt tokens</dt>
-            <dd>{sums.promptTokens}</dd>
+            <dd>{formatCount(sums.promptTokens)}</dd>
             <dt>Completion tokens</dt>
-            <dd>{sums.completionTokens}</dd>
+            <dd>{formatCount(sums.completionTokens)}</dd>
           </dl>
           <p className="hint">
             Runs created from {range.from} through {range.to} (UTC). Cost is inference at the model
@@ -163,6 +179,7 @@ export function UsagePage() {
               <BreakdownTable
                 title={title}
                 keyHeading={keyHeading}
+                groupBy={groupBy}
                 buckets={usage.value!.breakdowns[i].buckets}
               />
             </div>

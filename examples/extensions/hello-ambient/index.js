@@ -1,15 +1,17 @@
+// @ts-check
 'use strict';
 /**
- * hello-ambient: an example Ambient extension (README "Extending Ambient").
+ * hello-ambient: an example Ambient extension (docs/extending.md "Extending Ambient").
  * Load it with AMBIENT_EXTENSIONS=examples/extensions/hello-ambient.
  *
  * Plain CommonJS on purpose: node loads it as is, next to `npm start` (dist/) and the tests (swc).
- * It imports nothing from Ambient; the shapes it fills are the types of src/extensions/index.ts.
+ * It loads nothing from Ambient: the shapes it fills are the types of the package
+ * @ambient/extension-api (packages/extension-api), which `npm run typecheck` checks it against.
  */
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- CommonJS, loaded by node as is
 const { createHmac, timingSafeEqual } = require('node:crypto');
 
-/** @type {import('../../../src/extensions').Harness} */
+/** @type {import('@ambient/extension-api').Harness} */
 const helloHarness = {
   type: 'hello',
   async run(context) {
@@ -31,7 +33,7 @@ const SIGNATURE_HEADER = 'x-hello-signature';
 
 /**
  * `X-Hello-Signature: sha256=<hex HMAC-SHA256 of the raw body keyed with the webhook secret>`.
- * @type {import('../../../src/extensions').SignatureVerifier}
+ * @type {import('@ambient/extension-api').SignatureVerifier}
  */
 const helloHmacVerifier = {
   scheme: 'hello-hmac',
@@ -59,14 +61,45 @@ const helloHmacVerifier = {
   checkSecret: (secret) => (secret.trim() === '' ? 'the secret is empty' : null),
 };
 
-/** Constant-time text comparison. */
+/**
+ * Constant-time text comparison.
+ * @param {string} a
+ * @param {string} b
+ */
 function sameText(a, b) {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** @type {readonly import('@ambient/extension-api').TeamRole[]} */
 const ROLES = ['admin', 'member', 'viewer'];
+
+/**
+ * @param {unknown} role
+ * @returns {role is import('@ambient/extension-api').TeamRole}
+ */
+const isRole = (role) => ROLES.some((known) => known === role);
+
+/**
+ * The environment variables this extension reads: Ambient validates them at start-up and hands
+ * their values to init and the factories as `settings`.
+ * @type {import('@ambient/extension-api').SettingDeclaration[]}
+ */
+const settings = [
+  {
+    name: 'HELLO_PROXY_SECRET',
+    type: 'string',
+    description:
+      'what the authenticating proxy sends as X-Hello-Proxy-Secret; unset: hello-proxy recognises no one',
+  },
+  {
+    name: 'HELLO_PROXY_TEAM',
+    type: 'string',
+    default: 'default',
+    description: 'the team of the people the proxy vouches for',
+  },
+];
 
 /**
  * `hello-proxy`: callers a trusted authenticating proxy in front of Ambient vouches for. The proxy
@@ -74,25 +107,35 @@ const ROLES = ['admin', 'member', 'viewer'];
  * viewer) with `X-Hello-Proxy-Secret: <HELLO_PROXY_SECRET>`; the person is a user of the team
  * HELLO_PROXY_TEAM (default "default"), created on first sight. Without HELLO_PROXY_SECRET set, it
  * recognises no one.
- * @type {(context: import('../../../src/extensions').AuthStrategyContext) => import('../../../src/extensions').AuthStrategy}
+ * @type {(context: import('@ambient/extension-api').AuthStrategyContext & import('@ambient/extension-api').ExtensionContext) => import('@ambient/extension-api').AuthStrategy}
  */
-const helloProxyStrategy = ({ users }) => ({
+const helloProxyStrategy = ({ users, settings }) => ({
   name: 'hello-proxy',
   async authenticate(request) {
-    const secret = process.env.HELLO_PROXY_SECRET;
+    const secret = settings.HELLO_PROXY_SECRET;
     const presented = request.headers['x-hello-proxy-secret'];
     const email = request.headers['x-hello-user'];
-    if (!secret || typeof presented !== 'string' || typeof email !== 'string') return null;
+    if (typeof secret !== 'string' || typeof presented !== 'string' || typeof email !== 'string') {
+      return null;
+    }
     if (!sameText(presented, secret)) return null;
     const role = request.headers['x-hello-role'] ?? 'viewer';
-    if (!ROLES.includes(role)) return null;
-    return users.principalOf({ team: process.env.HELLO_PROXY_TEAM || 'default', email, role });
+    if (!isRole(role)) return null;
+    return users.principalOf({ team: String(settings.HELLO_PROXY_TEAM), email, role });
   },
 });
 
-/** @type {import('../../../src/extensions').AmbientExtension} */
+/** @type {import('@ambient/extension-api').AmbientExtension} */
 module.exports = {
   name: 'hello-ambient',
+  settings,
+  init({ settings, log }) {
+    log.info(
+      settings.HELLO_PROXY_SECRET
+        ? `hello-proxy recognises the people of team ${settings.HELLO_PROXY_TEAM} its proxy vouches for`
+        : 'hello-proxy recognises no one (HELLO_PROXY_SECRET is not set)',
+    );
+  },
   harnesses: [helloHarness],
   signatureVerifiers: [helloHmacVerifier],
   authStrategies: (context) => [helloProxyStrategy(context)],

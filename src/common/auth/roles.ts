@@ -12,6 +12,7 @@ export const PERMISSIONS = [
   'runs.cancel',
   'runs.followup',
   'runs.report',
+  'approvals.decide',
   'schedules.read',
   'schedules.write',
   'environments.read',
@@ -61,6 +62,7 @@ const ROLE_PERMISSIONS: Record<TeamRole, ReadonlySet<Permission>> = {
     'runs.create',
     'runs.cancel',
     'runs.followup',
+    'approvals.decide',
     'schedules.write',
     'environments.write',
   ]),
@@ -71,8 +73,15 @@ export function roleAllows(role: TeamRole, permission: Permission): boolean {
   return ROLE_PERMISSIONS[role].has(permission);
 }
 
-/** What an agent identity's keys may never do, whatever their role: people manage agents. */
-const PEOPLE_ONLY: ReadonlySet<Permission> = new Set<Permission>(['agents.read', 'agents.write']);
+/**
+ * What an agent identity's keys may never do, whatever their role: people manage agents, and
+ * people decide what agents asked them (an agent never approves a run's request).
+ */
+const PEOPLE_ONLY: ReadonlySet<Permission> = new Set<Permission>([
+  'agents.read',
+  'agents.write',
+  'approvals.decide',
+]);
 
 /**
  * Why a caller may not use `permission`, or null when it may: its role must hold it, and an
@@ -83,7 +92,8 @@ export function refusalOf(
   permission: Permission,
 ): string | null {
   if (caller.userType === 'service_account' && PEOPLE_ONLY.has(permission)) {
-    return `an agent identity's key lacks permission "${permission}": only human users can manage agents`;
+    const only = permission === 'approvals.decide' ? 'decide approval requests' : 'manage agents';
+    return `an agent identity's key lacks permission "${permission}": only human users can ${only}`;
   }
   if (roleAllows(caller.role, permission)) return null;
   return `role "${caller.role}" lacks permission "${permission}" (held by: ${rolesWith(permission).join(', ')})`;

@@ -9,7 +9,8 @@ import {
   TransactionCommitEvent,
   TransactionRollbackEvent,
 } from 'typeorm';
-import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../app-config.token';
+import type { AppConfig } from '../../config/app-config';
 import { REDIS, RedisConnections } from '../redis/redis-connections';
 import type { Invalidation, InvalidationBus } from './broadcast-cache';
 

@@ -60,6 +60,11 @@ export interface EgressDecision {
   allowed: boolean;
   /** The rule that allowed it (its source), or why it was refused, with the rule to add. */
   reason: string;
+  /**
+   * Refused because no allowlist rule names the host at all (not a method, not the guard): what
+   * an `{"egress": "unlisted", "effect": "ask"}` approval rule asks a person about.
+   */
+  unlisted?: true;
 }
 
 /** Where a sandbox's programs find the proxy: the forwarder's port on the sandbox's loopback. */

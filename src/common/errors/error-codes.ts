@@ -23,6 +23,11 @@ export const ERROR_CODES = {
   conflict: { status: 409, retryable: true, title: 'Conflict' },
   /** Ambient's own: a credential shown once is not shown again (an idempotent replay of it). */
   already_shown: { status: 409, retryable: false, title: 'Already shown' },
+  /**
+   * Ambient's own, a run's error only: the run waited BLOCKED for a decision longer than
+   * AMBIENT_BLOCKED_TIMEOUT and failed.
+   */
+  approval_timeout: { status: 408, retryable: false, title: 'Approval timed out' },
   authentication_required: { status: 401, retryable: false, title: 'Authentication required' },
   resource_unavailable: { status: 503, retryable: true, title: 'Resource unavailable' },
   internal_error: { status: 500, retryable: true, title: 'Internal error' },

@@ -10,7 +10,8 @@ import { getQueueToken } from '@nestjs/bull';
 import { DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
 import type { Job, Queue } from 'bull';
 import { processJob, TracedJobData } from '../tracing';
-import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../app-config.token';
+import type { AppConfig } from '../../config/app-config';
 import { CONSUMED_QUEUES, ConsumedQueue } from './consumed-queues';
 import {
   QUEUE_PROCESSOR,

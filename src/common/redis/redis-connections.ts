@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import Redis, { RedisOptions } from 'ioredis';
-import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../app-config.token';
+import type { AppConfig } from '../../config/app-config';
 
 export const REDIS = Symbol('REDIS');
 

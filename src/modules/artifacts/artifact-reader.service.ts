@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { BLOB_STORE, BlobStore, SignedUrl, UrlSigner } from '../blobs';
 import { ConversationRuns } from './conversation-runs';
 import { artifactBlobKey } from './artifact-writer.service';
 import { RunArtifact } from './run-artifact.entity';
+import { RunArtifactRepository } from './run-artifact.repository';
 
 /** The Oz artifact shapes of GET /agent/artifacts/{uid} (PLAN, SCREENSHOT, FILE). */
 export interface ArtifactView {
@@ -24,7 +23,7 @@ export interface ArtifactView {
 @Injectable()
 export class ArtifactReader {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly artifacts: RunArtifactRepository,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     private readonly signer: UrlSigner,
     private readonly runs: ConversationRuns,
@@ -77,7 +76,7 @@ export class ArtifactReader {
 
   /** A screenshot of a run of the team's conversation (Oz: /conversations/{id}/screenshots/{uid}). */
   async screenshotUrl(conversationId: string, uid: string, teamId: string): Promise<SignedUrl> {
-    const artifact = await this.dataSource.getRepository(RunArtifact).findOneBy({ id: uid });
+    const artifact = await this.artifacts.find(uid);
     const found =
       artifact?.artifactType === 'SCREENSHOT' &&
       artifact.teamId === teamId &&
@@ -96,7 +95,7 @@ export class ArtifactReader {
   }
 
   private async visible(uid: string, teamId: string | null): Promise<RunArtifact> {
-    const artifact = await this.dataSource.getRepository(RunArtifact).findOneBy({ id: uid });
+    const artifact = await this.artifacts.find(uid);
     const readable =
       artifact &&
       (artifact.isPublic || artifact.teamId === teamId) &&

@@ -4,7 +4,7 @@ import { newUid } from '../../common/ids';
 import type { JsonObject } from '../../common/json';
 import { BLOB_STORE, BlobStore } from '../blobs';
 import type { ArtifactInput } from './artifact-input';
-import { ArtifactsService } from './artifacts.service';
+import { RunArtifactRepository } from './run-artifact.repository';
 import type { RunArtifact } from './run-artifact.entity';
 
 export type RowWriter = (
@@ -21,7 +21,7 @@ export const artifactBlobKey = (artifactId: string) => `artifacts/${artifactId}`
 export class ArtifactWriter {
   constructor(
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
-    private readonly artifacts: ArtifactsService,
+    private readonly artifacts: RunArtifactRepository,
   ) {}
 
   async report(

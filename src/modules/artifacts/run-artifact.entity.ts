@@ -1,4 +1,5 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { asciiId, asciiWord } from '../../database/column-types';
 import type { JsonObject } from '../../common/json';
 
 export const ARTIFACT_TYPES = [
@@ -11,17 +12,20 @@ export const ARTIFACT_TYPES = [
 export type ArtifactType = (typeof ARTIFACT_TYPES)[number];
 
 @Entity('run_artifacts')
+@Index('idx_run_artifacts_run', ['runId'])
+@Index('idx_run_artifacts_type', ['teamId', 'artifactType', 'runId'])
+@Index('idx_run_artifacts_url', ['teamId', 'urlHash'])
 export class RunArtifact {
-  @PrimaryColumn({ type: 'varchar', length: 22 })
+  @PrimaryColumn(asciiId(22))
   id: string;
 
-  @Column({ name: 'run_id', type: 'varchar', length: 36 })
+  @Column({ name: 'run_id', ...asciiId(36) })
   runId: string;
 
-  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  @Column({ name: 'team_id', ...asciiId(22) })
   teamId: string;
 
-  @Column({ name: 'artifact_type', type: 'varchar', length: 32 })
+  @Column({ name: 'artifact_type', ...asciiWord(32) })
   artifactType: ArtifactType;
 
   @Column({ type: 'json' })

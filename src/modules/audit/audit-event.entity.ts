@@ -1,18 +1,24 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import type { JsonObject } from '../../common/json';
+import { asciiId } from '../../database/column-types';
 
 import type { AuditActorType, AuditOutcome } from './audit-vocabulary';
 
 /** One change made through the API (or one refused attempt), as the audit log keeps it. */
 @Entity('audit_events')
+@Index('ix_audit_events_team_time', ['teamId', 'occurredAt', 'id'])
+@Index('ix_audit_events_team_action', ['teamId', 'action', 'occurredAt'])
+@Index('ix_audit_events_team_actor', ['teamId', 'actorId', 'occurredAt'])
+@Index('ix_audit_events_team_target', ['teamId', 'targetType', 'targetId', 'occurredAt'])
+@Index('ix_audit_events_occurred', ['occurredAt'])
 export class AuditEvent {
-  @PrimaryColumn({ type: 'varchar', length: 22 })
+  @PrimaryColumn(asciiId(22))
   id: string;
 
   @Column({ name: 'occurred_at', type: 'datetime', precision: 3 })
   occurredAt: Date;
 
-  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  @Column({ name: 'team_id', ...asciiId(22) })
   teamId: string;
 
   @Column({ name: 'actor_type', type: 'varchar', length: 16 })

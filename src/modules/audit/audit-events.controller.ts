@@ -8,7 +8,7 @@ import type { Principal } from '../../common/auth/principal';
 import { ListAuditEventsResponseDto } from './audit-event.dto';
 import { toAuditEventDto } from './audit-event.mapper';
 import { AUDIT_OUTCOMES } from './audit-vocabulary';
-import { AuditEventsQuery } from './audit-events.query';
+import { AuditEventsQuery } from './audit-events.repository';
 import {
   DEFAULT_AUDIT_PAGE,
   MAX_AUDIT_PAGE,

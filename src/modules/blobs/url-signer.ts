@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { API_PREFIX } from '../../bootstrap/http';
+import { API_PREFIX } from '../../config/api-prefix';
 import { APP_CONFIG, AppConfig, ConfigError } from '../../config/app-config';
 
 /** What a signed download URL grants: one blob, served with this type and file name. */

@@ -1,14 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In, IsNull, Not } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { BLOB_STORE, BlobStore, SignedUrl, UrlSigner } from '../blobs';
 import {
   Run,
-  RunEvent,
-  RunMessage,
   sessionIdOf,
-  RunRecords,
+  RunLookupRepository,
+  ConversationRunRepository,
   isTerminal,
   ExecutionInfo,
   toConversationSteps,
@@ -21,11 +18,11 @@ import { TranscriptWriter } from './transcript-writer.service';
 @Injectable()
 export class ConversationsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     private readonly signer: UrlSigner,
     private readonly transcripts: TranscriptWriter,
-    private readonly runs: RunRecords,
+    private readonly runLookup: RunLookupRepository,
+    private readonly runsOfConversations: ConversationRunRepository,
   ) {}
 
   async forRun(teamId: string, runId: string): Promise<Conversation> {
@@ -69,7 +66,7 @@ export class ConversationsService {
     teamId: string | null,
     sessionUuid: string,
   ): Promise<{ runId: string; body: { conversation_id?: string } }> {
-    const run = await this.runs.findOfTeam(sessionUuid, teamId);
+    const run = await this.runLookup.findOfTeam(sessionUuid, teamId);
     if (!run) throw ApiError.notFound(`session ${sessionUuid}`);
     const finished = isTerminal(run.state) && (await this.hasRecords(run.id));
     return { runId: run.id, body: finished ? { conversation_id: run.conversationId } : {} };
@@ -83,7 +80,7 @@ export class ConversationsService {
     teamId: string | null,
     conversationId: string,
   ): Promise<{ runId: string; body: { session_id?: string } }> {
-    const latest = await this.runs.latestInConversation(conversationId, teamId);
+    const latest = await this.runsOfConversations.latestInConversation(conversationId, teamId);
     if (!latest) throw ApiError.notFound(`conversation ${conversationId}`);
     const live = latest.state === 'CLAIMED' || latest.state === 'INPROGRESS';
     const sessionId = live ? sessionIdOf(latest) : undefined;
@@ -91,14 +88,8 @@ export class ConversationsService {
   }
 
   /** Whether a run has anything its conversation would show (a message or an execution event). */
-  private async hasRecords(runId: string): Promise<boolean> {
-    const [message, event] = await Promise.all([
-      this.dataSource.getRepository(RunMessage).exists({ where: { runId } }),
-      this.dataSource
-        .getRepository(RunEvent)
-        .exists({ where: { runId, executionId: Not(IsNull()) } }),
-    ]);
-    return message || event;
+  private hasRecords(runId: string): Promise<boolean> {
+    return this.runsOfConversations.hasRecords(runId);
   }
 
   private async transcriptUrl(key: string, filename: string): Promise<SignedUrl> {
@@ -117,26 +108,20 @@ export class ConversationsService {
   }
 
   private async visibleRun(teamId: string, runId: string): Promise<Run> {
-    const run = await this.runs.findOfTeam(runId, teamId);
+    const run = await this.runLookup.findOfTeam(runId, teamId);
     if (!run) throw ApiError.notFound(`run ${runId}`);
     return run;
   }
 
   private async conversationRuns(teamId: string, conversationId: string): Promise<Run[]> {
-    const runs = await this.runs.listInConversation(teamId, conversationId);
+    const runs = await this.runsOfConversations.listInConversation(teamId, conversationId);
     if (runs.length === 0) throw ApiError.notFound(`conversation ${conversationId}`);
     return runs;
   }
 
   private async build(conversationId: string, runs: Run[]): Promise<Conversation> {
-    const rows = await this.dataSource.getRepository(RunMessage).find({
-      where: { runId: In(runs.map((r) => r.id)) },
-      order: { id: 'ASC' },
-    });
-    const events = await this.dataSource.getRepository(RunEvent).find({
-      where: { runId: In(runs.map((r) => r.id)), executionId: Not(IsNull()) },
-      order: { id: 'ASC' },
-    });
+    const rows = await this.runsOfConversations.messagesOf(runs.map((r) => r.id));
+    const events = await this.runsOfConversations.executionEventsOf(runs.map((r) => r.id));
     if (rows.length === 0 && events.length === 0) {
       throw ApiError.notFound(`conversation ${conversationId} (nothing recorded yet)`);
     }

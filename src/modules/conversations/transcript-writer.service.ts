@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BLOB_STORE, BlobStore } from '../blobs';
-import { TranscriptMessageRow, RunRecords } from '../runs';
+import { TranscriptMessageRow, ConversationRunRepository } from '../runs';
 import {
   conversationTranscriptKey,
   rawExecutionTranscriptKey,
@@ -17,7 +17,7 @@ import {
 @Injectable()
 export class TranscriptWriter {
   constructor(
-    private readonly runs: RunRecords,
+    private readonly runs: ConversationRunRepository,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
   ) {}
 

@@ -1,7 +1,7 @@
 import { NETWORK_MODES } from '../../common/egress/egress-policy';
 import type { EgressRuleInput, NetworkMode } from '../../common/egress/egress-policy';
 import { pathComponentProblem } from '../../common/tenant-files/path-component';
-import type { SecretRef } from '../run-config';
+import type { ApprovalRule, SecretRef } from '../run-config';
 
 /**
  * What processes in a sandbox reach (Ambient extension of environments): nothing, any host
@@ -31,6 +31,8 @@ export interface EnvironmentConfig {
   egress_allow?: EgressRuleInput[];
   /** Ambient extension: the sandbox's limits, within the server's maxima (default: the server's). */
   resources?: SandboxResources;
+  /** Ambient extension: approval rules of every run in the environment (normalised). */
+  approvals?: ApprovalRule[];
 }
 
 export interface SandboxResources {

@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import type { Principal } from '../../common/auth/principal';
-import { UID_PATTERN } from '../../common/ids';
+import { newSecretToken, UID_PATTERN } from '../../common/ids';
 import { AuditLog } from '../audit';
-import { Team } from '../teams';
+import { TeamUserRepository } from '../teams';
 import { Environment, EnvironmentGrant } from './environment.entity';
 import { asAccepted, isAccepted, VisibleEnvironment } from './environment-access';
 import { EnvironmentsService, target } from './environments.service';
@@ -26,6 +25,7 @@ export interface PendingGrant {
 export class EnvironmentSharingService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly teamsAndUsers: TeamUserRepository,
     private readonly environments: EnvironmentsService,
     private readonly audit: AuditLog,
   ) {}
@@ -36,7 +36,7 @@ export class EnvironmentSharingService {
     if (teamId === principal.teamId) {
       throw ApiError.invalid('team_id', 'is the owning team, which already has access');
     }
-    if (!(await this.dataSource.getRepository(Team).existsBy({ id: teamId }))) {
+    if (!(await this.teamsAndUsers.teamExists(teamId))) {
       throw ApiError.invalid('team_id', `team "${teamId}" does not exist`);
     }
     await this.dataSource.transaction(async (m) => {
@@ -66,7 +66,7 @@ export class EnvironmentSharingService {
   /** A new share token (replacing the previous one, which stops working). */
   async shareLink(principal: Principal, uid: string): Promise<string> {
     await this.environments.findOwned(principal, uid, 'environment.share_link');
-    const shareToken = randomBytes(32).toString('base64url');
+    const shareToken = newSecretToken();
     await this.dataSource.transaction(async (m) => {
       await m.getRepository(Environment).update({ id: uid }, { shareToken });
       // The token opens the environment to anyone holding it: never recorded.

@@ -1,13 +1,16 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { asciiId } from '../../database/column-types';
 import type { EnvironmentConfig } from './environment-config';
 
 /** A team's environment: the repositories and setup commands a run's workspace is prepared from. */
 @Entity('environments')
+@Index('uq_environments_share_token', ['shareToken'], { unique: true })
+@Index('idx_environments_team', ['teamId', 'updatedAt'])
 export class Environment {
-  @PrimaryColumn({ type: 'varchar', length: 22 })
+  @PrimaryColumn(asciiId(22))
   id: string;
 
-  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  @Column({ name: 'team_id', ...asciiId(22) })
   teamId: string;
 
   @Column({ type: 'varchar', length: 255 })
@@ -20,17 +23,17 @@ export class Environment {
   @Column({ type: 'int', unsigned: true, default: 1 })
   version: number;
 
-  @Column({ name: 'setup_failed', type: 'boolean' })
+  @Column({ name: 'setup_failed', type: 'boolean', default: false })
   setupFailed: boolean;
 
   /** Anyone holding this token can add the environment to their own team (link sharing). */
-  @Column({ name: 'share_token', type: 'varchar', length: 43, nullable: true })
+  @Column({ name: 'share_token', ...asciiId(43), nullable: true })
   shareToken: string | null;
 
-  @Column({ name: 'creator_id', type: 'varchar', length: 22, nullable: true })
+  @Column({ name: 'creator_id', ...asciiId(22), nullable: true })
   creatorId: string | null;
 
-  @Column({ name: 'last_editor_id', type: 'varchar', length: 22, nullable: true })
+  @Column({ name: 'last_editor_id', ...asciiId(22), nullable: true })
   lastEditorId: string | null;
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
@@ -52,11 +55,12 @@ export interface AcceptedEnvironment {
  * owner changes later, until it accepts the newer one.
  */
 @Entity('environment_grants')
+@Index('idx_environment_grants_team', ['teamId'])
 export class EnvironmentGrant {
-  @PrimaryColumn({ name: 'environment_id', type: 'varchar', length: 22 })
+  @PrimaryColumn({ name: 'environment_id', ...asciiId(22) })
   environmentId: string;
 
-  @PrimaryColumn({ name: 'team_id', type: 'varchar', length: 22 })
+  @PrimaryColumn({ name: 'team_id', ...asciiId(22) })
   teamId: string;
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })

@@ -14,7 +14,7 @@ import type { VisibleEnvironment } from './environment-access';
 
 /**
  * The Oz `Environment` shape; `last_task_created` is the caller's own latest run in it
- * (`latestRuns`, RunRecords.latestByEnvironment). `users` holds the creators and last editors
+ * (`latestRuns`, LatestRunRepository.latestByEnvironment). `users` holds the creators and last editors
  * (members of the owning teams).
  */
 export function toEnvironmentDtos(
@@ -69,6 +69,7 @@ export function toEnvironmentConfig(environment: Environment): EnvironmentConfig
     ...(config.network ? { network: config.network } : {}),
     ...(config.egress_allow ? { egress_allow: config.egress_allow } : {}),
     ...(config.resources ? { resources: config.resources } : {}),
+    ...(config.approvals?.length ? { approvals: config.approvals } : {}),
   };
 }
 

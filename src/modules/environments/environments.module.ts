@@ -7,6 +7,7 @@ import { EnvironmentsService } from './environments.service';
 import { NetworkPolicyService } from './network-policy/network-policy.service';
 import { TeamNetworkPolicy } from './network-policy/team-network-policy.entity';
 import { EnvironmentSharingService } from './environment-sharing.service';
+import { EnvironmentRepository } from './environment.repository';
 
 /** Environments: their configuration, grants and share links (what runs execute in), and the team's network policy. */
 @Module({
@@ -15,7 +16,17 @@ import { EnvironmentSharingService } from './environment-sharing.service';
     TeamsModule,
     SecretsModule,
   ],
-  providers: [EnvironmentsService, NetworkPolicyService, EnvironmentSharingService],
-  exports: [EnvironmentsService, NetworkPolicyService, EnvironmentSharingService],
+  providers: [
+    EnvironmentsService,
+    NetworkPolicyService,
+    EnvironmentSharingService,
+    EnvironmentRepository,
+  ],
+  exports: [
+    EnvironmentsService,
+    NetworkPolicyService,
+    EnvironmentSharingService,
+    EnvironmentRepository,
+  ],
 })
 export class EnvironmentsModule {}

@@ -7,7 +7,7 @@ import { dockerImageRefusal, parseDockerImages } from '../../config/docker-image
 import { newUid, UID_PATTERN } from '../../common/ids';
 import { AuditLog } from '../audit';
 import type { EgressRuleInput } from '../../common/egress/egress-policy';
-import { secretRef } from '../run-config';
+import { checkedApprovals, secretRef } from '../run-config';
 import { TeamSecretsService } from '../secrets';
 import type { Principal } from '../../common/auth/principal';
 import { MAX_EGRESS_RULES } from '../../common/egress/egress-rules';
@@ -301,6 +301,10 @@ function normalizeConfig(base: EnvironmentConfig, body: UpdateEnvironmentDto): E
       ...(cpus !== undefined ? { cpus } : {}),
     };
   }
+  // Validated by the DTO; stored normalised, and null or [] clears.
+  const approvals = checkedApprovals(config.approvals, 'approvals');
+  if (approvals) config.approvals = approvals;
+  else delete config.approvals;
   if (config.providers === null) delete config.providers;
   else if (config.providers) {
     const { aws, gcp } = config.providers;

@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import type { Role } from '../../config/app-config';
-import { SandboxModule } from '../execution';
+import { SandboxModule } from '../workers';
 import { HEALTH_ROLES, Readiness } from './readiness.service';
 
 /** Liveness and readiness checks of one Nest application, whose roles are given. */

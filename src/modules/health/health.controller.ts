@@ -13,9 +13,10 @@ import { DataSource } from 'typeorm';
 import { Public } from '../../common/auth/public.decorator';
 import { ApiError } from '../../common/errors/api-error';
 import { REDIS } from '../../common/redis/redis.module';
-import { SandboxService } from '../execution';
+import { SandboxService } from '../workers';
 import { HealthCheckResultDto, HealthIndicatorDto, HealthResponseDto } from './health.dto';
 import { HealthAnswer, Readiness } from './readiness.service';
+import { pingDatabase } from '../../database/database-ping';
 
 @ApiTags('health')
 @ApiExtraModels(HealthIndicatorDto)
@@ -37,7 +38,7 @@ export class HealthController {
   @ApiOkResponse({ type: HealthResponseDto })
   async check(): Promise<HealthResponseDto> {
     const [database, redis] = await Promise.all([
-      this.dataSource.query('SELECT 1').then(
+      pingDatabase(this.dataSource).then(
         () => 'ok',
         () => 'unreachable',
       ),

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { AMBIENT_EXTENSION } from '../../common/openapi-extension';
-import { registryEnum } from '../../extensions/registry-openapi';
+import { registryEnum } from '../../common/registry/registry-openapi';
 
 @ApiSchema({
   name: 'SandboxInfo',

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { SandboxModule } from '../execution';
+import { SandboxModule } from '../workers';
 import { HealthController } from './health.controller';
 
 /** The api role's health endpoints (Readiness comes from HealthChecksModule, in every role). */

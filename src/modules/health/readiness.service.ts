@@ -10,7 +10,8 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { REDIS } from '../../common/redis/redis.module';
 import type { Role } from '../../config/app-config';
-import { SandboxService } from '../execution';
+import { SandboxService } from '../workers';
+import { pingDatabase } from '../../database/database-ping';
 
 /** The roles whose needs the readiness check covers (those of the Nest application it is in). */
 export const HEALTH_ROLES = Symbol('HEALTH_ROLES');
@@ -48,7 +49,7 @@ export class Readiness {
       () =>
         this.indicators
           .check('database')
-          .attempt(async () => void (await this.dataSource.query('SELECT 1')))
+          .attempt(() => pingDatabase(this.dataSource))
           .withTimeout(CHECK_TIMEOUT_MS),
       () =>
         this.indicators

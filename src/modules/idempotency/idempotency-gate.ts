@@ -9,7 +9,7 @@ import {
   parseIdempotencyKey,
   requestDigest,
 } from './idempotency-key.header';
-import { IdempotencyStore } from './idempotency.store';
+import { IdempotencyStore } from './idempotency.repository';
 
 /** Where a handler finds the claim of its request (CurrentIdempotencyClaim). */
 export type IdempotentRequest = Request & { idempotencyClaim?: IdempotencyClaim; user?: Principal };

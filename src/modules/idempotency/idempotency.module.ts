@@ -1,7 +1,9 @@
 import { DynamicModule, Global, Module, Type } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyGate } from './idempotency-gate';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
-import { IdempotencyStore } from './idempotency.store';
+import { IdempotencyKey } from './idempotency-key.entity';
+import { IdempotencyStore } from './idempotency.repository';
 import { SHOWN_ONCE_CIPHER, ShownOnceCipher } from './shown-once-cipher';
 
 /**
@@ -18,6 +20,7 @@ export class IdempotencyModule {
   static withCipher(cipher: Type<ShownOnceCipher>): DynamicModule {
     return {
       module: IdempotencyModule,
+      imports: [TypeOrmModule.forFeature([IdempotencyKey])],
       providers: [
         { provide: SHOWN_ONCE_CIPHER, useClass: cipher },
         IdempotencyStore,

@@ -1,11 +1,10 @@
 /** What other modules may use of idempotency/: they import it from here only (ESLint rule ambient/import-through-index). */
+export { claimLost, markRecorded } from './idempotency-claim';
 export {
   answersStatement,
-  claimLost,
   lockAnswers,
-  markRecorded,
   recordAnswersInTransaction,
-} from './idempotency-claim';
+} from './idempotency-answers.repository';
 export type { IdempotencyClaim, IdempotentAnswer } from './idempotency-claim';
 export { CurrentIdempotencyClaim, Idempotent } from './idempotent.decorator';
 export { IdempotencyGate } from './idempotency-gate';

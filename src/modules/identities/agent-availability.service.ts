@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { TeamsService } from '../teams';
+import { AgentIdentityRepository } from './agent-identity.repository';
 
 /**
  * The plan limit on agent identities: a team may use as many agents as its own `agent_limit`
@@ -14,7 +14,7 @@ import { TeamsService } from '../teams';
 export class AgentAvailability {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly identities: AgentIdentityRepository,
     private readonly teams: TeamsService,
   ) {}
 
@@ -23,25 +23,15 @@ export class AgentAvailability {
   }
 
   /** Agents the team has (not deleted). */
-  async count(teamId: string, manager: EntityManager = this.dataSource.manager): Promise<number> {
-    const rows = (await manager.query(
-      `SELECT COUNT(*) AS n FROM agent_identities WHERE team_id = ? AND deleted_at IS NULL`,
-      [teamId],
-    )) as { n: number | string }[];
-    return Number(rows[0]?.n ?? 0);
+  count(teamId: string, manager?: EntityManager): Promise<number> {
+    return this.identities.countLive(teamId, manager);
   }
 
   /** The uids of the team's usable agents: its oldest `limit` agents that are not deleted. */
   async availableUids(teamId: string): Promise<Set<string>> {
     const limit = await this.limitFor(teamId);
     if (limit === 0) return new Set();
-    const rows = (await this.dataSource.query(
-      `SELECT user_id FROM agent_identities
-        WHERE team_id = ? AND deleted_at IS NULL
-        ORDER BY created_at, user_id LIMIT ?`,
-      [teamId, limit],
-    )) as { user_id: string }[];
-    return new Set(rows.map((r) => r.user_id));
+    return new Set(await this.identities.oldestLiveUserIds(teamId, limit));
   }
 
   async isAvailable(teamId: string, uid: string): Promise<boolean> {

@@ -1,4 +1,6 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { asciiId } from '../../database/column-types';
+import { Team, User } from '../teams';
 import type { AgentSettings } from './agent-settings';
 
 /**
@@ -7,11 +9,14 @@ import type { AgentSettings } from './agent-settings';
  * API keys in the same transaction.
  */
 @Entity('agent_identities')
+@Index('idx_agent_identities_team', ['teamId', 'deletedAt', 'createdAt', 'uid'])
 export class AgentIdentity {
-  @PrimaryColumn({ name: 'user_id', type: 'varchar', length: 22 })
+  @PrimaryColumn({ name: 'user_id', ...asciiId(22) })
+  @ForeignKey(() => User, { name: 'fk_agent_identities_user', onDelete: 'CASCADE' })
   uid: string;
 
-  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  @Column({ name: 'team_id', ...asciiId(22) })
+  @ForeignKey(() => Team, { name: 'fk_agent_identities_team', onDelete: 'CASCADE' })
   teamId: string;
 
   @Column({ type: 'varchar', length: 255 })
@@ -23,7 +28,7 @@ export class AgentIdentity {
   @Column({ type: 'json' })
   settings: AgentSettings;
 
-  @Column({ name: 'created_by', type: 'varchar', length: 22, nullable: true })
+  @Column({ name: 'created_by', ...asciiId(22), nullable: true })
   createdBy: string | null;
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })

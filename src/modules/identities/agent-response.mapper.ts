@@ -39,6 +39,8 @@ export function toAgentResponse(identity: AgentIdentity, available: boolean): Ag
     'inference_providers',
     'mcp_servers',
     'worker_host',
+    'approvals',
+    'approvers',
   ] as const;
   for (const key of optional) {
     if (s[key] !== undefined) (response as unknown as Record<string, unknown>)[key] = s[key];

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../common/json';
-import type { AgentConfig, SecretRef, StoredMcpServerConfig } from '../run-config';
+import type { AgentConfig, ApprovalRule, SecretRef, StoredMcpServerConfig } from '../run-config';
 
 export const AGENT_TYPES = [
   'FOREMAN',
@@ -40,6 +40,10 @@ export interface AgentSettings {
   secrets?: SecretRef[];
   skills?: string[];
   worker_host?: string;
+  /** Approval rules of every run it executes (normalised). */
+  approvals?: ApprovalRule[];
+  /** Who may decide its runs' approval requests besides admins (user ids, lower-case e-mails). */
+  approvers?: string[];
 }
 
 /** The settings fields a create or update body may carry (the DTOs share this shape). */
@@ -64,6 +68,8 @@ export interface AgentSettingsInput {
   secrets?: SecretRef[] | null;
   skills?: string[] | null;
   worker_host?: string | null;
+  approvals?: ApprovalRule[] | null;
+  approvers?: string[] | null;
 }
 
 type PlainKey = Exclude<keyof AgentSettings, 'memory'>;
@@ -84,6 +90,8 @@ const PLAIN_KEYS: PlainKey[] = [
   'secrets',
   'skills',
   'worker_host',
+  'approvals',
+  'approvers',
 ];
 
 /** An empty string, array or object: the update convention for "clear this field". */

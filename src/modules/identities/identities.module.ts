@@ -5,6 +5,7 @@ import { SecretsModule } from '../secrets';
 import { TeamsModule } from '../teams';
 import { AgentAvailability } from './agent-availability.service';
 import { AgentIdentity } from './agent-identity.entity';
+import { AgentIdentityRepository } from './agent-identity.repository';
 import { IdentitiesController } from './identities.controller';
 import { IdentitiesService } from './identities.service';
 import { IdentityKeysController } from './identity-keys.controller';
@@ -17,7 +18,7 @@ import { IdentityRunResolver } from './identity-run-resolver.service';
 @Module({
   imports: [TypeOrmModule.forFeature([AgentIdentity]), TeamsModule, ModelsModule, SecretsModule],
   controllers: [IdentitiesController, IdentityKeysController],
-  providers: [IdentitiesService, AgentAvailability, IdentityRunResolver],
-  exports: [IdentitiesService, AgentAvailability, IdentityRunResolver],
+  providers: [IdentitiesService, AgentAvailability, IdentityRunResolver, AgentIdentityRepository],
+  exports: [IdentitiesService, AgentAvailability, IdentityRunResolver, AgentIdentityRepository],
 })
 export class IdentitiesModule {}

@@ -4,12 +4,13 @@ import { DataSource, EntityManager, IsNull } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { AuditLog } from '../audit';
 import { ModelsService } from '../models';
-import { secretRef } from '../run-config';
+import { checkedApprovals, secretRef } from '../run-config';
 import type { SecretRef } from '../run-config';
 import { McpSecrets, assertMcpServers } from '../secrets';
-import { ApiKeysService, TeamsService } from '../teams';
+import { ApiKeysService, TeamsService, TeamUserRepository } from '../teams';
 import type { Principal } from '../../common/auth/principal';
 import { AgentAvailability } from './agent-availability.service';
+import { parseApprovers } from './agent-approvers';
 import { AgentIdentity } from './agent-identity.entity';
 import { toAgentResponse } from './agent-response.mapper';
 import {
@@ -29,6 +30,7 @@ import type { AgentResponseDto } from './dto/agent-response.dto';
 export class IdentitiesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly teamsAndUsers: TeamUserRepository,
     private readonly teams: TeamsService,
     private readonly apiKeys: ApiKeysService,
     private readonly models: ModelsService,
@@ -62,7 +64,7 @@ export class IdentitiesService {
     const settings = await this.checkedSettings(principal, {}, body);
     const identity = await this.dataSource.transaction(async (manager) => {
       // Serialises creations per team, so concurrent requests cannot overshoot the limit.
-      await manager.query(`SELECT id FROM teams WHERE id = ? FOR UPDATE`, [principal.teamId]);
+      await this.teamsAndUsers.lockTeam(manager, principal.teamId);
       const [count, limit] = await Promise.all([
         this.availability.count(principal.teamId, manager),
         this.availability.limitFor(principal.teamId),
@@ -215,6 +217,34 @@ export class IdentitiesService {
     );
   }
 
+  /**
+   * `approvals` normalised (as `[]` to clear), `approvers` normalised with every user id a person
+   * of the team (e-mails are taken as given: people may join later).
+   */
+  private async checkedApprovalSettings(
+    teamId: string,
+    input: AgentSettingsInput,
+  ): Promise<AgentSettingsInput> {
+    const checked = { ...input };
+    if (input.approvals) checked.approvals = checkedApprovals(input.approvals, 'approvals') ?? [];
+    if (input.approvers) {
+      const approvers = parseApprovers(input.approvers);
+      const ids = approvers.filter((entry) => !entry.includes('@'));
+      const people = await this.teams.usersByIds(teamId, ids);
+      const isPerson = (id: string) =>
+        people.get(id)?.type === 'user' && !people.get(id)?.deletedAt;
+      const unknown = ids.findIndex((id) => !isPerson(id));
+      if (unknown >= 0) {
+        throw ApiError.invalid(
+          `approvers.${approvers.indexOf(ids[unknown])}`,
+          `"${ids[unknown]}" is not a person of this team`,
+        );
+      }
+      checked.approvers = approvers;
+    }
+    return checked;
+  }
+
   /** The settings after applying `input`, refused with the offending field named. */
   private async checkedSettings(
     principal: Principal,
@@ -229,6 +259,7 @@ export class IdentitiesService {
       throw ApiError.invalid('secrets', `duplicate name(s): ${duplicates.join(', ')}`);
     }
     if (input.mcp_servers) assertMcpServers(input.mcp_servers, 'mcp_servers');
+    input = await this.checkedApprovalSettings(principal.teamId, input);
     if (input.base_model && !this.models.find(input.base_model)) {
       throw ApiError.invalid(
         'base_model',

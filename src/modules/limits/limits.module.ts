@@ -1,14 +1,15 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AgentIdentity } from '../identities';
+import { IdentitiesModule } from '../identities';
 import { LimitsController } from './limits.controller';
 import { LimitsService } from './limits.service';
 import { RunLimits } from './run-limits.entity';
+import { RunLimitsRepository } from './run-limits.repository';
 
 /** Limits of teams and agent identities, for every role (claims and executions read them). */
 @Module({
-  imports: [TypeOrmModule.forFeature([RunLimits, AgentIdentity])],
-  providers: [LimitsService],
+  imports: [TypeOrmModule.forFeature([RunLimits]), IdentitiesModule],
+  providers: [LimitsService, RunLimitsRepository],
   exports: [LimitsService],
 })
 export class LimitsModule {}

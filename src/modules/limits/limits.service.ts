@@ -1,14 +1,15 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { BroadcastCache, InvalidationBus } from '../../common/cache/broadcast-cache';
 import { Invalidations } from '../../common/cache/invalidations';
 import { ApiError } from '../../common/errors/api-error';
 import type { Principal } from '../../common/auth/principal';
 import { AuditLog } from '../audit';
-import { AgentIdentity } from '../identities';
+import { AgentIdentityRepository } from '../identities';
 import type { LimitsDto, UpdateLimitsDto } from './limits.dto';
 import { RunLimits, TEAM_SCOPE } from './run-limits.entity';
+import { RunLimitsRepository } from './run-limits.repository';
 
 /** The limits that govern one run: its team's and its executing agent identity's. */
 export interface RunLimitRows {
@@ -43,6 +44,8 @@ export class LimitsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly audit: AuditLog,
+    private readonly identities: AgentIdentityRepository,
+    private readonly rows: RunLimitsRepository,
     @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
   ) {
     this.cached = invalidations
@@ -55,12 +58,12 @@ export class LimitsService {
   }
 
   async teamLimits(teamId: string): Promise<LimitsDto> {
-    return limitsOf(await this.row(this.dataSource.manager, teamId, TEAM_SCOPE));
+    return limitsOf(await this.rows.find(teamId, TEAM_SCOPE));
   }
 
   async agentLimits(teamId: string, agentUid: string): Promise<LimitsDto> {
     await this.assertAgent(teamId, agentUid);
-    return limitsOf(await this.row(this.dataSource.manager, teamId, agentUid));
+    return limitsOf(await this.rows.find(teamId, agentUid));
   }
 
   /** Called after a change of a team's (or its agents') limits has committed. */
@@ -78,14 +81,8 @@ export class LimitsService {
     if (agentUid !== null) await this.assertAgent(teamId, agentUid);
     const scope = agentUid ?? TEAM_SCOPE;
     const updated = await this.dataSource.transaction(async (manager) => {
-      // The row exists and is ours (X lock) before it is read: two first changes of a team never
-      // deadlock on the gap a missing row would leave them both locking.
-      await manager.query(
-        `INSERT INTO run_limits (team_id, agent_uid, updated_at) VALUES (?, ?, ?)
-         ON DUPLICATE KEY UPDATE updated_at = updated_at`,
-        [teamId, scope, new Date()],
-      );
-      const before = limitsOf(await this.row(manager, teamId, scope, true));
+      await this.rows.ensureLocked(manager, teamId, scope);
+      const before = limitsOf(await this.rows.find(teamId, scope, manager, true));
       const after: LimitsDto = { ...before };
       for (const field of FIELDS) {
         const value = body[field];
@@ -94,15 +91,11 @@ export class LimitsService {
       if (after.monthly_budget_usd !== null)
         after.monthly_budget_usd = usd(after.monthly_budget_usd);
       if (after.max_run_cost_usd !== null) after.max_run_cost_usd = usd(after.max_run_cost_usd);
-      await manager.getRepository(RunLimits).update(
-        { teamId, agentUid: scope },
-        {
-          maxConcurrentRuns: after.max_concurrent_runs,
-          monthlyBudgetUsd: after.monthly_budget_usd,
-          maxRunCostUsd: after.max_run_cost_usd,
-          updatedAt: new Date(),
-        },
-      );
+      await this.rows.set(manager, teamId, scope, {
+        maxConcurrentRuns: after.max_concurrent_runs,
+        monthlyBudgetUsd: after.monthly_budget_usd,
+        maxRunCostUsd: after.max_run_cost_usd,
+      });
       const target = agentUid ? { type: 'agent', id: agentUid } : { type: 'team', id: teamId };
       await this.audit.record(manager, principal, 'limits.update', target, {
         before: { ...before },
@@ -143,13 +136,7 @@ export class LimitsService {
     lock: boolean,
   ): Promise<RunLimitRows> {
     const scopes = executorId ? [TEAM_SCOPE, executorId] : [TEAM_SCOPE];
-    let query = manager
-      .getRepository(RunLimits)
-      .createQueryBuilder('l')
-      .where('l.team_id = :teamId AND l.agent_uid IN (:...scopes)', { teamId, scopes })
-      .orderBy('l.agent_uid', 'ASC');
-    if (lock) query = query.setLock('pessimistic_write');
-    const rows = await query.getMany();
+    const rows = await this.rows.ofScopes(manager, teamId, scopes, lock);
     return {
       team: rows.find((r) => r.agentUid === TEAM_SCOPE) ?? null,
       agent: rows.find((r) => r.agentUid !== TEAM_SCOPE) ?? null,
@@ -158,27 +145,11 @@ export class LimitsService {
 
   /** Every limits row of a team (its own and its agents'). */
   allOf(teamId: string): Promise<RunLimits[]> {
-    return this.dataSource.getRepository(RunLimits).findBy({ teamId });
-  }
-
-  private async row(
-    manager: EntityManager,
-    teamId: string,
-    scope: string,
-    lock = false,
-  ): Promise<RunLimits | null> {
-    let query = manager
-      .getRepository(RunLimits)
-      .createQueryBuilder('l')
-      .where('l.team_id = :teamId AND l.agent_uid = :scope', { teamId, scope });
-    if (lock) query = query.setLock('pessimistic_write');
-    return query.getOne();
+    return this.rows.allOf(teamId);
   }
 
   private async assertAgent(teamId: string, uid: string): Promise<void> {
-    const exists = await this.dataSource
-      .getRepository(AgentIdentity)
-      .exists({ where: { uid, teamId, deletedAt: IsNull() } });
+    const exists = await this.identities.existsLive(teamId, uid);
     if (!exists) throw ApiError.notFound(`agent "${uid}"`);
   }
 }

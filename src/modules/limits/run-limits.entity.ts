@@ -6,13 +6,16 @@ const usd: ValueTransformer = {
   from: (value: string | null) => (value === null ? null : Number(value)),
 };
 
+/** The key of a team's own limits row. */
+export const TEAM_SCOPE = '';
+
 /** The limits of a team (`agentUid` = '') or of one of its agent identities; null = no limit. */
 @Entity('run_limits')
 export class RunLimits {
   @PrimaryColumn({ name: 'team_id', type: 'varchar', length: 22 })
   teamId: string;
 
-  @PrimaryColumn({ name: 'agent_uid', type: 'varchar', length: 22 })
+  @PrimaryColumn({ name: 'agent_uid', type: 'varchar', length: 22, default: TEAM_SCOPE })
   agentUid: string;
 
   @Column({ name: 'max_concurrent_runs', type: 'int', nullable: true })
@@ -41,6 +44,3 @@ export class RunLimits {
   @Column({ name: 'updated_at', type: 'datetime', precision: 3 })
   updatedAt: Date;
 }
-
-/** The key of a team's own limits row. */
-export const TEAM_SCOPE = '';

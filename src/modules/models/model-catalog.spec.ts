@@ -19,6 +19,9 @@ describe('loadModelCatalog', () => {
     const claude = catalog.models.find((m) => m.provider.kind === 'ANTHROPIC')!;
     expect(claude.disableReason).toBe('ADMIN_DISABLED');
     expect(claude.disableDetail).toContain('ANTHROPIC_API_KEY');
+    // Disabled only for want of its key: the models API says so (missing_provider_key).
+    expect(claude.missingProviderKey).toBe('ANTHROPIC_API_KEY');
+    expect(gpt.missingProviderKey).toBeUndefined();
     // Anthropic is spoken to natively; Google through its OpenAI-compatible endpoint.
     expect(claude.provider.api).toBe('anthropic_messages');
     expect(claude.maxOutputTokens).toBeGreaterThan(0);

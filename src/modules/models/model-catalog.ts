@@ -33,6 +33,8 @@ export interface CatalogModel {
   outputCostPerTokenUsd: number;
   disableReason?: DisableReason;
   disableDetail?: string;
+  /** The environment variable the provider's key is read from, when it is not set (disabled). */
+  missingProviderKey?: string;
 }
 
 export interface ModelCatalog {
@@ -128,6 +130,7 @@ export function loadModelCatalog(file: string, env: NodeJS.ProcessEnv = process.
     } else if (provider!.apiKeyEnv && !provider!.apiKey) {
       model.disableReason = 'ADMIN_DISABLED';
       model.disableDetail = `provider key ${provider!.apiKeyEnv} is not set`;
+      model.missingProviderKey = provider!.apiKeyEnv;
     }
     return model;
   });

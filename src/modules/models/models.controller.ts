@@ -30,6 +30,9 @@ export class ModelsController {
         ...(m.disableReason
           ? { disable_reason: m.disableReason, disable_detail: m.disableDetail }
           : {}),
+        ...(m.missingProviderKey
+          ? { missing_provider_key: true, provider_key_env: m.missingProviderKey }
+          : {}),
         disabled: !!m.disableReason,
         input_cost_per_token_usd: m.inputCostPerTokenUsd,
         output_cost_per_token_usd: m.outputCostPerTokenUsd,

@@ -18,6 +18,20 @@ export class ModelInfoDto {
     description: 'Ambient extension: why the model is disabled',
   })
   disable_detail?: string;
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    description:
+      'Ambient extension: true when the model is disabled only because its provider key is not ' +
+      'set on the server (provider_key_env names the variable); disable_reason is ADMIN_DISABLED',
+  })
+  missing_provider_key?: boolean;
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    description:
+      'Ambient extension: the environment variable the provider key is read from (with ' +
+      'missing_provider_key)',
+  })
+  provider_key_env?: string;
   @ApiProperty({
     ...AMBIENT_EXTENSION,
     description: 'Ambient extension: whether runs may use the model',

@@ -4,3 +4,4 @@ export type { NotificationEvent } from './notification-events';
 export { NotificationEmitter } from './notification-emitter.service';
 export type { NotificationData } from './notification-emitter.service';
 export { NotificationsModule } from './notifications.module';
+export { RunEndNotifications } from './run-end-notifications';

@@ -4,6 +4,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { newUid } from '../../common/ids';
 import type { JsonObject } from '../../common/json';
 import { NotificationDelivery } from './entities/notification-delivery.entity';
+import { NotificationDeliveryRepository } from './notification-delivery.repository';
+import { NotificationEndpointRepository } from './notification-endpoint.repository';
 import type { NotificationEvent } from './notification-events';
 import { envelope } from './notification-payloads';
 import { NotificationQueue } from './notification-queue';
@@ -21,6 +23,8 @@ export class NotificationEmitter {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly queue: NotificationQueue,
+    private readonly endpoints: NotificationEndpointRepository,
+    private readonly deliveries: NotificationDeliveryRepository,
   ) {}
 
   /** Returns how many deliveries it recorded. */
@@ -42,11 +46,8 @@ export class NotificationEmitter {
     event: NotificationEvent,
     data: NotificationData,
   ) {
-    const endpoints = (await manager.query(
-      `SELECT id, events FROM notification_endpoints WHERE team_id = ? AND enabled = 1`,
-      [teamId],
-    )) as { id: string; events: string }[];
-    const listening = endpoints.filter((e) => e.events.split(',').includes(event));
+    const endpoints = await this.endpoints.enabledOfTeam(manager, teamId);
+    const listening = endpoints.filter((e) => e.events.includes(event));
     if (listening.length === 0) return [];
     const now = new Date();
     const payload = envelope(event, typeof data === 'function' ? await data(manager) : data, now);
@@ -66,8 +67,7 @@ export class NotificationEmitter {
     const due = [];
     // One INSERT per row: each reads its own id (a team has a handful of endpoints).
     for (const row of rows) {
-      const { identifiers } = await manager.getRepository(NotificationDelivery).insert(row);
-      due.push({ deliveryId: String(identifiers[0].id), nextAttemptAt: now });
+      due.push({ deliveryId: await this.deliveries.insert(manager, row), nextAttemptAt: now });
     }
     return due;
   }

@@ -1,10 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { PeriodicTask, PeriodicWorker } from '../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { NotificationQueue } from './notification-queue';
+import { NotificationDeliveryRepository } from './notification-delivery.repository';
 
 const BATCH = 500;
 const HOUSEKEEPING_INTERVAL_MS = 10 * 60_000;
@@ -23,7 +22,7 @@ export class NotificationSweeper extends PeriodicWorker {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly deliveries: NotificationDeliveryRepository,
     private readonly queue: NotificationQueue,
     registry: SchedulerRegistry,
   ) {
@@ -48,13 +47,9 @@ export class NotificationSweeper extends PeriodicWorker {
   /** Returns how many deliveries it queued again. */
   async sweep(): Promise<number> {
     const overdue = new Date(Date.now() - this.config.notifications.sweepGraceMs);
-    const rows = (await this.dataSource.query(
-      `SELECT id, next_attempt_at FROM notification_deliveries
-        WHERE next_attempt_at < ? AND status = 'pending' ORDER BY next_attempt_at LIMIT ${BATCH}`,
-      [overdue],
-    )) as { id: string; next_attempt_at: Date }[];
+    const rows = await this.deliveries.overdue(overdue, BATCH);
     for (const row of rows) {
-      await this.queue.enqueue({ deliveryId: String(row.id), nextAttemptAt: row.next_attempt_at });
+      await this.queue.enqueue({ deliveryId: row.id, nextAttemptAt: row.nextAttemptAt });
     }
     return rows.length;
   }
@@ -64,14 +59,9 @@ export class NotificationSweeper extends PeriodicWorker {
     const cutoff = new Date(Date.now() - this.config.notifications.logRetentionDays * 86_400_000);
     let deleted = 0;
     for (;;) {
-      const result = (await this.dataSource.query(
-        `DELETE FROM notification_deliveries
-          WHERE created_at < ? AND next_attempt_at IS NULL AND status <> 'pending'
-          LIMIT ${DELETE_BATCH}`,
-        [cutoff],
-      )) as { affectedRows: number };
-      deleted += result.affectedRows;
-      if (result.affectedRows < DELETE_BATCH) return deleted;
+      const affected = await this.deliveries.deleteFinishedBefore(cutoff, DELETE_BATCH);
+      deleted += affected;
+      if (affected < DELETE_BATCH) return deleted;
     }
   }
 }

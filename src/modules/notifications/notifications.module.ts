@@ -10,6 +10,8 @@ import { NotificationEmitter } from './notification-emitter.service';
 import { NotificationEndpointsController } from './notification-endpoints.controller';
 import { NotificationEndpoints } from './notification-endpoints.service';
 import { NotificationQueue, NOTIFICATIONS_QUEUE } from './notification-queue';
+import { NotificationDeliveryRepository } from './notification-delivery.repository';
+import { NotificationEndpointRepository } from './notification-endpoint.repository';
 import { NotificationSweeper } from './notification-sweeper.service';
 import { RunEndNotifications } from './run-end-notifications';
 
@@ -24,8 +26,21 @@ import { RunEndNotifications } from './run-end-notifications';
     RunsModule,
     SecretsModule,
   ],
-  providers: [NotificationQueue, NotificationEmitter, RunEndNotifications, NotificationDeliverer],
-  exports: [NotificationQueue, NotificationEmitter],
+  providers: [
+    NotificationQueue,
+    NotificationEmitter,
+    RunEndNotifications,
+    NotificationDeliverer,
+    NotificationEndpointRepository,
+    NotificationDeliveryRepository,
+  ],
+  exports: [
+    NotificationQueue,
+    NotificationEmitter,
+    RunEndNotifications,
+    NotificationEndpointRepository,
+    NotificationDeliveryRepository,
+  ],
 })
 export class NotificationsModule {}
 

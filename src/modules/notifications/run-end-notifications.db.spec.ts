@@ -5,8 +5,10 @@ import { insertRun } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG } from '../../config/app-config';
-import { RunRecords, RunTransitions } from '../runs';
+import { RunLookupRepository, RunTransitions } from '../runs';
+import { NotificationDeliveryRepository } from './notification-delivery.repository';
 import { NotificationEmitter } from './notification-emitter.service';
+import { NotificationEndpointRepository } from './notification-endpoint.repository';
 import { NotificationQueue } from './notification-queue';
 import { RunEndNotifications } from './run-end-notifications';
 
@@ -40,8 +42,10 @@ describe('RunEndNotifications (database)', () => {
       { provide: getDataSourceToken(), useValue: db.dataSource },
       { provide: APP_CONFIG, useValue: { server: { publicUrl: 'https://ambient.example/' } } },
       RunTransitions,
-      RunRecords,
+      RunLookupRepository,
       NotificationEmitter,
+      NotificationEndpointRepository,
+      NotificationDeliveryRepository,
     ]);
     built.sut.onModuleInit();
     transitions = built.module.get(RunTransitions);

@@ -18,9 +18,12 @@ import {
   Min,
 } from 'class-validator';
 import { AMBIENT_EXTENSION } from '../../common/openapi-extension';
-import { registryEnum } from '../../extensions/registry-openapi';
+import { registryEnum } from '../../common/registry/registry-openapi';
 import { ValidateNestedEach, ValidateNestedObject } from '../../common/errors/validation';
 import { IsHostPatterns } from './egress-validators';
+import { approvalsProperty } from './approval-rule.dto';
+import { IsApprovalRules } from './approval-validators';
+import type { ApprovalRule } from './approval-rules';
 
 /** Hosts one secret may be bound to. */
 const MAX_INJECT_HOSTS = 20;
@@ -225,6 +228,16 @@ export class AgentConfigDto {
   @ValidateNestedObject()
   @Type(() => SessionSharingDto)
   session_sharing?: SessionSharingDto;
+
+  @ApiPropertyOptional(
+    approvalsProperty(
+      "approval rules this run adds to its environment's and its agent identity's; a run " +
+        'can make the policy stricter, never looser.',
+    ),
+  )
+  @IsOptional()
+  @IsApprovalRules()
+  approvals?: ApprovalRule[];
 
   @ApiPropertyOptional({
     description: 'Filled in by the server only; ignored on input',

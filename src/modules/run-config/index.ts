@@ -21,5 +21,21 @@ export type {
   StatusMessage,
   StoredMcpServerConfig,
 } from './run-config.types';
+export { HarnessTypes } from './harness-types';
 export { secretRef } from './secret-ref';
 export { IsEgressRules, IsHostPatterns } from './egress-validators';
+export { IsApprovalRules } from './approval-validators';
+export { ApprovalRuleDto, approvalsProperty } from './approval-rule.dto';
+export { parsedBy } from './parsed-by';
+export { checkedApprovals } from './approval-input';
+export {
+  APPROVAL_EFFECTS,
+  ApprovalRuleError,
+  combineApprovalRules,
+  describeApprovalRule,
+  MAX_APPROVAL_RULES,
+  parseApprovalRules,
+} from './approval-rules';
+export type { ApprovalEffect, ApprovalRule } from './approval-rules';
+export { evaluateApproval } from './approval-policy';
+export type { ApprovalSubject, ApprovalVerdict } from './approval-policy';

@@ -1,5 +1,6 @@
 import type { ErrorCode } from '../../common/errors/error-codes';
 import type { JsonObject } from '../../common/json';
+import type { ApprovalRule } from './approval-rules';
 
 /** The Oz AgentConfigSnapshot (`config` on create, `agent_config` on RunItem). */
 export interface AgentConfig {
@@ -33,6 +34,8 @@ export interface AgentConfig {
   secrets?: SecretRef[];
   session_sharing?: { public_access?: 'VIEWER' | 'EDITOR' };
   experimental?: Record<string, string | number | boolean | null>;
+  /** Ambient extension: approval rules added to the environment's and the agent identity's. */
+  approvals?: ApprovalRule[];
 }
 
 /**
@@ -87,6 +90,8 @@ export interface StatusMessage {
   retryable?: boolean;
   session_debug_until?: string;
   debug_agent_active?: boolean;
+  /** BLOCKED: the request (`run_approvals.id`) the run waits on. */
+  pending_approval_id?: string;
 }
 
 /** The Oz `AgentSkill` of a run whose skill resolved to a SKILL.md: its front matter and path. */

@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 export type FailedRunFollowupHandler = (runId: string) => Promise<boolean>;
 
 /**
- * A follow-up to a FAILED run is normally its continuation. The execution module may take it
+ * A follow-up to a FAILED run is normally its continuation. The workers module may take it
  * first: inside the debug window of a failed environment setup a debug agent answers and the
  * run stays FAILED. The handler is registered from there, so runs never imports execution.
  */

@@ -11,13 +11,11 @@ import {
 import { LimitsService, TEAM_SCOPE } from '../limits';
 import { Run } from './entities/run.entity';
 import { RunQueue } from './run-queue.service';
-import { fullLimit, limitsConcurrency, runsToStart, SlotUse, WaitingRun } from './run-slots';
+import { RunSlotRepository } from './run-slot.repository';
+import { fullLimit, limitsConcurrency, runsToStart } from './run-slots';
 import { RunTransitions } from './run-transitions.service';
+import { RunChanges } from './live/run-changes.service';
 
-/** Self-hosted runs are their workers' to pace: only runs on Ambient's own workers hold slots. */
-const OWN_WORKERS = 'worker_host IS NULL';
-const RUNNING = "state IN ('CLAIMED', 'INPROGRESS')";
-const ACTIVE = "state IN ('QUEUED', 'CLAIMED', 'INPROGRESS')";
 /** How many waiting runs of a team one dispatch looks at (oldest first). */
 const WAITING_WINDOW = 500;
 
@@ -38,6 +36,8 @@ export class RunCapacity implements EntitySubscriberInterface {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly limits: LimitsService,
     private readonly queue: RunQueue,
+    private readonly changes: RunChanges,
+    private readonly slots: RunSlotRepository,
     transitions: RunTransitions,
   ) {
     dataSource.subscribers.push(this);
@@ -65,7 +65,7 @@ export class RunCapacity implements EntitySubscriberInterface {
       false,
     );
     if (!limitsConcurrency(limits)) return false;
-    return fullLimit(limits, await this.use(this.dataSource.manager, run, ACTIVE)) !== null;
+    return fullLimit(limits, await this.slots.use(run, 'active', this.dataSource.manager)) !== null;
   }
 
   /**
@@ -91,7 +91,7 @@ export class RunCapacity implements EntitySubscriberInterface {
   ): Promise<'team' | 'agent' | null> {
     const limits = await this.limits.forRun(manager, run.teamId, run.executorId, true);
     if (!limitsConcurrency(limits)) return null;
-    return fullLimit(limits, await this.use(manager, run, RUNNING));
+    return fullLimit(limits, await this.slots.use(run, 'running', manager));
   }
 
   /** In the refused claim's transaction: the run waits, without a job, for a slot. */
@@ -99,22 +99,13 @@ export class RunCapacity implements EntitySubscriberInterface {
     manager: EntityManager,
     run: Pick<Run, 'id' | 'executionCount'>,
   ): Promise<void> {
-    await manager
-      .getRepository(Run)
-      .update(
-        { id: run.id, state: 'QUEUED', executionCount: run.executionCount },
-        { atCapacity: true },
-      );
+    // Its page says why it waits (`at_capacity` on the run).
+    if (await this.slots.markWaiting(manager, run)) this.changes.runChanged(run.id, manager);
   }
 
   /** Dispatches the team's oldest waiting runs that fit in its free slots; returns how many. */
   async dispatchWaiting(teamId: string): Promise<number> {
-    const db = this.dataSource.manager;
-    const anyWaiting = (await db.query(
-      `SELECT 1 FROM runs WHERE team_id = ? AND state = 'QUEUED' AND at_capacity = 1 LIMIT 1`,
-      [teamId],
-    )) as unknown[];
-    if (anyWaiting.length === 0) return 0;
+    if (!(await this.slots.anyWaiting(teamId))) return 0;
     const rows = await this.limits.allOf(teamId);
     const teamMax = rows.find((r) => r.agentUid === TEAM_SCOPE)?.maxConcurrentRuns ?? null;
     const agentMax = new Map<string, number>();
@@ -123,36 +114,25 @@ export class RunCapacity implements EntitySubscriberInterface {
         agentMax.set(row.agentUid, row.maxConcurrentRuns);
       }
     }
-    const running = (await db.query(
-      `SELECT executor_id, COUNT(*) AS n FROM runs
-        WHERE team_id = ? AND ${RUNNING} AND ${OWN_WORKERS} GROUP BY executor_id`,
-      [teamId],
-    )) as { executor_id: string | null; n: string | number }[];
-    const byAgent = new Map(running.map((r) => [r.executor_id ?? '', Number(r.n)]));
-    const team = running.reduce((sum, r) => sum + Number(r.n), 0);
-    const waiting = (
-      (await db.query(
-        `SELECT id, executor_id, at_capacity FROM runs
-          WHERE team_id = ? AND state = 'QUEUED' AND ${OWN_WORKERS}
-          ORDER BY created_at, id LIMIT ${WAITING_WINDOW}`,
-        [teamId],
-      )) as { id: string; executor_id: string | null; at_capacity: number | string }[]
-    ).map<WaitingRun>((r) => ({
-      id: r.id,
-      executorId: r.executor_id,
-      atCapacity: Number(r.at_capacity) === 1,
-    }));
+    const byAgent = await this.slots.runningByExecutor(teamId);
+    const team = [...byAgent.values()].reduce((sum, n) => sum + n, 0);
+    const waiting = await this.slots.queued(teamId, WAITING_WINDOW);
     const start = runsToStart(waiting, teamMax, agentMax, { team, byAgent });
     for (const runId of start) await this.queue.enqueue(runId);
     return start.length;
   }
 
+  /**
+   * What counts against the team's `max_concurrent_runs` now: its runs holding a slot (claimed or
+   * running on Ambient's own workers) and those waiting for one (`at_capacity`).
+   */
+  teamSlots(teamId: string): Promise<{ running: number; waiting: number }> {
+    return this.slots.teamSlots(teamId);
+  }
+
   /** Teams with runs waiting for a slot (the sweeper's safety net for a lost wake-up). */
-  async teamsWaiting(limit: number): Promise<string[]> {
-    const rows = (await this.dataSource.query(
-      `SELECT DISTINCT team_id FROM runs WHERE at_capacity = 1 AND state = 'QUEUED' LIMIT ${Number(limit)}`,
-    )) as { team_id: string }[];
-    return rows.map((r) => r.team_id);
+  teamsWaiting(limit: number): Promise<string[]> {
+    return this.slots.teamsWaiting(limit);
   }
 
   afterTransactionCommit(event: TransactionCommitEvent): void {
@@ -179,29 +159,11 @@ export class RunCapacity implements EntitySubscriberInterface {
   async dispatchWaitingOf(runId: string, knownTeamId: string | null = null): Promise<void> {
     try {
       let teamId = knownTeamId;
-      if (!teamId) {
-        const [row] = (await this.dataSource.query(`SELECT team_id FROM runs WHERE id = ?`, [
-          runId,
-        ])) as { team_id: string }[];
-        teamId = row?.team_id ?? null;
-      }
+      if (!teamId) teamId = await this.slots.teamOf(runId);
       if (teamId) await this.dispatchWaiting(teamId);
     } catch (err) {
       // The sweeper dispatches waiting runs too, a little later.
       this.logger.warn(`waiting runs not dispatched after run ${runId}: ${(err as Error).message}`);
     }
-  }
-
-  private async use(
-    manager: EntityManager,
-    run: Pick<Run, 'teamId' | 'executorId'>,
-    states: string,
-  ): Promise<SlotUse> {
-    const [row] = (await manager.query(
-      `SELECT COUNT(*) AS team, COALESCE(SUM(executor_id <=> ?), 0) AS agent FROM runs
-        WHERE team_id = ? AND ${states} AND ${OWN_WORKERS}`,
-      [run.executorId, run.teamId],
-    )) as { team: string | number; agent: string | number }[];
-    return { team: Number(row.team), agent: run.executorId ? Number(row.agent) : 0 };
   }
 }

@@ -1,4 +1,3 @@
-import { HarnessRegistry } from '../../extensions/harness-registry';
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -22,7 +21,7 @@ import { RunMetadata } from './entities/run-metadata.entity';
 import { NewRun } from './new-run';
 import { AmbientMetrics } from '../metrics';
 import { metadataRows, NewRunWriter, RUN_CREATED_EVENT } from './new-run-writer.service';
-import { AgentConfig, ResolvedAgentSkill } from '../run-config';
+import { AgentConfig, checkedApprovals, HarnessTypes, ResolvedAgentSkill } from '../run-config';
 import { skillName } from './run-item.mapper';
 import { assertMetadata } from './run-metadata.rules';
 import { RunCapacity } from './run-capacity.service';
@@ -54,7 +53,7 @@ export class RunCreationService {
     private readonly writer: NewRunWriter,
     private readonly metrics: AmbientMetrics,
     private readonly mcpSecrets: McpSecrets,
-    private readonly harnesses: HarnessRegistry,
+    private readonly harnessTypes: HarnessTypes,
     private readonly audit: AuditLog,
     private readonly capacity: RunCapacity,
     private readonly secrets: TeamSecretsService,
@@ -75,8 +74,10 @@ export class RunCreationService {
     if (!prompt && !skillSpec && !input.conversationId) {
       throw ApiError.invalid('prompt', 'is required unless a skill or conversation_id is given');
     }
-    this.harnesses.assertKnown(config.harness?.type, 'config.harness.type');
+    this.harnessTypes.assertKnown(config.harness?.type, 'config.harness.type');
     if (config.mcp_servers) assertMcpServers(config.mcp_servers);
+    config.approvals = checkedApprovals(config.approvals, 'config.approvals');
+    if (!config.approvals) delete config.approvals;
     const executor = await this.identities.resolve(
       input.teamId,
       input.creatorId,
@@ -176,6 +177,8 @@ export class RunCreationService {
       interactive: input.interactive ?? false,
       executionCount: 0,
       attempt: 0,
+      runTimeMs: 0,
+      executionStartedAt: null,
       workerHost: route.host,
       unclaimedSince: null,
       atCapacity: false,

@@ -11,6 +11,11 @@ import { isTerminal, RunState, TERMINAL_STATES } from './run-state';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';
 import { FailedRunFollowups } from './failed-run-followups';
+import type { ApprovalDecider, RunApproval } from './entities/run-approval.entity';
+import { deciderOf, RunApprovalRequests } from './run-approval-requests';
+
+/** Who decided a request by a follow-up no caller is known for (sent by Ambient itself). */
+const FOLLOWUP_DECIDER: ApprovalDecider = { type: 'system', id: null, name: 'a follow-up' };
 
 const OUTCOME_FOR_STATE: Partial<Record<RunState, FollowupOutcome>> = {
   QUEUED: 'queued_prompt',
@@ -35,6 +40,7 @@ export class RunFollowupsService {
     private readonly queue: RunQueue,
     private readonly failedRunFollowups: FailedRunFollowups,
     private readonly audit: AuditLog,
+    private readonly approvals: RunApprovalRequests,
   ) {}
 
   async submit(
@@ -68,6 +74,11 @@ export class RunFollowupsService {
           { title: 'Cancelled runs cannot receive follow-ups.', retryable: false },
         );
       }
+      const now = new Date();
+      // To a BLOCKED run, the message is the person's answer (the Oz way): it answers a pending
+      // question and denies a pending approval, and is taken as that, not as one more user turn.
+      const decided =
+        locked.state === 'BLOCKED' ? await this.decideByMessage(manager, run.id, message, by) : [];
       const followup: RunFollowup = {
         id: newUuid(),
         runId: run.id,
@@ -75,9 +86,9 @@ export class RunFollowupsService {
         mode: body.mode ?? null,
         outcome: OUTCOME_FOR_STATE[locked.state] ?? 'queued_prompt',
         executionId: null,
-        consumedAt: null,
+        consumedAt: decided.length ? now : null,
         droppedAt: null,
-        createdAt: new Date(),
+        createdAt: now,
       };
       await manager.getRepository(RunFollowup).insert(followup);
       if (by) {
@@ -89,6 +100,7 @@ export class RunFollowupsService {
           {
             followup_id: followup.id,
             run_state: locked.state,
+            ...(decided.length ? { decided_approval_ids: decided.map((a) => a.id) } : {}),
           },
         );
       }
@@ -106,6 +118,39 @@ export class RunFollowupsService {
     const outcome = await this.route(run.id);
     await this.dataSource.getRepository(RunFollowup).update({ id }, { outcome });
     return { followup_id: outcome === 'queued_prompt' ? null : id, outcome };
+  }
+
+  /** Decides the BLOCKED run's pending requests by a follow-up's message (in its transaction). */
+  private async decideByMessage(
+    manager: EntityManager,
+    runId: string,
+    message: string,
+    by: AuditBy | undefined,
+  ): Promise<RunApproval[]> {
+    const decider = by ? deciderOf(by) : FOLLOWUP_DECIDER;
+    const decided = await this.approvals.decidePending(manager, runId, (request) => ({
+      decision: request.kind === 'question' ? 'answer' : 'deny',
+      comment: message,
+      by: decider,
+    }));
+    if (by) {
+      for (const request of decided) {
+        await this.audit.record(
+          manager,
+          by,
+          'approval.decide',
+          { type: 'run', id: runId },
+          {
+            approval_id: request.id,
+            kind: request.kind,
+            tool: request.tool,
+            decision: request.decision,
+            via: 'followup',
+          },
+        );
+      }
+    }
+    return decided;
   }
 
   /** An ended run: start its continuation, unless someone else moved it first. */
@@ -138,18 +183,30 @@ export class RunFollowupsService {
     return requeued;
   }
 
-  /** The state change of a continuation alone; the caller enqueues (the worker does so once its job is done). */
-  requeueEnded(runId: string, from: readonly RunState[] = TERMINAL_STATES): Promise<boolean> {
-    return this.transitions.transition(runId, 'QUEUED', {
-      from,
-      set: {
-        attempt: 0,
-        finishedAt: null,
-        statusMessage: null,
-        leaseOwner: null,
-        leaseExpiresAt: null,
+  /**
+   * The state change of a continuation alone, in `manager`'s transaction when given; the caller
+   * enqueues (the worker does so once its job is done, a decision once it has committed).
+   */
+  requeueEnded(
+    runId: string,
+    from: readonly RunState[] = TERMINAL_STATES,
+    manager?: EntityManager,
+  ): Promise<boolean> {
+    return this.transitions.transition(
+      runId,
+      'QUEUED',
+      {
+        from,
+        set: {
+          attempt: 0,
+          finishedAt: null,
+          statusMessage: null,
+          leaseOwner: null,
+          leaseExpiresAt: null,
+        },
       },
-    });
+      manager,
+    );
   }
 
   async hasUndelivered(runId: string): Promise<boolean> {

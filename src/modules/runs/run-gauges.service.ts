@@ -1,13 +1,13 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { AmbientMetrics } from '../metrics';
-import { RunRecords } from './run-records';
+import { RunStateCountRepository } from './run-state-count.repository';
 
 /** The scrape-time gauge of runs per state (`ambient_runs`), read from MySQL. */
 @Injectable()
 export class RunGauges implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly metrics: AmbientMetrics,
-    private readonly records: RunRecords,
+    private readonly records: RunStateCountRepository,
   ) {}
 
   onModuleInit(): void {

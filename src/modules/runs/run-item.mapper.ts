@@ -7,7 +7,6 @@ import { profile } from '../teams';
 import type { Run } from './entities/run.entity';
 import type { RunEvent } from './entities/run-event.entity';
 import { runPageUrl, sessionIdOf, triggerUrlOf } from './run-links';
-import { isTerminal } from './run-state';
 
 /** Runs of these kinds are executed outside Ambient and cannot be cancelled from here. */
 export const UNCANCELLABLE_SOURCES = ['LOCAL', 'GITHUB_ACTION'];
@@ -79,11 +78,23 @@ export function toRunItem(
     // Not resolved (no environment): only the spec is known.
     item.agent_skill = { name: skillName(run.skillSpec), full_path: run.skillSpec };
   }
-  if (run.startedAt) {
-    const end = run.finishedAt ?? (isTerminal(run.state) ? run.updatedAt : now);
-    item.run_time = isoDuration(end.getTime() - run.startedAt.getTime());
+  if (run.executionCount > 0) {
+    item.executions = run.executionCount;
+    item.run_time = isoDuration(runTimeMs(run, now));
   }
+  if (run.state === 'QUEUED' && run.atCapacity) item.at_capacity = true;
   return item;
+}
+
+/**
+ * How long the run's executions ran, the running one until `now`: the idle time between them
+ * (before a follow-up, while BLOCKED on a person, QUEUED for a slot) does not count.
+ */
+export function runTimeMs(run: Pick<Run, 'runTimeMs' | 'executionStartedAt'>, now: Date): number {
+  const running = run.executionStartedAt
+    ? Math.max(0, now.getTime() - run.executionStartedAt.getTime())
+    : 0;
+  return run.runTimeMs + running;
 }
 
 /** One element of `GET /agent/runs/{runId}/timeline`'s `events` (and of the live stream). */

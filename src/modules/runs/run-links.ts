@@ -1,4 +1,4 @@
-import { API_PREFIX } from '../../bootstrap/http';
+import { API_PREFIX } from '../../config/api-prefix';
 
 /**
  * The page that shows a run (its session): RunItem `session_link` and where the session and

@@ -1,3 +1,4 @@
+import { runHasArtifactOfType } from '../artifacts';
 import { EMPTY_ENVIRONMENT, RunListParams, RunSortField, SortOrder } from './run-list.params';
 import { RunCursorPosition } from './run-list.cursor';
 import { RunSearch } from './run-list.search';
@@ -120,12 +121,8 @@ function addRelationFilters(where: SqlParts, teamId: string, p: RunListParams): 
     );
   }
   if (p.artifactType) {
-    where.add(
-      'r.id IN (SELECT rt.run_id FROM run_artifacts rt ' +
-        'WHERE rt.team_id = ? AND rt.artifact_type = ?)',
-      teamId,
-      p.artifactType,
-    );
+    const artifact = runHasArtifactOfType('r.id', teamId, p.artifactType);
+    where.add(artifact.sql, ...artifact.params);
   }
   Object.entries(p.metadata ?? {}).forEach(([key, value], i) => {
     where.add(

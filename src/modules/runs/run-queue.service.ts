@@ -1,7 +1,7 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { Queue } from 'bull';
-import { tracingEnabled } from '../../bootstrap/tracing';
+import { tracingEnabled } from '../../config/tracing-enabled';
 import { CoalescingBatcher } from '../../common/coalescing-batcher';
 import { enqueueWithin } from '../../common/queues/enqueue-within';
 import { BulkAdder, ThreadedBulkAdder } from '../../common/queues/threaded-bulk-adder';

@@ -26,6 +26,8 @@ const ALLOWED: [RunState, RunState][] = [
   ['FAILED', 'QUEUED'],
   ['ERROR', 'QUEUED'],
   ['BLOCKED', 'QUEUED'],
+  ['BLOCKED', 'CANCELLED'],
+  ['BLOCKED', 'FAILED'],
 ];
 
 const key = (from: RunState, to: RunState) => `${from}->${to}`;
@@ -42,13 +44,26 @@ describe('run state machine', () => {
   });
 
   it('guards an update to CANCELLED with the states that may be cancelled', () => {
-    expect(statesLeadingTo('CANCELLED').sort()).toEqual(['CLAIMED', 'INPROGRESS', 'QUEUED']);
+    expect(statesLeadingTo('CANCELLED').sort()).toEqual([
+      'BLOCKED',
+      'CLAIMED',
+      'INPROGRESS',
+      'QUEUED',
+    ]);
   });
 
-  it('never lets a terminal run reach another terminal state directly', () => {
-    for (const from of ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED'] as const) {
+  it('never lets an ended run reach another end state directly', () => {
+    for (const from of ['SUCCEEDED', 'FAILED', 'ERROR'] as const) {
       expect(RUN_STATES.filter((to) => canTransition(from, to))).toEqual(['QUEUED']);
     }
+  });
+
+  it('lets a blocked run be resumed, cancelled, or failed when nobody decides in time', () => {
+    expect(RUN_STATES.filter((to) => canTransition('BLOCKED', to))).toEqual([
+      'QUEUED',
+      'FAILED',
+      'CANCELLED',
+    ]);
   });
 
   it('keeps a cancelled run cancelled', () => {

@@ -56,6 +56,9 @@ export type RunSource = (typeof RUN_SOURCES)[number];
  * An ended run may go back to QUEUED only through a follow-up that starts a new execution
  * of the same run (`handoff_execution`); a crashed worker's claim goes back to QUEUED once.
  * CANCELLED is final: nothing, not even a follow-up, brings a cancelled run back.
+ * BLOCKED ends an execution that waits for a person (an approval or a question): no sandbox is
+ * held and the run takes no concurrency slot. A decision or a follow-up queues it again, a cancel
+ * ends it, and the blocked timeout fails it (`approval_timeout`).
  */
 const ALLOWED: Record<RunState, readonly RunState[]> = {
   QUEUED: ['PENDING', 'CLAIMED', 'CANCELLED', 'FAILED', 'ERROR'],
@@ -65,7 +68,7 @@ const ALLOWED: Record<RunState, readonly RunState[]> = {
   SUCCEEDED: ['QUEUED'],
   FAILED: ['QUEUED'],
   ERROR: ['QUEUED'],
-  BLOCKED: ['QUEUED'],
+  BLOCKED: ['QUEUED', 'CANCELLED', 'FAILED'],
   CANCELLED: [],
 };
 

@@ -189,4 +189,45 @@ describe('RunTransitions (database)', () => {
       false,
     );
   });
+
+  it('adds each execution to run_time_ms as it ends, and none of the time between executions', async () => {
+    const runId = await insertRun(db.dataSource, db.teamId);
+    const clock = async () => {
+      const [row] = (await db.dataSource.query(
+        'SELECT run_time_ms, execution_started_at FROM runs WHERE id = ?',
+        [runId],
+      )) as { run_time_ms: string; execution_started_at: Date | null }[];
+      return { ms: Number(row.run_time_ms), started: row.execution_started_at };
+    };
+    /** Moves the running execution's start `seconds` back: it has run that long. */
+    const ranFor = (seconds: number) =>
+      db.dataSource.query(
+        'UPDATE runs SET execution_started_at = execution_started_at - INTERVAL ? SECOND WHERE id = ?',
+        [seconds, runId],
+      );
+
+    expect(await transitions.transition(runId, 'CLAIMED')).toBe(true);
+    expect((await clock()).started).toBeInstanceOf(Date);
+    await ranFor(5);
+    expect(await transitions.transition(runId, 'INPROGRESS')).toBe(true);
+    expect(await transitions.transition(runId, 'SUCCEEDED')).toBe(true);
+    const first = await clock();
+    expect(first.started).toBeNull();
+    expect(first.ms).toBeGreaterThanOrEqual(5000);
+    expect(first.ms).toBeLessThan(6000);
+
+    // A follow-up queues it again; however long it waited, only the next execution counts.
+    expect(await transitions.transition(runId, 'QUEUED')).toBe(true);
+    expect((await clock()).ms).toBe(first.ms);
+    expect(await transitions.transition(runId, 'CLAIMED')).toBe(true);
+    await ranFor(2);
+    expect(await transitions.transition(runId, 'INPROGRESS')).toBe(true);
+    expect(await transitions.transition(runId, 'BLOCKED')).toBe(true);
+    const blocked = await clock();
+    expect(blocked.ms - first.ms).toBeGreaterThanOrEqual(2000);
+    expect(blocked.ms - first.ms).toBeLessThan(3000);
+    // Waiting for a person runs nothing: cancelling then adds no time.
+    expect(await transitions.transition(runId, 'CANCELLED')).toBe(true);
+    expect(await clock()).toEqual({ ms: blocked.ms, started: null });
+  });
 });

@@ -18,6 +18,26 @@ function leavesSlot(to: RunState, allowed: readonly RunState[]): boolean {
   return running && (to === 'QUEUED' || isTerminal(to));
 }
 
+/**
+ * The columns of `run_time` a transition writes: a claim starts the execution's clock; leaving
+ * CLAIMED/INPROGRESS adds the execution's time to `run_time_ms` and stops the clock. The sum is
+ * written before the clock is cleared (MariaDB assigns left to right), and only a running run has
+ * a clock, so the SQL needs no state test. `:clockAt` is the transition's time (an UPDATE parameter).
+ */
+function executionClock(
+  to: RunState,
+  allowed: readonly RunState[],
+  now: Date,
+): Partial<Record<keyof Run, ColumnValue>> {
+  if (to === 'CLAIMED') return { executionStartedAt: now };
+  if (!leavesSlot(to, allowed)) return {};
+  return {
+    runTimeMs: () =>
+      'run_time_ms + COALESCE(TIMESTAMPDIFF(MICROSECOND, execution_started_at, :clockAt) DIV 1000, 0)',
+    executionStartedAt: null,
+  };
+}
+
 /** Told about a run that left a slot, in its transaction; `teamId` when the transition knows it. */
 type SlotListener = (runId: string, manager: EntityManager, teamId: string | null) => void;
 
@@ -155,8 +175,13 @@ export class RunTransitions {
     let query = manager
       .createQueryBuilder()
       .update(Run)
-      .set({ ...(options.set ?? {}), state: to, updatedAt: now } as never)
-      .where('id = :runId', { runId })
+      .set({
+        ...executionClock(to, allowed, now),
+        ...(options.set ?? {}),
+        state: to,
+        updatedAt: now,
+      } as never)
+      .where('id = :runId', { runId, clockAt: now })
       // FIELD(), not IN: the row is reached by its primary key alone. Through the state index the
       // UPDATE took next-key locks there, and deadlocked with a claim that moves the same row's
       // state twice in one transaction (CLAIMED, then INPROGRESS) while it waited.

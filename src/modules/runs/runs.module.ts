@@ -14,20 +14,34 @@ import { RunAncestor } from './entities/run-ancestor.entity';
 import { RunAttachment } from './entities/run-attachment.entity';
 import { RunEvent } from './entities/run-event.entity';
 import { RunFollowup } from './entities/run-followup.entity';
+import { RunApproval } from './entities/run-approval.entity';
 import { RunMessage } from './entities/run-message.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
 import { NewRunWriter } from './new-run-writer.service';
+import { RunApprovalRequests } from './run-approval-requests';
+import { RunApprovalRepository } from './run-approval.repository';
+import { BlockedRunRepository } from './blocked-run.repository';
+import { RunEventRepository } from './run-event.repository';
+import { RunAttachmentRepository } from './run-attachment.repository';
 import { RunCapacity } from './run-capacity.service';
+import { RunSlotRepository } from './run-slot.repository';
 import { RunCreationService } from './run-creation.service';
 import { RunFollowupsService } from './run-followups.service';
 import { RunKeysService } from './run-keys.service';
-import { RunListQuery } from './run-list.query';
+import { RunListQuery } from './run-list.repository';
 import { RUNS_QUEUE, RunQueue } from './run-queue.service';
 import { RunSignals } from './run-signals.service';
 import { FailedRunFollowups } from './failed-run-followups';
 import { RunGauges } from './run-gauges.service';
-import { RunAppends } from './run-appends';
-import { RunRecords } from './run-records';
+import { RunAppends } from './run-appends.repository';
+import { ConversationRunRepository } from './conversation-run.repository';
+import { DebugWindowRepository } from './debug-window.repository';
+import { KeptWorkspaceRepository } from './kept-workspace.repository';
+import { LatestRunRepository } from './latest-run.repository';
+import { RunLeaseRepository } from './run-lease.repository';
+import { RunLookupRepository } from './run-lookup.repository';
+import { RunStateCountRepository } from './run-state-count.repository';
+import { RunUsageRepository } from './run-usage.repository';
 import { RunTransitions } from './run-transitions.service';
 import { RunAttachmentsController } from './run-attachments.controller';
 import { RunAttachmentsService } from './run-attachments.service';
@@ -36,11 +50,26 @@ import { RunChanges } from './live/run-changes.service';
 import { RunStreamHub } from './live/run-stream-hub.service';
 import { RunStreamReader } from './live/run-stream-reader.service';
 import { RunStreamController } from './run-stream.controller';
+import { LiveRunsController } from './live/live-runs.controller';
 import { RunsService } from './runs.service';
+
+/** The `runs` table's statements that other modules use (each class one concern). */
+const RUN_REPOSITORIES = [
+  RunEventRepository,
+  RunAttachmentRepository,
+  RunApprovalRepository,
+  BlockedRunRepository,
+  RunLookupRepository,
+  RunLeaseRepository,
+  KeptWorkspaceRepository,
+  DebugWindowRepository,
+  RunUsageRepository,
+  ConversationRunRepository,
+];
 
 /**
  * The run lifecycle, for every role: creation, the run list, transitions and signals, follow-ups,
- * keys, attachments and the live stream. Executing a run is the ExecutionModule's.
+ * keys, attachments and the live stream. Executing a run is the WorkersModule's.
  */
 @Module({
   imports: [
@@ -48,6 +77,7 @@ import { RunsService } from './runs.service';
       Run,
       RunEvent,
       RunFollowup,
+      RunApproval,
       RunAttachment,
       RunMetadata,
       RunAncestor,
@@ -64,18 +94,22 @@ import { RunsService } from './runs.service';
     LimitsModule,
   ],
   providers: [
+    RunApprovalRequests,
     RunCapacity,
+    RunSlotRepository,
     RunsService,
     RunAttachmentsService,
     RunCreationService,
     NewRunWriter,
     RunFollowupsService,
     FailedRunFollowups,
-    RunRecords,
+    ...RUN_REPOSITORIES,
+    RunStateCountRepository,
+    LatestRunRepository,
     RunAppends,
-    { provide: EnvironmentLatestRuns, useExisting: RunRecords },
-    { provide: SkillLastRuns, useExisting: RunRecords },
-    { provide: ConversationRuns, useExisting: RunRecords },
+    { provide: EnvironmentLatestRuns, useExisting: LatestRunRepository },
+    { provide: SkillLastRuns, useExisting: LatestRunRepository },
+    { provide: ConversationRuns, useExisting: ConversationRunRepository },
     RunGauges,
     RunListQuery,
     RunQueue,
@@ -87,6 +121,7 @@ import { RunsService } from './runs.service';
     RunKeysService,
   ],
   exports: [
+    RunApprovalRequests,
     EnvironmentLatestRuns,
     SkillLastRuns,
     ConversationRuns,
@@ -98,20 +133,21 @@ import { RunsService } from './runs.service';
     RunSignals,
     RunFollowupsService,
     FailedRunFollowups,
-    RunRecords,
+    ...RUN_REPOSITORIES,
     RunAppends,
     RunKeysService,
     RunChanges,
     RunAttachmentsService,
     RunStreamHub,
+    RunStreamReader,
     RunListQuery,
   ],
 })
 export class RunsModule {}
 
-/** `/agent/runs` (and its attachments and stream) on the API role. */
+/** `/agent/runs` (and its attachments and stream) and the console's live-runs stream on the API role. */
 @Module({
   imports: [RunsModule, TeamsModule],
-  controllers: [RunsController, RunAttachmentsController, RunStreamController],
+  controllers: [RunsController, RunAttachmentsController, RunStreamController, LiveRunsController],
 })
 export class RunsApiModule {}

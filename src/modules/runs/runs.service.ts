@@ -3,7 +3,7 @@ import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
-import { ArtifactsService } from '../artifacts';
+import { RunArtifactRepository } from '../artifacts';
 import { AuditLog } from '../audit';
 import type { Principal } from '../../common/auth/principal';
 import { TeamsService } from '../teams';
@@ -12,8 +12,9 @@ import { Run } from './entities/run.entity';
 import { RunEvent } from './entities/run-event.entity';
 import { isCancellableType, toRunItem, toTimelineEvent } from './run-item.mapper';
 import { RunListParams } from './run-list.params';
-import { RunListQuery } from './run-list.query';
+import { RunListQuery } from './run-list.repository';
 import { isTerminal } from './run-state';
+import { deciderOf, RunApprovalRequests } from './run-approval-requests';
 import { RunQueue } from './run-queue.service';
 import { RunSignals } from './run-signals.service';
 import { RunTransitions } from './run-transitions.service';
@@ -25,12 +26,13 @@ export class RunsService {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly teams: TeamsService,
-    private readonly artifacts: ArtifactsService,
+    private readonly artifacts: RunArtifactRepository,
     private readonly listQuery: RunListQuery,
     private readonly transitions: RunTransitions,
     private readonly queue: RunQueue,
     private readonly signals: RunSignals,
     private readonly audit: AuditLog,
+    private readonly approvals: RunApprovalRequests,
   ) {}
 
   async findVisible(teamId: string, runId: string): Promise<Run> {
@@ -75,7 +77,8 @@ export class RunsService {
 
   /**
    * Cancels a run: a queued run ends CANCELLED at once; a running one is marked CANCELLED and
-   * its worker, signalled over Redis (or at its next lease renewal), aborts the harness.
+   * its worker, signalled over Redis (or at its next lease renewal), aborts the harness. A BLOCKED
+   * run ends CANCELLED at once too, its pending requests denied (nothing runs to be signalled).
    */
   async cancel(principal: Principal, runId: string): Promise<void> {
     const { teamId, displayName: cancelledBy } = principal;
@@ -87,7 +90,9 @@ export class RunsService {
           `runs of source ${run.source} (${run.executionLocation}) cannot be cancelled from here`,
         );
       }
-      if (isTerminal(run.state)) {
+      // A BLOCKED run waits for a person with nothing running: cancelling it ends it at once
+      // (Oz answers 400 for BLOCKED; Ambient lets a person who will not decide end the run).
+      if (isTerminal(run.state) && run.state !== 'BLOCKED') {
         throw new ApiError('invalid_request', `the run is already ${run.state}`);
       }
       if (run.state === 'PENDING') {
@@ -112,6 +117,13 @@ export class RunsService {
           },
           manager,
         );
+        if (applied && run.state === 'BLOCKED') {
+          await this.approvals.decidePending(manager, runId, () => ({
+            decision: 'deny',
+            comment: `the run was cancelled by ${cancelledBy}`,
+            by: deciderOf(principal),
+          }));
+        }
         if (applied) {
           await this.audit.record(
             manager,
@@ -127,7 +139,7 @@ export class RunsService {
       });
       if (cancelled) {
         if (run.state === 'QUEUED') await this.queue.remove(runId).catch(() => undefined);
-        else await this.signals.publishCancel(runId);
+        else if (run.state !== 'BLOCKED') await this.signals.publishCancel(runId);
         return;
       }
       // The run moved between our read and our update; decide again on its new state.

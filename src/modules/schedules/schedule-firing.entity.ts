@@ -1,4 +1,6 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { asciiId, asciiWord } from '../../database/column-types';
+import { Schedule } from './schedule.entity';
 
 /**
  * pending → its run is being created (or its scheduler died; the sweep finishes it);
@@ -12,23 +14,26 @@ export type FiringStatus = 'pending' | 'spawned' | 'failed' | 'skipped' | 'cance
  * run id is chosen when the tick is claimed, so finishing a firing twice cannot make two runs.
  */
 @Entity('schedule_firings')
+@Index('uq_schedule_firings_tick', ['scheduleId', 'scheduledFor'], { unique: true })
+@Index('idx_schedule_firings_status', ['status', 'claimedAt'])
 export class ScheduleFiring {
-  @PrimaryColumn({ type: 'varchar', length: 36 })
+  @PrimaryColumn(asciiId(36))
   id: string;
 
-  @Column({ name: 'schedule_id', type: 'varchar', length: 36 })
+  @Column({ name: 'schedule_id', ...asciiId(36) })
+  @ForeignKey(() => Schedule, { name: 'fk_schedule_firings_schedule', onDelete: 'CASCADE' })
   scheduleId: string;
 
-  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  @Column({ name: 'team_id', ...asciiId(22) })
   teamId: string;
 
   @Column({ name: 'scheduled_for', type: 'datetime', precision: 3 })
   scheduledFor: Date;
 
-  @Column({ type: 'varchar', length: 16 })
+  @Column(asciiWord(16))
   status: FiringStatus;
 
-  @Column({ name: 'run_id', type: 'varchar', length: 36, nullable: true })
+  @Column({ name: 'run_id', ...asciiId(36), nullable: true })
   runId: string | null;
 
   /** The schedule's name and cron when the tick fired, for the run's `schedule` field. */
@@ -38,7 +43,7 @@ export class ScheduleFiring {
   @Column({ name: 'cron_schedule', type: 'varchar', length: 128 })
   cronSchedule: string;
 
-  @Column({ name: 'missed_ticks', type: 'int' })
+  @Column({ name: 'missed_ticks', type: 'int', default: 0 })
   missedTicks: number;
 
   @Column({ type: 'text', nullable: true })

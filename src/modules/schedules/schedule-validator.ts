@@ -1,10 +1,10 @@
-import { HarnessRegistry } from '../../extensions/harness-registry';
 import { Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error';
 import { AgentAvailability, IdentitiesService } from '../identities';
 import { ModelsService } from '../models';
 import { assertMcpServers, McpSecrets } from '../secrets';
 import { assertMetadata } from '../runs';
+import { checkedApprovals, HarnessTypes } from '../run-config';
 import type { AgentConfig } from '../run-config';
 import { CronSchedule, CronSyntaxError, parseCronSchedule } from './cron-schedule';
 
@@ -45,7 +45,7 @@ export class ScheduleValidator {
     private readonly identities: IdentitiesService,
     private readonly availability: AgentAvailability,
     private readonly mcpSecrets: McpSecrets,
-    private readonly harnesses: HarnessRegistry,
+    private readonly harnessTypes: HarnessTypes,
   ) {}
 
   assertPresent(input: ScheduleInput, fields: (keyof ScheduleInput)[]): void {
@@ -108,7 +108,9 @@ export class ScheduleValidator {
     if (checked.skill_spec && checked.skills?.length) {
       throw ApiError.invalid('agent_config.skills', 'cannot be combined with skill_spec');
     }
-    this.harnesses.assertKnown(checked.harness?.type, 'agent_config.harness.type');
+    this.harnessTypes.assertKnown(checked.harness?.type, 'agent_config.harness.type');
+    checked.approvals = checkedApprovals(checked.approvals, 'agent_config.approvals');
+    if (!checked.approvals) delete checked.approvals;
     if (checked.mcp_servers) {
       assertMcpServers(checked.mcp_servers, 'agent_config.mcp_servers');
       checked.mcp_servers = await this.mcpSecrets.seal(

@@ -1,4 +1,6 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { asciiId, asciiWord } from '../../database/column-types';
+import { Team } from '../teams';
 import type { AgentConfig } from '../run-config';
 
 /**
@@ -7,11 +9,14 @@ import type { AgentConfig } from '../run-config';
  * once however many schedulers run.
  */
 @Entity('schedules')
+@Index('idx_schedules_team_name', ['teamId', 'name', 'id'])
+@Index('idx_schedules_due', ['enabled', 'nextRunAt'])
 export class Schedule {
-  @PrimaryColumn({ type: 'varchar', length: 36 })
+  @PrimaryColumn(asciiId(36))
   id: string;
 
-  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  @Column({ name: 'team_id', ...asciiId(22) })
+  @ForeignKey(() => Team, { name: 'fk_schedules_team', onDelete: 'CASCADE' })
   teamId: string;
 
   @Column({ type: 'varchar', length: 255 })
@@ -29,19 +34,19 @@ export class Schedule {
   @Column({ name: 'agent_config', type: 'json', nullable: true })
   agentConfig: AgentConfig | null;
 
-  @Column({ name: 'agent_uid', type: 'varchar', length: 22, nullable: true })
+  @Column({ name: 'agent_uid', ...asciiId(22), nullable: true })
   agentUid: string | null;
 
   @Column({ type: 'json', nullable: true })
   metadata: Record<string, string> | null;
 
-  @Column({ type: 'varchar', length: 16 })
+  @Column({ ...asciiWord(16), default: 'normal' })
   mode: string;
 
-  @Column({ name: 'created_by', type: 'varchar', length: 22, nullable: true })
+  @Column({ name: 'created_by', ...asciiId(22), nullable: true })
   createdBy: string | null;
 
-  @Column({ name: 'updated_by', type: 'varchar', length: 22, nullable: true })
+  @Column({ name: 'updated_by', ...asciiId(22), nullable: true })
   updatedBy: string | null;
 
   @Column({ name: 'next_run_at', type: 'datetime', precision: 3, nullable: true })

@@ -4,11 +4,11 @@ import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUuid } from '../../common/ids';
 import { AuditLog } from '../audit';
-import { Run, RunCreationService, RunKeysService, RunRecords } from '../runs';
+import { Run, RunCreationService, RunKeysService, RunLookupRepository } from '../runs';
 import type { Principal } from '../../common/auth/principal';
 import { judgePrompt } from './judge-prompt';
-import { RunJudge } from './run-judge.entity';
 import { RunScore } from './run-score.entity';
+import { ScoresRepository } from './scores.repository';
 import { checkVerdict, Verdict } from './verdict';
 
 export interface VerdictResult {
@@ -24,8 +24,9 @@ export class ScoresService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly creation: RunCreationService,
-    private readonly runs: RunRecords,
+    private readonly runs: RunLookupRepository,
     private readonly audit: AuditLog,
+    private readonly scores: ScoresRepository,
   ) {}
 
   /** Starts a judge run for a run of the caller's team; its run-scoped key may report scores. */
@@ -46,7 +47,7 @@ export class ScoresService {
       prompt: judgePrompt(target, input.prompt),
       auditBy: principal,
     });
-    await this.dataSource.getRepository(RunJudge).insert({
+    await this.scores.addJudge({
       judgeRunId: judge.id,
       targetRunId: target.id,
       teamId: target.teamId,
@@ -88,7 +89,8 @@ export class ScoresService {
     if (accepted.length > 0) {
       const now = new Date();
       await this.dataSource.transaction(async (manager) => {
-        await manager.getRepository(RunScore).insert(
+        await this.scores.addScores(
+          manager,
           accepted.map((v) => ({
             ...v,
             targetRunId,
@@ -108,16 +110,12 @@ export class ScoresService {
   /** The scores of a run of the caller's team, most recent first. */
   async list(teamId: string, runId: string): Promise<RunScore[]> {
     if (!(await this.runs.exists(runId, teamId))) throw ApiError.notFound(`run ${runId}`);
-    return this.dataSource
-      .getRepository(RunScore)
-      .find({ where: { targetRunId: runId, teamId }, order: { id: 'DESC' } });
+    return this.scores.scoresOf(teamId, runId);
   }
 
   /** The key must be a judge's of this run, and that judge's execution must still be running. */
   private async assertJudge(principal: Principal, targetRunId: string): Promise<void> {
-    const judge = principal.runId
-      ? await this.dataSource.getRepository(RunJudge).findOneBy({ judgeRunId: principal.runId })
-      : null;
+    const judge = principal.runId ? await this.scores.judgeOf(principal.runId) : null;
     if (!judge || judge.targetRunId !== targetRunId) {
       throw new ApiError(
         'not_authorized',

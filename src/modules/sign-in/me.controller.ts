@@ -1,15 +1,19 @@
 import { Controller, Get, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request } from 'express';
-import { DataSource } from 'typeorm';
 import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import type { Principal } from '../../common/auth/principal';
 import { RequirePermission } from '../../common/auth/require-permission.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { toRfc3339 } from '../../common/time';
 import { actorOf } from '../audit';
-import { Team, cookiesOf, SESSION_COOKIE, SESSION_STRATEGY, UserSessionsService } from '../teams';
+import {
+  cookiesOf,
+  SESSION_COOKIE,
+  SESSION_STRATEGY,
+  UserSessionsService,
+  TeamUserRepository,
+} from '../teams';
 import { MeDto } from './me.dto';
 
 /** `GET /me`: the console shows who is signed in, and reads its session's CSRF token here. */
@@ -18,7 +22,7 @@ import { MeDto } from './me.dto';
 @Controller('me')
 export class MeController {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly teamsAndUsers: TeamUserRepository,
     private readonly sessions: UserSessionsService,
   ) {}
 
@@ -28,9 +32,7 @@ export class MeController {
   @ApiOkResponse({ type: MeDto })
   @ApiProblems(401)
   async me(@CurrentPrincipal() principal: Principal, @Req() request: Request): Promise<MeDto> {
-    const team = await this.dataSource
-      .getRepository(Team)
-      .findOneByOrFail({ id: principal.teamId });
+    const team = await this.teamsAndUsers.team(principal.teamId);
     const me: MeDto = {
       type: actorOf(principal).type,
       user_id: principal.userId,

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { Invalidations } from '../../common/cache/invalidations';
 import {
@@ -17,11 +17,11 @@ import type { AuditActor } from '../audit';
 import { systemActor } from '../audit';
 import {
   PersonAccess,
-  Team,
   User,
   StartedSession,
   UserSessionsService,
   USER_TOPIC,
+  TeamUserRepository,
 } from '../teams';
 import { SignInClaims, SignInFailure } from './oidc-relying-party.service';
 
@@ -47,6 +47,7 @@ export class SignInService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly teamsAndUsers: TeamUserRepository,
     private readonly sessions: UserSessionsService,
     private readonly audit: AuditLog,
     private readonly invalidations: Invalidations,
@@ -71,7 +72,7 @@ export class SignInService {
         403,
       );
     }
-    const team = await this.dataSource.getRepository(Team).findOneBy({ name: mapped.team });
+    const team = await this.teamsAndUsers.teamByName(mapped.team);
     if (!team) {
       await this.refuse(person, `team "${mapped.team}" of the role mapping does not exist`, claim);
       throw new SignInFailure(
@@ -130,12 +131,8 @@ export class SignInService {
     teamId: string,
     role: TeamRole,
   ): Promise<User> {
-    const repository = m.getRepository(User);
     const now = new Date();
-    const found = await repository.findOneBy({
-      oidcIssuer: person.issuer,
-      oidcSubject: person.subject,
-    });
+    const found = await this.teamsAndUsers.userByOidc(person.issuer, person.subject, m);
     const fields = {
       teamId,
       role,
@@ -146,7 +143,7 @@ export class SignInService {
     if (found) {
       // Moved to another team: what they held in the old one (keys, other sessions) ends.
       if (found.teamId !== teamId) await this.access.cut(m, found.id);
-      await repository.update({ id: found.id }, fields);
+      await this.teamsAndUsers.updateUser(m, found.id, fields);
       // Its API keys act with the role (and name) of this sign-in on every replica at once.
       await this.invalidations.changed(m, USER_TOPIC, [found.id]);
       return { ...found, ...fields };
@@ -159,7 +156,7 @@ export class SignInService {
       oidcSubject: person.subject,
       ...fields,
     };
-    await repository.insert(created);
+    await this.teamsAndUsers.insertUser(m, created);
     return created;
   }
 
@@ -171,9 +168,7 @@ export class SignInService {
     this.logger.warn(
       `sign-in of ${person.subject} (${person.email ?? 'no email'}) refused: ${reason}`,
     );
-    const teams = await this.dataSource
-      .getRepository(Team)
-      .findBy({ name: In(mappedTeams(this.mapping)) });
+    const teams = await this.teamsAndUsers.teamsByNames(mappedTeams(this.mapping));
     const actor: AuditActor = {
       type: 'user',
       id: `${person.subject}`.slice(0, 64),
@@ -200,9 +195,7 @@ export class SignInService {
 
   /** A person deactivated through SCIM signs in again only once the provider reactivates them. */
   private async refuseDeactivated(person: Person): Promise<void> {
-    const user = await this.dataSource
-      .getRepository(User)
-      .findOneBy({ oidcIssuer: person.issuer, oidcSubject: person.subject });
+    const user = await this.teamsAndUsers.userByOidc(person.issuer, person.subject);
     if (!user?.deletedAt) return;
     this.logger.warn(`sign-in of ${person.subject} refused: deactivated through SCIM`);
     const event = this.audit.entry(
@@ -228,9 +221,7 @@ export class SignInService {
    * new session; their keys stay revoked.
    */
   private async removeKnownPerson(m: EntityManager, person: Person, reason: string) {
-    const user = await m
-      .getRepository(User)
-      .findOneBy({ oidcIssuer: person.issuer, oidcSubject: person.subject });
+    const user = await this.teamsAndUsers.userByOidc(person.issuer, person.subject, m);
     if (!user) return;
     const cut = await this.access.cut(m, user.id);
     await this.audit.insert(m, [

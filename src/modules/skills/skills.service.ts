@@ -90,7 +90,7 @@ export class SkillsService {
 
   /**
    * The skills of the team's environments; `lastRuns` is when the team last ran each skill spec
-   * (RunRecords.lastRunBySkillSpec: the runs module imports this one, so the caller reads it).
+   * (LatestRunRepository.lastRunBySkillSpec: the runs module imports this one, so the caller reads it).
    */
   async list(
     teamId: string,

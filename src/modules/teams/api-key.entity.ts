@@ -1,21 +1,29 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
 import type { TeamRole } from '../../common/auth/roles';
+import { asciiId } from '../../database/column-types';
+import { Team } from './team.entity';
+import { User } from './user.entity';
 
 @Entity('api_keys')
+@Index('uq_api_keys_prefix', ['prefix'], { unique: true })
+@Index('idx_api_keys_team', ['teamId'])
+@Index('idx_api_keys_live_run', ['revokedAt', 'runId'])
 export class ApiKey {
-  @PrimaryColumn({ type: 'varchar', length: 22 })
+  @PrimaryColumn(asciiId(22))
   id: string;
 
-  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  @Column({ name: 'team_id', ...asciiId(22) })
+  @ForeignKey(() => Team, { name: 'fk_api_keys_team', onDelete: 'CASCADE' })
   teamId: string;
 
-  @Column({ name: 'user_id', type: 'varchar', length: 22, nullable: true })
+  @Column({ name: 'user_id', ...asciiId(22), nullable: true })
+  @ForeignKey(() => User, { name: 'fk_api_keys_user', onDelete: 'CASCADE' })
   userId: string | null;
 
   @Column({ type: 'varchar', length: 128 })
   name: string;
 
-  @Column({ type: 'varchar', length: 16 })
+  @Column(asciiId(16))
   prefix: string;
 
   @Column({ name: 'secret_hash', type: 'binary', length: 32 })
@@ -39,7 +47,7 @@ export class ApiKey {
   expiresAt?: Date | null;
 
   /** A run-scoped key acts only on this run, for one of its executions (see RunKeysService). */
-  @Column({ name: 'run_id', type: 'varchar', length: 36, nullable: true })
+  @Column({ name: 'run_id', ...asciiId(36), nullable: true })
   runId?: string | null;
 
   @Column({ name: 'run_execution_id', type: 'int', nullable: true })

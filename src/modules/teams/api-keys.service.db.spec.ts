@@ -3,6 +3,7 @@ import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { ApiKeysService } from './api-keys.service';
 import { UserDirectoryService } from './auth/user-directory.service';
 import { TeamsService } from './teams.service';
+import { TeamUserRepository } from './team-user.repository';
 
 /** Keys, their roles and the people strategies sign in, on a real database. */
 describe('API key roles (database)', () => {
@@ -72,7 +73,10 @@ describe('API key roles (database)', () => {
   });
 
   it('signs a person in once per team and email, keeping role and name up to date', async () => {
-    const directory = new UserDirectoryService(db.dataSource);
+    const directory = new UserDirectoryService(
+      db.dataSource,
+      new TeamUserRepository(db.dataSource),
+    );
     const team = await new TeamsService(db.dataSource).createTeam('directory-team');
     const first = { team: team.name, email: 'Ada@Example.com', role: 'member' as const };
     const [a, b] = await Promise.all([directory.principalOf(first), directory.principalOf(first)]);

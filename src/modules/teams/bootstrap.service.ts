@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { databaseLockName } from '../../database/named-lock';
 import { SYSTEM_ACTOR, AuditLog } from '../audit';
 import { ApiKeysService } from './api-keys.service';
 import { TeamsService } from './teams.service';
@@ -27,10 +28,11 @@ export class BootstrapService {
   ) {}
 
   async ensureAccess(): Promise<void> {
+    const lock = databaseLockName('bootstrap', String(this.dataSource.options.database));
     const runner = this.dataSource.createQueryRunner();
     await runner.connect();
     try {
-      await runner.query(`SELECT GET_LOCK('ambient_bootstrap', 60)`);
+      await runner.query(`SELECT GET_LOCK(?, 60)`, [lock]);
       const bootstrapKey = this.config.bootstrapApiKey;
       if (bootstrapKey) {
         if (await this.apiKeys.existsForKey(bootstrapKey)) return;
@@ -48,7 +50,7 @@ export class BootstrapService {
           `  Use it as "Authorization: Bearer <key>". More keys: npm run cli -- api-keys create --team <name>\n\n`,
       );
     } finally {
-      await runner.query(`SELECT RELEASE_LOCK('ambient_bootstrap')`).catch(() => undefined);
+      await runner.query(`SELECT RELEASE_LOCK(?)`, [lock]).catch(() => undefined);
       await runner.release();
     }
   }

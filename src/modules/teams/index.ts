@@ -22,5 +22,6 @@ export type { StartedSession } from './sessions/user-sessions.service';
 export { Team } from './team.entity';
 export { TeamsModule } from './teams.module';
 export { TeamsService } from './teams.service';
+export { TeamUserRepository } from './team-user.repository';
 export { ScopeDto, UserProfileDto, profile } from './user-profile';
 export { User } from './user.entity';

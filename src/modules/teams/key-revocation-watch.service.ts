@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { ApiKeysService } from './api-keys.service';
 import { SESSION_KEY_PREFIX, UserSessionsService } from './sessions/user-sessions.service';
 
-/** Well inside the 10 s a revoked key may keep what it opened (DESIGN §12). */
+/** Well inside the 10 s a revoked key may keep what it opened (docs/DESIGN.md "9. Invariants"). */
 export const KEY_RECHECK_INTERVAL_MS = 4000;
 
 type OnRevoked = () => void;

@@ -1,11 +1,14 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { AMBIENT_EXTENSIONS, AmbientExtension } from '../../extensions/extension.types';
 import { AccessDenials } from './access/access-denials.service';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysService } from './api-keys.service';
-import { AuthStrategyRegistry, authStrategyRegistryOf } from './auth/auth-strategy-registry';
+import {
+  AUTH_STRATEGY_CONTRIBUTIONS,
+  AuthStrategyContribution,
+  AuthStrategyRegistry,
+} from './auth/auth-strategy-registry';
 import { UserDirectoryService } from './auth/user-directory.service';
 import { BootstrapService } from './bootstrap.service';
 import { KeyRevocationWatch } from './key-revocation-watch.service';
@@ -18,10 +21,12 @@ import { TeamsService } from './teams.service';
 import { User } from './user.entity';
 import { UserSession } from './sessions/user-session.entity';
 import { UserSessionsService } from './sessions/user-sessions.service';
+import { TeamUserRepository } from './team-user.repository';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Team, User, ApiKey, UserSession, ScimToken])],
   providers: [
+    TeamUserRepository,
     TeamsService,
     ApiKeysService,
     UserDirectoryService,
@@ -35,22 +40,24 @@ import { UserSessionsService } from './sessions/user-sessions.service';
     {
       provide: AuthStrategyRegistry,
       inject: [
-        AMBIENT_EXTENSIONS,
+        AUTH_STRATEGY_CONTRIBUTIONS,
         APP_CONFIG,
         ApiKeysService,
         UserDirectoryService,
         UserSessionsService,
       ],
       useFactory: (
-        extensions: AmbientExtension[],
+        contributions: AuthStrategyContribution[],
         config: AppConfig,
         apiKeys: ApiKeysService,
         users: UserDirectoryService,
         sessions: UserSessionsService,
-      ) => authStrategyRegistryOf(extensions, { config, apiKeys, users, sessions }),
+      ) =>
+        new AuthStrategyRegistry().registerAll(contributions, { config, apiKeys, users, sessions }),
     },
   ],
   exports: [
+    TeamUserRepository,
     TeamsService,
     ApiKeysService,
     BootstrapService,

@@ -5,15 +5,49 @@ import { CurrentPrincipal } from '../../common/auth/principal.decorator';
 import type { Principal } from '../../common/auth/principal';
 import { RequirePermission } from '../../common/auth/require-permission.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
-import { RunRecords, USAGE_GROUP_BY } from '../runs';
-import { UsageResponseDto } from './usage.dto';
-import { MAX_USAGE_RANGE_DAYS, parseUsageParams } from './usage.params';
+import { LimitsService } from '../limits';
+import { RunCapacity, RunUsageRepository, USAGE_GROUP_BY } from '../runs';
+import { UsageAgainstLimitsDto, UsageResponseDto } from './usage.dto';
+import { MAX_USAGE_RANGE_DAYS, parseUsageParams, startOfUtcMonth } from './usage.params';
 
 @ApiTags('usage')
 @ApiBearerAuth()
 @Controller('usage')
 export class UsageController {
-  constructor(private readonly records: RunRecords) {}
+  constructor(
+    private readonly records: RunUsageRepository,
+    private readonly capacity: RunCapacity,
+    private readonly limits: LimitsService,
+  ) {}
+
+  @Get('limits')
+  @RequirePermission('usage.read')
+  @ApiOperation({
+    operationId: 'getUsageAgainstLimits',
+    summary: 'What the team spends and runs now, against its budget and concurrency limit',
+    description:
+      'The figures the limits are enforced with: inference spend this UTC month against ' +
+      'monthly_budget_usd, and runs holding or waiting for a slot against max_concurrent_runs.',
+  })
+  @ApiProblems(401, 403)
+  @ApiOkResponse({ type: UsageAgainstLimitsDto })
+  async againstLimits(@CurrentPrincipal() principal: Principal): Promise<UsageAgainstLimitsDto> {
+    const { teamId } = principal;
+    const monthStart = startOfUtcMonth(new Date());
+    const [spend, slots, limits] = await Promise.all([
+      this.records.inferenceSpendSince(teamId, null, monthStart),
+      this.capacity.teamSlots(teamId),
+      this.limits.teamLimits(teamId),
+    ]);
+    return {
+      month_start: monthStart.toISOString(),
+      spent_this_month_usd: spend.team,
+      monthly_budget_usd: limits.monthly_budget_usd,
+      running_runs: slots.running,
+      waiting_runs: slots.waiting,
+      max_concurrent_runs: limits.max_concurrent_runs,
+    };
+  }
 
   @Get()
   @RequirePermission('usage.read')

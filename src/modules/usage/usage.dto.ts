@@ -40,3 +40,29 @@ export class UsageResponseDto {
   })
   buckets: UsageBucketDto[];
 }
+
+@ApiSchema({ name: 'UsageAgainstLimits' })
+export class UsageAgainstLimitsDto {
+  @ApiProperty({
+    format: 'date-time',
+    description: 'The start of the current UTC calendar month, from which the budget counts',
+  })
+  month_start: string;
+  @ApiProperty({
+    description:
+      "Inference spend (USD, catalogue prices) of the team's runs created this month, as " +
+      'monthly_budget_usd counts it: compute cost is not counted, nor the tokens of executions ' +
+      'still under way',
+  })
+  spent_this_month_usd: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'The team limit; null = none' })
+  monthly_budget_usd: number | null;
+  @ApiProperty({
+    description: "Runs holding a slot now: claimed or running on Ambient's own workers",
+  })
+  running_runs: number;
+  @ApiProperty({ description: 'Runs waiting QUEUED for a slot (at_capacity)' })
+  waiting_runs: number;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The team limit; null = none' })
+  max_concurrent_runs: number | null;
+}

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { newSecretToken } from '../../common/ids';
 import type { AuthMode } from './auth-modes';
 import type { SignatureScheme } from './verifiers';
 
@@ -13,7 +14,7 @@ export function generateWebhookSecret(
   mode: AuthMode,
   scheme: SignatureScheme | null,
 ): string | null {
-  if (mode !== 'signature') return randomBytes(32).toString('base64url');
+  if (mode !== 'signature') return newSecretToken();
   if (scheme === 'standard_webhooks') return `whsec_${randomBytes(32).toString('base64')}`;
   return null;
 }

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
-import { MIGRATIONS } from '../../../migrations';
 import { loadedEntities } from '../../../src/database/database.module';
+import { createMigratedDatabase } from '../database-template';
+import { TEST_SECRETS_KEY } from '../test-keys';
 
 const connection = {
   type: 'mysql' as const,
@@ -29,24 +30,20 @@ export function useTestDatabase(label: string): TestDatabase {
   jest.setTimeout(30_000);
 
   beforeAll(async () => {
-    const admin = new DataSource(connection);
-    await admin.initialize();
-    await admin.query(
-      `CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`,
-    );
-    await admin.destroy();
+    const { username, password, host, port } = connection;
+    const server = `mysql://${encodeURIComponent(username)}${password ? `:${encodeURIComponent(password)}` : ''}@${host}:${port}`;
+    // A copy of the migrated template (test/support/database-template.ts), as the e2e apps get.
+    await createMigratedDatabase(server, database, TEST_SECRETS_KEY);
     dataSource = new DataSource({
       ...connection,
       database,
       // The entities the spec imported, as the app registers every entity it loaded.
       entities: loadedEntities(),
-      migrations: MIGRATIONS,
       synchronize: false,
       timezone: 'Z',
       charset: 'utf8mb4_unicode_ci',
     });
     await dataSource.initialize();
-    await dataSource.runMigrations();
     await dataSource.query(`INSERT INTO teams (id, name, created_at) VALUES (?, ?, ?)`, [
       teamId,
       label,

@@ -23,7 +23,14 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
-import { IsEgressRules, SecretRefDto } from '../../run-config';
+import {
+  ApprovalRuleDto,
+  approvalsProperty,
+  IsApprovalRules,
+  IsEgressRules,
+  SecretRefDto,
+} from '../../run-config';
+import type { ApprovalRule } from '../../run-config';
 import type { EgressRuleInput } from '../../../common/egress/egress-policy';
 import { MAX_EGRESS_RULES } from '../../../common/egress/egress-rules';
 import { ScopeDto, UserProfileDto } from '../../teams';
@@ -241,6 +248,16 @@ class EnvironmentFieldsDto {
   @ValidateNestedObject()
   @Type(() => SandboxResourcesDto)
   resources?: SandboxResourcesDto | null;
+
+  @ApiPropertyOptional(
+    approvalsProperty(
+      'approval rules of every run in this environment; null or [] clears them.',
+      true,
+    ),
+  )
+  @IsOptional()
+  @IsApprovalRules()
+  approvals?: ApprovalRule[] | null;
 }
 
 @ApiSchema({ name: 'CreateEnvironmentRequest' })
@@ -298,6 +315,12 @@ export class EnvironmentConfigDto {
   egress_allow?: EgressRuleInput[];
   @ApiPropertyOptional({ ...AMBIENT_EXTENSION, type: SandboxResourcesDto })
   resources?: SandboxResourcesDto;
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    type: [ApprovalRuleDto],
+    description: 'Ambient extension: the approval rules of its runs (absent: none)',
+  })
+  approvals?: ApprovalRule[];
 }
 
 @ApiSchema({ name: 'EnvironmentLastTask' })

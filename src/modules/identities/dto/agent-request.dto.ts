@@ -14,12 +14,17 @@ import {
 } from 'class-validator';
 import type { JsonObject } from '../../../common/json';
 import {
+  approvalsProperty,
   HarnessAuthSecretsDto,
   HarnessDto,
+  IsApprovalRules,
   McpServerConfigDto,
   MemoryStoreRefDto,
   SecretRefDto,
 } from '../../run-config';
+import type { ApprovalRule } from '../../run-config';
+import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
+import { IsApprovers, MAX_APPROVERS } from '../agent-approvers';
 import { AGENT_TYPES, AgentType } from '../agent-settings';
 import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
 
@@ -185,6 +190,27 @@ export class AgentFieldsDto {
   @IsString()
   @MaxLength(128)
   worker_host?: string | null;
+
+  @ApiPropertyOptional(
+    approvalsProperty('approval rules of every run this agent executes; [] clears them.', true),
+  )
+  @IsOptional()
+  @IsApprovalRules()
+  approvals?: ApprovalRule[] | null;
+
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    type: [String],
+    nullable: true,
+    maxItems: MAX_APPROVERS,
+    example: ['lead@example.com'],
+    description:
+      "Ambient extension: who may decide the approval requests of this agent's runs, by user " +
+      'id or e-mail; team admins always may. Unset or [] = any member or admin',
+  })
+  @IsOptional()
+  @IsApprovers()
+  approvers?: string[] | null;
 }
 
 @ApiSchema({ name: 'CreateAgentRequest' })

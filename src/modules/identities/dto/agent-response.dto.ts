@@ -1,11 +1,14 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import type { JsonObject } from '../../../common/json';
 import {
+  ApprovalRuleDto,
   HarnessAuthSecretsDto,
   HarnessDto,
   MemoryStoreRefDto,
   SecretRefDto,
 } from '../../run-config';
+import type { ApprovalRule } from '../../run-config';
+import { AMBIENT_EXTENSION } from '../../../common/openapi-extension';
 import { AGENT_TYPES } from '../agent-settings';
 
 @ApiSchema({ name: 'AutoMemoryResponse' })
@@ -53,6 +56,19 @@ export class AgentResponseDto {
   mcp_servers?: JsonObject;
   @ApiPropertyOptional() on_behalf_of_enabled?: boolean;
   @ApiPropertyOptional() worker_host?: string;
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    type: [ApprovalRuleDto],
+    description: 'Ambient extension: the approval rules of its runs (absent: none)',
+  })
+  approvals?: ApprovalRule[];
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    type: [String],
+    description:
+      "Ambient extension: who besides admins may decide its runs' approval requests (absent: any member)",
+  })
+  approvers?: string[];
 }
 
 @ApiSchema({ name: 'ListAgentIdentitiesResponse' })

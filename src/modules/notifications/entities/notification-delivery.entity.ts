@@ -1,4 +1,5 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, ForeignKey, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { NotificationEndpoint } from './notification-endpoint.entity';
 import type { NotificationDeliveryStatus, NotificationEvent } from '../notification-events';
 
 /**
@@ -14,6 +15,10 @@ export class NotificationDelivery {
   id: string;
 
   @Column({ name: 'endpoint_id', type: 'varchar', length: 22 })
+  @ForeignKey(() => NotificationEndpoint, {
+    name: 'fk_notification_deliveries_endpoint',
+    onDelete: 'CASCADE',
+  })
   endpointId: string;
 
   /** The `webhook-id` header: the same on every attempt, so receivers can deduplicate. */

@@ -1,13 +1,13 @@
 import { StoredMessage, toConversationSteps } from './conversation.mapper';
 import type { ContentBlock } from './conversation.types';
-import type { ChatMessage } from '../../execution';
+import type { ChatMessage } from '../../workers';
 import {
   ClaudeStreamMapper,
   CodexStreamMapper,
   GeminiStreamMapper,
   StreamEvent,
   VendorStreamMapper,
-} from '../../execution';
+} from '../../workers';
 
 /** Feeds the events through the vendor's mapper and the conversation mapper, as a run would. */
 function blocks(harness: string, mapper: VendorStreamMapper, events: StreamEvent[]) {

@@ -18,6 +18,12 @@ export class StatusMessageDto {
     description: 'True while a debug agent works in the kept workspace',
   })
   debug_agent_active?: boolean;
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    description:
+      'BLOCKED: the id of the request the run waits on (GET /agent/runs/{runId}/approvals)',
+  })
+  pending_approval_id?: string;
 }
 
 @ApiSchema({ name: 'ModelTokenUsage' })
@@ -108,7 +114,29 @@ export class RunItemDto {
   @ApiPropertyOptional({ type: ScopeDto }) scope?: ScopeDto;
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
   metadata?: Record<string, string>;
-  @ApiPropertyOptional({ description: 'ISO-8601 duration, e.g. PT2M30S' }) run_time?: string;
+  @ApiPropertyOptional({
+    description:
+      'ISO-8601 duration, e.g. PT2M30S (to the millisecond, e.g. PT0.884S): how long the ' +
+      "run's executions ran, the running one until now. The time between executions (before a " +
+      'follow-up, BLOCKED on a person, QUEUED for a slot) does not count. Absent before the ' +
+      'first execution',
+  })
+  run_time?: string;
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    type: 'integer',
+    description:
+      'How many executions the run has had (its first, each follow-up or resumption, and each ' +
+      'retry after a lost worker); absent before the first',
+  })
+  executions?: number;
+  @ApiPropertyOptional({
+    ...AMBIENT_EXTENSION,
+    description:
+      'True while the run waits QUEUED because a concurrency limit (max_concurrent_runs of its ' +
+      'team or agent) is full: it starts as soon as a slot frees',
+  })
+  at_capacity?: boolean;
   @ApiPropertyOptional({
     description:
       'True while the run is FAILED with environment_setup_failed and its workspace is kept for ' +

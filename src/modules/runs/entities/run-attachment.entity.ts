@@ -1,11 +1,13 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { asciiId } from '../../../database/column-types';
 
 @Entity('run_attachments')
+@Index('idx_run_attachments_run', ['runId'])
 export class RunAttachment {
-  @PrimaryColumn({ type: 'varchar', length: 36 })
+  @PrimaryColumn(asciiId(36))
   id: string;
 
-  @Column({ name: 'run_id', type: 'varchar', length: 36 })
+  @Column({ name: 'run_id', ...asciiId(36) })
   runId: string;
 
   @Column({ name: 'file_name', type: 'varchar', length: 255 })

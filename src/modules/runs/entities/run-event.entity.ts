@@ -1,21 +1,23 @@
-import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { asciiId, asciiWord } from '../../../database/column-types';
 import type { JsonObject } from '../../../common/json';
 
 @Entity('run_events')
+@Index('idx_run_events_run', ['runId', 'id'])
 export class RunEvent {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
 
-  @Column({ name: 'event_uuid', type: 'varchar', length: 36 })
+  @Column({ name: 'event_uuid', ...asciiId(36) })
   eventUuid: string;
 
-  @Column({ name: 'run_id', type: 'varchar', length: 36 })
+  @Column({ name: 'run_id', ...asciiId(36) })
   runId: string;
 
   @Column({ name: 'execution_id', type: 'int', nullable: true })
   executionId: number | null;
 
-  @Column({ name: 'event_type', type: 'varchar', length: 48 })
+  @Column({ name: 'event_type', ...asciiWord(48) })
   eventType: string;
 
   @Column({ name: 'occurred_at', type: 'datetime', precision: 3 })

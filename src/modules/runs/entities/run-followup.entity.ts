@@ -1,23 +1,25 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { asciiId, asciiWord } from '../../../database/column-types';
 
 export type FollowupOutcome =
   'live_session' | 'queued_prompt' | 'handoff_execution' | 'queue_pending';
 
 @Entity('run_followups')
+@Index('idx_run_followups_run', ['runId', 'consumedAt'])
 export class RunFollowup {
-  @PrimaryColumn({ type: 'varchar', length: 36 })
+  @PrimaryColumn(asciiId(36))
   id: string;
 
-  @Column({ name: 'run_id', type: 'varchar', length: 36 })
+  @Column({ name: 'run_id', ...asciiId(36) })
   runId: string;
 
   @Column({ type: 'mediumtext' })
   message: string;
 
-  @Column({ type: 'varchar', length: 16, nullable: true })
+  @Column({ ...asciiWord(16), nullable: true })
   mode: string | null;
 
-  @Column({ type: 'varchar', length: 32 })
+  @Column(asciiWord(32))
   outcome: FollowupOutcome;
 
   @Column({ name: 'execution_id', type: 'int', nullable: true })

@@ -1,4 +1,5 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { asciiId, asciiWord } from '../../../database/column-types';
 import type { RunSource, RunState } from '../run-state';
 import type {
   AgentConfig,
@@ -9,17 +10,38 @@ import type {
 } from '../../run-config';
 
 @Entity('runs')
+@Index('idx_runs_team_updated', ['teamId', 'updatedAt', 'id'])
+@Index('idx_runs_team_created', ['teamId', 'createdAt', 'id'])
+@Index('idx_runs_team_state_updated', ['teamId', 'state', 'updatedAt', 'id'])
+@Index('idx_runs_team_state_created', ['teamId', 'state', 'createdAt', 'id'])
+@Index('idx_runs_team_title', ['teamId', 'title', 'id'])
+@Index('idx_runs_team_skill', ['teamId', 'skillSpec', 'id'])
+@Index('idx_runs_team_name', ['teamId', 'configName'])
+@Index('idx_runs_team_schedule', ['teamId', 'scheduleId'])
+@Index('idx_runs_team_creator', ['teamId', 'creatorId'])
+@Index('idx_runs_team_executor', ['teamId', 'executorId'])
+@Index('idx_runs_team_environment', ['teamId', 'environmentId'])
+@Index('idx_runs_state_updated', ['state', 'updatedAt'])
+@Index('idx_runs_state_lease', ['state', 'leaseExpiresAt'])
+@Index('idx_runs_parent', ['parentRunId'])
+@Index('idx_runs_conversation', ['conversationId'])
+@Index('ft_runs_search', ['title', 'prompt', 'skillSpec'], { fulltext: true })
+@Index('idx_runs_worker_host', ['teamId', 'workerHost', 'state', 'createdAt', 'id'])
+@Index('idx_runs_self_hosted_state', ['state', 'workerHost'])
+@Index('idx_runs_workspace_retained', ['workspaceRetainedUntil'])
+@Index('idx_runs_workspace_volume', ['workspaceVolume', 'workspaceRetainedUntil'])
+@Index('idx_runs_waiting', ['atCapacity', 'state', 'teamId'])
 export class Run {
-  @PrimaryColumn({ type: 'varchar', length: 36 })
+  @PrimaryColumn(asciiId(36))
   id: string;
 
-  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  @Column({ name: 'team_id', ...asciiId(22) })
   teamId: string;
 
-  @Column({ name: 'creator_id', type: 'varchar', length: 22, nullable: true })
+  @Column({ name: 'creator_id', ...asciiId(22), nullable: true })
   creatorId: string | null;
 
-  @Column({ name: 'executor_id', type: 'varchar', length: 22, nullable: true })
+  @Column({ name: 'executor_id', ...asciiId(22), nullable: true })
   executorId: string | null;
 
   @Column({ type: 'varchar', length: 255 })
@@ -28,16 +50,16 @@ export class Run {
   @Column({ type: 'mediumtext' })
   prompt: string;
 
-  @Column({ type: 'varchar', length: 16 })
+  @Column(asciiWord(16))
   state: RunState;
 
-  @Column({ type: 'varchar', length: 32 })
+  @Column(asciiWord(32))
   source: RunSource;
 
-  @Column({ name: 'execution_location', type: 'varchar', length: 8 })
+  @Column({ name: 'execution_location', ...asciiWord(8), default: 'REMOTE' })
   executionLocation: 'LOCAL' | 'REMOTE';
 
-  @Column({ type: 'varchar', length: 16 })
+  @Column({ ...asciiWord(16), default: 'normal' })
   mode: string;
 
   @Column({ type: 'json' })
@@ -49,7 +71,7 @@ export class Run {
   @Column({ name: 'model_id', type: 'varchar', length: 128, nullable: true })
   modelId: string | null;
 
-  @Column({ name: 'environment_id', type: 'varchar', length: 22, nullable: true })
+  @Column({ name: 'environment_id', ...asciiId(22), nullable: true })
   environmentId: string | null;
 
   @Column({ name: 'skill_spec', type: 'varchar', length: 512, nullable: true })
@@ -59,25 +81,25 @@ export class Run {
   @Column({ name: 'agent_skill', type: 'json', nullable: true })
   agentSkill: ResolvedAgentSkill | null;
 
-  @Column({ name: 'schedule_id', type: 'varchar', length: 36, nullable: true })
+  @Column({ name: 'schedule_id', ...asciiId(36), nullable: true })
   scheduleId: string | null;
 
   @Column({ name: 'schedule_info', type: 'json', nullable: true })
   scheduleInfo: ScheduleInfo | null;
 
-  @Column({ name: 'parent_run_id', type: 'varchar', length: 36, nullable: true })
+  @Column({ name: 'parent_run_id', ...asciiId(36), nullable: true })
   parentRunId: string | null;
 
-  @Column({ name: 'root_run_id', type: 'varchar', length: 36 })
+  @Column({ name: 'root_run_id', ...asciiId(36) })
   rootRunId: string;
 
-  @Column({ type: 'int' })
+  @Column({ type: 'int', default: 0 })
   depth: number;
 
-  @Column({ name: 'conversation_id', type: 'varchar', length: 36 })
+  @Column({ name: 'conversation_id', ...asciiId(36) })
   conversationId: string;
 
-  @Column({ name: 'session_id', type: 'varchar', length: 36, nullable: true })
+  @Column({ name: 'session_id', ...asciiId(36), nullable: true })
   sessionId: string | null;
 
   @Column({ name: 'status_message', type: 'json', nullable: true })
@@ -89,17 +111,30 @@ export class Run {
   @Column({ type: 'json', nullable: true })
   metadata: Record<string, string> | null;
 
-  @Column({ type: 'boolean' })
+  @Column({ type: 'boolean', default: false })
   interactive: boolean;
 
-  @Column({ name: 'execution_count', type: 'int' })
+  @Column({ name: 'execution_count', type: 'int', default: 0 })
   executionCount: number;
 
-  @Column({ type: 'int' })
+  @Column({ type: 'int', default: 0 })
   attempt: number;
 
+  /** How long the run's ended executions ran, in total (ms): `run_time` without the running one. */
+  @Column({
+    name: 'run_time_ms',
+    type: 'bigint',
+    default: 0,
+    transformer: { to: (value: number) => value, from: (value: string | number) => Number(value) },
+  })
+  runTimeMs: number;
+
+  /** When the running execution was claimed; null between executions (see RunTransitions). */
+  @Column({ name: 'execution_started_at', type: 'datetime', precision: 3, nullable: true })
+  executionStartedAt: Date | null;
+
   /** The self-hosted worker id the run must run on; null for Ambient's own workers. */
-  @Column({ name: 'worker_host', type: 'varchar', length: 128, nullable: true })
+  @Column({ name: 'worker_host', ...asciiId(128), nullable: true })
   workerHost: string | null;
 
   /** Set while a self-hosted run waits for a claim across offers; the claim timeout counts from it. */

@@ -1,6 +1,6 @@
 import type { RunEvent } from '../entities/run-event.entity';
 import type { RunMessage } from '../entities/run-message.entity';
-import { mergeByTime } from './run-stream-session';
+import { mergeByTime } from './run-feed';
 
 const event = (id: string, ms: number) => ({ id, occurredAt: new Date(ms) }) as RunEvent;
 const message = (id: string, ms: number) => ({ id, createdAt: new Date(ms) }) as RunMessage;

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, MoreThan } from 'typeorm';
+import { DataSource, In, MoreThan } from 'typeorm';
 import { CallIndex, toMessage } from '../conversation/conversation.mapper';
 import type { RunItemDto } from '../dto/run-item.dto';
 import { RunEvent } from '../entities/run-event.entity';
 import { RunMessage } from '../entities/run-message.entity';
+import { Run } from '../entities/run.entity';
 import { RunsService } from '../runs.service';
 import type { StreamCursor } from './stream-cursor';
 
@@ -15,6 +16,13 @@ export class RunStreamReader {
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly runs: RunsService,
   ) {}
+
+  /** Of `runIds`, the runs of the team (as RunsService.findVisible finds them), by id. */
+  async visibleRuns(teamId: string, runIds: string[]): Promise<Map<string, Run>> {
+    if (runIds.length === 0) return new Map();
+    const runs = await this.dataSource.getRepository(Run).findBy({ id: In(runIds), teamId });
+    return new Map(runs.map((run) => [run.id, run]));
+  }
 
   item(teamId: string, runId: string): Promise<RunItemDto> {
     return this.runs.getItem(teamId, runId);

@@ -1,8 +1,7 @@
-import { checkedExtension } from '../../../extensions/load-extensions';
 import type { Principal } from '../../../common/auth/principal';
 import { apiKeyStrategy, bearerTokenOf } from './api-key.strategy';
 import type { AuthRequest, AuthStrategy } from './auth-strategy';
-import { AuthStrategyRegistry } from './auth-strategy-registry';
+import { AuthStrategyRegistry, checkAuthStrategy } from './auth-strategy-registry';
 
 const principal = (userId: string): Principal => ({
   teamId: 'team',
@@ -28,10 +27,9 @@ const byHeader = (name: string, header: string): AuthStrategy => ({
 
 describe('AuthStrategyRegistry', () => {
   it('asks the strategies in order; the first that answers wins and is named on the principal', async () => {
-    const registry = new AuthStrategyRegistry([
-      { owner: 'ambient', strategy: byHeader('first', 'x-first') },
-      { owner: 'ext', strategy: byHeader('second', 'x-second') },
-    ]);
+    const registry = new AuthStrategyRegistry()
+      .register('ambient', byHeader('first', 'x-first'))
+      .register('ext', byHeader('second', 'x-second'));
     expect(await registry.authenticate(request({ 'x-second': 'b', 'x-first': 'a' }))).toMatchObject(
       { userId: 'a', strategy: 'first' },
     );
@@ -40,17 +38,29 @@ describe('AuthStrategyRegistry', () => {
       strategy: 'second',
     });
     expect(await registry.authenticate(request({}))).toBeNull();
-    expect(registry.names).toEqual(['first', 'second']);
+    expect(registry.names()).toEqual(['first', 'second']);
   });
 
   it('refuses a name registered twice, naming both extensions', () => {
-    expect(
-      () =>
-        new AuthStrategyRegistry([
-          { owner: 'ambient', strategy: byHeader('same', 'x-a') },
-          { owner: 'corp-sso', strategy: byHeader('same', 'x-b') },
-        ]),
-    ).toThrow('extension corp-sso: auth strategy "same" is already registered by ambient');
+    const registry = new AuthStrategyRegistry().register('ambient', byHeader('same', 'x-a'));
+    expect(() => registry.register('corp-sso', byHeader('same', 'x-b'))).toThrow(
+      'extension corp-sso: auth strategy "same" is already registered by ambient',
+    );
+  });
+
+  it('checks each strategy: a name of lower-case letters, digits, "_", "." or "-", and authenticate()', () => {
+    expect(() => checkAuthStrategy({ name: 'Bad Name' })).toThrow(
+      'an auth strategy needs a name of 1-64 lower-case letters',
+    );
+    expect(() => checkAuthStrategy({ name: 'ok' })).toThrow(
+      'auth strategy "ok" has no authenticate()',
+    );
+    expect(() =>
+      new AuthStrategyRegistry().registerAll(
+        [{ owner: 'corp-sso', entries: () => [{ name: 'ok' } as AuthStrategy] }],
+        {} as never,
+      ),
+    ).toThrow('extension corp-sso: auth strategy "ok" has no authenticate()');
   });
 });
 
@@ -75,20 +85,5 @@ describe('the api_key strategy', () => {
       userId: 'keyed',
     });
     expect(seen).toEqual(['k2']);
-  });
-});
-
-describe('an extension registering auth strategies', () => {
-  it('is checked at load: a list of named strategies with authenticate(), or a function', () => {
-    expect(() => checkedExtension({ name: 'x', authStrategies: {} })).toThrow(
-      '"authStrategies" must be a list or a function',
-    );
-    expect(() => checkedExtension({ name: 'x', authStrategies: [{ name: 'Bad Name' }] })).toThrow(
-      'an auth strategy needs a name of 1-64 lower-case letters',
-    );
-    expect(() => checkedExtension({ name: 'x', authStrategies: [{ name: 'ok' }] })).toThrow(
-      'auth strategy "ok" has no authenticate()',
-    );
-    expect(checkedExtension({ name: 'x', authStrategies: () => [] }).name).toBe('x');
   });
 });

@@ -1,34 +1,21 @@
 import type { Principal } from '../../../common/auth/principal';
-import { entriesOf } from '../../../extensions/extension-entries';
-import type { AmbientExtension } from '../../../extensions/extension.types';
-import { checkAuthStrategy } from '../../../extensions/load-extensions';
+import { Contribution, isEntryName, Registry } from '../../../common/registry/registry';
 import type { AuthRequest, AuthStrategy, AuthStrategyContext } from './auth-strategy';
 
+export type AuthStrategyContribution = Contribution<AuthStrategy, AuthStrategyContext>;
+
+/** The Nest token of the auth strategy contributions (Ambient's first, then the extensions'). */
+export const AUTH_STRATEGY_CONTRIBUTIONS = Symbol('AUTH_STRATEGY_CONTRIBUTIONS');
+
 /** The auth strategies of this application, in the order the guard asks them. */
-export class AuthStrategyRegistry {
-  readonly strategies: readonly AuthStrategy[];
-
-  constructor(registrations: readonly { owner: string; strategy: AuthStrategy }[]) {
-    const owners = new Map<string, string>();
-    for (const { owner, strategy } of registrations) {
-      const earlier = owners.get(strategy.name);
-      if (earlier !== undefined) {
-        throw new Error(
-          `extension ${owner}: auth strategy "${strategy.name}" is already registered by ${earlier}`,
-        );
-      }
-      owners.set(strategy.name, owner);
-    }
-    this.strategies = registrations.map((r) => r.strategy);
-  }
-
-  get names(): string[] {
-    return this.strategies.map((s) => s.name);
+export class AuthStrategyRegistry extends Registry<AuthStrategy> {
+  constructor() {
+    super('auth strategy', (strategy) => strategy.name, { check: checkAuthStrategy });
   }
 
   /** The first strategy's principal (marked with its name), or null when none recognises the caller. */
   async authenticate(request: AuthRequest): Promise<Principal | null> {
-    for (const strategy of this.strategies) {
+    for (const strategy of this.list()) {
       const principal = await strategy.authenticate(request);
       if (principal) return { ...principal, strategy: strategy.name };
     }
@@ -36,16 +23,14 @@ export class AuthStrategyRegistry {
   }
 }
 
-export function authStrategyRegistryOf(
-  extensions: readonly AmbientExtension[],
-  context: AuthStrategyContext,
-): AuthStrategyRegistry {
-  return new AuthStrategyRegistry(
-    extensions.flatMap((extension) =>
-      entriesOf(extension.authStrategies, context, checkAuthStrategy).map((strategy) => ({
-        owner: extension.name,
-        strategy,
-      })),
-    ),
-  );
+export function checkAuthStrategy(strategy: unknown): void {
+  const s = strategy as { name?: unknown; authenticate?: unknown } | null;
+  if (!isEntryName(s?.name, 64)) {
+    throw new Error(
+      'an auth strategy needs a name of 1-64 lower-case letters, digits, "_", "." or "-"',
+    );
+  }
+  if (typeof s.authenticate !== 'function') {
+    throw new Error(`auth strategy "${s.name}" has no authenticate()`);
+  }
 }

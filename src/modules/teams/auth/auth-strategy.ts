@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { ExtensionContext } from '../../../extensions/extension.types';
+import type { AppConfig } from '../../../config/app-config';
 import type { TeamRole } from '../../../common/auth/roles';
 import type { Principal } from '../../../common/auth/principal';
 import type { SessionLookup } from '../sessions/session.strategy';
@@ -46,8 +46,9 @@ export interface UserDirectory {
   principalOf(user: DirectoryUser): Promise<Principal | null>;
 }
 
-/** What an extension's `authStrategies` factory receives. */
-export interface AuthStrategyContext extends ExtensionContext {
+/** What a contribution of auth strategies that is a function receives. */
+export interface AuthStrategyContext {
+  config: AppConfig;
   users: UserDirectory;
   /** Resolves an Ambient API key to its principal (null when unknown, revoked or expired). */
   apiKeys: { authenticate(plainKey: string): Promise<Principal | null> };

@@ -10,12 +10,14 @@ import type { Principal } from '../../../common/auth/principal';
 import { Team } from '../team.entity';
 import { User } from '../user.entity';
 import type { DirectoryUser, UserDirectory } from './auth-strategy';
+import { TeamUserRepository } from '../team-user.repository';
 
 /** Ambient's users for strategies that authenticate people (UserDirectory). */
 @Injectable()
 export class UserDirectoryService implements UserDirectory {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly teamsAndUsers: TeamUserRepository,
     @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
   ) {}
 
@@ -30,7 +32,7 @@ export class UserDirectoryService implements UserDirectory {
       (await this.person(this.dataSource.manager, team.id, email)) ??
       // The team's row lock makes the first sight of a person create one user, not two.
       (await this.dataSource.transaction(async (m) => {
-        await m.query(`SELECT id FROM teams WHERE id = ? FOR UPDATE`, [team.id]);
+        await this.teamsAndUsers.lockTeam(m, team.id);
         const found = await this.person(m, team.id, email);
         if (found) return found;
         const created: User = {

@@ -1,13 +1,14 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { asciiId } from '../../../database/column-types';
 
 /** A bearer token of a team's SCIM client (the identity provider); the secret is never stored. */
 @Entity('scim_tokens')
 @Index('ix_scim_tokens_team', ['teamId', 'createdAt'])
 export class ScimToken {
-  @PrimaryColumn({ type: 'varchar', length: 22 })
+  @PrimaryColumn(asciiId(22))
   id: string;
 
-  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  @Column({ name: 'team_id', ...asciiId(22) })
   teamId: string;
 
   @Column({ type: 'varchar', length: 128 })
@@ -15,7 +16,7 @@ export class ScimToken {
 
   /** Public lookup prefix (`scim_<prefix>_<secret>`). */
   @Index('uq_scim_tokens_prefix', { unique: true })
-  @Column({ type: 'varchar', length: 16 })
+  @Column(asciiId(16))
   prefix: string;
 
   /** SHA-256 of the whole token. */
@@ -23,7 +24,7 @@ export class ScimToken {
   secretHash: Buffer;
 
   /** The admin who made it. */
-  @Column({ name: 'created_by', type: 'varchar', length: 22 })
+  @Column({ name: 'created_by', ...asciiId(22) })
   createdBy: string;
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })

@@ -29,7 +29,7 @@ import { ScimTokensService } from './scim-tokens.service';
 
 /**
  * The bearer tokens of the team's SCIM client (admins only): the identity provider deactivates
- * people through `/scim/v2/Users` with one (see README, "SCIM").
+ * people through `/scim/v2/Users` with one (see docs/teams-and-access.md "SCIM deprovisioning").
  */
 @ApiTags('scim-tokens')
 @ApiBearerAuth()

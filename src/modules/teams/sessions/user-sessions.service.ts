@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { newSecretToken } from '../../../common/ids';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -27,7 +28,6 @@ const hashOf = (token: string) => createHash('sha256').update(token).digest('hex
 export const SESSION_KEY_PREFIX = 'session:';
 const SESSION_KEY_HEX = 24;
 const sessionKeyOf = (id: string) => `${SESSION_KEY_PREFIX}${id.slice(0, SESSION_KEY_HEX)}`;
-const randomToken = () => randomBytes(32).toString('base64url');
 
 /** Constant-time comparison of a sent CSRF token with the session's. */
 export function sameToken(sent: string | undefined, expected: string): boolean {
@@ -56,8 +56,8 @@ export class UserSessionsService {
   async start(manager: EntityManager, user: User): Promise<StartedSession> {
     const now = new Date();
     const started = {
-      token: randomToken(),
-      csrfToken: randomToken(),
+      token: newSecretToken(),
+      csrfToken: newSecretToken(),
       expiresAt: new Date(now.getTime() + this.ttlMs),
     };
     await manager.getRepository(UserSession).insert({

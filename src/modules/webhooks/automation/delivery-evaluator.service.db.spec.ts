@@ -4,9 +4,11 @@ import { ApiError } from '../../../common/errors/api-error';
 import { Fake } from '../../../../test/support/unit/fake';
 import { newTestService } from '../../../../test/support/unit/new-test-service';
 import { useTestDatabase } from '../../../../test/support/unit/test-database';
-import { AutomationStore } from '../factories/automation-store.service';
+import { insertWebhook } from '../../../../test/support/unit/webhook-rows';
+import { AutomationStore } from '../factories/automation-store.repository';
 import { Automation } from '../factories/entities/automation.entity';
 import { RunCreationService } from '../../runs';
+import { DeliveryLog } from '../delivery-log.repository';
 import { PayloadFilter } from '../filter/payload-filter';
 import { DeliveryEvaluator } from './delivery-evaluator.service';
 
@@ -14,7 +16,7 @@ const uid = () => randomBytes(11).toString('hex');
 
 /**
  * DeliveryEvaluator on a real database (deliveries, webhooks, factories, the delivery-run
- * records) with automations and run creation faked: which runs an accepted delivery starts,
+ * records, through the real DeliveryLog) with automations and run creation faked: which runs an accepted delivery starts,
  * once, and what it records when an automation cannot start one.
  */
 describe('DeliveryEvaluator (database)', () => {
@@ -26,25 +28,13 @@ describe('DeliveryEvaluator (database)', () => {
   let webhookId: string;
 
   beforeAll(async () => {
-    factoryId = uid();
-    webhookId = uid();
-    const now = new Date();
-    await db.dataSource.query(
-      `INSERT INTO factories (id, team_id, name, source, created_at, updated_at)
-       VALUES (?, ?, 'Deploys', 'api', ?, ?)`,
-      [factoryId, db.teamId, now, now],
-    );
-    await db.dataSource.query(
-      `INSERT INTO webhooks (id, team_id, factory_id, name, auth_mode, secret_name,
-         secret_ciphertext, enabled, secret_updated_at, created_at, updated_at)
-       VALUES (?, ?, ?, 'ci', 'token', 'S', '', 1, ?, ?, ?)`,
-      [webhookId, db.teamId, factoryId, now, now, now],
-    );
+    ({ factoryId, webhookId } = await insertWebhook(db.dataSource, db.teamId));
   });
 
   beforeEach(async () => {
     const built = await newTestService(DeliveryEvaluator, [
       { provide: getDataSourceToken(), useValue: db.dataSource },
+      DeliveryLog,
     ]);
     evaluator = built.sut;
     automations = built.fakeOf(AutomationStore);

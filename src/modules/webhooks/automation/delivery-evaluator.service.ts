@@ -1,36 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ApiError } from '../../../common/errors/api-error';
 import { newUuid } from '../../../common/ids';
-import { AutomationStore } from '../factories/automation-store.service';
+import { AutomationStore } from '../factories/automation-store.repository';
 import { Automation } from '../factories/entities/automation.entity';
 import { RunCreationService } from '../../runs';
 import type { DeliveryKey } from '../delivery-evaluation.queue';
-import { DeliveryLog } from '../delivery-log.service';
+import { DeliveryLog, DueDelivery } from '../delivery-log.repository';
 import { checkTrigger } from '../filter/trigger-check';
 import { JsonValue } from '../filter/payload-filter';
 import { buildWebhookRun } from './run-envelope';
-
-interface DueDelivery {
-  id: string;
-  delivery_id: string;
-  received_at: Date;
-  payload: Buffer;
-  webhook_id: string;
-  webhook_name: string;
-  webhook_deleted_at: Date | null;
-  factory_id: string;
-  factory_name: string;
-  team_id: string;
-  created_by: string | null;
-  factory_deleted_at: Date | null;
-}
-
-interface RunRecord {
-  run_id: string | null;
-  error: string | null;
-}
 
 /**
  * Starts the runs an accepted delivery asks for: one per enabled automation of the webhook's
@@ -43,7 +21,6 @@ export class DeliveryEvaluator {
   private readonly logger = new Logger('DeliveryEvaluator');
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
     private readonly automations: AutomationStore,
     private readonly runs: RunCreationService,
     private readonly log: DeliveryLog,
@@ -60,17 +37,7 @@ export class DeliveryEvaluator {
 
   /** Returns the ids of the runs the delivery started (also those started by an earlier try). */
   async evaluate(entryId: string): Promise<string[]> {
-    const rows = (await this.dataSource.query(
-      `SELECT d.id, d.delivery_id, d.received_at, d.payload, d.webhook_id,
-              w.name AS webhook_name, w.deleted_at AS webhook_deleted_at, w.factory_id,
-              f.name AS factory_name, f.team_id, f.created_by, f.deleted_at AS factory_deleted_at
-         FROM webhook_deliveries d
-         JOIN webhooks w ON w.id = d.webhook_id
-         JOIN factories f ON f.id = w.factory_id
-        WHERE d.id = ? AND d.status = 'accepted' AND d.evaluation_due_at IS NOT NULL`,
-      [entryId],
-    )) as DueDelivery[];
-    const delivery = rows[0];
+    const delivery = await this.log.dueForEvaluation(entryId);
     if (!delivery) return [];
     const started: string[] = [];
     if (!delivery.webhook_deleted_at && !delivery.factory_deleted_at) {
@@ -87,23 +54,12 @@ export class DeliveryEvaluator {
         if (runId) started.push(runId);
       }
     }
-    await this.dataSource.query(
-      `UPDATE webhook_deliveries SET evaluation_due_at = NULL, evaluated_at = ? WHERE id = ?`,
-      [new Date(), entryId],
-    );
+    await this.log.markEvaluated(entryId, new Date());
     return started;
   }
 
   private async startRun(delivery: DueDelivery, automation: Automation): Promise<string | null> {
-    await this.dataSource.query(
-      `INSERT IGNORE INTO webhook_delivery_runs (delivery_entry_id, automation_id, run_id, created_at)
-       VALUES (?, ?, ?, ?)`,
-      [delivery.id, automation.id, newUuid(), new Date()],
-    );
-    const [record] = (await this.dataSource.query(
-      `SELECT run_id, error FROM webhook_delivery_runs WHERE delivery_entry_id = ? AND automation_id = ?`,
-      [delivery.id, automation.id],
-    )) as RunRecord[];
+    const record = await this.log.claimRun(delivery.id, automation.id, newUuid(), new Date());
     if (!record?.run_id || record.error) return null;
     try {
       await this.runs.create(
@@ -131,11 +87,7 @@ export class DeliveryEvaluator {
       this.logger.warn(
         `automation ${automation.name} could not start a run for delivery ${delivery.id}: ${reason}`,
       );
-      await this.dataSource.query(
-        `UPDATE webhook_delivery_runs SET run_id = NULL, error_code = ?, error = ?
-          WHERE delivery_entry_id = ? AND automation_id = ?`,
-        [err.code, reason, delivery.id, automation.id],
-      );
+      await this.log.recordRunRefused(delivery.id, automation.id, err.code, reason);
       return null;
     }
     return record.run_id;

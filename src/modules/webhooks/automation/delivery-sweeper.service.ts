@@ -1,10 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { PeriodicTask, PeriodicWorker } from '../../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { DeliveryEvaluationQueue } from '../delivery-evaluation.queue';
+import { DeliveryLog } from '../delivery-log.repository';
 
 const BATCH = 500;
 
@@ -22,7 +21,7 @@ export class DeliverySweeper extends PeriodicWorker {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly log: DeliveryLog,
     private readonly evaluations: DeliveryEvaluationQueue,
     registry: SchedulerRegistry,
   ) {
@@ -48,12 +47,9 @@ export class DeliverySweeper extends PeriodicWorker {
   /** Returns how many deliveries it enqueued again. */
   async sweep(): Promise<number> {
     const due = new Date(Date.now() - this.config.webhooks.sweepGraceMs);
-    const rows = (await this.dataSource.query(
-      `SELECT id FROM webhook_deliveries WHERE evaluation_due_at < ? ORDER BY evaluation_due_at LIMIT ${BATCH}`,
-      [due],
-    )) as { id: string }[];
-    for (const row of rows) await this.evaluations.enqueue(String(row.id));
-    return rows.length;
+    const ids = await this.log.dueBefore(due, BATCH);
+    for (const id of ids) await this.evaluations.enqueue(id);
+    return ids.length;
   }
 
   /** Returns how many log entries it deleted. */
@@ -66,32 +62,11 @@ export class DeliverySweeper extends PeriodicWorker {
     // Webhooks whose expired entries are all among their newest must not come back every pass,
     // or past one batch of them the others would never be reached. A boundary read here and
     // used below can only be older than the current one, which keeps more, never fewer.
-    const stale = (await this.dataSource.query(
-      `SELECT s.webhook_id, s.boundary FROM (
-         SELECT o.webhook_id, o.oldest,
-                (SELECT b.id FROM webhook_deliveries b WHERE b.webhook_id = o.webhook_id
-                  ORDER BY b.id DESC LIMIT 1 OFFSET ?) AS boundary
-           FROM (SELECT webhook_id, MIN(id) AS oldest FROM webhook_deliveries
-                  WHERE received_at < ? AND evaluation_due_at IS NULL GROUP BY webhook_id) o
-       ) s
-       WHERE s.oldest < s.boundary
-       ORDER BY s.oldest LIMIT ?`,
-      [logKeepLatest - 1, cutoff, housekeepingBatch],
-    )) as { webhook_id: string; boundary: string }[];
-    for (const { webhook_id: webhookId, boundary } of stale) {
-      const result = (await this.dataSource.query(
-        `DELETE FROM webhook_deliveries
-          WHERE webhook_id = ? AND id < ? AND received_at < ? AND evaluation_due_at IS NULL`,
-        [webhookId, boundary, cutoff],
-      )) as { affectedRows: number };
-      deleted += result.affectedRows;
+    const stale = await this.log.webhooksWithExpired(logKeepLatest, cutoff, housekeepingBatch);
+    for (const { webhookId, boundary } of stale) {
+      deleted += await this.log.deleteExpired(webhookId, boundary, cutoff);
     }
     // A webhook deleted longer ago than the retention keeps nothing, not even its newest entries.
-    const gone = (await this.dataSource.query(
-      `DELETE d FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-        WHERE w.deleted_at < ? AND d.evaluation_due_at IS NULL`,
-      [cutoff],
-    )) as { affectedRows: number };
-    return deleted + gone.affectedRows;
+    return deleted + (await this.log.deleteOfWebhooksDeletedBefore(cutoff));
   }
 }

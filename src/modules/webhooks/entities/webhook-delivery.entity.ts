@@ -1,4 +1,6 @@
-import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, ForeignKey, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { asciiId, asciiWord } from '../../../database/column-types';
+import { Webhook } from './webhook.entity';
 
 export const DELIVERY_STATUSES = [
   'accepted',
@@ -20,28 +22,35 @@ export const STATUS_LABELS: Record<DeliveryStatus, string> = {
 
 /** One entry of a webhook's delivery log; accepted entries keep the body and the dedup keys. */
 @Entity('webhook_deliveries')
+@Index('uq_webhook_deliveries_dedup', ['webhookId', 'dedupKey'], { unique: true })
+@Index('uq_webhook_deliveries_content', ['webhookId', 'contentKey'], { unique: true })
+@Index('idx_webhook_deliveries_log', ['webhookId', 'id'])
+@Index('idx_webhook_deliveries_due', ['evaluationDueAt'])
+@Index('idx_webhook_deliveries_received', ['receivedAt'])
+@Index('idx_webhook_deliveries_redelivery_of', ['redeliveryOf'])
 export class WebhookDelivery {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
 
-  @Column({ name: 'webhook_id', type: 'varchar', length: 22 })
+  @Column({ name: 'webhook_id', ...asciiId(22) })
+  @ForeignKey(() => Webhook, { name: 'fk_webhook_deliveries_webhook', onDelete: 'CASCADE' })
   webhookId: string;
 
-  @Column({ name: 'delivery_id', type: 'varchar', length: 255, nullable: true })
+  @Column({ name: 'delivery_id', ...asciiId(255), nullable: true })
   deliveryId: string | null;
 
-  @Column({ name: 'dedup_key', type: 'varchar', length: 255, nullable: true })
+  @Column({ name: 'dedup_key', ...asciiId(255), nullable: true })
   dedupKey: string | null;
 
   /** Accepted entries of signatures that cover no id: digest of the signed content (unique). */
-  @Column({ name: 'content_key', type: 'varchar', length: 80, nullable: true })
+  @Column({ name: 'content_key', ...asciiId(80), nullable: true })
   contentKey: string | null;
 
   /** A redelivery's original: the log entry whose stored payload it evaluated again. */
   @Column({ name: 'redelivery_of', type: 'bigint', nullable: true })
   redeliveryOf: string | null;
 
-  @Column({ type: 'varchar', length: 24 })
+  @Column(asciiWord(24))
   status: DeliveryStatus;
 
   @Column({ name: 'size_bytes', type: 'int' })

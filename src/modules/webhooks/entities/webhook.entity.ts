@@ -1,4 +1,6 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { asciiId, asciiWord, exactText } from '../../../database/column-types';
+import { Factory } from '../factories/entities/factory.entity';
 import type { AuthMode } from '../auth-modes';
 import type { SignatureScheme } from '../verifiers';
 
@@ -8,32 +10,35 @@ import type { SignatureScheme } from '../verifiers';
  * takes effect only then, as documented.
  */
 @Entity('webhooks')
+@Index('idx_webhooks_factory', ['factoryId', 'deletedAt'])
+@Index('idx_webhooks_team', ['teamId'])
 export class Webhook {
-  @PrimaryColumn({ type: 'varchar', length: 22 })
+  @PrimaryColumn(asciiId(22))
   id: string;
 
-  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  @Column({ name: 'team_id', ...asciiId(22) })
   teamId: string;
 
-  @Column({ name: 'factory_id', type: 'varchar', length: 22 })
+  @Column({ name: 'factory_id', ...asciiId(22) })
+  @ForeignKey(() => Factory, { name: 'fk_webhooks_factory', onDelete: 'CASCADE' })
   factoryId: string;
 
-  @Column({ type: 'varchar', length: 64 })
+  @Column(exactText(64))
   name: string;
 
-  @Column({ name: 'auth_mode', type: 'varchar', length: 16 })
+  @Column({ name: 'auth_mode', ...asciiWord(16) })
   authMode: AuthMode;
 
-  @Column({ name: 'signature_scheme', type: 'varchar', length: 32, nullable: true })
+  @Column({ name: 'signature_scheme', ...asciiWord(32), nullable: true })
   signatureScheme: SignatureScheme | null;
 
-  @Column({ name: 'secret_name', type: 'varchar', length: 128 })
+  @Column({ name: 'secret_name', ...asciiId(128) })
   secretName: string;
 
   @Column({ name: 'secret_ciphertext', type: 'blob' })
   secretCiphertext: Buffer;
 
-  @Column({ name: 'delivery_id_header', type: 'varchar', length: 128, nullable: true })
+  @Column({ name: 'delivery_id_header', ...asciiWord(128), nullable: true })
   deliveryIdHeader: string | null;
 
   @Column({ type: 'boolean' })

@@ -1,4 +1,4 @@
-import { HarnessRegistry } from '../../../extensions/harness-registry';
+import { HarnessTypes } from '../../run-config';
 import { SignatureVerifierRegistry } from '../verifiers/signature-verifier-registry';
 import { definitionVocabulary } from './definition/definition-vocabulary';
 import { Injectable } from '@nestjs/common';
@@ -10,8 +10,8 @@ import { AuditLog } from '../../audit';
 import { ModelsService } from '../../models';
 import { SecretCipher, TeamSecretsService } from '../../secrets';
 import { Webhook } from '../entities/webhook.entity';
-import { WebhookStore } from '../webhook-store.service';
-import { AutomationStore } from './automation-store.service';
+import { WebhookStore } from '../webhook-store.repository';
+import { AutomationStore } from './automation-store.repository';
 import { parseDefinition } from './definition/definition-parser';
 import { DefinitionFile, ParsedDefinition } from './definition/definition.types';
 import { Diagnostic, sortDiagnostics } from './definition/diagnostics';
@@ -61,7 +61,7 @@ export class DefinitionApplier {
     private readonly secrets: TeamSecretsService,
     private readonly cipher: SecretCipher,
     private readonly models: ModelsService,
-    private readonly harnesses: HarnessRegistry,
+    private readonly harnessTypes: HarnessTypes,
     private readonly verifiers: SignatureVerifierRegistry,
     private readonly audit: AuditLog,
   ) {}
@@ -83,7 +83,7 @@ export class DefinitionApplier {
         await options.prepare?.(manager);
         const parsed = parseDefinition(files, {
           strictPaths: factory.source === 'managed',
-          vocabulary: definitionVocabulary(this.harnesses, this.verifiers),
+          vocabulary: definitionVocabulary(this.harnessTypes, this.verifiers),
         });
         const existing = await this.webhooks.listAll(factory.id, manager);
         // The state checks also judge the valid files of an invalid definition, so one apply

@@ -1,4 +1,4 @@
-import { HarnessRegistry } from '../../../extensions/harness-registry';
+import { HarnessTypes } from '../../run-config';
 import { SignatureVerifierRegistry } from '../verifiers/signature-verifier-registry';
 import { definitionVocabulary } from './definition/definition-vocabulary';
 import {
@@ -31,7 +31,7 @@ import { ApiError } from '../../../common/errors/api-error';
 import { ApiProblems } from '../../../common/errors/problem.schema';
 import { toRfc3339 } from '../../../common/time';
 import type { Principal } from '../../../common/auth/principal';
-import { AutomationStore } from './automation-store.service';
+import { AutomationStore } from './automation-store.repository';
 import { ApplyResult } from './definition-applier.service';
 import { sendInvalidDefinition } from './definition-response';
 import { parseDefinition } from './definition/definition-parser';
@@ -61,7 +61,7 @@ export class FactoriesController {
     private readonly factories: FactoriesService,
     private readonly sync: RepositorySync,
     private readonly automationStore: AutomationStore,
-    private readonly harnesses: HarnessRegistry,
+    private readonly harnessTypes: HarnessTypes,
     private readonly verifiers: SignatureVerifierRegistry,
   ) {}
 
@@ -282,7 +282,7 @@ export class FactoriesController {
   validate(@Body() body: FactoryDefinitionDto): ValidateFilesResponseDto {
     const { diagnostics } = parseDefinition(body.files, {
       strictPaths: false,
-      vocabulary: definitionVocabulary(this.harnesses, this.verifiers),
+      vocabulary: definitionVocabulary(this.harnessTypes, this.verifiers),
     });
     return {
       valid: diagnostics.length === 0,

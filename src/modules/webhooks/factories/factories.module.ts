@@ -3,7 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { ModelsModule } from '../../models';
 import { SecretsModule } from '../../secrets';
 import { WebhooksModule } from '../webhooks.module';
-import { AutomationStore } from './automation-store.service';
+import { AutomationStore } from './automation-store.repository';
 import { DefinitionApplier } from './definition-applier.service';
 import { Automation, AutomationWebhookTrigger } from './entities/automation.entity';
 import { Factory } from './entities/factory.entity';

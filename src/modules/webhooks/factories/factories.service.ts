@@ -7,7 +7,7 @@ import { newUid } from '../../../common/ids';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { AuditLog } from '../../audit';
 import type { Principal } from '../../../common/auth/principal';
-import { WebhookStore } from '../webhook-store.service';
+import { WebhookStore } from '../webhook-store.repository';
 import { ApplyResult, DefinitionApplier } from './definition-applier.service';
 import { DefinitionFile } from './definition/definition.types';
 import { Factory } from './entities/factory.entity';

@@ -4,7 +4,8 @@
  *   - a list (or one scalar): the field's value must be one of them (`in`);
  *   - an operator object `{in?, not_in?, exists?}` (every operator given must hold);
  *   - any other object: a nested filter for the nested field.
- * Rules the public docs leave open (see docs/DESIGN.md §Webhooks):
+ * Rules the Oz docs leave open, described in
+ * docs/webhooks-and-factories.md "Payload filters and definition limits":
  *   - a missing field fails `in`, passes `not_in`; `exists` says whether the key is present
  *     (a `null` value is present);
  *   - an array field matches `in` when any element is listed and `not_in` when none is, and a

@@ -5,7 +5,7 @@ import type { Principal } from '../../../common/auth/principal';
 import { ApiError } from '../../../common/errors/api-error';
 import { AuditLog } from '../../audit';
 import { DeliveryEvaluationQueue } from '../delivery-evaluation.queue';
-import { DeliveryLog } from '../delivery-log.service';
+import { DeliveryLog } from '../delivery-log.repository';
 import { STATUS_LABELS, WebhookDelivery } from '../entities/webhook-delivery.entity';
 import { WebhookManagement } from './webhook-management.service';
 

@@ -16,7 +16,7 @@ import { SecretCipher, TeamSecretsService } from '../../secrets';
 import type { Principal } from '../../../common/auth/principal';
 import { Webhook } from '../entities/webhook.entity';
 import { generateWebhookSecret } from '../webhook-secrets';
-import { WebhookStore } from '../webhook-store.service';
+import { WebhookStore } from '../webhook-store.repository';
 import { CreateWebhookDto } from './dto/webhook.dto';
 
 /** A refused definition change, carried to the controller to answer with its diagnostics. */
@@ -91,10 +91,10 @@ export class WebhookManagement implements OnModuleInit {
     if (mode !== 'signature' && dto.provider_secret)
       throw ApiError.invalid('provider_secret', 'is only allowed with auth_mode signature');
     const scheme = dto.signature_scheme ?? null;
-    if (scheme && !this.verifiers.find(scheme)) {
+    if (scheme && !this.verifiers.has(scheme)) {
       throw ApiError.invalid(
         'signature_scheme',
-        `must be one of the following values: ${this.verifiers.schemes.join(', ')}`,
+        `must be one of the following values: ${this.verifiers.names().join(', ')}`,
       );
     }
     const files = await this.currentFiles(factory);

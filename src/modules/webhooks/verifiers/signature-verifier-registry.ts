@@ -1,3 +1,4 @@
+import { Contribution, isEntryName, Registry } from '../../../common/registry/registry';
 import type { SignatureVerifier } from './signature-verifier';
 
 /** Headers that carry credentials whatever the scheme. */
@@ -9,37 +10,40 @@ const ALWAYS_CREDENTIAL_HEADERS = [
   'x-api-key',
 ];
 
-/** The signature schemes of this application (built-in and extension ones), by name. */
-export class SignatureVerifierRegistry {
-  private readonly byScheme = new Map<string, SignatureVerifier>();
-  /** Headers refused as a webhook's deliveryIdHeader: they carry credentials in some mode. */
-  readonly credentialHeaders: ReadonlySet<string>;
+export type SignatureVerifierContribution = Contribution<SignatureVerifier>;
 
-  constructor(registrations: readonly { owner: string; verifier: SignatureVerifier }[]) {
-    const owners = new Map<string, string>();
-    for (const { owner, verifier } of registrations) {
-      const earlier = owners.get(verifier.scheme);
-      if (earlier !== undefined) {
-        throw new Error(
-          `extension ${owner}: signature scheme "${verifier.scheme}" is already registered by ${earlier}`,
-        );
-      }
-      owners.set(verifier.scheme, owner);
-      this.byScheme.set(verifier.scheme, verifier);
-    }
-    this.credentialHeaders = new Set([
+/** The Nest token of the signature scheme contributions (Ambient's and the extensions'), in order. */
+export const SIGNATURE_VERIFIER_CONTRIBUTIONS = Symbol('SIGNATURE_VERIFIER_CONTRIBUTIONS');
+
+/** The signature schemes of this application (built-in and extension ones), by name. */
+export class SignatureVerifierRegistry extends Registry<SignatureVerifier> {
+  constructor() {
+    super('signature scheme', (verifier) => verifier.scheme, { check: checkVerifier });
+  }
+
+  /** Headers refused as a webhook's deliveryIdHeader: they carry credentials in some mode. */
+  get credentialHeaders(): ReadonlySet<string> {
+    return new Set([
       ...ALWAYS_CREDENTIAL_HEADERS,
-      ...[...this.byScheme.values()].flatMap((v) =>
-        v.credentialHeaders.map((h) => h.toLowerCase()),
-      ),
+      ...this.list().flatMap((v) => v.credentialHeaders.map((h) => h.toLowerCase())),
     ]);
   }
+}
 
-  find(scheme: string): SignatureVerifier | undefined {
-    return this.byScheme.get(scheme);
+export function checkVerifier(verifier: unknown): void {
+  const v = verifier as Record<string, unknown> | null;
+  const scheme = v?.scheme;
+  // The webhooks table stores the scheme in 32 characters.
+  if (!isEntryName(scheme, 32)) {
+    throw new Error(
+      'a signature verifier needs a scheme of 1-32 lower-case letters, digits, "_", "." or "-"',
+    );
   }
-
-  get schemes(): string[] {
-    return [...this.byScheme.keys()];
+  for (const fn of ['verify', 'checkSecret']) {
+    if (typeof v?.[fn] !== 'function')
+      throw new Error(`signature scheme "${scheme}" has no ${fn}()`);
+  }
+  if (!Array.isArray(v?.credentialHeaders)) {
+    throw new Error(`signature scheme "${scheme}" has no credentialHeaders list`);
   }
 }

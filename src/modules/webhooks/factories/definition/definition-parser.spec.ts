@@ -4,7 +4,7 @@ import type { DefinitionVocabulary } from './definition-vocabulary';
 
 const vocabulary: DefinitionVocabulary = {
   harnessTypes: ['oz', 'claude', 'codex', 'gemini'],
-  signatureSchemes: BUILTIN_REGISTRY.schemes,
+  signatureSchemes: BUILTIN_REGISTRY.names(),
   credentialHeaders: BUILTIN_REGISTRY.credentialHeaders,
 };
 

@@ -1,4 +1,4 @@
-import type { HarnessRegistry } from '../../../../extensions/harness-registry';
+import type { HarnessTypes } from '../../../run-config';
 import type { SignatureVerifierRegistry } from '../../verifiers/signature-verifier-registry';
 
 /** The registered names a definition may use: read from the extension registries, never listed. */
@@ -10,12 +10,12 @@ export interface DefinitionVocabulary {
 }
 
 export function definitionVocabulary(
-  harnesses: HarnessRegistry,
+  harnessTypes: HarnessTypes,
   verifiers: SignatureVerifierRegistry,
 ): DefinitionVocabulary {
   return {
-    harnessTypes: harnesses.types,
-    signatureSchemes: verifiers.schemes,
+    harnessTypes: harnessTypes.names(),
+    signatureSchemes: verifiers.names(),
     credentialHeaders: verifiers.credentialHeaders,
   };
 }

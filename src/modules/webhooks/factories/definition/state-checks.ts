@@ -107,7 +107,7 @@ async function secretFor(
   const problem =
     secretProblem(spec.authMode, value) ??
     (spec.signatureScheme
-      ? (context.verifiers.find(spec.signatureScheme)?.checkSecret(value) ?? null)
+      ? (context.verifiers.get(spec.signatureScheme)?.checkSecret(value) ?? null)
       : null);
   if (problem)
     return `secretName: team secret "${spec.secretName}" cannot be used here: ${problem}`;

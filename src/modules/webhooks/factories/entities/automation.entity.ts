@@ -1,4 +1,6 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { asciiId, exactText } from '../../../../database/column-types';
+import { Factory } from './factory.entity';
 import type { PayloadFilter } from '../../filter/payload-filter';
 import type { ExecutionSettings } from '../definition/execution-settings';
 
@@ -11,17 +13,19 @@ export interface StoredTrigger {
 
 /** An automation of a factory: its webhook triggers, execution overrides and prompt. */
 @Entity('automations')
+@Index('uq_automations_name', ['factoryId', 'name'], { unique: true })
 export class Automation {
-  @PrimaryColumn({ type: 'varchar', length: 22 })
+  @PrimaryColumn(asciiId(22))
   id: string;
 
-  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  @Column({ name: 'team_id', ...asciiId(22) })
   teamId: string;
 
-  @Column({ name: 'factory_id', type: 'varchar', length: 22 })
+  @Column({ name: 'factory_id', ...asciiId(22) })
+  @ForeignKey(() => Factory, { name: 'fk_automations_factory', onDelete: 'CASCADE' })
   factoryId: string;
 
-  @Column({ type: 'varchar', length: 128 })
+  @Column(exactText(128))
   name: string;
 
   @Column({ type: 'boolean' })
@@ -48,10 +52,12 @@ export class Automation {
 }
 
 @Entity('automation_webhook_triggers')
+@Index('idx_automation_webhook_triggers_automation', ['automationId'])
 export class AutomationWebhookTrigger {
-  @PrimaryColumn({ name: 'webhook_id', type: 'varchar', length: 22 })
+  @PrimaryColumn({ name: 'webhook_id', ...asciiId(22) })
   webhookId: string;
 
-  @PrimaryColumn({ name: 'automation_id', type: 'varchar', length: 22 })
+  @PrimaryColumn({ name: 'automation_id', ...asciiId(22) })
+  @ForeignKey(() => Automation, { name: 'fk_awt_automation', onDelete: 'CASCADE' })
   automationId: string;
 }

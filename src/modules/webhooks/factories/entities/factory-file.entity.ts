@@ -1,12 +1,15 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, ForeignKey, PrimaryColumn } from 'typeorm';
+import { asciiId, exactText } from '../../../../database/column-types';
+import { Factory } from './factory.entity';
 
 /** One file of a factory's applied definition. */
 @Entity('factory_files')
 export class FactoryFile {
-  @PrimaryColumn({ name: 'factory_id', type: 'varchar', length: 22 })
+  @PrimaryColumn({ name: 'factory_id', ...asciiId(22) })
+  @ForeignKey(() => Factory, { name: 'fk_factory_files_factory', onDelete: 'CASCADE' })
   factoryId: string;
 
-  @PrimaryColumn({ type: 'varchar', length: 512 })
+  @PrimaryColumn(exactText(512))
   path: string;
 
   @Column({ type: 'mediumtext' })

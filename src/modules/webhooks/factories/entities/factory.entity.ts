@@ -1,4 +1,6 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
+import { asciiId, asciiWord } from '../../../../database/column-types';
+import { Team } from '../../../teams';
 import type { JsonObject } from '../../../../common/json';
 
 export type FactorySource = 'managed' | 'repository';
@@ -13,11 +15,14 @@ export interface LastSync {
 }
 
 @Entity('factories')
+@Index('idx_factories_team', ['teamId', 'createdAt', 'id'])
+@Index('idx_factories_source', ['source', 'deletedAt'])
 export class Factory {
-  @PrimaryColumn({ type: 'varchar', length: 22 })
+  @PrimaryColumn(asciiId(22))
   id: string;
 
-  @Column({ name: 'team_id', type: 'varchar', length: 22 })
+  @Column({ name: 'team_id', ...asciiId(22) })
+  @ForeignKey(() => Team, { name: 'fk_factories_team', onDelete: 'CASCADE' })
   teamId: string;
 
   @Column({ type: 'varchar', length: 255 })
@@ -26,7 +31,7 @@ export class Factory {
   @Column({ type: 'text', nullable: true })
   description: string | null;
 
-  @Column({ type: 'varchar', length: 16 })
+  @Column(asciiWord(16))
   source: FactorySource;
 
   @Column({ name: 'repository_url', type: 'varchar', length: 1024, nullable: true })
@@ -46,7 +51,7 @@ export class Factory {
   @Column({ type: 'json', nullable: true })
   settings: JsonObject | null;
 
-  @Column({ name: 'applied_commit', type: 'varchar', length: 64, nullable: true })
+  @Column({ name: 'applied_commit', ...asciiId(64), nullable: true })
   appliedCommit: string | null;
 
   @Column({ name: 'applied_at', type: 'datetime', precision: 3, nullable: true })
@@ -58,7 +63,7 @@ export class Factory {
   @Column({ name: 'sync_lock_until', type: 'datetime', precision: 3, nullable: true })
   syncLockUntil: Date | null;
 
-  @Column({ name: 'created_by', type: 'varchar', length: 22, nullable: true })
+  @Column({ name: 'created_by', ...asciiId(22), nullable: true })
   createdBy: string | null;
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })

@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { AMBIENT_EXTENSION } from '../../../../common/openapi-extension';
 import { IsArray, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { AUTH_MODES } from '../../auth-modes';
-import { registryEnum } from '../../../../extensions/registry-openapi';
+import { registryEnum } from '../../../../common/registry/registry-openapi';
 import { ValidateNestedObject } from '../../../../common/errors/validation';
 
 @ApiSchema({ name: 'CreateWebhookRequest' })

@@ -1,0 +1,2 @@
+/** Thrown for a bad setting; main.ts prints its message as the single line that stops start-up. */
+export class ConfigError extends Error {}

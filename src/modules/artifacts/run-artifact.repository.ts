@@ -1,0 +1,97 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { createHash } from 'node:crypto';
+import { DataSource, EntityManager, In } from 'typeorm';
+import { newUid } from '../../common/ids';
+import type { JsonObject } from '../../common/json';
+import { ArtifactType, RunArtifact } from './run-artifact.entity';
+
+/**
+ * The `run_artifacts` statements other modules compose into theirs: the run list filters by
+ * artifact type inside its own keyset query, with this condition on `<runColumn>`.
+ */
+export function runHasArtifactOfType(
+  runColumn: string,
+  teamId: string,
+  artifactType: string,
+): { sql: string; params: unknown[] } {
+  return {
+    sql:
+      `${runColumn} IN (SELECT rt.run_id FROM run_artifacts rt ` +
+      'WHERE rt.team_id = ? AND rt.artifact_type = ?)',
+    params: [teamId, artifactType],
+  };
+}
+
+/** Canonical form of a URL used as a reverse-lookup key (scheme and host lower-cased, no fragment). */
+export function urlLookupHash(url: string): Buffer {
+  let canonical = url.trim();
+  try {
+    const parsed = new URL(canonical);
+    parsed.hash = '';
+    canonical = parsed.toString();
+  } catch {
+    // Not a URL: look it up as given.
+  }
+  return createHash('sha256').update(canonical, 'utf8').digest();
+}
+
+/** The `run_artifacts` table: what runs reported, by run and by reported URL. */
+@Injectable()
+export class RunArtifactRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  async record(
+    run: { id: string; teamId: string },
+    artifactType: ArtifactType,
+    data: JsonObject,
+    options: { id?: string; isPublic?: boolean } = {},
+    /** The caller's transaction (a fenced write of an execution, see ExecutionFence). */
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<RunArtifact> {
+    const url = typeof data.url === 'string' ? data.url : null;
+    const artifact: RunArtifact = {
+      id: options.id ?? newUid(),
+      runId: run.id,
+      teamId: run.teamId,
+      artifactType,
+      data,
+      isPublic: options.isPublic ?? false,
+      urlHash:
+        url && (artifactType === 'EXTERNAL_REFERENCE' || artifactType === 'PULL_REQUEST')
+          ? urlLookupHash(url)
+          : null,
+      createdAt: new Date(),
+    };
+    await manager.getRepository(RunArtifact).insert(artifact);
+    return artifact;
+  }
+
+  find(id: string): Promise<RunArtifact | null> {
+    return this.dataSource.getRepository(RunArtifact).findOneBy({ id });
+  }
+
+  async forRuns(runIds: string[]): Promise<Map<string, RunArtifact[]>> {
+    const byRun = new Map<string, RunArtifact[]>();
+    if (runIds.length === 0) return byRun;
+    const rows = await this.dataSource
+      .getRepository(RunArtifact)
+      .find({ where: { runId: In(runIds) }, order: { createdAt: 'ASC' } });
+    for (const row of rows) {
+      const list = byRun.get(row.runId) ?? [];
+      list.push(row);
+      byRun.set(row.runId, list);
+    }
+    return byRun;
+  }
+
+  /** The newest run of the team that reported this URL as a pull request or external reference. */
+  async runIdForUrl(teamId: string, url: string): Promise<string | null> {
+    const row = await this.dataSource.getRepository(RunArtifact).findOne({
+      select: { runId: true },
+      where: { teamId, urlHash: urlLookupHash(url) },
+      order: { createdAt: 'DESC' },
+    });
+    return row?.runId ?? null;
+  }
+}

@@ -1,0 +1,227 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+
+/**
+ * Where SQL may live: a module's repository classes (files named `*.repository.ts`) and
+ * src/database. Everything else (services, controllers, sweepers, workers...) calls a repository
+ * method; a repository method takes an optional `EntityManager` to join its caller's transaction.
+ * A module reads and writes only its own tables: another module's rows come through a method of
+ * that module's repository, exported from its barrel (TypeORM relation declarations may stay).
+ */
+const SRC = join(__dirname, '..');
+const MODULES = join(SRC, 'modules');
+
+/**
+ * Files that still hold database access outside a repository file, with what they use: their
+ * statements have yet to move into their module's repositories (none of them touches another
+ * module's tables any more). The list only shrinks: a file that keeps the rule must leave it (see
+ * the third test).
+ */
+const KNOWN_EXCEPTIONS: Record<string, string> = {
+  'src/modules/environments/environment-access.ts':
+    'database access outside a repository: getRepository',
+  'src/modules/environments/environment-sharing.service.ts':
+    'database access outside a repository: createQueryBuilder, getRepository',
+  'src/modules/environments/environments.service.ts':
+    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
+  'src/modules/environments/network-policy/network-policy.service.ts':
+    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
+  'src/modules/identities/identities.service.ts':
+    'database access outside a repository: createQueryBuilder, getRepository',
+  'src/modules/notifications/notification-deliverer.service.ts':
+    'database access outside a repository: createQueryBuilder, getRepository',
+  'src/modules/notifications/notification-endpoints.service.ts':
+    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
+  'src/modules/runs/live/run-stream-reader.service.ts':
+    'database access outside a repository: createQueryBuilder, getRepository',
+  'src/modules/runs/new-run-writer.service.ts': 'database access outside a repository: query',
+  'src/modules/runs/run-attachments.service.ts':
+    'database access outside a repository: getRepository',
+  'src/modules/runs/run-creation.service.ts':
+    'database access outside a repository: query, getRepository, manager calls',
+  'src/modules/runs/run-followups.service.ts':
+    'database access outside a repository: query, createQueryBuilder, getRepository',
+  'src/modules/runs/run-keys.service.ts': 'database access outside a repository: getRepository',
+  'src/modules/runs/run-transitions.service.ts':
+    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
+  'src/modules/runs/runs.service.ts': 'database access outside a repository: getRepository',
+  'src/modules/schedules/schedule-firings.service.ts':
+    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
+  'src/modules/schedules/schedules.service.ts':
+    'database access outside a repository: createQueryBuilder, getRepository',
+  'src/modules/secrets/secret-reencryption.ts':
+    'database access outside a repository: query, manager calls',
+  'src/modules/secrets/team-secrets.service.ts':
+    'database access outside a repository: query, createQueryBuilder, getRepository',
+  'src/modules/sign-in/oidc-relying-party.service.ts':
+    'database access outside a repository: query, getRepository',
+  'src/modules/teams/api-keys.service.ts':
+    'database access outside a repository: query, createQueryBuilder, getRepository',
+  'src/modules/teams/auth/user-directory.service.ts':
+    'database access outside a repository: createQueryBuilder, getRepository',
+  'src/modules/teams/bootstrap.service.ts': 'database access outside a repository: query',
+  'src/modules/teams/person-access.service.ts':
+    'database access outside a repository: getRepository',
+  'src/modules/teams/scim/scim-tokens.service.ts':
+    'database access outside a repository: getRepository',
+  'src/modules/teams/scim/scim-users.service.ts':
+    'database access outside a repository: createQueryBuilder, getRepository',
+  'src/modules/teams/sessions/user-sessions.service.ts':
+    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
+  'src/modules/teams/teams.service.ts':
+    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
+  'src/modules/webhooks/factories/definition-applier.service.ts':
+    'database access outside a repository: createQueryBuilder, getRepository',
+  'src/modules/webhooks/factories/factories.service.ts':
+    'database access outside a repository: createQueryBuilder, getRepository',
+  'src/modules/webhooks/factories/repository/repository-credentials.ts':
+    'database access outside a repository: query, manager calls',
+  'src/modules/webhooks/factories/repository/repository-poller.service.ts':
+    'database access outside a repository: getRepository',
+  'src/modules/webhooks/factories/repository/repository-sync.service.ts':
+    'database access outside a repository: query',
+  'src/modules/workers/remote/credentials/worker-credentials.service.ts':
+    'database access outside a repository: getRepository',
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return name.endsWith('.ts') && !name.endsWith('.spec.ts') ? [path] : [];
+  });
+}
+
+/** The code of a file without its comments (block comments, and lines that are a `//` comment). */
+function codeOf(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+}
+
+/** The module a file of src/modules is in (`runs`, `webhooks`...), null elsewhere in src. */
+function moduleOf(file: string): string | null {
+  const rel = relative(MODULES, file);
+  if (rel.startsWith('..')) return null;
+  const parts = rel.split(sep);
+  return parts.length > 1 ? parts[0] : null;
+}
+
+const isRepository = (file: string) => file.endsWith('.repository.ts');
+const isDatabaseFolder = (file: string) => !relative(join(SRC, 'database'), file).startsWith('..');
+
+/** Statements and the ORM's data access: what only repositories (and src/database) may do. */
+const MANAGER_CALLS =
+  'insert|update|delete|find\\w*|save|count\\w*|upsert|increment|decrement|remove|exists\\w*|softDelete|restore|sum|average|minimum|maximum|preload|query';
+const DATABASE_ACCESS: [string, RegExp][] = [
+  ['query', /\.query\s*\(/],
+  ['createQueryBuilder', /\bcreateQueryBuilder\s*\(/],
+  ['getRepository', /\bgetRepository\s*\(/],
+  ['InjectRepository', /@InjectRepository\s*\(/],
+  ['manager calls', new RegExp(`\\b\\w*[mM]anager\\.(?:${MANAGER_CALLS})\\s*\\(`)],
+];
+
+/** Each module's entities, by class name and by table, read from their `@Entity('table')`. */
+function entities(): { byClass: Map<string, string>; byTable: Map<string, string> } {
+  const byClass = new Map<string, string>();
+  const byTable = new Map<string, string>();
+  const entity =
+    /@Entity\(\s*(?:\{\s*name:\s*)?'(\w+)'[^)]*\)(?:\s*@\w+\([^)]*\))*\s*export class (\w+)/g;
+  for (const file of sourceFiles(MODULES)) {
+    const owner = moduleOf(file);
+    if (!owner || !file.endsWith('.entity.ts')) continue;
+    for (const [, table, name] of readFileSync(file, 'utf8').matchAll(entity)) {
+      byClass.set(name, owner);
+      byTable.set(table, owner);
+    }
+  }
+  return { byClass, byTable };
+}
+
+/** Tables named in the file's SQL (after FROM, JOIN, INTO, UPDATE, TABLE; SQL is upper case here). */
+function tablesInSql(code: string): Set<string> {
+  const named = /\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+`?(\w+)`?/g;
+  return new Set([...code.matchAll(named)].map((m) => m[1]));
+}
+
+/** Entity classes the file hands to the ORM for data access (repositories, query builders, joins). */
+function entitiesAccessed(code: string): Set<string> {
+  const single =
+    /\b(?:getRepository|createQueryBuilder|InjectRepository|from|innerJoin|leftJoin|innerJoinAndSelect|leftJoinAndSelect|innerJoinAndMapOne|leftJoinAndMapOne)\s*\(\s*([A-Z]\w*)\b/g;
+  const managed = new RegExp(
+    `\\b\\w*[mM]anager\\.(?:${MANAGER_CALLS})\\s*\\(\\s*([A-Z]\\w*)\\b`,
+    'g',
+  );
+  const features = /forFeature\s*\(\s*\[([^\]]*)\]/g;
+  const names = [...code.matchAll(single), ...code.matchAll(managed)].map((m) => m[1]);
+  for (const [, list] of code.matchAll(features))
+    names.push(...list.split(/[\s,]+/).filter(Boolean));
+  return new Set(names);
+}
+
+/** Every file of src that breaks a rule, with what it does. */
+function violations(): Map<string, string[]> {
+  const { byClass, byTable } = entities();
+  const found = new Map<string, string[]>();
+  const add = (file: string, what: string) => {
+    const rel = `src/${relative(SRC, file).split(sep).join('/')}`;
+    found.set(rel, [...(found.get(rel) ?? []), what]);
+  };
+  for (const file of sourceFiles(SRC)) {
+    const code = codeOf(readFileSync(file, 'utf8'));
+    if (!isRepository(file) && !isDatabaseFolder(file)) {
+      const access = DATABASE_ACCESS.filter(([, pattern]) => pattern.test(code)).map(([w]) => w);
+      if (access.length > 0)
+        add(file, `database access outside a repository: ${access.join(', ')}`);
+    }
+    const owner = moduleOf(file);
+    if (!owner) continue;
+    for (const table of tablesInSql(code)) {
+      const tableOwner = byTable.get(table);
+      if (tableOwner && tableOwner !== owner) add(file, `SQL on ${tableOwner}'s table ${table}`);
+    }
+    for (const name of entitiesAccessed(code)) {
+      const entityOwner = byClass.get(name);
+      if (entityOwner && entityOwner !== owner)
+        add(file, `data access to ${entityOwner}'s entity ${name}`);
+    }
+  }
+  return found;
+}
+
+describe('database access (SQL only in repositories, each module on its own tables)', () => {
+  const found = violations();
+
+  it('keeps database access in repository files (*.repository.ts) and src/database', () => {
+    const access = [...found]
+      .filter(
+        ([file, what]) =>
+          !(file in KNOWN_EXCEPTIONS) && what.some((w) => w.startsWith('database access')),
+      )
+      .map(([file, what]) => `${file}: ${what.join('; ')}`);
+    expect(access).toEqual([]);
+  });
+
+  it("keeps each module on its own tables and entities (another module's rows come through its repository)", () => {
+    // No exception here: every module is on its own tables now.
+    const crossing = [...found].flatMap(([file, what]) =>
+      what.filter((w) => !w.startsWith('database access')).map((w) => `${file}: ${w}`),
+    );
+    expect(crossing).toEqual([]);
+  });
+
+  it('lists as known exceptions only files that still break a rule', () => {
+    expect(Object.keys(KNOWN_EXCEPTIONS).filter((file) => !found.has(file))).toEqual([]);
+  });
+
+  it('reads the entities and the SQL it checks', () => {
+    const { byClass, byTable } = entities();
+    expect(byClass.get('Run')).toBe('runs');
+    expect(byTable.get('webhook_deliveries')).toBe('webhooks');
+    expect(tablesInSql('SELECT 1 FROM runs r JOIN `users` u ON u.id = r.creator_id')).toEqual(
+      new Set(['runs', 'users']),
+    );
+    expect(entitiesAccessed('manager.getRepository(Team).findOneBy({ id })')).toEqual(
+      new Set(['Team']),
+    );
+    expect(entitiesAccessed('this.manager.insert(User, row)')).toEqual(new Set(['User']));
+  });
+});

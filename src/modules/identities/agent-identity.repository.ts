@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, In, IsNull } from 'typeorm';
+import { jsonColumn } from '../../database/json-column';
+import { AgentIdentity } from './agent-identity.entity';
+
+/**
+ * The `agent_identities` reads of the identities module and of others (approvals, limits, the
+ * workers' approval rules), who never query the table themselves. `manager` joins a caller's
+ * transaction.
+ */
+@Injectable()
+export class AgentIdentityRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  private db(manager?: EntityManager): EntityManager {
+    return manager ?? this.dataSource.manager;
+  }
+
+  /** The team's identities with these uids, deleted ones too. */
+  findByUids(teamId: string, uids: string[], manager?: EntityManager): Promise<AgentIdentity[]> {
+    return this.db(manager)
+      .getRepository(AgentIdentity)
+      .findBy({ teamId, uid: In(uids) });
+  }
+
+  /** Whether the team has a live (not deleted) identity with this uid. */
+  existsLive(teamId: string, uid: string, manager?: EntityManager): Promise<boolean> {
+    return this.db(manager)
+      .getRepository(AgentIdentity)
+      .exists({ where: { uid, teamId, deletedAt: IsNull() } });
+  }
+
+  /** Identities the team has (not deleted). */
+  async countLive(teamId: string, manager?: EntityManager): Promise<number> {
+    const rows = (await this.db(manager).query(
+      `SELECT COUNT(*) AS n FROM agent_identities WHERE team_id = ? AND deleted_at IS NULL`,
+      [teamId],
+    )) as { n: number | string }[];
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** The service-account user ids of the team's oldest `limit` identities that are not deleted. */
+  async oldestLiveUserIds(teamId: string, limit: number): Promise<string[]> {
+    const rows = (await this.db().query(
+      `SELECT user_id FROM agent_identities
+        WHERE team_id = ? AND deleted_at IS NULL
+        ORDER BY created_at, user_id LIMIT ?`,
+      [teamId, limit],
+    )) as { user_id: string }[];
+    return rows.map((r) => r.user_id);
+  }
+
+  /** The `settings` JSON of the team's identity whose service account is `userId` (undefined: none). */
+  async settingsOfUser(
+    teamId: string,
+    userId: string,
+  ): Promise<Record<string, unknown> | null | undefined> {
+    const [row] = (await this.db().query(
+      'SELECT settings FROM agent_identities WHERE user_id = ? AND team_id = ?',
+      [userId, teamId],
+    )) as { settings: string | Record<string, unknown> | null }[];
+    return row ? jsonColumn(row.settings) : undefined;
+  }
+}

@@ -1,0 +1,33 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { jsonColumn } from '../../database/json-column';
+import { RunEvent } from './entities/run-event.entity';
+
+/**
+ * `run_events` rows other modules read or add outside the appends of an execution (RunAppends):
+ * the workers' finish request and workspace release. `manager` joins a caller's transaction.
+ */
+@Injectable()
+export class RunEventRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The payload of the execution's latest event of this type, null when there is none. */
+  async latestPayload(
+    runId: string,
+    executionId: number,
+    eventType: string,
+  ): Promise<Record<string, unknown> | null> {
+    const [row] = (await this.dataSource.query(
+      `SELECT payload FROM run_events WHERE run_id = ? AND execution_id = ? AND event_type = ?
+        ORDER BY id DESC LIMIT 1`,
+      [runId, executionId, eventType],
+    )) as { payload: string | Record<string, unknown> | null }[];
+    return jsonColumn(row?.payload);
+  }
+
+  /** Adds an event in `manager`'s transaction. */
+  async insert(manager: EntityManager, event: Partial<RunEvent>): Promise<void> {
+    await manager.getRepository(RunEvent).insert(event);
+  }
+}

@@ -1,0 +1,48 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Run } from './entities/run.entity';
+
+/** A run row by id, for the modules around the run lifecycle. `manager` joins a caller's transaction. */
+@Injectable()
+export class RunLookupRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  private db(manager?: EntityManager): EntityManager {
+    return manager ?? this.dataSource.manager;
+  }
+
+  find(runId: string, manager?: EntityManager): Promise<Run | null> {
+    return this.db(manager).getRepository(Run).findOneBy({ id: runId });
+  }
+
+  /** A run of `teamId`'s team (null: of any team; the caller holds another capability). */
+  async findOfTeam(runId: string, teamId: string | null): Promise<Run | null> {
+    return this.db()
+      .getRepository(Run)
+      .findOneBy(teamId ? { id: runId, teamId } : { id: runId });
+  }
+
+  /** Whether the team has a run with this id. */
+  async exists(runId: string, teamId: string): Promise<boolean> {
+    return this.db()
+      .getRepository(Run)
+      .exists({ where: { id: runId, teamId } });
+  }
+
+  /** The title, state and executor of each of these runs that exists. */
+  async summaries(
+    ids: string[],
+  ): Promise<{ id: string; title: string; state: string; executorId: string | null }[]> {
+    const rows = (await this.db().query(
+      `SELECT id, title, state, executor_id FROM runs WHERE id IN (${ids.map(() => '?').join(', ')})`,
+      ids,
+    )) as { id: string; title: string; state: string; executor_id: string | null }[];
+    return rows.map((r) => ({
+      id: r.id,
+      title: r.title,
+      state: r.state,
+      executorId: r.executor_id,
+    }));
+  }
+}

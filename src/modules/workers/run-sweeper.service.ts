@@ -1,0 +1,101 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { PeriodicTask, PeriodicWorker } from '../../common/periodic-task';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { RunQueue, RunLeaseRepository, RunTransitions, RunCapacity } from '../runs';
+
+const BATCH = 200;
+
+/**
+ * Housekeeping that keeps accepted runs from being lost (worker role, safe in every replica):
+ * - dispatch: a QUEUED run whose job is missing (Redis was down, a process died) is enqueued;
+ *   runs waiting for a concurrency slot are dispatched if one is free (a wake-up that was lost);
+ * - recovery: a claimed run whose worker stopped renewing its lease is retried once more
+ *   (up to runs.maxAttempts executions) or ends in ERROR with internal_error.
+ */
+@Injectable()
+export class RunSweeper extends PeriodicWorker {
+  private readonly logger = new Logger('RunSweeper');
+  protected readonly tasks: PeriodicTask[];
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly records: RunLeaseRepository,
+    private readonly runQueue: RunQueue,
+    private readonly transitions: RunTransitions,
+    private readonly capacity: RunCapacity,
+    registry: SchedulerRegistry,
+  ) {
+    super();
+    this.tasks = [
+      new PeriodicTask({
+        name: 'runs.sweep',
+        intervalMs: config.runs.dispatchSweepIntervalMs,
+        logger: this.logger,
+        registry,
+        work: async () => {
+          await this.recoverLapsedLeases();
+          await this.dispatchOrphans();
+          await this.dispatchWaiting();
+        },
+      }),
+    ];
+  }
+
+  private async dispatchOrphans(): Promise<void> {
+    const before = new Date(Date.now() - this.config.runs.dispatchGraceMs);
+    const orphans = await this.records.queuedWithoutWorkerHost(before, BATCH);
+    let enqueued = 0;
+    for (const id of orphans) {
+      if (await this.runQueue.ensureJob(id)) enqueued++;
+    }
+    if (enqueued) this.logger.log(`re-enqueued ${enqueued} queued run(s) that had no job`);
+  }
+
+  private async dispatchWaiting(): Promise<void> {
+    let started = 0;
+    for (const teamId of await this.capacity.teamsWaiting(BATCH)) {
+      started += await this.capacity.dispatchWaiting(teamId);
+    }
+    if (started) this.logger.log(`dispatched ${started} run(s) waiting for a free slot`);
+  }
+
+  private async recoverLapsedLeases(): Promise<void> {
+    const lapsed = await this.records.lapsedLeases(new Date(), BATCH);
+    for (const run of lapsed) {
+      const guard = {
+        sql: 'lease_owner = :owner AND lease_expires_at < :now',
+        params: { owner: run.leaseOwner, now: new Date() },
+      };
+      const event = {
+        executionId: run.executionCount,
+        payload: { reason: 'worker_lost', worker_id: run.leaseOwner, attempt: run.attempt },
+      };
+      if (run.attempt < this.config.runs.maxAttempts) {
+        const requeued = await this.transitions.transition(run.id, 'QUEUED', {
+          from: ['CLAIMED', 'INPROGRESS'],
+          set: { leaseOwner: null, leaseExpiresAt: null },
+          where: guard,
+        });
+        if (requeued) {
+          this.logger.warn(`run ${run.id}: worker ${run.leaseOwner} was lost; retrying`);
+          if (run.workerHost) await this.runQueue.dispatch(run);
+          else await this.runQueue.ensureJob(run.id);
+        }
+      } else {
+        const message = `the worker executing this run stopped responding (attempt ${run.attempt} of ${this.config.runs.maxAttempts})`;
+        await this.transitions.transition(run.id, 'ERROR', {
+          from: ['CLAIMED', 'INPROGRESS'],
+          set: {
+            leaseOwner: null,
+            leaseExpiresAt: null,
+            finishedAt: new Date(),
+            statusMessage: { message, error_code: 'internal_error', retryable: true },
+          },
+          where: guard,
+          event,
+        });
+      }
+    }
+  }
+}

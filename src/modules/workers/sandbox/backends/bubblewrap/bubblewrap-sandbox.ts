@@ -1,0 +1,486 @@
+import { execFile } from 'node:child_process';
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { promisify } from 'node:util';
+import { PROXY_SOCKET_NAME, SANDBOX_PROXY_PORT } from '../../../../../common/egress/egress-policy';
+import {
+  API_SOCKET_NAME,
+  ApiBridge,
+  bridgedApiUrl,
+  forwarderArgs,
+  procNetPort,
+  SANDBOX_API_PORT,
+} from '../../api-bridge';
+import { CgroupLimits } from '../../cgroup-limits';
+import { sweepOrphanCgroups } from '../../cgroup-sweep';
+import { spawnOffLoop } from '../../off-loop-spawn';
+import { EtcCopies } from './etc-copies';
+import { ForwarderNamespace } from './forwarder-namespace';
+import {
+  SANDBOX_PATH,
+  SANDBOX_PRIVATE_DIR,
+  SANDBOX_WORKDIR,
+  Sandbox,
+  SandboxBackend,
+  SandboxError,
+  SandboxProcess,
+  SandboxSpawnOptions,
+  SandboxSpec,
+} from '../../sandbox.types';
+
+const run = promisify(execFile);
+
+/** The unprivileged user processes run as inside (mapped to the service's own user outside). */
+const SANDBOX_UID = 1000;
+const SANDBOX_GID = 1000;
+
+/** Top-level system directories: bound read-only, or recreated as the symlinks they are. */
+const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+/**
+ * The parts of /etc programs need. Not /etc as a whole: it holds the host's own credentials
+ * (database client configuration, machine secrets, the service's own config when installed there).
+ */
+const ETC_ENTRIES = [
+  'alternatives',
+  'bash.bashrc',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'gai.conf',
+  'gitconfig',
+  'host.conf',
+  'hosts',
+  'inputrc',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'localtime',
+  'mime.types',
+  'nsswitch.conf',
+  'profile',
+  'protocols',
+  'services',
+  'ssl',
+  'terminfo',
+];
+
+/** The sandbox's /etc/passwd and /etc/group: its own user, root and nobody, nothing of the host. */
+const PASSWD = `root:x:0:0:root:/root:/usr/sbin/nologin\nagent:x:${SANDBOX_UID}:${SANDBOX_GID}:agent:${SANDBOX_WORKDIR}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+const GROUP = `root:x:0:\nagent:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
+
+export interface BubblewrapSettings {
+  /** Extra host directories visible read-only at the same path inside. */
+  readonlyPaths: string[];
+  /** Where per-execution private directories are made (outside every workspace). */
+  privateRoot: string;
+  /** Path of the `bwrap` binary. */
+  bwrap?: string;
+}
+
+/**
+ * Linux namespaces through bubblewrap: each process starts in new user, pid, ipc, uts, cgroup and
+ * net namespaces (the execution's network namespace has only its loopback, whatever the network
+ * mode: `egress` and `allowlist` reach out through the egress proxy's forwarder only), sees the system directories read-only, the workspace
+ * read-write, a private /tmp and nothing else of the host, with no capabilities, as uid 1000.
+ * All processes of one sandbox share a cgroup with its limits, where cgroups are writable.
+ * Processes a command leaves in the background end with it (its pid namespace goes).
+ */
+export class BubblewrapSandboxBackend implements SandboxBackend {
+  readonly name = 'bubblewrap' as const;
+  readonly servesEgressProxy = true;
+  private readonly bwrap: string;
+  /** socat, which forwards the API into sandboxes; without it they get no API. */
+  private readonly forwarder: string | null;
+  /** nsenter, with which commands join their execution's network namespace (see ForwarderNamespace). */
+  private readonly nsenter: string | null;
+  /** /etc as sandboxes see it, in one directory (bound once, not entry by entry). */
+  private readonly etc: EtcCopies;
+  /** The system directories' arguments, looked up once (sync file system calls, per bwrap before). */
+  private readonly systemDirs: string[];
+
+  constructor(private readonly settings: BubblewrapSettings) {
+    this.etc = new EtcCopies(settings.privateRoot, ETC_ENTRIES, { passwd: PASSWD, group: GROUP });
+    this.systemDirs = SYSTEM_DIRS.flatMap(systemDirArgs);
+    // A path, so that neither sh nor nsenter searches the PATH for it (an exec tried per directory).
+    this.bwrap = onPath(settings.bwrap ?? 'bwrap');
+    this.forwarder = ['/usr/bin/socat', '/bin/socat'].find((p) => existsSync(p)) ?? null;
+    this.nsenter = ['/usr/bin/nsenter', '/bin/nsenter'].find((p) => existsSync(p)) ?? null;
+  }
+
+  /** The cgroups of sandboxes whose worker died before closing them (see sweepOrphanCgroups). */
+  sweep(): Promise<number> {
+    return sweepOrphanCgroups();
+  }
+
+  async open(spec: SandboxSpec): Promise<Sandbox> {
+    const privateDir = join(this.settings.privateRoot, `${spec.runId}-${spec.executionId}`);
+    // The cgroup is made while the private files are written (neither needs the other).
+    const cgroupMade = CgroupLimits.create(`${spec.runId}-${spec.executionId}`, spec.limits);
+    const etcTaken = this.etc.acquire();
+    const proxy = spec.egressProxy ?? null;
+    if (proxy && !(this.forwarder && this.nsenter)) {
+      throw new SandboxError(
+        `network ${spec.network} needs socat and nsenter on this host (the sandbox reaches the egress proxy through them)`,
+        'resource_unavailable',
+      );
+    }
+    let files: SandboxFiles;
+    let bridge: ApiBridge | null;
+    try {
+      files = await writePrivateFiles(privateDir);
+      bridge =
+        spec.apiUrl && this.forwarder
+          ? await ApiBridge.listen(join(files.files, API_SOCKET_NAME), spec.apiUrl)
+          : null;
+      await proxy?.listen(join(files.files, PROXY_SOCKET_NAME));
+    } catch (err) {
+      await (await cgroupMade)?.remove();
+      (await etcTaken)?.release();
+      throw err;
+    }
+    const cgroup = await cgroupMade;
+    const etc = await etcTaken;
+    const running = new Set<SandboxProcess>();
+    const bwrap = this.bwrap;
+    const readonlyPaths = this.settings.readonlyPaths;
+    /** Where a path inside is on this host (the system directories are the host's own). */
+    const hostPathOf = (inside: string): string | null => {
+      for (const [mount, host] of [
+        [SANDBOX_WORKDIR, spec.workspaceDir],
+        [SANDBOX_PRIVATE_DIR, files.files],
+      ] as const) {
+        if (inside === mount || inside.startsWith(`${mount}/`))
+          return host + inside.slice(mount.length);
+      }
+      if (readonlyPaths.some((dir) => inside === dir || inside.startsWith(`${dir}/`))) {
+        return inside;
+      }
+      if (inside === '/tmp' || inside.startsWith('/tmp/')) return null;
+      return SYSTEM_DIRS.some((dir) => inside.startsWith(`${dir}/`)) ? inside : null;
+    };
+    // The shell joins the sandbox's cgroup before what it execs (bwrap) forks anything.
+    const joinCgroup = 'for f in "$@"; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done';
+    const procs = cgroup?.procsFiles ?? [];
+    const inCgroup = (command: string[]): string[] => [
+      '-c',
+      `${joinCgroup}; shift ${procs.length + 1}; exec "$@"`,
+      'sh',
+      ...procs,
+      '--',
+      ...command,
+    ];
+    // With the API or the egress proxy, the execution's network namespace is made once, held by
+    // its forwarders; commands join it. Otherwise (or if that fails without a proxy) each command
+    // makes its own. Awaited here, so that a command never waits behind it: a wrapper that started
+    // commands once it reported lost the end of their output under load (its exit came before its
+    // last chunks).
+    const forwarded = forwardedPorts(bridge !== null, proxy !== null);
+    const holder =
+      forwarded.length && this.nsenter
+        ? await ForwarderNamespace.start(
+            inCgroup([
+              bwrap,
+              '--info-fd',
+              '1',
+              ...this.forwarderHolderArgs(files, forwarded.length > 1),
+              '--',
+              ...forwardersCommand(this.forwarder!, forwarded),
+            ]),
+            { PATH: SANDBOX_PATH },
+            forwarded.map(({ port }) => port),
+          ).catch(() => null)
+        : null;
+    if (proxy && !holder) {
+      await Promise.all([bridge?.close(), cgroup?.remove()]);
+      etc?.release();
+      await rm(privateDir, { recursive: true, force: true });
+      throw new SandboxError(
+        "cannot start the forwarder of the sandbox's egress proxy",
+        'resource_unavailable',
+      );
+    }
+    // Commands without the forwarder's namespace make their own network namespace.
+    const fixedArgs = this.fixedArgs(spec, files, holder === null, etc?.dir);
+    const nsenter = this.nsenter;
+    const forwarder = this.forwarder;
+
+    const start = (file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess => {
+      const enter = holder ? holder.enterArgs(nsenter!) : [];
+      if (!enter) return notStarted(file, 'the sandbox network namespace is gone');
+      // The holder's forwarders listen already (ForwarderNamespace.start waited for them); a
+      // command without the holder starts its own API forwarder.
+      const entry = forwarded.length && !holder ? forwarderEntry(forwarder!) : [];
+      const bwrapArgs = [
+        ...fixedArgs,
+        '--chdir',
+        options.cwd ?? SANDBOX_WORKDIR,
+        '--',
+        ...entry,
+        file,
+        ...args,
+      ];
+      const shArgs = inCgroup([...enter, bwrap, ...bwrapArgs]);
+      const proc = spawnOffLoop('/bin/sh', shArgs, {
+        cwd: '/',
+        env: options.env,
+        stdin: options.stdin ?? 'ignore',
+      });
+      running.add(proc);
+      void proc.exited.then(() => running.delete(proc));
+      return proc;
+    };
+
+    const sandbox: Sandbox = {
+      backend: this.name,
+      workdir: SANDBOX_WORKDIR,
+      privateDir: { host: files.files, inside: SANDBOX_PRIVATE_DIR },
+      path: SANDBOX_PATH,
+      apiUrl: bridge ? bridgedApiUrl(spec.apiUrl!) : null,
+      spawn(file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess {
+        if (!programExists(file, options, hostPathOf)) return notStarted(file);
+        return start(file, args, options);
+      },
+      limitHit: () => cgroup?.limitHit() ?? Promise.resolve(null),
+      adopt: () => Promise.resolve(),
+      async close() {
+        for (const proc of running) proc.kill();
+        try {
+          await Promise.all([holder?.stop(), bridge?.close()]);
+        } finally {
+          // Whatever failed above, the group goes (with whatever still runs in it).
+          await cgroup?.remove();
+          etc?.release();
+          await rm(privateDir, { recursive: true, force: true });
+        }
+      },
+    };
+    return sandbox;
+  }
+
+  /**
+   * The forwarder's own sandbox: its namespaces, the system directories and the bridge socket's
+   * directory, nothing else (socat needs no more; each mount costs the kernel time per sandbox);
+   * /dev/null too when a `sh` starts a forwarder in the background.
+   */
+  private forwarderHolderArgs(files: SandboxFiles, background: boolean): string[] {
+    return [
+      // sh gives a background command /dev/null as its stdin, and fails without one.
+      ...(background ? ['--dev-bind', '/dev/null', '/dev/null'] : []),
+      ...namespaceArgs(true),
+      ...this.systemDirs,
+      '--ro-bind-try',
+      '/etc/ld.so.cache',
+      '/etc/ld.so.cache',
+      '--ro-bind',
+      files.files,
+      SANDBOX_PRIVATE_DIR,
+    ];
+  }
+
+  /** `ownNetwork`: a new network namespace (else the caller's: the execution's, joined). */
+  private fixedArgs(
+    spec: SandboxSpec,
+    files: SandboxFiles,
+    ownNetwork: boolean,
+    /** A copy of /etc as sandboxes see it (EtcCopies); without one, its parts bound one by one. */
+    etcDir?: string,
+  ): string[] {
+    const args = [...namespaceArgs(ownNetwork), ...this.systemDirs];
+    if (etcDir) {
+      args.push('--ro-bind', etcDir, '/etc');
+    } else {
+      for (const entry of ETC_ENTRIES) args.push('--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`);
+      args.push('--ro-bind', files.passwd, '/etc/passwd', '--ro-bind', files.group, '/etc/group');
+    }
+    args.push(
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      '--tmpfs',
+      '/tmp',
+      '--bind',
+      spec.workspaceDir,
+      SANDBOX_WORKDIR,
+      '--ro-bind',
+      files.files,
+      SANDBOX_PRIVATE_DIR,
+    );
+    // After the private /tmp, so a directory under /tmp stays visible.
+    for (const path of this.settings.readonlyPaths) args.push('--ro-bind', path, path);
+    return args;
+  }
+}
+
+/** The private files of one execution's sandbox (host paths). */
+interface SandboxFiles {
+  passwd: string;
+  group: string;
+  /** The private directory processes inside see at SANDBOX_PRIVATE_DIR. */
+  files: string;
+}
+
+/** Makes the execution's private directory afresh with its passwd and group. */
+async function writePrivateFiles(privateDir: string): Promise<SandboxFiles> {
+  await rm(privateDir, { recursive: true, force: true });
+  await mkdir(join(privateDir, 'files'), { recursive: true, mode: 0o700 });
+  const files: SandboxFiles = {
+    passwd: join(privateDir, 'passwd'),
+    group: join(privateDir, 'group'),
+    files: join(privateDir, 'files'),
+  };
+  await writeFile(files.passwd, PASSWD);
+  await writeFile(files.group, GROUP);
+  return files;
+}
+
+/** bwrap's namespaces, user and capabilities; `ownNetwork`: a new network namespace too. */
+function namespaceArgs(ownNetwork: boolean): string[] {
+  return [
+    '--unshare-user',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    ...(ownNetwork ? ['--unshare-net'] : []),
+    '--uid',
+    String(SANDBOX_UID),
+    '--gid',
+    String(SANDBOX_GID),
+    '--cap-drop',
+    'ALL',
+    '--die-with-parent',
+    '--new-session',
+    '--hostname',
+    'ambient-sandbox',
+  ];
+}
+
+/** A socket in the private directory and the loopback port its forwarder listens on. */
+interface ForwardedPort {
+  port: number;
+  socket: string;
+}
+
+/** The forwarders of a sandbox: the API's and the egress proxy's, those it has. */
+function forwardedPorts(api: boolean, proxy: boolean): ForwardedPort[] {
+  return [
+    ...(api ? [{ port: SANDBOX_API_PORT, socket: API_SOCKET_NAME }] : []),
+    ...(proxy ? [{ port: SANDBOX_PROXY_PORT, socket: PROXY_SOCKET_NAME }] : []),
+  ];
+}
+
+/** The holder's command: every forwarder but the last in the background, the last exec'd. */
+function forwardersCommand(socat: string, ports: ForwardedPort[]): string[] {
+  const socats = ports.map(({ port, socket }) =>
+    [socat, ...forwarderArgs(`${SANDBOX_PRIVATE_DIR}/${socket}`, port)].join(' '),
+  );
+  if (socats.length === 1) return socats[0]!.split(' ');
+  const last = socats.pop()!;
+  return ['/bin/sh', '-c', `${socats.map((line) => `${line} &`).join(' ')} exec ${last}`];
+}
+
+/**
+ * `sh -c` that starts the API forwarder in the background, waits (at most ~2 s) until it listens
+ * on the sandbox's loopback, then becomes the command (a sandbox without the forwarders'
+ * namespace has no egress proxy: see open).
+ */
+function forwarderEntry(socat: string): string[] {
+  const [listen, connect] = forwarderArgs(`${SANDBOX_PRIVATE_DIR}/${API_SOCKET_NAME}`);
+  const hexPort = procNetPort(SANDBOX_API_PORT);
+  const script =
+    `${socat} ${listen} ${connect} 2>/dev/null & ` +
+    `i=0; while ! grep -q ':${hexPort} 00000000:0000 0A' /proc/net/tcp; do ` +
+    `i=$((i+1)); [ $i -gt 400 ] && break; sleep 0.005; done; exec "$@"`;
+  return ['/bin/sh', '-c', script, 'sh'];
+}
+
+/**
+ * Whether `file` can be found inside the sandbox (a path, or a name on the PATH it is given), as
+ * its mounts map to this host. bwrap itself reports a missing program only as exit code 1.
+ */
+function programExists(
+  file: string,
+  options: SandboxSpawnOptions,
+  hostPathOf: (inside: string) => string | null,
+): boolean {
+  const found = (inside: string): boolean => {
+    const host = hostPathOf(inside);
+    // Unknowable from here (a private /tmp): let the sandbox try.
+    return host === null ? inside.startsWith('/tmp') : existsSync(host);
+  };
+  if (file.includes('/')) {
+    return found(posix.resolve(options.cwd ?? SANDBOX_WORKDIR, file));
+  }
+  const path = options.env.PATH ?? SANDBOX_PATH;
+  return path.split(':').some((dir) => dir.startsWith('/') && found(posix.join(dir, file)));
+}
+
+/** A process that never started: no such program in the sandbox (or no sandbox any more). */
+function notStarted(file: string, why?: string): SandboxProcess {
+  const error: NodeJS.ErrnoException = new Error(
+    why ? `spawn ${file}: ${why}` : `spawn ${file} ENOENT`,
+  );
+  error.code = why ? 'ESRCH' : 'ENOENT';
+  const ended = (): PassThrough => new PassThrough().end();
+  return {
+    stdin: null,
+    stdout: ended(),
+    stderr: ended(),
+    exited: Promise.resolve({ code: null, signal: null, startError: error }),
+    kill: () => undefined,
+  };
+}
+
+/** `file`'s path on this process's PATH (unchanged when it holds a slash or is not found). */
+function onPath(file: string): string {
+  if (file.includes('/')) return file;
+  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(':')) {
+    if (dir.startsWith('/') && existsSync(join(dir, file))) return join(dir, file);
+  }
+  return file;
+}
+
+function systemDirArgs(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  if (lstatSync(dir).isSymbolicLink()) return ['--symlink', readlinkSync(dir), dir];
+  return ['--ro-bind', dir, dir];
+}
+
+/** Whether `bwrap` can make a sandbox here (installed, and user namespaces allowed). */
+export async function bubblewrapWorks(bwrap = 'bwrap'): Promise<{ ok: boolean; detail: string }> {
+  try {
+    await run(
+      bwrap,
+      [
+        '--unshare-user',
+        '--unshare-pid',
+        '--unshare-net',
+        '--die-with-parent',
+        ...SYSTEM_DIRS.flatMap(systemDirArgs),
+        '--proc',
+        '/proc',
+        '--',
+        '/bin/true',
+      ],
+      { timeout: 5000 },
+    );
+    return { ok: true, detail: 'bwrap works' };
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { stderr?: string };
+    if (e.code === 'ENOENT') return { ok: false, detail: `${bwrap} is not installed` };
+    return {
+      ok: false,
+      detail:
+        `${bwrap} fails (${(e.stderr || e.message).trim()}): allow unprivileged user namespaces ` +
+        '(sysctl kernel.unprivileged_userns_clone=1, and kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu) or run as root',
+    };
+  }
+}
+
+/** Private directories live beside the workspaces, under a name no run id can take. */
+export function privateRootFor(workspaceRoot: string): string {
+  return join(workspaceRoot, '.sandbox');
+}

@@ -1,0 +1,60 @@
+import type Dockerode from 'dockerode';
+import { rm } from 'node:fs/promises';
+import { SANDBOX_LABELS, SANDBOX_PRIVATE_DIR, SANDBOX_WORKDIR } from '../../sandbox.types';
+import { daemonDown, unavailable } from './docker-errors';
+import type { DockerHost } from './docker-host';
+import { poolOwnerIsAlive } from './pool-owner';
+import { isPoolWorkspaceSlot, removeDirs } from './sandbox-dirs';
+
+/**
+ * Removes the deployment's containers nobody uses any more, with their directories: pooled ones
+ * whose owning process is gone, and executions' ones whose execution is not live (`isLive`).
+ * Returns how many it removed.
+ */
+export async function sweepContainers(
+  host: DockerHost,
+  isLive: (runId: string, executionId: number) => Promise<boolean>,
+): Promise<number> {
+  const { docker, deployment } = host;
+  let containers: Dockerode.ContainerInfo[];
+  try {
+    containers = await docker.listContainers({
+      all: true,
+      filters: {
+        label: [`${SANDBOX_LABELS.managed}=1`, `${SANDBOX_LABELS.deployment}=${deployment}`],
+      },
+    });
+  } catch (error) {
+    if (daemonDown(error)) throw unavailable(error);
+    throw error;
+  }
+  let removed = 0;
+  for (const info of containers) {
+    // Empty in containers of a snapshot image (see docker-snapshot-image.ts): not pooled.
+    const owner = info.Labels[SANDBOX_LABELS.poolOwner];
+    if (owner) {
+      // Pooled: idle or handed out, it lives as long as the process that made it.
+      if (poolOwnerIsAlive(owner)) continue;
+      await host.removeContainer(docker.getContainer(info.Id));
+      for (const mount of info.Mounts) {
+        if (mount.Destination === SANDBOX_PRIVATE_DIR && mount.Source) {
+          await removeDirs(mount.Source);
+        }
+        // A slot never handed out; a handed-out one is a run's workspace now, elsewhere.
+        if (mount.Destination === SANDBOX_WORKDIR && isPoolWorkspaceSlot(mount.Source)) {
+          await rm(mount.Source, { recursive: true, force: true });
+        }
+      }
+      removed++;
+      continue;
+    }
+    const runId = info.Labels[SANDBOX_LABELS.run];
+    const executionId = Number(info.Labels[SANDBOX_LABELS.execution]);
+    if (runId && Number.isInteger(executionId) && (await isLive(runId, executionId))) continue;
+    await host.removeContainer(docker.getContainer(info.Id));
+    const privateMount = info.Mounts.find((m) => m.Destination === SANDBOX_PRIVATE_DIR);
+    if (privateMount?.Source) await removeDirs(privateMount.Source);
+    removed++;
+  }
+  return removed;
+}

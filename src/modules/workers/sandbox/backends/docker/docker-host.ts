@@ -1,0 +1,70 @@
+import type Dockerode from 'dockerode';
+import type { AppConfig } from '../../../../../config/app-config';
+import { containerShape, type ContainerShape } from './container-shape';
+import { apiError, reason } from './docker-errors';
+import { numericUser } from './sandbox-dirs';
+
+type SandboxSettings = AppConfig['sandbox'];
+
+/**
+ * The docker daemon as the sandbox backend's parts use it: the client, the sandbox settings and
+ * the deployment its containers are labelled with, and what follows from them.
+ */
+export class DockerHost {
+  /**
+   * Whether containers get a command launcher (container-launcher.ts): AMBIENT_DOCKER_LAUNCHER
+   * is not off, the user is numeric, the daemon is local (its bind mounts are this host's
+   * directories, where the launcher's FIFOs are) and the runtime is runc's (gVisor's file
+   * system does not share FIFOs with the host).
+   */
+  readonly withLauncher: boolean;
+
+  constructor(
+    readonly docker: Dockerode,
+    readonly settings: SandboxSettings,
+    /** Names this Ambient deployment: the sweep touches only its own containers. */
+    readonly deployment: string,
+  ) {
+    this.withLauncher =
+      settings.docker.launcher !== false &&
+      this.user !== null &&
+      !settings.docker.runtime &&
+      this.daemonIsLocal();
+  }
+
+  /** The sandbox user as numbers; null for a user name (Ambient cannot chown to it). */
+  get user(): { uid: number; gid: number } | null {
+    return numericUser(this.settings.docker.user);
+  }
+
+  /** The create options of a container of these settings (see containerShape). */
+  shape(shape: ContainerShape): Dockerode.ContainerCreateOptions {
+    return containerShape(this.settings, this.deployment, shape);
+  }
+
+  /**
+   * Whether a container's pid is one of this host's and this process may enter (nsenter: the
+   * API bridge) and signal it (a closed sandbox's kill): it is root and the daemon is local (a
+   * Unix socket).
+   */
+  reachesContainerPids(): boolean {
+    return process.getuid?.() === 0 && this.daemonIsLocal();
+  }
+
+  /** Removes a container with everything running in it; nothing when it is already gone. */
+  async removeContainer(container: Dockerode.Container): Promise<void> {
+    try {
+      await container.remove({ force: true, v: true });
+    } catch (error) {
+      const e = apiError(error);
+      // 404: gone; 409: its removal is already in progress.
+      if (e.statusCode === 404 || (e.statusCode === 409 && /in progress/i.test(reason(e)))) return;
+      throw error;
+    }
+  }
+
+  private daemonIsLocal(): boolean {
+    const modem = (this.docker.modem ?? {}) as { host?: string; socketPath?: unknown };
+    return !modem.host && Boolean(modem.socketPath);
+  }
+}

@@ -1,0 +1,241 @@
+import Dockerode from 'dockerode';
+import { resolve } from 'node:path';
+import type { AppConfig } from '../../../../../config/app-config';
+import { bridgedApiUrl } from '../../api-bridge';
+import { SandboxError } from '../../sandbox.types';
+import type {
+  Sandbox,
+  SandboxBackend,
+  SandboxHandout,
+  SandboxPoolMetrics,
+  SandboxSpec,
+} from '../../sandbox.types';
+import { BurstGate } from './burst-gate';
+import { ColdContainers } from './cold-containers';
+import { killContainerInit } from './container-init';
+import { killAllLine, killerDirOf, tellKiller } from './container-killer';
+import { forgetSlots } from './container-launcher';
+import { sweepContainers } from './container-sweep';
+import { DockerHost } from './docker-host';
+import { DockerSandbox, type StartedContainer } from './docker-sandbox-instance';
+import { DockerWarmPool } from './docker-warm-pool';
+import { currentPoolOwner } from './pool-owner';
+import { RemovalQueue } from './removal-queue';
+import { privateDirOf, removeDirs } from './sandbox-dirs';
+import { WarmContainers, type HandedOut, type WarmContainer } from './warm-containers';
+import { WarmPoolSizing } from './warm-pool-sizing';
+
+// What other code imports from here (the backend's module).
+export { dockerAnswers } from './docker-errors';
+export { defaultImageProblem } from './sandbox-image';
+
+type SandboxSettings = AppConfig['sandbox'];
+
+/**
+ * Runs each execution in its own container: the image of the environment (pulled when missing),
+ * the sandbox user (never root), no capabilities, no new privileges, memory/pids/CPU limits, no
+ * network (`egress` and `allowlist` reach out through the egress proxy's forwarder only), the
+ * workspace at /workspace and a private directory
+ * at /run/ambient. Processes go through the container's launcher (or are `docker exec`s); closing
+ * kills them all and removes the container in the background.
+ */
+export class DockerSandboxBackend implements SandboxBackend {
+  readonly name = 'docker' as const;
+  readonly servesEgressProxy = true;
+  private readonly host: DockerHost;
+  /** Null without AMBIENT_DOCKER_POOL_SIZE or without a workspace root to put its slots in. */
+  readonly pool: DockerWarmPool<WarmContainer> | null = null;
+  /** Background work (the pool's refill, removals) yields to a burst of sandboxes. */
+  private readonly bursts = new BurstGate();
+  /** Containers of closed sandboxes, their processes killed, being removed. */
+  private readonly removals = new RemovalQueue(this.bursts);
+  private readonly cold: ColdContainers;
+  private readonly warmContainers: WarmContainers;
+
+  constructor(
+    private readonly settings: SandboxSettings,
+    docker?: Dockerode,
+    /** Names this Ambient deployment: sweep() touches only its own containers. */
+    deployment = 'default',
+    private readonly options: { workspaceRoot?: string; metrics?: SandboxPoolMetrics } = {},
+  ) {
+    this.host = new DockerHost(docker ?? new Dockerode(), settings, deployment);
+    this.cold = new ColdContainers(this.host);
+    this.warmContainers = new WarmContainers(this.host, this.cold, currentPoolOwner());
+    const { poolSize = 0, poolMax = 0 } = settings.docker;
+    const { workspaceRoot } = options;
+    if (poolSize > 0 && workspaceRoot) {
+      this.pool = new DockerWarmPool(
+        new WarmPoolSizing({ size: poolSize, max: poolMax }, settings.docker.defaultImage),
+        (image) => this.warmContainers.make(image, workspaceRoot),
+        (warm) => this.warmContainers.discard(warm),
+        Date.now,
+        this.bursts,
+      );
+      // Nobody has to wait for a pool container; the next attempt says it again.
+      this.pool.on('failed', () => undefined);
+    }
+  }
+
+  warm(): void {
+    this.pool?.start();
+  }
+
+  /** Removes the pool's idle containers and, without further delay, closed sandboxes' ones. */
+  async drain(): Promise<void> {
+    await this.pool?.drain();
+    await this.removals.flush();
+  }
+
+  /**
+   * Returns as soon as the image is there and the directories are prepared: the container is
+   * created and started, and the API bridged into it, in the background (the first model request
+   * of a run does not need it). Every method of the sandbox that needs the container waits for
+   * it; a container that cannot be started makes the sandbox's processes end with a startError
+   * that says why.
+   */
+  async open(spec: SandboxSpec): Promise<Sandbox> {
+    // Part of any burst from now until it closes (see BurstGate).
+    const closed = this.bursts.opened();
+    try {
+      return await this.openCounted(spec, closed);
+    } catch (error) {
+      closed();
+      throw error;
+    }
+  }
+
+  private async openCounted(spec: SandboxSpec, closed: () => void): Promise<Sandbox> {
+    const askedAt = performance.now();
+    const { docker: dockerSettings } = this.settings;
+    const user = this.host.user;
+    if (user?.uid === 0 || /^root(:|$)/.test(dockerSettings.user)) {
+      throw new SandboxError('AMBIENT_DOCKER_USER must not be root', 'resource_unavailable');
+    }
+    if (spec.egressProxy && !this.host.reachesContainerPids()) {
+      throw new SandboxError(
+        `network ${spec.network} needs a local Docker daemon and Ambient running as root (the sandbox reaches the egress proxy through a forwarder in its container's network namespace)`,
+        'resource_unavailable',
+      );
+    }
+    const image = spec.snapshotImage ?? spec.image ?? dockerSettings.defaultImage;
+    const workspace = resolve(spec.workspaceDir);
+    // Known now, bridged once the container runs (see bridgeInto). Should the bridge not start
+    // after all (the daemon's processes are not in this host's pid namespace, nsenter or socat
+    // missing), nothing listens on that address in the container: the sandbox's processes get
+    // "connection refused" from it, which is all they would learn without a bridge anyway.
+    const bridged = spec.apiUrl && this.host.reachesContainerPids() ? spec.apiUrl : null;
+
+    // A snapshot image is pooled like any other: its first run is a miss that makes the pool keep
+    // one ready (see WarmPoolSizing), the next runs of the environment get it warm.
+    const warm = await this.handOut(spec, image, workspace, user);
+    const result: SandboxHandout = warm ? 'hit' : this.poolServes() ? 'miss' : 'bypass';
+    let sandbox: DockerSandbox;
+    if (warm) {
+      sandbox = new DockerSandbox(
+        (closeRequested) =>
+          this.warmContainers.start(warm, spec, image, workspace, bridged, closeRequested),
+        (started) => this.release(started, warm.slot.privateDir, spec, closed),
+        this.settings,
+        spec,
+        workspace,
+        warm.slot.privateDir,
+        user,
+        bridged ? bridgedApiUrl(bridged) : null,
+        warm.slot.launchFifo,
+      );
+    } else {
+      const privateDir = privateDirOf(spec);
+      const launchFifo = await this.cold.prepare(image, workspace, privateDir, user);
+      sandbox = new DockerSandbox(
+        (closeRequested) =>
+          this.cold.start(
+            spec,
+            image,
+            workspace,
+            { privateDir, launchFifo },
+            bridged,
+            closeRequested,
+          ),
+        (started) => this.release(started, privateDir, spec, closed),
+        this.settings,
+        spec,
+        workspace,
+        privateDir,
+        user,
+        bridged ? bridgedApiUrl(bridged) : null,
+        launchFifo,
+      );
+    }
+    if (this.pool?.enabled) {
+      void sandbox.started.then((ok) => {
+        if (ok) this.options.metrics?.handout(result, (performance.now() - askedAt) / 1000);
+      });
+    }
+    return sandbox;
+  }
+
+  /**
+   * The pool serves every network mode: all containers have network none, the egress proxy's
+   * forwarder joins at hand-out (docs/DESIGN.md "The sandbox boundary").
+   */
+  private poolServes(): boolean {
+    return Boolean(this.pool?.enabled);
+  }
+
+  /** A warm container for the execution (see WarmContainers.handOut); null when none is. */
+  private async handOut(
+    spec: SandboxSpec,
+    image: string,
+    workspace: string,
+    user: { uid: number; gid: number } | null,
+  ): Promise<HandedOut | null> {
+    if (!this.pool || !this.poolServes()) return null;
+    return this.warmContainers.handOut(this.pool, spec, image, workspace, user);
+  }
+
+  /**
+   * The end of a closed sandbox: its container's (stopAndRemove), or just its directories when no
+   * container started; then it no longer counts towards a burst.
+   */
+  private async release(
+    started: StartedContainer | null,
+    privateDir: string,
+    spec: SandboxSpec,
+    closed: () => void,
+  ): Promise<void> {
+    try {
+      if (started) await this.stopAndRemove(started, spec);
+      else await removeDirs(privateDir).catch(() => undefined);
+    } finally {
+      closed();
+    }
+  }
+
+  /**
+   * A closed sandbox's container: its processes are killed now (by its killer; else from this
+   * host when its init is one of our processes; else by the daemon); the container, then its
+   * directories, are removed in the background (see RemovalQueue), at once for an environment
+   * snapshot's image, which may be waiting to be removed itself (a newer snapshot replaced it). A
+   * container the daemon cannot stop or remove now is the sweep's, with its directories.
+   */
+  private async stopAndRemove(
+    { container, init, privateDir }: StartedContainer,
+    spec: SandboxSpec,
+  ): Promise<void> {
+    const all = killAllLine(container.id);
+    if (!(await tellKiller(privateDir, all)) && !(init && killContainerInit(init))) {
+      await container.kill().catch(() => undefined);
+    }
+    forgetSlots(killerDirOf(privateDir));
+    this.removals.add(async () => {
+      await this.host.removeContainer(container);
+      await removeDirs(privateDir);
+    }, Boolean(spec.snapshotImage));
+  }
+
+  /** Removes the deployment's containers nobody uses any more (see sweepContainers). */
+  sweep(isLive: (runId: string, executionId: number) => Promise<boolean>): Promise<number> {
+    return sweepContainers(this.host, isLive);
+  }
+}

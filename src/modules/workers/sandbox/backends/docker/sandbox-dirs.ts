@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto';
+import { chown, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { forgetSlots, makeFifos, prepareSlots } from './container-launcher';
+import { KILL_FIFO, killerDirOf } from './container-killer';
+import type { SandboxSpec } from '../../sandbox.types';
+
+/** `uid[:gid]` as numbers, or null for user names (then Ambient cannot chown to them). */
+export function numericUser(user: string): { uid: number; gid: number } | null {
+  const match = /^(\d+)(?::(\d+))?$/.exec(user.trim());
+  if (!match) return null;
+  const uid = Number(match[1]);
+  return { uid, gid: match[2] === undefined ? uid : Number(match[2]) };
+}
+
+export function containerName(spec: Pick<SandboxSpec, 'runId' | 'executionId'>): string {
+  return `ambient-${spec.runId.replace(/[^a-zA-Z0-9_.-]/g, '_')}-${spec.executionId}`;
+}
+
+/** Each execution's private directory: beside the workspace, in `.sandbox/`. */
+export function privateDirOf(spec: SandboxSpec): string {
+  return join(dirname(resolve(spec.workspaceDir)), '.sandbox', containerName(spec));
+}
+
+/**
+ * A warm container's directories, made with it: its private and killer directories (as an
+ * execution's) and the directory bound at /workspace, which becomes the run's workspace at
+ * hand-out (see moveWorkspaceInto).
+ */
+export interface PoolSlot {
+  name: string;
+  privateDir: string;
+  /** The launcher's FIFO in the killer directory (makePrivateDirs), or null. */
+  launchFifo: string | null;
+  workspace: string;
+}
+
+/** Slots live beside the executions' private directories, on the workspaces' filesystem. */
+const POOL_SLOT_PREFIX = 'pool-';
+
+export function poolSlotOf(workspaceRoot: string): PoolSlot {
+  const name = `ambient-${POOL_SLOT_PREFIX}${randomBytes(8).toString('hex')}`;
+  const privateDir = join(resolve(workspaceRoot), '.sandbox', name);
+  return { name, privateDir, workspace: `${privateDir}.workspace`, launchFifo: null };
+}
+
+/** A pooled container's workspace slot (nothing else: a handed-out slot is a run's workspace). */
+export async function makePrivateDirs(
+  privateDir: string,
+  user: { uid: number; gid: number } | null,
+  withLauncher: boolean,
+): Promise<string | null> {
+  await removeDirs(privateDir);
+  await mkdir(dirname(privateDir), { recursive: true, mode: 0o711 });
+  await mkdir(privateDir, { mode: 0o700 });
+  const killerDir = killerDirOf(privateDir);
+  await mkdir(killerDir, { mode: 0o700 });
+  const launchFifo = withLauncher ? `launch-${randomBytes(8).toString('hex')}` : null;
+  const fifos = [KILL_FIFO, ...(launchFifo ? [launchFifo] : [])];
+  await makeFifos(fifos.map((f) => join(killerDir, f)));
+  // The first commands' FIFOs, so that they do not wait for a mkfifo of their own.
+  if (launchFifo) await prepareSlots(killerDir);
+  if (user) await chown(privateDir, user.uid, user.gid);
+  return launchFifo;
+}
+
+export async function removePoolSlot(slot: PoolSlot): Promise<void> {
+  await removeDirs(slot.privateDir).catch(() => undefined);
+  await rm(slot.workspace, { recursive: true, force: true }).catch(() => undefined);
+}
+
+export function isPoolWorkspaceSlot(path: string): boolean {
+  return /\/\.sandbox\/ambient-pool-[0-9a-f]{16}\.workspace$/.test(path);
+}
+
+/**
+ * Makes the run's workspace the directory a warm container has at /workspace, in place: the
+ * workspace's entries are moved into the slot, then the slot is renamed over the (now empty)
+ * workspace. Both are renames on one filesystem, so nothing is copied and the container sees the
+ * files at once; the workspace keeps its host path. Undone when any step fails (a workspace
+ * that is a mount point or on another filesystem cannot be moved: the run gets a new container).
+ *
+ * Plain fs on a tenant's tree, and still no-follow: `workspace` and `slot` are paths Ambient made,
+ * and the entries inside are only listed and renamed — rename(2) moves a symlink itself, never what
+ * it points at. It runs at hand-out, before any setup command or agent ran in the container.
+ */
+export async function moveWorkspaceInto(slot: string, workspace: string): Promise<void> {
+  const [ws, into, parent] = await Promise.all([
+    stat(workspace),
+    stat(slot),
+    stat(dirname(workspace)),
+  ]);
+  if (ws.dev !== into.dev || ws.dev !== parent.dev) {
+    throw new Error("the workspace is not on the pool's filesystem");
+  }
+  const names = await readdir(workspace);
+  const moved: string[] = [];
+  try {
+    for (const name of names) {
+      await rename(join(workspace, name), join(slot, name));
+      moved.push(name);
+    }
+    await rename(slot, workspace);
+  } catch (error) {
+    for (const name of moved) {
+      await rename(join(slot, name), join(workspace, name)).catch(() => undefined);
+    }
+    throw error;
+  }
+}
+
+export async function removeDirs(privateDir: string): Promise<void> {
+  forgetSlots(killerDirOf(privateDir));
+  await rm(privateDir, { recursive: true, force: true });
+  await rm(killerDirOf(privateDir), { recursive: true, force: true });
+}
