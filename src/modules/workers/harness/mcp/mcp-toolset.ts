@@ -2,8 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import type { ErrorCode } from '../../../../common/errors/error-codes';
 import type { McpServerConfig } from '../../../run-config';
-import { connectMcpServer, type ConnectOptions } from './mcp-transports';
-import { displayUrl, remoteFailure } from './mcp-remote-errors';
+import type { ConnectOptions } from './mcp-transports';
 import { mcpToolName } from './mcp-tool-names';
 
 /** A tool result longer than this keeps its head and tail. */
@@ -118,6 +117,9 @@ export class McpToolset {
   }
 
   private async add(server: string, config: McpServerConfig, options: ConnectOptions) {
+    // The MCP SDK (≈ 170 modules with zod) loads with the first run that has MCP servers.
+    const { connectMcpServer } = await import('./mcp-transports');
+    const { displayUrl, remoteFailure } = await import('./mcp-remote-errors');
     const remote = config.command === undefined;
     const what = remote ? displayUrl(config.url) : `command "${config.command}"`;
     // A url server's errors quote what it sent back: only their kind is reported.
