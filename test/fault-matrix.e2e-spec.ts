@@ -32,8 +32,14 @@ import { spawnAmbient, waitForExit } from './support/worker-process';
 const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED', 'BLOCKED'];
 /** A request without an answer within this long counts as a hang. */
 const CLIENT_TIMEOUT_MS = 15_000;
-/** Time for every accepted run to reach a terminal state once the fault is over. */
-const RECOVERY_TIMEOUT_MS = 45_000;
+/**
+ * Bounds, not expectations: time for every accepted run to reach a terminal state once the fault
+ * is over, and for one fault's whole test. Quiet, a fault recovers in 5–15 s; in a CI run with
+ * other work on both cores (load 13–20) recoveries took 35–42 s and two faults overran 45 s and
+ * jest's 60 s while every promise was kept.
+ */
+const RECOVERY_TIMEOUT_MS = 120_000;
+jest.setTimeout(240_000);
 
 interface Answer {
   /** HTTP status, or 'no-answer' (connection broken) / 'timeout' (client timeout). */
