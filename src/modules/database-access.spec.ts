@@ -32,8 +32,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
     'database access outside a repository: createQueryBuilder, getRepository',
   'src/modules/notifications/notification-endpoints.service.ts':
     'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
-  'src/modules/runs/live/run-stream-reader.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
   'src/modules/runs/new-run-writer.service.ts': 'database access outside a repository: query',
   'src/modules/runs/run-creation.service.ts':
     'database access outside a repository: query, getRepository, manager calls',
@@ -41,7 +39,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
     'database access outside a repository: query, createQueryBuilder, getRepository',
   'src/modules/runs/run-transitions.service.ts':
     'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
-  'src/modules/runs/runs.service.ts': 'database access outside a repository: getRepository',
   'src/modules/schedules/schedule-firings.service.ts':
     'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
   'src/modules/schedules/schedules.service.ts':

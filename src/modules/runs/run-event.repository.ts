@@ -5,12 +5,18 @@ import { jsonColumn } from '../../database/json-column';
 import { RunEvent } from './entities/run-event.entity';
 
 /**
- * `run_events` rows other modules read or add outside the appends of an execution (RunAppends):
- * the workers' finish request and workspace release. `manager` joins a caller's transaction.
+ * `run_events` rows read or added outside the appends of an execution (RunAppends): a run's
+ * timeline, the workers' finish request and workspace release. `manager` joins a caller's
+ * transaction.
  */
 @Injectable()
 export class RunEventRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** The run's timeline, oldest first. */
+  timeline(runId: string): Promise<RunEvent[]> {
+    return this.dataSource.getRepository(RunEvent).find({ where: { runId }, order: { id: 'ASC' } });
+  }
 
   /** The payload of the execution's latest event of this type, null when there is none. */
   async latestPayload(

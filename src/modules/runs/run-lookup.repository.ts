@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { Run } from './entities/run.entity';
 
 /** A run row by id, for the modules around the run lifecycle. `manager` joins a caller's transaction. */
@@ -21,6 +21,13 @@ export class RunLookupRepository {
     return this.db()
       .getRepository(Run)
       .findOneBy(teamId ? { id: runId, teamId } : { id: runId });
+  }
+
+  /** Of these runs, those of the team. */
+  findAllOfTeam(runIds: string[], teamId: string): Promise<Run[]> {
+    return this.db()
+      .getRepository(Run)
+      .findBy({ id: In(runIds), teamId });
   }
 
   /** Whether the team has a run with this id. */

@@ -49,6 +49,7 @@ import { RunsController } from './runs.controller';
 import { RunChanges } from './live/run-changes.service';
 import { RunStreamHub } from './live/run-stream-hub.service';
 import { RunStreamReader } from './live/run-stream-reader.service';
+import { RunStreamRepository } from './live/run-stream.repository';
 import { RunStreamController } from './run-stream.controller';
 import { LiveRunsController } from './live/live-runs.controller';
 import { RunsService } from './runs.service';
@@ -117,6 +118,7 @@ const RUN_REPOSITORIES = [
     RunTransitions,
     RunChanges,
     RunStreamReader,
+    RunStreamRepository,
     RunStreamHub,
     RunKeysService,
   ],
