@@ -9,8 +9,11 @@ import { AuditLog } from '../audit';
 import { IdentityRunResolver } from '../identities';
 import { ModelsService } from '../models';
 import { NewRun } from './new-run';
+import { ConversationRunRepository } from './conversation-run.repository';
 import { NewRunWriter } from './new-run-writer.service';
+import { NewRunRepository } from './new-run.repository';
 import { RunCapacity } from './run-capacity.service';
+import { RunLookupRepository } from './run-lookup.repository';
 import { MAX_ORCHESTRATION_DEPTH, RunCreationService } from './run-creation.service';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';
@@ -32,6 +35,9 @@ describe('RunCreationService (database)', () => {
       { provide: getDataSourceToken(), useValue: db.dataSource },
       RunTransitions,
       NewRunWriter,
+      NewRunRepository,
+      RunLookupRepository,
+      ConversationRunRepository,
       PackedTransactions,
       AuditLog,
     ]);

@@ -18,6 +18,7 @@ import { RunApproval } from './entities/run-approval.entity';
 import { RunMessage } from './entities/run-message.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
 import { NewRunWriter } from './new-run-writer.service';
+import { NewRunRepository } from './new-run.repository';
 import { RunApprovalRequests } from './run-approval-requests';
 import { RunApprovalRepository } from './run-approval.repository';
 import { BlockedRunRepository } from './blocked-run.repository';
@@ -102,6 +103,7 @@ const RUN_REPOSITORIES = [
     RunAttachmentsService,
     RunCreationService,
     NewRunWriter,
+    NewRunRepository,
     RunFollowupsService,
     FailedRunFollowups,
     ...RUN_REPOSITORIES,
