@@ -32,10 +32,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
     'database access outside a repository: createQueryBuilder, getRepository',
   'src/modules/notifications/notification-endpoints.service.ts':
     'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
-  'src/modules/runs/run-followups.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository',
-  'src/modules/runs/run-transitions.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
   'src/modules/schedules/schedule-firings.service.ts':
     'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
   'src/modules/schedules/schedules.service.ts':

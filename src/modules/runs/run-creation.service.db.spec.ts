@@ -17,6 +17,10 @@ import { RunLookupRepository } from './run-lookup.repository';
 import { MAX_ORCHESTRATION_DEPTH, RunCreationService } from './run-creation.service';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';
+import { RunTransitionRepository } from './run-transition.repository';
+import { RunEventRepository } from './run-event.repository';
+import { RunFollowupRepository } from './run-followup.repository';
+import { RunUsageRepository } from './run-usage.repository';
 
 /**
  * RunCreationService on a real database (the run, its ancestry and `oz_run_created` are
@@ -34,6 +38,10 @@ describe('RunCreationService (database)', () => {
     const built = await newTestService(RunCreationService, [
       { provide: getDataSourceToken(), useValue: db.dataSource },
       RunTransitions,
+      RunTransitionRepository,
+      RunEventRepository,
+      RunFollowupRepository,
+      RunUsageRepository,
       NewRunWriter,
       NewRunRepository,
       RunLookupRepository,

@@ -44,6 +44,8 @@ import { RunLookupRepository } from './run-lookup.repository';
 import { RunStateCountRepository } from './run-state-count.repository';
 import { RunUsageRepository } from './run-usage.repository';
 import { RunTransitions } from './run-transitions.service';
+import { RunTransitionRepository } from './run-transition.repository';
+import { RunFollowupRepository } from './run-followup.repository';
 import { RunAttachmentsController } from './run-attachments.controller';
 import { RunAttachmentsService } from './run-attachments.service';
 import { RunsController } from './runs.controller';
@@ -118,6 +120,8 @@ const RUN_REPOSITORIES = [
     RunQueue,
     RunSignals,
     RunTransitions,
+    RunTransitionRepository,
+    RunFollowupRepository,
     RunChanges,
     RunStreamReader,
     RunStreamRepository,
