@@ -32,23 +32,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
     'database access outside a repository: createQueryBuilder, getRepository',
   'src/modules/notifications/notification-endpoints.service.ts':
     'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
-  'src/modules/runs/live/run-stream-reader.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
-  'src/modules/runs/new-run-writer.service.ts': 'database access outside a repository: query',
-  'src/modules/runs/run-attachments.service.ts':
-    'database access outside a repository: getRepository',
-  'src/modules/runs/run-creation.service.ts':
-    'database access outside a repository: query, getRepository, manager calls',
-  'src/modules/runs/run-followups.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository',
-  'src/modules/runs/run-keys.service.ts': 'database access outside a repository: getRepository',
-  'src/modules/runs/run-transitions.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
-  'src/modules/runs/runs.service.ts': 'database access outside a repository: getRepository',
-  'src/modules/schedules/schedule-firings.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
-  'src/modules/schedules/schedules.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
   'src/modules/secrets/secret-reencryption.ts':
     'database access outside a repository: query, manager calls',
   'src/modules/secrets/team-secrets.service.ts':

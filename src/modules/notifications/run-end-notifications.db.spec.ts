@@ -5,7 +5,14 @@ import { insertRun } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG } from '../../config/app-config';
-import { RunLookupRepository, RunTransitions } from '../runs';
+import {
+  RunLookupRepository,
+  RunTransitions,
+  RunTransitionRepository,
+  RunEventRepository,
+  RunFollowupRepository,
+  RunUsageRepository,
+} from '../runs';
 import { NotificationDeliveryRepository } from './notification-delivery.repository';
 import { NotificationEmitter } from './notification-emitter.service';
 import { NotificationEndpointRepository } from './notification-endpoint.repository';
@@ -42,6 +49,10 @@ describe('RunEndNotifications (database)', () => {
       { provide: getDataSourceToken(), useValue: db.dataSource },
       { provide: APP_CONFIG, useValue: { server: { publicUrl: 'https://ambient.example/' } } },
       RunTransitions,
+      RunTransitionRepository,
+      RunEventRepository,
+      RunFollowupRepository,
+      RunUsageRepository,
       RunLookupRepository,
       NotificationEmitter,
       NotificationEndpointRepository,

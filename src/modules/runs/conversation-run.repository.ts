@@ -39,6 +39,11 @@ export class ConversationRunRepository implements ConversationRuns {
       .find({ where: { conversationId, teamId }, order: { createdAt: 'ASC' } });
   }
 
+  /** Whether the team has a run in this conversation. */
+  teamHasConversation(teamId: string, conversationId: string): Promise<boolean> {
+    return this.db().getRepository(Run).exists({ where: { conversationId, teamId } });
+  }
+
   /** A conversation's latest run, of `teamId`'s team when given (null: any team's). */
   async latestInConversation(conversationId: string, teamId: string | null): Promise<Run | null> {
     return this.db()

@@ -32,6 +32,7 @@ export type { ApprovalDecisionInput, DecidedListener } from './run-approval-requ
 export { RunCapacity } from './run-capacity.service';
 export { RunCreationService } from './run-creation.service';
 export { RunFollowupsService } from './run-followups.service';
+export { RunFollowupRepository } from './run-followup.repository';
 export { RunKeysService } from './run-keys.service';
 export { runPageUrl, sessionIdOf } from './run-links';
 export { assertMetadata } from './run-metadata.rules';
@@ -52,6 +53,7 @@ export { RunSignals } from './run-signals.service';
 export { isTerminal } from './run-state';
 export type { RunState } from './run-state';
 export { RunTransitions } from './run-transitions.service';
+export { RunTransitionRepository } from './run-transition.repository';
 export { RunsModule } from './runs.module';
 export { RunsService } from './runs.service';
 export { workerIdProblem } from './worker-host';

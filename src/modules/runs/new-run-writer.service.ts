@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { CoalescingBatcher } from '../../common/coalescing-batcher';
 import { PackedTransactions } from '../../database/packed-transactions';
-import { RawSql, Statement } from '../../database/raw-sql';
+import type { Statement } from '../../database/raw-sql';
 import type { AuditEvent } from '../audit';
 import { AuditLog } from '../audit';
 import { isBackingServiceUnavailable } from '../../common/errors/unavailable';
@@ -16,24 +14,13 @@ import {
   markRecorded,
 } from '../idempotency';
 import { Run } from './entities/run.entity';
-import { RunEvent } from './entities/run-event.entity';
-import { RunMetadata } from './entities/run-metadata.entity';
+import { NewRunRepository } from './new-run.repository';
 
 /** How many times a batch whose connection broke is looked up before its error stands. */
 const CONFIRM_ATTEMPTS = 3;
 
 /** The event every run's timeline starts with. */
 export const RUN_CREATED_EVENT = 'oz_run_created';
-
-/** A run's metadata pairs as `run_metadata` rows. */
-export function metadataRows(run: Pick<Run, 'id' | 'teamId' | 'metadata'>): Partial<RunMetadata>[] {
-  return Object.entries(run.metadata ?? {}).map(([key, value]) => ({
-    runId: run.id,
-    teamId: run.teamId,
-    key,
-    value,
-  }));
-}
 
 /** A run to commit, with the answer of its request's `Idempotency-Key` when it sent one. */
 interface PendingRun {
@@ -61,15 +48,11 @@ export class NewRunWriter {
     { maxBatch: 100, maxInFlight: 2 },
   );
 
-  private readonly sql: RawSql;
-
   constructor(
-    @InjectDataSource() dataSource: DataSource,
+    private readonly newRuns: NewRunRepository,
     private readonly audit: AuditLog,
     private readonly packed: PackedTransactions,
-  ) {
-    this.sql = new RawSql(dataSource);
-  }
+  ) {}
 
   async write(run: Run, answer?: IdempotentAnswer, event?: AuditEvent): Promise<void> {
     const refused = await this.batcher.submit({ run, answer, event });
@@ -115,11 +98,7 @@ export class NewRunWriter {
       occurredAt: run.createdAt,
       payload: { source: run.source },
     }));
-    return [
-      ...this.sql.insertStatements(Run, runs),
-      ...this.sql.insertStatements(RunMetadata, runs.flatMap(metadataRows)),
-      ...this.sql.insertStatements(RunEvent, events),
-    ];
+    return this.newRuns.insertStatements(runs, events);
   }
 
   /**
@@ -133,12 +112,7 @@ export class NewRunWriter {
     if (!runs.length) return false;
     for (let attempt = 0; attempt < CONFIRM_ATTEMPTS; attempt += 1) {
       try {
-        const found = (await this.sql.transaction((sql) =>
-          sql.query(`SELECT COUNT(*) AS n FROM runs WHERE id IN (?) LOCK IN SHARE MODE`, [
-            runs.map((run) => run.id),
-          ]),
-        )) as { n: number | string }[];
-        return Number(found[0]?.n ?? 0) > 0;
+        return await this.newRuns.anyStored(runs.map((run) => run.id));
       } catch {
         // The pool may still hand out a dead connection; the next attempt takes another.
       }

@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { UUID_PATTERN } from '../../common/ids';
 import { DownloadGrant, UrlSigner } from '../blobs';
 import { HandoffAttachmentDto } from './dto/handoff-attachment.dto';
 import { RunAttachment } from './entities/run-attachment.entity';
+import { RunAttachmentRepository } from './run-attachment.repository';
 import { RunsService } from './runs.service';
 
 /** The namespace of attachment grants: their URLs are served by RunAttachmentsController. */
@@ -18,7 +17,7 @@ export const ATTACHMENT_GRANT_NAMESPACE = 'run-attachments';
 @Injectable()
 export class RunAttachmentsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly attachments: RunAttachmentRepository,
     private readonly runs: RunsService,
     private readonly signer: UrlSigner,
   ) {}
@@ -29,11 +28,7 @@ export class RunAttachmentsService {
    */
   async list(teamId: string, runId: string): Promise<HandoffAttachmentDto[]> {
     await this.runs.findVisible(teamId, runId);
-    const rows = await this.dataSource.getRepository(RunAttachment).find({
-      select: { id: true, fileName: true, mimeType: true },
-      where: { runId },
-      order: { createdAt: 'ASC', fileName: 'ASC', id: 'ASC' },
-    });
+    const rows = await this.attachments.listed(runId);
     return rows.map((row) => ({
       attachment_id: row.id,
       download_url: this.signer.signAt(attachmentPath(row.id), grantFor(row)).url,
@@ -44,13 +39,9 @@ export class RunAttachmentsService {
 
   /** The attachment a signed URL names (the URL was checked by the caller), or 404. */
   async bytes(attachmentId: string): Promise<Buffer> {
-    const row = UUID_PATTERN.test(attachmentId)
-      ? await this.dataSource
-          .getRepository(RunAttachment)
-          .findOne({ select: { id: true, data: true }, where: { id: attachmentId } })
-      : null;
-    if (!row) throw ApiError.notFound('attachment');
-    return row.data;
+    const data = UUID_PATTERN.test(attachmentId) ? await this.attachments.data(attachmentId) : null;
+    if (data === null) throw ApiError.notFound('attachment');
+    return data;
   }
 }
 

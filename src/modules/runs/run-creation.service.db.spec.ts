@@ -9,11 +9,18 @@ import { AuditLog } from '../audit';
 import { IdentityRunResolver } from '../identities';
 import { ModelsService } from '../models';
 import { NewRun } from './new-run';
+import { ConversationRunRepository } from './conversation-run.repository';
 import { NewRunWriter } from './new-run-writer.service';
+import { NewRunRepository } from './new-run.repository';
 import { RunCapacity } from './run-capacity.service';
+import { RunLookupRepository } from './run-lookup.repository';
 import { MAX_ORCHESTRATION_DEPTH, RunCreationService } from './run-creation.service';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';
+import { RunTransitionRepository } from './run-transition.repository';
+import { RunEventRepository } from './run-event.repository';
+import { RunFollowupRepository } from './run-followup.repository';
+import { RunUsageRepository } from './run-usage.repository';
 
 /**
  * RunCreationService on a real database (the run, its ancestry and `oz_run_created` are
@@ -31,7 +38,14 @@ describe('RunCreationService (database)', () => {
     const built = await newTestService(RunCreationService, [
       { provide: getDataSourceToken(), useValue: db.dataSource },
       RunTransitions,
+      RunTransitionRepository,
+      RunEventRepository,
+      RunFollowupRepository,
+      RunUsageRepository,
       NewRunWriter,
+      NewRunRepository,
+      RunLookupRepository,
+      ConversationRunRepository,
       PackedTransactions,
       AuditLog,
     ]);

@@ -16,15 +16,16 @@ import { SkillsService } from '../skills';
 import { ModelsService } from '../models';
 import { McpSecrets, TeamSecretsService, assertMcpServers, runSecretRefs } from '../secrets';
 import { Run } from './entities/run.entity';
-import { RunAttachment } from './entities/run-attachment.entity';
-import { RunMetadata } from './entities/run-metadata.entity';
 import { NewRun } from './new-run';
+import { NewRunRepository } from './new-run.repository';
 import { AmbientMetrics } from '../metrics';
-import { metadataRows, NewRunWriter, RUN_CREATED_EVENT } from './new-run-writer.service';
+import { NewRunWriter, RUN_CREATED_EVENT } from './new-run-writer.service';
 import { AgentConfig, checkedApprovals, HarnessTypes, ResolvedAgentSkill } from '../run-config';
 import { skillName } from './run-item.mapper';
 import { assertMetadata } from './run-metadata.rules';
 import { RunCapacity } from './run-capacity.service';
+import { RunLookupRepository } from './run-lookup.repository';
+import { ConversationRunRepository } from './conversation-run.repository';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';
 import { routeWorkerHost } from './worker-host';
@@ -51,6 +52,9 @@ export class RunCreationService {
     private readonly environments: EnvironmentsService,
     private readonly skills: SkillsService,
     private readonly writer: NewRunWriter,
+    private readonly newRuns: NewRunRepository,
+    private readonly lookups: RunLookupRepository,
+    private readonly conversationRuns: ConversationRunRepository,
     private readonly metrics: AmbientMetrics,
     private readonly mcpSecrets: McpSecrets,
     private readonly harnessTypes: HarnessTypes,
@@ -243,18 +247,10 @@ export class RunCreationService {
       if (answer && (await recordAnswersInTransaction(manager, [answer])).size) {
         throw claimLost(answer.claim);
       }
-      await manager.getRepository(Run).insert(run);
-      if (run.metadata) await manager.getRepository(RunMetadata).insert(metadataRows(run));
-      if (parent) {
-        await manager.query(
-          `INSERT INTO run_ancestors (ancestor_id, run_id)
-           SELECT ancestor_id, ? FROM run_ancestors WHERE run_id = ?
-           UNION ALL SELECT ?, ?`,
-          [run.id, parent.id, parent.id, run.id],
-        );
-      }
+      await this.newRuns.insert(manager, run, parent);
       if (attachments.length) {
-        await manager.getRepository(RunAttachment).insert(
+        await this.newRuns.insertAttachments(
+          manager,
           attachments.map((a) => ({
             id: newUuid(),
             runId: run.id,
@@ -293,7 +289,7 @@ export class RunCreationService {
   }
 
   private async visibleParent(teamId: string, parentRunId: string): Promise<Run> {
-    const parent = await this.dataSource.getRepository(Run).findOneBy({ id: parentRunId, teamId });
+    const parent = await this.lookups.findOfTeam(parentRunId, teamId);
     if (!parent) throw ApiError.invalid('parent_run_id', `run "${parentRunId}" does not exist`);
     if (parent.depth + 1 > MAX_ORCHESTRATION_DEPTH) {
       throw ApiError.invalid(
@@ -305,9 +301,7 @@ export class RunCreationService {
   }
 
   private async visibleConversation(teamId: string, conversationId: string): Promise<string> {
-    const exists = await this.dataSource
-      .getRepository(Run)
-      .exists({ where: { conversationId, teamId } });
+    const exists = await this.conversationRuns.teamHasConversation(teamId, conversationId);
     if (!exists) throw ApiError.notFound(`conversation "${conversationId}"`);
     return conversationId;
   }

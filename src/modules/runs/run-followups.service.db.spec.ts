@@ -9,6 +9,11 @@ import { RunFollowupsService } from './run-followups.service';
 import { RunQueue } from './run-queue.service';
 import { RunState } from './run-state';
 import { RunTransitions } from './run-transitions.service';
+import { RunTransitionRepository } from './run-transition.repository';
+import { RunEventRepository } from './run-event.repository';
+import { RunFollowupRepository } from './run-followup.repository';
+import { RunUsageRepository } from './run-usage.repository';
+import { RunLookupRepository } from './run-lookup.repository';
 
 /** Follow-ups on a real database: stored first, then routed by the state the run is in. */
 describe('RunFollowupsService (database)', () => {
@@ -21,6 +26,11 @@ describe('RunFollowupsService (database)', () => {
     const built = await newTestService(RunFollowupsService, [
       { provide: getDataSourceToken(), useValue: db.dataSource },
       RunTransitions,
+      RunTransitionRepository,
+      RunEventRepository,
+      RunFollowupRepository,
+      RunUsageRepository,
+      RunLookupRepository,
     ]);
     followups = built.sut;
     queue = built.fakeOf(RunQueue);

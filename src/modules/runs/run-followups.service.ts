@@ -7,6 +7,8 @@ import type { AuditBy } from '../audit';
 import { AuditLog } from '../audit';
 import { Run } from './entities/run.entity';
 import { FollowupOutcome, RunFollowup } from './entities/run-followup.entity';
+import { RunFollowupRepository } from './run-followup.repository';
+import { RunLookupRepository } from './run-lookup.repository';
 import { isTerminal, RunState, TERMINAL_STATES } from './run-state';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';
@@ -36,6 +38,8 @@ const OUTCOME_FOR_STATE: Partial<Record<RunState, FollowupOutcome>> = {
 export class RunFollowupsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly followups: RunFollowupRepository,
+    private readonly lookups: RunLookupRepository,
     private readonly transitions: RunTransitions,
     private readonly queue: RunQueue,
     private readonly failedRunFollowups: FailedRunFollowups,
@@ -60,13 +64,7 @@ export class RunFollowupsService {
     const { id, state } = await this.dataSource.transaction(async (manager) => {
       // The run row's lock orders this against a cancel: the follow-up commits before the cancel
       // (which then drops it) or sees CANCELLED and is refused.
-      const locked = await manager
-        .getRepository(Run)
-        .createQueryBuilder('r')
-        .setLock('pessimistic_write')
-        .select(['r.id', 'r.state'])
-        .where('r.id = :id', { id: run.id })
-        .getOneOrFail();
+      const locked = await this.followups.lockRun(manager, run.id);
       if (locked.state === 'CANCELLED') {
         throw new ApiError(
           'conflict',
@@ -90,7 +88,7 @@ export class RunFollowupsService {
         droppedAt: null,
         createdAt: now,
       };
-      await manager.getRepository(RunFollowup).insert(followup);
+      await this.followups.insert(manager, followup);
       if (by) {
         await this.audit.record(
           manager,
@@ -112,11 +110,11 @@ export class RunFollowupsService {
     }
     if (state === 'FAILED' && (await this.failedRunFollowups.take(run.id))) {
       // Inside the debug window of a failed setup: a debug agent answers, the run stays FAILED.
-      await this.dataSource.getRepository(RunFollowup).update({ id }, { outcome: 'live_session' });
+      await this.followups.setOutcome(id, 'live_session');
       return { followup_id: id, outcome: 'live_session', debug_agent_active: true };
     }
     const outcome = await this.route(run.id);
-    await this.dataSource.getRepository(RunFollowup).update({ id }, { outcome });
+    await this.followups.setOutcome(id, outcome);
     return { followup_id: outcome === 'queued_prompt' ? null : id, outcome };
   }
 
@@ -156,9 +154,7 @@ export class RunFollowupsService {
   /** An ended run: start its continuation, unless someone else moved it first. */
   private async route(runId: string): Promise<FollowupOutcome> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const { state } = await this.dataSource
-        .getRepository(Run)
-        .findOneOrFail({ select: { state: true }, where: { id: runId } });
+      const state = await this.lookups.stateOf(runId);
       // Continued and cancelled meanwhile: the cancel dropped this follow-up with the others.
       if (state === 'CANCELLED') return 'queued_prompt';
       if (!isTerminal(state)) return OUTCOME_FOR_STATE[state] ?? 'queued_prompt';
@@ -174,10 +170,7 @@ export class RunFollowupsService {
   ): Promise<boolean> {
     const requeued = await this.requeueEnded(runId, from);
     if (requeued) {
-      const route = await this.dataSource.getRepository(Run).findOneOrFail({
-        select: { id: true, teamId: true, workerHost: true },
-        where: { id: runId },
-      });
+      const route = await this.lookups.dispatchRoute(runId);
       await this.queue.dispatch(route);
     }
     return requeued;
@@ -209,13 +202,8 @@ export class RunFollowupsService {
     );
   }
 
-  async hasUndelivered(runId: string): Promise<boolean> {
-    const rows = (await this.dataSource.query(
-      `SELECT 1 FROM run_followups
-        WHERE run_id = ? AND consumed_at IS NULL AND dropped_at IS NULL LIMIT 1`,
-      [runId],
-    )) as unknown[];
-    return rows.length > 0;
+  hasUndelivered(runId: string): Promise<boolean> {
+    return this.followups.hasUndelivered(runId);
   }
 
   /** Claims every undelivered follow-up of the run for an execution, oldest first. */
@@ -225,27 +213,8 @@ export class RunFollowupsService {
     /** The caller's transaction (a fenced write, see ExecutionFence). */
     inTransaction?: EntityManager,
   ): Promise<string[]> {
-    const take = async (manager: EntityManager): Promise<string[]> => {
-      const pending = await manager
-        .getRepository(RunFollowup)
-        .createQueryBuilder('f')
-        .setLock('pessimistic_write')
-        .where('f.run_id = :runId AND f.consumed_at IS NULL AND f.dropped_at IS NULL', {
-          runId,
-        })
-        .orderBy('f.created_at', 'ASC')
-        .addOrderBy('f.id', 'ASC')
-        .getMany();
-      if (pending.length === 0) return [];
-      await manager
-        .getRepository(RunFollowup)
-        .createQueryBuilder()
-        .update()
-        .set({ consumedAt: new Date(), executionId })
-        .whereInIds(pending.map((f) => f.id))
-        .execute();
-      return pending.map((f) => f.message);
-    };
+    const take = (manager: EntityManager): Promise<string[]> =>
+      this.followups.takeUndelivered(manager, runId, executionId);
     return inTransaction ? take(inTransaction) : this.dataSource.transaction(take);
   }
 }

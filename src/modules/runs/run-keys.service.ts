@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, In } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
 import { ApiKeysService } from '../teams';
 import type { Principal } from '../../common/auth/principal';
 import { Run } from './entities/run.entity';
+import { RunLeaseRepository } from './run-lease.repository';
+import { RunLookupRepository } from './run-lookup.repository';
 import { isTerminal } from './run-state';
 
 const STALE_BATCH = 500;
@@ -20,7 +20,8 @@ const STALE_BATCH = 500;
 @Injectable()
 export class RunKeysService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly lookups: RunLookupRepository,
+    private readonly leases: RunLeaseRepository,
     private readonly apiKeys: ApiKeysService,
   ) {}
 
@@ -87,9 +88,7 @@ export class RunKeysService {
     principal: Principal,
     allowEnded: 'cancelled' | false = false,
   ): Promise<{ run: Run; holdsLease: boolean }> {
-    const run = principal.runId
-      ? await this.dataSource.getRepository(Run).findOneBy({ id: principal.runId })
-      : null;
+    const run = principal.runId ? await this.lookups.find(principal.runId) : null;
     if (!run) throw new ApiError('not_authorized', 'the run of this key no longer exists');
     const holdsLease = run.leaseOwner === RunKeysService.leaseOwnerFor(principal.keyId);
     const endedByCancel =
@@ -110,10 +109,7 @@ export class RunKeysService {
   async revokeStale(graceMs: number): Promise<number> {
     const keys = await this.apiKeys.liveRunKeys(STALE_BATCH);
     if (keys.length === 0) return 0;
-    const runs = await this.dataSource.getRepository(Run).find({
-      select: { id: true, state: true, leaseOwner: true, finishedAt: true, executionCount: true },
-      where: { id: In([...new Set(keys.map((k) => k.runId!))]) },
-    });
+    const runs = await this.leases.leasesOf([...new Set(keys.map((k) => k.runId!))]);
     const byId = new Map(runs.map((r) => [r.id, r]));
     const cutoff = Date.now() - graceMs;
     const stale = keys.filter((key) => {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { Run } from './entities/run.entity';
 
 /** A guard on a run row's columns (e.g. an execution's fencing token), as SQL and parameters. */
@@ -60,6 +60,18 @@ export class RunLeaseRepository {
       .getRepository(Run)
       .findOne({ select: { state: true, leaseOwner: true }, where: { id: runId } });
     return run?.leaseOwner === leaseOwner && ['CLAIMED', 'INPROGRESS'].includes(run.state);
+  }
+
+  /** The lease columns of each of these runs that exists (which execution holds it, its end). */
+  leasesOf(
+    runIds: string[],
+  ): Promise<Pick<Run, 'id' | 'state' | 'leaseOwner' | 'finishedAt' | 'executionCount'>[]> {
+    return this.db()
+      .getRepository(Run)
+      .find({
+        select: { id: true, state: true, leaseOwner: true, finishedAt: true, executionCount: true },
+        where: { id: In(runIds) },
+      });
   }
 
   /** QUEUED runs for Ambient's workers whose job went missing (not updated since `before`). */

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
 import { Run } from './entities/run.entity';
+import type { RunState } from './run-state';
 
 /** A run row by id, for the modules around the run lifecycle. `manager` joins a caller's transaction. */
 @Injectable()
@@ -21,6 +22,31 @@ export class RunLookupRepository {
     return this.db()
       .getRepository(Run)
       .findOneBy(teamId ? { id: runId, teamId } : { id: runId });
+  }
+
+  /** The run's state (EntityNotFoundError for no such run). */
+  async stateOf(runId: string): Promise<RunState> {
+    const { state } = await this.db()
+      .getRepository(Run)
+      .findOneOrFail({ select: { state: true }, where: { id: runId } });
+    return state;
+  }
+
+  /** What a run's job is dispatched by (EntityNotFoundError for no such run). */
+  dispatchRoute(runId: string): Promise<Pick<Run, 'id' | 'teamId' | 'workerHost'>> {
+    return this.db()
+      .getRepository(Run)
+      .findOneOrFail({
+        select: { id: true, teamId: true, workerHost: true },
+        where: { id: runId },
+      });
+  }
+
+  /** Of these runs, those of the team. */
+  findAllOfTeam(runIds: string[], teamId: string): Promise<Run[]> {
+    return this.db()
+      .getRepository(Run)
+      .findBy({ id: In(runIds), teamId });
   }
 
   /** Whether the team has a run with this id. */

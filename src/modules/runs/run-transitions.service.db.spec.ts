@@ -5,6 +5,10 @@ import { AmbientMetrics } from '../metrics';
 import { eventTypes, insertFollowup, insertRun, runRow } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { FOLLOWUPS_DROPPED, RunTransitions } from './run-transitions.service';
+import { RunTransitionRepository } from './run-transition.repository';
+import { RunEventRepository } from './run-event.repository';
+import { RunFollowupRepository } from './run-followup.repository';
+import { RunUsageRepository } from './run-usage.repository';
 
 /** RunTransitions on a real database: the state machine guards every UPDATE, cancel is final. */
 describe('RunTransitions (database)', () => {
@@ -15,6 +19,10 @@ describe('RunTransitions (database)', () => {
   beforeEach(async () => {
     const built = await newTestService(RunTransitions, [
       { provide: getDataSourceToken(), useValue: db.dataSource },
+      RunTransitionRepository,
+      RunEventRepository,
+      RunFollowupRepository,
+      RunUsageRepository,
     ]);
     transitions = built.sut;
     metrics = built.fakeOf(AmbientMetrics);

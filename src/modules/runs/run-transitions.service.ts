@@ -1,16 +1,17 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { newUuid } from '../../common/ids';
-import { jsonColumn } from '../../database/json-column';
 import type { JsonObject } from '../../common/json';
 import { Run } from './entities/run.entity';
-import { RunFollowup } from './entities/run-followup.entity';
 import { AmbientMetrics } from '../metrics';
 import { RunChanges } from './live/run-changes.service';
 import { EVENT_FOR_STATE, isTerminal, RunState, statesLeadingTo } from './run-state';
 import { isLoggedTransition, LoggedRun, runLogLine } from './run-log-lines';
 import { RUN_CREATED_EVENT } from './new-run-writer.service';
+import { RunEventRepository } from './run-event.repository';
+import { RunFollowupRepository } from './run-followup.repository';
+import { RunTransitionRepository } from './run-transition.repository';
+import { RunUsageRepository } from './run-usage.repository';
 
 /** Whether moving into `to` from one of `allowed` may take a run out of a running state. */
 function leavesSlot(to: RunState, allowed: readonly RunState[]): boolean {
@@ -86,6 +87,10 @@ export class RunTransitions {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly runs: RunTransitionRepository,
+    private readonly events: RunEventRepository,
+    private readonly followups: RunFollowupRepository,
+    private readonly usage: RunUsageRepository,
     private readonly changes: RunChanges,
     private readonly metrics: AmbientMetrics,
   ) {}
@@ -117,7 +122,7 @@ export class RunTransitions {
       if (appliedAt && isLoggedTransition(to)) {
         moved = options.moved
           ? { ...options.moved, updatedAt: appliedAt }
-          : await this.movedRun(manager, runId);
+          : await this.runs.movedRun(manager, runId);
       }
       const ended = moved as LoggedRun | null;
       if (ended && isTerminal(to)) {
@@ -141,28 +146,6 @@ export class RunTransitions {
     return applied;
   }
 
-  /** What a run that just started or ended is measured and logged by. */
-  private async movedRun(manager: EntityManager, runId: string): Promise<LoggedRun | null> {
-    const [row] = (await manager.query(
-      `SELECT id, team_id, model_id, execution_count, status_message, request_usage, created_at,
-              started_at, updated_at
-         FROM runs WHERE id = ?`,
-      [runId],
-    )) as LoggedRunRow[];
-    if (!row) return null;
-    return {
-      id: row.id,
-      teamId: row.team_id,
-      modelId: row.model_id,
-      executionCount: Number(row.execution_count),
-      statusMessage: jsonColumn(row.status_message),
-      requestUsage: jsonColumn(row.request_usage),
-      createdAt: row.created_at,
-      startedAt: row.started_at,
-      updatedAt: row.updated_at,
-    };
-  }
-
   /** The transition's time once applied; null when the guard did not match. */
   private async apply(
     manager: EntityManager,
@@ -172,23 +155,13 @@ export class RunTransitions {
     options: TransitionOptions,
   ): Promise<Date | null> {
     const now = new Date();
-    let query = manager
-      .createQueryBuilder()
-      .update(Run)
-      .set({
-        ...executionClock(to, allowed, now),
-        ...(options.set ?? {}),
-        state: to,
-        updatedAt: now,
-      } as never)
-      .where('id = :runId', { runId, clockAt: now })
-      // FIELD(), not IN: the row is reached by its primary key alone. Through the state index the
-      // UPDATE took next-key locks there, and deadlocked with a claim that moves the same row's
-      // state twice in one transaction (CLAIMED, then INPROGRESS) while it waited.
-      .andWhere('FIELD(state, :...allowed) > 0', { allowed });
-    if (options.where) query = query.andWhere(options.where.sql, options.where.params);
-    const result = await query.execute();
-    if (!result.affected) return null;
+    const set = {
+      ...executionClock(to, allowed, now),
+      ...(options.set ?? {}),
+      state: to,
+      updatedAt: now,
+    };
+    if (!(await this.runs.move(manager, runId, allowed, set, now, options.where))) return null;
     this.changes.runChanged(runId, manager);
     const eventType = EVENT_FOR_STATE[to];
     if (eventType && options.event !== false) {
@@ -212,22 +185,8 @@ export class RunTransitions {
     runId: string,
     now: Date,
   ): Promise<void> {
-    const pending = await manager
-      .getRepository(RunFollowup)
-      .createQueryBuilder('f')
-      .setLock('pessimistic_write')
-      .select(['f.id'])
-      .where('f.run_id = :runId AND f.consumed_at IS NULL AND f.dropped_at IS NULL', { runId })
-      .getMany();
-    if (pending.length === 0) return;
-    const ids = pending.map((f) => f.id);
-    await manager
-      .getRepository(RunFollowup)
-      .createQueryBuilder()
-      .update()
-      .set({ droppedAt: now })
-      .whereInIds(ids)
-      .execute();
+    const ids = await this.followups.dropUndelivered(manager, runId, now);
+    if (ids.length === 0) return;
     await this.appendEvent(manager, runId, FOLLOWUPS_DROPPED, {
       occurredAt: now,
       payload: { followup_ids: ids, reason: 'the run was cancelled before an execution took them' },
@@ -242,13 +201,7 @@ export class RunTransitions {
     execution: { runId: string; executionId: number },
     usage: Run['requestUsage'],
   ): Promise<boolean> {
-    const result = await this.dataSource
-      .getRepository(Run)
-      .update(
-        { id: execution.runId, state: 'CANCELLED', executionCount: execution.executionId },
-        { requestUsage: usage },
-      );
-    if (!result.affected) return false;
+    if (!(await this.usage.recordCancelledUsage(execution, usage))) return false;
     this.changes.runChanged(execution.runId);
     return true;
   }
@@ -264,32 +217,8 @@ export class RunTransitions {
       payload?: JsonObject | null;
     } = {},
   ): Promise<void> {
-    await manager.query(
-      `INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, occurred_at, payload)
-       VALUES (?, ?, ?, ?, ?, ?)`,
-      [
-        newUuid(),
-        runId,
-        fields.executionId ?? null,
-        eventType,
-        fields.occurredAt ?? new Date(),
-        fields.payload == null ? null : JSON.stringify(fields.payload),
-      ],
-    );
+    await this.events.append(manager, runId, eventType, fields);
     // A run's first event commits with the run itself: no stream can be open on it yet.
     if (eventType !== RUN_CREATED_EVENT) this.changes.rowsAddedIn(manager, runId, 'timeline');
   }
-}
-
-/** The `runs` columns of a LoggedRun as MySQL returns them. */
-interface LoggedRunRow {
-  id: string;
-  team_id: string;
-  model_id: string | null;
-  execution_count: number | string;
-  status_message: string | LoggedRun['statusMessage'];
-  request_usage: string | LoggedRun['requestUsage'];
-  created_at: Date;
-  started_at: Date | null;
-  updated_at: Date;
 }

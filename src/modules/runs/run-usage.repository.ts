@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { jsonColumn } from '../../database/json-column';
 import type { RequestUsage } from '../run-config';
 import { TeamUserRepository } from '../teams';
+import { Run } from './entities/run.entity';
 
 /** What runs spent (`runs.request_usage`): a run's, a team's since a date, usage buckets. */
 @Injectable()
@@ -22,6 +23,23 @@ export class RunUsageRepository {
       runId,
     ])) as { request_usage: string | RequestUsage | null }[];
     return jsonColumn(row?.request_usage);
+  }
+
+  /**
+   * Stores what a cancelled execution cost: only while the run is CANCELLED at that execution
+   * (a run continued or taken over since is not touched). Whether it did.
+   */
+  async recordCancelledUsage(
+    execution: { runId: string; executionId: number },
+    usage: Run['requestUsage'],
+  ): Promise<boolean> {
+    const result = await this.dataSource
+      .getRepository(Run)
+      .update(
+        { id: execution.runId, state: 'CANCELLED', executionCount: execution.executionId },
+        { requestUsage: usage },
+      );
+    return Boolean(result.affected);
   }
 
   /**

@@ -18,6 +18,7 @@ import { RunApproval } from './entities/run-approval.entity';
 import { RunMessage } from './entities/run-message.entity';
 import { RunMetadata } from './entities/run-metadata.entity';
 import { NewRunWriter } from './new-run-writer.service';
+import { NewRunRepository } from './new-run.repository';
 import { RunApprovalRequests } from './run-approval-requests';
 import { RunApprovalRepository } from './run-approval.repository';
 import { BlockedRunRepository } from './blocked-run.repository';
@@ -43,12 +44,15 @@ import { RunLookupRepository } from './run-lookup.repository';
 import { RunStateCountRepository } from './run-state-count.repository';
 import { RunUsageRepository } from './run-usage.repository';
 import { RunTransitions } from './run-transitions.service';
+import { RunTransitionRepository } from './run-transition.repository';
+import { RunFollowupRepository } from './run-followup.repository';
 import { RunAttachmentsController } from './run-attachments.controller';
 import { RunAttachmentsService } from './run-attachments.service';
 import { RunsController } from './runs.controller';
 import { RunChanges } from './live/run-changes.service';
 import { RunStreamHub } from './live/run-stream-hub.service';
 import { RunStreamReader } from './live/run-stream-reader.service';
+import { RunStreamRepository } from './live/run-stream.repository';
 import { RunStreamController } from './run-stream.controller';
 import { LiveRunsController } from './live/live-runs.controller';
 import { RunsService } from './runs.service';
@@ -101,6 +105,7 @@ const RUN_REPOSITORIES = [
     RunAttachmentsService,
     RunCreationService,
     NewRunWriter,
+    NewRunRepository,
     RunFollowupsService,
     FailedRunFollowups,
     ...RUN_REPOSITORIES,
@@ -115,8 +120,11 @@ const RUN_REPOSITORIES = [
     RunQueue,
     RunSignals,
     RunTransitions,
+    RunTransitionRepository,
+    RunFollowupRepository,
     RunChanges,
     RunStreamReader,
+    RunStreamRepository,
     RunStreamHub,
     RunKeysService,
   ],

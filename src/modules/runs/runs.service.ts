@@ -9,10 +9,11 @@ import type { Principal } from '../../common/auth/principal';
 import { TeamsService } from '../teams';
 import { RunItemDto, TimelineEventDto } from './dto/run-item.dto';
 import { Run } from './entities/run.entity';
-import { RunEvent } from './entities/run-event.entity';
 import { isCancellableType, toRunItem, toTimelineEvent } from './run-item.mapper';
 import { RunListParams } from './run-list.params';
+import { RunEventRepository } from './run-event.repository';
 import { RunListQuery } from './run-list.repository';
+import { RunLookupRepository } from './run-lookup.repository';
 import { isTerminal } from './run-state';
 import { deciderOf, RunApprovalRequests } from './run-approval-requests';
 import { RunQueue } from './run-queue.service';
@@ -25,6 +26,8 @@ export class RunsService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly lookups: RunLookupRepository,
+    private readonly events: RunEventRepository,
     private readonly teams: TeamsService,
     private readonly artifacts: RunArtifactRepository,
     private readonly listQuery: RunListQuery,
@@ -36,7 +39,7 @@ export class RunsService {
   ) {}
 
   async findVisible(teamId: string, runId: string): Promise<Run> {
-    const run = await this.dataSource.getRepository(Run).findOneBy({ id: runId, teamId });
+    const run = await this.lookups.findOfTeam(runId, teamId);
     if (!run) throw ApiError.notFound(`run "${runId}"`);
     return run;
   }
@@ -149,9 +152,7 @@ export class RunsService {
 
   async timeline(teamId: string, runId: string): Promise<TimelineEventDto[]> {
     await this.findVisible(teamId, runId);
-    const events = await this.dataSource
-      .getRepository(RunEvent)
-      .find({ where: { runId }, order: { id: 'ASC' } });
+    const events = await this.events.timeline(runId);
     return events.map(toTimelineEvent);
   }
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In, LessThan } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { RUN_ID, withSpan } from '../../common/tracing';
 import { newUuid } from '../../common/ids';
@@ -11,7 +11,9 @@ import { AmbientMetrics } from '../metrics';
 import { CronSchedule, parseCronSchedule } from './cron-schedule';
 import { planFiring } from './firing-plan';
 import { FiringStatus, ScheduleFiring } from './schedule-firing.entity';
+import { ScheduleFiringRepository } from './schedule-firing.repository';
 import { Schedule } from './schedule.entity';
+import { ScheduleRepository } from './schedule.repository';
 import { SCHEDULER_CLOCK, SchedulerClock } from './scheduler-clock';
 
 export const CLAIM_BATCH = 50;
@@ -34,6 +36,8 @@ export class ScheduleFirings {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(SCHEDULER_CLOCK) private readonly clock: SchedulerClock,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly schedules: ScheduleRepository,
+    private readonly firings: ScheduleFiringRepository,
     private readonly runCreation: RunCreationService,
     private readonly runs: RunsService,
     private readonly metrics: AmbientMetrics,
@@ -46,13 +50,9 @@ export class ScheduleFirings {
   async claimDue(now: Date = this.clock.now()): Promise<{ firingIds: string[]; full: boolean }> {
     let skipped = 0;
     const claimed = await this.dataSource.transaction(async (manager) => {
-      const locked = (await manager.query(
-        `SELECT id FROM schedules WHERE enabled = 1 AND next_run_at <= ?
-          ORDER BY next_run_at LIMIT ? FOR UPDATE SKIP LOCKED`,
-        [now, CLAIM_BATCH],
-      )) as { id: string }[];
+      const locked = await this.schedules.lockDue(manager, now, CLAIM_BATCH);
       if (locked.length === 0) return { firingIds: [], full: false };
-      const due = await manager.getRepository(Schedule).findBy({ id: In(locked.map((r) => r.id)) });
+      const due = await this.schedules.findByIds(manager, locked);
       const firingIds: string[] = [];
       for (const schedule of due) {
         const firingId = await this.claimOne(manager, schedule, now);
@@ -78,9 +78,7 @@ export class ScheduleFirings {
     } catch (err) {
       // Stored expressions were valid when written; never let one stop every schedule's ticks.
       const lastSpawnError = `cron_schedule: ${(err as Error).message}; fix it with PUT`;
-      await manager
-        .getRepository(Schedule)
-        .update({ id: schedule.id }, { nextRunAt: null, lastSpawnError });
+      await this.schedules.update(manager, schedule.id, { nextRunAt: null, lastSpawnError });
       return null;
     }
     const dueAt = schedule.nextRunAt as Date;
@@ -100,13 +98,11 @@ export class ScheduleFirings {
       claimedAt: now,
       finishedAt: plan.fireAt ? null : now,
     };
-    await manager.getRepository(ScheduleFiring).insert(firing);
-    await manager
-      .getRepository(Schedule)
-      .update(
-        { id: schedule.id },
-        { nextRunAt: plan.nextRunAt, ...(plan.fireAt ? {} : { lastSpawnError: plan.note }) },
-      );
+    await this.firings.insert(manager, firing);
+    await this.schedules.update(manager, schedule.id, {
+      nextRunAt: plan.nextRunAt,
+      ...(plan.fireAt ? {} : { lastSpawnError: plan.note }),
+    });
     if (!plan.fireAt) this.logger.warn(`schedule ${schedule.id} (${schedule.name}): ${plan.note}`);
     return plan.fireAt ? firing.id : null;
   }
@@ -114,21 +110,11 @@ export class ScheduleFirings {
   /** Step 2 for one firing; safe to call again and from several schedulers. */
   async spawn(firingId: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
-      const unlocked = await manager.getRepository(ScheduleFiring).findOneBy({ id: firingId });
+      const unlocked = await this.firings.find(manager, firingId);
       if (!unlocked || unlocked.status !== 'pending') return;
       // Schedule row first, then the firing: the order pause, update and delete lock in too.
-      const schedule = await manager
-        .getRepository(Schedule)
-        .createQueryBuilder('s')
-        .setLock('pessimistic_write')
-        .where('s.id = :id', { id: unlocked.scheduleId })
-        .getOne();
-      const firing = await manager
-        .getRepository(ScheduleFiring)
-        .createQueryBuilder('f')
-        .setLock('pessimistic_write')
-        .where('f.id = :id', { id: firingId })
-        .getOne();
+      const schedule = await this.schedules.lock(manager, unlocked.scheduleId);
+      const firing = await this.firings.lock(manager, firingId);
       if (!schedule || !firing || firing.status !== 'pending') return;
       if (!schedule.enabled) {
         await this.finish(manager, firing, 'cancelled', 'paused before its run was created');
@@ -138,15 +124,14 @@ export class ScheduleFirings {
       const now = this.clock.now();
       if (outcome.created) {
         await this.finish(manager, firing, 'spawned', firing.note);
-        await manager
-          .getRepository(Schedule)
-          .update({ id: schedule.id }, { lastRanAt: now, lastSpawnError: firing.note });
+        await this.schedules.update(manager, schedule.id, {
+          lastRanAt: now,
+          lastSpawnError: firing.note,
+        });
       } else {
         const message = `tick ${firing.scheduledFor.toISOString()}: the run was not created: ${outcome.reason}`;
         await this.finish(manager, firing, 'failed', message);
-        await manager
-          .getRepository(Schedule)
-          .update({ id: schedule.id }, { lastSpawnError: message });
+        await this.schedules.update(manager, schedule.id, { lastSpawnError: message });
         this.logger.warn(`schedule ${schedule.id} (${schedule.name}): ${message}`);
       }
     });
@@ -155,12 +140,7 @@ export class ScheduleFirings {
   /** Step 3: firings left pending longer than a scheduler needs to spawn them. */
   async spawnStale(now: Date = this.clock.now()): Promise<number> {
     const staleBefore = new Date(now.getTime() - this.staleAfterMs());
-    const stale = await this.dataSource.getRepository(ScheduleFiring).find({
-      select: { id: true },
-      where: { status: 'pending', claimedAt: LessThan(staleBefore) },
-      order: { claimedAt: 'ASC' },
-      take: SWEEP_BATCH,
-    });
+    const stale = await this.firings.pendingSince(staleBefore, SWEEP_BATCH);
     for (const firing of stale) await this.spawn(firing.id);
     if (stale.length) this.logger.warn(`finished ${stale.length} firing(s) a scheduler left`);
     return stale.length;
@@ -219,8 +199,6 @@ export class ScheduleFirings {
     status: FiringStatus,
     note: string | null,
   ): Promise<void> {
-    await manager
-      .getRepository(ScheduleFiring)
-      .update({ id: firing.id }, { status, note, finishedAt: this.clock.now() });
+    await this.firings.finish(manager, firing.id, status, note, this.clock.now());
   }
 }

@@ -8,8 +8,10 @@ import { ModelsModule } from '../models';
 import { TeamsModule } from '../teams';
 import { ScheduleFiring } from './schedule-firing.entity';
 import { ScheduleFirings } from './schedule-firings.service';
+import { ScheduleFiringRepository } from './schedule-firing.repository';
 import { ScheduleValidator } from './schedule-validator';
 import { Schedule } from './schedule.entity';
+import { ScheduleRepository } from './schedule.repository';
 import { SCHEDULER_CLOCK, systemClock } from './scheduler-clock';
 import { SchedulerLoop } from './scheduler-loop.service';
 import { SchedulesController } from './schedules.controller';
@@ -31,6 +33,8 @@ import { SchedulesService } from './schedules.service';
     SchedulesService,
     ScheduleValidator,
     ScheduleFirings,
+    ScheduleRepository,
+    ScheduleFiringRepository,
   ],
   exports: [SchedulesService, ScheduleValidator, ScheduleFirings, SCHEDULER_CLOCK],
 })

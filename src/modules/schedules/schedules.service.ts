@@ -11,6 +11,7 @@ import type { CreateScheduleDto, UpdateScheduleDto } from './dto/schedule-reques
 import type { ScheduledAgentItemDto } from './dto/scheduled-agent-item.dto';
 import { toScheduledAgentItem } from './schedule-item.mapper';
 import { Schedule } from './schedule.entity';
+import { ScheduleRepository } from './schedule.repository';
 import { SCHEDULER_CLOCK, SchedulerClock } from './scheduler-clock';
 import { ScheduleInput, ScheduleValidator } from './schedule-validator';
 import { parseCronSchedule } from './cron-schedule';
@@ -24,6 +25,7 @@ import { parseCronSchedule } from './cron-schedule';
 export class SchedulesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly schedules: ScheduleRepository,
     @Inject(SCHEDULER_CLOCK) private readonly clock: SchedulerClock,
     private readonly validator: ScheduleValidator,
     private readonly teams: TeamsService,
@@ -32,14 +34,11 @@ export class SchedulesService {
   ) {}
 
   async list(teamId: string): Promise<ScheduledAgentItemDto[]> {
-    const schedules = await this.dataSource
-      .getRepository(Schedule)
-      .find({ where: { teamId }, order: { name: 'ASC', id: 'ASC' } });
-    return this.toItems(teamId, schedules);
+    return this.toItems(teamId, await this.schedules.list(teamId));
   }
 
   async get(teamId: string, id: string): Promise<ScheduledAgentItemDto> {
-    const schedule = await this.dataSource.getRepository(Schedule).findOneBy({ id, teamId });
+    const schedule = await this.schedules.findOfTeam(id, teamId);
     if (!schedule) throw notFound(id);
     return this.item(schedule);
   }
@@ -71,7 +70,7 @@ export class SchedulesService {
       updatedAt: now,
     };
     await this.dataSource.transaction(async (manager) => {
-      await manager.getRepository(Schedule).insert(schedule);
+      await this.schedules.insert(manager, schedule);
       await this.audit.record(manager, principal, 'schedule.create', target(schedule.id), {
         name: schedule.name,
         cron_schedule: schedule.cronSchedule,
@@ -132,7 +131,7 @@ export class SchedulesService {
   async delete(principal: Principal, id: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       const schedule = await this.lock(manager, principal.teamId, id);
-      await manager.getRepository(Schedule).delete({ id });
+      await this.schedules.delete(manager, id);
       await this.audit.record(manager, principal, 'schedule.delete', target(id), {
         name: schedule.name,
       });
@@ -152,9 +151,11 @@ export class SchedulesService {
       const patch = await changes(current, now);
       if (Object.keys(patch).length === 0) return current;
       const next: Schedule = { ...current, ...patch, updatedAt: now, updatedBy: principal.userId };
-      await manager
-        .getRepository(Schedule)
-        .update({ id }, { ...patch, updatedAt: now, updatedBy: principal.userId });
+      await this.schedules.update(manager, id, {
+        ...patch,
+        updatedAt: now,
+        updatedBy: principal.userId,
+      });
       await this.audit.record(manager, principal, action, target(id), {
         changed: Object.keys(patch).sort(),
       });
@@ -163,12 +164,7 @@ export class SchedulesService {
   }
 
   private async lock(manager: EntityManager, teamId: string, id: string): Promise<Schedule> {
-    const schedule = await manager
-      .getRepository(Schedule)
-      .createQueryBuilder('s')
-      .setLock('pessimistic_write')
-      .where('s.id = :id AND s.team_id = :teamId', { id, teamId })
-      .getOne();
+    const schedule = await this.schedules.lockOfTeam(manager, teamId, id);
     if (!schedule) throw notFound(id);
     return schedule;
   }

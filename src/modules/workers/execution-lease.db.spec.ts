@@ -3,7 +3,15 @@ import { APP_CONFIG } from '../../config/app-config';
 import { newTestService } from '../../../test/support/unit/new-test-service';
 import { eventTypes, insertRun, runRow } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
-import { RunLookupRepository, RunLeaseRepository, RunTransitions } from '../runs';
+import {
+  RunLookupRepository,
+  RunLeaseRepository,
+  RunTransitions,
+  RunTransitionRepository,
+  RunEventRepository,
+  RunFollowupRepository,
+  RunUsageRepository,
+} from '../runs';
 import { ExecutionFence } from './execution-fence';
 import { ExecutionLeases } from './execution-lease';
 
@@ -16,6 +24,10 @@ describe('ExecutionLeases.claim (database)', () => {
       { provide: getDataSourceToken(), useValue: db.dataSource },
       { provide: APP_CONFIG, useValue: { runs: { leaseMs: 60_000 } } },
       RunTransitions,
+      RunTransitionRepository,
+      RunEventRepository,
+      RunFollowupRepository,
+      RunUsageRepository,
       RunLookupRepository,
       RunLeaseRepository,
       ExecutionFence,

@@ -28,6 +28,9 @@ import {
   RunApprovalRepository,
   RunEventRepository,
   RunAttachmentRepository,
+  RunTransitionRepository,
+  RunFollowupRepository,
+  RunUsageRepository,
 } from '../runs';
 import { ExecutionContextFactory } from './execution-context.factory';
 import { ExecutionFence } from './execution-fence';
@@ -88,6 +91,9 @@ describe('RunExecutor (database)', () => {
       { provide: getDataSourceToken(), useValue: db.dataSource },
       { provide: APP_CONFIG, useValue: config },
       RunTransitions,
+      RunTransitionRepository,
+      RunFollowupRepository,
+      RunUsageRepository,
       ExecutionFence,
       RunLookupRepository,
       RunLeaseRepository,

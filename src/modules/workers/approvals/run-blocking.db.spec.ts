@@ -13,6 +13,10 @@ import {
   RunLookupRepository,
   RunLeaseRepository,
   RunTransitions,
+  RunTransitionRepository,
+  RunEventRepository,
+  RunFollowupRepository,
+  RunUsageRepository,
 } from '../../runs';
 import { ExecutionFence, StaleExecutionError } from '../execution-fence';
 import type { LeaseToken } from '../execution-lease';
@@ -52,6 +56,10 @@ describe('RunBlocking and ExecutionApprovals (database)', () => {
         useValue: { runs: { blockedTimeoutSeconds: BLOCKED_TIMEOUT_SECONDS } },
       },
       RunTransitions,
+      RunTransitionRepository,
+      RunEventRepository,
+      RunFollowupRepository,
+      RunUsageRepository,
       RunLookupRepository,
       RunLeaseRepository,
       RunApprovalRepository,
