@@ -70,16 +70,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
     'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
   'src/modules/teams/teams.service.ts':
     'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
-  'src/modules/webhooks/factories/definition-applier.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
-  'src/modules/webhooks/factories/factories.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
-  'src/modules/webhooks/factories/repository/repository-credentials.ts':
-    'database access outside a repository: query, manager calls',
-  'src/modules/webhooks/factories/repository/repository-poller.service.ts':
-    'database access outside a repository: getRepository',
-  'src/modules/webhooks/factories/repository/repository-sync.service.ts':
-    'database access outside a repository: query',
   'src/modules/workers/remote/credentials/worker-credentials.service.ts':
     'database access outside a repository: getRepository',
 };
