@@ -28,10 +28,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
     'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
   'src/modules/identities/identities.service.ts':
     'database access outside a repository: createQueryBuilder, getRepository',
-  'src/modules/notifications/notification-deliverer.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
-  'src/modules/notifications/notification-endpoints.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
   'src/modules/runs/live/run-stream-reader.service.ts':
     'database access outside a repository: createQueryBuilder, getRepository',
   'src/modules/runs/new-run-writer.service.ts': 'database access outside a repository: query',
