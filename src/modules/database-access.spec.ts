@@ -24,8 +24,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
     'database access outside a repository: createQueryBuilder, getRepository',
   'src/modules/environments/environments.service.ts':
     'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
-  'src/modules/environments/network-policy/network-policy.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
   'src/modules/runs/live/run-stream-reader.service.ts':
     'database access outside a repository: createQueryBuilder, getRepository',
   'src/modules/runs/new-run-writer.service.ts': 'database access outside a repository: query',

@@ -6,6 +6,7 @@ import { Environment, EnvironmentGrant } from './environment.entity';
 import { EnvironmentsService } from './environments.service';
 import { NetworkPolicyService } from './network-policy/network-policy.service';
 import { TeamNetworkPolicy } from './network-policy/team-network-policy.entity';
+import { TeamNetworkPolicyRepository } from './network-policy/team-network-policy.repository';
 import { EnvironmentSharingService } from './environment-sharing.service';
 import { EnvironmentRepository } from './environment.repository';
 
@@ -19,6 +20,7 @@ import { EnvironmentRepository } from './environment.repository';
   providers: [
     EnvironmentsService,
     NetworkPolicyService,
+    TeamNetworkPolicyRepository,
     EnvironmentSharingService,
     EnvironmentRepository,
   ],
