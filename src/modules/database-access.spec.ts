@@ -18,12 +18,6 @@ const MODULES = join(SRC, 'modules');
  * the third test).
  */
 const KNOWN_EXCEPTIONS: Record<string, string> = {
-  'src/modules/environments/environment-access.ts':
-    'database access outside a repository: getRepository',
-  'src/modules/environments/environment-sharing.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
-  'src/modules/environments/environments.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
   'src/modules/runs/live/run-stream-reader.service.ts':
     'database access outside a repository: createQueryBuilder, getRepository',
   'src/modules/runs/new-run-writer.service.ts': 'database access outside a repository: query',

@@ -9,6 +9,8 @@ import { TeamNetworkPolicy } from './network-policy/team-network-policy.entity';
 import { TeamNetworkPolicyRepository } from './network-policy/team-network-policy.repository';
 import { EnvironmentSharingService } from './environment-sharing.service';
 import { EnvironmentRepository } from './environment.repository';
+import { EnvironmentAccess } from './environment-access';
+import { EnvironmentGrantRepository } from './environment-grant.repository';
 
 /** Environments: their configuration, grants and share links (what runs execute in), and the team's network policy. */
 @Module({
@@ -23,12 +25,15 @@ import { EnvironmentRepository } from './environment.repository';
     TeamNetworkPolicyRepository,
     EnvironmentSharingService,
     EnvironmentRepository,
+    EnvironmentGrantRepository,
+    EnvironmentAccess,
   ],
   exports: [
     EnvironmentsService,
     NetworkPolicyService,
     EnvironmentSharingService,
     EnvironmentRepository,
+    EnvironmentAccess,
   ],
 })
 export class EnvironmentsModule {}
