@@ -18,20 +18,6 @@ const MODULES = join(SRC, 'modules');
  * the third test).
  */
 const KNOWN_EXCEPTIONS: Record<string, string> = {
-  'src/modules/environments/environment-access.ts':
-    'database access outside a repository: getRepository',
-  'src/modules/environments/environment-sharing.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
-  'src/modules/environments/environments.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
-  'src/modules/environments/network-policy/network-policy.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
-  'src/modules/identities/identities.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
-  'src/modules/notifications/notification-deliverer.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
-  'src/modules/notifications/notification-endpoints.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
   'src/modules/secrets/secret-reencryption.ts':
     'database access outside a repository: query, manager calls',
   'src/modules/secrets/team-secrets.service.ts':
@@ -53,16 +39,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
     'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
   'src/modules/teams/teams.service.ts':
     'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
-  'src/modules/webhooks/factories/definition-applier.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
-  'src/modules/webhooks/factories/factories.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
-  'src/modules/webhooks/factories/repository/repository-credentials.ts':
-    'database access outside a repository: query, manager calls',
-  'src/modules/webhooks/factories/repository/repository-poller.service.ts':
-    'database access outside a repository: getRepository',
-  'src/modules/webhooks/factories/repository/repository-sync.service.ts':
-    'database access outside a repository: query',
   'src/modules/workers/remote/credentials/worker-credentials.service.ts':
     'database access outside a repository: getRepository',
 };

@@ -1,12 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import type { Principal } from '../../common/auth/principal';
 import { newSecretToken, UID_PATTERN } from '../../common/ids';
 import { AuditLog } from '../audit';
 import { TeamUserRepository } from '../teams';
 import { Environment, EnvironmentGrant } from './environment.entity';
+import { EnvironmentGrantRepository } from './environment-grant.repository';
+import { EnvironmentRepository } from './environment.repository';
 import { asAccepted, isAccepted, VisibleEnvironment } from './environment-access';
 import { EnvironmentsService, target } from './environments.service';
 
@@ -25,6 +27,8 @@ export interface PendingGrant {
 export class EnvironmentSharingService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly environmentRows: EnvironmentRepository,
+    private readonly grants: EnvironmentGrantRepository,
     private readonly teamsAndUsers: TeamUserRepository,
     private readonly environments: EnvironmentsService,
     private readonly audit: AuditLog,
@@ -41,13 +45,7 @@ export class EnvironmentSharingService {
     }
     await this.dataSource.transaction(async (m) => {
       // A repeated grant keeps what the guest accepted.
-      await m
-        .createQueryBuilder()
-        .insert()
-        .into(EnvironmentGrant)
-        .values({ environmentId: uid, teamId, createdAt: new Date() })
-        .orIgnore()
-        .execute();
+      await this.grants.offer(m, uid, teamId);
       await this.audit.record(m, principal, 'environment.grant', target(uid), { team_id: teamId });
     });
   }
@@ -55,8 +53,7 @@ export class EnvironmentSharingService {
   async revoke(principal: Principal, uid: string, teamId: string): Promise<void> {
     await this.environments.findOwned(principal, uid, 'environment.revoke');
     await this.dataSource.transaction(async (m) => {
-      const result = await m.getRepository(EnvironmentGrant).delete({ environmentId: uid, teamId });
-      if (!result.affected) {
+      if (!(await this.grants.delete(m, uid, teamId))) {
         throw ApiError.notFound(`grant of environment "${uid}" to "${teamId}"`);
       }
       await this.audit.record(m, principal, 'environment.revoke', target(uid), { team_id: teamId });
@@ -68,7 +65,7 @@ export class EnvironmentSharingService {
     await this.environments.findOwned(principal, uid, 'environment.share_link');
     const shareToken = newSecretToken();
     await this.dataSource.transaction(async (m) => {
-      await m.getRepository(Environment).update({ id: uid }, { shareToken });
+      await this.environmentRows.setShareToken(m, uid, shareToken);
       // The token opens the environment to anyone holding it: never recorded.
       await this.audit.record(m, principal, 'environment.share_link', target(uid));
     });
@@ -80,11 +77,11 @@ export class EnvironmentSharingService {
    * current version (the answer shows it). The owning team redeeming its own token changes nothing.
    */
   async acceptShareLink(principal: Principal, token: string): Promise<VisibleEnvironment> {
-    const found = await this.dataSource.getRepository(Environment).findOneBy({ shareToken: token });
+    const found = await this.environmentRows.findByShareToken(token);
     if (!found) throw ApiError.notFound('share link');
     if (found.teamId === principal.teamId) return { environment: found, scope: 'owner' };
     return this.dataSource.transaction(async (m) => {
-      const environment = await this.locked(m, found.id);
+      const environment = await this.environmentRows.findLocked(m, found.id);
       if (!environment || environment.shareToken !== token) throw ApiError.notFound('share link');
       const grant = await this.acceptVersion(
         m,
@@ -98,11 +95,9 @@ export class EnvironmentSharingService {
 
   /** Offers to the caller's team awaiting its admin: new grants, and changes since an acceptance. */
   async pending(teamId: string): Promise<PendingGrant[]> {
-    const grants = await this.dataSource.getRepository(EnvironmentGrant).findBy({ teamId });
+    const grants = await this.grants.listOfTeam(teamId);
     if (grants.length === 0) return [];
-    const environments = await this.dataSource
-      .getRepository(Environment)
-      .findBy({ id: In(grants.map((g) => g.environmentId)) });
+    const environments = await this.environmentRows.findByIds(grants.map((g) => g.environmentId));
     const byId = new Map(environments.map((e) => [e.id, e]));
     return grants
       .flatMap((grant) => {
@@ -120,12 +115,10 @@ export class EnvironmentSharingService {
    */
   async accept(principal: Principal, uid: string, version: number): Promise<VisibleEnvironment> {
     return this.dataSource.transaction(async (m) => {
-      const environment = UID_PATTERN.test(uid) ? await this.locked(m, uid) : null;
-      const offered =
-        environment &&
-        (await m
-          .getRepository(EnvironmentGrant)
-          .existsBy({ environmentId: uid, teamId: principal.teamId }));
+      const environment = UID_PATTERN.test(uid)
+        ? await this.environmentRows.findLocked(m, uid)
+        : null;
+      const offered = environment && (await this.grants.exists(m, uid, principal.teamId));
       if (!environment || !offered) throw ApiError.notFound(`offer of environment "${uid}"`);
       if (environment.version !== version) {
         throw new ApiError(
@@ -142,20 +135,10 @@ export class EnvironmentSharingService {
   /** The caller's team turns the offer down, or leaves a shared environment: its grant is removed. */
   async decline(principal: Principal, uid: string): Promise<void> {
     await this.dataSource.transaction(async (m) => {
-      const result = UID_PATTERN.test(uid)
-        ? await m
-            .getRepository(EnvironmentGrant)
-            .delete({ environmentId: uid, teamId: principal.teamId })
-        : { affected: 0 };
-      if (!result.affected) throw ApiError.notFound(`offer of environment "${uid}"`);
+      const removed = UID_PATTERN.test(uid) && (await this.grants.delete(m, uid, principal.teamId));
+      if (!removed) throw ApiError.notFound(`offer of environment "${uid}"`);
       await this.audit.record(m, principal, 'environment.decline', target(uid));
     });
-  }
-
-  private locked(m: EntityManager, uid: string): Promise<Environment | null> {
-    return m
-      .getRepository(Environment)
-      .findOne({ where: { id: uid }, lock: { mode: 'pessimistic_write' } });
   }
 
   /** Pins the environment's current version on the caller's grant (made if it has none). */
@@ -165,9 +148,8 @@ export class EnvironmentSharingService {
     environment: Environment,
     action: 'environment.accept' | 'environment.accept_share_link',
   ): Promise<EnvironmentGrant> {
-    const repository = m.getRepository(EnvironmentGrant);
     const key = { environmentId: environment.id, teamId: principal.teamId };
-    const previous = await repository.findOneBy(key);
+    const previous = await this.grants.find(m, key.environmentId, key.teamId);
     const grant: EnvironmentGrant = {
       ...key,
       createdAt: previous?.createdAt ?? new Date(),
@@ -181,7 +163,7 @@ export class EnvironmentSharingService {
           ? previous.setupFailed
           : false,
     };
-    await repository.save(grant);
+    await this.grants.save(m, grant);
     await this.audit.record(m, principal, action, target(environment.id), {
       owner_team_id: environment.teamId,
       version: environment.version,

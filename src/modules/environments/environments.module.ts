@@ -6,8 +6,11 @@ import { Environment, EnvironmentGrant } from './environment.entity';
 import { EnvironmentsService } from './environments.service';
 import { NetworkPolicyService } from './network-policy/network-policy.service';
 import { TeamNetworkPolicy } from './network-policy/team-network-policy.entity';
+import { TeamNetworkPolicyRepository } from './network-policy/team-network-policy.repository';
 import { EnvironmentSharingService } from './environment-sharing.service';
 import { EnvironmentRepository } from './environment.repository';
+import { EnvironmentAccess } from './environment-access';
+import { EnvironmentGrantRepository } from './environment-grant.repository';
 
 /** Environments: their configuration, grants and share links (what runs execute in), and the team's network policy. */
 @Module({
@@ -19,14 +22,18 @@ import { EnvironmentRepository } from './environment.repository';
   providers: [
     EnvironmentsService,
     NetworkPolicyService,
+    TeamNetworkPolicyRepository,
     EnvironmentSharingService,
     EnvironmentRepository,
+    EnvironmentGrantRepository,
+    EnvironmentAccess,
   ],
   exports: [
     EnvironmentsService,
     NetworkPolicyService,
     EnvironmentSharingService,
     EnvironmentRepository,
+    EnvironmentAccess,
   ],
 })
 export class EnvironmentsModule {}

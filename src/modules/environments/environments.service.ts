@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { dockerImageRefusal, parseDockerImages } from '../../config/docker-images';
@@ -14,12 +14,13 @@ import { MAX_EGRESS_RULES } from '../../common/egress/egress-rules';
 import { CreateEnvironmentDto, UpdateEnvironmentDto } from './dto/environment.dto';
 import { listsRule, parseOneRule } from './egress-allow-rule';
 import { EnvironmentConfig } from './environment-config';
-import { Environment, EnvironmentGrant } from './environment.entity';
+import { Environment } from './environment.entity';
+import { EnvironmentGrantRepository } from './environment-grant.repository';
+import { EnvironmentRepository } from './environment.repository';
 import { NetworkPolicyService } from './network-policy/network-policy.service';
 import {
   asAccepted,
-  environmentSeenBy,
-  environmentsSeenBy,
+  EnvironmentAccess,
   isAccepted,
   VisibleEnvironment,
 } from './environment-access';
@@ -35,6 +36,9 @@ export class EnvironmentsService implements OnModuleInit {
   constructor(
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly environments: EnvironmentRepository,
+    private readonly grants: EnvironmentGrantRepository,
+    private readonly access: EnvironmentAccess,
     private readonly secrets: TeamSecretsService,
     private readonly audit: AuditLog,
     private readonly networkPolicy: NetworkPolicyService,
@@ -43,21 +47,11 @@ export class EnvironmentsService implements OnModuleInit {
   onModuleInit(): void {
     // A secret an environment names cannot be deleted from under it (409, like webhooks').
     this.secrets.addUsageCheck(async (teamId, name, manager) => {
-      const users = await this.usingSecret(teamId, name, manager);
+      const users = await this.environments.namesUsingSecret(teamId, name, manager);
       return users.length
         ? `used by environment(s) ${users.join(', ')}; remove it from their secrets first`
         : null;
     });
-  }
-
-  private async usingSecret(teamId: string, name: string, manager: EntityManager) {
-    const rows = (await manager.query(
-      `SELECT name FROM environments
-        WHERE team_id = ? AND JSON_CONTAINS(JSON_EXTRACT(config, '$.secrets'), JSON_OBJECT('name', ?))
-        ORDER BY name`,
-      [teamId, name],
-    )) as { name: string }[];
-    return rows.map((r) => r.name);
   }
 
   /** The team's environments and the accepted versions of those granted to it. */
@@ -65,14 +59,10 @@ export class EnvironmentsService implements OnModuleInit {
     teamId: string,
     sortBy: 'name' | 'last_updated',
   ): Promise<VisibleEnvironment[]> {
-    const grants = (
-      await this.dataSource.getRepository(EnvironmentGrant).findBy({ teamId })
-    ).filter(isAccepted);
-    const owned = await this.dataSource.getRepository(Environment).findBy({ teamId });
+    const grants = (await this.grants.listOfTeam(teamId)).filter(isAccepted);
+    const owned = await this.environments.listOwnedBy(teamId);
     const guest = grants.length
-      ? await this.dataSource
-          .getRepository(Environment)
-          .findBy({ id: In(grants.map((g) => g.environmentId)) })
+      ? await this.environments.findByIds(grants.map((g) => g.environmentId))
       : [];
     const grantOf = new Map(grants.map((g) => [g.environmentId, g]));
     const visible: VisibleEnvironment[] = [
@@ -90,9 +80,7 @@ export class EnvironmentsService implements OnModuleInit {
    * otherwise (existence not leaked).
    */
   async findVisible(teamId: string, uid: string): Promise<VisibleEnvironment> {
-    const visible = UID_PATTERN.test(uid)
-      ? await environmentSeenBy(this.dataSource.manager, teamId, uid)
-      : null;
+    const visible = UID_PATTERN.test(uid) ? await this.access.seenBy(teamId, uid) : null;
     if (!visible) throw ApiError.notFound(`environment "${uid}"`);
     return visible;
   }
@@ -100,7 +88,7 @@ export class EnvironmentsService implements OnModuleInit {
   /** Of `uids`, the environments the team sees (as findVisible), by uid (others left out). */
   async visibleByIds(teamId: string, uids: string[]): Promise<Map<string, Environment>> {
     const wanted = [...new Set(uids.filter((uid) => UID_PATTERN.test(uid)))];
-    const seen = await environmentsSeenBy(this.dataSource.manager, teamId, wanted);
+    const seen = await this.access.allSeenBy(teamId, wanted);
     return new Map([...seen].map(([uid, { environment }]) => [uid, environment]));
   }
 
@@ -129,7 +117,7 @@ export class EnvironmentsService implements OnModuleInit {
       updatedAt: now,
     };
     await this.dataSource.transaction(async (m) => {
-      await m.getRepository(Environment).insert(environment);
+      await this.environments.insert(m, environment);
       await this.audit.record(m, principal, 'environment.create', target(environment.id), {
         name: environment.name,
       });
@@ -155,21 +143,13 @@ export class EnvironmentsService implements OnModuleInit {
     const version = await this.dataSource.transaction(async (m) => {
       // Guests keep the version they accepted until they accept this one; counted in the row, so
       // two concurrent changes are two versions.
-      await m
-        .createQueryBuilder()
-        .update(Environment)
-        .set({ ...changes, version: () => 'version + 1' })
-        .where({ id: uid })
-        .execute();
+      await this.environments.updateAsNewVersion(m, uid, changes);
       await this.audit.record(m, principal, 'environment.update', target(uid), {
         changed: Object.keys(body)
           .filter((key) => (body as Record<string, unknown>)[key] !== undefined)
           .sort(),
       });
-      const row = await m
-        .getRepository(Environment)
-        .findOne({ select: { id: true, version: true }, where: { id: uid } });
-      return row!.version;
+      return this.environments.versionOf(m, uid);
     });
     return { ...environment, ...changes, version };
   }
@@ -177,8 +157,8 @@ export class EnvironmentsService implements OnModuleInit {
   async remove(principal: Principal, uid: string): Promise<void> {
     const environment = await this.findOwned(principal, uid, 'environment.delete');
     await this.dataSource.transaction(async (m) => {
-      await m.getRepository(EnvironmentGrant).delete({ environmentId: uid });
-      await m.getRepository(Environment).delete({ id: uid });
+      await this.grants.deleteAllOf(m, uid);
+      await this.environments.delete(m, uid);
       await this.audit.record(m, principal, 'environment.delete', target(uid), {
         name: environment.name,
       });
@@ -197,12 +177,7 @@ export class EnvironmentsService implements OnModuleInit {
     const rule = parseOneRule(input);
     await this.findOwned(principal, uid, 'environment.egress_allow');
     return this.dataSource.transaction(async (m) => {
-      const environment = await m
-        .getRepository(Environment)
-        .createQueryBuilder('e')
-        .setLock('pessimistic_write')
-        .where('e.id = :uid', { uid })
-        .getOne();
+      const environment = await this.environments.lockForEgressChange(m, uid);
       if (!environment) throw ApiError.notFound(`environment "${uid}"`);
       const listed = environment.config.egress_allow ?? [];
       if (listsRule(listed, rule)) return { environment, added: false };
@@ -211,13 +186,7 @@ export class EnvironmentsService implements OnModuleInit {
       }
       const config = { ...environment.config, egress_allow: [...listed, storedRule(input)] };
       const changes = { config, lastEditorId: principal.userId, updatedAt: new Date() };
-      await m
-        .getRepository(Environment)
-        .createQueryBuilder()
-        .update()
-        .set({ ...changes, version: () => 'version + 1' })
-        .where('id = :uid', { uid })
-        .execute();
+      await this.environments.updateEgressAsNewVersion(m, uid, changes);
       await this.audit.record(m, principal, 'environment.egress_allow', target(uid), {
         rule: rule.source,
         network: config.network ?? null,

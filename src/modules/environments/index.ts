@@ -6,7 +6,7 @@ export { EnvironmentLatestRuns } from './environment-latest-runs';
 export type { EnvironmentLatestRun } from './environment-latest-runs';
 export { Environment } from './environment.entity';
 export { EnvironmentRepository } from './environment.repository';
-export { environmentSeenBy, recordSetupOutcome } from './environment-access';
+export { EnvironmentAccess } from './environment-access';
 export { toEnvironmentConfig } from './environment.mapper';
 export { EnvironmentsModule } from './environments.module';
 export { EnvironmentsService } from './environments.service';

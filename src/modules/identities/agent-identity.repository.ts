@@ -5,8 +5,8 @@ import { jsonColumn } from '../../database/json-column';
 import { AgentIdentity } from './agent-identity.entity';
 
 /**
- * The `agent_identities` reads of the identities module and of others (approvals, limits, the
- * workers' approval rules), who never query the table themselves. `manager` joins a caller's
+ * `agent_identities`: the identities module's rows, and the reads of others (approvals, limits,
+ * the workers' approval rules), who never query the table themselves. `manager` joins a caller's
  * transaction.
  */
 @Injectable()
@@ -61,5 +61,46 @@ export class AgentIdentityRepository {
       [userId, teamId],
     )) as { settings: string | Record<string, unknown> | null }[];
     return row ? jsonColumn(row.settings) : undefined;
+  }
+
+  /** A live (not deleted) identity of the team, or null. */
+  findLive(teamId: string, uid: string): Promise<AgentIdentity | null> {
+    return this.db().getRepository(AgentIdentity).findOneBy({ uid, teamId, deletedAt: IsNull() });
+  }
+
+  /** The team's live identities (of one factory when `factoryUid` is given), oldest first. */
+  listLive(teamId: string, factoryUid?: string): Promise<AgentIdentity[]> {
+    return this.db()
+      .getRepository(AgentIdentity)
+      .find({
+        where: { teamId, deletedAt: IsNull(), ...(factoryUid ? { factoryUid } : {}) },
+        order: { createdAt: 'ASC', uid: 'ASC' },
+      });
+  }
+
+  /** The team's live identity, locked until `manager`'s transaction ends; null when there is none. */
+  lockLive(manager: EntityManager, teamId: string, uid: string): Promise<AgentIdentity | null> {
+    return manager
+      .getRepository(AgentIdentity)
+      .createQueryBuilder('a')
+      .setLock('pessimistic_write')
+      .where('a.user_id = :uid AND a.team_id = :teamId AND a.deleted_at IS NULL', { uid, teamId })
+      .getOne();
+  }
+
+  async insert(manager: EntityManager, row: AgentIdentity): Promise<void> {
+    await manager.getRepository(AgentIdentity).insert(row);
+  }
+
+  async update(
+    manager: EntityManager,
+    uid: string,
+    changes: Pick<AgentIdentity, 'name' | 'settings' | 'updatedAt'>,
+  ): Promise<void> {
+    await manager.getRepository(AgentIdentity).update({ uid }, changes);
+  }
+
+  async softDelete(manager: EntityManager, uid: string, at: Date): Promise<void> {
+    await manager.getRepository(AgentIdentity).update({ uid }, { deletedAt: at, updatedAt: at });
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { AuditLog } from '../audit';
 import { ModelsService } from '../models';
@@ -12,6 +12,7 @@ import type { Principal } from '../../common/auth/principal';
 import { AgentAvailability } from './agent-availability.service';
 import { parseApprovers } from './agent-approvers';
 import { AgentIdentity } from './agent-identity.entity';
+import { AgentIdentityRepository } from './agent-identity.repository';
 import { toAgentResponse } from './agent-response.mapper';
 import {
   AgentSettings,
@@ -30,6 +31,7 @@ import type { AgentResponseDto } from './dto/agent-response.dto';
 export class IdentitiesService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly identities: AgentIdentityRepository,
     private readonly teamsAndUsers: TeamUserRepository,
     private readonly teams: TeamsService,
     private readonly apiKeys: ApiKeysService,
@@ -41,16 +43,11 @@ export class IdentitiesService {
 
   /** A live (not deleted) identity of the team, or null. */
   findActive(teamId: string, uid: string): Promise<AgentIdentity | null> {
-    return this.dataSource
-      .getRepository(AgentIdentity)
-      .findOneBy({ uid, teamId, deletedAt: IsNull() });
+    return this.identities.findLive(teamId, uid);
   }
 
   async list(teamId: string, factoryUid?: string): Promise<AgentResponseDto[]> {
-    const identities = await this.dataSource.getRepository(AgentIdentity).find({
-      where: { teamId, deletedAt: IsNull(), ...(factoryUid ? { factoryUid } : {}) },
-      order: { createdAt: 'ASC', uid: 'ASC' },
-    });
+    const identities = await this.identities.listLive(teamId, factoryUid);
     const available = await this.availability.availableUids(teamId);
     return identities.map((i) => toAgentResponse(i, available.has(i.uid)));
   }
@@ -89,7 +86,7 @@ export class IdentitiesService {
         updatedAt: user.createdAt,
         deletedAt: null,
       };
-      await manager.getRepository(AgentIdentity).insert(row);
+      await this.identities.insert(manager, row);
       await this.audit.record(manager, principal, 'agent.create', agentTarget(row.uid), {
         name,
         ...(row.factoryUid ? { factory_uid: row.factoryUid } : {}),
@@ -119,12 +116,11 @@ export class IdentitiesService {
         await this.teams.renameUser(manager, uid, name);
       }
       current.updatedAt = new Date();
-      await manager
-        .getRepository(AgentIdentity)
-        .update(
-          { uid },
-          { name: current.name, settings: current.settings, updatedAt: current.updatedAt },
-        );
+      await this.identities.update(manager, uid, {
+        name: current.name,
+        settings: current.settings,
+        updatedAt: current.updatedAt,
+      });
       await this.audit.record(manager, principal, 'agent.update', agentTarget(uid), {
         changed: given.map(([key]) => key).sort(),
       });
@@ -141,9 +137,7 @@ export class IdentitiesService {
     await this.dataSource.transaction(async (manager) => {
       const identity = await this.lockActive(manager, principal.teamId, uid);
       const now = new Date();
-      await manager
-        .getRepository(AgentIdentity)
-        .update({ uid }, { deletedAt: now, updatedAt: now });
+      await this.identities.softDelete(manager, uid, now);
       await this.teams.softDeleteUser(manager, uid, now);
       const keys = await this.apiKeys.deleteAllForUser(manager, uid);
       await this.audit.record(manager, principal, 'agent.delete', agentTarget(uid), {
@@ -200,12 +194,7 @@ export class IdentitiesService {
     teamId: string,
     uid: string,
   ): Promise<AgentIdentity> {
-    const identity = await manager
-      .getRepository(AgentIdentity)
-      .createQueryBuilder('a')
-      .setLock('pessimistic_write')
-      .where('a.user_id = :uid AND a.team_id = :teamId AND a.deleted_at IS NULL', { uid, teamId })
-      .getOne();
+    const identity = await this.identities.lockLive(manager, teamId, uid);
     if (!identity) throw ApiError.notFound(`agent "${uid}"`);
     return identity;
   }

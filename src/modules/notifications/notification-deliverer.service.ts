@@ -1,14 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Job } from 'bull';
-import { DataSource } from 'typeorm';
 import { EgressGuard } from '../../common/egress/egress-guard';
 import { QueueProcessor } from '../../common/queues/queue-processor.decorator';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { SecretCipher } from '../secrets';
 import { retryDelayMs } from './backoff';
 import { NotificationDelivery } from './entities/notification-delivery.entity';
-import { NotificationEndpoint } from './entities/notification-endpoint.entity';
+import { NotificationDeliveryRepository } from './notification-delivery.repository';
+import { NotificationEndpointRepository } from './notification-endpoint.repository';
 import {
   NOTIFICATIONS_QUEUE,
   NotificationQueue,
@@ -33,7 +32,8 @@ export class NotificationDeliverer {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly deliveries: NotificationDeliveryRepository,
+    private readonly endpoints: NotificationEndpointRepository,
     private readonly cipher: SecretCipher,
     private readonly queue: NotificationQueue,
   ) {
@@ -56,25 +56,15 @@ export class NotificationDeliverer {
   /** What became of the attempt: `sent`, `retry`, `failed`, or `skipped` (not due). */
   async attempt(deliveryId: string): Promise<string> {
     const now = new Date();
-    const deliveries = this.dataSource.getRepository(NotificationDelivery);
-    const claim = await deliveries
-      .createQueryBuilder()
-      .update()
-      .set({ nextAttemptAt: new Date(now.getTime() + this.config.notifications.timeoutMs) })
-      .where('id = :deliveryId AND status = :pending AND next_attempt_at <= :due', {
-        deliveryId,
-        pending: 'pending',
-        due: new Date(now.getTime() + EARLY_TOLERANCE_MS),
-      })
-      .execute();
-    if (!claim.affected) return 'skipped';
+    const claimed = await this.deliveries.claimAttempt(
+      deliveryId,
+      new Date(now.getTime() + EARLY_TOLERANCE_MS),
+      new Date(now.getTime() + this.config.notifications.timeoutMs),
+    );
+    if (!claimed) return 'skipped';
     // Deleting the endpoint deletes its deliveries: either row gone means nothing to send.
-    const delivery = await deliveries.findOneBy({ id: deliveryId });
-    const endpoint = delivery
-      ? await this.dataSource
-          .getRepository(NotificationEndpoint)
-          .findOneBy({ id: delivery.endpointId })
-      : null;
+    const delivery = await this.deliveries.find(deliveryId);
+    const endpoint = delivery ? await this.endpoints.find(delivery.endpointId) : null;
     if (!delivery || !endpoint) return 'skipped';
     if (!endpoint.enabled) {
       return this.settle(delivery, failure('the endpoint is disabled'), false);
@@ -108,25 +98,15 @@ export class NotificationDeliverer {
     const status = outcome.ok ? 'succeeded' : delay === null ? 'failed' : 'pending';
     const nextAttemptAt = delay === null ? null : new Date(finishedAt.getTime() + delay);
     // Guarded by the attempt count: a resend made meanwhile starts over and is not overwritten.
-    const result = await this.dataSource
-      .getRepository(NotificationDelivery)
-      .createQueryBuilder()
-      .update()
-      .set({
-        status,
-        attempts,
-        responseCode: outcome.responseCode,
-        lastError: outcome.error?.slice(0, 1024) ?? null,
-        nextAttemptAt,
-        lastAttemptAt: finishedAt,
-      })
-      .where('id = :id AND status = :pending AND attempts = :before', {
-        id: delivery.id,
-        pending: 'pending',
-        before: delivery.attempts,
-      })
-      .execute();
-    if (!result.affected) return 'skipped';
+    const settled = await this.deliveries.settleAttempt(delivery.id, delivery.attempts, {
+      status,
+      attempts,
+      responseCode: outcome.responseCode,
+      lastError: outcome.error?.slice(0, 1024) ?? null,
+      nextAttemptAt,
+      lastAttemptAt: finishedAt,
+    });
+    if (!settled) return 'skipped';
     if (nextAttemptAt) await this.queue.enqueue({ deliveryId: delivery.id, nextAttemptAt });
     if (status === 'failed') {
       this.logger.warn(

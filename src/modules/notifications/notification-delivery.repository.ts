@@ -34,4 +34,81 @@ export class NotificationDeliveryRepository {
     )) as { affectedRows: number };
     return result.affectedRows;
   }
+
+  find(id: string): Promise<NotificationDelivery | null> {
+    return this.dataSource.getRepository(NotificationDelivery).findOneBy({ id });
+  }
+
+  findOfEndpoint(endpointId: string, id: string): Promise<NotificationDelivery | null> {
+    return this.dataSource.getRepository(NotificationDelivery).findOneBy({ id, endpointId });
+  }
+
+  /** A page of the endpoint's deliveries, newest first; `before` is the previous page's last id. */
+  pageOfEndpoint(
+    endpointId: string,
+    limit: number,
+    before?: string,
+  ): Promise<NotificationDelivery[]> {
+    const query = this.dataSource
+      .getRepository(NotificationDelivery)
+      .createQueryBuilder('d')
+      .where('d.endpoint_id = :endpointId', { endpointId })
+      .orderBy('d.id', 'DESC')
+      .limit(limit);
+    if (before) query.andWhere('d.id < :before', { before });
+    return query.getMany();
+  }
+
+  /**
+   * Claims the pending delivery's attempt when it is due by `due`: its due time moves to
+   * `timeoutAt`. False when it is not pending or not due (another job claimed it).
+   */
+  async claimAttempt(id: string, due: Date, timeoutAt: Date): Promise<boolean> {
+    const claim = await this.dataSource
+      .getRepository(NotificationDelivery)
+      .createQueryBuilder()
+      .update()
+      .set({ nextAttemptAt: timeoutAt })
+      .where('id = :deliveryId AND status = :pending AND next_attempt_at <= :due', {
+        deliveryId: id,
+        pending: 'pending',
+        due,
+      })
+      .execute();
+    return Boolean(claim.affected);
+  }
+
+  /**
+   * Records an attempt's outcome on a pending delivery still at `attemptsBefore` attempts (a
+   * resend made meanwhile starts over and is not overwritten); false when it was not.
+   */
+  async settleAttempt(
+    id: string,
+    attemptsBefore: number,
+    outcome: Pick<
+      NotificationDelivery,
+      'status' | 'attempts' | 'responseCode' | 'lastError' | 'nextAttemptAt' | 'lastAttemptAt'
+    >,
+  ): Promise<boolean> {
+    const result = await this.dataSource
+      .getRepository(NotificationDelivery)
+      .createQueryBuilder()
+      .update()
+      .set(outcome)
+      .where('id = :id AND status = :pending AND attempts = :before', {
+        id,
+        pending: 'pending',
+        before: attemptsBefore,
+      })
+      .execute();
+    return Boolean(result.affected);
+  }
+
+  /** Makes a failed delivery pending again from its first attempt; false when it is not failed. */
+  async restartFailed(manager: EntityManager, id: string, nextAttemptAt: Date): Promise<boolean> {
+    const result = await manager
+      .getRepository(NotificationDelivery)
+      .update({ id, status: 'failed' }, { status: 'pending', attempts: 0, nextAttemptAt });
+    return Boolean(result.affected);
+  }
 }

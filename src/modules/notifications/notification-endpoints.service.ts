@@ -16,6 +16,8 @@ import type {
 import { endpointUrlProblem } from './endpoint-url';
 import { NotificationDelivery } from './entities/notification-delivery.entity';
 import { NotificationEndpoint } from './entities/notification-endpoint.entity';
+import { NotificationDeliveryRepository } from './notification-delivery.repository';
+import { NotificationEndpointRepository } from './notification-endpoint.repository';
 import { NotificationQueue } from './notification-queue';
 
 /** A team has at most this many endpoints (each end of a run writes one row per endpoint). */
@@ -39,6 +41,8 @@ export class NotificationEndpoints {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly endpoints: NotificationEndpointRepository,
+    private readonly deliveryLog: NotificationDeliveryRepository,
     private readonly cipher: SecretCipher,
     private readonly audit: AuditLog,
     private readonly queue: NotificationQueue,
@@ -66,18 +70,15 @@ export class NotificationEndpoints {
       updatedAt: now,
     };
     await this.dataSource.transaction(async (manager) => {
-      const [{ count }] = (await manager.query(
-        `SELECT COUNT(*) AS count FROM notification_endpoints WHERE team_id = ? FOR UPDATE`,
-        [principal.teamId],
-      )) as { count: number | string }[];
-      if (Number(count) >= MAX_ENDPOINTS_PER_TEAM) {
+      const count = await this.endpoints.countOfTeamLocked(manager, principal.teamId);
+      if (count >= MAX_ENDPOINTS_PER_TEAM) {
         throw new ApiError(
           'conflict',
           `a team has at most ${MAX_ENDPOINTS_PER_TEAM} notification endpoints: delete one first`,
           { retryable: false },
         );
       }
-      await manager.getRepository(NotificationEndpoint).insert(endpoint);
+      await this.endpoints.insert(manager, endpoint);
       await this.audit.record(
         manager,
         principal,
@@ -95,16 +96,12 @@ export class NotificationEndpoints {
   }
 
   list(principal: Principal): Promise<NotificationEndpoint[]> {
-    return this.dataSource
-      .getRepository(NotificationEndpoint)
-      .find({ where: { teamId: principal.teamId }, order: { createdAt: 'ASC', id: 'ASC' } });
+    return this.endpoints.listOfTeam(principal.teamId);
   }
 
   async get(principal: Principal, id: string): Promise<NotificationEndpoint> {
     const endpoint = UID_PATTERN.test(id)
-      ? await this.dataSource
-          .getRepository(NotificationEndpoint)
-          .findOneBy({ id, teamId: principal.teamId })
+      ? await this.endpoints.findOfTeam(principal.teamId, id)
       : null;
     if (!endpoint) throw ApiError.notFound(`notification endpoint "${id}"`);
     return endpoint;
@@ -124,9 +121,10 @@ export class NotificationEndpoints {
     if (dto.enabled !== undefined) changes.enabled = dto.enabled;
     const updated = { ...endpoint, ...changes, updatedAt: new Date() };
     await this.dataSource.transaction(async (manager) => {
-      await manager
-        .getRepository(NotificationEndpoint)
-        .update({ id: endpoint.id }, { ...changes, updatedAt: updated.updatedAt });
+      await this.endpoints.update(manager, endpoint.id, {
+        ...changes,
+        updatedAt: updated.updatedAt,
+      });
       await this.audit.record(
         manager,
         principal,
@@ -147,7 +145,7 @@ export class NotificationEndpoints {
   async remove(principal: Principal, id: string): Promise<void> {
     const endpoint = await this.get(principal, id);
     await this.dataSource.transaction(async (manager) => {
-      await manager.getRepository(NotificationEndpoint).delete({ id: endpoint.id });
+      await this.endpoints.delete(manager, endpoint.id);
       await this.audit.record(
         manager,
         principal,
@@ -171,7 +169,7 @@ export class NotificationEndpoints {
       updatedAt: now,
     };
     await this.dataSource.transaction(async (manager) => {
-      await manager.getRepository(NotificationEndpoint).update({ id: endpoint.id }, changes);
+      await this.endpoints.update(manager, endpoint.id, changes);
       await this.audit.record(
         manager,
         principal,
@@ -190,14 +188,7 @@ export class NotificationEndpoints {
     before?: string,
   ): Promise<NotificationDelivery[]> {
     const endpoint = await this.get(principal, id);
-    const query = this.dataSource
-      .getRepository(NotificationDelivery)
-      .createQueryBuilder('d')
-      .where('d.endpoint_id = :endpointId', { endpointId: endpoint.id })
-      .orderBy('d.id', 'DESC')
-      .limit(limit);
-    if (before) query.andWhere('d.id < :before', { before });
-    return query.getMany();
+    return this.deliveryLog.pageOfEndpoint(endpoint.id, limit, before);
   }
 
   /** A failed delivery tried again from its first attempt, with the same message id. */
@@ -207,9 +198,8 @@ export class NotificationEndpoints {
     deliveryId: string,
   ): Promise<NotificationDelivery> {
     const endpoint = await this.get(principal, id);
-    const deliveries = this.dataSource.getRepository(NotificationDelivery);
     const delivery = /^\d{1,19}$/.test(deliveryId)
-      ? await deliveries.findOneBy({ id: deliveryId, endpointId: endpoint.id })
+      ? await this.deliveryLog.findOfEndpoint(endpoint.id, deliveryId)
       : null;
     if (!delivery) throw ApiError.notFound(`delivery "${deliveryId}"`);
     if (!endpoint.enabled) {
@@ -221,13 +211,7 @@ export class NotificationEndpoints {
     }
     const now = new Date();
     const resent = await this.dataSource.transaction(async (manager) => {
-      const result = await manager
-        .getRepository(NotificationDelivery)
-        .update(
-          { id: delivery.id, status: 'failed' },
-          { status: 'pending', attempts: 0, nextAttemptAt: now },
-        );
-      if (!result.affected) {
+      if (!(await this.deliveryLog.restartFailed(manager, delivery.id, now))) {
         throw new ApiError(
           'conflict',
           `delivery ${delivery.id} is ${delivery.status}: only failed deliveries can be resent`,

@@ -6,6 +6,7 @@ import { AuditLog } from '../../audit';
 import type { NetworkPolicy } from '../environment-config';
 import type { NetworkPolicyDto, UpdateNetworkPolicyDto } from './network-policy.dto';
 import { TeamNetworkPolicy } from './team-network-policy.entity';
+import { TeamNetworkPolicyRepository } from './team-network-policy.repository';
 
 /** Why open egress is refused: the same words on an environment's save and on a run's start. */
 export const OPEN_EGRESS_FORBIDDEN =
@@ -17,37 +18,23 @@ export const OPEN_EGRESS_FORBIDDEN =
 export class NetworkPolicyService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly policies: TeamNetworkPolicyRepository,
     private readonly audit: AuditLog,
   ) {}
 
-  async get(teamId: string, manager: EntityManager = this.dataSource.manager) {
-    return policyOf(await manager.getRepository(TeamNetworkPolicy).findOneBy({ teamId }));
+  async get(teamId: string, manager?: EntityManager) {
+    return policyOf(await this.policies.find(teamId, manager));
   }
 
   async update(principal: Principal, body: UpdateNetworkPolicyDto): Promise<NetworkPolicyDto> {
     const { teamId } = principal;
     return this.dataSource.transaction(async (manager) => {
-      await manager.query(
-        `INSERT INTO team_network_policies (team_id, updated_at) VALUES (?, ?)
-         ON DUPLICATE KEY UPDATE updated_at = updated_at`,
-        [teamId, new Date()],
-      );
-      const row = await manager
-        .getRepository(TeamNetworkPolicy)
-        .createQueryBuilder('p')
-        .setLock('pessimistic_write')
-        .where('p.team_id = :teamId', { teamId })
-        .getOne();
+      const row = await this.policies.lockCreating(manager, teamId);
       const before = policyOf(row);
       const after: NetworkPolicyDto = {
         egress_open_allowed: body.egress_open_allowed ?? before.egress_open_allowed,
       };
-      await manager
-        .getRepository(TeamNetworkPolicy)
-        .update(
-          { teamId },
-          { egressOpenAllowed: after.egress_open_allowed, updatedAt: new Date() },
-        );
+      await this.policies.setEgressOpenAllowed(manager, teamId, after.egress_open_allowed);
       await this.audit.record(
         manager,
         principal,

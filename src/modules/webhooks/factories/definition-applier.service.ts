@@ -18,7 +18,8 @@ import { Diagnostic, sortDiagnostics } from './definition/diagnostics';
 import { mergeExecution } from './definition/execution-settings';
 import { checkAgainstState } from './definition/state-checks';
 import { Factory } from './entities/factory.entity';
-import { FactoryFile } from './entities/factory-file.entity';
+import { FactoryFileStore } from './factory-file-store.repository';
+import { FactoryStore } from './factory-store.repository';
 
 export type ApplyResult =
   | {
@@ -56,6 +57,8 @@ class InvalidDefinition extends Error {
 export class DefinitionApplier {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly factories: FactoryStore,
+    private readonly factoryFiles: FactoryFileStore,
     private readonly webhooks: WebhookStore,
     private readonly automations: AutomationStore,
     private readonly secrets: TeamSecretsService,
@@ -73,13 +76,8 @@ export class DefinitionApplier {
   ): Promise<ApplyResult> {
     try {
       return await this.dataSource.transaction(async (manager) => {
-        if (options.create) await manager.getRepository(Factory).insert(options.create);
-        const factory = await manager
-          .getRepository(Factory)
-          .createQueryBuilder('f')
-          .setLock('pessimistic_write')
-          .where('f.id = :id AND f.deleted_at IS NULL', { id: factoryId })
-          .getOneOrFail();
+        if (options.create) await this.factories.insert(manager, options.create);
+        const factory = await this.factories.lockLive(manager, factoryId);
         await options.prepare?.(manager);
         const parsed = parseDefinition(files, {
           strictPaths: factory.source === 'managed',
@@ -110,7 +108,7 @@ export class DefinitionApplier {
           state.secretValues,
         );
         await this.writeAutomations(manager, factory, parsed.definition);
-        await this.writeFiles(manager, factory, parsed.definition.files);
+        await this.factoryFiles.replace(manager, factory.id, parsed.definition.files);
         const now = new Date();
         Object.assign(factory, {
           name: parsed.definition.factory.name,
@@ -120,7 +118,7 @@ export class DefinitionApplier {
           appliedAt: now,
           updatedAt: now,
         });
-        await manager.getRepository(Factory).save(factory);
+        await this.factories.save(manager, factory);
         if (options.events) await this.audit.insert(manager, options.events({ factory, webhooks }));
         return {
           applied: true as const,
@@ -215,14 +213,5 @@ export class DefinitionApplier {
       };
     });
     await this.automations.replace(manager, factory, specs);
-  }
-
-  private async writeFiles(manager: EntityManager, factory: Factory, files: DefinitionFile[]) {
-    const repo = manager.getRepository(FactoryFile);
-    await repo.delete({ factoryId: factory.id });
-    if (files.length)
-      await repo.insert(
-        files.map((f) => ({ factoryId: factory.id, path: f.path, content: f.content })),
-      );
   }
 }

@@ -10,6 +10,8 @@ import { Factory } from './entities/factory.entity';
 import { FactoryFile } from './entities/factory-file.entity';
 import { FactoriesController } from './factories.controller';
 import { FactoriesService } from './factories.service';
+import { FactoryFileStore } from './factory-file-store.repository';
+import { FactoryStore } from './factory-store.repository';
 import { RepositoryCredentials } from './repository/repository-credentials';
 import { RepositoryPoller } from './repository/repository-poller.service';
 import { RepositorySync } from './repository/repository-sync.service';
@@ -26,10 +28,12 @@ import { RepositorySync } from './repository/repository-sync.service';
     FactoriesService,
     DefinitionApplier,
     AutomationStore,
+    FactoryStore,
+    FactoryFileStore,
     RepositorySync,
     RepositoryCredentials,
   ],
-  exports: [FactoriesService, DefinitionApplier, AutomationStore, RepositorySync],
+  exports: [FactoriesService, DefinitionApplier, AutomationStore, FactoryStore, RepositorySync],
 })
 export class FactoriesModule {}
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { EgressGuard } from '../../../common/egress/egress-guard';
 import { ApiError } from '../../../common/errors/api-error';
 import { newUid } from '../../../common/ids';
@@ -12,7 +12,9 @@ import { ApplyResult, DefinitionApplier } from './definition-applier.service';
 import { DefinitionFile } from './definition/definition.types';
 import { Factory } from './entities/factory.entity';
 import { FactoryFile } from './entities/factory-file.entity';
+import { FactoryFileStore } from './factory-file-store.repository';
 import { assertCanManage } from './factory-permissions';
+import { FactoryStore } from './factory-store.repository';
 import {
   GitRepository,
   protocolOf,
@@ -42,6 +44,8 @@ export class FactoriesService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly factories: FactoryStore,
+    private readonly factoryFiles: FactoryFileStore,
     private readonly applier: DefinitionApplier,
     private readonly webhooks: WebhookStore,
     private readonly credentials: RepositoryCredentials,
@@ -121,9 +125,7 @@ export class FactoriesService {
   }
 
   async get(teamId: string, id: string): Promise<Factory> {
-    const factory = await this.dataSource
-      .getRepository(Factory)
-      .findOneBy({ id, teamId, deletedAt: IsNull() });
+    const factory = await this.factories.findLive(teamId, id);
     if (!factory) throw ApiError.notFound(`factory "${id}"`);
     return factory;
   }
@@ -134,22 +136,7 @@ export class FactoriesService {
     after?: { createdAt: Date; id: string },
     search?: string,
   ) {
-    const query = this.dataSource
-      .getRepository(Factory)
-      .createQueryBuilder('f')
-      .where('f.team_id = :teamId AND f.deleted_at IS NULL', { teamId })
-      .orderBy('f.created_at', 'DESC')
-      .addOrderBy('f.id', 'DESC')
-      .take(limit + 1);
-    if (after) {
-      query.andWhere('(f.created_at < :at OR (f.created_at = :at AND f.id < :id))', {
-        at: after.createdAt,
-        id: after.id,
-      });
-    }
-    if (search)
-      query.andWhere('f.name LIKE :search', { search: `%${search.replace(/[%_\\]/g, '\\$&')}%` });
-    const rows = await query.getMany();
+    const rows = await this.factories.listPage(teamId, limit, after, search);
     return { factories: rows.slice(0, limit), more: rows.length > limit };
   }
 
@@ -170,7 +157,7 @@ export class FactoriesService {
     }
     factory.updatedAt = new Date();
     await this.dataSource.transaction(async (manager) => {
-      await manager.getRepository(Factory).save(factory);
+      await this.factories.save(manager, factory);
       await this.audit.record(manager, principal, 'factory.update', factoryTarget(factory.id), {
         ...(secretName !== undefined ? { repository_credentials_secret: secretName } : {}),
       });
@@ -188,9 +175,7 @@ export class FactoriesService {
         manager,
         live.map((w) => w.id),
       );
-      await manager
-        .getRepository(Factory)
-        .update({ id: factory.id }, { deletedAt: new Date(), updatedAt: new Date() });
+      await this.factories.softDelete(manager, factory.id);
       await this.audit.record(manager, principal, 'factory.delete', factoryTarget(factory.id), {
         name: factory.name,
         webhooks_deleted: live.length,
@@ -199,9 +184,7 @@ export class FactoriesService {
   }
 
   files(factoryId: string): Promise<FactoryFile[]> {
-    return this.dataSource
-      .getRepository(FactoryFile)
-      .find({ where: { factoryId }, order: { path: 'ASC' } });
+    return this.factoryFiles.list(factoryId);
   }
 
   /** Replaces a managed factory's definition (validated whole, applied atomically). */

@@ -1,13 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { WorkspaceService } from './workspace.service';
 import { DockerSnapshot, EnvironmentSnapshotsService } from './environment-snapshots.service';
 import type { Sandbox } from '../sandbox/sandbox.types';
 import { KeptWorkspaceRepository } from '../../runs';
 import { TeamSecretsService } from '../../secrets';
-import { Environment, environmentSeenBy, recordSetupOutcome } from '../../environments';
+import { Environment, EnvironmentAccess } from '../../environments';
 import {
   EmitSetupEvent,
   prepareWorkspace,
@@ -44,7 +42,7 @@ export interface SetupRun {
 export class WorkspaceSetupService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly environments: EnvironmentAccess,
     private readonly workspaces: WorkspaceService,
     private readonly secrets: TeamSecretsService,
     private readonly records: KeptWorkspaceRepository,
@@ -129,9 +127,7 @@ export class WorkspaceSetupService {
    * null when it is gone or no longer shared with the team.
    */
   async environment(teamId: string, environmentId: string): Promise<Environment | null> {
-    return (
-      (await environmentSeenBy(this.dataSource.manager, teamId, environmentId))?.environment ?? null
-    );
+    return (await this.environments.seenBy(teamId, environmentId))?.environment ?? null;
   }
 
   /**
@@ -154,7 +150,7 @@ export class WorkspaceSetupService {
 
   /** Clears `setup_failed` where the run's team sees it (a guest's on its grant). */
   async recordSuccess(teamId: string, environmentId: string): Promise<void> {
-    await recordSetupOutcome(this.dataSource.manager, teamId, environmentId, false);
+    await this.environments.recordSetupOutcome(teamId, environmentId, false);
   }
 
   /**
@@ -169,7 +165,7 @@ export class WorkspaceSetupService {
     retentionMinutes: number | null,
   ): Promise<Record<string, unknown>> {
     const runId = run.id;
-    await recordSetupOutcome(this.dataSource.manager, run.teamId, environmentId, true);
+    await this.environments.recordSetupOutcome(run.teamId, environmentId, true);
     const statusExtra: Record<string, unknown> = { exit_code: failed.exitCode };
     if (retentionMinutes) {
       const until = new Date(Date.now() + retentionMinutes * 60_000);

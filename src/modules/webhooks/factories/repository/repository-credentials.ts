@@ -1,8 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../../../common/errors/api-error';
 import { TeamSecretsService } from '../../../secrets';
+import { FactoryStore } from '../factory-store.repository';
 import { protocolOf, RepositoryError } from './git-repository';
 
 /**
@@ -12,14 +11,14 @@ import { protocolOf, RepositoryError } from './git-repository';
 @Injectable()
 export class RepositoryCredentials implements OnModuleInit {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly factories: FactoryStore,
     private readonly secrets: TeamSecretsService,
   ) {}
 
   onModuleInit(): void {
     // A secret a factory fetches with cannot be deleted from under it (409, like webhooks').
     this.secrets.addUsageCheck(async (teamId, name, manager) => {
-      const names = await this.factoriesUsing(teamId, name, manager);
+      const names = await this.factories.namesUsingSecret(teamId, name, manager);
       return names.length
         ? `used by factory(ies) ${names.join(', ')} to read their repository; change their credentials first`
         : null;
@@ -43,15 +42,5 @@ export class RepositoryCredentials implements OnModuleInit {
     const token = await this.secrets.reveal(teamId, name);
     if (token === null) throw new RepositoryError(`credentials secret "${name}" does not exist`);
     return token;
-  }
-
-  private async factoriesUsing(teamId: string, name: string, manager: EntityManager) {
-    const rows = (await manager.query(
-      `SELECT name FROM factories
-        WHERE team_id = ? AND repository_credentials_secret = ? AND deleted_at IS NULL
-        ORDER BY name`,
-      [teamId, name],
-    )) as { name: string }[];
-    return rows.map((row) => row.name);
   }
 }

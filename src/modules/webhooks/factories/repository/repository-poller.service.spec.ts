@@ -1,17 +1,17 @@
 import { Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../../../../config/app-config';
 import type { Factory } from '../entities/factory.entity';
+import type { FactoryStore } from '../factory-store.repository';
 import { RepositoryPoller } from './repository-poller.service';
 import type { RepositorySync } from './repository-sync.service';
 
 describe('RepositoryPoller', () => {
   const config = { factories: { pollIntervalMs: 60_000 } } as AppConfig;
   const factory = { id: 'f1' } as Factory;
-  const dataSource = {
-    getRepository: () => ({ findBy: () => Promise.resolve([factory]) }),
-  } as unknown as DataSource;
+  const factories = {
+    listRepositoryBacked: () => Promise.resolve([factory]),
+  } as unknown as FactoryStore;
 
   afterEach(() => jest.restoreAllMocks());
 
@@ -28,7 +28,7 @@ describe('RepositoryPoller', () => {
       },
     } as unknown as RepositorySync;
     const registry = new SchedulerRegistry();
-    const poller = new RepositoryPoller(config, dataSource, sync, registry);
+    const poller = new RepositoryPoller(config, factories, sync, registry);
     poller.onApplicationBootstrap();
     const poll = poller.poll();
     // The same poll is joined, not started twice.
@@ -56,7 +56,7 @@ describe('RepositoryPoller', () => {
     };
     const poller = new RepositoryPoller(
       config,
-      dataSource,
+      factories,
       sync as unknown as RepositorySync,
       new SchedulerRegistry(),
     );

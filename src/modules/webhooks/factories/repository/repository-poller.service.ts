@@ -1,10 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, IsNull } from 'typeorm';
 import { PeriodicTask, PeriodicWorker } from '../../../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../../../config/app-config';
-import { Factory } from '../entities/factory.entity';
+import { FactoryStore } from '../factory-store.repository';
 import { RepositorySync } from './repository-sync.service';
 
 /**
@@ -18,7 +16,7 @@ export class RepositoryPoller extends PeriodicWorker {
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly factories: FactoryStore,
     private readonly sync: RepositorySync,
     registry: SchedulerRegistry,
   ) {
@@ -40,9 +38,7 @@ export class RepositoryPoller extends PeriodicWorker {
   }
 
   private async pollFactories(): Promise<void> {
-    const factories = await this.dataSource
-      .getRepository(Factory)
-      .findBy({ source: 'repository', deletedAt: IsNull() });
+    const factories = await this.factories.listRepositoryBacked();
     for (const factory of factories) await this.sync.sync(factory);
   }
 }

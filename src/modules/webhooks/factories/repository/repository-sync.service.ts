@@ -1,11 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { AuditBy } from '../../../audit';
 import { AuditLog } from '../../../audit';
 import { DefinitionApplier } from '../definition-applier.service';
 import { Factory, LastSync } from '../entities/factory.entity';
 import { FactoriesService } from '../factories.service';
+import { FactoryStore } from '../factory-store.repository';
 import { DefinitionTreeError } from './git-definition-tree';
 import { RepositoryError } from './git-repository';
 import { RepositoryCredentials } from './repository-credentials';
@@ -22,7 +21,7 @@ export class RepositorySync {
   private readonly logger = new Logger('FactorySync');
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly store: FactoryStore,
     private readonly factories: FactoriesService,
     private readonly applier: DefinitionApplier,
     private readonly credentials: RepositoryCredentials,
@@ -32,12 +31,8 @@ export class RepositorySync {
   /** `by`: who asked through the API; a `factory.apply` event commits with what it applies. */
   async sync(factory: Factory, force = false, by?: AuditBy): Promise<LastSync | null> {
     const now = new Date();
-    const taken = await this.dataSource.query(
-      `UPDATE factories SET sync_lock_until = ?
-        WHERE id = ? AND deleted_at IS NULL AND (sync_lock_until IS NULL OR sync_lock_until < ?)`,
-      [new Date(now.getTime() + LOCK_MS), factory.id, now],
-    );
-    if (!(taken as { affectedRows: number }).affectedRows) return null;
+    const until = new Date(now.getTime() + LOCK_MS);
+    if (!(await this.store.takeSyncLease(factory.id, now, until))) return null;
     let outcome: LastSync;
     try {
       outcome = await this.attempt(factory, force, by);
@@ -48,10 +43,7 @@ export class RepositorySync {
           : `sync failed: ${(err as Error).message}`;
       outcome = { at: new Date().toISOString(), commit: null, status: 'failed', message };
     }
-    await this.dataSource.query(
-      `UPDATE factories SET last_sync = ?, sync_lock_until = NULL WHERE id = ?`,
-      [JSON.stringify(outcome), factory.id],
-    );
+    await this.store.finishSync(factory.id, outcome);
     if (outcome.status !== 'unchanged') {
       this.logger.log(
         `factory ${factory.id}: ${outcome.status} ${outcome.commit ?? ''} ${outcome.message ?? ''}`.trim(),
