@@ -21,7 +21,7 @@ export class RunLookupRepository {
   async findOfTeam(runId: string, teamId: string | null): Promise<Run | null> {
     return this.db()
       .getRepository(Run)
-      .findOneBy(teamId ? { id: runId, teamId } : { id: runId });
+      .findOneBy(teamId === null ? { id: runId } : { id: runId, teamId });
   }
 
   /** The run's state (EntityNotFoundError for no such run). */
