@@ -62,8 +62,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
   'src/modules/teams/bootstrap.service.ts': 'database access outside a repository: query',
   'src/modules/teams/person-access.service.ts':
     'database access outside a repository: getRepository',
-  'src/modules/teams/scim/scim-tokens.service.ts':
-    'database access outside a repository: getRepository',
   'src/modules/teams/scim/scim-users.service.ts':
     'database access outside a repository: createQueryBuilder, getRepository',
   'src/modules/teams/sessions/user-sessions.service.ts':
@@ -80,8 +78,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
     'database access outside a repository: getRepository',
   'src/modules/webhooks/factories/repository/repository-sync.service.ts':
     'database access outside a repository: query',
-  'src/modules/workers/remote/credentials/worker-credentials.service.ts':
-    'database access outside a repository: getRepository',
 };
 
 function sourceFiles(dir: string): string[] {

@@ -14,6 +14,7 @@ import { BootstrapService } from './bootstrap.service';
 import { KeyRevocationWatch } from './key-revocation-watch.service';
 import { PersonAccess } from './person-access.service';
 import { ScimToken } from './scim/scim-token.entity';
+import { ScimTokenRepository } from './scim/scim-token.repository';
 import { ScimTokensService } from './scim/scim-tokens.service';
 import { ScimUsersService } from './scim/scim-users.service';
 import { Team } from './team.entity';
@@ -34,6 +35,7 @@ import { TeamUserRepository } from './team-user.repository';
     BootstrapService,
     KeyRevocationWatch,
     PersonAccess,
+    ScimTokenRepository,
     ScimTokensService,
     ScimUsersService,
     AccessDenials,
