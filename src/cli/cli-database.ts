@@ -11,6 +11,7 @@ import { AuditLog } from '../modules/audit/audit-log.service';
 import { SecretCipher } from '../modules/secrets/secret-cipher';
 import { SecretReencryption } from '../modules/secrets/secret-reencryption';
 import { ApiKey } from '../modules/teams/api-key.entity';
+import { ApiKeyRepository } from '../modules/teams/api-key.repository';
 import { ApiKeysService } from '../modules/teams/api-keys.service';
 import { Team } from '../modules/teams/team.entity';
 import { TeamsService } from '../modules/teams/teams.service';
@@ -69,7 +70,7 @@ export async function withServices<T>(
     const changes = new CliChanges();
     const result = await fn({
       teams: new TeamsService(dataSource, changes),
-      apiKeys: new ApiKeysService(dataSource, changes),
+      apiKeys: new ApiKeysService(new ApiKeyRepository(dataSource), changes),
       secretReencryption: new SecretReencryption(dataSource, new SecretCipher(config)),
       audited: (change) =>
         dataSource.transaction(async (manager) => {

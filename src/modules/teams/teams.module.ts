@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { AccessDenials } from './access/access-denials.service';
 import { ApiKey } from './api-key.entity';
+import { ApiKeyRepository } from './api-key.repository';
 import { ApiKeysService } from './api-keys.service';
 import {
   AUTH_STRATEGY_CONTRIBUTIONS,
@@ -21,6 +22,7 @@ import { Team } from './team.entity';
 import { TeamsService } from './teams.service';
 import { User } from './user.entity';
 import { UserSession } from './sessions/user-session.entity';
+import { UserSessionRepository } from './sessions/user-session.repository';
 import { UserSessionsService } from './sessions/user-sessions.service';
 import { TeamUserRepository } from './team-user.repository';
 
@@ -28,6 +30,8 @@ import { TeamUserRepository } from './team-user.repository';
   imports: [TypeOrmModule.forFeature([Team, User, ApiKey, UserSession, ScimToken])],
   providers: [
     TeamUserRepository,
+    ApiKeyRepository,
+    UserSessionRepository,
     TeamsService,
     ApiKeysService,
     UserDirectoryService,
