@@ -14,6 +14,7 @@ import { ApiKey } from '../modules/teams/api-key.entity';
 import { ApiKeyRepository } from '../modules/teams/api-key.repository';
 import { ApiKeysService } from '../modules/teams/api-keys.service';
 import { Team } from '../modules/teams/team.entity';
+import { TeamUserRepository } from '../modules/teams/team-user.repository';
 import { TeamsService } from '../modules/teams/teams.service';
 import { User } from '../modules/teams/user.entity';
 import { CommandError } from './cli-errors';
@@ -69,7 +70,7 @@ export async function withServices<T>(
     const audit = new AuditLog(dataSource);
     const changes = new CliChanges();
     const result = await fn({
-      teams: new TeamsService(dataSource, changes),
+      teams: new TeamsService(new TeamUserRepository(dataSource), changes),
       apiKeys: new ApiKeysService(new ApiKeyRepository(dataSource), changes),
       secretReencryption: new SecretReencryption(dataSource, new SecretCipher(config)),
       audited: (change) =>

@@ -78,7 +78,9 @@ describe('API key roles (database)', () => {
       db.dataSource,
       new TeamUserRepository(db.dataSource),
     );
-    const team = await new TeamsService(db.dataSource).createTeam('directory-team');
+    const team = await new TeamsService(new TeamUserRepository(db.dataSource)).createTeam(
+      'directory-team',
+    );
     const first = { team: team.name, email: 'Ada@Example.com', role: 'member' as const };
     const [a, b] = await Promise.all([directory.principalOf(first), directory.principalOf(first)]);
     expect(a).toMatchObject({ teamId: team.id, role: 'member', email: 'ada@example.com' });
