@@ -55,9 +55,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
     'database access outside a repository: query, createQueryBuilder, getRepository',
   'src/modules/sign-in/oidc-relying-party.service.ts':
     'database access outside a repository: query, getRepository',
-  'src/modules/teams/bootstrap.service.ts': 'database access outside a repository: query',
-  'src/modules/teams/scim/scim-users.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
   'src/modules/webhooks/factories/definition-applier.service.ts':
     'database access outside a repository: createQueryBuilder, getRepository',
   'src/modules/webhooks/factories/factories.service.ts':

@@ -11,12 +11,14 @@ import {
   AuthStrategyRegistry,
 } from './auth/auth-strategy-registry';
 import { UserDirectoryService } from './auth/user-directory.service';
+import { BootstrapLockRepository } from './bootstrap-lock.repository';
 import { BootstrapService } from './bootstrap.service';
 import { KeyRevocationWatch } from './key-revocation-watch.service';
 import { PersonAccess } from './person-access.service';
 import { ScimToken } from './scim/scim-token.entity';
 import { ScimTokenRepository } from './scim/scim-token.repository';
 import { ScimTokensService } from './scim/scim-tokens.service';
+import { ScimUserRepository } from './scim/scim-user.repository';
 import { ScimUsersService } from './scim/scim-users.service';
 import { Team } from './team.entity';
 import { TeamsService } from './teams.service';
@@ -36,10 +38,12 @@ import { TeamUserRepository } from './team-user.repository';
     ApiKeysService,
     UserDirectoryService,
     UserSessionsService,
+    BootstrapLockRepository,
     BootstrapService,
     KeyRevocationWatch,
     PersonAccess,
     ScimTokenRepository,
+    ScimUserRepository,
     ScimTokensService,
     ScimUsersService,
     AccessDenials,
