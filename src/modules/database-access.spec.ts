@@ -53,8 +53,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
     'database access outside a repository: query, manager calls',
   'src/modules/secrets/team-secrets.service.ts':
     'database access outside a repository: query, createQueryBuilder, getRepository',
-  'src/modules/sign-in/oidc-relying-party.service.ts':
-    'database access outside a repository: query, getRepository',
   'src/modules/webhooks/factories/definition-applier.service.ts':
     'database access outside a repository: createQueryBuilder, getRepository',
   'src/modules/webhooks/factories/factories.service.ts':
