@@ -8,6 +8,7 @@ import { cannotConnect, parseDatabaseUrl } from '../database/database-url';
 import { AuditTarget, SYSTEM_ACTOR } from '../modules/audit/audit-actor';
 import { AuditEvent } from '../modules/audit/audit-event.entity';
 import { AuditLog } from '../modules/audit/audit-log.service';
+import { EncryptedValueRepository } from '../modules/secrets/encrypted-value.repository';
 import { SecretCipher } from '../modules/secrets/secret-cipher';
 import { SecretReencryption } from '../modules/secrets/secret-reencryption';
 import { ApiKey } from '../modules/teams/api-key.entity';
@@ -72,7 +73,11 @@ export async function withServices<T>(
     const result = await fn({
       teams: new TeamsService(new TeamUserRepository(dataSource), changes),
       apiKeys: new ApiKeysService(new ApiKeyRepository(dataSource), changes),
-      secretReencryption: new SecretReencryption(dataSource, new SecretCipher(config)),
+      secretReencryption: new SecretReencryption(
+        dataSource,
+        new SecretCipher(config),
+        new EncryptedValueRepository(),
+      ),
       audited: (change) =>
         dataSource.transaction(async (manager) => {
           const { result, event } = await change(manager);
