@@ -49,8 +49,6 @@ const KNOWN_EXCEPTIONS: Record<string, string> = {
     'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
   'src/modules/schedules/schedules.service.ts':
     'database access outside a repository: createQueryBuilder, getRepository',
-  'src/modules/secrets/team-secrets.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository',
   'src/modules/webhooks/factories/definition-applier.service.ts':
     'database access outside a repository: createQueryBuilder, getRepository',
   'src/modules/webhooks/factories/factories.service.ts':
