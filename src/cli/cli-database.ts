@@ -8,11 +8,14 @@ import { cannotConnect, parseDatabaseUrl } from '../database/database-url';
 import { AuditTarget, SYSTEM_ACTOR } from '../modules/audit/audit-actor';
 import { AuditEvent } from '../modules/audit/audit-event.entity';
 import { AuditLog } from '../modules/audit/audit-log.service';
+import { EncryptedValueRepository } from '../modules/secrets/encrypted-value.repository';
 import { SecretCipher } from '../modules/secrets/secret-cipher';
 import { SecretReencryption } from '../modules/secrets/secret-reencryption';
 import { ApiKey } from '../modules/teams/api-key.entity';
+import { ApiKeyRepository } from '../modules/teams/api-key.repository';
 import { ApiKeysService } from '../modules/teams/api-keys.service';
 import { Team } from '../modules/teams/team.entity';
+import { TeamUserRepository } from '../modules/teams/team-user.repository';
 import { TeamsService } from '../modules/teams/teams.service';
 import { User } from '../modules/teams/user.entity';
 import { CommandError } from './cli-errors';
@@ -68,9 +71,13 @@ export async function withServices<T>(
     const audit = new AuditLog(dataSource);
     const changes = new CliChanges();
     const result = await fn({
-      teams: new TeamsService(dataSource, changes),
-      apiKeys: new ApiKeysService(dataSource, changes),
-      secretReencryption: new SecretReencryption(dataSource, new SecretCipher(config)),
+      teams: new TeamsService(new TeamUserRepository(dataSource), changes),
+      apiKeys: new ApiKeysService(new ApiKeyRepository(dataSource), changes),
+      secretReencryption: new SecretReencryption(
+        dataSource,
+        new SecretCipher(config),
+        new EncryptedValueRepository(),
+      ),
       audited: (change) =>
         dataSource.transaction(async (manager) => {
           const { result, event } = await change(manager);

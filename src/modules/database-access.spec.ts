@@ -11,38 +11,6 @@ import { join, relative, sep } from 'node:path';
 const SRC = join(__dirname, '..');
 const MODULES = join(SRC, 'modules');
 
-/**
- * Files that still hold database access outside a repository file, with what they use: their
- * statements have yet to move into their module's repositories (none of them touches another
- * module's tables any more). The list only shrinks: a file that keeps the rule must leave it (see
- * the third test).
- */
-const KNOWN_EXCEPTIONS: Record<string, string> = {
-  'src/modules/secrets/secret-reencryption.ts':
-    'database access outside a repository: query, manager calls',
-  'src/modules/secrets/team-secrets.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository',
-  'src/modules/sign-in/oidc-relying-party.service.ts':
-    'database access outside a repository: query, getRepository',
-  'src/modules/teams/api-keys.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository',
-  'src/modules/teams/auth/user-directory.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
-  'src/modules/teams/bootstrap.service.ts': 'database access outside a repository: query',
-  'src/modules/teams/person-access.service.ts':
-    'database access outside a repository: getRepository',
-  'src/modules/teams/scim/scim-tokens.service.ts':
-    'database access outside a repository: getRepository',
-  'src/modules/teams/scim/scim-users.service.ts':
-    'database access outside a repository: createQueryBuilder, getRepository',
-  'src/modules/teams/sessions/user-sessions.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
-  'src/modules/teams/teams.service.ts':
-    'database access outside a repository: query, createQueryBuilder, getRepository, manager calls',
-  'src/modules/workers/remote/credentials/worker-credentials.service.ts':
-    'database access outside a repository: getRepository',
-};
-
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
@@ -151,24 +119,16 @@ describe('database access (SQL only in repositories, each module on its own tabl
 
   it('keeps database access in repository files (*.repository.ts) and src/database', () => {
     const access = [...found]
-      .filter(
-        ([file, what]) =>
-          !(file in KNOWN_EXCEPTIONS) && what.some((w) => w.startsWith('database access')),
-      )
+      .filter(([, what]) => what.some((w) => w.startsWith('database access')))
       .map(([file, what]) => `${file}: ${what.join('; ')}`);
     expect(access).toEqual([]);
   });
 
   it("keeps each module on its own tables and entities (another module's rows come through its repository)", () => {
-    // No exception here: every module is on its own tables now.
     const crossing = [...found].flatMap(([file, what]) =>
       what.filter((w) => !w.startsWith('database access')).map((w) => `${file}: ${w}`),
     );
     expect(crossing).toEqual([]);
-  });
-
-  it('lists as known exceptions only files that still break a rule', () => {
-    expect(Object.keys(KNOWN_EXCEPTIONS).filter((file) => !found.has(file))).toEqual([]);
   });
 
   it('reads the entities and the SQL it checks', () => {

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import type { McpSecretValue } from '../run-config';
+import { EncryptedValueRepository } from './encrypted-value.repository';
 import { rewriteStoredMcpValues, StoredRow } from './mcp-secret-columns';
 import { isSealedValue, isSecretReference } from './mcp-secret-values';
 import { SecretCipher, SecretDecryptionError } from './secret-cipher';
@@ -30,6 +31,7 @@ export class SecretReencryption {
   constructor(
     private readonly dataSource: DataSource,
     private readonly cipher: SecretCipher,
+    private readonly stored: EncryptedValueRepository,
   ) {}
 
   async run(): Promise<ReencryptionReport[]> {
@@ -53,7 +55,7 @@ export class SecretReencryption {
   private async reencryptMcpValues(): Promise<ReencryptionReport[]> {
     const unreadable = new Map<string, ReencryptionReport['unreadable']>();
     const reencrypted = await rewriteStoredMcpValues(
-      (work) => this.dataSource.transaction((manager) => work((sql, p) => manager.query(sql, p))),
+      (work) => this.dataSource.transaction((manager) => work(this.stored.queryIn(manager))),
       (value, row) => this.reencryptMcpValue(value, row, unreadable),
     );
     return Object.entries(reencrypted).map(([table, count]) => ({
@@ -98,11 +100,7 @@ export class SecretReencryption {
     report: ReencryptionReport,
   ): Promise<string[]> {
     return this.dataSource.transaction(async (manager) => {
-      const rows = (await manager.query(
-        `SELECT id, team_id, ${column} AS value FROM ${table}
-          WHERE id > ? ORDER BY id LIMIT ${BATCH} FOR UPDATE`,
-        [after],
-      )) as { id: string; team_id: string; value: Buffer }[];
+      const rows = await this.stored.lockedBatch(manager, table, column, after, BATCH);
       for (const row of rows) {
         if (!this.cipher.isStale(row.value)) continue;
         let plaintext: string;
@@ -113,10 +111,13 @@ export class SecretReencryption {
           report.unreadable.push({ id: row.id, reason: err.message });
           continue;
         }
-        await manager.query(`UPDATE ${table} SET ${column} = ? WHERE id = ?`, [
-          this.cipher.encrypt(plaintext, row.team_id),
+        await this.stored.setValue(
+          manager,
+          table,
+          column,
           row.id,
-        ]);
+          this.cipher.encrypt(plaintext, row.team_id),
+        );
         report.reencrypted += 1;
       }
       return rows.map((row) => row.id);

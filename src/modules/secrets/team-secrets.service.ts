@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUid } from '../../common/ids';
 import { AuditLog } from '../audit';
@@ -9,6 +9,7 @@ import { MAX_SECRET_VALUE_BYTES, SECRET_NAME_PATTERN } from './dto/secret.dto';
 import { SecretCipher } from './secret-cipher';
 import { SecretRunContext, secretRefusal, SecretScope } from './secret-scope';
 import { SecretPurpose, TeamSecret } from './team-secret.entity';
+import { TeamSecretRepository } from './team-secret.repository';
 
 /** The team secret whose value authenticates clones of private repositories. */
 export const GIT_TOKEN_SECRET = 'GITHUB_TOKEN';
@@ -36,11 +37,11 @@ export interface SecretRef {
   field: string;
 }
 
-/** The tables a scope's ids name, with the error each unknown id gets. */
-const SCOPE_TABLES: Record<keyof SecretScope, { table: string; id: string; what: string }> = {
-  environments: { table: 'environments', id: 'id', what: 'environment' },
-  agent_identities: { table: 'agent_identities', id: 'user_id', what: 'agent identity' },
-  schedules: { table: 'schedules', id: 'id', what: 'schedule' },
+/** What a scope's ids name, for the error each unknown id gets. */
+const SCOPE_NAMES: Record<keyof SecretScope, string> = {
+  environments: 'environment',
+  agent_identities: 'agent identity',
+  schedules: 'schedule',
 };
 
 /**
@@ -54,6 +55,7 @@ export class TeamSecretsService {
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly secrets: TeamSecretRepository,
     readonly cipher: SecretCipher,
     private readonly audit: AuditLog,
   ) {}
@@ -63,27 +65,11 @@ export class TeamSecretsService {
   }
 
   list(teamId: string): Promise<TeamSecret[]> {
-    return this.dataSource.getRepository(TeamSecret).find({
-      where: { teamId },
-      order: { name: 'ASC' },
-      select: {
-        id: true,
-        teamId: true,
-        name: true,
-        description: true,
-        scope: true,
-        purpose: true,
-        createdBy: true,
-        createdAt: true,
-        updatedAt: true,
-      },
-    });
+    return this.secrets.list(teamId);
   }
 
   find(teamId: string, name: string, manager?: EntityManager): Promise<TeamSecret | null> {
-    return (manager ?? this.dataSource.manager)
-      .getRepository(TeamSecret)
-      .findOneBy({ teamId, name });
+    return this.secrets.find(teamId, name, manager);
   }
 
   async create(
@@ -130,7 +116,7 @@ export class TeamSecretsService {
       if (input.description !== undefined) secret.description = input.description;
       if (input.scope !== undefined) secret.scope = input.scope;
       secret.updatedAt = new Date();
-      await m.getRepository(TeamSecret).save(secret);
+      await this.secrets.save(m, secret);
       // The value itself is never recorded: only that it changed.
       await this.audit.record(m, principal, 'secret.update', target(name), {
         value_changed: input.value !== undefined,
@@ -153,7 +139,7 @@ export class TeamSecretsService {
           if (reason) throw new ApiError('conflict', `secret "${name}" is ${reason}`);
         }
         await this.audit.record(m, principal, 'secret.delete', target(name));
-        await m.getRepository(TeamSecret).delete({ id: secret.id });
+        await this.secrets.delete(m, secret.id);
       });
     await this.audit.deniedOn(principal, 'secret.delete', target(name), remove);
   }
@@ -170,11 +156,7 @@ export class TeamSecretsService {
     const refused = new Map<string, string>();
     const unique = [...new Set(names)];
     if (unique.length === 0) return refused;
-    const secrets = await this.dataSource.getRepository(TeamSecret).find({
-      select: { name: true, scope: true, purpose: true },
-      where: { teamId, name: In(unique) },
-    });
-    for (const secret of secrets) {
+    for (const secret of await this.secrets.scopesOf(teamId, unique)) {
       const reason = secretRefusal(secret, run);
       if (reason) refused.set(secret.name, reason);
     }
@@ -211,8 +193,7 @@ export class TeamSecretsService {
   }
 
   private async insert(m: EntityManager, principal: Principal, input: NewSecret) {
-    const repo = m.getRepository(TeamSecret);
-    if (await repo.existsBy({ teamId: principal.teamId, name: input.name })) {
+    if (await this.secrets.exists(m, principal.teamId, input.name)) {
       throw alreadyExists(input.name);
     }
     const now = new Date();
@@ -229,7 +210,7 @@ export class TeamSecretsService {
       updatedAt: now,
     };
     try {
-      await repo.insert(secret);
+      await this.secrets.insert(m, secret);
     } catch (err) {
       if ((err as { code?: string }).code === 'ER_DUP_ENTRY') throw alreadyExists(input.name);
       throw err;
@@ -239,14 +220,10 @@ export class TeamSecretsService {
 
   /** Every id of a scope names one of the team's environments, agent identities or schedules. */
   private async assertScopeIds(m: EntityManager, teamId: string, scope: SecretScope) {
-    for (const [key, { table, id, what }] of Object.entries(SCOPE_TABLES)) {
+    for (const [key, what] of Object.entries(SCOPE_NAMES)) {
       const ids = scope[key as keyof SecretScope];
       if (ids.length === 0) continue;
-      const found = (await m.query(
-        `SELECT ${id} AS id FROM ${table} WHERE team_id = ? AND ${id} IN (?)`,
-        [teamId, ids],
-      )) as { id: string }[];
-      const known = new Set(found.map((row) => row.id));
+      const known = await this.secrets.knownScopeIds(m, teamId, key as keyof SecretScope, ids);
       const index = ids.findIndex((value) => !known.has(value));
       if (index >= 0) {
         throw ApiError.invalid(`scope.${key}.${index}`, `the team has no ${what} "${ids[index]}"`);
@@ -255,12 +232,7 @@ export class TeamSecretsService {
   }
 
   private async lockedForChange(m: EntityManager, principal: Principal, name: string) {
-    const secret = await m
-      .getRepository(TeamSecret)
-      .createQueryBuilder('s')
-      .setLock('pessimistic_write')
-      .where('s.team_id = :teamId AND s.name = :name', { teamId: principal.teamId, name })
-      .getOne();
+    const secret = await this.secrets.locked(m, principal.teamId, name);
     if (!secret) throw ApiError.notFound(`secret "${name}"`);
     if (principal.role !== 'admin' && secret.createdBy !== principal.userId) {
       throw new ApiError(

@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import * as oidc from 'openid-client';
-import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { OidcLoginAttempt } from './oidc-login-attempt.entity';
+import { OidcLoginAttemptRepository } from './oidc-login-attempt.repository';
 
 export const LOGIN_ATTEMPT_TTL_MS = 10 * 60_000;
 
@@ -32,7 +31,7 @@ export class OidcRelyingParty {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly attempts: OidcLoginAttemptRepository,
   ) {}
 
   get enabled(): boolean {
@@ -50,11 +49,7 @@ export class OidcRelyingParty {
       returnTo,
       expiresAt: new Date(Date.now() + LOGIN_ATTEMPT_TTL_MS),
     };
-    const repository = this.dataSource.getRepository(OidcLoginAttempt);
-    await repository.insert(attempt);
-    await this.dataSource.query(`DELETE FROM oidc_login_attempts WHERE expires_at < ? LIMIT 100`, [
-      new Date(),
-    ]);
+    await this.attempts.insertSweepingExpired(attempt);
     const url = oidc.buildAuthorizationUrl(provider, {
       redirect_uri: this.redirectUrl,
       scope: this.config.signIn.oidcScopes,
@@ -123,12 +118,11 @@ export class OidcRelyingParty {
 
   private async takeAttempt(state: string): Promise<OidcLoginAttempt | null> {
     if (state.length > 64) return null;
-    const repository = this.dataSource.getRepository(OidcLoginAttempt);
-    const attempt = await repository.findOneBy({ state });
+    const attempt = await this.attempts.byState(state);
     if (!attempt) return null;
     // Whoever deletes the row owns the attempt: a replayed callback finds nothing to delete.
-    const { affected } = await repository.delete({ state });
-    if (!affected || attempt.expiresAt.getTime() <= Date.now()) return null;
+    const deleted = await this.attempts.delete(state);
+    if (!deleted || attempt.expiresAt.getTime() <= Date.now()) return null;
     return attempt;
   }
 

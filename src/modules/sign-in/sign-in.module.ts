@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { TeamsModule } from '../teams';
 import { MeController } from './me.controller';
 import { OidcLoginAttempt } from './oidc-login-attempt.entity';
+import { OidcLoginAttemptRepository } from './oidc-login-attempt.repository';
 import { OidcRelyingParty } from './oidc-relying-party.service';
 import { SignInController } from './sign-in.controller';
 import { SignInService } from './sign-in.service';
@@ -11,6 +12,6 @@ import { SignInService } from './sign-in.service';
 @Module({
   imports: [TeamsModule, TypeOrmModule.forFeature([OidcLoginAttempt])],
   controllers: [SignInController, MeController],
-  providers: [OidcRelyingParty, SignInService],
+  providers: [OidcLoginAttemptRepository, OidcRelyingParty, SignInService],
 })
 export class SignInApiModule {}

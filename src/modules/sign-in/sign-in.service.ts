@@ -143,7 +143,7 @@ export class SignInService {
     if (found) {
       // Moved to another team: what they held in the old one (keys, other sessions) ends.
       if (found.teamId !== teamId) await this.access.cut(m, found.id);
-      await this.teamsAndUsers.updateUser(m, found.id, fields);
+      await this.teamsAndUsers.updateUser(found.id, fields, m);
       // Its API keys act with the role (and name) of this sign-in on every replica at once.
       await this.invalidations.changed(m, USER_TOPIC, [found.id]);
       return { ...found, ...fields };
@@ -156,7 +156,7 @@ export class SignInService {
       oidcSubject: person.subject,
       ...fields,
     };
-    await this.teamsAndUsers.insertUser(m, created);
+    await this.teamsAndUsers.insertUser(created, m);
     return created;
   }
 

@@ -1,5 +1,6 @@
 import { ApiKeyRoles1763925000000 } from '../../../migrations/1763925000000-api-key-roles';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
+import { ApiKeyRepository } from './api-key.repository';
 import { ApiKeysService } from './api-keys.service';
 import { UserDirectoryService } from './auth/user-directory.service';
 import { TeamsService } from './teams.service';
@@ -18,7 +19,7 @@ describe('API key roles (database)', () => {
   };
 
   it('migrates every existing key of a person to admin, leaving agent and run-scoped keys without a role', async () => {
-    const keys = new ApiKeysService(db.dataSource);
+    const keys = new ApiKeysService(new ApiKeyRepository(db.dataSource));
     const person = await user('user', 'member');
     const agent = await user('service_account', 'member');
     const migration = new ApiKeyRoles1763925000000();
@@ -53,7 +54,7 @@ describe('API key roles (database)', () => {
   });
 
   it("acts with the key's role, else its user's; an expired key does not authenticate", async () => {
-    const keys = new ApiKeysService(db.dataSource);
+    const keys = new ApiKeysService(new ApiKeyRepository(db.dataSource));
     const admin = await user('user', 'admin');
     const viewer = await keys.create(admin, 'view', { role: 'viewer' });
     const inherited = await keys.create(admin, 'inherits');
@@ -77,7 +78,9 @@ describe('API key roles (database)', () => {
       db.dataSource,
       new TeamUserRepository(db.dataSource),
     );
-    const team = await new TeamsService(db.dataSource).createTeam('directory-team');
+    const team = await new TeamsService(new TeamUserRepository(db.dataSource)).createTeam(
+      'directory-team',
+    );
     const first = { team: team.name, email: 'Ada@Example.com', role: 'member' as const };
     const [a, b] = await Promise.all([directory.principalOf(first), directory.principalOf(first)]);
     expect(a).toMatchObject({ teamId: team.id, role: 'member', email: 'ada@example.com' });

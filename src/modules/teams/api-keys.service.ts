@@ -1,15 +1,15 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In, IsNull } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { BroadcastCache, Invalidation, InvalidationBus } from '../../common/cache/broadcast-cache';
 import { Invalidations } from '../../common/cache/invalidations';
 import { newUid } from '../../common/ids';
 import { ApiKey } from './api-key.entity';
+import { ApiKeyRepository } from './api-key.repository';
 import { lowerRole, type TeamRole } from '../../common/auth/roles';
 import { generateApiKey, hashApiKey, hashesEqual, lookupPrefixOf } from './api-key-format';
 import { API_KEY_STRATEGY } from './auth/api-key.strategy';
 import { Principal } from '../../common/auth/principal';
-import { User } from './user.entity';
+import type { User } from './user.entity';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 const VALIDITY_BATCH = 500;
@@ -17,31 +17,6 @@ const CACHED_KEYS = 10_000;
 /** Invalidation topics: a key (by id) and a user (by id: role, name, deletion). */
 export const API_KEY_TOPIC = 'api_key';
 export const USER_TOPIC = 'user';
-/**
- * A key that authenticates (`k` the key, `u` its user; the one parameter: now). A person's key
- * stays in the team it was made in: once its person is moved to another team it no longer
- * authenticates (a run-scoped key keeps reporting for the run it was issued to).
- */
-const LIVE_KEY = `k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?)
-  AND u.deleted_at IS NULL AND (k.team_id = u.team_id OR k.run_id IS NOT NULL)`;
-
-interface KeyRow {
-  id: string;
-  name: string;
-  team_id: string;
-  user_id: string;
-  secret_hash: Buffer;
-  last_used_at: Date | null;
-  expires_at: Date | null;
-  type: User['type'];
-  key_role: TeamRole | null;
-  user_role: TeamRole;
-  display_name: string;
-  email: string | null;
-  run_id: string | null;
-  run_execution_id: number | null;
-}
-
 /** A key that authenticated, as cached by its secret's hash. */
 interface AuthenticatedKey {
   principal: Principal;
@@ -66,7 +41,7 @@ export class ApiKeysService {
   private readonly authenticated: BroadcastCache<AuthenticatedKey> | null;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly keys: ApiKeyRepository,
     @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
   ) {
     this.authenticated = invalidations
@@ -105,72 +80,55 @@ export class ApiKeysService {
   ): Promise<{ key: string; id: string }> {
     const key = options.plainKey ?? generateApiKey().key;
     const id = newUid();
-    await (options.manager ?? this.dataSource.manager).getRepository(ApiKey).insert({
-      id,
-      teamId: user.teamId,
-      userId: user.id,
-      name,
-      prefix: lookupPrefixOf(key),
-      secretHash: hashApiKey(key),
-      createdAt: new Date(),
-      lastUsedAt: null,
-      revokedAt: null,
-      role: options.role ?? null,
-      expiresAt: options.expiresAt ?? null,
-    });
+    await this.keys.insert(
+      {
+        id,
+        teamId: user.teamId,
+        userId: user.id,
+        name,
+        prefix: lookupPrefixOf(key),
+        secretHash: hashApiKey(key),
+        createdAt: new Date(),
+        lastUsedAt: null,
+        revokedAt: null,
+        role: options.role ?? null,
+        expiresAt: options.expiresAt ?? null,
+      },
+      options.manager,
+    );
     return { key, id };
   }
 
   /** The team's keys of people (not agent identities', not run-scoped), oldest first. */
   listPeopleKeys(teamId: string): Promise<ApiKey[]> {
-    return this.peopleKeys(teamId)
-      .orderBy('k.created_at', 'ASC')
-      .addOrderBy('k.id', 'ASC')
-      .getMany();
+    return this.keys.listPeopleKeys(teamId);
   }
 
   /** One of the team's keys of people, or null. */
   findPeopleKey(teamId: string, id: string): Promise<ApiKey | null> {
-    return this.peopleKeys(teamId).andWhere('k.id = :id', { id }).getOne();
+    return this.keys.findPeopleKey(teamId, id);
   }
 
   /** Revokes one of the team's keys of people; null when the team has no such key. */
   async revokePeopleKey(
     teamId: string,
     id: string,
-    manager = this.dataSource.manager,
+    manager?: EntityManager,
   ): Promise<ApiKey | null> {
     return (await this.findPeopleKey(teamId, id)) ? this.revoke(id, manager) : null;
   }
 
-  private peopleKeys(teamId: string) {
-    return this.dataSource
-      .getRepository(ApiKey)
-      .createQueryBuilder('k')
-      .innerJoin(User, 'u', 'u.id = k.user_id')
-      .where("k.team_id = :teamId AND k.run_id IS NULL AND u.type = 'user'", { teamId });
-  }
-
   async existsForKey(plainKey: string): Promise<boolean> {
-    return (
-      (await this.dataSource.getRepository(ApiKey).countBy({ prefix: lookupPrefixOf(plainKey) })) >
-      0
-    );
+    return (await this.keys.countByPrefix(lookupPrefixOf(plainKey))) > 0;
   }
 
   async countActive(): Promise<number> {
-    return this.dataSource
-      .getRepository(ApiKey)
-      .createQueryBuilder('k')
-      .where('k.revoked_at IS NULL AND k.run_id IS NULL')
-      .getCount();
+    return this.keys.countActive();
   }
 
   /** A team's keys (not the run-scoped ones), oldest first; the entity holds only the secret's hash. */
   listKeys(teamId: string): Promise<ApiKey[]> {
-    return this.dataSource
-      .getRepository(ApiKey)
-      .find({ where: { teamId, runId: IsNull() }, order: { createdAt: 'ASC', id: 'ASC' } });
+    return this.keys.listKeys(teamId);
   }
 
   /** Creates a key bound to one execution of one run, acting as `userId`; returns the plain key. */
@@ -182,7 +140,7 @@ export class ApiKeysService {
     executionId: number;
   }): Promise<string> {
     const { key, prefix } = generateApiKey();
-    await this.dataSource.getRepository(ApiKey).insert({
+    await this.keys.insert({
       id: fields.id,
       teamId: fields.teamId,
       userId: fields.userId,
@@ -200,38 +158,23 @@ export class ApiKeysService {
 
   /** Run-scoped keys not revoked yet, oldest first. */
   liveRunKeys(limit: number): Promise<ApiKey[]> {
-    return this.dataSource
-      .getRepository(ApiKey)
-      .createQueryBuilder('k')
-      .select(['k.id', 'k.runId', 'k.runExecutionId', 'k.createdAt'])
-      .where('k.revoked_at IS NULL AND k.run_id IS NOT NULL')
-      .orderBy('k.created_at', 'ASC')
-      .limit(limit)
-      .getMany();
+    return this.keys.liveRunKeys(limit);
   }
 
   async revokeMany(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.dataSource
-      .getRepository(ApiKey)
-      .update({ id: In(ids), revokedAt: IsNull() }, { revokedAt: new Date() });
+    await this.keys.revokeMany(ids);
     await this.keysChanged(ids);
   }
 
   /** One user's keys (an agent identity's; not the run-scoped ones), oldest first. */
   listForUser(userId: string): Promise<ApiKey[]> {
-    return this.dataSource
-      .getRepository(ApiKey)
-      .find({ where: { userId, runId: IsNull() }, order: { createdAt: 'ASC', id: 'ASC' } });
+    return this.keys.listForUser(userId);
   }
 
   /** Revokes one of a user's keys; null when the user has no such key. */
-  async revokeForUser(
-    userId: string,
-    id: string,
-    manager: EntityManager = this.dataSource.manager,
-  ): Promise<ApiKey | null> {
-    const key = await manager.getRepository(ApiKey).findOneBy({ id, userId, runId: IsNull() });
+  async revokeForUser(userId: string, id: string, manager?: EntityManager): Promise<ApiKey | null> {
+    const key = await this.keys.findForUser(userId, id, manager);
     return key ? this.revoke(id, manager) : null;
   }
 
@@ -240,17 +183,16 @@ export class ApiKeysService {
    * (deleting an agent identity).
    */
   async deleteAllForUser(manager: EntityManager, userId: string): Promise<number> {
-    const result = await manager.getRepository(ApiKey).delete({ userId });
+    const deleted = await this.keys.deleteAllForUser(manager, userId);
     await this.userChanged(userId, manager);
-    return result.affected ?? 0;
+    return deleted;
   }
 
   /** Revokes a key (idempotently: the first revocation time stays); null when it does not exist. */
-  async revoke(id: string, manager = this.dataSource.manager): Promise<ApiKey | null> {
-    const keys = manager.getRepository(ApiKey);
-    await keys.update({ id, revokedAt: IsNull() }, { revokedAt: new Date() });
+  async revoke(id: string, manager?: EntityManager): Promise<ApiKey | null> {
+    await this.keys.revoke(id, manager);
     await this.keysChanged([id], manager);
-    return keys.findOneBy({ id });
+    return this.keys.byId(id, manager);
   }
 
   /**
@@ -260,12 +202,7 @@ export class ApiKeysService {
   async stillValid(ids: string[]): Promise<Set<string>> {
     const valid = new Set<string>();
     for (let i = 0; i < ids.length; i += VALIDITY_BATCH) {
-      const rows = (await this.dataSource.query(
-        `SELECT k.id FROM api_keys k JOIN users u ON u.id = k.user_id
-          WHERE k.id IN (?) AND ${LIVE_KEY}`,
-        [ids.slice(i, i + VALIDITY_BATCH), new Date()],
-      )) as { id: string }[];
-      for (const row of rows) valid.add(row.id);
+      for (const id of await this.keys.liveIds(ids.slice(i, i + VALIDITY_BATCH))) valid.add(id);
     }
     return valid;
   }
@@ -283,26 +220,13 @@ export class ApiKeysService {
     if (key.lastUsedAt === null || Date.now() - key.lastUsedAt > LAST_USED_RESOLUTION_MS) {
       key.lastUsedAt = Date.now();
       // Best effort and throttled: a lost timestamp update must never fail the request.
-      this.dataSource
-        .query(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`, [
-          new Date(),
-          key.principal.keyId,
-        ])
-        .catch(() => undefined);
+      this.keys.markUsed(key.principal.keyId).catch(() => undefined);
     }
     return { ...key.principal };
   }
 
   private async lookup(plainKey: string, hash: Buffer): Promise<AuthenticatedKey | null> {
-    const rows = (await this.dataSource.query(
-      `SELECT k.id, k.name, k.team_id, k.user_id, k.secret_hash, k.last_used_at, k.expires_at,
-              k.run_id, k.run_execution_id, u.type, k.role AS key_role, u.role AS user_role,
-              u.display_name, u.email
-         FROM api_keys k JOIN users u ON u.id = k.user_id
-        WHERE k.prefix = ? AND ${LIVE_KEY}`,
-      [lookupPrefixOf(plainKey), new Date()],
-    )) as KeyRow[];
-    const row = rows[0];
+    const row = await this.keys.liveByPrefix(lookupPrefixOf(plainKey));
     if (!row || !hashesEqual(Buffer.from(row.secret_hash), hash)) return null;
     return {
       principal: {

@@ -2,9 +2,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
-import { databaseLockName } from '../../database/named-lock';
 import { SYSTEM_ACTOR, AuditLog } from '../audit';
 import { ApiKeysService } from './api-keys.service';
+import { BootstrapLockRepository } from './bootstrap-lock.repository';
 import { TeamsService } from './teams.service';
 import type { User } from './user.entity';
 
@@ -22,37 +22,33 @@ export class BootstrapService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly bootstrapLock: BootstrapLockRepository,
     private readonly teams: TeamsService,
     private readonly apiKeys: ApiKeysService,
     private readonly audit: AuditLog,
   ) {}
 
-  async ensureAccess(): Promise<void> {
-    const lock = databaseLockName('bootstrap', String(this.dataSource.options.database));
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
-    try {
-      await runner.query(`SELECT GET_LOCK(?, 60)`, [lock]);
-      const bootstrapKey = this.config.bootstrapApiKey;
-      if (bootstrapKey) {
-        if (await this.apiKeys.existsForKey(bootstrapKey)) return;
-        const { admin } = await this.defaultTeamAndAdmin();
-        await this.createKey(admin, 'bootstrap', bootstrapKey);
-        this.logger.log(`installed AMBIENT_BOOTSTRAP_API_KEY for team "${DEFAULT_TEAM}"`);
-        return;
-      }
-      if ((await this.apiKeys.countActive()) > 0) return;
+  ensureAccess(): Promise<void> {
+    return this.bootstrapLock.whileLocked(() => this.ensureAccessLocked());
+  }
+
+  private async ensureAccessLocked(): Promise<void> {
+    const bootstrapKey = this.config.bootstrapApiKey;
+    if (bootstrapKey) {
+      if (await this.apiKeys.existsForKey(bootstrapKey)) return;
       const { admin } = await this.defaultTeamAndAdmin();
-      const { key } = await this.createKey(admin, 'first-start');
-      // Printed once, on purpose: it is the only way to learn the first key.
-      process.stdout.write(
-        `\n  Ambient created the first API key (team "${DEFAULT_TEAM}"). It is shown only once:\n\n    ${key}\n\n` +
-          `  Use it as "Authorization: Bearer <key>". More keys: npm run cli -- api-keys create --team <name>\n\n`,
-      );
-    } finally {
-      await runner.query(`SELECT RELEASE_LOCK(?)`, [lock]).catch(() => undefined);
-      await runner.release();
+      await this.createKey(admin, 'bootstrap', bootstrapKey);
+      this.logger.log(`installed AMBIENT_BOOTSTRAP_API_KEY for team "${DEFAULT_TEAM}"`);
+      return;
     }
+    if ((await this.apiKeys.countActive()) > 0) return;
+    const { admin } = await this.defaultTeamAndAdmin();
+    const { key } = await this.createKey(admin, 'first-start');
+    // Printed once, on purpose: it is the only way to learn the first key.
+    process.stdout.write(
+      `\n  Ambient created the first API key (team "${DEFAULT_TEAM}"). It is shown only once:\n\n    ${key}\n\n` +
+        `  Use it as "Authorization: Bearer <key>". More keys: npm run cli -- api-keys create --team <name>\n\n`,
+    );
   }
 
   /** A key made at start, with its `api_key.create` audit event (actor system). */

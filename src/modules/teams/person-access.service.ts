@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager, IsNull } from 'typeorm';
-import { ApiKey } from './api-key.entity';
+import { EntityManager } from 'typeorm';
+import { ApiKeyRepository } from './api-key.repository';
 import { ApiKeysService } from './api-keys.service';
-import { UserSession } from './sessions/user-session.entity';
+import { UserSessionRepository } from './sessions/user-session.repository';
 
 /** What cutting a person's access ended. */
 export interface CutAccess {
@@ -18,14 +18,16 @@ export interface CutAccess {
  */
 @Injectable()
 export class PersonAccess {
-  constructor(private readonly apiKeys: ApiKeysService) {}
+  constructor(
+    private readonly apiKeys: ApiKeysService,
+    private readonly keys: ApiKeyRepository,
+    private readonly sessions: UserSessionRepository,
+  ) {}
 
   async cut(manager: EntityManager, userId: string): Promise<CutAccess> {
-    const revoked = await manager
-      .getRepository(ApiKey)
-      .update({ userId, runId: IsNull(), revokedAt: IsNull() }, { revokedAt: new Date() });
-    const ended = await manager.getRepository(UserSession).delete({ userId });
+    const revokedKeys = await this.keys.revokePersonKeys(manager, userId);
+    const endedSessions = await this.sessions.deleteAllOfUser(manager, userId);
     await this.apiKeys.userChanged(userId, manager);
-    return { revokedKeys: revoked.affected ?? 0, endedSessions: ended.affected ?? 0 };
+    return { revokedKeys, endedSessions };
   }
 }

@@ -5,9 +5,9 @@ import { Team } from './team.entity';
 import { User } from './user.entity';
 
 /**
- * The `teams` and `users` rows other modules read and write (sign-in, the console's `me`,
- * environment sharing): they never query the tables themselves. `manager` joins a caller's
- * transaction.
+ * The `teams` and `users` tables' statements: teams/ itself and the other modules that read and
+ * write their rows (sign-in, the console's `me`, environment sharing), which never query the
+ * tables themselves. `manager` joins a caller's transaction.
  */
 @Injectable()
 export class TeamUserRepository {
@@ -20,6 +20,10 @@ export class TeamUserRepository {
   /** Locks the team's row until `manager`'s transaction ends (serialises what counts per team). */
   async lockTeam(manager: EntityManager, teamId: string): Promise<void> {
     await manager.query(`SELECT id FROM teams WHERE id = ? FOR UPDATE`, [teamId]);
+  }
+
+  async insertTeam(team: Team, manager?: EntityManager): Promise<void> {
+    await this.db(manager).getRepository(Team).insert(team);
   }
 
   teamExists(teamId: string): Promise<boolean> {
@@ -48,12 +52,79 @@ export class TeamUserRepository {
       .findOneBy({ oidcIssuer: issuer, oidcSubject: subject });
   }
 
-  async insertUser(manager: EntityManager, user: User): Promise<void> {
-    await manager.getRepository(User).insert(user);
+  /** The team's agent identity limit; null for the configured default (or no such team). */
+  async agentLimit(teamId: string): Promise<number | null> {
+    const rows = (await this.dataSource.query(`SELECT agent_limit FROM teams WHERE id = ?`, [
+      teamId,
+    ])) as { agent_limit: number | null }[];
+    return rows[0]?.agent_limit ?? null;
   }
 
-  async updateUser(manager: EntityManager, id: string, fields: Partial<User>): Promise<void> {
-    await manager.getRepository(User).update({ id }, fields);
+  async setAgentLimit(teamId: string, limit: number | null, manager?: EntityManager) {
+    await this.db(manager).query(`UPDATE teams SET agent_limit = ? WHERE id = ?`, [limit, teamId]);
+  }
+
+  async insertUser(user: User, manager?: EntityManager): Promise<void> {
+    await this.db(manager).getRepository(User).insert(user);
+  }
+
+  async updateUser(id: string, fields: Partial<User>, manager?: EntityManager): Promise<void> {
+    await this.db(manager).getRepository(User).update({ id }, fields);
+  }
+
+  /** Marks a user deleted (the row stays: runs keep showing it as their executor). */
+  async softDeleteUser(manager: EntityManager, userId: string, at: Date): Promise<void> {
+    await manager.query(`UPDATE users SET deleted_at = ? WHERE id = ?`, [at, userId]);
+  }
+
+  /** The team's first admin (a person). */
+  firstAdmin(teamId: string): Promise<User | null> {
+    return this.db()
+      .getRepository(User)
+      .findOne({
+        where: { teamId, role: 'admin', type: 'user' },
+        order: { createdAt: 'ASC' },
+      });
+  }
+
+  /** The team's person with this email: a live one first, else the oldest. */
+  personByEmail(teamId: string, email: string, manager?: EntityManager): Promise<User | null> {
+    return this.db(manager)
+      .getRepository(User)
+      .createQueryBuilder('u')
+      .where("u.team_id = :teamId AND u.email = :email AND u.type = 'user'", { teamId, email })
+      .orderBy('u.deleted_at IS NULL', 'DESC')
+      .addOrderBy('u.created_at', 'ASC')
+      .getOne();
+  }
+
+  /** A service account (agent identity) that has not been deleted, or null. */
+  liveServiceAccount(id: string): Promise<User | null> {
+    return this.db()
+      .getRepository(User)
+      .createQueryBuilder('u')
+      .where("u.id = :id AND u.type = 'service_account' AND u.deleted_at IS NULL", { id })
+      .getOne();
+  }
+
+  /** The team's service accounts that are not deleted, oldest first. */
+  liveServiceAccounts(teamId: string): Promise<User[]> {
+    return this.db()
+      .getRepository(User)
+      .createQueryBuilder('u')
+      .where("u.team_id = :teamId AND u.type = 'service_account' AND u.deleted_at IS NULL", {
+        teamId,
+      })
+      .orderBy('u.created_at', 'ASC')
+      .addOrderBy('u.id', 'ASC')
+      .getMany();
+  }
+
+  /** The team's users with these ids (not empty, no duplicates). */
+  usersByIds(teamId: string, ids: string[]): Promise<User[]> {
+    return this.db()
+      .getRepository(User)
+      .findBy({ teamId, id: In(ids) });
   }
 
   /** The display names of the team's users (agents' service accounts too) with these ids. */

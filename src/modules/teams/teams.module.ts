@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { AccessDenials } from './access/access-denials.service';
 import { ApiKey } from './api-key.entity';
+import { ApiKeyRepository } from './api-key.repository';
 import { ApiKeysService } from './api-keys.service';
 import {
   AUTH_STRATEGY_CONTRIBUTIONS,
@@ -10,16 +11,20 @@ import {
   AuthStrategyRegistry,
 } from './auth/auth-strategy-registry';
 import { UserDirectoryService } from './auth/user-directory.service';
+import { BootstrapLockRepository } from './bootstrap-lock.repository';
 import { BootstrapService } from './bootstrap.service';
 import { KeyRevocationWatch } from './key-revocation-watch.service';
 import { PersonAccess } from './person-access.service';
 import { ScimToken } from './scim/scim-token.entity';
+import { ScimTokenRepository } from './scim/scim-token.repository';
 import { ScimTokensService } from './scim/scim-tokens.service';
+import { ScimUserRepository } from './scim/scim-user.repository';
 import { ScimUsersService } from './scim/scim-users.service';
 import { Team } from './team.entity';
 import { TeamsService } from './teams.service';
 import { User } from './user.entity';
 import { UserSession } from './sessions/user-session.entity';
+import { UserSessionRepository } from './sessions/user-session.repository';
 import { UserSessionsService } from './sessions/user-sessions.service';
 import { TeamUserRepository } from './team-user.repository';
 
@@ -27,13 +32,18 @@ import { TeamUserRepository } from './team-user.repository';
   imports: [TypeOrmModule.forFeature([Team, User, ApiKey, UserSession, ScimToken])],
   providers: [
     TeamUserRepository,
+    ApiKeyRepository,
+    UserSessionRepository,
     TeamsService,
     ApiKeysService,
     UserDirectoryService,
     UserSessionsService,
+    BootstrapLockRepository,
     BootstrapService,
     KeyRevocationWatch,
     PersonAccess,
+    ScimTokenRepository,
+    ScimUserRepository,
     ScimTokensService,
     ScimUsersService,
     AccessDenials,

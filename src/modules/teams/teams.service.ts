@@ -1,35 +1,35 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import type { InvalidationBus } from '../../common/cache/broadcast-cache';
 import { Invalidations } from '../../common/cache/invalidations';
 import { newUid } from '../../common/ids';
 import { USER_TOPIC } from './api-keys.service';
 import { Team } from './team.entity';
+import { TeamUserRepository } from './team-user.repository';
 import { User, UserRole, UserType } from './user.entity';
 
 @Injectable()
 export class TeamsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly teamsAndUsers: TeamUserRepository,
     /** Cached principals of a renamed or deleted user are dropped on every replica. */
     @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
   ) {}
 
   findByName(name: string): Promise<Team | null> {
-    return this.dataSource.getRepository(Team).findOneBy({ name });
+    return this.teamsAndUsers.teamByName(name);
   }
 
-  async createTeam(name: string, manager = this.dataSource.manager): Promise<Team> {
+  async createTeam(name: string, manager?: EntityManager): Promise<Team> {
     const team: Team = { id: newUid(), name, createdAt: new Date() };
-    await manager.getRepository(Team).insert(team);
+    await this.teamsAndUsers.insertTeam(team, manager);
     return team;
   }
 
   async createUser(
     team: Team,
     fields: { displayName: string; email?: string | null; role?: UserRole; type?: UserType },
-    manager = this.dataSource.manager,
+    manager?: EntityManager,
   ): Promise<User> {
     const user: User = {
       id: newUid(),
@@ -40,16 +40,13 @@ export class TeamsService {
       role: fields.role ?? 'member',
       createdAt: new Date(),
     };
-    await manager.getRepository(User).insert(user);
+    await this.teamsAndUsers.insertUser(user, manager);
     return user;
   }
 
   /** The team's first admin: the owner of keys made by the CLI and bootstrap. */
   async findAdmin(team: Team): Promise<User | null> {
-    return this.dataSource.getRepository(User).findOne({
-      where: { teamId: team.id, role: 'admin', type: 'user' },
-      order: { createdAt: 'ASC' },
-    });
+    return this.teamsAndUsers.firstAdmin(team.id);
   }
 
   /** The user behind a new agent identity, inserted in the caller's transaction. */
@@ -67,64 +64,43 @@ export class TeamsService {
       role: 'member',
       createdAt: new Date(),
     };
-    await manager.getRepository(User).insert(user);
+    await this.teamsAndUsers.insertUser(user, manager);
     return user;
   }
 
   async renameUser(manager: EntityManager, userId: string, displayName: string): Promise<void> {
-    await manager.getRepository(User).update({ id: userId }, { displayName });
+    await this.teamsAndUsers.updateUser(userId, { displayName }, manager);
     await this.invalidations?.changed(manager, USER_TOPIC, [userId]);
   }
 
   /** Marks a user deleted: its keys stop authenticating; runs keep showing it as their executor. */
   async softDeleteUser(manager: EntityManager, userId: string, at: Date): Promise<void> {
-    await manager.query(`UPDATE users SET deleted_at = ? WHERE id = ?`, [at, userId]);
+    await this.teamsAndUsers.softDeleteUser(manager, userId, at);
     await this.invalidations?.changed(manager, USER_TOPIC, [userId]);
   }
 
   /** A service account (agent identity) that has not been deleted, or null. */
   findServiceAccount(id: string): Promise<User | null> {
-    return this.dataSource
-      .getRepository(User)
-      .createQueryBuilder('u')
-      .where("u.id = :id AND u.type = 'service_account' AND u.deleted_at IS NULL", { id })
-      .getOne();
+    return this.teamsAndUsers.liveServiceAccount(id);
   }
 
   /** The team's service accounts (agent identities) that are not deleted, oldest first. */
   serviceAccounts(teamId: string): Promise<User[]> {
-    return this.dataSource
-      .getRepository(User)
-      .createQueryBuilder('u')
-      .where("u.team_id = :teamId AND u.type = 'service_account' AND u.deleted_at IS NULL", {
-        teamId,
-      })
-      .orderBy('u.created_at', 'ASC')
-      .addOrderBy('u.id', 'ASC')
-      .getMany();
+    return this.teamsAndUsers.liveServiceAccounts(teamId);
   }
 
   /** The team's own limit on usable agent identities; null means the configured default. */
-  async agentLimit(teamId: string): Promise<number | null> {
-    const rows = (await this.dataSource.query(`SELECT agent_limit FROM teams WHERE id = ?`, [
-      teamId,
-    ])) as { agent_limit: number | null }[];
-    return rows[0]?.agent_limit ?? null;
+  agentLimit(teamId: string): Promise<number | null> {
+    return this.teamsAndUsers.agentLimit(teamId);
   }
 
-  async setAgentLimit(
-    teamId: string,
-    limit: number | null,
-    manager = this.dataSource.manager,
-  ): Promise<void> {
-    await manager.query(`UPDATE teams SET agent_limit = ? WHERE id = ?`, [limit, teamId]);
+  setAgentLimit(teamId: string, limit: number | null, manager?: EntityManager): Promise<void> {
+    return this.teamsAndUsers.setAgentLimit(teamId, limit, manager);
   }
 
   async usersByIds(teamId: string, ids: string[]): Promise<Map<string, User>> {
     if (ids.length === 0) return new Map();
-    const users = await this.dataSource
-      .getRepository(User)
-      .findBy({ teamId, id: In([...new Set(ids)]) });
+    const users = await this.teamsAndUsers.usersByIds(teamId, [...new Set(ids)]);
     return new Map(users.map((u) => [u.id, u]));
   }
 }

@@ -26,6 +26,7 @@ import { RunBudget } from './run-budget.service';
 import { RunSecretsService } from './execution-secrets.service';
 import { ConnectedWorkersController } from './remote/connected-workers.controller';
 import { WorkerCredentialsController } from './remote/credentials/worker-credentials.controller';
+import { WorkerCredentialRepository } from './remote/credentials/worker-credential.repository';
 import { WorkerCredentialsService } from './remote/credentials/worker-credentials.service';
 import { HarnessSupportController } from './remote/harness-support.controller';
 import { RemoteExecutionService } from './remote/remote-execution.service';
@@ -127,6 +128,7 @@ export class ExecutionWorkerModule {}
     SelfHostedDispatcher,
     WorkerGateway,
     SelfHostedSweeper,
+    WorkerCredentialRepository,
     WorkerCredentialsService,
   ],
 })

@@ -1,14 +1,13 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import type { InvalidationBus } from '../../../common/cache/broadcast-cache';
 import { Invalidations } from '../../../common/cache/invalidations';
 import { newUid } from '../../../common/ids';
 import { USER_TOPIC } from '../api-keys.service';
 import { isTeamRole } from '../../../common/auth/roles';
 import type { Principal } from '../../../common/auth/principal';
-import { Team } from '../team.entity';
-import { User } from '../user.entity';
+import type { User } from '../user.entity';
 import type { DirectoryUser, UserDirectory } from './auth-strategy';
 import { TeamUserRepository } from '../team-user.repository';
 
@@ -26,14 +25,14 @@ export class UserDirectoryService implements UserDirectory {
     const email = input.email.trim().toLowerCase();
     if (!email || email.length > 255) return null;
     const displayName = (input.displayName?.trim() || email).slice(0, 255);
-    const team = await this.dataSource.getRepository(Team).findOneBy({ name: input.team });
+    const team = await this.teamsAndUsers.teamByName(input.team);
     if (!team) return null;
     const user =
-      (await this.person(this.dataSource.manager, team.id, email)) ??
+      (await this.teamsAndUsers.personByEmail(team.id, email)) ??
       // The team's row lock makes the first sight of a person create one user, not two.
       (await this.dataSource.transaction(async (m) => {
         await this.teamsAndUsers.lockTeam(m, team.id);
-        const found = await this.person(m, team.id, email);
+        const found = await this.teamsAndUsers.personByEmail(team.id, email, m);
         if (found) return found;
         const created: User = {
           id: newUid(),
@@ -44,15 +43,13 @@ export class UserDirectoryService implements UserDirectory {
           role: input.role,
           createdAt: new Date(),
         };
-        await m.getRepository(User).insert(created);
+        await this.teamsAndUsers.insertUser(created, m);
         return created;
       }));
     // Deactivated through SCIM: the identity provider's deprovisioning holds for every strategy.
     if (user.deletedAt) return null;
     if (user.role !== input.role || user.displayName !== displayName) {
-      await this.dataSource
-        .getRepository(User)
-        .update({ id: user.id }, { role: input.role, displayName });
+      await this.teamsAndUsers.updateUser(user.id, { role: input.role, displayName });
       // The person's API keys without a role of their own act with the new one at once.
       await this.invalidations?.changed(undefined, USER_TOPIC, [user.id]);
     }
@@ -65,15 +62,5 @@ export class UserDirectoryService implements UserDirectory {
       displayName,
       email,
     };
-  }
-
-  private person(m: EntityManager, teamId: string, email: string): Promise<User | null> {
-    return m
-      .getRepository(User)
-      .createQueryBuilder('u')
-      .where("u.team_id = :teamId AND u.email = :email AND u.type = 'user'", { teamId, email })
-      .orderBy('u.deleted_at IS NULL', 'DESC')
-      .addOrderBy('u.created_at', 'ASC')
-      .getOne();
   }
 }

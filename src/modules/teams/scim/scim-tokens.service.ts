@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { newUid } from '../../../common/ids';
 import { hashApiKey, hashesEqual } from '../api-key-format';
 import { ScimToken } from './scim-token.entity';
+import { ScimTokenRepository } from './scim-token.repository';
 
 const TOKEN = /^scim_([A-Za-z0-9]{12})_[A-Za-z0-9]{32}$/;
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -15,7 +15,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
  */
 @Injectable()
 export class ScimTokensService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly tokens: ScimTokenRepository) {}
 
   /** Makes a token in `manager`'s transaction; the plain token is returned once, never stored. */
   async create(
@@ -33,38 +33,29 @@ export class ScimTokensService {
       lastUsedAt: null,
       revokedAt: null,
     };
-    await manager.getRepository(ScimToken).insert(row);
+    await this.tokens.insert(manager, row);
     return { token, row };
   }
 
   /** The team's tokens, oldest first (never their secret). */
   list(teamId: string): Promise<ScimToken[]> {
-    return this.dataSource
-      .getRepository(ScimToken)
-      .find({ where: { teamId }, order: { createdAt: 'ASC', id: 'ASC' } });
+    return this.tokens.list(teamId);
   }
 
   /** Revokes one of the team's tokens (the first revocation time stays); null when unknown. */
   async revoke(manager: EntityManager, teamId: string, id: string): Promise<ScimToken | null> {
-    const tokens = manager.getRepository(ScimToken);
-    await tokens.update({ id, teamId, revokedAt: IsNull() }, { revokedAt: new Date() });
-    return tokens.findOneBy({ id, teamId });
+    return this.tokens.revoke(manager, teamId, id);
   }
 
   /** The live token a SCIM client presented, or null (unknown, malformed or revoked). */
   async authenticate(token: string): Promise<ScimToken | null> {
     const match = TOKEN.exec(token);
     if (!match) return null;
-    const row = await this.dataSource
-      .getRepository(ScimToken)
-      .findOneBy({ prefix: match[1], revokedAt: IsNull() });
+    const row = await this.tokens.liveByPrefix(match[1]);
     if (!row || !hashesEqual(Buffer.from(row.secretHash), hashApiKey(token))) return null;
     if (!row.lastUsedAt || Date.now() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
       // Best effort: a lost timestamp must never fail the provider's request.
-      this.dataSource
-        .getRepository(ScimToken)
-        .update({ id: row.id }, { lastUsedAt: new Date() })
-        .catch(() => undefined);
+      this.tokens.markUsed(row.id).catch(() => undefined);
     }
     return row;
   }

@@ -4,9 +4,10 @@ import { DataSource } from 'typeorm';
 import { AuditLog, systemActor } from '../../audit';
 import { KeyRevocationWatch } from '../key-revocation-watch.service';
 import { PersonAccess } from '../person-access.service';
-import { User } from '../user.entity';
+import type { User } from '../user.entity';
 import { ScimError } from './scim-resources';
 import type { ScimToken } from './scim-token.entity';
+import { ScimUserRepository } from './scim-user.repository';
 
 /**
  * The people of a team as its SCIM client sees them, and their deactivation: a deactivated person
@@ -19,6 +20,7 @@ import type { ScimToken } from './scim-token.entity';
 export class ScimUsersService {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly people: ScimUserRepository,
     private readonly access: PersonAccess,
     private readonly audit: AuditLog,
     private readonly streams: KeyRevocationWatch,
@@ -30,28 +32,12 @@ export class ScimUsersService {
     userName: string | undefined,
     page: { start: number; count: number },
   ): Promise<{ total: number; users: User[] }> {
-    const query = this.dataSource
-      .getRepository(User)
-      .createQueryBuilder('u')
-      .where("u.team_id = :teamId AND u.type = 'user'", { teamId });
-    if (userName !== undefined) query.andWhere('u.email = :userName', { userName });
-    const total = await query.getCount();
-    const users = page.count
-      ? await query
-          .orderBy('u.created_at', 'ASC')
-          .addOrderBy('u.id', 'ASC')
-          .offset(page.start - 1)
-          .limit(page.count)
-          .getMany()
-      : [];
-    return { total, users };
+    return this.people.page(teamId, userName, page);
   }
 
   /** One of the team's people, or a SCIM 404. */
   async get(teamId: string, id: string): Promise<User> {
-    const user = await this.dataSource
-      .getRepository(User)
-      .findOneBy({ id: id.slice(0, 64), teamId, type: 'user' });
+    const user = await this.people.person(teamId, id.slice(0, 64));
     if (!user) throw new ScimError(404, `User "${id}" not found`);
     return user;
   }
@@ -59,20 +45,10 @@ export class ScimUsersService {
   /** Deactivates or reactivates a person (no change when already so); answers them as now. */
   async setActive(token: ScimToken, id: string, active: boolean): Promise<User> {
     const ended = await this.dataSource.transaction(async (manager) => {
-      const user = await manager
-        .getRepository(User)
-        .createQueryBuilder('u')
-        .setLock('pessimistic_write')
-        .where("u.id = :id AND u.team_id = :teamId AND u.type = 'user'", {
-          id: id.slice(0, 64),
-          teamId: token.teamId,
-        })
-        .getOne();
+      const user = await this.people.lockedPerson(manager, token.teamId, id.slice(0, 64));
       if (!user) throw new ScimError(404, `User "${id}" not found`);
       if (active === !user.deletedAt) return false;
-      await manager
-        .getRepository(User)
-        .update({ id: user.id }, { deletedAt: active ? null : new Date() });
+      await this.people.setDeletedAt(manager, user.id, active ? null : new Date());
       const cut = active ? null : await this.access.cut(manager, user.id);
       const actor = systemActor(`scim:${token.id}`, `SCIM token "${token.name}"`);
       await this.audit.insert(manager, [

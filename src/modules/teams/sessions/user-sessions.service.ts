@@ -1,13 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { newSecretToken } from '../../../common/ids';
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { isTeamRole } from '../../../common/auth/roles';
 import type { Principal } from '../../../common/auth/principal';
-import { User } from '../user.entity';
-import { UserSession } from './user-session.entity';
+import type { User } from '../user.entity';
+import { UserSessionRepository } from './user-session.repository';
 
 /** What a new session gives the browser: its cookie values and when it ends. */
 export interface StartedSession {
@@ -44,7 +43,7 @@ export function sameToken(sent: string | undefined, expected: string): boolean {
 @Injectable()
 export class UserSessionsService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sessions: UserSessionRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -60,15 +59,18 @@ export class UserSessionsService {
       csrfToken: newSecretToken(),
       expiresAt: new Date(now.getTime() + this.ttlMs),
     };
-    await manager.getRepository(UserSession).insert({
-      id: hashOf(started.token),
-      userId: user.id,
-      teamId: user.teamId,
-      csrfToken: started.csrfToken,
-      createdAt: now,
-      expiresAt: started.expiresAt,
-    });
-    await manager.query(`DELETE FROM user_sessions WHERE expires_at < ? LIMIT 100`, [now]);
+    await this.sessions.insertSweepingExpired(
+      manager,
+      {
+        id: hashOf(started.token),
+        userId: user.id,
+        teamId: user.teamId,
+        csrfToken: started.csrfToken,
+        createdAt: now,
+        expiresAt: started.expiresAt,
+      },
+      now,
+    );
     return started;
   }
 
@@ -78,18 +80,9 @@ export class UserSessionsService {
    */
   async principalOf(token: string): Promise<SessionPrincipal | null> {
     if (!token || token.length > 128) return null;
-    const session = await this.dataSource
-      .getRepository(UserSession)
-      .findOneBy({ id: hashOf(token) });
+    const session = await this.sessions.byId(hashOf(token));
     if (!session || session.expiresAt.getTime() <= Date.now()) return null;
-    const user = await this.dataSource
-      .getRepository(User)
-      .createQueryBuilder('u')
-      .where('u.id = :id AND u.team_id = :teamId AND u.deleted_at IS NULL', {
-        id: session.userId,
-        teamId: session.teamId,
-      })
-      .getOne();
+    const user = await this.sessions.liveUserOf(session);
     if (!user || !isTeamRole(user.role)) return null;
     return {
       principal: {
@@ -112,19 +105,12 @@ export class UserSessionsService {
     const live = new Set<string>();
     if (keyIds.length === 0) return live;
     const prefixes = keyIds.map((k) => `${k.slice(SESSION_KEY_PREFIX.length).replace(/\W/g, '')}%`);
-    const rows = (await this.dataSource.query(
-      `SELECT s.id FROM user_sessions s JOIN users u ON u.id = s.user_id AND u.team_id = s.team_id
-        WHERE u.deleted_at IS NULL AND s.expires_at > ?
-          AND (${prefixes.map(() => 's.id LIKE ?').join(' OR ')})`,
-      [new Date(), ...prefixes],
-    )) as { id: string }[];
-    for (const row of rows) live.add(sessionKeyOf(row.id));
+    for (const id of await this.sessions.liveIdsStartingWith(prefixes)) live.add(sessionKeyOf(id));
     return live;
   }
 
   /** Ends the session of `token`; answers whether there was one to end. */
   async end(token: string): Promise<boolean> {
-    const result = await this.dataSource.getRepository(UserSession).delete({ id: hashOf(token) });
-    return (result.affected ?? 0) > 0;
+    return this.sessions.delete(hashOf(token));
   }
 }

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In, IsNull } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { newUid } from '../../../../common/ids';
 import type { Principal } from '../../../../common/auth/principal';
 import {
@@ -10,11 +9,12 @@ import {
   hashesEqual,
 } from './worker-credential-format';
 import { WorkerCredential } from './worker-credential.entity';
+import { WorkerCredentialRepository } from './worker-credential.repository';
 
 /** Worker credentials of a team: created by admins, shown once, stored hashed, revocable. */
 @Injectable()
 export class WorkerCredentialsService {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly credentials: WorkerCredentialRepository) {}
 
   /** A new credential; the plain value is returned here only and never stored. */
   async create(
@@ -35,15 +35,13 @@ export class WorkerCredentialsService {
       lastUsedAt: null,
       revokedAt: null,
     };
-    await manager.getRepository(WorkerCredential).insert(record);
+    await this.credentials.insert(manager, record);
     return { credential, record };
   }
 
   /** The team's credentials, oldest first (the entity holds only the secret's hash). */
   list(teamId: string): Promise<WorkerCredential[]> {
-    return this.dataSource
-      .getRepository(WorkerCredential)
-      .find({ where: { teamId }, order: { createdAt: 'ASC', id: 'ASC' } });
+    return this.credentials.list(teamId);
   }
 
   /** Revokes one (idempotently: the first revocation time stays); null when the team has none. */
@@ -52,35 +50,25 @@ export class WorkerCredentialsService {
     id: string,
     manager: EntityManager,
   ): Promise<WorkerCredential | null> {
-    const repo = manager.getRepository(WorkerCredential);
-    await repo.update({ id, teamId, revokedAt: IsNull() }, { revokedAt: new Date() });
-    return repo.findOneBy({ id, teamId });
+    return this.credentials.revoke(manager, teamId, id);
   }
 
   /** The live credential a worker presented, or null (unknown, malformed or revoked). */
   async authenticate(token: string): Promise<WorkerCredential | null> {
     const prefix = credentialPrefixOf(token);
     if (!prefix) return null;
-    const record = await this.dataSource
-      .getRepository(WorkerCredential)
-      .findOneBy({ prefix, revokedAt: IsNull() });
+    const record = await this.credentials.liveByPrefix(prefix);
     if (!record || !hashesEqual(Buffer.from(record.secretHash), hashCredential(token))) {
       return null;
     }
     // Best effort: a lost timestamp must never refuse a worker.
-    await this.dataSource
-      .getRepository(WorkerCredential)
-      .update({ id: record.id }, { lastUsedAt: new Date() })
-      .catch(() => undefined);
+    await this.credentials.markUsed(record.id).catch(() => undefined);
     return record;
   }
 
   /** Of `ids`, the credentials not revoked. */
   async stillValid(ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const live = await this.dataSource
-      .getRepository(WorkerCredential)
-      .find({ select: { id: true }, where: { id: In(ids), revokedAt: IsNull() } });
-    return new Set(live.map((c) => c.id));
+    return new Set(await this.credentials.liveIds(ids));
   }
 }
