@@ -35,8 +35,12 @@ const WRAPPER = [
   'exec env -i "$@"',
 ].join('\n');
 
-/** How often an exec the runtime refused to start is tried again (see refusedByRuntime). */
-const RUNTIME_RETRIES = 6;
+/**
+ * How long an exec the runtime refused to start is tried again (see refusedByRuntime): a killed
+ * fork bomb's processes hold the pids limit until they are reaped, which took over 2 s on two
+ * loaded cores (the next command failed with `read init-p: connection reset by peer`).
+ */
+const RUNTIME_RETRY_WINDOW_MS = 15_000;
 
 /** Where the `env -i`'d program is looked up when its environment has no PATH (glibc's default). */
 const DEFAULT_LOOKUP_PATH = '/bin:/usr/bin';
@@ -182,6 +186,7 @@ export class DockerExecProcess implements SandboxProcess {
     this.startedBy = 'exec';
     let exec: Dockerode.Exec;
     let exitCode: number | null;
+    const retryUntil = Date.now() + RUNTIME_RETRY_WINDOW_MS;
     for (let attempt = 0; ; attempt++) {
       exec = await container.exec({
         Cmd: ['/bin/sh', '-c', WRAPPER, ...this.wrapperArgs(pairs)],
@@ -213,7 +218,7 @@ export class DockerExecProcess implements SandboxProcess {
         });
       });
       exitCode = await this.exitCode(exec);
-      if (this.refusedByRuntime(exitCode) && attempt < RUNTIME_RETRIES && !this.killRequested) {
+      if (this.refusedByRuntime(exitCode) && Date.now() < retryUntil && !this.killRequested) {
         // The runtime could not start the exec (e.g. the pids limit is still full while a killed
         // fork bomb is being reaped): nothing ran, so try again shortly.
         this.heldStdout = [];
