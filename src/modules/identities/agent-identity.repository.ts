@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In, IsNull } from 'typeorm';
+import { EntityManager, In, IsNull } from 'typeorm';
 import { jsonColumn } from '../../database/json-column';
 import { AgentIdentity } from './agent-identity.entity';
+import { SqlRepository } from '../../database/sql-repository';
 
 /**
  * `agent_identities`: the identities module's rows, and the reads of others (approvals, limits,
@@ -10,13 +10,7 @@ import { AgentIdentity } from './agent-identity.entity';
  * transaction.
  */
 @Injectable()
-export class AgentIdentityRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
+export class AgentIdentityRepository extends SqlRepository {
   /** The team's identities with these uids, deleted ones too. */
   findByUids(teamId: string, uids: string[], manager?: EntityManager): Promise<AgentIdentity[]> {
     return this.db(manager)

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { RunLimits } from './run-limits.entity';
+import { SqlRepository } from '../../database/sql-repository';
 
 /** The values of a limits row a change sets. */
 export type LimitValues = Pick<
@@ -14,13 +14,7 @@ export type LimitValues = Pick<
  * caller's transaction; `lock` reads FOR UPDATE.
  */
 @Injectable()
-export class RunLimitsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
+export class RunLimitsRepository extends SqlRepository {
   /**
    * Makes sure the scope's row exists and X-locks it: two first changes of a team never deadlock
    * on the gap a missing row would leave them both locking.

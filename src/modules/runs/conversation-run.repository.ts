@@ -1,22 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In, IsNull, Not } from 'typeorm';
+import { In, IsNull, Not } from 'typeorm';
 import { jsonColumn } from '../../database/json-column';
 import { ConversationRuns } from '../artifacts';
 import { COMMAND_EVENTS } from './command-events';
 import { RunEvent } from './entities/run-event.entity';
 import { RunMessage } from './entities/run-message.entity';
 import { Run } from './entities/run.entity';
+import { SqlRepository } from '../../database/sql-repository';
 
 /** The runs of a conversation and their stored messages (`runs.conversation_id`, `run_messages`). */
 @Injectable()
-export class ConversationRunRepository implements ConversationRuns {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
+export class ConversationRunRepository extends SqlRepository implements ConversationRuns {
   /** The messages of every run of a conversation, in the order they were recorded. */
   async conversationMessages(
     conversationId: string,

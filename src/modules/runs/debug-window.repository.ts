@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { SqlRepository } from '../../database/sql-repository';
 
 /** `true`/`false` as JSON values on both MySQL and MariaDB (MariaDB's JSON_SET would store 1). */
 const JSON_TRUE = `JSON_EXTRACT('true', '$')`;
@@ -8,13 +7,7 @@ const JSON_FALSE = `JSON_EXTRACT('false', '$')`;
 
 /** The debug window of a failed environment setup (`status_message.debug_agent_active`). */
 @Injectable()
-export class DebugWindowRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
+export class DebugWindowRepository extends SqlRepository {
   /** Sets `debug_agent_active` if the window is open (FAILED setup, workspace still kept). */
   async openDebugAgent(runId: string, now: Date): Promise<boolean> {
     const result = (await this.db().query(

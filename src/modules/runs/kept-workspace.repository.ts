@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { Run } from './entities/run.entity';
 import { RunState, TERMINAL_STATES } from './run-state';
+import { SqlRepository } from '../../database/sql-repository';
 
 const ENDED = TERMINAL_STATES.map((state) => `'${state}'`).join(', ');
 /** Rows of this volume: older rows, kept before volumes were recorded, belong to every volume. */
@@ -19,13 +19,7 @@ export interface KeptWorkspace {
  * forgetting and sweeping them, and whether an execution may still use its workspace.
  */
 @Injectable()
-export class KeptWorkspaceRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
+export class KeptWorkspaceRepository extends SqlRepository {
   async keptWorkspace(runId: string): Promise<KeptWorkspace | null> {
     const rows = (await this.db().query(
       'SELECT workspace_retained_until AS until, workspace_volume AS volume FROM runs WHERE id = ?',

@@ -1,19 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { EnvironmentLatestRun, EnvironmentLatestRuns } from '../environments';
 import { SkillLastRuns } from '../skills';
 import { RunState } from './run-state';
+import { SqlRepository } from '../../database/sql-repository';
 
 /** The latest runs of environments and skills (what their lists show). */
 @Injectable()
-export class LatestRunRepository implements EnvironmentLatestRuns, SkillLastRuns {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
+export class LatestRunRepository
+  extends SqlRepository
+  implements EnvironmentLatestRuns, SkillLastRuns
+{
   /** When the team last started a run of each skill spec (runs without a skill left out). */
   async lastRunBySkillSpec(teamId: string): Promise<Map<string, Date>> {
     const rows = (await this.db().query(

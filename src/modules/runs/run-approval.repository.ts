@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, IsNull } from 'typeorm';
+import { EntityManager, IsNull } from 'typeorm';
 import type { JsonObject } from '../../common/json';
 import { ApprovalDecider, ApprovalDecision, RunApproval } from './entities/run-approval.entity';
+import { SqlRepository } from '../../database/sql-repository';
 
 /**
  * The `run_approvals` statements: a run's approval requests, their decisions and the executions
@@ -10,13 +10,7 @@ import { ApprovalDecider, ApprovalDecision, RunApproval } from './entities/run-a
  * joins a caller's transaction.
  */
 @Injectable()
-export class RunApprovalRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
+export class RunApprovalRepository extends SqlRepository {
   /** The run's requests, oldest first. */
   list(runId: string): Promise<RunApproval[]> {
     return this.db()

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { EntityManager, In } from 'typeorm';
 import { Run } from './entities/run.entity';
+import { SqlRepository } from '../../database/sql-repository';
 
 /** A guard on a run row's columns (e.g. an execution's fencing token), as SQL and parameters. */
 export interface RowCondition {
@@ -14,13 +14,7 @@ export interface RowCondition {
  * execution_count), and the runs whose lease or offer lapsed, for the sweepers.
  */
 @Injectable()
-export class RunLeaseRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
+export class RunLeaseRepository extends SqlRepository {
   /** Whether the run's row matches `condition`; `lock` takes a share lock until the commit. */
   async matches(
     manager: EntityManager,

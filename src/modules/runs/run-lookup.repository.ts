@@ -1,18 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { EntityManager, In } from 'typeorm';
 import { Run } from './entities/run.entity';
 import type { RunState } from './run-state';
+import { SqlRepository } from '../../database/sql-repository';
 
 /** A run row by id, for the modules around the run lifecycle. `manager` joins a caller's transaction. */
 @Injectable()
-export class RunLookupRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
+export class RunLookupRepository extends SqlRepository {
   find(runId: string, manager?: EntityManager): Promise<Run | null> {
     return this.db(manager).getRepository(Run).findOneBy({ id: runId });
   }

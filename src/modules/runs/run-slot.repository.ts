@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { Run } from './entities/run.entity';
 import type { SlotUse, WaitingRun } from './run-slots';
+import { SqlRepository } from '../../database/sql-repository';
 
 /** Self-hosted runs are their workers' to pace: only runs on Ambient's own workers hold slots. */
 const OWN_WORKERS = 'worker_host IS NULL';
@@ -19,13 +19,7 @@ const STATES: Record<SlotStates, string> = { running: RUNNING, active: ACTIVE };
  * transaction.
  */
 @Injectable()
-export class RunSlotRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
+export class RunSlotRepository extends SqlRepository {
   /** The team's (and the run's executor's) runs in `states` on Ambient's own workers. */
   async use(
     run: Pick<Run, 'teamId' | 'executorId'>,

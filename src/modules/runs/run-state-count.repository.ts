@@ -1,17 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import { RUN_STATES } from './run-state';
+import { SqlRepository } from '../../database/sql-repository';
 
 /** Counts of the `runs` table by state (the run gauges). */
 @Injectable()
-export class RunStateCountRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
+export class RunStateCountRepository extends SqlRepository {
   /** Runs per state, every state present (one grouped query on the state index). */
   async countByState(): Promise<Record<string, number>> {
     const rows = (await this.db().query(

@@ -1,21 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { jsonColumn } from '../../database/json-column';
 import type { RequestUsage } from '../run-config';
 import { TeamUserRepository } from '../teams';
 import { Run } from './entities/run.entity';
+import { SqlRepository } from '../../database/sql-repository';
 
 /** What runs spent (`runs.request_usage`): a run's, a team's since a date, usage buckets. */
 @Injectable()
-export class RunUsageRepository {
+export class RunUsageRepository extends SqlRepository {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    @InjectDataSource() dataSource: DataSource,
     private readonly users: TeamUserRepository,
-  ) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
+  ) {
+    super(dataSource);
   }
 
   async requestUsageOf(runId: string): Promise<RequestUsage | null> {

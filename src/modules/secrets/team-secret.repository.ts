@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { EntityManager, In } from 'typeorm';
 import type { SecretScope } from './secret-scope';
 import { TeamSecret } from './team-secret.entity';
+import { SqlRepository } from '../../database/sql-repository';
 
 /** The tables a scope's ids name, and their id column. */
 const SCOPE_TABLES: Record<keyof SecretScope, { table: string; id: string }> = {
@@ -13,13 +13,7 @@ const SCOPE_TABLES: Record<keyof SecretScope, { table: string; id: string }> = {
 
 /** The `team_secrets` table's statements. `manager` joins a caller's transaction. */
 @Injectable()
-export class TeamSecretRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
+export class TeamSecretRepository extends SqlRepository {
   /** The team's secrets by name, without their ciphertext. */
   list(teamId: string): Promise<TeamSecret[]> {
     return this.dataSource.getRepository(TeamSecret).find({

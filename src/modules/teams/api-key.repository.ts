@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In, IsNull } from 'typeorm';
+import { EntityManager, In, IsNull } from 'typeorm';
 import type { TeamRole } from '../../common/auth/roles';
 import { ApiKey } from './api-key.entity';
 import { User } from './user.entity';
+import { SqlRepository } from '../../database/sql-repository';
 
 /**
  * A key that authenticates (`k` the key, `u` its user; the one parameter: now). A person's key
@@ -33,13 +33,7 @@ export interface LiveKeyRow {
 
 /** The `api_keys` table's statements. `manager` joins a caller's transaction. */
 @Injectable()
-export class ApiKeyRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
+export class ApiKeyRepository extends SqlRepository {
   async insert(key: Partial<ApiKey>, manager?: EntityManager): Promise<void> {
     await this.db(manager).getRepository(ApiKey).insert(key);
   }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { EntityManager, In } from 'typeorm';
 import { Team } from './team.entity';
 import { User } from './user.entity';
+import { SqlRepository } from '../../database/sql-repository';
 
 /**
  * The `teams` and `users` tables' statements: teams/ itself and the other modules that read and
@@ -10,13 +10,7 @@ import { User } from './user.entity';
  * tables themselves. `manager` joins a caller's transaction.
  */
 @Injectable()
-export class TeamUserRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
-
-  private db(manager?: EntityManager): EntityManager {
-    return manager ?? this.dataSource.manager;
-  }
-
+export class TeamUserRepository extends SqlRepository {
   /** Locks the team's row until `manager`'s transaction ends (serialises what counts per team). */
   async lockTeam(manager: EntityManager, teamId: string): Promise<void> {
     await manager.query(`SELECT id FROM teams WHERE id = ? FOR UPDATE`, [teamId]);
