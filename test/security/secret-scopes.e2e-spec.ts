@@ -117,6 +117,15 @@ describe('security: secret scopes', () => {
     expect(unknown.body.detail).toBe(
       'scope.schedules.0: the team has no schedule "no-such-schedule"',
     );
+    const unknownAgent = await api.post('/secrets', {
+      name: 'BAD_AGENT_SCOPE',
+      value: 'v',
+      scope: { agent_identities: ['no-such-agent'] },
+    });
+    expect(unknownAgent.status).toBe(400);
+    expect(unknownAgent.body.detail).toBe(
+      'scope.agent_identities.0: the team has no agent identity "no-such-agent"',
+    );
     expect(
       (await api.get('/secrets')).body.secrets.map((s: { name: string }) => s.name),
     ).not.toContain('BAD_SCOPE');

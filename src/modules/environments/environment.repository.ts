@@ -136,4 +136,13 @@ export class EnvironmentRepository {
       .getRepository(Environment)
       .update({ id: environmentId, teamId, ...match }, { setupFailed: failed });
   }
+
+  /** Of `ids` (not empty), those naming one of the team's environments (a secret's scope). */
+  async idsOfTeam(manager: EntityManager, teamId: string, ids: string[]): Promise<Set<string>> {
+    const found = (await manager.query(
+      `SELECT id AS id FROM environments WHERE team_id = ? AND id IN (?)`,
+      [teamId, ids],
+    )) as { id: string }[];
+    return new Set(found.map((row) => row.id));
+  }
 }

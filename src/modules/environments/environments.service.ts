@@ -45,6 +45,9 @@ export class EnvironmentsService implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    this.secrets.addScopeOwner('environments', (manager, teamId, ids) =>
+      this.environments.idsOfTeam(manager, teamId, ids),
+    );
     // A secret an environment names cannot be deleted from under it (409, like webhooks').
     this.secrets.addUsageCheck(async (teamId, name, manager) => {
       const users = await this.environments.namesUsingSecret(teamId, name, manager);

@@ -97,4 +97,13 @@ export class AgentIdentityRepository extends SqlRepository {
   async softDelete(manager: EntityManager, uid: string, at: Date): Promise<void> {
     await manager.getRepository(AgentIdentity).update({ uid }, { deletedAt: at, updatedAt: at });
   }
+
+  /** Of `ids` (not empty), those naming one of the team's agent identities (a secret's scope). */
+  async userIdsOfTeam(manager: EntityManager, teamId: string, ids: string[]): Promise<Set<string>> {
+    const found = (await manager.query(
+      `SELECT user_id AS id FROM agent_identities WHERE team_id = ? AND user_id IN (?)`,
+      [teamId, ids],
+    )) as { id: string }[];
+    return new Set(found.map((row) => row.id));
+  }
 }

@@ -10,6 +10,7 @@ import { IdentitiesController } from './identities.controller';
 import { IdentitiesService } from './identities.service';
 import { IdentityKeysController } from './identity-keys.controller';
 import { IdentityRunResolver } from './identity-run-resolver.service';
+import { IdentitySecretScope } from './identity-secret-scope';
 
 /**
  * Agent identities (`/agent/identities`) and their API keys. RunsModule imports this module to
@@ -18,7 +19,13 @@ import { IdentityRunResolver } from './identity-run-resolver.service';
 @Module({
   imports: [TypeOrmModule.forFeature([AgentIdentity]), TeamsModule, ModelsModule, SecretsModule],
   controllers: [IdentitiesController, IdentityKeysController],
-  providers: [IdentitiesService, AgentAvailability, IdentityRunResolver, AgentIdentityRepository],
+  providers: [
+    IdentitiesService,
+    AgentAvailability,
+    IdentityRunResolver,
+    AgentIdentityRepository,
+    IdentitySecretScope,
+  ],
   exports: [IdentitiesService, AgentAvailability, IdentityRunResolver, AgentIdentityRepository],
 })
 export class IdentitiesModule {}

@@ -70,4 +70,13 @@ export class ScheduleRepository {
   findByIds(manager: EntityManager, ids: string[]): Promise<Schedule[]> {
     return manager.getRepository(Schedule).findBy({ id: In(ids) });
   }
+
+  /** Of `ids` (not empty), those naming one of the team's schedules (a secret's scope). */
+  async idsOfTeam(manager: EntityManager, teamId: string, ids: string[]): Promise<Set<string>> {
+    const found = (await manager.query(
+      `SELECT id AS id FROM schedules WHERE team_id = ? AND id IN (?)`,
+      [teamId, ids],
+    )) as { id: string }[];
+    return new Set(found.map((row) => row.id));
+  }
 }

@@ -12,6 +12,7 @@ import { ScheduleFiringRepository } from './schedule-firing.repository';
 import { ScheduleValidator } from './schedule-validator';
 import { Schedule } from './schedule.entity';
 import { ScheduleRepository } from './schedule.repository';
+import { ScheduleSecretScope } from './schedule-secret-scope';
 import { SCHEDULER_CLOCK, systemClock } from './scheduler-clock';
 import { SchedulerLoop } from './scheduler-loop.service';
 import { SchedulesController } from './schedules.controller';
@@ -35,6 +36,7 @@ import { SchedulesService } from './schedules.service';
     ScheduleFirings,
     ScheduleRepository,
     ScheduleFiringRepository,
+    ScheduleSecretScope,
   ],
   exports: [SchedulesService, ScheduleValidator, ScheduleFirings, SCHEDULER_CLOCK],
 })

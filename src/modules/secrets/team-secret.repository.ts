@@ -1,15 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager, In } from 'typeorm';
-import type { SecretScope } from './secret-scope';
 import { TeamSecret } from './team-secret.entity';
 import { SqlRepository } from '../../database/sql-repository';
-
-/** The tables a scope's ids name, and their id column. */
-const SCOPE_TABLES: Record<keyof SecretScope, { table: string; id: string }> = {
-  environments: { table: 'environments', id: 'id' },
-  agent_identities: { table: 'agent_identities', id: 'user_id' },
-  schedules: { table: 'schedules', id: 'id' },
-};
 
 /** The `team_secrets` table's statements. `manager` joins a caller's transaction. */
 @Injectable()
@@ -69,20 +61,5 @@ export class TeamSecretRepository extends SqlRepository {
       .setLock('pessimistic_write')
       .where('s.team_id = :teamId AND s.name = :name', { teamId, name })
       .getOne();
-  }
-
-  /** Of `ids` (not empty), those naming one of the team's rows of the scope's `key`. */
-  async knownScopeIds(
-    manager: EntityManager,
-    teamId: string,
-    key: keyof SecretScope,
-    ids: string[],
-  ): Promise<Set<string>> {
-    const { table, id } = SCOPE_TABLES[key];
-    const found = (await manager.query(
-      `SELECT ${id} AS id FROM ${table} WHERE team_id = ? AND ${id} IN (?)`,
-      [teamId, ids],
-    )) as { id: string }[];
-    return new Set(found.map((row) => row.id));
   }
 }

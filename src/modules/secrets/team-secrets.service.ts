@@ -21,6 +21,13 @@ export type SecretUsageCheck = (
   manager: EntityManager,
 ) => Promise<string | null>;
 
+/** Of `ids` (not empty), those naming one of the team's rows of a scope, in the caller's transaction. */
+export type SecretScopeIdCheck = (
+  manager: EntityManager,
+  teamId: string,
+  ids: string[],
+) => Promise<Set<string>>;
+
 export interface NewSecret {
   name: string;
   value: string;
@@ -52,6 +59,7 @@ const SCOPE_NAMES: Record<keyof SecretScope, string> = {
 @Injectable()
 export class TeamSecretsService {
   private readonly usageChecks: SecretUsageCheck[] = [];
+  private readonly scopeOwners = new Map<keyof SecretScope, SecretScopeIdCheck>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -62,6 +70,14 @@ export class TeamSecretsService {
 
   addUsageCheck(check: SecretUsageCheck): void {
     this.usageChecks.push(check);
+  }
+
+  /**
+   * The module owning a scope's rows (environments, identities, schedules: all above secrets)
+   * says which of a scope's ids exist.
+   */
+  addScopeOwner(key: keyof SecretScope, check: SecretScopeIdCheck): void {
+    this.scopeOwners.set(key, check);
   }
 
   list(teamId: string): Promise<TeamSecret[]> {
@@ -223,7 +239,9 @@ export class TeamSecretsService {
     for (const [key, what] of Object.entries(SCOPE_NAMES)) {
       const ids = scope[key as keyof SecretScope];
       if (ids.length === 0) continue;
-      const known = await this.secrets.knownScopeIds(m, teamId, key as keyof SecretScope, ids);
+      const owner = this.scopeOwners.get(key as keyof SecretScope);
+      if (!owner) throw new Error(`no module of this process owns the secret scope "${key}"`);
+      const known = await owner(m, teamId, ids);
       const index = ids.findIndex((value) => !known.has(value));
       if (index >= 0) {
         throw ApiError.invalid(`scope.${key}.${index}`, `the team has no ${what} "${ids[index]}"`);
