@@ -5,19 +5,13 @@ import { insertRun } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { newUid } from '../../common/ids';
 import { APP_CONFIG } from '../../config/app-config';
-import {
-  RunLookupRepository,
-  RunTransitions,
-  RunTransitionRepository,
-  RunEventRepository,
-  RunFollowupRepository,
-  RunUsageRepository,
-} from '../runs';
+import { RunLookupRepository, RunTransitions } from '../runs';
 import { NotificationDeliveryRepository } from './notification-delivery.repository';
 import { NotificationEmitter } from './notification-emitter.service';
 import { NotificationEndpointRepository } from './notification-endpoint.repository';
 import { NotificationQueue } from './notification-queue';
 import { RunEndNotifications } from './run-end-notifications';
+import { realRunTransitions } from '../../../test/support/unit/run-transitions';
 
 /** A run's end and its notifications commit together, on a real database. */
 describe('RunEndNotifications (database)', () => {
@@ -48,11 +42,7 @@ describe('RunEndNotifications (database)', () => {
     const built = await newTestService(RunEndNotifications, [
       { provide: getDataSourceToken(), useValue: db.dataSource },
       { provide: APP_CONFIG, useValue: { server: { publicUrl: 'https://ambient.example/' } } },
-      RunTransitions,
-      RunTransitionRepository,
-      RunEventRepository,
-      RunFollowupRepository,
-      RunUsageRepository,
+      ...realRunTransitions,
       RunLookupRepository,
       NotificationEmitter,
       NotificationEndpointRepository,

@@ -16,11 +16,7 @@ import { RunCapacity } from './run-capacity.service';
 import { RunLookupRepository } from './run-lookup.repository';
 import { MAX_ORCHESTRATION_DEPTH, RunCreationService } from './run-creation.service';
 import { RunQueue } from './run-queue.service';
-import { RunTransitions } from './run-transitions.service';
-import { RunTransitionRepository } from './run-transition.repository';
-import { RunEventRepository } from './run-event.repository';
-import { RunFollowupRepository } from './run-followup.repository';
-import { RunUsageRepository } from './run-usage.repository';
+import { realRunTransitions } from '../../../test/support/unit/run-transitions';
 
 /**
  * RunCreationService on a real database (the run, its ancestry and `oz_run_created` are
@@ -37,11 +33,7 @@ describe('RunCreationService (database)', () => {
   beforeEach(async () => {
     const built = await newTestService(RunCreationService, [
       { provide: getDataSourceToken(), useValue: db.dataSource },
-      RunTransitions,
-      RunTransitionRepository,
-      RunEventRepository,
-      RunFollowupRepository,
-      RunUsageRepository,
+      ...realRunTransitions,
       NewRunWriter,
       NewRunRepository,
       RunLookupRepository,

@@ -8,12 +8,8 @@ import { Run } from './entities/run.entity';
 import { RunFollowupsService } from './run-followups.service';
 import { RunQueue } from './run-queue.service';
 import { RunState } from './run-state';
-import { RunTransitions } from './run-transitions.service';
-import { RunTransitionRepository } from './run-transition.repository';
-import { RunEventRepository } from './run-event.repository';
-import { RunFollowupRepository } from './run-followup.repository';
-import { RunUsageRepository } from './run-usage.repository';
 import { RunLookupRepository } from './run-lookup.repository';
+import { realRunTransitions } from '../../../test/support/unit/run-transitions';
 
 /** Follow-ups on a real database: stored first, then routed by the state the run is in. */
 describe('RunFollowupsService (database)', () => {
@@ -25,11 +21,7 @@ describe('RunFollowupsService (database)', () => {
   beforeEach(async () => {
     const built = await newTestService(RunFollowupsService, [
       { provide: getDataSourceToken(), useValue: db.dataSource },
-      RunTransitions,
-      RunTransitionRepository,
-      RunEventRepository,
-      RunFollowupRepository,
-      RunUsageRepository,
+      ...realRunTransitions,
       RunLookupRepository,
     ]);
     followups = built.sut;

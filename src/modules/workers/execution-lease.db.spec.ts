@@ -3,17 +3,10 @@ import { APP_CONFIG } from '../../config/app-config';
 import { newTestService } from '../../../test/support/unit/new-test-service';
 import { eventTypes, insertRun, runRow } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
-import {
-  RunLookupRepository,
-  RunLeaseRepository,
-  RunTransitions,
-  RunTransitionRepository,
-  RunEventRepository,
-  RunFollowupRepository,
-  RunUsageRepository,
-} from '../runs';
+import { RunLookupRepository, RunLeaseRepository } from '../runs';
 import { ExecutionFence } from './execution-fence';
 import { ExecutionLeases } from './execution-lease';
+import { realRunTransitions } from '../../../test/support/unit/run-transitions';
 
 describe('ExecutionLeases.claim (database)', () => {
   const db = useTestDatabase('leases');
@@ -23,11 +16,7 @@ describe('ExecutionLeases.claim (database)', () => {
     const built = await newTestService(ExecutionLeases, [
       { provide: getDataSourceToken(), useValue: db.dataSource },
       { provide: APP_CONFIG, useValue: { runs: { leaseMs: 60_000 } } },
-      RunTransitions,
-      RunTransitionRepository,
-      RunEventRepository,
-      RunFollowupRepository,
-      RunUsageRepository,
+      ...realRunTransitions,
       RunLookupRepository,
       RunLeaseRepository,
       ExecutionFence,

@@ -8,22 +8,14 @@ import { useTestDatabase } from '../../../../test/support/unit/test-database';
 import { NotificationEmitter } from '../../notifications';
 import type { Run } from '../../runs';
 import { AgentIdentityRepository } from '../../identities';
-import {
-  RunApprovalRepository,
-  RunLookupRepository,
-  RunLeaseRepository,
-  RunTransitions,
-  RunTransitionRepository,
-  RunEventRepository,
-  RunFollowupRepository,
-  RunUsageRepository,
-} from '../../runs';
+import { RunApprovalRepository, RunLookupRepository, RunLeaseRepository } from '../../runs';
 import { ExecutionFence, StaleExecutionError } from '../execution-fence';
 import type { LeaseToken } from '../execution-lease';
 import type { ApprovalRequestDraft } from '../harness/harness.types';
 import { WorkspaceRetentionService } from '../workspace/workspace-retention.service';
 import { ExecutionApprovals } from './execution-approvals.service';
 import { RunBlocking } from './run-blocking';
+import { realRunTransitions } from '../../../../test/support/unit/run-transitions';
 
 const BLOCKED_TIMEOUT_SECONDS = 7200;
 const USAGE = { inference_cost_usd: 0.01 } as Run['requestUsage'];
@@ -55,11 +47,7 @@ describe('RunBlocking and ExecutionApprovals (database)', () => {
         provide: APP_CONFIG,
         useValue: { runs: { blockedTimeoutSeconds: BLOCKED_TIMEOUT_SECONDS } },
       },
-      RunTransitions,
-      RunTransitionRepository,
-      RunEventRepository,
-      RunFollowupRepository,
-      RunUsageRepository,
+      ...realRunTransitions,
       RunLookupRepository,
       RunLeaseRepository,
       RunApprovalRepository,
