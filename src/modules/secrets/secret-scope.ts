@@ -1,4 +1,5 @@
-import type { SecretPurpose } from './team-secret.entity';
+/** `webhook`: a webhook's signing secret, which no run may have. */
+export type SecretPurpose = 'webhook';
 
 /**
  * The runs a team secret is limited to: a run may have it when it runs in one of `environments`,

@@ -1,7 +1,7 @@
 import { Column, Entity, ForeignKey, Index, PrimaryColumn } from 'typeorm';
 import { asciiId } from '../../database/column-types';
 import { Team } from '../teams';
-import type { SecretScope } from './secret-scope';
+import type { SecretPurpose, SecretScope } from './secret-scope';
 
 /** A team's managed secret; the value is only ever stored encrypted (see SecretCipher). */
 @Entity('team_secrets')
@@ -40,5 +40,3 @@ export class TeamSecret {
   @Column({ name: 'updated_at', type: 'datetime', precision: 3 })
   updatedAt: Date;
 }
-
-export type SecretPurpose = 'webhook';

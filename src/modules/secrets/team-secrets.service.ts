@@ -7,8 +7,8 @@ import { AuditLog } from '../audit';
 import type { Principal } from '../../common/auth/principal';
 import { MAX_SECRET_VALUE_BYTES, SECRET_NAME_PATTERN } from './dto/secret.dto';
 import { SecretCipher } from './secret-cipher';
-import { SecretRunContext, secretRefusal, SecretScope } from './secret-scope';
-import { SecretPurpose, TeamSecret } from './team-secret.entity';
+import { SecretPurpose, SecretRunContext, secretRefusal, SecretScope } from './secret-scope';
+import { TeamSecret } from './team-secret.entity';
 import { TeamSecretRepository } from './team-secret.repository';
 
 /** The team secret whose value authenticates clones of private repositories. */

@@ -9,12 +9,8 @@ import { messageText } from './message-text';
 import { withRequestId } from '../../runs';
 import { McpSetupError, McpToolset } from './mcp/mcp-toolset';
 import { SandboxLostError } from '../sandbox/sandbox.types';
-import {
-  createModelClient,
-  ModelCallError,
-  ModelClient,
-  ModelCompletion,
-} from './models/model-client';
+import { createModelClient } from './models/create-model-client';
+import { ModelCallError, ModelClient, ModelCompletion } from './models/model-client';
 import { Toolbox } from './tools/toolbox';
 import { toolError } from './tools/tool.types';
 import { ApprovalSteps, ToolStep } from './approval-steps';

@@ -2,9 +2,7 @@ import type {
   ChatCompletionAssistantMessageParam,
   ChatCompletionFunctionTool,
 } from 'openai/resources/chat/completions';
-import type { ProviderEndpoint } from '../../../models';
 import type { ChatMessage } from '../harness.types';
-import { TracedModelClient } from './traced-model-client';
 
 /** Upper bound for one model request; the run's deadline usually cuts in earlier. */
 export const MODEL_REQUEST_TIMEOUT_MS = 10 * 60 * 1000;
@@ -52,35 +50,6 @@ export function unreachable(err: Error): ModelCallError {
 export interface ModelClient {
   /** Rejects with ModelCallError, or with the abort reason once `signal` aborts. */
   complete(request: ModelRequest, signal: AbortSignal): Promise<ModelCompletion>;
-}
-
-/** The client of the provider's API; its calls are traced as spans of run `runId`. */
-export function createModelClient(provider: ProviderEndpoint, runId: string): ModelClient {
-  return new TracedModelClient(new ProviderSdkClient(provider), provider, runId);
-}
-
-/**
- * The provider SDK's client, loaded at the first call: the two SDKs are ≈ 400 modules that a
- * process making no model calls (the API, the ingress, most test apps) would load for nothing.
- */
-class ProviderSdkClient implements ModelClient {
-  private client?: Promise<ModelClient>;
-
-  constructor(private readonly provider: ProviderEndpoint) {}
-
-  async complete(request: ModelRequest, signal: AbortSignal): Promise<ModelCompletion> {
-    this.client ??= this.load();
-    return (await this.client).complete(request, signal);
-  }
-
-  private async load(): Promise<ModelClient> {
-    if (this.provider.api === 'anthropic_messages') {
-      const { AnthropicMessagesClient } = await import('./anthropic-messages-client');
-      return new AnthropicMessagesClient(this.provider);
-    }
-    const { OpenAiChatClient } = await import('./openai-chat-client');
-    return new OpenAiChatClient(this.provider);
-  }
 }
 
 /** Settles like `promise`, but rejects as soon as `signal` aborts. */
