@@ -11,16 +11,19 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import type { Span } from '@opentelemetry/api';
 import { loggedPath } from '../common/logging/http-logging';
 import type { Role } from '../config/app-config';
-import type { Tracing } from './tracing';
 
 /** Probes and scrapes would otherwise fill the traces with one-span noise. */
 const UNTRACED_PATHS = /^\/(api\/v1\/health(\/live|\/ready)?|health|metrics)(\?|$)/;
 
 /**
  * The OpenTelemetry Node SDK with the instrumentations Ambient's stack needs. The exporter, its
- * protocol, sampler and batch delays come from the standard OTEL_* variables.
+ * protocol, sampler and batch delays come from the standard OTEL_* variables. Returns what
+ * tracing.ts calls `Tracing` (loaded lazily from there, so this file does not import it).
  */
-export function startTracingSdk(roles: Role[], env: NodeJS.ProcessEnv): Tracing {
+export function startTracingSdk(
+  roles: Role[],
+  env: NodeJS.ProcessEnv,
+): { shutdown(): Promise<void> } {
   const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME || 'ambient',
     resource: resources.resourceFromAttributes({

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AppConfig } from '../../../config/app-config';
 import type { TeamRole } from '../../../common/auth/roles';
 import type { Principal } from '../../../common/auth/principal';
-import type { SessionLookup } from '../sessions/session.strategy';
+import type { SessionPrincipal } from '../sessions/user-sessions.service';
 
 /** What a strategy sees of a request (the Express request satisfies it). */
 export interface AuthRequest {
@@ -44,6 +44,11 @@ export interface UserDirectory {
    * person was deactivated (SCIM).
    */
   principalOf(user: DirectoryUser): Promise<Principal | null>;
+}
+
+/** Resolves the console's session cookie (UserSessionsService). */
+export interface SessionLookup {
+  principalOf(token: string): Promise<SessionPrincipal | null>;
 }
 
 /** What a contribution of auth strategies that is a function receives. */

@@ -1,15 +1,10 @@
 import { ApiError } from '../../../common/errors/api-error';
 import type { Principal } from '../../../common/auth/principal';
-import type { AuthRequest, AuthStrategy } from '../auth/auth-strategy';
+import type { AuthRequest, AuthStrategy, SessionLookup } from '../auth/auth-strategy';
 import { changesState, cookiesOf, CSRF_HEADER, SESSION_COOKIE } from './session-cookies';
-import { sameToken, type SessionPrincipal } from './user-sessions.service';
+import { sameToken } from './user-sessions.service';
 
 export const SESSION_STRATEGY = 'session';
-
-/** Resolves the console's session cookie (UserSessionsService). */
-export interface SessionLookup {
-  principalOf(token: string): Promise<SessionPrincipal | null>;
-}
 
 /**
  * The console's signed-in users: the `ambient_session` cookie names a live session. A call that
