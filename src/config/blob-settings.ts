@@ -1,4 +1,3 @@
-import type { AppConfig } from './app-config';
 import { ConfigError } from './config-error';
 import type { Setting } from './setting-values';
 
@@ -40,7 +39,7 @@ export const BLOB_SETTINGS: Setting[] = [
   { path: 'blobs.urlTtlSeconds', env: 'AMBIENT_SIGNED_URL_TTL_SECONDS', kind: 'int', min: 1 },
 ];
 
-export function checkS3Settings(blobs: AppConfig['blobs']): void {
+export function checkS3Settings(blobs: BlobSettings): void {
   const { s3 } = blobs;
   if (blobs.driver === 's3' && !s3.bucket) {
     throw new ConfigError('AMBIENT_S3_BUCKET: missing (required with AMBIENT_BLOB_DRIVER=s3)');
@@ -71,4 +70,18 @@ export function checkUrlSigningKey(key: string, name = 'AMBIENT_URL_SIGNING_KEY'
       `${name}: must be at least 16 characters (e.g. \`openssl rand -base64 32\`)`,
     );
   }
+}
+
+/** AMBIENT_BLOB_DRIVER and the settings of each driver (`blobs` of AppConfig). */
+export interface BlobSettings {
+  driver: BlobDriver;
+  /** Local-disk driver: the directory. */
+  root: string;
+  /**
+   * AMBIENT_URL_SIGNING_KEY (HMAC key of download URLs). Unset after loadConfig when the
+   * environment has none: provideKeys (key-files.ts) then reads or creates its key file.
+   */
+  signingKey?: string;
+  urlTtlSeconds: number;
+  s3: S3Settings;
 }

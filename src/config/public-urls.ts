@@ -1,4 +1,5 @@
-import type { AppConfig } from './app-config';
+import type { AppConfig } from './app-config.types';
+import { oidcCallbackUrl } from './sign-in-settings';
 
 /**
  * The links the API returns (session_link, trigger_url, signed downloads, Swagger's server, the
@@ -26,11 +27,6 @@ export function defaultPublicUrls(config: AppConfig): void {
     config.webhooks.baseUrl = listenerPublicUrl(config.ingress.host, config.ingress.port);
     config.webhooks.baseUrlFollowsListener = true;
   }
-}
-
-/** Where the OpenID provider sends the browser back after sign-in, under the public URL. */
-export function oidcCallbackUrl(publicUrl: string): string {
-  return `${publicUrl.replace(/\/+$/, '')}/api/v1/auth/oidc/callback`;
 }
 
 export interface BoundPorts {

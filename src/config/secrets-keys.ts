@@ -1,4 +1,4 @@
-import type { AppConfig } from './app-config';
+import type { AppConfig } from './app-config.types';
 import { ConfigError } from './config-error';
 
 /** AMBIENT_SECRETS_PREVIOUS_KEYS: only beside the current key, and never it. */

@@ -1,6 +1,4 @@
-import type { AppConfig } from './app-config';
 import { ConfigError } from './config-error';
-import { oidcCallbackUrl } from './public-urls';
 import { parseRoleMapping } from './role-mapping';
 import type { Setting } from './setting-values';
 
@@ -49,7 +47,10 @@ export const SIGN_IN_SETTINGS: Setting[] = [
  * SSO needs its client id and a role mapping that reads (a user mapped to no team is refused, so
  * an empty mapping would refuse everyone); the redirect URL defaults to the public URL's callback.
  */
-export function checkSignInSettings(config: AppConfig): void {
+export function checkSignInSettings(config: {
+  signIn: SignInSettings;
+  server: { publicUrl: string };
+}): void {
   const s = config.signIn;
   if (!s.oidcIssuer) {
     const stray = s.oidcClientId
@@ -80,4 +81,9 @@ export function checkSignInSettings(config: AppConfig): void {
     );
   }
   s.oidcRedirectUrl ??= oidcCallbackUrl(config.server.publicUrl);
+}
+
+/** Where the OpenID provider sends the browser back after sign-in, under the public URL. */
+export function oidcCallbackUrl(publicUrl: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}/api/v1/auth/oidc/callback`;
 }
