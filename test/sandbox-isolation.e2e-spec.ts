@@ -207,6 +207,20 @@ describe.each(['bubblewrap', 'docker'] as const)('runs in %s sandboxes', (backen
     );
   });
 
+  it("ends a command's background processes with it", async () => {
+    const script = `background-${backend}`;
+    model.script(script, [
+      command('sleep 300 & echo started'),
+      command('ps -e -o comm= | grep -c "^sleep$" || true'),
+      { text: 'done' },
+    ]);
+    const created = await api.post('/agent/runs', { prompt: `[script:${script}]` });
+    expect((await ended(created.body.run_id)).state).toBe('SUCCEEDED');
+    const [started, left] = commandResults(script);
+    expect(started.output).toBe('started\n');
+    expect(left.output).toBe('0\n');
+  });
+
   it('stops everything at once on cancel', async () => {
     const script = `cancel-${backend}`;
     model.script(script, [command('sleep 300 & sleep 300'), { text: 'never' }]);

@@ -126,7 +126,6 @@ export class DockerExecProcess implements SandboxProcess {
   private verdict: 'exec' | 'enoent' | null = null;
   private enoentWhat = '';
   private killRequested = false;
-  private done = false;
   /** stdout that arrived before the wrapper's verdict (see WRAPPER). */
   private heldStdout: Buffer[] = [];
   private controlBuffer: Buffer = Buffer.alloc(0);
@@ -145,13 +144,14 @@ export class DockerExecProcess implements SandboxProcess {
       (exit) => exit,
       async (error: unknown) => this.startFailed(await this.explained(error)),
     );
-    void this.exited.then(() => {
-      this.done = true;
-    });
   }
 
+  /**
+   * Kills the process's group, also once the process itself has exited: what it left running
+   * there (background jobs, a fork bomb holding the pids limit) ends with the command.
+   */
   kill(): void {
-    if (this.killRequested || this.done) return;
+    if (this.killRequested) return;
     this.killRequested = true;
     this.onKill();
     if (this.pid !== null) this.killPid();
