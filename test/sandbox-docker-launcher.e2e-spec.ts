@@ -105,6 +105,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(opened.map((sandbox) => sandbox.close()));
+  // Closed sandboxes' containers are removed in the background; this process ends first.
+  await Promise.all([withLauncher.drain(), withoutLauncher.drain()]);
   if (base) await rm(base, { recursive: true, force: true });
 });
 
