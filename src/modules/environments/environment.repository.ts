@@ -140,7 +140,7 @@ export class EnvironmentRepository {
   /** Of `ids` (not empty), those naming one of the team's environments (a secret's scope). */
   async idsOfTeam(manager: EntityManager, teamId: string, ids: string[]): Promise<Set<string>> {
     const found = (await manager.query(
-      `SELECT id AS id FROM environments WHERE team_id = ? AND id IN (?)`,
+      `SELECT id FROM environments WHERE team_id = ? AND id IN (?)`,
       [teamId, ids],
     )) as { id: string }[];
     return new Set(found.map((row) => row.id));

@@ -73,10 +73,10 @@ export class ScheduleRepository {
 
   /** Of `ids` (not empty), those naming one of the team's schedules (a secret's scope). */
   async idsOfTeam(manager: EntityManager, teamId: string, ids: string[]): Promise<Set<string>> {
-    const found = (await manager.query(
-      `SELECT id AS id FROM schedules WHERE team_id = ? AND id IN (?)`,
-      [teamId, ids],
-    )) as { id: string }[];
+    const found = (await manager.query(`SELECT id FROM schedules WHERE team_id = ? AND id IN (?)`, [
+      teamId,
+      ids,
+    ])) as { id: string }[];
     return new Set(found.map((row) => row.id));
   }
 }
