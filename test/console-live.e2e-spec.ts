@@ -189,7 +189,10 @@ describe('console live updates share one connection (Chromium)', () => {
       const ourTab = await signedInTab(app.apiKey, chromium.page);
       await step(ourTab, 'other-team', async () => {
         await ourTab.goto(`${origin()}/console/runs/${theirRun}`);
-        await ourTab.waitForFunction(`document.body.innerText.includes('404')`);
+        // Our tab is behind theirs, so hidden: the wait checks on DOM changes (see waitForRunState).
+        await ourTab.waitForFunction(`document.body.innerText.includes('404')`, {
+          polling: 'mutation',
+        });
         await cancel(theirRun, apiClient(app.baseUrl, otherKey));
         await waitForRunState(theirTab, 'CANCELLED');
         // A run event handed to our page would show the run; it still shows only the 404.

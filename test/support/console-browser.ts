@@ -145,11 +145,15 @@ export async function openSection(page: Page, label: string): Promise<void> {
   await clickText(page, label, 'nav a');
 }
 
-/** Waits until the run page shows the run in `state` (its badge carries the code in data-state). */
+/**
+ * Waits until the run page shows the run in `state` (its badge carries the code in data-state).
+ * Checks on each DOM change rather than each animation frame: a tab behind another is hidden, and
+ * a hidden tab draws no frames, so a frame-polled wait there never sees a change made after it began.
+ */
 export async function waitForRunState(page: Page, state: string, timeout = 30_000): Promise<void> {
   await page.waitForFunction(
     (s) => !!document.querySelector(`[data-testid="run-state"] [data-state="${s}"]`),
-    { timeout },
+    { timeout, polling: 'mutation' },
     state,
   );
 }
