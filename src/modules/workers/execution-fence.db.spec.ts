@@ -174,6 +174,9 @@ describe('ExecutionFence (database)', () => {
         other.query(`UPDATE runs SET execution_count = execution_count + 1 WHERE id = ?`, [runId]),
       ).rejects.toThrow(/Lock wait timeout/);
     } finally {
+      // The connection goes back to the pool: a 1 s lock wait left on it would make a later test's
+      // append (which must wait for a takeover) give up after a second.
+      await other.query('SET SESSION innodb_lock_wait_timeout = DEFAULT');
       await other.release();
       release();
     }
@@ -257,7 +260,7 @@ describe('ExecutionFence (database)', () => {
       const append = fence.appendMessages(token, [{ role: 'assistant', content: 'racing' }]);
       const settled = append.then(
         () => 'written',
-        () => 'refused',
+        (err: Error) => (err instanceof StaleExecutionError ? 'refused' : `failed: ${err.message}`),
       );
       // The append's locking read waits for the takeover's row lock: it must not settle while the
       // takeover is open. The wait is looked for in INNODB_TRX, so that the append is known to
