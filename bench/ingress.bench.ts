@@ -15,7 +15,7 @@ import { deliveryRequests, seedWebhooks } from './ingress-seed';
 import { LoadSpec, runLoad } from './load-generator';
 import { machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
-import { mainThreadCpuMs, watchNeighbourCpu } from './thread-cpu';
+import { watchNeighbourCpu } from './thread-cpu';
 
 /**
  * `npm run bench:ingress`: accepted deliveries/s of the webhook ingress (1 KB bodies, token and
@@ -43,17 +43,12 @@ async function throughput(
   variants?: () => LoadSpec['variants'],
 ) {
   await runLoad({ ...spec, durationMs: WARMUP_MS, variants: variants?.() });
-  const measured = variants?.();
-  const cpuBefore = mainThreadCpuMs();
-  const result = await runLoad({ ...spec, durationMs: MEASURE_MS, variants: measured });
-  const cpuAfter = mainThreadCpuMs();
+  const result = await runLoad({ ...spec, durationMs: MEASURE_MS, variants: variants?.() });
   const requests = result.completed + result.errors;
   return {
     // CPU of the server's thread per request (µs): unlike req/s, robust to a busy machine.
     cpuUs:
-      cpuBefore === null || cpuAfter === null || requests === 0
-        ? NaN
-        : ((cpuAfter - cpuBefore) * 1000) / requests,
+      result.callerCpuMs === null || requests === 0 ? NaN : (result.callerCpuMs * 1000) / requests,
     rps: result.requestsPerSecond,
     errors: result.errors,
     firstError: result.firstError,
