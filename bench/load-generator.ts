@@ -139,7 +139,7 @@ class Tally {
   }
 }
 
-async function load(spec: LoadSpec): Promise<LoadResult> {
+async function load(spec: LoadSpec): Promise<Omit<LoadResult, 'callerCpuMs'>> {
   const agent = new Agent({ keepAlive: true, maxSockets: spec.concurrency });
   const tally = new Tally();
   const start = performance.now();
