@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { SecretsModule } from '../secrets';
 import { TeamsModule } from '../teams';
 import { Environment, EnvironmentGrant } from './environment.entity';
+import { EnvironmentSecretScope } from './environment-secret-scope';
 import { EnvironmentsService } from './environments.service';
 import { NetworkPolicyService } from './network-policy/network-policy.service';
 import { TeamNetworkPolicy } from './network-policy/team-network-policy.entity';
@@ -27,6 +28,7 @@ import { EnvironmentGrantRepository } from './environment-grant.repository';
     EnvironmentRepository,
     EnvironmentGrantRepository,
     EnvironmentAccess,
+    EnvironmentSecretScope,
   ],
   exports: [
     EnvironmentsService,

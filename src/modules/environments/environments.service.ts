@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
@@ -32,7 +32,7 @@ export type { VisibleEnvironment } from './environment-access';
  * once an admin of the guest team accepted it (EnvironmentSharingService).
  */
 @Injectable()
-export class EnvironmentsService implements OnModuleInit {
+export class EnvironmentsService {
   constructor(
     @Inject(APP_CONFIG) private readonly appConfig: AppConfig,
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -43,19 +43,6 @@ export class EnvironmentsService implements OnModuleInit {
     private readonly audit: AuditLog,
     private readonly networkPolicy: NetworkPolicyService,
   ) {}
-
-  onModuleInit(): void {
-    this.secrets.addScopeOwner('environments', (manager, teamId, ids) =>
-      this.environments.idsOfTeam(manager, teamId, ids),
-    );
-    // A secret an environment names cannot be deleted from under it (409, like webhooks').
-    this.secrets.addUsageCheck(async (teamId, name, manager) => {
-      const users = await this.environments.namesUsingSecret(teamId, name, manager);
-      return users.length
-        ? `used by environment(s) ${users.join(', ')}; remove it from their secrets first`
-        : null;
-    });
-  }
 
   /** The team's environments and the accepted versions of those granted to it. */
   async listVisible(
