@@ -69,6 +69,7 @@ export class DockerSandboxBackend implements SandboxBackend {
         new WarmPoolSizing({ size: poolSize, max: poolMax }, settings.docker.defaultImage),
         (image) => this.warmContainers.make(image, workspaceRoot),
         (warm) => this.warmContainers.discard(warm),
+        (warm) => WarmContainers.alive(warm),
         Date.now,
         this.bursts,
       );

@@ -5,11 +5,15 @@ import { WarmPoolSizing } from './warm-pool-sizing';
 
 const IMAGE = 'ambient-agent:bookworm';
 
-/** A pool whose containers are numbered items; `made` and `discarded` tell what it did. */
+/**
+ * A pool whose containers are numbered items; `made` and `discarded` tell what it did, and items
+ * put in `gone` are no longer alive (removed behind the pool's back).
+ */
 function poolOf(size: number, max: number, make?: (image: string) => Promise<number>) {
   let next = 0;
   const made: number[] = [];
   const discarded: number[] = [];
+  const gone = new Set<number>();
   let clock = Date.now();
   const gate = new BurstGate({ size: 3, windowMs: 10_000, pollMs: 250 }, () => clock);
   const pool = new DockerWarmPool<number>(
@@ -24,6 +28,7 @@ function poolOf(size: number, max: number, make?: (image: string) => Promise<num
       discarded.push(item);
       return Promise.resolve();
     },
+    (item) => !gone.has(item),
     () => clock,
     gate,
   );
@@ -32,6 +37,7 @@ function poolOf(size: number, max: number, make?: (image: string) => Promise<num
     gate,
     made,
     discarded,
+    gone,
     advance: (ms: number) => (clock += ms),
   };
 }
@@ -56,16 +62,56 @@ describe('DockerWarmPool', () => {
     await pool.drain();
   });
 
-  it('discards the ready containers it is told are gone, hands out a live one and refills', async () => {
-    const { pool, discarded } = poolOf(3, 3);
+  it('discards the ready containers that are gone, hands out a live one and refills', async () => {
+    const { pool, discarded, gone } = poolOf(3, 3);
     pool.start();
     await filled(pool, 3);
-    const gone = new Set([1, 2]);
-    expect(pool.take(IMAGE, (item) => !gone.has(item))).toBe(3);
+    gone.add(1).add(2);
+    expect(pool.take(IMAGE)).toBe(3);
     expect(discarded).toEqual([1, 2]);
     await filled(pool, 3);
-    expect(pool.take(IMAGE, () => false)).toBeNull();
+    for (const item of [4, 5, 6]) gone.add(item);
+    expect(pool.take(IMAGE)).toBeNull();
     await pool.drain();
+  });
+
+  describe('with containers removed behind its back', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    it('replaces them at its periodic look, before anyone asks for one', async () => {
+      const { pool, discarded, gone } = poolOf(2, 2);
+      pool.start();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(pool.readyCount(IMAGE)).toBe(2);
+      gone.add(1).add(2);
+      await jest.advanceTimersByTimeAsync(30_000);
+      expect(discarded).toEqual([1, 2]);
+      expect(pool.readyCount(IMAGE)).toBe(2);
+      expect(pool.take(IMAGE)).toBe(3);
+      await pool.drain();
+    });
+
+    it('holds none that was removed while being made: it says so and makes another', async () => {
+      let n = 0;
+      const under = poolOf(2, 2, () => {
+        const item = ++n;
+        if (item === 2) under.gone.add(item); // removed before its make returned
+        return Promise.resolve(item);
+      });
+      const { pool, discarded, advance } = under;
+      const failed = once(pool, 'failed');
+      pool.start();
+      const [, error] = (await failed) as [string, Error];
+      expect(error.message).toBe('the container was gone before it was ready');
+      expect(discarded).toEqual([2]);
+      expect(pool.readyCount(IMAGE)).toBe(1);
+      advance(5000);
+      await jest.advanceTimersByTimeAsync(5000);
+      expect(pool.readyCount(IMAGE)).toBe(2);
+      expect([pool.take(IMAGE), pool.take(IMAGE)]).toEqual([1, 3]);
+      await pool.drain();
+    });
   });
 
   it('returns null at once when nothing is ready, and grows after the burst', async () => {

@@ -10,13 +10,19 @@ import { WarmPoolSizing } from './warm-pool-sizing';
 const PARALLEL_STARTS = 4;
 /** After a container could not be made, the pool of that image waits this long to try again. */
 const RETRY_AFTER_MS = 5_000;
-/** How often targets are re-evaluated (a pool shrinks once its burst is forgotten). */
+/**
+ * How often targets are re-evaluated (a pool shrinks once its burst is forgotten) and ready
+ * containers looked at (those gone behind the pool's back are replaced without waiting for demand).
+ */
 const RESIZE_EVERY_MS = 30_000;
 
 /**
  * Containers made and started ahead of demand, per image: `take` hands a ready one to exactly one
  * sandbox and never waits; the pool then makes fresh ones in the background, four at a time, or
- * while its gate sees a burst of sandboxes in progress just one when none is ready. Containers are never given back: each is removed by the sandbox it was handed to.
+ * while its gate sees a burst of sandboxes in progress just one when none is ready. Containers are
+ * never given back: each is removed by the sandbox it was handed to. A container that is not
+ * `alive` (removed behind the pool's back, as a daemon restart does) is never held or handed out:
+ * it is discarded when made so, at hand-out, and at each periodic look.
  *
  * Events: `filled` (image, ready count) once an image's pool holds its target; `failed` (image,
  * error) when a container could not be made (that image's pool pauses, then tries again).
@@ -37,6 +43,8 @@ export class DockerWarmPool<T> extends EventEmitter {
     private readonly make: (image: string) => Promise<T>,
     /** Removes a container the pool does not hand out after all. */
     private readonly discard: (item: T) => Promise<void>,
+    /** Whether a ready container still runs (cheap: asked at every hand-out). */
+    private readonly alive: (item: T) => boolean = () => true,
     private readonly now: () => number = Date.now,
     /** While it sees a burst, the pool makes one container at a time. */
     private readonly gate = new BurstGate(),
@@ -58,17 +66,17 @@ export class DockerWarmPool<T> extends EventEmitter {
 
   /**
    * A ready container of `image`, or null (no wait) when there is none; counts as demand. Ready
-   * containers that `usable` denies (gone behind the pool's back) are discarded on the way, and
-   * the pool makes others in their place.
+   * containers that are no longer alive are discarded on the way, and the pool makes others in
+   * their place.
    */
-  take(image: string, usable: (item: T) => boolean = () => true): T | null {
+  take(image: string): T | null {
     if (!this.enabled || this.draining) return null;
     this.sizing.recordDemand(image, this.now());
     const ready = this.ready.get(image) ?? [];
     let item: T | null = null;
     while (item === null && ready.length > 0) {
       const next = ready.shift()!;
-      if (usable(next)) item = next;
+      if (this.alive(next)) item = next;
       else void this.discard(next).catch(() => undefined);
     }
     this.resize(image);
@@ -95,7 +103,21 @@ export class DockerWarmPool<T> extends EventEmitter {
 
   private resizeAll(): void {
     const images = new Set([...this.sizing.images(this.now()), ...this.ready.keys()]);
-    for (const image of images) this.resize(image);
+    for (const image of images) {
+      this.discardDead(image);
+      this.resize(image);
+    }
+  }
+
+  private discardDead(image: string): void {
+    const ready = this.ready.get(image);
+    if (!ready) return;
+    const alive = ready.filter((item) => this.alive(item));
+    if (alive.length === ready.length) return;
+    for (const item of ready) {
+      if (!alive.includes(item)) void this.discard(item).catch(() => undefined);
+    }
+    this.ready.set(image, alive);
   }
 
   /** Makes containers up to the image's target, or removes those above it. */
@@ -131,6 +153,14 @@ export class DockerWarmPool<T> extends EventEmitter {
     if (item === null) return;
     if (this.draining) {
       await this.discard(item).catch(() => undefined);
+      return;
+    }
+    if (!this.alive(item)) {
+      // Removed while it was being made: holding it would count it as ready for good.
+      await this.discard(item).catch(() => undefined);
+      this.pausedUntil.set(image, this.now() + RETRY_AFTER_MS);
+      this.retryLater();
+      this.emit('failed', image, new Error('the container was gone before it was ready'));
       return;
     }
     const ready = this.ready.get(image) ?? [];

@@ -101,6 +101,14 @@ export class WarmContainers {
     }
   }
 
+  /**
+   * Whether a warm container still runs, as far as one read of /proc says: its init is gone once
+   * it was removed. True where Ambient cannot see the init (hand-out then inspects it).
+   */
+  static alive(warm: WarmContainer): boolean {
+    return !warm.init || containerInitAlive(warm.init);
+  }
+
   async discard(warm: WarmContainer): Promise<void> {
     warm.forwarder?.stop();
     await this.host.removeContainer(warm.container).catch(() => undefined);
@@ -119,9 +127,9 @@ export class WarmContainers {
     workspace: string,
     user: { uid: number; gid: number } | null,
   ): Promise<HandedOut | null> {
-    // A container removed behind Ambient's back (docker rm, a daemon restart) is no hit: its init
-    // is gone (one read of /proc), or, where Ambient cannot see the init, one inspect says so.
-    const warm = pool.take(image, (ready) => !ready.init || containerInitAlive(ready.init));
+    // A container removed behind Ambient's back (docker rm, a daemon restart) is no hit: the pool
+    // asks `alive`, or, where Ambient cannot see the init, one inspect says so.
+    const warm = pool.take(image);
     if (!warm) return null;
     if (!warm.init && !(await containerRuns(warm.container))) {
       void this.discard(warm);
