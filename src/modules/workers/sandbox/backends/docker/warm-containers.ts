@@ -82,18 +82,15 @@ export class WarmContainers {
       await container.start();
       const { State } = await container.inspect();
       if (!State.Running) throw new Error(`it exited at once with code ${State.ExitCode}`);
+      const ours = this.host.reachesContainerPids();
+      // Read before anything else waits: an init read later, once the container is gone, would be
+      // unknown, and an unknown init counts as alive (see `alive`).
+      const init = ours ? containerInit(State.Pid) : null;
+      if (ours && !init) throw new Error('it exited at once');
       // The API forwarder listens in its namespace already; the run's bridge socket comes at
       // hand-out (the API address is the run's to give).
-      const ours = this.host.reachesContainerPids();
       const forwarder = ours ? await forwarderInto(State.Pid, slot.privateDir) : null;
-      return {
-        container,
-        pid: State.Pid,
-        init: ours ? containerInit(State.Pid) : null,
-        limits,
-        slot,
-        forwarder,
-      };
+      return { container, pid: State.Pid, init, limits, slot, forwarder };
     } catch (error) {
       if (container) await this.host.removeContainer(container).catch(() => undefined);
       await removePoolSlot(slot);
