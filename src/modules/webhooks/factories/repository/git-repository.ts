@@ -121,6 +121,11 @@ export class GitRepository {
     }
   }
 
+  /**
+   * Runs git on this host, not in a sandbox: reading a factory's definition is Ambient's own step,
+   * no tenant code runs, the remote is pinned through the egress guard (`pinnedRemote`), and only
+   * the definition's files are read from the clone.
+   */
   private async git(
     token: string | null,
     args: string[],
