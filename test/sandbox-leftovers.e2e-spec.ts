@@ -89,12 +89,18 @@ describe('sandbox leftovers after SIGTERM and SIGKILL (docker pool, bubblewrap c
       await waitForExit(worker.child);
     }
     await app?.close();
-    // Whatever a failed run of this spec left.
-    if (deployment) {
-      for (const info of await containersOf(deployment)) {
-        await docker.getContainer(info.Id).remove({ force: true, v: true });
-      }
-    }
+    // Whatever a failed run of this spec left: its deployment's containers, or, when it failed
+    // before it learnt the deployment, those its workers made.
+    const ours = (info: Dockerode.ContainerInfo) =>
+      owners.some(({ pid, startTime }) =>
+        info.Labels[SANDBOX_LABELS.poolOwner]?.endsWith(`/${pid}/${startTime}`),
+      );
+    const left = deployment
+      ? await containersOf(deployment)
+      : (
+          await docker.listContainers({ all: true, filters: { label: [SANDBOX_LABELS.poolOwner] } })
+        ).filter(ours);
+    for (const info of left) await docker.getContainer(info.Id).remove({ force: true, v: true });
     for (const owner of owners) {
       for (const group of cgroupsOf(owner.pid, owner.startTime)) {
         const dirs = V2
@@ -141,11 +147,11 @@ describe('sandbox leftovers after SIGTERM and SIGKILL (docker pool, bubblewrap c
       AMBIENT_DOCKER_POOL_SIZE: '2',
     });
     const dockerRun = await sleepingRun('Docker');
+    // Found by name: a container the pool made carries no run label (labels cannot change at
+    // hand-out), and whether the run finds one ready depends on how fast the pool filled.
     const running = await waitFor(
       async () => {
-        const all = await docker.listContainers({
-          filters: { label: [`${SANDBOX_LABELS.run}=${dockerRun}`] },
-        });
+        const all = await docker.listContainers({ filters: { name: [`ambient-${dockerRun}-`] } });
         return all[0] ?? null;
       },
       (info) => info !== null && info.State === 'running',
@@ -155,7 +161,7 @@ describe('sandbox leftovers after SIGTERM and SIGKILL (docker pool, bubblewrap c
     // The pool refills beside the run: containers made ahead of demand, owned by the worker.
     await waitFor(
       () => containersOf(deployment!),
-      (all) => all.some((c) => c.Labels[SANDBOX_LABELS.poolOwner]),
+      (all) => all.some((c) => c.Id !== running!.Id && c.Labels[SANDBOX_LABELS.poolOwner]),
       { ...SLOW, what: 'a pooled container beside the run' },
     );
     await stop(dockerWorker.worker, 'SIGTERM');
