@@ -1,6 +1,8 @@
-import { access, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
+import { mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cgroupOwnerSuffix } from './cgroup-owner';
+import { readKernelFile } from './kernel-files';
 import type { SandboxLimits } from './sandbox.types';
 
 const ROOT = '/sys/fs/cgroup';
@@ -20,7 +22,8 @@ export const SANDBOXES_CPU_WEIGHT = { v1Shares: 128, v2Weight: 12 } as const;
 /**
  * A cgroup holding every process of one sandbox, with its memory, pids and CPU limits (cgroup v2,
  * or the memory/pids/cpu hierarchies of v1). Needs write access to the cgroup tree (root, or a
- * delegated subtree); `create` returns null where there is none.
+ * delegated subtree); `create` returns null where there is none. A group's directories and files
+ * are made, written, read and removed synchronously (see kernel-files.ts).
  */
 export class CgroupLimits {
   private oomKills = 0;
@@ -44,10 +47,10 @@ export class CgroupLimits {
     const dirs = groupDirs(version, `${name}${cgroupOwnerSuffix()}`);
     try {
       if (version === 2) await enableV2Controllers();
-      for (const dir of new Set(Object.values(dirs))) await mkdir(dir, { recursive: true });
+      for (const dir of new Set(Object.values(dirs))) mkdirSync(dir, { recursive: true });
       await (weighted ??= weighSandboxesGroup(version));
       const group = new CgroupLimits(version, dirs, limits);
-      await group.apply();
+      group.apply();
       return group;
     } catch {
       await removeGroup(Object.values(dirs));
@@ -60,31 +63,36 @@ export class CgroupLimits {
     return [...new Set(Object.values(this.dirs))].map((dir) => join(dir, 'cgroup.procs'));
   }
 
-  private async apply(): Promise<void> {
+  private apply(): void {
     const memory = String(this.limits.memoryMb * 1024 * 1024);
     const quota = String(Math.round(this.limits.cpus * CPU_PERIOD_US));
+    const optional = (file: string, value: string) => {
+      try {
+        writeFileSync(file, value);
+      } catch {
+        // The kernel has no swap accounting.
+      }
+    };
     if (this.version === 2) {
-      await writeFile(join(this.dirs.memory, 'memory.max'), memory);
-      await writeFile(join(this.dirs.memory, 'memory.swap.max'), '0').catch(() => undefined);
-      await writeFile(join(this.dirs.pids, 'pids.max'), String(this.limits.pids));
-      await writeFile(join(this.dirs.cpu, 'cpu.max'), `${quota} ${CPU_PERIOD_US}`);
+      writeFileSync(join(this.dirs.memory, 'memory.max'), memory);
+      optional(join(this.dirs.memory, 'memory.swap.max'), '0');
+      writeFileSync(join(this.dirs.pids, 'pids.max'), String(this.limits.pids));
+      writeFileSync(join(this.dirs.cpu, 'cpu.max'), `${quota} ${CPU_PERIOD_US}`);
       return;
     }
-    await writeFile(join(this.dirs.memory, 'memory.limit_in_bytes'), memory);
+    writeFileSync(join(this.dirs.memory, 'memory.limit_in_bytes'), memory);
     // Without swap accounting the limit would push memory into swap instead of ending the hog.
-    await writeFile(join(this.dirs.memory, 'memory.memsw.limit_in_bytes'), memory).catch(
-      () => undefined,
-    );
-    await writeFile(join(this.dirs.pids, 'pids.max'), String(this.limits.pids));
-    await writeFile(join(this.dirs.cpu, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
-    await writeFile(join(this.dirs.cpu, 'cpu.cfs_quota_us'), quota);
+    optional(join(this.dirs.memory, 'memory.memsw.limit_in_bytes'), memory);
+    writeFileSync(join(this.dirs.pids, 'pids.max'), String(this.limits.pids));
+    writeFileSync(join(this.dirs.cpu, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
+    writeFileSync(join(this.dirs.cpu, 'cpu.cfs_quota_us'), quota);
   }
 
   /** What ended a process since the last call: the memory limit, the pids limit, or neither. */
-  async limitHit(): Promise<string | null> {
+  limitHit(): string | null {
     const oomFile = this.version === 2 ? 'memory.events' : 'memory.oom_control';
-    const oomKills = await counter(join(this.dirs.memory, oomFile), 'oom_kill');
-    const pidsMaxHits = await counter(join(this.dirs.pids, 'pids.events'), 'max');
+    const oomKills = counter(join(this.dirs.memory, oomFile), 'oom_kill');
+    const pidsMaxHits = counter(join(this.dirs.pids, 'pids.events'), 'max');
     const oom = oomKills > this.oomKills;
     const pids = pidsMaxHits > this.pidsMaxHits;
     this.oomKills = oomKills;
@@ -131,7 +139,7 @@ export async function removeGroup(dirs: string[], attempts = 50, pauseMs = 20): 
   for (const dir of new Set(dirs)) {
     let gone = false;
     for (let attempt = 0; attempt < attempts && !gone; attempt++) {
-      const pids = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
+      const pids = readKernelFile(join(dir, 'cgroup.procs')) ?? '';
       for (const pid of pids.split('\n').filter(Boolean)) {
         try {
           process.kill(Number(pid), 'SIGKILL');
@@ -140,7 +148,7 @@ export async function removeGroup(dirs: string[], attempts = 50, pauseMs = 20): 
         }
       }
       try {
-        await rmdir(dir);
+        rmdirSync(dir);
         gone = true;
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
@@ -218,8 +226,8 @@ async function weighSandboxesGroup(version: 1 | 2): Promise<void> {
   await writeFile(file, String(value)).catch(() => undefined);
 }
 
-async function counter(file: string, name: string): Promise<number> {
-  const text = await readFile(file, 'utf8').catch(() => '');
+function counter(file: string, name: string): number {
+  const text = readKernelFile(file) ?? '';
   const match = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
   return match ? Number(match[1]) : 0;
 }

@@ -129,7 +129,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     let files: SandboxFiles;
     let bridge: ApiBridge | null;
     try {
-      files = await writePrivateFiles(privateDir);
+      // The copy of /etc has the sandbox's passwd and group already; without one, they are bound.
+      files = await writePrivateFiles(privateDir, (await etcTaken) === null);
       bridge =
         spec.apiUrl && this.forwarder
           ? await ApiBridge.listen(join(files.files, API_SOCKET_NAME), spec.apiUrl)
@@ -242,7 +243,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
         if (!programExists(file, options, hostPathOf)) return notStarted(file);
         return start(file, args, options);
       },
-      limitHit: () => cgroup?.limitHit() ?? Promise.resolve(null),
+      limitHit: () => Promise.resolve(cgroup?.limitHit() ?? null),
       adopt: () => Promise.resolve(),
       async close() {
         for (const proc of running) proc.kill();
@@ -316,14 +317,15 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
 
 /** The private files of one execution's sandbox (host paths). */
 interface SandboxFiles {
+  /** Written only when the sandbox has no copy of /etc (see EtcCopies). */
   passwd: string;
   group: string;
   /** The private directory processes inside see at SANDBOX_PRIVATE_DIR. */
   files: string;
 }
 
-/** Makes the execution's private directory afresh with its passwd and group. */
-async function writePrivateFiles(privateDir: string): Promise<SandboxFiles> {
+/** Makes the execution's private directory afresh, with its passwd and group when `withPasswd`. */
+async function writePrivateFiles(privateDir: string, withPasswd: boolean): Promise<SandboxFiles> {
   await rm(privateDir, { recursive: true, force: true });
   await mkdir(join(privateDir, 'files'), { recursive: true, mode: 0o700 });
   const files: SandboxFiles = {
@@ -331,8 +333,9 @@ async function writePrivateFiles(privateDir: string): Promise<SandboxFiles> {
     group: join(privateDir, 'group'),
     files: join(privateDir, 'files'),
   };
-  await writeFile(files.passwd, PASSWD);
-  await writeFile(files.group, GROUP);
+  if (withPasswd) {
+    await Promise.all([writeFile(files.passwd, PASSWD), writeFile(files.group, GROUP)]);
+  }
   return files;
 }
 

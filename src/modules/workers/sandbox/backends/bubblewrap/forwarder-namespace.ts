@@ -1,5 +1,5 @@
 import { readlinkSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readKernelFile } from '../../kernel-files';
 import { spawnOffLoop } from '../../off-loop-spawn';
 import type { SandboxProcess } from '../../sandbox.types';
 
@@ -10,7 +10,7 @@ import type { SandboxProcess } from '../../sandbox.types';
 const START_TIMEOUT_MS = 10_000;
 /**
  * Pauses between two looks at the namespace's TCP sockets, growing: socat takes tens of ms to
- * start on a small loaded VM, and each look costs the service ~0.5 ms of CPU.
+ * start on a small loaded VM.
  */
 const LISTEN_POLL_MS = [10, 20, 40];
 
@@ -139,7 +139,7 @@ async function listeningOn(
   let ended = false;
   void exited.then(() => (ended = true));
   for (let attempt = 0; !ended && Date.now() < deadline; attempt++) {
-    const sockstat = await readFile(`/proc/${pid}/net/sockstat`, 'utf8').catch(() => null);
+    const sockstat = readKernelFile(`/proc/${pid}/net/sockstat`);
     if (sockstat === null) return false;
     const inUse = Number(/^TCP: inuse (\d+)/m.exec(sockstat)?.[1] ?? 0);
     if (inUse >= count) return true;
