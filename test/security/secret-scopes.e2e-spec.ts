@@ -126,6 +126,16 @@ describe('security: secret scopes', () => {
     expect(unknownAgent.body.detail).toBe(
       'scope.agent_identities.0: the team has no agent identity "no-such-agent"',
     );
+    // Text no id can hold is unknown too, never a server error (found by the API fuzz).
+    for (const key of ['environments', 'agent_identities', 'schedules']) {
+      const odd = await api.post('/secrets', {
+        name: 'ODD_SCOPE',
+        value: 'v',
+        scope: { [key]: ['\u{79254}渰'] },
+      });
+      expect(odd.status).toBe(400);
+      expect(odd.body.detail).toMatch(new RegExp(`^scope\\.${key}\\.0: the team has no `));
+    }
     expect(
       (await api.get('/secrets')).body.secrets.map((s: { name: string }) => s.name),
     ).not.toContain('BAD_SCOPE');

@@ -241,7 +241,10 @@ export class TeamSecretsService {
       if (ids.length === 0) continue;
       const owner = this.scopeOwners.get(key as keyof SecretScope);
       if (!owner) throw new Error(`no module of this process owns the secret scope "${key}"`);
-      const known = await owner(m, teamId, ids);
+      // Ids are ASCII: compared with an ASCII column, any other text is a collation error in
+      // MySQL rather than a miss, so such an id is unknown without asking.
+      const comparable = ids.filter((id) => PRINTABLE_ASCII.test(id));
+      const known = comparable.length > 0 ? await owner(m, teamId, comparable) : new Set<string>();
       const index = ids.findIndex((value) => !known.has(value));
       if (index >= 0) {
         throw ApiError.invalid(`scope.${key}.${index}`, `the team has no ${what} "${ids[index]}"`);
@@ -261,6 +264,8 @@ export class TeamSecretsService {
     return secret;
   }
 }
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 function target(name: string) {
   return { type: 'secret', id: name };
