@@ -88,6 +88,9 @@ describe('web console (Chromium)', () => {
   it('signs in with a key, refuses a bad one with one clear message, signs out', async () => {
     await step(page, 'sign-in', async () => {
       await page.goto(`${origin}/console/`);
+      // The console draws its pages in script, which can finish after the document's load event
+      // (a first visit on a loaded machine showed a blank page there).
+      await page.waitForSelector('#api-key-source');
       // Before any attempt, the page says where keys come from.
       const source = (await page.$eval('#api-key-source', (el) => el.textContent)) as string;
       expect(source).toContain('npm run cli -- api-keys create');
