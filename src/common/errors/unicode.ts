@@ -15,6 +15,14 @@ export const INVALID_UNICODE = 'must be valid Unicode text';
  */
 export const MAX_DEPTH = 64;
 
+/**
+ * Whether `text` can be an identifier. Any other text names nothing, and compared with an ASCII
+ * column it makes MySQL refuse the statement (a collation error) instead of finding no row.
+ */
+export function isIdentifierText(text: string): boolean {
+  return PRINTABLE_ASCII.test(text);
+}
+
 export function hasLoneSurrogate(text: string): boolean {
   return LONE_SURROGATE.test(text);
 }
@@ -70,9 +78,8 @@ export class UnicodePipe implements PipeTransform {
     else if (metadata.type === 'param') {
       const name = metadata.data ?? 'path';
       assertValidUnicode(value, name);
-      // Every path parameter is an identifier, stored as ASCII: another one names nothing (and
-      // would make MySQL refuse the comparison with the ASCII column).
-      if (typeof value === 'string' && !PRINTABLE_ASCII.test(value)) {
+      // Every path parameter is an identifier.
+      if (typeof value === 'string' && !isIdentifierText(value)) {
         throw new ApiError('resource_not_found', `${name}: no resource has this identifier`);
       }
     }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
+import { isIdentifierText } from '../../common/errors/unicode';
 import { newUid } from '../../common/ids';
 import { AuditLog } from '../audit';
 import type { Principal } from '../../common/auth/principal';
@@ -241,9 +242,8 @@ export class TeamSecretsService {
       if (ids.length === 0) continue;
       const owner = this.scopeOwners.get(key as keyof SecretScope);
       if (!owner) throw new Error(`no module of this process owns the secret scope "${key}"`);
-      // Ids are ASCII: compared with an ASCII column, any other text is a collation error in
-      // MySQL rather than a miss, so such an id is unknown without asking.
-      const comparable = ids.filter((id) => PRINTABLE_ASCII.test(id));
+      // Text no id can be made of is unknown without asking the owner's ASCII columns.
+      const comparable = ids.filter(isIdentifierText);
       const known = comparable.length > 0 ? await owner(m, teamId, comparable) : new Set<string>();
       const index = ids.findIndex((value) => !known.has(value));
       if (index >= 0) {
@@ -264,8 +264,6 @@ export class TeamSecretsService {
     return secret;
   }
 }
-
-const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 function target(name: string) {
   return { type: 'secret', id: name };
