@@ -45,13 +45,14 @@ interface PoolUnderTest {
   metrics: AmbientMetrics;
 }
 
-function poolBackend(poolSize: number, poolMax: number): PoolUnderTest {
+function poolBackend(poolSize: number, poolMax: number, drainWaitMs?: number): PoolUnderTest {
   const handouts: SandboxHandout[] = [];
   const metrics = new AmbientMetrics();
   const deployment = `pool-test-${process.pid}-${backends.length}`;
   const settings = dockerSandboxSettings({ poolSize, poolMax });
   const backend = new DockerSandboxBackend(settings, docker, deployment, {
     workspaceRoot: root,
+    drainWaitMs,
     metrics: {
       handout: (result, seconds) => {
         handouts.push(result);
@@ -288,6 +289,31 @@ describe('docker warm pool', () => {
     expect(await containersLabelled({ [SANDBOX_LABELS.deployment]: deployment })).toHaveLength(2);
     await backend.drain();
     expect(await containersLabelled({ [SANDBOX_LABELS.deployment]: deployment })).toEqual([]);
+  }, 180_000);
+
+  it('stops waiting for a daemon that does not answer a removal, and removes the rest meanwhile', async () => {
+    const { backend, deployment } = poolBackend(2, 2, 2_000);
+    backend.warm();
+    await filled(backend, 2);
+    const [stuck, other] = await containersLabelled({ [SANDBOX_LABELS.deployment]: deployment });
+    // The daemon never answers the removal of one of them (a hung request on a loaded host).
+    const original = Dockerode.Container.prototype.remove;
+    const remove = jest
+      .spyOn(Dockerode.Container.prototype, 'remove')
+      .mockImplementation(function (this: Dockerode.Container, ...args: unknown[]) {
+        if (this.id === stuck.Id) return new Promise(() => undefined);
+        return (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+      });
+    try {
+      expect(await backend.drain()).toBe(false);
+    } finally {
+      remove.mockRestore();
+    }
+    // The other one is gone; the one the daemon did not answer for keeps its labels for the sweep.
+    const left = await containersLabelled({ [SANDBOX_LABELS.deployment]: deployment });
+    expect(left.map((c) => c.Id)).toEqual([stuck.Id]);
+    expect(left.map((c) => c.Id)).not.toContain(other.Id);
+    await docker.getContainer(stuck.Id).remove({ force: true });
   }, 180_000);
 
   describe("a dead worker's pool", () => {

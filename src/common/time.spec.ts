@@ -1,4 +1,4 @@
-import { isoDuration, parseRfc3339 } from './time';
+import { isoDuration, parseRfc3339, settlesWithin } from './time';
 
 describe('time helpers', () => {
   it.each([
@@ -32,5 +32,24 @@ describe('time helpers', () => {
     ]) {
       expect(parseRfc3339(bad)).toBeNull();
     }
+  });
+
+  describe('settlesWithin', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    it('says whether the work settled, either way, before the time ran out', async () => {
+      expect(await settlesWithin(Promise.resolve('done'), 1000)).toBe(true);
+      expect(await settlesWithin(Promise.reject(new Error('refused')), 1000)).toBe(true);
+      const late = settlesWithin(new Promise(() => undefined), 1000);
+      await jest.advanceTimersByTimeAsync(999);
+      let answered = false;
+      void late.then(() => (answered = true));
+      await jest.advanceTimersByTimeAsync(0);
+      expect(answered).toBe(false);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(await late).toBe(false);
+      expect(jest.getTimerCount()).toBe(0);
+    });
   });
 });

@@ -1,3 +1,21 @@
+/**
+ * Whether `work` settles (either way) within `ms`. It goes on regardless; a caller that stops
+ * waiting leaves what it does to whoever cleans up after it.
+ */
+export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(onSettled, onSettled), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const onSettled = (): true => true;
+
 /** RFC 3339 with milliseconds in UTC, the form every timestamp in the API takes. */
 export function toRfc3339(date: Date | null | undefined): string | null {
   return date ? date.toISOString() : null;

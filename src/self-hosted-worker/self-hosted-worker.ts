@@ -3,6 +3,7 @@ import { WorkspaceService } from '../modules/workers/workspace/workspace.service
 import { egressServerOptions } from '../modules/workers/sandbox/egress/execution-egress';
 import { Sandboxes } from '../modules/workers/sandbox/sandboxes';
 import type { AppConfig } from '../config/app-config';
+import { settlesWithin } from '../common/time';
 import type { ExtensionLog } from '../extensions/extension.types';
 import { loadModelCatalog } from '../modules/models/model-catalog';
 import {
@@ -91,8 +92,7 @@ export class SelfHostedWorker {
   async shutdown(): Promise<void> {
     this.stopping = true;
     for (const { execution } of this.tasks.values()) execution.stop('shutdown');
-    const deadline = new Promise((resolve) => setTimeout(resolve, SHUTDOWN_WAIT_MS).unref());
-    await Promise.race([Promise.all([...this.tasks.values()].map((t) => t.done)), deadline]);
+    await settlesWithin(Promise.all([...this.tasks.values()].map((t) => t.done)), SHUTDOWN_WAIT_MS);
     // Closed sandboxes' containers are removed in the background: now, as no sweep runs here.
     await this.executionDeps.sandboxes.drain();
     await this.socket.stop();

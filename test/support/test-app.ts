@@ -217,8 +217,28 @@ function testLogging(): StartOptions {
   return file ? { logDestination: batchedLogDestination(file) } : {};
 }
 
-/** Beyond this a start-up is worth a line in the CI log: hooks time out at 60 s. */
+/** Beyond this a start-up is worth a line in the CI log: hooks time out at 120 s (e2e-setup.ts). */
 const SLOW_START_MS = 20_000;
+
+/**
+ * Closes the app; one taking longer than SLOW_START_MS says, every time that passes again, what
+ * the process still has open (sockets, child processes, timers), so a hook timeout in CI shows
+ * what the close was waiting for.
+ */
+async function closeReportingSlow(label: string, ambient: { close(): Promise<void> }) {
+  const startedAt = Date.now();
+  const report = setInterval(() => {
+    const open = new Map<string, number>();
+    for (const kind of process.getActiveResourcesInfo()) open.set(kind, (open.get(kind) ?? 0) + 1);
+    const summary = [...open].map(([kind, n]) => `${kind} ×${n}`).join(', ');
+    process.stderr.write(`closeTestApp(${label}): ${Date.now() - startedAt} ms, open: ${summary}\n`);
+  }, SLOW_START_MS);
+  try {
+    await ambient.close();
+  } finally {
+    clearInterval(report);
+  }
+}
 
 /** Says where a slow start-up spent its time, so a hook timeout in CI can be told apart. */
 function reportSlowStart(label: string, startedAt: number, copiedAt: number) {
@@ -248,6 +268,6 @@ export async function startTestApp(
     ingressUrl: ambient.ingressUrl ?? '',
     apiKey: TEST_API_KEY,
     dataSource: ambient.app.get<DataSource>(getDataSourceToken()),
-    close: () => ambient.close(),
+    close: () => closeReportingSlow(environment.label, ambient),
   };
 }

@@ -191,8 +191,11 @@ export interface SandboxBackend {
   sweep?(isLive: (runId: string, executionId: number) => Promise<boolean>): Promise<number>;
   /** Starts making sandboxes ahead of demand (a warm pool), when the backend keeps one. */
   warm?(): void;
-  /** Removes the sandboxes made ahead of demand and makes no more (at shutdown). */
-  drain?(): Promise<void>;
+  /**
+   * Removes the sandboxes made ahead of demand and makes no more (at shutdown); false when it
+   * stopped waiting before all were removed (the sweep removes the rest).
+   */
+  drain?(): Promise<boolean>;
 }
 
 /**

@@ -180,7 +180,11 @@ export class Sandboxes {
   async drain(): Promise<void> {
     if (!this.selection) return;
     const { backend } = await this.selection;
-    await backend?.drain?.();
+    if ((await backend?.drain?.()) === false) {
+      this.warn(
+        `the ${backend!.name} daemon did not remove every pooled or closed sandbox in time: the next sweep removes the rest`,
+      );
+    }
   }
 
   /** Removes sandboxes of executions that are not live any more (a crashed worker's). */

@@ -1,5 +1,6 @@
 import Dockerode from 'dockerode';
 import { resolve } from 'node:path';
+import { settlesWithin } from '../../../../../common/time';
 import type { AppConfig } from '../../../../../config/app-config';
 import { bridgedApiUrl } from '../../api-bridge';
 import { SandboxError } from '../../sandbox.types';
@@ -32,6 +33,12 @@ export { defaultImageProblem } from './sandbox-image';
 type SandboxSettings = AppConfig['sandbox'];
 
 /**
+ * How long a shutdown waits for the daemon to remove the pool's and closed sandboxes' containers:
+ * one hung daemon request must not hold the process past its grace period.
+ */
+const DRAIN_WAIT_MS = 30_000;
+
+/**
  * Runs each execution in its own container: the image of the environment (pulled when missing),
  * the sandbox user (never root), no capabilities, no new privileges, memory/pids/CPU limits, no
  * network (`egress` and `allowlist` reach out through the egress proxy's forwarder only), the
@@ -57,7 +64,12 @@ export class DockerSandboxBackend implements SandboxBackend {
     docker?: Dockerode,
     /** Names this Ambient deployment: sweep() touches only its own containers. */
     deployment = 'default',
-    private readonly options: { workspaceRoot?: string; metrics?: SandboxPoolMetrics } = {},
+    private readonly options: {
+      workspaceRoot?: string;
+      metrics?: SandboxPoolMetrics;
+      /** How long drain() waits for the daemon (DRAIN_WAIT_MS). */
+      drainWaitMs?: number;
+    } = {},
   ) {
     this.host = new DockerHost(docker ?? new Dockerode(), settings, deployment);
     this.cold = new ColdContainers(this.host);
@@ -82,10 +94,16 @@ export class DockerSandboxBackend implements SandboxBackend {
     this.pool?.start();
   }
 
-  /** Removes the pool's idle containers and, without further delay, closed sandboxes' ones. */
-  async drain(): Promise<void> {
-    await this.pool?.drain();
-    await this.removals.flush();
+  /**
+   * Removes the pool's idle containers and, without further delay, closed sandboxes' ones; false
+   * when the daemon has not done so in time (DRAIN_WAIT_MS) (what is left is the next sweep's: the
+   * containers keep their labels).
+   */
+  async drain(): Promise<boolean> {
+    return settlesWithin(
+      Promise.all([this.pool?.drain(), this.removals.flush()]),
+      this.options.drainWaitMs ?? DRAIN_WAIT_MS,
+    );
   }
 
   /**

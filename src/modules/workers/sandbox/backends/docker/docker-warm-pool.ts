@@ -88,17 +88,23 @@ export class DockerWarmPool<T> extends EventEmitter {
     return this.ready.get(image)?.length ?? 0;
   }
 
-  /** Removes every ready container and those being made; the pool makes none afterwards. */
+  /**
+   * Removes every ready container and those being made, all at once (a make the daemon is slow to
+   * answer does not hold up the others' removal); the pool makes none afterwards.
+   */
   async drain(): Promise<void> {
     this.draining = true;
     if (this.resizeTimer) clearInterval(this.resizeTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     if (this.refillTimer) clearTimeout(this.refillTimer);
     this.resizeTimer = this.retryTimer = this.refillTimer = null;
-    await Promise.all([...this.making]);
     const items = [...this.ready.values()].flat();
     this.ready.clear();
-    await Promise.all(items.map((item) => this.discard(item).catch(() => undefined)));
+    // Those being made discard themselves once made (see makeOne).
+    await Promise.all([
+      ...this.making,
+      ...items.map((item) => this.discard(item).catch(() => undefined)),
+    ]);
   }
 
   private resizeAll(): void {

@@ -1,3 +1,4 @@
+import { settlesWithin } from '../../../../../common/time';
 import { BurstGate } from './burst-gate';
 
 /** At most this many removals are sent to the daemon at once. */
@@ -77,23 +78,11 @@ export class RemovalQueue {
       }
       this.queued.shift();
       this.running++;
-      void this.bounded(head.remove())
-        .catch(() => undefined)
-        .finally(() => {
-          this.running--;
-          this.next();
-          if (this.pending === 0) for (const resolve of this.idle.splice(0)) resolve();
-        });
+      void settlesWithin(head.remove(), this.timeoutMs).finally(() => {
+        this.running--;
+        this.next();
+        if (this.pending === 0) for (const resolve of this.idle.splice(0)) resolve();
+      });
     }
-  }
-
-  /** Settles with the removal, or once it took longer than timeoutMs. */
-  private bounded(removal: Promise<void>): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.timeoutMs);
-      timer.unref();
-    });
-    return Promise.race([removal, late]).finally(() => clearTimeout(timer));
   }
 }
