@@ -298,12 +298,13 @@ describe('docker warm pool', () => {
     const [stuck, other] = await containersLabelled({ [SANDBOX_LABELS.deployment]: deployment });
     // The daemon never answers the removal of one of them (a hung request on a loaded host).
     const original = Dockerode.Container.prototype.remove;
-    const remove = jest
-      .spyOn(Dockerode.Container.prototype, 'remove')
-      .mockImplementation(function (this: Dockerode.Container, ...args: unknown[]) {
-        if (this.id === stuck.Id) return new Promise(() => undefined);
-        return (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
-      });
+    const remove = jest.spyOn(Dockerode.Container.prototype, 'remove').mockImplementation(function (
+      this: Dockerode.Container,
+      ...args: unknown[]
+    ) {
+      if (this.id === stuck.Id) return new Promise(() => undefined);
+      return (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+    });
     try {
       expect(await backend.drain()).toBe(false);
     } finally {

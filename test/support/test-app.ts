@@ -231,7 +231,9 @@ async function closeReportingSlow(label: string, ambient: { close(): Promise<voi
     const open = new Map<string, number>();
     for (const kind of process.getActiveResourcesInfo()) open.set(kind, (open.get(kind) ?? 0) + 1);
     const summary = [...open].map(([kind, n]) => `${kind} ×${n}`).join(', ');
-    process.stderr.write(`closeTestApp(${label}): ${Date.now() - startedAt} ms, open: ${summary}\n`);
+    process.stderr.write(
+      `closeTestApp(${label}): ${Date.now() - startedAt} ms, open: ${summary}\n`,
+    );
   }, SLOW_START_MS);
   try {
     await ambient.close();
