@@ -9,12 +9,15 @@ import {
 } from '../modules/webhooks/webhook-store.repository';
 
 const CACHED_WEBHOOKS = 20_000;
+/** The last quarter of an entry's life, in which a delivery's read reloads it (see BroadcastCache). */
+const REFRESH_AHEAD_SHARE = 0.25;
 
 /**
  * The webhook of each delivery. Found webhooks are cached in process; disabling, deleting and
  * rotating a webhook is broadcast when it commits (WebhookStore), which drops it on every
  * replica before that change is answered, and nothing is cached while the broadcast is not
- * heard (`Invalidations`). Misses (unknown, disabled, deleted) are read from MySQL every time,
+ * heard (`Invalidations`); a webhook in steady use is reloaded before its entry expires. Misses
+ * (unknown, disabled, deleted) are read from MySQL every time,
  * concurrent ones sharing one query; one query at a time: a primary-key read is quick, so
  * waiting for the one in flight costs less than sending another.
  */
@@ -32,6 +35,9 @@ export class WebhookLookup {
       ttlMs: invalidations.cacheTtlMs,
       maxEntries: CACHED_WEBHOOKS,
       affects: (webhook, change) => change.topic === WEBHOOK_TOPIC && webhook.id === change.id,
+      // A webhook in steady use is reloaded in the background (batched with the others being
+      // reloaded) before it expires, instead of making one of its deliveries wait for MySQL.
+      refreshAheadMs: invalidations.cacheTtlMs * REFRESH_AHEAD_SHARE,
     });
   }
 

@@ -17,11 +17,12 @@ interface Row {
   version: number;
 }
 
-function setup(ttlMs = 60_000, maxEntries = 100) {
+function setup(ttlMs = 60_000, maxEntries = 100, refreshAheadMs = 0) {
   const source = new FakeSource();
   const cache = new BroadcastCache<Row>(source, {
     ttlMs,
     maxEntries,
+    refreshAheadMs,
     affects: (row, change) =>
       (change.topic === 'row' && row.id === change.id) ||
       (change.topic === 'team' && row.team === change.id),
@@ -166,5 +167,75 @@ describe('BroadcastCache', () => {
     expect(cache.size).toBe(2);
     await cache.get('a', load('a'));
     expect(loads).toEqual(['a', 'b', 'c', 'a']);
+  });
+
+  describe('refreshing ahead', () => {
+    const T0 = 1_000_000;
+    beforeEach(() => jest.useFakeTimers({ now: T0 }));
+    afterEach(() => jest.useRealTimers());
+
+    it('serves an entry read near its expiry and reloads it in the background, so it is never missed', async () => {
+      const { cache, load, loads } = setup(5000, 100, 1000);
+      await cache.get('a', load('a'));
+      jest.setSystemTime(T0 + 3900); // not yet in the last second
+      expect((await cache.get('a', load('a')))?.version).toBe(1);
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(loads).toEqual(['a']);
+      jest.setSystemTime(T0 + 4500);
+      expect((await cache.get('a', load('a')))?.version).toBe(1); // served, reload due
+      expect(loads).toEqual(['a']);
+      await jest.advanceTimersByTimeAsync(250); // the reloads due start together
+      expect(loads).toEqual(['a', 'a']);
+      jest.setSystemTime(T0 + 9000); // past the first entry's expiry, within the reloaded one's
+      expect((await cache.get('a', load('a')))?.version).toBe(2);
+      expect(loads).toEqual(['a', 'a']);
+    });
+
+    it('starts the reloads that came due meanwhile together, each once', async () => {
+      const { cache, load, loads } = setup(5000, 100, 1000);
+      await cache.get('a', load('a'));
+      await cache.get('b', load('b'));
+      jest.setSystemTime(T0 + 4100);
+      await cache.get('a', load('a'));
+      await cache.get('a', load('a'));
+      jest.setSystemTime(T0 + 4200);
+      await cache.get('b', load('b'));
+      expect(loads).toEqual(['a', 'b']);
+      await jest.advanceTimersByTimeAsync(250);
+      expect(loads).toEqual(['a', 'b', 'a', 'b']);
+    });
+
+    it('drops the entry when its reload finds nothing, and keeps it when the reload fails', async () => {
+      const { cache, load, loads } = setup(5000, 100, 1000);
+      await cache.get('a', load('a'));
+      await cache.get('b', load('b'));
+      jest.setSystemTime(T0 + 4500);
+      await cache.get('a', () => Promise.resolve(null)); // deleted meanwhile
+      await cache.get('b', () => Promise.reject(new Error('database gone')));
+      await jest.advanceTimersByTimeAsync(250);
+      expect(cache.size).toBe(1);
+      expect((await cache.get('b', load('b')))?.version).toBe(2); // still the cached one
+      expect((await cache.get('a', load('a')))?.version).toBe(3); // loaded on a miss
+      expect(loads).toEqual(['a', 'b', 'a']);
+    });
+
+    it('does not store a reload under way when a change arrived', async () => {
+      const { source, cache, load, loads } = setup(5000, 100, 1000);
+      await cache.get('a', load('a'));
+      jest.setSystemTime(T0 + 4500);
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      await cache.get('a', async () => {
+        await gate;
+        return { id: 'a', team: 't1', version: 0 };
+      });
+      await jest.advanceTimersByTimeAsync(250);
+      source.send({ topic: 'team', id: 'other' });
+      release();
+      await jest.advanceTimersByTimeAsync(0);
+      jest.setSystemTime(T0 + 5500);
+      expect((await cache.get('a', load('a')))?.version).toBe(2); // a miss: the reload was not kept
+      expect(loads).toEqual(['a', 'a']);
+    });
   });
 });

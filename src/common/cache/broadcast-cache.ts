@@ -30,6 +30,13 @@ export interface BroadcastCacheOptions<V> {
   maxEntries: number;
   /** Whether the change makes the entry stale. */
   affects(value: V, invalidation: Invalidation): boolean;
+  /**
+   * An entry read this close to its expiry is still served, and reloaded in the background (as
+   * a load on a miss is, under the same rules), so that one in steady use is never missed on the
+   * request path. The reloads due are started together a quarter of this later, so that a loader
+   * that batches concurrent loads reads them in a few queries. Off (0) by default.
+   */
+  refreshAheadMs?: number;
 }
 
 interface Entry<V> {
@@ -49,6 +56,9 @@ export class BroadcastCache<V> {
   private readonly entries = new Map<string, Entry<V>>();
   /** Loads under way, by key; emptied by every change, so none begun before it is joined. */
   private readonly loading = new Map<string, Promise<V | null>>();
+  /** Background reloads waiting for `refreshTimer`, by key. */
+  private readonly dueRefreshes = new Map<string, () => void>();
+  private refreshTimer: NodeJS.Timeout | null = null;
   private generation = 0;
 
   constructor(
@@ -74,19 +84,56 @@ export class BroadcastCache<V> {
     const enabled = this.enabled;
     if (enabled) {
       const entry = this.entries.get(key);
-      if (entry && entry.expiresAt > Date.now()) return entry.value;
+      const now = Date.now();
+      if (entry && entry.expiresAt > now) {
+        const { refreshAheadMs = 0 } = this.options;
+        if (entry.expiresAt - now <= refreshAheadMs) this.refreshSoon(key, load, expiresAt);
+        return entry.value;
+      }
       if (entry) this.entries.delete(key);
     }
-    const generation = this.generation;
     const pending = enabled ? this.loading.get(key) : undefined;
     if (pending) return pending;
+    if (!enabled) return load();
+    return this.loadAndStore(key, load, expiresAt);
+  }
+
+  private refreshSoon(
+    key: string,
+    load: () => Promise<V | null>,
+    expiresAt?: (value: V) => number | null,
+  ): void {
+    if (this.loading.has(key) || this.dueRefreshes.has(key)) return;
+    // Its failure is nobody's: the entry is served until it expires, then loaded on a miss.
+    this.dueRefreshes.set(key, () => {
+      this.loadAndStore(key, load, expiresAt).catch(() => undefined);
+    });
+    this.refreshTimer ??= setTimeout(
+      () => {
+        this.refreshTimer = null;
+        const due = [...this.dueRefreshes.values()];
+        this.dueRefreshes.clear();
+        for (const refresh of due) refresh();
+      },
+      (this.options.refreshAheadMs ?? 0) / 4,
+    ).unref();
+  }
+
+  /** Loads `key`, shared with any `get` meanwhile, and stores the value when nothing changed. */
+  private async loadAndStore(
+    key: string,
+    load: () => Promise<V | null>,
+    expiresAt?: (value: V) => number | null,
+  ): Promise<V | null> {
+    const generation = this.generation;
     const loaded = load();
-    if (!enabled) return loaded;
     this.loading.set(key, loaded);
     try {
       const value = await loaded;
-      if (value !== null && this.enabled && generation === this.generation) {
-        this.store(key, value, expiresAt?.(value) ?? null);
+      if (this.enabled && generation === this.generation) {
+        // A refresh that finds nothing (the row is gone) drops the entry it was refreshing.
+        if (value === null) this.entries.delete(key);
+        else this.store(key, value, expiresAt?.(value) ?? null);
       }
       return value;
     } finally {
