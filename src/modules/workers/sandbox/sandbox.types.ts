@@ -192,10 +192,10 @@ export interface SandboxBackend {
   /** Starts making sandboxes ahead of demand (a warm pool), when the backend keeps one. */
   warm?(): void;
   /**
-   * Removes the sandboxes made ahead of demand and makes no more (at shutdown); false when it
-   * stopped waiting before all were removed (the sweep removes the rest).
+   * Removes the sandboxes made ahead of demand and makes no more (at shutdown); may answer false
+   * when it stopped waiting before all were removed (the sweep removes the rest), which is logged.
    */
-  drain?(): Promise<boolean>;
+  drain?(): Promise<boolean | void>;
 }
 
 /**
