@@ -67,6 +67,16 @@ class SecondWorker {
 }
 
 @Injectable()
+class SlowWorker {
+  finish: () => void = () => undefined;
+
+  @QueueProcessor('jobs', { job: 'work', role: 'worker', concurrency: () => 1 })
+  handle(): Promise<void> {
+    return new Promise((resolve) => (this.finish = resolve));
+  }
+}
+
+@Injectable()
 class DrainingWorker implements QueueProcessorHooks {
   drained = false;
 
@@ -158,11 +168,21 @@ describe('QueueProcessorExplorer', () => {
     expect(queue!.pauses).toEqual([]);
   });
 
-  it('at shutdown pauses the queue locally, waiting for running jobs', async () => {
-    const { app, queue, init } = await start(['worker'], [Worker]);
+  it('at shutdown pauses the queue locally and waits for the jobs its handlers are running', async () => {
+    const { app, queue, init } = await start(['worker'], [SlowWorker]);
     await init();
-    await app.close();
-    expect(queue!.pauses).toEqual([[true, false]]);
+    const worker = app.get(SlowWorker);
+    const running = queue!.processors[0].fn({ name: 'work', data: {} } as Job);
+    let closed = false;
+    const closing = app.close().then(() => (closed = true));
+    await new Promise((r) => setImmediate(r));
+    // Bull is not asked to wait (its wait includes its blocking fetch loop): the job is.
+    expect(queue!.pauses).toEqual([[true, true]]);
+    expect(closed).toBe(false);
+    worker.finish();
+    await running;
+    await closing;
+    expect(closed).toBe(true);
   });
 
   it("at shutdown lets a processor's drain end its running jobs", async () => {
