@@ -307,14 +307,17 @@ describe('docker warm pool', () => {
     });
     try {
       expect(await backend.drain()).toBe(false);
+      // The other one is gone; the one the daemon did not answer for keeps its labels for the sweep.
+      const left = await containersLabelled({ [SANDBOX_LABELS.deployment]: deployment });
+      expect(left.map((c) => c.Id)).toEqual([stuck.Id]);
+      expect(left.map((c) => c.Id)).not.toContain(other.Id);
     } finally {
       remove.mockRestore();
+      await docker
+        .getContainer(stuck.Id)
+        .remove({ force: true })
+        .catch(() => undefined);
     }
-    // The other one is gone; the one the daemon did not answer for keeps its labels for the sweep.
-    const left = await containersLabelled({ [SANDBOX_LABELS.deployment]: deployment });
-    expect(left.map((c) => c.Id)).toEqual([stuck.Id]);
-    expect(left.map((c) => c.Id)).not.toContain(other.Id);
-    await docker.getContainer(stuck.Id).remove({ force: true });
   }, 180_000);
 
   describe("a dead worker's pool", () => {

@@ -217,11 +217,14 @@ function testLogging(): StartOptions {
   return file ? { logDestination: batchedLogDestination(file) } : {};
 }
 
-/** Beyond this a start-up is worth a line in the CI log: hooks time out at 120 s (e2e-setup.ts). */
-const SLOW_START_MS = 20_000;
+/**
+ * Beyond this a start-up or a close is worth a line in the CI log: hooks time out at 120 s
+ * (e2e-setup.ts).
+ */
+const SLOW_STEP_MS = 20_000;
 
 /**
- * Closes the app; one taking longer than SLOW_START_MS says, every time that passes again, what
+ * Closes the app; one taking longer than SLOW_STEP_MS says, every time that passes again, what
  * the process still has open (sockets, child processes, timers), so a hook timeout in CI shows
  * what the close was waiting for.
  */
@@ -234,7 +237,7 @@ async function closeReportingSlow(label: string, ambient: { close(): Promise<voi
     process.stderr.write(
       `closeTestApp(${label}): ${Date.now() - startedAt} ms, open: ${summary}\n`,
     );
-  }, SLOW_START_MS);
+  }, SLOW_STEP_MS);
   try {
     await ambient.close();
   } finally {
@@ -245,7 +248,7 @@ async function closeReportingSlow(label: string, ambient: { close(): Promise<voi
 /** Says where a slow start-up spent its time, so a hook timeout in CI can be told apart. */
 function reportSlowStart(label: string, startedAt: number, copiedAt: number) {
   const took = Date.now() - startedAt;
-  if (took < SLOW_START_MS) return;
+  if (took < SLOW_STEP_MS) return;
   process.stderr.write(
     `startTestApp(${label}): ${took} ms (database ${copiedAt - startedAt} ms, app ` +
       `${Date.now() - copiedAt} ms) at load ${loadavg()[0].toFixed(1)}\n`,

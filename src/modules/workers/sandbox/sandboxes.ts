@@ -182,7 +182,7 @@ export class Sandboxes {
     const { backend } = await this.selection;
     if ((await backend?.drain?.()) === false) {
       this.warn(
-        `the ${backend!.name} daemon did not remove every pooled or closed sandbox in time: the next sweep removes the rest`,
+        `sandbox backend ${backend!.name} did not remove every pooled or closed sandbox in time: the next sweep removes the rest`,
       );
     }
   }

@@ -50,6 +50,12 @@ interface StoredSnapshot {
  * snapshot appears by rename of a complete temporary copy and disappears by rename aside before
  * it is deleted, so a reader never sees half of one; the team is part of the path and of the key,
  * so a run is only ever restored from its own team's snapshots.
+ *
+ * Why `cp` and `du` run outside the Sandbox boundary: they are the service's own tools, and no
+ * agent-controlled code runs. Their arguments are fixed and both paths are directories Ambient
+ * made; the tenant's files are only copied and measured, never interpreted or executed, and
+ * neither tool follows a link the tenant may have planted. Running them inside the run's sandbox
+ * would give it the snapshot store, which holds every environment's snapshots of the team.
  */
 export class SnapshotStore {
   constructor(
@@ -264,7 +270,7 @@ async function copyTree(from: string, to: string): Promise<void> {
 }
 
 async function diskUsage(dir: string): Promise<number> {
-  // `du` counts links as links, without following them.
+  // On the host, like copyTree: `du` counts links as links, without following them.
   const { stdout } = await run('du', ['-sb', '--', dir]);
   return Number(stdout.split('\t')[0]) || 0;
 }

@@ -52,6 +52,8 @@ export function protocolOf(url: string): string | null {
  * No agent runs here; git only fetches and reads the definition files (no checkout hooks, no
  * repository code is executed), with fixed arguments and a URL limited to the allowed transports.
  * The URL is the tenant's: every command's connection is checked and pinned by the egress guard.
+ * The `git -C` reads run in the bare clone, whose config and hooks are git's own (a clone never
+ * copies a remote's), with the system config off.
  */
 export class GitRepository {
   constructor(

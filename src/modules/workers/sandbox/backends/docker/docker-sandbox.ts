@@ -96,8 +96,8 @@ export class DockerSandboxBackend implements SandboxBackend {
 
   /**
    * Removes the pool's idle containers and, without further delay, closed sandboxes' ones; false
-   * when the daemon has not done so in time (DRAIN_WAIT_MS) (what is left is the next sweep's: the
-   * containers keep their labels).
+   * when the daemon has not done so within DRAIN_WAIT_MS. What is left keeps its labels: the next
+   * sweep removes it.
    */
   async drain(): Promise<boolean> {
     return settlesWithin(
