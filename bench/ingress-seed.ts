@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { newUid } from '../src/common/ids';
 import { SecretCipher } from '../src/modules/secrets/secret-cipher';
 import { standardWebhooksHeaders } from '../test/support/webhook-helpers';
+import type { VariantsRecipe } from './load-generator';
 
 export const TOKEN = 'bench-token-0123456789abcdefghijklmnop';
 export const SW_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
@@ -74,12 +75,17 @@ export function uniqueBody(): string {
   return JSON.stringify({ ...base, padding: 'x'.repeat(Math.max(0, padding)) });
 }
 
-/** `count` requests spread round-robin over the webhooks, each with its own body (and signature). */
+/**
+ * `count` requests spread round-robin over the webhooks, each with its own body (and signature).
+ * With `sendTo`, the same requests all go to that URL instead (the bare baseline's).
+ */
 export function deliveryRequests(
   ingressUrl: string,
   hooks: BenchWebhook[],
   count: number,
   offset = 0,
+  swSecret = SW_SECRET,
+  sendTo?: string,
 ) {
   return Array.from({ length: count }, (_, i) => {
     const hook = hooks[(offset + i) % hooks.length];
@@ -87,12 +93,27 @@ export function deliveryRequests(
     const headers: Record<string, string> =
       hook.mode === 'token'
         ? { authorization: `Bearer ${TOKEN}` }
-        : standardWebhooksHeaders(SW_SECRET, `msg_${offset + i}_${sequence}`, body);
+        : standardWebhooksHeaders(swSecret, `msg_${offset + i}_${sequence}`, body);
     return {
-      url: `${ingressUrl}/webhooks/w/${hook.uid}`,
+      url: sendTo ?? `${ingressUrl}/webhooks/w/${hook.uid}`,
       method: 'POST' as const,
       headers: { ...headers, 'content-type': 'application/json' },
       body,
     };
   });
+}
+
+/** deliveryRequests(...), built in the load generator's thread (see LoadSpec.variantsFrom). */
+export function deliveryRecipe(
+  ingressUrl: string,
+  hooks: BenchWebhook[],
+  count: number,
+  offset: number,
+  sendTo?: string,
+): VariantsRecipe {
+  return {
+    module: __filename,
+    exportName: 'deliveryRequests',
+    args: [ingressUrl, hooks, count, offset, SW_SECRET, sendTo],
+  };
 }

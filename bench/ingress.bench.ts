@@ -11,8 +11,8 @@ import {
   definitionFiles,
 } from '../test/support/webhook-helpers';
 import { startBareApp } from './bare-app';
-import { deliveryRequests, seedWebhooks } from './ingress-seed';
-import { LoadSpec, runLoad } from './load-generator';
+import { deliveryRecipe, seedWebhooks } from './ingress-seed';
+import { LoadSpec, runLoad, VariantsRecipe } from './load-generator';
 import { machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
 import { watchNeighbourCpu } from './thread-cpu';
@@ -38,12 +38,9 @@ const progress = (m: string) =>
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
 const median = (xs: number[]) => percentile(xs, 50);
 
-async function throughput(
-  spec: Omit<LoadSpec, 'durationMs'>,
-  variants?: () => LoadSpec['variants'],
-) {
-  await runLoad({ ...spec, durationMs: WARMUP_MS, variants: variants?.() });
-  const result = await runLoad({ ...spec, durationMs: MEASURE_MS, variants: variants?.() });
+async function throughput(spec: Omit<LoadSpec, 'durationMs'>, recipe: () => VariantsRecipe) {
+  await runLoad({ ...spec, durationMs: WARMUP_MS, variantsFrom: recipe() });
+  const result = await runLoad({ ...spec, durationMs: MEASURE_MS, variantsFrom: recipe() });
   const requests = result.completed + result.errors;
   return {
     // CPU of the server's thread per request (µs): unlike req/s, robust to a busy machine.
@@ -73,8 +70,11 @@ async function main() {
     const swHooks = await seedWebhooks(app.dataSource, key, WEBHOOKS, 'standard_webhooks');
     const perRound = 30_000;
     let offset = 0;
-    const next = (hooks: typeof tokenHooks) => () =>
-      deliveryRequests(app.ingressUrl, hooks, perRound, (offset += perRound));
+    const bareUrl = bare.url.replace(/\/runs$/, '/deliveries');
+    // The bare endpoint gets the same requests as the token rounds (each its own 1 KB body), so
+    // the load generator does the same work per request on both sides of the ratio.
+    const next = (hooks: typeof tokenHooks, sendTo?: string) => () =>
+      deliveryRecipe(app.ingressUrl, hooks, perRound, (offset += perRound), sendTo);
     const samples = { bare: [] as number[], token: [] as number[], sw: [] as number[] };
     const cpu = { bare: [] as number[], token: [] as number[], sw: [] as number[] };
     let errors = 0;
@@ -82,14 +82,10 @@ async function main() {
     const throughputNeighbours = watchNeighbourCpu();
     for (let round = 0; round < ROUNDS; round++) {
       progress(`throughput round ${round + 1}/${ROUNDS}`);
-      const bareBody = deliveryRequests('', tokenHooks, 1)[0].body;
-      const baseline = await throughput({
-        url: bare.url.replace(/\/runs$/, '/deliveries'),
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: bareBody,
-        concurrency: CONCURRENCY,
-      });
+      const baseline = await throughput(
+        { url: '', method: 'POST', concurrency: CONCURRENCY },
+        next(tokenHooks, bareUrl),
+      );
       samples.bare.push(baseline.rps);
       cpu.bare.push(baseline.cpuUs);
       for (const [name, hooks] of [
@@ -116,7 +112,7 @@ async function main() {
       ratePerSecond: RATE,
       warmupRequests: RATE_WARMUP,
       requests: RATE_REQUESTS,
-      variants: deliveryRequests(
+      variantsFrom: deliveryRecipe(
         app.ingressUrl,
         tokenHooks,
         RATE_WARMUP + RATE_REQUESTS,
@@ -218,7 +214,7 @@ async function main() {
     process.stdout.write(
       [
         ...machineFacts(),
-        `settings: closed loop, concurrency ${CONCURRENCY}, keep-alive, ${ROUNDS} alternating rounds of ${WARMUP_MS / 1000} s warm-up + ${MEASURE_MS / 1000} s measured; ${WEBHOOKS} webhooks per auth mode; 1 KB unique bodies; ${describeBenchDatabase(databaseSocket)}`,
+        `settings: closed loop, concurrency ${CONCURRENCY}, keep-alive, ${ROUNDS} alternating rounds of ${WARMUP_MS / 1000} s warm-up + ${MEASURE_MS / 1000} s measured; ${WEBHOOKS} webhooks per auth mode; 1 KB unique bodies, built in the load generator's thread (the bare endpoint gets the token rounds' requests); ${describeBenchDatabase(databaseSocket)}`,
         `rounds (req/s): bare ${samples.bare.map((x) => x.toFixed(0)).join(', ')}; token ${samples.token.map((x) => x.toFixed(0)).join(', ')}; standard_webhooks ${samples.sw.map((x) => x.toFixed(0)).join(', ')}`,
         `server-thread CPU per request (µs, median): bare ${median(cpu.bare).toFixed(0)}, token ${median(cpu.token).toFixed(0)}, standard_webhooks ${median(cpu.sw).toFixed(0)} (MySQL and Redis work not included)`,
         `bare / ingress server-thread CPU per request, per round (the ratio the CPU cost alone predicts): token ${cpuRatios('token')}; standard_webhooks ${cpuRatios('sw')}`,

@@ -30,6 +30,19 @@ export interface LoadSpec extends RequestSpec {
   warmupRequests?: number;
   /** Requests sent in turn instead of the spec itself (e.g. unique or signed bodies). */
   variants?: RequestSpec[];
+  /**
+   * Like `variants`, but built in the load's own thread before its first request: tens of
+   * thousands of requests built on the caller's thread would be garbage collected there, in the
+   * middle of the measurement, by the server under test.
+   */
+  variantsFrom?: VariantsRecipe;
+}
+
+/** `require(module)[exportName](...args)` must return the variants (a RequestSpec[]). */
+export interface VariantsRecipe {
+  module: string;
+  exportName: string;
+  args: unknown[];
 }
 
 export interface LoadResult {
@@ -213,8 +226,17 @@ async function walk(spec: WalkSpec): Promise<WalkResult> {
   return { latenciesMs, rowsSeen, complete };
 }
 
+function buildVariants(recipe: VariantsRecipe): RequestSpec[] {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const module = require(recipe.module) as Record<string, (...args: unknown[]) => RequestSpec[]>;
+  return module[recipe.exportName](...recipe.args);
+}
+
 if (!isMainThread && parentPort && (workerData as Job | undefined)?.kind) {
   const job = workerData as Job;
+  if (job.kind === 'load' && job.spec.variantsFrom) {
+    job.spec.variants = buildVariants(job.spec.variantsFrom);
+  }
   parentPort.postMessage(STARTED);
   const done = job.kind === 'load' ? load(job.spec) : walk(job.spec);
   void done.then((result) => parentPort?.postMessage(result));
