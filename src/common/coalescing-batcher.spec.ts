@@ -15,43 +15,66 @@ function controllableBatches() {
 }
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
+/** The end of the current synchronous stretch, when what it submitted goes out. */
+const tick = () => Promise.resolve();
 
 describe('CoalescingBatcher', () => {
   it('sends an item at once when nothing is in flight', async () => {
     const { calls, run } = controllableBatches();
     const batcher = new CoalescingBatcher(run, { maxBatch: 10, maxInFlight: 1 });
     const answer = batcher.submit(1);
+    await tick();
     expect(calls.map((c) => c.items)).toEqual([[1]]);
     calls[0].release();
     await expect(answer).resolves.toBe('r1');
   });
 
+  it('sends the items submitted together in one batch, in order', async () => {
+    const { calls, run } = controllableBatches();
+    const batcher = new CoalescingBatcher(run, { maxBatch: 10, maxInFlight: 2 });
+    const answers = [1, 2, 3].map((i) => batcher.submit(i));
+    await tick();
+    expect(calls.map((c) => c.items)).toEqual([[1, 2, 3]]);
+    calls[0].release();
+    await expect(Promise.all(answers)).resolves.toEqual(['r1', 'r2', 'r3']);
+  });
+
   it('groups the items that queued while a batch was in flight, in order', async () => {
     const { calls, run } = controllableBatches();
     const batcher = new CoalescingBatcher(run, { maxBatch: 10, maxInFlight: 1 });
-    const answers = [1, 2, 3, 4].map((i) => batcher.submit(i));
+    const first = batcher.submit(1);
+    await tick();
+    const answers = [2, 3, 4].map((i) => batcher.submit(i));
+    await tick();
     expect(calls.map((c) => c.items)).toEqual([[1]]);
     calls[0].release();
     await flush();
     expect(calls.map((c) => c.items)).toEqual([[1], [2, 3, 4]]);
     calls[1].release();
-    await expect(Promise.all(answers)).resolves.toEqual(['r1', 'r2', 'r3', 'r4']);
+    await expect(Promise.all([first, ...answers])).resolves.toEqual(['r1', 'r2', 'r3', 'r4']);
   });
 
   it('respects maxInFlight and maxBatch', async () => {
     const { calls, run } = controllableBatches();
     const batcher = new CoalescingBatcher(run, { maxBatch: 2, maxInFlight: 2 });
     const answers = [1, 2, 3, 4, 5, 6, 7].map((i) => batcher.submit(i));
-    expect(calls.map((c) => c.items)).toEqual([[1], [2]]);
+    await tick();
+    expect(calls.map((c) => c.items)).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     calls[0].release();
     await flush();
-    expect(calls.map((c) => c.items)).toEqual([[1], [2], [3, 4]]);
+    expect(calls.map((c) => c.items)).toEqual([
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ]);
     calls[1].release();
     calls[2].release();
     await flush();
-    expect(calls.map((c) => c.items)).toEqual([[1], [2], [3, 4], [5, 6], [7]]);
+    expect(calls.map((c) => c.items)).toEqual([[1, 2], [3, 4], [5, 6], [7]]);
     calls[3].release();
-    calls[4].release();
     await expect(Promise.all(answers)).resolves.toEqual(['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7']);
   });
 
@@ -59,6 +82,7 @@ describe('CoalescingBatcher', () => {
     const { calls, run } = controllableBatches();
     const batcher = new CoalescingBatcher(run, { maxBatch: 10, maxInFlight: 1 });
     const first = batcher.submit(1);
+    await tick();
     const queued = [batcher.submit(2), batcher.submit(3)];
     calls[0].fail(new Error('database down'));
     await expect(first).rejects.toThrow('database down');
@@ -66,6 +90,7 @@ describe('CoalescingBatcher', () => {
     calls[1].fail(new Error('still down'));
     for (const q of queued) await expect(q).rejects.toThrow('still down');
     const later = batcher.submit(4);
+    await tick();
     calls[2].release();
     await expect(later).resolves.toBe('r4');
   });
