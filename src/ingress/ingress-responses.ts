@@ -36,11 +36,13 @@ export function sendProblem(
   res.status(status).type('application/problem+json').send(JSON.stringify(problem));
 }
 
+/** Straight to Node's response: Express's `send` (charset, ETag, freshness) has nothing to do here. */
 export function sendAccepted(res: Response, deliveryId: string): void {
-  res
-    .status(202)
-    .type('application/json')
-    .send(JSON.stringify({ delivery_id: deliveryId }));
+  const body = JSON.stringify({ delivery_id: deliveryId });
+  res.statusCode = 202;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }
 
 const TITLES: Record<number, string> = {

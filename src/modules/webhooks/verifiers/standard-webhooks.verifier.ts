@@ -35,6 +35,31 @@ class NodeCryptoWebhook extends Webhook {
 }
 
 /**
+ * Verifiers by secret, so a delivery does not decode its webhook's secret twice over. Emptied
+ * every minute, so a rotated or deleted webhook's secret does not stay in memory for long.
+ */
+const verifiersBySecret = new Map<string, NodeCryptoWebhook>();
+const MAX_CACHED_VERIFIERS = 10_000;
+const VERIFIER_CACHE_MS = 60_000;
+let verifiersClearedAt = Date.now();
+
+function verifierFor(secret: string, nowMs: number): NodeCryptoWebhook {
+  if (nowMs - verifiersClearedAt > VERIFIER_CACHE_MS) {
+    verifiersBySecret.clear();
+    verifiersClearedAt = nowMs;
+  }
+  let verifier = verifiersBySecret.get(secret);
+  if (!verifier) {
+    verifier = new NodeCryptoWebhook(secret);
+    if (verifiersBySecret.size >= MAX_CACHED_VERIFIERS) {
+      verifiersBySecret.delete(verifiersBySecret.keys().next().value as string);
+    }
+    verifiersBySecret.set(secret, verifier);
+  }
+  return verifier;
+}
+
+/**
  * Standard Webhooks (https://www.standardwebhooks.com), verified by the reference library
  * `standardwebhooks`: HMAC-SHA256 over `id.timestamp.body`, `v1,<base64>` signatures
  * (space-separated, so rotations verify), ±5 minutes. Svix sends the same scheme with `svix-*`
@@ -58,7 +83,9 @@ export const standardWebhooksVerifier: SignatureVerifier = {
       return unsigned(`${brand}-id and ${brand}-timestamp`);
     }
     try {
-      new NodeCryptoWebhook(request.secret).verify(request.body, headers, { jsonParse: false });
+      // Decoded once here; the library would decode a Buffer twice (to sign it, then to return it).
+      const text = request.body.toString();
+      verifierFor(request.secret, request.nowMs).verify(text, headers, { jsonParse: false });
       const id = headers['webhook-id'];
       const signed = Buffer.concat([
         Buffer.from(`${id}.${headers['webhook-timestamp']}.`, 'utf8'),

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import type { AppConfig } from '../src/config/app-config';
+import { RedisConnections } from '../src/common/redis/redis-connections';
+import { IngressRateLimiter } from '../src/ingress/rate-limiter';
+import { TcpProxy } from './support/tcp-proxy';
+import { REDIS_URL } from './support/test-app';
+
+/** The ingress's per-webhook budgets on a real Redis: many concurrent hits go out as one call. */
+describe('Ingress rate limiter', () => {
+  const prefix = `amb_rl_${randomUUID().slice(0, 8)}`;
+  const connections: RedisConnections[] = [];
+  /** Redis commands the limiters made, counted as they are sent. */
+  let commandsSent = 0;
+  const limiterOn = (url: string) => {
+    const c = new RedisConnections({ redis: { url, prefix } } as AppConfig);
+    const create = c.create.bind(c);
+    c.create = (options) => {
+      const client = create(options);
+      const send = client.sendCommand.bind(client);
+      client.sendCommand = (...args) => {
+        commandsSent++;
+        return send(...args);
+      };
+      return client;
+    };
+    connections.push(c);
+    return new IngressRateLimiter(c);
+  };
+  let proxy: TcpProxy | null = null;
+
+  afterAll(async () => {
+    proxy?.resume();
+    await Promise.all(connections.map((c) => c.onApplicationShutdown()));
+    await proxy?.stop();
+    const redis = new Redis(REDIS_URL);
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  it('allows exactly the limit of concurrent hits on one budget, each budget on its own', async () => {
+    const limiter = limiterOn(REDIS_URL);
+    const [a, b] = [randomUUID(), randomUUID()];
+    await limiter.take(randomUUID(), 'deliveries', 5); // connected, and the script loaded in Redis
+    const sentBefore = commandsSent;
+    const decisions = await Promise.all([
+      ...Array.from({ length: 8 }, () => limiter.take(a, 'deliveries', 5)),
+      ...Array.from({ length: 3 }, () => limiter.take(b, 'deliveries', 5)),
+      ...Array.from({ length: 3 }, () => limiter.take(a, 'auth_failures', 2)),
+    ]);
+    // Fourteen hits submitted together: one script call decides them all.
+    expect(commandsSent - sentBefore).toBe(1);
+    const allowed = (from: number, to: number) =>
+      decisions.slice(from, to).filter((d) => d.allowed).length;
+    expect(allowed(0, 8)).toBe(5);
+    expect(allowed(8, 11)).toBe(3);
+    expect(allowed(11, 14)).toBe(2);
+    // First come, first served: the hits beyond the limit are the refused ones, told when to retry.
+    expect(decisions.slice(0, 5).every((d) => d.allowed)).toBe(true);
+    for (const d of decisions.slice(5, 8)) {
+      expect(d).toEqual({ allowed: false, retryAfterSeconds: expect.any(Number) });
+      const retry = (d as { retryAfterSeconds: number }).retryAfterSeconds;
+      expect(retry).toBeGreaterThanOrEqual(1);
+      expect(retry).toBeLessThanOrEqual(60);
+    }
+    // The budget is shared through Redis: another process's limiter sees the hits counted here.
+    expect(await limiterOn(REDIS_URL).take(a, 'deliveries', 5)).toMatchObject({ allowed: false });
+    expect(await limiterOn(REDIS_URL).take(b, 'deliveries', 5)).toEqual({ allowed: true });
+  });
+
+  it('allows every hit (fails open) when Redis stops answering, and counts again once it does', async () => {
+    proxy = new TcpProxy('127.0.0.1', Number(new URL(REDIS_URL).port || 6379));
+    await proxy.start();
+    const limiter = limiterOn(`redis://127.0.0.1:${proxy.port}`);
+    const hook = randomUUID();
+    expect(await limiter.take(hook, 'deliveries', 1)).toEqual({ allowed: true });
+    expect(await limiter.take(hook, 'deliveries', 1)).toMatchObject({ allowed: false });
+
+    proxy.pause();
+    const stalled = await Promise.all(
+      Array.from({ length: 5 }, () => limiter.take(hook, 'deliveries', 1)),
+    );
+    expect(stalled).toEqual(Array.from({ length: 5 }, () => ({ allowed: true })));
+
+    proxy.resume();
+    expect(await limiter.take(hook, 'deliveries', 1)).toMatchObject({ allowed: false });
+  });
+});
