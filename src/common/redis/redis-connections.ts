@@ -25,11 +25,32 @@ export class RedisConnections implements OnApplicationShutdown {
       ...options,
     });
     client.on('error', () => undefined); // reconnects by itself; callers see failed commands
+    handleReconnectReplays(client);
     this.clients.push(client);
     return client;
   }
 
   async onApplicationShutdown(): Promise<void> {
     await Promise.all(this.clients.map((c) => c.quit().catch(() => c.disconnect())));
+  }
+}
+
+/**
+ * After a reconnect ioredis re-subscribes (and re-selects the database) on its own, and leaves the
+ * promise of that command unhandled: a connection closed before the answer comes (a shutdown just
+ * after a Redis blip) rejects it with "Connection is closed.", and an unhandled rejection ends a
+ * Node process. Every such call on these connections gets a handler; a caller still receives the
+ * same promise, and sees its failure.
+ */
+function handleReconnectReplays(client: Redis): void {
+  const replayed = ['subscribe', 'psubscribe', 'ssubscribe', 'select'] as const;
+  const methods = client as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  for (const name of replayed) {
+    const original = methods[name].bind(client);
+    methods[name] = (...args: unknown[]) => {
+      const answer = original(...args);
+      answer.catch(() => undefined);
+      return answer;
+    };
   }
 }
