@@ -46,6 +46,9 @@ describe('webhook ingress (api + ingress, real HTTP)', () => {
     const res = await deliver(hook.local, body, { ...hook.auth, 'X-Ambient-Delivery-Id': 'dep-1' });
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ delivery_id: 'dep-1' });
+    // Written straight to Node's response: still typed JSON, and the middleware's headers kept.
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(res.headers.get('x-request-id')).toMatch(/\S/);
     const [entry] = await log(hook);
     expect(entry).toMatchObject({
       delivery_id: 'dep-1',

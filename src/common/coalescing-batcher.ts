@@ -17,9 +17,8 @@ export interface CoalescingBatcherOptions {
  * microtask later), and an item submitted while `maxInFlight` batches are running waits for one
  * of them to end and then goes out with everything else that queued up meanwhile. Under light
  * load every item is sent on its own right away; under heavy load the batches grow by
- * themselves. An item is never
- * added to a batch that has already been sent, so a batch only ever reads state newer than the
- * requests it answers.
+ * themselves. An item is never added to a batch that has already been sent, so a batch only ever
+ * reads state newer than the requests it answers.
  */
 export class CoalescingBatcher<I, O> {
   private queue: Waiting<I, O>[] = [];
