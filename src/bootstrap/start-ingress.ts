@@ -9,6 +9,7 @@ import { localBaseUrl } from '../common/http-listener';
 import type { ExtensionSet } from '../extensions/extension-set';
 import { IngressModule } from '../ingress/ingress.module';
 import { infrastructureImports } from './infrastructure';
+import { PrototypedExpressAdapter } from './prototyped-express-adapter';
 
 export interface IngressServer {
   app: INestApplication;
@@ -23,7 +24,7 @@ export async function startIngress(
   extensions: ExtensionSet,
 ): Promise<IngressServer> {
   const module = IngressApplication.forConfig(config, observability, extensions);
-  const app = await NestFactory.create<NestExpressApplication>(module, {
+  const app = await NestFactory.create<NestExpressApplication>(module, new PrototypedExpressAdapter(), {
     logger: observability.nestLogger,
     bodyParser: false,
   });

@@ -15,6 +15,7 @@ import type { ModelCatalog } from '../modules/models/model-catalog';
 import { ModelsService } from '../modules/models/models.service';
 import { BootstrapService } from '../modules/teams/bootstrap.service';
 import { configureHttp } from './http';
+import { PrototypedExpressAdapter } from './prototyped-express-adapter';
 import { localBaseUrl } from '../common/http-listener';
 import { answerClientErrorsAsProblems } from '../common/errors/client-error';
 import { createObservability, Observability } from './observability';
@@ -174,7 +175,7 @@ async function startMain(
       },
     };
   }
-  const app = await NestFactory.create<NestExpressApplication>(module, {
+  const app = await NestFactory.create<NestExpressApplication>(module, new PrototypedExpressAdapter(), {
     logger,
     bodyParser: false,
   });
