@@ -5,12 +5,25 @@ import { WebhookLookup } from './webhook-lookup';
 const TTL_MS = 4000;
 const T0 = 1_000_000;
 
+function webhook(id: string, ciphertext = 'ct-1'): IngressWebhook {
+  return {
+    id,
+    teamId: 'team',
+    authMode: 'token',
+    signatureScheme: null,
+    secretCiphertext: Buffer.from(ciphertext),
+    deliveryIdHeader: null,
+  };
+}
+
 function setup() {
   const reads: string[][] = [];
+  const rows = new Map<string, IngressWebhook>();
   const store = {
     findForIngress: (ids: string[]) => {
       reads.push(ids);
-      return Promise.resolve(ids.map((id) => ({ id }) as IngressWebhook));
+      // A new object per read, as MySQL's rows are.
+      return Promise.resolve(ids.map((id) => ({ ...(rows.get(id) ?? webhook(id)) })));
     },
   } as unknown as WebhookStore;
   const invalidations = {
@@ -18,7 +31,7 @@ function setup() {
     cacheTtlMs: TTL_MS,
     listen: () => undefined,
   } as unknown as InvalidationBus;
-  return { lookup: new WebhookLookup(store, invalidations), reads };
+  return { lookup: new WebhookLookup(store, invalidations), reads, rows };
 }
 
 describe('WebhookLookup', () => {
@@ -46,5 +59,29 @@ describe('WebhookLookup', () => {
     jest.setSystemTime(T0 + TTL_MS * 1.5);
     expect((await lookup.find('w1'))?.id).toBe('w1');
     expect(reads).toHaveLength(2);
+  });
+
+  it('keeps the cached webhook, and the secret decrypted on it, when a reload finds it unchanged', async () => {
+    const { lookup, reads, rows } = setup();
+    const first = await lookup.find('w1');
+    first!.secret = 'decrypted once';
+    rows.set('w2', webhook('w2'));
+    await lookup.find('w2');
+
+    jest.setSystemTime(T0 + TTL_MS * 0.8);
+    await lookup.find('w1');
+    rows.set('w2', webhook('w2', 'ct-2')); // rotated
+    await lookup.find('w2');
+    await jest.advanceTimersByTimeAsync(TTL_MS / 4);
+    expect(reads).toHaveLength(3);
+
+    jest.setSystemTime(T0 + TTL_MS * 1.5);
+    const again = await lookup.find('w1');
+    expect(again).toBe(first);
+    expect(again?.secret).toBe('decrypted once');
+    const rotated = await lookup.find('w2');
+    expect(rotated?.secretCiphertext.toString()).toBe('ct-2');
+    expect(rotated).not.toHaveProperty('secret');
+    expect(reads).toHaveLength(3);
   });
 });

@@ -37,6 +37,13 @@ export interface BroadcastCacheOptions<V> {
    * that batches concurrent loads reads them in a few queries. Off (0) by default.
    */
   refreshAheadMs?: number;
+  /**
+   * Whether a value loaded again equals the one cached. Then the cached object is kept, with
+   * anything memoised on it, and only its expiry moves: an entry in steady use stays one
+   * long-lived object rather than a new one per reload (each of which outlives the young
+   * generation and becomes old garbage).
+   */
+  unchanged?(cached: V, loaded: V): boolean;
 }
 
 interface Entry<V> {
@@ -130,12 +137,13 @@ export class BroadcastCache<V> {
     this.loading.set(key, loaded);
     try {
       const value = await loaded;
-      if (this.enabled && generation === this.generation) {
-        // A refresh that finds nothing (the row is gone) drops the entry it was refreshing.
-        if (value === null) this.entries.delete(key);
-        else this.store(key, value, expiresAt?.(value) ?? null);
+      if (!this.enabled || generation !== this.generation) return value;
+      // A refresh that finds nothing (the row is gone) drops the entry it was refreshing.
+      if (value === null) {
+        this.entries.delete(key);
+        return null;
       }
-      return value;
+      return this.store(key, value, expiresAt?.(value) ?? null);
     } finally {
       if (this.loading.get(key) === loaded) this.loading.delete(key);
     }
@@ -150,15 +158,24 @@ export class BroadcastCache<V> {
     return this.options.ttlMs > 0 && this.source.live;
   }
 
-  private store(key: string, value: V, expiresAt: number | null): void {
+  /** Stores `value`, or extends the cached entry when it is unchanged; returns what is cached. */
+  private store(key: string, value: V, expiresAt: number | null): V {
     const until = Math.min(Date.now() + this.options.ttlMs, expiresAt ?? Infinity);
-    if (until <= Date.now()) return;
+    if (until <= Date.now()) return value;
+    const cached = this.entries.get(key);
+    const kept = cached && this.options.unchanged?.(cached.value, value) ? cached : null;
     this.entries.delete(key); // re-inserted last: the Map's order is the eviction order
+    if (kept) {
+      kept.expiresAt = until;
+      this.entries.set(key, kept);
+      return kept.value;
+    }
     if (this.entries.size >= this.options.maxEntries) {
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);
     }
     this.entries.set(key, { value, expiresAt: until });
+    return value;
   }
 
   private invalidate(invalidation: Invalidation | null): void {
