@@ -16,6 +16,7 @@ import { LoadSpec, runLoad, VariantsRecipe } from './load-generator';
 import { machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
 import { watchNeighbourCpu } from './thread-cpu';
+import { watchGcPauses } from './gc-pauses';
 
 /**
  * `npm run bench:ingress`: accepted deliveries/s of the webhook ingress (1 KB bodies, token and
@@ -109,6 +110,7 @@ async function main() {
     const throughputCores = throughputNeighbours();
     progress(`latency at ${RATE}/s`);
     const latencyNeighbours = watchNeighbourCpu();
+    const latencyGc = watchGcPauses();
     const paced = await runLoad({
       url: '',
       method: 'POST',
@@ -124,6 +126,7 @@ async function main() {
       ),
     });
     const latencyCores = latencyNeighbours();
+    const gcAtRate = latencyGc();
     errors += paced.errors;
     firstError ??= paced.firstError;
     const [{ n: accepted }] = (await app.dataSource.query(
@@ -225,6 +228,7 @@ async function main() {
         // An open-loop p99 is the first figure other processes spoil: the server thread waiting
         // for a core holds up every delivery that arrives meanwhile.
         `CPU taken by other processes (cores, phase average): throughput ${cores(throughputCores)}, latency at ${RATE}/s ${cores(latencyCores)}`,
+        `GC pauses of the bench process at ${RATE}/s (warm-up included): ${gcAtRate}`,
         `deliveries accepted in the throughput phases: ${accepted}; non-2xx answers: ${errors}${firstError ? ` (first: ${firstError})` : ''}`,
         '',
       ].join('\n'),
