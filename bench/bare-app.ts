@@ -3,8 +3,12 @@ import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { PrototypedExpressAdapter } from '../src/bootstrap/prototyped-express-adapter';
 
-/** The baseline of the creation figure: Nest on Express, JSON body in, JSON out, nothing else. */
+/**
+ * The baseline of the creation figure: Nest on Express (on the HTTP server Ambient's own
+ * applications use), JSON body in, JSON out, nothing else.
+ */
 @Controller()
 class BareController {
   @Post('runs')
@@ -37,7 +41,11 @@ export interface BareApp {
 export async function startBareApp(
   configure?: (app: NestExpressApplication) => void,
 ): Promise<BareApp> {
-  const app = await NestFactory.create<NestExpressApplication>(BareModule, { logger: false });
+  const app = await NestFactory.create<NestExpressApplication>(
+    BareModule,
+    new PrototypedExpressAdapter(),
+    { logger: false },
+  );
   configure?.(app);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
