@@ -8,7 +8,7 @@ import type { Express } from 'express';
  * Express's own prototypes (`app.request`, `app.response`). Express otherwise moves every request
  * and response onto them as it arrives (`Object.setPrototypeOf`), and V8 then keeps the whole
  * request's object graph through the young generation's collections: at 500 requests/s a bare
- * Express app copied ~3 MB per scavenge and paused ~10 ms each, against ~10 KB and ~1.5 ms this way
+ * Express app kept ~3 MB per scavenge and paused ~11 ms each, against ~30 KB and ~2.4 ms this way
  * (docs/PERFORMANCE.md). Express finds the prototype already in place and changes nothing.
  *
  * HTTPS, `forceCloseConnections` and `return503OnClosing` (which Ambient does not use) get Nest's

@@ -24,10 +24,14 @@ export async function startIngress(
   extensions: ExtensionSet,
 ): Promise<IngressServer> {
   const module = IngressApplication.forConfig(config, observability, extensions);
-  const app = await NestFactory.create<NestExpressApplication>(module, new PrototypedExpressAdapter(), {
-    logger: observability.nestLogger,
-    bodyParser: false,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    module,
+    new PrototypedExpressAdapter(),
+    {
+      logger: observability.nestLogger,
+      bodyParser: false,
+    },
+  );
   app.disable('x-powered-by');
   app.disable('etag');
   observeHttp(app, observability);

@@ -175,10 +175,14 @@ async function startMain(
       },
     };
   }
-  const app = await NestFactory.create<NestExpressApplication>(module, new PrototypedExpressAdapter(), {
-    logger,
-    bodyParser: false,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    module,
+    new PrototypedExpressAdapter(),
+    {
+      logger,
+      bodyParser: false,
+    },
+  );
   configureHttp(app, config, observability);
   answerClientErrorsAsProblems(app.getHttpServer());
   await initOrClose(app);
