@@ -18,7 +18,7 @@ import { apiClient } from './support/api-client';
 import {
   createTestEnvironment,
   startTestApp,
-  TAKEOVER_LEASE_MS,
+  LOADED_TAKEOVER_LEASE_MS,
   TestApp,
   TestEnvironment,
 } from './support/test-app';
@@ -28,12 +28,6 @@ import { spawnAmbient, waitForExit } from './support/worker-process';
 const IMAGE = 'ambient-agent:bookworm';
 const BUILD_IMAGE = resolve(__dirname, '..', 'sandbox', 'agent-image', 'build-image.sh');
 const SLOW = { timeoutMs: 90_000, intervalMs: 100 };
-/**
- * Longer than the takeover lease of the other specs: the runs here pass through four workers, and
- * on a loaded machine the 1.5 s lease can lapse under a live worker, spending the runs' attempts on
- * takeovers this test did not cause (a CI run saw one run never reach the last worker).
- */
-const LEASE_MS = TAKEOVER_LEASE_MS * 3;
 const V2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
 /** Where the sandboxes' groups are listed (v1: the memory hierarchy; pids and cpu mirror it). */
 const SANDBOX_GROUPS = V2 ? '/sys/fs/cgroup/ambient' : '/sys/fs/cgroup/memory/ambient';
@@ -83,7 +77,7 @@ describe('sandbox leftovers after SIGTERM and SIGKILL (docker pool, bubblewrap c
       { toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 300' } }] },
       { text: 'woke up' },
     ]);
-    env = createTestEnvironment('leftovers', model.url, { leaseMs: LEASE_MS });
+    env = createTestEnvironment('leftovers', model.url, { leaseMs: LOADED_TAKEOVER_LEASE_MS });
     // The API only: every run executes in one of the child workers below.
     app = await startTestApp(env, ['api']);
     api = apiClient(app.baseUrl, app.apiKey);

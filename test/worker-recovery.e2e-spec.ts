@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { RunQueue } from '../src/modules/runs/run-queue.service';
-import { TAKEOVER_LEASE_MS } from './support/test-app';
+import { LOADED_TAKEOVER_LEASE_MS } from './support/test-app';
 import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 import { spawnAmbient, waitForExit } from './support/worker-process';
@@ -26,7 +26,7 @@ describe('worker crashes, lost jobs and graceful shutdown', () => {
     'recovery',
     ['api'],
     {},
-    { leaseMs: TAKEOVER_LEASE_MS },
+    { leaseMs: LOADED_TAKEOVER_LEASE_MS },
   );
 
   afterEach(async () => {
