@@ -67,13 +67,17 @@ describe('WebhookLookup', () => {
     first!.secret = 'decrypted once';
     rows.set('w2', webhook('w2'));
     await lookup.find('w2');
+    rows.set('w3', webhook('w3'));
+    await lookup.find('w3');
 
     jest.setSystemTime(T0 + TTL_MS * 0.8);
     await lookup.find('w1');
     rows.set('w2', webhook('w2', 'ct-2')); // rotated
     await lookup.find('w2');
+    rows.set('w3', { ...webhook('w3'), deliveryIdHeader: 'x-event-id' }); // reconfigured
+    await lookup.find('w3');
     await jest.advanceTimersByTimeAsync(TTL_MS / 4);
-    expect(reads).toHaveLength(3);
+    expect(reads).toHaveLength(4);
 
     jest.setSystemTime(T0 + TTL_MS * 1.5);
     const again = await lookup.find('w1');
@@ -82,6 +86,7 @@ describe('WebhookLookup', () => {
     const rotated = await lookup.find('w2');
     expect(rotated?.secretCiphertext.toString()).toBe('ct-2');
     expect(rotated).not.toHaveProperty('secret');
-    expect(reads).toHaveLength(3);
+    expect((await lookup.find('w3'))?.deliveryIdHeader).toBe('x-event-id');
+    expect(reads).toHaveLength(4);
   });
 });

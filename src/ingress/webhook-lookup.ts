@@ -43,7 +43,7 @@ export class WebhookLookup {
     });
   }
 
-  /** The webhook (the same object while it is cached: `secretOf` memoises its decryption on it). */
+  /** The webhook (the same object while it is cached: the ingress memoises its decrypted `secret` on it). */
   find(uid: string): Promise<(IngressWebhook & { secret?: string }) | null> {
     return this.cache.get(uid, () => this.batcher.submit(uid));
   }
