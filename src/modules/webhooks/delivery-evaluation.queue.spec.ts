@@ -1,4 +1,5 @@
 import type { Queue } from 'bull';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   DeliveryEvaluationQueue,
   DeliveryKey,
@@ -12,6 +13,9 @@ interface AddedJob {
   keys: DeliveryKey[];
   at: number;
 }
+
+/** Stands for the trace context (OpenTelemetry keeps it in an AsyncLocalStorage as well). */
+const trace = new AsyncLocalStorage<string>();
 
 /** A Bull queue that records its jobs (and when, on the test's clock). */
 function recordingQueue(fail?: (call: number) => boolean) {
@@ -79,6 +83,28 @@ describe('DeliveryEvaluationQueue.enqueueSoon (the ingress hand-off)', () => {
     await jest.advanceTimersByTimeAsync(MIN_JOB_INTERVAL_MS * 3);
     expect(jobs.map((j) => j.keys.length)).toEqual([200, 200, 50]);
     expect(jobs.flatMap((j) => j.keys)).toEqual(keys);
+  });
+
+  it('sends each job in the context of the first delivery it carries (its trace)', async () => {
+    const contexts: (string | undefined)[] = [];
+    let finishFirst = () => {};
+    const queue = {
+      add() {
+        contexts.push(trace.getStore());
+        return contexts.length === 1
+          ? new Promise<void>((resolve) => (finishFirst = resolve))
+          : Promise.resolve();
+      },
+    } as unknown as Queue<EvaluateJobData>;
+    const evaluations = new DeliveryEvaluationQueue(queue);
+    trace.run('delivery 1', () => evaluations.enqueueSoon([key(1)]));
+    await turn();
+    // Come while the first job is still being added: they go when it ends.
+    trace.run('delivery 2', () => evaluations.enqueueSoon([key(2)]));
+    trace.run('delivery 3', () => evaluations.enqueueSoon([key(3)]));
+    finishFirst();
+    await jest.advanceTimersByTimeAsync(MIN_JOB_INTERVAL_MS);
+    expect(contexts).toEqual(['delivery 1', 'delivery 2']);
   });
 
   it('goes on with later deliveries after Redis refused a job (the sweeper has that one)', async () => {

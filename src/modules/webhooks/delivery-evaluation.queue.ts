@@ -1,5 +1,6 @@
 import { InjectQueue } from '@nestjs/bull';
 import { Injectable, Logger } from '@nestjs/common';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Queue } from 'bull';
 import { enqueueWithin } from '../../common/queues/enqueue-within';
 import { enqueueTraced, JobTrace, TracedJobData } from '../../common/tracing';
@@ -33,6 +34,8 @@ export class DeliveryEvaluationQueue {
   private readonly logger = new Logger('DeliveryEvaluationQueue');
 
   private pending: DeliveryKey[] = [];
+  /** Runs a function in the context of the first pending delivery's enqueueSoon (its trace). */
+  private inFirstContext: ReturnType<typeof AsyncLocalStorage.snapshot> | null = null;
   private flushing = false;
   private lastAddAt = -Infinity;
 
@@ -43,24 +46,26 @@ export class DeliveryEvaluationQueue {
    * turn, or within MIN_JOB_INTERVAL_MS of the last job, go to Redis as one job.
    */
   enqueueSoon(keys: DeliveryKey[]): void {
+    if (this.pending.length === 0) this.inFirstContext = AsyncLocalStorage.snapshot();
     this.pending.push(...keys);
     this.scheduleFlush();
   }
 
   private scheduleFlush(): void {
-    if (this.flushing || this.pending.length === 0) return;
+    const run = this.inFirstContext;
+    if (this.flushing || this.pending.length === 0 || !run) return;
     this.flushing = true;
+    // The job continues the trace of the first delivery it carries.
+    const flush = () => run(() => void this.flush());
     const wait = this.lastAddAt + MIN_JOB_INTERVAL_MS - performance.now();
-    if (wait > 0) setTimeout(() => void this.flush(), wait);
-    else setImmediate(() => void this.flush());
+    if (wait > 0) setTimeout(flush, wait);
+    else setImmediate(flush);
   }
 
   private async flush(): Promise<void> {
     const batch = this.pending.splice(0, MAX_KEYS_PER_JOB);
     this.lastAddAt = performance.now();
     try {
-      // The timer kept the context it was set in (the first enqueueSoon's, or the last job's):
-      // the job continues that trace.
       const outcome = await enqueueWithin(
         enqueueTraced(DELIVERIES_QUEUE, { 'ambient.webhook_deliveries': batch.length }, (trace) =>
           this.queue.add(EVALUATE_JOB, { keys: batch, ...traced(trace) }),
