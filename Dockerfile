@@ -1,10 +1,15 @@
-# Build: compile TypeScript with swc, then drop dev dependencies.
+# Build: compile the sandboxes' process spawner (C) and TypeScript (swc), then drop dev dependencies.
 FROM node:22-bookworm-slim AS build
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends gcc libc6-dev \
+  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
+# npm ci's postinstall builds native/build/ambient-spawner.
+COPY scripts ./scripts
+COPY native ./native
 RUN npm ci --no-audit --no-fund
 COPY .swcrc tsconfig.json ./
-COPY scripts ./scripts
 COPY src ./src
 COPY migrations ./migrations
 COPY console ./console
@@ -22,6 +27,7 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/native/build ./native/build
 COPY config ./config
 # The only writable place: run workspaces (runs.workspaceRoot = var/workspaces). Kubernetes mounts
 # an emptyDir here (read-only root filesystem).

@@ -1,4 +1,9 @@
-import { spawnOffLoop } from './off-loop-spawn';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type * as OffLoopSpawn from './off-loop-spawn';
 import type { SandboxProcess } from './sandbox.types';
 
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
@@ -11,11 +16,39 @@ function collect(stream: NodeJS.ReadableStream): Promise<string> {
   });
 }
 
-function sh(script: string, stdin: 'ignore' | 'pipe' = 'ignore'): SandboxProcess {
-  return spawnOffLoop('/bin/sh', ['-c', script], { cwd: '/', env: ENV, stdin });
+/** off-loop-spawn as loaded with AMBIENT_PROCESS_SPAWNER set to `helper` (it looks once). */
+function loadWith(helper: 'native' | 'node'): typeof OffLoopSpawn {
+  const before = process.env.AMBIENT_PROCESS_SPAWNER;
+  process.env.AMBIENT_PROCESS_SPAWNER = helper;
+  let loaded!: typeof OffLoopSpawn;
+  jest.isolateModules(() => {
+    loaded = jest.requireActual<typeof OffLoopSpawn>('./off-loop-spawn');
+  });
+  if (before === undefined) delete process.env.AMBIENT_PROCESS_SPAWNER;
+  else process.env.AMBIENT_PROCESS_SPAWNER = before;
+  return loaded;
 }
 
-describe('spawnOffLoop', () => {
+const hasCompiler = ['cc', 'gcc', 'clang'].some((cc) => {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cc}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+});
+
+it('uses the compiled helper where a C compiler built it, the Node one when asked', () => {
+  // npm ci builds it (postinstall) wherever a compiler is: CI's machines have one.
+  expect(loadWith('native').preparesInChild()).toBe(hasCompiler);
+  expect(loadWith('node').preparesInChild()).toBe(false);
+});
+
+describe.each(['native', 'node'] as const)('spawnOffLoop with the %s helper', (helper) => {
+  const { spawnOffLoop } = loadWith(helper);
+  const sh = (script: string, stdin: 'ignore' | 'pipe' = 'ignore'): SandboxProcess =>
+    spawnOffLoop('/bin/sh', ['-c', script], { cwd: '/', env: ENV, stdin });
+
   it('relays stdout and stderr in order and reports the exit code', async () => {
     const proc = sh('for i in $(seq 1 2000); do echo "line $i"; done; echo oops >&2; exit 3');
     const [out, err, exit] = await Promise.all([
@@ -53,6 +86,19 @@ describe('spawnOffLoop', () => {
     expect(out).toBe('');
     expect(exit.code).toBeNull();
     expect(exit.startError?.code).toBe('ENOENT');
+    expect(exit.startError?.message).toBe('spawn /no/such/program ENOENT');
+  });
+
+  it('finds a bare program name on the PATH of the environment it is given', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'spawn-path-'));
+    await writeFile(join(dir, 'only-here'), '#!/bin/sh\necho found "$1"\n', { mode: 0o755 });
+    const proc = spawnOffLoop('only-here', ['it'], {
+      cwd: '/',
+      env: { PATH: `/nonexistent:${dir}:${ENV.PATH}` },
+      stdin: 'ignore',
+    });
+    expect(await collect(proc.stdout)).toBe('found it\n');
+    await rm(dir, { recursive: true });
   });
 
   it('kills the whole process group, also when asked before the process started', async () => {
@@ -83,4 +129,55 @@ describe('spawnOffLoop', () => {
     const outs = await Promise.all(procs.map((p) => collect(p.stdout)));
     expect(outs).toEqual(Array.from({ length: 30 }, (_, i) => `${i}\n`));
   }, 60_000);
+});
+
+(hasCompiler ? describe : describe.skip)('the compiled helper, between fork and exec', () => {
+  const { spawnOffLoop } = loadWith('native');
+
+  it('writes the process into the cgroup.procs files it is given before the program runs', async () => {
+    // A cgroup.procs file takes "0" for "the writer": a plain file shows what was written.
+    const dir = await mkdtemp(join(tmpdir(), 'spawn-cgroup-'));
+    const procs = [join(dir, 'a'), join(dir, 'b')];
+    await Promise.all(procs.map((file) => writeFile(file, '')));
+    const proc = spawnOffLoop('/bin/sh', ['-c', 'echo ran'], {
+      cwd: '/',
+      env: ENV,
+      stdin: 'ignore',
+      joinCgroups: procs,
+    });
+    expect(await collect(proc.stdout)).toBe('ran\n');
+    expect(procs.map((file) => readFileSync(file, 'utf8'))).toEqual(['0', '0']);
+    await rm(dir, { recursive: true });
+  });
+
+  it('does not run the program when it cannot join the cgroup, and says why', async () => {
+    const proc = spawnOffLoop('/bin/sh', ['-c', 'echo ran'], {
+      cwd: '/',
+      env: ENV,
+      stdin: 'ignore',
+      joinCgroups: ['/nonexistent/cgroup.procs'],
+    });
+    const [out, exit] = await Promise.all([collect(proc.stdout), proc.exited]);
+    expect(out).toBe('');
+    expect(exit.code).toBeNull();
+    expect(exit.startError?.code).toBe('ENOENT');
+    expect(exit.startError?.message).toBe(
+      'spawn /bin/sh: cgroup failed in the new process (ENOENT)',
+    );
+  });
+
+  it("does not run the program when the namespaces' process is gone", async () => {
+    const pid = Number(execFileSync('sh', ['-c', 'echo $$']).toString()); // reaped already
+    const proc = spawnOffLoop('/bin/sh', ['-c', 'echo ran'], {
+      cwd: '/',
+      env: ENV,
+      stdin: 'ignore',
+      enterNamespacesOf: pid,
+    });
+    const [out, exit] = await Promise.all([collect(proc.stdout), proc.exited]);
+    expect(out).toBe('');
+    expect(exit.startError?.message).toMatch(
+      /^spawn \/bin\/sh: setns failed in the new process \(ENOENT\)$/,
+    );
+  });
 });

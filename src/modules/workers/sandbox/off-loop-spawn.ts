@@ -1,6 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { PassThrough, Writable } from 'node:stream';
+import { NativeSpawnerProcess, nativeSpawnerPath } from './native-spawner';
 import type { SandboxExit, SandboxProcess } from './sandbox.types';
+import type { FromSpawner, ToSpawner } from './spawner-messages';
 
 /**
  * Starting a child process blocks the calling thread until the child has exec'd (libuv forks,
@@ -8,35 +10,19 @@ import type { SandboxExit, SandboxProcess } from './sandbox.types';
  * their commands at once held the event loop for seconds (the API, the leases and every other
  * run waited). Sandboxes therefore start their processes from small helper processes (a fork of
  * a few MB, and nothing of Ambient's memory to copy or lock): the event loop only relays stdio. The child leads its own process group (`detached`), and `kill` SIGKILLs
- * that group from here.
+ * that group from here. The helper is the compiled one (native-spawner) where it was built, else
+ * a small Node process.
  */
 export interface OffLoopSpawnOptions {
   cwd: string;
   /** The complete environment of the process. */
   env: Record<string, string>;
   stdin: 'ignore' | 'pipe';
+  /** cgroup.procs files to join before exec; only where `preparesInChild()`. */
+  joinCgroups?: string[];
+  /** Enter this pid's user and network namespaces before exec; only where `preparesInChild()`. */
+  enterNamespacesOf?: number;
 }
-
-type ToSpawner =
-  | {
-      op: 'spawn';
-      id: number;
-      file: string;
-      args: string[];
-      cwd: string;
-      env: Record<string, string>;
-      stdin: 'ignore' | 'pipe';
-    }
-  | { op: 'stdin'; id: number; chunk: Uint8Array }
-  | { op: 'stdin-end'; id: number }
-  | { op: 'pause' | 'resume'; id: number; fd: 1 | 2 };
-
-type FromSpawner =
-  | { op: 'spawned'; id: number; pid: number }
-  | { op: 'error'; id: number; message: string; code?: string; errno?: number; syscall?: string }
-  | { op: 'out'; id: number; fd: 1 | 2; chunk: Uint8Array }
-  | { op: 'out-end'; id: number; fd: 1 | 2 }
-  | { op: 'exit'; id: number; code: number | null; signal: string | null };
 
 /**
  * The helper (`node -e`), plain JavaScript so that it runs the same from sources (swc, jest) and
@@ -119,8 +105,8 @@ interface Pending {
  */
 const SPAWNERS = 2;
 
-/** A helper process, talked to over its IPC channel. */
-class SpawnerProcess {
+/** The Node helper, talked to over its IPC channel. */
+class NodeSpawnerProcess {
   constructor(private readonly child: ChildProcess) {}
 
   postMessage(message: ToSpawner): void {
@@ -138,8 +124,19 @@ class SpawnerProcess {
 }
 
 interface Spawner {
-  worker: SpawnerProcess;
+  worker: NodeSpawnerProcess | NativeSpawnerProcess;
   pending: Map<number, Pending>;
+}
+
+/** Looked up once, at load: the binary is built at install, not while Ambient runs. */
+const nativeBinary = nativeSpawnerPath();
+
+/**
+ * Whether processes can join a cgroup and enter namespaces between fork and exec (the compiled
+ * helper); without it, callers wrap their command in a shell and nsenter for that.
+ */
+export function preparesInChild(): boolean {
+  return nativeBinary !== null;
 }
 
 const spawners: (Spawner | null)[] = Array.from({ length: SPAWNERS }, () => null);
@@ -149,17 +146,27 @@ function spawnerFor(id: number): Spawner {
   const slot = id % SPAWNERS;
   const existing = spawners[slot];
   if (existing) return existing;
-  // Its own small node (no NODE_OPTIONS, no loaders): what it forks is a few MB, not Ambient.
-  const child = spawn(process.execPath, ['-e', SPAWNER_SOURCE], {
-    env: {},
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    serialization: 'advanced',
-  });
-  const spawner: Spawner = { worker: new SpawnerProcess(child), pending: new Map() };
-  child.on('message', (message: FromSpawner) => onMessage(spawner, message));
-  child.on('error', (err) => failAll(slot, spawner, err));
-  child.on('exit', () => failAll(slot, spawner, new Error('the process spawner stopped')));
-  child.unref();
+  const binary = nativeBinary;
+  let spawner: Spawner;
+  if (binary) {
+    const pending = new Map<number, Pending>();
+    const worker = new NativeSpawnerProcess(binary, (message) => onMessage(spawner, message));
+    spawner = { worker, pending };
+    worker.on('error', (err) => failAll(slot, spawner, err ?? new Error('spawner error')));
+    worker.on('exit', () => failAll(slot, spawner, new Error('the process spawner stopped')));
+  } else {
+    // Its own small node (no NODE_OPTIONS, no loaders): what it forks is a few MB, not Ambient.
+    const child = spawn(process.execPath, ['-e', SPAWNER_SOURCE], {
+      env: {},
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      serialization: 'advanced',
+    });
+    spawner = { worker: new NodeSpawnerProcess(child), pending: new Map() };
+    child.on('message', (message: FromSpawner) => onMessage(spawner, message));
+    child.on('error', (err) => failAll(slot, spawner, err));
+    child.on('exit', () => failAll(slot, spawner, new Error('the process spawner stopped')));
+    child.unref();
+  }
   spawner.worker.unref();
   spawners[slot] = spawner;
   return spawner;
@@ -266,6 +273,8 @@ export function spawnOffLoop(
     cwd: options.cwd,
     env: options.env,
     stdin: options.stdin,
+    ...(options.joinCgroups?.length ? { joinCgroups: options.joinCgroups } : {}),
+    ...(options.enterNamespacesOf ? { enterNamespacesOf: options.enterNamespacesOf } : {}),
   });
   const stdin =
     options.stdin === 'pipe'

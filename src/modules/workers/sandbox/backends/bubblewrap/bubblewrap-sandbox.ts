@@ -15,7 +15,7 @@ import {
 } from '../../api-bridge';
 import { CgroupLimits } from '../../cgroup-limits';
 import { sweepOrphanCgroups } from '../../cgroup-sweep';
-import { spawnOffLoop } from '../../off-loop-spawn';
+import { preparesInChild, spawnOffLoop } from '../../off-loop-spawn';
 import { EtcCopies } from './etc-copies';
 import { ForwarderNamespace } from './forwarder-namespace';
 import {
@@ -93,7 +93,10 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   private readonly bwrap: string;
   /** socat, which forwards the API into sandboxes; without it they get no API. */
   private readonly forwarder: string | null;
-  /** nsenter, with which commands join their execution's network namespace (see ForwarderNamespace). */
+  /**
+   * nsenter, with which commands join their execution's network namespace (see
+   * ForwarderNamespace) where the spawn helper cannot (preparesInChild).
+   */
   private readonly nsenter: string | null;
   /** /etc as sandboxes see it, in one directory (bound once, not entry by entry). */
   private readonly etc: EtcCopies;
@@ -120,7 +123,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     const cgroupMade = CgroupLimits.create(`${spec.runId}-${spec.executionId}`, spec.limits);
     const etcTaken = this.etc.acquire();
     const proxy = spec.egressProxy ?? null;
-    if (proxy && !(this.forwarder && this.nsenter)) {
+    const canEnter = this.nsenter !== null || preparesInChild();
+    if (proxy && !(this.forwarder && canEnter)) {
       throw new SandboxError(
         `network ${spec.network} needs socat and nsenter on this host (the sandbox reaches the egress proxy through them)`,
         'resource_unavailable',
@@ -161,17 +165,37 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       if (inside === '/tmp' || inside.startsWith('/tmp/')) return null;
       return SYSTEM_DIRS.some((dir) => inside.startsWith(`${dir}/`)) ? inside : null;
     };
-    // The shell joins the sandbox's cgroup before what it execs (bwrap) forks anything.
-    const joinCgroup = 'for f in "$@"; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done';
     const procs = cgroup?.procsFiles ?? [];
-    const inCgroup = (command: string[]): string[] => [
-      '-c',
-      `${joinCgroup}; shift ${procs.length + 1}; exec "$@"`,
-      'sh',
-      ...procs,
-      '--',
-      ...command,
-    ];
+    const nsenter = this.nsenter;
+    /**
+     * Starts `command` (bwrap …) in the sandbox's cgroup, before it forks anything, and in the
+     * namespaces of `enterPid` when given: by the compiled spawn helper between its fork and the
+     * exec, else by a shell (which joins the cgroup) and nsenter it execs.
+     */
+    const launch = (
+      command: string[],
+      env: Record<string, string>,
+      stdin: 'ignore' | 'pipe',
+      enterPid?: number,
+    ): SandboxProcess => {
+      if (preparesInChild()) {
+        return spawnOffLoop(command[0]!, command.slice(1), {
+          cwd: '/',
+          env,
+          stdin,
+          joinCgroups: procs,
+          ...(enterPid ? { enterNamespacesOf: enterPid } : {}),
+        });
+      }
+      const enter = enterPid
+        ? [nsenter!, `--target=${enterPid}`, '--user', '--net', '--preserve-credentials', '--']
+        : [];
+      return spawnOffLoop('/bin/sh', inCgroupShell(procs, [...enter, ...command]), {
+        cwd: '/',
+        env,
+        stdin,
+      });
+    };
     // With the API or the egress proxy, the execution's network namespace is made once, held by
     // its forwarders; commands join it. Otherwise (or if that fails without a proxy) each command
     // makes its own. Awaited here, so that a command never waits behind it: a wrapper that started
@@ -179,17 +203,20 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     // last chunks).
     const forwarded = forwardedPorts(bridge !== null, proxy !== null);
     const holder =
-      forwarded.length && this.nsenter
+      forwarded.length && canEnter
         ? await ForwarderNamespace.start(
-            inCgroup([
-              bwrap,
-              '--info-fd',
-              '1',
-              ...this.forwarderHolderArgs(files, forwarded.length > 1),
-              '--',
-              ...forwardersCommand(this.forwarder!, forwarded),
-            ]),
-            { PATH: SANDBOX_PATH },
+            launch(
+              [
+                bwrap,
+                '--info-fd',
+                '1',
+                ...this.forwarderHolderArgs(files, forwarded.length > 1),
+                '--',
+                ...forwardersCommand(this.forwarder!, forwarded),
+              ],
+              { PATH: SANDBOX_PATH },
+              'ignore',
+            ),
             forwarded.map(({ port }) => port),
           ).catch(() => null)
         : null;
@@ -204,12 +231,11 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     }
     // Commands without the forwarder's namespace make their own network namespace.
     const fixedArgs = this.fixedArgs(spec, files, holder === null, etc?.dir);
-    const nsenter = this.nsenter;
     const forwarder = this.forwarder;
 
     const start = (file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess => {
-      const enter = holder ? holder.enterArgs(nsenter!) : [];
-      if (!enter) return notStarted(file, 'the sandbox network namespace is gone');
+      const enterPid = holder ? holder.enterPid() : undefined;
+      if (enterPid === null) return notStarted(file, 'the sandbox network namespace is gone');
       // The holder's forwarders listen already (ForwarderNamespace.start waited for them); a
       // command without the holder starts its own API forwarder.
       const entry = forwarded.length && !holder ? forwarderEntry(forwarder!) : [];
@@ -222,12 +248,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
         file,
         ...args,
       ];
-      const shArgs = inCgroup([...enter, bwrap, ...bwrapArgs]);
-      const proc = spawnOffLoop('/bin/sh', shArgs, {
-        cwd: '/',
-        env: options.env,
-        stdin: options.stdin ?? 'ignore',
-      });
+      const proc = launch([bwrap, ...bwrapArgs], options.env, options.stdin ?? 'ignore', enterPid);
       running.add(proc);
       void proc.exited.then(() => running.delete(proc));
       return proc;
@@ -313,6 +334,19 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     for (const path of this.settings.readonlyPaths) args.push('--ro-bind', path, path);
     return args;
   }
+}
+
+/** `sh -c` arguments: the shell joins the cgroups (`procs`), then execs `command`. */
+function inCgroupShell(procs: string[], command: string[]): string[] {
+  const joinCgroup = 'for f in "$@"; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done';
+  return [
+    '-c',
+    `${joinCgroup}; shift ${procs.length + 1}; exec "$@"`,
+    'sh',
+    ...procs,
+    '--',
+    ...command,
+  ];
 }
 
 /** The private files of one execution's sandbox (host paths). */

@@ -1,6 +1,5 @@
 import { readlinkSync } from 'node:fs';
 import { readKernelFile } from '../../kernel-files';
-import { spawnOffLoop } from '../../off-loop-spawn';
 import type { SandboxProcess } from '../../sandbox.types';
 
 /**
@@ -31,20 +30,15 @@ export class ForwarderNamespace {
   ) {}
 
   /**
-   * Starts `sh args…` (which must exec `bwrap --info-fd 1 … -- <forwarders>`), waits for bwrap's
-   * report of the sandbox's pid and network namespace, then until a forwarder listens for each
+   * Given the started `holder` (a process that becomes `bwrap --info-fd 1 … -- <forwarders>`),
+   * waits for bwrap's report of the sandbox's pid and network namespace, then until a forwarder listens for each
    * of `ports` in that namespace (read from the host: /proc/<pid>/net/sockstat); null when it did
    * not start. Once it resolves, the namespace is complete (bwrap reports before it finished
    * setting up its user namespace: a process entering it earlier could be refused a namespace of
    * its own) and commands need not wait for the forwarders, each in a shell of its own.
    */
-  static async start(
-    args: string[],
-    env: Record<string, string>,
-    ports: number[],
-  ): Promise<ForwarderNamespace | null> {
+  static async start(holder: SandboxProcess, ports: number[]): Promise<ForwarderNamespace | null> {
     const started = Date.now();
-    const holder = spawnOffLoop('/bin/sh', args, { cwd: '/', env, stdin: 'ignore' });
     holder.stderr.resume();
     const info = await new Promise<{ pid: number; net: number } | null>((resolve) => {
       let text = '';
@@ -81,18 +75,11 @@ export class ForwarderNamespace {
   }
 
   /**
-   * `nsenter` arguments that put a process into the namespace; null once the holder is gone
-   * (its pid is checked to still hold this very namespace, never another process's).
+   * The pid whose user and network namespaces a process enters to be in this one; null once the
+   * holder is gone (its pid is checked to still hold this very namespace, never another's).
    */
-  enterArgs(nsenter: string): string[] | null {
-    let current: string;
-    try {
-      current = readlinkSync(`/proc/${this.pid}/ns/net`);
-    } catch {
-      return null;
-    }
-    if (current !== this.netns) return null;
-    return [nsenter, `--target=${this.pid}`, '--user', '--net', '--preserve-credentials', '--'];
+  enterPid(): number | null {
+    return this.holdsNamespace() ? this.pid : null;
   }
 
   /**

@@ -1,0 +1,496 @@
+/*
+ * ambient-spawner: starts the processes of sandboxes for Ambient and relays their stdio and exit,
+ * speaking framed messages on its stdin (requests) and stdout (events). See
+ * src/modules/workers/sandbox/native-spawner.ts for the protocol's other side.
+ *
+ * Why it exists: a process created by fork() from a Node process copies Node's page tables
+ * (tens of MB) and tears them down again at exec. On hosts where page-table work is dear
+ * (some VMs) that was 4-5 ms of CPU per process, twice per sandboxed command. This process is
+ * ~1 MB, so its forks cost little, and it can join a cgroup and enter namespaces between fork
+ * and exec, which otherwise took a shell and nsenter (an exec each) per command.
+ *
+ * Frames: u32 little-endian length, then the body (u8 op, u32 id, op's fields).
+ * Requests: 1 spawn (u8 stdin_pipe, i32 enter_pid, str file, str cwd, list args, list env,
+ *           list cgroup_procs), 2 stdin (bytes), 3 stdin-end, 4 pause (u8 fd), 5 resume (u8 fd).
+ * Events:   1 spawned (i32 pid), 2 error (i32 errno, str syscall), 3 out (u8 fd, bytes),
+ *           4 out-end (u8 fd), 5 exit (i32 code or -1, i32 signal or 0).
+ * A str is u32 length + bytes; a list is u32 count + strs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { REQ_SPAWN = 1, REQ_STDIN = 2, REQ_STDIN_END = 3, REQ_PAUSE = 4, REQ_RESUME = 5 };
+enum { EV_SPAWNED = 1, EV_ERROR = 2, EV_OUT = 3, EV_OUT_END = 4, EV_EXIT = 5 };
+#define MAX_CHILDREN 4096
+#define MAX_FRAME (64u << 20)
+#define READ_CHUNK 65536
+
+struct child {
+  uint32_t id;
+  pid_t pid;
+  int out[3];       /* read ends of stdout (1) and stderr (2); -1 when closed */
+  int paused[3];
+  int in;           /* write end of stdin; -1 when none */
+  char *in_buf;     /* bytes not yet written to stdin */
+  size_t in_len, in_off;
+  int in_end;       /* close stdin once in_buf is written */
+  int exited;
+  int done; /* exited and both outputs ended: freed after the current poll round */
+};
+
+static struct child *children[MAX_CHILDREN];
+static int child_count;
+
+static void die(const char *what) {
+  perror(what);
+  exit(70);
+}
+
+static void write_all(int fd, const void *data, size_t len) {
+  const char *p = data;
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) exit(0); /* Ambient went away */
+      die("write");
+    }
+    p += n;
+    len -= (size_t)n;
+  }
+}
+
+/* One event frame: op, id, then `len` bytes of fields. */
+static void send_event(uint8_t op, uint32_t id, const void *fields, size_t len) {
+  unsigned char head[9];
+  uint32_t total = (uint32_t)(5 + len);
+  memcpy(head, &total, 4);
+  head[4] = op;
+  memcpy(head + 5, &id, 4);
+  write_all(1, head, 9);
+  if (len) write_all(1, fields, len);
+}
+
+static void send_error(uint32_t id, int err, const char *syscall) {
+  size_t slen = strlen(syscall);
+  char buf[512];
+  int32_t e = err;
+  uint32_t l = (uint32_t)slen;
+  if (slen > sizeof buf - 8) slen = sizeof buf - 8;
+  memcpy(buf, &e, 4);
+  memcpy(buf + 4, &l, 4);
+  memcpy(buf + 8, syscall, slen);
+  send_event(EV_ERROR, id, buf, 8 + slen);
+}
+
+static void send_exit(uint32_t id, int32_t code, int32_t sig) {
+  int32_t f[2] = {code, sig};
+  send_event(EV_EXIT, id, f, 8);
+}
+
+/* Request parsing: a cursor over one frame; any overrun makes the frame invalid. */
+struct cursor {
+  const unsigned char *p, *end;
+  int bad;
+};
+
+static uint32_t take_u32(struct cursor *c) {
+  uint32_t v = 0;
+  if (c->end - c->p < 4) {
+    c->bad = 1;
+    return 0;
+  }
+  memcpy(&v, c->p, 4);
+  c->p += 4;
+  return v;
+}
+
+static char *take_str(struct cursor *c) {
+  uint32_t len = take_u32(c);
+  if (c->bad || (size_t)(c->end - c->p) < len) {
+    c->bad = 1;
+    return NULL;
+  }
+  char *s = malloc(len + 1);
+  if (!s) die("malloc");
+  memcpy(s, c->p, len);
+  s[len] = 0;
+  c->p += len;
+  return s;
+}
+
+static char **take_list(struct cursor *c, uint32_t *count) {
+  uint32_t n = take_u32(c);
+  if (c->bad || n > (uint32_t)(c->end - c->p) / 4) {
+    c->bad = 1;
+    return NULL;
+  }
+  char **list = calloc(n + 1, sizeof *list);
+  if (!list) die("calloc");
+  for (uint32_t i = 0; i < n && !c->bad; i++) list[i] = take_str(c);
+  if (count) *count = n;
+  return list;
+}
+
+static void free_list(char **list) {
+  if (!list) return;
+  for (char **p = list; *p; p++) free(*p);
+  free(list);
+}
+
+static struct child *find_child(uint32_t id) {
+  for (int i = 0; i < child_count; i++)
+    if (children[i]->id == id) return children[i];
+  return NULL;
+}
+
+static void mark_if_done(struct child *ch) {
+  if (ch->exited && ch->out[1] < 0 && ch->out[2] < 0) ch->done = 1;
+}
+
+/* After a poll round only: that round's entries may still point at a child that ended in it. */
+static void free_done_children(void) {
+  for (int i = 0; i < child_count;) {
+    struct child *ch = children[i];
+    if (!ch->done) {
+      i++;
+      continue;
+    }
+    if (ch->in >= 0) close(ch->in);
+    free(ch->in_buf);
+    children[i] = children[--child_count];
+    free(ch);
+  }
+}
+
+/* `file` as execvpe would find it, but on the PATH of the child's own environment (as Node does). */
+static void exec_searching(const char *file, char **argv, char **envp) {
+  if (strchr(file, '/')) {
+    execve(file, argv, envp);
+    return;
+  }
+  const char *path = "/usr/local/bin:/usr/bin:/bin";
+  for (char **e = envp; *e; e++)
+    if (strncmp(*e, "PATH=", 5) == 0) path = *e + 5;
+  int saved = ENOENT;
+  char candidate[4096];
+  while (*path) {
+    const char *colon = strchrnul(path, ':');
+    size_t dlen = (size_t)(colon - path);
+    if (dlen + 1 + strlen(file) < sizeof candidate) {
+      memcpy(candidate, path, dlen);
+      candidate[dlen] = '/';
+      strcpy(candidate + dlen + 1, file);
+      execve(candidate, argv, envp);
+      if (errno != ENOENT && errno != ENOTDIR) saved = errno;
+    }
+    path = *colon ? colon + 1 : colon;
+  }
+  errno = saved;
+}
+
+/* In the forked child: what failed is written to `report` (errno, then the step's name). */
+static void child_fail(int report, const char *step) {
+  int32_t e = errno;
+  char buf[64];
+  size_t len = strlen(step) < 56 ? strlen(step) : 56;
+  memcpy(buf, &e, 4);
+  memcpy(buf + 4, step, len);
+  (void)!write(report, buf, 4 + len);
+  _exit(127);
+}
+
+static int enter_namespace(pid_t pid, const char *ns, int type) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)pid, ns);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int r = setns(fd, type);
+  close(fd);
+  return r;
+}
+
+static void spawn_child(uint32_t id, struct cursor *c) {
+  if (c->end - c->p < 5) {
+    send_error(id, EINVAL, "spawn");
+    send_exit(id, -1, 0);
+    return;
+  }
+  int stdin_pipe = *c->p++;
+  int32_t enter_pid;
+  memcpy(&enter_pid, c->p, 4);
+  c->p += 4;
+  char *file = take_str(c), *cwd = take_str(c);
+  char **args = take_list(c, NULL), **env = take_list(c, NULL);
+  uint32_t ncg = 0;
+  char **cgroups = take_list(c, &ncg);
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, report[2] = {-1, -1};
+  const char *failed = NULL;
+  if (c->bad || child_count >= MAX_CHILDREN) {
+    errno = c->bad ? EINVAL : EAGAIN;
+    failed = "spawn";
+  } else if ((stdin_pipe && pipe2(in, O_CLOEXEC) < 0) || pipe2(out, O_CLOEXEC) < 0 ||
+             pipe2(err, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0) {
+    failed = "pipe";
+  }
+  pid_t pid = -1;
+  char report_buf[64];
+  if (!failed) {
+    pid = fork();
+    if (pid < 0) failed = "fork";
+  }
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    close(report[0]);
+    /* The group the service kills as a whole, as Node's `detached: true`. */
+    if (setsid() < 0) child_fail(report[1], "setsid");
+    int devnull = stdin_pipe ? -1 : open("/dev/null", O_RDONLY);
+    if (dup2(stdin_pipe ? in[0] : devnull, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+      child_fail(report[1], "dup2");
+    for (uint32_t i = 0; i < ncg; i++) {
+      int fd = open(cgroups[i], O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || write(fd, "0", 1) < 0) child_fail(report[1], "cgroup");
+      close(fd);
+    }
+    if (enter_pid > 0) {
+      /* As `nsenter --user --net --preserve-credentials`: the user namespace first. */
+      if (enter_namespace(enter_pid, "user", CLONE_NEWUSER) < 0) child_fail(report[1], "setns");
+      if (enter_namespace(enter_pid, "net", CLONE_NEWNET) < 0) child_fail(report[1], "setns");
+    }
+    if (chdir(cwd) < 0) child_fail(report[1], "chdir");
+    exec_searching(file, args, env);
+    child_fail(report[1], "spawn");
+  }
+  if (!failed) {
+    close(report[1]);
+    ssize_t n;
+    do n = read(report[0], report_buf, sizeof report_buf - 1);
+    while (n < 0 && errno == EINTR);
+    close(report[0]);
+    report[0] = report[1] = -1;
+    if (n >= 4) {
+      /* The child could not become the program; it exits 127 and is reaped (not reported). */
+      int32_t e;
+      memcpy(&e, report_buf, 4);
+      report_buf[n] = 0;
+      errno = e;
+      failed = report_buf + 4;
+      waitpid(pid, NULL, 0);
+      pid = -1;
+    }
+  }
+  if (failed) {
+    int e = errno;
+    int fds[] = {in[0], in[1], out[0], out[1], err[0], err[1], report[0], report[1]};
+    for (unsigned i = 0; i < sizeof fds / sizeof *fds; i++)
+      if (fds[i] >= 0) close(fds[i]);
+    send_error(id, e, failed);
+    send_exit(id, -1, 0);
+  } else {
+    if (stdin_pipe) close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    struct child *ch = calloc(1, sizeof *ch);
+    if (!ch) die("calloc");
+    ch->id = id;
+    ch->pid = pid;
+    ch->out[0] = -1;
+    ch->out[1] = out[0];
+    ch->out[2] = err[0];
+    ch->in = stdin_pipe ? in[1] : -1;
+    if (ch->in >= 0) fcntl(ch->in, F_SETFL, O_NONBLOCK);
+    children[child_count++] = ch;
+    int32_t p = pid;
+    send_event(EV_SPAWNED, id, &p, 4);
+  }
+  free(file);
+  free(cwd);
+  free_list(args);
+  free_list(env);
+  free_list(cgroups);
+}
+
+static void flush_stdin(struct child *ch) {
+  while (ch->in >= 0 && ch->in_off < ch->in_len) {
+    ssize_t n = write(ch->in, ch->in_buf + ch->in_off, ch->in_len - ch->in_off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) return;
+      /* The process closed its stdin: what it was sent is dropped, as Node does. */
+      close(ch->in);
+      ch->in = -1;
+      break;
+    }
+    ch->in_off += (size_t)n;
+  }
+  if (ch->in_off == ch->in_len) ch->in_off = ch->in_len = 0;
+  if (ch->in >= 0 && ch->in_end && ch->in_len == 0) {
+    close(ch->in);
+    ch->in = -1;
+  }
+}
+
+static void handle_request(const unsigned char *body, size_t len) {
+  if (len < 5) return;
+  uint8_t op = body[0];
+  uint32_t id;
+  memcpy(&id, body + 1, 4);
+  struct cursor c = {body + 5, body + len, 0};
+  if (op == REQ_SPAWN) {
+    spawn_child(id, &c);
+    return;
+  }
+  struct child *ch = find_child(id);
+  if (!ch) return;
+  size_t rest = len - 5;
+  if (op == REQ_STDIN && ch->in >= 0) {
+    char *grown = realloc(ch->in_buf, ch->in_len + rest);
+    if (!grown) die("realloc");
+    ch->in_buf = grown;
+    memcpy(ch->in_buf + ch->in_len, c.p, rest);
+    ch->in_len += rest;
+    flush_stdin(ch);
+  } else if (op == REQ_STDIN_END) {
+    ch->in_end = 1;
+    flush_stdin(ch);
+  } else if ((op == REQ_PAUSE || op == REQ_RESUME) && rest >= 1 && (c.p[0] == 1 || c.p[0] == 2)) {
+    ch->paused[c.p[0]] = op == REQ_PAUSE;
+  }
+}
+
+static void reap(void) {
+  int status;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    for (int i = 0; i < child_count; i++) {
+      struct child *ch = children[i];
+      if (ch->pid != pid || ch->exited) continue;
+      ch->exited = 1;
+      if (WIFSIGNALED(status)) send_exit(ch->id, -1, WTERMSIG(status));
+      else send_exit(ch->id, WEXITSTATUS(status), 0);
+      mark_if_done(ch);
+      break;
+    }
+  }
+}
+
+static void relay_output(struct child *ch, int fd) {
+  static unsigned char buf[1 + READ_CHUNK];
+  ssize_t n;
+  do n = read(ch->out[fd], buf + 1, READ_CHUNK);
+  while (n < 0 && errno == EINTR);
+  if (n > 0) {
+    buf[0] = (unsigned char)fd;
+    send_event(EV_OUT, ch->id, buf, 1 + (size_t)n);
+    return;
+  }
+  close(ch->out[fd]);
+  ch->out[fd] = -1;
+  unsigned char f = (unsigned char)fd;
+  send_event(EV_OUT_END, ch->id, &f, 1);
+  mark_if_done(ch);
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0) die("sigprocmask");
+  int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sigfd < 0) die("signalfd");
+
+  size_t cap = 1 << 16, have = 0;
+  unsigned char *inbuf = malloc(cap);
+  if (!inbuf) die("malloc");
+  struct pollfd *fds = malloc(sizeof *fds * (2 + 3 * MAX_CHILDREN));
+  struct child **owner = malloc(sizeof *owner * (2 + 3 * MAX_CHILDREN));
+  int *which = malloc(sizeof *which * (2 + 3 * MAX_CHILDREN));
+  if (!fds || !owner || !which) die("malloc");
+
+  for (;;) {
+    int n = 0;
+    fds[n] = (struct pollfd){.fd = sigfd, .events = POLLIN};
+    owner[n++] = NULL;
+    fds[n] = (struct pollfd){.fd = 0, .events = POLLIN};
+    owner[n++] = NULL;
+    for (int i = 0; i < child_count; i++) {
+      struct child *ch = children[i];
+      for (int fd = 1; fd <= 2; fd++) {
+        if (ch->out[fd] < 0 || ch->paused[fd]) continue;
+        fds[n] = (struct pollfd){.fd = ch->out[fd], .events = POLLIN};
+        owner[n] = ch;
+        which[n++] = fd;
+      }
+      if (ch->in >= 0 && ch->in_len > ch->in_off) {
+        fds[n] = (struct pollfd){.fd = ch->in, .events = POLLOUT};
+        owner[n] = ch;
+        which[n++] = 0;
+      }
+    }
+    if (poll(fds, (nfds_t)n, -1) < 0) {
+      if (errno == EINTR) continue;
+      die("poll");
+    }
+    /* Output first, then exits, so that a process's last chunks are sent before its exit is. */
+    int polled = n;
+    for (int i = 0; i < polled; i++) {
+      if (!fds[i].revents || !owner[i]) continue;
+      struct child *ch = owner[i];
+      if (which[i] == 0) flush_stdin(ch);
+      else if (ch->out[which[i]] == fds[i].fd) relay_output(ch, which[i]);
+    }
+    if (fds[0].revents) {
+      struct signalfd_siginfo info;
+      while (read(sigfd, &info, sizeof info) > 0) continue;
+      reap();
+    }
+    if (fds[1].revents) {
+      if (have == cap) {
+        cap *= 2;
+        inbuf = realloc(inbuf, cap);
+        if (!inbuf) die("realloc");
+      }
+      ssize_t got = read(0, inbuf + have, cap - have);
+      if (got <= 0) {
+        if (got < 0 && errno == EINTR) continue;
+        /* Ambient went away: so does this helper (and the bwrap processes that die with it). */
+        exit(0);
+      }
+      have += (size_t)got;
+      size_t off = 0;
+      while (have - off >= 4) {
+        uint32_t len;
+        memcpy(&len, inbuf + off, 4);
+        if (len > MAX_FRAME) die("frame too large");
+        if (have - off - 4 < len) {
+          if (cap < len + 4) {
+            while (cap < len + 4) cap *= 2;
+            inbuf = realloc(inbuf, cap);
+            if (!inbuf) die("realloc");
+          }
+          break;
+        }
+        handle_request(inbuf + off + 4, len);
+        off += 4 + len;
+      }
+      memmove(inbuf, inbuf + off, have - off);
+      have -= off;
+    }
+    free_done_children();
+  }
+}

@@ -1,0 +1,208 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import { constants } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { FromSpawner, ToSpawner } from './spawner-messages';
+
+/**
+ * The compiled helper (native/spawner.c, built by `npm ci` and `npm run build` where a C compiler
+ * is found). Its forks copy ~1 MB instead of a Node process's page tables, and it joins a
+ * sandbox's cgroup and namespaces itself between fork and exec (see the C file for the figures).
+ */
+export const NATIVE_SPAWNER_RELATIVE_PATH = join('native', 'build', 'ambient-spawner');
+
+const enum Request {
+  Spawn = 1,
+  Stdin = 2,
+  StdinEnd = 3,
+  Pause = 4,
+  Resume = 5,
+}
+
+const enum Event {
+  Spawned = 1,
+  Error = 2,
+  Out = 3,
+  OutEnd = 4,
+  Exit = 5,
+}
+
+const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, no]) => [no, name]));
+const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, no]) => [no, name]));
+
+/**
+ * Where the helper binary is: `AMBIENT_PROCESS_SPAWNER=node` asks for the Node helper; otherwise
+ * the built binary under the package's root (the first directory up with a package.json), if any.
+ */
+export function nativeSpawnerPath(): string | null {
+  if (process.env.AMBIENT_PROCESS_SPAWNER === 'node') return null;
+  for (let dir = __dirname; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) {
+      const binary = join(dir, NATIVE_SPAWNER_RELATIVE_PATH);
+      return existsSync(binary) ? binary : null;
+    }
+    if (dirname(dir) === dir) return null;
+  }
+}
+
+/** Length-prefixed strings and lists, as the helper reads them. */
+class FrameWriter {
+  private readonly parts: Buffer[] = [];
+
+  u8(value: number): this {
+    this.parts.push(Buffer.from([value]));
+    return this;
+  }
+
+  u32(value: number): this {
+    const b = Buffer.allocUnsafe(4);
+    b.writeUInt32LE(value >>> 0);
+    this.parts.push(b);
+    return this;
+  }
+
+  i32(value: number): this {
+    const b = Buffer.allocUnsafe(4);
+    b.writeInt32LE(value);
+    this.parts.push(b);
+    return this;
+  }
+
+  bytes(value: Uint8Array): this {
+    this.parts.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+    return this;
+  }
+
+  str(value: string): this {
+    const b = Buffer.from(value, 'utf8');
+    return this.u32(b.length).bytes(b);
+  }
+
+  list(values: string[]): this {
+    this.u32(values.length);
+    for (const value of values) this.str(value);
+    return this;
+  }
+
+  frame(): Buffer {
+    const body = Buffer.concat(this.parts);
+    const head = Buffer.allocUnsafe(4);
+    head.writeUInt32LE(body.length);
+    return Buffer.concat([head, body]);
+  }
+}
+
+function encode(m: ToSpawner): Buffer {
+  const w = new FrameWriter();
+  switch (m.op) {
+    case 'spawn':
+      return w
+        .u8(Request.Spawn)
+        .u32(m.id)
+        .u8(m.stdin === 'pipe' ? 1 : 0)
+        .i32(m.enterNamespacesOf ?? 0)
+        .str(m.file)
+        .str(m.cwd)
+        .list([m.file, ...m.args])
+        .list(Object.entries(m.env).map(([key, value]) => `${key}=${value}`))
+        .list(m.joinCgroups ?? [])
+        .frame();
+    case 'stdin':
+      return w.u8(Request.Stdin).u32(m.id).bytes(m.chunk).frame();
+    case 'stdin-end':
+      return w.u8(Request.StdinEnd).u32(m.id).frame();
+    case 'pause':
+    case 'resume':
+      return w
+        .u8(m.op === 'pause' ? Request.Pause : Request.Resume)
+        .u32(m.id)
+        .u8(m.fd)
+        .frame();
+  }
+}
+
+/** One event frame's body as the message the Node helper sends for it. */
+function decode(body: Buffer, file: string): FromSpawner | null {
+  const op = body[0] as Event;
+  const id = body.readUInt32LE(1);
+  switch (op) {
+    case Event.Spawned:
+      return { op: 'spawned', id, pid: body.readInt32LE(5) };
+    case Event.Error: {
+      const errno = body.readInt32LE(5);
+      const step = body.subarray(13, 13 + body.readUInt32LE(9)).toString('utf8');
+      const code = ERRNO_NAMES.get(errno) ?? `E${errno}`;
+      // As Node reports a failed spawn; a failed preparation says which step failed.
+      const message =
+        step === 'spawn'
+          ? `spawn ${file} ${code}`
+          : `spawn ${file}: ${step} failed in the new process (${code})`;
+      return { op: 'error', id, message, code, errno: -errno, syscall: `spawn ${file}` };
+    }
+    case Event.Out:
+      return { op: 'out', id, fd: body[5] as 1 | 2, chunk: body.subarray(6) };
+    case Event.OutEnd:
+      return { op: 'out-end', id, fd: body[5] as 1 | 2 };
+    case Event.Exit: {
+      const code = body.readInt32LE(5);
+      const signal = body.readInt32LE(9);
+      return {
+        op: 'exit',
+        id,
+        code: code < 0 ? null : code,
+        signal: signal === 0 ? null : (SIGNAL_NAMES.get(signal) ?? String(signal)),
+      };
+    }
+    default:
+      return null;
+  }
+}
+
+/** The compiled helper, talked to over its stdin and stdout. */
+export class NativeSpawnerProcess {
+  private readonly child: ChildProcess;
+  private buffered: Buffer = Buffer.alloc(0);
+  /** The file each started process runs, for error messages as Node words them. */
+  private readonly files = new Map<number, string>();
+
+  constructor(binary: string, onMessage: (message: FromSpawner) => void) {
+    this.child = spawn(binary, [], { env: {}, stdio: ['pipe', 'pipe', 'inherit'] });
+    // Only its stdout keeps Ambient alive, and only while processes run (ref/unref).
+    this.child.unref();
+    this.child.stdin!.on('error', () => undefined);
+    this.child.stdout!.on('data', (chunk: Buffer) => {
+      this.buffered = this.buffered.length ? Buffer.concat([this.buffered, chunk]) : chunk;
+      let offset = 0;
+      while (this.buffered.length - offset >= 4) {
+        const length = this.buffered.readUInt32LE(offset);
+        if (this.buffered.length - offset - 4 < length) break;
+        const body = this.buffered.subarray(offset + 4, offset + 4 + length);
+        offset += 4 + length;
+        const message = decode(body, this.files.get(body.readUInt32LE(1)) ?? '');
+        if (!message) continue;
+        if (message.op === 'exit') this.files.delete(message.id);
+        onMessage(message);
+      }
+      this.buffered = this.buffered.subarray(offset);
+    });
+  }
+
+  on(event: 'error' | 'exit', listener: (err?: Error) => void): void {
+    this.child.on(event, (err: unknown) => listener(err instanceof Error ? err : undefined));
+  }
+
+  postMessage(message: ToSpawner): void {
+    if (message.op === 'spawn') this.files.set(message.id, message.file);
+    if (this.child.stdin?.writable) this.child.stdin.write(encode(message));
+  }
+
+  /** Keeps Ambient alive while the helper has processes running (and not after). */
+  ref(): void {
+    (this.child.stdout as Socket).ref();
+  }
+
+  unref(): void {
+    (this.child.stdout as Socket).unref();
+  }
+}

@@ -1,0 +1,26 @@
+/** What Ambient asks of a spawn helper (the Node one or the compiled one: see off-loop-spawn). */
+export type ToSpawner =
+  | {
+      op: 'spawn';
+      id: number;
+      file: string;
+      args: string[];
+      cwd: string;
+      env: Record<string, string>;
+      stdin: 'ignore' | 'pipe';
+      /** cgroup.procs files the process joins before it execs (compiled helper only). */
+      joinCgroups?: string[];
+      /** A pid whose user and network namespaces the process enters before it execs (idem). */
+      enterNamespacesOf?: number;
+    }
+  | { op: 'stdin'; id: number; chunk: Uint8Array }
+  | { op: 'stdin-end'; id: number }
+  | { op: 'pause' | 'resume'; id: number; fd: 1 | 2 };
+
+/** What a spawn helper reports of the processes it started. */
+export type FromSpawner =
+  | { op: 'spawned'; id: number; pid: number }
+  | { op: 'error'; id: number; message: string; code?: string; errno?: number; syscall?: string }
+  | { op: 'out'; id: number; fd: 1 | 2; chunk: Uint8Array }
+  | { op: 'out-end'; id: number; fd: 1 | 2 }
+  | { op: 'exit'; id: number; code: number | null; signal: string | null };
