@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { AmbientMetrics } from '../../metrics';
 import { lingeringRemovalsSettled } from './cgroup-limits';
+import { preparesInChild } from './off-loop-spawn';
 import { egressServerOptions } from './egress/execution-egress';
 import { SandboxBackendRegistry } from './sandbox-backend-registry';
 import { Sandboxes } from './sandboxes';
@@ -36,6 +37,13 @@ export class SandboxService extends Sandboxes implements OnModuleInit, OnApplica
     const { description } = await this.select();
     if (description.isolated) {
       this.logger.log(`agent programs run in ${description.backend} sandboxes`);
+    }
+    if (description.backend !== 'docker') {
+      this.logger.log(
+        preparesInChild()
+          ? 'sandbox processes start from the compiled spawn helper (native/build/ambient-spawner)'
+          : 'sandbox processes start from the Node spawn helper (the compiled one is not built, or AMBIENT_PROCESS_SPAWNER=node): each costs more CPU (docs/PERFORMANCE.md)',
+      );
     }
   }
 
