@@ -10,7 +10,7 @@
  * and exec, which otherwise took a shell and nsenter (an exec each) per command.
  *
  * Frames: u32 little-endian length, then the body (u8 op, u32 id, op's fields).
- * Requests: 1 spawn (u8 stdin_pipe, i32 enter_pid, str file, str cwd, list args, list env,
+ * Requests: 1 spawn (u8 stdin_pipe, i32 enter_pid, u8 enter_user, str file, str cwd, list args, list env,
  *           list cgroup_procs), 2 stdin (bytes), 3 stdin-end, 4 pause (u8 fd), 5 resume (u8 fd).
  * Events:   1 spawned (i32 pid), 2 error (i32 errno, str syscall), 3 out (u8 fd, bytes),
  *           4 out-end (u8 fd), 5 exit (i32 code or -1, i32 signal or 0).
@@ -222,7 +222,7 @@ static int enter_namespace(pid_t pid, const char *ns, int type) {
 }
 
 static void spawn_child(uint32_t id, struct cursor *c) {
-  if (c->end - c->p < 5) {
+  if (c->end - c->p < 6) {
     send_error(id, EINVAL, "spawn");
     send_exit(id, -1, 0);
     return;
@@ -231,6 +231,7 @@ static void spawn_child(uint32_t id, struct cursor *c) {
   int32_t enter_pid;
   memcpy(&enter_pid, c->p, 4);
   c->p += 4;
+  int enter_user = *c->p++;
   char *file = take_str(c), *cwd = take_str(c);
   char **args = take_list(c, NULL), **env = take_list(c, NULL);
   uint32_t ncg = 0;
@@ -267,8 +268,9 @@ static void spawn_child(uint32_t id, struct cursor *c) {
       close(fd);
     }
     if (enter_pid > 0) {
-      /* As `nsenter --user --net --preserve-credentials`: the user namespace first. */
-      if (enter_namespace(enter_pid, "user", CLONE_NEWUSER) < 0) child_fail(report[1], "setns");
+      /* As `nsenter [--user] --net --preserve-credentials`: the user namespace first. */
+      if (enter_user && enter_namespace(enter_pid, "user", CLONE_NEWUSER) < 0)
+        child_fail(report[1], "setns");
       if (enter_namespace(enter_pid, "net", CLONE_NEWNET) < 0) child_fail(report[1], "setns");
     }
     if (chdir(cwd) < 0) child_fail(report[1], "chdir");

@@ -172,7 +172,7 @@ describe.each(['native', 'node'] as const)('spawnOffLoop with the %s helper', (h
       cwd: '/',
       env: ENV,
       stdin: 'ignore',
-      enterNamespacesOf: pid,
+      enterNamespacesOf: { pid, user: true },
     });
     const [out, exit] = await Promise.all([collect(proc.stdout), proc.exited]);
     expect(out).toBe('');

@@ -2,7 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { PassThrough, Writable } from 'node:stream';
 import { NativeSpawnerProcess, nativeSpawnerPath } from './native-spawner';
 import type { SandboxExit, SandboxProcess } from './sandbox.types';
-import type { FromSpawner, ToSpawner } from './spawner-messages';
+import type { EnterNamespaces, FromSpawner, ToSpawner } from './spawner-messages';
 
 /**
  * Starting a child process blocks the calling thread until the child has exec'd (libuv forks,
@@ -20,8 +20,8 @@ export interface OffLoopSpawnOptions {
   stdin: 'ignore' | 'pipe';
   /** cgroup.procs files to join before exec; only where `preparesInChild()`. */
   joinCgroups?: string[];
-  /** Enter this pid's user and network namespaces before exec; only where `preparesInChild()`. */
-  enterNamespacesOf?: number;
+  /** Namespaces of another process to enter before exec; only where `preparesInChild()`. */
+  enterNamespacesOf?: EnterNamespaces;
 }
 
 /**

@@ -10,8 +10,8 @@ export type ToSpawner =
       stdin: 'ignore' | 'pipe';
       /** cgroup.procs files the process joins before it execs (compiled helper only). */
       joinCgroups?: string[];
-      /** A pid whose user and network namespaces the process enters before it execs (idem). */
-      enterNamespacesOf?: number;
+      /** The network namespace (and with `user`, first the user one) of a pid, entered before exec (idem). */
+      enterNamespacesOf?: EnterNamespaces;
     }
   | { op: 'stdin'; id: number; chunk: Uint8Array }
   | { op: 'stdin-end'; id: number }
@@ -24,3 +24,9 @@ export type FromSpawner =
   | { op: 'out'; id: number; fd: 1 | 2; chunk: Uint8Array }
   | { op: 'out-end'; id: number; fd: 1 | 2 }
   | { op: 'exit'; id: number; code: number | null; signal: string | null };
+
+/** Whose namespaces a process enters between fork and exec: its network one, after its user one with `user`. */
+export interface EnterNamespaces {
+  pid: number;
+  user: boolean;
+}

@@ -184,7 +184,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
           env,
           stdin,
           joinCgroups: procs,
-          ...(enterPid ? { enterNamespacesOf: enterPid } : {}),
+          ...(enterPid ? { enterNamespacesOf: { pid: enterPid, user: true } } : {}),
         });
       }
       const enter = enterPid

@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { ApiBridge, forwarderArgs, procNetPort, SANDBOX_API_PORT } from '../../api-bridge';
-import { spawnOffLoop } from '../../off-loop-spawn';
+import { preparesInChild, spawnOffLoop } from '../../off-loop-spawn';
 import type { SandboxProcess } from '../../sandbox.types';
 
 const READY_TIMEOUT_MS = 3000;
 
 /**
  * This host's socat listening on 127.0.0.1:7171 (the API; 7172 for the egress proxy) inside a
- * container's network namespace (`nsenter --net`, so the image needs nothing of its own),
+ * container's network namespace (entered by the compiled spawn helper or `nsenter --net`: the image needs nothing of its own),
  * connecting each connection to the socket in the private directory. The API's needs no socket to listen: a warm container gets it before any run (and any
  * API address) is known; connections before the socket exists are refused. Started off the event
  * loop (see spawnOffLoop), as every pooled container gets one.
@@ -20,11 +20,21 @@ export class NetnsForwarder {
     socketPath: string,
     port = SANDBOX_API_PORT,
   ): Promise<NetnsForwarder> {
-    const child = spawnOffLoop(
-      'nsenter',
-      [`--net=/proc/${pid}/ns/net`, '--', 'socat', ...forwarderArgs(socketPath, port)],
-      { cwd: '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdin: 'ignore' },
-    );
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+    const socat = ['socat', ...forwarderArgs(socketPath, port)];
+    // The compiled spawn helper enters the namespace itself (one exec fewer per container).
+    const child = preparesInChild()
+      ? spawnOffLoop(socat[0]!, socat.slice(1), {
+          cwd: '/',
+          env,
+          stdin: 'ignore',
+          enterNamespacesOf: { pid, user: false },
+        })
+      : spawnOffLoop('nsenter', [`--net=/proc/${pid}/ns/net`, '--', ...socat], {
+          cwd: '/',
+          env,
+          stdin: 'ignore',
+        });
     child.stdout.resume();
     child.stderr.resume();
     try {
