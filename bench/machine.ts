@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release } from 'node:os';
+import { preparesInChild } from '../src/modules/workers/sandbox/off-loop-spawn';
 import { percentile } from './stats';
 
 /**
@@ -19,6 +20,7 @@ export function machineFacts(): string[] {
     `virtualisation: ${virtualisation()}${machineProduct()}`,
     `load average: ${loadAverage()}`,
     `process start (spawn and wait, p50 of ${PROCESS_STARTS}): ${processStartCost()}`,
+    `sandbox spawn helper: ${preparesInChild() ? 'compiled (native/build/ambient-spawner)' : 'node (AMBIENT_PROCESS_SPAWNER=node, or not built)'}`,
   ];
 }
 

@@ -259,7 +259,7 @@ static void spawn_child(uint32_t id, struct cursor *c) {
     close(report[0]);
     /* The group the service kills as a whole, as Node's `detached: true`. */
     if (setsid() < 0) child_fail(report[1], "setsid");
-    int devnull = stdin_pipe ? -1 : open("/dev/null", O_RDONLY);
+    int devnull = stdin_pipe ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (dup2(stdin_pipe ? in[0] : devnull, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
       child_fail(report[1], "dup2");
     for (uint32_t i = 0; i < ncg; i++) {
