@@ -4,7 +4,7 @@ import { CoalescingBatcher } from '../common/coalescing-batcher';
 import { RedisConnections } from '../common/redis/redis.module';
 
 const WINDOW_MS = 60_000;
-const REDIS_TIMEOUT_MS = 250;
+export const REDIS_TIMEOUT_MS = 250;
 const MAX_HITS_PER_CALL = 100;
 
 /**
@@ -48,6 +48,8 @@ export class IngressRateLimiter {
   private readonly logger = new Logger('IngressRateLimiter');
   private lastWarning = 0;
   private readonly hits: HitsCommand;
+  /** How long a script call may take before its hits are allowed (fail open). */
+  timeoutMs = REDIS_TIMEOUT_MS;
   /**
    * The hits of concurrent deliveries go to Redis as one script call (one command to build,
    * send, run and parse instead of one per delivery).
@@ -97,7 +99,7 @@ export class IngressRateLimiter {
         new Promise<never>((_, reject) => {
           timer = setTimeout(
             () => reject(new Error('Redis did not answer in time')),
-            REDIS_TIMEOUT_MS,
+            this.timeoutMs,
           );
         }),
       ]);
