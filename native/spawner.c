@@ -278,6 +278,11 @@ static void spawn_child(uint32_t id, struct cursor *c) {
     child_fail(report[1], "spawn");
   }
   if (!failed) {
+    /*
+     * Waits for the exec (or the step that failed) before the next request, on purpose: with two
+     * helpers that bounds how many sandboxes set up their namespaces at once. Reporting starts
+     * asynchronously made 100-run bursts slower on a 2-core host (docs/PERFORMANCE.md).
+     */
     close(report[1]);
     ssize_t n;
     do n = read(report[0], report_buf, sizeof report_buf - 1);
