@@ -164,9 +164,10 @@ describe('web console (Chromium)', () => {
       await waitForText(page, 'All done from the console run.');
       await waitForText(page, 'console-tool-output');
       await waitForText(page, 'oz_run_done');
-      const text = (await page.evaluate('document.body.innerText')) as string;
-      expect(text).toContain('tool call');
-      expect(text).toContain('run_command');
+      // The conversation is re-read 150 ms after its last message or state change (debounced),
+      // so it may come after the timeline: waited for, not read at once.
+      await waitForText(page, 'tool call');
+      await waitForText(page, 'run_command');
 
       // The transcript downloads through the API (with the key) into a file.
       const downloads = mkdtempSync(join(tmpdir(), 'ambient-console-downloads-'));
