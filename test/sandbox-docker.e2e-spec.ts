@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -220,6 +220,18 @@ describe('docker sandbox', () => {
     expect(tcp.code).not.toBe(0);
     const interfaces = await run(sandbox, 'ls', ['/sys/class/net']);
     expect(interfaces).toMatchObject({ code: 0, stdout: 'lo\n' });
+    // A network namespace of its own, not the host's, with loopback up and `localhost` resolving.
+    const netns = await run(sandbox, 'readlink', ['/proc/self/ns/net']);
+    expect(netns.stdout).toMatch(/^net:\[\d+\]\n$/);
+    expect(netns.stdout).not.toBe(`${await readlink('/proc/self/ns/net')}\n`);
+    expect(await run(sandbox, 'cat', ['/sys/class/net/lo/flags'])).toMatchObject({
+      code: 0,
+      stdout: '0x9\n',
+    });
+    const localhost = await run(sandbox, 'getent', ['hosts', 'localhost']);
+    expect(localhost.stdout).toMatch(/^(127\.0\.0\.1|::1)\s+localhost/);
+    const hostsWrite = await run(sandbox, 'sh', ['-c', 'echo 10.0.0.1 evil >> /etc/hosts']);
+    expect(hostsWrite.code).not.toBe(0);
 
     const caps = await run(sandbox, 'grep', ['^Cap', '/proc/self/status']);
     expect(caps.stdout).toMatch(/CapEff:\s+0000000000000000/);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chown, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { chown, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { forgetSlots, makeFifos, prepareSlots } from './container-launcher';
 import { KILL_FIFO, killerDirOf } from './container-killer';
@@ -44,6 +44,22 @@ export function poolSlotOf(workspaceRoot: string): PoolSlot {
   return { name, privateDir, workspace: `${privateDir}.workspace`, launchFifo: null };
 }
 
+/**
+ * The container's /etc/hosts, kept in its killer directory and bound read-only: a container
+ * without docker's networking gets none from docker (see containerShape), and an image's own is
+ * often empty, yet commands resolve `localhost`. The lines docker writes for network none.
+ */
+export const HOSTS_FILE = 'hosts';
+const HOSTS = [
+  '127.0.0.1\tlocalhost',
+  '::1\tlocalhost ip6-localhost ip6-loopback',
+  'fe00::0\tip6-localnet',
+  'ff00::0\tip6-mcastprefix',
+  'ff02::1\tip6-allnodes',
+  'ff02::2\tip6-allrouters',
+  '',
+].join('\n');
+
 /** A pooled container's workspace slot (nothing else: a handed-out slot is a run's workspace). */
 export async function makePrivateDirs(
   privateDir: string,
@@ -58,6 +74,7 @@ export async function makePrivateDirs(
   const launchFifo = withLauncher ? `launch-${randomBytes(8).toString('hex')}` : null;
   const fifos = [KILL_FIFO, ...(launchFifo ? [launchFifo] : [])];
   await makeFifos(fifos.map((f) => join(killerDir, f)));
+  await writeFile(join(killerDir, HOSTS_FILE), HOSTS, { mode: 0o644 });
   // The first commands' FIFOs, so that they do not wait for a mkfifo of their own.
   if (launchFifo) await prepareSlots(killerDir);
   if (user) await chown(privateDir, user.uid, user.gid);
