@@ -5,6 +5,7 @@
  */
 import {
   chmodSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -18,7 +19,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '../src/modules/workers/harness/command-runner';
 import { BubblewrapSandboxBackend } from '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox';
+import type * as OffLoopSpawn from '../src/modules/workers/sandbox/off-loop-spawn';
+import type * as BubblewrapModule from '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox';
 import type { Sandbox } from '../src/modules/workers/sandbox/sandbox.types';
+import { loadedWithSpawnHelper } from './support/spawn-helper-choice';
 
 describe('bubblewrap sandbox', () => {
   let root: string;
@@ -99,75 +103,96 @@ describe('bubblewrap sandbox', () => {
   });
 });
 
-describe('bubblewrap sandbox with the API', () => {
-  let root: string;
-  let server: Server;
-  let backend: BubblewrapSandboxBackend;
-  const opened: Sandbox[] = [];
+// Both spawn helpers: the compiled one joins the cgroup and enters the namespace itself, the
+// Node one through a shell and nsenter.
+describe.each(['native', 'node'] as const)(
+  'bubblewrap sandbox with the API (%s spawn helper)',
+  (helper) => {
+    const { Backend, preparesInChild } = loadedWithSpawnHelper(helper, () => ({
+      Backend: jest.requireActual<typeof BubblewrapModule>(
+        '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox',
+      ).BubblewrapSandboxBackend,
+      preparesInChild: jest.requireActual<typeof OffLoopSpawn>(
+        '../src/modules/workers/sandbox/off-loop-spawn',
+      ).preparesInChild,
+    }));
+    let root: string;
+    let server: Server;
+    let backend: BubblewrapSandboxBackend;
+    const opened: Sandbox[] = [];
 
-  beforeAll(async () => {
-    root = mkdtempSync(join(tmpdir(), 'ambient-bwrap-api-'));
-    server = createServer((req, res) => res.end(`api saw ${req.url}`));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    backend = new BubblewrapSandboxBackend({ readonlyPaths: [], privateRoot: join(root, '.sb') });
-  });
-
-  afterAll(async () => {
-    await Promise.all(opened.map((s) => s.close()));
-    await new Promise((resolve) => server.close(resolve));
-    rmSync(root, { recursive: true, force: true });
-  });
-
-  async function open(runId: string): Promise<Sandbox> {
-    mkdirSync(join(root, runId));
-    const sandbox = await backend.open({
-      runId,
-      executionId: 1,
-      teamId: 'team',
-      workspaceDir: join(root, runId),
-      image: null,
-      network: 'none',
-      limits: { memoryMb: 256, pids: 64, cpus: 1 },
-      apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`,
+    beforeAll(async () => {
+      root = mkdtempSync(join(tmpdir(), 'ambient-bwrap-api-'));
+      server = createServer((req, res) => res.end(`api saw ${req.url}`));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      backend = new Backend({ readonlyPaths: [], privateRoot: join(root, '.sb') });
     });
-    opened.push(sandbox);
-    return sandbox;
-  }
 
-  const run = (sandbox: Sandbox, command: string) =>
-    runCommand({ sandbox, command, env: { PATH: sandbox.path }, timeoutMs: 10_000 });
-
-  it("runs every command of an execution in its own network namespace, where the API's forwarder listens", async () => {
-    const [one, two] = [await open('api-one'), await open('api-two')];
-    const netns = 'readlink /proc/self/ns/net';
-    const api = `curl -sS ${one.apiUrl}/x; echo`;
-    const first = await run(one, `${netns}; ${api}`);
-    const second = await run(one, `${netns}; ${api}; hostname; id -u`);
-    const other = await run(two, netns);
-    const [ns] = first.output.split('\n');
-    expect(first.output).toBe(`${ns}\napi saw /api/x\n`);
-    expect(second.output).toBe(`${ns}\napi saw /api/x\nambient-sandbox\n1000\n`);
-    expect(other.output).not.toBe(`${ns}\n`);
-    expect(ns).not.toBe(readlinkSync('/proc/self/ns/net'));
-  });
-
-  it("hands a command its own standard input, not the wait for the forwarder's", async () => {
-    const sandbox = await open('api-stdin');
-    const proc = sandbox.spawn('/bin/sh', ['-c', 'cat; echo " read"'], {
-      env: { PATH: sandbox.path },
-      stdin: 'pipe',
+    afterAll(async () => {
+      await Promise.all(opened.map((s) => s.close()));
+      await new Promise((resolve) => server.close(resolve));
+      rmSync(root, { recursive: true, force: true });
     });
-    let out = '';
-    proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    proc.stdin!.end('from the caller');
-    await proc.exited;
-    expect(out).toBe('from the caller read\n');
-  });
 
-  it('starts no command once the namespace is gone, rather than one elsewhere', async () => {
-    const sandbox = await open('api-closed');
-    await sandbox.close();
-    const proc = sandbox.spawn('/bin/true', [], { env: { PATH: sandbox.path } });
-    expect((await proc.exited).startError?.code).toBe('ESRCH');
-  });
-});
+    async function open(name: string): Promise<Sandbox> {
+      // Named by helper too: run ids name the sandboxes' cgroups, which are the host's.
+      const runId = `${helper}-${name}`;
+      mkdirSync(join(root, runId));
+      const sandbox = await backend.open({
+        runId,
+        executionId: 1,
+        teamId: 'team',
+        workspaceDir: join(root, runId),
+        image: null,
+        network: 'none',
+        limits: { memoryMb: 256, pids: 64, cpus: 1 },
+        apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`,
+      });
+      opened.push(sandbox);
+      return sandbox;
+    }
+
+    it('starts its processes with that helper', () => {
+      // npm ci builds the compiled helper wherever a C compiler is (CI installs one).
+      const built = existsSync(join(__dirname, '..', 'native', 'build', 'ambient-spawner'));
+      expect(preparesInChild()).toBe(helper === 'native' && built);
+    });
+
+    const run = (sandbox: Sandbox, command: string) =>
+      runCommand({ sandbox, command, env: { PATH: sandbox.path }, timeoutMs: 10_000 });
+
+    it("runs every command of an execution in its own network namespace, where the API's forwarder listens", async () => {
+      const [one, two] = [await open('api-one'), await open('api-two')];
+      const netns = 'readlink /proc/self/ns/net';
+      const api = `curl -sS ${one.apiUrl}/x; echo`;
+      const first = await run(one, `${netns}; ${api}`);
+      const second = await run(one, `${netns}; ${api}; hostname; id -u`);
+      const other = await run(two, netns);
+      const [ns] = first.output.split('\n');
+      expect(first.output).toBe(`${ns}\napi saw /api/x\n`);
+      expect(second.output).toBe(`${ns}\napi saw /api/x\nambient-sandbox\n1000\n`);
+      expect(other.output).not.toBe(`${ns}\n`);
+      expect(ns).not.toBe(readlinkSync('/proc/self/ns/net'));
+    });
+
+    it("hands a command its own standard input, not the wait for the forwarder's", async () => {
+      const sandbox = await open('api-stdin');
+      const proc = sandbox.spawn('/bin/sh', ['-c', 'cat; echo " read"'], {
+        env: { PATH: sandbox.path },
+        stdin: 'pipe',
+      });
+      let out = '';
+      proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      proc.stdin!.end('from the caller');
+      await proc.exited;
+      expect(out).toBe('from the caller read\n');
+    });
+
+    it('starts no command once the namespace is gone, rather than one elsewhere', async () => {
+      const sandbox = await open('api-closed');
+      await sandbox.close();
+      const proc = sandbox.spawn('/bin/true', [], { env: { PATH: sandbox.path } });
+      expect((await proc.exited).startError?.code).toBe('ESRCH');
+    });
+  },
+);

@@ -5,6 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as OffLoopSpawn from './off-loop-spawn';
 import type { SandboxProcess } from './sandbox.types';
+import {
+  loadedWithSpawnHelper,
+  type SpawnHelper,
+} from '../../../../test/support/spawn-helper-choice';
 
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
 
@@ -17,16 +21,10 @@ function collect(stream: NodeJS.ReadableStream): Promise<string> {
 }
 
 /** off-loop-spawn as loaded with AMBIENT_PROCESS_SPAWNER set to `helper` (it looks once). */
-function loadWith(helper: 'native' | 'node'): typeof OffLoopSpawn {
-  const before = process.env.AMBIENT_PROCESS_SPAWNER;
-  process.env.AMBIENT_PROCESS_SPAWNER = helper;
-  let loaded!: typeof OffLoopSpawn;
-  jest.isolateModules(() => {
-    loaded = jest.requireActual<typeof OffLoopSpawn>('./off-loop-spawn');
-  });
-  if (before === undefined) delete process.env.AMBIENT_PROCESS_SPAWNER;
-  else process.env.AMBIENT_PROCESS_SPAWNER = before;
-  return loaded;
+function loadWith(helper: SpawnHelper): typeof OffLoopSpawn {
+  return loadedWithSpawnHelper(helper, () =>
+    jest.requireActual<typeof OffLoopSpawn>('./off-loop-spawn'),
+  );
 }
 
 const hasCompiler = ['cc', 'gcc', 'clang'].some((cc) => {
