@@ -12,6 +12,7 @@ import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { SANDBOXES_CPU_WEIGHT } from '../src/modules/workers/sandbox/cgroup-limits';
 import { settledWithin, waitFor } from './support/wait';
 import {
   DockerSandboxBackend,
@@ -238,6 +239,28 @@ describe('docker sandbox', () => {
     expect(caps.stdout).toMatch(/CapPrm:\s+0000000000000000/);
     const noNewPrivs = await run(sandbox, 'grep', ['NoNewPrivs', '/proc/self/status']);
     expect(noNewPrivs.stdout).toMatch(/NoNewPrivs:\s+1/);
+  });
+
+  it("runs in the sandboxes' cgroup, weighted an eighth of the service's, where docker's cgroups are its own", async () => {
+    const { sandbox, runId } = await openSandbox();
+    await started(sandbox);
+    const { State } = await containerOf(runId).inspect();
+    const groups = (await readFile(`/proc/${State.Pid}/cgroup`, 'utf8')).split('\n');
+    // v1: the cpu hierarchy's line (`n:cpu:/…` or `n:cpu,cpuacct:/…`); v2: the only one.
+    const cpuGroup = groups.find((line) => /^\d+:([^:]*,)?cpu(,[^:]*)?:/.test(line)) ?? groups[0];
+    const { CgroupDriver } = (await docker.info()) as { CgroupDriver: string };
+    if (CgroupDriver !== 'cgroupfs' || process.getuid?.() !== 0) {
+      expect(cpuGroup).not.toMatch(/:\/ambient\//);
+      return;
+    }
+    expect(cpuGroup).toMatch(/:\/ambient\/[0-9a-f]{64}$/);
+    const v2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
+    const weight = v2
+      ? '/sys/fs/cgroup/ambient/cpu.weight'
+      : '/sys/fs/cgroup/cpu/ambient/cpu.shares';
+    expect((await readFile(weight, 'utf8')).trim()).toBe(
+      String(v2 ? SANDBOXES_CPU_WEIGHT.v2Weight : SANDBOXES_CPU_WEIGHT.v1Shares),
+    );
   });
 
   it('gives a process only the environment it was given', async () => {

@@ -48,7 +48,7 @@ export class CgroupLimits {
     try {
       if (version === 2) await enableV2Controllers();
       for (const dir of new Set(Object.values(dirs))) mkdirSync(dir, { recursive: true });
-      await (weighted ??= weighSandboxesGroup(version));
+      await weighSandboxesGroupOnce(version);
       const group = new CgroupLimits(version, dirs, limits);
       group.apply();
       return group;
@@ -216,6 +216,28 @@ async function enableV2Controllers(): Promise<void> {
 }
 
 let weighted: Promise<void> | undefined;
+
+function weighSandboxesGroupOnce(version: 1 | 2): Promise<void> {
+  return (weighted ??= weighSandboxesGroup(version));
+}
+
+/**
+ * The sandboxes' parent group (`/ambient`), made and given its CPU weight, for sandboxes whose
+ * groups another program makes (docker's containers, see DockerHost.cgroupParent); null where
+ * this process cannot write the cgroup tree.
+ */
+export async function sandboxesParentGroup(): Promise<string | null> {
+  const version = await cgroupVersion();
+  if (!version) return null;
+  try {
+    if (version === 2) await enableV2Controllers();
+    else await mkdir(join(ROOT, 'cpu', GROUP), { recursive: true });
+    await weighSandboxesGroupOnce(version);
+    return `/${GROUP}`;
+  } catch {
+    return null;
+  }
+}
 
 /** Gives the sandboxes' parent group its CPU weight, once per process (best effort). */
 async function weighSandboxesGroup(version: 1 | 2): Promise<void> {

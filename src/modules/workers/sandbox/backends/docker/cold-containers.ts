@@ -86,7 +86,7 @@ export class ColdContainers {
       // A container a crashed process left under this name.
       await this.host.removeContainer(docker.getContainer(name));
       if (closeRequested()) throw closed();
-      const options = this.containerOptions(spec, image, name, workspace, dirs);
+      const options = await this.containerOptions(spec, image, name, workspace, dirs);
       container = await docker.createContainer(options).catch(async (error: unknown) => {
         // 409: one of that name appeared meanwhile (another open of the same execution).
         if (apiError(error).statusCode !== 409) throw error;
@@ -125,7 +125,7 @@ export class ColdContainers {
     name: string,
     workspace: string,
     { privateDir, launchFifo }: ExecutionDirs,
-  ): Dockerode.ContainerCreateOptions {
+  ): Promise<Dockerode.ContainerCreateOptions> {
     return this.host.shape({
       name,
       image,

@@ -67,6 +67,8 @@ export function containerShape(
   /** Names the Ambient deployment (see DockerSandboxBackend). */
   deployment: string,
   shape: ContainerShape,
+  /** The cgroup the container's group is made in (DockerHost.cgroupParent); null: docker's. */
+  cgroupParent: string | null = null,
 ): Dockerode.ContainerCreateOptions {
   const { docker: dockerSettings } = settings;
   return {
@@ -111,6 +113,7 @@ export function containerShape(
       // Every network mode: the only way out is the egress proxy's forwarder (see proxyInto).
       NetworkMode: 'none',
       ...(dockerSettings.runtime ? { Runtime: dockerSettings.runtime } : {}),
+      ...(cgroupParent ? { CgroupParent: cgroupParent } : {}),
       // The root filesystem stays writable: vendor CLIs write their state under HOME, which
       // the image's user owns. It is the container's own layer, gone at close.
       Tmpfs: { '/tmp': `rw,nosuid,nodev,mode=1777,size=${shape.tmpfsMb}m` },

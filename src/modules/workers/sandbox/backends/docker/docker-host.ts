@@ -1,5 +1,6 @@
 import type Dockerode from 'dockerode';
 import type { AppConfig } from '../../../../../config/app-config';
+import { sandboxesParentGroup } from '../../cgroup-limits';
 import { containerShape, type ContainerShape } from './container-shape';
 import { apiError, reason } from './docker-errors';
 import { numericUser } from './sandbox-dirs';
@@ -38,8 +39,29 @@ export class DockerHost {
   }
 
   /** The create options of a container of these settings (see containerShape). */
-  shape(shape: ContainerShape): Dockerode.ContainerCreateOptions {
-    return containerShape(this.settings, this.deployment, shape);
+  async shape(shape: ContainerShape): Promise<Dockerode.ContainerCreateOptions> {
+    return containerShape(this.settings, this.deployment, shape, await this.cgroupParent());
+  }
+
+  private parentGroup: Promise<string | null> | undefined;
+
+  /**
+   * The cgroup parent of the containers: the sandboxes' group (`/ambient`), which every sandbox
+   * shares at an eighth of the service's CPU weight, as bubblewrap's do (SANDBOXES_CPU_WEIGHT);
+   * docker's default (`/docker`, weighted as the service itself) where Ambient cannot make that
+   * group (not root, a remote daemon) or docker's cgroups are systemd's (named by slice).
+   */
+  cgroupParent(): Promise<string | null> {
+    this.parentGroup ??= (async () => {
+      if (!this.reachesContainerPids()) return null;
+      const info = (await this.docker.info().catch(() => null)) as {
+        CgroupDriver?: string;
+      } | null;
+      // Asked again next time: the daemon may answer then.
+      if (!info) this.parentGroup = undefined;
+      return info?.CgroupDriver === 'cgroupfs' ? sandboxesParentGroup() : null;
+    })();
+    return this.parentGroup;
   }
 
   /**

@@ -67,7 +67,7 @@ export class WarmContainers {
       const { memoryMb, pids, cpus, maxMemoryMb } = settings;
       const limits = { memoryMb, pids, cpus };
       container = await this.host.docker.createContainer(
-        this.host.shape({
+        await this.host.shape({
           name: slot.name,
           image,
           workspace: slot.workspace,
