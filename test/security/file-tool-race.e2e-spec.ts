@@ -5,11 +5,24 @@
  * host file: no read returns its marker, and its content and mtime stay as they were.
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { FakeModelServer, FakeStep, startFakeModelServer } from '../fixtures/fake-model-server';
+import {
+  FakeModelServer,
+  FakeStep,
+  FakeToolCall,
+  startFakeModelServer,
+} from '../fixtures/fake-model-server';
 import { apiClient } from '../support/api-client';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from '../support/test-app';
 import { waitFor } from '../support/wait';
@@ -17,9 +30,16 @@ import { waitFor } from '../support/wait';
 const IMAGE = 'ambient-agent:bookworm';
 const BUILD_IMAGE = resolve(__dirname, '..', '..', 'sandbox', 'agent-image', 'build-image.sh');
 const MARKER = `HOST-FILE-MARKER-${process.pid}-${Date.now()}`;
-const READ_STEPS = 5;
-const READS_PER_STEP = 10;
-const WRITES_PER_STEP = 2;
+/**
+ * Reads spread over many model turns, so that they fall at many different moments of the flip:
+ * on a loaded host the flipper (at the sandboxes' low CPU weight) may hold one state for
+ * hundreds of ms, and the reads of one turn all land in it.
+ */
+const READ_STEPS = 15;
+const READS_PER_STEP = 4;
+const WRITES_PER_STEP = 1;
+/** The model's first turn waits for this gate: the test opens it once the flipper flips. */
+const FLIPPING = 'flipping';
 
 /**
  * A minimal MCP server in bash (bash is in every sandbox; node is not in the agent image) that
@@ -85,8 +105,10 @@ describe.each(['bubblewrap', 'docker'] as const)(
       const script = `race-${backend}`;
       const steps: FakeStep[] = [];
       for (let step = 0; step < READ_STEPS; step++) {
-        steps.push({
-          toolCalls: [
+        const turn = (toolCalls: FakeToolCall[]): FakeStep =>
+          step === 0 ? { gate: `${FLIPPING}-${backend}`, then: { toolCalls } } : { toolCalls };
+        steps.push(
+          turn([
             ...Array.from({ length: READS_PER_STEP }, () => ({
               name: 'read_file',
               arguments: { path: 't.txt' },
@@ -96,8 +118,8 @@ describe.each(['bubblewrap', 'docker'] as const)(
               arguments: { path: 't.txt', content: `overwritten ${step}.${i}\n` },
             })),
             { name: 'edit_file', arguments: { path: 't.txt', old_string: 'o', new_string: '0' } },
-          ],
-        });
+          ]),
+        );
       }
       // A file nothing flips: written and edited inside the sandbox, by its user.
       steps.push({
@@ -129,6 +151,22 @@ describe.each(['bubblewrap', 'docker'] as const)(
         },
       });
       expect(created.status).toBe(200);
+      // The reads start once the flipper flips: seen from this host, t.txt was a symlink and a file.
+      const flipped = join(env.workspaceRoot, created.body.run_id as string, 't.txt');
+      const seen = new Set<string>();
+      await waitFor(
+        async () => {
+          try {
+            seen.add(lstatSync(flipped).isSymbolicLink() ? 'symlink' : 'file');
+          } catch {
+            // Not there yet, or between its two names.
+          }
+          return seen.size;
+        },
+        (states) => states === 2,
+        { what: 'the flipper to flip t.txt', timeoutMs: 120_000, intervalMs: 5 },
+      );
+      model.open(`${FLIPPING}-${backend}`);
       const run = await waitFor(
         async () => (await api.get(`/agent/runs/${created.body.run_id}`)).body,
         (body) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(body.state),
