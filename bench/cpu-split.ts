@@ -23,9 +23,10 @@ export interface CpuSplit {
    */
   daemons: UserSystemMs;
   /**
-   * The docker containers' own processes (the `docker` cgroup's accounting: cpuacct on v1, cpu.stat
-   * on v2, with containers removed meanwhile); null where that group is not found (no docker, or
-   * the systemd cgroup driver). Not part of the daemons' figure: what the commands themselves cost.
+   * The docker containers' own processes (their groups' accounting, see containersMs: cpuacct on
+   * v1, cpu.stat on v2, with containers removed meanwhile); zero where no group is found (no
+   * docker, or the systemd cgroup driver). Not part of the daemons' figure: what the commands
+   * themselves cost.
    */
   containers: UserSystemMs | null;
 }
@@ -69,26 +70,33 @@ const liveChildrenMs = (exclude: Set<string>) => {
 };
 
 /**
- * User and system ms of the docker containers' processes, from the `docker` cgroup (cgroupfs
- * driver): its counters include the containers already removed. Zero while the group does not
- * exist yet (no container made since the daemon started); null without docker's cgroup at all.
+ * Groups docker's containers are made in (cgroupfs driver): its own `docker`, or `ambient` where
+ * Ambient gives them the sandboxes' group (on cgroup v2 bubblewrap's sandboxes are in it too).
+ */
+const CONTAINER_GROUPS = ['docker', 'ambient'];
+
+/**
+ * User and system ms of the docker containers' processes, from their cgroups (see
+ * CONTAINER_GROUPS): the counters include the containers already removed. Zero while no group
+ * exists yet (no container made since the daemon started); null without cgroup accounting.
  */
 function containersMs(): UserSystemMs | null {
   try {
-    if (existsSync('/sys/fs/cgroup/cgroup.controllers')) {
-      if (!existsSync('/sys/fs/cgroup/docker')) return null;
-      const stat = readFileSync('/sys/fs/cgroup/docker/cpu.stat', 'utf8');
-      const usec = (name: string) =>
+    const v2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
+    if (!v2 && !existsSync('/sys/fs/cgroup/cpuacct')) return null;
+    const sum = { userMs: 0, systemMs: 0 };
+    for (const group of CONTAINER_GROUPS) {
+      const file = v2
+        ? `/sys/fs/cgroup/${group}/cpu.stat`
+        : `/sys/fs/cgroup/cpuacct/${group}/cpuacct.stat`;
+      if (!existsSync(file)) continue;
+      const stat = readFileSync(file, 'utf8');
+      const counter = (name: string) =>
         Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(stat)?.[1] ?? 0);
-      return { userMs: usec('user_usec') / 1000, systemMs: usec('system_usec') / 1000 };
+      sum.userMs += v2 ? counter('user_usec') / 1000 : counter('user') * CLOCK_TICK_MS;
+      sum.systemMs += v2 ? counter('system_usec') / 1000 : counter('system') * CLOCK_TICK_MS;
     }
-    const dir = '/sys/fs/cgroup/cpuacct/docker';
-    if (!existsSync('/sys/fs/cgroup/cpuacct')) return null;
-    if (!existsSync(dir)) return { userMs: 0, systemMs: 0 };
-    const stat = readFileSync(`${dir}/cpuacct.stat`, 'utf8');
-    const ticks = (name: string) =>
-      Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(stat)?.[1] ?? 0);
-    return { userMs: ticks('user') * CLOCK_TICK_MS, systemMs: ticks('system') * CLOCK_TICK_MS };
+    return sum;
   } catch {
     return null;
   }

@@ -34,6 +34,8 @@ import { watchNeighbourCpu } from './thread-cpu';
  * also without one when DENSITY_DOCKER_POOL (default `on`) says `on,off`. The burst starts once the
  * pool is full; the time it took to fill (from the app's start) is reported beside, not in it,
  * and so are the burst's pool hits and misses (ambient_sandbox_handout_seconds; combined only).
+ * After the burst the bench waits for the pool's upkeep (the burst's containers removed, as many
+ * made in their place) and counts its CPU into the CPU per run (combined only).
  *
  * Reported: wall time from the first POST to every run ended, per-run POST → end p50/p95, and the
  * latency of GET /agent/runs sampled in a bounded loop during the burst (the same loop sees runs
@@ -113,6 +115,11 @@ interface Result extends Config, BurstResult {
   poolFillLoopMaxMs: number | null;
   /** docker with a pool, combined layout: the burst's hand-outs. */
   handouts: Handouts | null;
+  /**
+   * docker with a pool, combined layout: the pool's upkeep after the burst (each run's container
+   * removed and another made in its place), its CPU split and how long it took; null otherwise.
+   */
+  upkeep: { cpuSplit: CpuSplit | null; wallMs: number } | null;
 }
 
 function progress(message: string): void {
@@ -249,6 +256,23 @@ function configLabel(config: Config): string {
   return config.pool > 0 ? `docker, pool ${config.pool}` : 'docker, pool off';
 }
 
+/**
+ * Resolves once this process's pool holds `count` ready containers and no other of its containers
+ * is left (those handed out to the burst's runs are removed).
+ */
+async function upkeepDone(docker: Dockerode, pool: WarmPool, count: number): Promise<void> {
+  await waitFor(
+    async () => {
+      const ours = (
+        await docker.listContainers({ all: true, filters: { label: [SANDBOX_LABELS.poolOwner] } })
+      ).filter((c) => c.Labels[SANDBOX_LABELS.poolOwner].split('/')[2] === String(process.pid));
+      return { containers: ours.length, ready: pool.readyCount(IMAGE) };
+    },
+    ({ containers, ready }) => containers === count && ready >= count,
+    { timeoutMs: POOL_FILL_TIMEOUT_MS, intervalMs: 100, what: 'the pool to be refilled' },
+  );
+}
+
 /** Resolves once the worker child's pool holds `count` idle containers (by their pool names). */
 async function childPoolFilled(
   docker: Dockerode,
@@ -333,6 +357,14 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
     const burstMs = performance.now() - burstStarted;
     loop.disable();
     const combined = layout === 'combined';
+    let upkeep: Result['upkeep'] = null;
+    if (warmPool) {
+      progress(`${name}: the pool's upkeep (${RUNS} containers removed, ${RUNS} made)`);
+      const upkeepCpu = watchCpuSplit([client.pid]);
+      const upkeepStarted = performance.now();
+      await upkeepDone(docker, warmPool, pool);
+      upkeep = { cpuSplit: upkeepCpu(), wallMs: performance.now() - upkeepStarted };
+    }
     const perList = combined ? await listCostMs(client, app) : null;
     const cpuSplit =
       measured && combined && perList !== null
@@ -352,6 +384,7 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
       poolFillMs,
       poolFillLoopMaxMs,
       handouts: handoutsBefore ? await handoutStats(app.ambient.metrics, handoutsBefore) : null,
+      upkeep,
       loopDelay: combined
         ? {
             p50: loop.percentile(50) / 1e6,
@@ -367,6 +400,16 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
     release();
     await close();
   }
+}
+
+function cpuCell(r: Result): string {
+  if (!r.cpuSplit) return '(worker in a child)';
+  const burst = cpuTotal(r.cpuSplit, RUNS);
+  const all = cpuPerRun(r);
+  if (!r.upkeep) return ms(burst);
+  return all === null
+    ? `${ms(burst)} (+ upkeep: n/a)`
+    : `${ms(burst)} + ${ms(all - burst)} = ${ms(all)}`;
 }
 
 /** `used` less the service's cost of the list samples (split in the ratio of user to system). */
@@ -415,10 +458,11 @@ function ratioTargets(results: Result[]): string[] {
   }
   for (const r of results) {
     const max = TARGET_CPU_PER_RUN_MS[r.backend];
-    if (r.cpuSplit && max !== null) {
-      const total = cpuTotal(r.cpuSplit, RUNS);
+    const total = cpuPerRun(r);
+    if (total !== null && max !== null) {
+      const upkept = r.upkeep ? ", with the pool's upkeep" : '';
       lines.push(
-        `target: ${configLabel(r)} CPU per run (service + children + daemons) ≤ ${max} ms: ${ms(total)} ${verdict(total <= max)}`,
+        `target: ${configLabel(r)} CPU per run (service + children + daemons${upkept}) ≤ ${max} ms: ${ms(total)} ${verdict(total <= max)}`,
       );
     }
     if (r.backend !== 'process') {
@@ -429,6 +473,18 @@ function ratioTargets(results: Result[]): string[] {
     }
   }
   return lines;
+}
+
+/**
+ * A run's CPU (service, children and daemons): its share of the burst's, and with a pool its
+ * share of the upkeep after it (its container made ahead and removed after: work the pool moves
+ * out of the burst, not work saved). Null where not measured.
+ */
+function cpuPerRun(r: Result): number | null {
+  if (!r.cpuSplit) return null;
+  const upkeep = r.upkeep?.cpuSplit;
+  if (r.upkeep && !upkeep) return null;
+  return cpuTotal(r.cpuSplit, RUNS) + (upkeep ? cpuTotal(upkeep, RUNS) : 0);
 }
 
 function p50p95(values: number[]): string {
@@ -468,7 +524,7 @@ async function main(): Promise<void> {
       'POST→end p50 / p95',
       'GET /agent/runs p50 / p95 (samples)',
       'event-loop delay p50 / p99 / max',
-      'CPU per run: service + children + daemons (list sampling out)',
+      "CPU per run: service + children + daemons (list sampling out; + the pool's upkeep)",
       'other processes (cores)',
       'succeeded',
       'pool: fill (not in the burst; its loop delay max); burst hand-outs',
@@ -487,7 +543,7 @@ async function main(): Promise<void> {
       r.loopDelay
         ? `${ms(r.loopDelay.p50)} / ${ms(r.loopDelay.p99)} / ${ms(r.loopDelay.max)}`
         : '(worker in a child)',
-      r.cpuSplit ? ms(cpuTotal(r.cpuSplit, RUNS)) : '(worker in a child)',
+      cpuCell(r),
       r.neighbourCores === null ? 'n/a' : r.neighbourCores.toFixed(2),
       `${r.succeeded}/${RUNS}${r.ended < RUNS ? ` (${RUNS - r.ended} not ended)` : ''}`,
       r.poolFillMs === null
@@ -515,6 +571,13 @@ async function main(): Promise<void> {
             `${configLabel(r)}: ${describeCpuSplit(r.cpuSplit, RUNS, 'run')} ` +
             `(list samples: ${r.listMs.length}, ${ms(r.listCostMs ?? NaN)} of the service's CPU each, taken out; ` +
             `the bench client's own ${ms((r.clientCpu.userMs + r.clientCpu.systemMs) / RUNS)} per run not counted)`,
+        ),
+      ...results
+        .filter((r) => r.upkeep)
+        .map(
+          (r) =>
+            `${configLabel(r)}, the pool's upkeep after the burst (${RUNS} containers removed, ${RUNS} made, ${(r.upkeep!.wallMs / 1000).toFixed(1)} s): ` +
+            `${describeCpuSplit(r.upkeep!.cpuSplit, RUNS, 'run')} (a removed container's shim is missed once it exited)`,
         ),
       '',
       ...targets,
