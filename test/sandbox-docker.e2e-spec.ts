@@ -119,6 +119,21 @@ function containerOf(runId: string): Dockerode.Container {
   return docker.getContainer(`ambient-${runId}-1`);
 }
 
+/** The daemon's events of a container since `since` (seconds), in order: their actions. */
+async function containerActions(id: string, since: number): Promise<string[]> {
+  const stream = await docker.getEvents({
+    since,
+    until: Math.ceil(Date.now() / 1000),
+    filters: JSON.stringify({ container: [id] }),
+  });
+  let text = '';
+  for await (const chunk of stream as AsyncIterable<Buffer>) text += chunk.toString('utf8');
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { Action: string }).Action);
+}
+
 /** The host pid of a container's launcher: the process whose $0 is `ambient-launcher`. */
 async function launcherPid(container: Dockerode.Container): Promise<number> {
   const top = (await container.top()) as { Titles: string[]; Processes: string[][] };
@@ -379,6 +394,19 @@ describe('docker sandbox', () => {
       letRemove();
       held.mockRestore();
     }
+  });
+
+  it("close() ends the container by killing its init: the daemon removes it and never kills it itself (no runtime's kill)", async () => {
+    const since = Math.floor(Date.now() / 1000) - 1;
+    const { sandbox, runId } = await openSandbox();
+    await started(sandbox);
+    const { Id } = await containerOf(runId).inspect();
+    await settledWithin(sandbox.close(), 'the close');
+    await settledWithin(backend.drain(), 'the removal');
+    const actions = await containerActions(Id, since);
+    expect(actions).toEqual(expect.arrayContaining(['die', 'destroy']));
+    // The daemon's `kill` event: its runtime killing the container, as `rm -f` of a running one does.
+    expect(actions).not.toContain('kill');
   });
 
   it('close() ends a command still waiting for the launcher: it never runs by `docker exec` after', async () => {

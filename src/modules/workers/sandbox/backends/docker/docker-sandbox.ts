@@ -248,7 +248,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     }
     forgetSlots(killerDirOf(privateDir));
     this.removals.add(async () => {
-      await this.host.removeContainer(container);
+      await this.host.removeContainer(container, init);
       await removeDirs(privateDir);
     }, Boolean(spec.snapshotImage));
   }

@@ -108,7 +108,7 @@ export class WarmContainers {
 
   async discard(warm: WarmContainer): Promise<void> {
     warm.forwarder?.stop();
-    await this.host.removeContainer(warm.container).catch(() => undefined);
+    await this.host.removeContainer(warm.container, warm.init).catch(() => undefined);
     await removePoolSlot(warm.slot);
   }
 
@@ -181,13 +181,13 @@ export class WarmContainers {
       await (await bridging)?.close();
       const proxied = await proxying;
       if ('forwarder' in proxied) proxied.forwarder?.stop();
-      await this.host.removeContainer(warm.container).catch(() => undefined);
+      await this.host.removeContainer(warm.container, warm.init).catch(() => undefined);
       return this.cold.start(spec, image, workspace, warm.slot, apiUrl, closeRequested);
     }
     const [bridge, proxied] = await Promise.all([bridging, proxying]);
     if ('error' in proxied) {
       await bridge?.close();
-      await this.host.removeContainer(warm.container).catch(() => undefined);
+      await this.host.removeContainer(warm.container, warm.init).catch(() => undefined);
       throw new Error(`the sandbox's container could not be started: ${reason(proxied.error)}`);
     }
     // Closed meanwhile: close() removes the container and this bridge once this settles.
