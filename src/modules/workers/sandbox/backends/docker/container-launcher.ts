@@ -143,15 +143,20 @@ const spareSlots = new Map<string, string[]>();
 const SLOTS_AHEAD = 4;
 
 /**
- * Makes command directories (`c<id>` with their three FIFOs) ahead of the commands, with one
- * `mkfifo`: called with the container's directories, so a command does not wait for a process of
- * this host. Each is used once, like one made on demand.
+ * Makes command directories (`c<id>` with their FIFOs) ahead of the commands, with one `mkfifo`
+ * (which also makes `otherFifos`, the container's own, when it is made): called with the
+ * container's directories, so a command does not wait for a process of this host. Each is used
+ * once, like one made on demand.
  */
-export async function prepareSlots(hostDir: string, count = SLOTS_AHEAD): Promise<void> {
+export async function prepareSlots(
+  hostDir: string,
+  count = SLOTS_AHEAD,
+  otherFifos: string[] = [],
+): Promise<void> {
   const ids = Array.from({ length: count }, () => String(++sequence));
   await Promise.all(ids.map((id) => mkdir(join(hostDir, `c${id}`), { mode: 0o700 })));
   const fifos = ids.flatMap((id) => FIFOS.map((name) => join(hostDir, `c${id}`, name)));
-  await makeFifos(fifos);
+  await makeFifos([...otherFifos, ...fifos]);
   spareSlots.set(hostDir, [...(spareSlots.get(hostDir) ?? []), ...ids]);
 }
 

@@ -72,11 +72,12 @@ export async function makePrivateDirs(
   const killerDir = killerDirOf(privateDir);
   await mkdir(killerDir, { mode: 0o700 });
   const launchFifo = withLauncher ? `launch-${randomBytes(8).toString('hex')}` : null;
-  const fifos = [KILL_FIFO, ...(launchFifo ? [launchFifo] : [])];
-  await makeFifos(fifos.map((f) => join(killerDir, f)));
+  const fifos = [KILL_FIFO, ...(launchFifo ? [launchFifo] : [])].map((f) => join(killerDir, f));
+  // With the launcher, the first commands' FIFOs too (they need no mkfifo of their own then), in
+  // the same mkfifo: one process fewer per container.
+  if (launchFifo) await prepareSlots(killerDir, undefined, fifos);
+  else await makeFifos(fifos);
   await writeFile(join(killerDir, HOSTS_FILE), HOSTS, { mode: 0o644 });
-  // The first commands' FIFOs, so that they do not wait for a mkfifo of their own.
-  if (launchFifo) await prepareSlots(killerDir);
   if (user) await chown(privateDir, user.uid, user.gid);
   return launchFifo;
 }
