@@ -5,6 +5,7 @@ import { waitFor } from './support/wait';
 
 const LIMIT = 3;
 const RUNS = 20;
+const TERMINAL = ['FAILED', 'ERROR', 'CANCELLED'];
 
 interface SlotEvent {
   run_id: string;
@@ -65,11 +66,23 @@ describe('max_concurrent_runs across two api + worker replicas', () => {
         )) as { state: string; n: string | number }[];
         const count = (state: string) => Number(rows.find((r) => r.state === state)?.n ?? 0);
         sampledMax = Math.max(sampledMax, count('CLAIMED') + count('INPROGRESS'));
-        return { succeeded: count('SUCCEEDED'), sampledMax };
+        // Named in a timeout's message: which runs did not succeed, and where each stands.
+        const others = rows.some((r) => r.state !== 'SUCCEEDED')
+          ? await app.dataSource.query(
+              `SELECT id, state, at_capacity, execution_count, status_message FROM runs
+                WHERE id IN (?) AND state <> 'SUCCEEDED'`,
+              [ids],
+            )
+          : [];
+        return { succeeded: count('SUCCEEDED'), sampledMax, others };
       },
-      (seen) => seen.succeeded === RUNS,
+      // A run that ended otherwise fails the test at once, with its status.
+      (seen) =>
+        seen.succeeded === RUNS ||
+        (seen.others as { state: string }[]).some((run) => TERMINAL.includes(run.state)),
       { timeoutMs: 150_000, intervalMs: 20, what: `all ${RUNS} runs to succeed` },
     );
+    expect(states.others).toEqual([]);
     expect(states.succeeded).toBe(RUNS);
     expect(sampledMax).toBeLessThanOrEqual(LIMIT);
 
