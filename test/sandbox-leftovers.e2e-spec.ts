@@ -135,6 +135,20 @@ describe('sandbox leftovers after SIGTERM and SIGKILL (docker pool, bubblewrap c
     workers.splice(workers.indexOf(worker), 1);
   }
 
+  /** A worker's run cgroups, with the runs' states (a timeout's message says where each stands). */
+  async function groupsAndRuns(owner: { pid: number; startTime: string }, runIds: string[]) {
+    const runs = await Promise.all(
+      runIds.map(async (id) => {
+        const { state, status_message } = (await api.get(`/agent/runs/${id}`)).body as {
+          state: string;
+          status_message?: unknown;
+        };
+        return { id, state, status_message };
+      }),
+    );
+    return { groups: cgroupsOf(owner.pid, owner.startTime), runs };
+  }
+
   const sleepingRun = async (name: string) =>
     (await api.post('/agent/runs', { prompt: `${name} [script:sleepy]` })).body.run_id as string;
 
@@ -171,9 +185,9 @@ describe('sandbox leftovers after SIGTERM and SIGKILL (docker pool, bubblewrap c
     //    new one), then SIGKILL.
     const bubblewrapWorker = await startWorker({ AMBIENT_SANDBOX: 'bubblewrap' });
     const bubblewrapRun = await sleepingRun('Bubblewrap');
-    const killedGroups = await waitFor(
-      async () => cgroupsOf(bubblewrapWorker.owner.pid, bubblewrapWorker.owner.startTime),
-      (groups) => groups.length >= 2 && groups.every((g) => processesIn(g) > 0),
+    const { groups: killedGroups } = await waitFor(
+      () => groupsAndRuns(bubblewrapWorker.owner, [dockerRun, bubblewrapRun]),
+      ({ groups }) => groups.length >= 2 && groups.every((g) => processesIn(g) > 0),
       { ...SLOW, what: "both runs' commands to run in the bubblewrap worker's cgroups" },
     );
     expect(killedGroups.some((g) => g.startsWith(bubblewrapRun))).toBe(true);
@@ -195,8 +209,8 @@ describe('sandbox leftovers after SIGTERM and SIGKILL (docker pool, bubblewrap c
     // 4. The fresh worker takes both runs over; stopped by SIGTERM with them in flight, it hands
     //    them back and removes their groups before it exits.
     await waitFor(
-      async () => cgroupsOf(fresh.owner.pid, fresh.owner.startTime),
-      (groups) => groups.length >= 2 && groups.every((g) => processesIn(g) > 0),
+      () => groupsAndRuns(fresh.owner, [dockerRun, bubblewrapRun]),
+      ({ groups }) => groups.length >= 2 && groups.every((g) => processesIn(g) > 0),
       { ...SLOW, what: "both runs' commands to run in the fresh worker's cgroups" },
     );
     await stop(fresh.worker, 'SIGTERM');
