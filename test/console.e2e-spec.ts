@@ -77,6 +77,9 @@ describe('web console (Chromium)', () => {
     await fill(page, 'API key', key);
     await clickText(page, 'Sign in');
     await page.waitForSelector('nav[aria-label="Main"]');
+    // Who is signed in appears beside "Sign out" once it is known, moving the button: a click
+    // aimed before that lands where the button was (a CI run's sign-out was lost so).
+    await page.waitForSelector('[data-testid="signed-in-as"]');
   }
 
   /** The texts of the messages (errors, notices) the page shows. */

@@ -73,10 +73,10 @@ describe('sandbox leftovers after SIGTERM and SIGKILL (docker pool, bubblewrap c
     }
     await promisify(execFile)(BUILD_IMAGE, ['--tag', IMAGE], { maxBuffer: 16 << 20 });
     model = await startFakeModelServer();
-    model.script('sleepy', [
-      { toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 300' } }] },
-      { text: 'woke up' },
-    ]);
+    // Every execution sleeps: a run taken over carries its earlier executions' tool calls in its
+    // conversation (each one a step of the script), as many as the executions that got that far.
+    const sleep = { toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 300' } }] };
+    model.script('sleepy', [...Array.from({ length: 8 }, () => sleep), { text: 'woke up' }]);
     env = createTestEnvironment('leftovers', model.url, { leaseMs: LOADED_TAKEOVER_LEASE_MS });
     // The API only: every run executes in one of the child workers below.
     app = await startTestApp(env, ['api']);
