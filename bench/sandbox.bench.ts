@@ -36,10 +36,11 @@ interface Config {
 
 /**
  * BENCH_SANDBOX_CONFIGS (comma-separated label prefixes, e.g. `process,docker`) runs only
- * those configurations (of both phases).
+ * those configurations (of both phases). A comma followed by a space belongs to a label, so one
+ * configuration can be named whole: `bubblewrap,docker, pool on (launcher)`.
  */
 function selected(config: { label: string }): boolean {
-  const prefixes = process.env.BENCH_SANDBOX_CONFIGS?.split(',').map((s) => s.trim());
+  const prefixes = process.env.BENCH_SANDBOX_CONFIGS?.split(/,(?! )/).map((s) => s.trim());
   return !prefixes?.length || prefixes.some((prefix) => config.label.startsWith(prefix));
 }
 
