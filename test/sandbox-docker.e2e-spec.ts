@@ -147,9 +147,18 @@ async function launcherPid(container: Dockerode.Container): Promise<number> {
 }
 
 /** The command names of the processes running in a container. */
+/**
+ * The commands running in the container; none once it has stopped (the removal of a closed
+ * sandbox's container begins by killing its init, which may come before a look).
+ */
 async function commandsIn(container: Dockerode.Container): Promise<string[]> {
-  const top = (await container.top({ ps_args: '-o pid,comm' })) as { Processes?: string[][] };
-  return (top.Processes ?? []).map((row) => row[row.length - 1]);
+  try {
+    const top = (await container.top({ ps_args: '-o pid,comm' })) as { Processes?: string[][] };
+    return (top.Processes ?? []).map((row) => row[row.length - 1]);
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 409) return [];
+    throw error;
+  }
 }
 
 beforeAll(async () => {
