@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { SANDBOXES_CPU_WEIGHT } from '../src/modules/workers/sandbox/cgroup-limits';
+import { apiError } from '../src/modules/workers/sandbox/backends/docker/docker-errors';
 import { settledWithin, waitFor } from './support/wait';
 import {
   DockerSandboxBackend,
@@ -146,7 +147,6 @@ async function launcherPid(container: Dockerode.Container): Promise<number> {
   throw new Error('the container has no launcher');
 }
 
-/** The command names of the processes running in a container. */
 /**
  * The commands running in the container; none once it has stopped (the removal of a closed
  * sandbox's container begins by killing its init, which may come before a look).
@@ -156,7 +156,7 @@ async function commandsIn(container: Dockerode.Container): Promise<string[]> {
     const top = (await container.top({ ps_args: '-o pid,comm' })) as { Processes?: string[][] };
     return (top.Processes ?? []).map((row) => row[row.length - 1]);
   } catch (error) {
-    if ((error as { statusCode?: number }).statusCode === 409) return [];
+    if (apiError(error).statusCode === 409) return [];
     throw error;
   }
 }
