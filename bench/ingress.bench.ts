@@ -140,6 +140,8 @@ async function main() {
     const ratio = (name: 'token' | 'sw') => median(samples[name]) / median(samples.bare);
     const cpuRatios = (name: 'token' | 'sw') =>
       cpu[name].map((us, i) => `${((cpu.bare[i] / us) * 100).toFixed(0)} %`).join(', ');
+    const roundRatios = (name: 'token' | 'sw') =>
+      samples[name].map((rps, i) => `${((rps / samples.bare[i]) * 100).toFixed(0)} %`).join(', ');
     const cores = (n: number | null) => (n === null ? 'n/a' : n.toFixed(2));
     const p99 = percentile(paced.latenciesMs, 99);
     rows.push([
@@ -225,6 +227,9 @@ async function main() {
         ...machineFacts(),
         `settings: closed loop, concurrency ${CONCURRENCY}, keep-alive, ${ROUNDS} alternating rounds of ${WARMUP_MS / 1000} s warm-up + ${MEASURE_MS / 1000} s measured; ${WEBHOOKS} webhooks per auth mode; 1 KB unique bodies, built in the load generator's thread (the bare endpoint gets the token rounds' requests); latency (before the throughput rounds): ${RATE_WARMUP} deliveries at ${RATE}/s (one per token webhook) unmeasured, then ${RATE_REQUESTS} measured; ${describeBenchDatabase(databaseSocket)}`,
         `rounds (req/s): bare ${samples.bare.map((x) => x.toFixed(0)).join(', ')}; token ${samples.token.map((x) => x.toFixed(0)).join(', ')}; standard_webhooks ${samples.sw.map((x) => x.toFixed(0)).join(', ')}`,
+        // Each round's ingress figure beside the bare one measured just before it: the host's drift
+        // between rounds (bare alone moves by half on this kind of machine) shows here.
+        `per round, ingress / bare (req/s): token ${roundRatios('token')}; standard_webhooks ${roundRatios('sw')}`,
         `server-thread CPU per request (µs, median): bare ${median(cpu.bare).toFixed(0)}, token ${median(cpu.token).toFixed(0)}, standard_webhooks ${median(cpu.sw).toFixed(0)} (MySQL and Redis work not included)`,
         `bare / ingress server-thread CPU per request, per round (the ratio the CPU cost alone predicts): token ${cpuRatios('token')}; standard_webhooks ${cpuRatios('sw')}`,
         // An open-loop p99 is the first figure other processes spoil: the server thread waiting
