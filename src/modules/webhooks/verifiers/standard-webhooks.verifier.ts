@@ -13,29 +13,9 @@ import {
 const BRANDS = ['webhook', 'svix'] as const;
 const SECRET_PREFIX = 'whsec_';
 
-/** Decoded secrets, so a delivery does not decode its webhook's secret again (cleared every minute). */
-const keysBySecret = new Map<string, Buffer>();
-const MAX_CACHED_KEYS = 10_000;
-const KEY_CACHE_MS = 60_000;
-let keysClearedAt = Date.now();
-
-function keyFor(secret: string, nowMs: number): Buffer {
-  if (nowMs - keysClearedAt > KEY_CACHE_MS) {
-    keysBySecret.clear();
-    keysClearedAt = nowMs;
-  }
-  let key = keysBySecret.get(secret);
-  if (!key) {
-    key = Buffer.from(
-      secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret,
-      'base64',
-    );
-    if (keysBySecret.size >= MAX_CACHED_KEYS) {
-      keysBySecret.delete(keysBySecret.keys().next().value as string);
-    }
-    keysBySecret.set(secret, key);
-  }
-  return key;
+/** The base64 of a `whsec_<base64>` secret (a bare base64 secret is taken as it is). */
+function secretBase64(secret: string): string {
+  return secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
 }
 
 /**
@@ -76,9 +56,9 @@ function check(
 
 /**
  * Standard Webhooks (https://www.standardwebhooks.com), by the reference library's rules (see
- * check; the spec verifies what the library signs): HMAC-SHA256 over `id.timestamp.body`, `v1,<base64>` signatures
- * (space-separated, so rotations verify), ±5 minutes. Svix sends the same scheme with `svix-*`
- * headers; those are accepted when the `webhook-*` ones are absent. The signature covers the id:
+ * check): HMAC-SHA256 over `id.timestamp.body`, `v1,<base64>` signatures (space-separated, so
+ * rotations verify), ±5 minutes. Svix sends the same scheme with `svix-*` headers; those are
+ * accepted when the `webhook-*` ones are absent. The signature covers the id:
  * the id of the header set that was verified is the provider's id and the replay key (an unsigned
  * `webhook-id` beside signed `svix-*` headers is ignored).
  */
@@ -96,7 +76,7 @@ export const standardWebhooksVerifier: SignatureVerifier = {
     };
     if (!headers.id || !headers.timestamp) return unsigned(`${brand}-id and ${brand}-timestamp`);
     const verdict = check(
-      keyFor(request.secret, request.nowMs),
+      Buffer.from(secretBase64(request.secret), 'base64'),
       headers,
       request.body,
       request.nowMs,
@@ -106,7 +86,7 @@ export const standardWebhooksVerifier: SignatureVerifier = {
   },
 
   checkSecret(secret) {
-    const base64 = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+    const base64 = secretBase64(secret);
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(base64)) {
       return 'a standard_webhooks secret must be "whsec_" followed by base64';
     }
