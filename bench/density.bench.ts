@@ -12,6 +12,7 @@ import {
   describeHandouts,
   handoutStats,
   poolFilled,
+  removeLeftContainers,
   warmPoolOf,
   type Handouts,
   type WarmPool,
@@ -312,6 +313,10 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
       await waitForExit(worker);
     }
     await app?.close();
+    if (backend === 'docker') {
+      const left = await removeLeftContainers(env.config(['worker'], overrides));
+      if (left > 0) progress(`${name}: removed ${left} containers its closed processes left`);
+    }
     await env.destroy();
   };
   const release = closeOnExit(close);

@@ -6,7 +6,14 @@ import { FakeModelServer, startFakeModelServer } from '../test/fixtures/fake-mod
 import { apiClient } from '../test/support/api-client';
 import { createTestEnvironment, startTestApp } from '../test/support/test-app';
 import { waitFor } from '../test/support/wait';
-import { describeHandouts, handoutStats, poolFilled, warmPoolOf, type Handouts } from './warm-pool';
+import {
+  describeHandouts,
+  handoutStats,
+  poolFilled,
+  removeLeftContainers,
+  warmPoolOf,
+  type Handouts,
+} from './warm-pool';
 import { closeOnExit } from './closing';
 import { CpuSplit, describeCpuSplit, watchCpuSplit } from './cpu-split';
 import { loadAverage, machineFacts } from './machine';
@@ -141,7 +148,7 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
     `bench_sandbox_${config.label.replace(/\W+/g, '_')}`,
     model.url,
   );
-  const app = await startTestApp(env, ['api', 'worker'], {
+  const overrides = {
     'sandbox.backend': config.backend,
     'sandbox.readonlyPaths': '',
     'sandbox.docker.defaultImage': IMAGE,
@@ -149,8 +156,17 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
     'sandbox.docker.poolMax': POOL_MAX,
     'sandbox.docker.launcher': config.launcher ?? true,
     'runs.workerConcurrency': CONCURRENT_RUNS,
-  });
-  const release = closeOnExit(() => app.close().then(() => env.destroy()));
+  };
+  const app = await startTestApp(env, ['api', 'worker'], overrides);
+  const close = async () => {
+    await app.close();
+    if (config.backend === 'docker') {
+      const left = await removeLeftContainers(env.config(['api', 'worker'], overrides));
+      if (left > 0) progress(`${config.label}: removed ${left} containers its closed app left`);
+    }
+    await env.destroy();
+  };
+  const release = closeOnExit(close);
   const api = apiClient(app.baseUrl, app.apiKey);
   const name = config.label.replace(/\W+/g, '-');
   try {
@@ -192,8 +208,7 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
     };
   } finally {
     release();
-    await app.close();
-    await env.destroy();
+    await close();
   }
 }
 

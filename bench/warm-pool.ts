@@ -1,7 +1,12 @@
+import Dockerode from 'dockerode';
 import { once } from 'node:events';
 import type { Histogram } from 'prom-client';
+import type { AppConfig } from '../src/config/app-config';
 import { SandboxService } from '../src/modules/workers';
+import { sweepContainers } from '../src/modules/workers/sandbox/backends/docker/container-sweep';
+import { DockerHost } from '../src/modules/workers/sandbox/backends/docker/docker-host';
 import { DockerSandboxBackend } from '../src/modules/workers/sandbox/backends/docker/docker-sandbox';
+import { deploymentName } from '../src/modules/workers/sandbox/sandbox.service';
 import type { AmbientMetrics } from '../src/modules/metrics';
 import type { TestApp } from '../test/support/test-app';
 
@@ -11,6 +16,21 @@ export type WarmPool = NonNullable<DockerSandboxBackend['pool']>;
 export async function warmPoolOf(app: TestApp): Promise<WarmPool | null> {
   const { backend } = await app.ambient.app.get(SandboxService).select();
   return backend instanceof DockerSandboxBackend ? backend.pool : null;
+}
+
+/**
+ * Removes what the bench's Ambient processes left of their deployment's containers once every
+ * one of them is closed, as the next worker's sweep would: a shutdown's drain stops after 30 s
+ * (a worker SIGTERMed right after a burst of 100 has 200 containers to remove), and a bench has
+ * no next worker. Returns how many there were.
+ */
+export async function removeLeftContainers(config: AppConfig): Promise<number> {
+  const host = new DockerHost(new Dockerode(), config.sandbox, deploymentName(config));
+  return sweepContainers(
+    host,
+    () => Promise.resolve(false),
+    () => false,
+  );
 }
 
 /** Resolves once the pool holds `count` ready containers of `image`; rejects after `timeoutMs`. */

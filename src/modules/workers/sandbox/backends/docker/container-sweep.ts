@@ -8,12 +8,13 @@ import { isPoolWorkspaceSlot, removeDirs } from './sandbox-dirs';
 
 /**
  * Removes the deployment's containers nobody uses any more, with their directories: pooled ones
- * whose owning process is gone, and executions' ones whose execution is not live (`isLive`).
- * Returns how many it removed.
+ * whose owning process is gone (`ownerIsAlive`), and executions' ones whose execution is not live
+ * (`isLive`). Returns how many it removed.
  */
 export async function sweepContainers(
   host: DockerHost,
   isLive: (runId: string, executionId: number) => Promise<boolean>,
+  ownerIsAlive: (owner: string) => boolean = poolOwnerIsAlive,
 ): Promise<number> {
   const { docker, deployment } = host;
   let containers: Dockerode.ContainerInfo[];
@@ -34,7 +35,7 @@ export async function sweepContainers(
     const owner = info.Labels[SANDBOX_LABELS.poolOwner];
     if (owner) {
       // Pooled: idle or handed out, it lives as long as the process that made it.
-      if (poolOwnerIsAlive(owner)) continue;
+      if (ownerIsAlive(owner)) continue;
       await host.removeContainer(docker.getContainer(info.Id));
       for (const mount of info.Mounts) {
         if (mount.Destination === SANDBOX_PRIVATE_DIR && mount.Source) {
