@@ -130,38 +130,6 @@ export class RawSql {
     return statements;
   }
 
-  /**
-   * The entity's rows that match `where` (with `?` parameters), each column hydrated by the
-   * driver as TypeORM's own reads do (JSON, booleans, dates, the columns' transformers) into an
-   * instance of the entity. For pages of many rows: TypeORM's query builder aliases every column
-   * of every row and scans its parameters once per parameter; a 150-run page of the run list took
-   * it 2.1-3.9 ms of CPU against 1.5-2.3 ms this way (2-vCPU VM, alternating).
-   */
-  async selectEntities<T extends ObjectLiteral>(
-    entity: EntityTarget<T>,
-    where: string,
-    params: unknown[],
-  ): Promise<T[]> {
-    const meta = this.dataSource.getMetadata(entity);
-    const driver = this.dataSource.driver;
-    const columns = meta.columns.filter((column) => column.isSelect && !column.isVirtual);
-    const list = columns.map((column) => `\`${column.databaseName}\``).join(', ');
-    const rows = (await this.query(
-      `SELECT ${list} FROM \`${meta.tableName}\` WHERE ${where}`,
-      params,
-    )) as Record<string, unknown>[];
-    return rows.map((row) => {
-      const hydrated = meta.create() as T;
-      for (const column of columns) {
-        const value = row[column.databaseName];
-        if (value !== undefined) {
-          column.setEntityValue(hydrated, driver.prepareHydratedValue(value, column));
-        }
-      }
-      return hydrated;
-    });
-  }
-
   private connection(): Promise<PoolConnection> {
     return (
       this.dataSource.driver as MysqlDriver

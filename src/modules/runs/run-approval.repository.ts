@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager, IsNull } from 'typeorm';
 import type { JsonObject } from '../../common/json';
 import { ApprovalDecider, ApprovalDecision, RunApproval } from './entities/run-approval.entity';
+import { selectEntities } from '../../database/entity-select';
 import { SqlRepository } from '../../database/sql-repository';
 
 /**
@@ -73,12 +74,11 @@ export class RunApprovalRepository extends SqlRepository {
 
   /** Requests of the run no execution has taken yet, oldest first. */
   untaken(runId: string): Promise<RunApproval[]> {
-    return this.db()
-      .getRepository(RunApproval)
-      .find({
-        where: { runId, takenByExecution: IsNull() },
-        order: { requestedAt: 'ASC', id: 'ASC' },
-      });
+    return selectEntities(this.dataSource, RunApproval, {
+      where: 'run_id = ? AND taken_by_execution IS NULL',
+      params: [runId],
+      orderBy: 'requested_at, id',
+    });
   }
 
   /** Marks a decided request nobody took as taken by this execution; true once. */
@@ -100,19 +100,18 @@ export class RunApprovalRepository extends SqlRepository {
 
   /** The tool call and decision of each request no execution took yet. */
   awaiting(runId: string): Promise<Pick<RunApproval, 'toolCallId' | 'decision'>[]> {
-    return this.db()
-      .getRepository(RunApproval)
-      .find({
-        select: { toolCallId: true, decision: true },
-        where: { runId, takenByExecution: IsNull() },
-      });
+    return selectEntities(this.dataSource, RunApproval, {
+      where: 'run_id = ? AND taken_by_execution IS NULL',
+      params: [runId],
+    });
   }
 
   /** The decision and arguments of each of the run's egress requests. */
   egressRequests(runId: string): Promise<Pick<RunApproval, 'decision' | 'arguments'>[]> {
-    return this.db()
-      .getRepository(RunApproval)
-      .find({ select: { decision: true, arguments: true }, where: { runId, tool: 'egress' } });
+    return selectEntities(this.dataSource, RunApproval, {
+      where: "run_id = ? AND tool = 'egress'",
+      params: [runId],
+    });
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { selectEntities } from '../../database/entity-select';
 import { RunAttachment } from './entities/run-attachment.entity';
 
 /** The `run_attachments` rows: a run's attachments (an execution's first context, the API's list). */
@@ -9,7 +10,7 @@ export class RunAttachmentRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   forRun(runId: string): Promise<RunAttachment[]> {
-    return this.dataSource.getRepository(RunAttachment).findBy({ runId });
+    return selectEntities(this.dataSource, RunAttachment, { where: 'run_id = ?', params: [runId] });
   }
 
   /** The run's attachments without their bytes, oldest first (those of one request by file name). */

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
-import { RawSql } from '../../database/raw-sql';
+import { selectEntities } from '../../database/entity-select';
 import { Run } from './entities/run.entity';
 import { decodeRunCursor, encodeRunCursor, malformed, RunCursorPosition } from './run-list.cursor';
 import { RunListPage, RunListParams, RunSortField } from './run-list.params';
@@ -20,11 +20,8 @@ const KEY_DOES_NOT_EXIST = 1176;
 @Injectable()
 export class RunListQuery {
   private indexHint: Promise<string> | null = null;
-  private readonly sql: RawSql;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    this.sql = new RawSql(dataSource);
-  }
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   async list(teamId: string, params: RunListParams): Promise<RunListPage> {
     const position = params.cursor ? decodeRunCursor(params.cursor, params) : null;
@@ -113,7 +110,10 @@ export class RunListQuery {
 
   private async load(teamId: string, ids: string[]): Promise<Run[]> {
     if (!ids.length) return [];
-    const runs = await this.sql.selectEntities(Run, 'id IN (?) AND team_id = ?', [ids, teamId]);
+    const runs = await selectEntities(this.dataSource, Run, {
+      where: 'id IN (?) AND team_id = ?',
+      params: [ids, teamId],
+    });
     const byId = new Map(runs.map((run) => [run.id, run]));
     return ids.map((id) => byId.get(id)).filter((run): run is Run => run !== undefined);
   }

@@ -2,13 +2,19 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager, In } from 'typeorm';
 import { Run } from './entities/run.entity';
 import type { RunState } from './run-state';
+import { selectEntities } from '../../database/entity-select';
 import { SqlRepository } from '../../database/sql-repository';
 
 /** A run row by id, for the modules around the run lifecycle. `manager` joins a caller's transaction. */
 @Injectable()
 export class RunLookupRepository extends SqlRepository {
-  find(runId: string, manager?: EntityManager): Promise<Run | null> {
-    return this.db(manager).getRepository(Run).findOneBy({ id: runId });
+  async find(runId: string, manager?: EntityManager): Promise<Run | null> {
+    const [run] = await selectEntities(this.dataSource, Run, {
+      where: 'id = ?',
+      params: [runId],
+      manager,
+    });
+    return run ?? null;
   }
 
   /** A run of `teamId`'s team (null: of any team; the caller holds another capability). */
