@@ -26,7 +26,7 @@ import {
 } from '../src/modules/workers/sandbox/sandbox.types';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { createTestEnvironment, TestEnvironment } from './support/test-app';
-import { waitFor } from './support/wait';
+import { settledWithin, waitFor } from './support/wait';
 import { spawnAmbient, waitForExit } from './support/worker-process';
 import { AGENT_IMAGE, BUILD_AGENT_IMAGE, dockerSandboxSettings } from './support/docker-sandbox';
 
@@ -298,15 +298,22 @@ describe('docker warm pool', () => {
     const [stuck, other] = await containersLabelled({ [SANDBOX_LABELS.deployment]: deployment });
     // The daemon never answers the removal of one of them (a hung request on a loaded host).
     const original = Dockerode.Container.prototype.remove;
+    let otherRemoval: Promise<unknown> | null = null;
     const remove = jest.spyOn(Dockerode.Container.prototype, 'remove').mockImplementation(function (
       this: Dockerode.Container,
       ...args: unknown[]
     ) {
       if (this.id === stuck.Id) return new Promise(() => undefined);
-      return (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+      const removal = (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+      if (this.id === other.Id) otherRemoval = removal;
+      return removal;
     });
     try {
       expect(await backend.drain()).toBe(false);
+      // The other one's removal went out during the drain, not behind the hung one (how long the
+      // daemon takes to finish it on a loaded host is the daemon's: it is awaited, not timed).
+      expect(otherRemoval).not.toBeNull();
+      await settledWithin(otherRemoval!, "the other container's removal", 60_000);
       // The other one is gone; the one the daemon did not answer for keeps its labels for the sweep.
       const left = await containersLabelled({ [SANDBOX_LABELS.deployment]: deployment });
       expect(left.map((c) => c.Id)).toEqual([stuck.Id]);
