@@ -100,10 +100,7 @@ export class RunApprovalRepository extends SqlRepository {
 
   /** The tool call and decision of each request no execution took yet. */
   awaiting(runId: string): Promise<Pick<RunApproval, 'toolCallId' | 'decision'>[]> {
-    return selectEntities(this.dataSource, RunApproval, {
-      where: 'run_id = ? AND taken_by_execution IS NULL',
-      params: [runId],
-    });
+    return this.untaken(runId);
   }
 
   /** The decision and arguments of each of the run's egress requests. */
