@@ -15,7 +15,7 @@ import { deliveryRecipe, seedWebhooks } from './ingress-seed';
 import { LoadSpec, runLoad, VariantsRecipe } from './load-generator';
 import { machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
-import { watchNeighbourCpu } from './thread-cpu';
+import { watchNeighbourCpu, watchProcessesCpu } from './thread-cpu';
 import { watchGcPauses } from './gc-pauses';
 
 /**
@@ -45,18 +45,61 @@ const median = (xs: number[]) => percentile(xs, 50);
 
 async function throughput(spec: Omit<LoadSpec, 'durationMs'>, recipe: () => VariantsRecipe) {
   await runLoad({ ...spec, durationMs: WARMUP_MS, variantsFrom: recipe() });
+  const database = watchProcessesCpu((comm) => comm === 'mariadbd' || comm === 'mysqld');
+  const redis = watchProcessesCpu((comm) => comm === 'redis-server');
   const result = await runLoad({ ...spec, durationMs: MEASURE_MS, variantsFrom: recipe() });
+  const [databaseMs, redisMs] = [database(), redis()];
   const requests = result.completed + result.errors;
+  const perRequest = (ms: number | null) =>
+    ms === null || requests === 0 ? NaN : (ms * 1000) / requests;
+  const { callerCpuMs, generatorCpuMs, processCpuMs } = result;
   return {
     // CPU of the server's thread per request (µs): unlike req/s, robust to a busy machine.
-    cpuUs:
-      result.callerCpuMs === null || requests === 0 ? NaN : (result.callerCpuMs * 1000) / requests,
+    cpuUs: perRequest(callerCpuMs),
+    // Where the rest of the machine's CPU per request went (µs); see machineSplit.
+    split: {
+      helpers: perRequest(
+        processCpuMs === null || callerCpuMs === null || generatorCpuMs === null
+          ? null
+          : processCpuMs - callerCpuMs - generatorCpuMs,
+      ),
+      generator: perRequest(generatorCpuMs),
+      database: perRequest(databaseMs),
+      redis: perRequest(redisMs),
+    },
     rps: result.requestsPerSecond,
     errors: result.errors,
     firstError: result.firstError,
     p50: percentile(result.latenciesMs, 50),
     p99: percentile(result.latenciesMs, 99),
   };
+}
+
+interface CpuSplit {
+  /** The bench process's other threads: V8's (garbage collection, compilation) and libuv's. */
+  helpers: number;
+  /** The load generator's thread: the clients' side, the same requests on both sides. */
+  generator: number;
+  database: number;
+  redis: number;
+}
+
+/**
+ * Every round's CPU per request, by where it was spent: on a machine of two cores, the ratio to
+ * bare is the ratio of these sums (less the idle time a closed loop leaves) as much as of the
+ * server thread's.
+ */
+function machineSplit(name: string, serverUs: number[], splits: CpuSplit[]): string {
+  const of = (key: keyof CpuSplit) => median(splits.map((split) => split[key]));
+  const parts: [string, number][] = [
+    ['server thread', median(serverUs)],
+    ['helper threads', of('helpers')],
+    ['load generator', of('generator')],
+    ['MariaDB', of('database')],
+    ['Redis', of('redis')],
+  ];
+  const total = parts.reduce((sum, [, us]) => sum + us, 0);
+  return `${name} ${total.toFixed(0)} (${parts.map(([part, us]) => `${part} ${us.toFixed(0)}`).join(', ')})`;
 }
 
 async function main() {
@@ -82,6 +125,7 @@ async function main() {
       deliveryRecipe(app.ingressUrl, hooks, perRound, (offset += perRound), sendTo);
     const samples = { bare: [] as number[], token: [] as number[], sw: [] as number[] };
     const cpu = { bare: [] as number[], token: [] as number[], sw: [] as number[] };
+    const splits = { bare: [] as CpuSplit[], token: [] as CpuSplit[], sw: [] as CpuSplit[] };
     let errors = 0;
     let firstError: string | null = null;
     // First, on the freshly seeded database: right after the throughput rounds MariaDB is still
@@ -116,6 +160,7 @@ async function main() {
       );
       samples.bare.push(baseline.rps);
       cpu.bare.push(baseline.cpuUs);
+      splits.bare.push(baseline.split);
       for (const [name, hooks] of [
         ['token', tokenHooks],
         ['sw', swHooks],
@@ -126,6 +171,7 @@ async function main() {
         );
         samples[name].push(r.rps);
         cpu[name].push(r.cpuUs);
+        splits[name].push(r.split);
         errors += r.errors;
         firstError ??= r.firstError;
       }
@@ -232,6 +278,7 @@ async function main() {
         `per round, ingress / bare (req/s): token ${roundRatios('token')}; standard_webhooks ${roundRatios('sw')}`,
         `server-thread CPU per request (µs, median): bare ${median(cpu.bare).toFixed(0)}, token ${median(cpu.token).toFixed(0)}, standard_webhooks ${median(cpu.sw).toFixed(0)} (MySQL and Redis work not included)`,
         `bare / ingress server-thread CPU per request, per round (the ratio the CPU cost alone predicts): token ${cpuRatios('token')}; standard_webhooks ${cpuRatios('sw')}`,
+        `the machine's CPU per request (µs, median of rounds): ${(['bare', 'token', 'sw'] as const).map((name) => machineSplit(name === 'sw' ? 'standard_webhooks' : name, cpu[name], splits[name])).join('; ')}`,
         // An open-loop p99 is the first figure other processes spoil: the server thread waiting
         // for a core holds up every delivery that arrives meanwhile.
         `CPU taken by other processes (cores, phase average): throughput ${cores(throughputCores)}, latency at ${RATE}/s ${cores(latencyCores)}`,

@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { mainThreadCpuMs } from './thread-cpu';
+import { mainThreadCpuMs, ownThreadCpuMs, processCpuMs } from './thread-cpu';
 
 /**
  * A small HTTP client for the bench. It runs in a worker thread so that its own work does not
@@ -59,6 +59,13 @@ export interface LoadResult {
    * handing the requests to the load's thread, which costs the caller ~0.2 ms per KB of variants.
    */
   callerCpuMs: number | null;
+  /** CPU (ms) of the load's own thread over the load; null off Linux. */
+  generatorCpuMs: number | null;
+  /**
+   * CPU (ms) of the whole process over the same span as `callerCpuMs`: with the load's thread,
+   * V8's and libuv's helper threads (garbage collection, compilation, file and DNS work).
+   */
+  processCpuMs: number | null;
 }
 
 /** Follows `next_cursor` of a list endpoint: `pages` pages per walk, `walks` times. */
@@ -77,16 +84,20 @@ export interface WalkResult {
 
 type Job = { kind: 'load'; spec: LoadSpec } | { kind: 'walk'; spec: WalkSpec };
 
+type CallerCpu = 'callerCpuMs' | 'processCpuMs';
+
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  let startedAt: number | null = null;
-  const result = await inWorker<Omit<LoadResult, 'callerCpuMs'>>({ kind: 'load', spec }, () => {
-    startedAt = mainThreadCpuMs();
+  let startedAt: { caller: number | null; process: number | null } | null = null;
+  const result = await inWorker<Omit<LoadResult, CallerCpu>>({ kind: 'load', spec }, () => {
+    startedAt = { caller: mainThreadCpuMs(), process: processCpuMs() };
   });
-  const endedAt = mainThreadCpuMs();
-  return {
-    ...result,
-    callerCpuMs: startedAt === null || endedAt === null ? null : endedAt - startedAt,
+  const endedAt = { caller: mainThreadCpuMs(), process: processCpuMs() };
+  const spent = (key: 'caller' | 'process') => {
+    const from = (startedAt as typeof endedAt | null)?.[key] ?? null;
+    const to = endedAt[key];
+    return from === null || to === null ? null : to - from;
   };
+  return { ...result, callerCpuMs: spent('caller'), processCpuMs: spent('process') };
 }
 
 export function walkPages(spec: WalkSpec): Promise<WalkResult> {
@@ -152,15 +163,18 @@ class Tally {
   }
 }
 
-async function load(spec: LoadSpec): Promise<Omit<LoadResult, 'callerCpuMs'>> {
+async function load(spec: LoadSpec): Promise<Omit<LoadResult, CallerCpu>> {
   const agent = new Agent({ keepAlive: true, maxSockets: spec.concurrency });
   const tally = new Tally();
+  const cpuAtStart = ownThreadCpuMs();
   const start = performance.now();
   if (spec.ratePerSecond) await openLoop(agent, spec, tally, spec.ratePerSecond);
   else await closedLoop(agent, spec, tally, start);
   const elapsedMs = performance.now() - start;
+  const cpuAtEnd = ownThreadCpuMs();
   agent.destroy();
   return {
+    generatorCpuMs: cpuAtStart === null || cpuAtEnd === null ? null : cpuAtEnd - cpuAtStart,
     completed: tally.completed,
     errors: tally.errors,
     firstError: tally.firstError,

@@ -24,6 +24,24 @@ export function mainThreadCpuMs(): number | null {
   }
 }
 
+/** CPU time (ms) of the thread calling it (a worker's own, say); null off Linux. */
+export function ownThreadCpuMs(): number | null {
+  try {
+    return statCpuMs('/proc/thread-self/stat');
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time (ms) of this whole process: every thread, live or ended; null off Linux. */
+export function processCpuMs(): number | null {
+  try {
+    return statCpuMs('/proc/self/stat');
+  } catch {
+    return null;
+  }
+}
+
 function servicePids(): string[] {
   return readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
