@@ -1,11 +1,11 @@
-# Build: compile the sandboxes' process spawner (C) and TypeScript (swc), then drop dev dependencies.
+# Build: compile the sandboxes' process spawner and port forwarder (C) and TypeScript (swc), then drop dev dependencies.
 FROM node:22-bookworm-slim AS build
 RUN apt-get update \
   && apt-get install -y --no-install-recommends gcc libc6-dev \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
-# npm ci's postinstall builds native/build/ambient-spawner.
+# npm ci's postinstall builds native/build/ambient-spawner and ambient-forwarder.
 COPY scripts ./scripts
 COPY native ./native
 RUN npm ci --no-audit --no-fund
@@ -16,7 +16,7 @@ COPY console ./console
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 # Runtime: agents run shell commands and git in their workspaces; tini reaps their orphans.
-# bubblewrap + socat (the API bridge and the egress proxy's forwarder) are the sandbox backend of workers without a
+# bubblewrap (with native/build/ambient-forwarder for the API bridge and the egress proxy; socat where it was not built) is the sandbox backend of workers without a
 # Docker daemon, e.g. in Kubernetes (docs/operations.md "Deploying on Kubernetes").
 FROM node:22-bookworm-slim
 RUN apt-get update \

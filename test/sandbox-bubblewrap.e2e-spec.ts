@@ -8,6 +8,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   readlinkSync,
   rmSync,
@@ -104,10 +105,15 @@ describe('bubblewrap sandbox', () => {
 });
 
 // Both spawn helpers: the compiled one joins the cgroup and enters the namespace itself, the
-// Node one through a shell and nsenter.
-describe.each(['native', 'node'] as const)(
-  'bubblewrap sandbox with the API (%s spawn helper)',
-  (helper) => {
+// Node one through a shell and nsenter. Both forwarders: the compiled one, and socat where it
+// was not built.
+describe.each([
+  ['native', 'native'],
+  ['node', 'native'],
+  ['native', 'socat'],
+] as const)(
+  'bubblewrap sandbox with the API (%s spawn helper, %s forwarder)',
+  (helper, forwarder) => {
     const { Backend, preparesInChild } = loadedWithSpawnHelper(helper, () => ({
       Backend: jest.requireActual<typeof BubblewrapModule>(
         '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox',
@@ -125,7 +131,7 @@ describe.each(['native', 'node'] as const)(
       root = mkdtempSync(join(tmpdir(), 'ambient-bwrap-api-'));
       server = createServer((req, res) => res.end(`api saw ${req.url}`));
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      backend = new Backend({ readonlyPaths: [], privateRoot: join(root, '.sb') });
+      backend = new Backend({ readonlyPaths: [], privateRoot: join(root, '.sb'), forwarder });
     });
 
     afterAll(async () => {
@@ -135,8 +141,8 @@ describe.each(['native', 'node'] as const)(
     });
 
     async function open(name: string): Promise<Sandbox> {
-      // Named by helper too: run ids name the sandboxes' cgroups, which are the host's.
-      const runId = `${helper}-${name}`;
+      // Named by helper and forwarder too: run ids name the sandboxes' cgroups, the host's.
+      const runId = `${helper}-${forwarder}-${name}`;
       mkdirSync(join(root, runId));
       const sandbox = await backend.open({
         runId,
@@ -173,6 +179,28 @@ describe.each(['native', 'node'] as const)(
       expect(second.output).toBe(`${ns}\napi saw /api/x\nambient-sandbox\n1000\n`);
       expect(other.output).not.toBe(`${ns}\n`);
       expect(ns).not.toBe(readlinkSync('/proc/self/ns/net'));
+    });
+
+    it(`forwards the API with the ${forwarder} forwarder, one process beside bwrap's`, async () => {
+      const sandbox = await open('api-program');
+      const ns = (await run(sandbox, 'readlink /proc/self/ns/net')).output.trim();
+      // Seen from this host: the processes still in the execution's namespace once the command
+      // ended are the holder's, bwrap's pid 1 and the forwarder.
+      const holders = readdirSync('/proc')
+        .filter((pid) => /^\d+$/.test(pid))
+        .filter((pid) => {
+          try {
+            return readlinkSync(`/proc/${pid}/ns/net`) === ns;
+          } catch {
+            return false;
+          }
+        })
+        .map((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim())
+        .sort();
+      // comm is the program's file name, cut at 15 characters.
+      expect(holders).toEqual(
+        forwarder === 'native' ? ['.ambient-forwar', 'bwrap'] : ['bwrap', 'socat'],
+      );
     });
 
     it("hands a command its own standard input, not the wait for the forwarder's", async () => {

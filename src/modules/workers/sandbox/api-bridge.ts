@@ -66,18 +66,6 @@ export function bridgedApiUrl(apiUrl: string): string {
   return `http://${SANDBOX_API_HOST}:${SANDBOX_API_PORT}${new URL(apiUrl).pathname.replace(/\/+$/, '')}`;
 }
 
-/**
- * socat arguments that listen on the sandbox's loopback (the API's port unless `port` says
- * otherwise: the egress proxy's) and forward to the socket at `socketPath` (a path as seen where
- * socat runs).
- */
-export function forwarderArgs(socketPath: string, port = SANDBOX_API_PORT): string[] {
-  return [
-    `TCP-LISTEN:${port},bind=${SANDBOX_API_HOST},fork,reuseaddr`,
-    `UNIX-CONNECT:${socketPath}`,
-  ];
-}
-
 /** A port as /proc/net/tcp writes it (upper-case hex, four digits). */
 export function procNetPort(port: number): string {
   return port.toString(16).toUpperCase().padStart(4, '0');

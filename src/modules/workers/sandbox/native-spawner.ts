@@ -32,18 +32,26 @@ const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, no]) => 
 const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, no]) => [no, name]));
 
 /**
- * Where the helper binary is: `AMBIENT_PROCESS_SPAWNER=node` asks for the Node helper; otherwise
- * the built binary under the package's root (the first directory up with a package.json), if any.
+ * A file under the package's root (the first directory up with a package.json) when it exists:
+ * where `scripts/build-native.mjs` put a compiled program.
  */
-export function nativeSpawnerPath(): string | null {
-  if (process.env.AMBIENT_PROCESS_SPAWNER === 'node') return null;
+export function builtProgramPath(relativePath: string): string | null {
   for (let dir = __dirname; ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'package.json'))) {
-      const binary = join(dir, NATIVE_SPAWNER_RELATIVE_PATH);
+      const binary = join(dir, relativePath);
       return existsSync(binary) ? binary : null;
     }
     if (dirname(dir) === dir) return null;
   }
+}
+
+/**
+ * Where the helper binary is: `AMBIENT_PROCESS_SPAWNER=node` asks for the Node helper; otherwise
+ * the built binary, if any.
+ */
+export function nativeSpawnerPath(): string | null {
+  if (process.env.AMBIENT_PROCESS_SPAWNER === 'node') return null;
+  return builtProgramPath(NATIVE_SPAWNER_RELATIVE_PATH);
 }
 
 /** Length-prefixed strings and lists, as the helper reads them. */

@@ -9,13 +9,13 @@ import {
   API_SOCKET_NAME,
   ApiBridge,
   bridgedApiUrl,
-  forwarderArgs,
   procNetPort,
   SANDBOX_API_PORT,
 } from '../../api-bridge';
 import { CgroupLimits } from '../../cgroup-limits';
 import { sweepOrphanCgroups } from '../../cgroup-sweep';
 import { preparesInChild, spawnOffLoop } from '../../off-loop-spawn';
+import { findSandboxForwarder, PortForward, SandboxForwarder } from '../../sandbox-forwarder';
 import { EtcCopies } from './etc-copies';
 import { ForwarderNamespace } from './forwarder-namespace';
 import {
@@ -77,6 +77,8 @@ export interface BubblewrapSettings {
   privateRoot: string;
   /** Path of the `bwrap` binary. */
   bwrap?: string;
+  /** 'socat' forwards with socat even where the compiled forwarder was built (its tests). */
+  forwarder?: 'native' | 'socat';
 }
 
 /**
@@ -91,8 +93,11 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   readonly name = 'bubblewrap' as const;
   readonly servesEgressProxy = true;
   private readonly bwrap: string;
-  /** socat, which forwards the API into sandboxes; without it they get no API. */
-  private readonly forwarder: string | null;
+  /**
+   * What forwards the API and the egress proxy into sandboxes (the compiled forwarder, else
+   * socat); without one they get no API.
+   */
+  private readonly forwarder: SandboxForwarder | null;
   /**
    * nsenter, with which commands join their execution's network namespace (see
    * ForwarderNamespace) where the spawn helper cannot (preparesInChild).
@@ -108,7 +113,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     this.systemDirs = SYSTEM_DIRS.flatMap(systemDirArgs);
     // A path, so that neither sh nor nsenter searches the PATH for it (an exec tried per directory).
     this.bwrap = onPath(settings.bwrap ?? 'bwrap');
-    this.forwarder = ['/usr/bin/socat', '/bin/socat'].find((p) => existsSync(p)) ?? null;
+    this.forwarder = findSandboxForwarder(settings.forwarder);
     this.nsenter = ['/usr/bin/nsenter', '/bin/nsenter'].find((p) => existsSync(p)) ?? null;
   }
 
@@ -126,7 +131,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     const canEnter = this.nsenter !== null || preparesInChild();
     if (proxy && !(this.forwarder && canEnter)) {
       throw new SandboxError(
-        `network ${spec.network} needs socat and nsenter on this host (the sandbox reaches the egress proxy through them)`,
+        `network ${spec.network} needs a port forwarder (native/build/ambient-forwarder, or socat) and nsenter (or the compiled spawn helper) on this host: the sandbox reaches the egress proxy through them`,
         'resource_unavailable',
       );
     }
@@ -210,9 +215,9 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
                 bwrap,
                 '--info-fd',
                 '1',
-                ...this.forwarderHolderArgs(files, forwarded.length > 1),
+                ...this.forwarderHolderArgs(files, this.forwarder!, forwarded.length),
                 '--',
-                ...forwardersCommand(this.forwarder!, forwarded),
+                ...this.forwarder!.command(insideSandbox(forwarded), this.forwarder!.insidePath),
               ],
               { PATH: SANDBOX_PATH },
               'ignore',
@@ -230,15 +235,20 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       );
     }
     // Commands without the forwarder's namespace make their own network namespace.
-    const fixedArgs = this.fixedArgs(spec, files, holder === null, etc?.dir);
     const forwarder = this.forwarder;
+    // A command without the holder starts its own API forwarder, which it must see.
+    const ownForwarder = forwarded.length > 0 && !holder && forwarder !== null;
+    const fixedArgs = [
+      ...this.fixedArgs(spec, files, holder === null, etc?.dir),
+      ...(ownForwarder ? forwarder.bindArgs() : []),
+    ];
 
     const start = (file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess => {
       const enterPid = holder ? holder.enterPid() : undefined;
       if (enterPid === null) return notStarted(file, 'the sandbox network namespace is gone');
       // The holder's forwarders listen already (ForwarderNamespace.start waited for them); a
       // command without the holder starts its own API forwarder.
-      const entry = forwarded.length && !holder ? forwarderEntry(forwarder!) : [];
+      const entry = ownForwarder ? forwarderEntry(forwarder) : [];
       const bwrapArgs = [
         ...fixedArgs,
         '--chdir',
@@ -282,16 +292,22 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   }
 
   /**
-   * The forwarder's own sandbox: its namespaces, the system directories and the bridge socket's
-   * directory, nothing else (socat needs no more; each mount costs the kernel time per sandbox);
-   * /dev/null too when a `sh` starts a forwarder in the background.
+   * The forwarder's own sandbox: its namespaces, the system directories, the forwarder and the
+   * bridge socket's directory, nothing else (a forwarder needs no more; each mount costs the kernel
+   * time per sandbox); /dev/null too when a `sh` starts socats in the background.
    */
-  private forwarderHolderArgs(files: SandboxFiles, background: boolean): string[] {
+  private forwarderHolderArgs(
+    files: SandboxFiles,
+    forwarder: SandboxForwarder,
+    ports: number,
+  ): string[] {
+    const background = forwarder.kind === 'socat' && ports > 1;
     return [
       // sh gives a background command /dev/null as its stdin, and fails without one.
       ...(background ? ['--dev-bind', '/dev/null', '/dev/null'] : []),
       ...namespaceArgs(true),
       ...this.systemDirs,
+      ...forwarder.bindArgs(),
       '--ro-bind-try',
       '/etc/ld.so.cache',
       '/etc/ld.so.cache',
@@ -409,14 +425,12 @@ function forwardedPorts(api: boolean, proxy: boolean): ForwardedPort[] {
   ];
 }
 
-/** The holder's command: every forwarder but the last in the background, the last exec'd. */
-function forwardersCommand(socat: string, ports: ForwardedPort[]): string[] {
-  const socats = ports.map(({ port, socket }) =>
-    [socat, ...forwarderArgs(`${SANDBOX_PRIVATE_DIR}/${socket}`, port)].join(' '),
-  );
-  if (socats.length === 1) return socats[0]!.split(' ');
-  const last = socats.pop()!;
-  return ['/bin/sh', '-c', `${socats.map((line) => `${line} &`).join(' ')} exec ${last}`];
+/** The forwarded ports with their sockets' paths as a sandbox sees them. */
+function insideSandbox(ports: ForwardedPort[]): PortForward[] {
+  return ports.map(({ port, socket }) => ({
+    port,
+    socketPath: `${SANDBOX_PRIVATE_DIR}/${socket}`,
+  }));
 }
 
 /**
@@ -424,11 +438,11 @@ function forwardersCommand(socat: string, ports: ForwardedPort[]): string[] {
  * on the sandbox's loopback, then becomes the command (a sandbox without the forwarders'
  * namespace has no egress proxy: see open).
  */
-function forwarderEntry(socat: string): string[] {
-  const [listen, connect] = forwarderArgs(`${SANDBOX_PRIVATE_DIR}/${API_SOCKET_NAME}`);
+function forwarderEntry(forwarder: SandboxForwarder): string[] {
+  const api = insideSandbox([{ port: SANDBOX_API_PORT, socket: API_SOCKET_NAME }]);
   const hexPort = procNetPort(SANDBOX_API_PORT);
   const script =
-    `${socat} ${listen} ${connect} 2>/dev/null & ` +
+    `${forwarder.command(api, forwarder.insidePath).join(' ')} 2>/dev/null & ` +
     `i=0; while ! grep -q ':${hexPort} 00000000:0000 0A' /proc/net/tcp; do ` +
     `i=$((i+1)); [ $i -gt 400 ] && break; sleep 0.005; done; exec "$@"`;
   return ['/bin/sh', '-c', script, 'sh'];

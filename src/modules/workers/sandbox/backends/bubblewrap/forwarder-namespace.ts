@@ -8,14 +8,14 @@ import type { SandboxProcess } from '../../sandbox.types';
  */
 const START_TIMEOUT_MS = 10_000;
 /**
- * Pauses between two looks at the namespace's TCP sockets, growing: socat takes tens of ms to
- * start on a small loaded VM.
+ * Pauses between two looks at the namespace's TCP sockets, growing: a forwarder takes tens of ms
+ * to start on a small loaded VM.
  */
 const LISTEN_POLL_MS = [10, 20, 40];
 
 /**
  * An execution's network namespace, made once when its sandbox opens and held by its forwarders
- * (a bwrap whose only processes are socat listening on the sandbox's loopback: the API's and, for
+ * (a bwrap whose only processes forward the sandbox's loopback ports: the API's and, for
  * `egress` and `allowlist`, the egress proxy's). Each command enters it (`nsenter --user --net`,
  * then its own bwrap for every other namespace): the forwarders start once per execution, during
  * the model's first turn, instead of before every command. The namespace has only its loopback,

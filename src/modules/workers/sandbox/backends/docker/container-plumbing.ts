@@ -9,7 +9,7 @@ import { NetnsBridge, NetnsForwarder } from './netns-bridge';
 
 /**
  * The Ambient API inside the container (see ApiBridge): the bridge socket in the private
- * directory, and socat of this host listening on 127.0.0.1:7171 in the network namespace of the
+ * directory, and this host's forwarder listening on 127.0.0.1:7171 in the network namespace of the
  * container's process `pid` (entered by pid; needs a local daemon and root). Null when it cannot
  * be started.
  */
@@ -31,7 +31,7 @@ export async function bridgeInto(
 
 /**
  * The execution's egress proxy inside the container: served on the socket in the private
- * directory, and socat of this host listening on 127.0.0.1:7172 in the container's network
+ * directory, and this host's forwarder listening on 127.0.0.1:7172 in the container's network
  * namespace. Null for network none; rejects when it cannot be started (the container must not
  * run without it: it would have no way out at all, and look broken rather than refused).
  */

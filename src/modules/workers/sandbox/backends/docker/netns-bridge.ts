@@ -1,12 +1,16 @@
 import { readFile } from 'node:fs/promises';
-import { ApiBridge, forwarderArgs, procNetPort, SANDBOX_API_PORT } from '../../api-bridge';
+import { ApiBridge, procNetPort, SANDBOX_API_PORT } from '../../api-bridge';
 import { preparesInChild, spawnOffLoop } from '../../off-loop-spawn';
+import { findSandboxForwarder, SandboxForwarder } from '../../sandbox-forwarder';
 import type { SandboxProcess } from '../../sandbox.types';
 
 const READY_TIMEOUT_MS = 3000;
 
+/** Looked up once, at the first container's (see findSandboxForwarder). */
+let hostForwarder: SandboxForwarder | null | undefined;
+
 /**
- * This host's socat listening on 127.0.0.1:7171 (the API; 7172 for the egress proxy) inside a
+ * This host's forwarder (the compiled one, else socat) listening on 127.0.0.1:7171 (the API; 7172 for the egress proxy) inside a
  * container's network namespace (entered by the compiled spawn helper or `nsenter --net`: the image needs nothing of its own),
  * connecting each connection to the socket in the private directory. The API's needs no socket to listen: a warm container gets it before any run (and any
  * API address) is known; connections before the socket exists are refused. Started off the event
@@ -21,16 +25,20 @@ export class NetnsForwarder {
     port = SANDBOX_API_PORT,
   ): Promise<NetnsForwarder> {
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
-    const socat = ['socat', ...forwarderArgs(socketPath, port)];
+    hostForwarder ??= findSandboxForwarder();
+    if (!hostForwarder) {
+      throw new Error('no port forwarder on this host (native/build/ambient-forwarder, or socat)');
+    }
+    const forward = hostForwarder.command([{ port, socketPath }], hostForwarder.hostPath);
     // The compiled spawn helper enters the namespace itself (one exec fewer per container).
     const child = preparesInChild()
-      ? spawnOffLoop(socat[0]!, socat.slice(1), {
+      ? spawnOffLoop(forward[0]!, forward.slice(1), {
           cwd: '/',
           env,
           stdin: 'ignore',
           enterNamespacesOf: { pid, user: false },
         })
-      : spawnOffLoop('nsenter', [`--net=/proc/${pid}/ns/net`, '--', ...socat], {
+      : spawnOffLoop('nsenter', [`--net=/proc/${pid}/ns/net`, '--', ...forward], {
           cwd: '/',
           env,
           stdin: 'ignore',
@@ -86,7 +94,7 @@ export class NetnsBridge {
   }
 }
 
-/** Polls the namespace's sockets until socat listens on its loopback. */
+/** Polls the namespace's sockets until the forwarder listens on its loopback. */
 async function waitUntilListening(
   pid: number,
   port: number,

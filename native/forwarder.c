@@ -1,0 +1,239 @@
+/*
+ * ambient-forwarder: for each `<port>:<socket path>` argument, accepts TCP connections on
+ * 127.0.0.1:<port> and forwards each to the Unix socket at that path, all in one process. A
+ * sandbox's loopback reaches Ambient's API bridge and egress proxy this way
+ * (src/modules/workers/sandbox/sandbox-forwarder.ts has the Node side).
+ *
+ * Why not socat: socat links ~15 shared libraries (OpenSSL, readline …). Starting it cost ~10 ms
+ * of CPU on a host where starting /bin/sh costs 3, once per sandbox and forwarded port, and two
+ * ports took a shell besides. This program needs only the C library (linked statically where it
+ * can be) and serves every port from one process.
+ *
+ * Each connection: a connect to the socket (the connection is closed at once when that fails),
+ * then bytes both ways, each way through a buffer of its own, so a side that does not read holds
+ * up only what is sent to it. An end of stream on one side is passed on as a shutdown of writing
+ * on the other; the pair is closed when both ways ended, or at once when either side fails.
+ *
+ * `-p` first: prints each port listened on, one per line, once all listen (port 0 takes a free one).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define MAX_LISTENERS 8
+#define MAX_PAIRS 1024
+#define BUF_SIZE 65536
+
+struct listener {
+  int fd;
+  struct sockaddr_un target;
+};
+
+/* One way of a pair: bytes read from `from` wait in `buf` until written to `to`. */
+struct way {
+  int from, to;
+  char *buf;
+  size_t len, off;
+  int ended; /* `from` reached its end of stream */
+  int shut;  /* and that end was passed on: shutdown(to, SHUT_WR) */
+};
+
+struct pair {
+  int fds[2]; /* the accepted TCP connection, the Unix socket */
+  struct way ways[2];
+};
+
+static struct listener listeners[MAX_LISTENERS];
+static int listener_count;
+static struct pair *pairs[MAX_PAIRS];
+
+static int parse_forward(const char *arg, struct listener *l, int *port) {
+  char *end;
+  long value = strtol(arg, &end, 10);
+  if (end == arg || *end != ':' || value < 0 || value > 65535) return -1;
+  const char *path = end + 1;
+  if (*path == '\0' || strlen(path) >= sizeof(l->target.sun_path)) return -1;
+  memset(&l->target, 0, sizeof(l->target));
+  l->target.sun_family = AF_UNIX;
+  strcpy(l->target.sun_path, path);
+  *port = (int)value;
+  return 0;
+}
+
+static int listen_on(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(fd, 128) < 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+static int bound_port(int fd) {
+  struct sockaddr_in addr;
+  socklen_t len = sizeof(addr);
+  return getsockname(fd, (struct sockaddr *)&addr, &len) < 0 ? -1 : ntohs(addr.sin_port);
+}
+
+static void close_pair(int slot) {
+  struct pair *p = pairs[slot];
+  close(p->fds[0]);
+  close(p->fds[1]);
+  free(p->ways[0].buf);
+  free(p->ways[1].buf);
+  free(p);
+  pairs[slot] = NULL;
+}
+
+static void accept_one(struct listener *l) {
+  int tcp = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (tcp < 0) return; /* EAGAIN, or a connection reset before it was taken */
+  int slot = 0;
+  while (slot < MAX_PAIRS && pairs[slot]) slot++;
+  /* Connected while blocking: a local socket's connect fails or succeeds at once, and with
+   * O_NONBLOCK, EAGAIN would mean a full backlog rather than a connect under way. */
+  int unix_fd = slot < MAX_PAIRS ? socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
+  if (unix_fd < 0 || connect(unix_fd, (struct sockaddr *)&l->target, sizeof(l->target)) < 0 ||
+      fcntl(unix_fd, F_SETFL, O_NONBLOCK) < 0) {
+    if (unix_fd >= 0) close(unix_fd);
+    close(tcp);
+    return;
+  }
+  struct pair *p = calloc(1, sizeof(*p));
+  char *a = malloc(BUF_SIZE), *b = malloc(BUF_SIZE);
+  if (!p || !a || !b) {
+    free(p);
+    free(a);
+    free(b);
+    close(unix_fd);
+    close(tcp);
+    return;
+  }
+  p->fds[0] = tcp;
+  p->fds[1] = unix_fd;
+  p->ways[0] = (struct way){.from = tcp, .to = unix_fd, .buf = a};
+  p->ways[1] = (struct way){.from = unix_fd, .to = tcp, .buf = b};
+  pairs[slot] = p;
+}
+
+/* Moves what it can one way; -1 when a side failed (the pair is then closed). */
+static int pump(struct way *w, int readable, int writable) {
+  if (w->off == w->len && !w->ended && readable) {
+    ssize_t n = read(w->from, w->buf, BUF_SIZE);
+    if (n > 0) {
+      w->len = (size_t)n;
+      w->off = 0;
+      writable = 1; /* try at once: the other side is usually ready */
+    } else if (n == 0) {
+      w->ended = 1;
+    } else if (errno != EAGAIN && errno != EINTR) {
+      return -1;
+    }
+  }
+  while (w->off < w->len && writable) {
+    ssize_t n = write(w->to, w->buf + w->off, w->len - w->off);
+    if (n > 0) {
+      w->off += (size_t)n;
+    } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+      break;
+    } else {
+      return -1;
+    }
+  }
+  if (w->off == w->len) w->off = w->len = 0;
+  if (w->ended && w->len == 0 && !w->shut) {
+    shutdown(w->to, SHUT_WR);
+    w->shut = 1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int print_ports = argc > 1 && strcmp(argv[1], "-p") == 0;
+  int first = print_ports ? 2 : 1;
+  if (argc - first < 1 || argc - first > MAX_LISTENERS) {
+    fprintf(stderr, "usage: ambient-forwarder [-p] <port>:<unix socket path>... (at most %d)\n",
+            MAX_LISTENERS);
+    return 64;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  for (int i = first; i < argc; i++) {
+    struct listener *l = &listeners[listener_count];
+    int port;
+    if (parse_forward(argv[i], l, &port) < 0) {
+      fprintf(stderr, "ambient-forwarder: not <port>:<unix socket path>: %s\n", argv[i]);
+      return 64;
+    }
+    l->fd = listen_on(port);
+    if (l->fd < 0) {
+      fprintf(stderr, "ambient-forwarder: cannot listen on 127.0.0.1:%d: %s\n", port,
+              strerror(errno));
+      return 71;
+    }
+    listener_count++;
+  }
+  if (print_ports) {
+    for (int i = 0; i < listener_count; i++) printf("%d\n", bound_port(listeners[i].fd));
+    fflush(stdout);
+  }
+
+  static struct pollfd fds[MAX_LISTENERS + 2 * MAX_PAIRS];
+  static int slot_of[MAX_LISTENERS + 2 * MAX_PAIRS];
+  for (;;) {
+    int n = 0;
+    for (int i = 0; i < listener_count; i++) {
+      fds[n] = (struct pollfd){.fd = listeners[i].fd, .events = POLLIN};
+      slot_of[n++] = -1;
+    }
+    for (int s = 0; s < MAX_PAIRS; s++) {
+      struct pair *p = pairs[s];
+      if (!p) continue;
+      for (int side = 0; side < 2; side++) {
+        /* ways[side] reads fds[side]; ways[1 - side] writes it. */
+        struct way *in = &p->ways[side], *out = &p->ways[1 - side];
+        short events = 0;
+        if (!in->ended && in->len == 0) events |= POLLIN;
+        if (out->len > out->off) events |= POLLOUT;
+        fds[n] = (struct pollfd){.fd = events ? p->fds[side] : -1, .events = events};
+        slot_of[n++] = s;
+      }
+    }
+    if (poll(fds, (nfds_t)n, -1) < 0) {
+      if (errno == EINTR) continue;
+      perror("ambient-forwarder: poll");
+      return 70;
+    }
+    for (int i = 0; i < listener_count; i++) {
+      if (fds[i].revents & POLLIN) accept_one(&listeners[i]);
+    }
+    for (int i = listener_count; i < n; i += 2) {
+      int s = slot_of[i];
+      struct pair *p = pairs[s];
+      if (!p) continue;
+      short tcp = fds[i].revents, local = fds[i + 1].revents;
+      /* An error or hang-up shows as readable: the read (or write) then says which. */
+      int tcp_readable = tcp & (POLLIN | POLLHUP | POLLERR);
+      int local_readable = local & (POLLIN | POLLHUP | POLLERR);
+      if (pump(&p->ways[0], tcp_readable, local & (POLLOUT | POLLERR)) < 0 ||
+          pump(&p->ways[1], local_readable, tcp & (POLLOUT | POLLERR)) < 0 ||
+          (p->ways[0].shut && p->ways[1].shut)) {
+        close_pair(s);
+      }
+    }
+  }
+}

@@ -1,0 +1,77 @@
+// Compiles Ambient's two small native programs with the host's C compiler, into native/build:
+// - ambient-spawner (native/spawner.c), the sandboxes' process spawner;
+// - ambient-forwarder (native/forwarder.c), which forwards a sandbox's loopback ports to Ambient's
+//   sockets (statically linked where the C library allows: it starts inside sandboxes).
+// Run by `npm ci` (postinstall) and `npm run build`. Without a compiler it says so and exits 0:
+// Ambient then starts processes from a small Node helper and forwards with socat instead (slower
+// per process and per sandbox: docs/PERFORMANCE.md); `AMBIENT_PROCESS_SPAWNER=node` asks for the
+// Node helper anyway. Plain JavaScript: it runs before anything is compiled.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+const PROGRAMS = [
+  {
+    name: 'ambient-spawner',
+    source: 'spawner.c',
+    fallback: 'processes start from the Node helper',
+    flagSets: [[]],
+  },
+  {
+    name: 'ambient-forwarder',
+    source: 'forwarder.c',
+    fallback: 'sandboxes forward with socat',
+    // Static first: no dynamic loader and no shared library to map at each start.
+    flagSets: [['-static'], []],
+  },
+];
+
+function upToDate(source, binary) {
+  return existsSync(binary) && statSync(binary).mtimeMs >= statSync(source).mtimeMs;
+}
+
+function compile(source, binary, flagSets) {
+  const compilers = [process.env.CC, 'cc', 'gcc', 'clang'].filter(Boolean);
+  mkdirSync(dirname(binary), { recursive: true });
+  const partial = `${binary}.${process.pid}`;
+  for (const cc of compilers) {
+    let lastError = null;
+    for (const flags of flagSets) {
+      try {
+        execFileSync(cc, ['-O2', '-Wall', '-Wextra', ...flags, '-o', partial, source], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        // Renamed into place, so that a running Ambient never sees half a binary.
+        renameSync(partial, binary);
+        return [cc, ...flags].join(' ');
+      } catch (err) {
+        if (err.code === 'ENOENT') break;
+        lastError = err;
+      }
+    }
+    if (lastError) {
+      // An install must not fail on it: Ambient does the same work without it.
+      console.warn(`${binary}: ${cc} failed:\n${lastError.stderr?.toString() ?? lastError.message}`);
+      return null;
+    }
+  }
+  return null;
+}
+
+for (const program of PROGRAMS) {
+  const source = join(root, 'native', program.source);
+  const binary = join(root, 'native', 'build', program.name);
+  if (process.platform !== 'linux') {
+    console.log(`${program.name}: not built (Linux only); ${program.fallback}`);
+  } else if (!upToDate(source, binary)) {
+    const built = compile(source, binary, program.flagSets);
+    console.log(
+      built
+        ? `${program.name}: built with ${built}`
+        : `${program.name}: not built (no working C compiler); ${program.fallback}`,
+    );
+  }
+}
