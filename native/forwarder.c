@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -172,6 +173,8 @@ int main(int argc, char **argv) {
     return 64;
   }
   signal(SIGPIPE, SIG_IGN);
+  /* Ends with whatever started it (a worker, or a sandbox's pid 1): nothing else would stop it. */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
   for (int i = first; i < argc; i++) {
     struct listener *l = &listeners[listener_count];
     int port;

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -247,6 +248,7 @@ static void spawn_child(uint32_t id, struct cursor *c) {
   }
   pid_t pid = -1;
   char report_buf[64];
+  pid_t helper_pid = getpid();
   if (!failed) {
     pid = fork();
     if (pid < 0) failed = "fork";
@@ -259,6 +261,13 @@ static void spawn_child(uint32_t id, struct cursor *c) {
     close(report[0]);
     /* The group the service kills as a whole, as Node's `detached: true`. */
     if (setsid() < 0) child_fail(report[1], "setsid");
+    /*
+     * Killed when this helper ends (Ambient went away, see main): bwrap dies with its parent by
+     * itself, but a forwarder in a container's network namespace or a process backend's command
+     * would go on with no one to stop it. Checked after, in case this helper ended before.
+     */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) child_fail(report[1], "prctl");
+    if (getppid() != helper_pid) _exit(127);
     int devnull = stdin_pipe ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (dup2(stdin_pipe ? in[0] : devnull, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
       child_fail(report[1], "dup2");
@@ -475,7 +484,7 @@ int main(void) {
       ssize_t got = read(0, inbuf + have, cap - have);
       if (got <= 0) {
         if (got < 0 && errno == EINTR) continue;
-        /* Ambient went away: so does this helper (and the bwrap processes that die with it). */
+        /* Ambient went away: so does this helper, and with it what it started (PDEATHSIG). */
         exit(0);
       }
       have += (size_t)got;

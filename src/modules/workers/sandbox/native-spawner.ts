@@ -101,7 +101,7 @@ class FrameWriter {
   }
 }
 
-function encode(m: ToSpawner): Buffer {
+export function encode(m: ToSpawner): Buffer {
   const w = new FrameWriter();
   switch (m.op) {
     case 'spawn':
@@ -132,7 +132,7 @@ function encode(m: ToSpawner): Buffer {
 }
 
 /** One event frame's body as the message the Node helper sends for it. */
-function decode(body: Buffer, file: string): FromSpawner | null {
+export function decode(body: Buffer, file: string): FromSpawner | null {
   const op = body[0] as Event;
   const id = body.readUInt32LE(1);
   switch (op) {

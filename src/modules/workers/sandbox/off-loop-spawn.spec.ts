@@ -1,8 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '../../../../test/support/wait';
+import { decode, encode, nativeSpawnerPath } from './native-spawner';
 import type * as OffLoopSpawn from './off-loop-spawn';
 import type { SandboxProcess } from './sandbox.types';
 import {
@@ -11,6 +13,16 @@ import {
 } from '../../../../test/support/spawn-helper-choice';
 
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+
+/** A process's state letter (R, S, Z …) from /proc; null once it is gone. */
+function processState(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!;
+  } catch {
+    return null;
+  }
+}
 
 function collect(stream: NodeJS.ReadableStream): Promise<string> {
   return new Promise((resolve) => {
@@ -161,6 +173,39 @@ describe.each(['native', 'node'] as const)('spawnOffLoop with the %s helper', (h
     expect(exit.startError?.code).toBe('ENOENT');
     expect(exit.startError?.message).toBe(
       'spawn /bin/sh: cgroup failed in the new process (ENOENT)',
+    );
+  });
+
+  it('kills what it started once Ambient is gone (its stdin closed), whatever that was', async () => {
+    // The helper itself, as Ambient talks to it; ending its stdin is what a killed worker does.
+    const helper = spawn(nativeSpawnerPath()!, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const spawned = new Promise<number>((resolve) => {
+      helper.stdout.on('data', (chunk: Buffer) => {
+        const message = decode(chunk.subarray(4, 4 + chunk.readUInt32LE(0)), '/bin/sleep');
+        if (message?.op === 'spawned') resolve(message.pid);
+      });
+    });
+    // Its own session, as every process it starts: nothing of the helper's group reaches it.
+    helper.stdin.write(
+      encode({
+        op: 'spawn',
+        id: 1,
+        file: '/bin/sleep',
+        args: ['600'],
+        cwd: '/',
+        env: ENV,
+        stdin: 'ignore',
+      }),
+    );
+    const pid = await spawned;
+    expect(processState(pid)).toMatch(/^[RS]$/);
+    helper.stdin.end();
+    await new Promise((resolve) => helper.once('exit', resolve));
+    // Gone, or a zombie waiting for this container's init to reap it: not running any more.
+    await waitFor(
+      async () => processState(pid),
+      (state) => state === null || state === 'Z',
+      { timeoutMs: 10_000, what: 'the sleeper to be killed' },
     );
   });
 
