@@ -423,6 +423,13 @@ static void relay_output(struct child *ch, int fd) {
 
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
+  /*
+   * Orphans of what it started become its children, and it reaps them (reap waits for any
+   * child). bwrap's monitor exits without waiting for its sandbox's pid 1 (which reaps the
+   * command): that pid 1 used to go to the host's init, with its CPU and its command's, which
+   * then counted nowhere in Ambient's figures.
+   */
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) die("prctl");
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);

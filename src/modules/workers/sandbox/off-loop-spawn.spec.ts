@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,7 @@ import { waitFor } from '../../../../test/support/wait';
 import { decode, encode, nativeSpawnerPath } from './native-spawner';
 import type * as OffLoopSpawn from './off-loop-spawn';
 import type { SandboxProcess } from './sandbox.types';
+import type { FromSpawner } from './spawner-messages';
 import {
   loadedWithSpawnHelper,
   type SpawnHelper,
@@ -22,6 +23,19 @@ function processState(pid: number): string | null {
   } catch {
     return null;
   }
+}
+
+/** Every event the helper (spoken to directly) sends, decoded. */
+function onMessages(helper: ChildProcess, listener: (message: FromSpawner) => void): void {
+  let buffered = Buffer.alloc(0);
+  helper.stdout!.on('data', (chunk: Buffer) => {
+    buffered = Buffer.concat([buffered, chunk]);
+    while (buffered.length >= 4 && buffered.length >= 4 + buffered.readUInt32LE(0)) {
+      const message = decode(buffered.subarray(4, 4 + buffered.readUInt32LE(0)), '');
+      buffered = buffered.subarray(4 + buffered.readUInt32LE(0));
+      if (message) listener(message);
+    }
+  });
 }
 
 function collect(stream: NodeJS.ReadableStream): Promise<string> {
@@ -180,10 +194,7 @@ describe.each(['native', 'node'] as const)('spawnOffLoop with the %s helper', (h
     // The helper itself, as Ambient talks to it; ending its stdin is what a killed worker does.
     const helper = spawn(nativeSpawnerPath()!, [], { stdio: ['pipe', 'pipe', 'inherit'] });
     const spawned = new Promise<number>((resolve) => {
-      helper.stdout.on('data', (chunk: Buffer) => {
-        const message = decode(chunk.subarray(4, 4 + chunk.readUInt32LE(0)), '/bin/sleep');
-        if (message?.op === 'spawned') resolve(message.pid);
-      });
+      onMessages(helper, (message) => message.op === 'spawned' && resolve(message.pid));
     });
     // Its own session, as every process it starts: nothing of the helper's group reaches it.
     helper.stdin.write(
@@ -207,6 +218,44 @@ describe.each(['native', 'node'] as const)('spawnOffLoop with the %s helper', (h
       (state) => state === null || state === 'Z',
       { timeoutMs: 10_000, what: 'the sleeper to be killed' },
     );
+  });
+
+  it("reaps the pid 1 of a bwrap sandbox, so its command's CPU counts as Ambient's children's", async () => {
+    const helper = spawn(nativeSpawnerPath()!, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const exited = new Promise<void>((resolve) => {
+      onMessages(helper, (message) => message.op === 'exit' && resolve());
+    });
+    // ~0.2 s of CPU in the sandbox's command, which its pid 1 reaps; bwrap itself exits
+    // without waiting for that pid 1.
+    const busy = 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done';
+    const args = ['--unshare-user', '--unshare-pid', '--ro-bind', '/usr', '/usr'];
+    for (const dir of ['bin', 'lib', 'lib64']) args.push('--symlink', `usr/${dir}`, `/${dir}`);
+    helper.stdin.write(
+      encode({
+        op: 'spawn',
+        id: 1,
+        file: 'bwrap',
+        args: [...args, '--', '/bin/sh', '-c', busy],
+        cwd: '/',
+        env: ENV,
+        stdin: 'ignore',
+      }),
+    );
+    await exited;
+    const childrenCpuMs = () => {
+      const stat = readFileSync(`/proc/${helper.pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return (Number(fields[13]) + Number(fields[14])) * 10;
+    };
+    await waitFor(
+      async () => childrenCpuMs(),
+      (ms) => ms >= 100,
+      {
+        timeoutMs: 10_000,
+        what: "the sandbox's CPU in the helper's children's",
+      },
+    );
+    helper.stdin.end();
   });
 
   it("does not run the program when the namespaces' process is gone", async () => {
