@@ -54,7 +54,9 @@ function compile(source, binary, flagSets) {
     }
     if (lastError) {
       // An install must not fail on it: Ambient does the same work without it.
-      console.warn(`${binary}: ${cc} failed:\n${lastError.stderr?.toString() ?? lastError.message}`);
+      console.warn(
+        `${binary}: ${cc} failed:\n${lastError.stderr?.toString() ?? lastError.message}`,
+      );
       return null;
     }
   }
