@@ -28,9 +28,8 @@ module.exports = {
       transform,
       transformIgnorePatterns,
       moduleNameMapper,
-      // Unit specs that spawn processes (sh, bwrap, git) wait on fork and exec, which take seconds on
-      // two loaded cores: jest's 5 s default failed them in CI while the code was fine.
-      testTimeout: 20_000,
+      // 20 s per test (see the file).
+      setupFilesAfterEnv: ['<rootDir>/test/support/unit-setup.ts'],
     },
     {
       displayName: 'e2e',
