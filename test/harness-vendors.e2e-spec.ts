@@ -54,8 +54,10 @@ describe('vendor CLI harnesses (api + worker, fake claude/codex/gemini CLIs)', (
       async () => (await api.get(`/agent/runs/${runId}`)).body,
       (run) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state),
       // A run with a stdio MCP server starts it from TypeScript (@swc-node/register) inside its
-      // sandbox: on a loaded 2-core machine that start alone took over 15 s.
-      { what: `run ${runId} to finish`, timeoutMs: 50_000 },
+      // sandbox: on a loaded 2-core machine that start alone took over 15 s, and on a slower one
+      // beside a CI run and two busy loops such runs took 26-48 s (one passed 50 s). A hang guard,
+      // within the test's own 120 s.
+      { what: `run ${runId} to finish`, timeoutMs: 100_000 },
     );
 
   const auth = {
