@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import type { Socket } from 'node:net';
 import { Invalidations } from '../src/common/cache/invalidations';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { UserDirectoryService } from '../src/modules/teams/auth/user-directory.service';
@@ -15,15 +16,23 @@ import { createFactory, createWebhook, deliver } from './support/webhook-helpers
  * changed on replica A; the very next request on B must see the change.
  */
 describe('cached keys and webhooks across two replicas', () => {
+  // Long enough that only B's acknowledgement, never the bound, ends A's wait here.
+  const settings = { 'redis.cacheAckTimeoutMs': 60_000 };
   const { app, api, env } = useTestApp('auth_cache', ['api', 'ingress'], {
+    ...settings,
     'webhooks.baseUrl': 'http://hooks.example.test',
   });
   let b: TestApp;
   const onB = (key: string) => apiClient(b.baseUrl, key);
 
   beforeAll(async () => {
-    b = await startTestApp(env, ['api', 'ingress']);
+    b = await startTestApp(env, ['api', 'ingress'], settings);
   });
+
+  function subscriberOf(replica: TestApp): Redis {
+    const invalidations = replica.ambient.app.get(Invalidations);
+    return (invalidations as unknown as { subscriber: Redis }).subscriber;
+  }
 
   afterAll(async () => {
     await b?.close();
@@ -52,6 +61,32 @@ describe('cached keys and webhooks across two replicas', () => {
     await directory.principalOf({ ...person, role: 'member' });
     expect((await onB(key).get('/api-keys')).status).toBe(403);
     expect((await onB(key).get('/agent/runs')).status).toBe(200);
+  });
+
+  it('a change on A is answered only once B has applied it, however late B reads', async () => {
+    const created = (await api.post('/api-keys', { name: 'slow reader', role: 'member' })).body;
+    await cachedOnB(created.key);
+    const stream = subscriberOf(b).stream as Socket;
+    stream.pause();
+    let answered = false;
+    const revoking = api.delete(`/api-keys/${created.id}`).then((response) => {
+      answered = true;
+      return response;
+    });
+    try {
+      // The broadcast has reached B's socket, and B has not read it: B still serves its entry.
+      await waitFor(
+        () => Promise.resolve(stream.readableLength),
+        (buffered) => buffered > 0,
+        { what: "the invalidation to reach B's subscriber" },
+      );
+      expect((await onB(created.key).get('/agent/runs')).status).toBe(200);
+      expect(answered).toBe(false);
+    } finally {
+      stream.resume();
+    }
+    expect((await revoking).status).toBe(204);
+    expect((await onB(created.key).get('/agent/runs')).status).toBe(401);
   });
 
   it('an agent identity deleted on A: its keys are refused on B at once', async () => {
@@ -89,7 +124,7 @@ describe('cached keys and webhooks across two replicas', () => {
     const created = (await api.post('/api-keys', { name: 'unheard', role: 'member' })).body;
     await cachedOnB(created.key);
     const invalidations = b.ambient.app.get(Invalidations);
-    const subscriber = (invalidations as unknown as { subscriber: Redis }).subscriber;
+    const subscriber = subscriberOf(b);
     const port = (subscriber as unknown as { stream: { localPort: number } }).stream.localPort;
     const admin = (invalidations as unknown as { redis: Redis }).redis;
     await admin.client('KILL', 'ADDR', `127.0.0.1:${port}`).catch(() => undefined);

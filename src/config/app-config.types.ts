@@ -27,8 +27,10 @@ export interface AppConfig {
   /**
    * `cacheTtlMs`: the longest an in-process cache (API keys, limits, webhooks) serves an entry;
    * changes are broadcast on Redis at once, so it bounds only a lost broadcast. 0 = no caching.
+   * `cacheAckTimeoutMs`: the longest a change waits for every replica to acknowledge that it
+   * dropped its entries (0 = not waited for).
    */
-  redis: { url: string; prefix: string; cacheTtlMs: number };
+  redis: { url: string; prefix: string; cacheTtlMs: number; cacheAckTimeoutMs: number };
   models: { file: string };
   runs: {
     workerConcurrency: number;

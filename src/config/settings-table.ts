@@ -28,6 +28,13 @@ export const SETTINGS: Setting[] = [
   { path: 'redis.url', env: 'REDIS_URL', kind: 'url' },
   { path: 'redis.prefix', env: 'AMBIENT_REDIS_PREFIX', kind: 'string' },
   { path: 'redis.cacheTtlMs', env: 'AMBIENT_CACHE_TTL_MS', kind: 'int', min: 0, max: 60000 },
+  {
+    path: 'redis.cacheAckTimeoutMs',
+    env: 'AMBIENT_CACHE_ACK_TIMEOUT_MS',
+    kind: 'int',
+    min: 0,
+    max: 60000,
+  },
   { path: 'models.file', env: 'AMBIENT_MODELS_FILE', kind: 'string' },
   { path: 'runs.workerConcurrency', env: 'AMBIENT_WORKER_CONCURRENCY', kind: 'int', min: 1 },
   {

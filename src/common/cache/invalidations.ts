@@ -11,31 +11,63 @@ import {
 } from 'typeorm';
 import { APP_CONFIG } from '../app-config.token';
 import type { AppConfig } from '../../config/app-config';
+import { randomHex } from '../ids';
 import { REDIS, RedisConnections } from '../redis/redis-connections';
+import { BroadcastAcks } from './broadcast-acks';
 import type { Invalidation, InvalidationBus } from './broadcast-cache';
 
 type Listener = (invalidation: Invalidation | null) => void;
 
-/** Encodes an invalidation as it travels on the channel. */
-export function encodeInvalidations(invalidations: readonly Invalidation[]): string {
-  return JSON.stringify(invalidations.map(({ topic, id }) => [topic, id]));
+/** Who asks for acknowledgements of a broadcast, and under which number (see BroadcastAcks). */
+export interface AckRequest {
+  from: string;
+  seq: number;
 }
 
-export function decodeInvalidations(text: string): Invalidation[] | null {
+/** A message on the channel: the invalidations, and who wants them acknowledged. */
+export interface InvalidationMessage {
+  invalidations: Invalidation[];
+  ack?: AckRequest;
+}
+
+/**
+ * Encodes invalidations as they travel on the channel: a bare array of `[topic, id]` pairs (what
+ * the CLI sends, asking for no acknowledgement) or, with `ack`, `{from, seq, items}`.
+ */
+export function encodeInvalidations(
+  invalidations: readonly Invalidation[],
+  ack?: AckRequest,
+): string {
+  const items = invalidations.map(({ topic, id }) => [topic, id]);
+  return JSON.stringify(ack ? { from: ack.from, seq: ack.seq, items } : items);
+}
+
+export function decodeInvalidations(text: string): InvalidationMessage | null {
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(text) as unknown;
-    if (!Array.isArray(parsed)) return null;
-    const out: Invalidation[] = [];
-    for (const pair of parsed) {
-      if (!Array.isArray(pair) || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') {
-        return null;
-      }
-      out.push({ topic: pair[0], id: pair[1] });
-    }
-    return out;
+    parsed = JSON.parse(text);
   } catch {
     return null;
   }
+  if (Array.isArray(parsed)) {
+    const invalidations = decodePairs(parsed);
+    return invalidations && { invalidations };
+  }
+  const { from, seq, items } = (parsed ?? {}) as Record<string, unknown>;
+  if (typeof from !== 'string' || !Number.isSafeInteger(seq) || !Array.isArray(items)) return null;
+  const invalidations = decodePairs(items);
+  return invalidations && { invalidations, ack: { from, seq: seq as number } };
+}
+
+function decodePairs(pairs: unknown[]): Invalidation[] | null {
+  const out: Invalidation[] = [];
+  for (const pair of pairs) {
+    if (!Array.isArray(pair) || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') {
+      return null;
+    }
+    out.push({ topic: pair[0], id: pair[1] });
+  }
+  return out;
 }
 
 /** The channel every replica of a deployment hears invalidations on. */
@@ -43,11 +75,21 @@ export function invalidationChannel(prefix: string): string {
   return `${prefix}:invalidate`;
 }
 
+/** Where the replica `replica` hears the acknowledgements of its broadcasts. */
+export function acknowledgementChannel(prefix: string, replica: string): string {
+  return `${prefix}:invalidate:ack:${replica}`;
+}
+
 /**
  * Tells every replica's in-process caches (BroadcastCache) that rows changed, over one Redis
  * pub/sub channel. A change made in a transaction is announced once the transaction has
  * committed (before the caller's `commit` returns, so before the request that made it is
  * answered): announced earlier, another replica could read the old row again and cache it.
+ * Redis's reply to PUBLISH says only that the message is on its way to every subscriber, not that
+ * they have read it: a replica could still answer its next request from the old entry. So every
+ * replica acknowledges what it has applied (on the announcer's own channel, see
+ * acknowledgementChannel), and `changed` returns once as many replicas as PUBLISH reached have
+ * done so, or after `AMBIENT_CACHE_ACK_TIMEOUT_MS` (a replica that has stopped reading; logged).
  * Fail safe: while the subscription is down (and until it is back and subscribed) the caches
  * serve and store nothing, and they are emptied when it drops and again when it is back.
  */
@@ -59,6 +101,9 @@ export class Invalidations
   private readonly listeners: Listener[] = [];
   private readonly deferred = new WeakMap<QueryRunner, Invalidation[]>();
   private subscriber: Redis | null = null;
+  /** This process on the channel: where its broadcasts' acknowledgements come back. */
+  private readonly replica = randomHex(8);
+  private readonly acks = new BroadcastAcks();
   private subscribed = false;
   private closing = false;
 
@@ -84,6 +129,10 @@ export class Invalidations
     return invalidationChannel(this.connections.prefix);
   }
 
+  private get ackChannel(): string {
+    return acknowledgementChannel(this.connections.prefix, this.replica);
+  }
+
   listen(listener: Listener): void {
     this.listeners.push(listener);
   }
@@ -91,8 +140,9 @@ export class Invalidations
   /**
    * Announces that rows changed: at once when `manager` is in no transaction, else when its
    * transaction commits (nothing when it rolls back). This replica's caches drop their entries
-   * at the same moment; a failed publish is logged (other replicas' entries then live out their
-   * TTL, unless their own subscription dropped too, which empties them).
+   * at the same moment, and the announcement returns once every other replica has too (see the
+   * class). A failed publish is logged (other replicas' entries then live out their TTL, unless
+   * their own subscription dropped too, which empties them).
    */
   async changed(
     manager: EntityManager | undefined,
@@ -114,11 +164,9 @@ export class Invalidations
   onModuleInit(): void {
     const subscriber = this.connections.create();
     this.subscriber = subscriber;
-    subscriber.on('message', (_channel: string, text: string) => {
-      const invalidations = decodeInvalidations(text);
-      // An unreadable message may have been about anything.
-      if (!invalidations) return this.dropAll();
-      for (const invalidation of invalidations) this.notify(invalidation);
+    subscriber.on('message', (channel: string, text: string) => {
+      if (channel === this.ackChannel) this.acks.acknowledge(Number(text));
+      else this.heard(text);
     });
     subscriber.on('close', () => {
       if (this.subscribed)
@@ -148,16 +196,49 @@ export class Invalidations
     if (!event.queryRunner.isTransactionActive) this.deferred.delete(event.queryRunner);
   }
 
+  private heard(text: string): void {
+    const message = decodeInvalidations(text);
+    // An unreadable message may have been about anything.
+    if (!message) return this.dropAll();
+    for (const invalidation of message.invalidations) this.notify(invalidation);
+    const { ack } = message;
+    if (!ack) return;
+    if (ack.from === this.replica) return this.acks.acknowledge(ack.seq);
+    // A lost acknowledgement only makes the announcer wait out its bound.
+    this.redis
+      .publish(acknowledgementChannel(this.connections.prefix, ack.from), String(ack.seq))
+      .catch(() => undefined);
+  }
+
   private async announce(invalidations: Invalidation[]): Promise<void> {
     for (const invalidation of invalidations) this.notify(invalidation);
-    await this.redis
-      .publish(this.channel, encodeInvalidations(invalidations))
-      .catch((err: Error) => {
-        this.logger.error(
-          `invalidation of ${invalidations.map((i) => `${i.topic} ${i.id}`).join(', ')} not ` +
-            `broadcast (${err.message}): other replicas may serve it from cache for up to the TTL`,
-        );
-      });
+    const timeoutMs = this.config.redis.cacheAckTimeoutMs;
+    // Acknowledgements come back on this process's subscription: without it, none would be heard.
+    const seq = this.subscribed && timeoutMs > 0 ? this.acks.open() : null;
+    const message = encodeInvalidations(
+      invalidations,
+      seq === null ? undefined : { from: this.replica, seq },
+    );
+    const what = () => invalidations.map((i) => `${i.topic} ${i.id}`).join(', ');
+    let receivers: number;
+    try {
+      receivers = await this.redis.publish(this.channel, message);
+    } catch (err) {
+      if (seq !== null) this.acks.abandon(seq);
+      this.logger.error(
+        `invalidation of ${what()} not broadcast (${(err as Error).message}): other replicas ` +
+          `may serve it from cache for up to the TTL`,
+      );
+      return;
+    }
+    if (seq === null) return;
+    const { acknowledged, expected } = await this.acks.wait(seq, receivers, timeoutMs);
+    if (acknowledged < expected) {
+      this.logger.warn(
+        `invalidation of ${what()}: ${expected - acknowledged} of ${expected} replicas did not ` +
+          `acknowledge it within ${timeoutMs} ms; they may serve it from cache until they read it`,
+      );
+    }
   }
 
   /** (Re)subscribes; the caches start again, empty, once the subscription is confirmed. */
@@ -165,7 +246,7 @@ export class Invalidations
     const subscriber = this.subscriber;
     if (!subscriber || this.closing || this.subscribed) return;
     try {
-      await subscriber.subscribe(this.channel);
+      await subscriber.subscribe(this.channel, this.ackChannel);
     } catch (err) {
       this.logger.warn(`invalidation channel not subscribed: ${(err as Error).message}`);
       return;
