@@ -131,6 +131,26 @@ export function encode(m: ToSpawner): Buffer {
   }
 }
 
+/**
+ * Splits the helper's output into frames (a little-endian u32 length, then that many bytes) and
+ * hands each frame's body to `onFrame`: feed it every chunk read, in order.
+ */
+export function frameReader(onFrame: (body: Buffer) => void): (chunk: Buffer) => void {
+  let buffered: Buffer = Buffer.alloc(0);
+  return (chunk) => {
+    buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
+    let offset = 0;
+    while (buffered.length - offset >= 4) {
+      const length = buffered.readUInt32LE(offset);
+      if (buffered.length - offset - 4 < length) break;
+      const body = buffered.subarray(offset + 4, offset + 4 + length);
+      offset += 4 + length;
+      onFrame(body);
+    }
+    buffered = buffered.subarray(offset);
+  };
+}
+
 /** One event frame's body as the message the Node helper sends for it. */
 export function decode(body: Buffer, file: string): FromSpawner | null {
   const op = body[0] as Event;
@@ -171,7 +191,6 @@ export function decode(body: Buffer, file: string): FromSpawner | null {
 /** The compiled helper, talked to over its stdin and stdout. */
 export class NativeSpawnerProcess {
   private readonly child: ChildProcess;
-  private buffered: Buffer = Buffer.alloc(0);
   /** The file each started process runs, for error messages as Node words them. */
   private readonly files = new Map<number, string>();
 
@@ -180,21 +199,15 @@ export class NativeSpawnerProcess {
     // Only its stdout keeps Ambient alive, and only while processes run (ref/unref).
     this.child.unref();
     this.child.stdin!.on('error', () => undefined);
-    this.child.stdout!.on('data', (chunk: Buffer) => {
-      this.buffered = this.buffered.length ? Buffer.concat([this.buffered, chunk]) : chunk;
-      let offset = 0;
-      while (this.buffered.length - offset >= 4) {
-        const length = this.buffered.readUInt32LE(offset);
-        if (this.buffered.length - offset - 4 < length) break;
-        const body = this.buffered.subarray(offset + 4, offset + 4 + length);
-        offset += 4 + length;
+    this.child.stdout!.on(
+      'data',
+      frameReader((body) => {
         const message = decode(body, this.files.get(body.readUInt32LE(1)) ?? '');
-        if (!message) continue;
+        if (!message) return;
         if (message.op === 'exit') this.files.delete(message.id);
         onMessage(message);
-      }
-      this.buffered = this.buffered.subarray(offset);
-    });
+      }),
+    );
   }
 
   on(event: 'error' | 'exit', listener: (err?: Error) => void): void {

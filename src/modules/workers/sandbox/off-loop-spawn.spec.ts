@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '../../../../test/support/wait';
-import { decode, encode, nativeSpawnerPath } from './native-spawner';
+import { decode, encode, frameReader, nativeSpawnerPath } from './native-spawner';
 import type * as OffLoopSpawn from './off-loop-spawn';
 import type { SandboxProcess } from './sandbox.types';
 import type { FromSpawner } from './spawner-messages';
@@ -27,15 +27,13 @@ function processState(pid: number): string | null {
 
 /** Every event the helper (spoken to directly) sends, decoded. */
 function onMessages(helper: ChildProcess, listener: (message: FromSpawner) => void): void {
-  let buffered = Buffer.alloc(0);
-  helper.stdout!.on('data', (chunk: Buffer) => {
-    buffered = Buffer.concat([buffered, chunk]);
-    while (buffered.length >= 4 && buffered.length >= 4 + buffered.readUInt32LE(0)) {
-      const message = decode(buffered.subarray(4, 4 + buffered.readUInt32LE(0)), '');
-      buffered = buffered.subarray(4 + buffered.readUInt32LE(0));
+  helper.stdout!.on(
+    'data',
+    frameReader((body) => {
+      const message = decode(body, '');
       if (message) listener(message);
-    }
-  });
+    }),
+  );
 }
 
 function collect(stream: NodeJS.ReadableStream): Promise<string> {
@@ -271,5 +269,23 @@ describe.each(['native', 'node'] as const)('spawnOffLoop with the %s helper', (h
     expect(exit.startError?.message).toMatch(
       /^spawn \/bin\/sh: setns failed in the new process \(ENOENT\)$/,
     );
+  });
+});
+
+describe("the compiled helper's frames", () => {
+  it('come out whole and in order, however its output is cut', () => {
+    const frame = (text: string) => {
+      const body = Buffer.from(text);
+      const length = Buffer.alloc(4);
+      length.writeUInt32LE(body.length);
+      return Buffer.concat([length, body]);
+    };
+    const stream = Buffer.concat([frame('one'), frame(''), frame('three'), frame('x'.repeat(300))]);
+    for (const cut of [1, 2, 3, 5, 7, stream.length]) {
+      const bodies: string[] = [];
+      const read = frameReader((body) => bodies.push(body.toString()));
+      for (let at = 0; at < stream.length; at += cut) read(stream.subarray(at, at + cut));
+      expect(bodies).toEqual(['one', '', 'three', 'x'.repeat(300)]);
+    }
   });
 });
