@@ -22,7 +22,7 @@ import { BurstOrder, BurstReport, listLimit, ListsOrder } from './burst-client';
 import { cpuTotal, CpuSplit, describeCpuSplit, UserSystemMs, watchCpuSplit } from './cpu-split';
 import { loadAverage, machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
-import { watchNeighbourCpu } from './thread-cpu';
+import { watchNeighbourCpu, watchProcessesCpu } from './thread-cpu';
 
 /**
  * `npm run bench:density`: N runs (DENSITY_RUNS, default 100) created at once, each one model turn
@@ -108,6 +108,11 @@ interface Result extends Config, BurstResult {
   cpuSplit: CpuSplit | null;
   /** The service's CPU (ms) per list sample, measured after the burst, and how many were taken. */
   listCostMs: number | null;
+  /**
+   * MariaDB's and Redis's CPU (ms) per run during the burst, the list samples' share taken out
+   * (combined layout); beside the CPU per run, not in it: they serve every replica.
+   */
+  stores: StoresCpu | null;
   /** Cores other processes took during the burst, on average (docker daemons apart). */
   neighbourCores: number | null;
   /** docker with a pool: app start → the pool full, before the warm-up runs. */
@@ -211,8 +216,29 @@ async function burst(
  * The service's CPU time (ms) per GET /agent/runs sample, measured after the burst (LIST_CALIBRATION
  * lists of the same page, one after another): what the bench's sampling added to the service.
  */
-async function listCostMs(client: Client, app: TestApp): Promise<number> {
+/** CPU time (ms) of MariaDB and of Redis. */
+interface StoresCpu {
+  databaseMs: number;
+  redisMs: number;
+}
+
+/** Watches MariaDB's and Redis's CPU from now on; null off Linux. */
+function watchStoresCpu(): () => StoresCpu | null {
+  const database = watchProcessesCpu((comm) => comm === 'mariadbd' || comm === 'mysqld');
+  const redis = watchProcessesCpu((comm) => comm === 'redis-server');
+  return () => {
+    const [databaseMs, redisMs] = [database(), redis()];
+    return databaseMs === null || redisMs === null ? null : { databaseMs, redisMs };
+  };
+}
+
+/** What one list sample costs: the service's CPU (this process) and MariaDB's and Redis's. */
+async function listCostMs(
+  client: Client,
+  app: TestApp,
+): Promise<{ serviceMs: number; stores: StoresCpu | null }> {
   const before = process.cpuUsage();
+  const stores = watchStoresCpu();
   await client.ask({
     op: 'lists',
     baseUrl: app.baseUrl,
@@ -221,7 +247,14 @@ async function listCostMs(client: Client, app: TestApp): Promise<number> {
     count: LIST_CALIBRATION,
   });
   const used = process.cpuUsage(before);
-  return (used.user + used.system) / 1000 / LIST_CALIBRATION;
+  const storesMs = stores();
+  return {
+    serviceMs: (used.user + used.system) / 1000 / LIST_CALIBRATION,
+    stores: storesMs && {
+      databaseMs: storesMs.databaseMs / LIST_CALIBRATION,
+      redisMs: storesMs.redisMs / LIST_CALIBRATION,
+    },
+  };
 }
 
 async function startWorkerChild(
@@ -355,9 +388,11 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
     loop.enable();
     const neighbours = watchNeighbourCpu();
     const split = watchCpuSplit([client.pid]);
+    const storesDuringBurst = watchStoresCpu();
     const burstStarted = performance.now();
     const result = await burst(client, app, model, `burst-${label}`, RUNS);
     const measured = split();
+    const storesMs = storesDuringBurst();
     const othersCores = neighbours();
     const burstMs = performance.now() - burstStarted;
     loop.disable();
@@ -371,11 +406,20 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
       upkeep = { cpuSplit: upkeepCpu(), wallMs: performance.now() - upkeepStarted };
     }
     const perList = combined ? await listCostMs(client, app) : null;
+    const samples = result.listMs.length;
     const cpuSplit =
-      measured && combined && perList !== null
+      measured && perList
         ? {
             ...measured,
-            service: withoutSampling(measured.service, perList * result.listMs.length),
+            service: withoutSampling(measured.service, perList.serviceMs * samples),
+          }
+        : null;
+    const stores =
+      storesMs && perList?.stores
+        ? {
+            databaseMs:
+              Math.max(0, storesMs.databaseMs - perList.stores.databaseMs * samples) / RUNS,
+            redisMs: Math.max(0, storesMs.redisMs - perList.stores.redisMs * samples) / RUNS,
           }
         : null;
     // The client's CPU is the bench's own, and so are the daemons' (counted apart).
@@ -398,7 +442,8 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
           }
         : null,
       cpuSplit,
-      listCostMs: perList,
+      listCostMs: perList?.serviceMs ?? null,
+      stores,
       neighbourCores: othersCores === null ? null : Math.max(0, othersCores - benchOwnMs / burstMs),
     };
   } finally {
@@ -576,6 +621,13 @@ async function main(): Promise<void> {
             `${configLabel(r)}: ${describeCpuSplit(r.cpuSplit, RUNS, 'run')} ` +
             `(list samples: ${r.listMs.length}, ${ms(r.listCostMs ?? NaN)} of the service's CPU each, taken out; ` +
             `the bench client's own ${ms((r.clientCpu.userMs + r.clientCpu.systemMs) / RUNS)} per run not counted)`,
+        ),
+      ...results
+        .filter((r) => r.stores)
+        .map(
+          (r) =>
+            `${configLabel(r)}: beside it, MariaDB ${ms(r.stores!.databaseMs)} and Redis ${ms(r.stores!.redisMs)} per run ` +
+            `(their whole CPU during the burst, the list samples' share taken out; not in the total: they serve every replica)`,
         ),
       ...results
         .filter((r) => r.upkeep)
