@@ -38,20 +38,29 @@ describe('BroadcastAcks', () => {
     jest.advanceTimersByTime(500);
     await expect(waiting).resolves.toEqual({ acknowledged: 1, expected: 2 });
     acks.acknowledge(seq);
-    // A number no longer waited for is forgotten: a new wait under it counts from nothing.
-    const again = acks.wait(seq, 1, 500);
-    jest.advanceTimersByTime(500);
-    await expect(again).resolves.toEqual({ acknowledged: 0, expected: 1 });
+    // A number no longer waited for is forgotten: a new wait under it ends at once, with nothing.
+    await expect(acks.wait(seq, 1, 60_000)).resolves.toEqual({ acknowledged: 0, expected: 1 });
   });
 
   it('forgets an abandoned broadcast', async () => {
-    jest.useFakeTimers();
     const acks = new BroadcastAcks();
     const seq = acks.open();
     acks.abandon(seq);
     acks.acknowledge(seq);
-    const waiting = acks.wait(seq, 1, 100);
-    jest.advanceTimersByTime(100);
-    await expect(waiting).resolves.toEqual({ acknowledged: 0, expected: 1 });
+    await expect(acks.wait(seq, 1, 60_000)).resolves.toEqual({ acknowledged: 0, expected: 1 });
+  });
+
+  it('ends every wait at once when acknowledgements can no longer come', async () => {
+    const acks = new BroadcastAcks();
+    const waited = acks.open();
+    const notYetWaited = acks.open();
+    acks.acknowledge(waited);
+    const waiting = acks.wait(waited, 3, 60_000);
+    acks.endAll();
+    await expect(waiting).resolves.toEqual({ acknowledged: 1, expected: 3 });
+    await expect(acks.wait(notYetWaited, 2, 60_000)).resolves.toEqual({
+      acknowledged: 0,
+      expected: 2,
+    });
   });
 });

@@ -38,11 +38,13 @@ export class BroadcastAcks {
   }
 
   /**
-   * Waits until `expected` receivers (PUBLISH's count) acknowledged `seq`, or `timeoutMs` passed.
-   * Never rejects.
+   * Waits until `expected` receivers (PUBLISH's count) acknowledged `seq`, or `timeoutMs` passed;
+   * at once when `seq` is no longer counted (abandoned, or ended by endAll). Never rejects.
    */
   wait(seq: number, expected: number, timeoutMs: number): Promise<AckOutcome> {
-    const entry = this.pending.get(seq) ?? { acknowledged: 0, expected: null };
+    const entry = this.pending.get(seq);
+    // Abandoned or ended meanwhile: nothing is counted for it any more.
+    if (!entry) return Promise.resolve({ acknowledged: 0, expected });
     return new Promise((resolve) => {
       const timer = setTimeout(() => entry.finish?.(), timeoutMs);
       timer.unref();
@@ -54,6 +56,17 @@ export class BroadcastAcks {
       };
       if (entry.acknowledged >= expected) entry.finish();
     });
+  }
+
+  /**
+   * Ends every wait now with what it has (no acknowledgement can come any more: the subscription
+   * they come on dropped); broadcasts not yet waited for are forgotten.
+   */
+  endAll(): void {
+    for (const [seq, entry] of this.pending) {
+      if (entry.finish) entry.finish();
+      else this.pending.delete(seq);
+    }
   }
 
   /** Stops counting `seq` (its PUBLISH failed). */

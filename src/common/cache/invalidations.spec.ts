@@ -159,4 +159,25 @@ describe('Invalidations', () => {
       warn.mockRestore();
     }
   });
+
+  it('stops waiting for acknowledgements once its subscription drops, and caches nothing', async () => {
+    const context = setup();
+    const { invalidations, publish, subscriber, heard } = context;
+    await subscribed(context);
+    publish.mockResolvedValueOnce(2);
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    // The bound's timer never fires here: only the subscription's end can end the wait.
+    jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick'] });
+    try {
+      const change = invalidations.changed(undefined, 'user', ['u2']);
+      await new Promise((resolve) => setImmediate(resolve));
+      subscriber.emit('close');
+      await change;
+      expect(invalidations.live).toBe(false);
+      expect(heard.at(-1)).toBeNull();
+    } finally {
+      jest.useRealTimers();
+      warn.mockRestore();
+    }
+  });
 });

@@ -173,6 +173,7 @@ export class Invalidations
         this.logger.warn('invalidation channel lost: caches off until it is back');
       this.subscribed = false;
       this.dropAll();
+      this.acks.endAll();
     });
     subscriber.on('ready', () => void this.resubscribe());
     // Not awaited: start-up never waits for it; until it is confirmed the caches are simply off.
