@@ -2,12 +2,13 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request, type IncomingMessage } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
-import { availableParallelism, cpus, loadavg, release, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { connectThrough } from '../test/support/egress-upstreams';
 import type { ProxyProcessConfig } from './egress-process';
+import { loadAverage, machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
 
 /**
@@ -32,12 +33,6 @@ const PACED_BYTES_PER_SECOND = Math.round((RATE_MBIT * 1e6) / 8);
 
 function progress(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-}
-
-function load(): string {
-  return loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
 }
 
 function start<T>(args: string[]): Promise<{ child: ChildProcess; ready: T }> {
@@ -217,12 +212,7 @@ async function measureDownloads(
 }
 
 async function main(): Promise<void> {
-  const facts = [
-    `date: ${new Date().toISOString()}`,
-    `cpus: ${availableParallelism()} × ${cpus()[0]?.model ?? 'unknown'}`,
-    `kernel: ${release()}, node ${process.version}`,
-    `load average at start: ${load()}`,
-  ];
+  const facts = machineFacts();
   const dir = await mkdtemp(join(tmpdir(), 'egress-bench-'));
   const socketPath = join(dir, 'egress.sock');
   const upstreams = await start<{ httpsPort: number; caPem: string }>(['upstreams']);
@@ -324,7 +314,7 @@ async function main(): Promise<void> {
       await measureDownloads(proxy.child, paths, null),
       await measureDownloads(proxy.child, paths, PACED_BYTES_PER_SECOND),
     ];
-    facts.push(`load average at end: ${load()}`);
+    facts.push(`load average at end: ${loadAverage()}`);
     process.stdout.write(
       `\n## Egress proxy\n\n${facts.map((f) => `- ${f}`).join('\n')}\n\n` +
         `HTTPS GET of a small body, ${REQUESTS} each, direct and proxied alternating:\n\n${table(rows)}\n` +
