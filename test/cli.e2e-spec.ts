@@ -1,6 +1,10 @@
+import type Redis from 'ioredis';
+import type { Socket } from 'node:net';
+import { Invalidations } from '../src/common/cache/invalidations';
 import { CliResult, runCli } from './support/cli-process';
 import { apiClient } from './support/api-client';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
+import { settledWithin, waitFor } from './support/wait';
 
 describe('admin CLI (child processes on a real database)', () => {
   let env: TestEnvironment;
@@ -97,7 +101,8 @@ describe('admin CLI (child processes on a real database)', () => {
     const keyId = /API key "ci" \(id ([A-Za-z0-9]{22})\)/.exec(created.stderr)?.[1];
     expect(keyId).toBeDefined();
 
-    app = await startTestApp(env, ['api']);
+    // Cached for as long as a CLI process may take to start under load (see the revocation below).
+    app = await startTestApp(env, ['api'], { 'redis.cacheTtlMs': 60_000 });
     const api = apiClient(app.baseUrl, key);
     expect((await api.get('/agent/models')).status).toBe(200);
 
@@ -110,8 +115,34 @@ describe('admin CLI (child processes on a real database)', () => {
     expect(listed.stdout).not.toContain(key);
     expect(lastLine(listed.stdout)).toMatch(/\sno$/);
 
-    const revoked = await cli('api-keys', 'revoke', '--id', keyId!);
-    expect(revoked.code).toBe(0);
+    // The revocation returns only once the running server dropped the key from its cache: with
+    // the server's subscription paused, the CLI waits; the server still serves the cached key.
+    expect((await api.get('/agent/models')).status).toBe(200);
+    const subscriber = (app.ambient.app.get(Invalidations) as unknown as { subscriber: Redis })
+      .subscriber;
+    const stream = subscriber.stream as Socket;
+    stream.pause();
+    // Nothing but the server's acknowledgement ends this CLI's wait (its own bound: 60 s).
+    const revoking = runCli(
+      ['api-keys', 'revoke', '--id', keyId!],
+      env.childEnv({ AMBIENT_CACHE_ACK_TIMEOUT_MS: '60000' }),
+    );
+    try {
+      await waitFor(
+        () => Promise.resolve(stream.readableLength),
+        (buffered) => buffered > 0,
+        { what: "the CLI's invalidation to reach the server", timeoutMs: 120_000 },
+      );
+      expect((await api.get('/agent/models')).status).toBe(200);
+      // A CLI that did not wait would have ended well within this.
+      await expect(settledWithin(revoking, 'the revoking CLI', 3_000)).rejects.toThrow(
+        'timed out waiting for the revoking CLI',
+      );
+    } finally {
+      stream.resume();
+    }
+    const revoked = await revoking;
+    expect(revoked).toMatchObject({ code: 0, stderr: '' });
     expect((await api.get('/agent/models')).status).toBe(401);
     expect(lastLine((await cli('api-keys', 'list', '--team', 'ops')).stdout)).toMatch(/\d{2}Z$/);
     expect((await cli('api-keys', 'revoke', '--id', keyId!)).code).toBe(0);

@@ -1,7 +1,13 @@
 import Redis from 'ioredis';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Invalidation, InvalidationBus } from '../common/cache/broadcast-cache';
-import { encodeInvalidations, invalidationChannel } from '../common/cache/invalidations';
+import { BroadcastAcks } from '../common/cache/broadcast-acks';
+import {
+  acknowledgementChannel,
+  missingAcknowledgements,
+  publishInvalidations,
+} from '../common/cache/invalidations';
+import { randomHex } from '../common/ids';
 import type { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from '../database/database-setup';
 import { cannotConnect, parseDatabaseUrl } from '../database/database-url';
@@ -95,7 +101,8 @@ export async function withServices<T>(
 
 /**
  * The CLI caches nothing; what its commands change (a revoked key) is announced to the running
- * replicas once the command's transaction has committed, so their caches drop it at once.
+ * replicas once the command's transaction has committed, and the command ends once they have
+ * dropped it from their caches.
  */
 class CliChanges implements InvalidationBus {
   readonly live = false;
@@ -109,20 +116,36 @@ class CliChanges implements InvalidationBus {
     return Promise.resolve();
   }
 
+  /**
+   * Publishes what changed and waits (at most AMBIENT_CACHE_ACK_TIMEOUT_MS) until every running
+   * replica acknowledged dropping it, as a replica's own change does (see Invalidations).
+   */
   async broadcast(config: AppConfig): Promise<void> {
     if (this.pending.length === 0) return;
-    const redis = new Redis(config.redis.url, {
-      lazyConnect: true,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 5000,
-    });
-    redis.on('error', () => undefined);
+    const connect = () => {
+      const client = new Redis(config.redis.url, {
+        lazyConnect: true,
+        maxRetriesPerRequest: 1,
+        connectTimeout: 5000,
+      });
+      client.on('error', () => undefined);
+      return client;
+    };
+    const [redis, subscriber] = [connect(), connect()];
+    const timeoutMs = config.redis.cacheAckTimeoutMs;
+    const asked =
+      timeoutMs > 0 ? { acks: new BroadcastAcks(), from: `cli-${randomHex(8)}`, timeoutMs } : null;
     try {
-      await redis.connect();
-      await redis.publish(
-        invalidationChannel(config.redis.prefix),
-        encodeInvalidations(this.pending),
-      );
+      await Promise.all([redis.connect(), asked && subscriber.connect()]);
+      if (asked) {
+        subscriber.on('message', (_channel: string, seq: string) =>
+          asked.acks.acknowledge(Number(seq)),
+        );
+        await subscriber.subscribe(acknowledgementChannel(config.redis.prefix, asked.from));
+      }
+      const outcome = await publishInvalidations(redis, config.redis.prefix, this.pending, asked);
+      const missing = missingAcknowledgements(this.pending, outcome, timeoutMs);
+      if (missing) process.stderr.write(`warning: ${missing}\n`);
     } catch (err) {
       process.stderr.write(
         `warning: the change is stored, but running servers were not told at once (Redis: ` +
@@ -131,6 +154,7 @@ class CliChanges implements InvalidationBus {
       );
     } finally {
       redis.disconnect();
+      subscriber.disconnect();
     }
   }
 }

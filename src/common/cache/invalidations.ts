@@ -13,7 +13,7 @@ import { APP_CONFIG } from '../app-config.token';
 import type { AppConfig } from '../../config/app-config';
 import { randomHex } from '../ids';
 import { REDIS, RedisConnections } from '../redis/redis-connections';
-import { BroadcastAcks } from './broadcast-acks';
+import { BroadcastAcks, type AckOutcome } from './broadcast-acks';
 import type { Invalidation, InvalidationBus } from './broadcast-cache';
 
 type Listener = (invalidation: Invalidation | null) => void;
@@ -78,6 +78,58 @@ export function invalidationChannel(prefix: string): string {
 /** Where the replica `replica` hears the acknowledgements of its broadcasts. */
 export function acknowledgementChannel(prefix: string, replica: string): string {
   return `${prefix}:invalidate:ack:${replica}`;
+}
+
+/** Who waits for acknowledgements of a broadcast: its counter, the name they reach, how long. */
+export interface AcknowledgementWait {
+  acks: BroadcastAcks;
+  /** The `replica` of acknowledgementChannel, to which the sender is subscribed. */
+  from: string;
+  timeoutMs: number;
+}
+
+/**
+ * Publishes `invalidations` on the deployment's channel and, when `asked`, waits for every
+ * receiver's acknowledgement (at most `asked.timeoutMs`): null when none was asked for. Rejects
+ * when the PUBLISH fails.
+ */
+export async function publishInvalidations(
+  redis: Redis,
+  prefix: string,
+  invalidations: readonly Invalidation[],
+  asked: AcknowledgementWait | null,
+): Promise<AckOutcome | null> {
+  const seq = asked ? asked.acks.open() : null;
+  const message = encodeInvalidations(
+    invalidations,
+    asked && seq !== null ? { from: asked.from, seq } : undefined,
+  );
+  let receivers: number;
+  try {
+    receivers = await redis.publish(invalidationChannel(prefix), message);
+  } catch (err) {
+    if (asked && seq !== null) asked.acks.abandon(seq);
+    throw err;
+  }
+  return asked && seq !== null ? asked.acks.wait(seq, receivers, asked.timeoutMs) : null;
+}
+
+export function describeInvalidations(invalidations: readonly Invalidation[]): string {
+  return invalidations.map((i) => `${i.topic} ${i.id}`).join(', ');
+}
+
+/** What to warn of when some receivers did not acknowledge in time; null when all did. */
+export function missingAcknowledgements(
+  invalidations: readonly Invalidation[],
+  outcome: AckOutcome | null,
+  timeoutMs: number,
+): string | null {
+  if (!outcome || outcome.acknowledged >= outcome.expected) return null;
+  return (
+    `invalidation of ${describeInvalidations(invalidations)}: ` +
+    `${outcome.expected - outcome.acknowledged} of ${outcome.expected} replicas did not ` +
+    `acknowledge it within ${timeoutMs} ms; they may serve it from cache until they read it`
+  );
 }
 
 /**
@@ -215,31 +267,25 @@ export class Invalidations
     for (const invalidation of invalidations) this.notify(invalidation);
     const timeoutMs = this.config.redis.cacheAckTimeoutMs;
     // Acknowledgements come back on this process's subscription: without it, none would be heard.
-    const seq = this.subscribed && timeoutMs > 0 ? this.acks.open() : null;
-    const message = encodeInvalidations(
-      invalidations,
-      seq === null ? undefined : { from: this.replica, seq },
-    );
-    const what = () => invalidations.map((i) => `${i.topic} ${i.id}`).join(', ');
-    let receivers: number;
+    const asked =
+      this.subscribed && timeoutMs > 0 ? { acks: this.acks, from: this.replica, timeoutMs } : null;
+    let outcome: AckOutcome | null;
     try {
-      receivers = await this.redis.publish(this.channel, message);
+      outcome = await publishInvalidations(
+        this.redis,
+        this.connections.prefix,
+        invalidations,
+        asked,
+      );
     } catch (err) {
-      if (seq !== null) this.acks.abandon(seq);
       this.logger.error(
-        `invalidation of ${what()} not broadcast (${(err as Error).message}): other replicas ` +
-          `may serve it from cache for up to the TTL`,
+        `invalidation of ${describeInvalidations(invalidations)} not broadcast ` +
+          `(${(err as Error).message}): other replicas may serve it from cache for up to the TTL`,
       );
       return;
     }
-    if (seq === null) return;
-    const { acknowledged, expected } = await this.acks.wait(seq, receivers, timeoutMs);
-    if (acknowledged < expected) {
-      this.logger.warn(
-        `invalidation of ${what()}: ${expected - acknowledged} of ${expected} replicas did not ` +
-          `acknowledge it within ${timeoutMs} ms; they may serve it from cache until they read it`,
-      );
-    }
+    const missing = missingAcknowledgements(invalidations, outcome, timeoutMs);
+    if (missing) this.logger.warn(missing);
   }
 
   /** (Re)subscribes; the caches start again, empty, once the subscription is confirmed. */
