@@ -1,5 +1,7 @@
-import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { ApiKeysService } from './api-keys.service';
+import { Inject, Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
+import type { InvalidationBus } from '../../common/cache/broadcast-cache';
+import { Invalidations } from '../../common/cache/invalidations';
+import { API_KEY_TOPIC, ApiKeysService, USER_TOPIC } from './api-keys.service';
 import { SESSION_KEY_PREFIX, UserSessionsService } from './sessions/user-sessions.service';
 
 /** Well inside the 10 s a revoked key may keep what it opened (docs/DESIGN.md "9. Invariants"). */
@@ -12,8 +14,10 @@ type OnRevoked = () => void;
  * re-checked by the worker gateway) ends soon after the key stops authenticating: revoked,
  * deleted with its identity, its user deleted or moved. A console session (`session:…` key ids)
  * is watched the same way: signed out, expired, or its person removed. One
- * timer per replica checks every watched key in one batched query, never per event; a failed
- * check (database unreachable) closes nothing and the next tick tries again.
+ * timer per replica checks every watched key in one batched query; a failed check (database
+ * unreachable) closes nothing and the next tick tries again. A change to a watched key or to any
+ * user, announced by any replica or the CLI (`Invalidations`, after its commit), is checked at
+ * once: the timer only covers what no one announced (an expiry, a row changed by hand).
  */
 @Injectable()
 export class KeyRevocationWatch implements OnModuleDestroy {
@@ -21,11 +25,23 @@ export class KeyRevocationWatch implements OnModuleDestroy {
   private readonly watchers = new Map<string, Set<OnRevoked>>();
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<void> | null = null;
+  /** A change arrived while a check was under way, which may have read before its commit. */
+  private checkAgain = false;
 
   constructor(
     private readonly apiKeys: ApiKeysService,
     private readonly sessions: UserSessionsService,
-  ) {}
+    @Optional() @Inject(Invalidations) invalidations?: InvalidationBus,
+  ) {
+    invalidations?.listen((change) => {
+      if (this.watchers.size === 0) return;
+      const concerned =
+        change === null ||
+        change.topic === USER_TOPIC ||
+        (change.topic === API_KEY_TOPIC && this.watchers.has(change.id));
+      if (concerned) this.recheck();
+    });
+  }
 
   /** Calls `onRevoked` once the key no longer authenticates; the returned function stops it. */
   watch(keyId: string, onRevoked: OnRevoked): () => void {
@@ -54,8 +70,18 @@ export class KeyRevocationWatch implements OnModuleDestroy {
       .catch((err: Error) => this.logger.warn(`key re-check failed: ${err.message}`))
       .finally(() => {
         this.checking = null;
+        if (this.checkAgain) {
+          this.checkAgain = false;
+          void this.checkNow();
+        }
       });
     return this.checking;
+  }
+
+  /** Checks as soon as the change can be seen: now, or right after the check under way. */
+  private recheck(): void {
+    if (this.checking) this.checkAgain = true;
+    else void this.checkNow();
   }
 
   async onModuleDestroy(): Promise<void> {

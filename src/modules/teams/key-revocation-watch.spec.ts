@@ -1,4 +1,5 @@
-import type { ApiKeysService } from './api-keys.service';
+import type { Invalidation, InvalidationBus } from '../../common/cache/broadcast-cache';
+import { API_KEY_TOPIC, USER_TOPIC, type ApiKeysService } from './api-keys.service';
 import type { UserSessionsService } from './sessions/user-sessions.service';
 import { KeyRevocationWatch } from './key-revocation-watch.service';
 
@@ -56,5 +57,50 @@ describe('KeyRevocationWatch', () => {
     expect(queries.at(-1)).toEqual(['b']);
     expect(ended).toEqual(['b']);
     expect(watch.watchedKeys).toBe(0);
+  });
+
+  describe('with announced changes', () => {
+    let announce: (change: Invalidation | null) => void;
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+    beforeEach(() => {
+      watch = new KeyRevocationWatch(
+        apiKeys,
+        { stillLive: () => Promise.resolve(new Set<string>()) } as unknown as UserSessionsService,
+        {
+          listen: (listener: (change: Invalidation | null) => void) => void (announce = listener),
+        } as unknown as InvalidationBus,
+      );
+    });
+
+    it('checks at once when a watched key or any user changed, not for other keys', async () => {
+      const ended: string[] = [];
+      watch.watch('a', () => ended.push('a'));
+      valid.delete('a');
+      announce({ topic: API_KEY_TOPIC, id: 'unwatched' });
+      await settle();
+      expect(queries).toEqual([]);
+      announce({ topic: API_KEY_TOPIC, id: 'a' });
+      await settle();
+      expect(ended).toEqual(['a']);
+      watch.watch('b', () => ended.push('b'));
+      valid.delete('b');
+      announce({ topic: USER_TOPIC, id: 'someone' });
+      await settle();
+      expect(ended).toEqual(['a', 'b']);
+      expect(queries).toEqual([['a'], ['b']]);
+    });
+
+    it('checks again after a check under way, which may have read before the change', async () => {
+      const ended: string[] = [];
+      watch.watch('a', () => ended.push('a'));
+      const first = watch.checkNow(); // reads 'a' as valid
+      announce({ topic: API_KEY_TOPIC, id: 'a' });
+      valid.delete('a');
+      await first;
+      await settle();
+      expect(ended).toEqual(['a']);
+      expect(queries).toEqual([['a'], ['a']]);
+    });
   });
 });

@@ -27,8 +27,9 @@ import {
 
 /**
  * The team's API keys of people, managed over HTTP (admins only). A revoked key is refused on the
- * next request on every replica (each request reads the key); the run streams it opened end
- * within KEY_RECHECK_INTERVAL_MS.
+ * next request on every replica (its cached entry is dropped everywhere before the revocation is
+ * answered); the run streams it opened end as soon as their replica hears of it
+ * (KeyRevocationWatch), within KEY_RECHECK_INTERVAL_MS otherwise.
  */
 @ApiTags('api-keys')
 @ApiBearerAuth()
