@@ -16,6 +16,7 @@ import {
   TEST_API_KEY,
   TestApp,
   TestEnvironment,
+  LOADED_TAKEOVER_LEASE_MS,
   TAKEOVER_LEASE_MS,
 } from './support/test-app';
 import { waitFor } from './support/wait';
@@ -326,14 +327,23 @@ describe('fault matrix', () => {
 
   it('worker SIGKILL mid-run: another worker takes the runs over, each ends once', async () => {
     const app = await startApp(['api']);
-    const workerEnv = { AMBIENT_ROLES: 'worker', AMBIENT_WORKER_CONCURRENCY: '10' };
+    // The survivor's own runs pass through renewals while it takes the victim's over: with the
+    // 1.5 s lease a loaded machine let them lapse, and a run could spend its attempts on takeovers
+    // the test did not cause (see LOADED_TAKEOVER_LEASE_MS); a third attempt covers one more.
+    const workerEnv = {
+      AMBIENT_ROLES: 'worker',
+      AMBIENT_WORKER_CONCURRENCY: '10',
+      AMBIENT_RUN_LEASE_MS: String(LOADED_TAKEOVER_LEASE_MS),
+      AMBIENT_RUN_MAX_ATTEMPTS: '3',
+    };
     const [victim] = await Promise.all([spawnChild(workerEnv), spawnChild(workerEnv)]);
     const tag = 'fm-worker-kill';
     const prompts = Array.from({ length: 40 }, (_, i) => `${tag}-${i} [script:fm-slow]`);
     const answers = await Promise.all(prompts.map((p) => createRun(app.baseUrl, p)));
     await waitFor(
       () => runsTagged(tag),
-      (rs) => rs.filter((r) => r.state === 'INPROGRESS').length >= 10,
+      // More than one worker's concurrency: the victim holds some of them.
+      (rs) => rs.filter((r) => r.state === 'INPROGRESS').length >= 11,
       { what: 'runs in flight on both workers' },
     );
     const inFlight = (await runsTagged(tag)).filter((r) => r.state === 'INPROGRESS').length;

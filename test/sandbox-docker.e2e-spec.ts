@@ -184,12 +184,9 @@ afterAll(async () => {
 
 describe('docker sandbox', () => {
   it('runs commands as a non-root user in /workspace, sharing files with the host', async () => {
-    const started = Date.now();
     const { sandbox, workspace } = await openSandbox();
     const first = await run(sandbox, 'true', []);
-    const latency = Date.now() - started;
     expect(first).toMatchObject({ code: 0, signal: null });
-    expect(latency).toBeLessThan(10_000);
 
     await writeFile(join(workspace, 'from-host.txt'), 'written by the host\n');
     await sandbox.adopt(join(workspace, 'from-host.txt'));
@@ -330,10 +327,13 @@ describe('docker sandbox', () => {
     });
     bomb.stdout.resume();
     await printed(bomb.stderr, /Resource temporarily unavailable/);
-    const killedAt = Date.now();
     bomb.kill();
-    expect(await bomb.exited).toMatchObject({ code: null, signal: 'SIGKILL' });
-    expect(Date.now() - killedAt).toBeLessThan(5_000);
+    // Killed although every pid is taken (the killer needs no new process); how fast is the
+    // benches' business, so the bound is only there to fail with a clear message.
+    expect(await settledWithin(bomb.exited, 'the bomb to be killed', 60_000)).toMatchObject({
+      code: null,
+      signal: 'SIGKILL',
+    });
     expect(await run(sandbox, 'echo', ['after'])).toMatchObject({ code: 0, stdout: 'after\n' });
     expect(await sandbox.limitHit()).toBe('process limit reached: the sandbox allows 32 processes');
     await waitFor(
@@ -394,7 +394,7 @@ describe('docker sandbox', () => {
       await waitFor(
         () => commandsIn(container),
         (commands) => !commands.includes('sleep'),
-        { timeoutMs: 5000, intervalMs: 20, what: "the sandbox's processes to be killed" },
+        { intervalMs: 20, what: "the sandbox's processes to be killed" },
       );
       await sandbox.close();
       // Drained now, not at the end: this file's sandboxes stay open until it ends, a burst to

@@ -211,7 +211,12 @@ describe.each(['bubblewrap', 'docker'] as const)('runs in %s sandboxes', (backen
     const script = `background-${backend}`;
     model.script(script, [
       command('sleep 300 & echo started'),
-      command('ps -e -o comm= | grep -c "^sleep$" || true'),
+      // Docker's killer takes the group from a FIFO and docker-init reaps it: the sleep may take a
+      // moment to be gone. Live sleeps only (a zombie is dead), looked at for up to 10 s.
+      command(
+        'for i in $(seq 100); do n=$(ps -e -o stat=,comm= | awk \'$1 !~ /^Z/ && $2 == "sleep"\' | wc -l); ' +
+          '[ "$n" = 0 ] && break; sleep 0.1; done; echo "$n"',
+      ),
       { text: 'done' },
     ]);
     const created = await api.post('/agent/runs', { prompt: `[script:${script}]` });

@@ -80,6 +80,9 @@ describe('sandbox orphan sweep (docker)', () => {
       'sandbox.docker.defaultImage': IMAGE,
       'environments.orphanSweepIntervalMs': 200,
       'runs.workerConcurrency': 1,
+      // Only the child worker's runs need the short lease (it is killed); the live run must not
+      // lapse here while three sweeps pass on a loaded machine (it would get a new container).
+      'runs.leaseMs': 10_000,
       // Containers made for a run (found by its label); pooled ones: sandbox-docker-pool.
       'sandbox.docker.poolSize': 0,
     });

@@ -113,14 +113,19 @@ describe('idle_timeout_minutes: the workspace outlives the execution for follow-
     app = await startTestApp(env, ['api', 'worker'], settings);
     api = apiClient(app.baseUrl, app.apiKey);
 
-    await waitFor(
-      () => Promise.resolve(existsSync(workspace)),
-      (exists) => !exists,
-      { what: 'the idle workspace to be deleted' },
-    );
-    const released = (await api.get(`/agent/runs/${runId}/timeline`)).body.events.filter(
-      (e: { event_type: string }) => e.event_type === 'workspace_released',
-    );
+    // The directory is moved aside inside the release's transaction, before its rows commit.
+    const released = await waitFor(
+      async () => ({
+        exists: existsSync(workspace),
+        events: (
+          (await api.get(`/agent/runs/${runId}/timeline`)).body.events as {
+            event_type: string;
+          }[]
+        ).filter((e) => e.event_type === 'workspace_released'),
+      }),
+      ({ exists, events }) => !exists && events.length > 0,
+      { what: 'the idle workspace to be deleted and its release recorded' },
+    ).then(({ events }) => events);
     expect(released).toEqual([
       expect.objectContaining({ execution_id: 2, payload: { retained_until: expect.any(String) } }),
     ]);
