@@ -1,4 +1,5 @@
 import Bull from 'bull';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { ThreadedBulkAdder, type BulkAdder, type BulkJob } from './threaded-bulk-adder';
 
 /** Redis as the e2e specs and .ci/run have it; each case uses a prefix of its own. */
@@ -77,5 +78,52 @@ describe('ThreadedBulkAdder', () => {
     const refused = [{ name: 'execute', data: { runId: 'x', size: 1n }, opts: { jobId: 'x' } }];
     await expect(adder.addBulk(refused as BulkJob<Data>[])).rejects.toThrow(/BigInt/);
     expect(await queue.getJob('x')).toBeNull();
+  });
+
+  it('finishes the adds under way before it closes, however slowly Redis answers them', async () => {
+    // The thread's Redis connections go through a proxy that holds Redis's answers for a while once
+    // a transaction (the add's MULTI … EXEC) was sent: the close, asked for meanwhile, must not
+    // end the connection under it (Bull's own close quits and, 500 ms later, disconnects).
+    const HOLD_MS = 800;
+    const redis = new URL(REDIS_URL);
+    const sockets: Socket[] = [];
+    const proxy = createServer((client) => {
+      const upstream = connect(Number(redis.port || 6379), redis.hostname);
+      sockets.push(client, upstream);
+      let holdUntil = 0;
+      let queued = Promise.resolve();
+      client.on('data', (chunk: Buffer) => {
+        if (/exec/i.test(chunk.toString('latin1'))) holdUntil = Date.now() + HOLD_MS;
+        upstream.write(chunk);
+      });
+      upstream.on('data', (chunk: Buffer) => {
+        const wait = holdUntil - Date.now();
+        queued = queued.then(async () => {
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+          client.write(chunk);
+        });
+      });
+      const end = () => (client.destroy(), upstream.destroy());
+      client.on('error', end).on('close', end);
+      upstream.on('error', end).on('close', end);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const port = (proxy.address() as AddressInfo).port;
+    await adder.close();
+    adder = new ThreadedBulkAdder<Data>(
+      'runs',
+      { ...options, url: `redis://127.0.0.1:${port}` },
+      { addBulk: () => Promise.reject(new Error('no fallback here')) },
+    );
+    try {
+      expect(await adder.start()).toBe(true);
+      const added = adder.addBulk(jobsFor('slow-1', 'slow-2'));
+      await Promise.all([added, adder.close()]);
+      const jobs = await Promise.all(['slow-1', 'slow-2'].map((id) => queue.getJob(id)));
+      expect(jobs.map((job) => job?.data.runId)).toEqual(['slow-1', 'slow-2']);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 });

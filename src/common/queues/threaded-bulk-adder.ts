@@ -32,15 +32,23 @@ const Bull = require(workerData.bull);
 const { name, options } = workerData;
 const queue = options.url ? new Bull(name, options.url, options) : new Bull(name, options);
 queue.on('error', () => undefined);
+// Adds under way: a close waits for them (closing the queue would fail those still waiting for
+// its connection with "Connection is closed").
+const adding = new Set();
 parentPort.on('message', (message) => {
   if (message === 'close') {
-    queue.close().catch(() => undefined).finally(() => process.exit(0));
+    Promise.allSettled([...adding])
+      .then(() => queue.close())
+      .catch(() => undefined)
+      .finally(() => process.exit(0));
     return;
   }
-  queue.addBulk(message.jobs).then(
+  const added = queue.addBulk(message.jobs).then(
     () => parentPort.postMessage({ id: message.id }),
     (error) => parentPort.postMessage({ id: message.id, error: String((error && error.message) || error) }),
   );
+  adding.add(added);
+  added.finally(() => adding.delete(added));
 });
 parentPort.postMessage('ready');
 `;
