@@ -73,6 +73,13 @@ describe('agent identities executing runs, plan limit and CLI', () => {
     const unknown = await api.post('/agent/runs', { prompt: 'x', agent_identity_uid: 'nobody' });
     expect(unknown.status).toBe(400);
     expect(unknown.body.detail).toContain('agent_identity_uid: unknown agent identity "nobody"');
+    // Characters no uid has (outside the ASCII column's set): the same answer, not a 500.
+    const outside = '\u{1F600}é'.repeat(11);
+    const unreadable = await api.post('/agent/runs', { prompt: 'x', agent_identity_uid: outside });
+    expect(unreadable.status).toBe(400);
+    expect(unreadable.body.detail).toContain(
+      `agent_identity_uid: unknown agent identity "${outside}"`,
+    );
 
     // A run started with the agent's own key runs as the agent too.
     const key = (await api.post(`/agent/identities/${agent.uid}/api-keys`, {})).body.key;

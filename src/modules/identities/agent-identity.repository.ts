@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager, In, IsNull } from 'typeorm';
+import { UID_PATTERN } from '../../common/ids';
 import { jsonColumn } from '../../database/json-column';
 import { AgentIdentity } from './agent-identity.entity';
 import { SqlRepository } from '../../database/sql-repository';
@@ -13,13 +14,16 @@ import { SqlRepository } from '../../database/sql-repository';
 export class AgentIdentityRepository extends SqlRepository {
   /** The team's identities with these uids, deleted ones too. */
   findByUids(teamId: string, uids: string[], manager?: EntityManager): Promise<AgentIdentity[]> {
+    const wanted = uids.filter((uid) => UID_PATTERN.test(uid));
+    if (wanted.length === 0) return Promise.resolve([]);
     return this.db(manager)
       .getRepository(AgentIdentity)
-      .findBy({ teamId, uid: In(uids) });
+      .findBy({ teamId, uid: In(wanted) });
   }
 
   /** Whether the team has a live (not deleted) identity with this uid. */
   existsLive(teamId: string, uid: string, manager?: EntityManager): Promise<boolean> {
+    if (!UID_PATTERN.test(uid)) return Promise.resolve(false);
     return this.db(manager)
       .getRepository(AgentIdentity)
       .exists({ where: { uid, teamId, deletedAt: IsNull() } });
@@ -59,6 +63,9 @@ export class AgentIdentityRepository extends SqlRepository {
 
   /** A live (not deleted) identity of the team, or null. */
   findLive(teamId: string, uid: string): Promise<AgentIdentity | null> {
+    // A uid from a request that no identity can have: MySQL would refuse to compare its
+    // characters with the ASCII column ("Illegal mix of collations") rather than find nothing.
+    if (!UID_PATTERN.test(uid)) return Promise.resolve(null);
     return this.db().getRepository(AgentIdentity).findOneBy({ uid, teamId, deletedAt: IsNull() });
   }
 
@@ -74,6 +81,7 @@ export class AgentIdentityRepository extends SqlRepository {
 
   /** The team's live identity, locked until `manager`'s transaction ends; null when there is none. */
   lockLive(manager: EntityManager, teamId: string, uid: string): Promise<AgentIdentity | null> {
+    if (!UID_PATTERN.test(uid)) return Promise.resolve(null);
     return manager
       .getRepository(AgentIdentity)
       .createQueryBuilder('a')
