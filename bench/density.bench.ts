@@ -22,7 +22,7 @@ import { BurstOrder, BurstReport, listLimit, ListsOrder } from './burst-client';
 import { cpuTotal, CpuSplit, describeCpuSplit, UserSystemMs, watchCpuSplit } from './cpu-split';
 import { loadAverage, machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
-import { watchNeighbourCpu, watchProcessesCpu } from './thread-cpu';
+import { type StoresCpu, watchNeighbourCpu, watchStoresCpu } from './thread-cpu';
 
 /**
  * `npm run bench:density`: N runs (DENSITY_RUNS, default 100) created at once, each one model turn
@@ -213,26 +213,10 @@ async function burst(
 }
 
 /**
- * The service's CPU time (ms) per GET /agent/runs sample, measured after the burst (LIST_CALIBRATION
- * lists of the same page, one after another): what the bench's sampling added to the service.
+ * What one GET /agent/runs sample costs, measured after the burst (LIST_CALIBRATION lists of the
+ * same page, one after another): the service's CPU (this process) and MariaDB's and Redis's, what
+ * the bench's sampling added to them.
  */
-/** CPU time (ms) of MariaDB and of Redis. */
-interface StoresCpu {
-  databaseMs: number;
-  redisMs: number;
-}
-
-/** Watches MariaDB's and Redis's CPU from now on; null off Linux. */
-function watchStoresCpu(): () => StoresCpu | null {
-  const database = watchProcessesCpu((comm) => comm === 'mariadbd' || comm === 'mysqld');
-  const redis = watchProcessesCpu((comm) => comm === 'redis-server');
-  return () => {
-    const [databaseMs, redisMs] = [database(), redis()];
-    return databaseMs === null || redisMs === null ? null : { databaseMs, redisMs };
-  };
-}
-
-/** What one list sample costs: the service's CPU (this process) and MariaDB's and Redis's. */
 async function listCostMs(
   client: Client,
   app: TestApp,

@@ -15,7 +15,7 @@ import { deliveryRecipe, seedWebhooks } from './ingress-seed';
 import { LoadSpec, runLoad, VariantsRecipe } from './load-generator';
 import { machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
-import { watchNeighbourCpu, watchProcessesCpu } from './thread-cpu';
+import { watchNeighbourCpu, watchStoresCpu } from './thread-cpu';
 import { watchGcPauses } from './gc-pauses';
 
 /**
@@ -45,10 +45,9 @@ const median = (xs: number[]) => percentile(xs, 50);
 
 async function throughput(spec: Omit<LoadSpec, 'durationMs'>, recipe: () => VariantsRecipe) {
   await runLoad({ ...spec, durationMs: WARMUP_MS, variantsFrom: recipe() });
-  const database = watchProcessesCpu((comm) => comm === 'mariadbd' || comm === 'mysqld');
-  const redis = watchProcessesCpu((comm) => comm === 'redis-server');
+  const stores = watchStoresCpu();
   const result = await runLoad({ ...spec, durationMs: MEASURE_MS, variantsFrom: recipe() });
-  const [databaseMs, redisMs] = [database(), redis()];
+  const storesMs = stores();
   const requests = result.completed + result.errors;
   const perRequest = (ms: number | null) =>
     ms === null || requests === 0 ? NaN : (ms * 1000) / requests;
@@ -64,8 +63,8 @@ async function throughput(spec: Omit<LoadSpec, 'durationMs'>, recipe: () => Vari
           : processCpuMs - callerCpuMs - generatorCpuMs,
       ),
       generator: perRequest(generatorCpuMs),
-      database: perRequest(databaseMs),
-      redis: perRequest(redisMs),
+      database: perRequest(storesMs?.databaseMs ?? null),
+      redis: perRequest(storesMs?.redisMs ?? null),
     },
     rps: result.requestsPerSecond,
     errors: result.errors,

@@ -152,3 +152,19 @@ export function watchProcessesCpu(named: (comm: string) => boolean): () => numbe
     return () => null;
   }
 }
+
+/** CPU time (ms) of MariaDB (or MySQL) and of Redis. */
+export interface StoresCpu {
+  databaseMs: number;
+  redisMs: number;
+}
+
+/** Watches MariaDB's and Redis's CPU from now on (see watchProcessesCpu); null off Linux. */
+export function watchStoresCpu(): () => StoresCpu | null {
+  const database = watchProcessesCpu((comm) => comm === 'mariadbd' || comm === 'mysqld');
+  const redis = watchProcessesCpu((comm) => comm === 'redis-server');
+  return () => {
+    const [databaseMs, redisMs] = [database(), redis()];
+    return databaseMs === null || redisMs === null ? null : { databaseMs, redisMs };
+  };
+}

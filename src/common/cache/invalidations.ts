@@ -99,22 +99,26 @@ export async function publishInvalidations(
   invalidations: readonly Invalidation[],
   asked: AcknowledgementWait | null,
 ): Promise<AckOutcome | null> {
-  const seq = asked ? asked.acks.open() : null;
-  const message = encodeInvalidations(
-    invalidations,
-    asked && seq !== null ? { from: asked.from, seq } : undefined,
-  );
+  const channel = invalidationChannel(prefix);
+  if (!asked) {
+    await redis.publish(channel, encodeInvalidations(invalidations));
+    return null;
+  }
+  const seq = asked.acks.open();
   let receivers: number;
   try {
-    receivers = await redis.publish(invalidationChannel(prefix), message);
+    receivers = await redis.publish(
+      channel,
+      encodeInvalidations(invalidations, { from: asked.from, seq }),
+    );
   } catch (err) {
-    if (asked && seq !== null) asked.acks.abandon(seq);
+    asked.acks.abandon(seq);
     throw err;
   }
-  return asked && seq !== null ? asked.acks.wait(seq, receivers, asked.timeoutMs) : null;
+  return asked.acks.wait(seq, receivers, asked.timeoutMs);
 }
 
-export function describeInvalidations(invalidations: readonly Invalidation[]): string {
+function describeInvalidations(invalidations: readonly Invalidation[]): string {
   return invalidations.map((i) => `${i.topic} ${i.id}`).join(', ');
 }
 
