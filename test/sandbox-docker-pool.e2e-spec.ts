@@ -1,6 +1,7 @@
 /**
  * The docker backend's warm pool against the real daemon: a pooled container serves one
- * execution and is gone with it, the pool refills (and grows) after a burst, it is drained at
+ * execution at a time and goes back to the pool emptied only when nothing of its run can be left
+ * in it (else it is removed), the pool refills (and grows) after a burst, it is drained at
  * shutdown, and the orphan sweep removes the pooled containers of a worker killed by SIGKILL.
  */
 import Dockerode from 'dockerode';
@@ -8,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -41,15 +42,23 @@ const opened: Sandbox[] = [];
 interface PoolUnderTest {
   backend: DockerSandboxBackend;
   handouts: SandboxHandout[];
+  /** What became of closed sandboxes' containers (see ContainerReturns), in order. */
+  returns: string[];
   deployment: string;
   metrics: AmbientMetrics;
 }
 
-function poolBackend(poolSize: number, poolMax: number, drainWaitMs?: number): PoolUnderTest {
+function poolBackend(
+  poolSize: number,
+  poolMax: number,
+  drainWaitMs?: number,
+  poolReuse = true,
+): PoolUnderTest {
   const handouts: SandboxHandout[] = [];
+  const returns: string[] = [];
   const metrics = new AmbientMetrics();
   const deployment = `pool-test-${process.pid}-${backends.length}`;
-  const settings = dockerSandboxSettings({ poolSize, poolMax });
+  const settings = dockerSandboxSettings({ poolSize, poolMax, poolReuse });
   const backend = new DockerSandboxBackend(settings, docker, deployment, {
     workspaceRoot: root,
     drainWaitMs,
@@ -58,10 +67,39 @@ function poolBackend(poolSize: number, poolMax: number, drainWaitMs?: number): P
         handouts.push(result);
         metrics.sandboxHandout(result, seconds);
       },
+      returned: (outcome) => {
+        returns.push(outcome);
+        metrics.sandboxReturn(outcome);
+      },
     },
   });
   backends.push(backend);
-  return { backend, handouts, deployment, metrics };
+  return { backend, handouts, returns, deployment, metrics };
+}
+
+/** Resolves once `count` closed sandboxes' containers were reused or removed; their outcomes. */
+function returned(under: PoolUnderTest, count: number): Promise<string[]> {
+  return waitFor(
+    () => Promise.resolve(under.returns.slice(0, count)),
+    (outcomes) => outcomes.length === count,
+    { ...CONTAINER_TIMEOUT, what: `${count} containers to be reused or removed` },
+  );
+}
+
+/** Resolves once the container is gone (the daemon answers 404 for it). */
+async function removed(id: string, what: string): Promise<void> {
+  await waitFor(
+    () =>
+      docker
+        .getContainer(id)
+        .inspect()
+        .then(
+          () => 200,
+          (error: { statusCode?: number }) => error.statusCode,
+        ),
+    (status) => status === 404,
+    { ...CONTAINER_TIMEOUT, what },
+  );
 }
 
 /** Resolves once the pool of `of` (the default image) holds `ready` containers. */
@@ -160,19 +198,8 @@ describe('docker warm pool', () => {
     // The workspace the run wrote is the run's own directory on the host.
     expect((await sh(first.sandbox, 'cat /workspace/left.txt')).out).toBe('one\n');
     await first.sandbox.close();
-    // Removed in the background once no sandbox opened or closed for a while.
-    await waitFor(
-      () =>
-        docker
-          .getContainer(inspected.Id)
-          .inspect()
-          .then(
-            () => 200,
-            (error: { statusCode?: number }) => error.statusCode,
-          ),
-      (status) => status === 404,
-      { ...CONTAINER_TIMEOUT, what: "the first run's container to be removed" },
-    );
+    // It wrote under HOME, in its root layer: removed in the background, never reused.
+    await removed(inspected.Id, "the first run's container to be removed");
 
     await filled(backend, 1);
     const second = await open(backend);
@@ -326,6 +353,96 @@ describe('docker warm pool', () => {
         .catch(() => undefined);
     }
   }, 180_000);
+
+  describe("a closed sandbox's container", () => {
+    /** What a run leaves outside its workspace and root layer, and a process that would outlive it. */
+    const LEAVE_BEHIND = [
+      'echo secret > /tmp/left.txt',
+      'mkdir -p /tmp/locked/inner && echo secret > /tmp/locked/inner/f && chmod 000 /tmp/locked/inner /tmp/locked',
+      'ln -s /workspace/left.txt /tmp/link',
+      'echo secret > /dev/shm/left',
+      'ipcmk -M 4096 >/dev/null',
+      'setsid sleep 600 </dev/null >/dev/null 2>&1 &',
+      'echo secret > /workspace/left.txt',
+      'echo ok',
+    ].join('\n');
+    const LOOK = [
+      'ls -A /workspace /tmp /dev/shm /dev/mqueue',
+      'ipcs -m | grep -c 0x || true',
+      'for p in /proc/[0-9]*; do cat $p/cmdline 2>/dev/null | tr "\\0" " "; echo; done | grep -c "sleep [6]00" || true',
+    ].join('; ');
+
+    it('goes back to the pool emptied, and the next run there finds nothing of the first', async () => {
+      // Room for two: the one made in its place while the first run ran, and the one given back.
+      const under = poolBackend(1, 2);
+      const { backend, handouts, metrics } = under;
+      backend.warm();
+      await filled(backend, 1);
+
+      const first = await open(backend, { pids: 64 });
+      expect((await sh(first.sandbox, LEAVE_BEHIND)).out).toBe('ok\n');
+      const { Id } = await docker.getContainer(`ambient-${first.runId}-1`).inspect();
+      await first.sandbox.close();
+      // The close left the run's workspace at its own path, with what the run wrote.
+      expect((await readFile(join(first.workspace, 'left.txt'), 'utf8')).trim()).toBe('secret');
+      expect(await returned(under, 1)).toEqual(['reused']);
+      await filled(backend, 2);
+
+      const second = await open(backend);
+      // The same container, under the second execution's name, with the second's limits.
+      const inspected = await docker.getContainer(`ambient-${second.runId}-1`).inspect();
+      expect(inspected.Id).toBe(Id);
+      expect(inspected.HostConfig.PidsLimit).toBe(128 + 3);
+      const seen = await sh(second.sandbox, LOOK);
+      // Four empty listings, no shared memory segment, no process of the first run.
+      expect(seen.out).not.toContain('left');
+      expect(seen.out).not.toContain('locked');
+      expect(seen.out.trim().split('\n').slice(-2)).toEqual(['0', '0']);
+      expect(handouts).toEqual(['hit', 'hit']);
+      // What the second run writes is its own workspace's, not the first's.
+      await sh(second.sandbox, 'echo two > /workspace/mine.txt');
+      expect((await readFile(join(second.workspace, 'mine.txt'), 'utf8')).trim()).toBe('two');
+      expect(await readdir(first.workspace)).toEqual(['left.txt']);
+      expect(await metrics.scrape()).toContain(
+        'ambient_sandbox_pool_returns_total{outcome="reused"} 1',
+      );
+    }, 180_000);
+
+    it('is removed when its run changed the root layer or hit a limit', async () => {
+      const under = poolBackend(1, 1);
+      const { backend } = under;
+      backend.warm();
+      await filled(backend, 1);
+
+      const home = await open(backend);
+      expect((await sh(home.sandbox, 'echo x > "$HOME/.state" && echo ok')).out).toBe('ok\n');
+      const homeId = (await docker.getContainer(`ambient-${home.runId}-1`).inspect()).Id;
+      await home.sandbox.close();
+      expect(await returned(under, 1)).toEqual(['root_changed']);
+      await removed(homeId, 'the container whose run wrote under HOME to be removed');
+
+      await filled(backend, 1);
+      const forks = await open(backend, { pids: 16 });
+      await sh(forks.sandbox, 'for i in $(seq 40); do sleep 30 & done 2>/dev/null; true');
+      const forksId = (await docker.getContainer(`ambient-${forks.runId}-1`).inspect()).Id;
+      await forks.sandbox.close();
+      expect(await returned(under, 2)).toEqual(['root_changed', 'limit_hit']);
+      await removed(forksId, 'the container whose run hit its process limit to be removed');
+    }, 180_000);
+
+    it('is removed with AMBIENT_DOCKER_POOL_REUSE off', async () => {
+      const under = poolBackend(1, 1, undefined, false);
+      const { backend } = under;
+      backend.warm();
+      await filled(backend, 1);
+      const run = await open(backend);
+      expect((await sh(run.sandbox, 'echo ok')).out).toBe('ok\n');
+      const { Id } = await docker.getContainer(`ambient-${run.runId}-1`).inspect();
+      await run.sandbox.close();
+      await removed(Id, 'the container to be removed');
+      expect(under.returns).toEqual([]);
+    }, 180_000);
+  });
 
   describe("a dead worker's pool", () => {
     let model: FakeModelServer;

@@ -37,6 +37,11 @@ export interface SandboxSettings {
      * the backend still uses `docker exec` where the launcher cannot work).
      */
     launcher?: boolean;
+    /**
+     * Warm pool: a closed sandbox's container goes back to the pool once emptied and checked
+     * (see container-returns.ts) instead of being removed (unset: on).
+     */
+    poolReuse?: boolean;
   };
 }
 
@@ -76,6 +81,7 @@ export const SANDBOX_SETTINGS: Setting[] = [
   { path: 'sandbox.docker.poolSize', env: 'AMBIENT_DOCKER_POOL_SIZE', kind: 'int', min: 0 },
   { path: 'sandbox.docker.poolMax', env: 'AMBIENT_DOCKER_POOL_MAX', kind: 'int', min: 0 },
   { path: 'sandbox.docker.launcher', env: 'AMBIENT_DOCKER_LAUNCHER', kind: 'bool' },
+  { path: 'sandbox.docker.poolReuse', env: 'AMBIENT_DOCKER_POOL_REUSE', kind: 'bool' },
 ];
 
 export function checkSandboxSettings(sandbox: SandboxSettings): void {

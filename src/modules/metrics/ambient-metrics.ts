@@ -93,6 +93,12 @@ export class AmbientMetrics {
     buckets: HANDOUT_SECONDS,
     registers: [this.registry],
   });
+  private readonly sandboxReturns = new Counter({
+    name: 'ambient_sandbox_pool_returns_total',
+    help: "Closed sandboxes' pooled containers, by what became of them (reused: back in the pool; any other outcome: removed, and why)",
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   private readonly egressRequests = new Counter({
     name: 'ambient_egress_requests_total',
     help: "Requests and tunnels sandboxes made through their execution's egress proxy, by its decision (allowed, denied)",
@@ -231,6 +237,10 @@ export class AmbientMetrics {
 
   scheduleFiring(outcome: 'fired' | 'skipped', count = 1): void {
     if (count > 0) this.scheduleFirings.inc({ outcome }, count);
+  }
+
+  sandboxReturn(outcome: string): void {
+    this.sandboxReturns.inc({ outcome });
   }
 
   sandboxHandout(result: 'hit' | 'miss' | 'bypass', seconds: number): void {

@@ -28,7 +28,10 @@ export class SandboxService extends Sandboxes implements OnModuleInit, OnApplica
       deploymentName(config),
       (line) => this.logger.warn(line),
       backends.list(),
-      { handout: (result, seconds) => metrics.sandboxHandout(result, seconds) },
+      {
+        handout: (result, seconds) => metrics.sandboxHandout(result, seconds),
+        returned: (outcome) => metrics.sandboxReturn(outcome),
+      },
       egressServerOptions(config.egress),
     );
   }

@@ -154,6 +154,8 @@ export type SandboxHandout = 'hit' | 'miss' | 'bypass';
 export interface SandboxPoolMetrics {
   /** A sandbox's container is ready for commands, `seconds` after it was asked for. */
   handout(result: SandboxHandout, seconds: number): void;
+  /** What became of a closed sandbox's pooled container (see container-returns.ts). */
+  returned?(outcome: string): void;
 }
 
 /** Whether a backend works on this host, and what start-up says about it. */

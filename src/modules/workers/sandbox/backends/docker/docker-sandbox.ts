@@ -14,6 +14,7 @@ import type {
 import { BurstGate } from './burst-gate';
 import { ColdContainers } from './cold-containers';
 import { killContainerInit } from './container-init';
+import { ContainerReturns, type ReturnOutcome } from './container-returns';
 import { killAllLine, killerDirOf, tellKiller } from './container-killer';
 import { forgetSlots } from './container-launcher';
 import { sweepContainers } from './container-sweep';
@@ -22,7 +23,7 @@ import { DockerSandbox, type StartedContainer } from './docker-sandbox-instance'
 import { DockerWarmPool } from './docker-warm-pool';
 import { currentPoolOwner } from './pool-owner';
 import { RemovalQueue } from './removal-queue';
-import { privateDirOf, removeDirs } from './sandbox-dirs';
+import { privateDirOf, removeDirs, removePoolSlot } from './sandbox-dirs';
 import { WarmContainers, type HandedOut, type WarmContainer } from './warm-containers';
 import { WarmPoolSizing } from './warm-pool-sizing';
 
@@ -58,6 +59,10 @@ export class DockerSandboxBackend implements SandboxBackend {
   private readonly removals = new RemovalQueue(this.bursts);
   private readonly cold: ColdContainers;
   private readonly warmContainers: WarmContainers;
+  /** Null when closed sandboxes' containers are all removed (no pool, or AMBIENT_DOCKER_POOL_REUSE off). */
+  private readonly returns: ContainerReturns | null = null;
+  /** Containers on their way back to the pool (see ContainerReturns.refit): drain waits for them. */
+  private readonly returning = new Set<Promise<void>>();
 
   constructor(
     private readonly settings: SandboxSettings,
@@ -87,6 +92,7 @@ export class DockerSandboxBackend implements SandboxBackend {
       );
       // Nobody has to wait for a pool container; the next attempt says it again.
       this.pool.on('failed', () => undefined);
+      if (settings.docker.poolReuse !== false) this.returns = new ContainerReturns(this.host);
     }
   }
 
@@ -101,7 +107,7 @@ export class DockerSandboxBackend implements SandboxBackend {
    */
   async drain(): Promise<boolean> {
     return settlesWithin(
-      Promise.all([this.pool?.drain(), this.removals.flush()]),
+      Promise.all([this.pool?.drain(), ...this.returning]).then(() => this.removals.flush()),
       this.options.drainWaitMs ?? DRAIN_WAIT_MS,
     );
   }
@@ -154,7 +160,7 @@ export class DockerSandboxBackend implements SandboxBackend {
       sandbox = new DockerSandbox(
         (closeRequested) =>
           this.warmContainers.start(warm, spec, image, workspace, bridged, closeRequested),
-        (started) => this.release(started, warm.slot.privateDir, spec, closed),
+        (started) => this.releaseWarm(started, warm, image, spec, closed),
         this.settings,
         spec,
         workspace,
@@ -229,6 +235,46 @@ export class DockerSandboxBackend implements SandboxBackend {
     } finally {
       closed();
     }
+  }
+
+  /**
+   * The end of a closed sandbox that was handed a warm container: the container goes back to the
+   * pool when ContainerReturns can vacate it (the rest of its return in the background), else it
+   * is removed as any other.
+   */
+  private async releaseWarm(
+    started: StartedContainer | null,
+    warm: HandedOut,
+    image: string,
+    spec: SandboxSpec,
+    closed: () => void,
+  ): Promise<void> {
+    const { returns, pool } = this;
+    if (!started || !returns || !pool || !ContainerReturns.eligible(started, warm, spec)) {
+      return this.release(started, warm.slot.privateDir, spec, closed);
+    }
+    const vacated = await returns
+      .vacate(warm, resolve(spec.workspaceDir))
+      .catch(() => 'failed' as const);
+    if (typeof vacated === 'string') {
+      this.options.metrics?.returned?.(vacated);
+      return this.release(started, warm.slot.privateDir, spec, closed);
+    }
+    closed();
+    const back = returns
+      .refit(started, warm, vacated)
+      .catch((): ReturnOutcome => 'failed')
+      .then(async (refitted): Promise<ReturnOutcome> => {
+        if (typeof refitted !== 'string') {
+          return (await pool.giveBack(image, refitted)) ? 'reused' : 'pool_full';
+        }
+        await this.host.removeContainer(warm.container, warm.init).catch(() => undefined);
+        await removePoolSlot(warm.slot);
+        return refitted;
+      })
+      .then((outcome) => this.options.metrics?.returned?.(outcome))
+      .finally(() => this.returning.delete(back));
+    this.returning.add(back);
   }
 
   /**

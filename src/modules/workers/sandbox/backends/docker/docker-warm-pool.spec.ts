@@ -172,17 +172,63 @@ describe('DockerWarmPool', () => {
     await pool.drain();
   });
 
-  it('gives up containers above a shrunken target once the burst is forgotten', async () => {
-    const { pool, discarded, advance } = poolOf(1, 4);
-    pool.start();
-    await filled(pool, 1);
-    for (let i = 0; i < 3; i++) pool.take(IMAGE);
-    await filled(pool, 3);
-    advance(61_000);
-    pool.take(IMAGE);
-    expect(pool.readyCount(IMAGE)).toBe(1);
-    expect(discarded).toHaveLength(1);
-    await pool.drain();
+  describe('with containers given back by their sandboxes', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    it('hands a given-back container out again, and a steady stream of runs makes and removes none', async () => {
+      const { pool, made, discarded, advance } = poolOf(2, 4);
+      pool.start();
+      await jest.advanceTimersByTimeAsync(0);
+      // The first run's take makes one in its place; after that each run takes what the last gave
+      // back. One run every 5 s, through two periodic looks.
+      let running = pool.take(IMAGE)!;
+      await jest.advanceTimersByTimeAsync(0);
+      for (let run = 0; run < 12; run++) {
+        advance(5000);
+        await jest.advanceTimersByTimeAsync(5000);
+        await pool.giveBack(IMAGE, running);
+        running = pool.take(IMAGE)!;
+      }
+      await pool.giveBack(IMAGE, running);
+      expect(made).toEqual([1, 2, 3]);
+      expect(discarded).toEqual([]);
+      expect(pool.readyCount(IMAGE)).toBe(3);
+      await pool.drain();
+    });
+
+    it('gives up, at its periodic looks, those above the target that no hand-out needed', async () => {
+      const { pool, discarded, advance } = poolOf(1, 4);
+      pool.start();
+      await jest.advanceTimersByTimeAsync(0);
+      const taken = [pool.take(IMAGE)!, pool.take(IMAGE), pool.take(IMAGE)];
+      await jest.advanceTimersByTimeAsync(0);
+      for (const item of taken) if (item !== null) await pool.giveBack(IMAGE, item);
+      expect(pool.readyCount(IMAGE)).toBeGreaterThan(1);
+      // The burst is remembered for a minute (historyMs), then forgotten: down to its size, 1.
+      for (let look = 0; look < 3; look++) {
+        advance(30_000);
+        await jest.advanceTimersByTimeAsync(30_000);
+      }
+      expect(pool.readyCount(IMAGE)).toBe(1);
+      expect(discarded.length).toBeGreaterThan(0);
+      await pool.drain();
+    });
+
+    it('discards one given back above its most, while it drains, or once gone', async () => {
+      const { pool, discarded, gone } = poolOf(2, 2);
+      pool.start();
+      await jest.advanceTimersByTimeAsync(0);
+      await pool.giveBack(IMAGE, 100);
+      gone.add(101);
+      pool.take(IMAGE);
+      await pool.giveBack(IMAGE, 101);
+      expect(discarded).toEqual([100, 101]);
+      await pool.drain();
+      await pool.giveBack(IMAGE, 102);
+      await jest.advanceTimersByTimeAsync(0);
+      expect(discarded).toContain(102);
+    });
   });
 
   describe('while a burst of sandboxes is in progress', () => {

@@ -11,16 +11,18 @@ const PARALLEL_STARTS = 4;
 /** After a container could not be made, the pool of that image waits this long to try again. */
 const RETRY_AFTER_MS = 5_000;
 /**
- * How often targets are re-evaluated (a pool shrinks once its burst is forgotten) and ready
- * containers looked at (those gone behind the pool's back are replaced without waiting for demand).
+ * How often targets are re-evaluated and ready containers looked at: those gone behind the pool's
+ * back are replaced without waiting for demand, and those above the target that none of the
+ * period's hand-outs needed are given up (a pool shrinks once its burst is forgotten).
  */
 const RESIZE_EVERY_MS = 30_000;
 
 /**
  * Containers made and started ahead of demand, per image: `take` hands a ready one to exactly one
  * sandbox and never waits; the pool then makes fresh ones in the background, four at a time, or
- * while its gate sees a burst of sandboxes in progress just one when none is ready. Containers are
- * never given back: each is removed by the sandbox it was handed to. A container that is not
+ * while its gate sees a burst of sandboxes in progress just one when none is ready. A container
+ * its sandbox emptied comes back (`giveBack`, see container-returns.ts) and is ready again, up
+ * to the pool's most; others are removed by their sandboxes. A container that is not
  * `alive` (removed behind the pool's back, as a daemon restart does) is never held or handed out:
  * it is discarded when made so, at hand-out, and at each periodic look.
  *
@@ -32,6 +34,8 @@ export class DockerWarmPool<T> extends EventEmitter {
   private readonly starting = new Map<string, number>();
   private readonly pausedUntil = new Map<string, number>();
   private readonly making = new Set<Promise<void>>();
+  /** The fewest ready containers of each image since the last periodic look (see trimIdle). */
+  private readonly fewest = new Map<string, number>();
   private resizeTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private refillTimer: NodeJS.Timeout | null = null;
@@ -59,7 +63,7 @@ export class DockerWarmPool<T> extends EventEmitter {
   /** Starts filling the pools and keeps their sizes to their targets. */
   start(): void {
     if (!this.enabled || this.draining || this.resizeTimer) return;
-    this.resizeTimer = setInterval(() => this.resizeAll(), RESIZE_EVERY_MS);
+    this.resizeTimer = setInterval(() => this.resizeAll(true), RESIZE_EVERY_MS);
     this.resizeTimer.unref();
     this.resizeAll();
   }
@@ -79,8 +83,26 @@ export class DockerWarmPool<T> extends EventEmitter {
       if (this.alive(next)) item = next;
       else void this.discard(next).catch(() => undefined);
     }
+    this.fewest.set(image, Math.min(this.fewest.get(image) ?? ready.length, ready.length));
     this.resize(image);
     return item;
+  }
+
+  /**
+   * A container back from the sandbox it was handed to, emptied (see container-returns.ts): ready
+   * again, even above the target, and first in line (the next hand-out takes it rather than one
+   * never used; the periodic look gives up those that stay idle). Discarded (settles once removed,
+   * false) when the pool drains, it is gone, or the pool holds its image's most already.
+   */
+  async giveBack(image: string, item: T): Promise<boolean> {
+    const ready = this.ready.get(image) ?? [];
+    if (this.draining || !this.enabled || !this.alive(item) || ready.length >= this.sizing.most) {
+      await this.discard(item).catch(() => undefined);
+      return false;
+    }
+    ready.unshift(item);
+    this.ready.set(image, ready);
+    return true;
   }
 
   /** Ready containers of `image`. */
@@ -107,12 +129,31 @@ export class DockerWarmPool<T> extends EventEmitter {
     ]);
   }
 
-  private resizeAll(): void {
+  private resizeAll(periodic = false): void {
     const images = new Set([...this.sizing.images(this.now()), ...this.ready.keys()]);
     for (const image of images) {
       this.discardDead(image);
+      if (periodic) this.trimIdle(image);
       this.resize(image);
     }
+  }
+
+  /**
+   * Gives up the ready containers above the target that stayed unused since the last look: as
+   * many as the fewest ready ones then exceeded the target. Containers that came back above it
+   * and were taken again meanwhile are kept, so a steady stream of runs neither makes nor removes
+   * any.
+   */
+  private trimIdle(image: string): void {
+    const ready = this.ready.get(image) ?? [];
+    const target = this.sizing.target(image, this.now());
+    const idle = Math.min(ready.length, this.fewest.get(image) ?? ready.length) - target;
+    if (idle > 0) {
+      for (const extra of ready.splice(ready.length - idle)) {
+        void this.discard(extra).catch(() => undefined);
+      }
+    }
+    this.fewest.set(image, ready.length);
   }
 
   private discardDead(image: string): void {
@@ -126,14 +167,16 @@ export class DockerWarmPool<T> extends EventEmitter {
     this.ready.set(image, alive);
   }
 
-  /** Makes containers up to the image's target, or removes those above it. */
+  /** Makes containers up to the image's target (those above it go at the periodic look). */
   private resize(image: string): void {
     if (this.draining) return;
     const now = this.now();
     const target = this.sizing.target(image, now);
     const ready = this.ready.get(image) ?? [];
-    for (const extra of ready.splice(target)) void this.discard(extra).catch(() => undefined);
-    if (ready.length === 0 && target === 0) this.ready.delete(image);
+    if (ready.length === 0 && target === 0) {
+      this.ready.delete(image);
+      this.fewest.delete(image);
+    }
     if ((this.pausedUntil.get(image) ?? 0) > now) return;
     const parallel = !this.busy() ? PARALLEL_STARTS : ready.length === 0 ? 1 : 0;
     let starting = this.starting.get(image) ?? 0;

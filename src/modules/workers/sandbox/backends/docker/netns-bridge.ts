@@ -57,6 +57,11 @@ export class NetnsForwarder {
   stop(): void {
     this.child.kill();
   }
+
+  /** Settles once its process has ended (its port in the namespace is free again). */
+  get ended(): Promise<void> {
+    return this.child.exited.then(() => undefined);
+  }
 }
 
 /**
@@ -91,6 +96,11 @@ export class NetnsBridge {
   async close(): Promise<void> {
     this.forwarder.stop();
     await this.bridge.close();
+  }
+
+  /** Settles once its forwarder has ended. */
+  get ended(): Promise<void> {
+    return this.forwarder.ended;
   }
 }
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chown, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { forgetSlots, makeFifos, prepareSlots } from './container-launcher';
-import { KILL_FIFO, killerDirOf } from './container-killer';
+import { KILL_FIFO, killerDirOf, VERDICT_FIFO } from './container-killer';
 import type { SandboxSpec } from '../../sandbox.types';
 
 /** `uid[:gid]` as numbers, or null for user names (then Ambient cannot chown to them). */
@@ -72,7 +72,9 @@ export async function makePrivateDirs(
   const killerDir = killerDirOf(privateDir);
   await mkdir(killerDir, { mode: 0o700 });
   const launchFifo = withLauncher ? `launch-${randomBytes(8).toString('hex')}` : null;
-  const fifos = [KILL_FIFO, ...(launchFifo ? [launchFifo] : [])].map((f) => join(killerDir, f));
+  const fifos = [KILL_FIFO, VERDICT_FIFO, ...(launchFifo ? [launchFifo] : [])].map((f) =>
+    join(killerDir, f),
+  );
   // With the launcher, the first commands' FIFOs too (they need no mkfifo of their own then), in
   // the same mkfifo: one process fewer per container.
   if (launchFifo) await prepareSlots(killerDir, undefined, fifos);
@@ -125,6 +127,74 @@ export async function moveWorkspaceInto(slot: string, workspace: string): Promis
     }
     throw error;
   }
+}
+
+/** Which directory is bound at a container's /workspace (taken at hand-out, see moveWorkspaceOut). */
+export interface DirIdentity {
+  dev: number;
+  ino: number;
+}
+
+export async function dirIdentity(path: string): Promise<DirIdentity> {
+  const { dev, ino } = await stat(path);
+  return { dev, ino };
+}
+
+/**
+ * The reverse of moveWorkspaceInto, for a container going back to the pool once none of its
+ * processes is left: the run's entries move into a new directory beside the workspace (same mode
+ * and owner), the container's directory (bound at its /workspace, empty now) is renamed back to
+ * the slot's path, and the new one to the workspace's. Renames only, undone when a step fails.
+ * A workspace that is no longer the container's directory (`bound`: replaced or moved meanwhile)
+ * is left alone: rejects.
+ */
+export async function moveWorkspaceOut(
+  slot: string,
+  workspace: string,
+  bound: DirIdentity,
+): Promise<void> {
+  const ws = await stat(workspace);
+  if (ws.dev !== bound.dev || ws.ino !== bound.ino) {
+    throw new Error("the workspace is no longer the container's directory");
+  }
+  const fresh = `${workspace}.returning-${randomBytes(4).toString('hex')}`;
+  await mkdir(fresh);
+  const moved: string[] = [];
+  let slotRenamed = false;
+  try {
+    await chmod(fresh, ws.mode & 0o7777);
+    await chown(fresh, ws.uid, ws.gid);
+    for (const name of await readdir(workspace)) {
+      await rename(join(workspace, name), join(fresh, name));
+      moved.push(name);
+    }
+    await rename(workspace, slot);
+    slotRenamed = true;
+    await rename(fresh, workspace);
+  } catch (error) {
+    if (slotRenamed) await rename(slot, workspace).catch(() => undefined);
+    for (const name of moved) {
+      await rename(join(fresh, name), join(workspace, name)).catch(() => undefined);
+    }
+    await rmdir(fresh).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Empties a returning container's private directory (what Ambient put there for the run: its
+ * sockets, the vendor's MCP configuration) and the command directories left in its killer's.
+ */
+export async function emptyPrivateDirs(privateDir: string): Promise<void> {
+  const killerDir = killerDirOf(privateDir);
+  forgetSlots(killerDir);
+  const commands = (await readdir(killerDir)).filter((name) => /^c\d+$/.test(name));
+  await Promise.all([
+    ...(await readdir(privateDir)).map((name) =>
+      rm(join(privateDir, name), { recursive: true, force: true }),
+    ),
+    ...commands.map((name) => rm(join(killerDir, name), { recursive: true, force: true })),
+  ]);
 }
 
 export async function removeDirs(privateDir: string): Promise<void> {

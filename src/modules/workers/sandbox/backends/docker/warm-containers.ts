@@ -4,6 +4,7 @@ import { SANDBOX_LABELS, type SandboxLimits, type SandboxSpec } from '../../sand
 import { chownTree } from './chown-tree';
 import type { ColdContainers } from './cold-containers';
 import { containerInit, containerInitAlive, type ContainerInit } from './container-init';
+import { snapshotLayer, type LayerSnapshot } from './container-layer';
 import { bridgeInto, containerRuns, forwarderInto, proxyInto } from './container-plumbing';
 import { resourceLimits, sameLimits } from './container-shape';
 import { reason } from './docker-errors';
@@ -13,6 +14,8 @@ import type { DockerWarmPool } from './docker-warm-pool';
 import type { NetnsForwarder } from './netns-bridge';
 import {
   containerName,
+  dirIdentity,
+  type DirIdentity,
   makePrivateDirs,
   moveWorkspaceInto,
   type PoolSlot,
@@ -30,11 +33,20 @@ export interface WarmContainer {
   slot: PoolSlot;
   /** The API forwarder started with it (null: none could be, or none is wanted). */
   forwarder: NetnsForwarder | null;
+  /**
+   * Its writable layer on this host as it started (see container-layer.ts); null where Ambient
+   * cannot read it (then it never goes back to the pool).
+   */
+  layer: { upperDir: string; snapshot: LayerSnapshot } | null;
 }
 
 /** A warm container taken for an execution: its limits and name, being set (true once set). */
 export interface HandedOut extends WarmContainer {
   limited: Promise<boolean>;
+  /** The directory bound at its /workspace, now the run's workspace (see moveWorkspaceOut). */
+  bound: DirIdentity;
+  /** Its limits once `limited`: the run's. */
+  runLimits: SandboxLimits;
 }
 
 /**
@@ -80,7 +92,7 @@ export class WarmContainers {
         }),
       );
       await container.start();
-      const { State } = await container.inspect();
+      const { State, GraphDriver } = await container.inspect();
       if (!State.Running) throw new Error(`it exited at once with code ${State.ExitCode}`);
       const ours = this.host.reachesContainerPids();
       // Read before anything else waits: an init read later, once the container is gone, would be
@@ -90,7 +102,15 @@ export class WarmContainers {
       // The API forwarder listens in its namespace already; the run's bridge socket comes at
       // hand-out (the API address is the run's to give).
       const forwarder = ours ? await forwarderInto(State.Pid, slot.privateDir) : null;
-      return { container, pid: State.Pid, init, limits, slot, forwarder };
+      return {
+        container,
+        pid: State.Pid,
+        init,
+        limits,
+        slot,
+        forwarder,
+        layer: await layerOf(GraphDriver, ours),
+      };
     } catch (error) {
       if (container) await this.host.removeContainer(container).catch(() => undefined);
       await removePoolSlot(slot);
@@ -141,9 +161,11 @@ export class WarmContainers {
           () => false,
         );
     try {
+      const bound = await dirIdentity(warm.slot.workspace);
       await moveWorkspaceInto(warm.slot.workspace, workspace);
       if (user) await chownTree(workspace, user.uid, user.gid);
-      return { ...warm, limited: Promise.all([updated, renamed]).then(([ok]) => ok) };
+      const limited = Promise.all([updated, renamed]).then(([ok]) => ok);
+      return { ...warm, limited, bound, runLimits: spec.limits };
     } catch (_error) {
       await Promise.all([updated, renamed]);
       await this.discard(warm);
@@ -199,4 +221,17 @@ export class WarmContainers {
       privateDir: warm.slot.privateDir,
     };
   }
+}
+
+/** A started container's writable layer and its snapshot (overlay2 on a local daemon only). */
+async function layerOf(
+  driver: Dockerode.ContainerInspectInfo['GraphDriver'],
+  local: boolean,
+): Promise<WarmContainer['layer']> {
+  // dockerode's type has devicemapper's fields; overlay2 gives its directories.
+  const data = driver?.Data as { UpperDir?: unknown } | undefined;
+  const upperDir = driver?.Name === 'overlay2' ? data?.UpperDir : undefined;
+  if (!local || typeof upperDir !== 'string') return null;
+  const snapshot = await snapshotLayer(upperDir);
+  return snapshot ? { upperDir, snapshot } : null;
 }

@@ -38,6 +38,11 @@ export class WarmPoolSizing {
     return this.options.size > 0 && this.max > 0;
   }
 
+  /** The most ready containers of any one image. */
+  get most(): number {
+    return this.max;
+  }
+
   /** One sandbox of `image` was asked for at `now` (pool hit or miss alike). */
   recordDemand(image: string, now: number): void {
     if (!this.enabled) return;

@@ -1,0 +1,188 @@
+import { join } from 'node:path';
+import { settlesWithin } from '../../../../../common/time';
+import type { SandboxSpec } from '../../sandbox.types';
+import { layerUnchanged } from './container-layer';
+import { launch, launcherListens, prepareSlots } from './container-launcher';
+import {
+  askKiller,
+  KILLER_DIR,
+  killAllLine,
+  killerDirOf,
+  type KillerCheck,
+  launchLine,
+  tellKiller,
+} from './container-killer';
+import { forwarderInto, launcherStarted } from './container-plumbing';
+import type { DockerHost } from './docker-host';
+import type { StartedContainer } from './docker-sandbox-instance';
+import { emptyPrivateDirs, moveWorkspaceOut } from './sandbox-dirs';
+import type { HandedOut, WarmContainer } from './warm-containers';
+
+/**
+ * What became of a pooled container at its sandbox's close (ambient_sandbox_pool_returns_total):
+ * `reused` back in the pool; else removed because the pool held its most already (`pool_full`),
+ * its processes did not all end
+ * (`processes_left`), its writable layer changed (`root_changed`), it hit its memory or process
+ * limit (`limit_hit`), /tmp, /dev/shm, /dev/mqueue or SysV IPC could not be emptied
+ * (`leftovers`), the workspace could not be moved out of it (`workspace`), or anything else
+ * failed (`failed`: the killer did not answer, the launcher did not start again).
+ */
+export type ReturnOutcome =
+  | 'reused'
+  | 'pool_full'
+  | 'processes_left'
+  | 'root_changed'
+  | 'limit_hit'
+  | 'leftovers'
+  | 'workspace'
+  | 'failed';
+
+/** How long the container's processes may take to end after the killer's `kill -9 -1`. */
+const SETTLE_MS = 2000;
+/** How long the killer may take to answer one `check`. */
+const ANSWER_MS = 1000;
+/** How long emptying /tmp and the rest as the sandbox user may take. */
+const EMPTYING_MS = 5000;
+/** docker-init and the killer; the launcher once started anew. */
+const OWN_PROCESSES = 2;
+
+/**
+ * Empties, as the sandbox user, what a run may leave outside the workspace and the root layer:
+ * /tmp, /dev/shm and /dev/mqueue (directories it made unreadable first made readable, one at a time
+ * and top-down; nothing followed through a link) and its SysV IPC objects.
+ */
+const EMPTYING = [
+  'for d in /tmp /dev/shm /dev/mqueue; do',
+  '  [ -d "$d" ] || continue',
+  '  find "$d" -mindepth 1 -type d ! -perm -u=rwx -exec chmod u+rwx {} \\; 2>/dev/null',
+  '  find "$d" -mindepth 1 -delete 2>/dev/null',
+  'done',
+  'ipcrm --all 2>/dev/null',
+  'exit 0',
+].join('\n');
+
+/** The container vacated by its run (see vacate), with what it still held. */
+export interface Vacated {
+  check: KillerCheck;
+}
+
+/**
+ * The return of a closed sandbox's pooled container to the pool, instead of its removal: a
+ * container costs the Docker daemons far more CPU to make and remove than to empty. In two steps.
+ * `vacate`, which the sandbox's close waits for: every process of the container killed and seen
+ * gone (by its killer, which counts its pid namespace's /proc), no limit hit, its writable layer as
+ * it started (see container-layer.ts), and the run's workspace moved out of it. `refit`, in the
+ * background: the private and killer directories emptied, the launcher started anew, /tmp and the
+ * rest emptied as the sandbox user when the run left anything there (and checked empty), the API
+ * forwarder started anew, its pool name back. Whatever fails, the container is removed as any
+ * other; docs/environments-and-sandboxes.md says what a reused container keeps (nothing of a run).
+ */
+export class ContainerReturns {
+  constructor(private readonly host: DockerHost) {}
+
+  /** Whether the sandbox's container may go back to the pool at all. */
+  static eligible(started: StartedContainer, warm: HandedOut, spec: SandboxSpec): boolean {
+    return (
+      started.container.id === warm.container.id &&
+      warm.init !== null &&
+      warm.layer !== null &&
+      warm.slot.launchFifo !== null &&
+      // A snapshot's image may be removed once a newer snapshot replaces it.
+      !spec.snapshotImage
+    );
+  }
+
+  /** The first step (see the class); an outcome when the container must be removed instead. */
+  async vacate(warm: HandedOut, workspace: string): Promise<Vacated | ReturnOutcome> {
+    const { privateDir } = warm.slot;
+    if (!(await tellKiller(privateDir, killAllLine(warm.container.id)))) return 'failed';
+    const check = await this.settled(warm, OWN_PROCESSES);
+    if (!check) return 'failed';
+    if (check.processes > OWN_PROCESSES) return 'processes_left';
+    if (check.limitHits > 0) return 'limit_hit';
+    if (!(await this.layerUnchanged(warm))) return 'root_changed';
+    try {
+      await moveWorkspaceOut(warm.slot.workspace, workspace, warm.bound);
+    } catch (_error) {
+      return 'workspace';
+    }
+    return { check };
+  }
+
+  /** The second step (see the class): the container ready for the pool, or why it is not. */
+  async refit(
+    started: StartedContainer,
+    warm: HandedOut,
+    { check }: Vacated,
+  ): Promise<WarmContainer | ReturnOutcome> {
+    const { slot, container } = warm;
+    const fifo = slot.launchFifo!;
+    const killerDir = killerDirOf(slot.privateDir);
+    // Their ports in the container's namespace must be free for the new API forwarder.
+    // (The sandbox's close stopped them; the warm one's unused when the run had no API address.)
+    warm.forwarder?.stop();
+    const forwarders = [started.bridge, started.proxyForwarder, warm.forwarder];
+    await Promise.all(forwarders.map((forwarder) => forwarder?.ended));
+    await emptyPrivateDirs(slot.privateDir);
+    if (!(await tellKiller(slot.privateDir, launchLine(container.id, fifo)))) return 'failed';
+    await launcherStarted(killerDir, fifo);
+    if (!(await launcherListens(join(killerDir, fifo)))) return 'failed';
+    if (check.leftovers > 0) {
+      const emptied = await this.empty(warm);
+      const after = emptied ? await this.settled(warm, OWN_PROCESSES + 1) : null;
+      if (!after || after.processes > OWN_PROCESSES + 1 || after.leftovers > 0) return 'leftovers';
+      if (!(await this.layerUnchanged(warm))) return 'root_changed';
+    }
+    const forwarder = await forwarderInto(warm.pid, slot.privateDir);
+    await container.rename({ name: slot.name });
+    await prepareSlots(killerDir);
+    return {
+      container,
+      pid: warm.pid,
+      init: warm.init,
+      limits: warm.runLimits,
+      slot,
+      forwarder,
+      layer: warm.layer,
+    };
+  }
+
+  private async layerUnchanged(warm: HandedOut): Promise<boolean> {
+    return warm.layer !== null && layerUnchanged(warm.layer.upperDir, warm.layer.snapshot);
+  }
+
+  /**
+   * Asks the killer until no more than `processes` are left (a killed process is gone once
+   * docker-init reaped it) or SETTLE_MS passed; its last answer, null when it gave none.
+   */
+  private async settled(warm: HandedOut, processes: number): Promise<KillerCheck | null> {
+    const deadline = Date.now() + SETTLE_MS;
+    for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
+      const check = await askKiller(warm.slot.privateDir, warm.container.id, ANSWER_MS);
+      if (!check || check.processes <= processes || Date.now() >= deadline) return check;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+
+  /** Runs EMPTYING through the container's launcher as the sandbox user; true once it ended. */
+  private async empty(warm: HandedOut): Promise<boolean> {
+    const user = this.host.user;
+    if (!user) return false;
+    const command = await launch(
+      killerDirOf(warm.slot.privateDir),
+      KILLER_DIR,
+      warm.slot.launchFifo!,
+      { wrapper: EMPTYING, args: ['ambient-emptying'], uid: user.uid, gid: user.gid },
+    );
+    if (!command) return false;
+    try {
+      if (!(await command.acknowledged)) return false;
+      await command.proceed();
+      command.stdout.resume();
+      command.stderr.resume();
+      return await settlesWithin(command.status, EMPTYING_MS);
+    } finally {
+      await command.dispose();
+    }
+  }
+}
