@@ -144,7 +144,8 @@ export async function dirIdentity(path: string): Promise<DirIdentity> {
  * The reverse of moveWorkspaceInto, for a container going back to the pool once none of its
  * processes is left: the run's entries move into a new directory beside the workspace (same mode
  * and owner), the container's directory (bound at its /workspace, empty now) is renamed back to
- * the slot's path, and the new one to the workspace's. Renames only, undone when a step fails.
+ * the slot's path, and the new one to the workspace's. Renames only, undone when a step fails;
+ * rejects too when something is left in the container's directory (then it is not reused).
  * A workspace that is no longer the container's directory (`bound`: replaced or moved meanwhile)
  * is left alone: rejects.
  */
@@ -179,6 +180,9 @@ export async function moveWorkspaceOut(
     await rmdir(fresh).catch(() => undefined);
     throw error;
   }
+  // Written by this host between the listing and the rename (the container's processes are gone):
+  // the run's too, and the next run must not find them at its /workspace.
+  for (const name of await readdir(slot)) await rename(join(slot, name), join(workspace, name));
 }
 
 /**
