@@ -10,9 +10,11 @@ import { SANDBOX_LABELS } from '../src/modules/workers/sandbox/sandbox.types';
 import { waitFor } from '../test/support/wait';
 import {
   describeHandouts,
+  describeReturns,
   handoutStats,
   poolFilled,
   removeLeftContainers,
+  returnStats,
   warmPoolOf,
   type Handouts,
   type WarmPool,
@@ -35,8 +37,9 @@ import { type StoresCpu, watchNeighbourCpu, watchStoresCpu } from './thread-cpu'
  * also without one when DENSITY_DOCKER_POOL (default `on`) says `on,off`. The burst starts once the
  * pool is full; the time it took to fill (from the app's start) is reported beside, not in it,
  * and so are the burst's pool hits and misses (ambient_sandbox_handout_seconds; combined only).
- * After the burst the bench waits for the pool's upkeep (the burst's containers removed, as many
- * made in their place) and counts its CPU into the CPU per run (combined only).
+ * After the burst the bench waits for the pool's upkeep (the burst's containers back in the pool,
+ * or removed and as many made in their place; what became of them is printed) and counts its CPU
+ * into the CPU per run (combined only).
  *
  * Reported: wall time from the first POST to every run ended, per-run POST → end p50/p95, and the
  * latency of GET /agent/runs sampled in a bounded loop during the burst (the same loop sees runs
@@ -125,7 +128,7 @@ interface Result extends Config, BurstResult {
    * docker with a pool, combined layout: the pool's upkeep after the burst (each run's container
    * removed and another made in its place), its CPU split and how long it took; null otherwise.
    */
-  upkeep: { cpuSplit: CpuSplit | null; wallMs: number } | null;
+  upkeep: { cpuSplit: CpuSplit | null; wallMs: number; returns: Record<string, number> } | null;
 }
 
 function progress(message: string): void {
@@ -368,6 +371,7 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
     await filled();
     progress(`${name}: ${RUNS} runs at once`);
     const handoutsBefore = warmPool ? await handoutStats(app.ambient.metrics) : null;
+    const returnsBefore = await returnStats(app.ambient.metrics);
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     const neighbours = watchNeighbourCpu();
@@ -383,11 +387,15 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
     const combined = layout === 'combined';
     let upkeep: Result['upkeep'] = null;
     if (warmPool) {
-      progress(`${name}: the pool's upkeep (${RUNS} containers removed, ${RUNS} made)`);
+      progress(`${name}: the pool's upkeep (${RUNS} containers back in the pool or replaced)`);
       const upkeepCpu = watchCpuSplit([client.pid]);
       const upkeepStarted = performance.now();
       await upkeepDone(docker, warmPool, pool);
-      upkeep = { cpuSplit: upkeepCpu(), wallMs: performance.now() - upkeepStarted };
+      upkeep = {
+        cpuSplit: upkeepCpu(),
+        wallMs: performance.now() - upkeepStarted,
+        returns: await returnStats(app.ambient.metrics, returnsBefore),
+      };
     }
     const perList = combined ? await listCostMs(client, app) : null;
     const samples = result.listMs.length;
@@ -617,7 +625,7 @@ async function main(): Promise<void> {
         .filter((r) => r.upkeep)
         .map(
           (r) =>
-            `${configLabel(r)}, the pool's upkeep after the burst (${RUNS} containers removed, ${RUNS} made, ${(r.upkeep!.wallMs / 1000).toFixed(1)} s): ` +
+            `${configLabel(r)}, the pool's upkeep after the burst (the containers ${describeReturns(r.upkeep!.returns)}; ${(r.upkeep!.wallMs / 1000).toFixed(1)} s): ` +
             `${describeCpuSplit(r.upkeep!.cpuSplit, RUNS, 'run')} (a removed container's shim is missed once it exited)`,
         ),
       '',

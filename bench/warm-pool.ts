@@ -1,6 +1,6 @@
 import Dockerode from 'dockerode';
 import { once } from 'node:events';
-import type { Histogram } from 'prom-client';
+import type { Counter, Histogram } from 'prom-client';
 import type { AppConfig } from '../src/config/app-config';
 import { SandboxService } from '../src/modules/workers';
 import { sweepContainers } from '../src/modules/workers/sandbox/backends/docker/container-sweep';
@@ -83,4 +83,29 @@ export function describeHandouts(handouts: Handouts): string {
   return entries
     .map(([result, s]) => `${result} ×${s.count} (${s.meanMs.toFixed(0)} ms)`)
     .join(', ');
+}
+
+/**
+ * What became of closed sandboxes' containers (`ambient_sandbox_pool_returns_total`), by outcome;
+ * with `since` (an earlier reading), only since then.
+ */
+export async function returnStats(
+  metrics: AmbientMetrics,
+  since: Record<string, number> = {},
+): Promise<Record<string, number>> {
+  const counter = metrics.registry.getSingleMetric('ambient_sandbox_pool_returns_total') as
+    Counter | undefined;
+  const stats: Record<string, number> = {};
+  for (const { labels, value } of (await counter?.get())?.values ?? []) {
+    const outcome = String(labels.outcome);
+    const count = value - (since[outcome] ?? 0);
+    if (count > 0) stats[outcome] = count;
+  }
+  return stats;
+}
+
+export function describeReturns(returns: Record<string, number>): string {
+  const entries = Object.entries(returns);
+  if (entries.length === 0) return 'none counted';
+  return entries.map(([outcome, count]) => `${outcome} ×${count}`).join(', ');
 }

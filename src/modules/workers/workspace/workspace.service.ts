@@ -4,6 +4,7 @@ import { basename, join, posix, resolve } from 'node:path';
 import { pathComponentProblem } from '../../../common/tenant-files/path-component';
 import { makeTenantDir, writeTenantFile } from '../../../common/tenant-files/tenant-file-writes';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
+import { returningDirOf } from '../sandbox/backends/docker/sandbox-dirs';
 import type { Sandbox } from '../sandbox/sandbox.types';
 
 /** The only variables of the server's own environment a command may see. */
@@ -54,7 +55,10 @@ export class WorkspaceService {
   }
 
   async remove(runId: string): Promise<void> {
-    await rm(this.dirFor(runId), { recursive: true, force: true });
+    const dir = this.dirFor(runId);
+    await rm(dir, { recursive: true, force: true });
+    // What a worker that died while moving the workspace out of a docker container left beside it.
+    await rm(returningDirOf(dir), { recursive: true, force: true });
   }
 
   /**

@@ -23,7 +23,7 @@ import { DockerSandbox, type StartedContainer } from './docker-sandbox-instance'
 import { DockerWarmPool } from './docker-warm-pool';
 import { currentPoolOwner } from './pool-owner';
 import { RemovalQueue } from './removal-queue';
-import { privateDirOf, removeDirs, removePoolSlot } from './sandbox-dirs';
+import { privateDirOf, recoverReturningDir, removeDirs, removePoolSlot } from './sandbox-dirs';
 import { WarmContainers, type HandedOut, type WarmContainer } from './warm-containers';
 import { WarmPoolSizing } from './warm-pool-sizing';
 
@@ -151,6 +151,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     // "connection refused" from it, which is all they would learn without a bridge anyway.
     const bridged = spec.apiUrl && this.host.reachesContainerPids() ? spec.apiUrl : null;
 
+    await recoverReturningDir(workspace);
     // A snapshot image is pooled like any other: its first run is a miss that makes the pool keep
     // one ready (see WarmPoolSizing), the next runs of the environment get it warm.
     const warm = await this.handOut(spec, image, workspace, user);

@@ -1,7 +1,13 @@
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { dirIdentity, moveWorkspaceInto, moveWorkspaceOut } from './sandbox-dirs';
+import {
+  dirIdentity,
+  moveWorkspaceInto,
+  moveWorkspaceOut,
+  recoverReturningDir,
+  returningDirOf,
+} from './sandbox-dirs';
 
 describe("a pooled container's workspace slot", () => {
   let root: string;
@@ -49,5 +55,19 @@ describe("a pooled container's workspace slot", () => {
       "the workspace is no longer the container's directory",
     );
     expect(await readdir(workspace)).toEqual(['other.txt']);
+  });
+
+  it('puts back what a process that died in the middle of the move left beside the workspace', async () => {
+    await mkdir(returningDirOf(workspace));
+    await writeFile(join(returningDirOf(workspace), 'moved-before-the-crash.txt'), 'output');
+    await recoverReturningDir(workspace);
+    expect((await readdir(workspace)).sort()).toEqual(['moved-before-the-crash.txt', 'repo.txt']);
+    expect((await readdir(root)).sort()).toEqual([
+      'ambient-pool-0123456789abcdef.workspace',
+      'run-1',
+    ]);
+    // Nothing to put back: nothing changes.
+    await recoverReturningDir(workspace);
+    expect(await readdir(workspace)).toHaveLength(2);
   });
 });

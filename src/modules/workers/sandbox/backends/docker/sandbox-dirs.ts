@@ -143,7 +143,7 @@ export async function dirIdentity(path: string): Promise<DirIdentity> {
 /**
  * The reverse of moveWorkspaceInto, for a container going back to the pool once none of its
  * processes is left: the run's entries move into a new directory beside the workspace (same mode
- * and owner), the container's directory (bound at its /workspace, empty now) is renamed back to
+ * and owner: returningDirOf), the container's directory (bound at its /workspace, empty now) is renamed back to
  * the slot's path, and the new one to the workspace's. Renames only, undone when a step fails;
  * rejects too when something is left in the container's directory (then it is not reused).
  * A workspace that is no longer the container's directory (`bound`: replaced or moved meanwhile)
@@ -158,7 +158,7 @@ export async function moveWorkspaceOut(
   if (ws.dev !== bound.dev || ws.ino !== bound.ino) {
     throw new Error("the workspace is no longer the container's directory");
   }
-  const fresh = `${workspace}.returning-${randomBytes(4).toString('hex')}`;
+  const fresh = returningDirOf(workspace);
   await mkdir(fresh);
   const moved: string[] = [];
   let slotRenamed = false;
@@ -183,6 +183,31 @@ export async function moveWorkspaceOut(
   // Written by this host between the listing and the rename (the container's processes are gone):
   // the run's too, and the next run must not find them at its /workspace.
   for (const name of await readdir(slot)) await rename(join(slot, name), join(workspace, name));
+}
+
+/**
+ * Where moveWorkspaceOut gathers the run's entries: a process that died in the middle leaves part
+ * of them there (see recoverReturningDir).
+ */
+export function returningDirOf(workspace: string): string {
+  return `${workspace}.returning`;
+}
+
+/**
+ * Puts back into the workspace what a process that died while moving it out of a container left
+ * beside it (at the next execution of the run, before its sandbox opens). A no-op without one.
+ */
+export async function recoverReturningDir(workspace: string): Promise<void> {
+  const returning = returningDirOf(workspace);
+  let names: string[];
+  try {
+    names = await readdir(returning);
+  } catch (_error) {
+    return;
+  }
+  await mkdir(workspace, { recursive: true });
+  for (const name of names) await rename(join(returning, name), join(workspace, name));
+  await rmdir(returning);
 }
 
 /**
