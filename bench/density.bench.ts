@@ -34,7 +34,9 @@ import { type StoresCpu, watchNeighbourCpu, watchStoresCpu } from './thread-cpu'
  * per role layout (DENSITY_LAYOUTS, default `combined,split`: one process with roles api+worker,
  * or the API in this process and a worker in a child process), in this order, in one run.
  * Docker runs with a warm pool of DENSITY_RUNS containers (AMBIENT_DOCKER_POOL_SIZE and _MAX), and
- * also without one when DENSITY_DOCKER_POOL (default `on`) says `on,off`. The burst starts once the
+ * also without one when DENSITY_DOCKER_POOL (default `on`) says `on,off`; with the pool, closed
+ * sandboxes' containers go back to it (AMBIENT_DOCKER_POOL_REUSE), and are also removed and
+ * replaced in a second pass when DENSITY_DOCKER_REUSE (default `on`) says `on,off`. The burst starts once the
  * pool is full; the time it took to fill (from the app's start) is reported beside, not in it,
  * and so are the burst's pool hits and misses (ambient_sandbox_handout_seconds; combined only).
  * After the burst the bench waits for the pool's upkeep (the burst's containers back in the pool,
@@ -61,6 +63,8 @@ const THINK_MS = Number(process.env.DENSITY_THINK_MS ?? 1000);
 const BACKENDS = (process.env.DENSITY_BACKENDS ?? 'process,bubblewrap').split(',') as Backend[];
 const LAYOUTS = (process.env.DENSITY_LAYOUTS ?? 'combined,split').split(',') as Layout[];
 const DOCKER_POOLS = (process.env.DENSITY_DOCKER_POOL ?? 'on').split(',').map((p) => p === 'on');
+/** docker with a pool: closed sandboxes' containers back in the pool (`on`), removed (`off`), or both. */
+const DOCKER_REUSE = (process.env.DENSITY_DOCKER_REUSE ?? 'on').split(',').map((p) => p === 'on');
 /** How long the pool may take to fill (100 containers made 4 at a time on a loaded daemon). */
 const POOL_FILL_TIMEOUT_MS = 600_000;
 const WARM_UP_RUNS = 3;
@@ -85,6 +89,8 @@ interface Config {
   layout: Layout;
   /** docker: the warm pool's size and max (0: no pool). */
   pool: number;
+  /** docker with a pool: AMBIENT_DOCKER_POOL_REUSE. */
+  reuse: boolean;
 }
 
 interface BurstResult {
@@ -274,23 +280,30 @@ async function startWorkerChild(
 
 function configLabel(config: Config): string {
   if (config.backend !== 'docker') return config.backend;
-  return config.pool > 0 ? `docker, pool ${config.pool}` : 'docker, pool off';
+  if (config.pool === 0) return 'docker, pool off';
+  return `docker, pool ${config.pool}${config.reuse ? '' : ', no reuse'}`;
 }
 
 /**
  * Resolves once this process's pool holds `count` ready containers and no other of its containers
- * is left (those handed out to the burst's runs are removed).
+ * is left (those of the burst's runs back in the pool, or removed). The daemon is asked once a
+ * second, and only once the pool is full: its listings cost the daemon and this process CPU that
+ * the upkeep is charged with.
  */
 async function upkeepDone(docker: Dockerode, pool: WarmPool, count: number): Promise<void> {
+  const what = 'the pool to be refilled';
   await waitFor(
-    async () => {
-      const ours = (
+    () => Promise.resolve(pool.readyCount(IMAGE)),
+    (ready) => ready >= count,
+    { timeoutMs: POOL_FILL_TIMEOUT_MS, intervalMs: 100, what },
+  );
+  await waitFor(
+    async () =>
+      (
         await docker.listContainers({ all: true, filters: { label: [SANDBOX_LABELS.poolOwner] } })
-      ).filter((c) => c.Labels[SANDBOX_LABELS.poolOwner].split('/')[2] === String(process.pid));
-      return { containers: ours.length, ready: pool.readyCount(IMAGE) };
-    },
-    ({ containers, ready }) => containers === count && ready >= count,
-    { timeoutMs: POOL_FILL_TIMEOUT_MS, intervalMs: 100, what: 'the pool to be refilled' },
+      ).filter((c) => c.Labels[SANDBOX_LABELS.poolOwner].split('/')[2] === String(process.pid)),
+    (ours) => ours.length === count,
+    { timeoutMs: POOL_FILL_TIMEOUT_MS, intervalMs: 1000, what },
   );
 }
 
@@ -313,8 +326,8 @@ async function childPoolFilled(
 }
 
 async function measure(config: Config, model: FakeModelServer, client: Client): Promise<Result> {
-  const { backend, layout, pool } = config;
-  const label = `${backend}${pool > 0 ? `_pool${pool}` : ''}_${layout}`;
+  const { backend, layout, pool, reuse } = config;
+  const label = `${backend}${pool > 0 ? `_pool${pool}${reuse ? '' : '_noreuse'}` : ''}_${layout}`;
   const name = `${configLabel(config)}, ${layout}`;
   const env = createTestEnvironment(`bench_density_${label}`, model.url);
   const overrides = {
@@ -323,6 +336,7 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
     'sandbox.docker.defaultImage': IMAGE,
     'sandbox.docker.poolSize': pool,
     'sandbox.docker.poolMax': pool,
+    'sandbox.docker.poolReuse': reuse,
     'runs.workerConcurrency': RUNS,
   };
   let app: TestApp | undefined;
@@ -475,7 +489,7 @@ function ratioTargets(results: Result[]): string[] {
         (r) =>
           r.layout === layout &&
           r.backend === backend &&
-          (pooled === undefined || r.pool > 0 === pooled) &&
+          (pooled === undefined || (r.pool > 0 && r.reuse) === pooled) &&
           r.ended === RUNS,
       );
     const ratio = (name: string, a: Result | undefined, b: Result | undefined, max: number) => {
@@ -543,8 +557,10 @@ async function main(): Promise<void> {
     for (const backend of BACKENDS) {
       const pools = backend === 'docker' ? DOCKER_POOLS.map((on) => (on ? RUNS : 0)) : [0];
       for (const pool of pools) {
-        for (const layout of LAYOUTS) {
-          results.push(await measure({ backend, layout, pool }, model, client));
+        for (const reuse of pool > 0 ? DOCKER_REUSE : [false]) {
+          for (const layout of LAYOUTS) {
+            results.push(await measure({ backend, layout, pool, reuse }, model, client));
+          }
         }
       }
     }

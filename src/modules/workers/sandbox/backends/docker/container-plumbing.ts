@@ -69,12 +69,16 @@ export async function containerRuns(container: Dockerode.Container): Promise<boo
 }
 
 /**
- * Waits (3 s at most: a loaded host) for a fresh container's launcher to read its FIFO, so the
- * first commands do not go to `docker exec` for want of it. Pooled containers have theirs long
- * before. Should it never come (an image without setpriv), commands use `docker exec`.
+ * Waits (3 s at most by default: a loaded host) for a fresh container's launcher to read its
+ * FIFO, so the first commands do not go to `docker exec` for want of it. Pooled containers have
+ * theirs long before. Should it never come (an image without setpriv), commands use `docker exec`.
  */
-export async function launcherStarted(killerDir: string, fifo: string): Promise<void> {
-  const deadline = Date.now() + 3000;
+export async function launcherStarted(
+  killerDir: string,
+  fifo: string,
+  timeoutMs = 3000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await launcherListens(join(killerDir, fifo))) return;
     await new Promise((r) => setTimeout(r, 5));

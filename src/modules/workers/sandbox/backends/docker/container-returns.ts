@@ -24,8 +24,9 @@ import type { HandedOut, WarmContainer } from './warm-containers';
  * its processes did not all end
  * (`processes_left`), its writable layer changed (`root_changed`), it hit its memory or process
  * limit (`limit_hit`), /tmp, /dev/shm, /dev/mqueue or SysV IPC could not be emptied
- * (`leftovers`), the workspace could not be moved out of it (`workspace`), or anything else
- * failed (`failed`: the killer did not answer, the launcher did not start again).
+ * (`leftovers`), the workspace could not be moved out of it (`workspace`), its killer did not
+ * answer in time (`no_answer`: a loaded host, or a container of an older version), its launcher did
+ * not start again (`launcher`), or anything else failed (`failed`).
  */
 export type ReturnOutcome =
   | 'reused'
@@ -35,12 +36,19 @@ export type ReturnOutcome =
   | 'limit_hit'
   | 'leftovers'
   | 'workspace'
+  | 'no_answer'
+  | 'launcher'
   | 'failed';
 
-/** How long the container's processes may take to end after the killer's `kill -9 -1`. */
-const SETTLE_MS = 2000;
-/** How long the killer may take to answer one `check`. */
-const ANSWER_MS = 1000;
+/**
+ * How long the container's processes may take to end after the killer's `kill -9 -1`, and the
+ * killer to answer one `check`: milliseconds on a quiet host, seconds on one loaded by a burst
+ * (the sandbox's close waits; a container that misses them is removed, which costs the daemons more).
+ */
+const SETTLE_MS = 3000;
+const ANSWER_MS = 3000;
+/** How long the launcher started anew may take to read its FIFO (in the background). */
+const LAUNCHER_START_MS = 10_000;
 /** How long emptying /tmp and the rest as the sandbox user may take. */
 const EMPTYING_MS = 5000;
 /** docker-init and the killer; the launcher once started anew. */
@@ -97,7 +105,7 @@ export class ContainerReturns {
     const { privateDir } = warm.slot;
     if (!(await tellKiller(privateDir, killAllLine(warm.container.id)))) return 'failed';
     const check = await this.settled(warm, OWN_PROCESSES);
-    if (!check) return 'failed';
+    if (!check) return 'no_answer';
     if (check.processes > OWN_PROCESSES) return 'processes_left';
     if (check.limitHits > 0) return 'limit_hit';
     if (!(await this.layerUnchanged(warm))) return 'root_changed';
@@ -125,12 +133,13 @@ export class ContainerReturns {
     await Promise.all(forwarders.map((forwarder) => forwarder?.ended));
     await emptyPrivateDirs(slot.privateDir);
     if (!(await tellKiller(slot.privateDir, launchLine(container.id, fifo)))) return 'failed';
-    await launcherStarted(killerDir, fifo);
-    if (!(await launcherListens(join(killerDir, fifo)))) return 'failed';
+    await launcherStarted(killerDir, fifo, LAUNCHER_START_MS);
+    if (!(await launcherListens(join(killerDir, fifo)))) return 'launcher';
     if (check.leftovers > 0) {
       const emptied = await this.empty(warm);
       const after = emptied ? await this.settled(warm, OWN_PROCESSES + 1) : null;
-      if (!after || after.processes > OWN_PROCESSES + 1 || after.leftovers > 0) return 'leftovers';
+      if (!after) return 'no_answer';
+      if (after.processes > OWN_PROCESSES + 1 || after.leftovers > 0) return 'leftovers';
       if (!(await this.layerUnchanged(warm))) return 'root_changed';
     }
     const forwarder = await forwarderInto(warm.pid, slot.privateDir);

@@ -215,6 +215,26 @@ describe('DockerWarmPool', () => {
       await pool.drain();
     });
 
+    it('discards a container it finishes making once given-back ones filled it to its most', async () => {
+      let finish: () => void = () => undefined;
+      let n = 0;
+      const { pool, discarded } = poolOf(1, 2, async () => {
+        const item = ++n;
+        if (item > 1) await new Promise<void>((resolve) => (finish = resolve));
+        return item;
+      });
+      pool.start();
+      await jest.advanceTimersByTimeAsync(0);
+      pool.take(IMAGE); // item 1; item 2 is being made in its place
+      await pool.giveBack(IMAGE, 1);
+      await pool.giveBack(IMAGE, 100);
+      finish();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(discarded).toEqual([2]);
+      expect(pool.readyCount(IMAGE)).toBe(2);
+      await pool.drain();
+    });
+
     it('discards one given back above its most, while it drains, or once gone', async () => {
       const { pool, discarded, gone } = poolOf(2, 2);
       pool.start();

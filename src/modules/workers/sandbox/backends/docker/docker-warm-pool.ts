@@ -213,6 +213,11 @@ export class DockerWarmPool<T> extends EventEmitter {
       return;
     }
     const ready = this.ready.get(image) ?? [];
+    if (ready.length >= this.sizing.most) {
+      // Containers given back while it was being made filled the pool meanwhile.
+      await this.discard(item).catch(() => undefined);
+      return;
+    }
     ready.push(item);
     this.ready.set(image, ready);
     this.resize(image);
