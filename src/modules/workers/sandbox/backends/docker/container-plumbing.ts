@@ -69,8 +69,9 @@ export async function containerRuns(container: Dockerode.Container): Promise<boo
 }
 
 /**
- * Waits (3 s at most by default: a loaded host) for a fresh container's launcher to read its
- * FIFO, so the first commands do not go to `docker exec` for want of it. Pooled containers have
+ * Waits (3 s at most by default: a loaded host) for a fresh container's launcher, or one started
+ * anew (see container-returns.ts), to read its FIFO, so the first commands do not go to
+ * `docker exec` for want of it. Pooled containers have
  * theirs long before. Should it never come (an image without setpriv), commands use `docker exec`.
  */
 export async function launcherStarted(
@@ -79,8 +80,10 @@ export async function launcherStarted(
   timeoutMs = 3000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  // From 5 ms, doubling to 100: each look is a failed open(2) and its error on this thread (a
+  // burst of closes on a loaded host had looks every 5 ms cost ~5 ms of CPU per container).
+  for (let pause = 5; Date.now() < deadline; pause = Math.min(pause * 2, 100)) {
     if (await launcherListens(join(killerDir, fifo))) return;
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, pause));
   }
 }
