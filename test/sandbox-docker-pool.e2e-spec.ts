@@ -38,6 +38,8 @@ let root: string;
 let runs = 0;
 const backends: DockerSandboxBackend[] = [];
 const opened: Sandbox[] = [];
+/** What a test started beside its sandboxes, closed after it. */
+const closeAfterTest: (() => Promise<unknown>)[] = [];
 
 interface PoolUnderTest {
   backend: DockerSandboxBackend;
@@ -169,6 +171,7 @@ describe('docker warm pool', () => {
 
   afterEach(async () => {
     await Promise.all(opened.splice(0).map((sandbox) => sandbox.close()));
+    await Promise.all(closeAfterTest.splice(0).map((close) => close()));
     await Promise.all(backends.splice(0).map((backend) => backend.drain()));
   });
 
@@ -379,7 +382,16 @@ describe('docker warm pool', () => {
       backend.warm();
       await filled(backend, 1);
 
-      const first = await open(backend, { pids: 64 });
+      // Each run reaches the API through the container's forwarder, kept across the return.
+      const api = createServer((request, response) => response.end(`pong for ${request.url}`));
+      await new Promise<void>((resolveListen) => api.listen(0, '127.0.0.1', resolveListen));
+      const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}/api/v1`;
+      const ping = (path: string) =>
+        `bash -c 'exec 3<>/dev/tcp/127.0.0.1/7171; printf "GET /api/v1/${path} HTTP/1.0\\r\\n\\r\\n" >&3; cat <&3'`;
+      closeAfterTest.push(() => new Promise((resolveClose) => api.close(resolveClose)));
+
+      const first = await open(backend, { pids: 64 }, apiUrl);
+      expect((await sh(first.sandbox, ping('first'))).out).toContain('pong for /api/v1/first');
       expect((await sh(first.sandbox, LEAVE_BEHIND)).out).toBe('ok\n');
       const { Id } = await docker.getContainer(`ambient-${first.runId}-1`).inspect();
       await first.sandbox.close();
@@ -388,7 +400,8 @@ describe('docker warm pool', () => {
       expect(await returned(under, 1)).toEqual(['reused']);
       await filled(backend, 2);
 
-      const second = await open(backend);
+      const second = await open(backend, {}, apiUrl);
+      expect((await sh(second.sandbox, ping('second'))).out).toContain('pong for /api/v1/second');
       // The same container, under the second execution's name, with the second's limits.
       const inspected = await docker.getContainer(`ambient-${second.runId}-1`).inspect();
       expect(inspected.Id).toBe(Id);

@@ -163,8 +163,18 @@ export async function prepareSlots(
 /** Forgets the directories made ahead for `hostDir` (removed with it). */
 export function forgetSlots(hostDir: string): void {
   spareSlots.delete(hostDir);
+  forgetCancelled(hostDir);
+}
+
+/** The `go` FIFOs of `hostDir`'s cancelled commands closed (see `cancelled`). */
+export function forgetCancelled(hostDir: string): void {
   for (const handle of cancelled.get(hostDir) ?? []) void handle.close().catch(() => undefined);
   cancelled.delete(hostDir);
+}
+
+/** The command directories made ahead for `hostDir` and not used yet (`c<id>`). */
+export function spareSlotNames(hostDir: string): string[] {
+  return (spareSlots.get(hostDir) ?? []).map((id) => `c${id}`);
 }
 
 /** Each command directory's FIFOs: the host reads the first three and writes `go`. */

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { settlesWithin } from '../../../../../common/time';
 import type { SandboxSpec } from '../../sandbox.types';
 import { layerUnchanged } from './container-layer';
-import { launch, launcherListens, prepareSlots } from './container-launcher';
+import { launch, launcherListens } from './container-launcher';
 import {
   askKiller,
   KILLER_DIR,
@@ -14,6 +14,7 @@ import {
 } from './container-killer';
 import { forwarderInto, launcherStarted } from './container-plumbing';
 import type { DockerHost } from './docker-host';
+import type { NetnsForwarder } from './netns-bridge';
 import type { StartedContainer } from './docker-sandbox-instance';
 import { emptyPrivateDirs, moveWorkspaceOut } from './sandbox-dirs';
 import type { HandedOut, WarmContainer } from './warm-containers';
@@ -80,9 +81,10 @@ export interface Vacated {
  * `vacate`, which the sandbox's close waits for: every process of the container killed and seen
  * gone (by its killer, which counts its pid namespace's /proc), no limit hit, its writable layer as
  * it started (see container-layer.ts), and the run's workspace moved out of it. `refit`, in the
- * background: the private and killer directories emptied, the launcher started anew, /tmp and the
- * rest emptied as the sandbox user when the run left anything there (and checked empty), the API
- * forwarder started anew, its pool name back. Whatever fails, the container is removed as any
+ * background: the private directory and the killer's used command directories emptied, the
+ * launcher started anew, /tmp and the rest emptied as the sandbox user when the run left anything
+ * there (and checked empty), the API forwarder kept (its socket gone with the run's bridge; a new
+ * one if it ended), its pool name back. Whatever fails, the container is removed as any
  * other; docs/environments-and-sandboxes.md says what a reused container keeps (nothing of a run).
  */
 export class ContainerReturns {
@@ -126,11 +128,11 @@ export class ContainerReturns {
     const { slot, container } = warm;
     const fifo = slot.launchFifo!;
     const killerDir = killerDirOf(slot.privateDir);
-    // Their ports in the container's namespace must be free for the new API forwarder.
-    // (The sandbox's close stopped them; the warm one's unused when the run had no API address.)
-    warm.forwarder?.stop();
-    const forwarders = [started.bridge, started.proxyForwarder, warm.forwarder];
-    await Promise.all(forwarders.map((forwarder) => forwarder?.ended));
+    // The API forwarder the run's bridge used stays (its socket is gone: connections are refused
+    // until the next run's bridge listens); the egress proxy's, stopped at the close, must have
+    // freed its port for the next run's.
+    const kept = started.bridge?.netnsForwarder ?? null;
+    await started.proxyForwarder?.ended;
     await emptyPrivateDirs(slot.privateDir);
     if (!(await tellKiller(slot.privateDir, launchLine(container.id, fifo)))) return 'failed';
     await launcherStarted(killerDir, fifo, LAUNCHER_START_MS);
@@ -142,9 +144,8 @@ export class ContainerReturns {
       if (after.processes > OWN_PROCESSES + 1 || after.leftovers > 0) return 'leftovers';
       if (!(await this.layerUnchanged(warm))) return 'root_changed';
     }
-    const forwarder = await forwarderInto(warm.pid, slot.privateDir);
+    const forwarder = kept?.running ? kept : await this.newForwarder(warm, kept);
     await container.rename({ name: slot.name });
-    await prepareSlots(killerDir);
     return {
       container,
       pid: warm.pid,
@@ -154,6 +155,16 @@ export class ContainerReturns {
       forwarder,
       layer: warm.layer,
     };
+  }
+
+  /** A new API forwarder, once the one the run had (if any) has freed its port. */
+  private async newForwarder(
+    warm: HandedOut,
+    old: NetnsForwarder | null,
+  ): Promise<NetnsForwarder | null> {
+    for (const forwarder of [old, warm.forwarder]) forwarder?.stop();
+    await Promise.all([old?.ended, warm.forwarder?.ended]);
+    return forwarderInto(warm.pid, warm.slot.privateDir);
   }
 
   private async layerUnchanged(warm: HandedOut): Promise<boolean> {

@@ -222,7 +222,8 @@ export class DockerSandbox implements Sandbox {
       if (started) {
         await Promise.all([...this.launched].map((command) => command.dispose()));
         started.proxyForwarder?.stop();
-        await started.bridge?.close();
+        // The API forwarder stays for the container's return to the pool (see release).
+        await started.bridge?.closeSocket();
       }
       await this.release(started);
     })();

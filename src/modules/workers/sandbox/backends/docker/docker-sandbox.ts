@@ -101,13 +101,14 @@ export class DockerSandboxBackend implements SandboxBackend {
   }
 
   /**
-   * Removes the pool's idle containers and, without further delay, closed sandboxes' ones; false
-   * when the daemon has not done so within DRAIN_WAIT_MS. What is left keeps its labels: the next
+   * Removes the pool's idle containers and, without further delay, closed sandboxes' ones (those
+   * on their way back to the pool too, once there); false when the daemon has not done so within
+   * DRAIN_WAIT_MS. What is left keeps its labels: the next
    * sweep removes it.
    */
   async drain(): Promise<boolean> {
     return settlesWithin(
-      Promise.all([this.pool?.drain(), ...this.returning]).then(() => this.removals.flush()),
+      Promise.all([this.pool?.drain(), this.removals.flush(), ...this.returning]),
       this.options.drainWaitMs ?? DRAIN_WAIT_MS,
     );
   }
@@ -231,6 +232,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     closed: () => void,
   ): Promise<void> {
     try {
+      started?.bridge?.netnsForwarder.stop();
       if (started) await this.stopAndRemove(started, spec);
       else await removeDirs(privateDir).catch(() => undefined);
     } finally {
@@ -269,6 +271,8 @@ export class DockerSandboxBackend implements SandboxBackend {
         if (typeof refitted !== 'string') {
           return (await pool.giveBack(image, refitted)) ? 'reused' : 'pool_full';
         }
+        started.bridge?.netnsForwarder.stop();
+        warm.forwarder?.stop();
         await this.host.removeContainer(warm.container, warm.init).catch(() => undefined);
         await removePoolSlot(warm.slot);
         return refitted;

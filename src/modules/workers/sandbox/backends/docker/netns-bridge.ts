@@ -17,7 +17,11 @@ let hostForwarder: SandboxForwarder | null | undefined;
  * loop (see spawnOffLoop), as every pooled container gets one.
  */
 export class NetnsForwarder {
-  private constructor(private readonly child: SandboxProcess) {}
+  private ran = true;
+
+  private constructor(private readonly child: SandboxProcess) {
+    void child.exited.then(() => (this.ran = false));
+  }
 
   static async start(
     pid: number,
@@ -62,6 +66,11 @@ export class NetnsForwarder {
   get ended(): Promise<void> {
     return this.child.exited.then(() => undefined);
   }
+
+  /** Whether its process still runs (as far as this process has seen). */
+  get running(): boolean {
+    return this.ran;
+  }
 }
 
 /**
@@ -98,9 +107,16 @@ export class NetnsBridge {
     await this.bridge.close();
   }
 
-  /** Settles once its forwarder has ended. */
-  get ended(): Promise<void> {
-    return this.forwarder.ended;
+  /**
+   * Closes the bridge's socket only: connections to the forwarder are refused from now on, as in a
+   * warm container before its hand-out; the forwarder is the container's to keep or stop.
+   */
+  async closeSocket(): Promise<void> {
+    await this.bridge.close();
+  }
+
+  get netnsForwarder(): NetnsForwarder {
+    return this.forwarder;
   }
 }
 

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, chown, mkdir, readdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { forgetSlots, makeFifos, prepareSlots } from './container-launcher';
+import {
+  forgetCancelled,
+  forgetSlots,
+  makeFifos,
+  prepareSlots,
+  spareSlotNames,
+} from './container-launcher';
 import { KILL_FIFO, killerDirOf, VERDICT_FIFO } from './container-killer';
 import type { SandboxSpec } from '../../sandbox.types';
 
@@ -212,12 +218,16 @@ export async function recoverReturningDir(workspace: string): Promise<void> {
 
 /**
  * Empties a returning container's private directory (what Ambient put there for the run: its
- * sockets, the vendor's MCP configuration) and the command directories left in its killer's.
+ * sockets, the vendor's MCP configuration) and the command directories its run used in its
+ * killer's (those made ahead and never used stay for the next run: nothing ever opened them).
  */
 export async function emptyPrivateDirs(privateDir: string): Promise<void> {
   const killerDir = killerDirOf(privateDir);
-  forgetSlots(killerDir);
-  const commands = (await readdir(killerDir)).filter((name) => /^c\d+$/.test(name));
+  forgetCancelled(killerDir);
+  const spare = new Set(spareSlotNames(killerDir));
+  const commands = (await readdir(killerDir)).filter(
+    (name) => /^c\d+$/.test(name) && !spare.has(name),
+  );
   await Promise.all([
     ...(await readdir(privateDir)).map((name) =>
       rm(join(privateDir, name), { recursive: true, force: true }),
