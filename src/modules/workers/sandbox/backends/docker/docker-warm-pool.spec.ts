@@ -190,7 +190,10 @@ describe('DockerWarmPool', () => {
         await pool.giveBack(IMAGE, running);
         running = pool.take(IMAGE)!;
       }
+      const filledAgain = once(pool, 'filled');
       await pool.giveBack(IMAGE, running);
+      // Full again (3 ready, its target 2): says so, as when it made them.
+      expect(await filledAgain).toEqual([IMAGE, 3]);
       expect(made).toEqual([1, 2, 3]);
       expect(discarded).toEqual([]);
       expect(pool.readyCount(IMAGE)).toBe(3);

@@ -26,7 +26,8 @@ const RESIZE_EVERY_MS = 30_000;
  * `alive` (removed behind the pool's back, as a daemon restart does) is never held or handed out:
  * it is discarded when made so, at hand-out, and at each periodic look.
  *
- * Events: `filled` (image, ready count) once an image's pool holds its target; `failed` (image,
+ * Events: `filled` (image, ready count) once an image's pool holds its target (made or given
+ * back); `failed` (image,
  * error) when a container could not be made (that image's pool pauses, then tries again).
  */
 export class DockerWarmPool<T> extends EventEmitter {
@@ -102,6 +103,7 @@ export class DockerWarmPool<T> extends EventEmitter {
     }
     ready.unshift(item);
     this.ready.set(image, ready);
+    this.emitIfFilled(image, ready.length);
     return true;
   }
 
@@ -221,10 +223,13 @@ export class DockerWarmPool<T> extends EventEmitter {
     ready.push(item);
     this.ready.set(image, ready);
     this.resize(image);
+    this.emitIfFilled(image, ready.length);
+  }
+
+  /** `filled` once the image's pool holds its target and makes no more. */
+  private emitIfFilled(image: string, ready: number): void {
     const target = this.sizing.target(image, this.now());
-    if (ready.length >= target && (this.starting.get(image) ?? 0) === 0) {
-      this.emit('filled', image, ready.length);
-    }
+    if (ready >= target && (this.starting.get(image) ?? 0) === 0) this.emit('filled', image, ready);
   }
 
   /** Whether a burst is in progress (then a timer resizes the pools once it may be over). */
