@@ -39,6 +39,8 @@ interface Config {
   poolSize: number;
   /** docker: commands through the container's launcher (AMBIENT_DOCKER_LAUNCHER); default on. */
   launcher?: boolean;
+  /** docker with a pool: closed sandboxes' containers back in it (AMBIENT_DOCKER_POOL_REUSE); default on. */
+  reuse?: boolean;
 }
 
 /**
@@ -58,6 +60,7 @@ const CONFIGS: Config[] = (
     { label: 'docker, pool off', backend: 'docker', poolSize: 0 },
     { label: 'docker, pool on, docker exec', backend: 'docker', poolSize: 2, launcher: false },
     { label: 'docker, pool on (launcher)', backend: 'docker', poolSize: 2 },
+    { label: 'docker, pool on (launcher), no reuse', backend: 'docker', poolSize: 2, reuse: false },
   ] as Config[]
 ).filter(selected);
 const SEQUENTIAL_RUNS = 30;
@@ -155,6 +158,7 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
     'sandbox.docker.poolSize': config.poolSize,
     'sandbox.docker.poolMax': POOL_MAX,
     'sandbox.docker.launcher': config.launcher ?? true,
+    'sandbox.docker.poolReuse': config.reuse ?? true,
     'runs.workerConcurrency': CONCURRENT_RUNS,
   };
   const app = await startTestApp(env, ['api', 'worker'], overrides);
