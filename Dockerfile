@@ -5,7 +5,7 @@ RUN apt-get update \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
-# npm ci's postinstall builds native/build/ambient-spawner and ambient-forwarder.
+# npm ci's postinstall builds native/build/ambient-spawner, ambient-forwarder and ambient-dir-reset.
 COPY scripts ./scripts
 COPY native ./native
 RUN npm ci --no-audit --no-fund

@@ -1,7 +1,9 @@
-// Compiles Ambient's two small native programs with the host's C compiler, into native/build:
+// Compiles Ambient's three small native programs with the host's C compiler, into native/build:
 // - ambient-spawner (native/spawner.c), the sandboxes' process spawner;
 // - ambient-forwarder (native/forwarder.c), which forwards a sandbox's loopback ports to Ambient's
-//   sockets (statically linked where the C library allows: it starts inside sandboxes).
+//   sockets (statically linked where the C library allows: it starts inside sandboxes);
+// - ambient-dir-reset (native/dir-reset.c), which gives a pooled container's /workspace directory
+//   back the state Ambient made it in (extended attributes and ACLs, mode, owner, times).
 // Run by `npm ci` (postinstall) and `npm run build`. Without a compiler it says so and exits 0:
 // Ambient then starts processes from a small Node helper and forwards with socat instead (slower
 // per process and per sandbox: docs/PERFORMANCE.md); `AMBIENT_PROCESS_SPAWNER=node` asks for the
@@ -25,6 +27,12 @@ const PROGRAMS = [
     source: 'forwarder.c',
     fallback: 'sandboxes forward with socat',
     // Static first: no dynamic loader and no shared library to map at each start.
+    flagSets: [['-static'], []],
+  },
+  {
+    name: 'ambient-dir-reset',
+    source: 'dir-reset.c',
+    fallback: "closed sandboxes' docker containers are removed, never reused",
     flagSets: [['-static'], []],
   },
 ];

@@ -393,6 +393,13 @@ describe('docker warm pool', () => {
       const first = await open(backend, { pids: 64 }, apiUrl);
       expect((await sh(first.sandbox, ping('first'))).out).toContain('pong for /api/v1/first');
       expect((await sh(first.sandbox, LEAVE_BEHIND)).out).toBe('ok\n');
+      // Metadata on the directory at /workspace itself (the container's, not the run's): an extended
+      // attribute (setxattr(2), syscall 188 on x86_64: the image has perl, not setfattr) and a mode.
+      const marked = await sh(
+        first.sandbox,
+        `perl -e 'my ($p, $n, $v) = ("/workspace", "user.leak", "secret"); print "xattr=", syscall(188, $p, $n, $v, 6, 0), "\\n"' && chmod 700 /workspace`,
+      );
+      expect(marked.out).toBe('xattr=0\n');
       const { Id } = await docker.getContainer(`ambient-${first.runId}-1`).inspect();
       await first.sandbox.close();
       // The close left the run's workspace at its own path, with what the run wrote.
@@ -407,6 +414,12 @@ describe('docker warm pool', () => {
       expect(inspected.Id).toBe(Id);
       expect(inspected.HostConfig.PidsLimit).toBe(128 + 3);
       const seen = await sh(second.sandbox, LOOK);
+      // listxattr(2), syscall 194: no attribute left; the mode Ambient gives it.
+      const metadata = await sh(
+        second.sandbox,
+        `perl -e 'my ($p, $b) = ("/workspace", "\\0" x 256); print "xattrs=", syscall(194, $p, $b, 256), "\\n"'; stat -c %a /workspace`,
+      );
+      expect(metadata.out).toBe('xattrs=0\n755\n');
       // Four empty listings, no shared memory segment, no process of the first run.
       expect(seen.out).not.toContain('left');
       expect(seen.out).not.toContain('locked');

@@ -37,7 +37,7 @@ export interface SandboxSpec {
   network: NetworkMode;
   /**
    * The execution's egress proxy (`egress` and `allowlist`): the backend serves it on
-   * PROXY_SOCKET_NAME in the private directory and forwards SANDBOX_PROXY_HOST:PORT inside the
+   * PROXY_SOCKET_NAME (docker: a name of its own per execution) in the private directory and forwards SANDBOX_PROXY_HOST:PORT inside the
    * sandbox's namespace to it, as it does the API. Null/absent: no way out at all.
    */
   egressProxy?: SandboxEgressProxy | null;

@@ -1,4 +1,5 @@
 import type Dockerode from 'dockerode';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROXY_SOCKET_NAME, SANDBOX_PROXY_PORT } from '../../../../../common/egress/egress-policy';
@@ -41,7 +42,10 @@ export async function proxyInto(
   spec: SandboxSpec,
 ): Promise<NetnsForwarder | null> {
   if (!spec.egressProxy) return null;
-  const socketPath = join(privateDir, PROXY_SOCKET_NAME);
+  // A name of its own: the proxy of the container's previous run (see container-returns.ts) may
+  // still be shutting down, and removes its socket when it does.
+  const name = PROXY_SOCKET_NAME.replace(/\.sock$/, `-${randomBytes(6).toString('hex')}.sock`);
+  const socketPath = join(privateDir, name);
   await spec.egressProxy.listen(socketPath);
   return NetnsForwarder.start(pid, socketPath, SANDBOX_PROXY_PORT);
 }

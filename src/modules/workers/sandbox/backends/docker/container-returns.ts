@@ -1,5 +1,8 @@
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { settlesWithin } from '../../../../../common/time';
+import { builtProgramPath } from '../../native-spawner';
+import { spawnOffLoop } from '../../off-loop-spawn';
 import type { SandboxSpec } from '../../sandbox.types';
 import { layerUnchanged } from './container-layer';
 import { launch, launcherListens } from './container-launcher';
@@ -50,6 +53,8 @@ const SETTLE_MS = 3000;
 const ANSWER_MS = 3000;
 /** How long the launcher started anew may take to read its FIFO (in the background). */
 const LAUNCHER_START_MS = 10_000;
+/** How long the egress forwarder may take to end, and the emptying command to be acknowledged. */
+const STEP_MS = 5000;
 /** How long emptying /tmp and the rest as the sandbox user may take. */
 const EMPTYING_MS = 5000;
 /** docker-init and the killer; the launcher once started anew. */
@@ -69,6 +74,40 @@ const EMPTYING = [
   'ipcrm --all 2>/dev/null',
   'exit 0',
 ].join('\n');
+
+const DIR_RESET = join('native', 'build', 'ambient-dir-reset');
+let dirReset: string | null | undefined;
+
+/**
+ * The compiled reset of a container's /workspace directory (native/dir-reset.c: the extended
+ * attributes and ACLs its run could set on it removed, its mode, owner and times as Ambient makes
+ * them); null without it, and then no container is reused.
+ */
+export function dirResetPath(): string | null {
+  dirReset ??= builtProgramPath(DIR_RESET);
+  return dirReset;
+}
+
+/** Runs the reset on `dir` (off the event loop); true once it succeeded. */
+async function resetDir(
+  program: string,
+  dir: string,
+  user: { uid: number; gid: number },
+): Promise<boolean> {
+  const child = spawnOffLoop(program, [dir, '755', String(user.uid), String(user.gid)], {
+    cwd: '/',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    stdin: 'ignore',
+  });
+  child.stdout.resume();
+  child.stderr.resume();
+  const { code, startError } = await child.exited;
+  return !startError && code === 0;
+}
+
+function delay<T>(ms: number, value: T): Promise<T> {
+  return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
+}
 
 /** The container vacated by its run (see vacate), with what it still held. */
 export interface Vacated {
@@ -98,7 +137,8 @@ export class ContainerReturns {
       warm.layer !== null &&
       warm.slot.launchFifo !== null &&
       // A snapshot's image may be removed once a newer snapshot replaces it.
-      !spec.snapshotImage
+      !spec.snapshotImage &&
+      dirResetPath() !== null
     );
   }
 
@@ -126,26 +166,39 @@ export class ContainerReturns {
     { check }: Vacated,
   ): Promise<WarmContainer | ReturnOutcome> {
     const { slot, container } = warm;
+    const user = this.host.user;
+    const reset = dirResetPath();
+    if (!user || !reset) return 'failed';
     const fifo = slot.launchFifo!;
     const killerDir = killerDirOf(slot.privateDir);
     // The API forwarder the run's bridge used stays (its socket is gone: connections are refused
     // until the next run's bridge listens); the egress proxy's, stopped at the close, must have
     // freed its port for the next run's.
     const kept = started.bridge?.netnsForwarder ?? null;
-    await started.proxyForwarder?.ended;
+    const proxyEnded = started.proxyForwarder?.ended ?? Promise.resolve();
+    if (!(await settlesWithin(proxyEnded, STEP_MS))) return 'failed';
     await emptyPrivateDirs(slot.privateDir);
+    if (!(await resetDir(reset, slot.workspace, user))) return 'workspace';
     if (!(await tellKiller(slot.privateDir, launchLine(container.id, fifo)))) return 'failed';
     await launcherStarted(killerDir, fifo, LAUNCHER_START_MS);
     if (!(await launcherListens(join(killerDir, fifo)))) return 'launcher';
-    if (check.leftovers > 0) {
-      const emptied = await this.empty(warm);
-      const after = emptied ? await this.settled(warm, OWN_PROCESSES + 1) : null;
-      if (!after) return 'no_answer';
-      if (after.processes > OWN_PROCESSES + 1 || after.leftovers > 0) return 'leftovers';
-      if (!(await this.layerUnchanged(warm))) return 'root_changed';
-    }
+    if (check.leftovers > 0 && !(await this.empty(warm))) return 'leftovers';
+    // The last look, whatever the first said: nothing left or started since (a command the closing
+    // sandbox was still starting), the layer as it started, nothing in the workspace's directory.
+    const last = await this.settled(warm, OWN_PROCESSES + 1);
+    if (!last) return 'no_answer';
+    if (last.processes > OWN_PROCESSES + 1) return 'processes_left';
+    if (last.leftovers > 0) return 'leftovers';
+    if (!(await this.layerUnchanged(warm))) return 'root_changed';
+    if ((await readdir(slot.workspace)).length > 0) return 'workspace';
     const forwarder = kept?.running ? kept : await this.newForwarder(warm, kept);
-    await container.rename({ name: slot.name });
+    try {
+      await container.rename({ name: slot.name });
+    } catch (error) {
+      // The run's own is stopped by the caller with the container.
+      if (forwarder !== kept) forwarder?.stop();
+      throw error;
+    }
     return {
       container,
       pid: warm.pid,
@@ -196,7 +249,8 @@ export class ContainerReturns {
     );
     if (!command) return false;
     try {
-      if (!(await command.acknowledged)) return false;
+      const acknowledged = await Promise.race([command.acknowledged, delay(STEP_MS, false)]);
+      if (!acknowledged) return false;
       await command.proceed();
       command.stdout.resume();
       command.stderr.resume();

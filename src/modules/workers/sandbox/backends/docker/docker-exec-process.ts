@@ -197,6 +197,8 @@ export class DockerExecProcess implements SandboxProcess {
         User: user,
         Env: [],
       });
+      // Killed while the exec was being made (the sandbox closing): it must not start now.
+      if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
       const socket = (await exec.start({ hijack: true, stdin })) as Duplex;
       const input = this.stdin as PassThrough | null;
       if (input) {

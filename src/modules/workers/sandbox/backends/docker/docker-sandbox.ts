@@ -256,9 +256,13 @@ export class DockerSandboxBackend implements SandboxBackend {
     if (!started || !returns || !pool || !ContainerReturns.eligible(started, warm, spec)) {
       return this.release(started, warm.slot.privateDir, spec, closed);
     }
-    const vacated = await returns
+    const vacating = returns
       .vacate(warm, resolve(spec.workspaceDir))
       .catch(() => 'failed' as const);
+    // A shutdown's drain waits for it too (then for the rest of the return, tracked below).
+    const tracked = vacating.then(() => undefined);
+    this.returning.add(tracked);
+    const vacated = await vacating.finally(() => this.returning.delete(tracked));
     if (typeof vacated === 'string') {
       this.options.metrics?.returned?.(vacated);
       return this.release(started, warm.slot.privateDir, spec, closed);

@@ -218,6 +218,7 @@ export class DockerWarmPool<T> extends EventEmitter {
     if (ready.length >= this.sizing.most) {
       // Containers given back while it was being made filled the pool meanwhile.
       await this.discard(item).catch(() => undefined);
+      this.emitIfFilled(image, ready.length);
       return;
     }
     ready.push(item);

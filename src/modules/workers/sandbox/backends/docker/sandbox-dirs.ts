@@ -150,8 +150,9 @@ export async function dirIdentity(path: string): Promise<DirIdentity> {
  * The reverse of moveWorkspaceInto, for a container going back to the pool once none of its
  * processes is left: the run's entries move into a new directory beside the workspace (same mode
  * and owner: returningDirOf), the container's directory (bound at its /workspace, empty now) is renamed back to
- * the slot's path, and the new one to the workspace's. Renames only, undone when a step fails;
- * rejects too when something is left in the container's directory (then it is not reused).
+ * the slot's path, and the new one to the workspace's. Renames only, undone when a step fails.
+ * What this host wrote into the container's directory meanwhile follows (see ContainerReturns,
+ * which looks at it once more before the container goes back to the pool).
  * A workspace that is no longer the container's directory (`bound`: replaced or moved meanwhile)
  * is left alone: rejects.
  */
