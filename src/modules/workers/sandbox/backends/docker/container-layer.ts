@@ -7,6 +7,10 @@ import { join } from 'node:path';
  * container's processes write outside its mounts escapes it: a file written under HOME, a package
  * installed, a file of the image changed or deleted (a whiteout), a directory's mode changed. A
  * change time cannot be set back by the sandbox's user.
+ *
+ * The layer is tenant content read with plain fs, and only read: `lstat` and `readdir`, never a
+ * link followed (a directory is entered only when its entry says it is one), while none of the
+ * container's processes runs (see container-returns.ts).
  */
 export type LayerSnapshot = ReadonlyMap<string, string>;
 

@@ -155,6 +155,11 @@ export async function dirIdentity(path: string): Promise<DirIdentity> {
  * which looks at it once more before the container goes back to the pool).
  * A workspace that is no longer the container's directory (`bound`: replaced or moved meanwhile)
  * is left alone: rejects.
+ *
+ * Plain fs on a tenant's tree, as moveWorkspaceInto, and still no-follow: the paths stat'ed,
+ * made and renamed are Ambient's (the workspace, its `.returning` beside it, the slot), entries
+ * inside are only listed and renamed (rename(2) moves a link itself), and every process of the
+ * container is gone by then (see ContainerReturns.vacate).
  */
 export async function moveWorkspaceOut(
   slot: string,
@@ -203,6 +208,7 @@ export function returningDirOf(workspace: string): string {
 /**
  * Puts back into the workspace what a process that died while moving it out of a container left
  * beside it (at the next execution of the run, before its sandbox opens). A no-op without one.
+ * Entries are only listed and renamed, never followed (see moveWorkspaceOut).
  */
 export async function recoverReturningDir(workspace: string): Promise<void> {
   const returning = returningDirOf(workspace);
