@@ -14,7 +14,8 @@ import { ms, percentile, table } from './stats';
 
 /**
  * `npm run bench:sandbox-phases`: where the time of one sandboxed run goes, without Ambient
- * around it: per backend (process, bubblewrap), PHASES_RUNS (default 30) sequential rounds of
+ * around it: per backend (PHASES_BACKENDS, default process,bubblewrap; `bubblewrap-bwrap-holder`
+ * holds each execution's network namespace with a bwrap around the forwarder, as before), PHASES_RUNS (default 30) sequential rounds of
  * open (cgroup, private files, API bridge, the forwarder's namespace) → one command as
  * run_command starts it (`bash -c 'echo hi'`) → close. Timed per phase (p50 / p95 wall), and the
  * CPU of all rounds split into user and system time of this process, its children (the spawn
@@ -80,10 +81,15 @@ async function round(backend: SandboxBackend, root: string, i: number, apiUrl: s
 
 async function measure(name: string, apiUrl: string): Promise<Phases> {
   const root = await mkdtemp(join(tmpdir(), 'ambient-phases-'));
-  const backend: SandboxBackend =
-    name === 'bubblewrap'
-      ? new BubblewrapSandboxBackend({ readonlyPaths: [], privateRoot: join(root, '.sandbox') })
-      : new ProcessSandboxBackend();
+  // `bubblewrap-bwrap-holder`: the execution's namespace held by a bwrap around the forwarder, as
+  // before the forwarder made it itself (the baseline of that change, in the same run).
+  const backend: SandboxBackend = name.startsWith('bubblewrap')
+    ? new BubblewrapSandboxBackend({
+        readonlyPaths: [],
+        privateRoot: join(root, '.sandbox'),
+        holder: name === 'bubblewrap-bwrap-holder' ? 'bwrap' : 'forwarder',
+      })
+    : new ProcessSandboxBackend();
   const release = closeOnExit(() => rm(root, { recursive: true, force: true }));
   try {
     for (let i = 0; i < WARM_UP; i++) await round(backend, root, i, apiUrl);

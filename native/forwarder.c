@@ -15,11 +15,22 @@
  * on the other; the pair is closed when both ways ended, or at once when either side fails.
  *
  * `-p` first: prints each port listened on, one per line, once all listen (port 0 takes a free one).
+ *
+ * `-n <dir> <uid>` first: the forwarder makes the namespaces of a bubblewrap sandbox's execution
+ * itself (see confine) instead of being started inside a `bwrap` of its own: a new user namespace
+ * in which <uid> is this process's user, a new network namespace with only its loopback, up. Then
+ * it sees nothing of the host's files but <dir> (chroot; socket paths are then inside it), keeps
+ * no capability, and prints `{"child-pid": <pid>, "net-namespace": <inode>}` once all ports
+ * listen, as `bwrap --info-fd` does: commands enter these namespaces. One process start and no
+ * mount per execution, where a bwrap around it cost two processes, its mounts and its own start.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <net/if.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -27,8 +38,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -170,17 +184,85 @@ static int pump(struct way *w, int readable, int writable) {
   return 0;
 }
 
+static int write_text(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = write(fd, text, strlen(text));
+  close(fd);
+  return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/*
+ * New user and network namespaces, <uid> (and the same gid) inside for this process's own user
+ * and group outside (as `bwrap --unshare-user --uid` maps them), the loopback up; then `dir` as the
+ * root of everything it sees and no capability left, in any namespace: what the forwarder can
+ * reach of the host is the sockets in `dir`, a directory the sandbox's commands see anyway. It is
+ * in the host's pid namespace, which a sandbox's commands cannot name a process of (each has its
+ * own). `net_inode`: the network namespace's, read before /proc is out of sight.
+ */
+static int confine(const char *dir, const char *id, unsigned long *net_inode) {
+  char *end;
+  long inside = strtol(id, &end, 10);
+  if (end == id || *end != '\0' || inside < 0 || inside > 65535) {
+    errno = EINVAL;
+    return -1;
+  }
+  uid_t uid = geteuid();
+  gid_t gid = getegid();
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) return -1;
+  char map[64];
+  if (write_text("/proc/self/setgroups", "deny") < 0) return -1;
+  snprintf(map, sizeof(map), "%ld %u 1\n", inside, (unsigned)uid);
+  if (write_text("/proc/self/uid_map", map) < 0) return -1;
+  snprintf(map, sizeof(map), "%ld %u 1\n", inside, (unsigned)gid);
+  if (write_text("/proc/self/gid_map", map) < 0) return -1;
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return -1;
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof(ifr));
+  strcpy(ifr.ifr_name, "lo");
+  int up = ioctl(s, SIOCGIFFLAGS, &ifr);
+  if (up == 0) {
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    up = ioctl(s, SIOCSIFFLAGS, &ifr);
+  }
+  close(s);
+  if (up < 0) return -1;
+  struct stat st;
+  if (stat("/proc/self/ns/net", &st) < 0) return -1;
+  *net_inode = (unsigned long)st.st_ino;
+  if (chroot(dir) < 0 || chdir("/") < 0) return -1;
+  struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct none[2];
+  memset(none, 0, sizeof(none));
+  if (syscall(SYS_capset, &header, none) < 0) return -1;
+  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
 int main(int argc, char **argv) {
-  int print_ports = argc > 1 && strcmp(argv[1], "-p") == 0;
-  int first = print_ports ? 2 : 1;
+  int print_ports = 0, print_namespace = 0;
+  unsigned long net_inode = 0;
+  int first = 1;
+  /* Ends with whatever started it (a worker, or a sandbox's pid 1): nothing else would stop it. */
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (argc > 1 && strcmp(argv[1], "-p") == 0) {
+    print_ports = 1;
+    first = 2;
+  } else if (argc > 3 && strcmp(argv[1], "-n") == 0) {
+    if (confine(argv[2], argv[3], &net_inode) < 0) {
+      fprintf(stderr, "ambient-forwarder: cannot make its namespaces in %s: %s\n", argv[2],
+              strerror(errno));
+      return 71;
+    }
+    print_namespace = 1;
+    first = 4;
+  }
   if (argc - first < 1 || argc - first > MAX_LISTENERS) {
-    fprintf(stderr, "usage: ambient-forwarder [-p] <port>:<unix socket path>... (at most %d)\n",
+    fprintf(stderr, "usage: ambient-forwarder [-p | -n <dir> <uid>] <port>:<unix socket path>... (at most %d)\n",
             MAX_LISTENERS);
     return 64;
   }
   signal(SIGPIPE, SIG_IGN);
-  /* Ends with whatever started it (a worker, or a sandbox's pid 1): nothing else would stop it. */
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
   for (int i = first; i < argc; i++) {
     struct listener *l = &listeners[listener_count];
     int port;
@@ -198,6 +280,10 @@ int main(int argc, char **argv) {
   }
   if (print_ports) {
     for (int i = 0; i < listener_count; i++) printf("%d\n", bound_port(listeners[i].fd));
+    fflush(stdout);
+  }
+  if (print_namespace) {
+    printf("{\"child-pid\": %d, \"net-namespace\": %lu}\n", (int)getpid(), net_inode);
     fflush(stdout);
   }
 

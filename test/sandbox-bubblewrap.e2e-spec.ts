@@ -106,14 +106,16 @@ describe('bubblewrap sandbox', () => {
 
 // Both spawn helpers: the compiled one joins the cgroup and enters the namespace itself, the
 // Node one through a shell and nsenter. Both forwarders: the compiled one, and socat where it
-// was not built.
+// was not built. Both holders of the namespace: the compiled forwarder making it itself, and a
+// bwrap around the forwarder (socat's, and the benchmarks' baseline).
 describe.each([
-  ['native', 'native'],
-  ['node', 'native'],
-  ['native', 'socat'],
+  ['native', 'native', 'forwarder'],
+  ['node', 'native', 'forwarder'],
+  ['native', 'native', 'bwrap'],
+  ['native', 'socat', 'bwrap'],
 ] as const)(
-  'bubblewrap sandbox with the API (%s spawn helper, %s forwarder)',
-  (helper, forwarder) => {
+  'bubblewrap sandbox with the API (%s spawn helper, %s forwarder, held by %s)',
+  (helper, forwarder, holder) => {
     const { Backend, preparesInChild } = loadedWithSpawnHelper(helper, () => ({
       Backend: jest.requireActual<typeof BubblewrapModule>(
         '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox',
@@ -131,7 +133,12 @@ describe.each([
       root = mkdtempSync(join(tmpdir(), 'ambient-bwrap-api-'));
       server = createServer((req, res) => res.end(`api saw ${req.url}`));
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      backend = new Backend({ readonlyPaths: [], privateRoot: join(root, '.sb'), forwarder });
+      backend = new Backend({
+        readonlyPaths: [],
+        privateRoot: join(root, '.sb'),
+        forwarder,
+        holder,
+      });
     });
 
     afterAll(async () => {
@@ -141,8 +148,8 @@ describe.each([
     });
 
     async function open(name: string): Promise<Sandbox> {
-      // Named by helper and forwarder too: run ids name the sandboxes' cgroups, the host's.
-      const runId = `${helper}-${forwarder}-${name}`;
+      // Named by helper, forwarder and holder too: run ids name the sandboxes' cgroups, the host's.
+      const runId = `${helper}-${forwarder}-${holder}-${name}`;
       mkdirSync(join(root, runId));
       const sandbox = await backend.open({
         runId,
@@ -181,12 +188,9 @@ describe.each([
       expect(ns).not.toBe(readlinkSync('/proc/self/ns/net'));
     });
 
-    it(`forwards the API with the ${forwarder} forwarder, one process beside bwrap's`, async () => {
-      const sandbox = await open('api-program');
-      const ns = (await run(sandbox, 'readlink /proc/self/ns/net')).output.trim();
-      // Seen from this host: the processes still in the execution's namespace once the command
-      // ended are the holder's, bwrap's pid 1 and the forwarder.
-      const holders = readdirSync('/proc')
+    /** The host's processes in the network namespace `ns`, by pid. */
+    function inNamespace(ns: string): string[] {
+      return readdirSync('/proc')
         .filter((pid) => /^\d+$/.test(pid))
         .filter((pid) => {
           try {
@@ -194,14 +198,47 @@ describe.each([
           } catch {
             return false;
           }
-        })
-        .map((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim())
-        .sort();
-      // comm is the program's file name, cut at 15 characters.
-      expect(holders).toEqual(
-        forwarder === 'native' ? ['.ambient-forwar', 'bwrap'] : ['bwrap', 'socat'],
-      );
+        });
+    }
+
+    const holders = {
+      forwarder: ['ambient-forward'],
+      bwrap: forwarder === 'native' ? ['.ambient-forwar', 'bwrap'] : ['bwrap', 'socat'],
+    };
+    it(`holds the namespace with ${holders[holder].join(' and ')}, nothing else`, async () => {
+      const sandbox = await open('api-program');
+      const ns = (await run(sandbox, 'readlink /proc/self/ns/net')).output.trim();
+      // Seen from this host once the command ended. comm is the program's file name, cut at 15
+      // characters.
+      const comms = inNamespace(ns).map((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
+      expect(comms.sort()).toEqual(holders[holder]);
     });
+
+    if (holder === 'forwarder') {
+      it("confines the forwarder: the private directory as its root, no capability, out of the commands' sight", async () => {
+        const sandbox = await open('api-confined');
+        const seen = await run(
+          sandbox,
+          'readlink /proc/self/ns/net; ps -e -o comm= | grep -c ambient-forward',
+        );
+        const [ns, count] = seen.output.trim().split('\n');
+        expect(count).toBe('0');
+        const [pid] = inNamespace(ns!);
+        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+        expect(status).toMatch(/^CapEff:\s+0+$/m);
+        expect(status).toMatch(/^CapPrm:\s+0+$/m);
+        expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
+        // Its root is the execution's private directory: the API's socket, nothing of the host.
+        expect(readdirSync(`/proc/${pid}/root`)).toContain('api.sock');
+        expect(readdirSync(`/proc/${pid}/root`)).not.toContain('usr');
+        // Its user namespace maps the sandbox's user to this host's, as bwrap's did.
+        expect(readFileSync(`/proc/${pid}/uid_map`, 'utf8').trim().split(/\s+/)).toEqual([
+          '1000',
+          String(process.getuid!()),
+          '1',
+        ]);
+      });
+    }
 
     it("hands a command its own standard input, not the wait for the forwarder's", async () => {
       const sandbox = await open('api-stdin');

@@ -33,6 +33,12 @@ export interface SandboxForwarder {
    * the program from (`insidePath` in a sandbox, `hostPath` on this host).
    */
   command(ports: PortForward[], program: string): string[];
+  /**
+   * The compiled forwarder's command that makes an execution's user and network namespaces
+   * itself, `uid` inside for this host's user, and sees only `root` (socket paths as seen there):
+   * see `-n` in native/forwarder.c. Null for socat, which a bwrap has to hold instead.
+   */
+  namespacedCommand: ((ports: PortForward[], root: string, uid: number) => string[]) | null;
 }
 
 /** Where sandboxes see the compiled forwarder: a path of its own at the top of their tree. */
@@ -43,8 +49,19 @@ const native = (hostPath: string): SandboxForwarder => ({
   hostPath,
   insidePath: NATIVE_INSIDE_PATH,
   bindArgs: () => ['--ro-bind', hostPath, NATIVE_INSIDE_PATH],
-  command: (ports, program) => [program, ...ports.map((p) => `${p.port}:${p.socketPath}`)],
+  command: (ports, program) => [program, ...forwardArgs(ports)],
+  namespacedCommand: (ports, root, uid) => [
+    hostPath,
+    '-n',
+    root,
+    String(uid),
+    ...forwardArgs(ports),
+  ],
 });
+
+function forwardArgs(ports: PortForward[]): string[] {
+  return ports.map((p) => `${p.port}:${p.socketPath}`);
+}
 
 /**
  * socat arguments that listen on the sandbox's loopback and forward to the socket at
@@ -70,6 +87,7 @@ const socat = (hostPath: string): SandboxForwarder => ({
     const background = lines.map((line) => `${line.join(' ')} &`).join(' ');
     return ['/bin/sh', '-c', `${background} exec ${last.join(' ')}`];
   },
+  namespacedCommand: null,
 });
 
 /**

@@ -15,8 +15,8 @@ const LISTEN_POLL_MS = [10, 20, 40];
 
 /**
  * An execution's network namespace, made once when its sandbox opens and held by its forwarders
- * (a bwrap whose only processes forward the sandbox's loopback ports: the API's and, for
- * `egress` and `allowlist`, the egress proxy's). Each command enters it (`nsenter --user --net`,
+ * (the sandbox's loopback ports: the API's and, for `egress` and `allowlist`, the egress proxy's):
+ * the compiled forwarder making the namespaces itself, else a bwrap whose only processes forward. Each command enters it (`nsenter --user --net`,
  * then its own bwrap for every other namespace): the forwarders start once per execution, during
  * the model's first turn, instead of before every command. The namespace has only its loopback,
  * shared by the execution's own processes, in every network mode.
@@ -30,8 +30,9 @@ export class ForwarderNamespace {
   ) {}
 
   /**
-   * Given the started `holder` (a process that becomes `bwrap --info-fd 1 … -- <forwarders>`),
-   * waits for bwrap's report of the sandbox's pid and network namespace, then until a forwarder listens for each
+   * Given the started `holder` (`ambient-forwarder -n …`, or a process that becomes
+   * `bwrap --info-fd 1 … -- <forwarders>`), waits for its report of the pid and network namespace
+   * (the forwarder's own, as bwrap's), then until a forwarder listens for each
    * of `ports` in that namespace (read from the host: /proc/<pid>/net/sockstat); null when it did
    * not start. Once it resolves, the namespace is complete (bwrap reports before it finished
    * setting up its user namespace: a process entering it earlier could be refused a namespace of
