@@ -232,6 +232,20 @@ describe('docker sandbox', () => {
     expect(await finish(piped)).toMatchObject({ code: 0, stdout: 'through stdin\n' });
   });
 
+  it("puts back what a worker that died moving the workspace out of a container left beside it, before the run's next sandbox opens", async () => {
+    const runId = `test-${process.pid}-returning`;
+    const workspace = join(base, runId, 'workspace');
+    // moveWorkspaceOut gathers a run's entries in <workspace>.returning before the rename back.
+    await mkdir(join(`${workspace}.returning`, 'src'), { recursive: true });
+    await writeFile(join(`${workspace}.returning`, 'src', 'moved.txt'), 'moved halfway\n');
+    await mkdir(workspace, { recursive: true });
+    await writeFile(join(workspace, 'stayed.txt'), 'stayed\n');
+    const { sandbox } = await openSandbox({}, { runId });
+    const read = await run(sandbox, 'sh', ['-c', 'cat src/moved.txt stayed.txt']);
+    expect(read).toMatchObject({ code: 0, stdout: 'moved halfway\nstayed\n' });
+    expect(existsSync(`${workspace}.returning`)).toBe(false);
+  });
+
   it('sees no host process, no network and no capability', async () => {
     const { sandbox } = await openSandbox();
     const ps = await run(sandbox, 'ps', ['-e', '-o', 'pid=,user=,args=']);

@@ -1,3 +1,6 @@
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AppConfig } from '../../../config/app-config';
 import { WorkspaceService } from './workspace.service';
 
@@ -28,6 +31,25 @@ describe('WorkspaceService.commandEnv', () => {
       );
     } finally {
       delete process.env.AMBIENT_TEST_CANARY;
+    }
+  });
+});
+
+describe('WorkspaceService.remove', () => {
+  it('removes the workspace and what a worker that died moving it out of a container left beside it', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'ambient-ws-'));
+    try {
+      const workspaces = new WorkspaceService({ runs: { workspaceRoot: root } } as AppConfig);
+      const dir = workspaces.dirFor('r1');
+      await mkdir(join(dir, 'src'), { recursive: true });
+      await mkdir(join(`${dir}.returning`, 'lib'), { recursive: true });
+      await writeFile(join(`${dir}.returning`, 'lib', 'half-moved.txt'), 'x');
+      // Another run's workspace, whose name starts with this one's, stays.
+      await mkdir(workspaces.dirFor('r10'));
+      await workspaces.remove('r1');
+      expect((await readdir(root)).sort()).toEqual(['r10']);
+    } finally {
+      await rm(root, { recursive: true, force: true });
     }
   });
 });
