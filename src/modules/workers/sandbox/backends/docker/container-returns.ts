@@ -1,8 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { settlesWithin } from '../../../../../common/time';
-import { builtProgramPath } from '../../native-spawner';
-import { spawnOffLoop } from '../../off-loop-spawn';
 import type { SandboxSpec } from '../../sandbox.types';
 import { layerUnchanged } from './container-layer';
 import { launch, launcherListens } from './container-launcher';
@@ -17,6 +15,7 @@ import {
 } from './container-killer';
 import { forwarderInto, launcherStarted } from './container-plumbing';
 import type { DockerHost } from './docker-host';
+import { DirResetter, dirResetPath } from './dir-resetter';
 import type { NetnsForwarder } from './netns-bridge';
 import type { StartedContainer } from './docker-sandbox-instance';
 import { emptyPrivateDirs, moveWorkspaceOut } from './sandbox-dirs';
@@ -75,36 +74,6 @@ const EMPTYING = [
   'exit 0',
 ].join('\n');
 
-const DIR_RESET = join('native', 'build', 'ambient-dir-reset');
-let dirReset: string | null | undefined;
-
-/**
- * The compiled reset of a container's /workspace directory (native/dir-reset.c: the extended
- * attributes and ACLs its run could set on it removed, its mode, owner and times as Ambient makes
- * them); null without it, and then no container is reused.
- */
-export function dirResetPath(): string | null {
-  dirReset ??= builtProgramPath(DIR_RESET);
-  return dirReset;
-}
-
-/** Runs the reset on `dir` (off the event loop); true once it succeeded. */
-async function resetDir(
-  program: string,
-  dir: string,
-  user: { uid: number; gid: number },
-): Promise<boolean> {
-  const child = spawnOffLoop(program, [dir, '755', String(user.uid), String(user.gid)], {
-    cwd: '/',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-    stdin: 'ignore',
-  });
-  child.stdout.resume();
-  child.stderr.resume();
-  const { code, startError } = await child.exited;
-  return !startError && code === 0;
-}
-
 function delay<T>(ms: number, value: T): Promise<T> {
   return new Promise((resolve) => setTimeout(() => resolve(value), ms).unref());
 }
@@ -127,7 +96,18 @@ export interface Vacated {
  * other; docs/environments-and-sandboxes.md says what a reused container keeps (nothing of a run).
  */
 export class ContainerReturns {
-  constructor(private readonly host: DockerHost) {}
+  /** Resets each returned container's /workspace directory (null without the compiled reset). */
+  private readonly resetter: DirResetter | null;
+
+  constructor(private readonly host: DockerHost) {
+    const program = dirResetPath();
+    this.resetter = program ? new DirResetter(program, STEP_MS) : null;
+  }
+
+  /** Ends what the returns keep running (a worker's shutdown, once returns are drained). */
+  stop(): void {
+    this.resetter?.stop();
+  }
 
   /** Whether the sandbox's container may go back to the pool at all. */
   static eligible(started: StartedContainer, warm: HandedOut, spec: SandboxSpec): boolean {
@@ -167,8 +147,7 @@ export class ContainerReturns {
   ): Promise<WarmContainer | ReturnOutcome> {
     const { slot, container } = warm;
     const user = this.host.user;
-    const reset = dirResetPath();
-    if (!user || !reset) return 'failed';
+    if (!user || !this.resetter) return 'failed';
     const fifo = slot.launchFifo!;
     const killerDir = killerDirOf(slot.privateDir);
     // The API forwarder the run's bridge used stays (its socket is gone: connections are refused
@@ -178,7 +157,7 @@ export class ContainerReturns {
     const proxyEnded = started.proxyForwarder?.ended ?? Promise.resolve();
     if (!(await settlesWithin(proxyEnded, STEP_MS))) return 'failed';
     await emptyPrivateDirs(slot.privateDir);
-    if (!(await resetDir(reset, slot.workspace, user))) return 'workspace';
+    if (!(await this.resetter.reset(slot.workspace, 0o755, user))) return 'workspace';
     if (!(await tellKiller(slot.privateDir, launchLine(container.id, fifo)))) return 'failed';
     await launcherStarted(killerDir, fifo, LAUNCHER_START_MS);
     if (!(await launcherListens(join(killerDir, fifo)))) return 'launcher';

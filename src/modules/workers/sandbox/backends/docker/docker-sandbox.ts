@@ -107,10 +107,12 @@ export class DockerSandboxBackend implements SandboxBackend {
    * sweep removes it.
    */
   async drain(): Promise<boolean> {
-    return settlesWithin(
+    const drained = await settlesWithin(
       Promise.all([this.pool?.drain(), this.removals.flush(), ...this.returning]),
       this.options.drainWaitMs ?? DRAIN_WAIT_MS,
     );
+    this.returns?.stop();
+    return drained;
   }
 
   /**
