@@ -252,7 +252,7 @@ int main(int argc, char **argv) {
     if (confine(argv[2], argv[3], &net_inode) < 0) {
       fprintf(stderr, "ambient-forwarder: cannot make its namespaces in %s: %s\n", argv[2],
               strerror(errno));
-      return 71;
+      return 78; /* the host refuses (Ambient then holds the namespace with a bwrap) */
     }
     print_namespace = 1;
     first = 4;

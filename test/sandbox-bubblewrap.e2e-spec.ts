@@ -22,6 +22,7 @@ import { runCommand } from '../src/modules/workers/harness/command-runner';
 import { BubblewrapSandboxBackend } from '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox';
 import type * as OffLoopSpawn from '../src/modules/workers/sandbox/off-loop-spawn';
 import type * as BubblewrapModule from '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox';
+import type { SandboxForwarder } from '../src/modules/workers/sandbox/sandbox-forwarder';
 import type { Sandbox } from '../src/modules/workers/sandbox/sandbox.types';
 import { loadedWithSpawnHelper } from './support/spawn-helper-choice';
 
@@ -103,6 +104,19 @@ describe('bubblewrap sandbox', () => {
     expect((await byName.exited).startError?.code).toBe('ENOENT');
   });
 });
+
+/** The host's processes in the network namespace `ns`, by pid. */
+function inNamespace(ns: string): string[] {
+  return readdirSync('/proc')
+    .filter((pid) => /^\d+$/.test(pid))
+    .filter((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/ns/net`) === ns;
+      } catch {
+        return false;
+      }
+    });
+}
 
 // Both spawn helpers: the compiled one joins the cgroup and enters the namespace itself, the
 // Node one through a shell and nsenter. Both forwarders: the compiled one, and socat where it
@@ -188,19 +202,6 @@ describe.each([
       expect(ns).not.toBe(readlinkSync('/proc/self/ns/net'));
     });
 
-    /** The host's processes in the network namespace `ns`, by pid. */
-    function inNamespace(ns: string): string[] {
-      return readdirSync('/proc')
-        .filter((pid) => /^\d+$/.test(pid))
-        .filter((pid) => {
-          try {
-            return readlinkSync(`/proc/${pid}/ns/net`) === ns;
-          } catch {
-            return false;
-          }
-        });
-    }
-
     const holders = {
       forwarder: ['ambient-forward'],
       bwrap: forwarder === 'native' ? ['.ambient-forwar', 'bwrap'] : ['bwrap', 'socat'],
@@ -261,3 +262,66 @@ describe.each([
     });
   },
 );
+
+describe('bubblewrap sandbox on a host that refuses the forwarder its namespaces', () => {
+  let root: string;
+  let server: Server;
+  const opened: Sandbox[] = [];
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'ambient-bwrap-refused-'));
+    server = createServer((req, res) => res.end(`api saw ${req.url}`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterAll(async () => {
+    await Promise.all(opened.map((s) => s.close()));
+    await new Promise((resolve) => server.close(resolve));
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('holds the namespace with a bwrap instead, and stops asking the forwarder', async () => {
+    const backend = new BubblewrapSandboxBackend({
+      readonlyPaths: [],
+      privateRoot: join(root, '.sb'),
+    });
+    // The forwarder as a host that refuses it (Ubuntu's AppArmor restriction of unprivileged
+    // user namespaces, say) leaves it: it says so and exits 78. Each attempt is counted.
+    const attempts = join(root, 'attempts');
+    const refusing = join(root, 'refusing-forwarder');
+    writeFileSync(
+      refusing,
+      `#!/bin/sh\necho attempt >> ${attempts}\necho "cannot make its namespaces" >&2\nexit 78\n`,
+    );
+    chmodSync(refusing, 0o755);
+    const internals = backend as unknown as { forwarder: SandboxForwarder };
+    internals.forwarder = { ...internals.forwarder, namespacedCommand: () => [refusing] };
+    const run = (sandbox: Sandbox, command: string) =>
+      runCommand({ sandbox, command, env: { PATH: sandbox.path }, timeoutMs: 10_000 });
+    for (const name of ['first', 'second']) {
+      const runId = `refused-${name}`;
+      mkdirSync(join(root, runId));
+      const sandbox = await backend.open({
+        runId,
+        executionId: 1,
+        teamId: 'team',
+        workspaceDir: join(root, runId),
+        image: null,
+        network: 'none',
+        limits: { memoryMb: 256, pids: 64, cpus: 1 },
+        apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`,
+      });
+      opened.push(sandbox);
+      const result = await run(
+        sandbox,
+        `readlink /proc/self/ns/net; curl -sS ${sandbox.apiUrl}/x; echo`,
+      );
+      const [ns, answer] = result.output.trim().split('\n');
+      expect(answer).toBe('api saw /api/x');
+      // Held by a bwrap around the forwarder, not a forwarder each command starts for itself.
+      const comms = inNamespace(ns!).map((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
+      expect(comms.sort()).toEqual(['.ambient-forwar', 'bwrap']);
+    }
+    expect(readFileSync(attempts, 'utf8')).toBe('attempt\n');
+  });
+});

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { execFile } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -31,6 +32,10 @@ import {
 } from '../../sandbox.types';
 
 const run = promisify(execFile);
+const logger = new Logger('Sandbox');
+
+/** The forwarder's exit status when the host refuses it the namespaces (native/forwarder.c `-n`). */
+const CANNOT_CONFINE = 78;
 
 /** The unprivileged user processes run as inside (mapped to the service's own user outside). */
 const SANDBOX_UID = 1000;
@@ -113,6 +118,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   private readonly etc: EtcCopies;
   /** The system directories' arguments, looked up once (sync file system calls, per bwrap before). */
   private readonly systemDirs: string[];
+  /** Whether the forwarder makes executions' namespaces itself (see startHolder). */
+  private forwarderHolds: boolean;
 
   constructor(private readonly settings: BubblewrapSettings) {
     this.etc = new EtcCopies(settings.privateRoot, ETC_ENTRIES, { passwd: PASSWD, group: GROUP });
@@ -121,6 +128,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     this.bwrap = onPath(settings.bwrap ?? 'bwrap');
     this.forwarder = findSandboxForwarder(settings.forwarder);
     this.nsenter = ['/usr/bin/nsenter', '/bin/nsenter'].find((p) => existsSync(p)) ?? null;
+    this.forwarderHolds = settings.holder !== 'bwrap';
   }
 
   /** The cgroups of sandboxes whose worker died before closing them (see sweepOrphanCgroups). */
@@ -215,14 +223,15 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     const forwarded = forwardedPorts(bridge !== null, proxy !== null);
     const holder =
       forwarded.length && canEnter
-        ? await ForwarderNamespace.start(
-            launch(
-              this.holderCommand(files, this.forwarder!, forwarded),
-              { PATH: SANDBOX_PATH },
-              'ignore',
-            ),
+        ? await this.startHolder(
+            (kind) =>
+              launch(
+                this.holderCommand(files, this.forwarder!, forwarded, kind),
+                { PATH: SANDBOX_PATH },
+                'ignore',
+              ),
             forwarded.map(({ port }) => port),
-          ).catch(() => null)
+          )
         : null;
     if (proxy && !holder) {
       await Promise.all([bridge?.close(), cgroup?.remove()]);
@@ -291,6 +300,30 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   }
 
   /**
+   * The execution's namespace held by the forwarder itself where it can make it, else by a bwrap
+   * around it: a host may let bwrap make user namespaces and refuse other programs (Ubuntu's
+   * AppArmor restriction of unprivileged user namespaces). A forwarder that says so (its exit
+   * status CANNOT_CONFINE) is not asked again by this backend; null when neither holder started.
+   */
+  private async startHolder(
+    launchHolder: (holder: 'forwarder' | 'bwrap') => SandboxProcess,
+    ports: number[],
+  ): Promise<ForwarderNamespace | null> {
+    if (this.forwarderHolds && this.forwarder?.namespacedCommand) {
+      const forwarder = launchHolder('forwarder');
+      const held = await ForwarderNamespace.start(forwarder, ports).catch(() => null);
+      if (held) return held;
+      if ((await forwarder.exited).code === CANNOT_CONFINE) {
+        this.forwarderHolds = false;
+        logger.warn(
+          "the forwarder cannot make a sandbox's namespaces on this host: bwrap holds them instead (a process start and its mounts more per execution)",
+        );
+      }
+    }
+    return ForwarderNamespace.start(launchHolder('bwrap'), ports).catch(() => null);
+  }
+
+  /**
    * What holds the execution's network namespace with its forwarders and reports it as
    * `bwrap --info-fd` does: the compiled forwarder making the namespaces itself, seeing only the
    * private directory (a process start and no mount: ~10 ms of CPU less per execution than a bwrap
@@ -300,8 +333,9 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     files: SandboxFiles,
     forwarder: SandboxForwarder,
     forwarded: ForwardedPort[],
+    holder: 'forwarder' | 'bwrap',
   ): string[] {
-    if (forwarder.namespacedCommand && this.settings.holder !== 'bwrap') {
+    if (forwarder.namespacedCommand && holder === 'forwarder') {
       const ports = forwarded.map(({ port, socket }) => ({ port, socketPath: `/${socket}` }));
       return forwarder.namespacedCommand(ports, files.files, SANDBOX_UID);
     }
