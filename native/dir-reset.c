@@ -69,18 +69,21 @@ static int reset(const char *dir, mode_t mode, uid_t uid, gid_t gid) {
   return result;
 }
 
-/* Parses `MODE UID GID DIR` (DIR the rest of the line, its newline cut); -1 when malformed. */
+/*
+ * Parses `MODE UID GID DIR` (DIR the rest of the line, its newline cut, an absolute path; MODE at
+ * most 0777, no -1 for "unchanged"); -1 when malformed.
+ */
 static int reset_request(char *line) {
   line[strcspn(line, "\n")] = '\0';
   char *end;
   long mode = strtol(line, &end, 8);
-  if (end == line || *end != ' ') return -1;
+  if (end == line || *end != ' ' || mode < 0 || mode > 0777) return -1;
   char *next = end + 1;
   long uid = strtol(next, &end, 10);
-  if (end == next || *end != ' ') return -1;
+  if (end == next || *end != ' ' || uid < 0 || uid > 0x7fffffffL) return -1;
   next = end + 1;
   long gid = strtol(next, &end, 10);
-  if (end == next || *end != ' ' || end[1] != '/') return -1;
+  if (end == next || *end != ' ' || gid < 0 || gid > 0x7fffffffL || end[1] != '/') return -1;
   return reset(end + 1, (mode_t)mode, (uid_t)uid, (gid_t)gid);
 }
 

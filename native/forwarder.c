@@ -18,11 +18,14 @@
  *
  * `-n <dir> <uid>` first: the forwarder makes the namespaces of a bubblewrap sandbox's execution
  * itself (see confine) instead of being started inside a `bwrap` of its own: a new user namespace
- * in which <uid> is this process's user, a new network namespace with only its loopback, up. Then
- * it sees nothing of the host's files but <dir> (chroot; socket paths are then inside it), keeps
- * no capability, and prints `{"child-pid": <pid>, "net-namespace": <inode>}` once all ports
- * listen, as `bwrap --info-fd` does: commands enter these namespaces. One process start and no
- * mount per execution, where a bwrap around it cost two processes, its mounts and its own start.
+ * in which <uid> is this process's user, a new network namespace with only its loopback, up, new
+ * IPC and pid namespaces. It sees nothing of the host's files but <dir> (chroot; socket paths are
+ * then inside it), keeps no capability, forwards as pid 1 of its pid namespace, and prints
+ * `{"child-pid": <pid>, "net-namespace": <inode>}` once all ports listen, as `bwrap --info-fd`
+ * does (the pid of the process that waits for it, in the host's pid namespace): commands enter
+ * these user and network namespaces. One exec, a fork and no mount per execution, where a bwrap
+ * around it cost its own start, its mounts and a pid 1. Exit status 78 when the host refuses the
+ * namespaces (EPERM or EACCES), 71 for any other failure.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -44,6 +47,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_LISTENERS 8
@@ -192,13 +196,22 @@ static int write_text(const char *path, const char *text) {
   return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
+/* Set when the host refused what confine asked (EPERM, EACCES): the exit status is then 78. */
+static int refused;
+
+static int failed(void) {
+  if (errno == EPERM || errno == EACCES) refused = 1;
+  return -1;
+}
+
 /*
- * New user and network namespaces, <uid> (and the same gid) inside for this process's own user
- * and group outside (as `bwrap --unshare-user --uid` maps them), the loopback up; then `dir` as the
- * root of everything it sees and no capability left, in any namespace: what the forwarder can
- * reach of the host is the sockets in `dir`, a directory the sandbox's commands see anyway. It is
- * in the host's pid namespace, which a sandbox's commands cannot name a process of (each has its
- * own). `net_inode`: the network namespace's, read before /proc is out of sight.
+ * New user, network, IPC and pid namespaces, <uid> (and the same gid) inside for this process's own
+ * user and group outside (as `bwrap --unshare-user --uid` maps them), the loopback up; then `dir`
+ * as the root of everything it sees, no effective, permitted or inheritable capability left (the
+ * bounding set is moot: it never execs) and no_new_privs: what the forwarder can reach of the host
+ * is the sockets in `dir`, a directory the sandbox's commands see anyway. The caller then forks the
+ * forwarder as pid 1 of the new pid namespace (it can signal no process of the host's) and only
+ * waits for it. `net_inode`: the network namespace's, read before /proc is out of sight.
  */
 static int confine(const char *dir, const char *id, unsigned long *net_inode) {
   char *end;
@@ -209,13 +222,13 @@ static int confine(const char *dir, const char *id, unsigned long *net_inode) {
   }
   uid_t uid = geteuid();
   gid_t gid = getegid();
-  if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) return -1;
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWPID) < 0) return failed();
   char map[64];
-  if (write_text("/proc/self/setgroups", "deny") < 0) return -1;
+  if (write_text("/proc/self/setgroups", "deny") < 0) return failed();
   snprintf(map, sizeof(map), "%ld %u 1\n", inside, (unsigned)uid);
-  if (write_text("/proc/self/uid_map", map) < 0) return -1;
+  if (write_text("/proc/self/uid_map", map) < 0) return failed();
   snprintf(map, sizeof(map), "%ld %u 1\n", inside, (unsigned)gid);
-  if (write_text("/proc/self/gid_map", map) < 0) return -1;
+  if (write_text("/proc/self/gid_map", map) < 0) return failed();
   int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (s < 0) return -1;
   struct ifreq ifr;
@@ -226,12 +239,15 @@ static int confine(const char *dir, const char *id, unsigned long *net_inode) {
     ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
     up = ioctl(s, SIOCSIFFLAGS, &ifr);
   }
+  int saved = errno;
   close(s);
-  if (up < 0) return -1;
+  errno = saved;
+  if (up < 0) return failed();
   struct stat st;
   if (stat("/proc/self/ns/net", &st) < 0) return -1;
   *net_inode = (unsigned long)st.st_ino;
-  if (chroot(dir) < 0 || chdir("/") < 0) return -1;
+  if (chroot(dir) < 0) return failed();
+  if (chdir("/") < 0) return -1;
   struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
   struct __user_cap_data_struct none[2];
   memset(none, 0, sizeof(none));
@@ -239,8 +255,35 @@ static int confine(const char *dir, const char *id, unsigned long *net_inode) {
   return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 }
 
+/*
+ * Forks the forwarder as pid 1 of the pid namespace confine made; in this process (whose pid
+ * Ambient enters the namespaces through) waits for it and exits as it did. Returns 0 in the child.
+ */
+static int fork_forwarder(void) {
+  int alive[2];
+  if (pipe2(alive, O_CLOEXEC) < 0) return -1;
+  pid_t child = fork();
+  if (child < 0) return -1;
+  if (child > 0) {
+    close(alive[0]);
+    int status;
+    while (waitpid(child, &status, 0) < 0) {
+      if (errno != EINTR) exit(70);
+    }
+    exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  }
+  close(alive[1]);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  /* The parent never writes: an end of file now means it died before the line above. */
+  struct pollfd gone = {.fd = alive[0], .events = POLLIN};
+  if (poll(&gone, 1, 0) > 0) _exit(0);
+  close(alive[0]);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int print_ports = 0, print_namespace = 0;
+  pid_t namespace_pid = 0;
   unsigned long net_inode = 0;
   int first = 1;
   /* Ends with whatever started it (a worker, or a sandbox's pid 1): nothing else would stop it. */
@@ -249,10 +292,12 @@ int main(int argc, char **argv) {
     print_ports = 1;
     first = 2;
   } else if (argc > 3 && strcmp(argv[1], "-n") == 0) {
-    if (confine(argv[2], argv[3], &net_inode) < 0) {
+    namespace_pid = getpid();
+    if (confine(argv[2], argv[3], &net_inode) < 0 || fork_forwarder() < 0) {
       fprintf(stderr, "ambient-forwarder: cannot make its namespaces in %s: %s\n", argv[2],
               strerror(errno));
-      return 78; /* the host refuses (Ambient then holds the namespace with a bwrap) */
+      /* 78: the host refuses (Ambient then holds the namespace with a bwrap and stops asking). */
+      return refused ? 78 : 71;
     }
     print_namespace = 1;
     first = 4;
@@ -283,7 +328,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
   if (print_namespace) {
-    printf("{\"child-pid\": %d, \"net-namespace\": %lu}\n", (int)getpid(), net_inode);
+    printf("{\"child-pid\": %d, \"net-namespace\": %lu}\n", (int)namespace_pid, net_inode);
     fflush(stdout);
   }
 

@@ -126,6 +126,7 @@ describe.each([
   ['native', 'native', 'forwarder'],
   ['node', 'native', 'forwarder'],
   ['native', 'native', 'bwrap'],
+  ['node', 'native', 'bwrap'],
   ['native', 'socat', 'bwrap'],
 ] as const)(
   'bubblewrap sandbox with the API (%s spawn helper, %s forwarder, held by %s)',
@@ -203,7 +204,8 @@ describe.each([
     });
 
     const holders = {
-      forwarder: ['ambient-forward'],
+      // The forwarder, pid 1 of a pid namespace of its own, and its parent that waits for it.
+      forwarder: ['ambient-forward', 'ambient-forward'],
       bwrap: forwarder === 'native' ? ['.ambient-forwar', 'bwrap'] : ['bwrap', 'socat'],
     };
     it(`holds the namespace with ${holders[holder].join(' and ')}, nothing else`, async () => {
@@ -224,20 +226,33 @@ describe.each([
         );
         const [ns, count] = seen.output.trim().split('\n');
         expect(count).toBe('0');
-        const [pid] = inNamespace(ns!);
-        const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-        expect(status).toMatch(/^CapEff:\s+0+$/m);
-        expect(status).toMatch(/^CapPrm:\s+0+$/m);
-        expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
-        // Its root is the execution's private directory: the API's socket, nothing of the host.
-        expect(readdirSync(`/proc/${pid}/root`)).toContain('api.sock');
-        expect(readdirSync(`/proc/${pid}/root`)).not.toContain('usr');
-        // Its user namespace maps the sandbox's user to this host's, as bwrap's did.
-        expect(readFileSync(`/proc/${pid}/uid_map`, 'utf8').trim().split(/\s+/)).toEqual([
-          '1000',
-          String(process.getuid!()),
-          '1',
-        ]);
+        const pids = inNamespace(ns!);
+        expect(pids).toHaveLength(2);
+        for (const pid of pids) {
+          const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+          expect(status).toMatch(/^CapEff:\s+0+$/m);
+          expect(status).toMatch(/^CapPrm:\s+0+$/m);
+          expect(status).toMatch(/^NoNewPrivs:\s+1$/m);
+          // Its root is the execution's private directory: the API's socket, nothing of the host.
+          expect(readdirSync(`/proc/${pid}/root`)).toContain('api.sock');
+          expect(readdirSync(`/proc/${pid}/root`)).not.toContain('usr');
+          // Its user namespace maps the sandbox's user to this host's, as bwrap's did.
+          expect(readFileSync(`/proc/${pid}/uid_map`, 'utf8').trim().split(/\s+/)).toEqual([
+            '1000',
+            String(process.getuid!()),
+            '1',
+          ]);
+          // An IPC namespace of its own: no SysV object of the host's.
+          expect(readlinkSync(`/proc/${pid}/ns/ipc`)).not.toBe(readlinkSync('/proc/self/ns/ipc'));
+        }
+        // The one that forwards (the other only waits for it) is pid 1 of a pid namespace of its
+        // own: no process of this host's is one it can name, signal or trace.
+        const own = readlinkSync('/proc/self/ns/pid');
+        const forwarding = pids.filter((pid) => readlinkSync(`/proc/${pid}/ns/pid`) !== own);
+        expect(forwarding).toHaveLength(1);
+        expect(readFileSync(`/proc/${forwarding[0]}/status`, 'utf8')).toMatch(
+          /^NSpid:\s+\d+\s+1$/m,
+        );
       });
     }
 

@@ -302,8 +302,9 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   /**
    * The execution's namespace held by the forwarder itself where it can make it, else by a bwrap
    * around it: a host may let bwrap make user namespaces and refuse other programs (Ubuntu's
-   * AppArmor restriction of unprivileged user namespaces). A forwarder that says so (its exit
-   * status CANNOT_CONFINE) is not asked again by this backend; null when neither holder started.
+   * AppArmor restriction of unprivileged user namespaces). A forwarder that says the host refused
+   * (exit status CANNOT_CONFINE: EPERM or EACCES) is not asked again by this backend; one that
+   * failed otherwise is, at the next open. Null when neither holder started.
    */
   private async startHolder(
     launchHolder: (holder: 'forwarder' | 'bwrap') => SandboxProcess,
@@ -311,12 +312,15 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   ): Promise<ForwarderNamespace | null> {
     if (this.forwarderHolds && this.forwarder?.namespacedCommand) {
       const forwarder = launchHolder('forwarder');
+      let said = '';
+      forwarder.stderr.on('data', (chunk: Buffer) => (said = (said + String(chunk)).slice(-500)));
       const held = await ForwarderNamespace.start(forwarder, ports).catch(() => null);
       if (held) return held;
+      forwarder.kill();
       if ((await forwarder.exited).code === CANNOT_CONFINE) {
         this.forwarderHolds = false;
         logger.warn(
-          "the forwarder cannot make a sandbox's namespaces on this host: bwrap holds them instead (a process start and its mounts more per execution)",
+          `the forwarder cannot make a sandbox's namespaces on this host (${said.trim()}): bwrap holds them instead (a process start and its mounts more per execution)`,
         );
       }
     }

@@ -85,8 +85,9 @@ export class ForwarderNamespace {
 
   /**
    * Kills the forwarder and its namespace; settles once it has exited (its cgroup is then empty).
-   * SIGKILL to the sandbox's pid 1 ends every process of its pid namespace at once, and bwrap,
-   * which waits for it, exits; the process group goes too, whatever happened to pid 1.
+   * SIGKILL to the reported pid (the forwarder's parent, which waits for it, or the bwrap
+   * sandbox's pid 1) ends the forwarder with it (its parent-death signal, or the end of its pid
+   * namespace); the process group goes too, whatever happened to that pid.
    */
   async stop(): Promise<void> {
     if (this.holdsNamespace()) {
@@ -100,7 +101,7 @@ export class ForwarderNamespace {
     await this.holder.exited;
   }
 
-  /** Whether `pid` is still the holder's pid 1 (not another process since given its pid). */
+  /** Whether `pid` is still the holder's (not another process since given its pid). */
   private holdsNamespace(): boolean {
     try {
       return readlinkSync(`/proc/${this.pid}/ns/net`) === this.netns;

@@ -20,10 +20,12 @@ export function dirResetPath(): string | null {
  * One `ambient-dir-reset --serve` kept running for every container given back to the pool, so a
  * return costs no process start (it cost as much CPU as the rest of the return on a small VM).
  * Requests are answered in order; one not answered within `timeoutMs` ends the process (the next
- * request starts another) and fails with every request still waiting.
+ * request starts another) and fails with every request still waiting; after stop(), every request
+ * fails.
  */
 export class DirResetter {
   private server: SandboxProcess | null = null;
+  private stopped = false;
   private readonly waiting: ((ok: boolean) => void)[] = [];
   private unread = '';
 
@@ -34,7 +36,7 @@ export class DirResetter {
 
   /** Gives `dir` the mode, owner and nothing else Ambient made it with; true once done. */
   reset(dir: string, mode: number, user: { uid: number; gid: number }): Promise<boolean> {
-    if (dir.includes('\n')) return Promise.resolve(false);
+    if (this.stopped || /[\n\0]/.test(dir)) return Promise.resolve(false);
     const server = this.running();
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => this.restart(server), this.timeoutMs);
@@ -47,8 +49,9 @@ export class DirResetter {
     });
   }
 
-  /** Ends the server (a worker's shutdown); a later request starts another. */
+  /** Ends the server for good (a worker's shutdown): a later request fails. */
   stop(): void {
+    this.stopped = true;
     if (this.server) this.restart(this.server);
   }
 
