@@ -25,6 +25,7 @@ import type * as BubblewrapModule from '../src/modules/workers/sandbox/backends/
 import type { SandboxForwarder } from '../src/modules/workers/sandbox/sandbox-forwarder';
 import type { Sandbox } from '../src/modules/workers/sandbox/sandbox.types';
 import { loadedWithSpawnHelper } from './support/spawn-helper-choice';
+import { waitFor } from './support/wait';
 
 describe('bubblewrap sandbox', () => {
   let root: string;
@@ -116,6 +117,31 @@ function inNamespace(ns: string): string[] {
         return false;
       }
     });
+}
+
+/** The programs (comm: cut at 15 characters) of this host's processes in `ns`, sorted. */
+function commsInNamespace(ns: string): string[] {
+  return inNamespace(ns)
+    .flatMap((pid) => {
+      try {
+        return [readFileSync(`/proc/${pid}/comm`, 'utf8').trim()];
+      } catch {
+        return []; // ended meanwhile
+      }
+    })
+    .sort();
+}
+
+/**
+ * The programs in `ns` once they are `expected` (a command's bwrap pid 1 may outlive the command
+ * for a moment), or as they are when that does not come.
+ */
+async function holdersOf(ns: string, expected: string[]): Promise<string[]> {
+  return waitFor(
+    async () => commsInNamespace(ns),
+    (comms) => comms.join('\n') === expected.join('\n'),
+    { what: `${expected.join(', ')} to be alone in the namespace` },
+  ).catch(() => commsInNamespace(ns));
 }
 
 // Both spawn helpers: the compiled one joins the cgroup and enters the namespace itself, the
@@ -211,10 +237,8 @@ describe.each([
     it(`holds the namespace with ${holders[holder].join(' and ')}, nothing else`, async () => {
       const sandbox = await open('api-program');
       const ns = (await run(sandbox, 'readlink /proc/self/ns/net')).output.trim();
-      // Seen from this host once the command ended. comm is the program's file name, cut at 15
-      // characters.
-      const comms = inNamespace(ns).map((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
-      expect(comms.sort()).toEqual(holders[holder]);
+      // Seen from this host once the command ended.
+      expect(await holdersOf(ns, holders[holder])).toEqual(holders[holder]);
     });
 
     if (holder === 'forwarder') {
@@ -226,6 +250,7 @@ describe.each([
         );
         const [ns, count] = seen.output.trim().split('\n');
         expect(count).toBe('0');
+        expect(await holdersOf(ns!, holders.forwarder)).toEqual(holders.forwarder);
         const pids = inNamespace(ns!);
         expect(pids).toHaveLength(2);
         for (const pid of pids) {
@@ -334,8 +359,8 @@ describe('bubblewrap sandbox on a host that refuses the forwarder its namespaces
       const [ns, answer] = result.output.trim().split('\n');
       expect(answer).toBe('api saw /api/x');
       // Held by a bwrap around the forwarder, not a forwarder each command starts for itself.
-      const comms = inNamespace(ns!).map((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
-      expect(comms.sort()).toEqual(['.ambient-forwar', 'bwrap']);
+      const bwrapHolder = ['.ambient-forwar', 'bwrap'];
+      expect(await holdersOf(ns!, bwrapHolder)).toEqual(bwrapHolder);
     }
     expect(readFileSync(attempts, 'utf8')).toBe('attempt\n');
   });
