@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -122,6 +122,34 @@ describe('the compiled sandbox forwarder', () => {
     expect(answer).toBe('');
     await unixServer('later.sock', (s) => s.end('here now'));
     expect((await exchange(port!, '')).toString()).toBe('here now');
+  });
+
+  /** Runs the forwarder (`command`: its arguments after the program) to its end. */
+  async function exitOf(command: string[]): Promise<{ code: number | null; err: string }> {
+    const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+    started.push(child);
+    let err = '';
+    child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    return { code, err };
+  }
+
+  it('says 78 when the host refuses it the namespaces, 71 for any other failure to make them', async () => {
+    // The kernel refuses a new user namespace to a process in a chroot (EPERM), as a host's
+    // policy may (Ubuntu's AppArmor restriction): the forwarder run from a chroot of its own.
+    // chroot needs root, which CI's run has.
+    expect(process.getuid!()).toBe(0);
+    const jail = join(dir, 'jail');
+    mkdirSync(jail);
+    copyFileSync(forwarder.hostPath, join(jail, 'forwarder'));
+    chmodSync(join(jail, 'forwarder'), 0o755);
+    const refused = await exitOf(['chroot', jail, '/forwarder', '-n', '/', '1000', '0:/api.sock']);
+    expect(refused.code).toBe(78);
+    expect(refused.err).toContain('cannot make its namespaces in /: Operation not permitted');
+    const missing = join(dir, 'missing');
+    const failed = await exitOf([forwarder.hostPath, '-n', missing, '1000', '0:/api.sock']);
+    expect(failed.code).toBe(71);
+    expect(failed.err).toContain(`cannot make its namespaces in ${missing}: No such file`);
   });
 
   it('refuses an argument that is not <port>:<socket path>', async () => {
