@@ -106,6 +106,31 @@ describe('bubblewrap sandbox', () => {
   });
 });
 
+/** Opens an execution's sandbox in `root`/`runId`, with its API bridged to `server`. */
+async function openWithApi(
+  backend: BubblewrapSandboxBackend,
+  root: string,
+  runId: string,
+  server: Server,
+): Promise<Sandbox> {
+  mkdirSync(join(root, runId));
+  return backend.open({
+    runId,
+    executionId: 1,
+    teamId: 'team',
+    workspaceDir: join(root, runId),
+    image: null,
+    network: 'none',
+    limits: { memoryMb: 256, pids: 64, cpus: 1 },
+    apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`,
+  });
+}
+
+/** A command as run_command starts it. */
+function runIn(sandbox: Sandbox, command: string) {
+  return runCommand({ sandbox, command, env: { PATH: sandbox.path }, timeoutMs: 10_000 });
+}
+
 /** The host's processes in the network namespace `ns`, by pid. */
 function inNamespace(ns: string): string[] {
   return readdirSync('/proc')
@@ -190,18 +215,12 @@ describe.each([
 
     async function open(name: string): Promise<Sandbox> {
       // Named by helper, forwarder and holder too: run ids name the sandboxes' cgroups, the host's.
-      const runId = `${helper}-${forwarder}-${holder}-${name}`;
-      mkdirSync(join(root, runId));
-      const sandbox = await backend.open({
-        runId,
-        executionId: 1,
-        teamId: 'team',
-        workspaceDir: join(root, runId),
-        image: null,
-        network: 'none',
-        limits: { memoryMb: 256, pids: 64, cpus: 1 },
-        apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`,
-      });
+      const sandbox = await openWithApi(
+        backend,
+        root,
+        `${helper}-${forwarder}-${holder}-${name}`,
+        server,
+      );
       opened.push(sandbox);
       return sandbox;
     }
@@ -212,8 +231,7 @@ describe.each([
       expect(preparesInChild()).toBe(helper === 'native' && built);
     });
 
-    const run = (sandbox: Sandbox, command: string) =>
-      runCommand({ sandbox, command, env: { PATH: sandbox.path }, timeoutMs: 10_000 });
+    const run = runIn;
 
     it("runs every command of an execution in its own network namespace, where the API's forwarder listens", async () => {
       const [one, two] = [await open('api-one'), await open('api-two')];
@@ -336,23 +354,10 @@ describe('bubblewrap sandbox on a host that refuses the forwarder its namespaces
     chmodSync(refusing, 0o755);
     const internals = backend as unknown as { forwarder: SandboxForwarder };
     internals.forwarder = { ...internals.forwarder, namespacedCommand: () => [refusing] };
-    const run = (sandbox: Sandbox, command: string) =>
-      runCommand({ sandbox, command, env: { PATH: sandbox.path }, timeoutMs: 10_000 });
     for (const name of ['first', 'second']) {
-      const runId = `refused-${name}`;
-      mkdirSync(join(root, runId));
-      const sandbox = await backend.open({
-        runId,
-        executionId: 1,
-        teamId: 'team',
-        workspaceDir: join(root, runId),
-        image: null,
-        network: 'none',
-        limits: { memoryMb: 256, pids: 64, cpus: 1 },
-        apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`,
-      });
+      const sandbox = await openWithApi(backend, root, `refused-${name}`, server);
       opened.push(sandbox);
-      const result = await run(
+      const result = await runIn(
         sandbox,
         `readlink /proc/self/ns/net; curl -sS ${sandbox.apiUrl}/x; echo`,
       );
