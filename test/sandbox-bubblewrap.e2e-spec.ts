@@ -231,15 +231,13 @@ describe.each([
       expect(preparesInChild()).toBe(helper === 'native' && built);
     });
 
-    const run = runIn;
-
     it("runs every command of an execution in its own network namespace, where the API's forwarder listens", async () => {
       const [one, two] = [await open('api-one'), await open('api-two')];
       const netns = 'readlink /proc/self/ns/net';
       const api = `curl -sS ${one.apiUrl}/x; echo`;
-      const first = await run(one, `${netns}; ${api}`);
-      const second = await run(one, `${netns}; ${api}; hostname; id -u`);
-      const other = await run(two, netns);
+      const first = await runIn(one, `${netns}; ${api}`);
+      const second = await runIn(one, `${netns}; ${api}; hostname; id -u`);
+      const other = await runIn(two, netns);
       const [ns] = first.output.split('\n');
       expect(first.output).toBe(`${ns}\napi saw /api/x\n`);
       expect(second.output).toBe(`${ns}\napi saw /api/x\nambient-sandbox\n1000\n`);
@@ -254,7 +252,7 @@ describe.each([
     };
     it(`holds the namespace with ${holders[holder].join(' and ')}, nothing else`, async () => {
       const sandbox = await open('api-program');
-      const ns = (await run(sandbox, 'readlink /proc/self/ns/net')).output.trim();
+      const ns = (await runIn(sandbox, 'readlink /proc/self/ns/net')).output.trim();
       // Seen from this host once the command ended.
       expect(await holdersOf(ns, holders[holder])).toEqual(holders[holder]);
     });
@@ -262,7 +260,7 @@ describe.each([
     if (holder === 'forwarder') {
       it("confines the forwarder: the private directory as its root, no capability, out of the commands' sight", async () => {
         const sandbox = await open('api-confined');
-        const seen = await run(
+        const seen = await runIn(
           sandbox,
           'readlink /proc/self/ns/net; ps -e -o comm= | grep -c ambient-forward',
         );

@@ -34,9 +34,9 @@ export interface SandboxForwarder {
    */
   command(ports: PortForward[], program: string): string[];
   /**
-   * The compiled forwarder's command that makes an execution's user and network namespaces
-   * itself, `uid` inside for this host's user, and sees only `root` (socket paths as seen there):
-   * see `-n` in native/forwarder.c. Null for socat, which a bwrap has to hold instead.
+   * The compiled forwarder's command that makes an execution's user, network, IPC and pid
+   * namespaces itself, `uid` inside for this host's user, and sees only `root` (socket paths as
+   * seen there): see `-n` in native/forwarder.c. Null for socat, which a bwrap has to hold instead.
    */
   namespacedCommand: ((ports: PortForward[], root: string, uid: number) => string[]) | null;
 }

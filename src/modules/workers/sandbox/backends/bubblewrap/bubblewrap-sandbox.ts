@@ -330,8 +330,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   /**
    * What holds the execution's network namespace with its forwarders and reports it as
    * `bwrap --info-fd` does: the compiled forwarder making the namespaces itself, seeing only the
-   * private directory (a process start and no mount: ~10 ms of CPU less per execution than a bwrap
-   * around it on a small VM, docs/PERFORMANCE.md); else a bwrap of its own around the forwarder.
+   * private directory (an exec and a fork, no mount: ~6–10 ms of CPU less per execution than a
+   * bwrap around it on a small VM, docs/PERFORMANCE.md); else a bwrap of its own around it.
    */
   private holderCommand(
     files: SandboxFiles,
@@ -354,9 +354,10 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   }
 
   /**
-   * The forwarder's own sandbox when a bwrap holds the namespace: its namespaces, the system directories, the forwarder and the
-   * bridge socket's directory, nothing else (a forwarder needs no more; each mount costs the kernel
-   * time per sandbox); /dev/null too when a `sh` starts socats in the background.
+   * The forwarder's own sandbox when a bwrap holds the namespace: its namespaces, the system
+   * directories, the forwarder and the bridge socket's directory, nothing else (a forwarder needs
+   * no more; each mount costs the kernel time per sandbox); /dev/null too when a `sh` starts socats
+   * in the background.
    */
   private forwarderHolderArgs(
     files: SandboxFiles,

@@ -16,10 +16,11 @@ const LISTEN_POLL_MS = [10, 20, 40];
 /**
  * An execution's network namespace, made once when its sandbox opens and held by its forwarders
  * (the sandbox's loopback ports: the API's and, for `egress` and `allowlist`, the egress proxy's):
- * the compiled forwarder making the namespaces itself, else a bwrap whose only processes forward. Each command enters it (`nsenter --user --net`,
- * then its own bwrap for every other namespace): the forwarders start once per execution, during
- * the model's first turn, instead of before every command. The namespace has only its loopback,
- * shared by the execution's own processes, in every network mode.
+ * the compiled forwarder making the namespaces itself, else a bwrap whose only processes forward.
+ * Each command enters it (`nsenter --user --net`, then its own bwrap for every other namespace):
+ * the forwarders start once per execution, during the model's first turn, instead of before every
+ * command. The namespace has only its loopback, shared by the execution's own processes, in every
+ * network mode.
  */
 export class ForwarderNamespace {
   private constructor(
