@@ -98,6 +98,25 @@ describe('bubblewrap sandbox', () => {
     expect(result.output.endsWith('agent\nagent\nread-only\nno-shadow\n')).toBe(true);
   });
 
+  // As root, uid 1000 inside is the host's root to the kernel's permission checks: every value is
+  // written back unchanged, so that a regression shows without changing this host.
+  it("cannot change the kernel's settings, even where Ambient runs as root", async () => {
+    const writeBack = (path: string) =>
+      `v=$(cat ${path}); printf '%s\\n' "$v" 2>/dev/null > ${path} && echo "wrote ${path}" || echo "refused ${path}"`;
+    const result = await run(
+      [
+        writeBack('/proc/sys/kernel/core_pattern'),
+        writeBack('/proc/sys/vm/swappiness'),
+        // Still the reader's own: its UTS and network namespaces.
+        'cat /proc/sys/kernel/hostname',
+        'ls /proc/sys/net/ipv4/conf | tr "\\n" " "',
+      ].join('; '),
+    );
+    expect(result.output).toBe(
+      'refused /proc/sys/kernel/core_pattern\nrefused /proc/sys/vm/swappiness\nambient-sandbox\nall default lo ',
+    );
+  });
+
   it('reports a program it cannot find as ENOENT', async () => {
     const proc = sandbox.spawn(join(tools, 'no-such-tool'), [], { env: { PATH: sandbox.path } });
     expect((await proc.exited).startError?.code).toBe('ENOENT');

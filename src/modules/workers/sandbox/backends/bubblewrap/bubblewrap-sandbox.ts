@@ -71,6 +71,27 @@ const ETC_ENTRIES = [
   'terminfo',
 ];
 
+/**
+ * Parts of /proc a process that is the host's root to the kernel's permission checks could write
+ * to the host's harm (its user namespace maps uid 1000 to the service's uid, 0 when Ambient runs
+ * as root): the kernel's settings (`kernel.core_pattern` names a program the host runs as root),
+ * sysrq, interrupts, buses and file systems. Bound read-only over themselves, as Docker does.
+ */
+const PROC_READ_ONLY = ['sys', 'sysrq-trigger', 'irq', 'bus', 'fs'];
+
+/** What Docker also hides of /proc from containers: covered by an empty file or directory. */
+const PROC_MASKED = [
+  'acpi',
+  'asound',
+  'kcore',
+  'keys',
+  'latency_stats',
+  'timer_list',
+  'timer_stats',
+  'sched_debug',
+  'scsi',
+];
+
 /** The sandbox's /etc/passwd and /etc/group: its own user, root and nobody, nothing of the host. */
 const PASSWD = `root:x:0:0:root:/root:/usr/sbin/nologin\nagent:x:${SANDBOX_UID}:${SANDBOX_GID}:agent:${SANDBOX_WORKDIR}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
 const GROUP = `root:x:0:\nagent:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`;
@@ -118,12 +139,15 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   private readonly etc: EtcCopies;
   /** The system directories' arguments, looked up once (sync file system calls, per bwrap before). */
   private readonly systemDirs: string[];
+  /** What covers parts of /proc after it is mounted, where Ambient runs as root (see procCovers). */
+  private readonly procCovers: string[];
   /** Whether the forwarder makes executions' namespaces itself (see startHolder). */
   private forwarderHolds: boolean;
 
   constructor(private readonly settings: BubblewrapSettings) {
     this.etc = new EtcCopies(settings.privateRoot, ETC_ENTRIES, { passwd: PASSWD, group: GROUP });
     this.systemDirs = SYSTEM_DIRS.flatMap(systemDirArgs);
+    this.procCovers = process.getuid?.() === 0 ? procCovers() : [];
     // A path, so that neither sh nor nsenter searches the PATH for it (an exec tried per directory).
     this.bwrap = onPath(settings.bwrap ?? 'bwrap');
     this.forwarder = findSandboxForwarder(settings.forwarder);
@@ -398,6 +422,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     args.push(
       '--proc',
       '/proc',
+      ...this.procCovers,
       '--dev',
       '/dev',
       '--tmpfs',
@@ -555,6 +580,27 @@ function onPath(file: string): string {
     if (dir.startsWith('/') && existsSync(join(dir, file))) return join(dir, file);
   }
   return file;
+}
+
+/**
+ * bwrap's arguments that make PROC_READ_ONLY read-only and cover PROC_MASKED, for the entries this
+ * kernel has (a mount over an entry /proc lacks fails). The read-only ones are bound from this
+ * host's /proc: what they show still depends on the reader (its network, UTS and IPC namespaces).
+ */
+function procCovers(): string[] {
+  const has = (entry: string) => existsSync(`/proc/${entry}`);
+  return [
+    ...PROC_READ_ONLY.filter(has).flatMap((entry) => [
+      '--ro-bind',
+      `/proc/${entry}`,
+      `/proc/${entry}`,
+    ]),
+    ...PROC_MASKED.filter(has).flatMap((entry) =>
+      lstatSync(`/proc/${entry}`).isDirectory()
+        ? ['--tmpfs', `/proc/${entry}`, '--remount-ro', `/proc/${entry}`]
+        : ['--ro-bind', '/dev/null', `/proc/${entry}`],
+    ),
+  ];
 }
 
 function systemDirArgs(dir: string): string[] {
