@@ -28,7 +28,8 @@ import { type StoresCpu, watchNeighbourCpu, watchStoresCpu } from './thread-cpu'
 
 /**
  * `npm run bench:density`: N runs (DENSITY_RUNS, default 100) created at once, each one model turn
- * asking for one command, then a turn that ends the run; the fake model thinks DENSITY_THINK_MS
+ * asking for one command (DENSITY_COMMANDS: other counts, e.g. `1,5`, each measured, and what one
+ * more command costs printed), then a turn that ends the run; the fake model thinks DENSITY_THINK_MS
  * (default 1000) per turn, so the ideal (model time) of every run and of the whole burst is two
  * turns. Per sandbox backend (DENSITY_BACKENDS, default `process,bubblewrap`; `docker` too) and
  * per role layout (DENSITY_LAYOUTS, default `combined,split`: one process with roles api+worker,
@@ -62,6 +63,11 @@ const RUNS = Number(process.env.DENSITY_RUNS ?? 100);
 const THINK_MS = Number(process.env.DENSITY_THINK_MS ?? 1000);
 const BACKENDS = (process.env.DENSITY_BACKENDS ?? 'process,bubblewrap').split(',') as Backend[];
 const LAYOUTS = (process.env.DENSITY_LAYOUTS ?? 'combined,split').split(',') as Layout[];
+/**
+ * Commands each run's first turn asks for (a list, e.g. `1,5`: every configuration at each); with
+ * two counts, what one more command costs per backend is printed, from the same run.
+ */
+const COMMANDS = (process.env.DENSITY_COMMANDS ?? '1').split(',').map(Number);
 const DOCKER_POOLS = (process.env.DENSITY_DOCKER_POOL ?? 'on').split(',').map((p) => p === 'on');
 /** docker with a pool: closed sandboxes' containers back in the pool (`on`), removed (`off`), or both. */
 const DOCKER_REUSE = (process.env.DENSITY_DOCKER_REUSE ?? 'on').split(',').map((p) => p === 'on');
@@ -91,6 +97,8 @@ interface Config {
   pool: number;
   /** docker with a pool: AMBIENT_DOCKER_POOL_REUSE. */
   reuse: boolean;
+  /** Commands the run's first turn asks for (DENSITY_COMMANDS). */
+  commands: number;
 }
 
 interface BurstResult {
@@ -141,12 +149,10 @@ function progress(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
-function scriptRun(model: FakeModelServer, script: string): void {
+function scriptRun(model: FakeModelServer, script: string, commands: number): void {
+  const call = { name: 'run_command', arguments: { command: 'echo hi' } };
   model.script(script, [
-    {
-      delayMs: THINK_MS,
-      then: { toolCalls: [{ name: 'run_command', arguments: { command: 'echo hi' } }] },
-    },
+    { delayMs: THINK_MS, then: { toolCalls: Array.from({ length: commands }, () => call) } },
     { delayMs: THINK_MS, then: { text: 'done' } },
   ]);
 }
@@ -191,9 +197,10 @@ async function burst(
   model: FakeModelServer,
   name: string,
   count: number,
+  commands: number,
 ): Promise<BurstResult> {
   const scripts = Array.from({ length: count }, (_, i) => `${name}-${i}`);
-  for (const script of scripts) scriptRun(model, script);
+  for (const script of scripts) scriptRun(model, script, commands);
   const report = await client.ask<BurstReport>({
     op: 'burst',
     baseUrl: app.baseUrl,
@@ -279,6 +286,11 @@ async function startWorkerChild(
 }
 
 function configLabel(config: Config): string {
+  const commands = config.commands === 1 ? '' : `, ${config.commands} commands`;
+  return `${backendLabel(config)}${commands}`;
+}
+
+function backendLabel(config: Config): string {
   if (config.backend !== 'docker') return config.backend;
   if (config.pool === 0) return 'docker, pool off';
   return `docker, pool ${config.pool}${config.reuse ? '' : ', no reuse'}`;
@@ -326,8 +338,8 @@ async function childPoolFilled(
 }
 
 async function measure(config: Config, model: FakeModelServer, client: Client): Promise<Result> {
-  const { backend, layout, pool, reuse } = config;
-  const label = `${backend}${pool > 0 ? `_pool${pool}${reuse ? '' : '_noreuse'}` : ''}_${layout}`;
+  const { backend, layout, pool, reuse, commands } = config;
+  const label = `${backend}${pool > 0 ? `_pool${pool}${reuse ? '' : '_noreuse'}` : ''}_${layout}${commands === 1 ? '' : `_c${commands}`}`;
   const name = `${configLabel(config)}, ${layout}`;
   const env = createTestEnvironment(`bench_density_${label}`, model.url);
   const overrides = {
@@ -381,7 +393,7 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
       if (warmPool) poolFillLoopMaxMs = fillLoop.max / 1e6;
     }
     progress(`${name}: ${WARM_UP_RUNS} warm-up runs`);
-    await burst(client, app, model, `warm-${label}`, WARM_UP_RUNS);
+    await burst(client, app, model, `warm-${label}`, WARM_UP_RUNS, config.commands);
     await filled();
     progress(`${name}: ${RUNS} runs at once`);
     const handoutsBefore = warmPool ? await handoutStats(app.ambient.metrics) : null;
@@ -392,7 +404,7 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
     const split = watchCpuSplit([client.pid]);
     const storesDuringBurst = watchStoresCpu();
     const burstStarted = performance.now();
-    const result = await burst(client, app, model, `burst-${label}`, RUNS);
+    const result = await burst(client, app, model, `burst-${label}`, RUNS, config.commands);
     const measured = split();
     const storesMs = storesDuringBurst();
     const othersCores = neighbours();
@@ -483,11 +495,12 @@ function withoutSampling(used: UserSystemMs, samplingMs: number) {
 function ratioTargets(results: Result[]): string[] {
   const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
   const lines: string[] = [];
-  for (const layout of LAYOUTS) {
+  for (const [layout, commands] of LAYOUTS.flatMap((l) => COMMANDS.map((c) => [l, c] as const))) {
     const of = (backend: Backend, pooled?: boolean) =>
       results.find(
         (r) =>
           r.layout === layout &&
+          r.commands === commands &&
           r.backend === backend &&
           (pooled === undefined || (r.pool > 0 && r.reuse) === pooled) &&
           r.ended === RUNS,
@@ -495,8 +508,9 @@ function ratioTargets(results: Result[]): string[] {
     const ratio = (name: string, a: Result | undefined, b: Result | undefined, max: number) => {
       if (!a || !b) return;
       const value = a.wallMs / b.wallMs;
+      const scope = commands === 1 ? layout : `${layout}, ${commands} commands`;
       lines.push(
-        `target (${layout}): ${name} ≤ ${max}: ${(a.wallMs / 1000).toFixed(2)} s / ${(b.wallMs / 1000).toFixed(2)} s = ${value.toFixed(2)} ${verdict(value <= max)}`,
+        `target (${scope}): ${name} ≤ ${max}: ${(a.wallMs / 1000).toFixed(2)} s / ${(b.wallMs / 1000).toFixed(2)} s = ${value.toFixed(2)} ${verdict(value <= max)}`,
       );
     };
     ratio(
@@ -513,7 +527,8 @@ function ratioTargets(results: Result[]): string[] {
     );
   }
   for (const r of results) {
-    const max = TARGET_CPU_PER_RUN_MS[r.backend];
+    // The targets are for runs of one command; other counts are compared by perCommand.
+    const max = r.commands === 1 ? TARGET_CPU_PER_RUN_MS[r.backend] : null;
     const total = cpuPerRun(r);
     if (total !== null && max !== null) {
       const upkept = r.upkeep ? ", with the pool's upkeep" : '';
@@ -532,6 +547,43 @@ function ratioTargets(results: Result[]): string[] {
         `target: ${configLabel(r)} (${r.layout}) list p95 ≤ ${TARGET_LIST_P95_MS} ms: ${ms(p95)} ${verdict(p95 <= TARGET_LIST_P95_MS)}`,
       );
     }
+  }
+  return lines;
+}
+
+/**
+ * With two command counts: what one more command costs, per configuration (the CPU per run's
+ * difference over the commands' difference), and as a ratio to the process backend's.
+ */
+function perCommand(results: Result[]): string[] {
+  if (COMMANDS.length < 2) return [];
+  const [fewest, most] = [Math.min(...COMMANDS), Math.max(...COMMANDS)];
+  const extraMs = (r: Result): number | null => {
+    const at = (commands: number) =>
+      results.find(
+        (o) =>
+          o.commands === commands &&
+          o.backend === r.backend &&
+          o.layout === r.layout &&
+          o.pool === r.pool &&
+          o.reuse === r.reuse,
+      );
+    const [low, high] = [at(fewest), at(most)].map((o) => (o ? cpuPerRun(o) : null));
+    return low == null || high == null ? null : (high - low) / (most - fewest);
+  };
+  const lines: string[] = [];
+  for (const r of results.filter((o) => o.commands === fewest)) {
+    const extra = extraMs(r);
+    if (extra === null) continue;
+    const process = results.find(
+      (o) => o.commands === fewest && o.backend === 'process' && o.layout === r.layout,
+    );
+    const base = process ? extraMs(process) : null;
+    const ratio =
+      base && r.backend !== 'process' ? ` (${(extra / base).toFixed(2)} × process's)` : '';
+    lines.push(
+      `${backendLabel(r)} (${r.layout}): one more command ${ms(extra)} of CPU (runs of ${fewest} and ${most} commands)${ratio}`,
+    );
   }
   return lines;
 }
@@ -571,7 +623,11 @@ async function main(): Promise<void> {
       for (const pool of pools) {
         for (const reuse of pool > 0 ? DOCKER_REUSE : [false]) {
           for (const layout of LAYOUTS) {
-            results.push(await measure({ backend, layout, pool, reuse }, model, client));
+            for (const commands of COMMANDS) {
+              results.push(
+                await measure({ backend, layout, pool, reuse, commands }, model, client),
+              );
+            }
           }
         }
       }
@@ -630,7 +686,7 @@ async function main(): Promise<void> {
       '',
       'Ambient density benchmark',
       ...facts,
-      `${RUNS} runs created at once (after ${WARM_UP_RUNS} warm-up runs); each: a model turn of ${THINK_MS} ms asking for one command (echo), then a turn of ${THINK_MS} ms that ends the run; AMBIENT_WORKER_CONCURRENCY=${RUNS}`,
+      `${RUNS} runs created at once (after ${WARM_UP_RUNS} warm-up runs); each: a model turn of ${THINK_MS} ms asking for ${COMMANDS.join(' or ')} command(s) (echo hi), then a turn of ${THINK_MS} ms that ends the run; AMBIENT_WORKER_CONCURRENCY=${RUNS}`,
       '',
       table(rows),
       '',
@@ -656,6 +712,7 @@ async function main(): Promise<void> {
             `${configLabel(r)}, the pool's upkeep after the burst (the containers ${describeReturns(r.upkeep!.returns)}; ${(r.upkeep!.wallMs / 1000).toFixed(1)} s): ` +
             `${describeCpuSplit(r.upkeep!.cpuSplit, RUNS, 'run')} (a removed container's shim is missed once it exited)`,
         ),
+      ...perCommand(results),
       '',
       ...targets,
       ...(failures.length ? ['', 'Runs that did not succeed (first 5 each):', ...failures] : []),
