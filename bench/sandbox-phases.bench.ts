@@ -15,9 +15,11 @@ import { ms, percentile, table } from './stats';
 /**
  * `npm run bench:sandbox-phases`: where the time of one sandboxed run goes, without Ambient
  * around it: per backend (PHASES_BACKENDS, default process,bubblewrap; `bubblewrap-bwrap-holder`
- * holds each execution's network namespace with a bwrap around the forwarder, as before), PHASES_RUNS (default 30) sequential rounds of
- * open (cgroup, private files, API bridge, the forwarder's namespace) → one command as
- * run_command starts it (`bash -c 'echo hi'`) → close. Timed per phase (p50 / p95 wall), and the
+ * holds each execution's network namespace with a bwrap around the forwarder, as before;
+ * `bubblewrap-bwrap-commands` starts a bwrap per command, as before the spawn helper inside the
+ * sandbox), PHASES_RUNS (default 30) sequential rounds of open (cgroup, private files, API bridge,
+ * the forwarder's namespace, the sandbox's spawn helper) → PHASES_COMMANDS (default 1) commands
+ * one after another as run_command starts them (`bash -c 'echo hi'`) → close. Timed per phase (p50 / p95 wall), and the
  * CPU of all rounds split into user and system time of this process, its children (the spawn
  * helpers with every sandbox process they reaped) per round; a round whose command fails is
  * counted (and its first lines shown), not retried. Bounded: a fixed number of rounds.
@@ -26,6 +28,7 @@ import { ms, percentile, table } from './stats';
 const ROUNDS = Number(process.env.PHASES_RUNS ?? 30);
 const WARM_UP = 3;
 const BACKENDS = (process.env.PHASES_BACKENDS ?? 'process,bubblewrap').split(',');
+const COMMANDS = Number(process.env.PHASES_COMMANDS ?? 1);
 
 interface Phases {
   openMs: number[];
@@ -55,14 +58,17 @@ async function round(backend: SandboxBackend, root: string, i: number, apiUrl: s
   });
   const t1 = performance.now();
   const c1 = process.cpuUsage();
-  const proc = sandbox.spawn('/bin/bash', ['-c', 'exec 2>&1\necho hi'], {
-    env: { PATH: sandbox.path, HOME: sandbox.workdir },
-  });
-  let out = '';
-  proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  proc.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const exit = await proc.exited;
-  const failure = exit.code !== 0 || out.trim() !== 'hi' ? `${JSON.stringify(exit)} ${out}` : null;
+  let failure: string | null = null;
+  for (let n = 0; n < COMMANDS; n++) {
+    const proc = sandbox.spawn('/bin/bash', ['-c', 'exec 2>&1\necho hi'], {
+      env: { PATH: sandbox.path, HOME: sandbox.workdir },
+    });
+    let out = '';
+    proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    proc.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exit = await proc.exited;
+    if (exit.code !== 0 || out.trim() !== 'hi') failure ??= `${JSON.stringify(exit)} ${out}`;
+  }
   const t2 = performance.now();
   const c2 = process.cpuUsage();
   await sandbox.close();
@@ -88,6 +94,7 @@ async function measure(name: string, apiUrl: string): Promise<Phases> {
         readonlyPaths: [],
         privateRoot: join(root, '.sandbox'),
         holder: name === 'bubblewrap-bwrap-holder' ? 'bwrap' : 'forwarder',
+        commands: name === 'bubblewrap-bwrap-commands' ? 'bwrap' : 'spawner',
       })
     : new ProcessSandboxBackend();
   const release = closeOnExit(() => rm(root, { recursive: true, force: true }));
@@ -139,7 +146,7 @@ async function main(): Promise<void> {
     [
       'Backend',
       'open p50 / p95',
-      'command p50 / p95',
+      `${COMMANDS === 1 ? 'command' : `${COMMANDS} commands`} p50 / p95`,
       'close p50 / p95',
       'service CPU per round: open / command / close',
       'commands failed',
@@ -155,7 +162,7 @@ async function main(): Promise<void> {
       'Ambient sandbox phases benchmark',
       ...facts,
       `load average at end: ${loadAverage()}`,
-      `${ROUNDS} sequential rounds per backend (after ${WARM_UP} warm-up): open, one command (bash -c 'echo hi'), close`,
+      `${ROUNDS} sequential rounds per backend (after ${WARM_UP} warm-up): open, ${COMMANDS} command(s) one after another (bash -c 'echo hi'), close`,
       '',
       table(rows),
       '',

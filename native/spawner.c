@@ -14,9 +14,15 @@
  *           list cgroup_procs), 2 stdin (bytes), 3 stdin-end, 4 pause (u8 fd), 5 resume (u8 fd).
  * Events:   1 spawned (i32 pid), 2 error (i32 errno, str syscall), 3 out (u8 fd, bytes),
  *           4 out-end (u8 fd), 5 exit (i32 code or -1, i32 signal or 0).
+ *           6 kill (SIGKILL to the process's group).
  * A str is u32 length + bytes; a list is u32 count + strs.
+ *
+ * `--sandbox`: pid 1 of one bubblewrap execution's sandbox, it starts that execution's commands
+ * there (see supervise), instead of an exec of bwrap, its namespaces and its mounts per command;
+ * it first says it is ready (event 6).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -28,11 +34,12 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { REQ_SPAWN = 1, REQ_STDIN = 2, REQ_STDIN_END = 3, REQ_PAUSE = 4, REQ_RESUME = 5 };
-enum { EV_SPAWNED = 1, EV_ERROR = 2, EV_OUT = 3, EV_OUT_END = 4, EV_EXIT = 5 };
+enum { REQ_SPAWN = 1, REQ_STDIN = 2, REQ_STDIN_END = 3, REQ_PAUSE = 4, REQ_RESUME = 5, REQ_KILL = 6 };
+enum { EV_SPAWNED = 1, EV_ERROR = 2, EV_OUT = 3, EV_OUT_END = 4, EV_EXIT = 5, EV_READY = 6 };
 #define MAX_CHILDREN 4096
 #define MAX_FRAME (64u << 20)
 #define READ_CHUNK 65536
@@ -52,6 +59,8 @@ struct child {
 
 static struct child *children[MAX_CHILDREN];
 static int child_count;
+/* --sandbox: each command under a supervisor (see supervise); no cgroup or setns requests. */
+static int sandbox_mode;
 
 static void die(const char *what) {
   perror(what);
@@ -222,6 +231,92 @@ static int enter_namespace(pid_t pid, const char *ns, int type) {
   return r;
 }
 
+/* A wait status as bwrap passes its command's on: the exit code, or 128 + the signal. */
+static int exit_code_of(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Set by SIGTERM in a supervisor: Ambient asked for the command's end (REQ_KILL). */
+static volatile sig_atomic_t end_requested;
+
+static void request_end(int sig) {
+  (void)sig;
+  end_requested = 1;
+}
+
+/* SIGKILLs every child of this process (listed by the kernel, else found by their parent pid). */
+static void kill_children(void) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+  FILE *list = fopen(path, "re");
+  if (list) {
+    int pid;
+    while (fscanf(list, "%d", &pid) == 1) kill(pid, SIGKILL);
+    fclose(list);
+    return;
+  }
+  DIR *proc = opendir("/proc");
+  if (!proc) return;
+  struct dirent *entry;
+  while ((entry = readdir(proc))) {
+    char stat[4096];
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    ssize_t n = read(fd, stat, sizeof stat - 1);
+    close(fd);
+    if (n <= 0) continue;
+    stat[n] = 0;
+    const char *after = strrchr(stat, ')');
+    int ppid;
+    if (after && sscanf(after, ") %*c %d", &ppid) == 1 && ppid == (int)getpid())
+      kill(atoi(entry->d_name), SIGKILL);
+  }
+  closedir(proc);
+}
+
+/*
+ * --sandbox, in the forked child (a session of its own): becomes the command's supervisor and
+ * returns in the command's process, forked with an empty bounding set. The supervisor is a child
+ * subreaper: whatever the command leaves running, however it detached (a new session, a double
+ * fork), ends up its child, and is killed once the command has ended, until nothing is left (as a
+ * bwrap per command's pid namespace ended with it). SIGTERM (Ambient's kill request) ends the
+ * command and all of it at once; the supervisor then dies of SIGKILL, as a killed process does.
+ * Otherwise it exits with the command's code, 128 + the signal that ended it (as bwrap did).
+ */
+static void supervise(int report) {
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) child_fail(report, "prctl");
+  struct sigaction on_term = {.sa_handler = request_end};
+  sigemptyset(&on_term.sa_mask);
+  if (sigaction(SIGTERM, &on_term, NULL) < 0) child_fail(report, "sigaction");
+  pid_t command = fork();
+  if (command < 0) child_fail(report, "fork");
+  if (command == 0) {
+    signal(SIGTERM, SIG_DFL);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) child_fail(report, "prctl");
+    for (int cap = 0; prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0; cap++) continue;
+    return;
+  }
+  /*
+   * It never execs, so what it inherited open stays open: the other commands' stdin pipes among
+   * them, which would never end. It keeps the command's stdio only.
+   */
+  if (syscall(SYS_close_range, 3, ~0U, 0) < 0)
+    for (int fd = 3; fd < 4096; fd++) close(fd);
+  int status = 0;
+  while (waitpid(command, &status, 0) < 0) {
+    if (errno != EINTR) _exit(127);
+    if (end_requested) kill(command, SIGKILL);
+  }
+  for (;;) {
+    kill_children();
+    if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD) break;
+  }
+  if (end_requested) kill(getpid(), SIGKILL);
+  _exit(exit_code_of(status));
+}
+
 static void spawn_child(uint32_t id, struct cursor *c) {
   if (c->end - c->p < 6) {
     send_error(id, EINVAL, "spawn");
@@ -241,6 +336,9 @@ static void spawn_child(uint32_t id, struct cursor *c) {
   const char *failed = NULL;
   if (c->bad || child_count >= MAX_CHILDREN) {
     errno = c->bad ? EINVAL : EAGAIN;
+    failed = "spawn";
+  } else if (sandbox_mode && (enter_pid > 0 || ncg > 0)) {
+    errno = EPERM;
     failed = "spawn";
   } else if ((stdin_pipe && pipe2(in, O_CLOEXEC) < 0) || pipe2(out, O_CLOEXEC) < 0 ||
              pipe2(err, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0) {
@@ -282,6 +380,7 @@ static void spawn_child(uint32_t id, struct cursor *c) {
         child_fail(report[1], "setns");
       if (enter_namespace(enter_pid, "net", CLONE_NEWNET) < 0) child_fail(report[1], "setns");
     }
+    if (sandbox_mode) supervise(report[1]);
     if (chdir(cwd) < 0) child_fail(report[1], "chdir");
     exec_searching(file, args, env);
     child_fail(report[1], "spawn");
@@ -385,6 +484,13 @@ static void handle_request(const unsigned char *body, size_t len) {
     flush_stdin(ch);
   } else if ((op == REQ_PAUSE || op == REQ_RESUME) && rest >= 1 && (c.p[0] == 1 || c.p[0] == 2)) {
     ch->paused[c.p[0]] = op == REQ_PAUSE;
+  } else if (op == REQ_KILL && !ch->exited) {
+    /*
+     * Not reaped yet, so the pid is still the process's. In a sandbox it is the supervisor, which
+     * ends the command and all it left (see supervise); else the group is killed.
+     */
+    if (sandbox_mode) kill(ch->pid, SIGTERM);
+    else kill(-ch->pid, SIGKILL);
   }
 }
 
@@ -421,8 +527,18 @@ static void relay_output(struct child *ch, int fd) {
   mark_if_done(ch);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
+  sandbox_mode = argc > 1 && strcmp(argv[1], "--sandbox") == 0;
+  if (sandbox_mode) {
+    /*
+     * pid 1 of the execution's pid namespace (bwrap --as-pid-1): its commands, the same user, can
+     * neither signal it (the kernel keeps a namespace's init from its own processes) nor, being
+     * undumpable, trace it or read its memory.
+     */
+    if (prctl(PR_SET_DUMPABLE, 0) < 0) die("prctl");
+    send_event(EV_READY, 0, NULL, 0);
+  }
   /*
    * Orphans of what it started become its children, and it reaps them (reap waits for any
    * child). bwrap's monitor exits without waiting for its sandbox's pid 1 (which reaps the

@@ -1,7 +1,9 @@
 // Compiles Ambient's three small native programs with the host's C compiler, into native/build:
-// - ambient-spawner (native/spawner.c), the sandboxes' process spawner;
+// - ambient-spawner (native/spawner.c), the sandboxes' process spawner (one inside each bubblewrap
+//   execution too);
 // - ambient-forwarder (native/forwarder.c), which forwards a sandbox's loopback ports to Ambient's
-//   sockets (statically linked where the C library allows: it starts inside sandboxes);
+//   sockets;
+// The two that start inside sandboxes are statically linked where the C library allows.
 // - ambient-dir-reset (native/dir-reset.c), which gives a pooled container's /workspace directory
 //   back the state Ambient made it in (extended attributes and ACLs, mode, owner, times).
 // Run by `npm ci` (postinstall) and `npm run build`. Without a compiler it says so and exits 0:
@@ -20,7 +22,7 @@ const PROGRAMS = [
     name: 'ambient-spawner',
     source: 'spawner.c',
     fallback: 'processes start from the Node helper',
-    flagSets: [[]],
+    flagSets: [['-static'], []],
   },
   {
     name: 'ambient-forwarder',

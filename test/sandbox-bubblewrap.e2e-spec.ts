@@ -163,6 +163,19 @@ function inNamespace(ns: string): string[] {
     });
 }
 
+/** How many of this host's processes have `name` as their argv[0]. */
+async function processesNamed(name: string): Promise<number> {
+  return readdirSync('/proc').filter((pid) => {
+    try {
+      return (
+        /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === name
+      );
+    } catch {
+      return false;
+    }
+  }).length;
+}
+
 /** The programs (comm: cut at 15 characters) of this host's processes in `ns`, sorted. */
 function commsInNamespace(ns: string): string[] {
   return inNamespace(ns)
@@ -188,19 +201,25 @@ async function holdersOf(ns: string, expected: string[]): Promise<string[]> {
   ).catch(() => commsInNamespace(ns));
 }
 
+/** The programs that hold an execution's sandbox for its commands: its spawn helper, in a bwrap. */
+const SPAWNER_SANDBOX = ['ambient-spawner', 'bwrap'];
+
 // Both spawn helpers: the compiled one joins the cgroup and enters the namespace itself, the
 // Node one through a shell and nsenter. Both forwarders: the compiled one, and socat where it
 // was not built. Both holders of the namespace: the compiled forwarder making it itself, and a
-// bwrap around the forwarder (socat's, and the benchmarks' baseline).
+// bwrap around the forwarder (socat's, and the benchmarks' baseline). Both ways to start
+// commands: the compiled helper inside the execution's sandbox, and a bwrap per command (always
+// with the Node helper: no compiled one to bind in).
 describe.each([
-  ['native', 'native', 'forwarder'],
-  ['node', 'native', 'forwarder'],
-  ['native', 'native', 'bwrap'],
-  ['node', 'native', 'bwrap'],
-  ['native', 'socat', 'bwrap'],
+  ['native', 'native', 'forwarder', 'spawner'],
+  ['native', 'native', 'forwarder', 'bwrap'],
+  ['node', 'native', 'forwarder', 'bwrap'],
+  ['native', 'native', 'bwrap', 'spawner'],
+  ['node', 'native', 'bwrap', 'bwrap'],
+  ['native', 'socat', 'bwrap', 'spawner'],
 ] as const)(
-  'bubblewrap sandbox with the API (%s spawn helper, %s forwarder, held by %s)',
-  (helper, forwarder, holder) => {
+  'bubblewrap sandbox with the API (%s spawn helper, %s forwarder, held by %s, commands by %s)',
+  (helper, forwarder, holder, commands) => {
     const { Backend, preparesInChild } = loadedWithSpawnHelper(helper, () => ({
       Backend: jest.requireActual<typeof BubblewrapModule>(
         '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox',
@@ -223,6 +242,7 @@ describe.each([
         privateRoot: join(root, '.sb'),
         forwarder,
         holder,
+        commands,
       });
     });
 
@@ -237,7 +257,7 @@ describe.each([
       const sandbox = await openWithApi(
         backend,
         root,
-        `${helper}-${forwarder}-${holder}-${name}`,
+        `${helper}-${forwarder}-${holder}-${commands}-${name}`,
         server,
       );
       opened.push(sandbox);
@@ -269,11 +289,43 @@ describe.each([
       forwarder: ['ambient-forward', 'ambient-forward'],
       bwrap: forwarder === 'native' ? ['.ambient-forwar', 'bwrap'] : ['bwrap', 'socat'],
     };
-    it(`holds the namespace with ${holders[holder].join(' and ')}, nothing else`, async () => {
+    const expected = [
+      ...holders[holder],
+      ...(commands === 'spawner' ? SPAWNER_SANDBOX : []),
+    ].sort();
+    it(`holds the namespace with ${expected.join(', ')}, nothing else`, async () => {
       const sandbox = await open('api-program');
       const ns = (await runIn(sandbox, 'readlink /proc/self/ns/net')).output.trim();
       // Seen from this host once the command ended.
-      expect(await holdersOf(ns, holders[holder])).toEqual(holders[holder]);
+      expect(await holdersOf(ns, expected)).toEqual(expected);
+    });
+
+    // Each a sleep named for this combination (bash's exec -a), counted from this host.
+    const tag = `ambient-left-${helper}-${forwarder}-${holder}-${commands}`;
+    const named = (n: number) => `bash -c 'exec -a ${tag} sleep ${300 + n}'`;
+    const leftOnHost = () => processesNamed(tag);
+
+    it('ends what a command leaves running, however it detached, once the command has ended', async () => {
+      const sandbox = await open('api-leftovers');
+      const started = await runIn(
+        sandbox,
+        `(setsid ${named(1)} &); ${named(2)} & nohup sh -c "${named(3)}" >/dev/null 2>&1 & ` +
+          `sleep 0.2; ps -e -o args= | grep -c "^${tag}"`,
+      );
+      expect(started.output).toBe('3\n');
+      expect(await waitFor(leftOnHost, (n) => n === 0, { what: 'the leftovers to end' })).toBe(0);
+    });
+
+    it('kills a running command with all it started', async () => {
+      const sandbox = await open('api-kill');
+      const proc = sandbox.spawn('/bin/sh', ['-c', `(setsid ${named(4)} &); ${named(5)}`], {
+        env: { PATH: sandbox.path },
+      });
+      await waitFor(leftOnHost, (n) => n === 2, { what: 'both sleeps to run' });
+      proc.kill();
+      const exit = await proc.exited;
+      expect(exit.signal === 'SIGKILL' || exit.code === 137).toBe(true);
+      expect(await waitFor(leftOnHost, (n) => n === 0, { what: 'both sleeps to end' })).toBe(0);
     });
 
     if (holder === 'forwarder') {
@@ -285,8 +337,10 @@ describe.each([
         );
         const [ns, count] = seen.output.trim().split('\n');
         expect(count).toBe('0');
-        expect(await holdersOf(ns!, holders.forwarder)).toEqual(holders.forwarder);
-        const pids = inNamespace(ns!);
+        expect(await holdersOf(ns!, expected)).toEqual(expected);
+        const pids = inNamespace(ns!).filter(
+          (pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'ambient-forward',
+        );
         expect(pids).toHaveLength(2);
         for (const pid of pids) {
           const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -381,9 +435,50 @@ describe('bubblewrap sandbox on a host that refuses the forwarder its namespaces
       const [ns, answer] = result.output.trim().split('\n');
       expect(answer).toBe('api saw /api/x');
       // Held by a bwrap around the forwarder, not a forwarder each command starts for itself.
-      const bwrapHolder = ['.ambient-forwar', 'bwrap'];
+      const bwrapHolder = ['.ambient-forwar', 'bwrap', ...SPAWNER_SANDBOX].sort();
       expect(await holdersOf(ns!, bwrapHolder)).toEqual(bwrapHolder);
     }
     expect(readFileSync(attempts, 'utf8')).toBe('attempt\n');
+  });
+});
+
+describe('bubblewrap sandbox whose spawn helper does not start', () => {
+  let root: string;
+  let sandbox: Sandbox | undefined;
+
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'ambient-bwrap-nohelper-'));
+    mkdirSync(join(root, 'workspace'));
+  });
+
+  afterAll(async () => {
+    await sandbox?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('starts a bwrap per command instead', async () => {
+    const backend = new BubblewrapSandboxBackend({
+      readonlyPaths: [],
+      privateRoot: join(root, '.sb'),
+    });
+    // In place of the compiled helper (bound in and started as pid 1): a program that never
+    // says it is ready.
+    const broken = join(root, 'broken-helper');
+    writeFileSync(broken, '#!/bin/sh\necho "no helper here" >&2\nexit 1\n');
+    chmodSync(broken, 0o755);
+    (backend as unknown as { spawnerBinary: string }).spawnerBinary = broken;
+    sandbox = await backend.open({
+      runId: `nohelper-${process.pid}`,
+      executionId: 1,
+      teamId: 'team',
+      workspaceDir: join(root, 'workspace'),
+      image: null,
+      network: 'none',
+      limits: { memoryMb: 256, pids: 64, cpus: 1 },
+      apiUrl: null,
+    });
+    // A bwrap's own pid 1 and the command: no helper in the command's pid namespace.
+    const result = await runIn(sandbox, 'echo $$; ps -e -o comm= | sort | tr "\\n" " "');
+    expect(result.output).toBe('2\nbash bwrap ps sort tr ');
   });
 });

@@ -18,6 +18,7 @@ const enum Request {
   StdinEnd = 3,
   Pause = 4,
   Resume = 5,
+  Kill = 6,
 }
 
 const enum Event {
@@ -26,6 +27,7 @@ const enum Event {
   Out = 3,
   OutEnd = 4,
   Exit = 5,
+  Ready = 6,
 }
 
 const ERRNO_NAMES = new Map(Object.entries(constants.errno).map(([name, no]) => [no, name]));
@@ -128,20 +130,34 @@ export function encode(m: ToSpawner): Buffer {
         .u32(m.id)
         .u8(m.fd)
         .frame();
+    case 'kill':
+      return w.u8(Request.Kill).u32(m.id).frame();
   }
 }
 
 /**
  * Splits the helper's output into frames (a little-endian u32 length, then that many bytes) and
- * hands each frame's body to `onFrame`: feed it every chunk read, in order.
+ * hands each frame's body to `onFrame`: feed it every chunk read, in order. A frame longer than
+ * `maxFrame` calls `tooLarge` instead, and nothing is read after it.
  */
-export function frameReader(onFrame: (body: Buffer) => void): (chunk: Buffer) => void {
+export function frameReader(
+  onFrame: (body: Buffer) => void,
+  maxFrame = Infinity,
+  tooLarge: () => void = () => undefined,
+): (chunk: Buffer) => void {
   let buffered: Buffer = Buffer.alloc(0);
+  let stopped = false;
   return (chunk) => {
+    if (stopped) return;
     buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
     let offset = 0;
     while (buffered.length - offset >= 4) {
       const length = buffered.readUInt32LE(offset);
+      if (length > maxFrame) {
+        stopped = true;
+        buffered = Buffer.alloc(0);
+        return tooLarge();
+      }
       if (buffered.length - offset - 4 < length) break;
       const body = buffered.subarray(offset + 4, offset + 4 + length);
       offset += 4 + length;
@@ -183,6 +199,8 @@ export function decode(body: Buffer, file: string): FromSpawner | null {
         signal: signal === 0 ? null : (SIGNAL_NAMES.get(signal) ?? String(signal)),
       };
     }
+    case Event.Ready:
+      return { op: 'ready', id };
     default:
       return null;
   }

@@ -80,7 +80,9 @@ process.on('message', (m) => {
   if (!child) return;
   if (m.op === 'stdin') child.stdin?.write(m.chunk);
   else if (m.op === 'stdin-end') child.stdin?.end();
-  else {
+  else if (m.op === 'kill') {
+    try { process.kill(-child.pid, 'SIGKILL'); } catch {}
+  } else {
     const stream = m.fd === 1 ? child.stdout : child.stderr;
     if (m.op === 'pause') stream?.pause();
     else stream?.resume();
@@ -105,6 +107,16 @@ interface Pending {
  */
 const SPAWNERS = 2;
 
+/** A spawn helper as its channel sees it: where requests go, and how a process's group is killed. */
+export interface SpawnerWorker {
+  postMessage(message: ToSpawner): void;
+  /** Keeps Ambient alive while the helper has processes running (and not after). */
+  ref(): void;
+  unref(): void;
+  /** SIGKILLs the process group of the process started for `id` (as `pid`). */
+  killGroup(id: number, pid: number): void;
+}
+
 /** The Node helper, talked to over its IPC channel. */
 class NodeSpawnerProcess {
   constructor(private readonly child: ChildProcess) {}
@@ -113,7 +125,6 @@ class NodeSpawnerProcess {
     if (this.child.connected) this.child.send(message);
   }
 
-  /** Keeps Ambient alive while the helper has processes running (and not after). */
   ref(): void {
     this.child.channel?.ref();
   }
@@ -123,9 +134,143 @@ class NodeSpawnerProcess {
   }
 }
 
-interface Spawner {
-  worker: NodeSpawnerProcess | NativeSpawnerProcess;
-  pending: Map<number, Pending>;
+/** A helper on this host: its processes' groups are killed from here. */
+function onThisHost(worker: NodeSpawnerProcess | NativeSpawnerProcess): SpawnerWorker {
+  return {
+    postMessage: (message) => worker.postMessage(message),
+    ref: () => worker.ref(),
+    unref: () => worker.unref(),
+    killGroup: (_id, pid) => killGroup(pid),
+  };
+}
+
+/**
+ * The processes one helper started: their streams and exits, fed by its events (`handle`). The
+ * helper is one of this host's (spawnOffLoop) or one inside a sandbox (see SandboxSpawner).
+ */
+export class SpawnerChannel {
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+
+  constructor(private readonly worker: SpawnerWorker) {}
+
+  /** `spawn(file, args, {detached: true, stdio: [stdin, 'pipe', 'pipe']})` in the helper. */
+  spawn(file: string, args: string[], options: OffLoopSpawnOptions): SandboxProcess {
+    const id = this.nextId++;
+    const worker = this.worker;
+    let resolveExit!: (exit: SandboxExit) => void;
+    const exited = new Promise<SandboxExit>((resolve) => (resolveExit = resolve));
+    const proc: Pending = {
+      stdout: new PassThrough(),
+      stderr: new PassThrough(),
+      killRequested: false,
+      outstanding: 3,
+      resolveExit,
+    };
+    this.pending.set(id, proc);
+    worker.ref();
+    worker.postMessage({
+      op: 'spawn',
+      id,
+      file,
+      args,
+      cwd: options.cwd,
+      env: options.env,
+      stdin: options.stdin,
+      ...(options.joinCgroups?.length ? { joinCgroups: options.joinCgroups } : {}),
+      ...(options.enterNamespacesOf ? { enterNamespacesOf: options.enterNamespacesOf } : {}),
+    });
+    const stdin =
+      options.stdin === 'pipe'
+        ? new Writable({
+            write(chunk: Buffer, _encoding, callback) {
+              worker.postMessage({ op: 'stdin', id, chunk: new Uint8Array(chunk) });
+              callback();
+            },
+            final(callback) {
+              worker.postMessage({ op: 'stdin-end', id });
+              callback();
+            },
+          })
+        : null;
+    return {
+      stdin,
+      stdout: proc.stdout,
+      stderr: proc.stderr,
+      exited,
+      kill() {
+        if (proc.pid !== undefined) worker.killGroup(id, proc.pid);
+        else proc.killRequested = true;
+      },
+    };
+  }
+
+  /** One event of the helper. */
+  handle(m: FromSpawner): void {
+    const proc = this.pending.get(m.id);
+    if (!proc) return;
+    switch (m.op) {
+      case 'spawned':
+        proc.pid = m.pid;
+        if (proc.killRequested) this.worker.killGroup(m.id, m.pid);
+        return;
+      case 'error': {
+        const err: NodeJS.ErrnoException = new Error(m.message);
+        Object.assign(err, { code: m.code, errno: m.errno, syscall: m.syscall });
+        proc.startError ??= err;
+        return;
+      }
+      case 'out': {
+        const stream = m.fd === 1 ? proc.stdout : proc.stderr;
+        if (stream.destroyed || stream.writableEnded) return;
+        // The consumer is slower than the process: hold the process's pipe until it caught up.
+        if (!stream.write(Buffer.from(m.chunk.buffer, m.chunk.byteOffset, m.chunk.byteLength))) {
+          this.worker.postMessage({ op: 'pause', id: m.id, fd: m.fd });
+          stream.once('drain', () => this.worker.postMessage({ op: 'resume', id: m.id, fd: m.fd }));
+        }
+        return;
+      }
+      case 'out-end': {
+        const stream = m.fd === 1 ? proc.stdout : proc.stderr;
+        if (!stream.destroyed) stream.end();
+        this.settle(m.id, proc);
+        return;
+      }
+      case 'exit':
+        // A process that never started has streams that never opened: end them for the caller.
+        if (proc.pid === undefined) {
+          proc.stdout.end();
+          proc.stderr.end();
+          proc.outstanding = 1;
+        }
+        this.settle(m.id, proc);
+        proc.resolveExit({
+          code: m.code,
+          signal: m.signal,
+          ...(proc.startError ? { startError: proc.startError } : {}),
+        });
+        return;
+      case 'ready':
+        return;
+    }
+  }
+
+  /** The helper died (it should not): every process it started is reported ended. */
+  fail(err: Error): void {
+    for (const [id, proc] of this.pending) {
+      this.pending.delete(id);
+      if (proc.pid !== undefined) this.worker.killGroup(id, proc.pid);
+      proc.stdout.end();
+      proc.stderr.end();
+      proc.resolveExit({ code: null, signal: null, startError: err });
+    }
+  }
+
+  private settle(id: number, proc: Pending): void {
+    if (--proc.outstanding > 0) return;
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.worker.unref();
+  }
 }
 
 /** Looked up once, at load: the binary is built at install, not while Ambient runs. */
@@ -139,21 +284,29 @@ export function preparesInChild(): boolean {
   return nativeBinary !== null;
 }
 
-const spawners: (Spawner | null)[] = Array.from({ length: SPAWNERS }, () => null);
-let nextId = 1;
+/** The compiled helper this process starts its processes with; null: the Node helper. */
+export function compiledSpawner(): string | null {
+  return nativeBinary;
+}
 
-function spawnerFor(id: number): Spawner {
-  const slot = id % SPAWNERS;
+const spawners: (SpawnerChannel | null)[] = Array.from({ length: SPAWNERS }, () => null);
+let nextSlot = 0;
+
+function spawnerFor(slot: number): SpawnerChannel {
   const existing = spawners[slot];
   if (existing) return existing;
   const binary = nativeBinary;
-  let spawner: Spawner;
+  let channel: SpawnerChannel;
+  const failAll = (err: Error): void => {
+    if (spawners[slot] === channel) spawners[slot] = null;
+    channel.fail(err);
+  };
   if (binary) {
-    const pending = new Map<number, Pending>();
-    const worker = new NativeSpawnerProcess(binary, (message) => onMessage(spawner, message));
-    spawner = { worker, pending };
-    worker.on('error', (err) => failAll(slot, spawner, err ?? new Error('spawner error')));
-    worker.on('exit', () => failAll(slot, spawner, new Error('the process spawner stopped')));
+    const worker = new NativeSpawnerProcess(binary, (message) => channel.handle(message));
+    channel = new SpawnerChannel(onThisHost(worker));
+    worker.on('error', (err) => failAll(err ?? new Error('spawner error')));
+    worker.on('exit', () => failAll(new Error('the process spawner stopped')));
+    worker.unref();
   } else {
     // Its own small node (no NODE_OPTIONS, no loaders): what it forks is a few MB, not Ambient.
     const child = spawn(process.execPath, ['-e', SPAWNER_SOURCE], {
@@ -161,81 +314,16 @@ function spawnerFor(id: number): Spawner {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       serialization: 'advanced',
     });
-    spawner = { worker: new NodeSpawnerProcess(child), pending: new Map() };
-    child.on('message', (message: FromSpawner) => onMessage(spawner, message));
-    child.on('error', (err) => failAll(slot, spawner, err));
-    child.on('exit', () => failAll(slot, spawner, new Error('the process spawner stopped')));
+    const worker = new NodeSpawnerProcess(child);
+    channel = new SpawnerChannel(onThisHost(worker));
+    child.on('message', (message: FromSpawner) => channel.handle(message));
+    child.on('error', (err) => failAll(err));
+    child.on('exit', () => failAll(new Error('the process spawner stopped')));
     child.unref();
+    worker.unref();
   }
-  spawner.worker.unref();
-  spawners[slot] = spawner;
-  return spawner;
-}
-
-function onMessage({ worker, pending }: Spawner, m: FromSpawner): void {
-  const proc = pending.get(m.id);
-  if (!proc) return;
-  switch (m.op) {
-    case 'spawned':
-      proc.pid = m.pid;
-      if (proc.killRequested) killGroup(m.pid);
-      return;
-    case 'error': {
-      const err: NodeJS.ErrnoException = new Error(m.message);
-      Object.assign(err, { code: m.code, errno: m.errno, syscall: m.syscall });
-      proc.startError ??= err;
-      return;
-    }
-    case 'out': {
-      const stream = m.fd === 1 ? proc.stdout : proc.stderr;
-      if (stream.destroyed || stream.writableEnded) return;
-      // The consumer is slower than the process: hold the process's pipe until it caught up.
-      if (!stream.write(Buffer.from(m.chunk.buffer, m.chunk.byteOffset, m.chunk.byteLength))) {
-        worker.postMessage({ op: 'pause', id: m.id, fd: m.fd });
-        stream.once('drain', () => worker.postMessage({ op: 'resume', id: m.id, fd: m.fd }));
-      }
-      return;
-    }
-    case 'out-end': {
-      const stream = m.fd === 1 ? proc.stdout : proc.stderr;
-      if (!stream.destroyed) stream.end();
-      settle({ worker, pending }, m.id, proc);
-      return;
-    }
-    case 'exit':
-      // A process that never started has streams that never opened: end them for the caller.
-      if (proc.pid === undefined) {
-        proc.stdout.end();
-        proc.stderr.end();
-        proc.outstanding = 1;
-      }
-      settle({ worker, pending }, m.id, proc);
-      proc.resolveExit({
-        code: m.code,
-        signal: m.signal,
-        ...(proc.startError ? { startError: proc.startError } : {}),
-      });
-      return;
-  }
-}
-
-function settle({ worker, pending }: Spawner, id: number, proc: Pending): void {
-  if (--proc.outstanding > 0) return;
-  pending.delete(id);
-  if (pending.size === 0) worker.unref();
-}
-
-/** The helper died (it should not): every process it started is reported ended. */
-function failAll(slot: number, spawner: Spawner, err: Error): void {
-  if (spawners[slot] === spawner) spawners[slot] = null;
-  const { pending } = spawner;
-  for (const [id, proc] of pending) {
-    pending.delete(id);
-    if (proc.pid !== undefined) killGroup(proc.pid);
-    proc.stdout.end();
-    proc.stderr.end();
-    proc.resolveExit({ code: null, signal: null, startError: err });
-  }
+  spawners[slot] = channel;
+  return channel;
 }
 
 function killGroup(pid: number): void {
@@ -252,51 +340,7 @@ export function spawnOffLoop(
   args: string[],
   options: OffLoopSpawnOptions,
 ): SandboxProcess {
-  const id = nextId++;
-  const { worker, pending } = spawnerFor(id);
-  let resolveExit!: (exit: SandboxExit) => void;
-  const exited = new Promise<SandboxExit>((resolve) => (resolveExit = resolve));
-  const proc: Pending = {
-    stdout: new PassThrough(),
-    stderr: new PassThrough(),
-    killRequested: false,
-    outstanding: 3,
-    resolveExit,
-  };
-  pending.set(id, proc);
-  worker.ref();
-  worker.postMessage({
-    op: 'spawn',
-    id,
-    file,
-    args,
-    cwd: options.cwd,
-    env: options.env,
-    stdin: options.stdin,
-    ...(options.joinCgroups?.length ? { joinCgroups: options.joinCgroups } : {}),
-    ...(options.enterNamespacesOf ? { enterNamespacesOf: options.enterNamespacesOf } : {}),
-  });
-  const stdin =
-    options.stdin === 'pipe'
-      ? new Writable({
-          write(chunk: Buffer, _encoding, callback) {
-            worker.postMessage({ op: 'stdin', id, chunk: new Uint8Array(chunk) });
-            callback();
-          },
-          final(callback) {
-            worker.postMessage({ op: 'stdin-end', id });
-            callback();
-          },
-        })
-      : null;
-  return {
-    stdin,
-    stdout: proc.stdout,
-    stderr: proc.stderr,
-    exited,
-    kill() {
-      if (proc.pid !== undefined) killGroup(proc.pid);
-      else proc.killRequested = true;
-    },
-  };
+  const slot = nextSlot;
+  nextSlot = (nextSlot + 1) % SPAWNERS;
+  return spawnerFor(slot).spawn(file, args, options);
 }

@@ -130,7 +130,8 @@ describe('the compiled sandbox forwarder', () => {
     started.push(child);
     let err = '';
     child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    // 'close', not 'exit': the exit can come before what it wrote to stderr was read.
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     return { code, err };
   }
 
@@ -153,10 +154,7 @@ describe('the compiled sandbox forwarder', () => {
   });
 
   it('refuses an argument that is not <port>:<socket path>', async () => {
-    const child = spawn(forwarder.hostPath, ['7171'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    const code = await new Promise((resolve) => child.on('exit', resolve));
+    const { code, err } = await exitOf([forwarder.hostPath, '7171']);
     expect(code).toBe(64);
     expect(err).toContain('not <port>:<unix socket path>: 7171');
   });

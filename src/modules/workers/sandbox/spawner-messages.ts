@@ -15,7 +15,9 @@ export type ToSpawner =
     }
   | { op: 'stdin'; id: number; chunk: Uint8Array }
   | { op: 'stdin-end'; id: number }
-  | { op: 'pause' | 'resume'; id: number; fd: 1 | 2 };
+  | { op: 'pause' | 'resume'; id: number; fd: 1 | 2 }
+  /** SIGKILL to the process's group, sent by the helper (a sandbox's helper: see SandboxSpawner). */
+  | { op: 'kill'; id: number };
 
 /** What a spawn helper reports of the processes it started. */
 export type FromSpawner =
@@ -23,7 +25,9 @@ export type FromSpawner =
   | { op: 'error'; id: number; message: string; code?: string; errno?: number; syscall?: string }
   | { op: 'out'; id: number; fd: 1 | 2; chunk: Uint8Array }
   | { op: 'out-end'; id: number; fd: 1 | 2 }
-  | { op: 'exit'; id: number; code: number | null; signal: string | null };
+  | { op: 'exit'; id: number; code: number | null; signal: string | null }
+  /** A sandbox's helper is ready for requests (id 0; see SandboxSpawner). */
+  | { op: 'ready'; id: number };
 
 /** Whose namespaces a process enters between fork and exec: its network one, after its user one with `user`. */
 export interface EnterNamespaces {

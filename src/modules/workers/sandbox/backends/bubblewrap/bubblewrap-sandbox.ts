@@ -3,7 +3,6 @@ import { execFile } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import { PROXY_SOCKET_NAME, SANDBOX_PROXY_PORT } from '../../../../../common/egress/egress-policy';
 import {
@@ -15,10 +14,11 @@ import {
 } from '../../api-bridge';
 import { CgroupLimits } from '../../cgroup-limits';
 import { sweepOrphanCgroups } from '../../cgroup-sweep';
-import { preparesInChild, spawnOffLoop } from '../../off-loop-spawn';
+import { compiledSpawner, preparesInChild, spawnOffLoop } from '../../off-loop-spawn';
 import { findSandboxForwarder, PortForward, SandboxForwarder } from '../../sandbox-forwarder';
 import { EtcCopies } from './etc-copies';
 import { ForwarderNamespace } from './forwarder-namespace';
+import { notStarted, SandboxSpawner, SPAWNER_INSIDE } from './sandbox-spawner';
 import {
   SANDBOX_PATH,
   SANDBOX_PRIVATE_DIR,
@@ -36,6 +36,9 @@ const logger = new Logger('Sandbox');
 
 /** The forwarder's exit status when the host refuses it the namespaces (native/forwarder.c `-n`). */
 const CANNOT_CONFINE = 78;
+
+/** How long an execution's spawn helper may take to say it is ready (a loaded host's bwrap start). */
+const SPAWNER_START_MS = 30_000;
 
 /** The unprivileged user processes run as inside (mapped to the service's own user outside). */
 const SANDBOX_UID = 1000;
@@ -111,6 +114,12 @@ export interface BubblewrapSettings {
    * for by the benchmarks' baseline and its tests).
    */
   holder?: 'forwarder' | 'bwrap';
+  /**
+   * What starts an execution's commands: the compiled spawn helper, one inside each execution's
+   * sandbox (the default where it was built; see SandboxSpawner), or a bwrap per command (without
+   * the helper; asked for by the benchmarks' baseline and its tests).
+   */
+  commands?: 'spawner' | 'bwrap';
 }
 
 /**
@@ -143,6 +152,11 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   private readonly procCovers: string[];
   /** Whether the forwarder makes executions' namespaces itself (see startHolder). */
   private forwarderHolds: boolean;
+  /**
+   * The compiled spawn helper (the one this process uses), bound into each execution's sandbox;
+   * null: a bwrap per command.
+   */
+  private readonly spawnerBinary: string | null;
 
   constructor(private readonly settings: BubblewrapSettings) {
     this.etc = new EtcCopies(settings.privateRoot, ETC_ENTRIES, { passwd: PASSWD, group: GROUP });
@@ -153,6 +167,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     this.forwarder = findSandboxForwarder(settings.forwarder);
     this.nsenter = ['/usr/bin/nsenter', '/bin/nsenter'].find((p) => existsSync(p)) ?? null;
     this.forwarderHolds = settings.holder !== 'bwrap';
+    this.spawnerBinary = settings.commands === 'bwrap' ? null : compiledSpawner();
   }
 
   /** The cgroups of sandboxes whose worker died before closing them (see sweepOrphanCgroups). */
@@ -274,13 +289,40 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       ...this.fixedArgs(spec, files, holder === null, etc?.dir),
       ...(ownForwarder ? forwarder.bindArgs() : []),
     ];
+    // The holder's forwarders listen already (ForwarderNamespace.start waited for them); a
+    // sandbox without the holder starts its own API forwarder.
+    const entry = ownForwarder ? forwarderEntry(forwarder) : [];
+    const spawnerBinary = this.spawnerBinary;
+    const enterAtOpen = holder ? holder.enterPid() : undefined;
+    const spawner =
+      spawnerBinary && enterAtOpen !== null
+        ? await this.startSpawner(() =>
+            launch(
+              [
+                bwrap,
+                ...fixedArgs,
+                '--ro-bind',
+                spawnerBinary,
+                SPAWNER_INSIDE,
+                '--as-pid-1',
+                '--chdir',
+                '/',
+                '--',
+                ...entry,
+                SPAWNER_INSIDE,
+                '--sandbox',
+              ],
+              { PATH: SANDBOX_PATH },
+              'pipe',
+              enterAtOpen,
+            ),
+          )
+        : null;
 
     const start = (file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess => {
+      if (spawner) return spawner.spawn(file, args, options);
       const enterPid = holder ? holder.enterPid() : undefined;
       if (enterPid === null) return notStarted(file, 'the sandbox network namespace is gone');
-      // The holder's forwarders listen already (ForwarderNamespace.start waited for them); a
-      // command without the holder starts its own API forwarder.
-      const entry = ownForwarder ? forwarderEntry(forwarder) : [];
       const bwrapArgs = [
         ...fixedArgs,
         '--chdir',
@@ -311,7 +353,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       async close() {
         for (const proc of running) proc.kill();
         try {
-          await Promise.all([holder?.stop(), bridge?.close()]);
+          await Promise.all([spawner?.close(), holder?.stop(), bridge?.close()]);
         } finally {
           // Whatever failed above, the group goes (with whatever still runs in it).
           await cgroup?.remove();
@@ -349,6 +391,20 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       }
     }
     return ForwarderNamespace.start(launchHolder('bwrap'), ports).catch(() => null);
+  }
+
+  /**
+   * The execution's spawn helper, started by `startHelper` (a bwrap as a command's, running the
+   * helper as its pid 1); null when it did not start, and the execution's commands start a bwrap
+   * each.
+   */
+  private async startSpawner(startHelper: () => SandboxProcess): Promise<SandboxSpawner | null> {
+    const started = await SandboxSpawner.start(startHelper(), SPAWNER_START_MS);
+    if (started instanceof SandboxSpawner) return started;
+    logger.warn(
+      `a sandbox's process spawner did not start (${started.said || 'no word from it'}): this execution's commands each start a bwrap instead`,
+    );
+    return null;
   }
 
   /**
@@ -555,22 +611,6 @@ function programExists(
   }
   const path = options.env.PATH ?? SANDBOX_PATH;
   return path.split(':').some((dir) => dir.startsWith('/') && found(posix.join(dir, file)));
-}
-
-/** A process that never started: no such program in the sandbox (or no sandbox any more). */
-function notStarted(file: string, why?: string): SandboxProcess {
-  const error: NodeJS.ErrnoException = new Error(
-    why ? `spawn ${file}: ${why}` : `spawn ${file} ENOENT`,
-  );
-  error.code = why ? 'ESRCH' : 'ENOENT';
-  const ended = (): PassThrough => new PassThrough().end();
-  return {
-    stdin: null,
-    stdout: ended(),
-    stderr: ended(),
-    exited: Promise.resolve({ code: null, signal: null, startError: error }),
-    kill: () => undefined,
-  };
 }
 
 /** `file`'s path on this process's PATH (unchanged when it holds a slash or is not found). */
