@@ -11,10 +11,10 @@
  *
  * Frames: u32 little-endian length, then the body (u8 op, u32 id, op's fields).
  * Requests: 1 spawn (u8 stdin_pipe, i32 enter_pid, u8 enter_user, str file, str cwd, list args, list env,
- *           list cgroup_procs), 2 stdin (bytes), 3 stdin-end, 4 pause (u8 fd), 5 resume (u8 fd).
+ *           list cgroup_procs), 2 stdin (bytes), 3 stdin-end, 4 pause (u8 fd), 5 resume (u8 fd),
+ *           6 kill (SIGKILL to the process's group; in a sandbox, to its supervisor).
  * Events:   1 spawned (i32 pid), 2 error (i32 errno, str syscall), 3 out (u8 fd, bytes),
- *           4 out-end (u8 fd), 5 exit (i32 code or -1, i32 signal or 0).
- *           6 kill (SIGKILL to the process's group).
+ *           4 out-end (u8 fd), 5 exit (i32 code or -1, i32 signal or 0), 6 ready (--sandbox).
  * A str is u32 length + bytes; a list is u32 count + strs.
  *
  * `--sandbox`: pid 1 of one bubblewrap execution's sandbox, it starts that execution's commands
@@ -41,6 +41,8 @@
 enum { REQ_SPAWN = 1, REQ_STDIN = 2, REQ_STDIN_END = 3, REQ_PAUSE = 4, REQ_RESUME = 5, REQ_KILL = 6 };
 enum { EV_SPAWNED = 1, EV_ERROR = 2, EV_OUT = 3, EV_OUT_END = 4, EV_EXIT = 5, EV_READY = 6 };
 #define MAX_CHILDREN 4096
+/* --sandbox: how long a command's start may take before its child is killed (see spawn_child). */
+#define START_TIMEOUT_MS 10000
 #define MAX_FRAME (64u << 20)
 #define READ_CHUNK 65536
 
@@ -236,38 +238,39 @@ static int exit_code_of(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* Set by SIGTERM in a supervisor: Ambient asked for the command's end (REQ_KILL). */
-static volatile sig_atomic_t end_requested;
-
-static void request_end(int sig) {
-  (void)sig;
-  end_requested = 1;
+/* The pids `pid`'s kernel list names as its children (at most `max`); -1 when it has no list. */
+static int children_of(pid_t pid, pid_t *found, int max) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+  FILE *list = fopen(path, "re");
+  if (!list) return -1;
+  int n = 0, child;
+  while (n < max && fscanf(list, "%d", &child) == 1) found[n++] = child;
+  fclose(list);
+  return n;
 }
 
 /* SIGKILLs every child of this process (listed by the kernel, else found by their parent pid). */
 static void kill_children(void) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
-  FILE *list = fopen(path, "re");
-  if (list) {
-    int pid;
-    while (fscanf(list, "%d", &pid) == 1) kill(pid, SIGKILL);
-    fclose(list);
+  pid_t found[256];
+  int n = children_of(getpid(), found, 256);
+  if (n >= 0) {
+    for (int i = 0; i < n; i++) kill(found[i], SIGKILL);
     return;
   }
   DIR *proc = opendir("/proc");
   if (!proc) return;
   struct dirent *entry;
   while ((entry = readdir(proc))) {
-    char stat[4096];
+    char path[300], stat[4096];
     if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
     snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
-    ssize_t n = read(fd, stat, sizeof stat - 1);
+    ssize_t got = read(fd, stat, sizeof stat - 1);
     close(fd);
-    if (n <= 0) continue;
-    stat[n] = 0;
+    if (got <= 0) continue;
+    stat[got] = 0;
     const char *after = strrchr(stat, ')');
     int ppid;
     if (after && sscanf(after, ") %*c %d", &ppid) == 1 && ppid == (int)getpid())
@@ -276,45 +279,76 @@ static void kill_children(void) {
   closedir(proc);
 }
 
+/* Closes every descriptor above stderr (close_range, else each one /proc/self/fd lists). */
+static void close_all_but_stdio(void) {
+  if (syscall(SYS_close_range, 3, ~0U, 0) == 0) return;
+  DIR *fds = opendir("/proc/self/fd");
+  if (!fds) return;
+  int own = dirfd(fds);
+  struct dirent *entry;
+  while ((entry = readdir(fds))) {
+    int fd = atoi(entry->d_name);
+    if (fd > 2 && fd != own) close(fd);
+  }
+  closedir(fds);
+}
+
 /*
  * --sandbox, in the forked child (a session of its own): becomes the command's supervisor and
- * returns in the command's process, forked with an empty bounding set. The supervisor is a child
- * subreaper: whatever the command leaves running, however it detached (a new session, a double
- * fork), ends up its child, and is killed once the command has ended, until nothing is left (as a
- * bwrap per command's pid namespace ended with it). SIGTERM (Ambient's kill request) ends the
- * command and all of it at once; the supervisor then dies of SIGKILL, as a killed process does.
- * Otherwise it exits with the command's code, 128 + the signal that ended it (as bwrap did).
+ * returns in the command's process. The supervisor is a child subreaper: whatever the command
+ * leaves running, however it detached (a new session, a double fork), ends up its child; it reaps
+ * them as they end (no zombie holds a pid of the sandbox's limit), and once the command has ended
+ * it kills every one left, until none is (as a bwrap per command's pid namespace ended with it).
+ * It exits with the command's code, 128 + the signal that ended it (as bwrap did). A kill request
+ * SIGKILLs the supervisor from pid 1, which then kills what it leaves (see sweep_orphans), so a
+ * command that stops or kills its supervisor still ends. The bounding set is empty already
+ * (bwrap's --cap-drop ALL), and no_new_privs is set.
  */
 static void supervise(int report) {
   if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) child_fail(report, "prctl");
-  struct sigaction on_term = {.sa_handler = request_end};
-  sigemptyset(&on_term.sa_mask);
-  if (sigaction(SIGTERM, &on_term, NULL) < 0) child_fail(report, "sigaction");
   pid_t command = fork();
   if (command < 0) child_fail(report, "fork");
   if (command == 0) {
-    signal(SIGTERM, SIG_DFL);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) child_fail(report, "prctl");
-    for (int cap = 0; prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0; cap++) continue;
     return;
   }
   /*
    * It never execs, so what it inherited open stays open: the other commands' stdin pipes among
    * them, which would never end. It keeps the command's stdio only.
    */
-  if (syscall(SYS_close_range, 3, ~0U, 0) < 0)
-    for (int fd = 3; fd < 4096; fd++) close(fd);
+  close_all_but_stdio();
   int status = 0;
-  while (waitpid(command, &status, 0) < 0) {
-    if (errno != EINTR) _exit(127);
-    if (end_requested) kill(command, SIGKILL);
+  for (;;) {
+    int st;
+    pid_t ended = waitpid(-1, &st, 0);
+    if (ended == command) {
+      status = st;
+      break;
+    }
+    if (ended < 0 && errno != EINTR) _exit(127);
   }
   for (;;) {
     kill_children();
     if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD) break;
   }
-  if (end_requested) kill(getpid(), SIGKILL);
   _exit(exit_code_of(status));
+}
+
+/*
+ * --sandbox, pid 1: SIGKILLs every child of its own that is not the supervisor of a command still
+ * running: what a supervisor left when it died (killed by Ambient's request, or by a command of
+ * the sandbox, which runs as the same user) has become pid 1's. Run at every SIGCHLD, so what
+ * those leave behind in turn goes at the next.
+ */
+static void sweep_orphans(void) {
+  pid_t found[1024];
+  int n = children_of(getpid(), found, 1024);
+  for (int i = 0; i < n; i++) {
+    int supervising = 0;
+    for (int c = 0; c < child_count && !supervising; c++)
+      supervising = children[c]->pid == found[i] && !children[c]->exited;
+    if (!supervising) kill(found[i], SIGKILL);
+  }
 }
 
 static void spawn_child(uint32_t id, struct cursor *c) {
@@ -392,9 +426,24 @@ static void spawn_child(uint32_t id, struct cursor *c) {
      * asynchronously made 100-run bursts slower on a 2-core host (docs/PERFORMANCE.md).
      */
     close(report[1]);
-    ssize_t n;
-    do n = read(report[0], report_buf, sizeof report_buf - 1);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = 0;
+    /*
+     * In a sandbox, the child is within reach of the sandbox's processes (a SIGSTOP): the wait is
+     * bounded, and the child killed when it does not get to its exec in time.
+     */
+    struct pollfd ready = {.fd = report[0], .events = POLLIN};
+    int waited;
+    do waited = poll(&ready, 1, sandbox_mode ? START_TIMEOUT_MS : -1);
+    while (waited < 0 && errno == EINTR);
+    if (waited == 0) {
+      int32_t e = ETIMEDOUT;
+      memcpy(report_buf, &e, 4);
+      memcpy(report_buf + 4, "start", 6);
+      n = 9;
+    } else {
+      do n = read(report[0], report_buf, sizeof report_buf - 1);
+      while (n < 0 && errno == EINTR);
+    }
     close(report[0]);
     report[0] = report[1] = -1;
     if (n >= 4) {
@@ -404,6 +453,7 @@ static void spawn_child(uint32_t id, struct cursor *c) {
       report_buf[n] = 0;
       errno = e;
       failed = report_buf + 4;
+      if (sandbox_mode) kill(pid, SIGKILL);
       waitpid(pid, NULL, 0);
       pid = -1;
     }
@@ -486,10 +536,11 @@ static void handle_request(const unsigned char *body, size_t len) {
     ch->paused[c.p[0]] = op == REQ_PAUSE;
   } else if (op == REQ_KILL && !ch->exited) {
     /*
-     * Not reaped yet, so the pid is still the process's. In a sandbox it is the supervisor, which
-     * ends the command and all it left (see supervise); else the group is killed.
+     * Not reaped yet, so the pid is still the process's. In a sandbox it is the supervisor: once
+     * it is gone, what it leaves is pid 1's and goes at the sweep (see sweep_orphans); else the
+     * group is killed.
      */
-    if (sandbox_mode) kill(ch->pid, SIGTERM);
+    if (sandbox_mode) kill(ch->pid, SIGKILL);
     else kill(-ch->pid, SIGKILL);
   }
 }
@@ -597,6 +648,7 @@ int main(int argc, char **argv) {
       struct signalfd_siginfo info;
       while (read(sigfd, &info, sizeof info) > 0) continue;
       reap();
+      if (sandbox_mode) sweep_orphans();
     }
     if (fds[1].revents) {
       if (have == cap) {

@@ -108,6 +108,11 @@ describe('bubblewrap sandbox', () => {
     );
   });
 
+  it('makes no user namespace of its own where Ambient runs as root', async () => {
+    const result = await run('unshare -U true 2>/dev/null && echo made || echo refused');
+    expect(result.output).toBe(process.getuid!() === 0 ? 'refused\n' : 'made\n');
+  });
+
   it('reports a program it cannot find as ENOENT', async () => {
     const proc = sandbox.spawn(join(tools, 'no-such-tool'), [], { env: { PATH: sandbox.path } });
     expect((await proc.exited).startError?.code).toBe('ENOENT');
@@ -349,6 +354,44 @@ describe.each([
       const exit = await proc.exited;
       expect(exit.signal === 'SIGKILL' || exit.code === 137).toBe(true);
       expect(await waitFor(leftOnHost, (n) => n === 0, { what: 'both sleeps to end' })).toBe(0);
+    });
+
+    it('kills a command that stopped the process waiting for it, with all it started', async () => {
+      const sandbox = await open('api-stopped');
+      // $PPID: the command's supervisor (or, with a bwrap per command, its pid 1, which ignores it).
+      const proc = sandbox.spawn(
+        '/bin/sh',
+        ['-c', `(setsid ${named(6)} &); kill -STOP $PPID; ${named(7)}`],
+        { env: { PATH: sandbox.path } },
+      );
+      await waitFor(leftOnHost, (n) => n === 2, { what: 'both sleeps to run' });
+      proc.kill();
+      const exit = await proc.exited;
+      expect(exit.signal === 'SIGKILL' || exit.code === 137).toBe(true);
+      expect(await waitFor(leftOnHost, (n) => n === 0, { what: 'both sleeps to end' })).toBe(0);
+    });
+
+    it('leaves nothing running after a command killed the process waiting for it', async () => {
+      const sandbox = await open('api-orphaned');
+      const proc = sandbox.spawn(
+        '/bin/sh',
+        ['-c', `(setsid ${named(8)} &); sleep 0.2; kill -9 $PPID; ${named(9)}`],
+        { env: { PATH: sandbox.path } },
+      );
+      // The supervisor gone, its command ends with it; a bwrap's pid 1 ignores the kill instead.
+      await waitFor(leftOnHost, (n) => n <= 1, { what: 'the first sleep to run alone' });
+      proc.kill();
+      await proc.exited;
+      expect(await waitFor(leftOnHost, (n) => n === 0, { what: 'the sleeps to end' })).toBe(0);
+    });
+
+    it('reaps what a command leaves ending while it runs (no zombie holds a pid)', async () => {
+      const sandbox = await open('api-zombies');
+      const result = await runIn(
+        sandbox,
+        'for i in $(seq 50); do (true &); done; sleep 0.3; ps -e -o stat= | grep -c "^Z" || true',
+      );
+      expect(result.output).toBe('0\n');
     });
 
     if (holder === 'forwarder') {

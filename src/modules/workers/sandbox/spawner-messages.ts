@@ -16,7 +16,7 @@ export type ToSpawner =
   | { op: 'stdin'; id: number; chunk: Uint8Array }
   | { op: 'stdin-end'; id: number }
   | { op: 'pause' | 'resume'; id: number; fd: 1 | 2 }
-  /** SIGKILL to the process's group, sent by the helper (a sandbox's helper: see SandboxSpawner). */
+  /** Ends the process: SIGKILL to its group, or in a sandbox to its supervisor (SandboxSpawner). */
   | { op: 'kill'; id: number };
 
 /** What a spawn helper reports of the processes it started. */

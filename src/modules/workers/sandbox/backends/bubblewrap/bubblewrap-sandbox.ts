@@ -86,6 +86,7 @@ const PROC_READ_ONLY = ['sys', 'sysrq-trigger', 'irq', 'bus', 'fs'];
 const PROC_MASKED = [
   'acpi',
   'asound',
+  'interrupts',
   'kcore',
   'keys',
   'latency_stats',
@@ -148,8 +149,12 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   private readonly etc: EtcCopies;
   /** The system directories' arguments, looked up once (sync file system calls, per bwrap before). */
   private readonly systemDirs: string[];
-  /** What covers parts of /proc after it is mounted, where Ambient runs as root (see procCovers). */
-  private readonly procCovers: string[];
+  /**
+   * Where Ambient runs as root (its sandboxes' uid 1000 is uid 0 to the kernel's owner checks):
+   * what covers parts of /proc after it is mounted (see procCovers), and no user namespace of a
+   * sandbox's own.
+   */
+  private readonly asRoot: string[];
   /** Whether the forwarder makes executions' namespaces itself (see startHolder). */
   private forwarderHolds: boolean;
   /**
@@ -161,7 +166,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   constructor(private readonly settings: BubblewrapSettings) {
     this.etc = new EtcCopies(settings.privateRoot, ETC_ENTRIES, { passwd: PASSWD, group: GROUP });
     this.systemDirs = SYSTEM_DIRS.flatMap(systemDirArgs);
-    this.procCovers = process.getuid?.() === 0 ? procCovers() : [];
+    this.asRoot = process.getuid?.() === 0 ? [...procCovers(), '--disable-userns'] : [];
     // A path, so that neither sh nor nsenter searches the PATH for it (an exec tried per directory).
     this.bwrap = onPath(settings.bwrap ?? 'bwrap');
     this.forwarder = findSandboxForwarder(settings.forwarder);
@@ -294,8 +299,9 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     const entry = ownForwarder ? forwarderEntry(forwarder) : [];
     const spawnerBinary = this.spawnerBinary;
     const enterAtOpen = holder ? holder.enterPid() : undefined;
+    // Not with a forwarder of the sandbox's own: it would be the helper's child, not a command's.
     const spawner =
-      spawnerBinary && enterAtOpen !== null
+      spawnerBinary && enterAtOpen !== null && !ownForwarder
         ? await this.startSpawner(() =>
             launch(
               [
@@ -308,7 +314,6 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
                 '--chdir',
                 '/',
                 '--',
-                ...entry,
                 SPAWNER_INSIDE,
                 '--sandbox',
               ],
@@ -478,7 +483,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     args.push(
       '--proc',
       '/proc',
-      ...this.procCovers,
+      ...this.asRoot,
       '--dev',
       '/dev',
       '--tmpfs',
@@ -623,6 +628,10 @@ function onPath(file: string): string {
 }
 
 /**
+ * Where Ambient runs as root, a user namespace of a sandbox's own would also let it mount the
+ * cgroup hierarchies, whose files are root's, and rewrite its own limits: bwrap's
+ * `--disable-userns` follows these covers (none, as in a Docker container).
+ *
  * bwrap's arguments that make PROC_READ_ONLY read-only and cover PROC_MASKED, for the entries this
  * kernel has (a mount over an entry /proc lacks fails). The read-only ones are bound from this
  * host's /proc: what they show still depends on the reader (its network, UTS and IPC namespaces).
