@@ -250,12 +250,15 @@ static int children_of(pid_t pid, pid_t *found, int max) {
   return n;
 }
 
-/* SIGKILLs every child of this process (listed by the kernel, else found by their parent pid). */
-static void kill_children(void) {
-  pid_t found[256];
-  int n = children_of(getpid(), found, 256);
+/*
+ * Calls `each` with every child of this process: as the kernel lists them, else (a kernel without
+ * CONFIG_PROC_CHILDREN) as /proc's entries name this process their parent.
+ */
+static void for_each_child(void (*each)(pid_t)) {
+  pid_t found[1024];
+  int n = children_of(getpid(), found, 1024);
   if (n >= 0) {
-    for (int i = 0; i < n; i++) kill(found[i], SIGKILL);
+    for (int i = 0; i < n; i++) each(found[i]);
     return;
   }
   DIR *proc = opendir("/proc");
@@ -274,9 +277,18 @@ static void kill_children(void) {
     const char *after = strrchr(stat, ')');
     int ppid;
     if (after && sscanf(after, ") %*c %d", &ppid) == 1 && ppid == (int)getpid())
-      kill(atoi(entry->d_name), SIGKILL);
+      each(atoi(entry->d_name));
   }
   closedir(proc);
+}
+
+static void kill_now(pid_t pid) {
+  kill(pid, SIGKILL);
+}
+
+/* SIGKILLs every child of this process. */
+static void kill_children(void) {
+  for_each_child(kill_now);
 }
 
 /* Closes every descriptor above stderr (close_range, else each one /proc/self/fd lists). */
@@ -334,21 +346,22 @@ static void supervise(int report) {
   _exit(exit_code_of(status));
 }
 
+/* Kills `pid` unless it is the supervisor of a command still running (see sweep_orphans). */
+static void kill_unless_supervising(pid_t pid) {
+  for (int c = 0; c < child_count; c++)
+    if (children[c]->pid == pid && !children[c]->exited) return;
+  kill(pid, SIGKILL);
+}
+
 /*
  * --sandbox, pid 1: SIGKILLs every child of its own that is not the supervisor of a command still
  * running: what a supervisor left when it died (killed by Ambient's request, or by a command of
- * the sandbox, which runs as the same user) has become pid 1's. Run at every SIGCHLD, so what
- * those leave behind in turn goes at the next.
+ * the sandbox, which runs as the same user) has become pid 1's. Run at every SIGCHLD (a command
+ * can send pid 1 one too: it costs that execution a sweep), so what those leave behind in turn
+ * goes at the next.
  */
 static void sweep_orphans(void) {
-  pid_t found[1024];
-  int n = children_of(getpid(), found, 1024);
-  for (int i = 0; i < n; i++) {
-    int supervising = 0;
-    for (int c = 0; c < child_count && !supervising; c++)
-      supervising = children[c]->pid == found[i] && !children[c]->exited;
-    if (!supervising) kill(found[i], SIGKILL);
-  }
+  for_each_child(kill_unless_supervising);
 }
 
 static void spawn_child(uint32_t id, struct cursor *c) {
