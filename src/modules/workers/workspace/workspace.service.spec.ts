@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { Logger } from '@nestjs/common';
+import { chmod, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AppConfig } from '../../../config/app-config';
@@ -50,6 +51,35 @@ describe('WorkspaceService.remove', () => {
       expect((await readdir(root)).sort()).toEqual(['r10']);
     } finally {
       await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('WorkspaceService at start, where Ambient runs as root', () => {
+  const asRoot = process.getuid?.() === 0;
+
+  it('makes the workspace root reachable by root alone, and warns of one made reachable by all', async () => {
+    const parent = await mkdtemp(join(tmpdir(), 'ambient-ws-root-'));
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      const made = join(parent, 'made', 'workspaces');
+      await new WorkspaceService({ runs: { workspaceRoot: made } } as AppConfig).onModuleInit();
+      const existing = join(parent, 'existing');
+      await mkdir(existing, { mode: 0o755 });
+      await chmod(existing, 0o755);
+      await new WorkspaceService({ runs: { workspaceRoot: existing } } as AppConfig).onModuleInit();
+      if (asRoot) {
+        expect((await stat(made)).mode & 0o777).toBe(0o700);
+        // One it did not make is left as it is, and named.
+        expect((await stat(existing)).mode & 0o777).toBe(0o755);
+        expect(warn).toHaveBeenCalledTimes(1);
+        expect(String(warn.mock.calls[0]![0])).toContain(`${existing} is reachable by every user`);
+      } else {
+        expect(warn).not.toHaveBeenCalled();
+      }
+    } finally {
+      warn.mockRestore();
+      await rm(parent, { recursive: true, force: true });
     }
   });
 });

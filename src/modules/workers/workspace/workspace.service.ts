@@ -1,5 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { mkdir, rm } from 'node:fs/promises';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { basename, join, posix, resolve } from 'node:path';
 import { pathComponentProblem } from '../../../common/tenant-files/path-component';
 import { makeTenantDir, writeTenantFile } from '../../../common/tenant-files/tenant-file-writes';
@@ -16,11 +16,28 @@ const INHERITED = ['LANG', 'LC_ALL', 'TZ'];
  * after an execution ends (`WorkspaceRetentionService` deletes it then).
  */
 @Injectable()
-export class WorkspaceService {
+export class WorkspaceService implements OnModuleInit {
+  private readonly logger = new Logger('Workspaces');
   readonly root: string;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.root = resolve(config.runs.workspaceRoot);
+  }
+
+  /**
+   * Where Ambient runs as root, what a sandbox writes in its workspace is root's on this host,
+   * with the modes it sets, setuid included (docs/SECURITY.md, class 21): the workspace root is
+   * made reachable by root alone when Ambient makes it, and a warning says so of one it did not.
+   */
+  async onModuleInit(): Promise<void> {
+    if (process.getuid?.() !== 0) return;
+    if ((await mkdir(this.root, { recursive: true, mode: 0o700 })) !== undefined) return;
+    const { mode } = await stat(this.root);
+    if (mode & 0o005) {
+      this.logger.warn(
+        `the workspace root ${this.root} is reachable by every user of this host while Ambient runs as root: a sandbox can leave setuid-root programs there (chmod 700 it)`,
+      );
+    }
   }
 
   dirFor(runId: string): string {
