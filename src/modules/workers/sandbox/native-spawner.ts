@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
 import { constants } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { FromSpawner, ToSpawner } from './spawner-messages';
@@ -206,26 +207,67 @@ export function decode(body: Buffer, file: string): FromSpawner | null {
   }
 }
 
+/** A helper's frames read as untrusted (one inside a sandbox): the bound, and what breaks it. */
+export interface UntrustedFrames {
+  /** The largest frame taken; anything longer is a violation. */
+  maxFrame: number;
+  /** Called once for a frame too long, or too short for its kind; nothing is read after it. */
+  violation: () => void;
+}
+
+/**
+ * A helper's two ends: requests written to `input`, events read from `output` and handed to
+ * `onMessage`, with the file of each started process kept for error messages as Node words them.
+ * With `untrusted`, a frame that breaks the protocol ends the reading instead of throwing.
+ */
+export class SpawnerFrames {
+  private readonly files = new Map<number, string>();
+
+  constructor(
+    private readonly input: Writable,
+    output: Readable,
+    onMessage: (message: FromSpawner) => void,
+    untrusted?: UntrustedFrames,
+  ) {
+    let broken = false;
+    const violation = (): void => {
+      broken = true;
+      untrusted?.violation();
+    };
+    const onFrame = (body: Buffer): void => {
+      if (broken) return;
+      let message: FromSpawner | null;
+      try {
+        message = decode(body, this.files.get(body.readUInt32LE(1)) ?? '');
+      } catch (err) {
+        // Shorter than its kind's fields.
+        if (untrusted) return violation();
+        throw err;
+      }
+      if (!message) return;
+      if (message.op === 'exit') this.files.delete(message.id);
+      onMessage(message);
+    };
+    output.on('data', frameReader(onFrame, untrusted?.maxFrame, violation));
+  }
+
+  post(message: ToSpawner): void {
+    if (message.op === 'spawn') this.files.set(message.id, message.file);
+    if (this.input.writable) this.input.write(encode(message));
+  }
+}
+
 /** The compiled helper, talked to over its stdin and stdout. */
 export class NativeSpawnerProcess {
   private readonly child: ChildProcess;
-  /** The file each started process runs, for error messages as Node words them. */
-  private readonly files = new Map<number, string>();
+  private readonly frames: SpawnerFrames;
 
   constructor(binary: string, onMessage: (message: FromSpawner) => void) {
     this.child = spawn(binary, [], { env: {}, stdio: ['pipe', 'pipe', 'inherit'] });
     // Only its stdout keeps Ambient alive, and only while processes run (ref/unref).
     this.child.unref();
     this.child.stdin!.on('error', () => undefined);
-    this.child.stdout!.on(
-      'data',
-      frameReader((body) => {
-        const message = decode(body, this.files.get(body.readUInt32LE(1)) ?? '');
-        if (!message) return;
-        if (message.op === 'exit') this.files.delete(message.id);
-        onMessage(message);
-      }),
-    );
+    this.frames = new SpawnerFrames(this.child.stdin!, this.child.stdout!, onMessage);
   }
 
   on(event: 'error' | 'exit', listener: (err?: Error) => void): void {
@@ -233,8 +275,7 @@ export class NativeSpawnerProcess {
   }
 
   postMessage(message: ToSpawner): void {
-    if (message.op === 'spawn') this.files.set(message.id, message.file);
-    if (this.child.stdin?.writable) this.child.stdin.write(encode(message));
+    this.frames.post(message);
   }
 
   /** Keeps Ambient alive while the helper has processes running (and not after). */

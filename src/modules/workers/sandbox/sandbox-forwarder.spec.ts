@@ -124,7 +124,7 @@ describe('the compiled sandbox forwarder', () => {
     expect((await exchange(port!, '')).toString()).toBe('here now');
   });
 
-  /** Runs the forwarder (`command`: its arguments after the program) to its end. */
+  /** Runs `command` (the forwarder, or what runs it) to its end: its exit code and stderr. */
   async function exitOf(command: string[]): Promise<{ code: number | null; err: string }> {
     const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
     started.push(child);

@@ -73,7 +73,7 @@ describe('WorkspaceService at start, where Ambient runs as root', () => {
         // One it did not make is left as it is, and named.
         expect((await stat(existing)).mode & 0o777).toBe(0o755);
         expect(warn).toHaveBeenCalledTimes(1);
-        expect(String(warn.mock.calls[0]![0])).toContain(`${existing} is reachable by every user`);
+        expect(String(warn.mock.calls[0]![0])).toContain(`${existing} is reachable by other users`);
       } else {
         expect(warn).not.toHaveBeenCalled();
       }

@@ -32,10 +32,11 @@ export class WorkspaceService implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     if (process.getuid?.() !== 0) return;
     if ((await mkdir(this.root, { recursive: true, mode: 0o700 })) !== undefined) return;
+    // Reachable: searchable by its group or by everyone.
     const { mode } = await stat(this.root);
-    if (mode & 0o005) {
+    if (mode & 0o011) {
       this.logger.warn(
-        `the workspace root ${this.root} is reachable by every user of this host while Ambient runs as root: a sandbox can leave setuid-root programs there (chmod 700 it)`,
+        `the workspace root ${this.root} is reachable by other users of this host while Ambient runs as root: a sandbox can leave setuid-root programs there (chmod 700 it)`,
       );
     }
   }

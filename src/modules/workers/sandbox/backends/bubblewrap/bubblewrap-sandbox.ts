@@ -151,8 +151,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   private readonly systemDirs: string[];
   /**
    * Where Ambient runs as root (its sandboxes' uid 1000 is uid 0 to the kernel's owner checks):
-   * what covers parts of /proc after it is mounted (see procCovers), and no user namespace of a
-   * sandbox's own.
+   * what covers parts of /proc after it is mounted, and no user namespace of a sandbox's own (see
+   * asRootArgs).
    */
   private readonly asRoot: string[];
   /** Whether the forwarder makes executions' namespaces itself (see startHolder). */
@@ -166,7 +166,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   constructor(private readonly settings: BubblewrapSettings) {
     this.etc = new EtcCopies(settings.privateRoot, ETC_ENTRIES, { passwd: PASSWD, group: GROUP });
     this.systemDirs = SYSTEM_DIRS.flatMap(systemDirArgs);
-    this.asRoot = process.getuid?.() === 0 ? [...procCovers(), '--disable-userns'] : [];
+    this.asRoot = process.getuid?.() === 0 ? asRootArgs() : [];
     // A path, so that neither sh nor nsenter searches the PATH for it (an exec tried per directory).
     this.bwrap = onPath(settings.bwrap ?? 'bwrap');
     this.forwarder = findSandboxForwarder(settings.forwarder);
@@ -628,15 +628,14 @@ function onPath(file: string): string {
 }
 
 /**
- * Where Ambient runs as root, a user namespace of a sandbox's own would also let it mount the
- * cgroup hierarchies, whose files are root's, and rewrite its own limits: bwrap's
- * `--disable-userns` follows these covers (none, as in a Docker container).
- *
- * bwrap's arguments that make PROC_READ_ONLY read-only and cover PROC_MASKED, for the entries this
- * kernel has (a mount over an entry /proc lacks fails). The read-only ones are bound from this
- * host's /proc: what they show still depends on the reader (its network, UTS and IPC namespaces).
+ * bwrap's arguments, after `--proc`, where Ambient runs as root. They make PROC_READ_ONLY read-only
+ * and cover PROC_MASKED, for the entries this kernel has (a mount over an entry /proc lacks
+ * fails); the read-only ones are bound from this host's /proc: what they show still depends on
+ * the reader (its network, UTS and IPC namespaces). And no user namespace of the sandbox's own
+ * (`--disable-userns`): in one, it could mount the cgroup hierarchies, whose files are root's, and
+ * rewrite its own limits (none, as in a Docker container).
  */
-function procCovers(): string[] {
+function asRootArgs(): string[] {
   const has = (entry: string) => existsSync(`/proc/${entry}`);
   return [
     ...PROC_READ_ONLY.filter(has).flatMap((entry) => [
@@ -649,6 +648,7 @@ function procCovers(): string[] {
         ? ['--tmpfs', `/proc/${entry}`, '--remount-ro', `/proc/${entry}`]
         : ['--ro-bind', '/dev/null', `/proc/${entry}`],
     ),
+    '--disable-userns',
   ];
 }
 

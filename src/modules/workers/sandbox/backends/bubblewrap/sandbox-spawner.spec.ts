@@ -49,7 +49,7 @@ function fakeHelper() {
     for (let at = 0; at + 5 <= all.length; at += 4 + all.readUInt32LE(at)) found.push(all[at + 4]!);
     return found;
   };
-  return { helper, stdout, stderr, kills, ops, end };
+  return { helper, stdout, stderr, kills, ops };
 }
 
 function collect(proc: SandboxProcess): Promise<string> {

@@ -1,5 +1,5 @@
-import { PassThrough } from 'node:stream';
-import { decode, encode, frameReader } from '../../native-spawner';
+import { PassThrough, type Writable } from 'node:stream';
+import { SpawnerFrames } from '../../native-spawner';
 import { SpawnerChannel } from '../../off-loop-spawn';
 import type { SandboxProcess, SandboxSpawnOptions } from '../../sandbox.types';
 import { SANDBOX_WORKDIR } from '../../sandbox.types';
@@ -28,16 +28,24 @@ export interface SpawnerNotStarted {
  */
 export class SandboxSpawner {
   private readonly channel: SpawnerChannel;
-  /** The file each started process runs, for error messages as Node words them. */
-  private readonly files = new Map<number, string>();
   private ended = false;
+  /** Settles true when the helper says it is ready, false once it ended or was given up on. */
+  private readonly ready: Promise<boolean>;
+  private settleReady!: (ready: boolean) => void;
 
-  private constructor(private readonly helper: SandboxProcess) {
+  private constructor(
+    private readonly helper: SandboxProcess,
+    stdin: Writable,
+  ) {
+    this.ready = new Promise((resolve) => (this.settleReady = resolve));
+    const frames = new SpawnerFrames(
+      stdin,
+      helper.stdout,
+      (message) => (message.op === 'ready' ? this.settleReady(true) : this.channel.handle(message)),
+      { maxFrame: MAX_EVENT_BYTES, violation: () => helper.kill() },
+    );
     const post = (message: ToSpawner): void => {
-      if (this.ended) return;
-      if (message.op === 'spawn') this.files.set(message.id, message.file);
-      const stdin = helper.stdin;
-      if (stdin && !stdin.destroyed && !stdin.writableEnded) stdin.write(encode(message));
+      if (!this.ended) frames.post(message);
     };
     this.channel = new SpawnerChannel({
       postMessage: post,
@@ -47,51 +55,26 @@ export class SandboxSpawner {
     });
     void helper.exited.then(() => {
       this.ended = true;
+      this.settleReady(false);
       this.channel.fail(new Error("the sandbox's process spawner stopped"));
     });
   }
 
   /**
-   * Starts reading `helper` (the bwrap running the helper) and waits until it says it is ready;
-   * `timeoutMs` bounds the wait. A helper that did not start is killed.
+   * Starts reading `helper` (the bwrap running the helper, its stdin piped) and waits until it
+   * says it is ready; `timeoutMs` bounds the wait. A helper that did not start is killed.
    */
   static async start(
     helper: SandboxProcess,
     timeoutMs: number,
   ): Promise<SandboxSpawner | SpawnerNotStarted> {
-    const spawner = new SandboxSpawner(helper);
     let said = '';
     helper.stderr.on('data', (chunk: Buffer) => (said = (said + String(chunk)).slice(-500)));
-    let timer: NodeJS.Timeout | undefined;
-    const ready = await new Promise<boolean>((resolve) => {
-      const violation = (): void => {
-        helper.kill();
-        resolve(false);
-      };
-      helper.stdout.on(
-        'data',
-        frameReader(
-          (body) => {
-            let message;
-            try {
-              message = decode(body, spawner.files.get(body.readUInt32LE(1)) ?? '');
-            } catch {
-              // Shorter than its kind's fields.
-              return violation();
-            }
-            if (message?.op === 'exit') spawner.files.delete(message.id);
-            if (message?.op === 'ready') resolve(true);
-            else if (message) spawner.channel.handle(message);
-          },
-          MAX_EVENT_BYTES,
-          violation,
-        ),
-      );
-      void helper.exited.then(() => resolve(false));
-      timer = setTimeout(() => resolve(false), timeoutMs);
-    });
+    const spawner = helper.stdin ? new SandboxSpawner(helper, helper.stdin) : null;
+    const timer = setTimeout(() => spawner?.settleReady(false), timeoutMs);
+    const ready = spawner ? await spawner.ready : false;
     clearTimeout(timer);
-    if (ready && !spawner.ended) return spawner;
+    if (ready && spawner && !spawner.ended) return spawner;
     helper.kill();
     await helper.exited;
     return { said: said.trim() };
