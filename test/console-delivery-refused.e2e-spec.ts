@@ -36,6 +36,9 @@ describe('console delivery log: a run that could not start (Chromium)', () => {
       await clickText(page, 'Sign in');
       await page.waitForSelector('nav[aria-label="Main"]');
       await page.goto(`${origin}/console/webhooks?factory=${factory}`);
+      // The webhooks' table loads above the button and moves it: a click before lands on its
+      // row's Open (the page then shows that webhook, and the form never opens).
+      await waitForText(page, 'Bearer token');
       await clickText(page, 'New automation');
       await fill(page, 'Automation name', 'pinned');
       await clickText(page, 'alerts', 'label');

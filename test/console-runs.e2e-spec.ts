@@ -541,6 +541,8 @@ describe('console runs, environments and automations (Chromium)', () => {
       await signIn(page);
       await page.goto(`${origin()}/console/webhooks`);
       await clickText(page, 'Automations factory');
+      // Once the webhooks' table above the button has loaded (it moves the button down).
+      await waitForText(page, 'deploys');
       await clickText(page, 'New automation');
       await fill(page, 'Automation name', 'triage');
       await clickText(page, 'deploys', 'label');
