@@ -1,3 +1,4 @@
+import { RunQueue } from '../src/modules/runs/run-queue.service';
 import { apiClient } from './support/api-client';
 import { startTestApp, TestApp } from './support/test-app';
 import { useTestApp } from './support/use-test-app';
@@ -42,6 +43,19 @@ describe('max_concurrent_runs across two api + worker replicas', () => {
     await second?.close();
   });
 
+  /** Each run with its Bull job as Redis has it (its state, and its fields when in no list). */
+  const withJobs = async (runs: { id: string; state: string }[]) => {
+    const queue = app.ambient.app.get(RunQueue).queue;
+    return Promise.all(
+      runs.map(async (run) => {
+        const job = await queue.getJob(run.id);
+        const state = job ? await job.getState() : 'none';
+        const fields = state === 'stuck' ? await queue.client.hgetall(queue.toKey(run.id)) : {};
+        return { ...run, job: state, ...(state === 'stuck' ? { fields } : {}) };
+      }),
+    );
+  };
+
   // 20 runs through 3 slots are 7 rounds of sandbox and model call: slow on a busy machine.
   it(`never runs more than ${LIMIT} at once when ${RUNS} runs race for the slots`, async () => {
     expect((await api.put('/limits', { max_concurrent_runs: LIMIT })).status).toBe(200);
@@ -68,10 +82,12 @@ describe('max_concurrent_runs across two api + worker replicas', () => {
         sampledMax = Math.max(sampledMax, count('CLAIMED') + count('INPROGRESS'));
         // Named in a timeout's message: which runs did not succeed, and where each stands.
         const others = rows.some((r) => r.state !== 'SUCCEEDED')
-          ? await app.dataSource.query(
-              `SELECT id, state, at_capacity, execution_count, status_message FROM runs
-                WHERE id IN (?) AND state <> 'SUCCEEDED'`,
-              [ids],
+          ? await withJobs(
+              await app.dataSource.query(
+                `SELECT id, state, at_capacity, execution_count, status_message FROM runs
+                  WHERE id IN (?) AND state <> 'SUCCEEDED'`,
+                [ids],
+              ),
             )
           : [];
         return { succeeded: count('SUCCEEDED'), sampledMax, others };

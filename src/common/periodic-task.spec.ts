@@ -81,4 +81,38 @@ describe('PeriodicTask', () => {
     expect(eager).toHaveBeenCalledTimes(1);
     expect(lazy).not.toHaveBeenCalled();
   });
+
+  it('leaves a run that never settles behind after hungAfterMs, logged, and starts anew', async () => {
+    jest.useFakeTimers();
+    try {
+      jest.spyOn(logger, 'error').mockImplementation(() => undefined);
+      const never = new Promise<void>(() => undefined);
+      const work = jest
+        .fn<Promise<void>, []>()
+        .mockReturnValueOnce(never)
+        .mockResolvedValueOnce(undefined);
+      const task = new PeriodicTask({
+        name: 'sweep',
+        intervalMs: 100,
+        work,
+        logger,
+        registry,
+        hungAfterMs: 5000,
+      });
+      const first = task.runNow();
+      await jest.advanceTimersByTimeAsync(4999);
+      // Still in progress: joined, not started again.
+      expect(task.runNow()).toBe(first);
+      expect(work).toHaveBeenCalledTimes(1);
+      await jest.advanceTimersByTimeAsync(1);
+      await first;
+      expect(logger.error).toHaveBeenCalledWith(
+        'sweep has not finished after 5000 ms: left behind',
+      );
+      await task.runNow();
+      expect(work).toHaveBeenCalledTimes(2);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });

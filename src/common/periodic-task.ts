@@ -10,6 +10,12 @@ export interface PeriodicTaskOptions {
   registry: SchedulerRegistry;
   /** Also run once as the app starts, not only after the first interval. */
   runAtStart?: boolean;
+  /**
+   * A run not settled after this long is logged and left behind: the next tick starts anew (a
+   * call to Redis or MySQL that never answers would otherwise stop the task for good). Only for
+   * work that tolerates a late run beside a new one.
+   */
+  hungAfterMs?: number;
 }
 
 /**
@@ -33,16 +39,32 @@ export class PeriodicTask {
 
   /** Runs the work now, or returns the run already in progress. */
   runNow(): Promise<void> {
-    this.current ??= this.options
-      .work()
-      .then(
-        () => undefined,
-        (err: Error) => this.options.logger.warn(`${this.options.name} failed: ${err.message}`),
-      )
-      .finally(() => {
-        this.current = null;
-      });
+    this.current ??= this.runOnce();
     return this.current;
+  }
+
+  private runOnce(): Promise<void> {
+    const { name, logger, hungAfterMs } = this.options;
+    const run = this.options.work().then(
+      () => undefined,
+      (err: Error) => logger.warn(`${name} failed: ${err.message}`),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const hung =
+      hungAfterMs === undefined
+        ? null
+        : new Promise<void>((resolve) => {
+            timer = setTimeout(() => {
+              logger.error(`${name} has not finished after ${hungAfterMs} ms: left behind`);
+              resolve();
+            }, hungAfterMs);
+            timer.unref();
+          });
+    const current: Promise<void> = (hung ? Promise.race([run, hung]) : run).finally(() => {
+      clearTimeout(timer);
+      if (this.current === current) this.current = null;
+    });
+    return current;
   }
 
   async stop(): Promise<void> {

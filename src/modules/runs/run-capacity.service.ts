@@ -103,8 +103,16 @@ export class RunCapacity implements EntitySubscriberInterface {
     if (await this.slots.markWaiting(manager, run)) this.changes.runChanged(run.id, manager);
   }
 
-  /** Dispatches the team's oldest waiting runs that fit in its free slots; returns how many. */
-  async dispatchWaiting(teamId: string): Promise<number> {
+  /**
+   * Dispatches the team's oldest waiting runs that fit in its free slots; returns how many were
+   * enqueued. `replaceLeftovers` (the sweeper's safety net) goes through RunQueue.ensureJob, which
+   * also replaces a job left with a run's id: a plain enqueue is a no-op then, and the run would
+   * wait for good.
+   */
+  async dispatchWaiting(
+    teamId: string,
+    options: { replaceLeftovers?: boolean } = {},
+  ): Promise<number> {
     if (!(await this.slots.anyWaiting(teamId))) return 0;
     const rows = await this.limits.allOf(teamId);
     const teamMax = rows.find((r) => r.agentUid === TEAM_SCOPE)?.maxConcurrentRuns ?? null;
@@ -118,8 +126,14 @@ export class RunCapacity implements EntitySubscriberInterface {
     const team = [...byAgent.values()].reduce((sum, n) => sum + n, 0);
     const waiting = await this.slots.queued(teamId, WAITING_WINDOW);
     const start = runsToStart(waiting, teamMax, agentMax, { team, byAgent });
-    for (const runId of start) await this.queue.enqueue(runId);
-    return start.length;
+    let enqueued = 0;
+    for (const runId of start) {
+      const added = options.replaceLeftovers
+        ? await this.queue.ensureJob(runId)
+        : await this.queue.enqueue(runId);
+      if (added) enqueued++;
+    }
+    return enqueued;
   }
 
   /**

@@ -98,8 +98,12 @@ export class RunQueue implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Makes sure a QUEUED run has a live job: a missing job is added, a finished or failed one
-   * (left by an execution that ended or crashed) is replaced. Returns true when it enqueued.
+   * Makes sure a QUEUED run has a live job: a missing job is added, one left by an execution that
+   * ended, crashed or lost its worker is replaced. Returns true when it enqueued.
+   *
+   * A plain `enqueue` is a no-op while any job hash with the run's id is left, even one in no list
+   * of the queue (`stuck`): removed while a worker was taking it, whose next step writes it again
+   * with nothing but `processedOn` and never runs it. This replaces such a leftover too.
    */
   async ensureJob(runId: string): Promise<boolean> {
     const job = await this.queue.getJob(runId);
@@ -107,7 +111,11 @@ export class RunQueue implements OnModuleInit, OnModuleDestroy {
       const state = await job.getState();
       if (state === 'waiting' || state === 'delayed' || state === 'paused') return false;
       if (state === 'active') {
-        // A live worker renews its lock; a dead one's lock lapses and Bull lets us remove it.
+        // A worker takes a job in two steps: moved to the active list, then locked with its
+        // `processedOn` set. Between them it has no lock and must be left alone (removing it
+        // there leaves the hash described above). Once locked, a live worker renews the lock; a
+        // dead one's lapses and Bull lets us remove the job.
+        if (job.processedOn === undefined) return false;
         const removed = await job.remove().then(
           () => true,
           () => false,

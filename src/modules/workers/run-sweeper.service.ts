@@ -31,15 +31,26 @@ export class RunSweeper extends PeriodicWorker {
       new PeriodicTask({
         name: 'runs.sweep',
         intervalMs: config.runs.dispatchSweepIntervalMs,
+        // Every step is guarded (transitions, idempotent adds): a late sweep beside a new one is safe.
+        hungAfterMs: Math.max(30_000, 10 * config.runs.dispatchSweepIntervalMs),
         logger: this.logger,
         registry,
+        // Each step on its own: one that fails (and logs) never keeps the others from running.
         work: async () => {
-          await this.recoverLapsedLeases();
-          await this.dispatchOrphans();
-          await this.dispatchWaiting();
+          await this.step('lease recovery', () => this.recoverLapsedLeases());
+          await this.step('dispatch of runs without a job', () => this.dispatchOrphans());
+          await this.step('dispatch of runs waiting for a slot', () => this.dispatchWaiting());
         },
       }),
     ];
+  }
+
+  private async step(what: string, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (err) {
+      this.logger.warn(`runs.sweep: ${what} failed: ${(err as Error).message}`);
+    }
   }
 
   private async dispatchOrphans(): Promise<void> {
@@ -55,7 +66,7 @@ export class RunSweeper extends PeriodicWorker {
   private async dispatchWaiting(): Promise<void> {
     let started = 0;
     for (const teamId of await this.capacity.teamsWaiting(BATCH)) {
-      started += await this.capacity.dispatchWaiting(teamId);
+      started += await this.capacity.dispatchWaiting(teamId, { replaceLeftovers: true });
     }
     if (started) this.logger.log(`dispatched ${started} run(s) waiting for a free slot`);
   }
