@@ -118,8 +118,12 @@ export class CgroupLimits {
   }
 }
 
-/** Tries to remove a group before `remove` hands it to the background (20 ms apart). */
-const QUICK_REMOVAL_ATTEMPTS = 5;
+/**
+ * Tries to remove a group before `remove` hands it to the background (1, 2, 4, 8, 16, 20, 20 ms
+ * apart: a closed sandbox's processes are usually gone within a few ms of its close, and a first
+ * pause of 20 ms made half the closes take 21 ms).
+ */
+const QUICK_REMOVAL_ATTEMPTS = 8;
 /** The background's tries and their pause: 30 s in all. */
 const LINGERING_REMOVAL_ATTEMPTS = 150;
 const LINGERING_REMOVAL_PAUSE_MS = 200;
@@ -131,8 +135,8 @@ export async function lingeringRemovalsSettled(): Promise<void> {
 }
 
 /**
- * Kills the processes of a group's directories and removes them (up to `attempts` tries each,
- * `pauseMs` apart); true when none is left.
+ * Kills the processes of a group's directories and removes them (up to `attempts` tries each, the
+ * pauses between them doubling from 1 ms up to `pauseMs`); true when none is left.
  */
 export async function removeGroup(dirs: string[], attempts = 50, pauseMs = 20): Promise<boolean> {
   let removed = true;
@@ -154,7 +158,9 @@ export async function removeGroup(dirs: string[], attempts = 50, pauseMs = 20): 
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'ENOENT') gone = true;
         // EBUSY while the killed processes are still being reaped.
-        else if (attempt + 1 < attempts) await new Promise((r) => setTimeout(r, pauseMs));
+        else if (attempt + 1 < attempts) {
+          await new Promise((r) => setTimeout(r, Math.min(pauseMs, 2 ** attempt)));
+        }
       }
     }
     removed &&= gone;
