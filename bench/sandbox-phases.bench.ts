@@ -14,8 +14,9 @@ import { ms, percentile, table } from './stats';
 
 /**
  * `npm run bench:sandbox-phases`: where the time of one sandboxed run goes, without Ambient
- * around it: per backend (PHASES_BACKENDS, default process,bubblewrap; `bubblewrap-bwrap-holder`
- * holds each execution's network namespace with a bwrap around the forwarder, as before;
+ * around it: per backend (PHASES_BACKENDS, default process,bubblewrap; `bubblewrap-forwarder-holder`
+ * holds each execution's network namespace with the forwarder on the host, as before the
+ * sandbox's spawn helper started it inside; `bubblewrap-bwrap-holder` with a bwrap around it;
  * `bubblewrap-bwrap-commands` starts a bwrap per command, as before the spawn helper inside the
  * sandbox), PHASES_RUNS (default 30) sequential rounds of open (cgroup, private files, API bridge,
  * the forwarder's namespace, the sandbox's spawn helper) → PHASES_COMMANDS (default 1) commands
@@ -85,15 +86,19 @@ async function round(backend: SandboxBackend, root: string, i: number, apiUrl: s
   };
 }
 
+/** What holds a bubblewrap execution's network namespace in the variant `name`. */
+function holderOf(name: string): 'sandbox' | 'forwarder' | 'bwrap' {
+  if (name === 'bubblewrap-bwrap-holder') return 'bwrap';
+  return name === 'bubblewrap-forwarder-holder' ? 'forwarder' : 'sandbox';
+}
+
 async function measure(name: string, apiUrl: string): Promise<Phases> {
   const root = await mkdtemp(join(tmpdir(), 'ambient-phases-'));
-  // `bubblewrap-bwrap-holder`: the execution's namespace held by a bwrap around the forwarder, as
-  // before the forwarder made it itself (the baseline of that change, in the same run).
   const backend: SandboxBackend = name.startsWith('bubblewrap')
     ? new BubblewrapSandboxBackend({
         readonlyPaths: [],
         privateRoot: join(root, '.sandbox'),
-        holder: name === 'bubblewrap-bwrap-holder' ? 'bwrap' : 'forwarder',
+        holder: holderOf(name),
         commands: name === 'bubblewrap-bwrap-commands' ? 'bwrap' : 'spawner',
       })
     : new ProcessSandboxBackend();

@@ -14,7 +14,8 @@
  * up only what is sent to it. An end of stream on one side is passed on as a shutdown of writing
  * on the other; the pair is closed when both ways ended, or at once when either side fails.
  *
- * `-p` first: prints each port listened on, one per line, once all listen (port 0 takes a free one).
+ * `-p` first: prints each port listened on, one per line, once all listen (port 0 takes a free one);
+ * a bubblewrap execution's spawn helper starts it so, inside the sandbox (native/spawner.c).
  *
  * `-n <dir> <uid>` first: the forwarder makes the namespaces of a bubblewrap sandbox's execution
  * itself (see confine) instead of being started inside a `bwrap` of its own: a new user namespace
@@ -291,6 +292,10 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "-p") == 0) {
     print_ports = 1;
     first = 2;
+    /* Inside a bubblewrap sandbox (its pid 1 starts it), the sandbox's commands run as the same
+     * user: undumpable, they can neither trace it nor read its memory. Not with -n: Ambient
+     * reads the namespaces of that process through /proc, which an undumpable one refuses. */
+    if (prctl(PR_SET_DUMPABLE, 0) < 0) return 71;
   } else if (argc > 3 && strcmp(argv[1], "-n") == 0) {
     namespace_pid = getpid();
     if (confine(argv[2], argv[3], &net_inode) < 0 || fork_forwarder() < 0) {

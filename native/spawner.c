@@ -19,7 +19,10 @@
  *
  * `--sandbox`: pid 1 of one bubblewrap execution's sandbox, it starts that execution's commands
  * there (see supervise), instead of an exec of bwrap, its namespaces and its mounts per command;
- * it first says it is ready (event 6).
+ * it first says it is ready (event 6). `--sandbox --forward <forwarder> <port>:<socket>...`: the
+ * sandbox has a network namespace of its own (bwrap's), and before it says so it starts the
+ * compiled forwarder there on those ports (see start_forwarder), instead of a process of the
+ * host's holding a namespace that every command joins.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -63,6 +66,8 @@ static struct child *children[MAX_CHILDREN];
 static int child_count;
 /* --sandbox: each command under a supervisor (see supervise); no cgroup or setns requests. */
 static int sandbox_mode;
+/* --sandbox --forward: the forwarder's pid while it runs (never swept as an orphan), else 0. */
+static pid_t forwarder_pid;
 
 static void die(const char *what) {
   perror(what);
@@ -346,8 +351,9 @@ static void supervise(int report) {
   _exit(exit_code_of(status));
 }
 
-/* Kills `pid` unless it is the supervisor of a command still running (see sweep_orphans). */
+/* Kills `pid` unless it is the forwarder or the supervisor of a command still running (see sweep_orphans). */
 static void kill_unless_supervising(pid_t pid) {
+  if (pid == forwarder_pid) return;
   for (int c = 0; c < child_count; c++)
     if (children[c]->pid == pid && !children[c]->exited) return;
   kill(pid, SIGKILL);
@@ -562,6 +568,7 @@ static void reap(void) {
   int status;
   pid_t pid;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    if (pid == forwarder_pid) forwarder_pid = 0; /* its pid may be another process's from now on */
     for (int i = 0; i < child_count; i++) {
       struct child *ch = children[i];
       if (ch->pid != pid || ch->exited) continue;
@@ -591,6 +598,53 @@ static void relay_output(struct child *ch, int fd) {
   mark_if_done(ch);
 }
 
+/*
+ * --sandbox --forward: starts `program -p <forward>...` (the compiled forwarder, bound read-only
+ * in the sandbox) as a child of pid 1, its stdin /dev/null, its stdout a pipe, and waits (at most
+ * START_TIMEOUT_MS) for the port lines it prints once every port listens on the sandbox's
+ * loopback. Runs before the SIGCHLD handling is set up and before anything else is started, so
+ * the only child is the forwarder. Exits 71 when it does not listen: Ambient then holds the
+ * namespace from the host instead.
+ */
+static void start_forwarder(const char *program, char **forwards, int count) {
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) < 0) die("pipe2");
+  pid_t pid = fork();
+  if (pid < 0) die("fork");
+  if (pid == 0) {
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0 || dup2(null, 0) < 0 || dup2(out[1], 1) < 0) _exit(127);
+    char **argv = calloc((size_t)count + 3, sizeof *argv);
+    if (!argv) _exit(127);
+    argv[0] = (char *)program;
+    argv[1] = "-p";
+    for (int i = 0; i < count; i++) argv[2 + i] = forwards[i];
+    char *envp[] = {NULL};
+    execve(program, argv, envp);
+    perror("ambient-spawner: exec of the forwarder");
+    _exit(127);
+  }
+  close(out[1]);
+  forwarder_pid = pid;
+  int lines = 0;
+  char buf[256];
+  while (lines < count) {
+    struct pollfd ready = {.fd = out[0], .events = POLLIN};
+    int polled = poll(&ready, 1, START_TIMEOUT_MS);
+    if (polled < 0 && errno == EINTR) continue;
+    ssize_t got = polled > 0 ? read(out[0], buf, sizeof buf) : -1;
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      fprintf(stderr, "ambient-spawner: the forwarder did not listen on the sandbox's ports\n");
+      kill(pid, SIGKILL);
+      exit(71);
+    }
+    for (ssize_t i = 0; i < got; i++) lines += buf[i] == '\n';
+  }
+  /* Its later output (none is printed) would fill the pipe: it goes nowhere. */
+  close(out[0]);
+}
+
 int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   sandbox_mode = argc > 1 && strcmp(argv[1], "--sandbox") == 0;
@@ -601,6 +655,7 @@ int main(int argc, char **argv) {
      * undumpable, trace it or read its memory.
      */
     if (prctl(PR_SET_DUMPABLE, 0) < 0) die("prctl");
+    if (argc > 3 && strcmp(argv[2], "--forward") == 0) start_forwarder(argv[3], argv + 4, argc - 4);
     send_event(EV_READY, 0, NULL, 0);
   }
   /*

@@ -232,11 +232,13 @@ const SPAWNER_SANDBOX = ['ambient-spawner', 'bwrap'];
 
 // Both spawn helpers: the compiled one joins the cgroup and enters the namespace itself, the
 // Node one through a shell and nsenter. Both forwarders: the compiled one, and socat where it
-// was not built. Both holders of the namespace: the compiled forwarder making it itself, and a
-// bwrap around the forwarder (socat's, and the benchmarks' baseline). Both ways to start
-// commands: the compiled helper inside the execution's sandbox, and a bwrap per command (always
-// with the Node helper: no compiled one to bind in).
+// was not built. Every holder of the namespace: the execution's own sandbox, whose spawn helper
+// starts the forwarder in it (the default where both are compiled), the compiled forwarder making
+// it itself, and a bwrap around the forwarder (socat's, and the benchmarks' baseline). Both ways
+// to start commands: the compiled helper inside the execution's sandbox, and a bwrap per command
+// (always with the Node helper: no compiled one to bind in).
 describe.each([
+  ['native', 'native', 'sandbox', 'spawner'],
   ['native', 'native', 'forwarder', 'spawner'],
   ['native', 'native', 'forwarder', 'bwrap'],
   ['node', 'native', 'forwarder', 'bwrap'],
@@ -311,13 +313,15 @@ describe.each([
     });
 
     const holders = {
+      // The forwarder beside the spawn helper, the sandbox's pid 1 (its bwrap stays outside).
+      sandbox: ['.ambient-forwar', 'ambient-spawner'],
       // The forwarder, pid 1 of a pid namespace of its own, and its parent that waits for it.
       forwarder: ['ambient-forward', 'ambient-forward'],
       bwrap: forwarder === 'native' ? ['.ambient-forwar', 'bwrap'] : ['bwrap', 'socat'],
     };
     const expected = [
       ...holders[holder],
-      ...(commands === 'spawner' ? SPAWNER_SANDBOX : []),
+      ...(commands === 'spawner' && holder !== 'sandbox' ? SPAWNER_SANDBOX : []),
     ].sort();
     it(`holds the namespace with ${expected.join(', ')}, nothing else`, async () => {
       const sandbox = await open('api-program');
@@ -387,6 +391,28 @@ describe.each([
       );
       expect(result.output).toBe('0\n');
     });
+
+    if (holder === 'sandbox') {
+      it('starts the forwarder inside the sandbox, where commands can neither trace it nor read its memory', async () => {
+        const sandbox = await open('api-inside');
+        const pid = 'pid=$(pgrep -x .ambient-forwar)';
+        const seen = await runIn(
+          sandbox,
+          `${pid}; echo $pid; grep -E '^(CapEff|NoNewPrivs):' /proc/$pid/status | tr -s '\t ' ' '; ` +
+            `cat /proc/$pid/environ >/dev/null 2>&1 && echo readable || echo unreadable; ` +
+            `cat /proc/1/comm`,
+        );
+        const [forwarderPid, ...rest] = seen.output.trim().split('\n');
+        // A child of the helper, not pid 1: only the helper is the namespace's init.
+        expect(Number(forwarderPid)).toBeGreaterThan(1);
+        expect(rest).toEqual([
+          'CapEff: 0000000000000000',
+          'NoNewPrivs: 1',
+          'unreadable',
+          'ambient-spawner',
+        ]);
+      });
+    }
 
     if (holder === 'forwarder') {
       it("confines the forwarder: the private directory as its root, no capability, out of the commands' sight", async () => {
@@ -470,7 +496,12 @@ describe('bubblewrap sandbox on a host that refuses the forwarder its namespaces
   });
 
   it('holds the namespace with a bwrap instead, and stops asking the forwarder', async () => {
-    const backend = backendIn(root);
+    // As when the sandbox cannot hold the namespace itself (no compiled spawn helper).
+    const backend = new BubblewrapSandboxBackend({
+      readonlyPaths: [],
+      privateRoot: join(root, '.sb'),
+      holder: 'forwarder',
+    });
     // The forwarder as a host that refuses it (Ubuntu's AppArmor restriction of unprivileged
     // user namespaces, say) leaves it: it says so and exits 78. Each attempt is counted.
     const attempts = join(root, 'attempts');
@@ -500,15 +531,29 @@ describe('bubblewrap sandbox on a host that refuses the forwarder its namespaces
 describe('bubblewrap sandbox whose spawn helper does not start', () => {
   let root: string;
   let sandbox: Sandbox | undefined;
+  let withApi: Sandbox | undefined;
+  let server: Server;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), 'ambient-bwrap-nohelper-'));
     mkdirSync(join(root, 'workspace'));
+    server = createServer((req, res) => res.end(`api saw ${req.url}`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   });
 
   afterAll(async () => {
-    await sandbox?.close();
+    await Promise.all([sandbox?.close(), withApi?.close()]);
+    await new Promise((resolve) => server.close(resolve));
     rmSync(root, { recursive: true, force: true });
+  });
+
+  it('holds the namespace from the host and starts a bwrap per command, when it was to start the forwarder', async () => {
+    const backend = backendIn(root);
+    const broken = script(join(root, 'broken-forwarding-helper'), 'echo "no helper" >&2\nexit 71');
+    (backend as unknown as { spawnerBinary: string }).spawnerBinary = broken;
+    withApi = await openWithApi(backend, root, `nohelper-api-${process.pid}`, server);
+    const result = await runIn(withApi, `echo $$; cat /proc/1/comm; curl -sS ${withApi.apiUrl}/x`);
+    expect(result.output).toBe('2\nbwrap\napi saw /api/x');
   });
 
   it('starts a bwrap per command instead', async () => {

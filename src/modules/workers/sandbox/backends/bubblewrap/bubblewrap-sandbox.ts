@@ -110,11 +110,13 @@ export interface BubblewrapSettings {
   /** 'socat' forwards with socat even where the compiled forwarder was built (its tests). */
   forwarder?: 'native' | 'socat';
   /**
-   * What holds an execution's network namespace: the compiled forwarder, which makes it itself
-   * (the default where it was built), or a `bwrap` around the forwarder (always for socat; asked
-   * for by the benchmarks' baseline and its tests).
+   * What holds an execution's network namespace with its forwarders: its sandbox (bwrap's own
+   * network namespace, where the sandbox's spawn helper starts the compiled forwarder: the default
+   * where both were built and commands are 'spawner'), the compiled forwarder making it itself,
+   * or a `bwrap` around the forwarder (always for socat). The last two are the fallbacks, asked
+   * for by the benchmarks' baselines and the tests.
    */
-  holder?: 'forwarder' | 'bwrap';
+  holder?: 'sandbox' | 'forwarder' | 'bwrap';
   /**
    * What starts an execution's commands: the compiled spawn helper, one inside each execution's
    * sandbox (the default where it was built; see SandboxSpawner), or a bwrap per command (without
@@ -158,6 +160,11 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   /** Whether the forwarder makes executions' namespaces itself (see startHolder). */
   private forwarderHolds: boolean;
   /**
+   * Whether an execution's sandbox holds its network namespace, its spawn helper starting the
+   * forwarder in it (where both compiled helpers were built): no holder of the host's then.
+   */
+  private readonly sandboxHolds: boolean;
+  /**
    * The compiled spawn helper (the one this process uses), bound into each execution's sandbox;
    * null: a bwrap per command.
    */
@@ -172,6 +179,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     this.forwarder = findSandboxForwarder(settings.forwarder);
     this.nsenter = ['/usr/bin/nsenter', '/bin/nsenter'].find((p) => existsSync(p)) ?? null;
     this.forwarderHolds = settings.holder !== 'bwrap';
+    this.sandboxHolds = (settings.holder ?? 'sandbox') === 'sandbox';
     this.spawnerBinary = settings.commands === 'bwrap' ? null : compiledSpawner();
   }
 
@@ -259,14 +267,40 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
         stdin,
       });
     };
-    // With the API or the egress proxy, the execution's network namespace is made once, held by
-    // its forwarders; commands join it. Otherwise (or if that fails without a proxy) each command
-    // makes its own. Awaited here, so that a command never waits behind it: a wrapper that started
-    // commands once it reported lost the end of their output under load (its exit came before its
-    // last chunks).
     const forwarded = forwardedPorts(bridge !== null, proxy !== null);
+    const forwarder = this.forwarder;
+    const spawnerBinary = this.spawnerBinary;
+    // With the API or the egress proxy, where both compiled helpers are: the execution's sandbox
+    // holds its network namespace, and its spawn helper starts the forwarder in it before it says
+    // it is ready (one bwrap per execution, no process of the host's holding a namespace).
+    const forwardingInside =
+      forwarded.length > 0 &&
+      spawnerBinary !== null &&
+      forwarder?.kind === 'native' &&
+      this.sandboxHolds;
+    const spawnerWithForwarder = forwardingInside
+      ? await this.startSpawner(() =>
+          launch(
+            [
+              bwrap,
+              ...this.fixedArgs(spec, files, true, etc?.dir),
+              ...forwarder.bindArgs(),
+              ...spawnerArgs(spawnerBinary, [
+                '--forward',
+                ...forwarder.command(insideSandbox(forwarded), forwarder.insidePath),
+              ]),
+            ],
+            { PATH: SANDBOX_PATH },
+            'pipe',
+          ),
+        )
+      : null;
+    // Else the execution's network namespace is made once, held by its forwarders; commands join
+    // it. Otherwise (or if that fails without a proxy) each command makes its own. Awaited here,
+    // so that a command never waits behind it: a wrapper that started commands once it reported
+    // lost the end of their output under load (its exit came before its last chunks).
     const holder =
-      forwarded.length && canEnter
+      forwarded.length && canEnter && !spawnerWithForwarder
         ? await this.startHolder(
             (kind) =>
               launch(
@@ -277,7 +311,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
             forwarded.map(({ port }) => port),
           )
         : null;
-    if (proxy && !holder) {
+    if (proxy && !holder && !spawnerWithForwarder) {
       await Promise.all([bridge?.close(), cgroup?.remove()]);
       etc?.release();
       await rm(privateDir, { recursive: true, force: true });
@@ -286,10 +320,9 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
         'resource_unavailable',
       );
     }
-    // Commands without the forwarder's namespace make their own network namespace.
-    const forwarder = this.forwarder;
     // A command without the holder starts its own API forwarder, which it must see.
-    const ownForwarder = forwarded.length > 0 && !holder && forwarder !== null;
+    const ownForwarder =
+      forwarded.length > 0 && !holder && !spawnerWithForwarder && forwarder !== null;
     const fixedArgs = [
       ...this.fixedArgs(spec, files, holder === null, etc?.dir),
       ...(ownForwarder ? forwarder.bindArgs() : []),
@@ -297,32 +330,21 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     // The holder's forwarders listen already (ForwarderNamespace.start waited for them); a
     // sandbox without the holder starts its own API forwarder.
     const entry = ownForwarder ? forwarderEntry(forwarder) : [];
-    const spawnerBinary = this.spawnerBinary;
     const enterAtOpen = holder ? holder.enterPid() : undefined;
     // Not with a forwarder of the sandbox's own: it would be the helper's child, not a command's.
+    // Not again when the helper did not start with the forwarder: commands get a bwrap each.
     const spawner =
-      spawnerBinary && enterAtOpen !== null && !ownForwarder
+      spawnerWithForwarder ??
+      (spawnerBinary && enterAtOpen !== null && !ownForwarder && !forwardingInside
         ? await this.startSpawner(() =>
             launch(
-              [
-                bwrap,
-                ...fixedArgs,
-                '--ro-bind',
-                spawnerBinary,
-                SPAWNER_INSIDE,
-                '--as-pid-1',
-                '--chdir',
-                '/',
-                '--',
-                SPAWNER_INSIDE,
-                '--sandbox',
-              ],
+              [bwrap, ...fixedArgs, ...spawnerArgs(spawnerBinary, [])],
               { PATH: SANDBOX_PATH },
               'pipe',
               enterAtOpen,
             ),
           )
-        : null;
+        : null);
 
     const start = (file: string, args: string[], options: SandboxSpawnOptions): SandboxProcess => {
       if (spawner) return spawner.spawn(file, args, options);
@@ -499,6 +521,25 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     for (const path of this.settings.readonlyPaths) args.push('--ro-bind', path, path);
     return args;
   }
+}
+
+/**
+ * bwrap's last arguments for an execution's spawn helper: bound read-only, run as the sandbox's
+ * pid 1 with `helperArgs` after `--sandbox`.
+ */
+function spawnerArgs(spawnerBinary: string, helperArgs: string[]): string[] {
+  return [
+    '--ro-bind',
+    spawnerBinary,
+    SPAWNER_INSIDE,
+    '--as-pid-1',
+    '--chdir',
+    '/',
+    '--',
+    SPAWNER_INSIDE,
+    '--sandbox',
+    ...helperArgs,
+  ];
 }
 
 /** `sh -c` arguments: the shell joins the cgroups (`procs`), then execs `command`. */
