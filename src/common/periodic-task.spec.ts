@@ -115,4 +115,47 @@ describe('PeriodicTask', () => {
       jest.useRealTimers();
     }
   });
+
+  it('leaves at most one run behind, and stopping waits for it', async () => {
+    jest.useFakeTimers();
+    try {
+      jest
+        .spyOn(logger, 'error')
+        .mockImplementation(() => undefined)
+        .mockClear();
+      const gates = [deferred(), deferred()];
+      const work = jest
+        .fn<Promise<void>, []>()
+        .mockReturnValueOnce(gates[0].promise)
+        .mockReturnValueOnce(gates[1].promise);
+      const task = new PeriodicTask({
+        name: 'sweep',
+        intervalMs: 100,
+        work,
+        logger,
+        registry,
+        hungAfterMs: 1000,
+      });
+      const first = task.runNow();
+      await jest.advanceTimersByTimeAsync(1000);
+      await first; // left behind
+      const second = task.runNow();
+      await jest.advanceTimersByTimeAsync(5000);
+      // The first is still behind: the second hangs too and is joined, not left.
+      expect(task.runNow()).toBe(second);
+      expect(work).toHaveBeenCalledTimes(2);
+      expect(logger.error).toHaveBeenCalledTimes(1);
+      let stopped = false;
+      const stopping = task.stop().then(() => (stopped = true));
+      gates[1].resolve();
+      await second;
+      await jest.advanceTimersByTimeAsync(0);
+      expect(stopped).toBe(false);
+      gates[0].resolve();
+      await stopping;
+      expect(stopped).toBe(true);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });

@@ -12,19 +12,23 @@ export interface PeriodicTaskOptions {
   runAtStart?: boolean;
   /**
    * A run not settled after this long is logged and left behind: the next tick starts anew (a
-   * call to Redis or MySQL that never answers would otherwise stop the task for good). Only for
-   * work that tolerates a late run beside a new one.
+   * call to Redis or MySQL that never answers would otherwise stop the task for good). At most
+   * one run is left behind at a time (while it is, a run that hangs too is joined as before), and
+   * stopping waits for it too. Only for work that tolerates a late run beside a new one.
    */
   hungAfterMs?: number;
 }
 
 /**
  * Background work on a timer, as every sweeper needs it: never two runs at once (a tick that
- * finds one running joins it), a failure is logged and the next tick tries again, and stopping
- * waits for the run in progress so it never outlives the database pool.
+ * finds one running joins it; see hungAfterMs for the one exception), a failure is logged and the
+ * next tick tries again, and stopping waits for the run in progress so it never outlives the
+ * database pool.
  */
 export class PeriodicTask {
   private current: Promise<void> | null = null;
+  /** A run left behind (hungAfterMs), until it settles. */
+  private leftBehind: Promise<void> | null = null;
 
   constructor(private readonly options: PeriodicTaskOptions) {}
 
@@ -51,11 +55,15 @@ export class PeriodicTask {
     );
     let timer: NodeJS.Timeout | undefined;
     const hung =
-      hungAfterMs === undefined
+      hungAfterMs === undefined || this.leftBehind
         ? null
         : new Promise<void>((resolve) => {
             timer = setTimeout(() => {
               logger.error(`${name} has not finished after ${hungAfterMs} ms: left behind`);
+              const late: Promise<void> = run.finally(() => {
+                if (this.leftBehind === late) this.leftBehind = null;
+              });
+              this.leftBehind = late;
               resolve();
             }, hungAfterMs);
             timer.unref();
@@ -70,7 +78,7 @@ export class PeriodicTask {
   async stop(): Promise<void> {
     const { name, registry } = this.options;
     if (registry.doesExist('interval', name)) registry.deleteInterval(name);
-    await this.current;
+    await Promise.all([this.current, this.leftBehind]);
   }
 }
 

@@ -75,16 +75,36 @@ describe('RunQueue.ensureJob', () => {
     expect(await job?.getState()).toBe('waiting');
   });
 
-  it("replaces a dead worker's job (locked once, its lock lapsed) but not a live worker's", async () => {
-    for (const runId of ['run-dead', 'run-live']) {
-      await runQueue.enqueue(runId);
-      await takenFromWait();
-      await locked(runId);
-    }
+  it("leaves a dead worker's job to Bull's stalled-job check, which gives it back whole", async () => {
+    await runQueue.enqueue('run-dead');
+    await takenFromWait();
+    await locked('run-dead');
     await queue.client.del(queue.toKey('run-dead:lock'));
-    expect(await runQueue.ensureJob('run-live')).toBe(false);
-    expect(await runQueue.ensureJob('run-dead')).toBe(true);
-    expect(await (await queue.getJob('run-dead'))?.getState()).toBe('waiting');
-    expect(await (await queue.getJob('run-live'))?.getState()).toBe('active');
+    expect(await runQueue.ensureJob('run-dead')).toBe(false);
+    // What every worker's queue runs each stalledInterval (the run's lease): a job unlocked at
+    // one check and still unlocked at the next goes back to wait.
+    const check = queue as unknown as { moveUnlockedJobsToWait(): Promise<unknown> };
+    for (let pass = 0; pass < 2; pass++) {
+      await queue.client.del(queue.toKey('stalled-check'));
+      await check.moveUnlockedJobsToWait();
+    }
+    const job = await queue.getJob('run-dead');
+    expect(await job?.getState()).toBe('waiting');
+    expect(job?.data).toEqual({ runId: 'run-dead' });
+    // Taken again after the stall (its old processedOn kept): still left alone mid-take.
+    await takenFromWait();
+    expect(await runQueue.ensureJob('run-dead')).toBe(false);
+    await locked('run-dead');
+    expect((await queue.getJob('run-dead'))?.name).toBe(EXECUTE_JOB);
+  });
+
+  it('replaces a job a failed execution left', async () => {
+    await runQueue.enqueue('run-failed');
+    await takenFromWait();
+    await locked('run-failed');
+    const job = await queue.getJob('run-failed');
+    await job!.moveToFailed({ message: 'crashed' }, true);
+    expect(await runQueue.ensureJob('run-failed')).toBe(true);
+    expect(await (await queue.getJob('run-failed'))?.getState()).toBe('waiting');
   });
 });

@@ -99,31 +99,21 @@ export class RunQueue implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Makes sure a QUEUED run has a live job: a missing job is added, one left by an execution that
-   * ended, crashed or lost its worker is replaced. Returns true when it enqueued.
+   * ended or crashed (completed, failed, or in no list) is replaced. Returns true when it enqueued.
    *
-   * A plain `enqueue` is a no-op while any job hash with the run's id is left, even one in no list
-   * of the queue (`stuck`): removed while a worker was taking it, whose next step writes it again
-   * with nothing but `processedOn` and never runs it. This replaces such a leftover too.
+   * An active job is left alone: a live worker holds it, or a dead one's lock lapses and Bull's
+   * stalled-job check (every `stalledInterval`, the lease) puts it back to wait, or fails it after
+   * a second stall, and it is replaced then. Removing it here raced a worker's take, which moves
+   * it to the active list, then locks it and writes `processedOn`: removed between the two, the
+   * job's hash came back with nothing but `processedOn`, in no list of the queue, never run, and a
+   * plain `enqueue` of the run's id is a no-op while it is there (this replaces it).
    */
   async ensureJob(runId: string): Promise<boolean> {
     const job = await this.queue.getJob(runId);
     if (job) {
       const state = await job.getState();
-      if (state === 'waiting' || state === 'delayed' || state === 'paused') return false;
-      if (state === 'active') {
-        // A worker takes a job in two steps: moved to the active list, then locked with its
-        // `processedOn` set. Between them it has no lock and must be left alone (removing it
-        // there leaves the hash described above). Once locked, a live worker renews the lock; a
-        // dead one's lapses and Bull lets us remove the job.
-        if (job.processedOn === undefined) return false;
-        const removed = await job.remove().then(
-          () => true,
-          () => false,
-        );
-        if (!removed) return false;
-      } else {
-        await job.remove().catch(() => undefined);
-      }
+      if (['waiting', 'delayed', 'paused', 'active'].includes(state)) return false;
+      await job.remove().catch(() => undefined);
     }
     return this.enqueue(runId);
   }

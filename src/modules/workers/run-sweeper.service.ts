@@ -31,7 +31,8 @@ export class RunSweeper extends PeriodicWorker {
       new PeriodicTask({
         name: 'runs.sweep',
         intervalMs: config.runs.dispatchSweepIntervalMs,
-        // Every step is guarded (transitions, idempotent adds): a late sweep beside a new one is safe.
+        // Every step is a guarded transition or an add Bull makes idempotent: a sweep left behind
+        // may race a new one for the same run, which the claim (guarded on execution_count) settles.
         hungAfterMs: Math.max(30_000, 10 * config.runs.dispatchSweepIntervalMs),
         logger: this.logger,
         registry,
