@@ -151,6 +151,14 @@ describe('docs: the API-calling shell blocks, run against a server', () => {
     'runs.workerConcurrency': 8,
   }));
 
+  // The API guide's first example follows a run, steers it and cancels it: its model answers
+  // late, so that the run is still going when the cancel comes (it took 0.6 s on its own).
+  beforeAll(() =>
+    model.scriptPrompt(/^Count the lines of every \*\.ts file/, [
+      { delayMs: 15_000, then: { text: 'Counted.' } },
+    ]),
+  );
+
   const documents = [...new Set(API_BLOCKS.map((block) => block.file))];
   describe.each(documents)('%s', (file) => {
     const stateFile = join(workDir, `${file.replace(/\W/g, '_')}.state`);
