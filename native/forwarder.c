@@ -14,8 +14,12 @@
  * up only what is sent to it. An end of stream on one side is passed on as a shutdown of writing
  * on the other; the pair is closed when both ways ended, or at once when either side fails.
  *
- * `-p` first: prints each port listened on, one per line, once all listen (port 0 takes a free one);
- * a bubblewrap execution's spawn helper starts it so, inside the sandbox (native/spawner.c).
+ * `-p` first: prints each port listened on, one per line, once all listen (port 0 takes a free one).
+ *
+ * `-i` first: each argument is `<fd>:<socket path>`, a listening socket it inherited as that
+ * descriptor: a bubblewrap execution's spawn helper (native/spawner.c), pid 1 of the sandbox,
+ * listens on the sandbox's ports itself and starts it so, keeping the sockets, so that a command
+ * that kills the forwarder cannot take its ports.
  *
  * `-n <dir> <uid>` first: the forwarder makes the namespaces of a bubblewrap sandbox's execution
  * itself (see confine) instead of being started inside a `bwrap` of its own: a new user namespace
@@ -103,6 +107,15 @@ static int listen_on(int port) {
     close(fd);
     return -1;
   }
+  return fd;
+}
+
+/* -i: a listening socket this process inherited as descriptor `fd`, or -1. */
+static int adopt_listener(int fd) {
+  int listening = 0;
+  socklen_t len = sizeof(listening);
+  if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0 || !listening) return -1;
+  if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) return -1;
   return fd;
 }
 
@@ -289,8 +302,12 @@ int main(int argc, char **argv) {
   int first = 1;
   /* Ends with whatever started it (a worker, or a sandbox's pid 1): nothing else would stop it. */
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  int inherited = 0;
   if (argc > 1 && strcmp(argv[1], "-p") == 0) {
     print_ports = 1;
+    first = 2;
+  } else if (argc > 1 && strcmp(argv[1], "-i") == 0) {
+    inherited = 1;
     first = 2;
     /* Inside a bubblewrap sandbox (its pid 1 starts it), the sandbox's commands run as the same
      * user: undumpable, they can neither trace it nor read its memory. Not with -n: Ambient
@@ -308,7 +325,7 @@ int main(int argc, char **argv) {
     first = 4;
   }
   if (argc - first < 1 || argc - first > MAX_LISTENERS) {
-    fprintf(stderr, "usage: ambient-forwarder [-p | -n <dir> <uid>] <port>:<unix socket path>... (at most %d)\n",
+    fprintf(stderr, "usage: ambient-forwarder [-p | -i | -n <dir> <uid>] <port or, with -i, fd>:<unix socket path>... (at most %d)\n",
             MAX_LISTENERS);
     return 64;
   }
@@ -320,10 +337,13 @@ int main(int argc, char **argv) {
       fprintf(stderr, "ambient-forwarder: not <port>:<unix socket path>: %s\n", argv[i]);
       return 64;
     }
-    l->fd = listen_on(port);
+    l->fd = inherited ? adopt_listener(port) : listen_on(port);
     if (l->fd < 0) {
-      fprintf(stderr, "ambient-forwarder: cannot listen on 127.0.0.1:%d: %s\n", port,
-              strerror(errno));
+      if (inherited)
+        fprintf(stderr, "ambient-forwarder: descriptor %d is not a listening socket\n", port);
+      else
+        fprintf(stderr, "ambient-forwarder: cannot listen on 127.0.0.1:%d: %s\n", port,
+                strerror(errno));
       return 71;
     }
     listener_count++;

@@ -17,12 +17,15 @@
  *           4 out-end (u8 fd), 5 exit (i32 code or -1, i32 signal or 0), 6 ready (--sandbox).
  * A str is u32 length + bytes; a list is u32 count + strs.
  *
+ * `--as <uid> <gid> -- <program> <args…>` and `--as <uid> <gid> --wrapper <cwd> <lookup> <n> <NAME=value ×n>
+ * <file> <args…>`: not the helper, a step of a docker container's launcher (see run_as).
+ *
  * `--sandbox`: pid 1 of one bubblewrap execution's sandbox, it starts that execution's commands
  * there (see supervise), instead of an exec of bwrap, its namespaces and its mounts per command;
  * it first says it is ready (event 6). `--sandbox --forward <forwarder> <port>:<socket>...`: the
- * sandbox has a network namespace of its own (bwrap's), and before it says so it starts the
- * compiled forwarder there on those ports (see start_forwarder), instead of a process of the
- * host's holding a namespace that every command joins.
+ * sandbox has a network namespace of its own (bwrap's), and before it says so it listens there on
+ * those ports and starts the compiled forwarder on them (see start_forwarder), instead of a
+ * process of the host's holding a namespace that every command joins.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -35,8 +38,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -564,11 +573,90 @@ static void handle_request(const unsigned char *body, size_t len) {
   }
 }
 
+/* --sandbox --forward: the forwarder's program and its `-i` arguments (see start_forwarder). */
+static const char *forwarder_program;
+static char *forwarder_args[2 + 8 + 1];
+/* The listening sockets (close-on-exec here: only the forwarder inherits them). */
+static int forwarder_listeners[8];
+static int forwarder_listener_count;
+/* How many times more the forwarder is started again when it ends (a command may kill it). */
+static int forwarder_restarts = 20;
+
+/*
+ * Forks and execs the forwarder (stdin and stdout /dev/null, no environment, no signal blocked,
+ * the listening sockets its only descriptors beside stdio's); its pid, or -1.
+ */
+static pid_t fork_forwarder(void) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  for (int i = 0; i < forwarder_listener_count; i++)
+    if (fcntl(forwarder_listeners[i], F_SETFD, 0) < 0) _exit(127);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0) _exit(127);
+  char *envp[] = {NULL};
+  execve(forwarder_program, forwarder_args, envp);
+  perror("ambient-spawner: exec of the forwarder");
+  _exit(127);
+}
+
+/*
+ * --sandbox --forward <program> <port>:<socket>...: listens on each port of the sandbox's loopback
+ * itself, then starts `program -i <fd>:<socket>...` (the compiled forwarder, bound read-only in
+ * the sandbox) as a child of pid 1, handing it the listening sockets, and keeps them: a command
+ * (same user) that kills the forwarder cannot bind those ports, and the forwarder is started again
+ * (at most 20 times). Connections wait in the sockets' backlog until it accepts them. Exits 71
+ * when a port cannot be listened on: Ambient then holds the namespace from the host instead.
+ */
+static void start_forwarder(const char *program, char **forwards, int count) {
+  if (count < 1 || count > 8) {
+    fprintf(stderr, "ambient-spawner: --forward takes 1 to 8 <port>:<socket>\n");
+    exit(64);
+  }
+  static char numbered[8][128];
+  forwarder_program = program;
+  forwarder_args[0] = (char *)program;
+  forwarder_args[1] = "-i";
+  for (int i = 0; i < count; i++) {
+    char *end;
+    long port = strtol(forwards[i], &end, 10);
+    if (end == forwards[i] || *end != ':' || port < 1 || port > 65535 ||
+        strlen(end) >= sizeof numbered[i] - 8) {
+      fprintf(stderr, "ambient-spawner: not <port>:<socket>: %s\n", forwards[i]);
+      exit(64);
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, 128) < 0) {
+      fprintf(stderr, "ambient-spawner: cannot listen on 127.0.0.1:%ld: %s\n", port,
+              strerror(errno));
+      exit(71);
+    }
+    forwarder_listeners[forwarder_listener_count++] = fd;
+    snprintf(numbered[i], sizeof numbered[i], "%d%s", fd, end);
+    forwarder_args[2 + i] = numbered[i];
+  }
+  forwarder_args[2 + count] = NULL;
+  forwarder_pid = fork_forwarder();
+  if (forwarder_pid < 0) die("fork");
+}
+
+/* At the forwarder's end (reap): started again while restarts remain. */
+static void forwarder_ended(void) {
+  forwarder_pid = 0; /* its pid may be another process's from now on */
+  if (forwarder_restarts-- <= 0) return;
+  pid_t pid = fork_forwarder();
+  if (pid > 0) forwarder_pid = pid;
+}
+
 static void reap(void) {
   int status;
   pid_t pid;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-    if (pid == forwarder_pid) forwarder_pid = 0; /* its pid may be another process's from now on */
+    if (pid == forwarder_pid && forwarder_program) forwarder_ended();
     for (int i = 0; i < child_count; i++) {
       struct child *ch = children[i];
       if (ch->pid != pid || ch->exited) continue;
@@ -598,54 +686,102 @@ static void relay_output(struct child *ch, int fd) {
   mark_if_done(ch);
 }
 
+/* Whether `path` is a regular file this process may execute (the shell's `[ -f ] && [ -x ]`). */
+static int executable_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
 /*
- * --sandbox --forward: starts `program -p <forward>...` (the compiled forwarder, bound read-only
- * in the sandbox) as a child of pid 1, its stdin /dev/null, its stdout a pipe, and waits (at most
- * START_TIMEOUT_MS) for the port lines it prints once every port listens on the sandbox's
- * loopback. Runs before the SIGCHLD handling is set up and before anything else is started, so
- * the only child is the forwarder. Exits 71 when it does not listen: Ambient then holds the
- * namespace from the host instead.
+ * `--as`, in a docker container's launcher (src/modules/workers/sandbox/backends/docker/
+ * container-launcher.ts), as root with the launcher's capabilities: does in one static exec what
+ * `setsid setpriv --reuid --regid --clear-groups --inh-caps=-all --bounding-set=-all` and, with
+ * `--wrapper`, the `sh` wrapper and `env -i` of docker-exec-process.ts did in four dynamically
+ * linked ones: a session of its own (its pid is its process group, which the killer kills), no
+ * bounding set, inheritable or ambient capability, no supplementary group, then the user and group
+ * (which empties the permitted and effective sets). `--wrapper` then speaks as the wrapper does on
+ * stderr (its pid; `exec`, or `enoent cwd` / `enoent program` and exit 127) and execs the program,
+ * looked up on <lookup> unless it holds a slash, with exactly the n variables given.
  */
-static void start_forwarder(const char *program, char **forwards, int count) {
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) < 0) die("pipe2");
-  pid_t pid = fork();
-  if (pid < 0) die("fork");
-  if (pid == 0) {
-    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (null < 0 || dup2(null, 0) < 0 || dup2(out[1], 1) < 0) _exit(127);
-    char **argv = calloc((size_t)count + 3, sizeof *argv);
-    if (!argv) _exit(127);
-    argv[0] = (char *)program;
-    argv[1] = "-p";
-    for (int i = 0; i < count; i++) argv[2 + i] = forwards[i];
-    char *envp[] = {NULL};
-    execve(program, argv, envp);
-    perror("ambient-spawner: exec of the forwarder");
-    _exit(127);
+static int run_as(int argc, char **argv) {
+  char *end;
+  long uid = strtol(argv[2], &end, 10);
+  if (*end || uid < 0) return 64;
+  long gid = strtol(argv[3], &end, 10);
+  if (*end || gid < 0) return 64;
+  int wrapper = strcmp(argv[4], "--wrapper") == 0;
+  if (!wrapper && strcmp(argv[4], "--") != 0) return 64;
+  if (setsid() < 0) die("ambient-spawner --as: setsid");
+  for (int cap = 0; cap <= 63; cap++) {
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0) continue;
+    if (errno == EINVAL) break; /* past the kernel's last capability */
+    die("ambient-spawner --as: bounding set");
   }
-  close(out[1]);
-  forwarder_pid = pid;
-  int lines = 0;
-  char buf[256];
-  while (lines < count) {
-    struct pollfd ready = {.fd = out[0], .events = POLLIN};
-    int polled = poll(&ready, 1, START_TIMEOUT_MS);
-    if (polled < 0 && errno == EINTR) continue;
-    ssize_t got = polled > 0 ? read(out[0], buf, sizeof buf) : -1;
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      fprintf(stderr, "ambient-spawner: the forwarder did not listen on the sandbox's ports\n");
-      kill(pid, SIGKILL);
-      exit(71);
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+    die("ambient-spawner --as: ambient capabilities");
+  struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct caps[2];
+  if (syscall(SYS_capget, &header, caps) < 0) die("ambient-spawner --as: capget");
+  caps[0].inheritable = caps[1].inheritable = 0;
+  if (syscall(SYS_capset, &header, caps) < 0) die("ambient-spawner --as: capset");
+  if (setgroups(0, NULL) < 0 || setresgid((gid_t)gid, (gid_t)gid, (gid_t)gid) < 0 ||
+      setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) < 0)
+    die("ambient-spawner --as: user");
+  if (!wrapper) {
+    if (argc < 6) return 64;
+    execv(argv[5], argv + 5);
+    die("ambient-spawner --as: exec");
+  }
+  if (argc < 9) return 64;
+  const char *cwd = argv[5], *lookup = argv[6];
+  long n = strtol(argv[7], &end, 10);
+  if (*end || n < 0 || 8 + n >= argc) return 64;
+  char **envp = calloc((size_t)n + 1, sizeof *envp);
+  if (!envp) die("malloc");
+  for (long i = 0; i < n; i++) envp[i] = argv[8 + i];
+  char **command = argv + 8 + n;
+  const char *file = command[0];
+  dprintf(2, "%d\n", (int)getpid());
+  if (chdir(cwd) < 0) {
+    dprintf(2, "enoent cwd\n");
+    return 127;
+  }
+  static char found[4096];
+  int ok = 0;
+  if (strchr(file, '/')) {
+    ok = executable_file(file) && strlen(file) < sizeof found;
+    if (ok) strcpy(found, file);
+  } else {
+    for (const char *dir = lookup; !ok && *dir;) {
+      const char *colon = strchrnul(dir, ':');
+      size_t len = (size_t)(colon - dir);
+      if (len > 0 && len + 2 + strlen(file) < sizeof found) {
+        memcpy(found, dir, len);
+        found[len] = '/';
+        strcpy(found + len + 1, file);
+        ok = executable_file(found);
+      }
+      dir = *colon ? colon + 1 : colon;
     }
-    for (ssize_t i = 0; i < got; i++) lines += buf[i] == '\n';
   }
-  /* Its later output (none is printed) would fill the pipe: it goes nowhere. */
-  close(out[0]);
+  if (!ok) {
+    dprintf(2, "enoent program\n");
+    return 127;
+  }
+  dprintf(2, "exec\n");
+  execve(found, command, envp);
+  dprintf(2, "ambient-spawner: %s: %s\n", file, strerror(errno));
+  return errno == ENOENT ? 127 : 126;
 }
 
 int main(int argc, char **argv) {
+  if (argc > 4 && strcmp(argv[1], "--as") == 0) return run_as(argc, argv);
+  /*
+   * What it starts inherits whatever it holds open without close-on-exec: nothing but its stdio
+   * is its own, so anything else came from whoever started the service (a pipe of its
+   * supervisor, say) and would reach every sandbox's commands.
+   */
+  close_all_but_stdio();
   signal(SIGPIPE, SIG_IGN);
   sandbox_mode = argc > 1 && strcmp(argv[1], "--sandbox") == 0;
   if (sandbox_mode) {

@@ -412,6 +412,24 @@ describe.each([
           'ambient-spawner',
         ]);
       });
+
+      it("keeps the forwarder's ports from a command that kills it, and starts it again", async () => {
+        const sandbox = await open('api-takeover');
+        // The listening sockets are the helper's: a command inherits none of them either.
+        const fds = await runIn(sandbox, 'ls /proc/self/fd | tr "\\n" " "');
+        expect(fds.output).toBe('0 1 2 3 ');
+        const bind =
+          "perl -MSocket -e 'socket(S, PF_INET, SOCK_STREAM, 0); " +
+          'setsockopt(S, SOL_SOCKET, SO_REUSEADDR, 1); ' +
+          'print bind(S, sockaddr_in(7171, inet_aton("127.0.0.1"))) ? "bound\\n" : "refused: $!\\n"\'';
+        const result = await runIn(
+          sandbox,
+          `pkill -9 -x .ambient-forwar; ${bind}; ` +
+            // Until the helper has started it again (at most ~5 s under load).
+            `for i in $(seq 100); do curl -sS ${sandbox.apiUrl}/back 2>/dev/null && break; sleep 0.05; done`,
+        );
+        expect(result.output).toBe('refused: Address already in use\napi saw /api/back');
+      });
     }
 
     if (holder === 'forwarder') {

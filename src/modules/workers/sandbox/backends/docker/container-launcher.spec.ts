@@ -8,6 +8,7 @@ import { waitFor } from '../../../../../../test/support/wait';
 import {
   forgetSlots,
   launch,
+  LAUNCH_HELPER,
   LAUNCHER,
   launcherListens,
   makeFifos,
@@ -62,6 +63,25 @@ describe('container launcher scripts', () => {
       "exec 5>'/run/ambient-killer/c1'/out 6>'/run/ambient-killer/c1'/err",
     ]);
     expect(script).toContain('echo "$?" >&4');
+  });
+
+  it('starts the command through the compiled helper where the container has it, else as before', () => {
+    const script = supervisorScript('/run/ambient-killer/c2', {
+      wrapper: 'echo "$@"',
+      args: ['ambient-exec', "a'b"],
+      uid: 1000,
+      gid: 1000,
+      helperArgs: ['--wrapper', "a'b"],
+    });
+    const io = '</dev/null >&5 2>&6 5>&- 6>&- 4>&- &';
+    expect(script).toContain(
+      [
+        `if [ -x ${LAUNCH_HELPER} ]; then ${LAUNCH_HELPER} --as 1000 1000 '--wrapper' 'a'\\''b' ${io}`,
+        `else setsid setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all --bounding-set=-all -- /bin/sh -c 'echo "$@"' 'ambient-exec' 'a'\\''b' ${io}`,
+        'fi',
+        'exec 5>&- 6>&-',
+      ].join('\n'),
+    );
   });
 });
 

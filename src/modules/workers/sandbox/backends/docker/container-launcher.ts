@@ -41,6 +41,12 @@ export const LAUNCHER = [
   'done',
 ].join('\n');
 
+/**
+ * Where a container sees Ambient's compiled spawn helper (bound read-only when it was built): its
+ * `--as` mode starts a command in one static exec instead of setsid, setpriv, sh and env.
+ */
+export const LAUNCH_HELPER = '/run/ambient-spawner';
+
 /** The request of one command: what the wrapper of docker-exec-process.ts takes as arguments. */
 export interface LaunchRequest {
   /** The wrapper's script and its arguments ($0 first). */
@@ -48,6 +54,11 @@ export interface LaunchRequest {
   args: string[];
   uid: number;
   gid: number;
+  /**
+   * The same, as LAUNCH_HELPER's arguments after `--as <uid> <gid>` (`--wrapper …` or `-- …`):
+   * used where the container has the helper, the wrapper otherwise.
+   */
+  helperArgs?: string[];
 }
 
 /** A command handed to the launcher: its output, and its wait status once it has ended. */
@@ -81,11 +92,14 @@ export function shellQuote(value: string): string {
  * ends the supervisor with nothing run. Then it opens the output FIFOs (so the host sees them end
  * whatever happens next), starts the command as the sandbox user in a session of its own (its
  * process group, which the killer kills), with no capability and no bounding set, closes what the
- * command must not inherit (fd 4: the status FIFO), waits, reports.
+ * command must not inherit (fd 4: the status FIFO), waits, reports. The command starts through
+ * LAUNCH_HELPER where the container has it (containers made without it stay in the pool), else
+ * through setsid, setpriv and the wrapper's `sh`.
  */
 export function supervisorScript(dirInside: string, request: LaunchRequest): string {
   const d = shellQuote(dirInside);
-  const command = [
+  const io = '</dev/null >&5 2>&6 5>&- 6>&- 4>&- &';
+  const fallback = [
     'setsid',
     'setpriv',
     `--reuid=${request.uid}`,
@@ -99,6 +113,14 @@ export function supervisorScript(dirInside: string, request: LaunchRequest): str
     shellQuote(request.wrapper),
     ...request.args.map(shellQuote),
   ].join(' ');
+  const helped = request.helperArgs
+    ? [LAUNCH_HELPER, '--as', String(request.uid), String(request.gid)]
+        .concat(request.helperArgs.map(shellQuote))
+        .join(' ')
+    : null;
+  const start = helped
+    ? [`if [ -x ${LAUNCH_HELPER} ]; then ${helped} ${io}`, `else ${fallback} ${io}`, 'fi']
+    : [`${fallback} ${io}`];
   return [
     `exec 7<${d}/go`,
     'echo a >&4',
@@ -106,7 +128,7 @@ export function supervisorScript(dirInside: string, request: LaunchRequest): str
     'exec 7<&-',
     '[ "$word" = go ] || exit 0',
     `exec 5>${d}/out 6>${d}/err`,
-    `${command} </dev/null >&5 2>&6 5>&- 6>&- 4>&- &`,
+    ...start,
     'exec 5>&- 6>&-',
     'wait $!',
     'echo "$?" >&4',

@@ -224,7 +224,13 @@ export class ContainerReturns {
       killerDirOf(warm.slot.privateDir),
       KILLER_DIR,
       warm.slot.launchFifo!,
-      { wrapper: EMPTYING, args: ['ambient-emptying'], uid: user.uid, gid: user.gid },
+      {
+        wrapper: EMPTYING,
+        args: ['ambient-emptying'],
+        uid: user.uid,
+        gid: user.gid,
+        helperArgs: ['--', '/bin/sh', '-c', EMPTYING, 'ambient-emptying'],
+      },
     );
     if (!command) return false;
     try {

@@ -1,7 +1,8 @@
 import type Dockerode from 'dockerode';
 import { join } from 'node:path';
 import type { AppConfig } from '../../../../../config/app-config';
-import { LAUNCHER } from './container-launcher';
+import { compiledSpawner } from '../../off-loop-spawn';
+import { LAUNCH_HELPER, LAUNCHER } from './container-launcher';
 import { KILLER, KILLER_DIR, killerDirOf, ownPids } from './container-killer';
 import { HOSTS_FILE } from './sandbox-dirs';
 import {
@@ -105,6 +106,7 @@ export function containerShape(
         `${shape.privateDir}:${SANDBOX_PRIVATE_DIR}:ro`,
         `${killerDirOf(shape.privateDir)}:${KILLER_DIR}:ro`,
         `${join(killerDirOf(shape.privateDir), HOSTS_FILE)}:/etc/hosts:ro`,
+        ...launchHelperBind(shape.launchFifo !== null),
       ],
       CapDrop: ['ALL'],
       CapAdd: ['KILL', ...(shape.launchFifo ? LAUNCHER_CAPS : [])],
@@ -121,4 +123,10 @@ export function containerShape(
       RestartPolicy: { Name: 'no' },
     },
   };
+}
+
+/** The compiled spawn helper, read-only at LAUNCH_HELPER, for a container with the launcher. */
+function launchHelperBind(launcher: boolean): string[] {
+  const helper = launcher ? compiledSpawner() : null;
+  return helper ? [`${helper}:${LAUNCH_HELPER}:ro`] : [];
 }

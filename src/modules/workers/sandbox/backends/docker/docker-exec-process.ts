@@ -281,9 +281,12 @@ export class DockerExecProcess implements SandboxProcess {
     target: DockerLauncherTarget,
     pairs: string[],
   ): Promise<SandboxExit | null> {
+    const wrapperArgs = this.wrapperArgs(pairs);
     const launched = await launch(target.hostDir, target.insideDir, target.fifo, {
       wrapper: WRAPPER,
-      args: this.wrapperArgs(pairs),
+      args: wrapperArgs,
+      // The same arguments but $0: the helper speaks as the wrapper does.
+      helperArgs: ['--wrapper', ...wrapperArgs.slice(1)],
       uid: target.uid,
       gid: target.gid,
     });
