@@ -17,8 +17,9 @@
  * `-p` first: prints each port listened on, one per line, once all listen (port 0 takes a free one).
  *
  * `-i` first: each argument is `<fd>:<socket path>`, a listening socket it inherited as that
- * descriptor: a bubblewrap execution's spawn helper (native/spawner.c), pid 1 of the sandbox,
- * listens on the sandbox's ports itself and starts it so, keeping the sockets, so that a command
+ * descriptor; it makes itself undumpable, then prints the ports as -p does. A bubblewrap
+ * execution's spawn helper (native/spawner.c), pid 1 of the sandbox, listens on the sandbox's
+ * ports itself and starts it so before any command runs, keeping the sockets, so that a command
  * that kills the forwarder cannot take its ports.
  *
  * `-n <dir> <uid>` first: the forwarder makes the namespaces of a bubblewrap sandbox's execution
@@ -308,6 +309,7 @@ int main(int argc, char **argv) {
     first = 2;
   } else if (argc > 1 && strcmp(argv[1], "-i") == 0) {
     inherited = 1;
+    print_ports = 1; /* the line its starter waits for: it holds the sockets, undumpable */
     first = 2;
     /* Inside a bubblewrap sandbox (its pid 1 starts it), the sandbox's commands run as the same
      * user: undumpable, they can neither trace it nor read its memory. Not with -n: Ambient

@@ -573,42 +573,16 @@ static void handle_request(const unsigned char *body, size_t len) {
   }
 }
 
-/* --sandbox --forward: the forwarder's program and its `-i` arguments (see start_forwarder). */
-static const char *forwarder_program;
-static char *forwarder_args[2 + 8 + 1];
-/* The listening sockets (close-on-exec here: only the forwarder inherits them). */
-static int forwarder_listeners[8];
-static int forwarder_listener_count;
-/* How many times more the forwarder is started again when it ends (a command may kill it). */
-static int forwarder_restarts = 20;
-
-/*
- * Forks and execs the forwarder (stdin and stdout /dev/null, no environment, no signal blocked,
- * the listening sockets its only descriptors beside stdio's); its pid, or -1.
- */
-static pid_t fork_forwarder(void) {
-  pid_t pid = fork();
-  if (pid != 0) return pid;
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-  for (int i = 0; i < forwarder_listener_count; i++)
-    if (fcntl(forwarder_listeners[i], F_SETFD, 0) < 0) _exit(127);
-  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0) _exit(127);
-  char *envp[] = {NULL};
-  execve(forwarder_program, forwarder_args, envp);
-  perror("ambient-spawner: exec of the forwarder");
-  _exit(127);
-}
-
 /*
  * --sandbox --forward <program> <port>:<socket>...: listens on each port of the sandbox's loopback
- * itself, then starts `program -i <fd>:<socket>...` (the compiled forwarder, bound read-only in
- * the sandbox) as a child of pid 1, handing it the listening sockets, and keeps them: a command
- * (same user) that kills the forwarder cannot bind those ports, and the forwarder is started again
- * (at most 20 times). Connections wait in the sockets' backlog until it accepts them. Exits 71
- * when a port cannot be listened on: Ambient then holds the namespace from the host instead.
+ * itself (close-on-exec), then starts `program -i <fd>:<socket>...` (the compiled forwarder, bound
+ * read-only in the sandbox) as a child of pid 1 with those listening sockets, its stdin /dev/null
+ * and its stdout a pipe, and waits (at most START_TIMEOUT_MS) for the line it prints once it
+ * holds them and is undumpable. pid 1 keeps the sockets: a command (same user) that kills the
+ * forwarder cannot bind those ports, and its connections then wait unanswered. The forwarder is
+ * never started again: no command may run while a fresh exec of it is still dumpable. Runs before
+ * any command. Exits 71 when a port cannot be listened on or the forwarder does not say it is
+ * ready: Ambient then holds the namespace from the host instead.
  */
 static void start_forwarder(const char *program, char **forwards, int count) {
   if (count < 1 || count > 8) {
@@ -616,9 +590,10 @@ static void start_forwarder(const char *program, char **forwards, int count) {
     exit(64);
   }
   static char numbered[8][128];
-  forwarder_program = program;
-  forwarder_args[0] = (char *)program;
-  forwarder_args[1] = "-i";
+  char *args[2 + 8 + 1];
+  int listeners[8];
+  args[0] = (char *)program;
+  args[1] = "-i";
   for (int i = 0; i < count; i++) {
     char *end;
     long port = strtol(forwards[i], &end, 10);
@@ -635,28 +610,48 @@ static void start_forwarder(const char *program, char **forwards, int count) {
               strerror(errno));
       exit(71);
     }
-    forwarder_listeners[forwarder_listener_count++] = fd;
+    listeners[i] = fd;
     snprintf(numbered[i], sizeof numbered[i], "%d%s", fd, end);
-    forwarder_args[2 + i] = numbered[i];
+    args[2 + i] = numbered[i];
   }
-  forwarder_args[2 + count] = NULL;
-  forwarder_pid = fork_forwarder();
-  if (forwarder_pid < 0) die("fork");
-}
-
-/* At the forwarder's end (reap): started again while restarts remain. */
-static void forwarder_ended(void) {
-  forwarder_pid = 0; /* its pid may be another process's from now on */
-  if (forwarder_restarts-- <= 0) return;
-  pid_t pid = fork_forwarder();
-  if (pid > 0) forwarder_pid = pid;
+  args[2 + count] = NULL;
+  int said[2];
+  if (pipe2(said, O_CLOEXEC) < 0) die("pipe2");
+  pid_t pid = fork();
+  if (pid < 0) die("fork");
+  if (pid == 0) {
+    for (int i = 0; i < count; i++)
+      if (fcntl(listeners[i], F_SETFD, 0) < 0) _exit(127);
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0 || dup2(null, 0) < 0 || dup2(said[1], 1) < 0) _exit(127);
+    char *envp[] = {NULL};
+    execve(program, args, envp);
+    perror("ambient-spawner: exec of the forwarder");
+    _exit(127);
+  }
+  close(said[1]);
+  forwarder_pid = pid;
+  char line[64];
+  size_t got = 0;
+  while (got == 0 || line[got - 1] != '\n') {
+    struct pollfd ready = {.fd = said[0], .events = POLLIN};
+    int polled = poll(&ready, 1, START_TIMEOUT_MS);
+    ssize_t n = polled > 0 ? read(said[0], line + got, sizeof line - got) : -1;
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || (got += (size_t)n) == sizeof line) {
+      fprintf(stderr, "ambient-spawner: the forwarder did not start on the sandbox's ports\n");
+      kill(pid, SIGKILL);
+      exit(71);
+    }
+  }
+  close(said[0]);
 }
 
 static void reap(void) {
   int status;
   pid_t pid;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-    if (pid == forwarder_pid && forwarder_program) forwarder_ended();
+    if (pid == forwarder_pid) forwarder_pid = 0; /* its pid may be another process's from now on */
     for (int i = 0; i < child_count; i++) {
       struct child *ch = children[i];
       if (ch->pid != pid || ch->exited) continue;
@@ -703,14 +698,28 @@ static int executable_file(const char *path) {
  * stderr (its pid; `exec`, or `enoent cwd` / `enoent program` and exit 127) and execs the program,
  * looked up on <lookup> unless it holds a slash, with exactly the n variables given.
  */
-static int run_as(int argc, char **argv) {
+/* A uid or gid argument: a whole decimal number below (id_t)-1 (which set*id read as "unchanged"). */
+static int parse_id(const char *text, unsigned long *id) {
   char *end;
-  long uid = strtol(argv[2], &end, 10);
-  if (*end || uid < 0) return 64;
-  long gid = strtol(argv[3], &end, 10);
-  if (*end || gid < 0) return 64;
+  errno = 0;
+  *id = strtoul(text, &end, 10);
+  return *text >= '0' && *text <= '9' && !*end && !errno && *id < 0xFFFFFFFFul ? 0 : -1;
+}
+
+static int run_as(int argc, char **argv) {
+  /* Every argument is checked before anything changes. */
+  unsigned long uid, gid;
+  if (parse_id(argv[2], &uid) < 0 || parse_id(argv[3], &gid) < 0) return 64;
   int wrapper = strcmp(argv[4], "--wrapper") == 0;
   if (!wrapper && strcmp(argv[4], "--") != 0) return 64;
+  if (!wrapper && argc < 6) return 64;
+  long n = 0;
+  if (wrapper) {
+    char *end;
+    if (argc < 9) return 64;
+    n = strtol(argv[7], &end, 10);
+    if (*argv[7] < '0' || *argv[7] > '9' || *end || n < 0 || 8 + n >= argc) return 64;
+  }
   if (setsid() < 0) die("ambient-spawner --as: setsid");
   for (int cap = 0; cap <= 63; cap++) {
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0) continue;
@@ -728,14 +737,10 @@ static int run_as(int argc, char **argv) {
       setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) < 0)
     die("ambient-spawner --as: user");
   if (!wrapper) {
-    if (argc < 6) return 64;
     execv(argv[5], argv + 5);
     die("ambient-spawner --as: exec");
   }
-  if (argc < 9) return 64;
   const char *cwd = argv[5], *lookup = argv[6];
-  long n = strtol(argv[7], &end, 10);
-  if (*end || n < 0 || 8 + n >= argc) return 64;
   char **envp = calloc((size_t)n + 1, sizeof *envp);
   if (!envp) die("malloc");
   for (long i = 0; i < n; i++) envp[i] = argv[8 + i];
@@ -770,6 +775,17 @@ static int run_as(int argc, char **argv) {
   }
   dprintf(2, "exec\n");
   execve(found, command, envp);
+  if (errno == ENOEXEC) {
+    /* As execvp (and so `env`) does: a file the kernel cannot run is a script for /bin/sh. */
+    int count = 0;
+    while (command[count]) count++;
+    char **script = calloc((size_t)count + 2, sizeof *script);
+    if (!script) die("malloc");
+    script[0] = "/bin/sh";
+    script[1] = found;
+    for (int i = 1; i < count; i++) script[i + 1] = command[i];
+    execve("/bin/sh", script, envp);
+  }
   dprintf(2, "ambient-spawner: %s: %s\n", file, strerror(errno));
   return errno == ENOENT ? 127 : 126;
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compiledSpawner } from '../../off-loop-spawn';
@@ -41,7 +41,8 @@ runnable('the compiled helper starting a container command as the sandbox user (
       'grep -E "^Cap(Inh|Prm|Eff|Bnd|Amb):" /proc/self/status | tr -s "\\t" " "',
       'echo "session $(($(ps -o sid= -p $$)))"',
       'pwd',
-      'env | grep -v "^PWD=" | sort',
+      // What the shell was given (it adds variables of its own to `env`'s).
+      'tr "\\0" "\\n" < /proc/$$/environ',
     ].join('; ');
     const run = await runAs([
       '--wrapper',
@@ -89,8 +90,32 @@ runnable('the compiled helper starting a container command as the sandbox user (
     expect(run).toEqual({ code: 0, stdout: 'ambient-emptying 65534\n', stderr: '' });
   });
 
+  it('runs a program without a #! line as a shell script, as execvp (and the wrapper) did', async () => {
+    const file = join(dir, 'plain-script');
+    await writeFile(file, 'echo "ran as $(id -u): $*"\n', { mode: 0o755 });
+    const run = await runAs([
+      '--wrapper',
+      dir,
+      dir,
+      '1',
+      'PATH=/usr/bin:/bin',
+      'plain-script',
+      'a',
+    ]);
+    expect(run.stdout).toBe('ran as 65534: a\n');
+    expect(run.code).toBe(0);
+  });
+
   it('refuses arguments it does not understand, before it changes anything', async () => {
     expect((await runAs(['--sideways', 'sh'])).code).toBe(64);
-    expect((await runAs(['--wrapper', dir, '/bin', 'x', 'true'])).code).toBe(64);
+    // Refused before its session and user change: it says no pid, as nothing ran.
+    const badCount = await runAs(['--wrapper', dir, '/bin', 'x', 'true', 'extra']);
+    expect(badCount).toEqual({ code: 64, stdout: '', stderr: '' });
+    const noUser = await new Promise<number>((resolve) =>
+      execFile(helper!, ['--as', '', '0', '--', '/bin/true'], (error) =>
+        resolve(error ? Number(error.code) : 0),
+      ),
+    );
+    expect(noUser).toBe(64);
   });
 });
