@@ -126,11 +126,13 @@ function grown(before: Map<string, UserSystemMs>, now: Map<string, UserSystemMs>
 export function watchCpuSplit(exclude: number[] = []): () => CpuSplit | null {
   try {
     const excluded = new Set(exclude.map(String));
-    const service = process.cpuUsage();
     const reaped = reapedChildrenMs();
     const children = liveChildrenMs(excluded);
     const daemons = daemonsMs();
     const containers = containersMs();
+    // Last: the looks above read /proc for every process (hundreds beside a warm pool), the
+    // bench's own work, not the service's.
+    const service = process.cpuUsage();
     return () => {
       const used = process.cpuUsage(service);
       const reapedNow = reapedChildrenMs();

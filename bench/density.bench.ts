@@ -401,8 +401,9 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     const neighbours = watchNeighbourCpu();
-    const split = watchCpuSplit([client.pid]);
+    // The stores' look reads /proc for every process: before the service's CPU starts counting.
     const storesDuringBurst = watchStoresCpu();
+    const split = watchCpuSplit([client.pid]);
     const burstStarted = performance.now();
     const result = await burst(client, app, model, `burst-${label}`, RUNS, config.commands);
     const measured = split();
