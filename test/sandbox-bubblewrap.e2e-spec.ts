@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '../src/modules/workers/harness/command-runner';
 import { BubblewrapSandboxBackend } from '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox';
+import { cgroupVersion, sandboxGroupsDir } from '../src/modules/workers/sandbox/cgroup-limits';
 import type * as OffLoopSpawn from '../src/modules/workers/sandbox/off-loop-spawn';
 import type * as BubblewrapModule from '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox';
 import type { SandboxForwarder } from '../src/modules/workers/sandbox/sandbox-forwarder';
@@ -544,6 +545,39 @@ describe('bubblewrap sandbox on a host that refuses the forwarder its namespaces
       expect(await holdersOf(ns!, bwrapHolder)).toEqual(bwrapHolder);
     }
     expect(readFileSync(attempts, 'utf8')).toBe('attempt\n');
+  });
+});
+
+describe('bubblewrap sandbox asked for an egress proxy it cannot reach', () => {
+  let root: string;
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'ambient-bwrap-noproxy-'));
+    mkdirSync(join(root, 'workspace'));
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('refuses it, leaving no cgroup and no copy of /etc behind', async () => {
+    const backend = backendIn(root);
+    (backend as unknown as { forwarder: SandboxForwarder | null }).forwarder = null;
+    const runId = `noproxy-${process.pid}`;
+    const opening = backend.open({
+      runId,
+      executionId: 1,
+      teamId: 'team',
+      workspaceDir: join(root, 'workspace'),
+      image: null,
+      network: 'allowlist',
+      limits: { memoryMb: 256, pids: 64, cpus: 1 },
+      egressProxy: { listen: () => Promise.resolve() },
+    });
+    await expect(opening).rejects.toThrow(/needs a port forwarder/);
+    const version = await cgroupVersion();
+    const groups = version ? sandboxGroupsDir(version) : null;
+    if (groups && existsSync(groups)) {
+      // Named for the execution, then this worker's pid and start time.
+      expect(readdirSync(groups).filter((name) => name.startsWith(`${runId}-1.`))).toEqual([]);
+    }
+    expect(existsSync(join(root, '.sb')) ? readdirSync(join(root, '.sb')) : []).toEqual([]);
   });
 });
 

@@ -190,17 +190,18 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
 
   async open(spec: SandboxSpec): Promise<Sandbox> {
     const privateDir = join(this.settings.privateRoot, `${spec.runId}-${spec.executionId}`);
-    // The cgroup is made while the private files are written (neither needs the other).
-    const cgroupMade = CgroupLimits.create(`${spec.runId}-${spec.executionId}`, spec.limits);
-    const etcTaken = this.etc.acquire();
     const proxy = spec.egressProxy ?? null;
     const canEnter = this.nsenter !== null || preparesInChild();
+    // Refused before anything is made for the sandbox (nothing to undo).
     if (proxy && !(this.forwarder && canEnter)) {
       throw new SandboxError(
         `network ${spec.network} needs a port forwarder (native/build/ambient-forwarder, or socat) and nsenter (or the compiled spawn helper) on this host: the sandbox reaches the egress proxy through them`,
         'resource_unavailable',
       );
     }
+    // The cgroup is made while the private files are written (neither needs the other).
+    const cgroupMade = CgroupLimits.create(`${spec.runId}-${spec.executionId}`, spec.limits);
+    const etcTaken = this.etc.acquire();
     let files: SandboxFiles;
     let bridge: ApiBridge | null;
     try {
