@@ -82,23 +82,31 @@ describe('PeriodicTask', () => {
     expect(lazy).not.toHaveBeenCalled();
   });
 
+  /** A task that leaves a run behind after `hungAfterMs`, its logged errors captured afresh. */
+  function hungTask(work: () => Promise<void>, hungAfterMs: number): PeriodicTask {
+    jest
+      .spyOn(logger, 'error')
+      .mockImplementation(() => undefined)
+      .mockClear();
+    return new PeriodicTask({
+      name: 'sweep',
+      intervalMs: 100,
+      work,
+      logger,
+      registry,
+      hungAfterMs,
+    });
+  }
+
   it('leaves a run that never settles behind after hungAfterMs, logged, and starts anew', async () => {
     jest.useFakeTimers();
     try {
-      jest.spyOn(logger, 'error').mockImplementation(() => undefined);
       const never = new Promise<void>(() => undefined);
       const work = jest
         .fn<Promise<void>, []>()
         .mockReturnValueOnce(never)
         .mockResolvedValueOnce(undefined);
-      const task = new PeriodicTask({
-        name: 'sweep',
-        intervalMs: 100,
-        work,
-        logger,
-        registry,
-        hungAfterMs: 5000,
-      });
+      const task = hungTask(work, 5000);
       const first = task.runNow();
       await jest.advanceTimersByTimeAsync(4999);
       // Still in progress: joined, not started again.
@@ -119,23 +127,12 @@ describe('PeriodicTask', () => {
   it('leaves at most one run behind, and stopping waits for it', async () => {
     jest.useFakeTimers();
     try {
-      jest
-        .spyOn(logger, 'error')
-        .mockImplementation(() => undefined)
-        .mockClear();
       const gates = [deferred(), deferred()];
       const work = jest
         .fn<Promise<void>, []>()
         .mockReturnValueOnce(gates[0].promise)
         .mockReturnValueOnce(gates[1].promise);
-      const task = new PeriodicTask({
-        name: 'sweep',
-        intervalMs: 100,
-        work,
-        logger,
-        registry,
-        hungAfterMs: 1000,
-      });
+      const task = hungTask(work, 1000);
       const first = task.runNow();
       await jest.advanceTimersByTimeAsync(1000);
       await first; // left behind
