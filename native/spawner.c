@@ -48,6 +48,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { REQ_SPAWN = 1, REQ_STDIN = 2, REQ_STDIN_END = 3, REQ_PAUSE = 4, REQ_RESUME = 5, REQ_KILL = 6 };
@@ -633,9 +634,14 @@ static void start_forwarder(const char *program, char **forwards, int count) {
   forwarder_pid = pid;
   char line[64];
   size_t got = 0;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  long long deadline = now.tv_sec * 1000LL + now.tv_nsec / 1000000 + START_TIMEOUT_MS;
   while (got == 0 || line[got - 1] != '\n') {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long left = deadline - (now.tv_sec * 1000LL + now.tv_nsec / 1000000);
     struct pollfd ready = {.fd = said[0], .events = POLLIN};
-    int polled = poll(&ready, 1, START_TIMEOUT_MS);
+    int polled = left > 0 ? poll(&ready, 1, (int)left) : 0;
     ssize_t n = polled > 0 ? read(said[0], line + got, sizeof line - got) : -1;
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0 || (got += (size_t)n) == sizeof line) {

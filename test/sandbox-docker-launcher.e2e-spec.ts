@@ -114,6 +114,10 @@ afterAll(async () => {
 describe('docker command launcher', () => {
   it('runs commands as the sandbox user with exit codes and separate stdout and stderr', async () => {
     const { sandbox } = await openSandbox(withLauncher);
+    // The compiled helper (npm ci builds it; CI has a compiler) is bound in, so the launcher
+    // starts commands through its `--as`, not the setsid + setpriv chain.
+    const helper = await sh(sandbox, 'test -x /run/ambient-spawner && echo bound');
+    expect(helper.stdout).toBe('bound\n');
     const result = await sh(sandbox, 'id -u; id -G; pwd; echo to-stderr >&2; exit 7');
     expect(result).toMatchObject({
       code: 7,
