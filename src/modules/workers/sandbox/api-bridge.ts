@@ -1,6 +1,7 @@
 import { createConnection, createServer, Server, Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { rm } from 'node:fs/promises';
+import { listenOnSocketPath } from './fresh-paths';
 
 /** Where the Ambient API appears inside a sandbox that has a bridge (loopback of its namespace). */
 export const SANDBOX_API_PORT = 7171;
@@ -29,7 +30,6 @@ export class ApiBridge {
     const tls = target.protocol === 'https:';
     const port = Number(target.port) || (tls ? 443 : 80);
     const host = target.hostname.replace(/^\[|\]$/g, '');
-    await rm(path, { force: true });
     const server = createServer();
     const bridge = new ApiBridge(server, path);
     server.on('connection', (inside) => {
@@ -42,10 +42,7 @@ export class ApiBridge {
       api.on('error', () => inside.destroy());
       inside.pipe(api).pipe(inside);
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(path, () => resolve());
-    });
+    await listenOnSocketPath(server, path);
     return bridge;
   }
 

@@ -1,8 +1,11 @@
 import { startTimeOf } from './backends/docker/pool-owner';
 
-/** `.<pid>.<start time>` of this process: the suffix of the sandbox cgroups it makes. */
+let ownSuffix: string | undefined;
+
+/** `.<pid>.<start time>` of this process: the suffix of the sandbox cgroups it makes (read once). */
 export function cgroupOwnerSuffix(): string {
-  return `.${process.pid}.${startTimeOf(process.pid) ?? '0'}`;
+  ownSuffix ??= `.${process.pid}.${startTimeOf(process.pid) ?? '0'}`;
+  return ownSuffix;
 }
 
 /**

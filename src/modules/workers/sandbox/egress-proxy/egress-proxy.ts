@@ -1,4 +1,4 @@
-import { lstat, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import {
   connect as netConnect,
@@ -29,6 +29,7 @@ import { ExecutionCa } from './execution-ca';
 import { refuseResponse, refuseSocket } from './proxy-responses';
 import { basicFromUserinfo, injectIntoHeaders } from './secret-injection';
 import { BODY_HIGH_WATER_MARK, endToEndHeaders, forward, UpstreamAgents } from './upstream';
+import { listenOnSocketPath } from '../fresh-paths';
 
 /** Request heads larger than this get 431 (git and package managers stay far below). */
 const MAX_HEADER_BYTES = 32 * 1024;
@@ -106,17 +107,9 @@ export class EgressProxy {
   /** Serves the proxy on a Unix socket at `socketPath` (a stale socket there is replaced). */
   async listen(socketPath: string): Promise<void> {
     if (this.closing) throw new Error('the egress proxy is closed');
-    const stale = await lstat(socketPath).catch(() => null);
-    if (stale?.isSocket()) await rm(socketPath, { force: true });
     const server = createNetServer((socket) => this.handle(socket));
     server.on('error', () => undefined);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(socketPath, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listenOnSocketPath(server, socketPath);
     this.listeners.push({ server, path: socketPath });
   }
 

@@ -30,6 +30,7 @@ import {
   SandboxSpawnOptions,
   SandboxSpec,
 } from '../../sandbox.types';
+import { makeFreshDir } from '../../fresh-paths';
 
 const run = promisify(execFile);
 const logger = new Logger('Sandbox');
@@ -567,8 +568,8 @@ interface SandboxFiles {
 
 /** Makes the execution's private directory afresh, with its passwd and group when `withPasswd`. */
 async function writePrivateFiles(privateDir: string, withPasswd: boolean): Promise<SandboxFiles> {
-  await rm(privateDir, { recursive: true, force: true });
-  await mkdir(join(privateDir, 'files'), { recursive: true, mode: 0o700 });
+  await makeFreshDir(privateDir);
+  await mkdir(join(privateDir, 'files'), { mode: 0o700 });
   const files: SandboxFiles = {
     passwd: join(privateDir, 'passwd'),
     group: join(privateDir, 'group'),
