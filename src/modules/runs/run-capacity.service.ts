@@ -145,8 +145,8 @@ export class RunCapacity implements EntitySubscriberInterface {
   }
 
   /** Teams with runs waiting for a slot (the sweeper's safety net for a lost wake-up). */
-  teamsWaiting(limit: number): Promise<string[]> {
-    return this.slots.teamsWaiting(limit);
+  teamsWaiting(limit: number, after?: string): Promise<string[]> {
+    return this.slots.teamsWaiting(limit, after);
   }
 
   afterTransactionCommit(event: TransactionCommitEvent): void {

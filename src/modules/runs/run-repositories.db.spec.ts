@@ -5,6 +5,7 @@ import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { ConversationRunRepository } from './conversation-run.repository';
 import { LatestRunRepository } from './latest-run.repository';
 import { RunLookupRepository } from './run-lookup.repository';
+import { RunSlotRepository } from './run-slot.repository';
 
 interface RunFields {
   teamId?: string;
@@ -156,5 +157,21 @@ describe('the run repositories other modules read through (database)', () => {
     expect(found.get(tied)?.id).toBe(tiedIds.sort().at(-1));
     expect(found.get(tied)?.startedAt).toBeNull();
     expect((await latestRuns.latestByEnvironment(db.teamId, [])).size).toBe(0);
+  });
+  it('pages through the teams with runs waiting for a slot in id order, each in turn', async () => {
+    const teams = ['WaitingTeamC', 'WaitingTeamA', 'WaitingTeamB'];
+    for (const teamId of teams) {
+      const id = await insertRun(db.dataSource, teamId);
+      await db.dataSource.query(`UPDATE runs SET at_capacity = 1 WHERE id = ?`, [id]);
+    }
+    // A team whose queued run does not wait for a slot, and one whose waiting run started.
+    await insertRun(db.dataSource, 'WaitingTeamNot');
+    const started = await insertRun(db.dataSource, 'WaitingTeamStarted', { state: 'INPROGRESS' });
+    await db.dataSource.query(`UPDATE runs SET at_capacity = 1 WHERE id = ?`, [started]);
+    const slots = new RunSlotRepository(db.dataSource);
+
+    expect(await slots.teamsWaiting(2)).toEqual(['WaitingTeamA', 'WaitingTeamB']);
+    expect(await slots.teamsWaiting(2, 'WaitingTeamB')).toEqual(['WaitingTeamC']);
+    expect(await slots.teamsWaiting(2, 'WaitingTeamC')).toEqual([]);
   });
 });

@@ -93,10 +93,13 @@ export class RunSlotRepository extends SqlRepository {
     return { running: Number(row?.running ?? 0), waiting: Number(row?.waiting ?? 0) };
   }
 
-  /** Teams with runs waiting for a slot. */
-  async teamsWaiting(limit: number): Promise<string[]> {
+  /** Teams with runs waiting for a slot, by id, after `after` when given; at most `limit`. */
+  async teamsWaiting(limit: number, after?: string): Promise<string[]> {
     const rows = (await this.db().query(
-      `SELECT DISTINCT team_id FROM runs WHERE at_capacity = 1 AND state = 'QUEUED' LIMIT ${Number(limit)}`,
+      `SELECT DISTINCT team_id FROM runs
+        WHERE at_capacity = 1 AND state = 'QUEUED'${after === undefined ? '' : ' AND team_id > ?'}
+        ORDER BY team_id LIMIT ${Number(limit)}`,
+      after === undefined ? [] : [after],
     )) as { team_id: string }[];
     return rows.map((r) => r.team_id);
   }

@@ -17,6 +17,12 @@ const BATCH = 200;
 export class RunSweeper extends PeriodicWorker {
   private readonly logger = new Logger('RunSweeper');
   protected readonly tasks: PeriodicTask[];
+  /**
+   * Where the next sweep's look at teams with waiting runs starts (team ids in order, a batch at a
+   * time): with more such teams than a batch, each is looked at within a few sweeps, not only the
+   * same first batch every time.
+   */
+  private waitingAfter: string | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -66,7 +72,10 @@ export class RunSweeper extends PeriodicWorker {
 
   private async dispatchWaiting(): Promise<void> {
     let started = 0;
-    for (const teamId of await this.capacity.teamsWaiting(BATCH)) {
+    const teams = await this.capacity.teamsWaiting(BATCH, this.waitingAfter);
+    // In turns: a full batch and the next sweep goes on after its last team, else from the first.
+    this.waitingAfter = teams.length === BATCH ? teams[teams.length - 1] : undefined;
+    for (const teamId of teams) {
       started += await this.capacity.dispatchWaiting(teamId, { replaceLeftovers: true });
     }
     if (started) this.logger.log(`dispatched ${started} run(s) waiting for a free slot`);
