@@ -127,7 +127,7 @@ export class ExecutionContextFactory {
   async loadInputs(run: Run, token: ExecutionToken): Promise<ExecutionInputs> {
     const stored = await this.records.conversationMessages(run.conversationId);
     // Calls that wait for a person's decision stay open for the harness to answer.
-    const awaiting = await this.approvals.awaiting(run.id);
+    const awaiting = await this.approvals.awaiting(token);
     const history = closeDanglingToolCalls(
       stored.map(({ message }) => withoutRequestId(message as ChatMessage)),
       awaiting.callIds,

@@ -10,7 +10,7 @@ import {
 import type { Run } from '../../runs';
 import { RunApprovalRepository } from '../../runs';
 import { AgentIdentityRepository } from '../../identities';
-import { ExecutionFence } from '../execution-fence';
+import { ExecutionFence, ExecutionToken } from '../execution-fence';
 import type { LeaseToken } from '../execution-lease';
 import type { ApprovalGate, RecordedApproval } from '../harness/harness.types';
 import { hostPort } from '../sandbox/egress-proxy/egress-decisions';
@@ -81,7 +81,9 @@ export class ExecutionApprovals {
     environment: Pick<Environment, 'config'> | null,
   ): Promise<PreparedApprovals> {
     const rules = await this.rulesFor(run, environment);
-    const egress = await this.egressDecisions(run.id);
+    const egress = mayFindRequests(token)
+      ? await this.egressDecisions(run.id)
+      : { approved: [], denied: new Set<string>() };
     const asksEgress = rules.some((rule) => 'egress' in rule && rule.effect === 'ask');
     const refusals = asksEgress ? new EgressRefusals(egress.denied) : null;
     return {
@@ -95,7 +97,7 @@ export class ExecutionApprovals {
   gate(token: LeaseToken, rules: ApprovalRule[], egress: EgressRefusals | null): ApprovalGate {
     return {
       rules,
-      untaken: () => this.untaken(token.runId),
+      untaken: async () => (mayFindRequests(token) ? this.untaken(token.runId) : []),
       take: (id) => this.take(token, id),
       ...(egress ? { unlistedEgress: () => egress.take() } : {}),
     };
@@ -133,8 +135,8 @@ export class ExecutionApprovals {
    * The tool calls that wait for a decision or for an execution to take one (the conversation
    * keeps them open), and whether a request nobody decided is among them.
    */
-  async awaiting(runId: string): Promise<{ callIds: Set<string>; undecided: boolean }> {
-    const rows = await this.approvals.awaiting(runId);
+  async awaiting(token: ExecutionToken): Promise<{ callIds: Set<string>; undecided: boolean }> {
+    const rows = mayFindRequests(token) ? await this.approvals.awaiting(token.runId) : [];
     return {
       callIds: new Set(rows.flatMap((row) => (row.toolCallId ? [row.toolCallId] : []))),
       undecided: rows.some((row) => row.decision === null),
@@ -158,6 +160,15 @@ export class ExecutionApprovals {
   private async identityApprovals(teamId: string, identityId: string): Promise<unknown> {
     return (await this.identities.settingsOfUser(teamId, identityId))?.approvals;
   }
+}
+
+/**
+ * Whether an execution can find approval requests: only executions make them (RunBlocking), so
+ * the first execution of a run, holding its lease, finds none and reads none (three statements of
+ * a run's execution). Any other reader (a self-hosted worker's run key, the debug agent) reads.
+ */
+function mayFindRequests(token: ExecutionToken): boolean {
+  return token.executionId > 1 || typeof token.holder !== 'object';
 }
 
 function parsed(input: unknown, where: { field: string; owner: string }): ApprovalRule[] {

@@ -37,6 +37,7 @@ describe('RunBlocking and ExecutionApprovals (database)', () => {
   const db = useTestDatabase('blocking');
   let blocking: RunBlocking;
   let approvals: ExecutionApprovals;
+  let approvalsRepository: () => RunApprovalRepository;
   let emit: Fake<NotificationEmitter>['emit'];
   let keepUntil: Fake<WorkspaceRetentionService>['keepUntil'];
 
@@ -57,6 +58,7 @@ describe('RunBlocking and ExecutionApprovals (database)', () => {
     ]);
     blocking = built.sut;
     approvals = built.module.get(ExecutionApprovals);
+    approvalsRepository = () => built.module.get(RunApprovalRepository);
     emit = built.fakeOf(NotificationEmitter).emit.mockResolvedValue(1);
     keepUntil = built
       .fakeOf(WorkspaceRetentionService)
@@ -67,14 +69,15 @@ describe('RunBlocking and ExecutionApprovals (database)', () => {
   });
 
   /** A run execution 1 holds as `worker-1`. */
-  async function runningRun(): Promise<{ run: Run; token: LeaseToken }> {
+  /** A run its `executionId`th execution holds (2: the one after a blocked first). */
+  async function runningRun(executionId = 1): Promise<{ run: Run; token: LeaseToken }> {
     const id = await insertRun(db.dataSource, db.teamId, {
       state: 'INPROGRESS',
-      executionCount: 1,
+      executionCount: executionId,
       leaseOwner: 'worker-1',
     });
     const run = (await db.dataSource.getRepository('Run').findOneByOrFail({ id })) as Run;
-    return { run, token: { runId: id, executionId: 1, holder: { lease: 'worker-1' } } };
+    return { run, token: { runId: id, executionId, holder: { lease: 'worker-1' } } };
   }
 
   const requestsOf = async (runId: string) =>
@@ -193,10 +196,11 @@ describe('RunBlocking and ExecutionApprovals (database)', () => {
   });
 
   it('lets the holding execution take a decided request exactly once, and a stale one never', async () => {
-    const { run, token } = await runningRun();
+    // The first execution made the requests (insertRequest) and blocked; the second resumes.
+    const { run, token } = await runningRun(2);
     const decided = await insertRequest(run.id, { decision: 'approve', toolCallId: 'c1' });
     const undecided = await insertRequest(run.id, { toolCallId: 'c2' });
-    expect(await approvals.awaiting(run.id)).toEqual({
+    expect(await approvals.awaiting(token)).toEqual({
       callIds: new Set(['c1', 'c2']),
       undecided: true,
     });
@@ -216,9 +220,30 @@ describe('RunBlocking and ExecutionApprovals (database)', () => {
     ]);
     expect(both.sort()).toEqual([false, true]);
     expect((await requestsOf(run.id)).find((r) => r.id === decided)).toMatchObject({
-      taken_by_execution: 1,
+      taken_by_execution: 2,
     });
     expect((await approvals.untaken(run.id)).map((r) => r.id)).toEqual([undecided]);
+  });
+
+  it("reads no requests for a run's first execution (only executions make them), and reads them for the next", async () => {
+    const repository = approvalsRepository();
+    const reads = [jest.spyOn(repository, 'untaken'), jest.spyOn(repository, 'egressRequests')];
+    const first = await runningRun(1);
+    const prepared = await approvals.prepare(first.run, first.token, null);
+    expect(await prepared.gate.untaken()).toEqual([]);
+    expect(await approvals.awaiting(first.token)).toEqual({ callIds: new Set(), undecided: false });
+    expect(prepared.approvedHosts).toEqual([]);
+    expect(reads.map((read) => read.mock.calls.length)).toEqual([0, 0]);
+
+    const second = await runningRun(2);
+    await insertRequest(second.run.id, { toolCallId: 'c1' });
+    const resumed = await approvals.prepare(second.run, second.token, null);
+    expect((await resumed.gate.untaken()).map((r) => r.toolCallId)).toEqual(['c1']);
+    expect(await approvals.awaiting(second.token)).toEqual({
+      callIds: new Set(['c1']),
+      undecided: true,
+    });
+    expect(reads.map((read) => read.mock.calls.length)).toEqual([2, 1]);
   });
 
   it('reads the effective rules from the environment, the agent identity and the run, and fails closed on a stored rule that does not parse', async () => {
