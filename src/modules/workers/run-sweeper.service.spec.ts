@@ -17,12 +17,11 @@ describe('RunSweeper: teams with waiting runs', () => {
   beforeAll(() => Logger.overrideLogger(false));
   afterAll(() => Logger.overrideLogger(['log', 'warn', 'error']));
 
-  it('goes on after the last team of a full batch at the next sweep, and from the first after a short one', async () => {
-    // 450 teams wait: batches of 200, 200 and 50, then the first 200 again.
-    const all = teamIds(0, 450);
+  /** A sweeper whose capacity service says `waiting` teams wait (in id order, as the SQL does). */
+  function sweeperOver(waiting: string[]) {
     const capacity = fake<RunCapacity>();
     capacity.teamsWaiting.mockImplementation(async (limit: number, after?: string) =>
-      all.filter((id) => after === undefined || id > after).slice(0, limit),
+      waiting.filter((id) => after === undefined || id > after).slice(0, limit),
     );
     capacity.dispatchWaiting.mockResolvedValue(0);
     const records = fake<RunLeaseRepository>();
@@ -36,17 +35,52 @@ describe('RunSweeper: teams with waiting runs', () => {
       capacity,
       new SchedulerRegistry(),
     );
-    const sweep = () =>
-      (sweeper as unknown as { tasks: { runNow(): Promise<void> }[] }).tasks[0].runNow();
-    const looked: string[][] = [];
-    for (let i = 0; i < 4; i++) {
-      capacity.dispatchWaiting.mockClear();
-      await sweep();
-      looked.push(capacity.dispatchWaiting.mock.calls.map(([teamId]) => teamId));
-    }
+    const task = (sweeper as unknown as { tasks: { runNow(): Promise<void> }[] }).tasks[0];
+    /** The teams each of `count` sweeps looked at. */
+    const sweeps = async (count: number): Promise<string[][]> => {
+      const looked: string[][] = [];
+      for (let i = 0; i < count; i++) {
+        capacity.dispatchWaiting.mockClear();
+        await task.runNow();
+        looked.push(capacity.dispatchWaiting.mock.calls.map(([teamId]) => teamId));
+      }
+      return looked;
+    };
+    return { capacity, sweeps };
+  }
 
-    expect(looked.map((teams) => teams.length)).toEqual([200, 200, 50, 200]);
+  it('goes on after the last team of the previous sweep, and past the last team from the first again', async () => {
+    // 450 teams wait, 200 looked at per sweep: 0–199, 200–399, 400–449 with 0–149, 150–349.
+    const all = teamIds(0, 450);
+    const looked = await sweeperOver(all).sweeps(4);
+
+    expect(looked.map((teams) => teams.length)).toEqual([200, 200, 200, 200]);
     expect(new Set(looked.slice(0, 3).flat())).toEqual(new Set(all));
-    expect(looked[3]).toEqual(looked[0]);
+    expect(looked[2]).toEqual([...all.slice(400), ...all.slice(0, 150)]);
+    expect(looked[3]).toEqual(all.slice(150, 350));
+  });
+
+  it('looks at every team in every sweep when a batch holds them all, exactly or not', async () => {
+    for (const count of [200, 7]) {
+      const all = teamIds(0, count);
+      const looked = await sweeperOver(all).sweeps(3);
+      expect(looked).toEqual([all, all, all]);
+    }
+  });
+
+  it('goes on to the other teams when one team fails', async () => {
+    const all = teamIds(0, 3);
+    const { capacity, sweeps } = sweeperOver(all);
+    capacity.dispatchWaiting.mockImplementation(async (teamId: string) => {
+      if (teamId === all[0]) throw new Error('deadlock');
+      return 1;
+    });
+    const [looked] = await sweeps(1);
+    expect(looked).toEqual(all);
+    expect(
+      await Promise.all(
+        capacity.dispatchWaiting.mock.results.map((r) => r.value.catch(() => 'failed')),
+      ),
+    ).toEqual(['failed', 1, 1]);
   });
 });

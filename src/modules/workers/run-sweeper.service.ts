@@ -72,13 +72,39 @@ export class RunSweeper extends PeriodicWorker {
 
   private async dispatchWaiting(): Promise<void> {
     let started = 0;
-    const teams = await this.capacity.teamsWaiting(BATCH, this.waitingAfter);
-    // In turns: a full batch and the next sweep goes on after its last team, else from the first.
-    this.waitingAfter = teams.length === BATCH ? teams[teams.length - 1] : undefined;
-    for (const teamId of teams) {
-      started += await this.capacity.dispatchWaiting(teamId, { replaceLeftovers: true });
+    let failed = 0;
+    for (const teamId of await this.waitingTeamsInTurn()) {
+      // One team whose dispatch keeps failing must not keep the teams after it waiting.
+      try {
+        started += await this.capacity.dispatchWaiting(teamId, { replaceLeftovers: true });
+      } catch (err) {
+        if (failed++ === 0) {
+          this.logger.warn(
+            `runs.sweep: dispatch for team ${teamId} failed: ${(err as Error).message}`,
+          );
+        }
+      }
     }
     if (started) this.logger.log(`dispatched ${started} run(s) waiting for a free slot`);
+    if (failed > 1) this.logger.warn(`runs.sweep: dispatch failed for ${failed} team(s) in all`);
+  }
+
+  /**
+   * The next batch of teams with waiting runs, in turns by team id: after the last team of the
+   * previous batch, and, past the last team of all, on from the first again (so each sweep looks
+   * at a full batch while as many teams wait).
+   */
+  private async waitingTeamsInTurn(): Promise<string[]> {
+    const after = this.waitingAfter;
+    const teams = await this.capacity.teamsWaiting(BATCH, after);
+    if (after !== undefined && teams.length < BATCH) {
+      const wrapped = (await this.capacity.teamsWaiting(BATCH - teams.length)).filter(
+        (id) => id <= after,
+      );
+      teams.push(...wrapped);
+    }
+    this.waitingAfter = teams.length === BATCH ? teams[teams.length - 1] : undefined;
+    return teams;
   }
 
   private async recoverLapsedLeases(): Promise<void> {

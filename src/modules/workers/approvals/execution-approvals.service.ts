@@ -163,9 +163,10 @@ export class ExecutionApprovals {
 }
 
 /**
- * Whether an execution can find approval requests: only executions make them (RunBlocking), so
- * the first execution of a run, holding its lease, finds none and reads none (three statements of
- * a run's execution). Any other reader (a self-hosted worker's run key, the debug agent) reads.
+ * Whether an execution can find approval requests: only executions make them (RunBlocking, guarded
+ * on the execution's own count, which only ever grows), so the first execution of a run, holding
+ * its lease (Ambient's worker or a self-hosted one's), finds none and reads none (three statements
+ * of a run's execution). A token without a lease (the debug agent's, a run key's) reads.
  */
 function mayFindRequests(token: ExecutionToken): boolean {
   return token.executionId > 1 || typeof token.holder !== 'object';

@@ -31,6 +31,9 @@ export class ApiBridge {
     const port = Number(target.port) || (tls ? 443 : 80);
     const host = target.hostname.replace(/^\[|\]$/g, '');
     const server = createServer();
+    // An accept that fails (EMFILE) is emitted here: the bridge goes on serving, as a live one
+    // did before; without a listener it would end the whole process.
+    server.on('error', () => undefined);
     const bridge = new ApiBridge(server, path);
     server.on('connection', (inside) => {
       const api = tls

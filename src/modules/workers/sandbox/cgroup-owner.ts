@@ -1,11 +1,15 @@
 import { startTimeOf } from './backends/docker/pool-owner';
 
-let ownSuffix: string | undefined;
+let ownStartTime: string | null = null;
 
-/** `.<pid>.<start time>` of this process: the suffix of the sandbox cgroups it makes (read once). */
+/**
+ * `.<pid>.<start time>` of this process: the suffix of the sandbox cgroups it makes. The start
+ * time is read once it could be read (a `.0` suffix would make this process's groups look like a
+ * dead one's to another worker's sweep).
+ */
 export function cgroupOwnerSuffix(): string {
-  ownSuffix ??= `.${process.pid}.${startTimeOf(process.pid) ?? '0'}`;
-  return ownSuffix;
+  ownStartTime ??= startTimeOf(process.pid);
+  return `.${process.pid}.${ownStartTime ?? '0'}`;
 }
 
 /**
