@@ -42,12 +42,21 @@ export async function proxyInto(
   spec: SandboxSpec,
 ): Promise<NetnsForwarder | null> {
   if (!spec.egressProxy) return null;
-  // A name of its own: the proxy of the container's previous run (see container-returns.ts) may
-  // still be shutting down, and removes its socket when it does.
-  const name = PROXY_SOCKET_NAME.replace(/\.sock$/, `-${randomBytes(6).toString('hex')}.sock`);
-  const socketPath = join(privateDir, name);
+  const socketPath = proxySocketPath(privateDir);
   await spec.egressProxy.listen(socketPath);
   return NetnsForwarder.start(pid, socketPath, SANDBOX_PROXY_PORT);
+}
+
+/**
+ * Where an execution's egress proxy listens in its container's private directory: a name of its
+ * own per execution, since the proxy of the container's previous run (see container-returns.ts)
+ * may still be shutting down, and removes its socket when it does.
+ */
+export function proxySocketPath(privateDir: string): string {
+  return join(
+    privateDir,
+    PROXY_SOCKET_NAME.replace(/\.sock$/, `-${randomBytes(6).toString('hex')}.sock`),
+  );
 }
 
 /** The API forwarder of a warm container (see NetnsForwarder); null when it cannot start. */
