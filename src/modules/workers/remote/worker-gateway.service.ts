@@ -4,6 +4,7 @@ import {
   Logger,
   OnApplicationBootstrap,
   OnModuleDestroy,
+  Optional,
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, Server } from 'node:http';
@@ -12,6 +13,8 @@ import Redis from 'ioredis';
 import { WebSocket, WebSocketServer } from 'ws';
 import { ApiError } from '../../../common/errors/api-error';
 import { newUid } from '../../../common/ids';
+import type { InvalidationBus } from '../../../common/cache/broadcast-cache';
+import { Invalidations } from '../../../common/cache/invalidations';
 import { RedisConnections } from '../../../common/redis/redis.module';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
 import { AmbientMetrics } from '../../metrics';
@@ -19,7 +22,10 @@ import { RunKeysService, RunSignals, workerIdProblem } from '../../runs';
 import { ApiKeysService, KEY_RECHECK_INTERVAL_MS } from '../../teams';
 import { scopeCovers } from './credentials/worker-credential-format';
 import { WorkerCredential } from './credentials/worker-credential.entity';
-import { WorkerCredentialsService } from './credentials/worker-credentials.service';
+import {
+  WORKER_CREDENTIAL_TOPIC,
+  WorkerCredentialsService,
+} from './credentials/worker-credentials.service';
 import { SelfHostedDispatcher } from './self-hosted-dispatcher.service';
 import { WorkerConnection } from './worker-connection';
 import { PRESENCE_REFRESH_MS, WorkerPresence } from './worker-presence.service';
@@ -50,6 +56,9 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
   private server: Server | null = null;
   private subscriber: Redis | null = null;
   private sequence = 0;
+  /** The look for revoked credentials under way (recheckRevoked), and whether to look again. */
+  private revokedCheck: Promise<void> | null = null;
+  private checkRevokedAgain = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -62,7 +71,13 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly metrics: AmbientMetrics,
     private readonly credentials: WorkerCredentialsService,
     private readonly runKeys: RunKeysService,
-  ) {}
+    @Optional() @Inject(Invalidations) invalidations?: InvalidationBus,
+  ) {
+    // A revocation announced by any replica (or changes possibly missed) is looked at at once.
+    invalidations?.listen((change) => {
+      if (change === null || change.topic === WORKER_CREDENTIAL_TOPIC) void this.recheckRevoked();
+    });
+  }
 
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -98,7 +113,7 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     this.timers.push(
       setInterval(() => this.closeSilentConnections(), checkEvery),
       setInterval(() => void this.refreshPresence(), PRESENCE_REFRESH_MS),
-      setInterval(() => void this.closeRevoked(), KEY_RECHECK_INTERVAL_MS),
+      setInterval(() => void this.recheckRevoked(), KEY_RECHECK_INTERVAL_MS),
     );
   }
 
@@ -220,7 +235,28 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  /** Connections whose worker credential was revoked close (within KEY_RECHECK_INTERVAL_MS). */
+  /**
+   * closeRevoked, one look at a time: a revocation announced during a look (which may have read
+   * before its commit) makes another once it ends.
+   */
+  private recheckRevoked(): Promise<void> {
+    if (this.revokedCheck) {
+      this.checkRevokedAgain = true;
+      return this.revokedCheck;
+    }
+    this.revokedCheck = (async () => {
+      do {
+        this.checkRevokedAgain = false;
+        await this.closeRevoked();
+      } while (this.checkRevokedAgain);
+    })().finally(() => (this.revokedCheck = null));
+    return this.revokedCheck;
+  }
+
+  /**
+   * Connections whose worker credential was revoked close: at once when the revocation is
+   * announced, else within KEY_RECHECK_INTERVAL_MS (a row changed by hand).
+   */
   private async closeRevoked(): Promise<void> {
     const connections = this.dispatcher.connections;
     if (connections.length === 0) return;

@@ -1,5 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import type { InvalidationBus } from '../../../../common/cache/broadcast-cache';
+import { Invalidations } from '../../../../common/cache/invalidations';
 import { newUid } from '../../../../common/ids';
 import type { Principal } from '../../../../common/auth/principal';
 import {
@@ -11,10 +13,16 @@ import {
 import { WorkerCredential } from './worker-credential.entity';
 import { WorkerCredentialRepository } from './worker-credential.repository';
 
+/** What a revocation announces to every replica (`Invalidations`): the credential's id. */
+export const WORKER_CREDENTIAL_TOPIC = 'worker_credential';
+
 /** Worker credentials of a team: created by admins, shown once, stored hashed, revocable. */
 @Injectable()
 export class WorkerCredentialsService {
-  constructor(private readonly credentials: WorkerCredentialRepository) {}
+  constructor(
+    private readonly credentials: WorkerCredentialRepository,
+    @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
+  ) {}
 
   /** A new credential; the plain value is returned here only and never stored. */
   async create(
@@ -44,13 +52,19 @@ export class WorkerCredentialsService {
     return this.credentials.list(teamId);
   }
 
-  /** Revokes one (idempotently: the first revocation time stays); null when the team has none. */
+  /**
+   * Revokes one (idempotently: the first revocation time stays); null when the team has none.
+   * Every replica hears of it once `manager`'s transaction commits, and closes the connections
+   * made with it at once (WorkerGateway), not at its next periodic look.
+   */
   async revoke(
     teamId: string,
     id: string,
     manager: EntityManager,
   ): Promise<WorkerCredential | null> {
-    return this.credentials.revoke(manager, teamId, id);
+    const record = await this.credentials.revoke(manager, teamId, id);
+    if (record) await this.invalidations?.changed(manager, WORKER_CREDENTIAL_TOPIC, [id]);
+    return record;
   }
 
   /** The live credential a worker presented, or null (unknown, malformed or revoked). */

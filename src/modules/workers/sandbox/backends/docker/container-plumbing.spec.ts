@@ -30,7 +30,7 @@ describe("a container's egress proxy sockets across the runs it serves", () => {
 
   const runProxy = async (): Promise<{ proxy: EgressProxy; socketPath: string }> => {
     const proxy = await EgressProxy.start({
-      policy: { mode: 'none', rules: [], secrets: [] },
+      policy: { mode: 'allowlist', rules: [], secrets: [] },
       guard,
       onDecision: () => undefined,
     });
@@ -40,7 +40,7 @@ describe("a container's egress proxy sockets across the runs it serves", () => {
     return { proxy, socketPath };
   };
 
-  /** The proxy's answer to a CONNECT it refuses (network none): its status line. */
+  /** The proxy's answer to a CONNECT it refuses (no rule allows the host): its status. */
   const refusal = (socketPath: string): Promise<number | undefined> =>
     new Promise((resolve, reject) => {
       request({ socketPath, method: 'CONNECT', path: 'example.test:443' })
