@@ -27,6 +27,7 @@ import { NotificationEndpoints1765700000000 } from './1765700000000-notification
 import { DeliveryRunErrorCode1765900000000 } from './1765900000000-delivery-run-error-code';
 import { RunApprovals1766100000000 } from './1766100000000-run-approvals';
 import { RunExecutionTime1766200000000 } from './1766200000000-run-execution-time';
+import { RunKeysWorkerCredential1766300000000 } from './1766300000000-run-keys-worker-credential';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -59,6 +60,7 @@ export const MIGRATIONS = [
   DeliveryRunErrorCode1765900000000,
   RunApprovals1766100000000,
   RunExecutionTime1766200000000,
+  RunKeysWorkerCredential1766300000000,
 ];
 
 /** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */

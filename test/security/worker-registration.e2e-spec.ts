@@ -6,6 +6,7 @@ import {
   workerSocketUrl,
 } from '../support/raw-worker-client';
 import { useTestApp } from '../support/use-test-app';
+import { waitFor } from '../support/wait';
 
 /**
  * A credential goes only where its owner sent it: a run is handed (with its run-scoped key, which
@@ -142,5 +143,42 @@ describe('security: self-hosted worker registration', () => {
       .filter((e) => e.target.id === made.id)
       .map((e) => e.action);
     expect(actions.sort()).toEqual(['worker_credential.create', 'worker_credential.revoke']);
+  });
+  it('revokes the run keys a worker holds when its credential is revoked after it disconnected', async () => {
+    const made = await credentialFor('gone-box');
+    const worker = await connect(made.credential, 'gone-box');
+    const held = await createRun(api, 'gone-box');
+    const offered = await worker.next('task_assignment');
+    expect(offered.data.task_id).toBe(held);
+    const runKey = (offered.data.env_vars as Record<string, string>).WARP_API_KEY;
+    const harness = (path: string) =>
+      api
+        .raw()
+        .post(`${api.prefix}/harness-support/${path}`)
+        .set('Authorization', `Bearer ${runKey}`);
+    worker.send('task_claimed', { task_id: held });
+    await waitFor(
+      async () => (await api.get(`/agent/runs/${held}`)).body.state as string,
+      (state) => state === 'CLAIMED',
+      { what: 'the worker to claim the run' },
+    );
+    expect((await harness('start')).status).toBe(200);
+
+    // The worker's socket is gone (its execution goes on over HTTP with the run key) before an
+    // admin revokes its credential: no connection is left for the gateway to close.
+    worker.close();
+    await waitFor(
+      async () =>
+        (
+          (await api.get('/agent/connected-self-hosted-workers')).body.workers as {
+            worker_host: string;
+          }[]
+        ).some((w) => w.worker_host === 'gone-box'),
+      (connected) => !connected,
+      { what: "the server to drop the worker's connection" },
+    );
+    expect((await harness('heartbeat')).status).toBe(200);
+    expect((await api.delete(`/worker-credentials/${made.id}`)).status).toBe(204);
+    expect((await harness('heartbeat')).status).toBe(401);
   });
 });

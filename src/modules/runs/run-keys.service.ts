@@ -48,6 +48,8 @@ export class RunKeysService {
     run: Pick<Run, 'id' | 'teamId' | 'executorId' | 'creatorId'>,
     executionId: number,
     keyId: string,
+    /** A self-hosted worker's key: the credential its connection was made with. */
+    workerCredentialId?: string,
   ): Promise<string> {
     const userId = run.executorId ?? run.creatorId;
     if (!userId) throw new Error(`run ${run.id} has no executor or creator to act as`);
@@ -57,6 +59,7 @@ export class RunKeysService {
       userId,
       runId: run.id,
       executionId,
+      ...(workerCredentialId ? { workerCredentialId } : {}),
     });
   }
 

@@ -8,6 +8,7 @@ import { User } from './user.entity';
 @Index('uq_api_keys_prefix', ['prefix'], { unique: true })
 @Index('idx_api_keys_team', ['teamId'])
 @Index('idx_api_keys_live_run', ['revokedAt', 'runId'])
+@Index('idx_api_keys_worker_credential', ['workerCredentialId', 'revokedAt'])
 export class ApiKey {
   @PrimaryColumn(asciiId(22))
   id: string;
@@ -52,4 +53,11 @@ export class ApiKey {
 
   @Column({ name: 'run_execution_id', type: 'int', nullable: true })
   runExecutionId?: number | null;
+
+  /**
+   * A run-scoped key handed to a self-hosted worker: the worker credential its connection was
+   * made with. Revoking the credential revokes the key (WorkerCredentialsService.revoke).
+   */
+  @Column({ name: 'worker_credential_id', ...asciiId(22), nullable: true })
+  workerCredentialId?: string | null;
 }

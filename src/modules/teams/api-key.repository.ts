@@ -127,6 +127,21 @@ export class ApiKeyRepository extends SqlRepository {
       .update({ id, revokedAt: IsNull() }, { revokedAt: new Date() });
   }
 
+  /** Revokes the live keys handed out over a worker credential (locking them); their ids. */
+  async revokeIssuedOver(manager: EntityManager, workerCredentialId: string): Promise<string[]> {
+    const rows = (await manager.query(
+      `SELECT id FROM api_keys WHERE worker_credential_id = ? AND revoked_at IS NULL FOR UPDATE`,
+      [workerCredentialId],
+    )) as { id: string }[];
+    const ids = rows.map((row) => row.id);
+    if (ids.length) {
+      await manager
+        .getRepository(ApiKey)
+        .update({ id: In(ids), revokedAt: IsNull() }, { revokedAt: new Date() });
+    }
+    return ids;
+  }
+
   /** Revokes a person's live keys, run-scoped ones aside; answers how many. */
   async revokePersonKeys(manager: EntityManager, userId: string): Promise<number> {
     const revoked = await manager

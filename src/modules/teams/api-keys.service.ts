@@ -138,6 +138,8 @@ export class ApiKeysService {
     userId: string;
     runId: string;
     executionId: number;
+    /** The worker credential of the self-hosted worker the key is handed to. */
+    workerCredentialId?: string;
   }): Promise<string> {
     const { key, prefix } = generateApiKey();
     await this.keys.insert({
@@ -152,8 +154,19 @@ export class ApiKeysService {
       revokedAt: null,
       runId: fields.runId,
       runExecutionId: fields.executionId,
+      workerCredentialId: fields.workerCredentialId ?? null,
     });
     return key;
+  }
+
+  /**
+   * Revokes, in `manager`'s transaction, the live run-scoped keys handed out over a worker
+   * credential (revoking the credential); every replica drops them once it commits.
+   */
+  async revokeIssuedOver(manager: EntityManager, workerCredentialId: string): Promise<number> {
+    const ids = await this.keys.revokeIssuedOver(manager, workerCredentialId);
+    await this.keysChanged(ids, manager);
+    return ids.length;
   }
 
   /** Run-scoped keys not revoked yet, oldest first. */

@@ -169,7 +169,7 @@ export class SelfHostedDispatcher {
         .filter((c) => !c.tasks.has(run.id))
         .sort((a, b) => a.tasks.size - b.tasks.size)[0];
       if (!conn) continue;
-      const offer = await this.runs.offer(run);
+      const offer = await this.runs.offer(run, conn.credentialId);
       if (offer) await this.send(conn, run, offer);
     }
   }

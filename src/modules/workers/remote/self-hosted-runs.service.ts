@@ -54,8 +54,11 @@ export class SelfHostedRuns {
     return this.leases.queuedForWorkerHost(teamId, workerHost, limit);
   }
 
-  /** QUEUED → PENDING for one connection, with a run-scoped key; null when someone else won. */
-  async offer(run: Run): Promise<Offer | null> {
+  /**
+   * QUEUED → PENDING for one connection, with a run-scoped key naming the connection's worker
+   * credential (revoking it revokes the key); null when someone else won.
+   */
+  async offer(run: Run, workerCredentialId: string): Promise<Offer | null> {
     const { keyId, leaseOwner } = RunKeysService.newLease();
     const offered = await this.transitions.transition(run.id, 'PENDING', {
       from: ['QUEUED'],
@@ -73,7 +76,7 @@ export class SelfHostedRuns {
     if (!offered) return null;
     const executionId = run.executionCount + 1;
     try {
-      const key = await this.runKeys.issue(run, executionId, keyId);
+      const key = await this.runKeys.issue(run, executionId, keyId, workerCredentialId);
       return { runId: run.id, executionId, keyId, leaseOwner, key };
     } catch (err) {
       await this.withdrawOffer(run.id, leaseOwner);

@@ -121,6 +121,7 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
     this.server?.off('upgrade', this.onUpgrade);
     delete this.metrics.probes.workersConnected;
     for (const timer of this.timers) clearInterval(timer);
+    await this.revokedCheck;
     // RedisConnections closes the subscriber itself at shutdown.
     await this.subscriber?.unsubscribe().catch(() => undefined);
     const connections = this.dispatcher.connections;
@@ -245,11 +246,18 @@ export class WorkerGateway implements OnApplicationBootstrap, OnModuleDestroy {
       return this.revokedCheck;
     }
     this.revokedCheck = (async () => {
-      do {
-        this.checkRevokedAgain = false;
-        await this.closeRevoked();
-      } while (this.checkRevokedAgain);
-    })().finally(() => (this.revokedCheck = null));
+      try {
+        do {
+          this.checkRevokedAgain = false;
+          await this.closeRevoked();
+        } while (this.checkRevokedAgain);
+      } finally {
+        // In the same step as the last test of the flag: a request after it starts a new look.
+        this.revokedCheck = null;
+      }
+    })().catch((err: Error) => {
+      this.logger.warn(`closing the connections of revoked credentials failed: ${err.message}`);
+    });
     return this.revokedCheck;
   }
 

@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { InvalidationBus } from '../../../../common/cache/broadcast-cache';
 import { Invalidations } from '../../../../common/cache/invalidations';
+import { ApiKeysService } from '../../../teams';
 import { newUid } from '../../../../common/ids';
 import type { Principal } from '../../../../common/auth/principal';
 import {
@@ -21,6 +22,7 @@ export const WORKER_CREDENTIAL_TOPIC = 'worker_credential';
 export class WorkerCredentialsService {
   constructor(
     private readonly credentials: WorkerCredentialRepository,
+    private readonly apiKeys: ApiKeysService,
     @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
   ) {}
 
@@ -54,8 +56,10 @@ export class WorkerCredentialsService {
 
   /**
    * Revokes one (idempotently: the first revocation time stays); null when the team has none.
-   * Every replica hears of it once `manager`'s transaction commits, and closes the connections
-   * made with it at once (WorkerGateway), not at its next periodic look.
+   * The run-scoped keys handed out over it are revoked in the same transaction, so the worker's
+   * executions stop reporting whether or not it is still connected. Every replica hears of it
+   * once `manager`'s transaction commits, and closes the connections made with it at once
+   * (WorkerGateway), not at its next periodic look.
    */
   async revoke(
     teamId: string,
@@ -63,7 +67,9 @@ export class WorkerCredentialsService {
     manager: EntityManager,
   ): Promise<WorkerCredential | null> {
     const record = await this.credentials.revoke(manager, teamId, id);
-    if (record) await this.invalidations?.changed(manager, WORKER_CREDENTIAL_TOPIC, [id]);
+    if (!record) return null;
+    await this.apiKeys.revokeIssuedOver(manager, id);
+    await this.invalidations?.changed(manager, WORKER_CREDENTIAL_TOPIC, [id]);
     return record;
   }
 
