@@ -5,6 +5,7 @@ import { withMaskedMcpServers } from '../../secrets';
 import { Offer, SelfHostedRuns } from './self-hosted-runs.service';
 import { groupKey, WorkerConnection } from './worker-connection';
 import { RUN_KEY_ENV, TaskAssignment, WorkerMessage } from './worker-protocol';
+import { WorkerCredentialsService } from './credentials/worker-credentials.service';
 
 /** Runs looked at per dispatch round of one worker host. */
 const OFFER_BATCH = 20;
@@ -27,6 +28,7 @@ export class SelfHostedDispatcher {
   constructor(
     private readonly runs: SelfHostedRuns,
     private readonly signals: RunSignals,
+    private readonly credentials: WorkerCredentialsService,
   ) {}
 
   get connections(): WorkerConnection[] {
@@ -170,7 +172,16 @@ export class SelfHostedDispatcher {
         .sort((a, b) => a.tasks.size - b.tasks.size)[0];
       if (!conn) continue;
       const offer = await this.runs.offer(run, conn.credentialId);
-      if (offer) await this.send(conn, run, offer);
+      if (!offer) continue;
+      // A revocation of the credential that committed while the offer's key waited on its lock
+      // (WorkerCredentialsService.revoke) revoked every key but this one: withdrawn instead.
+      if (!(await this.credentials.stillValid([conn.credentialId])).has(conn.credentialId)) {
+        await this.runs.withdrawOffer(run.id, offer.leaseOwner);
+        // No more offers to it: the gateway closes it (the revocation is announced to it).
+        conn.markBusy(REJECT_BACKOFF_MS);
+        continue;
+      }
+      await this.send(conn, run, offer);
     }
   }
 

@@ -1,6 +1,7 @@
 import { WebSocket } from 'ws';
 import { fake } from '../../../../test/support/unit/fake';
 import type { Run, RunSignals } from '../../runs';
+import type { WorkerCredentialsService } from './credentials/worker-credentials.service';
 import { SelfHostedDispatcher } from './self-hosted-dispatcher.service';
 import type { Offer, SelfHostedRuns } from './self-hosted-runs.service';
 import { WorkerConnection } from './worker-connection';
@@ -48,10 +49,17 @@ function offerOf(run: Run): Offer {
   };
 }
 
+/** Worker credentials as the dispatcher sees them: `cred-1` live unless said otherwise. */
+function liveCredentials(live = true) {
+  const credentials = fake<WorkerCredentialsService>();
+  credentials.stillValid.mockResolvedValue(new Set(live ? ['cred-1'] : []));
+  return credentials;
+}
+
 describe('SelfHostedDispatcher', () => {
   it("does not offer a run to a connection still running one of its executions; the execution's end signal stays its own", async () => {
     const runs = fake<SelfHostedRuns>();
-    const dispatcher = new SelfHostedDispatcher(runs, fake<RunSignals>());
+    const dispatcher = new SelfHostedDispatcher(runs, fake<RunSignals>(), liveCredentials());
     const { conn, sent } = connection();
     dispatcher.add(conn);
 
@@ -82,5 +90,19 @@ describe('SelfHostedDispatcher', () => {
     expect(sent.map((m) => m.type)).toEqual(['task_assignment', 'task_assignment']);
     expect(sent[1]).toMatchObject({ data: { task_id: 'run-1', execution_id: '2' } });
     expect(conn.tasks.get('run-1')).toMatchObject({ leaseOwner: 'key:k2', claimed: false });
+  });
+  it('withdraws an offer whose credential was revoked while its key was made, and sends nothing', async () => {
+    const runs = fake<SelfHostedRuns>();
+    const dispatcher = new SelfHostedDispatcher(runs, fake<RunSignals>(), liveCredentials(false));
+    const { conn, sent } = connection();
+    dispatcher.add(conn);
+    runs.queued.mockResolvedValue([queuedRun(0)]);
+    runs.offer.mockImplementation(async (run) => offerOf(run));
+    runs.withdrawOffer.mockResolvedValue(true);
+
+    await dispatcher.dispatch(TEAM, HOST);
+    expect(runs.offer).toHaveBeenCalledWith(expect.objectContaining({ id: 'run-1' }), 'cred-1');
+    expect(runs.withdrawOffer).toHaveBeenCalledWith('run-1', 'key:k1');
+    expect(sent).toEqual([]);
   });
 });
