@@ -45,6 +45,20 @@ describe('security: self-hosted worker registration', () => {
     return created.body.run_id as string;
   };
   const credentialFor = (workerId: string) => createWorkerCredential(api, workerId);
+  /** A worker connected with `credential` and offered a new run; the run key's harness calls. */
+  const offeredRun = async (credential: string, workerId: string) => {
+    const worker = await connect(credential, workerId);
+    const held = await createRun(api, workerId);
+    const offered = await worker.next('task_assignment');
+    expect(offered.data.task_id).toBe(held);
+    const runKey = (offered.data.env_vars as Record<string, string>).WARP_API_KEY;
+    const harness = (path: string) =>
+      api
+        .raw()
+        .post(`${api.prefix}/harness-support/${path}`)
+        .set('Authorization', `Bearer ${runKey}`);
+    return { worker, held, harness };
+  };
 
   it("refuses a member's key (and any API key) as a worker; the run goes to the enrolled worker", async () => {
     for (const key of [memberKey, app.apiKey]) {
@@ -114,16 +128,7 @@ describe('security: self-hosted worker registration', () => {
     });
     expect(JSON.stringify(listed.body)).not.toContain(made.credential);
 
-    const worker = await connect(made.credential, 'revoked-box');
-    const held = await createRun(api, 'revoked-box');
-    const offered = await worker.next('task_assignment');
-    expect(offered.data.task_id).toBe(held);
-    const runKey = (offered.data.env_vars as Record<string, string>).WARP_API_KEY;
-    const harness = (path: string) =>
-      api
-        .raw()
-        .post(`${api.prefix}/harness-support/${path}`)
-        .set('Authorization', `Bearer ${runKey}`);
+    const { worker, harness } = await offeredRun(made.credential, 'revoked-box');
     expect((await harness('start')).status).toBe(200);
 
     expect((await api.delete(`/worker-credentials/${made.id}`)).status).toBe(204);
@@ -144,18 +149,10 @@ describe('security: self-hosted worker registration', () => {
       .map((e) => e.action);
     expect(actions.sort()).toEqual(['worker_credential.create', 'worker_credential.revoke']);
   });
+
   it('revokes the run keys a worker holds when its credential is revoked after it disconnected', async () => {
     const made = await credentialFor('gone-box');
-    const worker = await connect(made.credential, 'gone-box');
-    const held = await createRun(api, 'gone-box');
-    const offered = await worker.next('task_assignment');
-    expect(offered.data.task_id).toBe(held);
-    const runKey = (offered.data.env_vars as Record<string, string>).WARP_API_KEY;
-    const harness = (path: string) =>
-      api
-        .raw()
-        .post(`${api.prefix}/harness-support/${path}`)
-        .set('Authorization', `Bearer ${runKey}`);
+    const { worker, held, harness } = await offeredRun(made.credential, 'gone-box');
     worker.send('task_claimed', { task_id: held });
     await waitFor(
       async () => (await api.get(`/agent/runs/${held}`)).body.state as string,
