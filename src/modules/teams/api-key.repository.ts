@@ -92,8 +92,8 @@ export class ApiKeyRepository extends SqlRepository {
   }
 
   /** Revokes these keys (those not revoked yet). */
-  async revokeMany(ids: string[]): Promise<void> {
-    await this.dataSource
+  async revokeMany(ids: string[], manager?: EntityManager): Promise<void> {
+    await this.db(manager)
       .getRepository(ApiKey)
       .update({ id: In(ids), revokedAt: IsNull() }, { revokedAt: new Date() });
   }
@@ -134,11 +134,7 @@ export class ApiKeyRepository extends SqlRepository {
       [workerCredentialId],
     )) as { id: string }[];
     const ids = rows.map((row) => row.id);
-    if (ids.length) {
-      await manager
-        .getRepository(ApiKey)
-        .update({ id: In(ids), revokedAt: IsNull() }, { revokedAt: new Date() });
-    }
+    if (ids.length) await this.revokeMany(ids, manager);
     return ids;
   }
 
