@@ -1,7 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { openProcessSandbox } from '../../sandbox/backends/process/process-sandbox';
 import type { Sandbox } from '../../sandbox/sandbox.types';
 import { McpToolset } from '../mcp/mcp-toolset';
@@ -17,7 +17,7 @@ describe('list_files and search_files against a directory swapped for a symlink'
   let root: string;
   let outside: string;
   let sandbox: Sandbox;
-  let flipper: ChildProcess | undefined;
+  let flipper: Worker | undefined;
 
   beforeEach(async () => {
     root = mkdtempSync(join(tmpdir(), 'ambient-walk-race-'));
@@ -30,11 +30,10 @@ describe('list_files and search_files against a directory swapped for a symlink'
   });
 
   afterEach(async () => {
-    if (flipper?.pid !== undefined && flipper.exitCode === null) {
-      const exited = new Promise((resolve) => flipper!.once('exit', resolve));
-      process.kill(flipper.pid, 'SIGKILL');
-      await exited;
-    }
+    // A thread, not a shell loop: once terminate() resolves nothing renames in root any more
+    // (a SIGKILLed shell's mv could still finish after it, and the rm below saw ENOTEMPTY).
+    await flipper?.terminate();
+    flipper = undefined;
     await sandbox.close();
     rmSync(root, { recursive: true, force: true });
     rmSync(outside, { recursive: true, force: true });
@@ -42,15 +41,24 @@ describe('list_files and search_files against a directory swapped for a symlink'
 
   it('never lists or searches the host directory', async () => {
     // What a process in the sandbox could do: d is now the directory, now a symlink out.
-    flipper = spawn(
-      'bash',
-      [
-        '-c',
-        'while :; do mv -T d d.real; ln -s "$1" d; rm d; mv -T d.real d; done',
-        'flip',
-        outside,
-      ],
-      { cwd: root, stdio: 'ignore' },
+    flipper = new Worker(
+      `
+      const { workerData } = require('node:worker_threads');
+      const fs = require('node:fs');
+      const { root, outside } = workerData;
+      // Each state held a few ms, as long as a shell's mv or ln takes to start.
+      const pause = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3);
+      for (let i = 0; i < 1_000_000; i++) {
+        fs.renameSync(root + '/d', root + '/d.real');
+        pause();
+        fs.symlinkSync(outside, root + '/d');
+        pause();
+        fs.unlinkSync(root + '/d');
+        fs.renameSync(root + '/d.real', root + '/d');
+        pause();
+      }
+      `,
+      { eval: true, workerData: { root, outside } },
     );
     const toolbox = new Toolbox(
       {
