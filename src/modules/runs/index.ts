@@ -32,6 +32,8 @@ export type { ApprovalDecisionInput, DecidedListener } from './run-approval-requ
 export { RunCapacity } from './run-capacity.service';
 export { RunCreationService } from './run-creation.service';
 export { RunFollowupsService } from './run-followups.service';
+export { FollowupAnnouncements } from './followup-announcements';
+export type { FollowupWatch } from './followup-announcements';
 export { RunFollowupRepository } from './run-followup.repository';
 export { RunKeysService } from './run-keys.service';
 export { runPageUrl, sessionIdOf } from './run-links';

@@ -4,6 +4,7 @@ import { newTestService } from '../../../test/support/unit/new-test-service';
 import { insertRun, runRow } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { FailedRunFollowups } from './failed-run-followups';
+import { FollowupAnnouncements } from './followup-announcements';
 import { Run } from './entities/run.entity';
 import { RunFollowupsService } from './run-followups.service';
 import { RunQueue } from './run-queue.service';
@@ -17,6 +18,7 @@ describe('RunFollowupsService (database)', () => {
   let followups: RunFollowupsService;
   let queue: Fake<RunQueue>;
   let failedRunFollowups: Fake<FailedRunFollowups>;
+  let announcements: Fake<FollowupAnnouncements>;
 
   beforeEach(async () => {
     const built = await newTestService(RunFollowupsService, [
@@ -27,6 +29,7 @@ describe('RunFollowupsService (database)', () => {
     followups = built.sut;
     queue = built.fakeOf(RunQueue);
     failedRunFollowups = built.fakeOf(FailedRunFollowups);
+    announcements = built.fakeOf(FollowupAnnouncements);
   });
 
   const runIn = async (state: RunState) => {
@@ -63,6 +66,7 @@ describe('RunFollowupsService (database)', () => {
     });
     expect(await stored(run.id)).toEqual([]);
     expect((await runRow(db.dataSource, run.id)).state).toBe('CANCELLED');
+    expect(announcements.stored).not.toHaveBeenCalled();
   });
 
   it('queues a follow-up for a queued run and hands one to the live session of a running run', async () => {
@@ -76,6 +80,11 @@ describe('RunFollowupsService (database)', () => {
     expect(live).toEqual({ followup_id: expect.any(String), outcome: 'live_session' });
     expect(await followups.hasUndelivered(running.id)).toBe(true);
     expect(queue.dispatch).not.toHaveBeenCalled();
+    // Announced (after the commit) so that the live execution reads it at its next turn.
+    expect(announcements.stored.mock.calls.map(([, runId]) => runId)).toEqual([
+      queued.id,
+      running.id,
+    ]);
   });
 
   it('continues an ended run: back to QUEUED and enqueued again, the follow-up handed off', async () => {

@@ -13,6 +13,7 @@ import { isTerminal, RunState, TERMINAL_STATES } from './run-state';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';
 import { FailedRunFollowups } from './failed-run-followups';
+import { FollowupAnnouncements } from './followup-announcements';
 import type { ApprovalDecider, RunApproval } from './entities/run-approval.entity';
 import { deciderOf, RunApprovalRequests } from './run-approval-requests';
 
@@ -45,6 +46,7 @@ export class RunFollowupsService {
     private readonly failedRunFollowups: FailedRunFollowups,
     private readonly audit: AuditLog,
     private readonly approvals: RunApprovalRequests,
+    private readonly announcements: FollowupAnnouncements,
   ) {}
 
   async submit(
@@ -89,6 +91,8 @@ export class RunFollowupsService {
         createdAt: now,
       };
       await this.followups.insert(manager, followup);
+      // A live execution of the run reads its follow-ups only when one is announced.
+      if (!decided.length) await this.announcements.stored(manager, run.id);
       if (by) {
         await this.audit.record(
           manager,

@@ -28,6 +28,7 @@ import { RunCapacity } from './run-capacity.service';
 import { RunSlotRepository } from './run-slot.repository';
 import { RunCreationService } from './run-creation.service';
 import { RunFollowupsService } from './run-followups.service';
+import { FollowupAnnouncements } from './followup-announcements';
 import { RunKeysService } from './run-keys.service';
 import { RunListQuery } from './run-list.repository';
 import { RUNS_QUEUE, RunQueue } from './run-queue.service';
@@ -107,6 +108,7 @@ const RUN_REPOSITORIES = [
     NewRunWriter,
     NewRunRepository,
     RunFollowupsService,
+    FollowupAnnouncements,
     FailedRunFollowups,
     ...RUN_REPOSITORIES,
     RunStateCountRepository,
@@ -140,6 +142,7 @@ const RUN_REPOSITORIES = [
     RunQueue,
     RunSignals,
     RunFollowupsService,
+    FollowupAnnouncements,
     FailedRunFollowups,
     ...RUN_REPOSITORIES,
     RunAppends,

@@ -12,6 +12,8 @@ import { CatalogModel } from '../models';
 import type { Sandbox } from './sandbox/sandbox.types';
 import { secretRunContextOf, TeamSecretsService } from '../secrets';
 import {
+  FollowupAnnouncements,
+  type FollowupWatch,
   Run,
   RunAttachment,
   RunFollowupsService,
@@ -53,6 +55,7 @@ export class ExecutionContextFactory {
     private readonly runSecrets: RunSecretsService,
     private readonly fence: ExecutionFence,
     private readonly approvals: ExecutionApprovals,
+    private readonly followupAnnouncements: FollowupAnnouncements,
   ) {}
 
   async build(
@@ -69,7 +72,12 @@ export class ExecutionContextFactory {
     config?: ExecutionConfig,
   ): Promise<HarnessContext> {
     const { executionId } = token;
-    const { history, firstExecution, attachments, followups } = await this.loadInputs(run, token);
+    const followupWatch = this.followupAnnouncements.watch(run.id);
+    const { history, firstExecution, attachments, followups } = await this.loadInputs(
+      run,
+      token,
+      followupWatch,
+    );
     const workspace = await this.workspaces.prepare(run.id, attachments, sandbox);
     const userMessages: string[] = [];
     if (firstExecution) userMessages.push(initialPrompt(run, workspace.attachmentPaths));
@@ -98,7 +106,7 @@ export class ExecutionContextFactory {
         commandTimeoutSeconds: runs.commandTimeoutSeconds,
       },
       signal,
-      takeFollowups: () => this.takeFollowups(token),
+      takeFollowups: () => this.takeFollowups(token, followupWatch),
       recordMessage: (message) => this.recordMessage(token, message),
       reportArtifact: async (report) => {
         const artifact = await this.reportArtifact(run, token, report);
@@ -124,7 +132,11 @@ export class ExecutionContextFactory {
     return { AMBIENT_API_URL: apiUrl, AMBIENT_RUN_KEY: key, WARP_API_KEY: key };
   }
 
-  async loadInputs(run: Run, token: ExecutionToken): Promise<ExecutionInputs> {
+  async loadInputs(
+    run: Run,
+    token: ExecutionToken,
+    followupWatch?: FollowupWatch,
+  ): Promise<ExecutionInputs> {
     const stored = await this.records.conversationMessages(run.conversationId);
     // Calls that wait for a person's decision stay open for the harness to answer.
     const awaiting = await this.approvals.awaiting(token);
@@ -135,7 +147,7 @@ export class ExecutionContextFactory {
     const firstExecution = !stored.some((row) => row.runId === run.id);
     const attachments = firstExecution ? await this.attachments.forRun(run.id) : [];
     // An execution that will block again at once leaves them for the one that resumes the run.
-    const followups = awaiting.undecided ? [] : await this.takeFollowups(token);
+    const followups = awaiting.undecided ? [] : await this.takeFollowups(token, followupWatch);
     return { history, firstExecution, attachments, followups };
   }
 
@@ -155,11 +167,13 @@ export class ExecutionContextFactory {
   }
 
   /**
-   * Claims the run's undelivered follow-ups for the execution. Most turns find none: an unlocked
-   * read says so without a transaction. A follow-up committed just after it is taken at the next
-   * turn, or, at the execution's end, sends the run back to the queue (`requeueForFollowups`).
+   * Claims the run's undelivered follow-ups for the execution. Most turns find none: the watch
+   * (an execution of this process's) says so without a read, else an unlocked read without a
+   * transaction. A follow-up committed just after it is taken at the next turn, or, at the
+   * execution's end, sends the run back to the queue (`requeueForFollowups`).
    */
-  async takeFollowups(token: ExecutionToken): Promise<string[]> {
+  async takeFollowups(token: ExecutionToken, watch?: FollowupWatch): Promise<string[]> {
+    if (watch && !watch()) return [];
     if (!(await this.followups.hasUndelivered(token.runId))) return [];
     return this.fence.write(token, 'followups', (manager) =>
       this.followups.takeUndelivered(token.runId, token.executionId, manager),
