@@ -113,6 +113,15 @@ export class ExecutionContextFactory {
         return { artifactUid: artifact.id };
       },
       emitEvent: (eventType, payload) => this.emitEvent(token, eventType, payload),
+      emitEvents: (events) =>
+        this.fence.appendEvents(
+          token,
+          events.map(({ eventType, payload, occurredAt }) => ({
+            eventType,
+            payload: (payload ?? null) as JsonObject | null,
+            occurredAt,
+          })),
+        ),
       teamSecret: (name) => this.secrets.revealForRun(run.teamId, name, secretRunContextOf(run)),
     };
   }

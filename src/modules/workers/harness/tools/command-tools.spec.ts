@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openProcessSandbox } from '../../sandbox/backends/process/process-sandbox';
 import type { Sandbox } from '../../sandbox/sandbox.types';
 import { runCommandTool } from './command-tools';
+import type { TimelineEvent } from '../command-output';
 import type { ToolScope } from './tool.types';
 
 jest.setTimeout(30_000);
@@ -76,5 +77,67 @@ describe('run_command on the timeline', () => {
     const outcome = await runCommandTool.run({ command: 'echo quiet' }, scope(false));
     expect(JSON.parse(outcome.content)).toMatchObject({ exit_code: 0, output: 'quiet\n' });
     expect(events).toEqual([]);
+  });
+
+  describe('where the execution records several events in one write', () => {
+    const batched = (onWrite: (events: TimelineEvent[]) => void = () => undefined) => {
+      const writes: TimelineEvent[][] = [];
+      const scoped: ToolScope = {
+        ...scope(),
+        emitEvents: async (events) => {
+          writes.push(events);
+          onWrite(events);
+        },
+      };
+      return { writes, scoped };
+    };
+
+    it('records a short command’s start, output and end in one write, each at its own time', async () => {
+      const { writes, scoped } = batched();
+      const outcome = await runCommandTool.run({ command: 'echo quick' }, scoped);
+      expect(JSON.parse(outcome.content)).toMatchObject({ exit_code: 0, output: 'quick\n' });
+      expect(writes.map((w) => w.map((e) => e.eventType))).toEqual([
+        ['command_started', 'command_output', 'command_finished'],
+      ]);
+      const [started, output, finished] = writes[0];
+      expect(output.payload).toEqual({
+        command_id: started.payload!.command_id,
+        seq: 0,
+        text: 'quick\n',
+      });
+      expect(finished.occurredAt.getTime()).toBeGreaterThanOrEqual(started.occurredAt.getTime());
+      expect(events).toEqual([]); // nothing went one by one
+    });
+
+    it('records a longer command’s start while it still runs', async () => {
+      // The command ends only once its start was recorded: held past the hold, it would hang.
+      const { writes, scoped } = batched((events) => {
+        if (events.some((e) => e.eventType === 'command_started')) {
+          writeFileSync(join(root, 'started-recorded'), '');
+        }
+      });
+      const outcome = await runCommandTool.run(
+        { command: 'while [ ! -f started-recorded ]; do sleep 0.01; done; echo after' },
+        scoped,
+      );
+      expect(JSON.parse(outcome.content)).toMatchObject({ exit_code: 0, output: 'after\n' });
+      expect(writes[0].map((e) => e.eventType)).toEqual(['command_started']);
+      expect(writes.flat().map((e) => e.eventType)).toEqual([
+        'command_started',
+        'command_output',
+        'command_finished',
+      ]);
+    });
+
+    it('runs the command even when its events cannot be recorded', async () => {
+      const failing: ToolScope = {
+        ...scope(),
+        emitEvents: async () => {
+          throw new Error('the database is away');
+        },
+      };
+      const outcome = await runCommandTool.run({ command: 'echo still-ran' }, failing);
+      expect(JSON.parse(outcome.content)).toMatchObject({ exit_code: 0, output: 'still-ran\n' });
+    });
   });
 });

@@ -1,7 +1,7 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import { DENIED_PREFIX } from '../../../runs';
 import type { Sandbox } from '../../sandbox/sandbox.types';
-import type { EmitEvent } from '../command-output';
+import type { EmitEvent, EmitEvents } from '../command-output';
 
 /** What a tool call produced: the tool result for the model, and the summary if it ends the run. */
 export interface ToolOutcome {
@@ -25,6 +25,8 @@ export interface ToolScope {
    * without them.
    */
   emitEvent?: EmitEvent;
+  /** Records several timeline events in one write; absent: run_command emits them one by one. */
+  emitEvents?: EmitEvents;
 }
 
 export interface AgentTool {
