@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { Invalidation, InvalidationBus } from '../../common/cache/broadcast-cache';
 import {
+  FOLLOWUP_RECHECK_MS,
   FollowupAnnouncements,
   MAX_ANNOUNCED_RUNS,
   RUN_FOLLOWUP_TOPIC,
@@ -80,6 +81,22 @@ describe('FollowupAnnouncements', () => {
     heard('one-too-many');
     expect(look()).toBe(true);
     expect((announcements as unknown as { heard: Map<string, number> }).heard.size).toBe(1);
+  });
+
+  it('reads at least every FOLLOWUP_RECHECK_MS, for an announcement lost with the channel up', () => {
+    jest.useFakeTimers();
+    try {
+      const { announcements } = board();
+      const look = announcements.watch('run-1');
+      look();
+      jest.advanceTimersByTime(FOLLOWUP_RECHECK_MS - 1);
+      expect(look()).toBe(false);
+      jest.advanceTimersByTime(1);
+      expect(look()).toBe(true);
+      expect(look()).toBe(false);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('ignores other topics', () => {

@@ -10,6 +10,12 @@ export const RUN_FOLLOWUP_TOPIC = 'run_followup';
 export const MAX_ANNOUNCED_RUNS = 10_000;
 
 /**
+ * A watch reads at least this often whatever it heard: an announcement can be lost without the
+ * channel dropping (its PUBLISH failed, or the announcing process died right after the commit).
+ */
+export const FOLLOWUP_RECHECK_MS = 10_000;
+
+/**
  * Whether the database may hold a follow-up this watch's execution has not taken: true at its
  * first call, then only when its run was announced since the last call, or announcements may
  * have been missed meanwhile (see FollowupAnnouncements).
@@ -21,7 +27,8 @@ export type FollowupWatch = () => boolean;
  * none). A stored follow-up is announced to every replica once it has committed; an execution
  * reads only when its run was announced since its last read, or when announcements may have
  * been missed: the channel is not live, dropped since (Invalidations says so with `null`), or
- * the memory of announced runs was emptied. An announcement that reaches this replica only
+ * the memory of announced runs was emptied; and at least every FOLLOWUP_RECHECK_MS, for an
+ * announcement lost with the channel up. An announcement that reaches this replica only
  * after a turn's check (the API answers once every replica acknowledged it, unless
  * acknowledgements are off) is seen at the next turn, or, after the execution's last turn, by
  * the read at its end that re-queues the run (ExecutionOutcome.requeueForFollowups), which
@@ -51,14 +58,17 @@ export class FollowupAnnouncements {
   /** A watch for one execution of `runId`. */
   watch(runId: string): FollowupWatch {
     let seen: { generation: number; heard: number } | null = null;
+    let lookedAt = 0;
     return () => {
       const now = { generation: this.generation, heard: this.heard.get(runId) ?? 0 };
       const look =
         !this.bus?.live ||
         seen === null ||
         seen.generation !== now.generation ||
-        seen.heard !== now.heard;
+        seen.heard !== now.heard ||
+        Date.now() - lookedAt >= FOLLOWUP_RECHECK_MS;
       seen = now;
+      if (look) lookedAt = Date.now();
       return look;
     };
   }

@@ -27,6 +27,7 @@ import { ExecutionApprovals } from './approvals/execution-approvals.service';
 import { closeDanglingToolCalls } from './conversation-history';
 import { ExecutionFence, ExecutionToken } from './execution-fence';
 import { initialPrompt } from './initial-prompt';
+import { ExecutionTimeline } from './harness/execution-timeline';
 
 /** What an execution starts from, wherever it runs (here or on a self-hosted worker). */
 export interface ExecutionInputs {
@@ -43,6 +44,8 @@ export interface ExecutionInputs {
 /** Assembles what a harness needs for one execution: workspace, conversation so far, new turns. */
 @Injectable()
 export class ExecutionContextFactory {
+  private readonly timelines = new WeakMap<ExecutionToken, ExecutionTimeline>();
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly attachments: RunAttachmentRepository,
@@ -113,15 +116,7 @@ export class ExecutionContextFactory {
         return { artifactUid: artifact.id };
       },
       emitEvent: (eventType, payload) => this.emitEvent(token, eventType, payload),
-      emitEvents: (events) =>
-        this.fence.appendEvents(
-          token,
-          events.map(({ eventType, payload, occurredAt }) => ({
-            eventType,
-            payload: (payload ?? null) as JsonObject | null,
-            occurredAt,
-          })),
-        ),
+      holdEvents: () => this.holdEvents(token),
       teamSecret: (name) => this.secrets.revealForRun(run.teamId, name, secretRunContextOf(run)),
     };
   }
@@ -189,15 +184,40 @@ export class ExecutionContextFactory {
     );
   }
 
-  /** Adds an event to the run's timeline. */
+  /**
+   * Adds an event to the run's timeline, after the execution's earlier ones (ExecutionTimeline:
+   * held with them while a command holds them).
+   */
   emitEvent(
     token: ExecutionToken,
     eventType: string,
     payload?: Record<string, unknown> | null,
   ): Promise<void> {
-    return this.fence.appendEvents(token, [
-      { eventType, payload: (payload ?? null) as JsonObject | null },
-    ]);
+    return this.timelineOf(token).emit(eventType, payload ?? undefined);
+  }
+
+  /** Holds the execution's timeline events until the returned function (or the hold's end). */
+  holdEvents(token: ExecutionToken): () => Promise<void> {
+    return this.timelineOf(token).hold();
+  }
+
+  /** The execution's timeline writer: one per token, gone with it. */
+  private timelineOf(token: ExecutionToken): ExecutionTimeline {
+    let timeline = this.timelines.get(token);
+    if (!timeline) {
+      timeline = new ExecutionTimeline((events) =>
+        this.fence.appendEvents(
+          token,
+          events.map(({ eventType, payload, occurredAt }) => ({
+            eventType,
+            payload: (payload ?? null) as JsonObject | null,
+            occurredAt,
+          })),
+        ),
+      );
+      this.timelines.set(token, timeline);
+    }
+    return timeline;
   }
 
   /** Records an artifact the execution reports (validated as `parseArtifactInput` says). */

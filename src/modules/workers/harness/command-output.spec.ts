@@ -1,10 +1,5 @@
 import { waitFor } from '../../../../test/support/wait';
-import {
-  CommandOutputStream,
-  HeldEvents,
-  withStreamedOutput,
-  type TimelineEvent,
-} from './command-output';
+import { CommandOutputStream, withStreamedOutput } from './command-output';
 
 type Sent = { type: string; payload: Record<string, unknown> };
 
@@ -105,73 +100,5 @@ describe('withStreamedOutput', () => {
     });
     expect(result).toBe(7);
     expect(texts()).toEqual(['done\n']);
-  });
-});
-
-describe('HeldEvents', () => {
-  afterEach(() => jest.useRealTimers());
-
-  /** A batch writer that records each write and can be told to fail the next one. */
-  function writer() {
-    const writes: TimelineEvent[][] = [];
-    let failNext = false;
-    let written: () => void = () => undefined;
-    const emitEvents = async (events: TimelineEvent[]) => {
-      if (failNext) {
-        failNext = false;
-        throw new Error('the execution lost its run');
-      }
-      writes.push(events);
-      written();
-    };
-    const nextWrite = () => new Promise<void>((resolve) => (written = resolve));
-    return { writes, emitEvents, nextWrite, failOnce: () => (failNext = true) };
-  }
-
-  it('writes what it held in one write, in order, each event with the time it happened', async () => {
-    jest.useFakeTimers({ now: new Date('2026-12-05T12:00:00.000Z') });
-    const { writes, emitEvents } = writer();
-    const held = new HeldEvents(emitEvents, 250);
-    await held.emit('command_started', { command_id: 'c' });
-    jest.setSystemTime(new Date('2026-12-05T12:00:00.040Z'));
-    await held.emit('command_output', { command_id: 'c', seq: 0, text: 'hi' });
-    jest.setSystemTime(new Date('2026-12-05T12:00:00.090Z'));
-    await held.emit('command_finished', { command_id: 'c', exit_code: 0 });
-    expect(writes).toEqual([]);
-    await held.release();
-    expect(writes).toHaveLength(1);
-    expect(writes[0].map((e) => [e.eventType, e.occurredAt.toISOString()])).toEqual([
-      ['command_started', '2026-12-05T12:00:00.000Z'],
-      ['command_output', '2026-12-05T12:00:00.040Z'],
-      ['command_finished', '2026-12-05T12:00:00.090Z'],
-    ]);
-  });
-
-  it('writes its held events once the hold is over, then each one as it comes', async () => {
-    jest.useFakeTimers();
-    const { writes, emitEvents, nextWrite } = writer();
-    const held = new HeldEvents(emitEvents, 250);
-    await held.emit('command_started');
-    jest.advanceTimersByTime(249);
-    await Promise.resolve();
-    expect(writes).toEqual([]);
-    const heldWrite = nextWrite();
-    jest.advanceTimersByTime(1);
-    await heldWrite;
-    await held.emit('command_output');
-    expect(writes.map((w) => w.map((e) => e.eventType))).toEqual([
-      ['command_started'],
-      ['command_output'],
-    ]);
-  });
-
-  it('fails the emits of a write that failed, and goes on with the next one', async () => {
-    const { writes, emitEvents, failOnce } = writer();
-    const held = new HeldEvents(emitEvents, 60_000);
-    await held.emit('command_started');
-    failOnce();
-    await expect(held.release()).rejects.toThrow('lost its run');
-    await held.emit('command_finished');
-    expect(writes.map((w) => w.map((e) => e.eventType))).toEqual([['command_finished']]);
   });
 });

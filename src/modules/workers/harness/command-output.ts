@@ -5,19 +5,6 @@ import { COMMAND_OUTPUT_EVENT } from '../../runs';
 /** A timeline event's emitter (`HarnessContext.emitEvent`, a setup's `emit`). */
 export type EmitEvent = (eventType: string, payload?: Record<string, unknown>) => Promise<void>;
 
-/** A timeline event with the time it happened, as several are recorded together. */
-export interface TimelineEvent {
-  eventType: string;
-  payload?: Record<string, unknown>;
-  occurredAt: Date;
-}
-
-/** Records timeline events in order, all or none, in one write (`HarnessContext.emitEvents`). */
-export type EmitEvents = (events: TimelineEvent[]) => Promise<void>;
-
-/** How long a command's events wait to go out together: a live view sees its start this late. */
-export const COMMAND_EVENTS_HOLD_MS = 250;
-
 export interface CommandOutputLimits {
   /** Characters of one `command_output` event at most. */
   chunkChars: number;
@@ -111,50 +98,6 @@ export class CommandOutputStream {
         this.pending = '';
       }),
     );
-  }
-}
-
-/**
- * A command's timeline events held back for up to `holdMs` from its start and then written
- * together, each with the time it happened: a command that ends by then has its start, output
- * and end recorded in one write instead of three (most of an agent's commands are that short); a
- * longer one's held events go out at `holdMs`, and each later one as it comes. Writes go out one
- * after another, in order. `emit` resolves once its event is held or written, and rejects when
- * its write failed.
- */
-export class HeldEvents {
-  private held: TimelineEvent[] = [];
-  private holding = true;
-  private readonly timer: NodeJS.Timeout;
-  private writing: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly emitEvents: EmitEvents,
-    holdMs: number = COMMAND_EVENTS_HOLD_MS,
-  ) {
-    this.timer = setTimeout(() => void this.release().catch(() => undefined), holdMs);
-    this.timer.unref();
-  }
-
-  readonly emit: EmitEvent = (eventType, payload) => {
-    this.held.push({ eventType, payload, occurredAt: new Date() });
-    return this.holding ? Promise.resolve() : this.write();
-  };
-
-  /** Writes what is held, and from now on every event as it comes. */
-  release(): Promise<void> {
-    clearTimeout(this.timer);
-    this.holding = false;
-    return this.write();
-  }
-
-  private write(): Promise<void> {
-    const batch = this.held;
-    this.held = [];
-    if (batch.length === 0) return this.writing;
-    // A failed write fails its own events' emits, not the next write.
-    this.writing = this.writing.catch(() => undefined).then(() => this.emitEvents(batch));
-    return this.writing;
   }
 }
 

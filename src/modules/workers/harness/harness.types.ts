@@ -3,7 +3,7 @@ import type { CatalogModel } from '../../models';
 import type { ApprovalRule, ExecutionConfig } from '../../run-config';
 import type { ApprovalDecision, ApprovalKind } from '../../runs';
 import type { Sandbox } from '../sandbox/sandbox.types';
-import type { TimelineEvent } from './command-output';
+import type { HoldEvents } from './execution-timeline';
 
 import type { ChatMessage } from '../../runs';
 
@@ -48,8 +48,11 @@ export interface HarnessContext {
   recordMessage(message: ChatMessage): Promise<void>;
   /** Appends a timeline event to the run. */
   emitEvent(eventType: string, payload?: Record<string, unknown>): Promise<void>;
-  /** Appends timeline events in order, all or none, in one write. Absent: one by one. */
-  emitEvents?(events: TimelineEvent[]): Promise<void>;
+  /**
+   * Holds the execution's timeline events (emitted here or by the sandbox: an egress refusal, a
+   * limit) to write them together, in order (ExecutionTimeline). Absent: each as it comes.
+   */
+  holdEvents?: HoldEvents;
   /**
    * The value of a secret of the run's team (vendor CLI credentials named in
    * `harness_auth_secrets`); null when there is none.

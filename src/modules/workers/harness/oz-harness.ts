@@ -91,7 +91,7 @@ class OzRun {
           signal: this.stop.signal,
           mode: this.ctx.mode,
           emitEvent: (eventType, payload) => this.ctx.emitEvent(eventType, payload),
-          emitEvents: this.ctx.emitEvents?.bind(this.ctx),
+          holdEvents: this.ctx.holdEvents,
         },
         mcp,
         this.ctx.reportArtifact?.bind(this.ctx),

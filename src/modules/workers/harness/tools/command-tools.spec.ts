@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { openProcessSandbox } from '../../sandbox/backends/process/process-sandbox';
 import type { Sandbox } from '../../sandbox/sandbox.types';
 import { runCommandTool } from './command-tools';
-import type { TimelineEvent } from '../command-output';
+import { ExecutionTimeline, type RecordedEvent } from '../execution-timeline';
 import type { ToolScope } from './tool.types';
 
 jest.setTimeout(30_000);
@@ -79,21 +79,27 @@ describe('run_command on the timeline', () => {
     expect(events).toEqual([]);
   });
 
-  describe('where the execution records several events in one write', () => {
-    const batched = (onWrite: (events: TimelineEvent[]) => void = () => undefined) => {
-      const writes: TimelineEvent[][] = [];
+  describe('where the execution holds its events to write them together', () => {
+    /** The execution's timeline over a recording writer; its holds last `holdMs`. */
+    const holding = (
+      holdMs: number,
+      onWrite: (events: RecordedEvent[]) => void = () => undefined,
+    ) => {
+      const writes: RecordedEvent[][] = [];
+      const timeline = new ExecutionTimeline(async (events) => {
+        writes.push(events);
+        onWrite(events);
+      });
       const scoped: ToolScope = {
-        ...scope(),
-        emitEvents: async (events) => {
-          writes.push(events);
-          onWrite(events);
-        },
+        ...scope(false),
+        emitEvent: timeline.emit,
+        holdEvents: () => timeline.hold(holdMs),
       };
       return { writes, scoped };
     };
 
-    it('records a short command’s start, output and end in one write, each at its own time', async () => {
-      const { writes, scoped } = batched();
+    it('records a command’s start, output and end in one write when it ends within the hold', async () => {
+      const { writes, scoped } = holding(60_000);
       const outcome = await runCommandTool.run({ command: 'echo quick' }, scoped);
       expect(JSON.parse(outcome.content)).toMatchObject({ exit_code: 0, output: 'quick\n' });
       expect(writes.map((w) => w.map((e) => e.eventType))).toEqual([
@@ -106,12 +112,11 @@ describe('run_command on the timeline', () => {
         text: 'quick\n',
       });
       expect(finished.occurredAt.getTime()).toBeGreaterThanOrEqual(started.occurredAt.getTime());
-      expect(events).toEqual([]); // nothing went one by one
     });
 
     it('records a longer command’s start while it still runs', async () => {
-      // The command ends only once its start was recorded: held past the hold, it would hang.
-      const { writes, scoped } = batched((events) => {
+      // The command ends only once its start was written: held to its end, it would hang.
+      const { writes, scoped } = holding(50, (events) => {
         if (events.some((e) => e.eventType === 'command_started')) {
           writeFileSync(join(root, 'started-recorded'), '');
         }
@@ -130,11 +135,13 @@ describe('run_command on the timeline', () => {
     });
 
     it('runs the command even when its events cannot be recorded', async () => {
+      const timeline = new ExecutionTimeline(async () => {
+        throw new Error('the database is away');
+      });
       const failing: ToolScope = {
-        ...scope(),
-        emitEvents: async () => {
-          throw new Error('the database is away');
-        },
+        ...scope(false),
+        emitEvent: timeline.emit,
+        holdEvents: () => timeline.hold(60_000),
       };
       const outcome = await runCommandTool.run({ command: 'echo still-ran' }, failing);
       expect(JSON.parse(outcome.content)).toMatchObject({ exit_code: 0, output: 'still-ran\n' });

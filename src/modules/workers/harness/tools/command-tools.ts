@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_OUTPUT_BYTES, runCommand, type CommandResult } from '../command-runner';
-import { HeldEvents, newCommandId, withStreamedOutput } from '../command-output';
+import { newCommandId, withStreamedOutput } from '../command-output';
 import { COMMAND_FINISHED_EVENT, COMMAND_STARTED_EVENT } from '../../../runs';
 import { ToolArgumentError } from './file-tools';
 import { functionTool, type AgentTool, type ToolScope } from './tool.types';
@@ -58,7 +58,7 @@ const COMMAND_TEXT_CHARS = 2000;
  * Runs the command between a `command_started` and a `command_finished` timeline event
  * (`{command_id, exit_code, timed_out, killed?, duration_ms}`, or `error` when it could not
  * finish), with its output streamed live in between (see CommandOutputStream); where the
- * execution can record several events at once, a short command's are one write (HeldEvents).
+ * execution can hold its events, a short command's are one write (ExecutionTimeline.hold).
  * The events are for watching: one that cannot be recorded fails no command (a run the execution
  * lost stops it through its signal).
  */
@@ -67,9 +67,9 @@ async function runObservedCommand(
   command: string,
   run: (onOutput?: (chunk: Buffer) => void) => Promise<CommandResult>,
 ): Promise<CommandResult> {
-  if (!scope.emitEvent) return run();
-  const held = scope.emitEvents ? new HeldEvents(scope.emitEvents) : null;
-  const emitEvent = held?.emit ?? scope.emitEvent;
+  const emitEvent = scope.emitEvent;
+  if (!emitEvent) return run();
+  const release = scope.holdEvents?.();
   const emit = (type: string, payload: Record<string, unknown>) =>
     emitEvent(type, payload).catch(() => undefined);
   const commandId = newCommandId();
@@ -84,7 +84,7 @@ async function runObservedCommand(
       ...fields,
       duration_ms: Date.now() - startedAt,
     });
-    await held?.release().catch(() => undefined);
+    await release?.().catch(() => undefined);
   };
   let result: CommandResult;
   try {

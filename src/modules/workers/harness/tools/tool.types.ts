@@ -1,7 +1,8 @@
 import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import { DENIED_PREFIX } from '../../../runs';
 import type { Sandbox } from '../../sandbox/sandbox.types';
-import type { EmitEvent, EmitEvents } from '../command-output';
+import type { EmitEvent } from '../command-output';
+import type { HoldEvents } from '../execution-timeline';
 
 /** What a tool call produced: the tool result for the model, and the summary if it ends the run. */
 export interface ToolOutcome {
@@ -25,8 +26,8 @@ export interface ToolScope {
    * without them.
    */
   emitEvent?: EmitEvent;
-  /** Records several timeline events in one write; absent: run_command emits them one by one. */
-  emitEvents?: EmitEvents;
+  /** Holds the execution's timeline events to write them together; absent: each as it comes. */
+  holdEvents?: HoldEvents;
 }
 
 export interface AgentTool {
