@@ -202,6 +202,42 @@ describe('self-hosted worker protocol and run-scoped API', () => {
     const badRole = await harness(key).post('messages', { messages: [{ role: 'robot' }] });
     expect(badRole.status).toBe(400);
     expect(badRole.body.detail).toMatch(/^messages\.0\.role/);
+
+    // A command's events in one call, in order, each dated by how long before the call it happened.
+    const batch = await harness(key).post('events/batch', {
+      events: [
+        { event_type: 'command_started', payload: { command_id: 'c1' }, age_ms: 200 },
+        { event_type: 'command_finished', payload: { command_id: 'c1', exit_code: 0 } },
+      ],
+    });
+    expect(batch.status).toBe(204);
+    for (const [body, field] of [
+      [{ events: [] }, 'events'],
+      [{ events: [{ event_type: 'command_started', age_ms: 60_001 }] }, 'events.0.age_ms'],
+      [
+        { events: [{ event_type: 'ok_one' }, { event_type: 'oz_run_claimed' }] },
+        'events.1.event_type',
+      ],
+    ] as const) {
+      const refused = await harness(key).post('events/batch', body);
+      expect(refused.status).toBe(400);
+      expect(refused.body.detail).toMatch(new RegExp(`^${field.replace(/\./g, '\\.')}`));
+    }
+    const single = await harness(key).post('events', { event_type: 'command_output' });
+    expect(single.status).toBe(204);
+    const timeline = (await api.get(`/agent/runs/${runId}/timeline`)).body.events as {
+      event_type: string;
+      occurred_at: string;
+    }[];
+    const commandEvents = timeline.filter((e) => e.event_type.startsWith('command_'));
+    // Nothing of the refused batches was recorded.
+    expect(commandEvents.map((e) => e.event_type)).toEqual([
+      'command_started',
+      'command_finished',
+      'command_output',
+    ]);
+    const [startedAt, finishedAt] = commandEvents.map((e) => Date.parse(e.occurred_at));
+    expect(finishedAt - startedAt).toBeGreaterThanOrEqual(150);
     expect((await harness(key).post('heartbeat')).body).toMatchObject({ state: 'INPROGRESS' });
 
     const finished = await harness(key).post('finish-task', {

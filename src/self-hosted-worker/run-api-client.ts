@@ -3,6 +3,8 @@ import type { ChatMessage } from '../modules/workers/harness/harness.types';
 import type { FinishReport, SetupReport } from '../modules/workers/execution-result';
 import type { EnvironmentConfig } from '../modules/environments/environment-config';
 import type { ExecutionConfig } from '../modules/run-config/run-config.types';
+import type { RecordedEvent } from '../modules/workers/harness/execution-timeline';
+import { MAX_EVENT_AGE_MS } from '../modules/workers/remote/worker-protocol';
 
 const REQUEST_TIMEOUT_MS = 30_000;
 /** start and finish-task are retried this often over transport errors and 5xx answers. */
@@ -72,6 +74,8 @@ export class RunApiError extends Error {
 
 /** The run-scoped API of one execution, called with the key its task assignment carried. */
 export class RunApiClient {
+  /** The server answered 404 to a batch of events: it predates them. */
+  private batchesUnknown = false;
   constructor(
     private readonly apiUrl: string,
     private readonly runKey: string,
@@ -95,6 +99,31 @@ export class RunApiClient {
 
   async appendEvent(eventType: string, payload?: Record<string, unknown>): Promise<void> {
     await this.post('events', { event_type: eventType, ...(payload ? { payload } : {}) });
+  }
+
+  /**
+   * Records events in order, all or none, each dated by how long ago it happened (the server's
+   * clock dates it). A server without the batch endpoint (older than this worker) gets them one
+   * by one, dated when they arrive.
+   */
+  async appendEvents(events: RecordedEvent[]): Promise<void> {
+    if (!this.batchesUnknown) {
+      const now = Date.now();
+      try {
+        await this.post('events/batch', {
+          events: events.map(({ eventType, payload, occurredAt }) => ({
+            event_type: eventType,
+            ...(payload ? { payload } : {}),
+            age_ms: Math.min(MAX_EVENT_AGE_MS, Math.max(0, now - occurredAt.getTime())),
+          })),
+        });
+        return;
+      } catch (err) {
+        if (!(err instanceof RunApiError && err.status === 404)) throw err;
+        this.batchesUnknown = true;
+      }
+    }
+    for (const { eventType, payload } of events) await this.appendEvent(eventType, payload);
   }
 
   /** A failure ends the run FAILED environment_setup_failed on the server. */

@@ -10,6 +10,7 @@ import { Sandbox, SandboxError } from '../modules/workers/sandbox/sandbox.types'
 import type { EnvironmentConfig } from '../modules/environments/environment-config';
 import { initialPrompt } from '../modules/workers/initial-prompt';
 import { EgressRecorder } from '../modules/workers/sandbox/egress/egress-recorder';
+import { ExecutionTimeline } from '../modules/workers/harness/execution-timeline';
 import {
   MAX_RAW_TRANSCRIPT_CHARS,
   RUN_KEY_ENV,
@@ -127,11 +128,12 @@ export class TaskExecution {
     const workspaceDir = this.deps.workspaces.dirFor(start.run_id);
     await mkdir(workspaceDir, { recursive: true });
     let sandbox: Sandbox;
-    // This machine's proxy decides; the server's timeline (and its metrics) hear of it.
-    const egress = new EgressRecorder(
-      (eventType, payload) => this.reporting(api.appendEvent(eventType, payload), undefined),
-      () => undefined,
+    // Every event of the execution in the order emitted, a command's held to go out together.
+    const timeline = new ExecutionTimeline((events) =>
+      this.reporting(api.appendEvents(events), undefined),
     );
+    // This machine's proxy decides; the server's timeline (and its metrics) hear of it.
+    const egress = new EgressRecorder(timeline.emit, () => undefined);
     try {
       sandbox = await this.deps.sandboxes.open({
         runId: start.run_id,
@@ -149,7 +151,7 @@ export class TaskExecution {
     const closeOnStop = (): void => void sandbox.close();
     this.controller.signal.addEventListener('abort', closeOnStop, { once: true });
     try {
-      return await this.runInSandbox(start, api, harness, model, sandbox);
+      return await this.runInSandbox(start, api, timeline, harness, model, sandbox);
     } finally {
       this.controller.signal.removeEventListener('abort', closeOnStop);
       await sandbox.close();
@@ -160,11 +162,12 @@ export class TaskExecution {
   private async runInSandbox(
     start: ExecutionStart,
     api: RunApiClient,
+    timeline: ExecutionTimeline,
     harness: Harness,
     model: CatalogModel,
     sandbox: Sandbox,
   ): Promise<ExecutionOutcome> {
-    const setupFailure = await this.prepareEnvironment(start, api, sandbox);
+    const setupFailure = await this.prepareEnvironment(start, api, timeline, sandbox);
     if (setupFailure) return setupFailure;
     const workspace = await this.deps.workspaces.prepare(
       start.run_id,
@@ -203,8 +206,8 @@ export class TaskExecution {
       signal: this.controller.signal,
       takeFollowups: () => this.reporting(api.takeFollowups(), []),
       recordMessage: (message) => this.reporting(api.recordMessages([message]), undefined),
-      emitEvent: (eventType, payload) =>
-        this.reporting(api.appendEvent(eventType, payload), undefined),
+      emitEvent: timeline.emit,
+      holdEvents: () => timeline.hold(),
       teamSecret: async (name) => start.harness_secrets[name] ?? null,
     };
     return harness.run(context);
@@ -218,6 +221,7 @@ export class TaskExecution {
   private async prepareEnvironment(
     start: ExecutionStart,
     api: RunApiClient,
+    timeline: ExecutionTimeline,
     sandbox: Sandbox,
   ): Promise<ExecutionOutcome | null> {
     const { environment } = start;
@@ -229,7 +233,7 @@ export class TaskExecution {
       environmentId: environment.environment_id,
       workspaces: this.deps.workspaces,
       signal,
-      emit: (eventType, payload) => this.reporting(api.appendEvent(eventType, payload), undefined),
+      emit: timeline.emit,
       loadPlan: async () => setupPlanFrom(environment, start.run_secrets, this.deps.gitUrlBase),
     });
     if (!failed) {

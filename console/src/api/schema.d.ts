@@ -1199,6 +1199,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/harness-support/events/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Append events to the run's timeline, in order, all or none */
+        post: operations["appendRunEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/harness-support/finish-task": {
         parameters: {
             query?: never;
@@ -1864,6 +1881,19 @@ export interface components {
             payload?: {
                 [key: string]: unknown;
             };
+        };
+        AppendEventsItem: {
+            /** @description How many milliseconds before the request the event happened (the server dates it by its own clock: the worker’s may differ); 0 when absent */
+            age_ms?: number;
+            /** @description lower_snake_case; the lifecycle events are the server’s own */
+            event_type: string;
+            payload?: {
+                [key: string]: unknown;
+            };
+        };
+        AppendEventsRequest: {
+            /** @description In order; recorded all or none */
+            events: components["schemas"]["AppendEventsItem"][];
         };
         /** @description Ambient: the factory as a create or definition apply left it, with warnings */
         AppliedFactory: {
@@ -9300,6 +9330,73 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AppendEventRequest"];
+            };
+        };
+        responses: {
+            /** @description Recorded */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request; `detail` names the field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not permitted */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state; retry after a moment */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other error, in the Oz Error model */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    appendRunEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AppendEventsRequest"];
             };
         };
         responses: {

@@ -27,7 +27,7 @@ import { ExecutionApprovals } from './approvals/execution-approvals.service';
 import { closeDanglingToolCalls } from './conversation-history';
 import { ExecutionFence, ExecutionToken } from './execution-fence';
 import { initialPrompt } from './initial-prompt';
-import { ExecutionTimeline } from './harness/execution-timeline';
+import { ExecutionTimeline, type RecordedEvent } from './harness/execution-timeline';
 
 /** What an execution starts from, wherever it runs (here or on a self-hosted worker). */
 export interface ExecutionInputs {
@@ -194,6 +194,11 @@ export class ExecutionContextFactory {
     payload?: Record<string, unknown> | null,
   ): Promise<void> {
     return this.timelineOf(token).emit(eventType, payload ?? undefined);
+  }
+
+  /** Adds events dated already (a self-hosted worker's), after the execution's earlier ones. */
+  recordEvents(token: ExecutionToken, events: RecordedEvent[]): Promise<void> {
+    return this.timelineOf(token).record(events);
   }
 
   /** Holds the execution's timeline events until the returned function (or the hold's end). */

@@ -36,10 +36,14 @@ export class ExecutionTimeline {
 
   constructor(private readonly write: WriteEvents) {}
 
-  readonly emit: EmitEvent = (eventType, payload) => {
-    this.waiting.push({ eventType, payload, occurredAt: new Date() });
+  readonly emit: EmitEvent = (eventType, payload) =>
+    this.record([{ eventType, payload, occurredAt: new Date() }]);
+
+  /** Events dated already (another process's), after the ones emitted before them. */
+  record(events: RecordedEvent[]): Promise<void> {
+    this.waiting.push(...events);
     return this.holds > 0 ? Promise.resolve() : this.flush();
-  };
+  }
 
   hold(holdMs: number = COMMAND_EVENTS_HOLD_MS): () => Promise<void> {
     this.holds++;

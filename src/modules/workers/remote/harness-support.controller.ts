@@ -17,6 +17,7 @@ import type { Principal } from '../../../common/auth/principal';
 import { RunScoped } from '../../teams';
 import {
   AppendEventDto,
+  AppendEventsDto,
   EnvironmentSetupReportDto,
   EnvironmentSetupResponseDto,
   FinishTaskDto,
@@ -198,7 +199,22 @@ export class HarnessSupportController {
     @CurrentPrincipal() principal: Principal,
     @Body() body: AppendEventDto,
   ): Promise<void> {
-    await this.executions.appendEvent(principal, body.event_type, body.payload);
+    await this.executions.appendEvents(principal, [body]);
+  }
+
+  @Post('events/batch')
+  @HttpCode(204)
+  @ApiOperation({
+    operationId: 'appendRunEvents',
+    summary: "Append events to the run's timeline, in order, all or none",
+  })
+  @ApiNoContentResponse({ description: 'Recorded' })
+  @ApiProblems(400, 401, 403, 409)
+  async eventsBatch(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: AppendEventsDto,
+  ): Promise<void> {
+    await this.executions.appendEvents(principal, body.events);
   }
 
   @Post('finish-task')

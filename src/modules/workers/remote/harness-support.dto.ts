@@ -6,6 +6,7 @@ import type { NetworkPolicy } from '../sandbox/sandbox.types';
 import type { EgressRuleInput } from '../../../common/egress/egress-policy';
 import {
   ArrayMaxSize,
+  ArrayMinSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -14,13 +15,14 @@ import {
   IsOptional,
   IsString,
   Matches,
+  Max,
   MaxLength,
   Min,
   MinLength,
   ValidateIf,
 } from 'class-validator';
 import { ERROR_CODES } from '../../../common/errors/error-codes';
-import { MAX_RAW_TRANSCRIPT_CHARS } from './worker-protocol';
+import { MAX_EVENT_AGE_MS, MAX_RAW_TRANSCRIPT_CHARS } from './worker-protocol';
 import type { FinishReport, SetupReport, UsageReport } from '../execution-result';
 import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
 
@@ -259,6 +261,33 @@ export class AppendEventDto {
   @IsOptional()
   @IsObject()
   payload?: Record<string, unknown>;
+}
+
+@ApiSchema({ name: 'AppendEventsItem' })
+export class AppendEventsItemDto extends AppendEventDto {
+  @ApiPropertyOptional({
+    description:
+      'How many milliseconds before the request the event happened (the server dates it by its ' +
+      'own clock: the worker’s may differ); 0 when absent',
+    minimum: 0,
+    maximum: MAX_EVENT_AGE_MS,
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_EVENT_AGE_MS)
+  age_ms?: number;
+}
+
+@ApiSchema({ name: 'AppendEventsRequest' })
+export class AppendEventsDto {
+  @ApiProperty({ type: [AppendEventsItemDto], description: 'In order; recorded all or none' })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(100)
+  @ValidateNestedEach()
+  @Type(() => AppendEventsItemDto)
+  events: AppendEventsItemDto[];
 }
 
 @ApiSchema({ name: 'HarnessTokenUsage' })

@@ -297,18 +297,27 @@ export class RemoteExecutionService {
     return this.fenced(() => this.contexts.takeFollowups(this.tokenOf(principal, run)));
   }
 
-  async appendEvent(
+  /** Records the events in order, all or none, each dated `age_ms` before now. */
+  async appendEvents(
     principal: Principal,
-    eventType: string,
-    payload: Record<string, unknown> | undefined,
+    events: { event_type: string; payload?: Record<string, unknown>; age_ms?: number }[],
   ): Promise<void> {
     const run = await this.running(principal);
+    const now = Date.now();
     await this.fenced(() =>
-      this.contexts.emitEvent(this.tokenOf(principal, run), eventType, payload),
+      this.contexts.recordEvents(
+        this.tokenOf(principal, run),
+        events.map((event) => ({
+          eventType: event.event_type,
+          payload: event.payload,
+          occurredAt: new Date(now - (event.age_ms ?? 0)),
+        })),
+      ),
     );
     // A self-hosted worker's proxy decides on its machine: its summary is what the metrics get.
-    if (eventType === EGRESS_SUMMARY) {
-      for (const [decision, count] of egressSummaryCounts(payload)) {
+    for (const event of events) {
+      if (event.event_type !== EGRESS_SUMMARY) continue;
+      for (const [decision, count] of egressSummaryCounts(event.payload)) {
         this.metrics.egressRequest(decision, count);
       }
     }

@@ -17,6 +17,9 @@ export const RUN_KEY_ENV = 'WARP_API_KEY';
  */
 export const MAX_RAW_TRANSCRIPT_CHARS = 30 * 1024 * 1024;
 
+/** How long before its request a batched timeline event may have happened (`age_ms`). */
+export const MAX_EVENT_AGE_MS = 60_000;
+
 /** The only rejection reason the public worker sends. */
 export const AT_CAPACITY_REASON = 'worker at maximum concurrency';
 
