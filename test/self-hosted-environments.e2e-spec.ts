@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startUpstreams } from './support/egress-upstreams';
+import { scrape } from './support/prometheus';
 import { GitHttpServer, startGitHttpServer } from './support/git-http-server';
 import { bareRepo } from './support/git-repos';
 import { SelfHostedWorkers } from './support/self-hosted-worker-process';
@@ -375,6 +376,7 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
         },
         { text: 'done' },
       ]);
+      const egressBefore = await scrape(app.ambient.metricsUrl!);
       const runId = await create('[script:sh-egress]', {
         worker_host: 'egress-box',
         environment_id: uid,
@@ -400,6 +402,12 @@ describe('self-hosted runs: environments and harnesses on the worker', () => {
       expect(events.find((e) => e.event_type === 'egress_summary')?.payload).toMatchObject({
         allowed: [{ host: 'localhost', port: upstreams.httpsPort, count: 1 }],
       });
+      // The worker's summary (sent among its batched events) is what the server's metrics count.
+      const egressAfter = await scrape(app.ambient.metricsUrl!);
+      const counted = (decision: string) =>
+        egressAfter.value('ambient_egress_requests_total', { decision }) -
+        egressBefore.value('ambient_egress_requests_total', { decision });
+      expect([counted('allowed'), counted('denied')]).toEqual([1, 1]);
 
       // A vendor CLI's key is bound to its provider here too: the CLI gets the placeholder.
       const cliRun = await create('List the files', {

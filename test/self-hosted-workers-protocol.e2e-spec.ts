@@ -207,6 +207,8 @@ describe('self-hosted worker protocol and run-scoped API', () => {
     const batch = await harness(key).post('events/batch', {
       events: [
         { event_type: 'command_started', payload: { command_id: 'c1' }, age_ms: 200 },
+        // Dated before the one ahead of it (a worker's bug): recorded at the same time instead.
+        { event_type: 'command_output', payload: { command_id: 'c1', seq: 0 }, age_ms: 900 },
         { event_type: 'command_finished', payload: { command_id: 'c1', exit_code: 0 } },
       ],
     });
@@ -233,10 +235,12 @@ describe('self-hosted worker protocol and run-scoped API', () => {
     // Nothing of the refused batches was recorded.
     expect(commandEvents.map((e) => e.event_type)).toEqual([
       'command_started',
+      'command_output',
       'command_finished',
       'command_output',
     ]);
-    const [startedAt, finishedAt] = commandEvents.map((e) => Date.parse(e.occurred_at));
+    const [startedAt, outputAt, finishedAt] = commandEvents.map((e) => Date.parse(e.occurred_at));
+    expect(outputAt).toBe(startedAt);
     expect(finishedAt - startedAt).toBeGreaterThanOrEqual(150);
     expect((await harness(key).post('heartbeat')).body).toMatchObject({ state: 'INPROGRESS' });
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
+import { scrape } from './support/prometheus';
 import { SelfHostedWorkers } from './support/self-hosted-worker-process';
 import {
   createTestEnvironment,
@@ -122,6 +123,15 @@ describe('self-hosted workers (real worker processes, two API replicas)', () => 
       execution_id: 1,
       payload: { worker_id: 'box-1', self_hosted: true, attempt: 1 },
     });
+    // The worker sent the command's events together (held from its start), not one call each.
+    const scraped = await scrape(appA.ambient.metricsUrl!);
+    const calls = (path: string) =>
+      scraped.value('ambient_http_request_duration_seconds_count', {
+        route: `/api/v1/harness-support/${path}`,
+        status_code: '204',
+      });
+    expect(calls('events/batch')).toBeGreaterThanOrEqual(1);
+    expect(calls('events')).toBe(0);
     // The conversation is stored as for service-hosted runs (prompt, tool call, result, answer).
     const messages = (await appA.dataSource.query(
       'SELECT execution_id, message FROM run_messages WHERE run_id = ? ORDER BY id',

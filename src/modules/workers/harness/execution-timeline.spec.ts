@@ -1,4 +1,4 @@
-import { ExecutionTimeline, type RecordedEvent } from './execution-timeline';
+import { ExecutionTimeline, MAX_EVENTS_PER_WRITE, type RecordedEvent } from './execution-timeline';
 
 /** A batch writer that records each write and can be told to fail the next one. */
 function writer() {
@@ -95,5 +95,48 @@ describe('ExecutionTimeline', () => {
     await expect(release()).rejects.toThrow('lost its run');
     await timeline.emit('later');
     expect(types()).toEqual([['kept'], ['later']]);
+  });
+
+  it('writes at most MAX_EVENTS_PER_WRITE events at a time, in order', async () => {
+    const { timeline, writes } = writer();
+    const release = timeline.hold(60_000);
+    for (let i = 0; i < MAX_EVENTS_PER_WRITE + 5; i++) await timeline.emit(`e${i}`);
+    await release();
+    expect(writes.map((w) => w.length)).toEqual([MAX_EVENTS_PER_WRITE, 5]);
+    expect(writes.flat().map((e) => e.eventType)).toEqual(
+      Array.from({ length: MAX_EVENTS_PER_WRITE + 5 }, (_, i) => `e${i}`),
+    );
+  });
+
+  it('sends what was emitted during a slow write together in the next one', async () => {
+    const batches: string[][] = [];
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let writing: () => void = () => undefined;
+    const firstWriteStarted = new Promise<void>((resolve) => (writing = resolve));
+    const timeline = new ExecutionTimeline(async (events) => {
+      batches.push(events.map((e) => e.eventType));
+      writing();
+      if (batches.length === 1) await gate;
+    });
+    const first = timeline.emit('first');
+    await firstWriteStarted;
+    const later = [timeline.emit('a'), timeline.emit('b'), timeline.emit('c')];
+    open();
+    await Promise.all([first, ...later]);
+    expect(batches).toEqual([['first'], ['a', 'b', 'c']]);
+  });
+
+  it('goes on writing after a writer that failed at once', async () => {
+    let calls = 0;
+    const written: string[] = [];
+    const timeline = new ExecutionTimeline((events) => {
+      if (++calls === 1) throw new Error('refused before any I/O');
+      written.push(...events.map((e) => e.eventType));
+      return Promise.resolve();
+    });
+    await expect(timeline.emit('lost')).rejects.toThrow('refused before any I/O');
+    await timeline.emit('kept');
+    expect(written).toEqual(['kept']);
   });
 });

@@ -25,6 +25,7 @@ import { ERROR_CODES } from '../../../common/errors/error-codes';
 import { MAX_EVENT_AGE_MS, MAX_RAW_TRANSCRIPT_CHARS } from './worker-protocol';
 import type { FinishReport, SetupReport, UsageReport } from '../execution-result';
 import { ValidateNestedEach, ValidateNestedObject } from '../../../common/errors/validation';
+import { MAX_EVENTS_PER_WRITE } from '../harness/execution-timeline';
 
 const MESSAGE_ROLES = ['system', 'user', 'assistant', 'tool'];
 
@@ -284,7 +285,7 @@ export class AppendEventsDto {
   @ApiProperty({ type: [AppendEventsItemDto], description: 'In order; recorded all or none' })
   @IsArray()
   @ArrayMinSize(1)
-  @ArrayMaxSize(100)
+  @ArrayMaxSize(MAX_EVENTS_PER_WRITE)
   @ValidateNestedEach()
   @Type(() => AppendEventsItemDto)
   events: AppendEventsItemDto[];

@@ -297,23 +297,26 @@ export class RemoteExecutionService {
     return this.fenced(() => this.contexts.takeFollowups(this.tokenOf(principal, run)));
   }
 
-  /** Records the events in order, all or none, each dated `age_ms` before now. */
+  /**
+   * Records the events in order, all or none, each dated `age_ms` before now by this server's
+   * clock, and never before the one ahead of it (the timeline reads its ids as its order).
+   */
   async appendEvents(
     principal: Principal,
     events: { event_type: string; payload?: Record<string, unknown>; age_ms?: number }[],
   ): Promise<void> {
     const run = await this.running(principal);
     const now = Date.now();
-    await this.fenced(() =>
-      this.contexts.recordEvents(
-        this.tokenOf(principal, run),
-        events.map((event) => ({
-          eventType: event.event_type,
-          payload: event.payload,
-          occurredAt: new Date(now - (event.age_ms ?? 0)),
-        })),
-      ),
-    );
+    let previous = -Infinity;
+    const dated = events.map((event) => {
+      previous = Math.max(previous, now - (event.age_ms ?? 0));
+      return {
+        eventType: event.event_type,
+        payload: event.payload,
+        occurredAt: new Date(previous),
+      };
+    });
+    await this.fenced(() => this.contexts.recordEvents(this.tokenOf(principal, run), dated));
     // A self-hosted worker's proxy decides on its machine: its summary is what the metrics get.
     for (const event of events) {
       if (event.event_type !== EGRESS_SUMMARY) continue;
