@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { symlinkSync, writeFileSync } from 'node:fs';
+import { rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ConfigError, loadConfig } from './app-config';
 import { describeCreatedKeys, provideKeys, writeOnce } from './key-files';
@@ -17,6 +17,7 @@ describe('provideKeys', () => {
     dir = join(mkdtempSync(join(tmpdir(), 'ambient-keys-')), 'keys');
     env = { AMBIENT_CONFIG_FILE: 'config/default.yaml', AMBIENT_KEY_DIR: dir };
   });
+  afterEach(() => rmSync(dirname(dir), { recursive: true, force: true }));
 
   const modeOf = (path: string) => statSync(path).mode & 0o777;
 

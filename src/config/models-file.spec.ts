@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from './app-config';
@@ -16,6 +16,7 @@ describe('effectiveModelsFile', () => {
     local = join(dir, 'config', 'models.local.yaml');
     writeFileSync(shared, 'models: []\n');
   });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('names the local file next to the configured catalogue', () => {
     expect(localModelsFile('config/models.yaml')).toBe(join('config', 'models.local.yaml'));

@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import Redis from 'ioredis';
 import { createConnection } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
@@ -200,6 +201,9 @@ export function createTestEnvironment(
       const keys = await redis.keys(`${redisPrefix}:*`);
       if (keys.length) await redis.del(...keys);
       await redis.quit();
+      // The environment's files go with it: a CI machine runs hundreds of these.
+      await rm(dirname(modelsFile), { recursive: true, force: true });
+      await rm(workspaceRoot, { recursive: true, force: true });
     },
   };
 }

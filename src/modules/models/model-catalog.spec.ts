@@ -1,10 +1,16 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadModelCatalog } from './model-catalog';
 
+/** The directories catalogFile made, removed once the file's tests are done. */
+const made: string[] = [];
+afterAll(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
 function catalogFile(text: string): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'models-')), 'models.yaml');
+  const dir = mkdtempSync(join(tmpdir(), 'models-'));
+  made.push(dir);
+  const file = join(dir, 'models.yaml');
   writeFileSync(file, text);
   return file;
 }

@@ -5,6 +5,7 @@ import { bareRepo } from '../../../../test/support/git-repos';
 import type { AppConfig } from '../../../config/app-config';
 import { WorkspaceService } from './workspace.service';
 import { openProcessSandbox } from '../sandbox/backends/process/process-sandbox';
+import type { Sandbox } from '../sandbox/sandbox.types';
 import { prepareWorkspace, SetupPlan, WorkspaceSnapshots } from './workspace-preparation';
 import { SnapshotStore } from './snapshot-store';
 
@@ -25,7 +26,12 @@ describe('prepareWorkspace', () => {
     workspaces = new WorkspaceService({ runs: { workspaceRoot: root } } as AppConfig);
     events = [];
   });
-  afterEach(() => rmSync(root, { recursive: true, force: true }));
+  /** The sandboxes `prepare` opened: closed after each test (each has a private directory). */
+  const opened: Sandbox[] = [];
+  afterEach(async () => {
+    for (const sandbox of opened.splice(0)) await sandbox.close();
+    rmSync(root, { recursive: true, force: true });
+  });
 
   const plan = (over: Partial<SetupPlan> = {}): SetupPlan => ({
     environmentId: 'env-1',
@@ -42,17 +48,20 @@ describe('prepareWorkspace', () => {
     signal = new AbortController().signal,
     snapshots?: WorkspaceSnapshots,
     runId = 'run-1',
-  ) =>
-    prepareWorkspace({
+  ) => {
+    const sandbox = await openProcessSandbox(workspaces.dirFor(runId));
+    opened.push(sandbox);
+    return prepareWorkspace({
       runId,
       snapshots,
-      sandbox: await openProcessSandbox(workspaces.dirFor(runId)),
+      sandbox,
       environmentId: 'env-1',
       workspaces,
       signal,
       emit: async (type, payload) => void events.push([type, payload]),
       loadPlan,
     });
+  };
 
   it('clones, runs the commands with the plan’s variables, and is done once per run', async () => {
     expect(await prepare(async () => plan())).toBeNull();
