@@ -196,9 +196,12 @@ export class ExecutionContextFactory {
     return this.timelineOf(token).emit(eventType, payload ?? undefined);
   }
 
-  /** Adds events dated already (a self-hosted worker's), after the execution's earlier ones. */
+  /**
+   * Adds events dated already (a self-hosted worker's, whose own timeline ordered and held them)
+   * in one fenced write.
+   */
   recordEvents(token: ExecutionToken, events: RecordedEvent[]): Promise<void> {
-    return this.timelineOf(token).record(events);
+    return this.writeEvents(token, events);
   }
 
   /** Holds the execution's timeline events until the returned function (or the hold's end). */
@@ -210,19 +213,21 @@ export class ExecutionContextFactory {
   private timelineOf(token: ExecutionToken): ExecutionTimeline {
     let timeline = this.timelines.get(token);
     if (!timeline) {
-      timeline = new ExecutionTimeline((events) =>
-        this.fence.appendEvents(
-          token,
-          events.map(({ eventType, payload, occurredAt }) => ({
-            eventType,
-            payload: (payload ?? null) as JsonObject | null,
-            occurredAt,
-          })),
-        ),
-      );
+      timeline = new ExecutionTimeline((events) => this.writeEvents(token, events));
       this.timelines.set(token, timeline);
     }
     return timeline;
+  }
+
+  private writeEvents(token: ExecutionToken, events: RecordedEvent[]): Promise<void> {
+    return this.fence.appendEvents(
+      token,
+      events.map(({ eventType, payload, occurredAt }) => ({
+        eventType,
+        payload: (payload ?? null) as JsonObject | null,
+        occurredAt,
+      })),
+    );
   }
 
   /** Records an artifact the execution reports (validated as `parseArtifactInput` says). */

@@ -14,6 +14,7 @@ import {
 } from '../../../../test/fixtures/fake-model-server';
 import type { ChatMessage, HarnessContext } from './harness.types';
 import { OzHarness } from './oz-harness';
+import { ExecutionTimeline } from './execution-timeline';
 import { COMMAND_PATH, fakeModel, harnessContext } from './oz-harness.fixture';
 import { withoutRequestId } from '../../runs';
 
@@ -189,6 +190,26 @@ describe('OzHarness', () => {
     );
     expect(server.requests[1].body.messages.at(-1)).toEqual(withoutRequestId(toolMessage));
     expect(JSON.stringify(server.requests[1].body.messages)).not.toContain('request_id');
+  });
+
+  it("holds a command's timeline events so that a short command's are written together", async () => {
+    const writes: string[][] = [];
+    const timeline = new ExecutionTimeline(async (events) => {
+      writes.push(events.map((e) => e.eventType));
+    });
+    const prompt = scripted([
+      { toolCalls: [{ name: 'run_command', arguments: { command: 'echo hi' } }] },
+      { text: 'Done' },
+    ]);
+    const result = await harness.run(
+      context({
+        userMessages: [prompt],
+        emitEvent: timeline.emit,
+        holdEvents: () => timeline.hold(60_000),
+      }),
+    );
+    expect(result.outcome).toBe('succeeded');
+    expect(writes).toEqual([['command_started', 'command_output', 'command_finished']]);
   });
 
   it('gives commands exactly the command environment', async () => {
