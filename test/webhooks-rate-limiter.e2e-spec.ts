@@ -77,6 +77,77 @@ describe('Ingress rate limiter', () => {
     expect(await limiterOn(REDIS_URL).take(b, 'deliveries', 5)).toEqual({ allowed: true });
   });
 
+  /** Every window key's count of one budget, summed: what Redis holds as spent or leased. */
+  const counted = async (budget: string, webhookId: string) => {
+    const redis = new Redis(REDIS_URL);
+    try {
+      const keys = await redis.keys(`${prefix}:wh-rate:${budget}:${webhookId}:*`);
+      const values = keys.length ? await redis.mget(...keys) : [];
+      return values.reduce((sum, v) => sum + Number(v ?? 0), 0);
+    } finally {
+      await redis.quit();
+    }
+  };
+
+  /**
+   * The sliding minute weighs the last window less as the current one goes on: a test that counts
+   * a budget to its end starts well inside a window, so the weights stay put while it runs.
+   */
+  const insideOneWindow = async () => {
+    const left = 60_000 - (Date.now() % 60_000);
+    if (left < 5_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
+  };
+
+  it('spends leased tokens of a busy budget without a call, and two replicas never allow more than the limit', async () => {
+    await insideOneWindow();
+    const [a, b] = [limiterOn(REDIS_URL), limiterOn(REDIS_URL)];
+    let clock = performance.now();
+    a.leases.clock = b.leases.clock = () => clock;
+    const hook = randomUUID();
+    await a.take(randomUUID(), 'deliveries', 100); // connected, and the script loaded in Redis
+    await b.take(randomUUID(), 'deliveries', 100);
+    const sentBefore = commandsSent;
+    let allowed = 0;
+    const hits = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        if ((await (i % 2 ? b : a).take(hook, 'deliveries', 100)).allowed) allowed++;
+      }
+    };
+    // Leases grow with the budget's hits, up to a tenth of it: far fewer calls than hits (and
+    // with at most 2 × 10 tokens held, the first 80 hits are all allowed).
+    await hits(80);
+    expect(allowed).toBe(80);
+    expect(commandsSent - sentBefore).toBeLessThan(25);
+    // A refused hit is always Redis's decision (it may have been given tokens back meanwhile).
+    await hits(80);
+    // What one replica holds unspent the other cannot have: never more than the limit...
+    expect(allowed).toBeLessThanOrEqual(100);
+    expect(allowed).toBeGreaterThanOrEqual(80);
+    expect(await counted('deliveries', hook)).toBe(100);
+    // ... and once the leases have expired, what they did not spend is given back and allowed.
+    clock += a.leases.leaseMs;
+    await Promise.all([a.returnExpired(), b.returnExpired()]);
+    expect(await counted('deliveries', hook)).toBe(allowed);
+    await hits(40);
+    clock += a.leases.leaseMs;
+    await Promise.all([a.returnExpired(), b.returnExpired()]);
+    expect(allowed).toBe(100);
+    expect(await counted('deliveries', hook)).toBe(100);
+  });
+
+  it('gives its leased tokens back when the replica stops', async () => {
+    const limiter = limiterOn(REDIS_URL);
+    const hook = randomUUID();
+    expect(await limiter.take(hook, 'deliveries', 60)).toEqual({ allowed: true });
+    expect(await counted('deliveries', hook)).toBe(2); // the hit, and one leased beside it
+    await limiter.beforeApplicationShutdown();
+    expect(await counted('deliveries', hook)).toBe(1);
+    // A budget under ten is never leased: its count is its hits.
+    const small = randomUUID();
+    await limiter.take(small, 'auth_failures', 9);
+    expect(await counted('auth_failures', small)).toBe(1);
+  });
+
   it('allows every hit (fails open) when Redis stops answering, and counts again once it does', async () => {
     proxy = new TcpProxy('127.0.0.1', Number(new URL(REDIS_URL).port || 6379));
     await proxy.start();

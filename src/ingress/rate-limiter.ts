@@ -1,32 +1,46 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { CoalescingBatcher } from '../common/coalescing-batcher';
 import { RedisConnections } from '../common/redis/redis.module';
+import { RateLeases } from './rate-leases';
 
 const WINDOW_MS = 60_000;
 export const REDIS_TIMEOUT_MS = 250;
 const MAX_HITS_PER_CALL = 100;
+const MAX_RETURNS_PER_CALL = 200;
 
 /**
  * Sliding-window estimate over two fixed one-minute windows: the previous window's count
  * weighted by how much of it still overlaps the last minute, plus the current count. Allows and
- * counts in one atomic step, so every replica shares the budget. One call decides several hits
- * (keys in pairs, ARGV: elapsed, ttl, then one limit per pair), in order, so two hits on the same
- * budget in one call see each other.
+ * counts in one atomic step, so every replica shares the budget. One call first takes back the
+ * unspent tokens of expired leases (the keys after the hits' pairs, ARGV: the amounts), then
+ * decides several hits (keys in pairs; ARGV: elapsed, ttl, the number of hits, one limit per
+ * hit, then the tokens each asks for beside its own), in order, so two hits on the same budget in
+ * one call see each other. Each answer is the tokens counted: 0 refused, 1 the hit alone, more
+ * with a lease.
  */
 const HITS = `
 local elapsed = tonumber(ARGV[1])
+local hits = tonumber(ARGV[3])
+for r = 1, #KEYS - 2 * hits do
+  local key = KEYS[2 * hits + r]
+  local held = tonumber(redis.call('GET', key) or '0')
+  if held > 0 then
+    redis.call('DECRBY', key, math.min(held, tonumber(ARGV[3 + 2 * hits + r])))
+  end
+end
 local answers = {}
-for i = 1, #KEYS, 2 do
-  local n = (i + 1) / 2
-  local cur = tonumber(redis.call('GET', KEYS[i]) or '0')
-  local prev = tonumber(redis.call('GET', KEYS[i + 1]) or '0')
-  if prev * (1 - elapsed) + cur + 1 > tonumber(ARGV[n + 2]) then
+for n = 1, hits do
+  local cur = tonumber(redis.call('GET', KEYS[2 * n - 1]) or '0')
+  local prev = tonumber(redis.call('GET', KEYS[2 * n]) or '0')
+  local room = tonumber(ARGV[3 + n]) - (prev * (1 - elapsed) + cur)
+  if room < 1 then
     answers[n] = 0
   else
-    redis.call('INCR', KEYS[i])
-    redis.call('PEXPIRE', KEYS[i], ARGV[2])
-    answers[n] = 1
+    local counted = math.min(1 + tonumber(ARGV[3 + hits + n]), math.floor(room))
+    redis.call('INCRBY', KEYS[2 * n - 1], counted)
+    redis.call('PEXPIRE', KEYS[2 * n - 1], ARGV[2])
+    answers[n] = counted
   end
 end
 return answers`;
@@ -39,17 +53,24 @@ interface Hit {
   webhookId: string;
   budget: Budget;
   limit: number;
+  /** Tokens asked for beside the hit's own, as a lease (RateLeases). */
+  lease: number;
 }
 
 type HitsCommand = (numberOfKeys: number, ...keysAndArgs: (string | number)[]) => Promise<number[]>;
 
+const ALLOWED: RateDecision = { allowed: true };
+
 @Injectable()
-export class IngressRateLimiter {
+export class IngressRateLimiter implements BeforeApplicationShutdown {
   private readonly logger = new Logger('IngressRateLimiter');
   private lastWarning = 0;
   private readonly hits: HitsCommand;
   /** How long a script call may take before its hits are allowed (fail open). */
   timeoutMs = REDIS_TIMEOUT_MS;
+  /** Tokens of busy budgets held here, spent without a Redis call. */
+  readonly leases = new RateLeases();
+  private expiryTimer: NodeJS.Timeout | null = null;
   /**
    * The hits of concurrent deliveries go to Redis as one script call (one command to build,
    * send, run and parse instead of one per delivery).
@@ -71,13 +92,43 @@ export class IngressRateLimiter {
    * request is allowed (fail open): the delivery is still committed in MySQL.
    */
   async take(webhookId: string, budget: Budget, limit: number): Promise<RateDecision> {
-    const answer = await this.batcher.submit({ webhookId, budget, limit });
+    const name = budgetName(budget, webhookId);
+    if (this.leases.spend(name)) return ALLOWED;
+    const lease = this.leases.ask(name, limit);
+    const answer = await this.batcher.submit({ webhookId, budget, limit, lease });
     if (!(answer instanceof Error)) return answer;
-    if (Date.now() - this.lastWarning > 10_000) {
-      this.lastWarning = Date.now();
-      this.logger.warn(`rate limiting skipped: ${answer.message}`);
+    this.warnRarely(`rate limiting skipped: ${answer.message}`);
+    return ALLOWED;
+  }
+
+  /**
+   * Gives back what expired leases did not spend (the timer's work; public for tests). Tokens
+   * that cannot be given back (Redis unreachable) stay counted until their window has passed.
+   */
+  async returnExpired(): Promise<void> {
+    this.leases.expire();
+    for (;;) {
+      const returns = this.leases.takeReturns(MAX_RETURNS_PER_CALL);
+      if (returns.length === 0) return;
+      try {
+        await this.call(
+          [],
+          returns.map((r) => r.key),
+          [0, WINDOW_MS * 2, 0, ...returns.map((r) => r.tokens)],
+        );
+      } catch (err) {
+        this.warnRarely(`leased tokens not given back: ${(err as Error).message}`);
+        return;
+      }
     }
-    return { allowed: true };
+  }
+
+  /** A stopping replica gives its leased tokens back, so the others may spend them. */
+  async beforeApplicationShutdown(): Promise<void> {
+    if (this.expiryTimer) clearInterval(this.expiryTimer);
+    this.expiryTimer = null;
+    this.leases.releaseAll();
+    await this.returnExpired();
   }
 
   /** One script call for the batch; every hit is answered, with the error when Redis was not. */
@@ -87,15 +138,50 @@ export class IngressRateLimiter {
     const window = Math.floor(nowMs / WINDOW_MS);
     const keys: string[] = [];
     for (const hit of batch) {
-      const key = (w: number) =>
-        `${this.connections.prefix}:wh-rate:${hit.budget}:${hit.webhookId}:${w}`;
+      const key = (w: number) => `${this.keyPrefix(hit)}:${w}`;
       keys.push(key(window), key(window - 1));
     }
-    const args = [(nowMs % WINDOW_MS) / WINDOW_MS, WINDOW_MS * 2, ...batch.map((h) => h.limit)];
+    const returns = this.leases.takeReturns(MAX_RETURNS_PER_CALL);
+    const args = [
+      (nowMs % WINDOW_MS) / WINDOW_MS,
+      WINDOW_MS * 2,
+      batch.length,
+      ...batch.map((h) => h.limit),
+      ...batch.map((h) => h.lease),
+      ...returns.map((r) => r.tokens),
+    ];
+    try {
+      const answers = await this.call(
+        keys,
+        returns.map((r) => r.key),
+        args,
+      );
+      const refused: RateDecision = {
+        allowed: false,
+        retryAfterSeconds: Math.max(1, Math.ceil((WINDOW_MS - (nowMs % WINDOW_MS)) / 1000)),
+      };
+      return answers.map((counted, i) => {
+        const hit = batch[i];
+        if (hit.lease > 0) {
+          const extra = Math.max(0, counted - 1);
+          this.leases.settle(budgetName(hit.budget, hit.webhookId), { key: keys[2 * i], extra });
+          if (extra > 0) this.expireLeasesSoon();
+        }
+        return counted >= 1 ? ALLOWED : refused;
+      });
+    } catch (err) {
+      for (const hit of batch) {
+        if (hit.lease > 0) this.leases.settle(budgetName(hit.budget, hit.webhookId), null);
+      }
+      return batch.map(() => (err instanceof Error ? err : new Error(String(err))));
+    }
+  }
+
+  private async call(hitKeys: string[], returnKeys: string[], args: number[]): Promise<number[]> {
     let timer: NodeJS.Timeout | undefined;
     try {
-      const answers = await Promise.race([
-        this.hits(keys.length, ...keys, ...args),
+      return await Promise.race([
+        this.hits(hitKeys.length + returnKeys.length, ...hitKeys, ...returnKeys, ...args),
         new Promise<never>((_, reject) => {
           timer = setTimeout(
             () => reject(new Error('Redis did not answer in time')),
@@ -103,15 +189,36 @@ export class IngressRateLimiter {
           );
         }),
       ]);
-      const refused: RateDecision = {
-        allowed: false,
-        retryAfterSeconds: Math.max(1, Math.ceil((WINDOW_MS - (nowMs % WINDOW_MS)) / 1000)),
-      };
-      return answers.map((a) => (a === 1 ? { allowed: true } : refused));
-    } catch (err) {
-      return batch.map(() => (err instanceof Error ? err : new Error(String(err))));
     } finally {
       clearTimeout(timer);
     }
   }
+
+  private expireLeasesSoon(): void {
+    if (this.expiryTimer) return;
+    this.expiryTimer = setInterval(() => {
+      if (this.leases.size === 0 && this.expiryTimer) {
+        clearInterval(this.expiryTimer);
+        this.expiryTimer = null;
+        return;
+      }
+      void this.returnExpired();
+    }, this.leases.leaseMs / 2);
+    this.expiryTimer.unref();
+  }
+
+  private keyPrefix(hit: Hit): string {
+    return `${this.connections.prefix}:wh-rate:${hit.budget}:${hit.webhookId}`;
+  }
+
+  private warnRarely(message: string): void {
+    if (Date.now() - this.lastWarning > 10_000) {
+      this.lastWarning = Date.now();
+      this.logger.warn(message);
+    }
+  }
+}
+
+function budgetName(budget: Budget, webhookId: string): string {
+  return `${budget}:${webhookId}`;
 }
