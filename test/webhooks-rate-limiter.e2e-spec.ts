@@ -90,18 +90,19 @@ describe('Ingress rate limiter', () => {
   };
 
   /**
-   * The sliding minute weighs the last window less as the current one goes on: a test that counts
-   * a budget to its end starts well inside a window, so the weights stay put while it runs.
+   * The sliding minute weighs the last window less as the current one goes on: tests that count a
+   * budget to its end run at one pinned instant, in the middle of a window.
    */
-  const insideOneWindow = async () => {
-    const left = 60_000 - (Date.now() % 60_000);
-    if (left < 5_000) await new Promise((resolve) => setTimeout(resolve, left + 100));
+  const pinClock = () => {
+    const pinned = Math.floor(Date.now() / 60_000) * 60_000 + 30_000;
+    return jest.spyOn(Date, 'now').mockReturnValue(pinned);
   };
+  afterEach(() => jest.restoreAllMocks());
 
   it('spends leased tokens of a busy budget without a call, and two replicas never allow more than the limit', async () => {
-    await insideOneWindow();
+    pinClock();
     const [a, b] = [limiterOn(REDIS_URL), limiterOn(REDIS_URL)];
-    let clock = performance.now();
+    let clock = 1_000_000; // whole milliseconds: sums of fractions would not add up exactly
     a.leases.clock = b.leases.clock = () => clock;
     const hook = randomUUID();
     await a.take(randomUUID(), 'deliveries', 100); // connected, and the script loaded in Redis
@@ -133,6 +134,51 @@ describe('Ingress rate limiter', () => {
     await Promise.all([a.returnExpired(), b.returnExpired()]);
     expect(allowed).toBe(100);
     expect(await counted('deliveries', hook)).toBe(100);
+    await Promise.all([a.beforeApplicationShutdown(), b.beforeApplicationShutdown()]);
+  });
+
+  it('gives back an expired lease in the same call as the next hits', async () => {
+    pinClock();
+    const limiter = limiterOn(REDIS_URL);
+    let clock = 1_000_000; // whole milliseconds: sums of fractions would not add up exactly
+    limiter.leases.clock = () => clock;
+    const [busy, fresh] = [randomUUID(), randomUUID()];
+    for (let i = 0; i < 3; i++) await limiter.take(busy, 'deliveries', 100);
+    // Three hits: the third went to Redis with a lease of three beside it.
+    expect(await counted('deliveries', busy)).toBe(6);
+    clock += limiter.leases.leaseMs;
+    const sentBefore = commandsSent;
+    await Promise.all([
+      limiter.take(fresh, 'deliveries', 100),
+      limiter.take(busy, 'deliveries', 100),
+    ]);
+    expect(commandsSent - sentBefore).toBe(1);
+    // busy: three unspent given back, then its hit and a new lease of three; fresh: a hit and one.
+    expect(await counted('deliveries', busy)).toBe(7);
+    expect(await counted('deliveries', fresh)).toBe(2);
+    await limiter.beforeApplicationShutdown();
+    expect(await counted('deliveries', busy)).toBe(4);
+    expect(await counted('deliveries', fresh)).toBe(1);
+  });
+
+  it('gives back the lease of a call that answered after its hit was let through', async () => {
+    const slow = new TcpProxy('127.0.0.1', Number(new URL(REDIS_URL).port || 6379));
+    await slow.start();
+    try {
+      const limiter = limiterOn(`redis://127.0.0.1:${slow.port}`);
+      await limiter.take(randomUUID(), 'deliveries', 100); // connected, the script loaded
+      limiter.timeoutMs = REDIS_TIMEOUT_MS;
+      const hook = randomUUID();
+      slow.pause();
+      expect(await limiter.take(hook, 'deliveries', 100)).toEqual({ allowed: true });
+      slow.resume();
+      // Stopping waits for the call still under way, then gives back what it counted beside the hit.
+      await limiter.beforeApplicationShutdown();
+      expect(await counted('deliveries', hook)).toBe(1);
+    } finally {
+      slow.resume();
+      await slow.stop();
+    }
   });
 
   it('gives its leased tokens back when the replica stops', async () => {

@@ -62,7 +62,7 @@ describe('RateLeases', () => {
       hit(budget, 100);
       leases.settle(budget, { key: `k-${budget}`, extra: 2 });
     }
-    leases.releaseAll();
+    leases.stop();
     expect(leases.takeReturns(2)).toEqual([
       { key: 'k-a', tokens: 2 },
       { key: 'k-b', tokens: 2 },
@@ -72,5 +72,23 @@ describe('RateLeases', () => {
     now += 2 * LEASE_MS;
     leases.expire();
     expect(leases.size).toBe(0);
+  });
+
+  it('a lease ends with the window its tokens were counted on', () => {
+    expect(hit('a', 100)).toBe(1);
+    leases.settle('a', { key: 'k0', extra: 5, forMs: 300 });
+    expect(hit('a', 100)).toBe('spent');
+    now += 300;
+    expect(hit('a', 100)).toBeGreaterThan(0);
+    expect(leases.takeReturns(10)).toEqual([{ key: 'k0', tokens: 4 }]);
+  });
+
+  it('once stopping, asks for nothing and gives back what a call still brings', () => {
+    expect(hit('a', 100)).toBe(1);
+    leases.stop();
+    expect(hit('b', 100)).toBe(0);
+    leases.settle('a', { key: 'k0', extra: 1 });
+    expect(hit('a', 100)).toBe(0);
+    expect(leases.takeReturns(10)).toEqual([{ key: 'k0', tokens: 1 }]);
   });
 });

@@ -34,6 +34,7 @@ interface Lease {
 export class RateLeases {
   private readonly leases = new Map<string, Lease>();
   private returns: LeaseReturn[] = [];
+  private stopping = false;
 
   constructor(
     /** Monotonic milliseconds. */
@@ -59,7 +60,7 @@ export class RateLeases {
   /** How many tokens to ask Redis for beside a hit on `budget` that goes there (0: none). */
   ask(budget: string, limit: number): number {
     const most = Math.floor(limit / LEASE_SHARE);
-    if (most < 1) return 0;
+    if (most < 1 || this.stopping) return 0;
     const now = this.clock();
     let lease = this.leases.get(budget);
     if (!lease) {
@@ -83,17 +84,24 @@ export class RateLeases {
 
   /**
    * What Redis answered to a hit that asked: `extra` tokens counted on `key` beside the hit's own
-   * (0 when refused or not asked), or null when the call failed.
+   * (0 when refused or not asked), spendable for `forMs` at most (the rest of the window they were
+   * counted on: spent later, they would weigh less than a hit); null when the call failed.
    */
-  settle(budget: string, granted: { key: string; extra: number } | null): void {
+  settle(budget: string, granted: { key: string; extra: number; forMs?: number } | null): void {
     const lease = this.leases.get(budget);
     if (!lease?.asking) return;
     lease.asking = false;
     if (!granted || granted.extra === 0) return;
+    if (this.stopping) return this.giveBackLate(granted.key, granted.extra);
     this.giveBack(lease); // a lease is asked for only without unexpired tokens: none are lost
     lease.tokens = granted.extra;
     lease.key = granted.key;
-    lease.expiresAt = this.clock() + this.leaseMs;
+    lease.expiresAt = this.clock() + Math.min(this.leaseMs, granted.forMs ?? this.leaseMs);
+  }
+
+  /** Tokens Redis counted for a hit whose answer came too late to be held: to be given back. */
+  giveBackLate(key: string, tokens: number): void {
+    if (tokens > 0) this.returns.push({ key, tokens });
   }
 
   /** Up to `most` of the unspent tokens waiting to go back, taken off the list. */
@@ -112,9 +120,14 @@ export class RateLeases {
     }
   }
 
-  /** Every lease gives its tokens back (the replica is stopping). */
-  releaseAll(): void {
+  /** The replica is stopping: every lease gives its tokens back, and none is asked for again. */
+  stop(): void {
+    this.stopping = true;
     for (const lease of this.leases.values()) this.giveBack(lease);
+  }
+
+  get stopped(): boolean {
+    return this.stopping;
   }
 
   /** Budgets known here (for tests and the bounded-memory check). */

@@ -71,6 +71,8 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
   /** Tokens of busy budgets held here, spent without a Redis call. */
   readonly leases = new RateLeases();
   private expiryTimer: NodeJS.Timeout | null = null;
+  /** Script calls sent and not yet answered (a stopping replica waits for their leases). */
+  private readonly commands = new Set<Promise<number[]>>();
   /**
    * The hits of concurrent deliveries go to Redis as one script call (one command to build,
    * send, run and parse instead of one per delivery).
@@ -95,6 +97,7 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
     const name = budgetName(budget, webhookId);
     if (this.leases.spend(name)) return ALLOWED;
     const lease = this.leases.ask(name, limit);
+    if (lease > 0) this.expireLeasesSoon();
     const answer = await this.batcher.submit({ webhookId, budget, limit, lease });
     if (!(answer instanceof Error)) return answer;
     this.warnRarely(`rate limiting skipped: ${answer.message}`);
@@ -123,11 +126,20 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
     }
   }
 
-  /** A stopping replica gives its leased tokens back, so the others may spend them. */
+  /**
+   * A stopping replica gives its leased tokens back, so the others may spend them: those held,
+   * and those of calls still under way (the HTTP server still answers until after this hook).
+   */
   async beforeApplicationShutdown(): Promise<void> {
+    this.leases.stop();
     if (this.expiryTimer) clearInterval(this.expiryTimer);
     this.expiryTimer = null;
-    this.leases.releaseAll();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.commands]),
+      new Promise((resolve) => (timer = setTimeout(resolve, this.timeoutMs))),
+    ]);
+    clearTimeout(timer);
     await this.returnExpired();
   }
 
@@ -150,12 +162,19 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
       ...batch.map((h) => h.lease),
       ...returns.map((r) => r.tokens),
     ];
+    // A call answered after its hits were let through (fail open) still counted their leases.
+    const giveBackLate = (answers: number[]) => {
+      answers.forEach((counted, i) => this.leases.giveBackLate(keys[2 * i], counted - 1));
+      if (answers.some((counted) => counted > 1)) this.expireLeasesSoon();
+    };
     try {
       const answers = await this.call(
         keys,
         returns.map((r) => r.key),
         args,
+        giveBackLate,
       );
+      const forMs = WINDOW_MS - (Date.now() % WINDOW_MS);
       const refused: RateDecision = {
         allowed: false,
         retryAfterSeconds: Math.max(1, Math.ceil((WINDOW_MS - (nowMs % WINDOW_MS)) / 1000)),
@@ -164,8 +183,8 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
         const hit = batch[i];
         if (hit.lease > 0) {
           const extra = Math.max(0, counted - 1);
-          this.leases.settle(budgetName(hit.budget, hit.webhookId), { key: keys[2 * i], extra });
-          if (extra > 0) this.expireLeasesSoon();
+          const lease = { key: keys[2 * i], extra, forMs };
+          this.leases.settle(budgetName(hit.budget, hit.webhookId), lease);
         }
         return counted >= 1 ? ALLOWED : refused;
       });
@@ -177,25 +196,43 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
     }
   }
 
-  private async call(hitKeys: string[], returnKeys: string[], args: number[]): Promise<number[]> {
+  /** The script, given up on after `timeoutMs`; `onLate` gets an answer that came after that. */
+  private async call(
+    hitKeys: string[],
+    returnKeys: string[],
+    args: number[],
+    onLate?: (answers: number[]) => void,
+  ): Promise<number[]> {
+    const command = this.hits(
+      hitKeys.length + returnKeys.length,
+      ...hitKeys,
+      ...returnKeys,
+      ...args,
+    );
+    this.commands.add(command);
+    const forget = () => void this.commands.delete(command);
+    command.then(forget, forget);
     let timer: NodeJS.Timeout | undefined;
+    let late = false;
     try {
       return await Promise.race([
-        this.hits(hitKeys.length + returnKeys.length, ...hitKeys, ...returnKeys, ...args),
+        command,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error('Redis did not answer in time')),
-            this.timeoutMs,
-          );
+          timer = setTimeout(() => {
+            late = true;
+            reject(new Error('Redis did not answer in time'));
+          }, this.timeoutMs);
         }),
       ]);
     } finally {
       clearTimeout(timer);
+      if (late && onLate) command.then(onLate, () => undefined);
     }
   }
 
+  /** Gives back unspent tokens within a quarter of a lease's time after it expires. */
   private expireLeasesSoon(): void {
-    if (this.expiryTimer) return;
+    if (this.expiryTimer || this.leases.stopped) return;
     this.expiryTimer = setInterval(() => {
       if (this.leases.size === 0 && this.expiryTimer) {
         clearInterval(this.expiryTimer);
@@ -203,7 +240,7 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
         return;
       }
       void this.returnExpired();
-    }, this.leases.leaseMs / 2);
+    }, this.leases.leaseMs / 4);
     this.expiryTimer.unref();
   }
 
