@@ -1,7 +1,13 @@
 import { Logger } from '@nestjs/common';
+import Redis from 'ioredis';
 import { startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
-import { createTestEnvironment, startTestApp, TEST_SECRETS_KEY } from '../test/support/test-app';
+import {
+  createTestEnvironment,
+  REDIS_URL,
+  startTestApp,
+  TEST_SECRETS_KEY,
+} from '../test/support/test-app';
 import { benchDatabaseSocket, describeBenchDatabase } from './database-socket';
 import { waitFor } from '../test/support/wait';
 import {
@@ -43,11 +49,23 @@ const progress = (m: string) =>
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
 const median = (xs: number[]) => percentile(xs, 50);
 
-async function throughput(spec: Omit<LoadSpec, 'durationMs'>, recipe: () => VariantsRecipe) {
+/** Commands Redis has processed since it started (every client's: the ingress's, Bull's). */
+async function redisCommands(redis: Redis): Promise<number> {
+  const stats = await redis.info('stats');
+  return Number(/total_commands_processed:(\d+)/.exec(stats)?.[1] ?? NaN);
+}
+
+async function throughput(
+  spec: Omit<LoadSpec, 'durationMs'>,
+  recipe: () => VariantsRecipe,
+  redis: Redis,
+) {
   await runLoad({ ...spec, durationMs: WARMUP_MS, variantsFrom: recipe() });
   const stores = watchStoresCpu();
+  const commandsBefore = await redisCommands(redis);
   const result = await runLoad({ ...spec, durationMs: MEASURE_MS, variantsFrom: recipe() });
   const storesMs = stores();
+  const commands = (await redisCommands(redis)) - commandsBefore - 1;
   const requests = result.completed + result.errors;
   const perRequest = (ms: number | null) =>
     ms === null || requests === 0 ? NaN : (ms * 1000) / requests;
@@ -67,6 +85,7 @@ async function throughput(spec: Omit<LoadSpec, 'durationMs'>, recipe: () => Vari
       redis: perRequest(storesMs?.redisMs ?? null),
     },
     rps: result.requestsPerSecond,
+    redisCommands: requests === 0 ? NaN : commands / requests,
     errors: result.errors,
     firstError: result.firstError,
     p50: percentile(result.latenciesMs, 50),
@@ -123,6 +142,8 @@ async function main() {
     const next = (hooks: typeof tokenHooks, sendTo?: string) => () =>
       deliveryRecipe(app.ingressUrl, hooks, perRound, (offset += perRound), sendTo);
     const samples = { bare: [] as number[], token: [] as number[], sw: [] as number[] };
+    const redisPerRequest = { bare: [] as number[], token: [] as number[], sw: [] as number[] };
+    const redis = new Redis(REDIS_URL);
     const cpu = { bare: [] as number[], token: [] as number[], sw: [] as number[] };
     const splits = { bare: [] as CpuSplit[], token: [] as CpuSplit[], sw: [] as CpuSplit[] };
     let errors = 0;
@@ -156,8 +177,10 @@ async function main() {
       const baseline = await throughput(
         { url: '', method: 'POST', concurrency: CONCURRENCY },
         next(tokenHooks, bareUrl),
+        redis,
       );
       samples.bare.push(baseline.rps);
+      redisPerRequest.bare.push(baseline.redisCommands);
       cpu.bare.push(baseline.cpuUs);
       splits.bare.push(baseline.split);
       for (const [name, hooks] of [
@@ -167,8 +190,10 @@ async function main() {
         const r = await throughput(
           { url: '', method: 'POST', concurrency: CONCURRENCY },
           next(hooks),
+          redis,
         );
         samples[name].push(r.rps);
+        redisPerRequest[name].push(r.redisCommands);
         cpu[name].push(r.cpuUs);
         splits[name].push(r.split);
         errors += r.errors;
@@ -179,6 +204,7 @@ async function main() {
     const [{ n: accepted }] = (await app.dataSource.query(
       `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'accepted'`,
     )) as { n: string }[];
+    await redis.quit();
     await bare.close();
     await app.close();
 
@@ -278,6 +304,7 @@ async function main() {
         `server-thread CPU per request (µs, median): bare ${median(cpu.bare).toFixed(0)}, token ${median(cpu.token).toFixed(0)}, standard_webhooks ${median(cpu.sw).toFixed(0)} (MySQL and Redis work not included)`,
         `bare / ingress server-thread CPU per request, per round (the ratio the CPU cost alone predicts): token ${cpuRatios('token')}; standard_webhooks ${cpuRatios('sw')}`,
         `the machine's CPU per request (µs, median of rounds): ${(['bare', 'token', 'sw'] as const).map((name) => machineSplit(name === 'sw' ? 'standard_webhooks' : name, cpu[name], splits[name])).join('; ')}`,
+        `Redis commands per request (median of rounds; every client's): ${(['bare', 'token', 'sw'] as const).map((name) => `${name === 'sw' ? 'standard_webhooks' : name} ${median(redisPerRequest[name]).toFixed(2)}`).join(', ')}`,
         // An open-loop p99 is the first figure other processes spoil: the server thread waiting
         // for a core holds up every delivery that arrives meanwhile.
         `CPU taken by other processes (cores, phase average): throughput ${cores(throughputCores)}, latency at ${RATE}/s ${cores(latencyCores)}`,
