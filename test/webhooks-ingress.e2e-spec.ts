@@ -63,6 +63,28 @@ describe('webhook ingress (api + ingress, real HTTP)', () => {
     expect(raw.text ?? raw.body.toString()).toBe(body);
   });
 
+  it('stores every body byte for byte: multi-byte text, quotes, backslashes, a byte-order mark', async () => {
+    const hook = await tokenWebhook();
+    const bodies = [
+      Buffer.from(
+        String.raw`{"name":"Zoë 'quoted' \\ \n","emoji":"🚀","cjk":"漢字","nul":"\u0000"}`,
+      ),
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"bom":true}')]),
+    ];
+    for (const body of bodies) {
+      expect((await deliver(hook.local, body, hook.auth)).status).toBe(202);
+    }
+    const entries = (await log(hook)).reverse();
+    expect(entries.map((e) => e.size_bytes)).toEqual(bodies.map((b) => b.length));
+    for (const [i, entry] of entries.entries()) {
+      const raw = await fetch(
+        `${app.baseUrl}/factory/${factory}/webhooks/${hook.uid}/deliveries/${entry.id}/payload`,
+        { headers: { Authorization: `Bearer ${app.apiKey}` } },
+      );
+      expect(Buffer.from(await raw.arrayBuffer()).equals(bodies[i])).toBe(true);
+    }
+  });
+
   it('accepts any JSON value without a Content-Type, and answers 400 to invalid JSON', async () => {
     const hook = await tokenWebhook();
     for (const value of ['[1,2,3]', '"text"', '42', 'null']) {
