@@ -99,7 +99,7 @@ const moduleBoundaries = {
 };
 
 export default defineConfig(
-  globalIgnores(['dist/', 'node_modules/', 'coverage/', 'var/']),
+  globalIgnores(['dist/', 'node_modules/', 'coverage/', 'var/', 'test-results/']),
   tseslint.configs.recommended,
   {
     rules: {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONSOLE_CSP } from '../src/modules/console/console-assets';
@@ -31,6 +31,7 @@ describe('console assets (api role)', () => {
   afterAll(async () => {
     await app?.close();
     await env?.destroy();
+    rmSync(built, { recursive: true, force: true });
   });
 
   const get = (path: string) => web.raw().get(path);
@@ -76,6 +77,7 @@ describe('console assets (api role)', () => {
       expect(res.body.detail).toMatch(/npm run build/);
     } finally {
       await other.close();
+      rmSync(empty, { recursive: true, force: true });
     }
   });
 

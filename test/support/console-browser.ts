@@ -1,7 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import puppeteer, { type Browser, type ElementHandle, type Page } from 'puppeteer-core';
 import { REPO_ROOT } from './test-app';
@@ -27,11 +35,19 @@ export const CHROMIUM = process.env.AMBIENT_CHROMIUM ?? '/usr/bin/chromium';
 export const FAILURE_SHOTS = join(REPO_ROOT, 'test-results', 'console');
 
 /**
- * Builds the console into a fresh directory (Vite takes a second or two), so the test serves the
- * current console/ source and never a stale or missing dist/ (`npm test` runs without a build).
+ * Builds the console (Vite takes a second or two), so the test serves the current console/ source
+ * and never a stale or missing dist/ (`npm test` runs without a build). One build per state of
+ * the source, kept under test-results/console-build (git-ignored; no dot in the path, which the
+ * console's file server refuses) and shared by every suite that asks: a build goes to
+ * a directory of its own first and is renamed into place, so suites building at once never see
+ * half of one.
  */
 export function buildConsole(): string {
-  const outDir = mkdtempSync(join(tmpdir(), 'ambient-console-'));
+  const cache = join(REPO_ROOT, 'test-results', 'console-build');
+  const built = join(cache, consoleSourceHash());
+  if (existsSync(join(built, 'index.html'))) return built;
+  mkdirSync(cache, { recursive: true });
+  const outDir = mkdtempSync(join(cache, 'building-'));
   const vite = join(REPO_ROOT, 'node_modules', '.bin', 'vite');
   const result = spawnSync(
     vite,
@@ -43,9 +59,34 @@ export function buildConsole(): string {
     },
   );
   if (result.status !== 0 || !existsSync(join(outDir, 'index.html'))) {
+    rmSync(outDir, { recursive: true, force: true });
     throw new Error(`vite build failed (${result.status}): ${result.stderr}${result.stdout}`);
   }
-  return outDir;
+  try {
+    renameSync(outDir, built);
+  } catch {
+    // Another suite's build of the same source got there first: the same files.
+    rmSync(outDir, { recursive: true, force: true });
+  }
+  return built;
+}
+
+/** What a console build is made of: every file of console/ (but its output) and the lockfile. */
+function consoleSourceHash(): string {
+  const hash = createHash('sha256');
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : 1,
+    )) {
+      if (entry.name === 'dist' || entry.name === 'node_modules') continue;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else hash.update(path.slice(REPO_ROOT.length)).update('\0').update(readFileSync(path));
+    }
+  };
+  walk(join(REPO_ROOT, 'console'));
+  hash.update(readFileSync(join(REPO_ROOT, 'package-lock.json')));
+  return hash.digest('hex').slice(0, 16);
 }
 
 /**
