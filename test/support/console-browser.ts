@@ -68,10 +68,16 @@ export function buildConsole(): string {
     // Another suite's build of the same source got there first: the same files.
     rmSync(outDir, { recursive: true, force: true });
   }
+  // Builds of earlier states of the source serve no one now.
+  for (const name of readdirSync(cache)) {
+    if (join(cache, name) !== built && !name.startsWith('building-')) {
+      rmSync(join(cache, name), { recursive: true, force: true });
+    }
+  }
   return built;
 }
 
-/** What a console build is made of: every file of console/ (but its output) and the lockfile. */
+/** What a console build is made of: every file of console/ (but its output) and src/, and the lockfile. */
 function consoleSourceHash(): string {
   const hash = createHash('sha256');
   const walk = (dir: string) => {
@@ -85,6 +91,7 @@ function consoleSourceHash(): string {
     }
   };
   walk(join(REPO_ROOT, 'console'));
+  walk(join(REPO_ROOT, 'src')); // the console imports some of it (roles, run states, cron)
   hash.update(readFileSync(join(REPO_ROOT, 'package-lock.json')));
   return hash.digest('hex').slice(0, 16);
 }
