@@ -91,4 +91,12 @@ describe('RateLeases', () => {
     expect(hit('a', 100)).toBe(0);
     expect(leases.takeReturns(10)).toEqual([{ key: 'k0', tokens: 1 }]);
   });
+
+  it('a grant whose window is already over goes back at once', () => {
+    expect(hit('a', 100)).toBe(1);
+    leases.settle('a', { key: 'k0', extra: 3, forMs: 0 });
+    expect(leases.pendingReturns).toBe(1);
+    expect(leases.takeReturns(10)).toEqual([{ key: 'k0', tokens: 3 }]);
+    expect(hit('a', 100)).toBeGreaterThan(0);
+  });
 });

@@ -92,11 +92,13 @@ export class RateLeases {
     if (!lease?.asking) return;
     lease.asking = false;
     if (!granted || granted.extra === 0) return;
-    if (this.stopping) return this.giveBackLate(granted.key, granted.extra);
+    const forMs = Math.min(this.leaseMs, granted.forMs ?? this.leaseMs);
+    // Stopping, or the window already over: nobody may spend these.
+    if (this.stopping || forMs <= 0) return this.giveBackLate(granted.key, granted.extra);
     this.giveBack(lease); // a lease is asked for only without unexpired tokens: none are lost
     lease.tokens = granted.extra;
     lease.key = granted.key;
-    lease.expiresAt = this.clock() + Math.min(this.leaseMs, granted.forMs ?? this.leaseMs);
+    lease.expiresAt = this.clock() + forMs;
   }
 
   /** Tokens Redis counted for a hit whose answer came too late to be held: to be given back. */
@@ -124,6 +126,11 @@ export class RateLeases {
   stop(): void {
     this.stopping = true;
     for (const lease of this.leases.values()) this.giveBack(lease);
+  }
+
+  /** Tokens waiting to be given back. */
+  get pendingReturns(): number {
+    return this.returns.length;
   }
 
   get stopped(): boolean {

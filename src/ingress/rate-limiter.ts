@@ -83,7 +83,9 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
   );
 
   constructor(private readonly connections: RedisConnections) {
-    const redis: Redis = connections.create();
+    // A script call is never sent twice: after a reconnect its hits were already let through
+    // (fail open), and a replayed call would give tokens back twice or lease what no one holds.
+    const redis: Redis = connections.create({ autoResendUnfulfilledCommands: false });
     redis.defineCommand('ambientRateHits', { lua: HITS });
     const client = redis as unknown as { ambientRateHits: HitsCommand };
     this.hits = client.ambientRateHits.bind(client);
@@ -106,7 +108,7 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
 
   /**
    * Gives back what expired leases did not spend (the timer's work; public for tests). Tokens
-   * that cannot be given back (Redis unreachable) stay counted until their window has passed.
+   * that cannot be given back (Redis unreachable) weigh until they leave the sliding minute.
    */
   async returnExpired(): Promise<void> {
     this.leases.expire();
@@ -134,12 +136,17 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
     this.leases.stop();
     if (this.expiryTimer) clearInterval(this.expiryTimer);
     this.expiryTimer = null;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.commands]),
-      new Promise((resolve) => (timer = setTimeout(resolve, this.timeoutMs))),
-    ]);
-    clearTimeout(timer);
+    // Hits queued behind the calls under way go out after these: wait for them too, up to a bound.
+    const deadline = performance.now() + 2 * this.timeoutMs;
+    while (this.commands.size > 0 && performance.now() < deadline) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.commands]),
+        new Promise((resolve) => (timer = setTimeout(resolve, deadline - performance.now()))),
+      ]);
+      clearTimeout(timer);
+      await new Promise((resolve) => setImmediate(resolve)); // the batcher sends what queued
+    }
     await this.returnExpired();
   }
 
@@ -154,6 +161,13 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
       keys.push(key(window), key(window - 1));
     }
     const returns = this.leases.takeReturns(MAX_RETURNS_PER_CALL);
+    if (this.leases.stopped) {
+      // Asked before the replica began stopping: a lease now would be held by no one.
+      batch = batch.map((hit) => {
+        if (hit.lease > 0) this.leases.settle(budgetName(hit.budget, hit.webhookId), null);
+        return { ...hit, lease: 0 };
+      });
+    }
     const args = [
       (nowMs % WINDOW_MS) / WINDOW_MS,
       WINDOW_MS * 2,
@@ -174,7 +188,8 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
         args,
         giveBackLate,
       );
-      const forMs = WINDOW_MS - (Date.now() % WINDOW_MS);
+      // The rest of the window the tokens were counted on (the call may have crossed its end).
+      const forMs = (window + 1) * WINDOW_MS - Date.now();
       const refused: RateDecision = {
         allowed: false,
         retryAfterSeconds: Math.max(1, Math.ceil((WINDOW_MS - (nowMs % WINDOW_MS)) / 1000)),
@@ -234,7 +249,7 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
   private expireLeasesSoon(): void {
     if (this.expiryTimer || this.leases.stopped) return;
     this.expiryTimer = setInterval(() => {
-      if (this.leases.size === 0 && this.expiryTimer) {
+      if (this.leases.size === 0 && this.leases.pendingReturns === 0 && this.expiryTimer) {
         clearInterval(this.expiryTimer);
         this.expiryTimer = null;
         return;

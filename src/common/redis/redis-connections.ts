@@ -17,7 +17,9 @@ export class RedisConnections implements OnApplicationShutdown {
     return this.config.redis.prefix;
   }
 
-  create(options: Pick<RedisOptions, 'enableAutoPipelining'> = {}): Redis {
+  create(
+    options: Pick<RedisOptions, 'enableAutoPipelining' | 'autoResendUnfulfilledCommands'> = {},
+  ): Redis {
     const client = new Redis(this.config.redis.url, {
       maxRetriesPerRequest: 3,
       enableReadyCheck: true,
