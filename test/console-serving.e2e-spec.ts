@@ -17,10 +17,13 @@ describe('console assets (api role)', () => {
   let env: TestEnvironment;
   let app: TestApp;
   let web: ReturnType<typeof apiClient>;
-  const built = mkdtempSync(join(tmpdir(), 'ambient-console-fixture-'));
+  const fixture = mkdtempSync(join(tmpdir(), 'ambient-console-fixture-'));
+  // Installed under a dotted directory (as in ~/.local/…), which must not stop it being served.
+  const built = join(fixture, '.hidden', 'console');
 
   beforeAll(async () => {
-    mkdirSync(join(built, 'assets'));
+    mkdirSync(join(built, 'assets'), { recursive: true });
+    writeFileSync(join(built, '.env'), 'SECRET=do-not-serve');
     writeFileSync(join(built, 'index.html'), '<!doctype html><title>console</title>');
     writeFileSync(join(built, 'assets', 'index-abc123.js'), 'console.log(1)');
     env = createTestEnvironment('console_serving', 'http://127.0.0.1:9/v1');
@@ -31,7 +34,7 @@ describe('console assets (api role)', () => {
   afterAll(async () => {
     await app?.close();
     await env?.destroy();
-    rmSync(built, { recursive: true, force: true });
+    rmSync(fixture, { recursive: true, force: true });
   });
 
   const get = (path: string) => web.raw().get(path);
@@ -52,12 +55,15 @@ describe('console assets (api role)', () => {
     expect(bare.headers.location).toBe('/console/?x=1');
   });
 
-  it('caches hashed assets for a year, 404s a missing one, refuses paths out of the directory', async () => {
+  it('caches hashed assets for a year, 404s a missing one, refuses dotfiles and paths out of the directory', async () => {
     const asset = await get('/console/assets/index-abc123.js');
     expect(asset.status).toBe(200);
     expect(asset.headers['content-type']).toMatch(/javascript/);
     expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect((await get('/console/assets/missing.js')).status).toBe(404);
+    const dotfile = await get('/console/.env');
+    expect([403, 404]).toContain(dotfile.status);
+    expect(dotfile.text).not.toContain('do-not-serve');
     const escape = await get('/console/..%2f..%2fpackage.json');
     expect(escape.status).toBe(404);
     expect(escape.text).not.toContain('"name"');

@@ -9,6 +9,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import puppeteer, { type Browser, type ElementHandle, type Page } from 'puppeteer-core';
@@ -33,6 +34,9 @@ declare const document: {
 export const CHROMIUM = process.env.AMBIENT_CHROMIUM ?? '/usr/bin/chromium';
 /** Screenshots of failed browser steps (git-ignored). */
 export const FAILURE_SHOTS = join(REPO_ROOT, 'test-results', 'console');
+
+/** How old another build must be before a new one removes it. */
+const STALE_BUILD_MS = 2 * 60 * 60 * 1000;
 
 /**
  * Builds the console (Vite takes a second or two), so the test serves the current console/ source
@@ -65,13 +69,22 @@ export function buildConsole(): string {
   try {
     renameSync(outDir, built);
   } catch {
-    // Another suite's build of the same source got there first: the same files.
-    rmSync(outDir, { recursive: true, force: true });
+    if (existsSync(join(built, 'index.html'))) {
+      // Another suite's build of the same source got there first: the same files.
+      rmSync(outDir, { recursive: true, force: true });
+    } else {
+      // What an interrupted clean-up left of an earlier build: replaced.
+      rmSync(built, { recursive: true, force: true });
+      renameSync(outDir, built);
+    }
   }
-  // Builds of earlier states of the source serve no one now.
+  // Builds of other states of the source, and builds a killed run left half-made: once old
+  // enough that no run still serves them (a run that saw the source change keeps both meanwhile).
   for (const name of readdirSync(cache)) {
-    if (join(cache, name) !== built && !name.startsWith('building-')) {
-      rmSync(join(cache, name), { recursive: true, force: true });
+    const path = join(cache, name);
+    const age = Date.now() - (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+    if (path !== built && age > STALE_BUILD_MS) {
+      rmSync(path, { recursive: true, force: true });
     }
   }
   return built;
@@ -84,10 +97,19 @@ function consoleSourceHash(): string {
     for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
       a.name < b.name ? -1 : 1,
     )) {
-      if (entry.name === 'dist' || entry.name === 'node_modules') continue;
+      // Not the output, nor editors' lock and backup files (a dangling symlink, often).
+      if (['dist', 'node_modules'].includes(entry.name) || /^[.#]/.test(entry.name)) continue;
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
-      else hash.update(path.slice(REPO_ROOT.length)).update('\0').update(readFileSync(path));
+      else if (entry.isFile()) {
+        let content: Buffer;
+        try {
+          content = readFileSync(path);
+        } catch {
+          continue; // deleted while walking
+        }
+        hash.update(path.slice(REPO_ROOT.length)).update('\0').update(content);
+      }
     }
   };
   walk(join(REPO_ROOT, 'console'));

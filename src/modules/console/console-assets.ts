@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { extname, join, resolve, sep } from 'node:path';
+import { extname, join, relative as relativePath, resolve, sep } from 'node:path';
 import type { NextFunction, Request, Response } from 'express';
 
 export const CONSOLE_PATH = '/console';
@@ -71,7 +71,13 @@ export function consoleAssets(dir: string) {
     const inside = file.startsWith(root + sep);
     if (inside && relative && isFile(file)) {
       res.setHeader('Cache-Control', relative.startsWith('assets/') ? IMMUTABLE : REVALIDATE);
-      return res.sendFile(file, { dotfiles: 'deny', cacheControl: false });
+      // Sent from `root`: only the part below it is checked for dot segments, so a console installed
+      // under a dotted directory (~/.local/…) is served, and a dotfile inside it is not.
+      return res.sendFile(relativePath(root, file), {
+        root,
+        dotfiles: 'deny',
+        cacheControl: false,
+      });
     }
     // A missing script or style is a 404, not the app's HTML under a .js name.
     if (relative.startsWith('assets/') || (extname(relative) && extname(relative) !== '.html')) {
@@ -80,6 +86,6 @@ export function consoleAssets(dir: string) {
       return;
     }
     res.setHeader('Cache-Control', REVALIDATE);
-    res.sendFile(index, { cacheControl: false });
+    res.sendFile('index.html', { root, cacheControl: false });
   };
 }
