@@ -50,8 +50,8 @@ export type Budget = 'deliveries' | 'auth_failures';
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
 interface Hit {
-  webhookId: string;
-  budget: Budget;
+  /** `<budget>:<webhook id>`: the budget's name in RateLeases and in its Redis keys. */
+  name: string;
   limit: number;
   /** Tokens asked for beside the hit's own, as a lease (RateLeases). */
   lease: number;
@@ -96,11 +96,11 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
    * request is allowed (fail open): the delivery is still committed in MySQL.
    */
   async take(webhookId: string, budget: Budget, limit: number): Promise<RateDecision> {
-    const name = budgetName(budget, webhookId);
+    const name = `${budget}:${webhookId}`;
     if (this.leases.spend(name)) return ALLOWED;
     const lease = this.leases.ask(name, limit);
     if (lease > 0) this.expireLeasesSoon();
-    const answer = await this.batcher.submit({ webhookId, budget, limit, lease });
+    const answer = await this.batcher.submit({ name, limit, lease });
     if (!(answer instanceof Error)) return answer;
     this.warnRarely(`rate limiting skipped: ${answer.message}`);
     return ALLOWED;
@@ -157,14 +157,14 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
     const window = Math.floor(nowMs / WINDOW_MS);
     const keys: string[] = [];
     for (const hit of batch) {
-      const key = (w: number) => `${this.keyPrefix(hit)}:${w}`;
+      const key = (w: number) => `${this.connections.prefix}:wh-rate:${hit.name}:${w}`;
       keys.push(key(window), key(window - 1));
     }
     const returns = this.leases.takeReturns(MAX_RETURNS_PER_CALL);
     if (this.leases.stopped) {
       // Asked before the replica began stopping: a lease now would be held by no one.
       batch = batch.map((hit) => {
-        if (hit.lease > 0) this.leases.settle(budgetName(hit.budget, hit.webhookId), null);
+        if (hit.lease > 0) this.leases.settle(hit.name, null);
         return { ...hit, lease: 0 };
       });
     }
@@ -198,14 +198,13 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
         const hit = batch[i];
         if (hit.lease > 0) {
           const extra = Math.max(0, counted - 1);
-          const lease = { key: keys[2 * i], extra, forMs };
-          this.leases.settle(budgetName(hit.budget, hit.webhookId), lease);
+          this.leases.settle(hit.name, { key: keys[2 * i], extra, forMs });
         }
         return counted >= 1 ? ALLOWED : refused;
       });
     } catch (err) {
       for (const hit of batch) {
-        if (hit.lease > 0) this.leases.settle(budgetName(hit.budget, hit.webhookId), null);
+        if (hit.lease > 0) this.leases.settle(hit.name, null);
       }
       return batch.map(() => (err instanceof Error ? err : new Error(String(err))));
     }
@@ -259,18 +258,10 @@ export class IngressRateLimiter implements BeforeApplicationShutdown {
     this.expiryTimer.unref();
   }
 
-  private keyPrefix(hit: Hit): string {
-    return `${this.connections.prefix}:wh-rate:${hit.budget}:${hit.webhookId}`;
-  }
-
   private warnRarely(message: string): void {
     if (Date.now() - this.lastWarning > 10_000) {
       this.lastWarning = Date.now();
       this.logger.warn(message);
     }
   }
-}
-
-function budgetName(budget: Budget, webhookId: string): string {
-  return `${budget}:${webhookId}`;
 }
