@@ -26,6 +26,13 @@
  * sandbox has a network namespace of its own (bwrap's), and before it says so it listens there on
  * those ports and starts the compiled forwarder on them (see start_forwarder), instead of a
  * process of the host's holding a namespace that every command joins.
+ *
+ * `--sandbox --as <uid> <gid>`: the same in a docker container (see src/modules/workers/sandbox/
+ * backends/docker/container-spawner.ts), where it is not pid 1 but a root process beside the
+ * container's killer, its requests and events on two FIFOs of the killer's root-only directory. It
+ * is the subreaper of what its supervisors leave; each command gives up root after its supervisor
+ * forked it (see become_user), so neither this helper nor a supervisor is within the command's
+ * reach.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -78,6 +85,10 @@ static int child_count;
 static int sandbox_mode;
 /* --sandbox --forward: the forwarder's pid while it runs (never swept as an orphan), else 0. */
 static pid_t forwarder_pid;
+/* --sandbox --as <uid> <gid>: in a docker container, as root; each command runs as this user. */
+static int run_as_user;
+static uid_t command_uid;
+static gid_t command_gid;
 
 static void die(const char *what) {
   perror(what);
@@ -225,6 +236,29 @@ static void exec_searching(const char *file, char **argv, char **envp) {
     path = *colon ? colon + 1 : colon;
   }
   errno = saved;
+}
+
+/*
+ * Gives up root for good: no bounding set, inheritable or ambient capability, no supplementary
+ * group, then the user and group (which empties the permitted and effective sets). NULL once done,
+ * else the step that failed (errno says why).
+ */
+static const char *become_user(uid_t uid, gid_t gid) {
+  for (int cap = 0; cap <= 63; cap++) {
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0) continue;
+    if (errno == EINVAL) break; /* past the kernel's last capability */
+    return "bounding set";
+  }
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+    return "ambient capabilities";
+  struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+  struct __user_cap_data_struct caps[2];
+  if (syscall(SYS_capget, &header, caps) < 0) return "capget";
+  caps[0].inheritable = caps[1].inheritable = 0;
+  if (syscall(SYS_capset, &header, caps) < 0) return "capset";
+  if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+    return "user";
+  return NULL;
 }
 
 /* In the forked child: what failed is written to `report` (errno, then the step's name). */
@@ -444,6 +478,17 @@ static void spawn_child(uint32_t id, struct cursor *c) {
       if (enter_namespace(enter_pid, "net", CLONE_NEWNET) < 0) child_fail(report[1], "setns");
     }
     if (sandbox_mode) supervise(report[1]);
+    if (run_as_user) {
+      /*
+       * The command alone gives up root: its supervisor stays root, out of the reach of the
+       * command's signals and traces. A change of user clears the parent-death signal.
+       */
+      pid_t supervisor = getppid();
+      const char *step = become_user(command_uid, command_gid);
+      if (step) child_fail(report[1], step);
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) child_fail(report[1], "prctl");
+      if (getppid() != supervisor) _exit(127);
+    }
     if (chdir(cwd) < 0) child_fail(report[1], "chdir");
     exec_searching(file, args, env);
     child_fail(report[1], "spawn");
@@ -727,21 +772,11 @@ static int run_as(int argc, char **argv) {
     if (*argv[7] < '0' || *argv[7] > '9' || *end || n < 0 || 8 + n >= argc) return 64;
   }
   if (setsid() < 0) die("ambient-spawner --as: setsid");
-  for (int cap = 0; cap <= 63; cap++) {
-    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0) continue;
-    if (errno == EINVAL) break; /* past the kernel's last capability */
-    die("ambient-spawner --as: bounding set");
+  const char *failed = become_user((uid_t)uid, (gid_t)gid);
+  if (failed) {
+    fprintf(stderr, "ambient-spawner --as: %s: %s\n", failed, strerror(errno));
+    exit(70);
   }
-  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-    die("ambient-spawner --as: ambient capabilities");
-  struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-  struct __user_cap_data_struct caps[2];
-  if (syscall(SYS_capget, &header, caps) < 0) die("ambient-spawner --as: capget");
-  caps[0].inheritable = caps[1].inheritable = 0;
-  if (syscall(SYS_capset, &header, caps) < 0) die("ambient-spawner --as: capset");
-  if (setgroups(0, NULL) < 0 || setresgid((gid_t)gid, (gid_t)gid, (gid_t)gid) < 0 ||
-      setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) < 0)
-    die("ambient-spawner --as: user");
   if (!wrapper) {
     execv(argv[5], argv + 5);
     die("ambient-spawner --as: exec");
@@ -813,7 +848,15 @@ int main(int argc, char **argv) {
      * undumpable, trace it or read its memory.
      */
     if (prctl(PR_SET_DUMPABLE, 0) < 0) die("prctl");
-    if (argc > 3 && strcmp(argv[2], "--forward") == 0) start_forwarder(argv[3], argv + 4, argc - 4);
+    if (argc > 4 && strcmp(argv[2], "--as") == 0) {
+      unsigned long uid, gid;
+      if (parse_id(argv[3], &uid) < 0 || parse_id(argv[4], &gid) < 0) return 64;
+      run_as_user = 1;
+      command_uid = (uid_t)uid;
+      command_gid = (gid_t)gid;
+    } else if (argc > 3 && strcmp(argv[2], "--forward") == 0) {
+      start_forwarder(argv[3], argv + 4, argc - 4);
+    }
     send_event(EV_READY, 0, NULL, 0);
   }
   /*

@@ -4,6 +4,8 @@
  * of a process tree, background children that outlive the command, limit hits, concurrent
  * commands that do not mix; the sandbox user can neither reach the launcher's FIFOs nor signal
  * it; `docker exec` still runs what the launcher does not (stdin, AMBIENT_DOCKER_LAUNCHER=false).
+ * The same for the launcher that became the compiled spawner (the default where it is built),
+ * which also takes stdin and, as bubblewrap's, ends what a command leaves running.
  */
 import Dockerode from 'dockerode';
 import { execFile } from 'node:child_process';
@@ -18,22 +20,30 @@ import {
 import {
   SANDBOX_PATH,
   type Sandbox,
-  type SandboxExit,
   type SandboxLimits,
-  type SandboxProcess,
 } from '../src/modules/workers/sandbox/sandbox.types';
 import {
   AGENT_IMAGE,
   BUILD_AGENT_IMAGE,
+  collect,
   dockerSandboxSettings,
+  finishProcess,
   printed,
+  startedBy,
+  type FinishedProcess,
 } from './support/docker-sandbox';
 import { waitFor } from './support/wait';
 
 const ENV = { PATH: SANDBOX_PATH };
 
 const docker = new Dockerode();
-const withLauncher = new DockerSandboxBackend(dockerSandboxSettings({ launcher: true }), docker);
+/** The launcher as it is by default where the helper is built: the compiled spawner. */
+const withSpawner = new DockerSandboxBackend(dockerSandboxSettings(), docker);
+// The shell launcher: where the compiled spawner is built, AMBIENT_DOCKER_SPAWNER=false asks for it.
+const withLauncher = new DockerSandboxBackend(
+  dockerSandboxSettings({ launcher: true, spawner: false }),
+  docker,
+);
 const withoutLauncher = new DockerSandboxBackend(
   dockerSandboxSettings({ launcher: false }),
   docker,
@@ -42,36 +52,8 @@ const opened: Sandbox[] = [];
 let base: string;
 let runs = 0;
 
-interface Finished extends SandboxExit {
-  stdout: string;
-  stderr: string;
-  startedBy: string | null;
-}
-
-/** How a docker process was started (DockerExecProcess.startedBy). */
-function startedBy(child: SandboxProcess): string | null {
-  return (child as unknown as { startedBy: string | null }).startedBy;
-}
-
-function collect(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-  return new Promise((resolveText) =>
-    stream.on('end', () => resolveText(Buffer.concat(chunks).toString('utf8'))),
-  );
-}
-
-async function finish(child: SandboxProcess): Promise<Finished> {
-  const [stdout, stderr, exit] = await Promise.all([
-    collect(child.stdout),
-    collect(child.stderr),
-    child.exited,
-  ]);
-  return { ...exit, stdout, stderr, startedBy: startedBy(child) };
-}
-
-function sh(sandbox: Sandbox, script: string): Promise<Finished> {
-  return finish(sandbox.spawn('/bin/sh', ['-c', script], { env: ENV }));
+function sh(sandbox: Sandbox, script: string): Promise<FinishedProcess> {
+  return finishProcess(sandbox.spawn('/bin/sh', ['-c', script], { env: ENV }));
 }
 
 async function openSandbox(
@@ -107,7 +89,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(opened.map((sandbox) => sandbox.close()));
   // Closed sandboxes' containers are removed in the background; this process ends first.
-  await Promise.all([withLauncher.drain(), withoutLauncher.drain()]);
+  await Promise.all([withSpawner.drain(), withLauncher.drain(), withoutLauncher.drain()]);
   if (base) await rm(base, { recursive: true, force: true });
 });
 
@@ -126,16 +108,16 @@ describe('docker command launcher', () => {
       stderr: 'to-stderr\n',
       startedBy: 'launcher',
     });
-    const env = await finish(
+    const env = await finishProcess(
       sandbox.spawn('env', [], { env: { PATH: SANDBOX_PATH, A: 'it\'s "quoted" $HOME\nx' } }),
     );
     expect(env.stdout).toBe(`PATH=${SANDBOX_PATH}\nA=it's "quoted" $HOME\nx\n`);
-    expect(await finish(sandbox.spawn('pwd', [], { env: ENV, cwd: '/tmp' }))).toMatchObject({
+    expect(await finishProcess(sandbox.spawn('pwd', [], { env: ENV, cwd: '/tmp' }))).toMatchObject({
       code: 0,
       stdout: '/tmp\n',
       startedBy: 'launcher',
     });
-    const missing = await finish(sandbox.spawn('no-such-cli', [], { env: ENV }));
+    const missing = await finishProcess(sandbox.spawn('no-such-cli', [], { env: ENV }));
     expect(missing.startError?.code).toBe('ENOENT');
     const killedBySignal = await sh(sandbox, 'kill -TERM $$');
     expect(killedBySignal).toMatchObject({ code: null, signal: 'SIGTERM' });
@@ -186,7 +168,7 @@ describe('docker command launcher', () => {
 
   it('says which limit killed a command', async () => {
     const { sandbox } = await openSandbox(withLauncher, { memoryMb: 64 });
-    const hog = await finish(
+    const hog = await finishProcess(
       sandbox.spawn('bash', ['-c', 'x=a; while true; do x=$x$x; done'], { env: ENV }),
     );
     expect(hog).toMatchObject({ code: null, signal: 'SIGKILL', startedBy: 'launcher' });
@@ -275,7 +257,7 @@ describe('docker command launcher', () => {
     const { sandbox } = await openSandbox(withLauncher);
     const piped = sandbox.spawn('cat', [], { env: ENV, stdin: 'pipe' });
     piped.stdin!.end('through stdin\n');
-    expect(await finish(piped)).toMatchObject({
+    expect(await finishProcess(piped)).toMatchObject({
       code: 0,
       stdout: 'through stdin\n',
       startedBy: 'exec',
@@ -290,5 +272,139 @@ describe('docker command launcher', () => {
     const ps = await sh(plain, 'ps -e -o user= | sort | uniq -c');
     // docker-init and the killer: no launcher.
     expect(ps.stdout).toMatch(/^\s*2 root$/m);
+  });
+});
+
+describe('docker command launcher as the compiled spawner', () => {
+  /** The container's processes as `pid user args`, seen from inside. */
+  const processes = async (sandbox: Sandbox): Promise<string> =>
+    (await sh(sandbox, 'ps -e -o pid= -o user= -o args=')).stdout;
+
+  it('runs commands as the sandbox user, with no capability, exit codes, separate outputs and stdin', async () => {
+    const { sandbox } = await openSandbox(withSpawner);
+    const result = await sh(sandbox, 'id -u; id -G; pwd; echo to-stderr >&2; exit 7');
+    expect(result).toMatchObject({
+      code: 7,
+      signal: null,
+      stdout: '1000\n1000\n/workspace\n',
+      stderr: 'to-stderr\n',
+      startedBy: 'spawner',
+    });
+    const env = await finishProcess(
+      sandbox.spawn('env', [], { env: { PATH: SANDBOX_PATH, A: 'it\'s "quoted" $HOME\nx' } }),
+    );
+    expect(env.stdout).toBe(`PATH=${SANDBOX_PATH}\nA=it's "quoted" $HOME\nx\n`);
+    expect(await finishProcess(sandbox.spawn('pwd', [], { env: ENV, cwd: '/tmp' }))).toMatchObject({
+      code: 0,
+      stdout: '/tmp\n',
+    });
+    const missing = await finishProcess(sandbox.spawn('no-such-cli', [], { env: ENV }));
+    expect(missing.startError?.message).toMatch(/ENOENT \(no-such-cli not found in the sandbox\)/);
+    const noDir = await finishProcess(sandbox.spawn('pwd', [], { env: ENV, cwd: '/nowhere' }));
+    expect(noDir.startError?.message).toMatch(/working directory \/nowhere not found/);
+    expect(await sh(sandbox, 'kill -TERM $$')).toMatchObject({ code: null, signal: 'SIGTERM' });
+    const status = await sh(
+      sandbox,
+      'grep -E "^(Cap(Eff|Prm|Bnd)|NoNewPrivs|Groups)" /proc/self/status',
+    );
+    expect(status.stdout).toMatch(/CapPrm:\s+0{16}\nCapEff:\s+0{16}\nCapBnd:\s+0{16}/);
+    expect(status.stdout).toMatch(/NoNewPrivs:\s+1/);
+    // Its descriptors: its stdin and two output pipes, nothing of the spawner's FIFOs.
+    const fds = await sh(sandbox, 'for fd in /proc/$$/fd/*; do readlink "$fd"; done');
+    expect(fds.stdout).not.toMatch(/launch-|\/kill$|events/m);
+    const piped = sandbox.spawn('cat', [], { env: ENV, stdin: 'pipe' });
+    piped.stdin!.end('through stdin\n');
+    expect(await finishProcess(piped)).toMatchObject({
+      code: 0,
+      stdout: 'through stdin\n',
+      startedBy: 'spawner',
+    });
+  });
+
+  it('kills the process tree of a command and nothing else, and ends what a command leaves running', async () => {
+    const { sandbox } = await openSandbox(withSpawner);
+    const other = sandbox.spawn('sleep', ['1000'], { env: ENV });
+    const parent = sandbox.spawn('bash', ['-c', 'setsid sleep 1001 & echo $!; sleep 1002 & wait'], {
+      env: ENV,
+    });
+    await printed(parent.stdout, /^\d+\n/);
+    parent.kill();
+    expect(await parent.exited).toMatchObject({ code: null, signal: 'SIGKILL' });
+    // Even the child that left its session goes: the supervisor's orphans are the spawner's.
+    await waitFor(
+      () => processes(sandbox),
+      (list) => !/sleep 100[12]/.test(list) && /sleep 1000/.test(list),
+      { what: "the killed command's processes to end, and only those" },
+    );
+    other.kill();
+    expect(await other.exited).toMatchObject({ signal: 'SIGKILL' });
+
+    const left = await sh(sandbox, 'sleep 1003 >/dev/null 2>&1 & echo started');
+    expect(left).toMatchObject({ code: 0, stdout: 'started\n' });
+    await waitFor(
+      () => processes(sandbox),
+      (list) => !/sleep 1003/.test(list),
+      { what: 'what the command left running to end with it' },
+    );
+  });
+
+  it('runs a command sent while a fork bomb fills the process limit at most once, and keeps its spawner', async () => {
+    const { sandbox, workspace } = await openSandbox(withSpawner, { pids: 24 });
+    const before = await processes(sandbox);
+    const spawner = /^\s*(\d+) root\s+\/run\/ambient-spawner --sandbox/m.exec(before)?.[1];
+    expect(spawner).toBeDefined();
+    const bomb = sandbox.spawn('bash', ['-c', 'bomb() { bomb | bomb & }; bomb; sleep 600'], {
+      env: ENV,
+    });
+    bomb.stdout.resume();
+    await printed(bomb.stderr, /Resource temporarily unavailable/);
+    // The spawner cannot fork for it: it goes to `docker exec`, which runs it once the bomb is
+    // gone (or says why not).
+    const sent = sandbox.spawn('sh', ['-c', 'echo ran >> /workspace/ran; echo during'], {
+      env: ENV,
+    });
+    const finished = finishProcess(sent);
+    await waitFor(
+      async () => startedBy(sent),
+      (by) => by === 'exec',
+      { intervalMs: 5, what: 'the command to go to docker exec' },
+    );
+    bomb.kill();
+    expect(await bomb.exited).toMatchObject({ code: null, signal: 'SIGKILL' });
+    const during = await finished;
+    if (during.startError) expect(during.startError.code).toBe('EIO');
+    else expect(during).toMatchObject({ code: 0, stdout: 'during\n' });
+    const ran = await readFile(join(workspace, 'ran'), 'utf8').catch(() => '');
+    expect(ran).toBe(during.startError ? '' : 'ran\n');
+    expect(await sandbox.limitHit()).toBe('process limit reached: the sandbox allows 24 processes');
+    // The same spawner still starts commands.
+    const after = await sh(
+      sandbox,
+      'ps -e -o pid= -o args= | grep -c "^ *' + spawner + ' /run/ambient-spawner"',
+    );
+    expect(after).toMatchObject({ code: 0, stdout: '1\n', startedBy: 'spawner' });
+  });
+
+  it("keeps the spawner, its supervisors and its FIFOs out of the sandbox user's reach", async () => {
+    const { sandbox } = await openSandbox(withSpawner);
+    const busy = sandbox.spawn('sleep', ['1000'], { env: ENV });
+    const probe = await sh(
+      sandbox,
+      [
+        'ls /run/ambient-killer 2>&1; echo "ls=$?"',
+        'for pid in $(ps -e -o pid= -o user= | awk \'$2 == "root" { print $1 }\'); do',
+        '  kill -0 "$pid" 2>/dev/null && echo "signalled $pid"',
+        '  ls "/proc/$pid/fd" >/dev/null 2>&1 && echo "fds of $pid"',
+        'done',
+        'ps -e -o user= -o args= | grep -c "^root *\\/run\\/ambient-spawner --sandbox"',
+      ].join('\n'),
+    );
+    busy.kill();
+    expect(probe.code).toBe(0);
+    expect(probe.stdout).toMatch(/Permission denied[^]*ls=2/);
+    expect(probe.stdout).not.toMatch(/signalled|fds of/);
+    // The spawner and the supervisors of `sleep` and of the probe itself: root, every one.
+    expect(probe.stdout).toMatch(/\n3\n$/);
+    expect(probe.startedBy).toBe('spawner');
   });
 });

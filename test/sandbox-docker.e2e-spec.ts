@@ -41,8 +41,10 @@ const ENV = { PATH: SANDBOX_PATH };
 const docker = new Dockerode();
 const settings = dockerSandboxSettings();
 const backend = new DockerSandboxBackend(settings, docker);
+/** The shell launcher's (AMBIENT_DOCKER_SPAWNER=false), for what only it does. */
+const shellLauncher = new DockerSandboxBackend(dockerSandboxSettings({ spawner: false }), docker);
 /** Every backend of the file: drained at the end, so that their closed containers are removed. */
-const backends = [backend];
+const backends = [backend, shellLauncher];
 const opened: Sandbox[] = [];
 let base: string;
 let runs = 0;
@@ -135,17 +137,24 @@ async function containerActions(id: string, since: number): Promise<string[]> {
     .map((line) => (JSON.parse(line) as { Action: string }).Action);
 }
 
-/** The host pid of a container's launcher: the process whose $0 is `ambient-launcher`. */
+/**
+ * The host pid of a container's launcher: the shell whose $0 is `ambient-launcher`, or the
+ * compiled spawner it became.
+ */
 async function launcherPid(container: Dockerode.Container): Promise<number> {
   const top = (await container.top()) as { Titles: string[]; Processes: string[][] };
   const column = top.Titles.indexOf('PID');
   for (const row of top.Processes) {
     const pid = Number(row[column]);
     const argv = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
-    if (argv[3] === 'ambient-launcher') return pid;
+    if (argv[3] === 'ambient-launcher' || argv.slice(0, 3).join(' ') === LAUNCH_HELPER_SANDBOX) {
+      return pid;
+    }
   }
   throw new Error('the container has no launcher');
 }
+
+const LAUNCH_HELPER_SANDBOX = '/run/ambient-spawner --sandbox --as';
 
 /**
  * The commands running in the container; none once it has stopped (the removal of a closed
@@ -445,7 +454,7 @@ describe('docker sandbox', () => {
   });
 
   it('close() ends a command still waiting for the launcher: it never runs by `docker exec` after', async () => {
-    const { sandbox, runId } = await openSandbox();
+    const { sandbox, runId } = await openSandbox({}, { backend: shellLauncher });
     await started(sandbox);
     // The launcher, stopped: alive, its FIFO open, but it acknowledges nothing.
     const launcher = await launcherPid(containerOf(runId));
@@ -467,6 +476,32 @@ describe('docker sandbox', () => {
       signal: 'SIGKILL',
     });
     expect((waiting as unknown as { startedBy: string | null }).startedBy).toBeNull();
+  });
+
+  it('close() ends a command the stopped spawner never started: it never runs by `docker exec` after', async () => {
+    const { sandbox, runId } = await openSandbox();
+    await started(sandbox);
+    const spawner = await launcherPid(containerOf(runId));
+    process.kill(spawner, 'SIGSTOP');
+    const waiting = sandbox.spawn('sh', ['-c', 'echo ran > /workspace/ran; exec sleep 1000'], {
+      env: ENV,
+    });
+    waiting.stdout.resume();
+    waiting.stderr.resume();
+    const startedBy = (): string | null =>
+      (waiting as unknown as { startedBy: string | null }).startedBy;
+    // The request waits in the spawner's FIFO; the sandbox closes meanwhile.
+    await waitFor(async () => startedBy(), (by) => by === 'spawner', {
+      intervalMs: 5,
+      what: 'the request to be sent to the spawner',
+    });
+    await settledWithin(sandbox.close(), 'the close');
+    expect(await settledWithin(waiting.exited, 'the waiting command to end')).toMatchObject({
+      code: null,
+      signal: 'SIGKILL',
+    });
+    expect(startedBy()).toBe('spawner');
+    expect(existsSync(join(base, runId, 'workspace', 'ran'))).toBe(false);
   });
 
   it('replaces a container a crashed process left under the same name', async () => {

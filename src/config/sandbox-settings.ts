@@ -38,6 +38,11 @@ export interface SandboxSettings {
      */
     launcher?: boolean;
     /**
+     * The launcher becomes the compiled spawner where it was built (unset: on): one fork and exec
+     * per command in the container instead of the shell launcher's script and FIFOs.
+     */
+    spawner?: boolean;
+    /**
      * Warm pool: a closed sandbox's container goes back to the pool once emptied and checked
      * (see container-returns.ts) instead of being removed (unset: on).
      */
@@ -81,6 +86,7 @@ export const SANDBOX_SETTINGS: Setting[] = [
   { path: 'sandbox.docker.poolSize', env: 'AMBIENT_DOCKER_POOL_SIZE', kind: 'int', min: 0 },
   { path: 'sandbox.docker.poolMax', env: 'AMBIENT_DOCKER_POOL_MAX', kind: 'int', min: 0 },
   { path: 'sandbox.docker.launcher', env: 'AMBIENT_DOCKER_LAUNCHER', kind: 'bool' },
+  { path: 'sandbox.docker.spawner', env: 'AMBIENT_DOCKER_SPAWNER', kind: 'bool' },
   { path: 'sandbox.docker.poolReuse', env: 'AMBIENT_DOCKER_POOL_REUSE', kind: 'bool' },
 ];
 

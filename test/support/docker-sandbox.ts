@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { AppConfig } from '../../src/config/app-config';
+import type { SandboxExit, SandboxProcess } from '../../src/modules/workers/sandbox/sandbox.types';
 
 /** The agent image the docker tests and benches open sandboxes of (built by BUILD_AGENT_IMAGE). */
 export const AGENT_IMAGE = 'ambient-agent:bookworm';
@@ -48,4 +49,35 @@ export function printed(stream: NodeJS.ReadableStream, pattern: RegExp): Promise
     };
     stream.on('data', onData);
   });
+}
+
+/** A docker sandbox's process once it has ended, with its output and how it was started. */
+export interface FinishedProcess extends SandboxExit {
+  stdout: string;
+  stderr: string;
+  startedBy: string | null;
+}
+
+/** How a docker process was started (DockerExecProcess.startedBy). */
+export function startedBy(child: SandboxProcess): string | null {
+  return (child as unknown as { startedBy: string | null }).startedBy;
+}
+
+/** Everything a stream gives until its end, as text. */
+export function collect(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  return new Promise((resolveText) =>
+    stream.on('end', () => resolveText(Buffer.concat(chunks).toString('utf8'))),
+  );
+}
+
+/** Waits for the process's end and the end of both its outputs. */
+export async function finishProcess(child: SandboxProcess): Promise<FinishedProcess> {
+  const [stdout, stderr, exit] = await Promise.all([
+    collect(child.stdout),
+    collect(child.stderr),
+    child.exited,
+  ]);
+  return { ...exit, stdout, stderr, startedBy: startedBy(child) };
 }

@@ -18,7 +18,7 @@ import { compiledSpawner, preparesInChild, spawnOffLoop } from '../../off-loop-s
 import { findSandboxForwarder, PortForward, SandboxForwarder } from '../../sandbox-forwarder';
 import { EtcCopies } from './etc-copies';
 import { ForwarderNamespace } from './forwarder-namespace';
-import { notStarted, SandboxSpawner, SPAWNER_INSIDE } from './sandbox-spawner';
+import { notStarted, SandboxSpawner, SPAWNER_INSIDE } from '../../sandbox-spawner';
 import {
   SANDBOX_PATH,
   SANDBOX_PRIVATE_DIR,

@@ -47,7 +47,12 @@ export class ColdContainers {
       );
     }
     try {
-      const launchFifo = await makePrivateDirs(privateDir, user, this.host.withLauncher);
+      const launchFifo = await makePrivateDirs(
+        privateDir,
+        user,
+        this.host.withLauncher,
+        this.host.withSpawner,
+      );
       if (user) {
         // The container's user must own what Ambient (root) wrote; symbolic links are not followed.
         await chownTree(workspace, user.uid, user.gid);

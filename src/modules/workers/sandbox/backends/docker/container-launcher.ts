@@ -6,6 +6,12 @@ import { promisify } from 'node:util';
 import { spawnOffLoop } from '../../off-loop-spawn';
 
 /**
+ * Where a container sees Ambient's compiled spawn helper (bound read-only when it was built): its
+ * `--as` mode starts a command in one static exec instead of setsid, setpriv, sh and env.
+ */
+export const LAUNCH_HELPER = '/run/ambient-spawner';
+
+/**
  * The container's command launcher: a root shell started with the container (the killer's
  * sibling, so inside the container's namespaces, cgroup, seccomp profile and capability set) that
  * reads command ids from its FIFO (`launch-<random>`) in the killer's root-only directory. For
@@ -25,27 +31,40 @@ import { spawnOffLoop } from '../../off-loop-spawn';
  * the host sees that command's status end without an acknowledgement) and reads on. Arguments:
  * $1 the killer's directory, $2 the FIFO's name there, $3 this script.
  */
-export const LAUNCHER = [
-  'command -v setpriv >/dev/null && command -v setsid >/dev/null || exit 0',
-  'L=$1',
-  'exec 3<>"$L/$2"',
-  'exec 4>&- 5>&- 6>&- 7>&-',
-  `trap 'exec /bin/sh -c "$3" ambient-launcher "$1" "$2" "$3"' EXIT`,
-  'while read -r id <&3; do',
-  '  case $id in "" | *[!0-9]*) continue ;; esac',
-  // Opened here, not in the child: a fork that fails still leaves the host an end to see (an
-  // open that fails ends the shell too, and the trap starts it anew).
-  '  exec 4<>"$L/c$id/status"',
-  '  ( . "$L/c$id/run" 3<&- </dev/null >/dev/null 2>&1 & )',
-  '  exec 4>&-',
-  'done',
-].join('\n');
+export const LAUNCHER = launcherScript(null);
 
 /**
- * Where a container sees Ambient's compiled spawn helper (bound read-only when it was built): its
- * `--as` mode starts a command in one static exec instead of setsid, setpriv, sh and env.
+ * LAUNCHER, or where the container is to run the compiled spawner instead (`spawnAs`, the sandbox
+ * user), a launcher that first becomes it: when the helper is bound and the host made the events
+ * FIFO beside the launcher's (see container-spawner.ts), it execs `ambient-spawner --sandbox --as`
+ * with the launcher's FIFO read-write as its requests and the events FIFO as its events (whose
+ * open waits for the host's reader); else it goes on as LAUNCHER.
  */
-export const LAUNCH_HELPER = '/run/ambient-spawner';
+export function launcherScript(spawnAs: { uid: number; gid: number } | null): string {
+  const spawner = spawnAs
+    ? [
+        `if [ -x ${LAUNCH_HELPER} ] && [ -p "$1/$2.events" ]; then`,
+        `  exec ${LAUNCH_HELPER} --sandbox --as ${spawnAs.uid} ${spawnAs.gid} <>"$1/$2" >"$1/$2.events" 2>/dev/null`,
+        'fi',
+      ]
+    : [];
+  return [
+    ...spawner,
+    'command -v setpriv >/dev/null && command -v setsid >/dev/null || exit 0',
+    'L=$1',
+    'exec 3<>"$L/$2"',
+    'exec 4>&- 5>&- 6>&- 7>&-',
+    `trap 'exec /bin/sh -c "$3" ambient-launcher "$1" "$2" "$3"' EXIT`,
+    'while read -r id <&3; do',
+    '  case $id in "" | *[!0-9]*) continue ;; esac',
+    // Opened here, not in the child: a fork that fails still leaves the host an end to see (an
+    // open that fails ends the shell too, and the trap starts it anew).
+    '  exec 4<>"$L/c$id/status"',
+    '  ( . "$L/c$id/run" 3<&- </dev/null >/dev/null 2>&1 & )',
+    '  exec 4>&-',
+    'done',
+  ].join('\n');
+}
 
 /** The request of one command: what the wrapper of docker-exec-process.ts takes as arguments. */
 export interface LaunchRequest {

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { settlesWithin } from '../../../../../common/time';
-import type { SandboxSpec } from '../../sandbox.types';
+import { SANDBOX_PATH, type SandboxSpec } from '../../sandbox.types';
 import { layerUnchanged } from './container-layer';
 import { launch, launcherListens } from './container-launcher';
 import {
@@ -14,6 +14,7 @@ import {
   tellKiller,
 } from './container-killer';
 import { forwarderInto, launcherStarted } from './container-plumbing';
+import { containerSpawner } from './container-spawner';
 import type { DockerHost } from './docker-host';
 import { DirResetter, dirResetPath } from './dir-resetter';
 import type { NetnsForwarder } from './netns-bridge';
@@ -216,10 +217,29 @@ export class ContainerReturns {
     }
   }
 
-  /** Runs EMPTYING through the container's launcher as the sandbox user; true once it ended. */
+  /**
+   * Runs EMPTYING as the sandbox user through the container's spawner (the channel stays for the
+   * container's next run) or its shell launcher; true once it ended.
+   */
   private async empty(warm: HandedOut): Promise<boolean> {
     const user = this.host.user;
     if (!user) return false;
+    if (this.host.withSpawner) {
+      const spawner = await containerSpawner(
+        killerDirOf(warm.slot.privateDir),
+        warm.slot.launchFifo!,
+        STEP_MS,
+      );
+      if (!spawner) return false;
+      const command = spawner.spawn('/bin/sh', ['-c', EMPTYING, 'ambient-emptying'], {
+        env: { PATH: SANDBOX_PATH },
+      });
+      command.stdout.resume();
+      command.stderr.resume();
+      const ended = await settlesWithin(command.exited, EMPTYING_MS);
+      if (!ended) command.kill();
+      return ended && (await command.exited).code === 0;
+    }
     const command = await launch(
       killerDirOf(warm.slot.privateDir),
       KILLER_DIR,

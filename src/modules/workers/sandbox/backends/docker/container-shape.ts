@@ -2,7 +2,7 @@ import type Dockerode from 'dockerode';
 import { join } from 'node:path';
 import type { AppConfig } from '../../../../../config/app-config';
 import { compiledSpawner } from '../../off-loop-spawn';
-import { LAUNCH_HELPER, LAUNCHER } from './container-launcher';
+import { LAUNCH_HELPER, launcherScript } from './container-launcher';
 import { KILLER, KILLER_DIR, killerDirOf, ownPids } from './container-killer';
 import { HOSTS_FILE } from './sandbox-dirs';
 import {
@@ -70,6 +70,8 @@ export function containerShape(
   shape: ContainerShape,
   /** The cgroup the container's group is made in (DockerHost.cgroupParent); null: docker's. */
   cgroupParent: string | null = null,
+  /** The sandbox user, when the launcher is to become the compiled spawner (DockerHost.withSpawner). */
+  spawnAs: { uid: number; gid: number } | null = null,
 ): Dockerode.ContainerCreateOptions {
   const { docker: dockerSettings } = settings;
   return {
@@ -83,7 +85,7 @@ export function containerShape(
       KILLER,
       'ambient-killer',
       KILLER,
-      ...(shape.launchFifo ? [LAUNCHER, shape.launchFifo] : []),
+      ...(shape.launchFifo ? [launcherScript(spawnAs), shape.launchFifo] : []),
     ],
     Cmd: [],
     User: '0:0',

@@ -3,6 +3,7 @@ import { constants as osConstants } from 'node:os';
 import { PassThrough, Writable } from 'node:stream';
 import type { Duplex, Readable } from 'node:stream';
 import type { SandboxExit, SandboxProcess } from '../../sandbox.types';
+import type { SandboxSpawner } from '../../sandbox-spawner';
 import { launch, type LaunchedCommand } from './container-launcher';
 
 /**
@@ -42,6 +43,12 @@ const WRAPPER = [
  */
 const RUNTIME_RETRY_WINDOW_MS = 15_000;
 
+/**
+ * A spawner's start errors after which nothing ran: its fork (or a pipe) failed, or it was gone
+ * before the request (ESRCH: its container's processes were killed, or the container replaced).
+ */
+const NOT_FORKED = new Set(['EAGAIN', 'EWOULDBLOCK', 'ENOMEM', 'EMFILE', 'ENFILE', 'ESRCH']);
+
 /** Where the `env -i`'d program is looked up when its environment has no PATH (glibc's default). */
 const DEFAULT_LOOKUP_PATH = '/bin:/usr/bin';
 
@@ -60,6 +67,11 @@ export interface DockerExecOptions {
    * processes without stdin; `docker exec` still runs them when it does not answer.
    */
   launcher?: DockerLauncherTarget | null;
+  /**
+   * The container's compiled spawner (see container-spawner.ts), used first; null when it has
+   * none (the launcher, then `docker exec`, run the process).
+   */
+  spawner?: Promise<SandboxSpawner | null> | null;
 }
 
 export interface DockerLauncherTarget {
@@ -133,7 +145,7 @@ export class DockerExecProcess implements SandboxProcess {
   private onKill: () => void = () => undefined;
   private readonly killed = new Promise<void>((resolve) => (this.onKill = resolve));
   /** How the process was started, once it was: for benchmarks and tests. */
-  startedBy: 'launcher' | 'exec' | null = null;
+  startedBy: 'spawner' | 'launcher' | 'exec' | null = null;
 
   constructor(
     private readonly container: Promise<Dockerode.Container>,
@@ -177,8 +189,14 @@ export class DockerExecProcess implements SandboxProcess {
     }
     // Killed before it could start: it never will.
     if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
+    const spawner = await this.options.spawner;
+    if (spawner && !this.killRequested) {
+      const spawned = await this.runSpawned(spawner);
+      if (spawned) return spawned;
+    }
+    if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
     const { launcher } = this.options;
-    if (launcher && !stdin && performance.now() >= launcher.pausedUntil) {
+    if (launcher && !spawner && !stdin && performance.now() >= launcher.pausedUntil) {
       const launched = await this.runLaunched(launcher, pairs);
       if (launched) return launched;
       if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
@@ -346,6 +364,41 @@ export class DockerExecProcess implements SandboxProcess {
   }
 
   /**
+   * Runs the process through the container's spawner: its streams and exit come as its events.
+   * Null when the spawner could not fork for it (the pids limit is full) or is gone: nothing of it
+   * ran, and `docker exec` tries (and retries while the runtime cannot start it either).
+   */
+  private async runSpawned(spawner: SandboxSpawner): Promise<SandboxExit | null> {
+    const { file, args, cwd, env, stdin } = this.options;
+    const child = spawner.spawn(file, args, { cwd, env, stdin: stdin ? 'pipe' : 'ignore' });
+    this.startedBy = 'spawner';
+    void this.killed.then(() => child.kill());
+    // Its stdin is given to the spawner at once: such a process is never tried again elsewhere.
+    if (this.stdin && child.stdin) this.stdin.pipe(child.stdin);
+    // Not ended with the child's: should nothing have run, `docker exec` writes them.
+    child.stdout.pipe(this.stdout, { end: false });
+    child.stderr.pipe(this.stderr, { end: false });
+    const exit = await child.exited;
+    const error = exit.startError;
+    if (error && !stdin && !this.killRequested && NOT_FORKED.has(String(error.code))) {
+      child.stdout.unpipe(this.stdout);
+      child.stderr.unpipe(this.stderr);
+      this.startedBy = null;
+      return null;
+    }
+    endWith(child.stdout, this.stdout);
+    endWith(child.stderr, this.stderr);
+    if (this.killRequested) return { code: null, signal: 'SIGKILL' };
+    if (error?.code === 'ENOENT') {
+      const what = /chdir/.test(error.message) ? `working directory ${cwd}` : file;
+      const message = `spawn ${file} ENOENT (${what} not found in the sandbox)`;
+      return { ...exit, startError: enoent(message) };
+    }
+    if (error || exit.signal) return exit;
+    return this.exitOf(exit.code);
+  }
+
+  /**
    * How the command ended, from the wrapper's verdict and its exit status (null: killed, or the
    * container went away).
    */
@@ -505,6 +558,15 @@ function pump(source: Readable, sink: (chunk: Buffer) => Promise<void>): Promise
     source.once('close', resolve);
     source.on('error', () => resolve());
   });
+}
+
+/** Ends `sink` once `source` has ended (at once when it has). */
+function endWith(source: Readable, sink: PassThrough): void {
+  const end = (): void => {
+    if (!sink.writableEnded) sink.end();
+  };
+  if (source.readableEnded || source.destroyed) end();
+  else source.once('end', end).once('close', end);
 }
 
 /** Writes, resolving once the reader wants more (backpressure). */

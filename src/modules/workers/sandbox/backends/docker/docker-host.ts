@@ -5,6 +5,7 @@ import { sandboxesParentGroup } from '../../cgroup-limits';
 import { killContainerInit, type ContainerInit } from './container-init';
 import { containerShape, type ContainerShape } from './container-shape';
 import { apiError, reason } from './docker-errors';
+import { compiledSpawner } from '../../off-loop-spawn';
 import { numericUser } from './sandbox-dirs';
 
 type SandboxSettings = AppConfig['sandbox'];
@@ -24,6 +25,11 @@ export class DockerHost {
    * system does not share FIFOs with the host).
    */
   readonly withLauncher: boolean;
+  /**
+   * Whether a container's launcher becomes the compiled spawner (container-spawner.ts): it has a
+   * launcher, the helper was built, and AMBIENT_DOCKER_SPAWNER is not off.
+   */
+  readonly withSpawner: boolean;
 
   constructor(
     readonly docker: Dockerode,
@@ -36,6 +42,8 @@ export class DockerHost {
       this.user !== null &&
       !settings.docker.runtime &&
       this.daemonIsLocal();
+    this.withSpawner =
+      this.withLauncher && settings.docker.spawner !== false && compiledSpawner() !== null;
   }
 
   /** The sandbox user as numbers; null for a user name (Ambient cannot chown to it). */
@@ -45,7 +53,13 @@ export class DockerHost {
 
   /** The create options of a container of these settings (see containerShape). */
   async shape(shape: ContainerShape): Promise<Dockerode.ContainerCreateOptions> {
-    return containerShape(this.settings, this.deployment, shape, await this.cgroupParent());
+    return containerShape(
+      this.settings,
+      this.deployment,
+      shape,
+      await this.cgroupParent(),
+      this.withSpawner ? this.user : null,
+    );
   }
 
   private parentGroup: Promise<string | null> | undefined;

@@ -15,7 +15,9 @@ import {
 import { chownTree } from './chown-tree';
 import { containerInitAlive, type ContainerInit } from './container-init';
 import { KILLER_DIR, killerDirOf, tellKiller } from './container-killer';
+import type { SandboxSpawner } from '../../sandbox-spawner';
 import type { LaunchedCommand } from './container-launcher';
+import { containerSpawner, forgetContainerSpawner } from './container-spawner';
 import { apiError, daemonDown, reason } from './docker-errors';
 import { DockerExecProcess, type DockerLauncherTarget } from './docker-exec-process';
 import { commitSnapshotImage, type SnapshotImageOf } from './docker-snapshot-image';
@@ -71,6 +73,8 @@ export class DockerSandbox implements Sandbox {
    * acknowledgement does not go on to a `docker exec` after the container's processes were killed.
    */
   private readonly processes = new Set<DockerExecProcess>();
+  /** The container's compiled spawner, asked for at the first command (see container-spawner.ts). */
+  private spawner: Promise<SandboxSpawner | null> | null = null;
 
   constructor(
     start: (closeRequested: () => boolean) => Promise<StartedContainer>,
@@ -128,6 +132,7 @@ export class DockerSandbox implements Sandbox {
       user: this.settings.docker.user,
       killGroup: (pgid) => this.killGroup(pgid),
       launcher: this.launcher,
+      spawner: this.containerSpawner(),
     });
     this.processes.add(child);
     void child.exited.finally(() => this.processes.delete(child));
@@ -221,6 +226,8 @@ export class DockerSandbox implements Sandbox {
       const started = await this.ready.catch(() => null);
       if (started) {
         await Promise.all([...this.launched].map((command) => command.dispose()));
+        // Its commands were just killed; the spawner goes with the container's processes.
+        if (this.launcher) await forgetContainerSpawner(this.launcher.hostDir, this.launcher.fifo);
         started.proxyForwarder?.stop();
         // The API forwarder stays for the container's return to the pool (see release).
         await started.bridge?.closeSocket();
@@ -228,6 +235,17 @@ export class DockerSandbox implements Sandbox {
       await this.release(started);
     })();
     return this.closing;
+  }
+
+  /** The container's spawner once it runs; null without one (or once the sandbox is closed). */
+  private containerSpawner(): Promise<SandboxSpawner | null> | null {
+    const launcher = this.launcher;
+    if (!launcher) return null;
+    this.spawner ??= this.ready.then(
+      () => (this.closeRequested ? null : containerSpawner(launcher.hostDir, launcher.fifo)),
+      () => null,
+    );
+    return this.spawner;
   }
 
   /** The running container for a new process; rejects once the sandbox is closed. */

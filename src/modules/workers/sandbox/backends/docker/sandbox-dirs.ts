@@ -9,6 +9,7 @@ import {
   spareSlotNames,
 } from './container-launcher';
 import { KILL_FIFO, killerDirOf, VERDICT_FIFO } from './container-killer';
+import { forgetContainerSpawners, spawnerEventsFifo } from './container-spawner';
 import type { SandboxSpec } from '../../sandbox.types';
 
 /** `uid[:gid]` as numbers, or null for user names (then Ambient cannot chown to them). */
@@ -71,6 +72,8 @@ export async function makePrivateDirs(
   privateDir: string,
   user: { uid: number; gid: number } | null,
   withLauncher: boolean,
+  /** The launcher is to become the compiled spawner: its events FIFO instead of command slots. */
+  withSpawner = false,
 ): Promise<string | null> {
   await removeDirs(privateDir);
   await mkdir(dirname(privateDir), { recursive: true, mode: 0o711 });
@@ -78,12 +81,15 @@ export async function makePrivateDirs(
   const killerDir = killerDirOf(privateDir);
   await mkdir(killerDir, { mode: 0o700 });
   const launchFifo = withLauncher ? `launch-${randomBytes(8).toString('hex')}` : null;
-  const fifos = [KILL_FIFO, VERDICT_FIFO, ...(launchFifo ? [launchFifo] : [])].map((f) =>
-    join(killerDir, f),
-  );
-  // With the launcher, the first commands' FIFOs too (they need no mkfifo of their own then), in
-  // the same mkfifo: one process fewer per container.
-  if (launchFifo) await prepareSlots(killerDir, undefined, fifos);
+  const spawnerFifos = launchFifo && withSpawner ? [launchFifo, spawnerEventsFifo(launchFifo)] : [];
+  const fifos = [
+    KILL_FIFO,
+    VERDICT_FIFO,
+    ...(spawnerFifos.length ? spawnerFifos : launchFifo ? [launchFifo] : []),
+  ].map((f) => join(killerDir, f));
+  // With the shell launcher, the first commands' FIFOs too (they need no mkfifo of their own
+  // then), in the same mkfifo: one process fewer per container.
+  if (launchFifo && !withSpawner) await prepareSlots(killerDir, undefined, fifos);
   else await makeFifos(fifos);
   await writeFile(join(killerDir, HOSTS_FILE), HOSTS, { mode: 0o644 });
   if (user) await chown(privateDir, user.uid, user.gid);
@@ -245,6 +251,7 @@ export async function emptyPrivateDirs(privateDir: string): Promise<void> {
 
 export async function removeDirs(privateDir: string): Promise<void> {
   forgetSlots(killerDirOf(privateDir));
+  await forgetContainerSpawners(killerDirOf(privateDir));
   await rm(privateDir, { recursive: true, force: true });
   await rm(killerDirOf(privateDir), { recursive: true, force: true });
 }

@@ -73,7 +73,12 @@ export class WarmContainers {
     const user = this.host.user;
     let container: Dockerode.Container | null = null;
     try {
-      slot.launchFifo = await makePrivateDirs(slot.privateDir, user, this.host.withLauncher);
+      slot.launchFifo = await makePrivateDirs(
+        slot.privateDir,
+        user,
+        this.host.withLauncher,
+        this.host.withSpawner,
+      );
       await mkdir(slot.workspace, { mode: 0o755 });
       if (user) await chown(slot.workspace, user.uid, user.gid);
       const { memoryMb, pids, cpus, maxMemoryMb } = settings;

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import type { SandboxExit, SandboxProcess } from '../../sandbox.types';
+import type { SandboxExit, SandboxProcess } from './sandbox.types';
 import { SandboxSpawner } from './sandbox-spawner';
 
 /** A helper's event frame: length, op, id, fields. */

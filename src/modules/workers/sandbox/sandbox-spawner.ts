@@ -1,11 +1,11 @@
 import { PassThrough, type Writable } from 'node:stream';
-import { SpawnerFrames } from '../../native-spawner';
-import { SpawnerChannel } from '../../off-loop-spawn';
-import type { SandboxProcess, SandboxSpawnOptions } from '../../sandbox.types';
-import { SANDBOX_WORKDIR } from '../../sandbox.types';
-import type { ToSpawner } from '../../spawner-messages';
+import { SpawnerFrames } from './native-spawner';
+import { SpawnerChannel } from './off-loop-spawn';
+import type { SandboxProcess, SandboxSpawnOptions } from './sandbox.types';
+import { SANDBOX_WORKDIR } from './sandbox.types';
+import type { ToSpawner } from './spawner-messages';
 
-/** Where the compiled helper is bound inside an execution's sandbox. */
+/** Where the compiled helper is bound inside an execution's sandbox (bubblewrap's and docker's). */
 export const SPAWNER_INSIDE = '/run/ambient-spawner';
 
 /** The helper's largest event is an output chunk of 64 KiB: anything far larger is not its. */
@@ -24,7 +24,8 @@ export interface SpawnerNotStarted {
  * requests and events are the host helper's protocol, through the stdin and stdout of the bwrap
  * it runs in; pids are the sandbox's, so a kill goes to the helper (`kill`), which ends the
  * command and what it left. What it sends is read as untrusted: a frame too large or malformed
- * ends it.
+ * ends it. A docker container's launcher becomes the same helper, as root, its requests and events
+ * on FIFOs instead (see backends/docker/container-spawner.ts).
  */
 export class SandboxSpawner {
   private readonly channel: SpawnerChannel;
