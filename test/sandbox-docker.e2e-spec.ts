@@ -491,10 +491,14 @@ describe('docker sandbox', () => {
     const startedBy = (): string | null =>
       (waiting as unknown as { startedBy: string | null }).startedBy;
     // The request waits in the spawner's FIFO; the sandbox closes meanwhile.
-    await waitFor(async () => startedBy(), (by) => by === 'spawner', {
-      intervalMs: 5,
-      what: 'the request to be sent to the spawner',
-    });
+    await waitFor(
+      async () => startedBy(),
+      (by) => by === 'spawner',
+      {
+        intervalMs: 5,
+        what: 'the request to be sent to the spawner',
+      },
+    );
     await settledWithin(sandbox.close(), 'the close');
     expect(await settledWithin(waiting.exited, 'the waiting command to end')).toMatchObject({
       code: null,
