@@ -212,10 +212,29 @@ static void free_done_children(void) {
   }
 }
 
+/*
+ * execve, and as execvp (and so Node, and `env`) does: a file the kernel cannot run (no `#!` line)
+ * is run as a /bin/sh script. Returns only when neither could be run.
+ */
+static void exec_or_script(const char *path, char **argv, char **envp) {
+  execve(path, argv, envp);
+  if (errno != ENOEXEC) return;
+  int count = 0;
+  while (argv[count]) count++;
+  char **script = calloc((size_t)count + 2, sizeof *script);
+  if (!script) return;
+  script[0] = "/bin/sh";
+  script[1] = (char *)path;
+  for (int i = 1; i < count; i++) script[i + 1] = argv[i];
+  execve("/bin/sh", script, envp);
+  free(script);
+  errno = ENOEXEC;
+}
+
 /* `file` as execvpe would find it, but on the PATH of the child's own environment (as Node does). */
 static void exec_searching(const char *file, char **argv, char **envp) {
   if (strchr(file, '/')) {
-    execve(file, argv, envp);
+    exec_or_script(file, argv, envp);
     return;
   }
   const char *path = "/usr/local/bin:/usr/bin:/bin";
@@ -230,7 +249,7 @@ static void exec_searching(const char *file, char **argv, char **envp) {
       memcpy(candidate, path, dlen);
       candidate[dlen] = '/';
       strcpy(candidate + dlen + 1, file);
-      execve(candidate, argv, envp);
+      exec_or_script(candidate, argv, envp);
       if (errno != ENOENT && errno != ENOTDIR) saved = errno;
     }
     path = *colon ? colon + 1 : colon;
@@ -259,6 +278,15 @@ static const char *become_user(uid_t uid, gid_t gid) {
   if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
     return "user";
   return NULL;
+}
+
+/*
+ * Every signal's default action, as Node gives its children: a helper started in the background
+ * by a shell (a docker container's launcher) inherited SIGINT and SIGQUIT ignored.
+ */
+static void default_signals(void) {
+  for (int sig = 1; sig < NSIG; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
 }
 
 /* In the forked child: what failed is written to `report` (errno, then the step's name). */
@@ -452,7 +480,7 @@ static void spawn_child(uint32_t id, struct cursor *c) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    signal(SIGPIPE, SIG_DFL);
+    default_signals();
     close(report[0]);
     /* The group the service kills as a whole, as Node's `detached: true`. */
     if (setsid() < 0) child_fail(report[1], "setsid");
@@ -771,6 +799,7 @@ static int run_as(int argc, char **argv) {
     n = strtol(argv[7], &end, 10);
     if (*argv[7] < '0' || *argv[7] > '9' || *end || n < 0 || 8 + n >= argc) return 64;
   }
+  default_signals();
   if (setsid() < 0) die("ambient-spawner --as: setsid");
   const char *failed = become_user((uid_t)uid, (gid_t)gid);
   if (failed) {
@@ -815,18 +844,7 @@ static int run_as(int argc, char **argv) {
     return 127;
   }
   dprintf(2, "exec\n");
-  execve(found, command, envp);
-  if (errno == ENOEXEC) {
-    /* As execvp (and so `env`) does: a file the kernel cannot run is a script for /bin/sh. */
-    int count = 0;
-    while (command[count]) count++;
-    char **script = calloc((size_t)count + 2, sizeof *script);
-    if (!script) die("malloc");
-    script[0] = "/bin/sh";
-    script[1] = found;
-    for (int i = 1; i < count; i++) script[i + 1] = command[i];
-    execve("/bin/sh", script, envp);
-  }
+  exec_or_script(found, command, envp);
   dprintf(2, "ambient-spawner: %s: %s\n", file, strerror(errno));
   return errno == ENOENT ? 127 : 126;
 }

@@ -1,4 +1,4 @@
-import { constants as fsConstants, open as openFd } from 'node:fs';
+import { constants as fsConstants, open as openFd, openSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -22,8 +22,14 @@ export function spawnerEventsFifo(launchFifo: string): string {
 /** How long the spawner may take to say it is ready (a loaded host, a container just started). */
 export const SPAWNER_READY_MS = 5000;
 
+/** A channel being opened or open; `abort` closes this host's ends at once. */
+interface Channel {
+  spawner: Promise<SandboxSpawner | null>;
+  abort: () => void;
+}
+
 /** Opened channels, by `<killer dir>/<launcher FIFO>`: one per spawner process. */
-const channels = new Map<string, Promise<SandboxSpawner | null>>();
+const channels = new Map<string, Channel>();
 
 /**
  * The spawner of the container whose killer directory on this host is `hostDir` and launcher's
@@ -42,7 +48,7 @@ export function containerSpawner(
     channel = openSpawner(hostDir, fifo, timeoutMs);
     channels.set(key, channel);
   }
-  return channel;
+  return channel.spawner;
 }
 
 /**
@@ -53,7 +59,11 @@ export async function forgetContainerSpawner(hostDir: string, fifo: string): Pro
   const key = join(hostDir, fifo);
   const channel = channels.get(key);
   channels.delete(key);
-  await (await channel)?.close();
+  if (!channel) return;
+  // At once, even while it waits to say it is ready: a launcher started anew on the same FIFOs (a
+  // pooled container's return) must not find this reader and send its word to it.
+  channel.abort();
+  await (await channel.spawner)?.close();
 }
 
 /** Forgets every channel of a killer directory being removed. */
@@ -63,23 +73,47 @@ export async function forgetContainerSpawners(hostDir: string): Promise<void> {
   await Promise.all(keys.map((key) => forgetContainerSpawner(hostDir, key.slice(prefix.length))));
 }
 
-async function openSpawner(
+function openSpawner(hostDir: string, fifo: string, timeoutMs: number): Channel {
+  let aborted = false;
+  let abortOpen = (): void => undefined;
+  const spawner = (async () => {
+    let events: Socket;
+    try {
+      // Read end first, non-blocking: the launcher's open of the write end waits for it, and an
+      // end is reported only once the spawner (its only writer) came and went. Synchronous, so
+      // that an abort finds it.
+      const fd = openSync(
+        join(hostDir, spawnerEventsFifo(fifo)),
+        fsConstants.O_RDONLY | fsConstants.O_NONBLOCK,
+      );
+      events = new Socket({ fd, readable: true, writable: false });
+    } catch (_error) {
+      return null;
+    }
+    const started = await startOn(events, hostDir, fifo, timeoutMs, (abort) => (abortOpen = abort));
+    if (aborted) {
+      await started?.close();
+      return null;
+    }
+    return started;
+  })();
+  return {
+    spawner,
+    abort: () => {
+      aborted = true;
+      abortOpen();
+    },
+  };
+}
+
+/** The helper on the events FIFO read by `events`, once it said it is ready (else null). */
+async function startOn(
+  events: Socket,
   hostDir: string,
   fifo: string,
   timeoutMs: number,
+  onAbort: (abort: () => void) => void,
 ): Promise<SandboxSpawner | null> {
-  let events: Socket;
-  try {
-    // Read end first, non-blocking: the launcher's open of the write end waits for it, and an end
-    // is reported only once the spawner (its only writer) came and went.
-    const fd = await promisify(openFd)(
-      join(hostDir, spawnerEventsFifo(fifo)),
-      fsConstants.O_RDONLY | fsConstants.O_NONBLOCK,
-    );
-    events = new Socket({ fd, readable: true, writable: false });
-  } catch (_error) {
-    return null;
-  }
   const requests = new PassThrough();
   let writer: Socket | null = null;
   const exited = new Promise<SandboxExit>((resolve) => {
@@ -103,6 +137,7 @@ async function openSpawner(
       events.destroy();
     },
   };
+  onAbort(helper.kill);
   const started = await SandboxSpawner.start(helper, timeoutMs);
   if (!(started instanceof SandboxSpawner)) return null;
   try {

@@ -68,8 +68,9 @@ export interface DockerExecOptions {
    */
   launcher?: DockerLauncherTarget | null;
   /**
-   * The container's compiled spawner (see container-spawner.ts), used first; null when it has
-   * none (the launcher, then `docker exec`, run the process).
+   * The container's compiled spawner (see container-spawner.ts), its launcher then: null when it
+   * has none (the shell launcher, then `docker exec`, run the process); resolving null when it
+   * did not start (`docker exec` runs it).
    */
   spawner?: Promise<SandboxSpawner | null> | null;
 }
@@ -196,7 +197,9 @@ export class DockerExecProcess implements SandboxProcess {
     }
     if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
     const { launcher } = this.options;
-    if (launcher && !spawner && !stdin && performance.now() >= launcher.pausedUntil) {
+    // A container whose launcher is its spawner has no shell launcher to hand the command to.
+    const shellLauncher = launcher && !this.options.spawner;
+    if (shellLauncher && !stdin && performance.now() >= launcher.pausedUntil) {
       const launched = await this.runLaunched(launcher, pairs);
       if (launched) return launched;
       if (this.killRequested) return this.ended({ code: null, signal: 'SIGKILL' });
@@ -380,7 +383,10 @@ export class DockerExecProcess implements SandboxProcess {
     child.stderr.pipe(this.stderr, { end: false });
     const exit = await child.exited;
     const error = exit.startError;
-    if (error && !stdin && !this.killRequested && NOT_FORKED.has(String(error.code))) {
+    // A process with stdin is tried elsewhere only when the spawner was gone (none of its stdin
+    // was taken then); after a failed fork, some may have been.
+    const retried = !stdin || error?.code === 'ESRCH';
+    if (error && retried && !this.killRequested && NOT_FORKED.has(String(error.code))) {
       child.stdout.unpipe(this.stdout);
       child.stderr.unpipe(this.stderr);
       this.startedBy = null;
@@ -390,7 +396,9 @@ export class DockerExecProcess implements SandboxProcess {
     endWith(child.stderr, this.stderr);
     if (this.killRequested) return { code: null, signal: 'SIGKILL' };
     if (error?.code === 'ENOENT') {
-      const what = /chdir/.test(error.message) ? `working directory ${cwd}` : file;
+      const what = error.message.endsWith(`: chdir failed in the new process (ENOENT)`)
+        ? `working directory ${cwd}`
+        : file;
       const message = `spawn ${file} ENOENT (${what} not found in the sandbox)`;
       return { ...exit, startError: enoent(message) };
     }

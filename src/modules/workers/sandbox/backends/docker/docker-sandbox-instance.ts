@@ -92,6 +92,8 @@ export class DockerSandbox implements Sandbox {
     readonly apiUrl: string | null,
     /** The container's launcher FIFO (see makePrivateDirs); null: no launcher. */
     launchFifo: string | null = null,
+    /** The launcher becomes the compiled spawner (DockerHost.withSpawner). */
+    private readonly withSpawner = false,
   ) {
     this.launcher =
       launchFifo && user
@@ -112,6 +114,8 @@ export class DockerSandbox implements Sandbox {
     this.ready = start(() => this.closeRequested);
     // Whoever needs the container sees the failure; nobody may have to.
     this.ready.catch(() => undefined);
+    // Opened as soon as the container runs, so the first command does not wait for the spawner.
+    void this.containerSpawner();
   }
 
   /** Settles once the container is ready for commands (true) or could not be (false). */
@@ -237,10 +241,13 @@ export class DockerSandbox implements Sandbox {
     return this.closing;
   }
 
-  /** The container's spawner once it runs; null without one (or once the sandbox is closed). */
+  /**
+   * The container's spawner once it runs; null when it did not start (or the sandbox is closed:
+   * its commands then go to `docker exec`). Null at once for a container without one.
+   */
   private containerSpawner(): Promise<SandboxSpawner | null> | null {
     const launcher = this.launcher;
-    if (!launcher) return null;
+    if (!launcher || !this.withSpawner) return null;
     this.spawner ??= this.ready.then(
       () => (this.closeRequested ? null : containerSpawner(launcher.hostDir, launcher.fifo)),
       () => null,

@@ -172,6 +172,7 @@ export class DockerSandboxBackend implements SandboxBackend {
         user,
         bridged ? bridgedApiUrl(bridged) : null,
         warm.slot.launchFifo,
+        this.host.withSpawner,
       );
     } else {
       const privateDir = privateDirOf(spec);
@@ -194,6 +195,7 @@ export class DockerSandboxBackend implements SandboxBackend {
         user,
         bridged ? bridgedApiUrl(bridged) : null,
         launchFifo,
+        this.host.withSpawner,
       );
     }
     if (this.pool?.enabled) {
