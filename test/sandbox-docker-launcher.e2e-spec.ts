@@ -122,7 +122,11 @@ describe('docker command launcher', () => {
     const killedBySignal = await sh(sandbox, 'kill -TERM $$');
     expect(killedBySignal).toMatchObject({ code: null, signal: 'SIGTERM' });
     // No capability, not even in the bounding set; no new privileges; nothing of the launcher.
-    const status = await sh(sandbox, 'grep -E "^Cap(Eff|Prm|Bnd)|NoNewPrivs" /proc/self/status');
+    const status = await sh(
+      sandbox,
+      'grep -E "^Cap(Eff|Prm|Bnd)|NoNewPrivs|SigIgn" /proc/self/status',
+    );
+    expect(status.stdout).toMatch(/SigIgn:\s+0{16}\n/);
     expect(status.stdout).toMatch(/CapPrm:\s+0{16}\nCapEff:\s+0{16}\nCapBnd:\s+0{16}/);
     expect(status.stdout).toMatch(/NoNewPrivs:\s+1/);
     // Its descriptors: /dev/null and its two output FIFOs, no status or launcher FIFO.
@@ -281,7 +285,7 @@ describe('docker command launcher as the compiled spawner', () => {
     (await sh(sandbox, 'ps -e -o pid= -o user= -o args=')).stdout;
 
   it('runs commands as the sandbox user, with no capability, exit codes, separate outputs and stdin', async () => {
-    const { sandbox } = await openSandbox(withSpawner);
+    const { sandbox, workspace } = await openSandbox(withSpawner);
     const result = await sh(sandbox, 'id -u; id -G; pwd; echo to-stderr >&2; exit 7');
     expect(result).toMatchObject({
       code: 7,
@@ -305,10 +309,17 @@ describe('docker command launcher as the compiled spawner', () => {
     expect(await sh(sandbox, 'kill -TERM $$')).toMatchObject({ code: null, signal: 'SIGTERM' });
     const status = await sh(
       sandbox,
-      'grep -E "^(Cap(Eff|Prm|Bnd)|NoNewPrivs|Groups)" /proc/self/status',
+      'grep -E "^(Cap(Eff|Prm|Bnd)|NoNewPrivs|SigIgn)" /proc/self/status',
     );
     expect(status.stdout).toMatch(/CapPrm:\s+0{16}\nCapEff:\s+0{16}\nCapBnd:\s+0{16}/);
     expect(status.stdout).toMatch(/NoNewPrivs:\s+1/);
+    // No signal ignored (the launcher, a background job of a shell, had SIGINT and SIGQUIT so).
+    expect(status.stdout).toMatch(/SigIgn:\s+0{16}\n/);
+    // A program without a `#!` line runs as a /bin/sh script, as execvp runs it.
+    await writeFile(join(workspace, 'plain'), 'echo "plain script $1"\n', { mode: 0o755 });
+    expect(
+      await finishProcess(sandbox.spawn('./plain', ['ran'], { env: ENV, cwd: '/workspace' })),
+    ).toMatchObject({ code: 0, stdout: 'plain script ran\n' });
     // Its descriptors: its stdin and two output pipes, nothing of the spawner's FIFOs.
     const fds = await sh(sandbox, 'for fd in /proc/$$/fd/*; do readlink "$fd"; done');
     expect(fds.stdout).not.toMatch(/launch-|\/kill$|events/m);

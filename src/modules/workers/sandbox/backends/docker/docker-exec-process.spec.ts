@@ -8,6 +8,8 @@ import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
+import type { SandboxSpawner } from '../../sandbox-spawner';
+import type { SandboxProcess } from '../../sandbox.types';
 import { forgetSlots, prepareSlots } from './container-launcher';
 import { DockerExecProcess, type DockerLauncherTarget } from './docker-exec-process';
 
@@ -77,7 +79,10 @@ describe('DockerExecProcess through a launcher that does not acknowledge', () =>
     await rm(dir, { recursive: true, force: true });
   });
 
-  function spawn(container: Dockerode.Container): DockerExecProcess {
+  function spawn(
+    container: Dockerode.Container,
+    spawner?: Promise<SandboxSpawner | null>,
+  ): DockerExecProcess {
     return new DockerExecProcess(Promise.resolve(container), {
       file: 'echo',
       args: ['hi'],
@@ -87,8 +92,21 @@ describe('DockerExecProcess through a launcher that does not acknowledge', () =>
       user: '1000:1000',
       killGroup: async () => undefined,
       launcher: target,
+      spawner,
     });
   }
+
+  it("never hands a command to the shell launcher's FIFO of a container whose spawner did not start", async () => {
+    const { container, execs } = fakeContainer();
+    const child = spawn(container, Promise.resolve(null));
+    const [stdout, exit] = await Promise.all([collect(child.stdout), child.exited]);
+    child.stderr.resume();
+    expect({ stdout, exit }).toEqual({ stdout: 'fallback\n', exit: { code: 0, signal: null } });
+    expect(child.startedBy).toBe('exec');
+    // Not even tried: the launcher would have been left aside after its wait.
+    expect(target.pausedUntil).toBe(0);
+    expect(execs()).toBe(1);
+  });
 
   it('runs the command once through docker exec after the wait, and leaves the launcher aside', async () => {
     const { container, execs } = fakeContainer();
@@ -122,5 +140,72 @@ describe('DockerExecProcess through a launcher that does not acknowledge', () =>
     child.kill();
     expect(await child.exited).toEqual({ code: null, signal: 'SIGKILL' });
     expect(execs()).toBe(0);
+  });
+});
+
+describe('DockerExecProcess with a container spawner', () => {
+  /** A spawner whose every start fails with `code`, as one that could not fork (or was gone). */
+  function failingSpawner(code: string): SandboxSpawner {
+    return {
+      spawn: (file: string): SandboxProcess => ({
+        stdin: null,
+        stdout: new PassThrough().end(),
+        stderr: new PassThrough().end(),
+        exited: Promise.resolve({
+          code: null,
+          signal: null,
+          startError: Object.assign(new Error(`spawn ${file} ${code}`), { code }),
+        }),
+        kill: () => undefined,
+      }),
+    } as unknown as SandboxSpawner;
+  }
+
+  function spawn(
+    container: Dockerode.Container,
+    spawner: SandboxSpawner | null,
+    options: { stdin?: boolean; launcher?: DockerLauncherTarget } = {},
+  ): DockerExecProcess {
+    return new DockerExecProcess(Promise.resolve(container), {
+      file: 'echo',
+      args: ['hi'],
+      cwd: '/workspace',
+      env: { PATH: '/bin' },
+      stdin: options.stdin ?? false,
+      user: '1000:1000',
+      killGroup: async () => undefined,
+      launcher: options.launcher ?? null,
+      spawner: Promise.resolve(spawner),
+    });
+  }
+
+  async function finish(child: DockerExecProcess): Promise<{ stdout: string; exit: unknown }> {
+    child.stderr.resume();
+    const [stdout, exit] = await Promise.all([collect(child.stdout), child.exited]);
+    return { stdout, exit };
+  }
+
+  it('tries docker exec once when the spawner could not fork (nothing ran), keeping only its output', async () => {
+    const { container, execs } = fakeContainer();
+    const child = spawn(container, failingSpawner('EWOULDBLOCK'));
+    expect(await finish(child)).toEqual({ stdout: 'fallback\n', exit: { code: 0, signal: null } });
+    expect(child.startedBy).toBe('exec');
+    expect(execs()).toBe(1);
+  });
+
+  it('tries docker exec for a stdin command only when the spawner was gone before it', async () => {
+    const gone = fakeContainer();
+    const child = spawn(gone.container, failingSpawner('ESRCH'), { stdin: true });
+    child.stdin!.end();
+    expect(await finish(child)).toEqual({ stdout: 'fallback\n', exit: { code: 0, signal: null } });
+    expect(gone.execs()).toBe(1);
+
+    // After a failed fork, some of its stdin may have been taken: it says so instead.
+    const full = fakeContainer();
+    const refused = spawn(full.container, failingSpawner('EWOULDBLOCK'), { stdin: true });
+    refused.stdin!.end();
+    const { exit } = await finish(refused);
+    expect(exit).toMatchObject({ code: null, startError: { code: 'EWOULDBLOCK' } });
+    expect(full.execs()).toBe(0);
   });
 });
