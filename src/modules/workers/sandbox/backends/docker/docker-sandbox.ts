@@ -18,6 +18,7 @@ import { ContainerReturns, type ReturnOutcome } from './container-returns';
 import { killAllLine, killerDirOf, tellKiller } from './container-killer';
 import { forgetSlots } from './container-launcher';
 import { sweepContainers } from './container-sweep';
+import { dirResetPath } from './dir-resetter';
 import { DockerHost } from './docker-host';
 import { DockerSandbox, type StartedContainer } from './docker-sandbox-instance';
 import { DockerWarmPool } from './docker-warm-pool';
@@ -222,7 +223,9 @@ export class DockerSandboxBackend implements SandboxBackend {
     user: { uid: number; gid: number } | null,
   ): Promise<HandedOut | null> {
     if (!this.pool || !this.poolServes()) return null;
-    return this.warmContainers.handOut(this.pool, spec, image, workspace, user);
+    // As ContainerReturns.eligible will judge, for what it can know before the hand-out.
+    const comesBack = this.returns !== null && !spec.snapshotImage && dirResetPath() !== null;
+    return this.warmContainers.handOut(this.pool, spec, image, workspace, user, comesBack);
   }
 
   /**
@@ -257,7 +260,12 @@ export class DockerSandboxBackend implements SandboxBackend {
     closed: () => void,
   ): Promise<void> {
     const { returns, pool } = this;
+    // Its container is removed instead of given back: the pool no longer waits for it.
+    const notBack = (): void => {
+      if (warm.lent) pool?.settle(image);
+    };
     if (!started || !returns || !pool || !ContainerReturns.eligible(started, warm, spec)) {
+      notBack();
       return this.release(started, warm.slot.privateDir, spec, closed);
     }
     const vacating = returns
@@ -268,6 +276,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     this.returning.add(tracked);
     const vacated = await vacating.finally(() => this.returning.delete(tracked));
     if (typeof vacated === 'string') {
+      notBack();
       this.options.metrics?.returned?.(vacated);
       return this.release(started, warm.slot.privateDir, spec, closed);
     }
@@ -279,6 +288,7 @@ export class DockerSandboxBackend implements SandboxBackend {
         if (typeof refitted !== 'string') {
           return (await pool.giveBack(image, refitted)) ? 'reused' : 'pool_full';
         }
+        notBack();
         started.bridge?.netnsForwarder.stop();
         warm.forwarder?.stop();
         await this.host.removeContainer(warm.container, warm.init).catch(() => undefined);

@@ -200,6 +200,61 @@ describe('DockerWarmPool', () => {
       await pool.drain();
     });
 
+    it('makes none in place of containers out to come back while the pool is at its most', async () => {
+      // Runs 200 ms apart: demand keeps the target at the pool's most (2), where a container made
+      // at each hand-out was one too many once the run's came back (made, then removed).
+      const { pool, made, discarded, advance } = poolOf(1, 2);
+      pool.start();
+      await jest.advanceTimersByTimeAsync(0);
+      for (let run = 0; run < 12; run++) {
+        const running = pool.take(IMAGE, true)!;
+        expect(running).not.toBeNull();
+        await jest.advanceTimersByTimeAsync(0);
+        advance(200);
+        await jest.advanceTimersByTimeAsync(200);
+        expect(await pool.giveBack(IMAGE, running)).toBe(true);
+        await jest.advanceTimersByTimeAsync(0);
+      }
+      // The first fill, and the second of the most once demand rose: nothing since.
+      expect(made).toEqual([1, 2]);
+      expect(discarded).toEqual([]);
+      await pool.drain();
+    });
+
+    it('still makes one in place of a container out to come back where there is room for both', async () => {
+      const { pool, made } = poolOf(2, 4);
+      pool.start();
+      await jest.advanceTimersByTimeAsync(0);
+      pool.take(IMAGE, true);
+      await jest.advanceTimersByTimeAsync(0);
+      expect(made).toEqual([1, 2, 3]);
+      expect(pool.readyCount(IMAGE)).toBe(2);
+      await pool.drain();
+    });
+
+    it('makes one in place of a container that will not come back, or that stays out past its look', async () => {
+      // At its most: a container made while one is out would be one too many at its return.
+      const { pool, made, advance } = poolOf(2, 2);
+      pool.start();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(made).toEqual([1, 2]);
+      pool.take(IMAGE, true);
+      await jest.advanceTimersByTimeAsync(0);
+      expect(made).toEqual([1, 2]);
+      // Its sandbox's container was removed instead of given back.
+      pool.settle(IMAGE);
+      await jest.advanceTimersByTimeAsync(0);
+      expect(made).toEqual([1, 2, 3]);
+      // A long run: at the periodic look after the loan stops counting, one is made in its place.
+      pool.take(IMAGE, true);
+      await jest.advanceTimersByTimeAsync(0);
+      expect(made).toEqual([1, 2, 3]);
+      advance(30_000);
+      await jest.advanceTimersByTimeAsync(30_000);
+      expect(made).toEqual([1, 2, 3, 4]);
+      await pool.drain();
+    });
+
     it('gives up, at its periodic looks, those above the target that no hand-out needed', async () => {
       const { pool, discarded, advance } = poolOf(1, 4);
       pool.start();

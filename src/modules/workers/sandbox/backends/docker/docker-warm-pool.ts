@@ -16,6 +16,14 @@ const RETRY_AFTER_MS = 5_000;
  * period's hand-outs needed are given up (a pool shrinks once its burst is forgotten).
  */
 const RESIZE_EVERY_MS = 30_000;
+/**
+ * How long a container handed out to come back (see take) keeps a place in its pool: the pool makes
+ * none that its return would then find the pool too full for. In a stream of runs that keeps the
+ * pool at its most, making one at every hand-out made a container that the run's return pushed
+ * out (a create, a start and a removal per run, the daemons' dearest work). A run that holds its
+ * container longer has one made in its place at the pool's next look.
+ */
+const LOAN_COUNTS_MS = RESIZE_EVERY_MS;
 
 /**
  * Containers made and started ahead of demand, per image: `take` hands a ready one to exactly one
@@ -37,6 +45,8 @@ export class DockerWarmPool<T> extends EventEmitter {
   private readonly making = new Set<Promise<void>>();
   /** The fewest ready containers of each image since the last periodic look (see trimIdle). */
   private readonly fewest = new Map<string, number>();
+  /** When each container handed out to come back was taken, by image (see LOAN_COUNTS_MS). */
+  private readonly lent = new Map<string, number[]>();
   private resizeTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private refillTimer: NodeJS.Timeout | null = null;
@@ -74,7 +84,7 @@ export class DockerWarmPool<T> extends EventEmitter {
    * containers that are no longer alive are discarded on the way, and the pool makes others in
    * their place.
    */
-  take(image: string): T | null {
+  take(image: string, comesBack = false): T | null {
     if (!this.enabled || this.draining) return null;
     this.sizing.recordDemand(image, this.now());
     const ready = this.ready.get(image) ?? [];
@@ -84,6 +94,9 @@ export class DockerWarmPool<T> extends EventEmitter {
       if (this.alive(next)) item = next;
       else void this.discard(next).catch(() => undefined);
     }
+    // Expected back (the caller gives it back or says it will not, see settle).
+    if (item !== null && comesBack)
+      this.lent.set(image, [...(this.lent.get(image) ?? []), this.now()]);
     this.fewest.set(image, Math.min(this.fewest.get(image) ?? ready.length, ready.length));
     this.resize(image);
     return item;
@@ -96,6 +109,7 @@ export class DockerWarmPool<T> extends EventEmitter {
    * false) when the pool drains, it is gone, or the pool holds its image's most already.
    */
   async giveBack(image: string, item: T): Promise<boolean> {
+    this.settleLoan(image);
     const ready = this.ready.get(image) ?? [];
     if (this.draining || !this.enabled || !this.alive(item) || ready.length >= this.sizing.most) {
       await this.discard(item).catch(() => undefined);
@@ -105,6 +119,27 @@ export class DockerWarmPool<T> extends EventEmitter {
     this.ready.set(image, ready);
     this.emitIfFilled(image, ready.length);
     return true;
+  }
+
+  /**
+   * A container taken to come back will not (its sandbox's container is removed instead): the pool
+   * makes one in its place now rather than at its next look.
+   */
+  settle(image: string): void {
+    this.settleLoan(image);
+    this.resize(image);
+  }
+
+  /** The oldest loan of `image` ends (the containers are alike: which one does not matter). */
+  private settleLoan(image: string): void {
+    const times = this.lent.get(image);
+    times?.shift();
+    if (times?.length === 0) this.lent.delete(image);
+  }
+
+  /** Containers of `image` handed out to come back within LOAN_COUNTS_MS. */
+  private comingBack(image: string, now: number): number {
+    return (this.lent.get(image) ?? []).filter((at) => now - at < LOAN_COUNTS_MS).length;
   }
 
   /** Ready containers of `image`. */
@@ -182,7 +217,9 @@ export class DockerWarmPool<T> extends EventEmitter {
     if ((this.pausedUntil.get(image) ?? 0) > now) return;
     const parallel = !this.busy() ? PARALLEL_STARTS : ready.length === 0 ? 1 : 0;
     let starting = this.starting.get(image) ?? 0;
-    while (ready.length + starting < target && starting < parallel) {
+    // None that a container coming back would then find the pool too full for.
+    const room = this.sizing.most - this.comingBack(image, now);
+    while (ready.length + starting < Math.min(target, room) && starting < parallel) {
       starting++;
       const made = this.makeOne(image).finally(() => this.making.delete(made));
       this.making.add(made);

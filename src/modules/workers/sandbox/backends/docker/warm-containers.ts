@@ -47,6 +47,8 @@ export interface HandedOut extends WarmContainer {
   bound: DirIdentity;
   /** Its limits once `limited`: the run's. */
   runLimits: SandboxLimits;
+  /** Taken to come back to the pool (see DockerWarmPool.take): given back, or settled. */
+  lent: boolean;
 }
 
 /**
@@ -148,13 +150,19 @@ export class WarmContainers {
     image: string,
     workspace: string,
     user: { uid: number; gid: number } | null,
+    /** Its container is to come back to the pool at the sandbox's close (see container-returns.ts). */
+    comesBack = false,
   ): Promise<HandedOut | null> {
     // A container removed behind Ambient's back (docker rm, a daemon restart) is no hit: the pool
     // asks `alive`, or, where Ambient cannot see the init, one inspect says so.
-    const warm = pool.take(image);
+    const warm = pool.take(image, comesBack);
     if (!warm) return null;
+    const notBack = (): void => {
+      if (comesBack) pool.settle(image);
+    };
     if (!warm.init && !(await containerRuns(warm.container))) {
       void this.discard(warm);
+      notBack();
       return null;
     }
     const renamed = warm.container.rename({ name: containerName(spec) }).catch(() => undefined);
@@ -170,10 +178,11 @@ export class WarmContainers {
       await moveWorkspaceInto(warm.slot.workspace, workspace);
       if (user) await chownTree(workspace, user.uid, user.gid);
       const limited = Promise.all([updated, renamed]).then(([ok]) => ok);
-      return { ...warm, limited, bound, runLimits: spec.limits };
+      return { ...warm, limited, bound, runLimits: spec.limits, lent: comesBack };
     } catch (_error) {
       await Promise.all([updated, renamed]);
       await this.discard(warm);
+      notBack();
       return null;
     }
   }
