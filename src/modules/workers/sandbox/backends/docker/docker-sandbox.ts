@@ -90,6 +90,7 @@ export class DockerSandboxBackend implements SandboxBackend {
         (warm) => WarmContainers.alive(warm),
         Date.now,
         this.bursts,
+        (warm) => warm.container.id,
       );
       // Nobody has to wait for a pool container; the next attempt says it again.
       this.pool.on('failed', () => undefined);
@@ -223,7 +224,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     user: { uid: number; gid: number } | null,
   ): Promise<HandedOut | null> {
     if (!this.pool || !this.poolServes()) return null;
-    // As ContainerReturns.eligible will judge, for what it can know before the hand-out.
+    // As ContainerReturns.eligible will judge (the container's own part at the hand-out).
     const comesBack = this.returns !== null && !spec.snapshotImage && dirResetPath() !== null;
     return this.warmContainers.handOut(this.pool, spec, image, workspace, user, comesBack);
   }
@@ -262,7 +263,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     const { returns, pool } = this;
     // Its container is removed instead of given back: the pool no longer waits for it.
     const notBack = (): void => {
-      if (warm.lent) pool?.settle(image);
+      if (warm.lent) pool?.settle(image, warm);
     };
     if (!started || !returns || !pool || !ContainerReturns.eligible(started, warm, spec)) {
       notBack();

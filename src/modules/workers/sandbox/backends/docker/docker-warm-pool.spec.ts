@@ -207,7 +207,7 @@ describe('DockerWarmPool', () => {
       pool.start();
       await jest.advanceTimersByTimeAsync(0);
       for (let run = 0; run < 12; run++) {
-        const running = pool.take(IMAGE, true)!;
+        const running = pool.take(IMAGE, () => true)!;
         expect(running).not.toBeNull();
         await jest.advanceTimersByTimeAsync(0);
         advance(200);
@@ -225,7 +225,7 @@ describe('DockerWarmPool', () => {
       const { pool, made } = poolOf(2, 4);
       pool.start();
       await jest.advanceTimersByTimeAsync(0);
-      pool.take(IMAGE, true);
+      pool.take(IMAGE, () => true);
       await jest.advanceTimersByTimeAsync(0);
       expect(made).toEqual([1, 2, 3]);
       expect(pool.readyCount(IMAGE)).toBe(2);
@@ -238,19 +238,39 @@ describe('DockerWarmPool', () => {
       pool.start();
       await jest.advanceTimersByTimeAsync(0);
       expect(made).toEqual([1, 2]);
-      pool.take(IMAGE, true);
+      const removed = pool.take(IMAGE, () => true)!;
       await jest.advanceTimersByTimeAsync(0);
       expect(made).toEqual([1, 2]);
       // Its sandbox's container was removed instead of given back.
-      pool.settle(IMAGE);
+      pool.settle(IMAGE, removed);
       await jest.advanceTimersByTimeAsync(0);
       expect(made).toEqual([1, 2, 3]);
       // A long run: at the periodic look after the loan stops counting, one is made in its place.
-      pool.take(IMAGE, true);
+      pool.take(IMAGE, () => true);
       await jest.advanceTimersByTimeAsync(0);
       expect(made).toEqual([1, 2, 3]);
       advance(30_000);
       await jest.advanceTimersByTimeAsync(30_000);
+      expect(made).toEqual([1, 2, 3, 4]);
+      await pool.drain();
+    });
+
+    it("settles the loan of the container that ended, not an older one's", async () => {
+      const { pool, made, advance } = poolOf(2, 2);
+      pool.start();
+      await jest.advanceTimersByTimeAsync(0);
+      // A long run: its loan stops counting, and one is made in its place at the look.
+      pool.take(IMAGE, () => true);
+      advance(30_000);
+      await jest.advanceTimersByTimeAsync(30_000);
+      expect(made).toEqual([1, 2, 3]);
+      // Another's hand-out fails: the place its container kept is made up for at once, although
+      // the long run's older loan is still out.
+      const failed = pool.take(IMAGE, () => true)!;
+      await jest.advanceTimersByTimeAsync(0);
+      expect(made).toEqual([1, 2, 3]);
+      pool.settle(IMAGE, failed);
+      await jest.advanceTimersByTimeAsync(0);
       expect(made).toEqual([1, 2, 3, 4]);
       await pool.drain();
     });

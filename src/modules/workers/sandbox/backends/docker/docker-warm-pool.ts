@@ -45,8 +45,11 @@ export class DockerWarmPool<T> extends EventEmitter {
   private readonly making = new Set<Promise<void>>();
   /** The fewest ready containers of each image since the last periodic look (see trimIdle). */
   private readonly fewest = new Map<string, number>();
-  /** When each container handed out to come back was taken, by image (see LOAN_COUNTS_MS). */
-  private readonly lent = new Map<string, number[]>();
+  /**
+   * The containers handed out to come back, by image, then by their key (`keyOf`): when each was
+   * taken (see LOAN_COUNTS_MS).
+   */
+  private readonly lent = new Map<string, Map<unknown, number>>();
   private resizeTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private refillTimer: NodeJS.Timeout | null = null;
@@ -63,6 +66,8 @@ export class DockerWarmPool<T> extends EventEmitter {
     private readonly now: () => number = Date.now,
     /** While it sees a burst, the pool makes one container at a time. */
     private readonly gate = new BurstGate(),
+    /** What a container is, whatever object carries it (a given-back one is another object). */
+    private readonly keyOf: (item: T) => unknown = (item) => item,
   ) {
     super();
   }
@@ -84,7 +89,7 @@ export class DockerWarmPool<T> extends EventEmitter {
    * containers that are no longer alive are discarded on the way, and the pool makes others in
    * their place.
    */
-  take(image: string, comesBack = false): T | null {
+  take(image: string, comesBack: (item: T) => boolean = () => false): T | null {
     if (!this.enabled || this.draining) return null;
     this.sizing.recordDemand(image, this.now());
     const ready = this.ready.get(image) ?? [];
@@ -95,8 +100,11 @@ export class DockerWarmPool<T> extends EventEmitter {
       else void this.discard(next).catch(() => undefined);
     }
     // Expected back (the caller gives it back or says it will not, see settle).
-    if (item !== null && comesBack)
-      this.lent.set(image, [...(this.lent.get(image) ?? []), this.now()]);
+    if (item !== null && comesBack(item)) {
+      const lent = this.lent.get(image) ?? new Map<unknown, number>();
+      lent.set(this.keyOf(item), this.now());
+      this.lent.set(image, lent);
+    }
     this.fewest.set(image, Math.min(this.fewest.get(image) ?? ready.length, ready.length));
     this.resize(image);
     return item;
@@ -109,9 +117,11 @@ export class DockerWarmPool<T> extends EventEmitter {
    * false) when the pool drains, it is gone, or the pool holds its image's most already.
    */
   async giveBack(image: string, item: T): Promise<boolean> {
-    this.settleLoan(image);
+    this.settleLoan(image, item);
     const ready = this.ready.get(image) ?? [];
     if (this.draining || !this.enabled || !this.alive(item) || ready.length >= this.sizing.most) {
+      // Gone: the place it kept is made up for now.
+      if (!this.alive(item)) this.resize(image);
       await this.discard(item).catch(() => undefined);
       return false;
     }
@@ -125,21 +135,22 @@ export class DockerWarmPool<T> extends EventEmitter {
    * A container taken to come back will not (its sandbox's container is removed instead): the pool
    * makes one in its place now rather than at its next look.
    */
-  settle(image: string): void {
-    this.settleLoan(image);
+  settle(image: string, item: T): void {
+    this.settleLoan(image, item);
     this.resize(image);
   }
 
-  /** The oldest loan of `image` ends (the containers are alike: which one does not matter). */
-  private settleLoan(image: string): void {
-    const times = this.lent.get(image);
-    times?.shift();
-    if (times?.length === 0) this.lent.delete(image);
+  private settleLoan(image: string, item: T): void {
+    const lent = this.lent.get(image);
+    lent?.delete(this.keyOf(item));
+    if (lent?.size === 0) this.lent.delete(image);
   }
 
   /** Containers of `image` handed out to come back within LOAN_COUNTS_MS. */
   private comingBack(image: string, now: number): number {
-    return (this.lent.get(image) ?? []).filter((at) => now - at < LOAN_COUNTS_MS).length;
+    let count = 0;
+    for (const at of this.lent.get(image)?.values() ?? []) if (now - at < LOAN_COUNTS_MS) count++;
+    return count;
   }
 
   /** Ready containers of `image`. */

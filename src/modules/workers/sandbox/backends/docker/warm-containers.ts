@@ -150,15 +150,19 @@ export class WarmContainers {
     image: string,
     workspace: string,
     user: { uid: number; gid: number } | null,
-    /** Its container is to come back to the pool at the sandbox's close (see container-returns.ts). */
+    /** Returns are on and the run's spec allows them (see container-returns.ts). */
     comesBack = false,
   ): Promise<HandedOut | null> {
     // A container removed behind Ambient's back (docker rm, a daemon restart) is no hit: the pool
     // asks `alive`, or, where Ambient cannot see the init, one inspect says so.
-    const warm = pool.take(image, comesBack);
+    // As ContainerReturns.eligible will judge it, for what can be known before the run.
+    const lends = (item: WarmContainer): boolean =>
+      comesBack && item.init !== null && item.layer !== null && item.slot.launchFifo !== null;
+    const warm = pool.take(image, lends);
     if (!warm) return null;
+    const lent = lends(warm);
     const notBack = (): void => {
-      if (comesBack) pool.settle(image);
+      if (lent) pool.settle(image, warm);
     };
     if (!warm.init && !(await containerRuns(warm.container))) {
       void this.discard(warm);
@@ -178,7 +182,7 @@ export class WarmContainers {
       await moveWorkspaceInto(warm.slot.workspace, workspace);
       if (user) await chownTree(workspace, user.uid, user.gid);
       const limited = Promise.all([updated, renamed]).then(([ok]) => ok);
-      return { ...warm, limited, bound, runLimits: spec.limits, lent: comesBack };
+      return { ...warm, limited, bound, runLimits: spec.limits, lent };
     } catch (_error) {
       await Promise.all([updated, renamed]);
       await this.discard(warm);
