@@ -480,7 +480,7 @@ static void spawn_child(uint32_t id, struct cursor *c) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    default_signals();
+    signal(SIGPIPE, SIG_DFL);
     close(report[0]);
     /* The group the service kills as a whole, as Node's `detached: true`. */
     if (setsid() < 0) child_fail(report[1], "setsid");
@@ -857,6 +857,8 @@ int main(int argc, char **argv) {
    * supervisor, say) and would reach every sandbox's commands.
    */
   close_all_but_stdio();
+  /* Once here, not per command: what it starts inherits its dispositions but SIGPIPE's. */
+  default_signals();
   signal(SIGPIPE, SIG_IGN);
   sandbox_mode = argc > 1 && strcmp(argv[1], "--sandbox") == 0;
   if (sandbox_mode) {
