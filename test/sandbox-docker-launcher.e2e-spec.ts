@@ -93,6 +93,30 @@ afterAll(async () => {
   if (base) await rm(base, { recursive: true, force: true });
 });
 
+/**
+ * A command runs as the sandbox user in /workspace with its exit code and separate outputs, started
+ * by `by`; a process sees exactly the environment it was given, and the working directory asked.
+ */
+async function expectUserOutputsAndEnvironment(sandbox: Sandbox, by: string): Promise<void> {
+  const result = await sh(sandbox, 'id -u; id -G; pwd; echo to-stderr >&2; exit 7');
+  expect(result).toMatchObject({
+    code: 7,
+    signal: null,
+    stdout: '1000\n1000\n/workspace\n',
+    stderr: 'to-stderr\n',
+    startedBy: by,
+  });
+  const env = await finishProcess(
+    sandbox.spawn('env', [], { env: { PATH: SANDBOX_PATH, A: 'it\'s "quoted" $HOME\nx' } }),
+  );
+  expect(env.stdout).toBe(`PATH=${SANDBOX_PATH}\nA=it's "quoted" $HOME\nx\n`);
+  expect(await finishProcess(sandbox.spawn('pwd', [], { env: ENV, cwd: '/tmp' }))).toMatchObject({
+    code: 0,
+    stdout: '/tmp\n',
+    startedBy: by,
+  });
+}
+
 describe('docker command launcher', () => {
   it('runs commands as the sandbox user with exit codes and separate stdout and stderr', async () => {
     const { sandbox } = await openSandbox(withLauncher);
@@ -100,23 +124,7 @@ describe('docker command launcher', () => {
     // starts commands through its `--as`, not the setsid + setpriv chain.
     const helper = await sh(sandbox, 'test -x /run/ambient-spawner && echo bound');
     expect(helper.stdout).toBe('bound\n');
-    const result = await sh(sandbox, 'id -u; id -G; pwd; echo to-stderr >&2; exit 7');
-    expect(result).toMatchObject({
-      code: 7,
-      signal: null,
-      stdout: '1000\n1000\n/workspace\n',
-      stderr: 'to-stderr\n',
-      startedBy: 'launcher',
-    });
-    const env = await finishProcess(
-      sandbox.spawn('env', [], { env: { PATH: SANDBOX_PATH, A: 'it\'s "quoted" $HOME\nx' } }),
-    );
-    expect(env.stdout).toBe(`PATH=${SANDBOX_PATH}\nA=it's "quoted" $HOME\nx\n`);
-    expect(await finishProcess(sandbox.spawn('pwd', [], { env: ENV, cwd: '/tmp' }))).toMatchObject({
-      code: 0,
-      stdout: '/tmp\n',
-      startedBy: 'launcher',
-    });
+    await expectUserOutputsAndEnvironment(sandbox, 'launcher');
     const missing = await finishProcess(sandbox.spawn('no-such-cli', [], { env: ENV }));
     expect(missing.startError?.code).toBe('ENOENT');
     const killedBySignal = await sh(sandbox, 'kill -TERM $$');
@@ -286,22 +294,7 @@ describe('docker command launcher as the compiled spawner', () => {
 
   it('runs commands as the sandbox user, with no capability, exit codes, separate outputs and stdin', async () => {
     const { sandbox, workspace } = await openSandbox(withSpawner);
-    const result = await sh(sandbox, 'id -u; id -G; pwd; echo to-stderr >&2; exit 7');
-    expect(result).toMatchObject({
-      code: 7,
-      signal: null,
-      stdout: '1000\n1000\n/workspace\n',
-      stderr: 'to-stderr\n',
-      startedBy: 'spawner',
-    });
-    const env = await finishProcess(
-      sandbox.spawn('env', [], { env: { PATH: SANDBOX_PATH, A: 'it\'s "quoted" $HOME\nx' } }),
-    );
-    expect(env.stdout).toBe(`PATH=${SANDBOX_PATH}\nA=it's "quoted" $HOME\nx\n`);
-    expect(await finishProcess(sandbox.spawn('pwd', [], { env: ENV, cwd: '/tmp' }))).toMatchObject({
-      code: 0,
-      stdout: '/tmp\n',
-    });
+    await expectUserOutputsAndEnvironment(sandbox, 'spawner');
     const missing = await finishProcess(sandbox.spawn('no-such-cli', [], { env: ENV }));
     expect(missing.startError?.message).toMatch(/ENOENT \(no-such-cli not found in the sandbox\)/);
     const noDir = await finishProcess(sandbox.spawn('pwd', [], { env: ENV, cwd: '/nowhere' }));

@@ -11,7 +11,11 @@ import { promisify } from 'node:util';
 import type { SandboxSpawner } from '../../sandbox-spawner';
 import type { SandboxProcess } from '../../sandbox.types';
 import { forgetSlots, prepareSlots } from './container-launcher';
-import { DockerExecProcess, type DockerLauncherTarget } from './docker-exec-process';
+import {
+  DockerExecProcess,
+  type DockerExecOptions,
+  type DockerLauncherTarget,
+} from './docker-exec-process';
 
 /** One frame of docker's multiplexed stream (1: stdout, 2: stderr). */
 function frame(stream: 1 | 2, text: string): Buffer {
@@ -49,6 +53,24 @@ function collect(stream: NodeJS.ReadableStream): Promise<string> {
   );
 }
 
+/** `echo hi` in the container, as a sandbox starts it (its launcher and spawner as given). */
+function echoHi(
+  container: Dockerode.Container,
+  options: Pick<DockerExecOptions, 'launcher' | 'spawner'> & { stdin?: boolean },
+): DockerExecProcess {
+  return new DockerExecProcess(Promise.resolve(container), {
+    file: 'echo',
+    args: ['hi'],
+    cwd: '/workspace',
+    env: { PATH: '/bin' },
+    stdin: options.stdin ?? false,
+    user: '1000:1000',
+    killGroup: async () => undefined,
+    launcher: options.launcher ?? null,
+    spawner: options.spawner,
+  });
+}
+
 describe('DockerExecProcess through a launcher that does not acknowledge', () => {
   const fifo = 'launch-test';
   let dir: string;
@@ -83,17 +105,7 @@ describe('DockerExecProcess through a launcher that does not acknowledge', () =>
     container: Dockerode.Container,
     spawner?: Promise<SandboxSpawner | null>,
   ): DockerExecProcess {
-    return new DockerExecProcess(Promise.resolve(container), {
-      file: 'echo',
-      args: ['hi'],
-      cwd: '/workspace',
-      env: { PATH: '/bin' },
-      stdin: false,
-      user: '1000:1000',
-      killGroup: async () => undefined,
-      launcher: target,
-      spawner,
-    });
+    return echoHi(container, { launcher: target, spawner });
   }
 
   it("never hands a command to the shell launcher's FIFO of a container whose spawner did not start", async () => {
@@ -164,19 +176,9 @@ describe('DockerExecProcess with a container spawner', () => {
   function spawn(
     container: Dockerode.Container,
     spawner: SandboxSpawner | null,
-    options: { stdin?: boolean; launcher?: DockerLauncherTarget } = {},
+    { stdin = false }: { stdin?: boolean } = {},
   ): DockerExecProcess {
-    return new DockerExecProcess(Promise.resolve(container), {
-      file: 'echo',
-      args: ['hi'],
-      cwd: '/workspace',
-      env: { PATH: '/bin' },
-      stdin: options.stdin ?? false,
-      user: '1000:1000',
-      killGroup: async () => undefined,
-      launcher: options.launcher ?? null,
-      spawner: Promise.resolve(spawner),
-    });
+    return echoHi(container, { stdin, spawner: Promise.resolve(spawner) });
   }
 
   async function finish(child: DockerExecProcess): Promise<{ stdout: string; exit: unknown }> {
