@@ -87,7 +87,8 @@ export class DockerWarmPool<T> extends EventEmitter {
   /**
    * A ready container of `image`, or null (no wait) when there is none; counts as demand. Ready
    * containers that are no longer alive are discarded on the way, and the pool makes others in
-   * their place.
+   * their place. `comesBack` says whether the one handed out is to come back (see LOAN_COUNTS_MS):
+   * the caller then gives it back, or settles its place.
    */
   take(image: string, comesBack: (item: T) => boolean = () => false): T | null {
     if (!this.enabled || this.draining) return null;
