@@ -112,8 +112,12 @@ export class ContainerReturns {
 
   /** Whether the sandbox's container may go back to the pool at all. */
   static eligible(started: StartedContainer, warm: HandedOut, spec: SandboxSpec): boolean {
+    return started.container.id === warm.container.id && ContainerReturns.returnable(warm, spec);
+  }
+
+  /** What eligible asks of the warm container and the run, known already at the hand-out. */
+  static returnable(warm: WarmContainer, spec: SandboxSpec): boolean {
     return (
-      started.container.id === warm.container.id &&
       warm.init !== null &&
       warm.layer !== null &&
       warm.slot.launchFifo !== null &&

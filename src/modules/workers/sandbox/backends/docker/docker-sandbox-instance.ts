@@ -73,8 +73,12 @@ export class DockerSandbox implements Sandbox {
    * acknowledgement does not go on to a `docker exec` after the container's processes were killed.
    */
   private readonly processes = new Set<DockerExecProcess>();
-  /** The container's compiled spawner, asked for at the first command (see container-spawner.ts). */
-  private spawner: Promise<SandboxSpawner | null> | null = null;
+  /**
+   * The container's compiled spawner (see container-spawner.ts), opened as soon as the container
+   * runs so that the first command does not wait for it; null when it did not start (or the
+   * sandbox closed first: commands then go to `docker exec`). Null for a container without one.
+   */
+  private readonly spawner: Promise<SandboxSpawner | null> | null;
 
   constructor(
     start: (closeRequested: () => boolean) => Promise<StartedContainer>,
@@ -93,7 +97,7 @@ export class DockerSandbox implements Sandbox {
     /** The container's launcher FIFO (see makePrivateDirs); null: no launcher. */
     launchFifo: string | null = null,
     /** The launcher becomes the compiled spawner (DockerHost.withSpawner). */
-    private readonly withSpawner = false,
+    withSpawner = false,
   ) {
     this.launcher =
       launchFifo && user
@@ -114,8 +118,14 @@ export class DockerSandbox implements Sandbox {
     this.ready = start(() => this.closeRequested);
     // Whoever needs the container sees the failure; nobody may have to.
     this.ready.catch(() => undefined);
-    // Opened as soon as the container runs, so the first command does not wait for the spawner.
-    void this.containerSpawner();
+    const launcher = this.launcher;
+    this.spawner =
+      launcher && withSpawner
+        ? this.ready.then(
+            () => (this.closeRequested ? null : containerSpawner(launcher.hostDir, launcher.fifo)),
+            () => null,
+          )
+        : null;
   }
 
   /** Settles once the container is ready for commands (true) or could not be (false). */
@@ -136,7 +146,7 @@ export class DockerSandbox implements Sandbox {
       user: this.settings.docker.user,
       killGroup: (pgid) => this.killGroup(pgid),
       launcher: this.launcher,
-      spawner: this.containerSpawner(),
+      spawner: this.spawner,
     });
     this.processes.add(child);
     void child.exited.finally(() => this.processes.delete(child));
@@ -239,20 +249,6 @@ export class DockerSandbox implements Sandbox {
       await this.release(started);
     })();
     return this.closing;
-  }
-
-  /**
-   * The container's spawner once it runs; null when it did not start (or the sandbox is closed:
-   * its commands then go to `docker exec`). Null at once for a container without one.
-   */
-  private containerSpawner(): Promise<SandboxSpawner | null> | null {
-    const launcher = this.launcher;
-    if (!launcher || !this.withSpawner) return null;
-    this.spawner ??= this.ready.then(
-      () => (this.closeRequested ? null : containerSpawner(launcher.hostDir, launcher.fifo)),
-      () => null,
-    );
-    return this.spawner;
   }
 
   /** The running container for a new process; rejects once the sandbox is closed. */

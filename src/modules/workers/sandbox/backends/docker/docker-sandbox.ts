@@ -18,7 +18,6 @@ import { ContainerReturns, type ReturnOutcome } from './container-returns';
 import { killAllLine, killerDirOf, tellKiller } from './container-killer';
 import { forgetSlots } from './container-launcher';
 import { sweepContainers } from './container-sweep';
-import { dirResetPath } from './dir-resetter';
 import { DockerHost } from './docker-host';
 import { DockerSandbox, type StartedContainer } from './docker-sandbox-instance';
 import { DockerWarmPool } from './docker-warm-pool';
@@ -224,8 +223,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     user: { uid: number; gid: number } | null,
   ): Promise<HandedOut | null> {
     if (!this.pool || !this.poolServes()) return null;
-    // As ContainerReturns.eligible will judge (the container's own part at the hand-out).
-    const comesBack = this.returns !== null && !spec.snapshotImage && dirResetPath() !== null;
+    const comesBack = this.returns !== null;
     return this.warmContainers.handOut(this.pool, spec, image, workspace, user, comesBack);
   }
 

@@ -81,12 +81,12 @@ export async function makePrivateDirs(
   const killerDir = killerDirOf(privateDir);
   await mkdir(killerDir, { mode: 0o700 });
   const launchFifo = withLauncher ? `launch-${randomBytes(8).toString('hex')}` : null;
-  const spawnerFifos = launchFifo && withSpawner ? [launchFifo, spawnerEventsFifo(launchFifo)] : [];
-  const fifos = [
-    KILL_FIFO,
-    VERDICT_FIFO,
-    ...(spawnerFifos.length ? spawnerFifos : launchFifo ? [launchFifo] : []),
-  ].map((f) => join(killerDir, f));
+  const launcherFifos = !launchFifo
+    ? []
+    : withSpawner
+      ? [launchFifo, spawnerEventsFifo(launchFifo)]
+      : [launchFifo];
+  const fifos = [KILL_FIFO, VERDICT_FIFO, ...launcherFifos].map((f) => join(killerDir, f));
   // With the shell launcher, the first commands' FIFOs too (they need no mkfifo of their own
   // then), in the same mkfifo: one process fewer per container.
   if (launchFifo && !withSpawner) await prepareSlots(killerDir, undefined, fifos);

@@ -6,6 +6,7 @@ import type { ColdContainers } from './cold-containers';
 import { containerInit, containerInitAlive, type ContainerInit } from './container-init';
 import { snapshotLayer, type LayerSnapshot } from './container-layer';
 import { bridgeInto, containerRuns, forwarderInto, proxyInto } from './container-plumbing';
+import { ContainerReturns } from './container-returns';
 import { resourceLimits, sameLimits } from './container-shape';
 import { reason } from './docker-errors';
 import type { DockerHost } from './docker-host';
@@ -150,14 +151,13 @@ export class WarmContainers {
     image: string,
     workspace: string,
     user: { uid: number; gid: number } | null,
-    /** Returns are on and the run's spec allows them (see container-returns.ts). */
+    /** Closed sandboxes' containers go back to the pool where they may (see container-returns.ts). */
     comesBack = false,
   ): Promise<HandedOut | null> {
     // A container removed behind Ambient's back (docker rm, a daemon restart) is no hit: the pool
     // asks `alive`, or, where Ambient cannot see the init, one inspect says so.
-    // As ContainerReturns.eligible will judge it, for what can be known before the run.
     const lends = (item: WarmContainer): boolean =>
-      comesBack && item.init !== null && item.layer !== null && item.slot.launchFifo !== null;
+      comesBack && ContainerReturns.returnable(item, spec);
     const warm = pool.take(image, lends);
     if (!warm) return null;
     const lent = lends(warm);
