@@ -27,6 +27,9 @@
  * those ports and starts the compiled forwarder on them (see start_forwarder), instead of a
  * process of the host's holding a namespace that every command joins.
  *
+ * `--confine <bwrap's options> -- <program> <args…>`: makes a bubblewrap execution's sandbox and
+ * execs <program> (this helper, `--sandbox`) as its pid 1, instead of bwrap (see confine.c).
+ *
  * `--sandbox --as <uid> <gid>`: the same in a docker container (see src/modules/workers/sandbox/
  * backends/docker/container-spawner.ts), where it is not pid 1 but a root process beside the
  * container's killer, its requests and events on two FIFOs of the killer's root-only directory. It
@@ -57,6 +60,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "confine.h"
 
 enum { REQ_SPAWN = 1, REQ_STDIN = 2, REQ_STDIN_END = 3, REQ_PAUSE = 4, REQ_RESUME = 5, REQ_KILL = 6 };
 enum { EV_SPAWNED = 1, EV_ERROR = 2, EV_OUT = 3, EV_OUT_END = 4, EV_EXIT = 5, EV_READY = 6 };
@@ -859,6 +863,7 @@ int main(int argc, char **argv) {
   close_all_but_stdio();
   /* Once here, not per command: what it starts inherits its dispositions but SIGPIPE's. */
   default_signals();
+  if (argc > 1 && strcmp(argv[1], "--confine") == 0) return confine_main(argc - 2, argv + 2);
   signal(SIGPIPE, SIG_IGN);
   sandbox_mode = argc > 1 && strcmp(argv[1], "--sandbox") == 0;
   if (sandbox_mode) {

@@ -20,30 +20,33 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PROGRAMS = [
   {
     name: 'ambient-spawner',
-    source: 'spawner.c',
+    // confine.c: its `--confine`, a bubblewrap execution's sandbox made without bwrap.
+    sources: ['spawner.c', 'confine.c'],
     fallback: 'processes start from the Node helper',
     flagSets: [['-static'], []],
   },
   {
     name: 'ambient-forwarder',
-    source: 'forwarder.c',
+    sources: ['forwarder.c'],
     fallback: 'sandboxes forward with socat',
     // Static first: no dynamic loader and no shared library to map at each start.
     flagSets: [['-static'], []],
   },
   {
     name: 'ambient-dir-reset',
-    source: 'dir-reset.c',
+    sources: ['dir-reset.c'],
     fallback: "closed sandboxes' docker containers are removed, never reused",
     flagSets: [['-static'], []],
   },
 ];
 
-function upToDate(source, binary) {
-  return existsSync(binary) && statSync(binary).mtimeMs >= statSync(source).mtimeMs;
+function upToDate(sources, binary) {
+  return (
+    existsSync(binary) && sources.every((source) => statSync(binary).mtimeMs >= statSync(source).mtimeMs)
+  );
 }
 
-function compile(source, binary, flagSets) {
+function compile(sources, binary, flagSets) {
   const compilers = [process.env.CC, 'cc', 'gcc', 'clang'].filter(Boolean);
   mkdirSync(dirname(binary), { recursive: true });
   const partial = `${binary}.${process.pid}`;
@@ -51,7 +54,7 @@ function compile(source, binary, flagSets) {
     let lastError = null;
     for (const flags of flagSets) {
       try {
-        execFileSync(cc, ['-O2', '-Wall', '-Wextra', ...flags, '-o', partial, source], {
+        execFileSync(cc, ['-O2', '-Wall', '-Wextra', ...flags, '-o', partial, ...sources], {
           stdio: ['ignore', 'ignore', 'pipe'],
         });
         // Renamed into place, so that a running Ambient never sees half a binary.
@@ -74,12 +77,14 @@ function compile(source, binary, flagSets) {
 }
 
 for (const program of PROGRAMS) {
-  const source = join(root, 'native', program.source);
+  // The headers beside them count too: a changed one makes the program again.
+  const sources = program.sources.map((name) => join(root, 'native', name));
+  const inputs = [...sources, ...sources.map((s) => s.replace(/\.c$/, '.h')).filter(existsSync)];
   const binary = join(root, 'native', 'build', program.name);
   if (process.platform !== 'linux') {
     console.log(`${program.name}: not built (Linux only); ${program.fallback}`);
-  } else if (!upToDate(source, binary)) {
-    const built = compile(source, binary, program.flagSets);
+  } else if (!upToDate(inputs, binary)) {
+    const built = compile(sources, binary, program.flagSets);
     console.log(
       built
         ? `${program.name}: built with ${built}`

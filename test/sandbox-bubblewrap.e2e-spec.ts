@@ -14,6 +14,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -173,6 +174,27 @@ function script(path: string, body: string): string {
   return path;
 }
 
+/** `file` run to its end: its exit code and what it printed. */
+function programRun(
+  file: string,
+  args: string[],
+): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(file, args, (error, out, err) =>
+      resolve({ code: error ? Number(error.code ?? -1) : 0, out, err }),
+    );
+  });
+}
+
+/** Whether process `pid` has ended (and been reaped, or is a zombie). */
+function gone(pid: string): boolean {
+  try {
+    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
 /** A command as run_command starts it. */
 function runIn(sandbox: Sandbox, command: string) {
   return runCommand({ sandbox, command, env: { PATH: sandbox.path }, timeoutMs: 10_000 });
@@ -229,8 +251,13 @@ async function holdersOf(ns: string, expected: string[]): Promise<string[]> {
   ).catch(() => commsInNamespace(ns));
 }
 
-/** The programs that hold an execution's sandbox for its commands: its spawn helper, in a bwrap. */
-const SPAWNER_SANDBOX = ['ambient-spawner', 'bwrap'];
+/**
+ * The programs that hold an execution's sandbox for its commands: its spawn helper, and what made
+ * the sandbox and waits for it (the spawner's `--confine`, the default, or a bwrap).
+ */
+function spawnerSandbox(maker: 'spawner' | 'bwrap' = 'spawner'): string[] {
+  return ['ambient-spawner', maker === 'bwrap' ? 'bwrap' : 'ambient-spawner'];
+}
 
 // Both spawn helpers: the compiled one joins the cgroup and enters the namespace itself, the
 // Node one through a shell and nsenter. Both forwarders: the compiled one, and socat where it
@@ -238,18 +265,21 @@ const SPAWNER_SANDBOX = ['ambient-spawner', 'bwrap'];
 // starts the forwarder in it (the default where both are compiled), the compiled forwarder making
 // it itself, and a bwrap around the forwarder (socat's, and the benchmarks' baseline). Both ways
 // to start commands: the compiled helper inside the execution's sandbox, and a bwrap per command
-// (always with the Node helper: no compiled one to bind in).
+// (always with the Node helper: no compiled one to bind in). The helper's sandbox made by the
+// spawner itself (the default) or by bwrap.
 describe.each([
-  ['native', 'native', 'sandbox', 'spawner'],
-  ['native', 'native', 'forwarder', 'spawner'],
-  ['native', 'native', 'forwarder', 'bwrap'],
-  ['node', 'native', 'forwarder', 'bwrap'],
-  ['native', 'native', 'bwrap', 'spawner'],
-  ['node', 'native', 'bwrap', 'bwrap'],
-  ['native', 'socat', 'bwrap', 'spawner'],
+  ['native', 'native', 'sandbox', 'spawner', 'spawner'],
+  ['native', 'native', 'sandbox', 'spawner', 'bwrap'],
+  ['native', 'native', 'forwarder', 'spawner', 'spawner'],
+  ['native', 'native', 'forwarder', 'spawner', 'bwrap'],
+  ['native', 'native', 'forwarder', 'bwrap', 'bwrap'],
+  ['node', 'native', 'forwarder', 'bwrap', 'bwrap'],
+  ['native', 'native', 'bwrap', 'spawner', 'spawner'],
+  ['node', 'native', 'bwrap', 'bwrap', 'bwrap'],
+  ['native', 'socat', 'bwrap', 'spawner', 'spawner'],
 ] as const)(
-  'bubblewrap sandbox with the API (%s spawn helper, %s forwarder, held by %s, commands by %s)',
-  (helper, forwarder, holder, commands) => {
+  'bubblewrap sandbox with the API (%s spawn helper, %s forwarder, held by %s, commands by %s, made by %s)',
+  (helper, forwarder, holder, commands, maker) => {
     const { Backend, preparesInChild } = loadedWithSpawnHelper(helper, () => ({
       Backend: jest.requireActual<typeof BubblewrapModule>(
         '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox',
@@ -273,6 +303,7 @@ describe.each([
         forwarder,
         holder,
         commands,
+        maker,
       });
     });
 
@@ -287,7 +318,7 @@ describe.each([
       const sandbox = await openWithApi(
         backend,
         root,
-        `${helper}-${forwarder}-${holder}-${commands}-${name}`,
+        `${helper}-${forwarder}-${holder}-${commands}-${maker}-${name}`,
         server,
       );
       opened.push(sandbox);
@@ -323,7 +354,7 @@ describe.each([
     };
     const expected = [
       ...holders[holder],
-      ...(commands === 'spawner' && holder !== 'sandbox' ? SPAWNER_SANDBOX : []),
+      ...(commands === 'spawner' && holder !== 'sandbox' ? spawnerSandbox(maker) : []),
     ].sort();
     it(`holds the namespace with ${expected.join(', ')}, nothing else`, async () => {
       const sandbox = await open('api-program');
@@ -333,7 +364,7 @@ describe.each([
     });
 
     // Each a sleep named for this combination (bash's exec -a), counted from this host.
-    const tag = `ambient-left-${helper}-${forwarder}-${holder}-${commands}`;
+    const tag = `ambient-left-${helper}-${forwarder}-${holder}-${commands}-${maker}`;
     const named = (n: number) => `bash -c 'exec -a ${tag} sleep ${300 + n}'`;
     const leftOnHost = () => processesNamed(tag);
 
@@ -549,7 +580,7 @@ describe('bubblewrap sandbox on a host that refuses the forwarder its namespaces
       const [ns, answer] = result.output.trim().split('\n');
       expect(answer).toBe('api saw /api/x');
       // Held by a bwrap around the forwarder, not a forwarder each command starts for itself.
-      const bwrapHolder = ['.ambient-forwar', 'bwrap', ...SPAWNER_SANDBOX].sort();
+      const bwrapHolder = ['.ambient-forwar', 'bwrap', ...spawnerSandbox()].sort();
       expect(await holdersOf(ns!, bwrapHolder)).toEqual(bwrapHolder);
     }
     expect(readFileSync(attempts, 'utf8')).toBe('attempt\n');
@@ -651,5 +682,158 @@ describe('bubblewrap sandbox whose spawn helper does not start', () => {
     // The command is pid 2 of a pid namespace of its own, whose pid 1 is its bwrap's: no helper.
     const result = await runIn(sandbox, 'echo $$; cat /proc/1/comm');
     expect(result.output).toBe('2\nbwrap\n');
+  });
+});
+
+describe('bubblewrap sandbox made by the spawner itself (--confine)', () => {
+  const spawner = join(__dirname, '..', 'native', 'build', 'ambient-spawner');
+  let root: string;
+  const opened: Sandbox[] = [];
+
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'ambient-bwrap-confine-'));
+    writeFileSync(join(tmpdir(), 'ambient-bwrap-confine-secret'), 'secret\n');
+  });
+
+  afterAll(async () => {
+    await Promise.all(opened.map((s) => s.close()));
+    rmSync(join(tmpdir(), 'ambient-bwrap-confine-secret'), { force: true });
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  /** The host's view of `sandbox`: its pid 1, what made it (pid 1's parent) and its processes. */
+  async function madeBy(sandbox: Sandbox) {
+    const pidNs = (await runIn(sandbox, 'readlink /proc/self/ns/pid')).output.trim();
+    const inside = readdirSync('/proc').filter((pid) => {
+      try {
+        return /^\d+$/.test(pid) && readlinkSync(`/proc/${pid}/ns/pid`) === pidNs;
+      } catch {
+        return false;
+      }
+    });
+    const status = (pid: string) => readFileSync(`/proc/${pid}/status`, 'utf8');
+    const pid1 = inside.find((pid) => /^NSpid:.*\s1$/m.test(status(pid)))!;
+    const maker = /^PPid:\s+(\d+)$/m.exec(status(pid1))![1]!;
+    return { inside, pid1, maker, comm: readFileSync(`/proc/${maker}/comm`, 'utf8').trim() };
+  }
+
+  async function openMadeBy(maker: 'spawner' | 'bwrap', name: string): Promise<Sandbox> {
+    const backend = new BubblewrapSandboxBackend({
+      readonlyPaths: [],
+      privateRoot: join(root, '.sb'),
+      maker,
+    });
+    mkdirSync(join(root, name));
+    const sandbox = await openWithoutApi(backend, join(root, name), `confine-${name}`);
+    opened.push(sandbox);
+    return sandbox;
+  }
+
+  // What a command sees of its sandbox, as far as it can tell: every mount with its options, its
+  // user and capabilities, the devices, /proc's covers, the network, what it may write and make.
+  const PROBE = [
+    'id',
+    'hostname',
+    "findmnt -R / -n -o TARGET,FSTYPE,OPTIONS | sed 's/^[^/]*//'",
+    "grep -E '^(Cap|NoNewPrivs|Seccomp:)' /proc/self/status",
+    'cat /proc/self/uid_map /proc/self/gid_map /proc/self/setgroups',
+    "ls -l /dev | awk 'NR > 1 { print $1, $NF }'",
+    'ls -A /',
+    'cat /proc/1/comm; echo $$',
+    'cat /proc/net/dev | tail -n +3',
+    `ls ${tmpdir()}/ambient-bwrap-confine-secret 2>&1 || true`,
+    'touch /usr/x 2>&1 || true',
+    'echo y > /workspace/w && echo workspace-written',
+    'echo x > /tmp/t && echo tmp-written',
+    'cat /proc/interrupts 2>&1 | head -1',
+    'echo 1 > /proc/sys/kernel/ns_last_pid 2>&1 || true',
+    'unshare -U true 2>&1; echo "unshare: $?"',
+    'unshare -n true 2>&1; echo "unshare -n: $?"',
+    'ulimit -a | md5sum',
+  ].join('; ');
+
+  it("is the sandbox bwrap makes: the same mounts and their options, user, capabilities, devices, /proc's covers and network", async () => {
+    const byBwrap = await runIn(await openMadeBy('bwrap', 'by-bwrap'), PROBE);
+    const bySpawner = await runIn(await openMadeBy('spawner', 'by-spawner'), PROBE);
+    expect(bySpawner.exitCode).toBe(0);
+    expect(bySpawner.output).toBe(byBwrap.output);
+    // What the comparison stands on (an empty probe would compare equal too).
+    expect(bySpawner.output).toMatch(/^uid=1000\(agent\) gid=1000\(agent\) groups=1000\(agent\)$/m);
+    expect(bySpawner.output).toMatch(/^\/usr +\S+ +ro,nosuid,nodev/m);
+    expect(bySpawner.output).toMatch(/^CapBnd:\s+0+$/m);
+    expect(bySpawner.output).toMatch(/^NoNewPrivs:\s+1$/m);
+    expect(bySpawner.output).toMatch(/^ambient-spawner\n\d+$/m);
+    expect(bySpawner.output).toContain('No such file or directory');
+    expect(bySpawner.output).toContain('workspace-written\ntmp-written\n');
+  });
+
+  it('is made by one spawner that waits for the pid 1 it made (no bwrap), and its close ends both', async () => {
+    const sandbox = await openMadeBy('spawner', 'processes');
+    const made = await madeBy(sandbox);
+    // The helper alone is left in it once the command and its supervisor have ended.
+    expect(made.inside).toEqual([made.pid1]);
+    expect(made.comm).toBe('ambient-spawner');
+    expect(readFileSync(`/proc/${made.maker}/cmdline`, 'utf8').split('\0')).toContain('--confine');
+    await sandbox.close();
+    expect(gone(made.maker) && gone(made.pid1)).toBe(true);
+  });
+
+  it('refuses an option it does not know, or a sandbox without what Ambient always asks for, before it makes anything', async () => {
+    const base = [
+      '--unshare-user',
+      '--unshare-pid',
+      '--cap-drop',
+      'ALL',
+      '--die-with-parent',
+      '--new-session',
+      '--ro-bind',
+      '/usr',
+      '/usr',
+      ...['lib', 'lib64'].flatMap((dir) => ['--symlink', `usr/${dir}`, `/${dir}`]),
+      '--as-pid-1',
+    ];
+    const marker = join(root, 'ran');
+    const run = (args: string[]) =>
+      programRun(spawner, ['--confine', ...args, '--', '/usr/bin/touch', marker]);
+    const unknown = await run([...base, '--seccomp', '3']);
+    expect(unknown).toEqual({
+      code: 64,
+      out: '',
+      err: expect.stringContaining('unknown option --seccomp'),
+    });
+    const weaker = await run(base.filter((arg) => arg !== '--new-session'));
+    expect(weaker.code).toBe(64);
+    expect(weaker.err).toMatch(/needs .*--new-session/);
+    expect(existsSync(marker)).toBe(false);
+    // And with all of it, the program runs (as the sandbox's uid, in a workspace it may write).
+    expect(await run([...base, '--bind', root, root, '--uid', '1000', '--gid', '1000'])).toEqual({
+      code: 0,
+      out: '',
+      err: '',
+    });
+    expect(existsSync(marker)).toBe(true);
+  });
+
+  it('goes to bwrap where the host refuses the spawner, and asks the spawner no more', async () => {
+    const backend = new BubblewrapSandboxBackend({
+      readonlyPaths: [],
+      privateRoot: join(root, '.sb'),
+    });
+    // The spawner as a host that refuses it a step (no mount_setattr, say) leaves it: it says so
+    // and exits 78. Each attempt is counted.
+    const attempts = join(root, 'confine-attempts');
+    const refusing = script(
+      join(root, 'refusing-spawner'),
+      `echo attempt >> ${attempts}\necho "ambient-spawner --confine: mount_setattr: Function not implemented" >&2\nexit 78`,
+    );
+    (backend as unknown as { confiner: string }).confiner = refusing;
+    for (const name of ['refused-first', 'refused-second']) {
+      mkdirSync(join(root, name));
+      const sandbox = await openWithoutApi(backend, join(root, name), `confine-${name}`);
+      opened.push(sandbox);
+      // The helper runs as pid 1, in a sandbox bwrap made.
+      expect((await madeBy(sandbox)).comm).toBe('bwrap');
+    }
+    expect(readFileSync(attempts, 'utf8')).toBe('attempt\n');
   });
 });

@@ -19,6 +19,13 @@ export interface SandboxSettings {
   maxCpus: number;
   /** bubblewrap: extra host directories visible read-only inside (comma-separated). */
   readonlyPaths: string;
+  bubblewrap?: {
+    /**
+     * Each execution's sandbox made by the compiled spawner itself where it was built (unset: on;
+     * native/confine.c: bwrap's namespaces and mounts from one static exec); false: by bwrap.
+     */
+    confine?: boolean;
+  };
   docker: {
     /** Image of runs whose environment names none. */
     defaultImage: string;
@@ -74,6 +81,7 @@ export const SANDBOX_SETTINGS: Setting[] = [
     kind: 'string',
     optional: true,
   },
+  { path: 'sandbox.bubblewrap.confine', env: 'AMBIENT_BUBBLEWRAP_CONFINE', kind: 'bool' },
   { path: 'sandbox.docker.defaultImage', env: 'AMBIENT_DOCKER_IMAGE', kind: 'string' },
   { path: 'sandbox.docker.images', env: DOCKER_IMAGES_SETTING, kind: 'string', optional: true },
   { path: 'sandbox.docker.user', env: 'AMBIENT_DOCKER_USER', kind: 'string' },

@@ -63,6 +63,7 @@ export const bubblewrapBackendFactory: SandboxBackendFactory = {
         .map((p) => p.trim())
         .filter(Boolean),
       privateRoot: privateRootFor(workspaceRoot),
+      maker: settings.bubblewrap?.confine === false ? 'bwrap' : 'spawner',
     }),
 };
 

@@ -49,7 +49,7 @@ function fakeHelper() {
     for (let at = 0; at + 5 <= all.length; at += 4 + all.readUInt32LE(at)) found.push(all[at + 4]!);
     return found;
   };
-  return { helper, stdout, stderr, kills, ops };
+  return { helper, stdout, stderr, kills, ops, end };
 }
 
 function collect(proc: SandboxProcess): Promise<string> {
@@ -117,7 +117,20 @@ describe('SandboxSpawner', () => {
     const fake = fakeHelper();
     fake.stderr.write('bwrap: cannot mount\n');
     const started = await SandboxSpawner.start(fake.helper, 50);
-    expect(started).toEqual({ said: 'bwrap: cannot mount' });
+    expect(started).toEqual({ said: 'bwrap: cannot mount', code: null });
     expect(fake.kills).toHaveLength(1);
+  });
+
+  it('says how a helper that exited before it was ready ended (the spawner refusing the host: 78)', async () => {
+    const fake = fakeHelper();
+    fake.stderr.write('ambient-spawner --confine: mount_setattr /newroot/usr: Function not implemented\n');
+    fake.stderr.end();
+    fake.stdout.end();
+    fake.end({ code: 78, signal: null });
+    const started = await SandboxSpawner.start(fake.helper, 5_000);
+    expect(started).toEqual({
+      said: 'ambient-spawner --confine: mount_setattr /newroot/usr: Function not implemented',
+      code: 78,
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { PassThrough, type Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { SpawnerFrames } from './native-spawner';
 import { SpawnerChannel } from './off-loop-spawn';
 import type { SandboxProcess, SandboxSpawnOptions } from './sandbox.types';
@@ -8,12 +9,17 @@ import type { ToSpawner } from './spawner-messages';
 /** Where the compiled helper is bound inside an execution's sandbox (bubblewrap's and docker's). */
 export const SPAWNER_INSIDE = '/run/ambient-spawner';
 
+/** How long a helper that did not start may take to close its standard error after its exit. */
+const STDERR_AFTER_EXIT_MS = 1_000;
+
 /** The helper's largest event is an output chunk of 64 KiB: anything far larger is not its. */
 const MAX_EVENT_BYTES = 1 << 20;
 
-/** Why a sandbox's helper did not start: what it said on its standard error. */
+/** Why a sandbox's helper did not start: what it said on its standard error, and its exit code. */
 export interface SpawnerNotStarted {
   said: string;
+  /** Null when it was killed (it did not say it was ready in time). */
+  code: number | null;
 }
 
 /**
@@ -77,8 +83,13 @@ export class SandboxSpawner {
     clearTimeout(timer);
     if (ready && spawner && !spawner.ended) return spawner;
     helper.kill();
-    await helper.exited;
-    return { said: said.trim() };
+    const { code } = await helper.exited;
+    // Its last words may come after its exit is seen (a bounded wait: a child may hold stderr).
+    await Promise.race([
+      finished(helper.stderr).catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, STDERR_AFTER_EXIT_MS).unref()),
+    ]);
+    return { said: said.trim(), code };
   }
 
   /** Starts `file` in the sandbox under a supervisor of its own (see native/spawner.c supervise). */

@@ -35,8 +35,13 @@ import { makeFreshDir } from '../../fresh-paths';
 const run = promisify(execFile);
 const logger = new Logger('Sandbox');
 
-/** The forwarder's exit status when the host refuses it the namespaces (native/forwarder.c `-n`). */
+/**
+ * The exit status of the forwarder (`-n`) and of the spawner (`--confine`) when the host refuses
+ * them the namespaces or a step of the sandbox's making (native/forwarder.c, native/confine.c).
+ */
 const CANNOT_CONFINE = 78;
+/** The spawner's exit status when it does not know an option (a spawner older than this code). */
+const UNKNOWN_OPTION = 64;
 
 /** How long an execution's spawn helper may take to say it is ready (a loaded host's bwrap start). */
 const SPAWNER_START_MS = 30_000;
@@ -124,6 +129,13 @@ export interface BubblewrapSettings {
    * the helper; asked for by the benchmarks' baseline and its tests).
    */
   commands?: 'spawner' | 'bwrap';
+  /**
+   * What makes an execution's sandbox when the spawn helper is its pid 1: the compiled spawner
+   * itself (`--confine`, bwrap's namespaces and mounts without bwrap's start: the default where it
+   * was built; see native/confine.c), or bwrap (AMBIENT_BUBBLEWRAP_CONFINE=false, the benchmarks'
+   * baseline). Where the spawner cannot and bwrap can, bwrap makes them from then on.
+   */
+  maker?: 'spawner' | 'bwrap';
 }
 
 /**
@@ -170,6 +182,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
    * null: a bwrap per command.
    */
   private readonly spawnerBinary: string | null;
+  /** The compiled spawner that makes executions' sandboxes (see BubblewrapSettings.maker); null: bwrap. */
+  private confiner: string | null;
 
   constructor(private readonly settings: BubblewrapSettings) {
     this.etc = new EtcCopies(settings.privateRoot, ETC_ENTRIES, { passwd: PASSWD, group: GROUP });
@@ -182,6 +196,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     this.forwarderHolds = settings.holder !== 'bwrap';
     this.sandboxHolds = (settings.holder ?? 'sandbox') === 'sandbox';
     this.spawnerBinary = settings.commands === 'bwrap' ? null : compiledSpawner();
+    this.confiner = settings.maker === 'bwrap' ? null : this.spawnerBinary;
   }
 
   /** The cgroups of sandboxes whose worker died before closing them (see sweepOrphanCgroups). */
@@ -281,20 +296,16 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       forwarder?.kind === 'native' &&
       this.sandboxHolds;
     const spawnerWithForwarder = forwardingInside
-      ? await this.startSpawner(() =>
-          launch(
-            [
-              bwrap,
-              ...this.fixedArgs(spec, files, true, etc?.dir),
-              ...forwarder.bindArgs(),
-              ...spawnerArgs(spawnerBinary, [
-                '--forward',
-                ...forwarder.command(insideSandbox(forwarded), forwarder.insidePath),
-              ]),
-            ],
-            { PATH: SANDBOX_PATH },
-            'pipe',
-          ),
+      ? await this.startSpawner(
+          [
+            ...this.fixedArgs(spec, files, true, etc?.dir),
+            ...forwarder.bindArgs(),
+            ...spawnerArgs(spawnerBinary, [
+              '--forward',
+              ...forwarder.command(insideSandbox(forwarded), forwarder.insidePath),
+            ]),
+          ],
+          (command) => launch(command, { PATH: SANDBOX_PATH }, 'pipe'),
         )
       : null;
     // Else the execution's network namespace is made once, held by its forwarders; commands join
@@ -338,13 +349,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     const spawner =
       spawnerWithForwarder ??
       (spawnerBinary && enterAtOpen !== null && !ownForwarder && !forwardingInside
-        ? await this.startSpawner(() =>
-            launch(
-              [bwrap, ...fixedArgs, ...spawnerArgs(spawnerBinary, [])],
-              { PATH: SANDBOX_PATH },
-              'pipe',
-              enterAtOpen,
-            ),
+        ? await this.startSpawner([...fixedArgs, ...spawnerArgs(spawnerBinary, [])], (command) =>
+            launch(command, { PATH: SANDBOX_PATH }, 'pipe', enterAtOpen),
           )
         : null);
 
@@ -423,13 +429,34 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   }
 
   /**
-   * The execution's spawn helper, started by `startHelper` (a bwrap as a command's, running the
-   * helper as its pid 1); null when it did not start, and the execution's commands start a bwrap
-   * each.
+   * The execution's spawn helper as the pid 1 of a sandbox made with bwrap's arguments `args`
+   * (ending with the helper's command), by the compiled spawner (see BubblewrapSettings.maker)
+   * or bwrap, started by `launchWith`; null when it did not start, and the execution's commands
+   * start a bwrap each. A sandbox the spawner did not make is made by bwrap; where the spawner
+   * refused (the host's, or an option it does not know) and bwrap then could, bwrap makes every
+   * later one too (the spawner's word is logged once).
    */
-  private async startSpawner(startHelper: () => SandboxProcess): Promise<SandboxSpawner | null> {
-    const started = await SandboxSpawner.start(startHelper(), SPAWNER_START_MS);
-    if (started instanceof SandboxSpawner) return started;
+  private async startSpawner(
+    args: string[],
+    launchWith: (command: string[]) => SandboxProcess,
+  ): Promise<SandboxSpawner | null> {
+    const confiner = this.confiner;
+    const confined = confiner
+      ? await SandboxSpawner.start(launchWith([confiner, '--confine', ...args]), SPAWNER_START_MS)
+      : null;
+    if (confined instanceof SandboxSpawner) return confined;
+    const started = await SandboxSpawner.start(launchWith([this.bwrap, ...args]), SPAWNER_START_MS);
+    if (started instanceof SandboxSpawner) {
+      // Not for a helper that was only slow, or killed: the next sandbox asks the spawner again.
+      const refused = confined?.code === CANNOT_CONFINE || confined?.code === UNKNOWN_OPTION;
+      if (confined && refused && this.confiner) {
+        this.confiner = null;
+        logger.warn(
+          `the spawner cannot make sandboxes on this host (${confined.said || 'no word from it'}): bwrap makes them instead (its start costs a few ms of CPU more per execution)`,
+        );
+      }
+      return started;
+    }
     logger.warn(
       `a sandbox's process spawner did not start (${started.said || 'no word from it'}): this execution's commands each start a bwrap instead`,
     );
