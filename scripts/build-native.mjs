@@ -42,7 +42,8 @@ const PROGRAMS = [
 
 function upToDate(sources, binary) {
   return (
-    existsSync(binary) && sources.every((source) => statSync(binary).mtimeMs >= statSync(source).mtimeMs)
+    existsSync(binary) &&
+    sources.every((source) => statSync(binary).mtimeMs >= statSync(source).mtimeMs)
   );
 }
 

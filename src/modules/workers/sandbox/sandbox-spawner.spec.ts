@@ -123,7 +123,9 @@ describe('SandboxSpawner', () => {
 
   it('says how a helper that exited before it was ready ended (the spawner refusing the host: 78)', async () => {
     const fake = fakeHelper();
-    fake.stderr.write('ambient-spawner --confine: mount_setattr /newroot/usr: Function not implemented\n');
+    fake.stderr.write(
+      'ambient-spawner --confine: mount_setattr /newroot/usr: Function not implemented\n',
+    );
     fake.stderr.end();
     fake.stdout.end();
     fake.end({ code: 78, signal: null });
