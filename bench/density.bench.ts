@@ -37,7 +37,9 @@ import { type StoresCpu, watchNeighbourCpu, watchStoresCpu } from './thread-cpu'
  * Docker runs with a warm pool of DENSITY_RUNS containers (AMBIENT_DOCKER_POOL_SIZE and _MAX), and
  * also without one when DENSITY_DOCKER_POOL (default `on`) says `on,off`; with the pool, closed
  * sandboxes' containers go back to it (AMBIENT_DOCKER_POOL_REUSE), and are also removed and
- * replaced in a second pass when DENSITY_DOCKER_REUSE (default `on`) says `on,off`. The burst starts once the
+ * replaced in a second pass when DENSITY_DOCKER_REUSE (default `on`) says `on,off`. bubblewrap's
+ * sandboxes are made by the compiled spawner (the default), and also by bwrap, the baseline in the
+ * same run, when DENSITY_BUBBLEWRAP_MAKERS says `spawner,bwrap`. The burst starts once the
  * pool is full; the time it took to fill (from the app's start) is reported beside, not in it,
  * and so are the burst's pool hits and misses (ambient_sandbox_handout_seconds; combined only).
  * After the burst the bench waits for the pool's upkeep (the burst's containers back in the pool,
@@ -58,6 +60,7 @@ import { type StoresCpu, watchNeighbourCpu, watchStoresCpu } from './thread-cpu'
 
 type Backend = 'process' | 'bubblewrap' | 'docker';
 type Layout = 'combined' | 'split';
+type Maker = 'spawner' | 'bwrap';
 
 const RUNS = Number(process.env.DENSITY_RUNS ?? 100);
 const THINK_MS = Number(process.env.DENSITY_THINK_MS ?? 1000);
@@ -69,6 +72,13 @@ const LAYOUTS = (process.env.DENSITY_LAYOUTS ?? 'combined,split').split(',') as 
  */
 const COMMANDS = (process.env.DENSITY_COMMANDS ?? '1').split(',').map(Number);
 const DOCKER_POOLS = (process.env.DENSITY_DOCKER_POOL ?? 'on').split(',').map((p) => p === 'on');
+/**
+ * What makes bubblewrap's sandboxes (DENSITY_BUBBLEWRAP_MAKERS, default `spawner`; `spawner,bwrap`
+ * measures bwrap's too, AMBIENT_BUBBLEWRAP_CONFINE=false, as the baseline in the same run).
+ */
+const BUBBLEWRAP_MAKERS = (process.env.DENSITY_BUBBLEWRAP_MAKERS ?? 'spawner').split(
+  ',',
+) as Maker[];
 /** docker with a pool: closed sandboxes' containers back in the pool (`on`), removed (`off`), or both. */
 const DOCKER_REUSE = (process.env.DENSITY_DOCKER_REUSE ?? 'on').split(',').map((p) => p === 'on');
 /** How long the pool may take to fill (100 containers made 4 at a time on a loaded daemon). */
@@ -97,6 +107,8 @@ interface Config {
   pool: number;
   /** docker with a pool: AMBIENT_DOCKER_POOL_REUSE. */
   reuse: boolean;
+  /** bubblewrap: what makes its sandboxes (AMBIENT_BUBBLEWRAP_CONFINE). */
+  maker: Maker;
   /** Commands the run's first turn asks for (DENSITY_COMMANDS). */
   commands: number;
 }
@@ -269,6 +281,7 @@ async function startWorkerChild(
       AMBIENT_DOCKER_IMAGE: IMAGE,
       AMBIENT_DOCKER_POOL_SIZE: String(config.pool),
       AMBIENT_DOCKER_POOL_MAX: String(config.pool),
+      AMBIENT_BUBBLEWRAP_CONFINE: String(config.maker === 'spawner'),
       AMBIENT_WORKER_CONCURRENCY: String(RUNS),
       AMBIENT_MIGRATE_ON_START: 'false',
       ...(process.env.DENSITY_WORKER_NODE_OPTIONS
@@ -291,6 +304,8 @@ function configLabel(config: Config): string {
 }
 
 function backendLabel(config: Config): string {
+  if (config.backend === 'bubblewrap' && config.maker === 'bwrap')
+    return 'bubblewrap (made by bwrap)';
   if (config.backend !== 'docker') return config.backend;
   if (config.pool === 0) return 'docker, pool off';
   return `docker, pool ${config.pool}${config.reuse ? '' : ', no reuse'}`;
@@ -338,8 +353,8 @@ async function childPoolFilled(
 }
 
 async function measure(config: Config, model: FakeModelServer, client: Client): Promise<Result> {
-  const { backend, layout, pool, reuse, commands } = config;
-  const label = `${backend}${pool > 0 ? `_pool${pool}${reuse ? '' : '_noreuse'}` : ''}_${layout}${commands === 1 ? '' : `_c${commands}`}`;
+  const { backend, layout, pool, reuse, commands, maker } = config;
+  const label = `${backend}${maker === 'bwrap' ? '_bwrap' : ''}${pool > 0 ? `_pool${pool}${reuse ? '' : '_noreuse'}` : ''}_${layout}${commands === 1 ? '' : `_c${commands}`}`;
   const name = `${configLabel(config)}, ${layout}`;
   const env = createTestEnvironment(`bench_density_${label}`, model.url);
   const overrides = {
@@ -349,6 +364,7 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
     'sandbox.docker.poolSize': pool,
     'sandbox.docker.poolMax': pool,
     'sandbox.docker.poolReuse': reuse,
+    'sandbox.bubblewrap.confine': maker === 'spawner',
     'runs.workerConcurrency': RUNS,
   };
   let app: TestApp | undefined;
@@ -497,12 +513,14 @@ function ratioTargets(results: Result[]): string[] {
   const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
   const lines: string[] = [];
   for (const [layout, commands] of LAYOUTS.flatMap((l) => COMMANDS.map((c) => [l, c] as const))) {
-    const of = (backend: Backend, pooled?: boolean) =>
+    // bubblewrap as it is made by default (the spawner); bwrap's making is the baseline beside it.
+    const of = (backend: Backend, pooled?: boolean, maker: Maker = 'spawner') =>
       results.find(
         (r) =>
           r.layout === layout &&
           r.commands === commands &&
           r.backend === backend &&
+          r.maker === maker &&
           (pooled === undefined || (r.pool > 0 && r.reuse) === pooled) &&
           r.ended === RUNS,
       );
@@ -517,6 +535,12 @@ function ratioTargets(results: Result[]): string[] {
     ratio(
       `bubblewrap's ${RUNS}-run burst / process's`,
       of('bubblewrap'),
+      of('process'),
+      TARGET_BWRAP_PER_PROCESS_WALL,
+    );
+    ratio(
+      `bubblewrap made by bwrap: its ${RUNS}-run burst / process's (the baseline)`,
+      of('bubblewrap', undefined, 'bwrap'),
       of('process'),
       TARGET_BWRAP_PER_PROCESS_WALL,
     );
@@ -567,7 +591,8 @@ function perCommand(results: Result[]): string[] {
           o.backend === r.backend &&
           o.layout === r.layout &&
           o.pool === r.pool &&
-          o.reuse === r.reuse,
+          o.reuse === r.reuse &&
+          o.maker === r.maker,
       );
     const [low, high] = [at(fewest), at(most)].map((o) => (o ? cpuPerRun(o) : null));
     return low == null || high == null ? null : (high - low) / (most - fewest);
@@ -621,12 +646,13 @@ async function main(): Promise<void> {
   try {
     for (const backend of BACKENDS) {
       const pools = backend === 'docker' ? DOCKER_POOLS.map((on) => (on ? RUNS : 0)) : [0];
-      for (const pool of pools) {
+      const makers: Maker[] = backend === 'bubblewrap' ? BUBBLEWRAP_MAKERS : ['spawner'];
+      for (const [pool, maker] of pools.flatMap((p) => makers.map((m) => [p, m] as const))) {
         for (const reuse of pool > 0 ? DOCKER_REUSE : [false]) {
           for (const layout of LAYOUTS) {
             for (const commands of COMMANDS) {
               results.push(
-                await measure({ backend, layout, pool, reuse, commands }, model, client),
+                await measure({ backend, layout, pool, reuse, commands, maker }, model, client),
               );
             }
           }

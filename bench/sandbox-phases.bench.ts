@@ -18,7 +18,8 @@ import { ms, percentile, table } from './stats';
  * holds each execution's network namespace with the forwarder on the host, as before the
  * sandbox's spawn helper started it inside; `bubblewrap-bwrap-holder` with a bwrap around it;
  * `bubblewrap-bwrap-commands` starts a bwrap per command, as before the spawn helper inside the
- * sandbox), PHASES_RUNS (default 30) sequential rounds of open (cgroup, private files, API bridge,
+ * sandbox; `bubblewrap-bwrap-maker` has bwrap make each execution's sandbox instead of the
+ * spawner's `--confine`), PHASES_RUNS (default 30) sequential rounds of open (cgroup, private files, API bridge,
  * the forwarder's namespace, the sandbox's spawn helper) → PHASES_COMMANDS (default 1) commands
  * one after another as run_command starts them (`bash -c 'echo hi'`) → close. Timed per phase (p50 / p95 wall), and the
  * CPU of all rounds split into user and system time of this process, its children (the spawn
@@ -100,6 +101,7 @@ async function measure(name: string, apiUrl: string): Promise<Phases> {
         privateRoot: join(root, '.sandbox'),
         holder: holderOf(name),
         commands: name === 'bubblewrap-bwrap-commands' ? 'bwrap' : 'spawner',
+        maker: name === 'bubblewrap-bwrap-maker' ? 'bwrap' : 'spawner',
       })
     : new ProcessSandboxBackend();
   const release = closeOnExit(() => rm(root, { recursive: true, force: true }));
