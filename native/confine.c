@@ -9,15 +9,19 @@
  * update a hypercall), bwrap cost 7-8 ms of CPU per sandbox above a plain exec, most of it its
  * dynamic loader (libselinux, libpcre2, libcap) and a mountinfo parse per bind; this program is
  * static, already mapped by the host's spawner, and makes each mount read-only with one
- * mount_setattr over its whole tree (Linux 5.12). Where the host refuses any step (no
- * mount_setattr, user namespaces refused to this program but allowed to a setuid or
- * AppArmor-blessed bwrap), it exits 78 before the sandbox's program runs, and Ambient goes back to
- * bwrap (docs/PERFORMANCE.md has the figures).
+ * mount_setattr over its whole tree (Linux 5.12). Where the host refuses any step (EPERM, EACCES,
+ * ENOSYS, EINVAL: no mount_setattr, user namespaces refused to this program but allowed to a
+ * setuid or AppArmor-blessed bwrap), it exits 78 before the sandbox's program runs, and Ambient
+ * makes this sandbox and the later ones with bwrap; any other failure (a source missing, a
+ * namespace limit reached) exits 71, and only this sandbox goes to bwrap; usage errors exit 64
+ * (docs/PERFORMANCE.md has the figures).
  *
  * The steps, as bwrap's: this process clones the sandbox's pid 1 into new user, mount, pid and the
- * asked-for IPC, UTS, network and cgroup namespaces, then only waits for it and exits with its
- * status (128 + a signal that ended it). The child maps root inside to this process's user
- * (setgroups denied), brings the loopback up, makes every mount a slave, builds the new root on a
+ * asked-for IPC, UTS, network and cgroup namespaces, drops every capability it had, then only
+ * waits for it and exits with its status (128 + a signal that ended it); it dies with whoever
+ * started it, and the sandbox with it. The child maps root inside to this process's user
+ * (setgroups denied), brings the loopback up, resolves each bind's source on the host (symlinks
+ * followed, as bwrap's realpath), makes every mount a slave, builds the new root on a
  * tmpfs from the old root's paths, pivots into it and detaches the old root; then, for
  * --disable-userns, sets its user namespace's max_user_namespaces to 1, and makes a nested user
  * namespace in which <uid>/<gid> are the outer root (the one namespace left to make), drops the
@@ -29,6 +33,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -58,12 +63,20 @@ struct mount_attr {
 #ifndef AT_RECURSIVE
 #define AT_RECURSIVE 0x8000
 #endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
 #ifndef CLONE_NEWCGROUP
 #define CLONE_NEWCGROUP 0x02000000
 #endif
 
-/* The host refused a step (or lacks one): Ambient starts this sandbox with bwrap instead. */
+/*
+ * The host refused a step or lacks one (EPERM, EACCES, ENOSYS, EINVAL): Ambient makes this sandbox
+ * and the later ones with bwrap. Any other failure (a missing source, a namespace limit reached,
+ * no memory) exits 71: this sandbox alone goes to bwrap.
+ */
 #define CONFINE_REFUSED 78
+#define CONFINE_FAILED 71
 #define MAX_OPS 128
 
 enum op_kind { OP_BIND, OP_RO_BIND, OP_DEV_BIND, OP_SYMLINK, OP_PROC, OP_DEV, OP_TMPFS, OP_REMOUNT_RO };
@@ -73,6 +86,7 @@ struct op {
   const char *source; /* a host path (the symlink's target for OP_SYMLINK) */
   const char *dest;   /* a path inside */
   int optional;       /* --ro-bind-try: skipped when the source does not exist */
+  int missing;        /* an optional source found missing (see resolve_sources) */
 };
 
 static struct op ops[MAX_OPS];
@@ -82,7 +96,8 @@ static void fail(const char *step, const char *path) {
   int e = errno;
   if (path) fprintf(stderr, "ambient-spawner --confine: %s %s: %s\n", step, path, strerror(e));
   else fprintf(stderr, "ambient-spawner --confine: %s: %s\n", step, strerror(e));
-  _exit(CONFINE_REFUSED);
+  int refused = e == EPERM || e == EACCES || e == ENOSYS || e == EINVAL;
+  _exit(refused ? CONFINE_REFUSED : CONFINE_FAILED);
 }
 
 static void usage(const char *what) {
@@ -247,20 +262,40 @@ static void mount_dev(const char *dest) {
     fail("devpts", to);
 }
 
+static int is_bind(const struct op *op) {
+  return op->kind == OP_BIND || op->kind == OP_RO_BIND || op->kind == OP_DEV_BIND;
+}
+
+/*
+ * Each bind's source as a path without symlinks, resolved against the host's root before the
+ * pivot (as bwrap does): after it, an absolute link would resolve against the setup's root. An
+ * optional source that does not exist is marked and skipped.
+ */
+static void resolve_sources(void) {
+  for (int i = 0; i < op_count; i++) {
+    struct op *op = &ops[i];
+    if (!is_bind(op)) continue;
+    char *real = realpath(op->source, NULL);
+    if (real) op->source = real;
+    else if (op->optional && errno == ENOENT) op->missing = 1;
+    else fail("realpath", op->source);
+  }
+}
+
 static void apply(const struct op *op) {
   char dest[4096], source[4096];
+  if (op->missing) return;
   joined(dest, "/newroot", op->dest);
-  make_parents(dest);
   struct stat st;
+  if (is_bind(op)) {
+    joined(source, "/oldroot", op->source);
+    if (stat(source, &st) < 0) fail("stat", op->source);
+  }
+  make_parents(dest);
   switch (op->kind) {
   case OP_BIND:
   case OP_RO_BIND:
   case OP_DEV_BIND:
-    joined(source, "/oldroot", op->source);
-    if (stat(source, &st) < 0) {
-      if (op->optional && errno == ENOENT) return;
-      fail("stat", op->source);
-    }
     if (S_ISDIR(st.st_mode)) ensure_dir(dest);
     else ensure_file(dest);
     bind_mount(source, dest, op->kind == OP_RO_BIND, op->kind == OP_DEV_BIND);
@@ -358,30 +393,43 @@ static void parse(int argc, char **argv, struct settings *s) {
     usage("needs --unshare-user --unshare-pid --as-pid-1 --cap-drop ALL --die-with-parent --new-session");
   if (s->hostname && !(s->clone_flags & CLONE_NEWUTS)) usage("--hostname needs --unshare-uts");
   if (!s->program || !s->program[0]) usage("no program after --");
+  /* Run as given, never looked up on a PATH: Ambient names its programs by their path. */
+  if (s->program[0][0] != '/') usage("the program must be an absolute path");
   s->clone_flags |= CLONE_NEWUSER | CLONE_NEWNS;
 }
 
-static void drop_bounding_set(void) {
+/* Empties the bounding set; -1 when a drop was refused (without CAP_SETPCAP). */
+static int drop_bounding_set(void) {
   for (int cap = 0; cap <= 63; cap++) {
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
       if (errno == EINVAL) break; /* past the kernel's last capability */
-      fail("PR_CAPBSET_DROP", NULL);
+      return -1;
     }
   }
+  return 0;
 }
 
-static void drop_capabilities(void) {
-  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-    fail("PR_CAP_AMBIENT", NULL);
+/* No ambient, effective, permitted or inheritable capability left; -1 when refused. */
+static int drop_capabilities(void) {
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) return -1;
   struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
   struct __user_cap_data_struct none[2];
   memset(none, 0, sizeof none);
-  if (syscall(SYS_capset, &header, none) < 0) fail("capset", NULL);
+  return (int)syscall(SYS_capset, &header, none);
 }
 
-/* The sandbox's pid 1, in its new namespaces: builds what it sees, then becomes the program. */
-static void become_sandbox(const struct settings *s, unsigned outer_uid, unsigned outer_gid) {
+/*
+ * The sandbox's pid 1, in its new namespaces: builds what it sees, then becomes the program.
+ * `outer`: a pidfd of the process that made it (-1 where the kernel has none), looked at once the
+ * parent-death signal is set: an outer process that died before that would leave it running.
+ */
+static void become_sandbox(const struct settings *s, unsigned outer_uid, unsigned outer_gid, int outer) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) fail("PR_SET_PDEATHSIG", NULL);
+  if (outer >= 0) {
+    struct pollfd gone = {.fd = outer, .events = POLLIN};
+    if (poll(&gone, 1, 0) != 0) _exit(CONFINE_FAILED);
+    close(outer);
+  }
   proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (proc_fd < 0) fail("open", "/proc");
   /* Root inside (devpts needs it mapped) until the nested namespace below. */
@@ -394,6 +442,8 @@ static void become_sandbox(const struct settings *s, unsigned outer_uid, unsigne
   }
   if (s->clone_flags & CLONE_NEWNET) loopback_up();
   if (s->hostname && sethostname(s->hostname, strlen(s->hostname)) < 0) fail("sethostname", NULL);
+  /* Before anything is mounted over the host's paths (the setup's tmpfs covers /tmp). */
+  resolve_sources();
   mode_t old_umask = umask(0);
   if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC | MS_SILENT, NULL) < 0) fail("make / slave", NULL);
   mount_tmpfs("/tmp", NULL);
@@ -421,14 +471,14 @@ static void become_sandbox(const struct settings *s, unsigned outer_uid, unsigne
   }
   /* The sandbox's own user: the outer root of a nested namespace (setgroups stays denied). */
   if (unshare(CLONE_NEWUSER) < 0) fail("unshare", "the nested user namespace");
-  drop_bounding_set();
+  if (drop_bounding_set() < 0) fail("PR_CAPBSET_DROP", NULL);
   write_maps(s->uid, 0, s->gid, 0, 0);
   if (s->disable_userns && unshare(CLONE_NEWUSER) == 0) {
     errno = EPERM;
     fail("disable user namespaces", "a further one could still be made");
   }
   close(proc_fd);
-  drop_capabilities();
+  if (drop_capabilities() < 0) fail("capset", NULL);
   umask(old_umask);
   if (setsid() < 0) fail("setsid", NULL);
   const char *cwd = s->chdir_to ? s->chdir_to : "/";
@@ -445,7 +495,12 @@ int confine_main(int argc, char **argv) {
   memset(&s, 0, sizeof s);
   parse(argc, argv, &s);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail("PR_SET_NO_NEW_PRIVS", NULL);
+  /* As bwrap's monitor: it dies with whoever started it, and the sandbox with it. */
+  pid_t starter = getppid();
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) fail("PR_SET_PDEATHSIG", NULL);
+  if (getppid() != starter) _exit(CONFINE_FAILED);
   unsigned outer_uid = geteuid(), outer_gid = getegid();
+  int outer = (int)syscall(SYS_pidfd_open, getpid(), 0);
   int flags = s.clone_flags | (s.cgroup_try ? CLONE_NEWCGROUP : 0);
   pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
   if (pid < 0 && errno == EINVAL && s.cgroup_try) {
@@ -453,7 +508,11 @@ int confine_main(int argc, char **argv) {
     pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
   }
   if (pid < 0) fail("clone", NULL);
-  if (pid == 0) become_sandbox(&s, outer_uid, outer_gid);
+  if (pid == 0) become_sandbox(&s, outer_uid, outer_gid, outer);
+  if (outer >= 0) close(outer);
+  /* It only waits now: whatever capabilities it had (a root service's) go, as bwrap's monitor's. */
+  drop_bounding_set();
+  drop_capabilities();
   /* As bwrap's monitor: the sandbox's stdio is its pid 1's alone (an end of stream means it ended). */
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull >= 0) {

@@ -6,6 +6,7 @@
 import {
   chmodSync,
   existsSync,
+  symlinkSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -774,8 +775,24 @@ describe('bubblewrap sandbox made by the spawner itself (--confine)', () => {
     expect(made.inside).toEqual([made.pid1]);
     expect(made.comm).toBe('ambient-spawner');
     expect(readFileSync(`/proc/${made.maker}/cmdline`, 'utf8').split('\0')).toContain('--confine');
+    // It only waits: no capability left, whatever the service's (as bwrap's monitor).
+    const outer = readFileSync(`/proc/${made.maker}/status`, 'utf8');
+    for (const set of ['CapEff', 'CapPrm', 'CapBnd']) {
+      expect(outer).toMatch(new RegExp(`^${set}:\\s+0+$`, 'm'));
+    }
     await sandbox.close();
     expect(gone(made.maker) && gone(made.pid1)).toBe(true);
+  });
+
+  it('ends with the process that made it, killed outright', async () => {
+    const sandbox = await openMadeBy('spawner', 'outer-killed');
+    const made = await madeBy(sandbox);
+    process.kill(Number(made.maker), 'SIGKILL');
+    await waitFor(
+      () => Promise.resolve(gone(made.pid1)),
+      (isGone) => isGone,
+      { what: "the sandbox's pid 1 to end with its maker" },
+    );
   });
 
   it('refuses an option it does not know, or a sandbox without what Ambient always asks for, before it makes anything', async () => {
@@ -804,6 +821,10 @@ describe('bubblewrap sandbox made by the spawner itself (--confine)', () => {
     const weaker = await run(base.filter((arg) => arg !== '--new-session'));
     expect(weaker.code).toBe(64);
     expect(weaker.err).toMatch(/needs .*--new-session/);
+    // A source that is not there is this sandbox's failure (71), not the host refusing (78).
+    const missing = await run([...base, '--bind', join(root, 'no-such-dir'), '/x']);
+    expect(missing.code).toBe(71);
+    expect(missing.err).toContain('no-such-dir: No such file or directory');
     expect(existsSync(marker)).toBe(false);
     // And with all of it, the program runs (as the sandbox's uid, in a workspace it may write).
     expect(await run([...base, '--bind', root, root, '--uid', '1000', '--gid', '1000'])).toEqual({
@@ -814,26 +835,78 @@ describe('bubblewrap sandbox made by the spawner itself (--confine)', () => {
     expect(existsSync(marker)).toBe(true);
   });
 
-  it('goes to bwrap where the host refuses the spawner, and asks the spawner no more', async () => {
+  /**
+   * A backend whose spawner is a script: answering the bare `--confine` probe with `probe`'s exit
+   * code, and each sandbox it is asked for with `exitCode` (counted in `attempts`).
+   */
+  function backendWithSpawner(name: string, probe: number, exitCode: number) {
     const backend = new BubblewrapSandboxBackend({
       readonlyPaths: [],
       privateRoot: join(root, '.sb'),
     });
-    // The spawner as a host that refuses it a step (no mount_setattr, say) leaves it: it says so
-    // and exits 78. Each attempt is counted.
-    const attempts = join(root, 'confine-attempts');
-    const refusing = script(
-      join(root, 'refusing-spawner'),
-      `echo attempt >> ${attempts}\necho "ambient-spawner --confine: mount_setattr: Function not implemented" >&2\nexit 78`,
+    const attempts = join(root, `${name}-attempts`);
+    const fake = script(
+      join(root, name),
+      `[ "$#" = 1 ] && exit ${probe}\necho attempt >> ${attempts}\n` +
+        `echo "ambient-spawner --confine: mount_setattr: Function not implemented" >&2\nexit ${exitCode}`,
     );
-    (backend as unknown as { confiner: string }).confiner = refusing;
-    for (const name of ['refused-first', 'refused-second']) {
-      mkdirSync(join(root, name));
-      const sandbox = await openWithoutApi(backend, join(root, name), `confine-${name}`);
+    (backend as unknown as { confiner: string }).confiner = fake;
+    const asked = () =>
+      existsSync(attempts) ? readFileSync(attempts, 'utf8').split('\n').length - 1 : 0;
+    return { backend, asked };
+  }
+
+  async function openTwice(backend: BubblewrapSandboxBackend, name: string): Promise<string[]> {
+    const makers: string[] = [];
+    for (const which of ['first', 'second']) {
+      mkdirSync(join(root, `${name}-${which}`));
+      const sandbox = await openWithoutApi(
+        backend,
+        join(root, `${name}-${which}`),
+        `confine-${name}-${which}`,
+      );
       opened.push(sandbox);
-      // The helper runs as pid 1, in a sandbox bwrap made.
-      expect((await madeBy(sandbox)).comm).toBe('bwrap');
+      // The helper runs as pid 1 whatever made the sandbox.
+      makers.push((await madeBy(sandbox)).comm);
     }
-    expect(readFileSync(attempts, 'utf8')).toBe('attempt\n');
+    return makers;
+  }
+
+  it('goes to bwrap where the host refuses the spawner (78), and asks the spawner no more', async () => {
+    const { backend, asked } = backendWithSpawner('refusing-spawner', 64, 78);
+    expect(await openTwice(backend, 'refused')).toEqual(['bwrap', 'bwrap']);
+    expect(asked()).toBe(1);
+  });
+
+  it('goes to bwrap for one sandbox the spawner failed otherwise (71), and asks it again for the next', async () => {
+    const { backend, asked } = backendWithSpawner('failing-spawner', 64, 71);
+    expect(await openTwice(backend, 'failed')).toEqual(['bwrap', 'bwrap']);
+    expect(asked()).toBe(2);
+  });
+
+  it('never asks a spawner built before --confine (which would wait for requests), and says so', async () => {
+    // The bare option taken for its host mode: it reads requests until its stdin ends.
+    const { backend, asked } = backendWithSpawner('old-spawner', 0, 0);
+    const started = Date.now();
+    expect(await openTwice(backend, 'old')).toEqual(['bwrap', 'bwrap']);
+    expect(asked()).toBe(0);
+    // Not a 30 s wait for a helper that never says it is ready, per sandbox.
+    expect(Date.now() - started).toBeLessThan(25_000);
+  });
+
+  it('binds a source reached through an absolute symlink, as bwrap does', async () => {
+    mkdirSync(join(root, 'real-workspace'));
+    symlinkSync(join(root, 'real-workspace'), join(root, 'linked-workspace'));
+    const backend = new BubblewrapSandboxBackend({
+      readonlyPaths: [],
+      privateRoot: join(root, '.sb'),
+    });
+    const sandbox = await openWithoutApi(backend, join(root, 'linked-workspace'), 'confine-linked');
+    opened.push(sandbox);
+    expect((await madeBy(sandbox)).comm).toBe('ambient-spawner');
+    expect((await runIn(sandbox, 'echo through > /workspace/f && cat /workspace/f')).output).toBe(
+      'through\n',
+    );
+    expect(readFileSync(join(root, 'real-workspace', 'f'), 'utf8')).toBe('through\n');
   });
 });

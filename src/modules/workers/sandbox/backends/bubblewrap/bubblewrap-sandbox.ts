@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
@@ -40,7 +40,10 @@ const logger = new Logger('Sandbox');
  * them the namespaces or a step of the sandbox's making (native/forwarder.c, native/confine.c).
  */
 const CANNOT_CONFINE = 78;
-/** The spawner's exit status when it does not know an option (a spawner older than this code). */
+/**
+ * The spawner's exit status for options it does not know or that lack what it needs (usage): also
+ * its answer to a bare `--confine`, which tells a spawner that knows it from one built before.
+ */
 const UNKNOWN_OPTION = 64;
 
 /** How long an execution's spawn helper may take to say it is ready (a loaded host's bwrap start). */
@@ -184,6 +187,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
   private readonly spawnerBinary: string | null;
   /** The compiled spawner that makes executions' sandboxes (see BubblewrapSettings.maker); null: bwrap. */
   private confiner: string | null;
+  /** Whether that spawner knows `--confine`, asked once (see confineKnown). */
+  private confineKnown: Promise<boolean> | null = null;
 
   constructor(private readonly settings: BubblewrapSettings) {
     this.etc = new EtcCopies(settings.privateRoot, ETC_ENTRIES, { passwd: PASSWD, group: GROUP });
@@ -440,7 +445,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     args: string[],
     launchWith: (command: string[]) => SandboxProcess,
   ): Promise<SandboxSpawner | null> {
-    const confiner = this.confiner;
+    const confiner = this.confiner && (await this.knowsConfine(this.confiner)) ? this.confiner : null;
     const confined = confiner
       ? await SandboxSpawner.start(launchWith([confiner, '--confine', ...args]), SPAWNER_START_MS)
       : null;
@@ -461,6 +466,29 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       `a sandbox's process spawner did not start (${started.said || 'no word from it'}): this execution's commands each start a bwrap instead`,
     );
     return null;
+  }
+
+  /**
+   * Whether `spawner` knows `--confine`, asked once: given nothing else, it says what it needs and
+   * exits 64 at once. A spawner built before it (its rebuild failed, leaving it) would take the
+   * option for its host mode and wait for requests: every sandbox would wait 30 s for it. Not
+   * known: bwrap makes the sandboxes, and the log says why once.
+   */
+  private knowsConfine(spawner: string): Promise<boolean> {
+    this.confineKnown ??= new Promise<boolean>((resolve) => {
+      const probe = spawn(spawner, ['--confine'], { stdio: 'ignore', timeout: 10_000 });
+      probe.on('error', () => resolve(false));
+      probe.on('exit', (code) => resolve(code === UNKNOWN_OPTION));
+    }).then((known) => {
+      if (!known) {
+        this.confiner = null;
+        logger.warn(
+          `${spawner} does not make sandboxes itself (built before --confine: npm run build makes it again): bwrap makes them (a few ms of CPU more per execution)`,
+        );
+      }
+      return known;
+    });
+    return this.confineKnown;
   }
 
   /**
