@@ -445,7 +445,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     args: string[],
     launchWith: (command: string[]) => SandboxProcess,
   ): Promise<SandboxSpawner | null> {
-    const confiner = this.confiner && (await this.knowsConfine(this.confiner)) ? this.confiner : null;
+    const confiner =
+      this.confiner && (await this.knowsConfine(this.confiner)) ? this.confiner : null;
     const confined = confiner
       ? await SandboxSpawner.start(launchWith([confiner, '--confine', ...args]), SPAWNER_START_MS)
       : null;
