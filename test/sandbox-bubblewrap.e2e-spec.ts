@@ -850,7 +850,7 @@ describe('bubblewrap sandbox made by the spawner itself (--confine)', () => {
       `[ "$#" = 1 ] && exit ${probe}\necho attempt >> ${attempts}\n` +
         `echo "ambient-spawner --confine: mount_setattr: Function not implemented" >&2\nexit ${exitCode}`,
     );
-    (backend as unknown as { confiner: string }).confiner = fake;
+    (backend as unknown as { maker: { confiner: string } }).maker.confiner = fake;
     const asked = () =>
       existsSync(attempts) ? readFileSync(attempts, 'utf8').split('\n').length - 1 : 0;
     return { backend, asked };

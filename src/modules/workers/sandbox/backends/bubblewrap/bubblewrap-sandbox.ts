@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
@@ -18,7 +18,8 @@ import { compiledSpawner, preparesInChild, spawnOffLoop } from '../../off-loop-s
 import { findSandboxForwarder, PortForward, SandboxForwarder } from '../../sandbox-forwarder';
 import { EtcCopies } from './etc-copies';
 import { ForwarderNamespace } from './forwarder-namespace';
-import { notStarted, SandboxSpawner, SPAWNER_INSIDE } from '../../sandbox-spawner';
+import { CANNOT_CONFINE, SandboxMaker } from './sandbox-maker';
+import { notStarted, SPAWNER_INSIDE } from '../../sandbox-spawner';
 import {
   SANDBOX_PATH,
   SANDBOX_PRIVATE_DIR,
@@ -34,20 +35,6 @@ import { makeFreshDir } from '../../fresh-paths';
 
 const run = promisify(execFile);
 const logger = new Logger('Sandbox');
-
-/**
- * The exit status of the forwarder (`-n`) and of the spawner (`--confine`) when the host refuses
- * them the namespaces or a step of the sandbox's making (native/forwarder.c, native/confine.c).
- */
-const CANNOT_CONFINE = 78;
-/**
- * The spawner's exit status for options it does not know or that lack what it needs (usage): also
- * its answer to a bare `--confine`, which tells a spawner that knows it from one built before.
- */
-const UNKNOWN_OPTION = 64;
-
-/** How long an execution's spawn helper may take to say it is ready (a loaded host's bwrap start). */
-const SPAWNER_START_MS = 30_000;
 
 /** The unprivileged user processes run as inside (mapped to the service's own user outside). */
 const SANDBOX_UID = 1000;
@@ -185,10 +172,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
    * null: a bwrap per command.
    */
   private readonly spawnerBinary: string | null;
-  /** The compiled spawner that makes executions' sandboxes (see BubblewrapSettings.maker); null: bwrap. */
-  private confiner: string | null;
-  /** Whether that spawner knows `--confine`, asked once (see confineKnown). */
-  private confineKnown: Promise<boolean> | null = null;
+  /** What makes an execution's sandbox around its spawn helper (see BubblewrapSettings.maker). */
+  private readonly maker: SandboxMaker;
 
   constructor(private readonly settings: BubblewrapSettings) {
     this.etc = new EtcCopies(settings.privateRoot, ETC_ENTRIES, { passwd: PASSWD, group: GROUP });
@@ -201,7 +186,10 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     this.forwarderHolds = settings.holder !== 'bwrap';
     this.sandboxHolds = (settings.holder ?? 'sandbox') === 'sandbox';
     this.spawnerBinary = settings.commands === 'bwrap' ? null : compiledSpawner();
-    this.confiner = settings.maker === 'bwrap' ? null : this.spawnerBinary;
+    this.maker = new SandboxMaker(
+      this.bwrap,
+      settings.maker === 'bwrap' ? null : this.spawnerBinary,
+    );
   }
 
   /** The cgroups of sandboxes whose worker died before closing them (see sweepOrphanCgroups). */
@@ -301,7 +289,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       forwarder?.kind === 'native' &&
       this.sandboxHolds;
     const spawnerWithForwarder = forwardingInside
-      ? await this.startSpawner(
+      ? await this.maker.startHelper(
           [
             ...this.fixedArgs(spec, files, true, etc?.dir),
             ...forwarder.bindArgs(),
@@ -354,8 +342,9 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     const spawner =
       spawnerWithForwarder ??
       (spawnerBinary && enterAtOpen !== null && !ownForwarder && !forwardingInside
-        ? await this.startSpawner([...fixedArgs, ...spawnerArgs(spawnerBinary, [])], (command) =>
-            launch(command, { PATH: SANDBOX_PATH }, 'pipe', enterAtOpen),
+        ? await this.maker.startHelper(
+            [...fixedArgs, ...spawnerArgs(spawnerBinary, [])],
+            (command) => launch(command, { PATH: SANDBOX_PATH }, 'pipe', enterAtOpen),
           )
         : null);
 
@@ -431,65 +420,6 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       }
     }
     return ForwarderNamespace.start(launchHolder('bwrap'), ports).catch(() => null);
-  }
-
-  /**
-   * The execution's spawn helper as the pid 1 of a sandbox made with bwrap's arguments `args`
-   * (ending with the helper's command), by the compiled spawner (see BubblewrapSettings.maker)
-   * or bwrap, started by `launchWith`; null when it did not start, and the execution's commands
-   * start a bwrap each. A sandbox the spawner did not make is made by bwrap; where the spawner
-   * refused (the host's, or an option it does not know) and bwrap then could, bwrap makes every
-   * later one too (the spawner's word is logged once).
-   */
-  private async startSpawner(
-    args: string[],
-    launchWith: (command: string[]) => SandboxProcess,
-  ): Promise<SandboxSpawner | null> {
-    const confiner =
-      this.confiner && (await this.knowsConfine(this.confiner)) ? this.confiner : null;
-    const confined = confiner
-      ? await SandboxSpawner.start(launchWith([confiner, '--confine', ...args]), SPAWNER_START_MS)
-      : null;
-    if (confined instanceof SandboxSpawner) return confined;
-    const started = await SandboxSpawner.start(launchWith([this.bwrap, ...args]), SPAWNER_START_MS);
-    if (started instanceof SandboxSpawner) {
-      // Not for a helper that was only slow, or killed: the next sandbox asks the spawner again.
-      const refused = confined?.code === CANNOT_CONFINE || confined?.code === UNKNOWN_OPTION;
-      if (confined && refused && this.confiner) {
-        this.confiner = null;
-        logger.warn(
-          `the spawner cannot make sandboxes on this host (${confined.said || 'no word from it'}): bwrap makes them instead (its start costs a few ms of CPU more per execution)`,
-        );
-      }
-      return started;
-    }
-    logger.warn(
-      `a sandbox's process spawner did not start (${started.said || 'no word from it'}): this execution's commands each start a bwrap instead`,
-    );
-    return null;
-  }
-
-  /**
-   * Whether `spawner` knows `--confine`, asked once: given nothing else, it says what it needs and
-   * exits 64 at once. A spawner built before it (its rebuild failed, leaving it) would take the
-   * option for its host mode and wait for requests: every sandbox would wait 30 s for it. Not
-   * known: bwrap makes the sandboxes, and the log says why once.
-   */
-  private knowsConfine(spawner: string): Promise<boolean> {
-    this.confineKnown ??= new Promise<boolean>((resolve) => {
-      const probe = spawn(spawner, ['--confine'], { stdio: 'ignore', timeout: 10_000 });
-      probe.on('error', () => resolve(false));
-      probe.on('exit', (code) => resolve(code === UNKNOWN_OPTION));
-    }).then((known) => {
-      if (!known) {
-        this.confiner = null;
-        logger.warn(
-          `${spawner} does not make sandboxes itself (built before --confine: npm run build makes it again): bwrap makes them (a few ms of CPU more per execution)`,
-        );
-      }
-      return known;
-    });
-    return this.confineKnown;
   }
 
   /**
