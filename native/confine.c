@@ -162,7 +162,10 @@ static char *child_path(char *out, const char *dir, const char *name) {
   return out;
 }
 
-/* mkdir -p of `path`'s parents (mode 0755), as bwrap makes a destination's. */
+/*
+ * mkdir -p of `path`'s parents (mode 0755), as bwrap makes a destination's (bubblewrap 0.8.0 made
+ * them 0700; the sandbox's one user owns them either way).
+ */
 static void make_parents(const char *path) {
   char buf[4096];
   joined(buf, "", path);

@@ -60,7 +60,17 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef AMBIENT_NO_CONFINE
+/* Built without confine.c (it did not compile here, scripts/build-native.mjs): bwrap makes sandboxes. */
+static int confine_main(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  fprintf(stderr, "ambient-spawner: built without --confine\n");
+  return 69;
+}
+#else
 #include "confine.h"
+#endif
 
 enum { REQ_SPAWN = 1, REQ_STDIN = 2, REQ_STDIN_END = 3, REQ_PAUSE = 4, REQ_RESUME = 5, REQ_KILL = 6 };
 enum { EV_SPAWNED = 1, EV_ERROR = 2, EV_OUT = 3, EV_OUT_END = 4, EV_EXIT = 5, EV_READY = 6 };

@@ -24,6 +24,9 @@ const PROGRAMS = [
     sources: ['spawner.c', 'confine.c'],
     fallback: 'processes start from the Node helper',
     flagSets: [['-static'], []],
+    // Where confine.c does not compile (older kernel headers, say): the spawner without it, and
+    // bwrap makes bubblewrap's sandboxes (it answers `--confine` with 69).
+    without: { sources: ['spawner.c'], flags: '-DAMBIENT_NO_CONFINE' },
   },
   {
     name: 'ambient-forwarder',
@@ -47,6 +50,7 @@ function upToDate(sources, binary) {
   );
 }
 
+/** The compiler's line that built `binary`, else null (its errors printed). */
 function compile(sources, binary, flagSets) {
   const compilers = [process.env.CC, 'cc', 'gcc', 'clang'].filter(Boolean);
   mkdirSync(dirname(binary), { recursive: true });
@@ -85,7 +89,15 @@ for (const program of PROGRAMS) {
   if (process.platform !== 'linux') {
     console.log(`${program.name}: not built (Linux only); ${program.fallback}`);
   } else if (!upToDate(inputs, binary)) {
-    const built = compile(sources, binary, program.flagSets);
+    const without = program.without;
+    const built =
+      compile(sources, binary, program.flagSets) ??
+      (without &&
+        compile(
+          without.sources.map((name) => join(root, 'native', name)),
+          binary,
+          program.flagSets.map((flags) => [...flags, without.flags]),
+        ));
     console.log(
       built
         ? `${program.name}: built with ${built}`

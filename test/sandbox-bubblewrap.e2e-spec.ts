@@ -15,7 +15,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -892,6 +892,29 @@ describe('bubblewrap sandbox made by the spawner itself (--confine)', () => {
     expect(asked()).toBe(0);
     // Not a 30 s wait for a helper that never says it is ready, per sandbox.
     expect(Date.now() - started).toBeLessThan(25_000);
+  });
+
+  it('never asks a spawner built without --confine (where confine.c does not compile), which says so', async () => {
+    // As scripts/build-native.mjs builds it there.
+    const without = join(root, 'spawner-without-confine');
+    execFileSync('cc', [
+      '-O2',
+      '-DAMBIENT_NO_CONFINE',
+      '-o',
+      without,
+      join(__dirname, '..', 'native', 'spawner.c'),
+    ]);
+    expect(await programRun(without, ['--confine'])).toEqual({
+      code: 69,
+      out: '',
+      err: 'ambient-spawner: built without --confine\n',
+    });
+    const backend = new BubblewrapSandboxBackend({
+      readonlyPaths: [],
+      privateRoot: join(root, '.sb'),
+    });
+    (backend as unknown as { maker: { confiner: string } }).maker.confiner = without;
+    expect(await openTwice(backend, 'without')).toEqual(['bwrap', 'bwrap']);
   });
 
   it('binds a source reached through an absolute symlink, as bwrap does', async () => {

@@ -73,8 +73,9 @@ export class SandboxMaker {
   /**
    * Whether `spawner` knows `--confine`, asked once: given nothing else, it says what it needs and
    * exits 64 at once. A spawner built before it (its rebuild failed, leaving it) would take the
-   * option for its host mode and wait for requests: every sandbox would wait 30 s for it. Not
-   * known: bwrap makes the sandboxes, and the log says why once.
+   * option for its host mode and wait for requests: every sandbox would wait 30 s for it; one
+   * built without it (confine.c did not compile there) exits 69. Not known: bwrap makes the
+   * sandboxes, and the log says why once.
    */
   private knowsConfine(spawner: string): Promise<boolean> {
     this.confineKnown ??= new Promise<boolean>((resolve) => {
@@ -85,7 +86,7 @@ export class SandboxMaker {
       if (!known) {
         this.confiner = null;
         logger.warn(
-          `${spawner} does not make sandboxes itself (built before --confine: npm run build makes it again): bwrap makes them (a few ms of CPU more per execution)`,
+          `${spawner} does not make sandboxes itself (built before --confine, or without it where native/confine.c did not compile: npm run build says which): bwrap makes them (a few ms of CPU more per execution)`,
         );
       }
       return known;
