@@ -61,6 +61,29 @@ describe('bubblewrap sandbox', () => {
   const run = (command: string, env: Record<string, string> = {}) =>
     runCommand({ sandbox, command, env: { PATH: sandbox.path, ...env }, timeoutMs: 10_000 });
 
+  it("says nothing of the host's files through a link in the workspace: a program behind one is tried inside", async () => {
+    const ws = join(root, 'workspace');
+    // The same link inside the sandbox leads nowhere in both cases; on this host one target exists.
+    symlinkSync(join(tmpdir(), 'ambient-bwrap-host-secret'), join(ws, 'to-host-file'));
+    symlinkSync(join(tmpdir(), 'ambient-bwrap-no-such-file'), join(ws, 'to-nothing'));
+    const outcome = async (name: string) => {
+      const exit = await sandbox.spawn(`./${name}`, [], { env: { PATH: sandbox.path } }).exited;
+      const error = exit.startError;
+      return {
+        code: exit.code,
+        error: error && { code: error.code, errno: error.errno, syscall: error.syscall },
+      };
+    };
+    const [toFile, toNothing] = [await outcome('to-host-file'), await outcome('to-nothing')];
+    expect({ ...toFile.error, syscall: undefined }).toEqual({
+      ...toNothing.error,
+      syscall: undefined,
+    });
+    expect(toFile.code).toBe(toNothing.code);
+    // Tried inside: the helper's own report of its exec (refused from this host, it had no errno).
+    expect(toNothing.error).toEqual({ code: 'ENOENT', errno: -2, syscall: 'spawn ./to-nothing' });
+  });
+
   it('shows extra read-only paths, even under /tmp, and nothing else of the host /tmp', async () => {
     const result = await run(
       `${join(tools, 'hello-tool')} hi; touch ${tools}/x 2>/dev/null || echo read-only; ` +

@@ -232,19 +232,20 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     const bwrap = this.bwrap;
     const readonlyPaths = this.settings.readonlyPaths;
     /** Where a path inside is on this host (the system directories are the host's own). */
-    const hostPathOf = (inside: string): string | null => {
-      for (const [mount, host] of [
-        [SANDBOX_WORKDIR, spec.workspaceDir],
-        [SANDBOX_PRIVATE_DIR, files.files],
-      ] as const) {
-        if (inside === mount || inside.startsWith(`${mount}/`))
-          return host + inside.slice(mount.length);
+    /** Where a path inside is on this host; `tenantTree` when it is in the workspace. */
+    const hostPathOf = (inside: string): HostPath | null => {
+      if (inside === SANDBOX_WORKDIR || inside.startsWith(`${SANDBOX_WORKDIR}/`)) {
+        const tenantTree = spec.workspaceDir;
+        return { host: tenantTree + inside.slice(SANDBOX_WORKDIR.length), tenantTree };
+      }
+      if (inside === SANDBOX_PRIVATE_DIR || inside.startsWith(`${SANDBOX_PRIVATE_DIR}/`)) {
+        return { host: files.files + inside.slice(SANDBOX_PRIVATE_DIR.length) };
       }
       if (readonlyPaths.some((dir) => inside === dir || inside.startsWith(`${dir}/`))) {
-        return inside;
+        return { host: inside };
       }
       if (inside === '/tmp' || inside.startsWith('/tmp/')) return null;
-      return SYSTEM_DIRS.some((dir) => inside.startsWith(`${dir}/`)) ? inside : null;
+      return SYSTEM_DIRS.some((dir) => inside.startsWith(`${dir}/`)) ? { host: inside } : null;
     };
     const procs = cgroup?.procsFiles ?? [];
     const nsenter = this.nsenter;
@@ -633,18 +634,41 @@ function forwarderEntry(forwarder: SandboxForwarder): string[] {
 function programExists(
   file: string,
   options: SandboxSpawnOptions,
-  hostPathOf: (inside: string) => string | null,
+  hostPathOf: (inside: string) => HostPath | null,
 ): boolean {
   const found = (inside: string): boolean => {
-    const host = hostPathOf(inside);
+    const path = hostPathOf(inside);
     // Unknowable from here (a private /tmp): let the sandbox try.
-    return host === null ? inside.startsWith('/tmp') : existsSync(host);
+    if (path === null) return inside.startsWith('/tmp');
+    return path.tenantTree ? existsInTree(path.tenantTree, path.host) : existsSync(path.host);
   };
   if (file.includes('/')) {
     return found(posix.resolve(options.cwd ?? SANDBOX_WORKDIR, file));
   }
   const path = options.env.PATH ?? SANDBOX_PATH;
   return path.split(':').some((dir) => dir.startsWith('/') && found(posix.join(dir, file)));
+}
+
+/** A path inside a sandbox as this host sees it; `tenantTree`: the tenant's tree it is in. */
+interface HostPath {
+  host: string;
+  tenantTree?: string;
+}
+
+/**
+ * Whether `host`, a path in the tenant's `tree`, exists, looking through none of its links: a link
+ * in a workspace means what it means inside the sandbox, and followed on this host it would say
+ * whether a host file exists (SECURITY.md, classes 1 and 5). One on the way: the sandbox tries.
+ */
+function existsInTree(tree: string, host: string): boolean {
+  let at = tree;
+  for (const part of host.slice(tree.length).split('/').filter(Boolean)) {
+    at = join(at, part);
+    const stat = lstatSync(at, { throwIfNoEntry: false });
+    if (!stat) return false;
+    if (stat.isSymbolicLink()) return true;
+  }
+  return true;
 }
 
 /** `file`'s path on this process's PATH (unchanged when it holds a slash or is not found). */
