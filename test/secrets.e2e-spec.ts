@@ -65,6 +65,10 @@ describe('team secrets (/secrets)', () => {
     await api.post('/secrets', { name: 'DUP', value: 'first' });
     const dup = await api.post('/secrets', { name: 'DUP', value: 'second' });
     expect(dup.status).toBe(409);
+    // A null value is no value: 400 naming it (it was a 500 the fuzz found), the secret unchanged.
+    const nulled = await api.put('/secrets/DUP', { value: null });
+    expect(nulled.status).toBe(400);
+    expect(nulled.body.detail).toMatch(/^value: /);
     expect((await api.get('/secrets')).body.secrets.map((s: { name: string }) => s.name)).toEqual([
       'DUP',
     ]);

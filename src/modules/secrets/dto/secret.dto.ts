@@ -8,6 +8,7 @@ import {
   Matches,
   MaxLength,
   MinLength,
+  ValidateIf,
   ValidateNested,
 } from 'class-validator';
 
@@ -83,7 +84,8 @@ export class UpdateSecretDto {
   @ApiPropertyOptional({
     description: 'The new value (at most 128 KiB); never returned. Required unless scope is given',
   })
-  @IsOptional()
+  // Absent means unchanged; null is not a value (IsOptional would let it through to the service).
+  @ValidateIf((dto: UpdateSecretDto) => dto.value !== undefined)
   @IsString()
   @MinLength(1)
   value?: string;
