@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { EgressAllowList } from './egress-allow-list';
 import { EgressGuard, type Resolver } from './egress-guard';
-import { guardedFetch, MAX_REDIRECTS } from './guarded-fetch';
+import { MAX_REDIRECTS } from '../http/fetch-response';
+import { guardedFetch } from './guarded-fetch';
 
 interface Seen {
   method: string;

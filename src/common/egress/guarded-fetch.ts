@@ -1,22 +1,19 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import {
+  decoderFor,
+  fetchableStatus,
+  NULL_BODY_STATUSES,
+  OutgoingRequest,
+  redirectedRequest,
+  REDIRECT_STATUSES,
+  responseHeaders,
+} from '../http/fetch-response';
+
 import { EgressGuard, EgressRefusedError, pinnedLookup } from './egress-guard';
 
 export type GuardedFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
-
-/** Redirects one request may follow (each hop checked again). */
-export const MAX_REDIRECTS = 3;
-
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const NULL_BODY = new Set([204, 205, 304]);
-
-interface Outgoing {
-  method: string;
-  headers: Headers;
-  body: Buffer | null;
-}
 
 /**
  * A `fetch` whose every connection goes through `guard`: the name is resolved and checked once
@@ -31,37 +28,25 @@ export function guardedFetch(guard: EgressGuard): GuardedFetch {
     let outgoing = await outgoingRequest(init);
     for (let hop = 0; ; hop++) {
       const response = await send(guard, url, outgoing, init.signal ?? undefined);
-      if (!REDIRECTS.has(response.status) || init.redirect === 'manual') return response;
+      if (!REDIRECT_STATUSES.has(response.status) || init.redirect === 'manual') return response;
       await response.body?.cancel();
-      if (init.redirect === 'error')
-        throw new TypeError('fetch failed: redirect (redirect: error)');
-      const location = response.headers.get('location');
-      if (!location) throw new TypeError('fetch failed: a redirect without Location');
-      const next = new URL(location, url);
-      if (next.origin !== url.origin) {
-        throw new EgressRefusedError(
-          'egress refused: a redirect to another origin is not followed',
-        );
-      }
-      if (hop >= MAX_REDIRECTS) {
-        throw new EgressRefusedError(`egress refused: more than ${MAX_REDIRECTS} redirects`);
-      }
-      const turnsIntoGet =
-        response.status === 303 ||
-        ((response.status === 301 || response.status === 302) && outgoing.method === 'POST');
-      if (turnsIntoGet && outgoing.method !== 'HEAD') {
-        const headers = new Headers(outgoing.headers);
-        for (const name of ['content-type', 'content-length', 'content-encoding']) {
-          headers.delete(name);
-        }
-        outgoing = { method: 'GET', headers, body: null };
-      }
-      url = next;
+      const redirect = {
+        status: response.status,
+        location: response.headers.get('location'),
+        hop,
+        mode: init.redirect,
+      };
+      ({ url, outgoing } = redirectedRequest(
+        redirect,
+        url,
+        outgoing,
+        (reason) => new EgressRefusedError(`egress refused: ${reason}`),
+      ));
     }
   };
 }
 
-async function outgoingRequest(init: RequestInit): Promise<Outgoing> {
+async function outgoingRequest(init: RequestInit): Promise<OutgoingRequest> {
   const headers = new Headers(init.headers);
   const method = (init.method ?? 'GET').toUpperCase();
   if (init.body === undefined || init.body === null) return { method, headers, body: null };
@@ -75,7 +60,7 @@ async function outgoingRequest(init: RequestInit): Promise<Outgoing> {
 async function send(
   guard: EgressGuard,
   url: URL,
-  outgoing: Outgoing,
+  outgoing: OutgoingRequest,
   signal: AbortSignal | undefined,
 ): Promise<Response> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -105,16 +90,9 @@ async function send(
 }
 
 function toResponse(res: IncomingMessage, method: string): Response {
-  const status = res.statusCode ?? 0;
-  if (status < 200 || status > 599) {
-    res.destroy();
-    throw new TypeError(`fetch failed: unexpected HTTP status ${status}`);
-  }
-  const headers = new Headers();
-  for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
-    headers.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
-  }
-  if (method === 'HEAD' || NULL_BODY.has(status)) {
+  const status = fetchableStatus(res);
+  const headers = responseHeaders(res);
+  if (method === 'HEAD' || NULL_BODY_STATUSES.has(status)) {
     res.resume();
     return new Response(null, { status, statusText: res.statusMessage, headers });
   }
@@ -128,18 +106,4 @@ function toResponse(res: IncomingMessage, method: string): Response {
   }
   const stream = Readable.toWeb(body) as ReadableStream<Uint8Array>;
   return new Response(stream, { status, statusText: res.statusMessage, headers });
-}
-
-function decoderFor(encoding: string | null) {
-  switch (encoding?.trim().toLowerCase()) {
-    case 'gzip':
-    case 'x-gzip':
-      return createGunzip();
-    case 'deflate':
-      return createInflate();
-    case 'br':
-      return createBrotliDecompress();
-    default:
-      return null;
-  }
 }

@@ -14,12 +14,13 @@ import {
   unreachable,
   untilAborted,
 } from './model-client';
+import { Fetch, providerFetch } from './provider-fetch';
 
 /** Anthropic's native Messages API (`POST <base>/v1/messages`). */
 export class AnthropicMessagesClient implements ModelClient {
   private readonly client: Anthropic;
 
-  constructor(provider: ProviderEndpoint) {
+  constructor(provider: ProviderEndpoint, fetch: Fetch = providerFetch) {
     this.client = new Anthropic({
       // The SDK adds /v1 itself; catalogues often name the versioned URL.
       baseURL: provider.baseUrl.replace(/\/v1$/, ''),
@@ -29,6 +30,7 @@ export class AnthropicMessagesClient implements ModelClient {
       webhookKey: null,
       maxRetries: 2,
       timeout: MODEL_REQUEST_TIMEOUT_MS,
+      fetch,
     });
   }
 

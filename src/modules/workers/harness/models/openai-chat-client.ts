@@ -9,6 +9,7 @@ import {
   unreachable,
   untilAborted,
 } from './model-client';
+import { Fetch, providerFetch } from './provider-fetch';
 
 /** OpenAI's chat completions, or any endpoint that speaks them (vLLM, Ollama, LiteLLM …). */
 export class OpenAiChatClient implements ModelClient {
@@ -16,7 +17,7 @@ export class OpenAiChatClient implements ModelClient {
   /** OpenAI's and Google's endpoints take `reasoning_effort`; other servers may refuse it. */
   private readonly takesReasoningEffort: boolean;
 
-  constructor(provider: ProviderEndpoint) {
+  constructor(provider: ProviderEndpoint, fetch: Fetch = providerFetch) {
     this.takesReasoningEffort = provider.kind === 'OPENAI' || provider.kind === 'GOOGLE';
     this.client = new OpenAI({
       baseURL: provider.baseUrl,
@@ -27,6 +28,7 @@ export class OpenAiChatClient implements ModelClient {
       webhookSecret: null,
       maxRetries: 2,
       timeout: MODEL_REQUEST_TIMEOUT_MS,
+      fetch,
     });
   }
 
