@@ -99,6 +99,24 @@ describe('providerFetch', () => {
     expect(connections).toBe(1);
   });
 
+  it('sends again, once, what a pooled connection the server closed did not answer', async () => {
+    let answered = 0;
+    const { base, seen } = await serve(server, (req, res) => {
+      // The second request on the first connection finds it closed, as after the server's idle close.
+      if (answered === 1 && seen.length === 2) return req.socket.destroy();
+      answered++;
+      res.end(`answer ${answered}`);
+    });
+    expect(await (await providerFetch(`${base}/v1/x`, { method: 'POST', body: '1' })).text()).toBe(
+      'answer 1',
+    );
+    expect(await (await providerFetch(`${base}/v1/x`, { method: 'POST', body: '2' })).text()).toBe(
+      'answer 2',
+    );
+    expect(seen.map((s) => s.body)).toEqual(['1', '2', '2']);
+    expect(connections).toBe(2);
+  });
+
   it('decodes a gzip answer, as fetch does', async () => {
     const { base } = await serve(server, (_req, res) => {
       res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'application/json' });
@@ -132,10 +150,10 @@ describe('providerFetch', () => {
       ['POST', '/see-other', 'payload'],
       ['GET', '/new', ''],
     ]);
-    // The key sent to the provider is never sent to another origin.
-    await expect(providerFetch(`${base}/away`, post)).rejects.toThrow(
-      'fetch failed: a redirect to another origin is not followed',
-    );
+    // The key sent to the provider is never sent to another origin: the redirect is the answer
+    // (the SDK's APIError with its status, which it does not retry).
+    const away = await providerFetch(`${base}/away`, post);
+    expect(away.status).toBe(308);
     expect(seen).toHaveLength(5);
   });
 

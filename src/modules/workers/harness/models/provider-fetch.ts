@@ -20,13 +20,19 @@ export interface ProviderAgents {
 }
 
 /**
- * The provider SDKs' fetch: a request with a plain body (what both SDKs send for a completion)
- * goes over node:http or node:https with a kept-alive agent, and its whole answer is read into
- * the Response; anything else goes to the global fetch. A redirect is followed as the egress
- * guard's fetch follows one: within the provider's origin only, so its key reaches no other. The global fetch
- * (undici, its answer a web stream) cost twice the CPU per model call (docs/PERFORMANCE.md,
- * `bench:model-calls`), and every turn of every run makes one. Failures reject as fetch's do: a
- * TypeError "fetch failed" with the cause, or the abort's AbortError.
+ * The provider SDKs' fetch: a request with a plain body (what both SDKs send for a completion,
+ * never streamed here) goes over node:http or node:https with a kept-alive agent, and its whole
+ * answer is read into the Response; anything else goes to the global fetch. The global fetch
+ * (undici, its answer a web stream) cost 20–40 % more CPU per model call (docs/PERFORMANCE.md,
+ * `bench:model-calls`), and every turn of every run makes one.
+ * - A redirect is followed as the egress guard's fetch follows one: within the provider's origin
+ *   only, so its key reaches no other; one not followed is answered as is (the SDK's APIError
+ *   with that status, not retried).
+ * - Failures reject as fetch's do: a TypeError "fetch failed" with the cause, or the abort's
+ *   reason (the SDK's timeout included, also while the answer's body arrives). An answer cut off
+ *   mid-body is such a failure, which the SDK retries as a connection error.
+ * - No `accept-encoding` is sent (fetch sends gzip and deflate): answers of a few kilobytes are
+ *   cheaper to read than to inflate; an encoded answer is still decoded.
  */
 export function makeProviderFetch(agents: ProviderAgents): Fetch {
   return async (input, init = {}) => {
@@ -47,29 +53,62 @@ export function makeProviderFetch(agents: ProviderAgents): Fetch {
       if (!REDIRECT_STATUSES.has(status) || init.redirect === 'manual') {
         return bufferedResponse(res, outgoing.method, url, init.signal);
       }
-      res.resume();
       const redirect = { status, location: res.headers.location ?? null, hop, mode: init.redirect };
-      ({ url, outgoing } = redirectedRequest(
-        redirect,
-        url,
-        outgoing,
-        (reason) => new TypeError(`fetch failed: ${reason}`),
-      ));
+      let next: ReturnType<typeof redirectedRequest> | null = null;
+      try {
+        next = redirectedRequest(redirect, url, outgoing, () => NOT_FOLLOWED);
+      } catch (err) {
+        res.resume();
+        if (err !== NOT_FOLLOWED) throw err;
+      }
+      if (!next) return bufferedResponse(res, outgoing.method, url, init.signal);
+      res.resume();
+      ({ url, outgoing } = next);
     }
   };
 }
 
+const NOT_FOLLOWED = new Error('redirect not followed');
+
+/**
+ * How long a connection may idle in the pool, as undici keeps them: a server closes its idle
+ * connections after a few seconds (uvicorn, before vLLM, after 5), and a request sent on one it
+ * just closed fails. A shorter `Keep-Alive: timeout` the server sends is kept instead.
+ */
+export const IDLE_CONNECTION_MS = 4000;
+
 /** Connections to the operator's providers, kept open between the turns of every run here. */
 export const providerFetch = makeProviderFetch({
-  'http:': new HttpAgent({ keepAlive: true }),
-  'https:': new HttpsAgent({ keepAlive: true }),
+  'http:': new HttpAgent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
+  'https:': new HttpsAgent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
 });
 
-function send(
+/**
+ * `sendOnce`, and again once when a pooled connection turned out closed by the server before any
+ * answer (the race between its idle close and this request, which the idle limit narrows).
+ */
+async function send(
+  url: URL,
+  outgoing: OutgoingRequest,
+  signal: AbortSignal | null | undefined,
+  agents: ProviderAgents,
+): Promise<IncomingMessage> {
+  try {
+    return await sendOnce(url, outgoing, signal, agents);
+  } catch (err) {
+    if (!(err instanceof ReusedConnectionClosed)) throw err;
+    return sendOnce(url, outgoing, signal, agents, false);
+  }
+}
+
+class ReusedConnectionClosed extends TypeError {}
+
+function sendOnce(
   url: URL,
   { method, headers: sent, body }: OutgoingRequest,
   signal: AbortSignal | null | undefined,
   agents: ProviderAgents,
+  mayResend = true,
 ): Promise<IncomingMessage> {
   const headers: Record<string, string> = Object.fromEntries(sent);
   if (body !== null) headers['content-length'] = String(Buffer.byteLength(body));
@@ -82,7 +121,18 @@ function send(
       signal: signal ?? undefined,
     });
     req.once('response', resolve);
-    req.once('error', (err) => reject(fetchError(err, signal)));
+    req.once('error', (err: NodeJS.ErrnoException) => {
+      const closedUnderUs =
+        mayResend &&
+        req.reusedSocket &&
+        !signal?.aborted &&
+        (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+      reject(
+        closedUnderUs
+          ? new ReusedConnectionClosed('fetch failed', { cause: err })
+          : fetchError(err, signal),
+      );
+    });
     req.end(body ?? undefined);
   });
 }
