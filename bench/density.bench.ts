@@ -3,7 +3,7 @@ import Dockerode from 'dockerode';
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { FakeModelServer, startFakeModelServer } from '../test/fixtures/fake-model-server';
+import type { FakeStep } from '../test/fixtures/fake-model-server';
 import { createTestEnvironment, startTestApp, TestApp } from '../test/support/test-app';
 import { spawnAmbient, waitForExit } from '../test/support/worker-process';
 import { SANDBOX_LABELS } from '../src/modules/workers/sandbox/sandbox.types';
@@ -23,6 +23,7 @@ import { closeOnExit } from './closing';
 import { BurstOrder, BurstReport, listLimit, ListsOrder } from './burst-client';
 import { cpuTotal, CpuSplit, describeCpuSplit, UserSystemMs, watchCpuSplit } from './cpu-split';
 import { loadAverage, machineFacts } from './machine';
+import { ModelServerProcess, startModelServerProcess } from './model-server-client';
 import { ms, percentile, table } from './stats';
 import { type StoresCpu, watchNeighbourCpu, watchStoresCpu } from './thread-cpu';
 
@@ -50,8 +51,9 @@ import { type StoresCpu, watchNeighbourCpu, watchStoresCpu } from './thread-cpu'
  * latency of GET /agent/runs sampled in a bounded loop during the burst (the same loop sees runs
  * end, so an end time is known to one list round trip). In the combined layout this process is
  * the server too: its event-loop delay (p50/p99/max) is the server's, and its CPU time during the
- * burst (user + system, all threads: Ambient, the fake model and this client), per run, says what a
- * run costs independently of how loaded the host is; so does, for docker, the CPU time of the
+ * burst (user + system, all threads), per run, says what a run costs independently of how loaded
+ * the host is: the client that sends the POSTs and samples the list, and the fake model server,
+ * run in processes of their own, and their CPU is printed beside, not counted; so does, for docker, the CPU time of the
  * docker daemons (dockerd, containerd and the containers' shims with the runc they ran) during
  * the burst. Also reported: how many cores other processes took meanwhile (the rest of the
  * machine's busy time, docker daemons apart). A benchmark, not a test:
@@ -126,6 +128,8 @@ interface BurstResult {
   failures: string[];
   /** The client process's own CPU during the burst (not the service's; not counted). */
   clientCpu: { userMs: number; systemMs: number };
+  /** The model server process's CPU during the burst (not the service's; not counted). */
+  modelCpu: { userMs: number; systemMs: number };
 }
 
 interface Result extends Config, BurstResult {
@@ -161,12 +165,13 @@ function progress(message: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
-function scriptRun(model: FakeModelServer, script: string, commands: number): void {
+/** A run's script: a turn asking for `commands` commands, then a turn that ends it. */
+function runSteps(commands: number): FakeStep[] {
   const call = { name: 'run_command', arguments: { command: 'echo hi' } };
-  model.script(script, [
+  return [
     { delayMs: THINK_MS, then: { toolCalls: Array.from({ length: commands }, () => call) } },
     { delayMs: THINK_MS, then: { text: 'done' } },
-  ]);
+  ];
 }
 
 /** The bench's client process (burst-client.ts): it sends the POSTs and samples the list. */
@@ -199,20 +204,18 @@ async function startClient(): Promise<Client> {
   };
 }
 
-/** A time of the client's (`timeOrigin + now()`) on this process's performance.now() clock. */
-const local = (at: number) => at - performance.timeOrigin;
-
 /** Creates `count` runs at once (from the client process) and follows them until all ended. */
 async function burst(
   client: Client,
   app: TestApp,
-  model: FakeModelServer,
+  model: ModelServerProcess,
   name: string,
   count: number,
   commands: number,
 ): Promise<BurstResult> {
   const scripts = Array.from({ length: count }, (_, i) => `${name}-${i}`);
-  for (const script of scripts) scriptRun(model, script, commands);
+  await model.script(scripts.map((script) => [script, runSteps(commands)]));
+  const modelCpuBefore = await model.cpu();
   const report = await client.ask<BurstReport>({
     op: 'burst',
     baseUrl: app.baseUrl,
@@ -221,10 +224,12 @@ async function burst(
     samplePauseMs: SAMPLE_PAUSE_MS,
     timeoutMs: BURST_TIMEOUT_MS,
   });
-  const sentByScript = new Map(report.runs.map((r) => [r.script, local(r.sentAt)]));
+  const modelCpu = await model.cpu();
+  const requests = await model.requests(`${name}-`);
+  const sentByScript = new Map(report.runs.map((r) => [r.script, r.sentAt]));
   const ended = report.runs.filter((r) => r.endedAt !== undefined);
   const turn = (step: number) =>
-    model.requests
+    requests
       .filter((r) => r.step === step && r.script && sentByScript.has(r.script))
       .map((r) => r.receivedAt - sentByScript.get(r.script!)!);
   return {
@@ -237,6 +242,10 @@ async function burst(
     succeeded: ended.filter((r) => r.state === 'SUCCEEDED').length,
     failures: ended.filter((r) => r.state !== 'SUCCEEDED').map((r) => `${r.state}: ${r.message}`),
     clientCpu: report.cpu,
+    modelCpu: {
+      userMs: (modelCpu.user - modelCpuBefore.user) / 1000,
+      systemMs: (modelCpu.system - modelCpuBefore.system) / 1000,
+    },
   };
 }
 
@@ -352,7 +361,7 @@ async function childPoolFilled(
   );
 }
 
-async function measure(config: Config, model: FakeModelServer, client: Client): Promise<Result> {
+async function measure(config: Config, model: ModelServerProcess, client: Client): Promise<Result> {
   const { backend, layout, pool, reuse, commands, maker } = config;
   const label = `${backend}${maker === 'bwrap' ? '_bwrap' : ''}${pool > 0 ? `_pool${pool}${reuse ? '' : '_noreuse'}` : ''}_${layout}${commands === 1 ? '' : `_c${commands}`}`;
   const name = `${configLabel(config)}, ${layout}`;
@@ -419,7 +428,7 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
     const neighbours = watchNeighbourCpu();
     // The stores' look reads /proc for every process: before the service's CPU starts counting.
     const storesDuringBurst = watchStoresCpu();
-    const split = watchCpuSplit([client.pid]);
+    const split = watchCpuSplit([client.pid, model.pid]);
     const burstStarted = performance.now();
     const result = await burst(client, app, model, `burst-${label}`, RUNS, config.commands);
     const measured = split();
@@ -431,7 +440,7 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
     let upkeep: Result['upkeep'] = null;
     if (warmPool) {
       progress(`${name}: the pool's upkeep (${RUNS} containers back in the pool or replaced)`);
-      const upkeepCpu = watchCpuSplit([client.pid]);
+      const upkeepCpu = watchCpuSplit([client.pid, model.pid]);
       const upkeepStarted = performance.now();
       await upkeepDone(docker, warmPool, pool);
       upkeep = {
@@ -457,10 +466,13 @@ async function measure(config: Config, model: FakeModelServer, client: Client): 
             redisMs: Math.max(0, storesMs.redisMs - perList.stores.redisMs * samples) / RUNS,
           }
         : null;
-    // The client's CPU is the bench's own, and so are the daemons' (counted apart).
+    // The client's and the model server's CPU are the bench's own, and so are the daemons'
+    // (counted apart).
     const benchOwnMs =
       result.clientCpu.userMs +
       result.clientCpu.systemMs +
+      result.modelCpu.userMs +
+      result.modelCpu.systemMs +
       (measured ? measured.daemons.userMs + measured.daemons.systemMs : 0);
     return {
       ...config,
@@ -640,7 +652,7 @@ function p50p95(values: number[]): string {
 async function main(): Promise<void> {
   Logger.overrideLogger(['warn', 'error']);
   const facts = machineFacts();
-  const model = await startFakeModelServer();
+  const model = await startModelServerProcess();
   const client = await startClient();
   const results: Result[] = [];
   try {
@@ -661,7 +673,7 @@ async function main(): Promise<void> {
     }
   } finally {
     client.close();
-    await model.close();
+    model.close();
   }
   facts.push(`load average at end: ${loadAverage()}`);
 
@@ -723,7 +735,8 @@ async function main(): Promise<void> {
           (r) =>
             `${configLabel(r)}: ${describeCpuSplit(r.cpuSplit, RUNS, 'run')} ` +
             `(list samples: ${r.listMs.length}, ${ms(r.listCostMs ?? NaN)} of the service's CPU each, taken out; ` +
-            `the bench client's own ${ms((r.clientCpu.userMs + r.clientCpu.systemMs) / RUNS)} per run not counted)`,
+            `the bench client's own ${ms((r.clientCpu.userMs + r.clientCpu.systemMs) / RUNS)} and the model server's own ` +
+            `${ms((r.modelCpu.userMs + r.modelCpu.systemMs) / RUNS)} per run not counted)`,
         ),
       ...results
         .filter((r) => r.stores)

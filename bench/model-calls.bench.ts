@@ -1,11 +1,10 @@
-import { fork } from 'node:child_process';
-import { join } from 'node:path';
 import type { ProviderEndpoint } from '../src/modules/models';
 import { AnthropicMessagesClient } from '../src/modules/workers/harness/models/anthropic-messages-client';
 import type { ModelClient, ModelRequest } from '../src/modules/workers/harness/models/model-client';
 import { OpenAiChatClient } from '../src/modules/workers/harness/models/openai-chat-client';
 import type { Fetch } from '../src/modules/workers/harness/models/provider-fetch';
 import { loadAverage, machineFacts } from './machine';
+import { startModelServerProcess } from './model-server-client';
 import { percentile, table } from './stats';
 
 /**
@@ -114,25 +113,18 @@ async function round(model: ModelClient): Promise<Round> {
   };
 }
 
-async function startModelServer(): Promise<{ url: string; close(): void }> {
-  const child = fork(join(__dirname, 'model-server-process.ts'), [], {
-    execArgv: ['-r', '@swc-node/register'],
-    env: { ...process.env, SWCRC: 'true' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('message', (m: { url: string }) => resolve(m.url));
-    child.once('exit', (code) => reject(new Error(`the model server exited (${code})`)));
-  });
-  return { url, close: () => child.disconnect() };
-}
-
 const median = (values: number[]) => percentile(values, 50);
 const us = (value: number) => `${value.toFixed(0)} µs`;
 
 async function main(): Promise<void> {
   const facts = machineFacts();
-  const server = await startModelServer();
+  const server = await startModelServerProcess();
+  // Every call is answered with a tool call, as a run's first turn is.
+  const step = { toolCalls: [{ name: 'run_command', arguments: { command: 'echo hi' } }] };
+  await server.scriptPrompt(
+    /./,
+    Array.from({ length: 8 }, () => step),
+  );
   const results = new Map<string, Round[]>();
   try {
     for (let r = 0; r < ROUNDS; r++) {

@@ -1,0 +1,60 @@
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
+import type { FakeStep } from '../test/fixtures/fake-model-server';
+import type { ModelServerOrder, ReceivedRequest } from './model-server-process';
+
+/** The fake model server running in a child process (model-server-process.ts). */
+export interface ModelServerProcess {
+  /** Base URL ending in /v1. */
+  url: string;
+  pid: number;
+  /** Scripts the runs named `name` follow, sent together. */
+  script(scripts: [name: string, steps: FakeStep[]][]): Promise<void>;
+  /** Requests whose user messages match `pattern` (and name no script) follow `steps`. */
+  scriptPrompt(pattern: RegExp, steps: FakeStep[]): Promise<void>;
+  /** The requests received so far of the scripts whose names start with `prefix`. */
+  requests(prefix?: string): Promise<ReceivedRequest[]>;
+  /** The process's CPU time so far (µs, as process.cpuUsage). */
+  cpu(): Promise<NodeJS.CpuUsage>;
+  close(): void;
+}
+
+type Order = ModelServerOrder extends infer O
+  ? O extends { id: number }
+    ? Omit<O, 'id'>
+    : never
+  : never;
+
+export async function startModelServerProcess(): Promise<ModelServerProcess> {
+  const child = fork(join(__dirname, 'model-server-process.ts'), [], {
+    execArgv: ['-r', '@swc-node/register'],
+    env: { ...process.env, SWCRC: 'true' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (m: { url: string }) => resolve(m.url));
+    child.once('exit', (code) => reject(new Error(`the model server exited (${code})`)));
+  });
+  let nextId = 0;
+  const waiting = new Map<number, (answer: unknown) => void>();
+  child.on('message', (m: { id?: number; answer?: unknown }) => {
+    if (m.id === undefined) return;
+    waiting.get(m.id)?.(m.answer);
+    waiting.delete(m.id);
+  });
+  const ask = <T>(order: Order): Promise<T> =>
+    new Promise<T>((resolve) => {
+      const id = nextId++;
+      waiting.set(id, resolve as (answer: unknown) => void);
+      child.send({ ...order, id });
+    });
+  return {
+    url,
+    pid: child.pid!,
+    script: (scripts) => ask({ op: 'script', scripts }),
+    scriptPrompt: (pattern, steps) => ask({ op: 'scriptPrompt', pattern: pattern.source, steps }),
+    requests: (prefix = '') => ask({ op: 'requests', prefix }),
+    cpu: () => ask({ op: 'cpu' }),
+    close: () => child.disconnect(),
+  };
+}
