@@ -14,6 +14,8 @@ export interface ModelServerProcess {
   scriptPrompt(pattern: RegExp, steps: FakeStep[]): Promise<void>;
   /** The requests received so far of the scripts whose names start with `prefix`. */
   requests(prefix?: string): Promise<ReceivedRequest[]>;
+  /** The request of `script`'s `step` (0: the first), once it arrived; throws after `timeoutMs`. */
+  awaitRequest(script: string, step: number, timeoutMs: number): Promise<ReceivedRequest>;
   /** The process's CPU time so far (µs, as process.cpuUsage). */
   cpu(): Promise<NodeJS.CpuUsage>;
   close(): void;
@@ -54,6 +56,17 @@ export async function startModelServerProcess(): Promise<ModelServerProcess> {
     script: (scripts) => ask({ op: 'script', scripts }),
     scriptPrompt: (pattern, steps) => ask({ op: 'scriptPrompt', pattern: pattern.source, steps }),
     requests: (prefix = '') => ask({ op: 'requests', prefix }),
+    awaitRequest: async (script, step, timeoutMs) => {
+      const found = await ask<ReceivedRequest | null>({
+        op: 'awaitRequest',
+        script,
+        step,
+        timeoutMs,
+      });
+      if (!found)
+        throw new Error(`no model request of ${script}'s step ${step} in ${timeoutMs} ms`);
+      return found;
+    },
     cpu: () => ask({ op: 'cpu' }),
     close: () => child.disconnect(),
   };

@@ -1,8 +1,8 @@
-import type { FakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
 import { createTestEnvironment, startTestApp } from '../test/support/test-app';
 import { waitFor } from '../test/support/wait';
 import { closeOnExit } from './closing';
+import type { ModelServerProcess } from './model-server-client';
 import { ms, percentile } from './stats';
 
 /**
@@ -41,25 +41,26 @@ const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'];
 
 async function timedRun(
   api: ReturnType<typeof apiClient>,
-  model: FakeModelServer,
+  model: ModelServerProcess,
   script: string,
   environmentId: string | null,
 ): Promise<{ firstResultMs: number; events: string[] }> {
-  model.script(script, [
-    { toolCalls: [{ name: 'run_command', arguments: { command: 'echo hi' } }] },
-    { text: 'done' },
+  await model.script([
+    [
+      script,
+      [
+        { toolCalls: [{ name: 'run_command', arguments: { command: 'echo hi' } }] },
+        { text: 'done' },
+      ],
+    ],
   ]);
-  const sent = performance.now();
+  const sent = performance.timeOrigin + performance.now();
   const created = await api.post('/agent/runs', {
     prompt: `[script:${script}]`,
     ...(environmentId ? { config: { environment_id: environmentId } } : {}),
   });
   const runId = created.body.run_id as string;
-  const result = await waitFor(
-    async () => model.requests.find((r) => r.script === script && r.step === 1),
-    Boolean,
-    { timeoutMs: 120_000, intervalMs: 2, what: `the tool result of ${script}` },
-  );
+  const result = await model.awaitRequest(script, 1, 120_000);
   await waitFor(
     async () => (await api.get(`/agent/runs/${runId}`)).body,
     (body) => TERMINAL.includes(body.state),
@@ -68,12 +69,12 @@ async function timedRun(
   const events = (await api.get(`/agent/runs/${runId}/timeline`)).body.events.map(
     (e: { event_type: string }) => e.event_type,
   );
-  return { firstResultMs: result!.receivedAt - sent, events };
+  return { firstResultMs: result.receivedAt - sent, events };
 }
 
 export async function measureSetupPhase(
   config: SetupPhaseConfig,
-  model: FakeModelServer,
+  model: ModelServerProcess,
   settings: { image: string; log: (message: string) => void },
 ): Promise<SetupPhaseResult> {
   const env = createTestEnvironment(`bench_setup_${config.label.replace(/\W+/g, '_')}`, model.url);

@@ -2,7 +2,6 @@ import { Logger } from '@nestjs/common';
 import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { FakeModelServer, startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
 import { createTestEnvironment, startTestApp } from '../test/support/test-app';
 import { waitFor } from '../test/support/wait';
@@ -17,6 +16,7 @@ import {
 import { closeOnExit } from './closing';
 import { CpuSplit, describeCpuSplit, watchCpuSplit } from './cpu-split';
 import { loadAverage, machineFacts } from './machine';
+import { ModelServerProcess, startModelServerProcess } from './model-server-client';
 import { ms, percentile, table } from './stats';
 import { measureSetupPhase, SETUP_PHASE_CONFIGS, setupPhaseRows } from './sandbox-setup-phase';
 
@@ -110,43 +110,36 @@ function progress(message: string): void {
 /** One run whose model asks for one command, timed from its POST. */
 async function timedRun(
   api: ReturnType<typeof apiClient>,
-  model: FakeModelServer,
+  model: ModelServerProcess,
   script: string,
 ): Promise<RunTimes> {
-  model.script(script, [
-    {
-      toolCalls: [
-        { name: 'run_command', arguments: { command: 'echo hi > out.txt; cat out.txt' } },
-      ],
-    },
-    { text: 'done' },
+  const command = 'echo hi > out.txt; cat out.txt';
+  await model.script([
+    [script, [{ toolCalls: [{ name: 'run_command', arguments: { command } }] }, { text: 'done' }]],
   ]);
-  const sent = performance.now();
+  // The model server's times are since the epoch (it is another process).
+  const sent = performance.timeOrigin + performance.now();
   const created = await api.post('/agent/runs', { prompt: `[script:${script}]` });
   const runId = created.body.run_id as string;
-  const result = await waitFor(
-    async () => model.requests.find((r) => r.script === script && r.step === 1),
-    Boolean,
-    { timeoutMs: 120_000, intervalMs: 2, what: `the tool result of ${script}` },
-  );
+  const result = await model.awaitRequest(script, 1, 120_000);
   const run = await waitFor(
     async () => (await api.get(`/agent/runs/${runId}`)).body,
     (body) => TERMINAL.includes(body.state),
     { timeoutMs: 120_000, intervalMs: 5, what: `run ${runId}` },
   );
-  const endMs = performance.now() - sent;
-  const first = model.requests.find((r) => r.script === script && r.step === 0)!;
+  const endMs = performance.timeOrigin + performance.now() - sent;
+  const first = await model.awaitRequest(script, 0, 0);
   return {
     firstRequestMs: first.receivedAt - sent,
-    commandMs: result!.receivedAt - first.receivedAt,
-    firstResultMs: result!.receivedAt - sent,
+    commandMs: result.receivedAt - first.receivedAt,
+    firstResultMs: result.receivedAt - sent,
     endMs,
     state: run.state as string,
     message: (run.status_message?.message as string | undefined) ?? '',
   };
 }
 
-async function measure(config: Config, model: FakeModelServer): Promise<Result> {
+async function measure(config: Config, model: ModelServerProcess): Promise<Result> {
   const env = createTestEnvironment(
     `bench_sandbox_${config.label.replace(/\W+/g, '_')}`,
     model.url,
@@ -194,7 +187,8 @@ async function measure(config: Config, model: FakeModelServer): Promise<Result> 
     }
     progress(`${config.label}: ${CONCURRENT_RUNS} concurrent runs`);
     const handoutsBefore = await handoutStats(app.ambient.metrics);
-    const cpuUsed = watchCpuSplit();
+    // The model server is the bench's (a child of this process), not the service's.
+    const cpuUsed = watchCpuSplit([model.pid]);
     const started = performance.now();
     const concurrent = await Promise.all(
       Array.from({ length: CONCURRENT_RUNS }, (_, i) => timedRun(api, model, `conc-${name}-${i}`)),
@@ -251,7 +245,7 @@ async function main(): Promise<void> {
   const facts = machineFacts();
   const build = resolve(__dirname, '..', 'sandbox', 'agent-image', 'build-image.sh');
   await promisify(execFile)(build, ['--tag', IMAGE], { maxBuffer: 16 << 20 });
-  const model = await startFakeModelServer();
+  const model = await startModelServerProcess();
   const results: Result[] = [];
   const phases = new Set((process.env.BENCH_SANDBOX_PHASES ?? 'runs,setup').split(','));
   const setupResults = [];
@@ -265,7 +259,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    await model.close();
+    model.close();
   }
   if (setupResults.length) {
     process.stdout.write(
@@ -325,7 +319,7 @@ async function main(): Promise<void> {
       describeHandouts(r.burstHandouts),
     ]);
     cpuLines.push(
-      `${r.config.label}, the burst (the bench's own polling of each run included in the service's): ${describeCpuSplit(r.burstCpu, CONCURRENT_RUNS, 'run')}`,
+      `${r.config.label}, the burst (the bench's own polling of each run included in the service's; the model server's not): ${describeCpuSplit(r.burstCpu, CONCURRENT_RUNS, 'run')}`,
     );
   }
   const targets = sandboxTargets(results);
