@@ -21,11 +21,9 @@ export interface ModelServerProcess {
   close(): void;
 }
 
-type Order = ModelServerOrder extends infer O
-  ? O extends { id: number }
-    ? Omit<O, 'id'>
-    : never
-  : never;
+/** An order without its id (Omit on each member of the union, not on the union). */
+type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
+type Order = WithoutId<ModelServerOrder>;
 
 export async function startModelServerProcess(): Promise<ModelServerProcess> {
   const child = fork(join(__dirname, 'model-server-process.ts'), [], {

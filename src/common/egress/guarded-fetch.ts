@@ -2,15 +2,11 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
 import {
-  decoderFor,
-  fetchableStatus,
-  NULL_BODY_STATUSES,
+  fetchAnswer,
   OutgoingRequest,
   redirectedRequest,
   REDIRECT_STATUSES,
-  responseHeaders,
 } from '../http/fetch-response';
-
 import { EgressGuard, EgressRefusedError, pinnedLookup } from './egress-guard';
 
 export type GuardedFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -90,20 +86,7 @@ async function send(
 }
 
 function toResponse(res: IncomingMessage, method: string): Response {
-  const status = fetchableStatus(res);
-  const headers = responseHeaders(res);
-  if (method === 'HEAD' || NULL_BODY_STATUSES.has(status)) {
-    res.resume();
-    return new Response(null, { status, statusText: res.statusMessage, headers });
-  }
-  const decoder = decoderFor(headers.get('content-encoding'));
-  let body: Readable = res;
-  if (decoder) {
-    body = res.pipe(decoder);
-    res.once('error', (err) => decoder.destroy(err));
-    headers.delete('content-encoding');
-    headers.delete('content-length');
-  }
-  const stream = Readable.toWeb(body) as ReadableStream<Uint8Array>;
+  const { status, headers, body } = fetchAnswer(res, method);
+  const stream = body && (Readable.toWeb(body) as ReadableStream<Uint8Array>);
   return new Response(stream, { status, statusText: res.statusMessage, headers });
 }

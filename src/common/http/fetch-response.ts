@@ -1,34 +1,45 @@
 import type { IncomingMessage } from 'node:http';
-import type { Transform } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
-/** The fetch helpers built on node:http share what a fetch answer is made of. */
+/** What the fetch helpers built on node:http share. */
 
 export const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** Statuses whose answer has no body (a Response refuses one). */
-export const NULL_BODY_STATUSES = new Set([204, 205, 304]);
+const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 
-/** The status of `res`, or a TypeError (as fetch's) when a Response cannot carry it. */
-export function fetchableStatus(res: IncomingMessage): number {
+/**
+ * What a fetch answer is made of: its status, or a TypeError (as fetch's) when a Response cannot
+ * carry it; its headers as sent, repeated ones appended; and its body, decoded as fetch decodes
+ * one (gzip, deflate, br; the encoding's headers then dropped), or null for an answer without
+ * one (HEAD, 204, 205, 304), whose rest is drained.
+ */
+export function fetchAnswer(
+  res: IncomingMessage,
+  method: string,
+): { status: number; headers: Headers; body: Readable | null } {
   const status = res.statusCode ?? 0;
   if (status < 200 || status > 599) {
     res.destroy();
     throw new TypeError(`fetch failed: unexpected HTTP status ${status}`);
   }
-  return status;
-}
-
-/** The answer's headers as sent, repeated ones appended. */
-export function responseHeaders(res: IncomingMessage): Headers {
   const headers = new Headers();
   for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {
     headers.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
   }
-  return headers;
+  if (method === 'HEAD' || NULL_BODY_STATUSES.has(status)) {
+    res.resume();
+    return { status, headers, body: null };
+  }
+  const decoder = decoderFor(headers.get('content-encoding'));
+  if (!decoder) return { status, headers, body: res };
+  res.once('error', (err) => decoder.destroy(err));
+  headers.delete('content-encoding');
+  headers.delete('content-length');
+  return { status, headers, body: res.pipe(decoder) };
 }
 
-/** What undoes a `content-encoding` fetch decodes itself; null for none or one it leaves. */
-export function decoderFor(encoding: string | null): Transform | null {
+function decoderFor(encoding: string | null): Transform | null {
   switch (encoding?.trim().toLowerCase()) {
     case 'gzip':
     case 'x-gzip':

@@ -16,6 +16,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { serverCertificateFor } from '../../../../../test/support/test-certificates';
+import type { ProviderEndpoint } from '../../../models';
+import { AnthropicMessagesClient } from './anthropic-messages-client';
+import { ModelCallError } from './model-client';
+import { OpenAiChatClient } from './openai-chat-client';
 import { makeProviderFetch, providerFetch } from './provider-fetch';
 
 interface Seen {
@@ -138,8 +142,9 @@ describe('providerFetch', () => {
     const { base, seen } = await serve(server, (req, res) => {
       if (req.url === '/old') res.writeHead(307, { location: '/new' }).end();
       else if (req.url === '/see-other') res.writeHead(303, { location: '/new' }).end();
-      else if (req.url === '/away') res.writeHead(308, { location: 'http://127.0.0.2:1/x' }).end();
-      else res.end('moved here');
+      else if (req.url === '/away') {
+        res.writeHead(308, { location: 'http://127.0.0.2:1/x' }).end('moved elsewhere');
+      } else res.end('moved here');
     });
     const post = { method: 'POST', body: 'payload', headers: { authorization: 'Bearer k' } };
     expect(await (await providerFetch(`${base}/old`, post)).text()).toBe('moved here');
@@ -154,6 +159,7 @@ describe('providerFetch', () => {
     // (the SDK's APIError with its status, which it does not retry).
     const away = await providerFetch(`${base}/away`, post);
     expect(away.status).toBe(308);
+    expect(await away.text()).toBe('moved elsewhere');
     expect(seen).toHaveLength(5);
   });
 
@@ -232,4 +238,52 @@ describe('providerFetch', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe('the provider SDK clients', () => {
+  let provider: Server;
+  let elsewhere: Server;
+  afterEach(async () => {
+    for (const server of [provider, elsewhere]) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it.each(['chat_completions', 'anthropic_messages'] as const)(
+    'send through the provider fetch (%s): a redirect to another origin never carries the key there',
+    async (api) => {
+      elsewhere = createServer();
+      const other = await serve(elsewhere, (_req, res) => res.end('{}'));
+      provider = createServer();
+      await serve(provider, (req, res) =>
+        res.writeHead(307, { location: `${other.base}${req.url}` }).end(),
+      );
+      const endpoint: ProviderEndpoint = {
+        name: 'test',
+        kind: api === 'anthropic_messages' ? 'ANTHROPIC' : 'OPENAI',
+        api,
+        baseUrl: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`,
+        apiKey: 'the-provider-key',
+        apiKeyEnv: null,
+      };
+      const client =
+        api === 'anthropic_messages'
+          ? new AnthropicMessagesClient(endpoint)
+          : new OpenAiChatClient(endpoint);
+      const request = {
+        model: 'm',
+        messages: [{ role: 'user' as const, content: 'hi' }],
+        tools: [],
+        maxOutputTokens: 16,
+      };
+      const failed = await client
+        .complete(request, new AbortController().signal)
+        .catch((err: unknown) => err);
+      // The global fetch follows it, with the Anthropic key's header among those sent on.
+      expect(other.seen).toEqual([]);
+      expect(failed).toBeInstanceOf(ModelCallError);
+      expect((failed as ModelCallError).status).toBe(307);
+    },
+  );
 });

@@ -2,13 +2,10 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import {
-  decoderFor,
-  fetchableStatus,
-  NULL_BODY_STATUSES,
+  fetchAnswer,
   OutgoingRequest,
   redirectedRequest,
   REDIRECT_STATUSES,
-  responseHeaders,
 } from '../../../../common/http/fetch-response';
 
 export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -54,14 +51,15 @@ export function makeProviderFetch(agents: ProviderAgents): Fetch {
         return bufferedResponse(res, outgoing.method, url, init.signal);
       }
       const redirect = { status, location: res.headers.location ?? null, hop, mode: init.redirect };
-      let next: ReturnType<typeof redirectedRequest> | null = null;
+      let next: ReturnType<typeof redirectedRequest>;
       try {
         next = redirectedRequest(redirect, url, outgoing, () => NOT_FOLLOWED);
       } catch (err) {
+        // Not followed: the redirect is the answer, its body read as any other's.
+        if (err === NOT_FOLLOWED) return bufferedResponse(res, outgoing.method, url, init.signal);
         res.resume();
-        if (err !== NOT_FOLLOWED) throw err;
+        throw err;
       }
-      if (!next) return bufferedResponse(res, outgoing.method, url, init.signal);
       res.resume();
       ({ url, outgoing } = next);
     }
@@ -143,22 +141,9 @@ async function bufferedResponse(
   url: URL,
   signal: AbortSignal | null | undefined,
 ): Promise<Response> {
-  const status = fetchableStatus(res);
-  const headers = responseHeaders(res);
-  const init = { status, statusText: res.statusMessage, headers };
-  let content: Buffer | null = null;
-  if (method === 'HEAD' || NULL_BODY_STATUSES.has(status)) {
-    res.resume();
-  } else {
-    const decoder = decoderFor(headers.get('content-encoding'));
-    if (decoder) {
-      res.once('error', (err) => decoder.destroy(err));
-      headers.delete('content-encoding');
-      headers.delete('content-length');
-    }
-    content = await readAll(decoder ? res.pipe(decoder) : res, signal);
-  }
-  const response = new Response(content, init);
+  const { status, headers, body } = fetchAnswer(res, method);
+  const content = body && (await readAll(body, signal));
+  const response = new Response(content, { status, statusText: res.statusMessage, headers });
   Object.defineProperty(response, 'url', { value: url.href });
   return response;
 }
