@@ -1,8 +1,48 @@
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+import type { EntityMetadata } from 'typeorm/metadata/EntityMetadata';
 
-/** The statement's head for an entity (its selectable columns), made once per entity. */
-const heads = new WeakMap<object, { columns: ColumnMetadata[]; head: string }>();
+interface EntityHead {
+  meta: EntityMetadata;
+  columns: ColumnMetadata[];
+  /** `col`, `col2`, … : the selectable columns, unqualified. */
+  list: string;
+  /** Per table alias, `alias`.`col`, … */
+  qualified: Map<string, string>;
+}
+
+/** The entity's selectable columns, listed once per entity. */
+const heads = new WeakMap<object, EntityHead>();
+
+function entityHead(dataSource: DataSource, entity: EntityTarget<ObjectLiteral>): EntityHead {
+  const meta = dataSource.getMetadata(entity);
+  let head = heads.get(meta);
+  if (!head) {
+    const columns = meta.columns.filter((column) => column.isSelect && !column.isVirtual);
+    const list = columns.map((column) => `\`${column.databaseName}\``).join(', ');
+    head = { meta, columns, list, qualified: new Map() };
+    heads.set(meta, head);
+  }
+  return head;
+}
+
+/**
+ * The entity's selectable columns for a statement's select list, each `alias`.`column`, for a
+ * statement of its own whose rows go to hydrateEntities (a join that selects one entity's row).
+ */
+export function entityColumnList(
+  dataSource: DataSource,
+  entity: EntityTarget<ObjectLiteral>,
+  alias: string,
+): string {
+  const head = entityHead(dataSource, entity);
+  let list = head.qualified.get(alias);
+  if (list === undefined) {
+    list = head.columns.map((column) => `\`${alias}\`.\`${column.databaseName}\``).join(', ');
+    head.qualified.set(alias, list);
+  }
+  return list;
+}
 
 /**
  * The entity's rows that match `where` (with `?` parameters; arrays expand for `IN (?)`), in
@@ -18,20 +58,22 @@ export async function selectEntities<T extends ObjectLiteral>(
   entity: EntityTarget<T>,
   query: { where: string; params: unknown[]; orderBy?: string; manager?: EntityManager },
 ): Promise<T[]> {
-  const meta = dataSource.getMetadata(entity);
-  let made = heads.get(meta);
-  if (!made) {
-    const columns = meta.columns.filter((column) => column.isSelect && !column.isVirtual);
-    const list = columns.map((column) => `\`${column.databaseName}\``).join(', ');
-    made = { columns, head: `SELECT ${list} FROM \`${meta.tableName}\` WHERE ` };
-    heads.set(meta, made);
-  }
+  const { meta, list } = entityHead(dataSource, entity);
   const order = query.orderBy ? ` ORDER BY ${query.orderBy}` : '';
   const rows = (await (query.manager ?? dataSource.manager).query(
-    made.head + query.where + order,
+    `SELECT ${list} FROM \`${meta.tableName}\` WHERE ${query.where}${order}`,
     query.params,
   )) as Record<string, unknown>[];
-  const { columns } = made;
+  return hydrateEntities(dataSource, entity, rows);
+}
+
+/** Rows holding the entity's columns by their names (and maybe others), as entity instances. */
+export function hydrateEntities<T extends ObjectLiteral>(
+  dataSource: DataSource,
+  entity: EntityTarget<T>,
+  rows: Record<string, unknown>[],
+): T[] {
+  const { meta, columns } = entityHead(dataSource, entity);
   const driver = dataSource.driver;
   return rows.map((row) => {
     const hydrated = meta.create() as T;

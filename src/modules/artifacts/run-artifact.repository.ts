@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { newUid } from '../../common/ids';
+import { selectEntities } from '../../database/entity-select';
 import type { JsonObject } from '../../common/json';
 import { ArtifactType, RunArtifact } from './run-artifact.entity';
 
@@ -74,9 +75,11 @@ export class RunArtifactRepository {
   async forRuns(runIds: string[]): Promise<Map<string, RunArtifact[]>> {
     const byRun = new Map<string, RunArtifact[]>();
     if (runIds.length === 0) return byRun;
-    const rows = await this.dataSource
-      .getRepository(RunArtifact)
-      .find({ where: { runId: In(runIds) }, order: { createdAt: 'ASC' } });
+    const rows = await selectEntities(this.dataSource, RunArtifact, {
+      where: 'run_id IN (?)',
+      params: [runIds],
+      orderBy: 'created_at ASC',
+    });
     for (const row of rows) {
       const list = byRun.get(row.runId) ?? [];
       list.push(row);

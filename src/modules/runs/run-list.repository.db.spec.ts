@@ -280,6 +280,19 @@ describe('RunListQuery (database)', () => {
     expect(pageSql).toMatch(/FROM runs r FORCE INDEX \(.*`idx_runs_team_state_created`.*\)/);
   });
 
+  it("reads a page's runs with their ids in one statement (a deferred join)", async () => {
+    await query.list(TEAM, params({ limit: '1' })); // the index names, read once
+    const spy = jest.spyOn(dataSource, 'query');
+    const page = await query.list(TEAM, params({ sort_by: 'title', limit: '5' }));
+    const statements = spy.mock.calls.map(([sql]) => sql);
+    spy.mockRestore();
+    expect(statements).toHaveLength(1);
+    expect(page.runs.map((run) => run.id)).toEqual(
+      expectedOrder((r) => r.title, 'desc').slice(0, 5),
+    );
+    expect(page.runs.every((run) => run instanceof Run && run.teamId === TEAM)).toBe(true);
+  });
+
   it('re-reads the index names when an index it forced has been dropped', async () => {
     const fresh = new RunListQuery(dataSource);
     await fresh.list(TEAM, params({ limit: '1' }));

@@ -2,16 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
-import { selectEntities } from '../../database/entity-select';
+import { entityColumnList, hydrateEntities } from '../../database/entity-select';
 import { Run } from './entities/run.entity';
 import { decodeRunCursor, encodeRunCursor, malformed, RunCursorPosition } from './run-list.cursor';
 import { RunListPage, RunListParams, RunSortField } from './run-list.params';
 import { buildRunSearch, RunSearch } from './run-list.search';
-import { buildRunPageQuery, RUN_PAGE_SEGMENTS, RunPageQueryInput } from './run-list.sql';
+import { buildRunRowsQuery, RUN_PAGE_SEGMENTS, RunPageQueryInput } from './run-list.sql';
 
 interface PageRow {
-  id: string;
-  sort_value: unknown;
+  run: Run;
+  sortValue: unknown;
 }
 
 /** MySQL's ER_KEY_DOES_NOT_EXITS: an index named in FORCE INDEX is gone (dropped by a migration). */
@@ -32,20 +32,16 @@ export class RunListQuery {
     if (search && !search.runId && !search.fullText) return { runs: [], nextCursor: null };
 
     const rows = await this.pageRows(teamId, params, search, position);
-    const pageRows = rows.slice(0, params.limit);
-    const runs = await this.load(
-      teamId,
-      pageRows.map((row) => row.id),
-    );
-    const last = pageRows[pageRows.length - 1];
+    const runs = rows.slice(0, params.limit).map((row) => row.run);
+    const last = rows[params.limit - 1];
     const nextCursor =
       rows.length > params.limit
-        ? encodeRunCursor(params, { value: sortValue(params.sortBy, last), id: last.id })
+        ? encodeRunCursor(params, { value: sortValue(params.sortBy, last), id: last.run.id })
         : null;
     return { runs, nextCursor };
   }
 
-  /** Up to limit + 1 (id, sort value) rows after `position`, walking the sort's segments. */
+  /** Up to limit + 1 runs (with their sort values) after `position`, walking the sort's segments. */
   private async pageRows(
     teamId: string,
     params: RunListParams,
@@ -73,9 +69,15 @@ export class RunListQuery {
   }
 
   private async queryPage(input: RunPageQueryInput, retried = false): Promise<PageRow[]> {
-    const { sql, params } = buildRunPageQuery({ ...input, indexHint: await this.runIndexHint() });
+    const columns = entityColumnList(this.dataSource, Run, 'r0');
+    const { sql, params } = buildRunRowsQuery(
+      { ...input, indexHint: await this.runIndexHint() },
+      columns,
+    );
     try {
-      return (await this.dataSource.query(sql, params)) as PageRow[];
+      const rows = (await this.dataSource.query(sql, params)) as Record<string, unknown>[];
+      const runs = hydrateEntities(this.dataSource, Run, rows);
+      return runs.map((run, i) => ({ run, sortValue: rows[i].page_sort_value }));
     } catch (err) {
       if (retried || (err as { errno?: number }).errno !== KEY_DOES_NOT_EXIST) throw err;
       this.indexHint = null;
@@ -108,16 +110,6 @@ export class RunListQuery {
     return this.indexHint;
   }
 
-  private async load(teamId: string, ids: string[]): Promise<Run[]> {
-    if (!ids.length) return [];
-    const runs = await selectEntities(this.dataSource, Run, {
-      where: 'id IN (?) AND team_id = ?',
-      params: [ids, teamId],
-    });
-    const byId = new Map(runs.map((run) => [run.id, run]));
-    return ids.map((id) => byId.get(id)).filter((run): run is Run => run !== undefined);
-  }
-
   private async assertAncestorVisible(teamId: string, ancestorRunId: string): Promise<void> {
     const found = await this.dataSource.getRepository(Run).existsBy({ id: ancestorRunId, teamId });
     if (!found) throw ApiError.notFound('ancestor run');
@@ -126,7 +118,7 @@ export class RunListQuery {
 
 /** The page query's raw sort value as a cursor value (DATETIME columns arrive as Date). */
 function sortValue(sortBy: RunSortField, row: PageRow): Date | string | null {
-  const value = row.sort_value;
+  const value = row.sortValue;
   if (value === null || value === undefined) return null;
   if (sortBy === 'created_at' || sortBy === 'updated_at') {
     if (value instanceof Date) return value;

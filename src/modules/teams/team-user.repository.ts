@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager, In } from 'typeorm';
 import { Team } from './team.entity';
 import { User } from './user.entity';
+import { selectEntities } from '../../database/entity-select';
 import { SqlRepository } from '../../database/sql-repository';
 
 /**
@@ -116,9 +117,11 @@ export class TeamUserRepository extends SqlRepository {
 
   /** The team's users with these ids (not empty, no duplicates). */
   usersByIds(teamId: string, ids: string[]): Promise<User[]> {
-    return this.db()
-      .getRepository(User)
-      .findBy({ teamId, id: In(ids) });
+    if (ids.length === 0) return Promise.resolve([]);
+    return selectEntities(this.dataSource, User, {
+      where: 'team_id = ? AND id IN (?)',
+      params: [teamId, ids],
+    });
   }
 
   /** The display names of the team's users (agents' service accounts too) with these ids. */
