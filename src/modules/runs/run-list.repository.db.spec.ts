@@ -283,14 +283,41 @@ describe('RunListQuery (database)', () => {
   it("reads a page's runs with their ids in one statement (a deferred join)", async () => {
     await query.list(TEAM, params({ limit: '1' })); // the index names, read once
     const spy = jest.spyOn(dataSource, 'query');
-    const page = await query.list(TEAM, params({ sort_by: 'title', limit: '5' }));
+    const page = await query.list(TEAM, params({ sort_by: 'created_at', limit: '5' }));
     const statements = spy.mock.calls.map(([sql]) => sql);
     spy.mockRestore();
     expect(statements).toHaveLength(1);
     expect(page.runs.map((run) => run.id)).toEqual(
-      expectedOrder((r) => r.title, 'desc').slice(0, 5),
+      expectedOrder((r) => r.createdAt.getTime(), 'desc').slice(0, 5),
     );
     expect(page.runs.every((run) => run instanceof Run && run.teamId === TEAM)).toBe(true);
+  });
+
+  it('pages by agent through skills equal in their first 1024 bytes of collation weights', async () => {
+    // Each ß weighs two collation characters: a sort of the rows by value (a filesort, whose keys
+    // stop at max_sort_length) would see these two as equal and order them by id alone.
+    const team = 'TeamCCCCCCCCCCCCCCCCCC';
+    const long = (last: string) => `acme/${'ß'.repeat(400)}${last}`;
+    const made = [long('b'), long('a'), 'acme/a:short'].map((skill, i) => ({
+      ...seeds()[0],
+      id: `${'0'.repeat(35)}${i}`,
+      teamId: team,
+      skillSpec: skill,
+    }));
+    await seedRuns(dataSource, made, 'c');
+    for (const order of ['asc', 'desc'] as const) {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 10; page++) {
+        const raw = { sort_by: 'agent', sort_order: order, limit: '1', cursor };
+        const result = await query.list(team, params(raw));
+        seen.push(...result.runs.map((run) => run.skillSpec!));
+        if (!result.nextCursor) break;
+        cursor = result.nextCursor;
+      }
+      const expected = [long('b'), long('a'), 'acme/a:short'].sort();
+      expect(seen).toEqual(order === 'asc' ? expected : expected.reverse());
+    }
   });
 
   it('re-reads the index names when an index it forced has been dropped', async () => {
@@ -306,33 +333,16 @@ describe('RunListQuery (database)', () => {
 });
 
 async function seedDatabase(dataSource: DataSource, runs: Seed[]): Promise<void> {
-  const now = new Date();
-  await dataSource.query(
-    `INSERT INTO teams (id, name, created_at) VALUES (?, 'a', ?), (?, 'b', ?)`,
-    [TEAM, now, OTHER_TEAM, now],
+  await seedRuns(
+    dataSource,
+    runs.filter((r) => r.teamId === TEAM),
+    'a',
   );
-  // One statement per row, outside any transaction: InnoDB FULLTEXT only sees committed rows.
-  for (const r of runs) {
-    await dataSource.query(
-      `INSERT INTO runs (id, team_id, title, prompt, state, source, config, skill_spec,
-         environment_id, root_run_id, conversation_id, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?, ?)`,
-      [
-        r.id,
-        r.teamId,
-        r.title,
-        r.prompt,
-        r.state,
-        r.source,
-        r.skillSpec,
-        r.environmentId,
-        r.id,
-        r.id,
-        r.createdAt,
-        r.updatedAt,
-      ],
-    );
-  }
+  await seedRuns(
+    dataSource,
+    runs.filter((r) => r.teamId === OTHER_TEAM),
+    'b',
+  );
   const [a, b, c] = runs.filter((r) => r.teamId === TEAM);
   const metadata: [Seed, string, string][] = [
     [a, 'team', 'web'],
@@ -367,7 +377,38 @@ async function seedDatabase(dataSource: DataSource, runs: Seed[]): Promise<void>
     await dataSource.query(
       `INSERT INTO run_artifacts (id, run_id, team_id, artifact_type, data, created_at)
        VALUES (?, ?, ?, ?, '{}', ?)`,
-      [`Artifact${String(i).padStart(14, '0')}`, run.id, run.teamId, type, now],
+      [`Artifact${String(i).padStart(14, '0')}`, run.id, run.teamId, type, new Date()],
+    );
+  }
+}
+
+/** The runs of one team, and the team (named `name`). */
+async function seedRuns(dataSource: DataSource, runs: Seed[], name: string): Promise<void> {
+  await dataSource.query(`INSERT INTO teams (id, name, created_at) VALUES (?, ?, ?)`, [
+    runs[0].teamId,
+    name,
+    new Date(),
+  ]);
+  // One statement per row, outside any transaction: InnoDB FULLTEXT only sees committed rows.
+  for (const r of runs) {
+    await dataSource.query(
+      `INSERT INTO runs (id, team_id, title, prompt, state, source, config, skill_spec,
+         environment_id, root_run_id, conversation_id, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?, ?)`,
+      [
+        r.id,
+        r.teamId,
+        r.title,
+        r.prompt,
+        r.state,
+        r.source,
+        r.skillSpec,
+        r.environmentId,
+        r.id,
+        r.id,
+        r.createdAt,
+        r.updatedAt,
+      ],
     );
   }
 }

@@ -2,16 +2,24 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
-import { entityColumnList, hydrateEntities } from '../../database/entity-select';
+import { entityColumnList, hydrateEntities, selectEntities } from '../../database/entity-select';
 import { Run } from './entities/run.entity';
 import { decodeRunCursor, encodeRunCursor, malformed, RunCursorPosition } from './run-list.cursor';
 import { RunListPage, RunListParams, RunSortField } from './run-list.params';
 import { buildRunSearch, RunSearch } from './run-list.search';
-import { buildRunRowsQuery, RUN_PAGE_SEGMENTS, RunPageQueryInput } from './run-list.sql';
+import {
+  buildRunPageQuery,
+  buildRunRowsQuery,
+  pageRowsInOneStatement,
+  RUN_PAGE_SEGMENTS,
+  RunPageQueryInput,
+} from './run-list.sql';
 
+/** A page's row: its keyset position, and its run (gone if deleted between two statements). */
 interface PageRow {
-  run: Run;
+  id: string;
   sortValue: unknown;
+  run: Run | undefined;
 }
 
 /** MySQL's ER_KEY_DOES_NOT_EXITS: an index named in FORCE INDEX is gone (dropped by a migration). */
@@ -32,11 +40,11 @@ export class RunListQuery {
     if (search && !search.runId && !search.fullText) return { runs: [], nextCursor: null };
 
     const rows = await this.pageRows(teamId, params, search, position);
-    const runs = rows.slice(0, params.limit).map((row) => row.run);
+    const runs = rows.slice(0, params.limit).flatMap((row) => row.run ?? []);
     const last = rows[params.limit - 1];
     const nextCursor =
       rows.length > params.limit
-        ? encodeRunCursor(params, { value: sortValue(params.sortBy, last), id: last.run.id })
+        ? encodeRunCursor(params, { value: sortValue(params.sortBy, last), id: last.id })
         : null;
     return { runs, nextCursor };
   }
@@ -69,20 +77,39 @@ export class RunListQuery {
   }
 
   private async queryPage(input: RunPageQueryInput, retried = false): Promise<PageRow[]> {
-    const columns = entityColumnList(this.dataSource, Run, 'r0');
-    const { sql, params } = buildRunRowsQuery(
-      { ...input, indexHint: await this.runIndexHint() },
-      columns,
-    );
+    const hinted = { ...input, indexHint: await this.runIndexHint() };
     try {
-      const rows = (await this.dataSource.query(sql, params)) as Record<string, unknown>[];
-      const runs = hydrateEntities(this.dataSource, Run, rows);
-      return runs.map((run, i) => ({ run, sortValue: rows[i].page_sort_value }));
+      return pageRowsInOneStatement(input.params.sortBy)
+        ? await this.pageWithRows(hinted)
+        : await this.pageThenRows(hinted);
     } catch (err) {
       if (retried || (err as { errno?: number }).errno !== KEY_DOES_NOT_EXIST) throw err;
       this.indexHint = null;
       return this.queryPage(input, true);
     }
+  }
+
+  private async pageWithRows(input: RunPageQueryInput): Promise<PageRow[]> {
+    const columns = entityColumnList(this.dataSource, Run, 'r0');
+    const { sql, params } = buildRunRowsQuery(input, columns);
+    const rows = (await this.dataSource.query(sql, params)) as Record<string, unknown>[];
+    const runs = hydrateEntities(this.dataSource, Run, rows);
+    return runs.map((run, i) => ({ id: run.id, sortValue: rows[i].page_sort_value, run }));
+  }
+
+  private async pageThenRows(input: RunPageQueryInput): Promise<PageRow[]> {
+    const { sql, params } = buildRunPageQuery(input);
+    const page = (await this.dataSource.query(sql, params)) as {
+      id: string;
+      sort_value: unknown;
+    }[];
+    if (!page.length) return [];
+    const runs = await selectEntities(this.dataSource, Run, {
+      where: 'id IN (?) AND team_id = ?',
+      params: [page.map((row) => row.id), input.teamId],
+    });
+    const byId = new Map(runs.map((run) => [run.id, run]));
+    return page.map((row) => ({ id: row.id, sortValue: row.sort_value, run: byId.get(row.id) }));
   }
 
   /**

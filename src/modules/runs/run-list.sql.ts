@@ -77,10 +77,22 @@ export function buildRunPageQuery(input: RunPageQueryInput): SqlQuery {
 }
 
 /**
+ * Whether a page sorted this way can be read with its rows in one statement (buildRunRowsQuery),
+ * whose outer ORDER BY must put the rows in the index's order. It does for the DATETIME sorts. A
+ * string's filesort key is cut at `max_sort_length` bytes of collation weights (1024 by default,
+ * a server setting), so two long titles or skills equal within it would come back ordered by id
+ * alone, not as the keyset read them, and the cursor be taken from the wrong row: pages would
+ * skip runs. Those sorts read the ids first, then the rows by primary key.
+ */
+export function pageRowsInOneStatement(sortBy: RunSortField): boolean {
+  return sortBy === 'updated_at' || sortBy === 'created_at';
+}
+
+/**
  * The page segment's runs in one statement, a deferred join: the id-only page query (which stays
  * index-only: a derived table with a LIMIT is materialised, not merged) joined back to `runs` by
  * primary key for `columns` (`r0`.…), its sort value as `page_sort_value`, in the page's order.
- * One round trip instead of the ids' and then the rows'.
+ * One round trip instead of the ids' and then the rows'. Only for pageRowsInOneStatement's sorts.
  */
 export function buildRunRowsQuery(input: RunPageQueryInput, columns: string): SqlQuery {
   const page = buildRunPageQuery(input);
