@@ -34,6 +34,9 @@ import { AGENT_IMAGE, BUILD_AGENT_IMAGE, dockerSandboxSettings } from './support
 const CONTAINER_TIMEOUT = { timeoutMs: 60_000, intervalMs: 100 };
 
 const docker = new Dockerode();
+/** setxattr(2) and listxattr(2) by number (the agent image is built for this machine's arch). */
+const XATTR_SYSCALLS =
+  process.arch === 'arm64' ? { setxattr: 5, listxattr: 11 } : { setxattr: 188, listxattr: 194 };
 let root: string;
 let runs = 0;
 const backends: DockerSandboxBackend[] = [];
@@ -396,10 +399,10 @@ describe('docker warm pool', () => {
       expect((await sh(first.sandbox, ping('first'))).out).toContain('pong for /api/v1/first');
       expect((await sh(first.sandbox, LEAVE_BEHIND)).out).toBe('ok\n');
       // Metadata on the directory at /workspace itself (the container's, not the run's): an extended
-      // attribute (setxattr(2), syscall 188 on x86_64: the image has perl, not setfattr) and a mode.
+      // attribute (setxattr(2) by its number: the image has perl, not setfattr) and a mode.
       const marked = await sh(
         first.sandbox,
-        `perl -e 'my ($p, $n, $v) = ("/workspace", "user.leak", "secret"); print "xattr=", syscall(188, $p, $n, $v, 6, 0), "\\n"' && chmod 700 /workspace`,
+        `perl -e 'my ($p, $n, $v) = ("/workspace", "user.leak", "secret"); print "xattr=", syscall(${XATTR_SYSCALLS.setxattr}, $p, $n, $v, 6, 0), "\\n"' && chmod 700 /workspace`,
       );
       expect(marked.out).toBe('xattr=0\n');
       const { Id } = await docker.getContainer(`ambient-${first.runId}-1`).inspect();
@@ -416,10 +419,10 @@ describe('docker warm pool', () => {
       expect(inspected.Id).toBe(Id);
       expect(inspected.HostConfig.PidsLimit).toBe(128 + 3);
       const seen = await sh(second.sandbox, LOOK);
-      // listxattr(2), syscall 194: no attribute left; the mode Ambient gives it.
+      // listxattr(2): no attribute left; the mode Ambient gives it.
       const metadata = await sh(
         second.sandbox,
-        `perl -e 'my ($p, $b) = ("/workspace", "\\0" x 256); print "xattrs=", syscall(194, $p, $b, 256), "\\n"'; stat -c %a /workspace`,
+        `perl -e 'my ($p, $b) = ("/workspace", "\\0" x 256); print "xattrs=", syscall(${XATTR_SYSCALLS.listxattr}, $p, $b, 256), "\\n"'; stat -c %a /workspace`,
       );
       expect(metadata.out).toBe('xattrs=0\n755\n');
       // Four empty listings, no shared memory segment, no process of the first run.
