@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openProcessSandbox } from '../../sandbox/backends/process/process-sandbox';
@@ -11,7 +11,10 @@ describe('runVendorCli', () => {
   beforeAll(async () => {
     sandbox = await openProcessSandbox(cwd);
   });
-  afterAll(() => sandbox.close());
+  afterAll(async () => {
+    await sandbox.close();
+    rmSync(cwd, { recursive: true, force: true });
+  });
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
   const run = (script: string, timeoutMs = 10_000, signal = new AbortController().signal) => {
     const lines: string[] = [];
