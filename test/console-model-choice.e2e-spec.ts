@@ -1,6 +1,5 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import {
   buildConsole,
   clickText,
@@ -11,9 +10,12 @@ import {
 } from './support/console-browser';
 import { useTestApp } from './support/use-test-app';
 
-/** A copy of the test catalogue whose default is its key-less model (locked-model). */
+/**
+ * A copy of the test catalogue whose default is its key-less model (locked-model), beside it in
+ * the environment's directory (env.destroy() removes it).
+ */
 function withDisabledDefault(modelsFile: string): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'ambient-models-')), 'models.yaml');
+  const file = join(dirname(modelsFile), 'disabled-default.yaml');
   const text = readFileSync(modelsFile, 'utf8');
   writeFileSync(
     file,

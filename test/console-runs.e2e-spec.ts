@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'puppeteer-core';
@@ -45,8 +45,10 @@ describe('console runs, environments and automations (Chromium)', () => {
   // Declared first, so its afterAll closes the browser before the app closes (hooks run in order).
   const chromium = useChromium();
   let settings: Record<string, unknown>;
+  let noRepos: string | undefined;
 
   beforeAll(async () => {
+    noRepos = mkdtempSync(join(tmpdir(), 'ambient-no-repos-'));
     const port = await freePort();
     settings = {
       'server.port': port,
@@ -55,9 +57,12 @@ describe('console runs, environments and automations (Chromium)', () => {
       // The environments form names an image: the operator allows node's.
       'sandbox.docker.images': 'node:',
       // Clones come from an empty local directory: every repository is missing.
-      'environments.gitUrlBase': mkdtempSync(join(tmpdir(), 'ambient-no-repos-')),
+      'environments.gitUrlBase': noRepos,
     };
   }, 120_000);
+  afterAll(() => {
+    if (noRepos) rmSync(noRepos, { recursive: true, force: true });
+  });
   const { api, app, env, model } = useTestApp(
     'console-runs',
     ['api', 'ingress', 'worker'],

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
@@ -32,6 +32,8 @@ describe('web console (Chromium)', () => {
   let browser: Browser;
   let page: Page;
   let origin: string;
+  /** Where Chromium saves downloads (made by the test that downloads). */
+  let downloads: string | undefined;
 
   beforeAll(async () => {
     const consoleDir = buildConsole();
@@ -52,6 +54,7 @@ describe('web console (Chromium)', () => {
 
   afterAll(async () => {
     await browser?.close();
+    if (downloads) rmSync(downloads, { recursive: true, force: true });
     await app?.close();
     await env?.destroy();
     await model?.close();
@@ -173,7 +176,7 @@ describe('web console (Chromium)', () => {
       await waitForText(page, 'run_command');
 
       // The transcript downloads through the API (with the key) into a file.
-      const downloads = mkdtempSync(join(tmpdir(), 'ambient-console-downloads-'));
+      downloads = mkdtempSync(join(tmpdir(), 'ambient-console-downloads-'));
       const cdp = await page.createCDPSession();
       await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
       await clickText(page, 'Download transcript');

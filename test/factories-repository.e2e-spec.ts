@@ -82,6 +82,7 @@ describe('repository-backed factories (local bare repo, polling the production b
   afterAll(async () => {
     await app?.close();
     await env?.destroy();
+    if (repo) rmSync(dirname(repo.bare), { recursive: true, force: true });
   });
 
   const webhookNames = async () =>

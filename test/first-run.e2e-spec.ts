@@ -1,6 +1,5 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
 import { runCli } from './support/cli-process';
@@ -16,10 +15,10 @@ const FIRST_RUN = README.slice(FIRST_RUN_START, README.indexOf('\n## ', FIRST_RU
 const RECIPE_STEP = 'uncomment the two "local model" blocks, and set `default_model_id: local`';
 
 /**
- * Step 2 of the README's recipe, on a copy of config/models.yaml: the two "local model" blocks
- * uncommented and `default_model_id: local`. The stub listens where Ollama would (step 1).
+ * Step 2 of the README's recipe, on a copy of config/models.yaml in `dir`: the two "local model"
+ * blocks uncommented and `default_model_id: local`. The stub listens where Ollama would (step 1).
  */
-function modelsFileFromRecipe(stubUrl: string): string {
+function modelsFileFromRecipe(stubUrl: string, dir: string): string {
   const lines = readFileSync(join(REPO_ROOT, 'config/models.yaml'), 'utf8').split('\n');
   let blocks = 0;
   let inBlock = false;
@@ -37,7 +36,7 @@ function modelsFileFromRecipe(stubUrl: string): string {
     .join('\n')
     .replace(/^default_model_id: .*$/m, 'default_model_id: local')
     .replace('base_url: http://localhost:11434/v1', `base_url: ${stubUrl}`);
-  const file = join(mkdtempSync(join(tmpdir(), 'ambient-first-run-')), 'models.yaml');
+  const file = join(dir, 'recipe-models.yaml');
   writeFileSync(file, text);
   return file;
 }
@@ -63,7 +62,8 @@ describe('first run in 5 minutes: the README recipe with a local OpenAI-compatib
     [apiPort, ingressPort] = [await freePort(), await freePort()];
     // No public URL configured: links must follow these ports. No cloud key in the environment.
     serverEnv = env.childEnv({
-      AMBIENT_MODELS_FILE: modelsFileFromRecipe(model.url),
+      // Beside the environment's own catalogue: env.destroy() removes it.
+      AMBIENT_MODELS_FILE: modelsFileFromRecipe(model.url, dirname(env.modelsFile)),
       AMBIENT_HOST: '127.0.0.1',
       AMBIENT_PORT: String(apiPort),
       AMBIENT_INGRESS_HOST: '127.0.0.1',

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
@@ -384,14 +384,18 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
             for: (rest as { for?: string }).for,
           })),
         }));
-        writeFileSync(join(dir, 'rules.yaml'), stringifyYaml({ groups: plain }));
-        writeFileSync(join(dir, 'tests.yaml'), stringifyYaml(ALERT_TESTS));
-        execFileSync('promtool', ['check', 'rules', join(dir, 'rules.yaml')], { stdio: 'pipe' });
-        const result = spawnSync('promtool', ['test', 'rules', join(dir, 'tests.yaml')], {
-          encoding: 'utf8',
-        });
-        expect(result.stdout + result.stderr).toContain('SUCCESS');
-        expect(result.status).toBe(0);
+        try {
+          writeFileSync(join(dir, 'rules.yaml'), stringifyYaml({ groups: plain }));
+          writeFileSync(join(dir, 'tests.yaml'), stringifyYaml(ALERT_TESTS));
+          execFileSync('promtool', ['check', 'rules', join(dir, 'rules.yaml')], { stdio: 'pipe' });
+          const result = spawnSync('promtool', ['test', 'rules', join(dir, 'tests.yaml')], {
+            encoding: 'utf8',
+          });
+          expect(result.stdout + result.stderr).toContain('SUCCESS');
+          expect(result.status).toBe(0);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
       },
     );
   });

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { apiClient } from './support/api-client';
@@ -51,7 +51,8 @@ describe('the published OpenAPI document is generator-grade (api role)', () => {
 
   it('passes a real OpenAPI validator (@apidevtools/swagger-parser)', () => {
     // The validator's dependencies are ES modules, which jest's CommonJS runtime cannot load.
-    const file = join(mkdtempSync(join(tmpdir(), 'ambient-openapi-')), 'openapi.json');
+    const dir = mkdtempSync(join(tmpdir(), 'ambient-openapi-'));
+    const file = join(dir, 'openapi.json');
     writeFileSync(file, JSON.stringify(doc));
     const result = spawnSync(
       process.execPath,
@@ -64,6 +65,7 @@ describe('the published OpenAPI document is generator-grade (api role)', () => {
       ],
       { encoding: 'utf8', timeout: 60_000 },
     );
+    rmSync(dir, { recursive: true, force: true });
     expect({ status: result.status, stderr: result.stderr.slice(0, 4000) }).toEqual({
       status: 0,
       stderr: '',

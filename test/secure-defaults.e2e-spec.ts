@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
 import { runCli } from './support/cli-process';
@@ -23,6 +23,7 @@ describe('secure defaults (generated key files)', () => {
   });
 
   afterAll(async () => {
+    if (keyDir) rmSync(dirname(keyDir), { recursive: true, force: true });
     await env?.destroy();
     await model?.close();
   });
@@ -121,7 +122,7 @@ describe('secure defaults (generated key files)', () => {
     expect(reencrypt.stderr).toBe('');
     expect(reencrypt.code).toBe(0);
 
-    const emptyDir = join(mkdtempSync(join(tmpdir(), 'ambient-keys-')), 'keys');
+    const emptyDir = join(dirname(keyDir), 'empty-keys');
     const migrate = await runCli(['migrate'], keylessEnv({ AMBIENT_KEY_DIR: emptyDir }));
     expect(migrate.code).toBe(0);
     expect(existsSync(emptyDir)).toBe(false);

@@ -1,5 +1,5 @@
 import { CliResult, runCli } from './support/cli-process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { useTestApp } from './support/use-test-app';
@@ -15,6 +15,10 @@ describe('webhook CLI (child processes against a running API)', () => {
     );
 
   const { env, app } = useTestApp('wh_cli', ['api', 'ingress'], {}, { model: false });
+  let dir: string | undefined;
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
 
   it('creates a secret from stdin, applies a definition directory, and reads the delivery log', async () => {
     const secret = await cli(
@@ -27,7 +31,7 @@ describe('webhook CLI (child processes against a running API)', () => {
     expect(created.code).toBe(0);
     const factory = JSON.parse(created.stdout).uid as string;
 
-    const dir = mkdtempSync(join(tmpdir(), 'ambient-def-'));
+    dir = mkdtempSync(join(tmpdir(), 'ambient-def-'));
     mkdirSync(join(dir, 'webhooks'));
     writeFileSync(join(dir, 'factory.yaml'), 'schemaVersion: v1alpha1\nname: From CLI\n');
     writeFileSync(

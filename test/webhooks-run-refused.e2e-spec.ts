@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { CliResult, runCli } from './support/cli-process';
@@ -25,6 +25,10 @@ interface DeliveryEntry {
  */
 describe('a delivery whose automation could not start a run (api + ingress + worker)', () => {
   const { env, app, api } = useTestApp('wh_refused', ['api', 'ingress', 'worker']);
+  let dir: string | undefined;
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
   const cli = (args: string[]): Promise<CliResult> =>
     runCli(args, { ...env.childEnv(), AMBIENT_API_URL: app.baseUrl, AMBIENT_API_KEY: app.apiKey });
 
@@ -63,7 +67,7 @@ describe('a delivery whose automation could not start a run (api + ingress + wor
       },
     ]);
 
-    const dir = mkdtempSync(join(tmpdir(), 'ambient-refused-'));
+    dir = mkdtempSync(join(tmpdir(), 'ambient-refused-'));
     for (const file of [...current, automation('pinned', 'locked-model', hook.uid)]) {
       mkdirSync(join(dir, dirname(file.path)), { recursive: true });
       writeFileSync(join(dir, file.path), file.content);

@@ -146,8 +146,11 @@ describe('provideKeys', () => {
 });
 
 describe('writeOnce', () => {
+  let scratch: string;
+  afterEach(() => rmSync(scratch, { recursive: true, force: true }));
+
   it('keeps an existing file and leaves no temporary file behind', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ambient-once-'));
+    const dir = (scratch = mkdtempSync(join(tmpdir(), 'ambient-once-')));
     const path = join(dir, 'k');
     expect(writeOnce(path, 'winner\n')).toBe(true);
     expect(writeOnce(path, 'loser\n')).toBe(false);
@@ -158,7 +161,7 @@ describe('writeOnce', () => {
   it('gives processes starting together on one machine the same keys', async () => {
     // Several processes walk the same fresh key directories in the same order, so they contend for
     // each one at nearly the same moment; every directory must end with one creator and one key.
-    const root = mkdtempSync(join(tmpdir(), 'ambient-race-'));
+    const root = (scratch = mkdtempSync(join(tmpdir(), 'ambient-race-')));
     const rounds = 40;
     const script = [
       "const { provideKeys } = require('./src/config/key-files');",

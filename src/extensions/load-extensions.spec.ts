@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkedExtension, loadExtensionModules } from './load-extensions';
@@ -35,12 +35,16 @@ describe('checkedExtension', () => {
 describe('loadExtensionModules', () => {
   it("loads each module's default export, and names the entry it cannot load", () => {
     const dir = mkdtempSync(join(tmpdir(), 'ambient-extensions-'));
-    writeFileSync(join(dir, 'a.js'), "module.exports = { name: 'a' };");
-    writeFileSync(join(dir, 'b.js'), "exports.default = { name: 'b' };");
-    expect(loadExtensionModules(' a.js , b.js,', dir).map((e) => e.name)).toEqual(['a', 'b']);
-    expect(loadExtensionModules(undefined, dir)).toEqual([]);
-    expect(() => loadExtensionModules('a.js,missing.js', dir)).toThrow(
-      /^AMBIENT_EXTENSIONS: cannot load "missing.js": /,
-    );
+    try {
+      writeFileSync(join(dir, 'a.js'), "module.exports = { name: 'a' };");
+      writeFileSync(join(dir, 'b.js'), "exports.default = { name: 'b' };");
+      expect(loadExtensionModules(' a.js , b.js,', dir).map((e) => e.name)).toEqual(['a', 'b']);
+      expect(loadExtensionModules(undefined, dir)).toEqual([]);
+      expect(() => loadExtensionModules('a.js,missing.js', dir)).toThrow(
+        /^AMBIENT_EXTENSIONS: cannot load "missing.js": /,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

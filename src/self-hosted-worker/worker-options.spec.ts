@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ExtensionSet } from '../extensions/extension-set';
@@ -160,14 +160,18 @@ describe('parseWorkerOptions', () => {
       parseWorkerOptions([...required, '--extensions', 'examples/extensions/nope'], {}),
     ).toThrow(/^AMBIENT_EXTENSIONS: cannot load "examples\/extensions\/nope": /);
     const dir = mkdtempSync(join(tmpdir(), 'ambient-worker-extensions-'));
-    const module = join(dir, 'counted.js');
-    writeFileSync(
-      module,
-      "module.exports = { name: 'counted', settings: [{ name: 'COUNTED_MAX', type: 'number', description: 'd' }] };",
-    );
-    expect(() =>
-      parseWorkerOptions([...required, '--extensions', module], { COUNTED_MAX: 'many' }),
-    ).toThrow('COUNTED_MAX: must be a number (got "many"; a setting of extension counted)');
+    try {
+      const module = join(dir, 'counted.js');
+      writeFileSync(
+        module,
+        "module.exports = { name: 'counted', settings: [{ name: 'COUNTED_MAX', type: 'number', description: 'd' }] };",
+      );
+      expect(() =>
+        parseWorkerOptions([...required, '--extensions', module], { COUNTED_MAX: 'many' }),
+      ).toThrow('COUNTED_MAX: must be a number (got "many"; a setting of extension counted)');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('answers --help', () => {

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,9 +91,10 @@ describe('GitRepository through the egress guard', () => {
   let listener: Server;
   let listenerPort: number;
   let connections = 0;
+  let root: string;
 
   beforeAll(async () => {
-    const root = mkdtempSync(join(tmpdir(), 'ambient-egress-git-'));
+    root = mkdtempSync(join(tmpdir(), 'ambient-egress-git-'));
     bareRepo(root, 'acme', 'factory', { 'factory.yaml': 'schemaVersion: v1alpha1\nname: X\n' });
     git = await startGitHttpServer(root, TOKEN);
     port = new URL(git.url).port;
@@ -105,6 +106,7 @@ describe('GitRepository through the egress guard', () => {
     listenerPort = (listener.address() as AddressInfo).port;
   });
   afterAll(async () => {
+    rmSync(root, { recursive: true, force: true });
     await git.close();
     await new Promise((resolve) => listener.close(resolve));
   });
