@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager, In } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { Run } from './entities/run.entity';
 import type { RunState } from './run-state';
 import { selectEntities } from '../../database/entity-select';
@@ -19,9 +19,12 @@ export class RunLookupRepository extends SqlRepository {
 
   /** A run of `teamId`'s team (null: of any team; the caller holds another capability). */
   async findOfTeam(runId: string, teamId: string | null): Promise<Run | null> {
-    return this.db()
-      .getRepository(Run)
-      .findOneBy(teamId === null ? { id: runId } : { id: runId, teamId });
+    if (teamId === null) return this.find(runId);
+    const [run] = await selectEntities(this.dataSource, Run, {
+      where: 'id = ? AND team_id = ?',
+      params: [runId, teamId],
+    });
+    return run ?? null;
   }
 
   /** The run's state (EntityNotFoundError for no such run). */
@@ -43,10 +46,12 @@ export class RunLookupRepository extends SqlRepository {
   }
 
   /** Of these runs, those of the team. */
-  findAllOfTeam(runIds: string[], teamId: string): Promise<Run[]> {
-    return this.db()
-      .getRepository(Run)
-      .findBy({ id: In(runIds), teamId });
+  async findAllOfTeam(runIds: string[], teamId: string): Promise<Run[]> {
+    if (runIds.length === 0) return [];
+    return selectEntities(this.dataSource, Run, {
+      where: 'id IN (?) AND team_id = ?',
+      params: [runIds, teamId],
+    });
   }
 
   /** Whether the team has a run with this id. */

@@ -3,6 +3,7 @@ import { newUid } from '../../common/ids';
 import { insertRun } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { ConversationRunRepository } from './conversation-run.repository';
+import { Run } from './entities/run.entity';
 import { LatestRunRepository } from './latest-run.repository';
 import { RunLookupRepository } from './run-lookup.repository';
 import { RunSlotRepository } from './run-slot.repository';
@@ -66,6 +67,10 @@ describe('the run repositories other modules read through (database)', () => {
     expect(await lookups.findOfTeam(randomUUID(), null)).toBeNull();
     expect(await lookups.exists(ours, db.teamId)).toBe(true);
     expect(await lookups.exists(theirs, db.teamId)).toBe(false);
+    const found = await lookups.findAllOfTeam([ours, theirs, randomUUID()], db.teamId);
+    expect(found.map((r) => r.id)).toEqual([ours]);
+    expect(found[0]).toBeInstanceOf(Run);
+    expect(await lookups.findAllOfTeam([], db.teamId)).toEqual([]);
   });
 
   it("lists the team's runs of a conversation oldest first and finds its latest", async () => {
