@@ -7,7 +7,8 @@ export interface CapturedQuery {
 
 /**
  * The statements TypeORM sends while `action` runs (it reports every query to its logger, whether
- * or not logging is on), so the bench can EXPLAIN exactly what the API executed.
+ * or not logging is on), so the bench can EXPLAIN exactly what the API executed. Statements sent
+ * straight on the pool (RawSql: the hot writes, selectEntities outside a transaction) are not seen.
  */
 export async function captureQueries(
   dataSource: DataSource,

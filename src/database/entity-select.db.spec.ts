@@ -1,4 +1,4 @@
-import { EntityManager, In } from 'typeorm';
+import { EntityManager, In, QueryFailedError } from 'typeorm';
 import { insertRun } from '../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../test/support/unit/test-database';
 import { Run } from '../modules/runs/entities/run.entity';
@@ -72,5 +72,22 @@ describe('selectEntities (database)', () => {
       .catch((err: { result?: unknown }) => err.result);
     expect(seen).toEqual({ inside: 1, outside: 0 });
     expect(await titled()).toEqual([]);
+  });
+
+  it('fails as TypeORM reads fail: a QueryFailedError with the code, naming its callers', async () => {
+    async function readingTheMissingColumn() {
+      const runs = await selectEntities(db.dataSource, Run, {
+        where: 'no_such_column = ?',
+        params: [1],
+      });
+      return runs;
+    }
+    const error = (await readingTheMissingColumn().catch(
+      (err: unknown) => err,
+    )) as QueryFailedError;
+    expect(error).toBeInstanceOf(QueryFailedError);
+    expect(error).toMatchObject({ code: 'ER_BAD_FIELD_ERROR', parameters: [1] });
+    expect(error.message).toMatch(/^Unknown column 'no_such_column'/);
+    expect(error.stack).toContain('readingTheMissingColumn');
   });
 });

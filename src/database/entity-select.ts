@@ -1,3 +1,4 @@
+import { QueryFailedError } from 'typeorm';
 import type { DataSource, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import type { EntityMetadata } from 'typeorm/metadata/EntityMetadata';
@@ -50,7 +51,7 @@ export function entityColumnList(
  * `orderBy` when given, each column hydrated by TypeORM's driver as its own reads do (JSON,
  * booleans, dates, the columns' transformers) into an instance of the entity. Plain SQL on
  * `manager` (a caller's transaction) or straight on the pool's connections (RawSql: no query
- * runner, its errors mysql2's own). TypeORM's finds rebuild the statement and alias
+ * runner per statement). TypeORM's finds rebuild the statement and alias
  * every column of every row: 0.27-0.35 ms of CPU each (mysql2's part included) for the reads of
  * an execution's start; a 150-run page of the run list took 4.68 ms of the server's CPU with
  * them and 3.98 ms this way (2-vCPU VM, alternating).
@@ -63,11 +64,28 @@ export async function selectEntities<T extends ObjectLiteral>(
   const { meta, list } = entityHead(dataSource, entity);
   const order = query.orderBy ? ` ORDER BY ${query.orderBy}` : '';
   const sql = `SELECT ${list} FROM \`${meta.tableName}\` WHERE ${query.where}${order}`;
-  const rows = (await (query.manager ?? rawSqlOf(dataSource)).query(sql, query.params)) as Record<
-    string,
-    unknown
-  >[];
+  const rows = (
+    query.manager
+      ? await query.manager.query(sql, query.params)
+      : await readOnPool(dataSource, sql, query.params)
+  ) as Record<string, unknown>[];
   return hydrateEntities(dataSource, entity, rows);
+}
+
+/**
+ * The statement on a pooled connection; a failure is a QueryFailedError made here, as TypeORM's
+ * reads throw, whose stack names the callers (mysql2's own holds only its socket's frames).
+ */
+async function readOnPool(
+  dataSource: DataSource,
+  sql: string,
+  params: unknown[],
+): Promise<unknown> {
+  try {
+    return await rawSqlOf(dataSource).query(sql, params);
+  } catch (err) {
+    throw new QueryFailedError(sql, params, err as Error);
+  }
 }
 
 const rawSql = new WeakMap<DataSource, RawSql>();
