@@ -9,8 +9,6 @@ interface EntityHead {
   columns: ColumnMetadata[];
   /** `col`, `col2`, … : the selectable columns, unqualified. */
   list: string;
-  /** Per table alias, `alias`.`col`, … */
-  qualified: Map<string, string>;
 }
 
 /** The entity's selectable columns, listed once per entity. */
@@ -22,7 +20,7 @@ function entityHead(dataSource: DataSource, entity: EntityTarget<ObjectLiteral>)
   if (!head) {
     const columns = meta.columns.filter((column) => column.isSelect && !column.isVirtual);
     const list = columns.map((column) => `\`${column.databaseName}\``).join(', ');
-    head = { meta, columns, list, qualified: new Map() };
+    head = { meta, columns, list };
     heads.set(meta, head);
   }
   return head;
@@ -37,13 +35,8 @@ export function entityColumnList(
   entity: EntityTarget<ObjectLiteral>,
   alias: string,
 ): string {
-  const head = entityHead(dataSource, entity);
-  let list = head.qualified.get(alias);
-  if (list === undefined) {
-    list = head.columns.map((column) => `\`${alias}\`.\`${column.databaseName}\``).join(', ');
-    head.qualified.set(alias, list);
-  }
-  return list;
+  const { columns } = entityHead(dataSource, entity);
+  return columns.map((column) => `\`${alias}\`.\`${column.databaseName}\``).join(', ');
 }
 
 /**
@@ -82,22 +75,10 @@ async function readOnPool(
   params: unknown[],
 ): Promise<unknown> {
   try {
-    return await rawSqlOf(dataSource).query(sql, params);
+    return await new RawSql(dataSource).query(sql, params);
   } catch (err) {
     throw new QueryFailedError(sql, params, err as Error);
   }
-}
-
-const rawSql = new WeakMap<DataSource, RawSql>();
-
-/** Reads outside a transaction go straight to the pool (see RawSql), not TypeORM's query runner. */
-function rawSqlOf(dataSource: DataSource): RawSql {
-  let raw = rawSql.get(dataSource);
-  if (!raw) {
-    raw = new RawSql(dataSource);
-    rawSql.set(dataSource, raw);
-  }
-  return raw;
 }
 
 /** Rows holding the entity's columns by their names (and maybe others), as entity instances. */
