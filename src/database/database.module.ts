@@ -1,9 +1,13 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { getDataSourceToken, getEntityManagerToken } from '@nestjs/typeorm';
 import { DataSource, getMetadataArgsStorage } from 'typeorm';
+import type { Pool } from 'mysql2';
+import type { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
+import { currentRequest } from '../common/request-context';
 import type { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './database-setup';
 import { PackedTransactions } from './packed-transactions';
+import { keepConnectionsForRequests, requestConnections } from './request-connections';
 
 const RETRY_ATTEMPTS = 2;
 const RETRY_DELAY_MS = 1000;
@@ -25,11 +29,18 @@ async function connect(config: AppConfig): Promise<DataSource> {
   for (let attempt = 1; ; attempt += 1) {
     const dataSource = new DataSource({ ...dataSourceOptions(config), entities: loadedEntities() });
     try {
-      return await dataSource.initialize();
+      await dataSource.initialize();
     } catch (err) {
       if (attempt > RETRY_ATTEMPTS) throw err;
       await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
+      continue;
     }
+    keepConnectionsForRequests(
+      (dataSource.driver as MysqlDriver).pool as Pool,
+      requestConnections(config.database.poolSize),
+      () => currentRequest() !== undefined,
+    );
+    return dataSource;
   }
 }
 
