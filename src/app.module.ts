@@ -82,7 +82,12 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        ...infrastructureImports(config, metrics, PROBED_QUEUES, extensions),
+        ...infrastructureImports(config, {
+          metrics,
+          probedQueues: PROBED_QUEUES,
+          extensions,
+          servesHttp: api,
+        }),
         ScheduleModule.forRoot(),
         DiscoveryModule,
         TeamsModule,

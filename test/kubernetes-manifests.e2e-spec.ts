@@ -326,7 +326,7 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     ) as { uid: string; panels: { id: number; type: string; targets?: { expr: string }[] }[] };
     const panelExprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
 
-    it('alerts on queue age, API 5xx rate, stuck runs, webhook 429s and worker disconnects', () => {
+    it('alerts on queue age, API 5xx rate, stuck runs, webhook 429s, worker disconnects and starved database work', () => {
       const using = (metric: string) =>
         alerts.filter((a) => a.expr.includes(metric)).map((a) => a.alert);
       expect(using('ambient_queue_oldest_job_age_seconds')).toContain('AmbientQueueBacklog');
@@ -337,6 +337,9 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
       expect(using('ambient_webhook_rate_limited_total')).toEqual(['AmbientWebhookRateLimited']);
       expect(using('ambient_self_hosted_worker_disconnects_total')).toEqual([
         'AmbientSelfHostedWorkerDisconnects',
+      ]);
+      expect(using('ambient_db_background_oldest_wait_seconds')).toEqual([
+        'AmbientDatabaseConnectionsStarved',
       ]);
       for (const alert of alerts) expect(['warning', 'critical']).toContain(alert.labels.severity);
     });
@@ -571,6 +574,22 @@ const ALERT_TESTS = {
           eval_time: '30m',
           alertname: 'AmbientSelfHostedWorkersGone',
           exp_alerts: [{ exp_labels: { severity: 'warning' } }],
+        },
+      ],
+    },
+    {
+      interval: '1m',
+      input_series: [
+        // A burst's waits (seconds, then none) and one that only grows, on another pod.
+        { series: 'ambient_db_background_oldest_wait_seconds{pod="a"}', values: '0 2 5 0x20' },
+        { series: 'ambient_db_background_oldest_wait_seconds{pod="b"}', values: '0x5 0+60x20' },
+      ],
+      alert_rule_test: [
+        { eval_time: '6m', alertname: 'AmbientDatabaseConnectionsStarved', exp_alerts: [] },
+        {
+          eval_time: '12m',
+          alertname: 'AmbientDatabaseConnectionsStarved',
+          exp_alerts: [{ exp_labels: { pod: 'b', severity: 'warning' } }],
         },
       ],
     },

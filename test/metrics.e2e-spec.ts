@@ -1,5 +1,7 @@
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
+import type { DataSource } from 'typeorm';
+import type { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
 import { DELIVERIES_QUEUE } from '../src/modules/webhooks/delivery-evaluation.queue';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
@@ -22,6 +24,8 @@ const SERIES = [
   'ambient_schedule_firings_total',
   'ambient_self_hosted_workers_connected',
   'ambient_self_hosted_worker_disconnects_total',
+  'ambient_db_background_connections',
+  'ambient_db_background_oldest_wait_seconds',
   'ambient_stale_execution_writes_total',
   'ambient_model_tokens_total',
   'ambient_model_cost_usd_total',
@@ -34,6 +38,11 @@ const SERIES = [
   'ambient_process_cpu_user_seconds_total',
   'ambient_nodejs_eventloop_lag_seconds',
 ];
+
+function poolSizeOf(dataSource: DataSource): number {
+  const pool = (dataSource.driver as MysqlDriver).pool as { config: { connectionLimit: number } };
+  return pool.config.connectionLimit;
+}
 
 describe('Prometheus metrics (GET /metrics)', () => {
   let model: FakeModelServer;
@@ -170,10 +179,18 @@ describe('Prometheus metrics (GET /metrics)', () => {
       expect(onApi.status).toBe(404);
       expect((await fetch(own.replace(/\/metrics$/, '/other'))).status).toBe(404);
 
+      // An API process's pool keeps a fifth for requests; a worker-only one keeps none.
+      const poolSize = poolSizeOf(separate.dataSource);
+      expect(scraped.value('ambient_db_background_connections', { state: 'limit' })).toBe(
+        poolSize - Math.floor(poolSize / 5),
+      );
+      expect(scraped.value('ambient_db_background_oldest_wait_seconds')).toBe(0);
+
       expect(workerOnly.baseUrl).toBe('');
       const fromWorker = await scrape(workerOnly.ambient.metricsUrl!);
       expect(fromWorker.value('ambient_runs', { state: 'SUCCEEDED' })).toBe(1);
       expect(fromWorker.declares('ambient_run_duration_seconds')).toBe(true);
+      expect(fromWorker.text).not.toContain('ambient_db_background_connections{');
     } finally {
       await separate.close();
       await workerOnly.close();

@@ -21,23 +21,30 @@ class ConfigModule {
   }
 }
 
+/** What differs between the applications that stand on the infrastructure. */
+export interface InfrastructureOptions {
+  metrics: AmbientMetrics;
+  /** The Bull queues whose gauges this application reads (null: none). */
+  probedQueues: readonly string[] | null;
+  extensions: ExtensionSet;
+  /** Whether it serves HTTP requests: its pool then keeps connections for them. */
+  servesHttp: boolean;
+}
+
 /**
  * What every Ambient Nest application stands on (the main one and the ingress): the validated
- * config, a MySQL pool, Bull on Redis, Ambient's own Redis connections and the process's metrics
- * (`probedQueues`: the Bull queues whose gauges this application reads), and the contributions
- * of `extensions` (built-ins first) to the extension points.
+ * config, a MySQL pool, Bull on Redis, Ambient's own Redis connections and the process's metrics,
+ * and the contributions of the extensions (built-ins first) to the extension points.
  */
 export function infrastructureImports(
   config: AppConfig,
-  metrics: AmbientMetrics,
-  probedQueues: readonly string[] | null,
-  extensions: ExtensionSet,
+  options: InfrastructureOptions,
 ): DynamicModule[] {
   return [
     ConfigModule.forConfig(config),
-    ExtensionsModule.forExtensions(extensions),
-    DatabaseModule.forConfig(config),
-    MetricsModule.forInstance(metrics, probedQueues),
+    ExtensionsModule.forExtensions(options.extensions),
+    DatabaseModule.forConfig(config, { servesHttp: options.servesHttp }),
+    MetricsModule.forInstance(options.metrics, options.probedQueues),
     BullModule.forRoot(bullQueueOptions(config)),
     { module: RedisModule },
   ];

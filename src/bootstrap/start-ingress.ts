@@ -56,7 +56,12 @@ class IngressApplication {
     return {
       module: IngressApplication,
       imports: [
-        ...infrastructureImports(config, observability.metrics, null, extensions),
+        ...infrastructureImports(config, {
+          metrics: observability.metrics,
+          probedQueues: null,
+          extensions,
+          servesHttp: true,
+        }),
         IngressModule,
       ],
     };

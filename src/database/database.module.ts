@@ -25,7 +25,7 @@ type DataSourceEntities = NonNullable<ConstructorParameters<typeof DataSource>[0
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
   Function[];
 
-async function connect(config: AppConfig): Promise<DataSource> {
+async function connect(config: AppConfig, servesHttp: boolean): Promise<DataSource> {
   for (let attempt = 1; ; attempt += 1) {
     const dataSource = new DataSource({ ...dataSourceOptions(config), entities: loadedEntities() });
     try {
@@ -37,7 +37,7 @@ async function connect(config: AppConfig): Promise<DataSource> {
     }
     keepConnectionsForRequests(
       (dataSource.driver as MysqlDriver).pool as Pool,
-      requestConnections(config.database.poolSize),
+      servesHttp ? requestConnections(config.database.poolSize) : 0,
       () => currentRequest() !== undefined,
     );
     return dataSource;
@@ -57,8 +57,12 @@ async function connect(config: AppConfig): Promise<DataSource> {
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(@Inject(getDataSourceToken()) private readonly dataSource: DataSource) {}
 
-  static forConfig(config: AppConfig): DynamicModule {
-    const dataSource = { provide: getDataSourceToken(), useFactory: () => connect(config) };
+  /** `servesHttp`: the application serves HTTP requests, for which its pool keeps connections. */
+  static forConfig(config: AppConfig, { servesHttp }: { servesHttp: boolean }): DynamicModule {
+    const dataSource = {
+      provide: getDataSourceToken(),
+      useFactory: () => connect(config, servesHttp),
+    };
     const manager = {
       provide: getEntityManagerToken(),
       useFactory: (ds: DataSource) => ds.manager,

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { BackgroundConnections } from '../../database/request-connections';
 
 /** Run durations span seconds to hours. */
 const RUN_SECONDS = [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200];
@@ -16,6 +17,8 @@ export interface ScrapeProbes {
   queues?: () => Promise<QueueSnapshot[]>;
   /** Self-hosted worker connections this process holds. */
   workersConnected?: () => number;
+  /** The main pool's connections held and awaited by work outside requests (null: none kept). */
+  backgroundConnections?: () => BackgroundConnections | null;
 }
 
 export interface QueueSnapshot {
@@ -192,6 +195,33 @@ export class AmbientMetrics {
         const snapshots = await queues();
         this.reset();
         for (const q of snapshots) this.set({ queue: q.queue }, q.oldestWaitingAgeSeconds);
+      },
+    });
+    new Gauge({
+      name: 'ambient_db_background_connections',
+      help:
+        "MySQL connections of this process's main pool held by work outside HTTP requests (run " +
+        'executions, schedules, sweepers), the most it may hold (the pool less the fifth kept for ' +
+        'requests), and its acquisitions waiting; absent where the pool keeps none',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const pool = probes.backgroundConnections?.();
+        this.reset();
+        if (!pool) return;
+        this.set({ state: 'in_use' }, pool.inUse);
+        this.set({ state: 'limit' }, pool.limit);
+        this.set({ state: 'waiting' }, pool.waiting);
+      },
+    });
+    new Gauge({
+      name: 'ambient_db_background_oldest_wait_seconds',
+      help:
+        'How long the longest-waiting acquisition of work outside HTTP requests has waited for a ' +
+        "connection of this process's main MySQL pool (0 when none waits)",
+      registers: [this.registry],
+      collect() {
+        this.set(probes.backgroundConnections?.()?.oldestWaitSeconds ?? 0);
       },
     });
     new Gauge({

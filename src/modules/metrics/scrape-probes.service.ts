@@ -1,7 +1,12 @@
 import { getQueueToken } from '@nestjs/bull';
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
+import type { Pool } from 'mysql2';
+import type { DataSource } from 'typeorm';
+import type { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
+import { backgroundConnections } from '../../database/request-connections';
 import { AmbientMetrics, QueueSnapshot } from './ambient-metrics';
 
 /** The Bull queues whose gauges the main application reads at scrape time (by name). */
@@ -10,7 +15,8 @@ export const PROBED_QUEUES = Symbol('PROBED_QUEUES');
 /**
  * The scrape-time queue gauges of the main application: per Bull queue, its job counts and the
  * age of the oldest waiting job (only the head of the waiting list is read, however long the
- * list). Runs per state are the runs module's probe (RunGauges).
+ * list), and what its MySQL pool's work outside requests holds and awaits. Runs per state are the
+ * runs module's probe (RunGauges).
  */
 @Injectable()
 export class ScrapeProbes implements OnModuleInit, OnModuleDestroy {
@@ -20,6 +26,7 @@ export class ScrapeProbes implements OnModuleInit, OnModuleDestroy {
     private readonly metrics: AmbientMetrics,
     private readonly moduleRef: ModuleRef,
     @Inject(PROBED_QUEUES) private readonly queueNames: readonly string[],
+    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   onModuleInit(): void {
@@ -31,10 +38,13 @@ export class ScrapeProbes implements OnModuleInit, OnModuleDestroy {
       }
     });
     this.metrics.probes.queues = () => Promise.all(this.queues.map((q) => queueSnapshot(q)));
+    const pool = (this.dataSource.driver as MysqlDriver).pool as Pool;
+    this.metrics.probes.backgroundConnections = () => backgroundConnections(pool);
   }
 
   onModuleDestroy(): void {
     delete this.metrics.probes.queues;
+    delete this.metrics.probes.backgroundConnections;
   }
 }
 
