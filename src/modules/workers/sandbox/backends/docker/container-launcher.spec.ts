@@ -101,8 +101,11 @@ asRoot('container launcher on this host (root: setpriv)', () => {
     await chmod(outside, 0o777);
     await promisify(execFile)('mkfifo', ['-m', '600', join(dir, fifo)]);
     await prepareSlots(dir);
+    // A process group of its own: the slots it prepares are made by its children, which must end
+    // with it before its directory is removed.
     launcher = spawn('/bin/sh', ['-c', LAUNCHER, 'ambient-launcher', dir, fifo, LAUNCHER], {
       stdio: 'ignore',
+      detached: true,
     });
     await waitFor(() => launcherListens(join(dir, fifo)), Boolean, {
       intervalMs: 10,
@@ -111,10 +114,15 @@ asRoot('container launcher on this host (root: setpriv)', () => {
   });
 
   afterAll(async () => {
-    launcher?.kill('SIGKILL');
+    if (launcher?.pid !== undefined && launcher.exitCode === null && launcher.signalCode === null) {
+      const exited = new Promise((resolve) => launcher.once('exit', resolve));
+      process.kill(-launcher.pid, 'SIGKILL');
+      await exited;
+    }
     forgetSlots(dir);
-    await rm(dir, { recursive: true, force: true });
-    await rm(outside, { recursive: true, force: true });
+    // A child of the group may still be finishing its last file as the group dies.
+    await rm(dir, { recursive: true, force: true, maxRetries: 5 });
+    await rm(outside, { recursive: true, force: true, maxRetries: 5 });
   });
 
   function command(script: string): Promise<LaunchedCommand | null> {
