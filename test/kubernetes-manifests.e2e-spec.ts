@@ -353,8 +353,15 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
         expect({ name, registered: registered.has(metric) }).toEqual({ name, registered: true });
       }
       for (const expr of exprs) {
-        for (const [, states] of expr.matchAll(/state=~?"([^"]+)"/g)) {
-          for (const state of states.split('|')) expect(RUN_STATES).toContain(state);
+        for (const [, metric, states] of expr.matchAll(
+          /\b(ambient_[a-z0-9_]+)\{[^}]*\bstate=~?"([^"]+)"/g,
+        )) {
+          const known = STATES_OF[metric] ?? RUN_STATES;
+          for (const state of states.split('|'))
+            expect({ metric, state }).toEqual({
+              metric,
+              state: known.includes(state) ? state : `one of ${known.join(', ')}`,
+            });
         }
         for (const [, queue] of expr.matchAll(/queue="([^"]+)"/g)) {
           expect([RUNS_QUEUE, DELIVERIES_QUEUE]).toContain(queue);
@@ -446,6 +453,12 @@ function registeredMetrics(): Set<string> {
 function hasCommand(name: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${name}`]).status === 0;
 }
+
+/** The `state` label's values of the series that have one beside `ambient_runs` (run states). */
+const STATES_OF: Record<string, readonly string[]> = {
+  ambient_queue_jobs: ['waiting', 'active', 'delayed'],
+  ambient_db_background_connections: ['in_use', 'limit', 'waiting'],
+};
 
 /** promtool unit tests: one series per pod (deployment-wide gauges repeat on every pod). */
 const ALERT_TESTS = {
