@@ -1,7 +1,7 @@
 import { getQueueToken } from '@nestjs/bull';
 import type { Queue } from 'bull';
 import type { DataSource } from 'typeorm';
-import type { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
+import { mysqlPool } from '../src/database/request-connections';
 import { DELIVERIES_QUEUE } from '../src/modules/webhooks/delivery-evaluation.queue';
 import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-server';
 import { apiClient } from './support/api-client';
@@ -40,7 +40,7 @@ const SERIES = [
 ];
 
 function poolSizeOf(dataSource: DataSource): number {
-  const pool = (dataSource.driver as MysqlDriver).pool as { config: { connectionLimit: number } };
+  const pool = mysqlPool(dataSource) as unknown as { config: { connectionLimit: number } };
   return pool.config.connectionLimit;
 }
 

@@ -1,13 +1,11 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { getDataSourceToken, getEntityManagerToken } from '@nestjs/typeorm';
 import { DataSource, getMetadataArgsStorage } from 'typeorm';
-import type { Pool } from 'mysql2';
-import type { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
 import { currentRequest } from '../common/request-context';
 import type { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './database-setup';
 import { PackedTransactions } from './packed-transactions';
-import { keepConnectionsForRequests, requestConnections } from './request-connections';
+import { keepConnectionsForRequests, mysqlPool, requestConnections } from './request-connections';
 
 const RETRY_ATTEMPTS = 2;
 const RETRY_DELAY_MS = 1000;
@@ -36,7 +34,7 @@ async function connect(config: AppConfig, servesHttp: boolean): Promise<DataSour
       continue;
     }
     keepConnectionsForRequests(
-      (dataSource.driver as MysqlDriver).pool as Pool,
+      mysqlPool(dataSource),
       servesHttp ? requestConnections(config.database.poolSize) : 0,
       () => currentRequest() !== undefined,
     );

@@ -1,4 +1,6 @@
 import type { Pool, PoolConnection } from 'mysql2';
+import type { DataSource } from 'typeorm';
+import type { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
 
 type ConnectionCallback = (err: Error | null, connection?: PoolConnection) => void;
 
@@ -20,6 +22,11 @@ export interface BackgroundConnections {
 }
 
 const gates = new WeakMap<Pool, () => BackgroundConnections>();
+
+/** The mysql2 pool TypeORM's driver made for the data source (where the gate is installed). */
+export function mysqlPool(dataSource: DataSource): Pool {
+  return (dataSource.driver as MysqlDriver).pool as Pool;
+}
 
 /** The pool's figures, or null when it keeps nothing for requests. */
 export function backgroundConnections(pool: Pool): BackgroundConnections | null {

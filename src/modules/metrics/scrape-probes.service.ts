@@ -3,10 +3,8 @@ import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { ModuleRef } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
-import type { Pool } from 'mysql2';
 import type { DataSource } from 'typeorm';
-import type { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
-import { backgroundConnections } from '../../database/request-connections';
+import { backgroundConnections, mysqlPool } from '../../database/request-connections';
 import { AmbientMetrics, QueueSnapshot } from './ambient-metrics';
 
 /** The Bull queues whose gauges the main application reads at scrape time (by name). */
@@ -38,7 +36,7 @@ export class ScrapeProbes implements OnModuleInit, OnModuleDestroy {
       }
     });
     this.metrics.probes.queues = () => Promise.all(this.queues.map((q) => queueSnapshot(q)));
-    const pool = (this.dataSource.driver as MysqlDriver).pool as Pool;
+    const pool = mysqlPool(this.dataSource);
     this.metrics.probes.backgroundConnections = () => backgroundConnections(pool);
   }
 
