@@ -11,7 +11,7 @@
  *
  * Frames: u32 little-endian length, then the body (u8 op, u32 id, op's fields).
  * Requests: 1 spawn (u8 stdin_pipe, i32 enter_pid, u8 enter_user, str file, str cwd, list args, list env,
- *           list cgroup_procs), 2 stdin (bytes), 3 stdin-end, 4 pause (u8 fd), 5 resume (u8 fd),
+ *           list cgroup_procs, optional u8 confine_here: see spawn_child), 2 stdin (bytes), 3 stdin-end, 4 pause (u8 fd), 5 resume (u8 fd),
  *           6 kill (SIGKILL to the process's group; in a sandbox, to its supervisor).
  * Events:   1 spawned (i32 pid), 2 error (i32 errno, str syscall), 3 out (u8 fd, bytes),
  *           4 out-end (u8 fd), 5 exit (i32 code or -1, i32 signal or 0), 6 ready (--sandbox).
@@ -68,6 +68,15 @@ static int confine_main(int argc, char **argv) {
   fprintf(stderr, "ambient-spawner: built without --confine\n");
   return 69;
 }
+static int confine_prepare(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  return -1;
+}
+static void confine_child(char **envp) {
+  (void)envp;
+  _exit(69);
+}
 #else
 #include "confine.h"
 #endif
@@ -97,6 +106,9 @@ static struct child *children[MAX_CHILDREN];
 static int child_count;
 /* --sandbox: each command under a supervisor (see supervise); no cgroup or setns requests. */
 static int sandbox_mode;
+/* This helper's own binary: a `--confine` of it is made in the child, not exec'd (see spawn_child). */
+static struct stat self_exe;
+static int self_exe_known;
 /* --sandbox --forward: the forwarder's pid while it runs (never swept as an orphan), else 0. */
 static pid_t forwarder_pid;
 /* --sandbox --as <uid> <gid>: in a docker container, as root; each command runs as this user. */
@@ -468,10 +480,13 @@ static void spawn_child(uint32_t id, struct cursor *c) {
   c->p += 4;
   int enter_user = *c->p++;
   char *file = take_str(c), *cwd = take_str(c);
-  char **args = take_list(c, NULL), **env = take_list(c, NULL);
-  uint32_t ncg = 0;
+  uint32_t nargs = 0, ncg = 0;
+  char **args = take_list(c, &nargs), **env = take_list(c, NULL);
   char **cgroups = take_list(c, &ncg);
+  /* Optional: args are `<this helper> --confine <options> -- <program>…`, made here (see confine_child). */
+  int confine_here = c->p < c->end && *c->p++;
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, report[2] = {-1, -1};
+  int sync[2] = {-1, -1};
   const char *failed = NULL;
   if (c->bad || child_count >= MAX_CHILDREN) {
     errno = c->bad ? EINVAL : EAGAIN;
@@ -483,10 +498,30 @@ static void spawn_child(uint32_t id, struct cursor *c) {
              pipe2(err, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0) {
     failed = "pipe";
   }
+  /*
+   * A sandbox made in the child: cloned into its namespaces (clone_flags), then moved into its
+   * cgroup by this helper, which says so through `sync`. Where the options or the clone are
+   * refused, the child execs `--confine` as any program, which says why and exits as it does.
+   */
+  int clone_flags = -1;
+  struct stat program;
+  if (!failed && confine_here && self_exe_known && !sandbox_mode && enter_pid <= 0 && nargs > 2 &&
+      strcmp(args[1], "--confine") == 0 && stat(file, &program) == 0 &&
+      program.st_dev == self_exe.st_dev && program.st_ino == self_exe.st_ino)
+    clone_flags = confine_prepare((int)nargs - 2, args + 2);
+  if (clone_flags >= 0 && pipe2(sync, O_CLOEXEC) < 0) failed = "pipe";
   pid_t pid = -1;
   char report_buf[64];
   pid_t helper_pid = getpid();
-  if (!failed) {
+  if (!failed && clone_flags >= 0) {
+    pid = (pid_t)syscall(SYS_clone, clone_flags | SIGCHLD, NULL, NULL, NULL, NULL);
+    if (pid < 0) {
+      clone_flags = -1;
+      close(sync[0]);
+      close(sync[1]);
+    }
+  }
+  if (!failed && clone_flags < 0) {
     pid = fork();
     if (pid < 0) failed = "fork";
   }
@@ -501,13 +536,29 @@ static void spawn_child(uint32_t id, struct cursor *c) {
     /*
      * Killed when this helper ends (Ambient went away, see main): bwrap dies with its parent by
      * itself, but a forwarder in a container's network namespace or a process backend's command
-     * would go on with no one to stop it. Checked after, in case this helper ended before.
+     * would go on with no one to stop it. Checked after, in case this helper ended before (a
+     * sandbox's pid 1 sees no parent: the helper's word on `sync` says it is there).
      */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) child_fail(report[1], "prctl");
-    if (getppid() != helper_pid) _exit(127);
+    if (clone_flags >= 0) {
+      close(sync[1]);
+      char go;
+      ssize_t n;
+      do n = read(sync[0], &go, 1);
+      while (n < 0 && errno == EINTR);
+      if (n != 1) _exit(127);
+      close(sync[0]);
+    } else if (getppid() != helper_pid) {
+      _exit(127);
+    }
     int devnull = stdin_pipe ? -1 : open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (dup2(stdin_pipe ? in[0] : devnull, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
       child_fail(report[1], "dup2");
+    if (clone_flags >= 0) {
+      /* Started: from here a failure is its exit status and stderr, as `--confine`'s. */
+      close(report[1]);
+      confine_child(env);
+    }
     for (uint32_t i = 0; i < ncg; i++) {
       int fd = open(cgroups[i], O_WRONLY | O_CLOEXEC);
       if (fd < 0 || write(fd, "0", 1) < 0) child_fail(report[1], "cgroup");
@@ -534,6 +585,25 @@ static void spawn_child(uint32_t id, struct cursor *c) {
     if (chdir(cwd) < 0) child_fail(report[1], "chdir");
     exec_searching(file, args, env);
     child_fail(report[1], "spawn");
+  }
+  if (!failed && clone_flags >= 0) {
+    close(sync[0]);
+    char text[16];
+    int len = snprintf(text, sizeof text, "%d", (int)pid);
+    for (uint32_t i = 0; i < ncg && !failed; i++) {
+      int fd = open(cgroups[i], O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || write(fd, text, (size_t)len) < 0) failed = "cgroup";
+      if (fd >= 0) close(fd);
+    }
+    if (!failed && write(sync[1], "1", 1) != 1) failed = "pipe";
+    int e = errno;
+    close(sync[1]);
+    if (failed) {
+      kill(pid, SIGKILL);
+      waitpid(pid, NULL, 0);
+      pid = -1;
+      errno = e;
+    }
   }
   if (!failed) {
     /*
@@ -876,6 +946,7 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--confine") == 0) return confine_main(argc - 2, argv + 2);
   signal(SIGPIPE, SIG_IGN);
   sandbox_mode = argc > 1 && strcmp(argv[1], "--sandbox") == 0;
+  self_exe_known = !sandbox_mode && stat("/proc/self/exe", &self_exe) == 0;
   if (sandbox_mode) {
     /*
      * pid 1 of the execution's pid namespace (bwrap --as-pid-1): its commands, the same user, can

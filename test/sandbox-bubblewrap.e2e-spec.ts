@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { runCommand } from '../src/modules/workers/harness/command-runner';
 import { BubblewrapSandboxBackend } from '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox';
 import { cgroupVersion, sandboxGroupsDir } from '../src/modules/workers/sandbox/cgroup-limits';
+import { compiledSpawner } from '../src/modules/workers/sandbox/off-loop-spawn';
 import type * as OffLoopSpawn from '../src/modules/workers/sandbox/off-loop-spawn';
 import type * as BubblewrapModule from '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox';
 import type { SandboxForwarder } from '../src/modules/workers/sandbox/sandbox-forwarder';
@@ -791,31 +792,34 @@ describe('bubblewrap sandbox made by the spawner itself (--confine)', () => {
     expect(bySpawner.output).toContain('workspace-written\ntmp-written\n');
   });
 
-  it('is made by one spawner that waits for the pid 1 it made (no bwrap), and its close ends both', async () => {
+  it("is made in the host's spawn helper's own child (no bwrap, no exec of --confine waiting for it), and its close ends it alone", async () => {
     const sandbox = await openMadeBy('spawner', 'processes');
     const made = await madeBy(sandbox);
     // The helper alone is left in it once the command and its supervisor have ended.
     expect(made.inside).toEqual([made.pid1]);
     expect(made.comm).toBe('ambient-spawner');
-    expect(readFileSync(`/proc/${made.maker}/cmdline`, 'utf8').split('\0')).toContain('--confine');
-    // It only waits: no capability left, whatever the service's (as bwrap's monitor).
-    const outer = readFileSync(`/proc/${made.maker}/status`, 'utf8');
-    for (const set of ['CapEff', 'CapPrm', 'CapBnd']) {
-      expect(outer).toMatch(new RegExp(`^${set}:\\s+0+$`, 'm'));
-    }
+    // Its parent is the helper that starts this service's processes, not a `--confine` of its own.
+    const maker = readFileSync(`/proc/${made.maker}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    expect(maker).toEqual([compiledSpawner()]);
     await sandbox.close();
-    expect(gone(made.maker) && gone(made.pid1)).toBe(true);
+    expect(gone(made.pid1)).toBe(true);
+    expect(gone(made.maker)).toBe(false);
   });
 
-  it('ends with the process that made it, killed outright', async () => {
+  it('ends with the spawn helper that made it, killed outright; the next sandbox gets a new helper', async () => {
     const sandbox = await openMadeBy('spawner', 'outer-killed');
     const made = await madeBy(sandbox);
     process.kill(Number(made.maker), 'SIGKILL');
     await waitFor(
-      () => Promise.resolve(gone(made.pid1)),
+      () => Promise.resolve(gone(made.pid1) && !existsSync(`/proc/${made.maker}`)),
       (isGone) => isGone,
-      { what: "the sandbox's pid 1 to end with its maker" },
+      { what: "the sandbox's pid 1 to end with its maker, and the maker to be reaped" },
     );
+    for (const name of ['after-kill-1', 'after-kill-2']) {
+      const next = await openMadeBy('spawner', name);
+      expect((await runIn(next, 'echo alive')).output).toBe('alive\n');
+      expect((await madeBy(next)).maker).not.toBe(made.maker);
+    }
   });
 
   it('refuses an option it does not know, or a sandbox without what Ambient always asks for, before it makes anything', async () => {

@@ -119,6 +119,7 @@ export function encode(m: ToSpawner): Buffer {
         .list([m.file, ...m.args])
         .list(Object.entries(m.env).map(([key, value]) => `${key}=${value}`))
         .list(m.joinCgroups ?? [])
+        .u8(m.confine ? 1 : 0)
         .frame();
     case 'stdin':
       return w.u8(Request.Stdin).u32(m.id).bytes(m.chunk).frame();

@@ -188,6 +188,44 @@ describe.each(['native', 'node'] as const)('spawnOffLoop with the %s helper', (h
     );
   });
 
+  /** What Ambient's sandboxes always ask of `--confine`, and a /usr to run a shell from. */
+  const CONFINE = ['--unshare-user', '--unshare-pid', '--as-pid-1', '--cap-drop', 'ALL'];
+  CONFINE.push('--die-with-parent', '--new-session', '--ro-bind', '/usr', '/usr');
+  for (const dir of ['bin', 'lib', 'lib64']) CONFINE.push('--symlink', `usr/${dir}`, `/${dir}`);
+
+  it('makes a sandbox of its own `--confine` in the child it forks, which it moves into the cgroup first', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'spawn-confine-'));
+    const procs = join(dir, 'cgroup.procs');
+    await writeFile(procs, '');
+    const proc = spawnOffLoop(
+      nativeSpawnerPath()!,
+      ['--confine', ...CONFINE, '--', '/bin/sh', '-c', 'echo "$$ $PATH"'],
+      { cwd: '/', env: ENV, stdin: 'ignore', joinCgroups: [procs], confine: true },
+    );
+    const [out, exit] = await Promise.all([collect(proc.stdout), proc.exited]);
+    expect(out).toBe(`1 ${ENV.PATH}\n`);
+    expect(exit).toEqual({ code: 0, signal: null });
+    // The helper wrote its child's pid: no exec of `--confine` joined the group itself ("0"),
+    // then made the sandbox in a process of its own.
+    expect(readFileSync(procs, 'utf8')).toMatch(/^[1-9]\d*$/);
+    await rm(dir, { recursive: true });
+  });
+
+  it('runs a `--confine` of another program as that program', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'spawn-confine-'));
+    const other = join(dir, 'other-spawner');
+    await writeFile(other, '#!/bin/sh\necho "other $1"\n', { mode: 0o755 });
+    const proc = spawnOffLoop(other, ['--confine', ...CONFINE, '--', '/bin/true'], {
+      cwd: '/',
+      env: ENV,
+      stdin: 'ignore',
+      confine: true,
+    });
+    expect(await collect(proc.stdout)).toBe('other --confine\n');
+    expect((await proc.exited).code).toBe(0);
+    await rm(dir, { recursive: true });
+  });
+
   it('kills what it started once Ambient is gone (its stdin closed), whatever that was', async () => {
     // The helper itself, as Ambient talks to it; ending its stdin is what a killed worker does.
     const helper = spawn(nativeSpawnerPath()!, [], { stdio: ['pipe', 'pipe', 'inherit'] });

@@ -12,6 +12,8 @@ export type ToSpawner =
       joinCgroups?: string[];
       /** The network namespace (and with `user`, first the user one) of a pid, entered before exec (idem). */
       enterNamespacesOf?: EnterNamespaces;
+      /** `file` is the compiled helper and `args` start with `--confine`: made in its child (idem). */
+      confine?: boolean;
     }
   | { op: 'stdin'; id: number; chunk: Uint8Array }
   | { op: 'stdin-end'; id: number }

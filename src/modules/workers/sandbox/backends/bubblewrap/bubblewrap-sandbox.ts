@@ -252,13 +252,15 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     /**
      * Starts `command` (bwrap …) in the sandbox's cgroup, before it forks anything, and in the
      * namespaces of `enterPid` when given: by the compiled spawn helper between its fork and the
-     * exec, else by a shell (which joins the cgroup) and nsenter it execs.
+     * exec, else by a shell (which joins the cgroup) and nsenter it execs. `confine`: the command
+     * is the spawner's `--confine`, which the compiled helper makes in its child (no exec of it).
      */
     const launch = (
       command: string[],
       env: Record<string, string>,
       stdin: 'ignore' | 'pipe',
       enterPid?: number,
+      confine = false,
     ): SandboxProcess => {
       if (preparesInChild()) {
         return spawnOffLoop(command[0]!, command.slice(1), {
@@ -266,7 +268,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
           env,
           stdin,
           joinCgroups: procs,
-          ...(enterPid ? { enterNamespacesOf: { pid: enterPid, user: true } } : {}),
+          ...(enterPid ? { enterNamespacesOf: { pid: enterPid, user: true } } : { confine }),
         });
       }
       const enter = enterPid
@@ -299,7 +301,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
               ...forwarder.command(insideSandbox(forwarded), forwarder.insidePath),
             ]),
           ],
-          (command) => launch(command, { PATH: SANDBOX_PATH }, 'pipe'),
+          (command, confine) => launch(command, { PATH: SANDBOX_PATH }, 'pipe', undefined, confine),
         )
       : null;
     // Else the execution's network namespace is made once, held by its forwarders; commands join
@@ -345,7 +347,8 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
       (spawnerBinary && enterAtOpen !== null && !ownForwarder && !forwardingInside
         ? await this.maker.startHelper(
             [...fixedArgs, ...spawnerArgs(spawnerBinary, [])],
-            (command) => launch(command, { PATH: SANDBOX_PATH }, 'pipe', enterAtOpen),
+            (command, confine) =>
+              launch(command, { PATH: SANDBOX_PATH }, 'pipe', enterAtOpen, confine),
           )
         : null);
 

@@ -39,20 +39,27 @@ export class SandboxMaker {
 
   /**
    * The execution's spawn helper as the pid 1 of a sandbox made with bwrap's arguments `args`
-   * (ending with the helper's command), started by `launchWith`; null when it did not start, and
-   * the execution's commands start a bwrap each.
+   * (ending with the helper's command), started by `launchWith` (`confine`: the command is the
+   * spawner's `--confine`, which the host's compiled spawn helper may make in its own child);
+   * null when it did not start, and the execution's commands start a bwrap each.
    */
   async startHelper(
     args: string[],
-    launchWith: (command: string[]) => SandboxProcess,
+    launchWith: (command: string[], confine: boolean) => SandboxProcess,
   ): Promise<SandboxSpawner | null> {
     const confiner =
       this.confiner && (await this.knowsConfine(this.confiner)) ? this.confiner : null;
     const confined = confiner
-      ? await SandboxSpawner.start(launchWith([confiner, '--confine', ...args]), SPAWNER_START_MS)
+      ? await SandboxSpawner.start(
+          launchWith([confiner, '--confine', ...args], true),
+          SPAWNER_START_MS,
+        )
       : null;
     if (confined instanceof SandboxSpawner) return confined;
-    const started = await SandboxSpawner.start(launchWith([this.bwrap, ...args]), SPAWNER_START_MS);
+    const started = await SandboxSpawner.start(
+      launchWith([this.bwrap, ...args], false),
+      SPAWNER_START_MS,
+    );
     if (started instanceof SandboxSpawner) {
       // Not for a helper that failed otherwise, or was killed: the next sandbox asks it again.
       const refused = confined?.code === CANNOT_CONFINE || confined?.code === UNKNOWN_OPTION;
