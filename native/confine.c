@@ -27,6 +27,9 @@
  * namespace in which <uid>/<gid> are the outer root (the one namespace left to make), drops the
  * bounding set there, checks that no further user namespace can be made, drops every capability,
  * starts a session of its own and execs. no_new_privs and the parent-death signal hold throughout.
+ *
+ * The host's spawn helper runs the same steps without an exec of `--confine` (confine_prepare and
+ * confine_child, below): it clones the sandbox's pid 1 itself, and there is no outer process.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -430,19 +433,22 @@ static int drop_capabilities(void) {
   return (int)syscall(SYS_capset, &header, none);
 }
 
+/* Ends this process unless the process `outer` (a pidfd; -1: none to look at) still runs. */
+static void outer_alive(int outer) {
+  struct pollfd gone = {.fd = outer, .events = POLLIN};
+  if (outer >= 0 && poll(&gone, 1, 0) != 0) _exit(CONFINE_FAILED);
+}
+
 /*
  * The sandbox's pid 1, in its new namespaces: builds what it sees, then becomes the program.
- * `outer`: a pidfd of the process that made it (-1 where the kernel has none), looked at once the
- * parent-death signal is set: an outer process that died before that would leave it running.
+ * `outer`: a pidfd of the process that made it (-1 where the kernel has none), looked at each time
+ * the parent-death signal is set (first, and again after the credential changes cleared it): an
+ * outer process that died before that would leave it running. Closed by the exec.
  */
 static void become_sandbox(const struct settings *s, unsigned outer_uid, unsigned outer_gid, int outer,
                            char **envp) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) fail("PR_SET_PDEATHSIG", NULL);
-  if (outer >= 0) {
-    struct pollfd gone = {.fd = outer, .events = POLLIN};
-    if (poll(&gone, 1, 0) != 0) _exit(CONFINE_FAILED);
-    close(outer);
-  }
+  outer_alive(outer);
   proc_fd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (proc_fd < 0) fail("open", "/proc");
   /* Root inside (devpts needs it mapped) until the nested namespace below. */
@@ -499,6 +505,7 @@ static void become_sandbox(const struct settings *s, unsigned outer_uid, unsigne
   if (chdir(cwd) < 0) fail("chdir", cwd);
   /* The credential changes above may have cleared it. */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) fail("PR_SET_PDEATHSIG", NULL);
+  outer_alive(outer);
   execve(s->program[0], s->program, envp);
   fprintf(stderr, "ambient-spawner --confine: exec %s: %s\n", s->program[0], strerror(errno));
   _exit(127);
@@ -559,11 +566,11 @@ int confine_prepare(int argc, char **argv) {
   return prepared.clone_flags;
 }
 
-void confine_child(char **envp) {
+void confine_child(char **envp, int helper) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) fail("PR_SET_NO_NEW_PRIVS", NULL);
   /* Its cgroup joined by the helper (a cgroup namespace rooted there, as --confine's clone). */
   if (prepared.cgroup_try && unshare(CLONE_NEWCGROUP) < 0 && errno != EINVAL)
     fail("unshare", "the cgroup namespace");
-  become_sandbox(&prepared, prepared_uid, prepared_gid, -1, envp);
+  become_sandbox(&prepared, prepared_uid, prepared_gid, helper, envp);
   _exit(127);
 }

@@ -9,6 +9,9 @@ int confine_main(int argc, char **argv);
  * cgroup.
  */
 int confine_prepare(int argc, char **argv);
-/* In the child cloned with those flags, in its cgroup: makes the sandbox and execs its program with `envp`. */
-void confine_child(char **envp) __attribute__((noreturn));
+/*
+ * In the child cloned with those flags, in its cgroup: makes the sandbox and execs its program with
+ * `envp`; `helper`, a pidfd of the process that cloned it (-1: none), as --confine's `outer`.
+ */
+void confine_child(char **envp, int helper) __attribute__((noreturn));
 #endif

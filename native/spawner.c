@@ -73,12 +73,17 @@ static int confine_prepare(int argc, char **argv) {
   (void)argv;
   return -1;
 }
-static void confine_child(char **envp) {
+static void confine_child(char **envp, int helper) {
   (void)envp;
+  (void)helper;
   _exit(69);
 }
 #else
 #include "confine.h"
+#endif
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
 #endif
 
 enum { REQ_SPAWN = 1, REQ_STDIN = 2, REQ_STDIN_END = 3, REQ_PAUSE = 4, REQ_RESUME = 5, REQ_KILL = 6 };
@@ -486,7 +491,7 @@ static void spawn_child(uint32_t id, struct cursor *c) {
   /* Optional: args are `<this helper> --confine <options> -- <program>…`, made here (see confine_child). */
   int confine_here = c->p < c->end && *c->p++;
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, report[2] = {-1, -1};
-  int sync[2] = {-1, -1};
+  int sync[2] = {-1, -1}, helper_fd = -1;
   const char *failed = NULL;
   if (c->bad || child_count >= MAX_CHILDREN) {
     errno = c->bad ? EINVAL : EAGAIN;
@@ -510,6 +515,8 @@ static void spawn_child(uint32_t id, struct cursor *c) {
       program.st_dev == self_exe.st_dev && program.st_ino == self_exe.st_ino)
     clone_flags = confine_prepare((int)nargs - 2, args + 2);
   if (clone_flags >= 0 && pipe2(sync, O_CLOEXEC) < 0) failed = "pipe";
+  /* The child's way to tell this helper still runs once it cannot die with it unnoticed (confine.c). */
+  if (clone_flags >= 0 && !failed) helper_fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
   pid_t pid = -1;
   char report_buf[64];
   pid_t helper_pid = getpid();
@@ -520,6 +527,7 @@ static void spawn_child(uint32_t id, struct cursor *c) {
       close(sync[0]);
       close(sync[1]);
     }
+    if (pid != 0 && helper_fd >= 0) close(helper_fd);
   }
   if (!failed && clone_flags < 0) {
     pid = fork();
@@ -555,9 +563,11 @@ static void spawn_child(uint32_t id, struct cursor *c) {
     if (dup2(stdin_pipe ? in[0] : devnull, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
       child_fail(report[1], "dup2");
     if (clone_flags >= 0) {
+      /* Its options' relative paths resolve here, as an exec of `--confine` from `cwd` would. */
+      if (chdir(cwd) < 0) child_fail(report[1], "chdir");
       /* Started: from here a failure is its exit status and stderr, as `--confine`'s. */
       close(report[1]);
-      confine_child(env);
+      confine_child(env, helper_fd);
     }
     for (uint32_t i = 0; i < ncg; i++) {
       int fd = open(cgroups[i], O_WRONLY | O_CLOEXEC);
@@ -602,6 +612,18 @@ static void spawn_child(uint32_t id, struct cursor *c) {
       kill(pid, SIGKILL);
       waitpid(pid, NULL, 0);
       pid = -1;
+      errno = e;
+      /* A child that failed first (and so made the write fail) says what it could not do. */
+      close(report[1]);
+      report[1] = -1;
+      ssize_t n;
+      do n = read(report[0], report_buf, sizeof report_buf - 1);
+      while (n < 0 && errno == EINTR);
+      if (n >= 4) {
+        memcpy(&e, report_buf, 4);
+        report_buf[n] = 0;
+        failed = report_buf + 4;
+      }
       errno = e;
     }
   }
