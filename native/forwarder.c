@@ -296,7 +296,15 @@ static int fork_forwarder(void) {
   return 0;
 }
 
-int main(int argc, char **argv) {
+/*
+ * Also linked into the spawner (AMBIENT_FORWARDER_MAIN=forwarder_main, scripts/build-native.mjs): a
+ * bubblewrap sandbox's pid 1 forks it there without an exec (see start_forwarder in spawner.c).
+ */
+#ifndef AMBIENT_FORWARDER_MAIN
+#define AMBIENT_FORWARDER_MAIN main
+#endif
+int AMBIENT_FORWARDER_MAIN(int argc, char **argv);
+int AMBIENT_FORWARDER_MAIN(int argc, char **argv) {
   int print_ports = 0, print_namespace = 0;
   pid_t namespace_pid = 0;
   unsigned long net_inode = 0;

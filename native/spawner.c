@@ -81,6 +81,11 @@ static void confine_child(char **envp, int helper) {
 #else
 #include "confine.h"
 #endif
+/* forwarder.c linked in (scripts/build-native.mjs); not in the build without confine.c. */
+#if defined(AMBIENT_FORWARDER_MAIN) && !defined(AMBIENT_NO_CONFINE)
+#define LINKED_FORWARDER 1
+int forwarder_main(int argc, char **argv);
+#endif
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -400,17 +405,37 @@ static void kill_children(void) {
 }
 
 /* Closes every descriptor above stderr (close_range, else each one /proc/self/fd lists). */
-static void close_all_but_stdio(void) {
-  if (syscall(SYS_close_range, 3, ~0U, 0) == 0) return;
+static int kept(int fd, const int *keep, int count) {
+  for (int i = 0; i < count; i++)
+    if (keep[i] == fd) return 1;
+  return 0;
+}
+
+/* Closes every descriptor from 3 up but the `count` in `keep`. */
+static void close_all_but(const int *keep, int count) {
+  unsigned from = 3;
+  for (;;) {
+    unsigned next = ~0U; /* the lowest kept descriptor from `from` up */
+    for (int i = 0; i < count; i++)
+      if (keep[i] >= 0 && (unsigned)keep[i] >= from && (unsigned)keep[i] < next) next = (unsigned)keep[i];
+    if (next > from && syscall(SYS_close_range, from, next - 1, 0) < 0) break;
+    if (next == ~0U) return;
+    from = next + 1;
+  }
+  /* Without close_range (Linux < 5.9). */
   DIR *fds = opendir("/proc/self/fd");
   if (!fds) return;
   int own = dirfd(fds);
   struct dirent *entry;
   while ((entry = readdir(fds))) {
     int fd = atoi(entry->d_name);
-    if (fd > 2 && fd != own) close(fd);
+    if (fd > 2 && fd != own && !kept(fd, keep, count)) close(fd);
   }
   closedir(fds);
+}
+
+static void close_all_but_stdio(void) {
+  close_all_but(NULL, 0);
 }
 
 /*
@@ -760,8 +785,10 @@ static void handle_request(const unsigned char *body, size_t len) {
  * and its stdout a pipe, and waits (at most START_TIMEOUT_MS) for the line it prints once it
  * holds them and is undumpable. pid 1 keeps the sockets: a command (same user) that kills the
  * forwarder cannot bind those ports, and its connections then wait unanswered. The forwarder is
- * never started again: no command may run while a fresh exec of it is still dumpable. Runs before
- * any command. Exits 71 when a port cannot be listened on or the forwarder does not say it is
+ * never started again: no command may run while a fresh exec of it is still dumpable. Where it is
+ * linked into this helper, it is forked without an exec (an exec and its static start's page
+ * faults less per execution: ~1 ms of CPU where a page fault costs ~40 us, docs/PERFORMANCE.md),
+ * undumpable from the start as pid 1 is, named as the exec'd one for `ps`. Runs before any command. Exits 71 when a port cannot be listened on or the forwarder does not say it is
  * ready: Ambient then holds the namespace from the host instead.
  */
 static void start_forwarder(const char *program, char **forwards, int count) {
@@ -804,6 +831,12 @@ static void start_forwarder(const char *program, char **forwards, int count) {
       if (fcntl(listeners[i], F_SETFD, 0) < 0) _exit(127);
     int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (null < 0 || dup2(null, 0) < 0 || dup2(said[1], 1) < 0) _exit(127);
+#if LINKED_FORWARDER
+    /* What an exec would have closed: every descriptor but stdio and the listeners. */
+    close_all_but(listeners, count);
+    prctl(PR_SET_NAME, ".ambient-forwar");
+    _exit(forwarder_main(2 + count, args));
+#endif
     char *envp[] = {NULL};
     execve(program, args, envp);
     perror("ambient-spawner: exec of the forwarder");

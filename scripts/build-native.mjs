@@ -20,12 +20,16 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PROGRAMS = [
   {
     name: 'ambient-spawner',
-    // confine.c: its `--confine`, a bubblewrap execution's sandbox made without bwrap.
-    sources: ['spawner.c', 'confine.c'],
+    // confine.c: its `--confine`, a bubblewrap execution's sandbox made without bwrap; forwarder.c:
+    // the forwarder a sandbox's pid 1 forks without an exec.
+    sources: ['spawner.c', 'confine.c', 'forwarder.c'],
     fallback: 'processes start from the Node helper',
-    flagSets: [['-static'], []],
-    // Where confine.c does not compile (older kernel headers, say): the spawner without it, and
-    // bwrap makes bubblewrap's sandboxes (it answers `--confine` with 69).
+    flagSets: [
+      ['-static', '-DAMBIENT_FORWARDER_MAIN=forwarder_main'],
+      ['-DAMBIENT_FORWARDER_MAIN=forwarder_main'],
+    ],
+    // Where confine.c does not compile (older kernel headers, say): the spawner alone, bwrap makes
+    // bubblewrap's sandboxes (it answers `--confine` with 69) and the forwarder is exec'd.
     without: { sources: ['spawner.c'], flags: '-DAMBIENT_NO_CONFINE' },
   },
   {

@@ -13,6 +13,7 @@ import {
   readFileSync,
   readlinkSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { execFile, execFileSync } from 'node:child_process';
@@ -476,6 +477,22 @@ describe.each([
           'unreadable',
           'ambient-spawner',
         ]);
+        // Forked by the helper, not exec'd: both are the one program (no exec, no static start).
+        const pidNs = (await runIn(sandbox, 'readlink /proc/self/ns/pid')).output.trim();
+        const hostPidOf = (nsPid: string) =>
+          readdirSync('/proc').find((pid) => {
+            try {
+              const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+              return (
+                readlinkSync(`/proc/${pid}/ns/pid`) === pidNs &&
+                new RegExp(`^NSpid:.*\\s${nsPid}$`, 'm').test(status)
+              );
+            } catch {
+              return false;
+            }
+          })!;
+        const program = (nsPid: string) => statSync(`/proc/${hostPidOf(nsPid)}/exe`).ino;
+        expect(program(forwarderPid!)).toBe(program('1'));
       });
 
       it("keeps the forwarder's ports from a command that kills it", async () => {
@@ -675,12 +692,17 @@ describe('bubblewrap sandbox whose spawn helper does not start', () => {
 
   it('falls back from the sandbox holding the namespace when the forwarder does not start in it', async () => {
     const backend = backendIn(root);
-    // As a forwarder built before `-i` (its build failed since, leaving it) would: usage, 64.
-    const old = script(join(root, 'old-forwarder'), 'echo "usage: ambient-forwarder" >&2\nexit 64');
+    // A forward the sandbox's helper cannot start (a socket path too long for it): it exits 64
+    // before it says it is ready, as it would where the forwarder did not start.
     const internals = backend as unknown as { forwarder: SandboxForwarder };
+    const command = internals.forwarder.command.bind(internals.forwarder);
     internals.forwarder = {
       ...internals.forwarder,
-      bindArgs: () => ['--ro-bind', old, internals.forwarder.insidePath],
+      command: (forwards, program) =>
+        command(
+          forwards.map((f) => ({ ...f, socketPath: `/${'x'.repeat(200)}` })),
+          program,
+        ),
     };
     const sandbox = await openWithApi(backend, root, `noforwarder-${process.pid}`, server);
     try {
