@@ -788,7 +788,8 @@ static void handle_request(const unsigned char *body, size_t len) {
  * never started again: no command may run while a fresh exec of it is still dumpable. Where it is
  * linked into this helper, it is forked without an exec (an exec and its static start's page
  * faults less per execution: ~1 ms of CPU where a page fault costs ~40 us, docs/PERFORMANCE.md),
- * undumpable from the start as pid 1 is, named as the exec'd one for `ps`. Runs before any command. Exits 71 when a port cannot be listened on or the forwarder does not say it is
+ * undumpable from the start as pid 1 is, its comm the exec'd one's for `ps` (its cmdline stays the
+ * helper's). Runs before any command. Exits 71 when a port cannot be listened on or the forwarder does not say it is
  * ready: Ambient then holds the namespace from the host instead.
  */
 static void start_forwarder(const char *program, char **forwards, int count) {
@@ -831,9 +832,11 @@ static void start_forwarder(const char *program, char **forwards, int count) {
       if (fcntl(listeners[i], F_SETFD, 0) < 0) _exit(127);
     int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (null < 0 || dup2(null, 0) < 0 || dup2(said[1], 1) < 0) _exit(127);
-#if LINKED_FORWARDER
-    /* What an exec would have closed: every descriptor but stdio and the listeners. */
+#ifdef LINKED_FORWARDER
+    /* What an exec would have left behind: every descriptor but stdio and the listeners, and
+     * the environment (an exec gave it none). */
     close_all_but(listeners, count);
+    clearenv();
     prctl(PR_SET_NAME, ".ambient-forwar");
     _exit(forwarder_main(2 + count, args));
 #endif

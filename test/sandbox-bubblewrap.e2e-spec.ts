@@ -692,15 +692,15 @@ describe('bubblewrap sandbox whose spawn helper does not start', () => {
 
   it('falls back from the sandbox holding the namespace when the forwarder does not start in it', async () => {
     const backend = backendIn(root);
-    // A forward the sandbox's helper cannot start (a socket path too long for it): it exits 64
-    // before it says it is ready, as it would where the forwarder did not start.
+    // A forwarder that does not start: a socket path the helper takes but the forwarder refuses
+    // (108 bytes or more), so the helper waits for its ready line in vain and exits 71.
     const internals = backend as unknown as { forwarder: SandboxForwarder };
     const command = internals.forwarder.command.bind(internals.forwarder);
     internals.forwarder = {
       ...internals.forwarder,
       command: (forwards, program) =>
         command(
-          forwards.map((f) => ({ ...f, socketPath: `/${'x'.repeat(200)}` })),
+          forwards.map((f) => ({ ...f, socketPath: `/${'x'.repeat(110)}` })),
           program,
         ),
     };
