@@ -11,8 +11,9 @@
  *
  * Frames: u32 little-endian length, then the body (u8 op, u32 id, op's fields).
  * Requests: 1 spawn (u8 stdin_pipe, i32 enter_pid, u8 enter_user, str file, str cwd, list args, list env,
- *           list cgroup_procs, optional u8 confine_here: see spawn_child), 2 stdin (bytes), 3 stdin-end, 4 pause (u8 fd), 5 resume (u8 fd),
- *           6 kill (SIGKILL to the process's group; in a sandbox, to its supervisor).
+ *           list cgroup_procs, optional u8 confine_here: see spawn_child), 2 stdin (bytes),
+ *           3 stdin-end, 4 pause (u8 fd), 5 resume (u8 fd), 6 kill (SIGKILL to the process's group;
+ *           in a sandbox, to its supervisor).
  * Events:   1 spawned (i32 pid), 2 error (i32 errno, str syscall), 3 out (u8 fd, bytes),
  *           4 out-end (u8 fd), 5 exit (i32 code or -1, i32 signal or 0), 6 ready (--sandbox).
  * A str is u32 length + bytes; a list is u32 count + strs.
@@ -404,20 +405,24 @@ static void kill_children(void) {
   for_each_child(kill_now);
 }
 
-/* Closes every descriptor above stderr (close_range, else each one /proc/self/fd lists). */
+/* Whether `fd` is one of the `count` in `keep`. */
 static int kept(int fd, const int *keep, int count) {
   for (int i = 0; i < count; i++)
     if (keep[i] == fd) return 1;
   return 0;
 }
 
-/* Closes every descriptor from 3 up but the `count` in `keep`. */
+/*
+ * Closes every descriptor above stderr but the `count` in `keep` (close_range over the gaps, else
+ * each one /proc/self/fd lists).
+ */
 static void close_all_but(const int *keep, int count) {
   unsigned from = 3;
   for (;;) {
     unsigned next = ~0U; /* the lowest kept descriptor from `from` up */
     for (int i = 0; i < count; i++)
-      if (keep[i] >= 0 && (unsigned)keep[i] >= from && (unsigned)keep[i] < next) next = (unsigned)keep[i];
+      if (keep[i] >= 0 && (unsigned)keep[i] >= from && (unsigned)keep[i] < next)
+        next = (unsigned)keep[i];
     if (next > from && syscall(SYS_close_range, from, next - 1, 0) < 0) break;
     if (next == ~0U) return;
     from = next + 1;
@@ -513,7 +518,7 @@ static void spawn_child(uint32_t id, struct cursor *c) {
   uint32_t nargs = 0, ncg = 0;
   char **args = take_list(c, &nargs), **env = take_list(c, NULL);
   char **cgroups = take_list(c, &ncg);
-  /* Optional: args are `<this helper> --confine <options> -- <program>…`, made here (see confine_child). */
+  /* Optional: args are `<this helper> --confine <options> -- <program>…`, made here (confine_child). */
   int confine_here = c->p < c->end && *c->p++;
   int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, report[2] = {-1, -1};
   int sync[2] = {-1, -1}, helper_fd = -1;
@@ -540,7 +545,7 @@ static void spawn_child(uint32_t id, struct cursor *c) {
       program.st_dev == self_exe.st_dev && program.st_ino == self_exe.st_ino)
     clone_flags = confine_prepare((int)nargs - 2, args + 2);
   if (clone_flags >= 0 && pipe2(sync, O_CLOEXEC) < 0) failed = "pipe";
-  /* The child's way to tell this helper still runs once it cannot die with it unnoticed (confine.c). */
+  /* How the child tells that this helper still runs, where it could die unnoticed (confine.c). */
   if (clone_flags >= 0 && !failed) helper_fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
   pid_t pid = -1;
   char report_buf[64];
@@ -789,8 +794,8 @@ static void handle_request(const unsigned char *body, size_t len) {
  * linked into this helper, it is forked without an exec (an exec and its static start's page
  * faults less per execution: ~1 ms of CPU where a page fault costs ~40 us, docs/PERFORMANCE.md),
  * undumpable from the start as pid 1 is, its comm the exec'd one's for `ps` (its cmdline stays the
- * helper's). Runs before any command. Exits 71 when a port cannot be listened on or the forwarder does not say it is
- * ready: Ambient then holds the namespace from the host instead.
+ * helper's). Runs before any command. Exits 71 when a port cannot be listened on or the forwarder
+ * does not say it is ready: Ambient then holds the namespace from the host instead.
  */
 static void start_forwarder(const char *program, char **forwards, int count) {
   if (count < 1 || count > 8) {
