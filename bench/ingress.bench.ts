@@ -18,6 +18,7 @@ import {
 } from '../test/support/webhook-helpers';
 import { startBareApp } from './bare-app';
 import { deliveryRecipe, seedWebhooks } from './ingress-seed';
+import { FloodResult, measureRefusedFloods } from './refused-phase';
 import { LoadSpec, runLoad, VariantsRecipe } from './load-generator';
 import { machineFacts } from './machine';
 import { ms, percentile, table } from './stats';
@@ -30,7 +31,7 @@ import { watchGcPauses } from './gc-pauses';
  * a bare Nest/Express endpoint answering 202; latency at 500 deliveries/s; and how long an accepted
  * delivery takes to become a QUEUED run. A benchmark, not a test: it always exits 0.
  */
-const TARGETS = { ratio: 0.5, p99AtRateMs: 20, toQueuedP50Ms: 50 };
+const TARGETS = { ratio: 0.5, p99AtRateMs: 20, toQueuedP50Ms: 50, refusedRatio: 0.75 };
 const CONCURRENCY = 32;
 const ROUNDS = 3;
 const WARMUP_MS = 2000;
@@ -120,6 +121,29 @@ function machineSplit(name: string, serverUs: number[], splits: CpuSplit[]): str
   return `${name} ${total.toFixed(0)} (${parts.map(([part, us]) => `${part} ${us.toFixed(0)}`).join(', ')})`;
 }
 
+const floodRatio = (flood: FloodResult) =>
+  median(flood.answeredPerSecond) / median(flood.bareRequestsPerSecond);
+
+function floodRow(flood: FloodResult): string[] {
+  const ratio = floodRatio(flood);
+  return [
+    `ingress, refused ${flood.status}: ${flood.name} (answers/s)`,
+    `${median(flood.answeredPerSecond).toFixed(0)} (${(ratio * 100).toFixed(0)} % of bare)`,
+    "≥ 75 % (bench's own)",
+    ratio >= TARGETS.refusedRatio ? 'MET' : 'MISSED',
+  ];
+}
+
+function floodDetails(flood: FloodResult): string {
+  const rounds = flood.answeredPerSecond
+    .map((rps, i) => `${rps.toFixed(0)} against bare ${flood.bareRequestsPerSecond[i].toFixed(0)}`)
+    .join(', ');
+  const others = Object.entries(flood.otherStatuses)
+    .map(([status, n]) => `${n} × ${status}`)
+    .join(', ');
+  return `refused ${flood.status} (${flood.name}): answers/s per round ${rounds}; CPU per answer (µs, median of rounds): server thread ${flood.serverUs.toFixed(0)}, MariaDB ${flood.databaseUs.toFixed(0)}, Redis ${flood.redisUs.toFixed(0)}; other answers: ${others || 'none'}`;
+}
+
 async function main() {
   Logger.overrideLogger(['error']);
   const model = await startFakeModelServer();
@@ -204,6 +228,8 @@ async function main() {
     const [{ n: accepted }] = (await app.dataSource.query(
       `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'accepted'`,
     )) as { n: string }[];
+    progress('refused floods');
+    const floods = await measureRefusedFloods(app.dataSource, key, app.ingressUrl, bareUrl);
     await redis.quit();
     await bare.close();
     await app.close();
@@ -233,6 +259,7 @@ async function main() {
       '≥ 50 %',
       ratio('sw') >= TARGETS.ratio ? 'MET' : 'MISSED',
     ]);
+    for (const flood of floods) rows.push(floodRow(flood));
     rows.push([
       `latency at ${RATE} deliveries/s, p50 / p99`,
       `${ms(percentile(paced.latenciesMs, 50))} / ${ms(p99)}`,
@@ -309,6 +336,7 @@ async function main() {
         // for a core holds up every delivery that arrives meanwhile.
         `CPU taken by other processes (cores, phase average): throughput ${cores(throughputCores)}, latency at ${RATE}/s ${cores(latencyCores)}`,
         `GC pauses of the bench process at ${RATE}/s (warm-up included): ${gcAtRate}`,
+        ...floods.map(floodDetails),
         `deliveries accepted (all phases): ${accepted}; non-2xx answers: ${errors}${firstError ? ` (first: ${firstError})` : ''}`,
         '',
       ].join('\n'),

@@ -50,6 +50,8 @@ export interface LoadResult {
   /** Responses other than 2xx, and transport errors. */
   errors: number;
   firstError: string | null;
+  /** How many responses came with each HTTP status (transport errors have none). */
+  statuses: Record<number, number>;
   elapsedMs: number;
   latenciesMs: number[];
   requestsPerSecond: number;
@@ -143,6 +145,7 @@ class Tally {
   completed = 0;
   errors = 0;
   firstError: string | null = null;
+  readonly statuses: Record<number, number> = {};
   readonly latenciesMs: number[] = [];
 
   async timed(agent: Agent, spec: RequestSpec): Promise<void> {
@@ -150,6 +153,7 @@ class Tally {
     try {
       const res = await send(agent, spec);
       this.latenciesMs.push(performance.now() - start);
+      this.statuses[res.status] = (this.statuses[res.status] ?? 0) + 1;
       if (res.status >= 200 && res.status < 300) this.completed++;
       else this.fail(`HTTP ${res.status}: ${res.body.slice(0, 200)}`);
     } catch (err) {
@@ -178,6 +182,7 @@ async function load(spec: LoadSpec): Promise<Omit<LoadResult, CallerCpu>> {
     completed: tally.completed,
     errors: tally.errors,
     firstError: tally.firstError,
+    statuses: tally.statuses,
     elapsedMs,
     latenciesMs: tally.latenciesMs,
     requestsPerSecond: (tally.completed * 1000) / elapsedMs,
