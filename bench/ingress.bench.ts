@@ -17,12 +17,13 @@ import {
   definitionFiles,
 } from '../test/support/webhook-helpers';
 import { startBareApp } from './bare-app';
+import { ingressLoad } from './ingress-load';
 import { deliveryRecipe, seedWebhooks } from './ingress-seed';
-import { FloodResult, measureRefusedFloods } from './refused-phase';
 import { LoadSpec, runLoad, VariantsRecipe } from './load-generator';
 import { machineFacts } from './machine';
-import { ms, percentile, table } from './stats';
-import { watchNeighbourCpu, watchStoresCpu } from './thread-cpu';
+import { FloodResult, measureRefusedFloods, REFUSED_FLOODS_SETTINGS } from './refused-phase';
+import { median, ms, percentile, table } from './stats';
+import { watchNeighbourCpu } from './thread-cpu';
 import { watchGcPauses } from './gc-pauses';
 
 /**
@@ -48,51 +49,13 @@ const QUEUED_DELIVERIES = 200;
 
 const progress = (m: string) =>
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
-const median = (xs: number[]) => percentile(xs, 50);
 
-/** Commands Redis has processed since it started (every client's: the ingress's, Bull's). */
-async function redisCommands(redis: Redis): Promise<number> {
-  const stats = await redis.info('stats');
-  return Number(/total_commands_processed:(\d+)/.exec(stats)?.[1] ?? NaN);
-}
-
-async function throughput(
+/** A round of the throughput phase (see ingressLoad). */
+const throughput = (
   spec: Omit<LoadSpec, 'durationMs'>,
   recipe: () => VariantsRecipe,
   redis: Redis,
-) {
-  await runLoad({ ...spec, durationMs: WARMUP_MS, variantsFrom: recipe() });
-  const stores = watchStoresCpu();
-  const commandsBefore = await redisCommands(redis);
-  const result = await runLoad({ ...spec, durationMs: MEASURE_MS, variantsFrom: recipe() });
-  const storesMs = stores();
-  const commands = (await redisCommands(redis)) - commandsBefore - 1;
-  const requests = result.completed + result.errors;
-  const perRequest = (ms: number | null) =>
-    ms === null || requests === 0 ? NaN : (ms * 1000) / requests;
-  const { callerCpuMs, generatorCpuMs, processCpuMs } = result;
-  return {
-    // CPU of the server's thread per request (µs): unlike req/s, robust to a busy machine.
-    cpuUs: perRequest(callerCpuMs),
-    // Where the rest of the machine's CPU per request went (µs); see machineSplit.
-    split: {
-      helpers: perRequest(
-        processCpuMs === null || callerCpuMs === null || generatorCpuMs === null
-          ? null
-          : processCpuMs - callerCpuMs - generatorCpuMs,
-      ),
-      generator: perRequest(generatorCpuMs),
-      database: perRequest(storesMs?.databaseMs ?? null),
-      redis: perRequest(storesMs?.redisMs ?? null),
-    },
-    rps: result.requestsPerSecond,
-    redisCommands: requests === 0 ? NaN : commands / requests,
-    errors: result.errors,
-    firstError: result.firstError,
-    p50: percentile(result.latenciesMs, 50),
-    p99: percentile(result.latenciesMs, 99),
-  };
-}
+) => ingressLoad(spec, recipe, redis, { warmupMs: WARMUP_MS, measureMs: MEASURE_MS });
 
 interface CpuSplit {
   /** The bench process's other threads: V8's (garbage collection, compilation) and libuv's. */
@@ -121,27 +84,30 @@ function machineSplit(name: string, serverUs: number[], splits: CpuSplit[]): str
   return `${name} ${total.toFixed(0)} (${parts.map(([part, us]) => `${part} ${us.toFixed(0)}`).join(', ')})`;
 }
 
-const floodRatio = (flood: FloodResult) =>
-  median(flood.answeredPerSecond) / median(flood.bareRequestsPerSecond);
-
 function floodRow(flood: FloodResult): string[] {
-  const ratio = floodRatio(flood);
+  const ratio = median(flood.ratios);
   return [
     `ingress, refused ${flood.status}: ${flood.name} (answers/s)`,
     `${median(flood.answeredPerSecond).toFixed(0)} (${(ratio * 100).toFixed(0)} % of bare)`,
-    "≥ 75 % (bench's own)",
+    `≥ ${TARGETS.refusedRatio * 100} % (bench's own)`,
     ratio >= TARGETS.refusedRatio ? 'MET' : 'MISSED',
   ];
 }
 
 function floodDetails(flood: FloodResult): string {
   const rounds = flood.answeredPerSecond
-    .map((rps, i) => `${rps.toFixed(0)} against bare ${flood.bareRequestsPerSecond[i].toFixed(0)}`)
+    .map((rps, i) => `${rps.toFixed(0)} / ${flood.bareAnsweredPerSecond[i].toFixed(0)}`)
     .join(', ');
+  const ratios = flood.ratios.map((r) => `${(r * 100).toFixed(0)} %`).join(', ');
   const others = Object.entries(flood.otherStatuses)
     .map(([status, n]) => `${n} × ${status}`)
     .join(', ');
-  return `refused ${flood.status} (${flood.name}): answers/s per round ${rounds}; CPU per answer (µs, median of rounds): server thread ${flood.serverUs.toFixed(0)}, MariaDB ${flood.databaseUs.toFixed(0)}, Redis ${flood.redisUs.toFixed(0)}; other answers: ${others || 'none'}`;
+  return (
+    `refused ${flood.status} (${flood.name}): answers/s per round, flood / bare: ${rounds} (${ratios}); ` +
+    `µs per answer (medians of rounds): server thread ${flood.serverUs.toFixed(0)} (bare ${flood.bareServerUs.toFixed(0)}), ` +
+    `MariaDB ${flood.databaseUs.toFixed(0)}, Redis ${flood.redisUs.toFixed(0)} (above their CPU beside the bare rounds); ` +
+    `other answers: ${others || 'none'}; unanswered: ${flood.transportErrors}`
+  );
 }
 
 async function main() {
@@ -225,11 +191,11 @@ async function main() {
       }
     }
     const throughputCores = throughputNeighbours();
+    progress('refused floods');
+    const floods = await measureRefusedFloods(app.dataSource, key, app.ingressUrl, bareUrl, redis);
     const [{ n: accepted }] = (await app.dataSource.query(
       `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'accepted'`,
     )) as { n: string }[];
-    progress('refused floods');
-    const floods = await measureRefusedFloods(app.dataSource, key, app.ingressUrl, bareUrl);
     await redis.quit();
     await bare.close();
     await app.close();
@@ -324,6 +290,7 @@ async function main() {
       [
         ...machineFacts(),
         `settings: closed loop, concurrency ${CONCURRENCY}, keep-alive, ${ROUNDS} alternating rounds of ${WARMUP_MS / 1000} s warm-up + ${MEASURE_MS / 1000} s measured; ${WEBHOOKS} webhooks per auth mode; 1 KB unique bodies, built in the load generator's thread (the bare endpoint gets the token rounds' requests); latency (before the throughput rounds): ${RATE_WARMUP} deliveries at ${RATE}/s (one per token webhook) unmeasured, then ${RATE_REQUESTS} measured; ${describeBenchDatabase(databaseSocket)}`,
+        REFUSED_FLOODS_SETTINGS,
         `rounds (req/s): bare ${samples.bare.map((x) => x.toFixed(0)).join(', ')}; token ${samples.token.map((x) => x.toFixed(0)).join(', ')}; standard_webhooks ${samples.sw.map((x) => x.toFixed(0)).join(', ')}`,
         // Each round's ingress figure beside the bare one measured just before it: the host's drift
         // between rounds (bare alone moves by half on this kind of machine) shows here.

@@ -216,6 +216,9 @@ async function openLoop(agent: Agent, spec: LoadSpec, tally: Tally, rate: number
   await Promise.all(inFlight);
   tally.errors += discarded.errors; // failures count, warm-up or not
   tally.firstError ??= discarded.firstError;
+  for (const [status, n] of Object.entries(discarded.statuses)) {
+    tally.statuses[Number(status)] = (tally.statuses[Number(status)] ?? 0) + n;
+  }
 }
 
 async function walk(spec: WalkSpec): Promise<WalkResult> {

@@ -1,17 +1,20 @@
+import type Redis from 'ioredis';
 import type { DataSource } from 'typeorm';
 import { newUid } from '../src/common/ids';
+import { IngressLoadResult, ingressLoad } from './ingress-load';
 import { BenchWebhook, deliveryRecipe, seedWebhooks } from './ingress-seed';
-import { runLoad, VariantsRecipe } from './load-generator';
-import { percentile } from './stats';
-import { watchStoresCpu } from './thread-cpu';
+import type { VariantsRecipe } from './load-generator';
+import { median } from './stats';
 
-const ROUNDS = 2;
-const WARMUP_MS = 1000;
-const MEASURE_MS = 3000;
+const ROUNDS = 3;
+const TIMES = { warmupMs: 1000, measureMs: 3000 };
 const CONCURRENCY = 32;
+const UNKNOWN_IDS = 2000;
 const PER_ROUND = 30_000;
 
-/** One kind of refused delivery, and the status every answer to it must have. */
+export const REFUSED_FLOODS_SETTINGS = `refused floods: ${ROUNDS} rounds of ${TIMES.warmupMs / 1000} s warm-up + ${TIMES.measureMs / 1000} s measured per flood, each after the bare endpoint's, closed loop, concurrency ${CONCURRENCY}; one token webhook over its budget; ${UNKNOWN_IDS} well-formed ids of no webhook`;
+
+/** One kind of refused delivery, and the status its answers should have. */
 interface Flood {
   name: string;
   status: number;
@@ -21,49 +24,52 @@ interface Flood {
 export interface FloodResult {
   name: string;
   status: number;
-  /** Answers per second (every status) in each round, and the bare endpoint's just before it. */
+  /** Per round: the flood's answers/s (every status) over the bare endpoint's just before it. */
+  ratios: number[];
   answeredPerSecond: number[];
-  bareRequestsPerSecond: number[];
-  /** CPU per answer (µs), medians of the rounds: the server's thread, MariaDB, Redis. */
+  bareAnsweredPerSecond: number[];
+  /** Medians of the rounds, µs per answer: the server's thread, the flood's and bare's. */
   serverUs: number;
+  bareServerUs: number;
+  /**
+   * MariaDB's and Redis's CPU per answer above what they spent meanwhile without any request
+   * (the bare round's: it calls neither), medians of the rounds, µs.
+   */
   databaseUs: number;
   redisUs: number;
-  /** Answers with another status than the flood's (a 202 would be a delivery let through). */
+  /** Answers with another status (a 202 of the budget's sliding minute), and requests unanswered. */
   otherStatuses: Record<number, number>;
+  transportErrors: number;
 }
 
-async function measured(recipe: VariantsRecipe) {
-  const spec = { url: '', method: 'POST' as const, concurrency: CONCURRENCY };
-  await runLoad({ ...spec, durationMs: WARMUP_MS, variantsFrom: recipe });
-  const stores = watchStoresCpu();
-  const result = await runLoad({ ...spec, durationMs: MEASURE_MS, variantsFrom: recipe });
-  const storesMs = stores();
-  const answered = Object.values(result.statuses).reduce((sum, n) => sum + n, 0);
-  const per = (ms: number | null | undefined) =>
-    ms === null || ms === undefined || answered === 0 ? NaN : (ms * 1000) / answered;
-  return {
-    answeredPerSecond: (answered * 1000) / result.elapsedMs,
-    serverUs: per(result.callerCpuMs),
-    databaseUs: per(storesMs?.databaseMs),
-    redisUs: per(storesMs?.redisMs),
-    statuses: result.statuses,
-  };
+/** The stores' CPU of `round` above `background`'s rate over the same time, per answer (µs). */
+function aboveBackground(
+  round: IngressLoadResult,
+  background: IngressLoadResult,
+  store: 'databaseMs' | 'redisMs',
+): number {
+  if (!round.stores || !background.stores || round.answered === 0) return NaN;
+  const idleRate = background.stores[store] / background.stores.windowMs;
+  const above = round.stores[store] - idleRate * round.stores.windowMs;
+  return (Math.max(0, above) * 1000) / round.answered;
 }
 
 /**
  * What a flood of deliveries the ingress refuses costs it, beside the bare endpoint in the same
- * rounds: one webhook far over its per-minute budget (429), and ids of no webhook (404). A public
- * ingress meets both (a sender retrying in a loop, a scan of URLs); each should cost about what
- * answering at all costs, and neither a database row nor a Redis call of its own.
+ * rounds: one webhook far over its per-minute budget (429; each hit still goes to Redis, in the
+ * limiter's batched script calls) and well-formed ids of no webhook (404; each id is looked up in
+ * MariaDB, in batched reads, as misses are not cached). A public ingress meets both: a sender
+ * retrying in a loop, a scan of webhook URLs.
  */
 export async function measureRefusedFloods(
   dataSource: DataSource,
   secretsKey: Buffer,
   ingressUrl: string,
   bareUrl: string,
+  redis: Redis,
 ): Promise<FloodResult[]> {
   const [overBudget] = await seedWebhooks(dataSource, secretsKey, 1, 'token');
-  const unknown: BenchWebhook[] = Array.from({ length: 2000 }, () => ({
+  const unknown: BenchWebhook[] = Array.from({ length: UNKNOWN_IDS }, () => ({
     uid: newUid(),
     mode: 'token',
   }));
@@ -74,49 +80,56 @@ export async function measureRefusedFloods(
       recipe: (offset) => deliveryRecipe(ingressUrl, [overBudget], PER_ROUND, offset),
     },
     {
-      name: 'unknown webhook ids',
+      name: 'ids of no webhook',
       status: 404,
       recipe: (offset) => deliveryRecipe(ingressUrl, unknown, PER_ROUND, offset),
     },
   ];
-  const samples = floods.map(() => ({
-    bare: [] as number[],
-    answered: [] as number[],
-    server: [] as number[],
-    database: [] as number[],
-    redis: [] as number[],
-    other: {} as Record<number, number>,
-  }));
+  const spec = { url: '', method: 'POST' as const, concurrency: CONCURRENCY };
+  const rounds = floods.map(() => [] as { bare: IngressLoadResult; flood: IngressLoadResult }[]);
   let offset = 0;
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, flood] of floods.entries()) {
-      // The same requests to the bare endpoint just before: the host's drift between rounds
-      // moves both sides of the ratio alike.
-      const bare = await measured(
-        deliveryRecipe(ingressUrl, [overBudget], PER_ROUND, (offset += PER_ROUND), bareUrl),
+      // The same requests to the bare endpoint just before: each round's ratio compares like
+      // with like on a host whose speed drifts between rounds.
+      const bare = await ingressLoad(
+        spec,
+        () => deliveryRecipe(ingressUrl, [overBudget], PER_ROUND, (offset += PER_ROUND), bareUrl),
+        redis,
+        TIMES,
       );
-      const refused = await measured(flood.recipe((offset += PER_ROUND)));
-      const s = samples[i];
-      s.bare.push(bare.answeredPerSecond);
-      s.answered.push(refused.answeredPerSecond);
-      s.server.push(refused.serverUs);
-      s.database.push(refused.databaseUs);
-      s.redis.push(refused.redisUs);
-      for (const [status, n] of Object.entries(refused.statuses)) {
-        if (Number(status) !== flood.status)
-          s.other[Number(status)] = (s.other[Number(status)] ?? 0) + n;
-      }
+      const refused = await ingressLoad(
+        spec,
+        () => flood.recipe((offset += PER_ROUND)),
+        redis,
+        TIMES,
+      );
+      rounds[i].push({ bare, flood: refused });
     }
   }
-  const median = (xs: number[]) => percentile(xs, 50);
-  return floods.map((flood, i) => ({
-    name: flood.name,
-    status: flood.status,
-    answeredPerSecond: samples[i].answered,
-    bareRequestsPerSecond: samples[i].bare,
-    serverUs: median(samples[i].server),
-    databaseUs: median(samples[i].database),
-    redisUs: median(samples[i].redis),
-    otherStatuses: samples[i].other,
-  }));
+  return floods.map((flood, i) => {
+    const otherStatuses: Record<number, number> = {};
+    let transportErrors = 0;
+    for (const { flood: r } of rounds[i]) {
+      for (const [status, n] of Object.entries(r.statuses)) {
+        if (Number(status) !== flood.status) {
+          otherStatuses[Number(status)] = (otherStatuses[Number(status)] ?? 0) + n;
+        }
+      }
+      transportErrors += r.transportErrors;
+    }
+    return {
+      name: flood.name,
+      status: flood.status,
+      ratios: rounds[i].map((r) => r.flood.answeredPerSecond / r.bare.answeredPerSecond),
+      answeredPerSecond: rounds[i].map((r) => r.flood.answeredPerSecond),
+      bareAnsweredPerSecond: rounds[i].map((r) => r.bare.answeredPerSecond),
+      serverUs: median(rounds[i].map((r) => r.flood.cpuUs)),
+      bareServerUs: median(rounds[i].map((r) => r.bare.cpuUs)),
+      databaseUs: median(rounds[i].map((r) => aboveBackground(r.flood, r.bare, 'databaseMs'))),
+      redisUs: median(rounds[i].map((r) => aboveBackground(r.flood, r.bare, 'redisMs'))),
+      otherStatuses,
+      transportErrors,
+    };
+  });
 }

@@ -6,6 +6,11 @@ export function percentile(samples: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
 }
 
+/** The median of unsorted samples (nearest rank: of two, the smaller). */
+export function median(samples: readonly number[]): number {
+  return percentile(samples, 50);
+}
+
 export function ms(value: number): string {
   if (!Number.isFinite(value)) return 'n/a';
   return value < 10 ? `${value.toFixed(2)} ms` : `${value.toFixed(1)} ms`;
