@@ -59,7 +59,7 @@ export async function ingressLoad(
     answered,
     statuses: result.statuses,
     /** Requests that got no answer (connection errors). */
-    transportErrors: requests - answered,
+    unanswered: result.unanswered,
     redisCommands: requests === 0 ? NaN : commands / requests,
     errors: result.errors,
     firstError: result.firstError,

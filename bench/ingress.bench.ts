@@ -29,8 +29,9 @@ import { watchGcPauses } from './gc-pauses';
 /**
  * `npm run bench:ingress`: accepted deliveries/s of the webhook ingress (1 KB bodies, token and
  * standard_webhooks auth, spread over enough webhooks to stay under the per-webhook limit) beside
- * a bare Nest/Express endpoint answering 202; latency at 500 deliveries/s; and how long an accepted
- * delivery takes to become a QUEUED run. A benchmark, not a test: it always exits 0.
+ * a bare Nest/Express endpoint answering 202; latency at 500 deliveries/s; what floods of refused
+ * deliveries cost (refused-phase.ts); and how long an accepted delivery takes to become a QUEUED
+ * run. A benchmark, not a test: it always exits 0.
  */
 const TARGETS = { ratio: 0.5, p99AtRateMs: 20, toQueuedP50Ms: 50, refusedRatio: 0.75 };
 const CONCURRENCY = 32;
@@ -85,7 +86,7 @@ function machineSplit(name: string, serverUs: number[], splits: CpuSplit[]): str
 }
 
 function floodRow(flood: FloodResult): string[] {
-  const ratio = median(flood.ratios);
+  const ratio = flood.bareErrors > 0 ? NaN : median(flood.ratios);
   return [
     `ingress, refused ${flood.status}: ${flood.name} (answers/s)`,
     `${median(flood.answeredPerSecond).toFixed(0)} (${(ratio * 100).toFixed(0)} % of bare)`,
@@ -106,7 +107,8 @@ function floodDetails(flood: FloodResult): string {
     `refused ${flood.status} (${flood.name}): answers/s per round, flood / bare: ${rounds} (${ratios}); ` +
     `µs per answer (medians of rounds): server thread ${flood.serverUs.toFixed(0)} (bare ${flood.bareServerUs.toFixed(0)}), ` +
     `MariaDB ${flood.databaseUs.toFixed(0)}, Redis ${flood.redisUs.toFixed(0)} (above their CPU beside the bare rounds); ` +
-    `other answers: ${others || 'none'}; unanswered: ${flood.transportErrors}`
+    `other answers: ${others || 'none'}; unanswered: ${flood.unanswered}; ` +
+    `bare's errors: ${flood.bareErrors}`
   );
 }
 

@@ -50,8 +50,10 @@ export interface LoadResult {
   /** Responses other than 2xx, and transport errors. */
   errors: number;
   firstError: string | null;
-  /** How many responses came with each HTTP status (transport errors have none). */
+  /** How many responses came with each HTTP status (an open loop's warm-up's included). */
   statuses: Record<number, number>;
+  /** Requests that got no response (connection errors; an open loop's warm-up's included). */
+  unanswered: number;
   elapsedMs: number;
   latenciesMs: number[];
   requestsPerSecond: number;
@@ -146,6 +148,7 @@ class Tally {
   errors = 0;
   firstError: string | null = null;
   readonly statuses: Record<number, number> = {};
+  unanswered = 0;
   readonly latenciesMs: number[] = [];
 
   async timed(agent: Agent, spec: RequestSpec): Promise<void> {
@@ -157,6 +160,7 @@ class Tally {
       if (res.status >= 200 && res.status < 300) this.completed++;
       else this.fail(`HTTP ${res.status}: ${res.body.slice(0, 200)}`);
     } catch (err) {
+      this.unanswered++;
       this.fail((err as Error).message);
     }
   }
@@ -183,6 +187,7 @@ async function load(spec: LoadSpec): Promise<Omit<LoadResult, CallerCpu>> {
     errors: tally.errors,
     firstError: tally.firstError,
     statuses: tally.statuses,
+    unanswered: tally.unanswered,
     elapsedMs,
     latenciesMs: tally.latenciesMs,
     requestsPerSecond: (tally.completed * 1000) / elapsedMs,
@@ -216,6 +221,7 @@ async function openLoop(agent: Agent, spec: LoadSpec, tally: Tally, rate: number
   await Promise.all(inFlight);
   tally.errors += discarded.errors; // failures count, warm-up or not
   tally.firstError ??= discarded.firstError;
+  tally.unanswered += discarded.unanswered;
   for (const [status, n] of Object.entries(discarded.statuses)) {
     tally.statuses[Number(status)] = (tally.statuses[Number(status)] ?? 0) + n;
   }

@@ -12,7 +12,7 @@ const CONCURRENCY = 32;
 const UNKNOWN_IDS = 2000;
 const PER_ROUND = 30_000;
 
-export const REFUSED_FLOODS_SETTINGS = `refused floods: ${ROUNDS} rounds of ${TIMES.warmupMs / 1000} s warm-up + ${TIMES.measureMs / 1000} s measured per flood, each after the bare endpoint's, closed loop, concurrency ${CONCURRENCY}; one token webhook over its budget; ${UNKNOWN_IDS} well-formed ids of no webhook`;
+export const REFUSED_FLOODS_SETTINGS = `refused floods: ${ROUNDS} rounds of ${TIMES.warmupMs / 1000} s warm-up + ${TIMES.measureMs / 1000} s measured per flood, each beside the bare endpoint's (bare first in odd rounds, last in even ones), closed loop, concurrency ${CONCURRENCY}; one token webhook over its budget; ${UNKNOWN_IDS} well-formed ids of no webhook`;
 
 /** One kind of refused delivery, and the status its answers should have. */
 interface Flood {
@@ -33,13 +33,16 @@ export interface FloodResult {
   bareServerUs: number;
   /**
    * MariaDB's and Redis's CPU per answer above what they spent meanwhile without any request
-   * (the bare round's: it calls neither), medians of the rounds, µs.
+   * (the bare round's: it calls neither), medians of the rounds, µs; negative when the stores'
+   * background (pages of earlier rounds still being flushed) fell between the two.
    */
   databaseUs: number;
   redisUs: number;
   /** Answers with another status (a 202 of the budget's sliding minute), and requests unanswered. */
   otherStatuses: Record<number, number>;
-  transportErrors: number;
+  unanswered: number;
+  /** The bare rounds' non-2xx answers and unanswered requests (a failing baseline shows here). */
+  bareErrors: number;
 }
 
 /** The stores' CPU of `round` above `background`'s rate over the same time, per answer (µs). */
@@ -51,7 +54,7 @@ function aboveBackground(
   if (!round.stores || !background.stores || round.answered === 0) return NaN;
   const idleRate = background.stores[store] / background.stores.windowMs;
   const above = round.stores[store] - idleRate * round.stores.windowMs;
-  return (Math.max(0, above) * 1000) / round.answered;
+  return (above * 1000) / round.answered;
 }
 
 /**
@@ -90,33 +93,36 @@ export async function measureRefusedFloods(
   let offset = 0;
   for (let round = 0; round < ROUNDS; round++) {
     for (const [i, flood] of floods.entries()) {
-      // The same requests to the bare endpoint just before: each round's ratio compares like
-      // with like on a host whose speed drifts between rounds.
-      const bare = await ingressLoad(
-        spec,
-        () => deliveryRecipe(ingressUrl, [overBudget], PER_ROUND, (offset += PER_ROUND), bareUrl),
-        redis,
-        TIMES,
-      );
-      const refused = await ingressLoad(
-        spec,
-        () => flood.recipe((offset += PER_ROUND)),
-        redis,
-        TIMES,
-      );
-      rounds[i].push({ bare, flood: refused });
+      // The same requests to the bare endpoint beside it: each round's ratio compares like with
+      // like on a host whose speed drifts between rounds. The order alternates, so that a trend
+      // (the stores' background dying away after the throughput rounds) favours neither side.
+      const bareRound = () =>
+        ingressLoad(
+          spec,
+          () => deliveryRecipe(ingressUrl, [overBudget], PER_ROUND, (offset += PER_ROUND), bareUrl),
+          redis,
+          TIMES,
+        );
+      const floodRound = () =>
+        ingressLoad(spec, () => flood.recipe((offset += PER_ROUND)), redis, TIMES);
+      const bareFirst = round % 2 === 0;
+      const first = await (bareFirst ? bareRound() : floodRound());
+      const second = await (bareFirst ? floodRound() : bareRound());
+      rounds[i].push(bareFirst ? { bare: first, flood: second } : { bare: second, flood: first });
     }
   }
   return floods.map((flood, i) => {
     const otherStatuses: Record<number, number> = {};
-    let transportErrors = 0;
-    for (const { flood: r } of rounds[i]) {
+    let unanswered = 0;
+    let bareErrors = 0;
+    for (const { bare, flood: r } of rounds[i]) {
+      bareErrors += bare.errors;
       for (const [status, n] of Object.entries(r.statuses)) {
         if (Number(status) !== flood.status) {
           otherStatuses[Number(status)] = (otherStatuses[Number(status)] ?? 0) + n;
         }
       }
-      transportErrors += r.transportErrors;
+      unanswered += r.unanswered;
     }
     return {
       name: flood.name,
@@ -129,7 +135,8 @@ export async function measureRefusedFloods(
       databaseUs: median(rounds[i].map((r) => aboveBackground(r.flood, r.bare, 'databaseMs'))),
       redisUs: median(rounds[i].map((r) => aboveBackground(r.flood, r.bare, 'redisMs'))),
       otherStatuses,
-      transportErrors,
+      unanswered,
+      bareErrors,
     };
   });
 }
