@@ -12,7 +12,7 @@ const CONCURRENCY = 32;
 const UNKNOWN_IDS = 2000;
 const PER_ROUND = 30_000;
 
-export const REFUSED_FLOODS_SETTINGS = `refused floods: ${ROUNDS} rounds of ${TIMES.warmupMs / 1000} s warm-up + ${TIMES.measureMs / 1000} s measured per flood, each beside the bare endpoint's (bare first in odd rounds, last in even ones), closed loop, concurrency ${CONCURRENCY}; one token webhook over its budget; ${UNKNOWN_IDS} well-formed ids of no webhook`;
+export const REFUSED_FLOODS_SETTINGS = `refused floods: ${ROUNDS} rounds of ${TIMES.warmupMs / 1000} s warm-up + ${TIMES.measureMs / 1000} s measured per flood, each beside the bare endpoint's (bare first in the first and third rounds, after the flood in the second), closed loop, concurrency ${CONCURRENCY}; one token webhook over its budget; ${UNKNOWN_IDS} well-formed ids of no webhook`;
 
 /** One kind of refused delivery, and the status its answers should have. */
 interface Flood {
@@ -24,7 +24,7 @@ interface Flood {
 export interface FloodResult {
   name: string;
   status: number;
-  /** Per round: the flood's answers/s (every status) over the bare endpoint's just before it. */
+  /** Per round: the flood's answers/s (every status) over the bare endpoint's beside it. */
   ratios: number[];
   answeredPerSecond: number[];
   bareAnsweredPerSecond: number[];
@@ -38,7 +38,7 @@ export interface FloodResult {
    */
   databaseUs: number;
   redisUs: number;
-  /** Answers with another status (a 202 of the budget's sliding minute), and requests unanswered. */
+  /** Answers with another status (a 202 as the budget's window moves), and requests unanswered. */
   otherStatuses: Record<number, number>;
   unanswered: number;
   /** The bare rounds' non-2xx answers and unanswered requests (a failing baseline shows here). */
