@@ -3,7 +3,7 @@ import { createTestEnvironment, startTestApp } from '../test/support/test-app';
 import { startBareApp } from './bare-app';
 import { benchDatabaseSocket, describeBenchDatabase } from './database-socket';
 import { LoadSpec, runLoad } from './load-generator';
-import { percentile } from './stats';
+import { median as medianOf, percentile } from './stats';
 import { mainThreadCpuMs, servicesAndIdleMs } from './thread-cpu';
 
 export const CREATION_CONCURRENCY = 32;
@@ -105,10 +105,7 @@ export async function runCreationPhase(model: FakeModelServer): Promise<Creation
 
 /** The median over rounds: a round that another process on the machine disturbed moves it least. */
 export function median(values: (number | null)[]): number {
-  return percentile(
-    values.filter((v): v is number => v !== null),
-    50,
-  );
+  return medianOf(values.filter((v): v is number => v !== null));
 }
 
 /** Per round, ambient over bare: the two ran back to back, so each ratio compares like with like. */

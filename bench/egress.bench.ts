@@ -9,7 +9,7 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { connectThrough } from '../test/support/egress-upstreams';
 import type { ProxyProcessConfig } from './egress-process';
 import { loadAverage, machineFacts } from './machine';
-import { ms, percentile, table } from './stats';
+import { median, ms, percentile, table } from './stats';
 
 /**
  * `npm run bench:egress`: what the per-execution egress proxy adds. An HTTPS upstream, the proxy
@@ -147,10 +147,6 @@ async function download(route: Route, rate: number | null): Promise<number> {
   tls.destroy();
   if (size !== bytes) throw new Error(`downloaded ${size} of ${bytes} bytes`);
   return bytes / 1024 / 1024 / seconds;
-}
-
-function median(values: number[]): number {
-  return percentile(values, 50);
 }
 
 type DownloadPath = 'direct' | 'tunnel' | 'intercepted';

@@ -5,7 +5,7 @@ import { OpenAiChatClient } from '../src/modules/workers/harness/models/openai-c
 import type { Fetch } from '../src/modules/workers/harness/models/provider-fetch';
 import { loadAverage, machineFacts } from './machine';
 import { startModelServerProcess } from './model-server-client';
-import { percentile, table } from './stats';
+import { median, percentile, table } from './stats';
 
 /**
  * `npm run bench:model-calls`: what one model call costs the process that makes it (a worker),
@@ -113,7 +113,6 @@ async function round(model: ModelClient): Promise<Round> {
   };
 }
 
-const median = (values: number[]) => percentile(values, 50);
 const us = (value: number) => `${value.toFixed(0)} µs`;
 
 async function main(): Promise<void> {
