@@ -6,6 +6,14 @@ import type { JsonObject } from '../../common/json';
 import { jsonColumn } from '../../database/json-column';
 import { RunEvent } from './entities/run-event.entity';
 
+/** One event of a run's timeline, as RunTransitions adds it. */
+export interface TimelineEvent {
+  eventType: string;
+  occurredAt?: Date;
+  executionId?: number | null;
+  payload?: JsonObject | null;
+}
+
 /**
  * `run_events` rows read or added outside the appends of an execution (RunAppends): a run's
  * timeline, the workers' finish request and workspace release. `manager` joins a caller's
@@ -34,24 +42,23 @@ export class RunEventRepository {
     return jsonColumn(row?.payload);
   }
 
-  /** Adds an event to the run's timeline in `manager`'s transaction (RunTransitions.appendEvent). */
-  async append(
-    manager: EntityManager,
-    runId: string,
-    eventType: string,
-    fields: { occurredAt?: Date; executionId?: number | null; payload?: JsonObject | null },
-  ): Promise<void> {
+  /**
+   * Adds events to the run's timeline in `manager`'s transaction, in one INSERT (RunTransitions):
+   * their ids ascend in the order given, the timeline's order.
+   */
+  async append(manager: EntityManager, runId: string, events: TimelineEvent[]): Promise<void> {
+    if (events.length === 0) return;
     await manager.query(
       `INSERT INTO run_events (event_uuid, run_id, execution_id, event_type, occurred_at, payload)
-       VALUES (?, ?, ?, ?, ?, ?)`,
-      [
+       VALUES ${events.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
+      events.flatMap((event) => [
         newUuid(),
         runId,
-        fields.executionId ?? null,
-        eventType,
-        fields.occurredAt ?? new Date(),
-        fields.payload == null ? null : JSON.stringify(fields.payload),
-      ],
+        event.executionId ?? null,
+        event.eventType,
+        event.occurredAt ?? new Date(),
+        event.payload == null ? null : JSON.stringify(event.payload),
+      ]),
     );
   }
 

@@ -39,8 +39,8 @@ export class RunTransitionRepository {
       .set(set as never)
       .where('id = :runId', { runId, clockAt: now })
       // FIELD(), not IN: the row is reached by its primary key alone. Through the state index the
-      // UPDATE took next-key locks there, and deadlocked with a claim that moves the same row's
-      // state twice in one transaction (CLAIMED, then INPROGRESS) while it waited.
+      // UPDATE took next-key locks there, and deadlocked with a transaction that moves the same
+      // row's state twice (CLAIMED, then INPROGRESS, as claims once did) while it waited.
       .andWhere('FIELD(state, :...allowed) > 0', { allowed });
     if (where) query = query.andWhere(where.sql, where.params);
     const result = await query.execute();

@@ -94,6 +94,52 @@ describe('RunTransitions (database)', () => {
     expect(await eventTypes(db.dataSource, runId)).toEqual(['oz_run_claimed', 'agent_started']);
   });
 
+  it('moves a run through a state on its way in one UPDATE, recording both events in order', async () => {
+    const runId = await insertRun(db.dataSource, db.teamId);
+    const moved = await transitions.transition(runId, 'INPROGRESS', {
+      from: ['QUEUED'],
+      via: { state: 'CLAIMED', event: { executionId: 1, payload: { worker_id: 'w-1' } } },
+      set: { leaseOwner: 'w-1', executionCount: 1 },
+      event: { executionId: 1, payload: { harness: 'oz' } },
+    });
+    expect(moved).toBe(true);
+    const [row] = (await db.dataSource.query(
+      'SELECT state, lease_owner, execution_started_at FROM runs WHERE id = ?',
+      [runId],
+    )) as { state: string; lease_owner: string; execution_started_at: Date | null }[];
+    // The clock a claim starts is running: passing CLAIMED counts as entering it.
+    expect(row).toMatchObject({ state: 'INPROGRESS', lease_owner: 'w-1' });
+    expect(row.execution_started_at).toBeInstanceOf(Date);
+    const events = (await db.dataSource.query(
+      'SELECT event_type, execution_id, payload FROM run_events WHERE run_id = ? ORDER BY id',
+      [runId],
+    )) as { event_type: string; execution_id: number; payload: string | object }[];
+    expect(
+      events.map((e) => ({
+        type: e.event_type,
+        execution: e.execution_id,
+        payload: typeof e.payload === 'string' ? JSON.parse(e.payload) : e.payload,
+      })),
+    ).toEqual([
+      { type: 'oz_run_claimed', execution: 1, payload: { worker_id: 'w-1' } },
+      { type: 'agent_started', execution: 1, payload: { harness: 'oz' } },
+    ]);
+
+    // Guarded by the states leading to the state passed through: a claimed run is not claimed again.
+    const claimed = await insertRun(db.dataSource, db.teamId, { state: 'CLAIMED' });
+    expect(await transitions.transition(claimed, 'INPROGRESS', { via: { state: 'CLAIMED' } })).toBe(
+      false,
+    );
+    expect(await runRow(db.dataSource, claimed)).toMatchObject({ state: 'CLAIMED' });
+    expect(await eventTypes(db.dataSource, claimed)).toEqual([]);
+    // A way the state machine does not have is a caller's error, and writes nothing.
+    const queued = await insertRun(db.dataSource, db.teamId);
+    await expect(
+      transitions.transition(queued, 'SUCCEEDED', { via: { state: 'CLAIMED' } }),
+    ).rejects.toThrow('no transition from CLAIMED to SUCCEEDED');
+    expect(await runRow(db.dataSource, queued)).toMatchObject({ state: 'QUEUED' });
+  });
+
   it('refuses a move the state machine forbids and changes nothing', async () => {
     const runId = await insertRun(db.dataSource, db.teamId, { state: 'SUCCEEDED' });
     expect(await transitions.transition(runId, 'INPROGRESS')).toBe(false);

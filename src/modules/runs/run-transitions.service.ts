@@ -5,10 +5,10 @@ import type { JsonObject } from '../../common/json';
 import { Run } from './entities/run.entity';
 import { AmbientMetrics } from '../metrics';
 import { RunChanges } from './live/run-changes.service';
-import { EVENT_FOR_STATE, isTerminal, RunState, statesLeadingTo } from './run-state';
+import { canTransition, EVENT_FOR_STATE, isTerminal, RunState, statesLeadingTo } from './run-state';
 import { isLoggedTransition, LoggedRun, runLogLine } from './run-log-lines';
 import { RUN_CREATED_EVENT } from './new-run-writer.service';
-import { RunEventRepository } from './run-event.repository';
+import { RunEventRepository, TimelineEvent } from './run-event.repository';
 import { RunFollowupRepository } from './run-followup.repository';
 import { RunTransitionRepository } from './run-transition.repository';
 import { RunUsageRepository } from './run-usage.repository';
@@ -25,11 +25,7 @@ function leavesSlot(to: RunState, allowed: readonly RunState[]): boolean {
  * written before the clock is cleared (MariaDB assigns left to right), and only a running run has
  * a clock, so the SQL needs no state test. `:clockAt` is the transition's time (an UPDATE parameter).
  */
-function executionClock(
-  to: RunState,
-  allowed: readonly RunState[],
-  now: Date,
-): Partial<Record<keyof Run, ColumnValue>> {
+function executionClock(to: RunState, allowed: readonly RunState[], now: Date): Clock {
   if (to === 'CLAIMED') return { executionStartedAt: now };
   if (!leavesSlot(to, allowed)) return {};
   return {
@@ -38,6 +34,8 @@ function executionClock(
     executionStartedAt: null,
   };
 }
+
+type Clock = Partial<Record<keyof Run, ColumnValue>>;
 
 /** Told about a run that left a slot, in its transaction; `teamId` when the transition knows it. */
 type SlotListener = (runId: string, manager: EntityManager, teamId: string | null) => void;
@@ -56,6 +54,9 @@ export const FOLLOWUPS_DROPPED = 'followups_dropped';
 
 type ColumnValue = unknown | (() => string);
 
+/** Timeline event payload of a state entered; `false` records no event. */
+type StateEvent = { payload?: Record<string, unknown>; executionId?: number | null } | false;
+
 export interface TransitionOptions {
   /** Narrows the states the run may be in; always intersected with the state machine's table. */
   from?: readonly RunState[];
@@ -64,7 +65,13 @@ export interface TransitionOptions {
   /** An extra guard, e.g. `lease_owner = :owner`. */
   where?: { sql: string; params: Record<string, unknown> };
   /** Timeline event payload; `false` records no event. */
-  event?: { payload?: Record<string, unknown>; executionId?: number | null } | false;
+  event?: StateEvent;
+  /**
+   * A state the run passes through on its way to `to`, in the same UPDATE (a claim's CLAIMED on
+   * its way to INPROGRESS): `from` narrows the states leading to `via.state`, and both states'
+   * events are recorded, in order, in one INSERT. Two round trips fewer than two transitions.
+   */
+  via?: { state: RunState; event?: StateEvent };
   /**
    * The run as it is once moved (but its `updated_at`, the transition's own time), when the caller
    * knows it: a start's or end's log line and metrics are made from it instead of a read back.
@@ -114,11 +121,21 @@ export class RunTransitions {
     options: TransitionOptions = {},
     inTransaction?: EntityManager,
   ): Promise<boolean> {
-    const allowed = statesLeadingTo(to).filter((s) => !options.from || options.from.includes(s));
+    const via = options.via?.state;
+    if (via && !canTransition(via, to)) throw new Error(`no transition from ${via} to ${to}`);
+    const allowed = statesLeadingTo(via ?? to).filter(
+      (s) => !options.from || options.from.includes(s),
+    );
     if (allowed.length === 0) return false;
+    const hops = via
+      ? [
+          { to: via, allowed },
+          { to, allowed: [via] },
+        ]
+      : [{ to, allowed }];
     let moved: LoggedRun | null = null;
     const run = async (manager: EntityManager) => {
-      const appliedAt = await this.apply(manager, runId, to, allowed, options);
+      const appliedAt = await this.apply(manager, runId, hops, options);
       if (appliedAt && isLoggedTransition(to)) {
         moved = options.moved
           ? { ...options.moved, updatedAt: appliedAt }
@@ -130,7 +147,7 @@ export class RunTransitions {
           await listener({ id: runId, teamId: ended.teamId, state: to }, manager);
         }
       }
-      if (appliedAt && leavesSlot(to, allowed)) {
+      if (appliedAt && hops.some((hop) => leavesSlot(hop.to, hop.allowed))) {
         const teamId = (moved as LoggedRun | null)?.teamId ?? null;
         for (const listener of this.slotListeners) listener(runId, manager, teamId);
       }
@@ -146,31 +163,43 @@ export class RunTransitions {
     return applied;
   }
 
-  /** The transition's time once applied; null when the guard did not match. */
+  /**
+   * The transition's time once applied; null when the guard did not match. `hops` are the states
+   * entered in order (one, or the `via` state and then `to`), each with the states it leaves.
+   */
   private async apply(
     manager: EntityManager,
     runId: string,
-    to: RunState,
-    allowed: RunState[],
+    hops: { to: RunState; allowed: RunState[] }[],
     options: TransitionOptions,
   ): Promise<Date | null> {
     const now = new Date();
+    const to = hops[hops.length - 1].to;
     const set = {
-      ...executionClock(to, allowed, now),
+      ...hops.reduce<Clock>(
+        (set, hop) => ({ ...set, ...executionClock(hop.to, hop.allowed, now) }),
+        {},
+      ),
       ...(options.set ?? {}),
       state: to,
       updatedAt: now,
     };
+    const allowed = hops[0].allowed;
     if (!(await this.runs.move(manager, runId, allowed, set, now, options.where))) return null;
     this.changes.runChanged(runId, manager);
-    const eventType = EVENT_FOR_STATE[to];
-    if (eventType && options.event !== false) {
-      await this.appendEvent(manager, runId, eventType, {
+    const events: TimelineEvent[] = [];
+    for (const [index, hop] of hops.entries()) {
+      const event = index === hops.length - 1 ? options.event : options.via?.event;
+      const eventType = EVENT_FOR_STATE[hop.to];
+      if (!eventType || event === false) continue;
+      events.push({
+        eventType,
         occurredAt: now,
-        executionId: options.event?.executionId ?? null,
-        payload: options.event?.payload ?? null,
+        executionId: event?.executionId ?? null,
+        payload: event?.payload ?? null,
       });
     }
+    await this.appendEvents(manager, runId, events);
     if (to === 'CANCELLED') await this.dropUndeliveredFollowups(manager, runId, now);
     return now;
   }
@@ -217,8 +246,19 @@ export class RunTransitions {
       payload?: JsonObject | null;
     } = {},
   ): Promise<void> {
-    await this.events.append(manager, runId, eventType, fields);
+    await this.appendEvents(manager, runId, [{ eventType, ...fields }]);
+  }
+
+  private async appendEvents(
+    manager: EntityManager,
+    runId: string,
+    events: TimelineEvent[],
+  ): Promise<void> {
+    if (events.length === 0) return;
+    await this.events.append(manager, runId, events);
     // A run's first event commits with the run itself: no stream can be open on it yet.
-    if (eventType !== RUN_CREATED_EVENT) this.changes.rowsAddedIn(manager, runId, 'timeline');
+    if (events.some((event) => event.eventType !== RUN_CREATED_EVENT)) {
+      this.changes.rowsAddedIn(manager, runId, 'timeline');
+    }
   }
 }

@@ -56,6 +56,44 @@ describe('ExecutionLeases.claim (database)', () => {
     expect(await eventTypes(db.dataSource, runId)).toEqual(['oz_run_claimed', 'agent_started']);
   });
 
+  it('lets one of two workers claim a run: the other gets nothing and no events of its own', async () => {
+    const runId = await insertRun(db.dataSource, db.teamId, { state: 'QUEUED' });
+    const other = await newTestService(ExecutionLeases, [
+      { provide: getDataSourceToken(), useValue: db.dataSource },
+      { provide: APP_CONFIG, useValue: { runs: { leaseMs: 60_000 } } },
+      ...realRunTransitions,
+      RunLookupRepository,
+      RunLeaseRepository,
+      ExecutionFence,
+    ]);
+    const results = await Promise.all([leases.claim(runId), other.sut.claim(runId)]);
+    const won = results.filter((r) => r !== null) as { leaseOwner: string }[];
+    expect(won).toHaveLength(1);
+    expect(await runRow(db.dataSource, runId)).toMatchObject({
+      state: 'INPROGRESS',
+      execution_count: 1,
+      lease_owner: won[0].leaseOwner,
+    });
+    expect(await eventTypes(db.dataSource, runId)).toEqual(['oz_run_claimed', 'agent_started']);
+  });
+
+  it('claims nothing that a cancel ended after the worker read it', async () => {
+    const runId = await insertRun(db.dataSource, db.teamId, { state: 'QUEUED' });
+    const lookup = (leases as unknown as { runLookup: RunLookupRepository }).runLookup;
+    const find = lookup.find.bind(lookup);
+    jest.spyOn(lookup, 'find').mockImplementationOnce(async (id: string) => {
+      const seen = await find(id);
+      await db.dataSource.query("UPDATE runs SET state = 'CANCELLED' WHERE id = ?", [id]);
+      return seen;
+    });
+    expect(await leases.claim(runId)).toBeNull();
+    expect(await runRow(db.dataSource, runId)).toMatchObject({
+      state: 'CANCELLED',
+      lease_owner: null,
+    });
+    expect(await eventTypes(db.dataSource, runId)).toEqual([]);
+  });
+
   it('claims nothing that is not queued', async () => {
     const runId = await insertRun(db.dataSource, db.teamId, { state: 'INPROGRESS' });
     expect(await leases.claim(runId)).toBeNull();

@@ -39,8 +39,8 @@ export class ExecutionLeases {
   ) {}
 
   /**
-   * Claims a queued run for this worker and starts it (CLAIMED, then INPROGRESS, both timeline
-   * events, in one transaction); null when it is not ours to execute or someone won,
+   * Claims a queued run for this worker and starts it (one UPDATE through CLAIMED to INPROGRESS,
+   * both timeline events, in one transaction); null when it is not ours to execute or someone won,
    * `at_capacity` when its team (or agent) has no free concurrency slot: the run then waits,
    * marked, for a slot to free (RunCapacity dispatches it). Returns the run as it is now.
    */
@@ -62,40 +62,33 @@ export class ExecutionLeases {
   private async claimAndStart(run: Run, manager: EntityManager): Promise<Run | null> {
     const executionId = run.executionCount + 1;
     const attempt = run.attempt + 1;
-    const claimed = await this.transitions.transition(
+    const startedAt = run.startedAt ?? new Date();
+    // One UPDATE from QUEUED through CLAIMED to INPROGRESS, guarded by the execution count seen:
+    // a claim that lost to another worker (or to a cancel) changes nothing.
+    const started = await this.transitions.transition(
       run.id,
-      'CLAIMED',
+      'INPROGRESS',
       {
         from: ['QUEUED'],
+        via: {
+          state: 'CLAIMED',
+          event: { executionId, payload: { worker_id: this.workerId, attempt } },
+        },
         set: {
           atCapacity: false,
           leaseOwner: this.workerId,
           leaseExpiresAt: new Date(Date.now() + this.config.runs.leaseMs),
           executionCount: executionId,
           attempt,
+          startedAt,
         },
         where: { sql: 'execution_count = :seen', params: { seen: run.executionCount } },
-        event: { executionId, payload: { worker_id: this.workerId, attempt } },
-      },
-      manager,
-    );
-    if (!claimed) return null;
-    const startedAt = run.startedAt ?? new Date();
-    const token: LeaseToken = { runId: run.id, executionId, holder: { lease: this.workerId } };
-    const started = await this.transitions.transition(
-      run.id,
-      'INPROGRESS',
-      {
-        from: ['CLAIMED'],
-        set: { startedAt },
-        where: ExecutionFence.transitionGuard(token),
         event: { executionId, payload: { harness: run.config.harness?.type ?? 'oz' } },
         moved: { ...run, executionCount: executionId, startedAt },
       },
       manager,
     );
-    // The row is this transaction's since the claim: the start cannot be refused.
-    if (!started) throw new Error(`run ${run.id}: claimed but not started`);
+    if (!started) return null;
     return {
       ...run,
       state: 'INPROGRESS',
