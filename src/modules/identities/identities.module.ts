@@ -11,6 +11,7 @@ import { IdentitiesService } from './identities.service';
 import { IdentityKeysController } from './identity-keys.controller';
 import { IdentityRunResolver } from './identity-run-resolver.service';
 import { IdentitySecretScope } from './identity-secret-scope';
+import { IdentitySettings } from './identity-settings.service';
 
 /**
  * Agent identities (`/agent/identities`) and their API keys. RunsModule imports this module to
@@ -25,7 +26,14 @@ import { IdentitySecretScope } from './identity-secret-scope';
     IdentityRunResolver,
     AgentIdentityRepository,
     IdentitySecretScope,
+    IdentitySettings,
   ],
-  exports: [IdentitiesService, AgentAvailability, IdentityRunResolver, AgentIdentityRepository],
+  exports: [
+    IdentitiesService,
+    AgentAvailability,
+    IdentityRunResolver,
+    AgentIdentityRepository,
+    IdentitySettings,
+  ],
 })
 export class IdentitiesModule {}
