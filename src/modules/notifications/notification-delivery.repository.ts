@@ -9,9 +9,34 @@ export class NotificationDeliveryRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Records a delivery in `manager`'s transaction; its id. */
-  async insert(manager: EntityManager, row: Omit<NotificationDelivery, 'id'>): Promise<string> {
-    const { identifiers } = await manager.getRepository(NotificationDelivery).insert(row);
-    return String(identifiers[0].id);
+  /**
+   * Records a due delivery in `manager`'s transaction if its endpoint still exists, is enabled
+   * and listens to its event (what TeamEndpoints offered may be a change behind); its id, or null
+   * when nothing was recorded. The endpoint row is read with a shared lock, as the foreign key's
+   * check would: a concurrent delete or change waits for this transaction, or this one for it.
+   */
+  async insertIfListening(
+    manager: EntityManager,
+    row: Omit<NotificationDelivery, 'id' | 'responseCode' | 'lastError' | 'lastAttemptAt'>,
+  ): Promise<string | null> {
+    const result = (await manager.query(
+      `INSERT INTO notification_deliveries (endpoint_id, message_id, event, payload, status,
+         attempts, response_code, last_error, next_attempt_at, created_at, last_attempt_at)
+       SELECT id, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, NULL FROM notification_endpoints
+        WHERE id = ? AND enabled = 1 AND FIND_IN_SET(?, events) > 0`,
+      [
+        row.messageId,
+        row.event,
+        row.payload,
+        row.status,
+        row.attempts,
+        row.nextAttemptAt,
+        row.createdAt,
+        row.endpointId,
+        row.event,
+      ],
+    )) as { affectedRows: number; insertId: number | string };
+    return result.affectedRows > 0 ? String(result.insertId) : null;
   }
 
   /** Pending deliveries whose attempt was due before `overdue`, earliest first. */

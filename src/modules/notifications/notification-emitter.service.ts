@@ -3,12 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { newUid } from '../../common/ids';
 import type { JsonObject } from '../../common/json';
-import { NotificationDelivery } from './entities/notification-delivery.entity';
 import { NotificationDeliveryRepository } from './notification-delivery.repository';
-import { NotificationEndpointRepository } from './notification-endpoint.repository';
+
 import type { NotificationEvent } from './notification-events';
 import { envelope } from './notification-payloads';
 import { NotificationQueue } from './notification-queue';
+import { TeamEndpoints } from './team-endpoints';
 
 /** `data` of the envelope, or a function making it (called only when an endpoint listens). */
 export type NotificationData = JsonObject | ((manager: EntityManager) => Promise<JsonObject>);
@@ -23,7 +23,7 @@ export class NotificationEmitter {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly queue: NotificationQueue,
-    private readonly endpoints: NotificationEndpointRepository,
+    private readonly endpoints: TeamEndpoints,
     private readonly deliveries: NotificationDeliveryRepository,
   ) {}
 
@@ -46,28 +46,24 @@ export class NotificationEmitter {
     event: NotificationEvent,
     data: NotificationData,
   ) {
-    const endpoints = await this.endpoints.enabledOfTeam(manager, teamId);
-    const listening = endpoints.filter((e) => e.events.includes(event));
+    const listening = await this.endpoints.listening(teamId, event);
     if (listening.length === 0) return [];
     const now = new Date();
     const payload = envelope(event, typeof data === 'function' ? await data(manager) : data, now);
-    const rows = listening.map((endpoint): Omit<NotificationDelivery, 'id'> => ({
-      endpointId: endpoint.id,
-      messageId: `msg_${newUid()}`,
-      event,
-      payload,
-      status: 'pending',
-      attempts: 0,
-      responseCode: null,
-      lastError: null,
-      nextAttemptAt: now,
-      createdAt: now,
-      lastAttemptAt: null,
-    }));
     const due = [];
-    // One INSERT per row: each reads its own id (a team has a handful of endpoints).
-    for (const row of rows) {
-      due.push({ deliveryId: await this.deliveries.insert(manager, row), nextAttemptAt: now });
+    // One INSERT per endpoint: each reads its own id (a team has a handful of endpoints).
+    for (const endpoint of listening) {
+      const deliveryId = await this.deliveries.insertIfListening(manager, {
+        endpointId: endpoint.id,
+        messageId: `msg_${newUid()}`,
+        event,
+        payload,
+        status: 'pending',
+        attempts: 0,
+        nextAttemptAt: now,
+        createdAt: now,
+      });
+      if (deliveryId) due.push({ deliveryId, nextAttemptAt: now });
     }
     return due;
   }

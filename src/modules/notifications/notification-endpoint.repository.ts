@@ -8,12 +8,9 @@ import { NotificationEndpoint } from './entities/notification-endpoint.entity';
 export class NotificationEndpointRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** The team's enabled endpoints and the events each listens to, in `manager`'s transaction. */
-  async enabledOfTeam(
-    manager: EntityManager,
-    teamId: string,
-  ): Promise<{ id: string; events: string[] }[]> {
-    const rows = (await manager.query(
+  /** The team's enabled endpoints and the events each listens to (TeamEndpoints caches them). */
+  async enabledOfTeam(teamId: string): Promise<{ id: string; events: string[] }[]> {
+    const rows = (await this.dataSource.query(
       `SELECT id, events FROM notification_endpoints WHERE team_id = ? AND enabled = 1`,
       [teamId],
     )) as { id: string; events: string }[];

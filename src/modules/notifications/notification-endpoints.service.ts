@@ -19,6 +19,7 @@ import { NotificationEndpoint } from './entities/notification-endpoint.entity';
 import { NotificationDeliveryRepository } from './notification-delivery.repository';
 import { NotificationEndpointRepository } from './notification-endpoint.repository';
 import { NotificationQueue } from './notification-queue';
+import { TeamEndpoints } from './team-endpoints';
 
 /** A team has at most this many endpoints (each end of a run writes one row per endpoint). */
 export const MAX_ENDPOINTS_PER_TEAM = 20;
@@ -46,6 +47,7 @@ export class NotificationEndpoints {
     private readonly cipher: SecretCipher,
     private readonly audit: AuditLog,
     private readonly queue: NotificationQueue,
+    private readonly teamEndpoints: TeamEndpoints,
   ) {
     this.guard = EgressGuard.fromSetting(config.egress.allow);
   }
@@ -79,6 +81,7 @@ export class NotificationEndpoints {
         );
       }
       await this.endpoints.insert(manager, endpoint);
+      await this.teamEndpoints.changed(manager, endpoint.teamId);
       await this.audit.record(
         manager,
         principal,
@@ -125,6 +128,7 @@ export class NotificationEndpoints {
         ...changes,
         updatedAt: updated.updatedAt,
       });
+      await this.teamEndpoints.changed(manager, endpoint.teamId);
       await this.audit.record(
         manager,
         principal,
@@ -146,6 +150,7 @@ export class NotificationEndpoints {
     const endpoint = await this.get(principal, id);
     await this.dataSource.transaction(async (manager) => {
       await this.endpoints.delete(manager, endpoint.id);
+      await this.teamEndpoints.changed(manager, endpoint.teamId);
       await this.audit.record(
         manager,
         principal,

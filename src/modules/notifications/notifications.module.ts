@@ -14,6 +14,7 @@ import { NotificationDeliveryRepository } from './notification-delivery.reposito
 import { NotificationEndpointRepository } from './notification-endpoint.repository';
 import { NotificationSweeper } from './notification-sweeper.service';
 import { RunEndNotifications } from './run-end-notifications';
+import { TeamEndpoints } from './team-endpoints';
 
 /**
  * Every role: the emitter (run ends are emitted wherever they happen) and the delivery queue;
@@ -33,6 +34,7 @@ import { RunEndNotifications } from './run-end-notifications';
     NotificationDeliverer,
     NotificationEndpointRepository,
     NotificationDeliveryRepository,
+    TeamEndpoints,
   ],
   exports: [
     NotificationQueue,
@@ -40,6 +42,7 @@ import { RunEndNotifications } from './run-end-notifications';
     RunEndNotifications,
     NotificationEndpointRepository,
     NotificationDeliveryRepository,
+    TeamEndpoints,
   ],
 })
 export class NotificationsModule {}

@@ -11,6 +11,7 @@ import { NotificationEmitter } from './notification-emitter.service';
 import { NotificationEndpointRepository } from './notification-endpoint.repository';
 import { NotificationQueue } from './notification-queue';
 import { RunEndNotifications } from './run-end-notifications';
+import { TeamEndpoints } from './team-endpoints';
 import { realRunTransitions } from '../../../test/support/unit/run-transitions';
 
 /** A run's end and its notifications commit together, on a real database. */
@@ -18,6 +19,7 @@ describe('RunEndNotifications (database)', () => {
   const db = useTestDatabase('run_end_notify');
   let transitions: RunTransitions;
   let queue: Fake<NotificationQueue>;
+  let teamEndpoints: TeamEndpoints;
 
   const insertEndpoint = async (events: string, enabled = true) => {
     const id = newUid();
@@ -47,8 +49,14 @@ describe('RunEndNotifications (database)', () => {
       NotificationEmitter,
       NotificationEndpointRepository,
       NotificationDeliveryRepository,
+      // No broadcaster: every end reads the team's endpoints (the specs write them directly).
+      {
+        provide: TeamEndpoints,
+        useFactory: () => new TeamEndpoints(new NotificationEndpointRepository(db.dataSource)),
+      },
     ]);
     built.sut.onModuleInit();
+    teamEndpoints = built.module.get(TeamEndpoints);
     transitions = built.module.get(RunTransitions);
     queue = built.fakeOf(NotificationQueue);
   });
@@ -108,5 +116,35 @@ describe('RunEndNotifications (database)', () => {
     const started = await insertRun(db.dataSource, db.teamId, { state: 'CLAIMED' });
     expect(await transitions.transition(started, 'INPROGRESS')).toBe(true);
     expect(await deliveriesOf(started)).toEqual([]);
+  });
+
+  it("records nothing for an endpoint deleted, disabled or unsubscribed since the team's endpoints were read", async () => {
+    const deleted = await insertEndpoint('run.succeeded');
+    const disabled = await insertEndpoint('run.succeeded');
+    const unsubscribed = await insertEndpoint('run.succeeded');
+    const kept = await insertEndpoint('run.succeeded');
+    // What a replica that has not heard of the changes yet offers the end.
+    const offered = [deleted, disabled, unsubscribed, kept].map((id) => ({
+      id,
+      events: ['run.succeeded'],
+    }));
+    await db.dataSource.query('DELETE FROM notification_endpoints WHERE id = ?', [deleted]);
+    await db.dataSource.query('UPDATE notification_endpoints SET enabled = 0 WHERE id = ?', [
+      disabled,
+    ]);
+    await db.dataSource.query(
+      "UPDATE notification_endpoints SET events = 'run.failed' WHERE id = ?",
+      [unsubscribed],
+    );
+    jest.spyOn(teamEndpoints, 'listening').mockResolvedValueOnce(offered);
+    queue.afterCommit.mockClear();
+    const runId = await insertRun(db.dataSource, db.teamId, { state: 'INPROGRESS' });
+
+    expect(await transitions.transition(runId, 'SUCCEEDED')).toBe(true);
+
+    expect((await deliveriesOf(runId)).map((row) => row.endpoint_id)).toEqual([kept]);
+    expect(queue.afterCommit).toHaveBeenCalledWith(expect.anything(), [
+      { deliveryId: expect.any(String), nextAttemptAt: expect.any(Date) },
+    ]);
   });
 });
