@@ -25,8 +25,9 @@ export interface AppConfig {
   roles: Role[];
   database: { url: string; poolSize: number; migrateOnStart: boolean };
   /**
-   * `cacheTtlMs`: the longest an in-process cache (API keys, limits, webhooks) serves an entry;
-   * changes are broadcast on Redis at once, so it bounds only a lost broadcast. 0 = no caching.
+   * `cacheTtlMs`: the longest an in-process cache (API keys, limits, webhooks, identity settings,
+   * notification endpoints) serves an entry; changes are broadcast on Redis at once, so it bounds
+   * only a lost broadcast. 0 = no caching.
    * `cacheAckTimeoutMs`: the longest a change waits for every replica to acknowledge that it
    * dropped its entries (0 = not waited for).
    */

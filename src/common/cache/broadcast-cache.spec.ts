@@ -49,6 +49,19 @@ describe('BroadcastCache', () => {
     expect((await cache.get('a', load('a')))?.version).toBe(2);
   });
 
+  it('peeks at a fresh entry without loading, and at nothing once it is invalidated or unheard', async () => {
+    const { source, cache, load, loads } = setup();
+    expect(cache.peek('a')).toBeUndefined();
+    await cache.get('a', load('a'));
+    expect(cache.peek('a')?.version).toBe(1);
+    source.send({ topic: 'row', id: 'a' });
+    expect(cache.peek('a')).toBeUndefined();
+    await cache.get('a', load('a'));
+    source.live = false;
+    expect(cache.peek('a')).toBeUndefined();
+    expect(loads).toEqual(['a', 'a']);
+  });
+
   it('drops only the entries the change affects', async () => {
     const { source, cache, load, loads } = setup();
     await cache.get('a', load('a', 't1'));

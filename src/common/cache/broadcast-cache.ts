@@ -149,6 +149,16 @@ export class BroadcastCache<V> {
     }
   }
 
+  /**
+   * The fresh cached value of `key`, without loading one (undefined on a miss): for a caller inside
+   * a transaction, which must not wait for another connection of the pool.
+   */
+  peek(key: string): V | undefined {
+    if (!this.enabled) return undefined;
+    const entry = this.entries.get(key);
+    return entry && entry.expiresAt > Date.now() ? entry.value : undefined;
+  }
+
   /** Drops the entry of `key` on this replica only. */
   delete(key: string): void {
     this.entries.delete(key);

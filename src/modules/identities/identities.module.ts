@@ -11,7 +11,7 @@ import { IdentitiesService } from './identities.service';
 import { IdentityKeysController } from './identity-keys.controller';
 import { IdentityRunResolver } from './identity-run-resolver.service';
 import { IdentitySecretScope } from './identity-secret-scope';
-import { IdentitySettings } from './identity-settings.service';
+import { IdentityApprovals } from './identity-approvals.service';
 
 /**
  * Agent identities (`/agent/identities`) and their API keys. RunsModule imports this module to
@@ -26,14 +26,14 @@ import { IdentitySettings } from './identity-settings.service';
     IdentityRunResolver,
     AgentIdentityRepository,
     IdentitySecretScope,
-    IdentitySettings,
+    IdentityApprovals,
   ],
   exports: [
     IdentitiesService,
     AgentAvailability,
     IdentityRunResolver,
     AgentIdentityRepository,
-    IdentitySettings,
+    IdentityApprovals,
   ],
 })
 export class IdentitiesModule {}

@@ -13,7 +13,7 @@ import { AgentAvailability } from './agent-availability.service';
 import { parseApprovers } from './agent-approvers';
 import { AgentIdentity } from './agent-identity.entity';
 import { AgentIdentityRepository } from './agent-identity.repository';
-import { IdentitySettings } from './identity-settings.service';
+import { IdentityApprovals } from './identity-approvals.service';
 import { toAgentResponse } from './agent-response.mapper';
 import {
   AgentSettings,
@@ -40,7 +40,7 @@ export class IdentitiesService {
     private readonly availability: AgentAvailability,
     private readonly mcpSecrets: McpSecrets,
     private readonly audit: AuditLog,
-    private readonly settings: IdentitySettings,
+    private readonly approvals: IdentityApprovals,
   ) {}
 
   /** A live (not deleted) identity of the team, or null. */
@@ -126,7 +126,7 @@ export class IdentitiesService {
       await this.audit.record(manager, principal, 'agent.update', agentTarget(uid), {
         changed: given.map(([key]) => key).sort(),
       });
-      await this.settings.changed(manager, [uid]);
+      await this.approvals.changed(manager, [uid]);
       return current;
     });
     return this.respond(identity);

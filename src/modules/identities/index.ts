@@ -5,5 +5,5 @@ export { AgentIdentityRepository } from './agent-identity.repository';
 export { IdentitiesModule } from './identities.module';
 export { IdentitiesService } from './identities.service';
 export { IdentityRunResolver } from './identity-run-resolver.service';
-export { AGENT_IDENTITY_TOPIC, IdentitySettings } from './identity-settings.service';
+export { AGENT_IDENTITY_TOPIC, IdentityApprovals } from './identity-approvals.service';
 export { namesApprover } from './agent-approvers';

@@ -46,7 +46,7 @@ export class NotificationEmitter {
     event: NotificationEvent,
     data: NotificationData,
   ) {
-    const listening = await this.endpoints.listening(teamId, event);
+    const listening = await this.endpoints.listening(teamId, event, manager);
     if (listening.length === 0) return [];
     const now = new Date();
     const payload = envelope(event, typeof data === 'function' ? await data(manager) : data, now);

@@ -8,9 +8,15 @@ import { NotificationEndpoint } from './entities/notification-endpoint.entity';
 export class NotificationEndpointRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** The team's enabled endpoints and the events each listens to (TeamEndpoints caches them). */
-  async enabledOfTeam(teamId: string): Promise<{ id: string; events: string[] }[]> {
-    const rows = (await this.dataSource.query(
+  /**
+   * The team's enabled endpoints and the events each listens to, in `manager`'s transaction when
+   * given (TeamEndpoints caches them).
+   */
+  async enabledOfTeam(
+    teamId: string,
+    manager: EntityManager = this.dataSource.manager,
+  ): Promise<{ id: string; events: string[] }[]> {
+    const rows = (await manager.query(
       `SELECT id, events FROM notification_endpoints WHERE team_id = ? AND enabled = 1`,
       [teamId],
     )) as { id: string; events: string }[];

@@ -41,14 +41,38 @@ export class TeamEndpoints {
       : null;
   }
 
-  /** The team's enabled endpoints listening to `event`. Do not modify what it returns. */
-  async listening(teamId: string, event: string): Promise<{ id: string; events: string[] }[]> {
+  /**
+   * The team's enabled endpoints listening to `event`. Inside `manager`'s transaction a miss is
+   * read in it and not stored (its snapshot may be older than the last change announced), and the
+   * entry is loaded outside it: a load on another connection of the pool while the transaction
+   * holds one could wait for good when many runs end at once. Do not modify what it returns.
+   */
+  async listening(
+    teamId: string,
+    event: string,
+    manager?: EntityManager,
+  ): Promise<{ id: string; events: string[] }[]> {
+    const enabled = await this.enabledOf(teamId, manager);
+    return enabled.filter((endpoint) => endpoint.events.includes(event));
+  }
+
+  private async enabledOf(
+    teamId: string,
+    manager?: EntityManager,
+  ): Promise<{ id: string; events: string[] }[]> {
+    if (!this.cache) return this.endpoints.enabledOfTeam(teamId, manager);
+    const cached = this.cache.peek(teamId);
+    if (cached) return cached.endpoints;
     const load = async (): Promise<EnabledEndpoints> => ({
       teamId,
       endpoints: await this.endpoints.enabledOfTeam(teamId),
     });
-    const enabled = this.cache ? await this.cache.get(teamId, load) : await load();
-    return (enabled?.endpoints ?? []).filter((endpoint) => endpoint.events.includes(event));
+    if (manager?.queryRunner?.isTransactionActive) {
+      // Its failure is nobody's: the next end reads again.
+      this.cache.get(teamId, load).catch(() => undefined);
+      return this.endpoints.enabledOfTeam(teamId, manager);
+    }
+    return (await this.cache.get(teamId, load))?.endpoints ?? [];
   }
 
   /** Announces (after `manager`'s commit) that the team's endpoints changed. */

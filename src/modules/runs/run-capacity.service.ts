@@ -20,7 +20,7 @@ import { RunChanges } from './live/run-changes.service';
 const WAITING_WINDOW = 500;
 
 /**
- * `max_concurrent_runs`: a slot is taken when a run is claimed (QUEUED → CLAIMED, under a lock on
+ * `max_concurrent_runs`: a slot is taken when a run is claimed (it leaves QUEUED, under a lock on
  * the limits rows, see `fullAtClaim`) and is free again as soon as the run leaves CLAIMED/INPROGRESS
  * (it is counted, not stored, so no path can leak one). A run that found no slot waits QUEUED
  * with `at_capacity` and no job; every transition out of a slot, on any replica, dispatches the

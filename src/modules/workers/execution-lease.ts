@@ -19,8 +19,8 @@ export interface HeldLease {
 }
 
 /**
- * The lease of this worker's executions: the guarded claim (QUEUED → CLAIMED with a new
- * execution id) and the heartbeat that renews it. A worker that dies stops renewing and the
+ * The lease of this worker's executions: the guarded claim (QUEUED through CLAIMED to INPROGRESS
+ * with a new execution id) and the heartbeat that renews it. A worker that dies stops renewing and the
  * recovery sweeper takes the run back.
  */
 @Injectable()

@@ -40,7 +40,7 @@ import { ExecutionEnds } from './execution-ends';
 import { ExecutionOutcomes } from './execution-outcome';
 import { ExecutionUsage } from './execution-usage';
 import { ExecutionApprovals } from './approvals/execution-approvals.service';
-import { AgentIdentityRepository, IdentitySettings } from '../identities';
+import { AgentIdentityRepository, IdentityApprovals } from '../identities';
 import { RunBlocking } from './approvals/run-blocking';
 
 const USAGE = { promptTokens: 10, completionTokens: 5, modelCalls: 1 };
@@ -105,7 +105,7 @@ describe('RunExecutor (database)', () => {
       ExecutionApprovals,
       RunApprovalRepository,
       AgentIdentityRepository,
-      IdentitySettings,
+      IdentityApprovals,
       RunEventRepository,
       RunAttachmentRepository,
       RunBlocking,

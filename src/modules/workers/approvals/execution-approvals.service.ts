@@ -9,7 +9,7 @@ import {
 } from '../../run-config';
 import type { Run } from '../../runs';
 import { RunApprovalRepository } from '../../runs';
-import { IdentitySettings } from '../../identities';
+import { IdentityApprovals } from '../../identities';
 import { ExecutionFence, ExecutionToken } from '../execution-fence';
 import type { LeaseToken } from '../execution-lease';
 import type { ApprovalGate, RecordedApproval } from '../harness/harness.types';
@@ -44,7 +44,7 @@ export interface PreparedApprovals {
 export class ExecutionApprovals {
   constructor(
     private readonly approvals: RunApprovalRepository,
-    private readonly identities: IdentitySettings,
+    private readonly identities: IdentityApprovals,
     private readonly fence: ExecutionFence,
   ) {}
 
@@ -158,7 +158,7 @@ export class ExecutionApprovals {
   }
 
   private async identityApprovals(teamId: string, identityId: string): Promise<unknown> {
-    return (await this.identities.ofUser(teamId, identityId))?.approvals;
+    return this.identities.ofUser(teamId, identityId);
   }
 }
 

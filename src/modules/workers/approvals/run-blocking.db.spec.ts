@@ -7,7 +7,7 @@ import { eventTypes, insertRun, runRow } from '../../../../test/support/unit/run
 import { useTestDatabase } from '../../../../test/support/unit/test-database';
 import { NotificationEmitter } from '../../notifications';
 import type { Run } from '../../runs';
-import { AgentIdentityRepository, IdentitySettings } from '../../identities';
+import { AgentIdentityRepository, IdentityApprovals } from '../../identities';
 import { RunApprovalRepository, RunLookupRepository, RunLeaseRepository } from '../../runs';
 import { ExecutionFence, StaleExecutionError } from '../execution-fence';
 import type { LeaseToken } from '../execution-lease';
@@ -53,7 +53,7 @@ describe('RunBlocking and ExecutionApprovals (database)', () => {
       RunLeaseRepository,
       RunApprovalRepository,
       AgentIdentityRepository,
-      IdentitySettings,
+      IdentityApprovals,
       ExecutionFence,
       ExecutionApprovals,
     ]);

@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { Invalidation, InvalidationBus } from '../../common/cache/broadcast-cache';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { AgentIdentityRepository } from './agent-identity.repository';
-import { AGENT_IDENTITY_TOPIC, IdentitySettings } from './identity-settings.service';
+import { AGENT_IDENTITY_TOPIC, IdentityApprovals } from './identity-approvals.service';
 
 /** The broadcast as one replica sees it: what is announced reaches its listeners at once. */
 class LoopbackBus implements InvalidationBus {
@@ -18,10 +18,10 @@ class LoopbackBus implements InvalidationBus {
   }
 }
 
-describe('IdentitySettings (database)', () => {
-  const db = useTestDatabase('identity_settings');
-  const identity = 'IdentitySettingsAAAAAA';
-  const person = 'IdentitySettingsPerson';
+describe('IdentityApprovals (database)', () => {
+  const db = useTestDatabase('identity_approvals');
+  const identity = 'ApprovalsIdentityAAAAA';
+  const person = 'ApprovalsPersonAAAAAAA';
 
   beforeAll(async () => {
     for (const [id, type] of [
@@ -50,40 +50,40 @@ describe('IdentitySettings (database)', () => {
     const repository = new AgentIdentityRepository(db.dataSource);
     const reads = jest.spyOn(repository, 'settingsOfUser');
     const bus = new LoopbackBus();
-    const settings = new IdentitySettings(repository, bus);
+    const approvals = new IdentityApprovals(repository, bus);
     const first = [{ command: '^rm ', effect: 'ask' }];
-    expect(await settings.ofUser(db.teamId, identity)).toEqual({ approvals: first });
+    expect(await approvals.ofUser(db.teamId, identity)).toEqual(first);
     await setApprovals([{ command: '^git push', effect: 'deny' }]);
     // Written behind its back (no announcement): the entry is still served, without a read.
-    expect(await settings.ofUser(db.teamId, identity)).toEqual({ approvals: first });
+    expect(await approvals.ofUser(db.teamId, identity)).toEqual(first);
     expect(reads).toHaveBeenCalledTimes(1);
 
-    await settings.changed(db.dataSource.manager, [identity]);
-    expect(await settings.ofUser(db.teamId, identity)).toEqual({
-      approvals: [{ command: '^git push', effect: 'deny' }],
-    });
+    await approvals.changed(db.dataSource.manager, [identity]);
+    expect(await approvals.ofUser(db.teamId, identity)).toEqual([
+      { command: '^git push', effect: 'deny' },
+    ]);
     expect(reads).toHaveBeenCalledTimes(2);
     // Another identity's change leaves the entry.
     await bus.changed(undefined, AGENT_IDENTITY_TOPIC, [person]);
-    await settings.ofUser(db.teamId, identity);
+    await approvals.ofUser(db.teamId, identity);
     expect(reads).toHaveBeenCalledTimes(2);
   });
 
   it('remembers that a person is no identity, and reads every time without a broadcaster', async () => {
     const repository = new AgentIdentityRepository(db.dataSource);
     const reads = jest.spyOn(repository, 'settingsOfUser');
-    const cached = new IdentitySettings(repository, new LoopbackBus());
+    const cached = new IdentityApprovals(repository, new LoopbackBus());
     expect(await cached.ofUser(db.teamId, person)).toBeUndefined();
     expect(await cached.ofUser(db.teamId, person)).toBeUndefined();
     expect(reads).toHaveBeenCalledTimes(1);
 
-    const uncached = new IdentitySettings(repository);
+    const uncached = new IdentityApprovals(repository);
     await setApprovals([]);
-    expect(await uncached.ofUser(db.teamId, identity)).toEqual({ approvals: [] });
+    expect(await uncached.ofUser(db.teamId, identity)).toEqual([]);
     await setApprovals([{ command: '^curl', effect: 'ask' }]);
-    expect(await uncached.ofUser(db.teamId, identity)).toEqual({
-      approvals: [{ command: '^curl', effect: 'ask' }],
-    });
+    expect(await uncached.ofUser(db.teamId, identity)).toEqual([
+      { command: '^curl', effect: 'ask' },
+    ]);
     expect(reads).toHaveBeenCalledTimes(3);
   });
 });

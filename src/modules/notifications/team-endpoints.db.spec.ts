@@ -1,0 +1,68 @@
+import type { EntityManager } from 'typeorm';
+import type { Invalidation, InvalidationBus } from '../../common/cache/broadcast-cache';
+import { newUid } from '../../common/ids';
+import { useTestDatabase } from '../../../test/support/unit/test-database';
+import { NotificationEndpointRepository } from './notification-endpoint.repository';
+import { TeamEndpoints } from './team-endpoints';
+
+/** The broadcast as one replica sees it: what is announced reaches its listeners at once. */
+class LoopbackBus implements InvalidationBus {
+  live = true;
+  readonly cacheTtlMs = 60_000;
+  private readonly listeners: ((invalidation: Invalidation | null) => void)[] = [];
+  listen(listener: (invalidation: Invalidation | null) => void): void {
+    this.listeners.push(listener);
+  }
+  changed(_manager: EntityManager | undefined, topic: string, ids: readonly string[]) {
+    for (const id of ids) for (const listener of this.listeners) listener({ topic, id });
+    return Promise.resolve();
+  }
+}
+
+describe('TeamEndpoints (database)', () => {
+  const db = useTestDatabase('team_endpoints');
+
+  const insertEndpoint = async (events: string) => {
+    const now = new Date();
+    const id = newUid();
+    await db.dataSource.query(
+      `INSERT INTO notification_endpoints (id, team_id, url, events, format, enabled,
+         secret_ciphertext, secret_updated_at, created_at, updated_at)
+       VALUES (?, ?, 'https://hooks.example.com/x', ?, 'standard', 1, x'00', ?, ?, ?)`,
+      [id, db.teamId, events, now, now, now],
+    );
+    return id;
+  };
+
+  it("reads a miss inside a run's end in its own transaction, then serves the team from memory until a change", async () => {
+    const succeeded = await insertEndpoint('run.succeeded,run.failed');
+    await insertEndpoint('run.failed');
+    const repository = new NotificationEndpointRepository(db.dataSource);
+    const reads = jest.spyOn(repository, 'enabledOfTeam');
+    const bus = new LoopbackBus();
+    const endpoints = new TeamEndpoints(repository, bus);
+
+    const inEnd = await db.dataSource.transaction((manager) =>
+      endpoints
+        .listening(db.teamId, 'run.succeeded', manager)
+        .then((found) => ({ found, manager })),
+    );
+    expect(inEnd.found.map((e) => e.id)).toEqual([succeeded]);
+    // Read on the end's own connection (never waiting for another of the pool's while holding
+    // one), and loaded outside it for the next ends.
+    expect(reads.mock.calls).toEqual(
+      expect.arrayContaining([[db.teamId, inEnd.manager], [db.teamId]]),
+    );
+    // A read outside any transaction joins that load rather than reading again.
+    expect((await endpoints.listening(db.teamId, 'run.failed')).length).toBe(2);
+    await db.dataSource.transaction(async (manager) => {
+      expect((await endpoints.listening(db.teamId, 'run.failed', manager)).length).toBe(2);
+    });
+    expect(reads).toHaveBeenCalledTimes(2);
+
+    const added = await insertEndpoint('run.succeeded');
+    await endpoints.changed(db.dataSource.manager, db.teamId);
+    const after = await endpoints.listening(db.teamId, 'run.succeeded');
+    expect(after.map((e) => e.id).sort()).toEqual([succeeded, added].sort());
+  });
+});
