@@ -46,6 +46,19 @@ export interface BroadcastCacheOptions<V> {
   unchanged?(cached: V, loaded: V): boolean;
 }
 
+/**
+ * The cache of a service whose broadcaster is optional (the CLI has none, and caches nothing):
+ * null without one, else a BroadcastCache whose entries live at most the broadcast's TTL.
+ */
+export function optionalBroadcastCache<V>(
+  invalidations: InvalidationBus | undefined,
+  options: Omit<BroadcastCacheOptions<V>, 'ttlMs'>,
+): BroadcastCache<V> | null {
+  return invalidations
+    ? new BroadcastCache(invalidations, { ttlMs: invalidations.cacheTtlMs, ...options })
+    : null;
+}
+
 interface Entry<V> {
   value: V;
   expiresAt: number;

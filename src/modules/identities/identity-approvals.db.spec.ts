@@ -1,22 +1,7 @@
-import type { EntityManager } from 'typeorm';
-import type { Invalidation, InvalidationBus } from '../../common/cache/broadcast-cache';
+import { LoopbackBus } from '../../../test/support/unit/loopback-bus';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { AgentIdentityRepository } from './agent-identity.repository';
 import { AGENT_IDENTITY_TOPIC, IdentityApprovals } from './identity-approvals.service';
-
-/** The broadcast as one replica sees it: what is announced reaches its listeners at once. */
-class LoopbackBus implements InvalidationBus {
-  live = true;
-  readonly cacheTtlMs = 60_000;
-  private readonly listeners: ((invalidation: Invalidation | null) => void)[] = [];
-  listen(listener: (invalidation: Invalidation | null) => void): void {
-    this.listeners.push(listener);
-  }
-  changed(_manager: EntityManager | undefined, topic: string, ids: readonly string[]) {
-    for (const id of ids) for (const listener of this.listeners) listener({ topic, id });
-    return Promise.resolve();
-  }
-}
 
 describe('IdentityApprovals (database)', () => {
   const db = useTestDatabase('identity_approvals');

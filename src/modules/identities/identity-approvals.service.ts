@@ -1,6 +1,10 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { BroadcastCache, InvalidationBus } from '../../common/cache/broadcast-cache';
+import {
+  BroadcastCache,
+  InvalidationBus,
+  optionalBroadcastCache,
+} from '../../common/cache/broadcast-cache';
 import { Invalidations } from '../../common/cache/invalidations';
 import { AgentIdentityRepository } from './agent-identity.repository';
 
@@ -31,14 +35,11 @@ export class IdentityApprovals {
     private readonly identities: AgentIdentityRepository,
     @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
   ) {
-    this.cache = invalidations
-      ? new BroadcastCache(invalidations, {
-          ttlMs: invalidations.cacheTtlMs,
-          maxEntries: CACHED_USERS,
-          affects: (cached, change) =>
-            change.topic === AGENT_IDENTITY_TOPIC && cached.userId === change.id,
-        })
-      : null;
+    this.cache = optionalBroadcastCache(invalidations, {
+      maxEntries: CACHED_USERS,
+      affects: (cached, change) =>
+        change.topic === AGENT_IDENTITY_TOPIC && cached.userId === change.id,
+    });
   }
 
   /** The stored `approvals` of the team's identity whose service account is `userId`. */

@@ -1,7 +1,11 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { BroadcastCache, InvalidationBus } from '../../common/cache/broadcast-cache';
+import {
+  BroadcastCache,
+  InvalidationBus,
+  optionalBroadcastCache,
+} from '../../common/cache/broadcast-cache';
 import { Invalidations } from '../../common/cache/invalidations';
 import { ApiError } from '../../common/errors/api-error';
 import type { Principal } from '../../common/auth/principal';
@@ -48,13 +52,10 @@ export class LimitsService {
     private readonly rows: RunLimitsRepository,
     @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
   ) {
-    this.cached = invalidations
-      ? new BroadcastCache(invalidations, {
-          ttlMs: invalidations.cacheTtlMs,
-          maxEntries: CACHED_SCOPES,
-          affects: (rows, change) => change.topic === RUN_LIMITS_TOPIC && rows.teamId === change.id,
-        })
-      : null;
+    this.cached = optionalBroadcastCache(invalidations, {
+      maxEntries: CACHED_SCOPES,
+      affects: (rows, change) => change.topic === RUN_LIMITS_TOPIC && rows.teamId === change.id,
+    });
   }
 
   async teamLimits(teamId: string): Promise<LimitsDto> {

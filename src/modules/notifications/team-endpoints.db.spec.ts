@@ -1,23 +1,8 @@
-import type { EntityManager } from 'typeorm';
-import type { Invalidation, InvalidationBus } from '../../common/cache/broadcast-cache';
 import { newUid } from '../../common/ids';
+import { LoopbackBus } from '../../../test/support/unit/loopback-bus';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { NotificationEndpointRepository } from './notification-endpoint.repository';
 import { TeamEndpoints } from './team-endpoints';
-
-/** The broadcast as one replica sees it: what is announced reaches its listeners at once. */
-class LoopbackBus implements InvalidationBus {
-  live = true;
-  readonly cacheTtlMs = 60_000;
-  private readonly listeners: ((invalidation: Invalidation | null) => void)[] = [];
-  listen(listener: (invalidation: Invalidation | null) => void): void {
-    this.listeners.push(listener);
-  }
-  changed(_manager: EntityManager | undefined, topic: string, ids: readonly string[]) {
-    for (const id of ids) for (const listener of this.listeners) listener({ topic, id });
-    return Promise.resolve();
-  }
-}
 
 describe('TeamEndpoints (database)', () => {
   const db = useTestDatabase('team_endpoints');

@@ -1,6 +1,10 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { BroadcastCache, InvalidationBus } from '../../common/cache/broadcast-cache';
+import {
+  BroadcastCache,
+  InvalidationBus,
+  optionalBroadcastCache,
+} from '../../common/cache/broadcast-cache';
 import { Invalidations } from '../../common/cache/invalidations';
 import { NotificationEndpointRepository } from './notification-endpoint.repository';
 
@@ -31,14 +35,11 @@ export class TeamEndpoints {
     private readonly endpoints: NotificationEndpointRepository,
     @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
   ) {
-    this.cache = invalidations
-      ? new BroadcastCache(invalidations, {
-          ttlMs: invalidations.cacheTtlMs,
-          maxEntries: CACHED_TEAMS,
-          affects: (cached, change) =>
-            change.topic === NOTIFICATION_ENDPOINTS_TOPIC && cached.teamId === change.id,
-        })
-      : null;
+    this.cache = optionalBroadcastCache(invalidations, {
+      maxEntries: CACHED_TEAMS,
+      affects: (cached, change) =>
+        change.topic === NOTIFICATION_ENDPOINTS_TOPIC && cached.teamId === change.id,
+    });
   }
 
   /**

@@ -1,6 +1,11 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { BroadcastCache, Invalidation, InvalidationBus } from '../../common/cache/broadcast-cache';
+import {
+  BroadcastCache,
+  Invalidation,
+  InvalidationBus,
+  optionalBroadcastCache,
+} from '../../common/cache/broadcast-cache';
 import { Invalidations } from '../../common/cache/invalidations';
 import { newUid } from '../../common/ids';
 import { ApiKey } from './api-key.entity';
@@ -44,13 +49,10 @@ export class ApiKeysService {
     private readonly keys: ApiKeyRepository,
     @Optional() @Inject(Invalidations) private readonly invalidations?: InvalidationBus,
   ) {
-    this.authenticated = invalidations
-      ? new BroadcastCache(invalidations, {
-          ttlMs: invalidations.cacheTtlMs,
-          maxEntries: CACHED_KEYS,
-          affects: keyAffectedBy,
-        })
-      : null;
+    this.authenticated = optionalBroadcastCache(invalidations, {
+      maxEntries: CACHED_KEYS,
+      affects: keyAffectedBy,
+    });
   }
 
   /** Announces (after `manager`'s commit) that these keys changed: no replica serves them cached. */

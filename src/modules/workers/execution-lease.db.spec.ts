@@ -12,16 +12,21 @@ describe('ExecutionLeases.claim (database)', () => {
   const db = useTestDatabase('leases');
   let leases: ExecutionLeases;
 
+  /** A worker's leases on the test database (each call: another worker). */
+  const workerLeases = async () =>
+    (
+      await newTestService(ExecutionLeases, [
+        { provide: getDataSourceToken(), useValue: db.dataSource },
+        { provide: APP_CONFIG, useValue: { runs: { leaseMs: 60_000 } } },
+        ...realRunTransitions,
+        RunLookupRepository,
+        RunLeaseRepository,
+        ExecutionFence,
+      ])
+    ).sut;
+
   beforeEach(async () => {
-    const built = await newTestService(ExecutionLeases, [
-      { provide: getDataSourceToken(), useValue: db.dataSource },
-      { provide: APP_CONFIG, useValue: { runs: { leaseMs: 60_000 } } },
-      ...realRunTransitions,
-      RunLookupRepository,
-      RunLeaseRepository,
-      ExecutionFence,
-    ]);
-    leases = built.sut;
+    leases = await workerLeases();
   });
 
   it('claims and starts a queued run at once: INPROGRESS, both events in order, the run as it is now', async () => {
@@ -58,15 +63,8 @@ describe('ExecutionLeases.claim (database)', () => {
 
   it('lets one of two workers claim a run: the other gets nothing and no events of its own', async () => {
     const runId = await insertRun(db.dataSource, db.teamId, { state: 'QUEUED' });
-    const other = await newTestService(ExecutionLeases, [
-      { provide: getDataSourceToken(), useValue: db.dataSource },
-      { provide: APP_CONFIG, useValue: { runs: { leaseMs: 60_000 } } },
-      ...realRunTransitions,
-      RunLookupRepository,
-      RunLeaseRepository,
-      ExecutionFence,
-    ]);
-    const results = await Promise.all([leases.claim(runId), other.sut.claim(runId)]);
+    const other = await workerLeases();
+    const results = await Promise.all([leases.claim(runId), other.claim(runId)]);
     const won = results.filter((r) => r !== null) as { leaseOwner: string }[];
     expect(won).toHaveLength(1);
     expect(await runRow(db.dataSource, runId)).toMatchObject({
