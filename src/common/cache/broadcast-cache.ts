@@ -177,7 +177,8 @@ export class BroadcastCache<V> {
     this.entries.delete(key);
   }
 
-  private get enabled(): boolean {
+  /** Whether it caches at all now: a TTL above 0 and the broadcast heard. */
+  get enabled(): boolean {
     return this.options.ttlMs > 0 && this.source.live;
   }
 

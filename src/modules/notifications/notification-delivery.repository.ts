@@ -8,7 +8,6 @@ import { NotificationDelivery } from './entities/notification-delivery.entity';
 export class NotificationDeliveryRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** Records a delivery in `manager`'s transaction; its id. */
   /**
    * Records a due delivery in `manager`'s transaction if its endpoint still exists, is enabled
    * and listens to its event (what TeamEndpoints offered may be a change behind); its id, or null

@@ -4,7 +4,6 @@ import { DataSource, EntityManager } from 'typeorm';
 import { newUid } from '../../common/ids';
 import type { JsonObject } from '../../common/json';
 import { NotificationDeliveryRepository } from './notification-delivery.repository';
-
 import type { NotificationEvent } from './notification-events';
 import { envelope } from './notification-payloads';
 import { NotificationQueue } from './notification-queue';

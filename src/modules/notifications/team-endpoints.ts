@@ -70,7 +70,7 @@ export class TeamEndpoints {
     });
     if (manager?.queryRunner?.isTransactionActive) {
       // Its failure is nobody's: the next end reads again.
-      this.cache.get(teamId, load).catch(() => undefined);
+      if (this.cache.enabled) this.cache.get(teamId, load).catch(() => undefined);
       return this.endpoints.enabledOfTeam(teamId, manager);
     }
     return (await this.cache.get(teamId, load))?.endpoints ?? [];
