@@ -4,7 +4,7 @@ import { waitFor } from './support/wait';
 
 /**
  * An agent identity's approval rules apply to every execution that starts after they changed,
- * whichever replica runs it: each worker caches the identity's settings (read at every
+ * whichever replica runs it: each worker caches the identity's approval rules (read at every
  * execution's start) and drops them when another replica announces the change, before that
  * change is answered. Replica A answers the API, replica B executes.
  */
@@ -63,5 +63,5 @@ describe("an agent identity's approvals, changed on one replica, executed on ano
 
     expect((await api.put(`/agent/identities/${uid}`, { approvals: [] })).status).toBe(200);
     expect(await settledState(await runCommandAs(uid, 'freed', 'echo freed'))).toBe('SUCCEEDED');
-  });
+  }, 300_000);
 });

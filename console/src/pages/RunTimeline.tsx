@@ -38,7 +38,11 @@ function CommandOutput({ step }: { step: TimelineStep }) {
   );
 }
 
-function StepTime({ step }: { step: TimelineStep }) {
+/**
+ * How long a step lasted; "0 ms" for one that took no time (a claim and its start are one write),
+ * nothing for the last step, which ends the timeline and lasts no time of its own.
+ */
+function StepTime({ step, last }: { step: TimelineStep; last: boolean }) {
   if (step.status === 'running') {
     return (
       <span className="running-indicator" data-testid="command-running">
@@ -49,7 +53,7 @@ function StepTime({ step }: { step: TimelineStep }) {
   }
   return (
     <span className="step-duration">
-      {step.durationMs > 0 ? formatDuration(step.durationMs) : ''}
+      {step.durationMs > 0 || !last ? formatDuration(step.durationMs) : ''}
     </span>
   );
 }
@@ -99,7 +103,7 @@ export function RunTimeline({
   const percent = (ms: number) => (totalMs > 0 ? (ms / totalMs) * 100 : 0);
   return (
     <ol className="waterfall" aria-label="Timeline">
-      {steps.map((step) => (
+      {steps.map((step, index) => (
         <li
           key={step.event.event_uuid}
           className={`step step-${step.status}`}
@@ -118,7 +122,8 @@ export function RunTimeline({
               />
             </span>
             <span className="step-time">
-              <StepTime step={step} /> <Time value={step.event.occurred_at} />
+              <StepTime step={step} last={index === steps.length - 1} />{' '}
+              <Time value={step.event.occurred_at} />
             </span>
           </div>
           {step.command && <CommandOutput step={step} />}

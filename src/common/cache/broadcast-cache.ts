@@ -55,7 +55,7 @@ export function optionalBroadcastCache<V>(
   options: Omit<BroadcastCacheOptions<V>, 'ttlMs'>,
 ): BroadcastCache<V> | null {
   return invalidations
-    ? new BroadcastCache(invalidations, { ttlMs: invalidations.cacheTtlMs, ...options })
+    ? new BroadcastCache(invalidations, { ...options, ttlMs: invalidations.cacheTtlMs })
     : null;
 }
 

@@ -1,6 +1,8 @@
+import type { EntityManager } from 'typeorm';
 import { newUid } from '../../common/ids';
 import { LoopbackBus } from '../../../test/support/unit/loopback-bus';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
+import { settledWithin } from '../../../test/support/wait';
 import { NotificationEndpointRepository } from './notification-endpoint.repository';
 import { TeamEndpoints } from './team-endpoints';
 
@@ -23,21 +25,30 @@ describe('TeamEndpoints (database)', () => {
     const succeeded = await insertEndpoint('run.succeeded,run.failed');
     await insertEndpoint('run.failed');
     const repository = new NotificationEndpointRepository(db.dataSource);
-    const reads = jest.spyOn(repository, 'enabledOfTeam');
+    const read = repository.enabledOfTeam.bind(repository);
+    // The load outside the transaction waits until the test lets it go: the end must not.
+    let letLoad!: () => void;
+    const loadMayGo = new Promise<void>((resolve) => (letLoad = resolve));
+    const reads = jest
+      .spyOn(repository, 'enabledOfTeam')
+      .mockImplementation(async (teamId: string, manager?: EntityManager) => {
+        if (!manager) await loadMayGo;
+        return read(teamId, manager);
+      });
     const bus = new LoopbackBus();
     const endpoints = new TeamEndpoints(repository, bus);
 
-    const inEnd = await db.dataSource.transaction((manager) =>
-      endpoints
-        .listening(db.teamId, 'run.succeeded', manager)
-        .then((found) => ({ found, manager })),
+    const inEnd = await settledWithin(
+      db.dataSource.transaction(async (manager) => ({
+        found: await endpoints.listening(db.teamId, 'run.succeeded', manager),
+        manager,
+      })),
+      "the end's read while the load outside waits",
+      10_000,
     );
     expect(inEnd.found.map((e) => e.id)).toEqual([succeeded]);
-    // Read on the end's own connection (never waiting for another of the pool's while holding
-    // one), and loaded outside it for the next ends.
-    expect(reads.mock.calls).toEqual(
-      expect.arrayContaining([[db.teamId, inEnd.manager], [db.teamId]]),
-    );
+    expect(reads.mock.calls).toEqual([[db.teamId], [db.teamId, inEnd.manager]]);
+    letLoad();
     // A read outside any transaction joins that load rather than reading again.
     expect((await endpoints.listening(db.teamId, 'run.failed')).length).toBe(2);
     await db.dataSource.transaction(async (manager) => {
@@ -49,5 +60,19 @@ describe('TeamEndpoints (database)', () => {
     await endpoints.changed(db.dataSource.manager, db.teamId);
     const after = await endpoints.listening(db.teamId, 'run.succeeded');
     expect(after.map((e) => e.id).sort()).toEqual([succeeded, added].sort());
+  });
+
+  it('reads once per end, in its transaction, while the broadcast is not heard', async () => {
+    const repository = new NotificationEndpointRepository(db.dataSource);
+    const reads = jest.spyOn(repository, 'enabledOfTeam');
+    const bus = new LoopbackBus();
+    const endpoints = new TeamEndpoints(repository, bus);
+    bus.live = false;
+    for (let end = 1; end <= 2; end++) {
+      await db.dataSource.transaction((manager) =>
+        endpoints.listening(db.teamId, 'run.succeeded', manager),
+      );
+      expect(reads).toHaveBeenCalledTimes(end);
+    }
   });
 });
