@@ -5,6 +5,7 @@ import { currentRequest } from '../common/request-context';
 import type { AppConfig } from '../config/app-config';
 import { dataSourceOptions } from './database-setup';
 import { PackedTransactions } from './packed-transactions';
+import { makePromiseWrappersWithoutRequire } from './promise-wrapper';
 import { keepConnectionsForRequests, mysqlPool, requestConnections } from './request-connections';
 
 const RETRY_ATTEMPTS = 2;
@@ -24,6 +25,7 @@ type DataSourceEntities = NonNullable<ConstructorParameters<typeof DataSource>[0
   Function[];
 
 async function connect(config: AppConfig, servesHttp: boolean): Promise<DataSource> {
+  makePromiseWrappersWithoutRequire();
   for (let attempt = 1; ; attempt += 1) {
     const dataSource = new DataSource({ ...dataSourceOptions(config), entities: loadedEntities() });
     try {
