@@ -1,0 +1,204 @@
+import { Logger } from '@nestjs/common';
+import { createConnection, type Connection } from 'mysql2/promise';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { startFakeModelServer } from '../test/fixtures/fake-model-server';
+import { apiClient } from '../test/support/api-client';
+import { createTestEnvironment, startTestApp } from '../test/support/test-app';
+import { machineFacts } from './machine';
+import { table } from './stats';
+
+/**
+ * `npm run bench:storage`: what a run leaves behind — the rows each table gains per run and the
+ * bytes they take (data and indexes, as InnoDB allocated them), and the blob store's bytes per
+ * run — for sizing the database and the blob store. STORAGE_RUNS runs (default 500), at most
+ * STORAGE_CONCURRENCY (100) at once, each shaped as `bench:density`'s (a turn asking for one
+ * command, a turn that ends the run) with a prompt of STORAGE_PROMPT_BYTES (1000) and a command
+ * printing STORAGE_OUTPUT_BYTES (2000), on the process backend, one api+worker process, in a
+ * database of its own. Figures are the growth from after three warm-up runs to after the runs,
+ * read once `ANALYZE TABLE` refreshed InnoDB's statistics, so a table's pages are counted as
+ * allocated (free space in them included, as on disk); a table grown by less than a few pages
+ * shows whole pages. Then: what 2 000 runs a day keep for a year.
+ */
+
+const RUNS = Number(process.env.STORAGE_RUNS ?? 500);
+const CONCURRENCY = Number(process.env.STORAGE_CONCURRENCY ?? 100);
+const PROMPT_BYTES = Number(process.env.STORAGE_PROMPT_BYTES ?? 1000);
+const OUTPUT_BYTES = Number(process.env.STORAGE_OUTPUT_BYTES ?? 2000);
+const THINK_MS = Number(process.env.STORAGE_THINK_MS ?? 50);
+const RUNS_A_DAY = 2000;
+const WARM_UP_RUNS = 3;
+
+interface TableSize {
+  rows: number;
+  dataBytes: number;
+  indexBytes: number;
+}
+
+async function tableSizes(db: Connection, schema: string): Promise<Map<string, TableSize>> {
+  const [tables] = (await db.query(
+    `SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE'`,
+    [schema],
+  )) as unknown as [{ name: string }[]];
+  const sizes = new Map<string, TableSize>();
+  for (const { name } of tables) {
+    await db.query(`ANALYZE TABLE \`${name}\``);
+    const [[count]] = (await db.query(`SELECT COUNT(*) AS n FROM \`${name}\``)) as unknown as [
+      { n: number | string }[],
+    ];
+    const [[size]] = (await db.query(
+      `SELECT DATA_LENGTH AS data, INDEX_LENGTH AS idx FROM information_schema.TABLES
+        WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`,
+      [schema, name],
+    )) as unknown as [{ data: number | string; idx: number | string }[]];
+    sizes.set(name, {
+      rows: Number(count.n),
+      dataBytes: Number(size.data),
+      indexBytes: Number(size.idx),
+    });
+  }
+  return sizes;
+}
+
+/** Bytes and files under a directory (the blob store's root), 0 when it does not exist. */
+function treeBytes(dir: string): { bytes: number; files: number } {
+  let bytes = 0;
+  let files = 0;
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return { bytes, files };
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry);
+    const stat = statSync(path);
+    if (stat.isDirectory()) {
+      const below = treeBytes(path);
+      bytes += below.bytes;
+      files += below.files;
+    } else {
+      bytes += stat.size;
+      files += 1;
+    }
+  }
+  return { bytes, files };
+}
+
+const kb = (bytes: number) => `${(bytes / 1024).toFixed(2)} KB`;
+const gb = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GB`;
+
+async function main(): Promise<void> {
+  Logger.overrideLogger(['warn', 'error']);
+  const model = await startFakeModelServer();
+  const env = createTestEnvironment('bench_storage', model.url);
+  const app = await startTestApp(env, ['api', 'worker'], {
+    'sandbox.backend': 'process',
+    'sandbox.readonlyPaths': '',
+    'runs.workerConcurrency': CONCURRENCY,
+  });
+  const db = await createConnection(env.databaseUrl);
+  const blobRoot = join(env.workspaceRoot, '.blobs');
+  const api = apiClient(app.baseUrl, app.apiKey);
+  const command = `head -c ${OUTPUT_BYTES} /dev/zero | tr '\\0' x`;
+  const prompt = (script: string) =>
+    `[script:${script}] ${'Describe the change and run the tests. '.repeat(Math.ceil(PROMPT_BYTES / 39)).slice(0, PROMPT_BYTES)}`;
+  const wave = async (name: string, count: number) => {
+    const ids = await Promise.all(
+      Array.from({ length: count }, async (_, i) => {
+        const script = `${name}-${i}`;
+        model.script(script, [
+          {
+            delayMs: THINK_MS,
+            then: { toolCalls: [{ name: 'run_command', arguments: { command } }] },
+          },
+          { delayMs: THINK_MS, then: { text: 'Done: the tests pass.' } },
+        ]);
+        const created = await api.post('/agent/runs', { prompt: prompt(script) });
+        if (created.status >= 300) throw new Error(`POST /agent/runs: ${created.status}`);
+        return created.body.run_id as string;
+      }),
+    );
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      const [rows] = (await db.query(
+        `SELECT COUNT(*) AS n, SUM(state = 'SUCCEEDED') AS ok FROM runs
+          WHERE id IN (?) AND state IN ('SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED')`,
+        [ids],
+      )) as unknown as [{ n: number | string; ok: number | string | null }[]];
+      if (Number(rows[0].n) === count) {
+        if (Number(rows[0].ok) !== count) throw new Error(`${name}: not every run succeeded`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`${name}: runs did not end within 120 s`);
+  };
+  try {
+    await wave('warm', WARM_UP_RUNS);
+    // Let the runs' trailing writes (transcripts, key revocation) land before measuring.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const before = await tableSizes(db, env.database);
+    const blobsBefore = treeBytes(blobRoot);
+    for (let done = 0; done < RUNS; done += CONCURRENCY) {
+      await wave(`run${done}`, Math.min(CONCURRENCY, RUNS - done));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const after = await tableSizes(db, env.database);
+    const blobsAfter = treeBytes(blobRoot);
+
+    const rows: string[][] = [];
+    let totalBytes = 0;
+    for (const [name, size] of after) {
+      const was = before.get(name) ?? { rows: 0, dataBytes: 0, indexBytes: 0 };
+      const added = size.rows - was.rows;
+      const data = size.dataBytes - was.dataBytes;
+      const index = size.indexBytes - was.indexBytes;
+      if (added === 0 && data === 0 && index === 0) continue;
+      totalBytes += data + index;
+      rows.push([
+        name,
+        (added / RUNS).toFixed(2),
+        kb(data / RUNS),
+        kb(index / RUNS),
+        kb((data + index) / RUNS),
+      ]);
+    }
+    rows.sort((a, b) => parseFloat(b[4]) - parseFloat(a[4]));
+    const blobBytes = blobsAfter.bytes - blobsBefore.bytes;
+    const blobFiles = blobsAfter.files - blobsBefore.files;
+    const perRun = totalBytes / RUNS;
+    const blobPerRun = blobBytes / RUNS;
+    process.stdout.write(
+      [
+        '',
+        'Ambient storage benchmark',
+        ...machineFacts(),
+        `${RUNS} runs (after ${WARM_UP_RUNS} warm-up runs), at most ${CONCURRENCY} at once; each: a prompt of ${PROMPT_BYTES} bytes, a model turn asking for one command printing ${OUTPUT_BYTES} bytes, a turn that ends the run; process backend`,
+        '',
+        table([
+          ['table', 'rows per run', 'data per run', 'indexes per run', 'together per run'],
+          ...rows,
+        ]),
+        '',
+        `database: ${kb(perRun)} per run (data and indexes as allocated)`,
+        `blob store: ${kb(blobPerRun)} per run in ${(blobFiles / RUNS).toFixed(2)} files (transcripts)`,
+        `${RUNS_A_DAY} runs a day keep, after a year: database ${gb(perRun * RUNS_A_DAY * 365)}, blob store ${gb(blobPerRun * RUNS_A_DAY * 365)}`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await db.end();
+    await app.close();
+    await env.destroy();
+    await model.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    process.stderr.write(`storage bench failed: ${err.stack ?? err.message}\n`);
+    process.exit(1);
+  },
+);
