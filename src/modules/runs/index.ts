@@ -35,7 +35,7 @@ export { RunFollowupsService } from './run-followups.service';
 export { FollowupAnnouncements } from './followup-announcements';
 export type { FollowupWatch } from './followup-announcements';
 export { RunFollowupRepository } from './run-followup.repository';
-export { RunKeysService } from './run-keys.service';
+export { RunKeysService, REVOKED_RUN_KEY_RETENTION_MS } from './run-keys.service';
 export { runPageUrl, sessionIdOf } from './run-links';
 export { assertMetadata } from './run-metadata.rules';
 export { EXECUTE_JOB, RUNS_QUEUE, RunQueue } from './run-queue.service';

@@ -10,6 +10,9 @@ import { isTerminal } from './run-state';
 
 const STALE_BATCH = 500;
 
+/** How long a revoked run-scoped key stays in `api_keys` (for an operator's look) before it goes. */
+export const REVOKED_RUN_KEY_RETENTION_MS = 24 * 60 * 60 * 1000;
+
 /**
  * Run-scoped keys: an execution that runs outside Ambient's own workers (a self-hosted worker)
  * gets a key bound to its run and execution, and reports through the `@RunScoped()` routes with
@@ -103,6 +106,14 @@ export class RunKeysService {
       );
     }
     return { run, holdsLease };
+  }
+
+  /**
+   * Deletes run-scoped keys revoked more than `retentionMs` ago, a batch per call: every
+   * execution makes one, so without this `api_keys` would grow by a row per execution forever.
+   */
+  deleteRevoked(retentionMs: number): Promise<number> {
+    return this.apiKeys.deleteRevokedRunKeys(new Date(Date.now() - retentionMs), STALE_BATCH);
   }
 
   /**

@@ -91,6 +91,18 @@ export class ApiKeyRepository extends SqlRepository {
       .getMany();
   }
 
+  /**
+   * Deletes up to `limit` run-scoped keys revoked before `revokedBefore`, the longest revoked
+   * first (through `idx_api_keys_live_run`); answers how many.
+   */
+  async deleteRevokedRunKeys(revokedBefore: Date, limit: number): Promise<number> {
+    const result = (await this.dataSource.query(
+      `DELETE FROM api_keys WHERE revoked_at < ? AND run_id IS NOT NULL ORDER BY revoked_at LIMIT ?`,
+      [revokedBefore, limit],
+    )) as { affectedRows: number };
+    return result.affectedRows;
+  }
+
   /** Revokes these keys (those not revoked yet). */
   async revokeMany(ids: string[], manager?: EntityManager): Promise<void> {
     await this.db(manager)

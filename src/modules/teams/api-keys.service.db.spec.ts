@@ -73,6 +73,52 @@ describe('API key roles (database)', () => {
     expect(await keys.stillValid([viewer.id, expiring.id])).toEqual(new Set([viewer.id]));
   });
 
+  it('deletes run-scoped keys revoked before the cut-off, longest revoked first, and no other key', async () => {
+    const keys = new ApiKeysService(new ApiKeyRepository(db.dataSource));
+    const person = await user('user', 'member');
+    const hour = 60 * 60 * 1000;
+    const runKey = async (id: string, revokedHoursAgo: number | null) => {
+      const key = await keys.createForRun({
+        id,
+        teamId: db.teamId,
+        userId: person.id,
+        runId: '00000000-0000-4000-8000-00000000dead',
+        executionId: 1,
+      });
+      if (revokedHoursAgo !== null) {
+        await db.dataSource.query(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`, [
+          new Date(Date.now() - revokedHoursAgo * hour),
+          id,
+        ]);
+      }
+      return key;
+    };
+    await runKey('RunKeyRevoked3DaysAgo0', 72);
+    await runKey('RunKeyRevoked2DaysAgo0', 48);
+    await runKey('RunKeyRevokedAnHourAgo', 1);
+    const live = await runKey('RunKeyStillLive000000', null);
+    const own = await keys.create(person, 'own');
+    await db.dataSource.query(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`, [
+      new Date(Date.now() - 72 * hour),
+      own.id,
+    ]);
+    const ids = async () =>
+      (
+        (await db.dataSource.query(`SELECT id FROM api_keys WHERE user_id = ? ORDER BY id`, [
+          person.id,
+        ])) as { id: string }[]
+      ).map((row) => row.id);
+    const dayAgo = new Date(Date.now() - 24 * hour);
+
+    expect(await keys.deleteRevokedRunKeys(dayAgo, 1)).toBe(1);
+    expect(await ids()).not.toContain('RunKeyRevoked3DaysAgo0');
+    expect(await ids()).toContain('RunKeyRevoked2DaysAgo0');
+    expect(await keys.deleteRevokedRunKeys(dayAgo, 500)).toBe(1);
+    expect(await keys.deleteRevokedRunKeys(dayAgo, 500)).toBe(0);
+    expect(await ids()).toEqual([own.id, 'RunKeyRevokedAnHourAgo', 'RunKeyStillLive000000'].sort());
+    expect((await keys.authenticate(live))?.runId).toBe('00000000-0000-4000-8000-00000000dead');
+  });
+
   it('signs a person in once per team and email, keeping role and name up to date', async () => {
     const directory = new UserDirectoryService(
       db.dataSource,

@@ -176,6 +176,15 @@ export class ApiKeysService {
     return this.keys.liveRunKeys(limit);
   }
 
+  /**
+   * Deletes run-scoped keys revoked before `revokedBefore`, up to `limit`: they can never
+   * authenticate again (an unknown key is refused as a revoked one is), and the audit log keeps
+   * each key's name and id in its events. Answers how many.
+   */
+  deleteRevokedRunKeys(revokedBefore: Date, limit: number): Promise<number> {
+    return this.keys.deleteRevokedRunKeys(revokedBefore, limit);
+  }
+
   async revokeMany(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.keys.revokeMany(ids);

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { PeriodicTask, PeriodicWorker } from '../../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../../config/app-config';
-import { RunKeysService, RunSignals } from '../../runs';
+import { REVOKED_RUN_KEY_RETENTION_MS, RunKeysService, RunSignals } from '../../runs';
 import { SelfHostedDispatcher } from './self-hosted-dispatcher.service';
 import { SelfHostedRuns } from './self-hosted-runs.service';
 
@@ -12,7 +12,7 @@ const ENDED_KEY_GRACE_MS = 60_000;
 /**
  * Housekeeping of self-hosted runs (api role, safe in every replica: each step is guarded):
  * unanswered offers go back to the queue, runs no worker claimed in time end in ERROR, keys of
- * executions that lost their run are revoked, and queued runs are offered again to this
+ * executions that lost their run are revoked (and deleted a day after), and queued runs are offered again to this
  * replica's connections in case a hint was lost. Lapsed leases of claimed runs are recovered by
  * the worker role's RunSweeper, like every run's.
  */
@@ -48,6 +48,7 @@ export class SelfHostedSweeper extends PeriodicWorker {
     const failed = await this.runs.failUnclaimed();
     if (failed) this.logger.warn(`${failed} run(s) ended: no self-hosted worker claimed them`);
     await this.runKeys.revokeStale(ENDED_KEY_GRACE_MS);
+    await this.runKeys.deleteRevoked(REVOKED_RUN_KEY_RETENTION_MS);
     this.dispatcher.dropUnansweredOffers(this.config.runs.leaseMs);
     await this.dispatcher.dispatchAll();
   }
