@@ -53,7 +53,11 @@ export class ConversationsService {
       const live = await this.transcripts.render(running.id);
       if (live) return this.liveUrl(key, live.conversation, filename);
     }
-    return this.transcriptUrl(key, filename);
+    if (await this.blobs.exists(key)) return this.signedTranscript(key, filename);
+    // Not stored: the messages are one execution's (TranscriptWriter), or nothing was recorded.
+    const rendered = await this.transcripts.render(runs[0].id);
+    if (!rendered) throw ApiError.notFound('transcript');
+    return this.liveUrl(key, rendered.conversation, filename);
   }
 
   /**
@@ -94,12 +98,17 @@ export class ConversationsService {
 
   private async transcriptUrl(key: string, filename: string): Promise<SignedUrl> {
     if (!(await this.blobs.exists(key))) throw ApiError.notFound('transcript');
+    return this.signedTranscript(key, filename);
+  }
+
+  private signedTranscript(key: string, filename: string): SignedUrl {
     return this.signer.sign({ key, contentType: 'application/x-ndjson', filename });
   }
 
   /**
-   * A snapshot of a transcript still growing, under a key of its own: the executor alone writes
-   * the final one when an execution ends, so a slow snapshot can never overwrite newer lines.
+   * A snapshot of a transcript still growing (or of a conversation's, not stored), under a key of
+   * its own: the executor alone writes the final one when an execution ends, so a slow snapshot
+   * can never overwrite newer lines.
    */
   private async liveUrl(key: string, text: string, filename: string): Promise<SignedUrl> {
     const live = liveTranscriptKey(key);

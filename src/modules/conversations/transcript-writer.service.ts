@@ -10,7 +10,8 @@ import {
 /**
  * Writes the raw transcripts (JSONL, one stored chat message per line with its run, execution
  * and time) of a run and of its conversation as blobs. Called when an execution ends, so each
- * blob is rewritten with everything recorded up to then. An execution whose harness kept its own
+ * blob is rewritten with everything recorded up to then; a conversation's only once it holds
+ * messages of more than one execution. An execution whose harness kept its own
  * raw event stream (a vendor CLI) contributes that stream to the run's transcript instead of its
  * stored messages; the conversation's transcript is always the stored messages.
  */
@@ -26,6 +27,10 @@ export class TranscriptWriter {
     const transcripts = await this.render(runId);
     if (!transcripts) return;
     await this.blobs.put(runTranscriptKey(runId), transcripts.run);
+    // A conversation of one execution's messages (most are) is not stored a second time:
+    // ConversationsService renders it when asked. Any later execution, of this run or another
+    // in the conversation, writes it whole, over what an earlier version may have stored.
+    if (transcripts.oneExecution) return;
     await this.blobs.put(
       conversationTranscriptKey(transcripts.conversationId),
       transcripts.conversation,
@@ -36,9 +41,13 @@ export class TranscriptWriter {
    * The run's and its conversation's transcripts as recorded so far (null before any message):
    * an execution still under way contributes its stored messages, its raw stream not being kept yet.
    */
-  async render(
-    runId: string,
-  ): Promise<{ run: string; conversation: string; conversationId: string } | null> {
+  async render(runId: string): Promise<{
+    run: string;
+    conversation: string;
+    conversationId: string;
+    /** The conversation's messages are all of this run's first execution. */
+    oneExecution: boolean;
+  } | null> {
     const rows = await this.runs.transcriptMessagesOf(runId);
     if (rows.length === 0) return null;
     const line = (r: TranscriptMessageRow) =>
@@ -66,6 +75,7 @@ export class TranscriptWriter {
       run: parts.join(''),
       conversation: rows.map(line).join('\n') + '\n',
       conversationId: rows[0].conversationId,
+      oneExecution: runRows.length === rows.length && executionIds.join() === '1',
     };
   }
 }
