@@ -9,19 +9,20 @@ import { machineFacts } from './machine';
 import { table } from './stats';
 
 /**
- * `npm run bench:storage`: what a run leaves behind — the rows each table gains per run and the
- * bytes they take (data and indexes, as InnoDB allocated them), and the blob store's bytes per
- * run — for sizing the database and the blob store. STORAGE_RUNS runs (default 500), at most
- * STORAGE_CONCURRENCY (100) at once, each shaped as `bench:density`'s (a turn asking for one
- * command, a turn that ends the run) with a prompt of STORAGE_PROMPT_BYTES (1000) and a command
- * printing STORAGE_OUTPUT_BYTES (2000), on the process backend, one api+worker process, in a
- * database of its own. Figures are the growth from after three warm-up runs to after the runs,
- * read once `ANALYZE TABLE` refreshed InnoDB's statistics, so a table's pages are counted as
- * allocated (free space in them included, as on disk); a table grown by less than a few pages
- * shows whole pages. Then: what 2 000 runs a day keep for a year.
+ * `npm run bench:storage`: what a run leaves behind — the rows each table gains per run, the bytes
+ * of their values, and what they take (data and indexes, as InnoDB allocated them), and the blob
+ * store's bytes per run — for sizing the database and the blob store. STORAGE_RUNS runs (default
+ * 1000), at most STORAGE_CONCURRENCY (100) at once, each shaped as `bench:density`'s (a turn
+ * asking for one command, a turn that ends the run) with a prompt of STORAGE_PROMPT_BYTES (1000)
+ * and a command printing STORAGE_OUTPUT_BYTES (2000), on the process backend, one api+worker
+ * process, in a database of its own. Figures are the growth from after three warm-up runs to
+ * after the runs, read once `ANALYZE TABLE` refreshed InnoDB's statistics. Allocated bytes count
+ * pages (free space in them included, as on disk), which a table past 32 pages gets a megabyte at
+ * a time: a 1 MB step over 1 000 runs is 1 KB per run, so read them as coarse; the values' bytes
+ * are exact. Then: what 2 000 runs a day keep for a year.
  */
 
-const RUNS = Number(process.env.STORAGE_RUNS ?? 500);
+const RUNS = Number(process.env.STORAGE_RUNS ?? 1000);
 const CONCURRENCY = Number(process.env.STORAGE_CONCURRENCY ?? 100);
 const PROMPT_BYTES = Number(process.env.STORAGE_PROMPT_BYTES ?? 1000);
 const OUTPUT_BYTES = Number(process.env.STORAGE_OUTPUT_BYTES ?? 2000);
@@ -31,6 +32,8 @@ const WARM_UP_RUNS = 3;
 
 interface TableSize {
   rows: number;
+  /** The rows' column values' bytes summed (LENGTH of each): what they hold, without overhead. */
+  valueBytes: number;
   dataBytes: number;
   indexBytes: number;
 }
@@ -43,9 +46,14 @@ async function tableSizes(db: Connection, schema: string): Promise<Map<string, T
   const sizes = new Map<string, TableSize>();
   for (const { name } of tables) {
     await db.query(`ANALYZE TABLE \`${name}\``);
-    const [[count]] = (await db.query(`SELECT COUNT(*) AS n FROM \`${name}\``)) as unknown as [
-      { n: number | string }[],
-    ];
+    const [columns] = (await db.query(
+      `SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`,
+      [schema, name],
+    )) as unknown as [{ name: string }[]];
+    const lengths = columns.map((c) => `COALESCE(LENGTH(\`${c.name}\`), 0)`).join(' + ');
+    const [[count]] = (await db.query(
+      `SELECT COUNT(*) AS n, COALESCE(SUM(${lengths}), 0) AS bytes FROM \`${name}\``,
+    )) as unknown as [{ n: number | string; bytes: number | string }[]];
     const [[size]] = (await db.query(
       `SELECT DATA_LENGTH AS data, INDEX_LENGTH AS idx FROM information_schema.TABLES
         WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`,
@@ -53,6 +61,7 @@ async function tableSizes(db: Connection, schema: string): Promise<Map<string, T
     )) as unknown as [{ data: number | string; idx: number | string }[]];
     sizes.set(name, {
       rows: Number(count.n),
+      valueBytes: Number(count.bytes),
       dataBytes: Number(size.data),
       indexBytes: Number(size.idx),
     });
@@ -149,9 +158,12 @@ async function main(): Promise<void> {
 
     const rows: string[][] = [];
     let totalBytes = 0;
+    let totalValues = 0;
     for (const [name, size] of after) {
-      const was = before.get(name) ?? { rows: 0, dataBytes: 0, indexBytes: 0 };
+      const was = before.get(name) ?? { rows: 0, valueBytes: 0, dataBytes: 0, indexBytes: 0 };
       const added = size.rows - was.rows;
+      const values = size.valueBytes - was.valueBytes;
+      totalValues += values;
       const data = size.dataBytes - was.dataBytes;
       const index = size.indexBytes - was.indexBytes;
       if (added === 0 && data === 0 && index === 0) continue;
@@ -159,12 +171,13 @@ async function main(): Promise<void> {
       rows.push([
         name,
         (added / RUNS).toFixed(2),
+        kb(values / RUNS),
         kb(data / RUNS),
         kb(index / RUNS),
         kb((data + index) / RUNS),
       ]);
     }
-    rows.sort((a, b) => parseFloat(b[4]) - parseFloat(a[4]));
+    rows.sort((a, b) => parseFloat(b[5]) - parseFloat(a[5]));
     const blobBytes = blobsAfter.bytes - blobsBefore.bytes;
     const blobFiles = blobsAfter.files - blobsBefore.files;
     const perRun = totalBytes / RUNS;
@@ -177,11 +190,18 @@ async function main(): Promise<void> {
         `${RUNS} runs (after ${WARM_UP_RUNS} warm-up runs), at most ${CONCURRENCY} at once; each: a prompt of ${PROMPT_BYTES} bytes, a model turn asking for one command printing ${OUTPUT_BYTES} bytes, a turn that ends the run; process backend`,
         '',
         table([
-          ['table', 'rows per run', 'data per run', 'indexes per run', 'together per run'],
+          [
+            'table',
+            'rows per run',
+            'values per run',
+            'data per run (allocated)',
+            'indexes per run (allocated)',
+            'allocated per run',
+          ],
           ...rows,
         ]),
         '',
-        `database: ${kb(perRun)} per run (data and indexes as allocated)`,
+        `database: ${kb(perRun)} per run allocated (data and indexes), holding ${kb(totalValues / RUNS)} of values`,
         `blob store: ${kb(blobPerRun)} per run in ${(blobFiles / RUNS).toFixed(2)} files (transcripts)`,
         `${RUNS_A_DAY} runs a day keep, after a year: database ${gb(perRun * RUNS_A_DAY * 365)}, blob store ${gb(blobPerRun * RUNS_A_DAY * 365)}`,
         '',
