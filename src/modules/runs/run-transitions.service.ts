@@ -57,6 +57,13 @@ type ColumnValue = unknown | (() => string);
 /** Timeline event payload of a state entered; `false` records no event. */
 type StateEvent = { payload?: Record<string, unknown>; executionId?: number | null } | false;
 
+/** A state a transition enters, the states it leaves, and the event it records there. */
+interface Hop {
+  to: RunState;
+  allowed: RunState[];
+  event?: StateEvent;
+}
+
 export interface TransitionOptions {
   /** Narrows the states the run may be in; always intersected with the state machine's table. */
   from?: readonly RunState[];
@@ -127,12 +134,12 @@ export class RunTransitions {
       (s) => !options.from || options.from.includes(s),
     );
     if (allowed.length === 0) return false;
-    const hops = via
+    const hops: Hop[] = via
       ? [
-          { to: via, allowed },
-          { to, allowed: [via] },
+          { to: via, allowed, event: options.via?.event },
+          { to, allowed: [via], event: options.event },
         ]
-      : [{ to, allowed }];
+      : [{ to, allowed, event: options.event }];
     let moved: LoggedRun | null = null;
     const run = async (manager: EntityManager) => {
       const appliedAt = await this.apply(manager, runId, hops, options);
@@ -170,7 +177,7 @@ export class RunTransitions {
   private async apply(
     manager: EntityManager,
     runId: string,
-    hops: { to: RunState; allowed: RunState[] }[],
+    hops: Hop[],
     options: TransitionOptions,
   ): Promise<Date | null> {
     const now = new Date();
@@ -188,9 +195,8 @@ export class RunTransitions {
     if (!(await this.runs.move(manager, runId, allowed, set, now, options.where))) return null;
     this.changes.runChanged(runId, manager);
     const events: TimelineEvent[] = [];
-    for (const [index, hop] of hops.entries()) {
-      const event = index === hops.length - 1 ? options.event : options.via?.event;
-      const eventType = EVENT_FOR_STATE[hop.to];
+    for (const { to: entered, event } of hops) {
+      const eventType = EVENT_FOR_STATE[entered];
       if (!eventType || event === false) continue;
       events.push({
         eventType,
