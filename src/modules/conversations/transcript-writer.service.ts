@@ -28,13 +28,11 @@ export class TranscriptWriter {
     if (!transcripts) return;
     await this.blobs.put(runTranscriptKey(runId), transcripts.run);
     // A conversation of one execution's messages (most are) is not stored a second time:
-    // ConversationsService renders it when asked. Any later execution, of this run or another
-    // in the conversation, writes it whole, over what an earlier version may have stored.
-    if (transcripts.oneExecution) return;
-    await this.blobs.put(
-      conversationTranscriptKey(transcripts.conversationId),
-      transcripts.conversation,
-    );
+    // ConversationsService renders it when asked. One an earlier version stored is brought up to
+    // date, since it would be served as it is.
+    const key = conversationTranscriptKey(transcripts.conversationId);
+    if (transcripts.oneExecution && !(await this.blobs.exists(key))) return;
+    await this.blobs.put(key, transcripts.conversation);
   }
 
   /**
@@ -45,7 +43,7 @@ export class TranscriptWriter {
     run: string;
     conversation: string;
     conversationId: string;
-    /** The conversation's messages are all of this run's first execution. */
+    /** The conversation's messages are all of one execution (of this run, or another). */
     oneExecution: boolean;
   } | null> {
     const rows = await this.runs.transcriptMessagesOf(runId);
@@ -75,7 +73,7 @@ export class TranscriptWriter {
       run: parts.join(''),
       conversation: rows.map(line).join('\n') + '\n',
       conversationId: rows[0].conversationId,
-      oneExecution: runRows.length === rows.length && executionIds.join() === '1',
+      oneExecution: new Set(rows.map((r) => `${r.runId}:${r.executionId}`)).size === 1,
     };
   }
 }

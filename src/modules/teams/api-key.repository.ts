@@ -93,11 +93,13 @@ export class ApiKeyRepository extends SqlRepository {
 
   /**
    * Deletes up to `limit` run-scoped keys revoked before `revokedBefore`, the longest revoked
-   * first (through `idx_api_keys_live_run`); answers how many.
+   * first (through `idx_api_keys_live_run`; `id` makes the order total, as a replicated
+   * DELETE … LIMIT needs); answers how many.
    */
   async deleteRevokedRunKeys(revokedBefore: Date, limit: number): Promise<number> {
     const result = (await this.dataSource.query(
-      `DELETE FROM api_keys WHERE revoked_at < ? AND run_id IS NOT NULL ORDER BY revoked_at LIMIT ?`,
+      `DELETE FROM api_keys WHERE revoked_at < ? AND run_id IS NOT NULL
+        ORDER BY revoked_at, id LIMIT ?`,
       [revokedBefore, limit],
     )) as { affectedRows: number };
     return result.affectedRows;

@@ -178,8 +178,8 @@ export class ApiKeysService {
 
   /**
    * Deletes run-scoped keys revoked before `revokedBefore`, up to `limit`: they can never
-   * authenticate again (an unknown key is refused as a revoked one is), and the audit log keeps
-   * each key's name and id in its events. Answers how many.
+   * authenticate again (an unknown key is refused as a revoked one is), nothing reads a revoked
+   * one, and the audit log names a run key's acts by its run. Answers how many.
    */
   deleteRevokedRunKeys(revokedBefore: Date, limit: number): Promise<number> {
     return this.keys.deleteRevokedRunKeys(revokedBefore, limit);

@@ -48,8 +48,11 @@ export class SelfHostedSweeper extends PeriodicWorker {
     const failed = await this.runs.failUnclaimed();
     if (failed) this.logger.warn(`${failed} run(s) ended: no self-hosted worker claimed them`);
     await this.runKeys.revokeStale(ENDED_KEY_GRACE_MS);
-    await this.runKeys.deleteRevoked(REVOKED_RUN_KEY_RETENTION_MS);
     this.dispatcher.dropUnansweredOffers(this.config.runs.leaseMs);
     await this.dispatcher.dispatchAll();
+    // Last, and on its own: housekeeping that fails (a lock wait) must not hold up dispatching.
+    await this.runKeys.deleteRevoked(REVOKED_RUN_KEY_RETENTION_MS).catch((err: Error) => {
+      this.logger.warn(`revoked run keys not deleted this time (${err.message})`);
+    });
   }
 }
