@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { createConnection } from 'mysql2/promise';
 import { dirname, join } from 'node:path';
 import { startFakeModelServer } from '../test/fixtures/fake-model-server';
+import { commandRuns } from './command-runs';
 import { apiClient } from '../test/support/api-client';
 import { createTestEnvironment, startTestApp } from '../test/support/test-app';
 
@@ -56,32 +57,8 @@ async function main(): Promise<void> {
   uncounted.add((follower as unknown as { connection: object }).connection);
   try {
     const api = apiClient(app.baseUrl, app.apiKey);
-    const burst = async (name: string, count: number) => {
-      const ids = await Promise.all(
-        Array.from({ length: count }, async (_, i) => {
-          const script = `${name}-${i}`;
-          model.script(script, [
-            {
-              delayMs: THINK_MS,
-              then: { toolCalls: [{ name: 'run_command', arguments: { command: 'echo hi' } }] },
-            },
-            { delayMs: THINK_MS, then: { text: 'done' } },
-          ]);
-          const created = await api.post('/agent/runs', { prompt: `[script:${script}]` });
-          return created.body.run_id as string;
-        }),
-      );
-      const deadline = Date.now() + 120_000;
-      while (Date.now() < deadline) {
-        const [rows] = (await follower.query(
-          `SELECT COUNT(*) AS n FROM runs WHERE id IN (?) AND state IN ('SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED')`,
-          [ids],
-        )) as unknown as [{ n: number }[]];
-        if (Number(rows[0].n) === count) return;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      throw new Error('burst did not end');
-    };
+    const burst = (name: string, count: number) =>
+      commandRuns({ api, model, db: follower, name, count, thinkMs: THINK_MS, command: 'echo hi' });
     await burst('warm', 3);
     // Let the warm-up's trailing work (follow-up checks, hints) pass before counting.
     await new Promise((resolve) => setTimeout(resolve, 500));

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
 import { createTestEnvironment, startTestApp } from '../test/support/test-app';
+import { commandRuns } from './command-runs';
 import { machineFacts } from './machine';
 import { table } from './stats';
 
@@ -144,35 +145,10 @@ async function main(): Promise<void> {
   const prompt = (script: string) =>
     `[script:${script}] ${'Describe the change and run the tests. '.repeat(Math.ceil(PROMPT_BYTES / 39)).slice(0, PROMPT_BYTES)}`;
   const wave = async (name: string, count: number) => {
-    const ids = await Promise.all(
-      Array.from({ length: count }, async (_, i) => {
-        const script = `${name}-${i}`;
-        model.script(script, [
-          {
-            delayMs: THINK_MS,
-            then: { toolCalls: [{ name: 'run_command', arguments: { command } }] },
-          },
-          { delayMs: THINK_MS, then: { text: 'Done: the tests pass.' } },
-        ]);
-        const created = await api.post('/agent/runs', { prompt: prompt(script) });
-        if (created.status >= 300) throw new Error(`POST /agent/runs: ${created.status}`);
-        return created.body.run_id as string;
-      }),
-    );
-    const deadline = Date.now() + 120_000;
-    while (Date.now() < deadline) {
-      const [rows] = (await db.query(
-        `SELECT COUNT(*) AS n, SUM(state = 'SUCCEEDED') AS ok FROM runs
-          WHERE id IN (?) AND state IN ('SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED')`,
-        [ids],
-      )) as unknown as [{ n: number | string; ok: number | string | null }[]];
-      if (Number(rows[0].n) === count) {
-        if (Number(rows[0].ok) !== count) throw new Error(`${name}: not every run succeeded`);
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(`${name}: runs did not end within 120 s`);
+    const finalText = 'Done: the tests pass.';
+    const order = { api, model, db, name, count, command, prompt, finalText };
+    const ended = await commandRuns({ ...order, thinkMs: THINK_MS });
+    if (ended.succeeded !== count) throw new Error(`${name}: not every run succeeded`);
   };
   try {
     await wave('warm', WARM_UP_RUNS);
