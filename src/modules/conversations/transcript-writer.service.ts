@@ -11,9 +11,9 @@ import {
  * Writes the raw transcripts (JSONL, one stored chat message per line with its run, execution
  * and time) of a run and of its conversation as blobs. Called when an execution ends, so each
  * blob is rewritten with everything recorded up to then; a conversation's only once it holds
- * messages of more than one execution. An execution whose harness kept its own
- * raw event stream (a vendor CLI) contributes that stream to the run's transcript instead of its
- * stored messages; the conversation's transcript is always the stored messages.
+ * messages of more than one execution. An execution whose harness kept its own raw event stream
+ * (a vendor CLI) contributes that stream to the run's transcript instead of its stored messages;
+ * the conversation's transcript is always the stored messages.
  */
 @Injectable()
 export class TranscriptWriter {
