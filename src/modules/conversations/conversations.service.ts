@@ -11,7 +11,11 @@ import {
   toConversationSteps,
 } from '../runs';
 import type { Conversation } from '../runs';
-import { conversationTranscriptKey, liveTranscriptKey, runTranscriptKey } from './transcript-keys';
+import {
+  conversationTranscriptKey,
+  renderedTranscriptKey,
+  runTranscriptKey,
+} from './transcript-keys';
 import { TranscriptWriter } from './transcript-writer.service';
 
 /** Reads a run's or a conversation's messages back as the normalized Oz conversation. */
@@ -36,28 +40,20 @@ export class ConversationsService {
 
   async runTranscriptUrl(teamId: string, runId: string): Promise<SignedUrl> {
     const run = await this.visibleRun(teamId, runId);
-    const filename = `transcript-${runId}.jsonl`;
-    if (!isTerminal(run.state)) {
-      const live = await this.transcripts.render(run.id);
-      if (live) return this.liveUrl(runTranscriptKey(runId), live.run, filename);
-    }
-    return this.transcriptUrl(runTranscriptKey(runId), filename);
+    const rendered = await this.transcripts.render(run.id);
+    if (!rendered) throw ApiError.notFound('transcript');
+    return this.renderedUrl(runTranscriptKey(runId), rendered.run, `transcript-${runId}.jsonl`);
   }
 
   async conversationTranscriptUrl(teamId: string, conversationId: string): Promise<SignedUrl> {
     const runs = await this.conversationRuns(teamId, conversationId);
-    const key = conversationTranscriptKey(conversationId);
-    const filename = `transcript-${conversationId}.jsonl`;
-    const running = runs.find((run) => !isTerminal(run.state));
-    if (running) {
-      const live = await this.transcripts.render(running.id);
-      if (live) return this.liveUrl(key, live.conversation, filename);
-    }
-    if (await this.blobs.exists(key)) return this.signedTranscript(key, filename);
-    // Not stored: the messages are one execution's (TranscriptWriter), or nothing was recorded.
     const rendered = await this.transcripts.render(runs[0].id);
     if (!rendered) throw ApiError.notFound('transcript');
-    return this.liveUrl(key, rendered.conversation, filename);
+    return this.renderedUrl(
+      conversationTranscriptKey(conversationId),
+      rendered.conversation,
+      `transcript-${conversationId}.jsonl`,
+    );
   }
 
   /**
@@ -96,24 +92,14 @@ export class ConversationsService {
     return this.runsOfConversations.hasRecords(runId);
   }
 
-  private async transcriptUrl(key: string, filename: string): Promise<SignedUrl> {
-    if (!(await this.blobs.exists(key))) throw ApiError.notFound('transcript');
-    return this.signedTranscript(key, filename);
-  }
-
-  private signedTranscript(key: string, filename: string): SignedUrl {
-    return this.signer.sign({ key, contentType: 'application/x-ndjson', filename });
-  }
-
   /**
-   * A snapshot of a transcript still growing (or of a conversation's, not stored), under a key of
-   * its own: the executor alone writes the final one when an execution ends, so a slow snapshot
-   * can never overwrite newer lines.
+   * A transcript as rendered for this request, under a key of its own beside the transcript's
+   * (TranscriptWriter): each request puts what was recorded by then, and signs it.
    */
-  private async liveUrl(key: string, text: string, filename: string): Promise<SignedUrl> {
-    const live = liveTranscriptKey(key);
-    await this.blobs.put(live, text);
-    return this.signer.sign({ key: live, contentType: 'application/x-ndjson', filename });
+  private async renderedUrl(key: string, text: string, filename: string): Promise<SignedUrl> {
+    const rendered = renderedTranscriptKey(key);
+    await this.blobs.put(rendered, text);
+    return this.signer.sign({ key: rendered, contentType: 'application/x-ndjson', filename });
   }
 
   private async visibleRun(teamId: string, runId: string): Promise<Run> {

@@ -1,9 +1,13 @@
-/** Blob keys of the raw JSONL transcripts: one per run, one per conversation. */
+/**
+ * Blob keys of the raw JSONL transcripts. A run's and a conversation's are rendered from the stored
+ * messages when asked and put under their key's rendered snapshot (`renderedTranscriptKey`);
+ * only a harness's own raw stream is kept when its execution ends.
+ */
 export const runTranscriptKey = (runId: string) => `transcripts/run-${runId}.jsonl`;
 export const conversationTranscriptKey = (conversationId: string) =>
   `transcripts/conversation-${conversationId}.jsonl`;
 /** A harness's own raw event stream for one execution (vendor CLIs), used in the run's transcript. */
 export const rawExecutionTranscriptKey = (runId: string, executionId: number) =>
   `transcripts/run-${runId}-execution-${executionId}-raw.jsonl`;
-/** What a run (or conversation) in progress has recorded so far, refreshed when it is asked for. */
-export const liveTranscriptKey = (key: string) => key.replace(/\.jsonl$/, '-live.jsonl');
+/** A transcript as rendered for one request: what the run or conversation had recorded then. */
+export const renderedTranscriptKey = (key: string) => key.replace(/\.jsonl$/, '-rendered.jsonl');

@@ -5,10 +5,9 @@ import { insertRun } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { LocalDiskBlobStore } from '../blobs';
 import { ConversationRunRepository } from '../runs';
-import { conversationTranscriptKey, runTranscriptKey } from './transcript-keys';
 import { TranscriptWriter } from './transcript-writer.service';
 
-/** What the transcript writer stores when an execution ends, on a real database and disk. */
+/** The transcripts rendered from the stored messages and the raw streams kept, on a real database and disk. */
 describe('TranscriptWriter (database)', () => {
   const db = useTestDatabase('transcript_writer');
   let root: string;
@@ -38,52 +37,39 @@ describe('TranscriptWriter (database)', () => {
       `INSERT INTO run_messages (run_id, execution_id, message, created_at) VALUES (?, ?, ?, ?)`,
       [runId, executionId, JSON.stringify({ role: 'assistant', content }), new Date()],
     );
-  const stored = async (key: string) =>
-    (await blobs.get(key))?.data
-      .toString('utf8')
+  const contents = (text: string) =>
+    text
       .trim()
       .split('\n')
-      .map((line) => (JSON.parse(line) as { message: { content: string } }).message.content) ??
-    null;
+      .map((line) => JSON.parse(line) as { message?: { content: string }; raw?: string })
+      .map((line) => line.message?.content ?? line.raw);
 
-  it("stores a run's transcript, and its conversation's only once it holds a second execution", async () => {
-    const a = await run();
-    await say(a, 1, 'one');
-    await writer.write(a);
-    expect(await stored(runTranscriptKey(a))).toEqual(['one']);
-    expect(await stored(conversationTranscriptKey(a))).toBeNull();
-
-    await say(a, 2, 'two');
-    await writer.write(a);
-    expect(await stored(conversationTranscriptKey(a))).toEqual(['one', 'two']);
-  });
-
-  it('stores the conversation once another run of it has messages too', async () => {
+  it("renders a run's and its conversation's transcripts from the messages recorded so far", async () => {
     const a = await run();
     const b = await run(a);
-    await say(a, 1, 'from a');
-    await say(b, 1, 'from b');
-    await writer.write(b);
-    expect(await stored(conversationTranscriptKey(a))).toEqual(['from a', 'from b']);
+    await say(a, 1, 'a one');
+    await say(b, 1, 'b one');
+    await say(a, 2, 'a two');
+    const rendered = await writer.render(a);
+    expect(rendered?.conversationId).toBe(a);
+    expect(contents(rendered!.run)).toEqual(['a one', 'a two']);
+    expect(contents(rendered!.conversation)).toEqual(['a one', 'b one', 'a two']);
+    expect(contents((await writer.render(b))!.conversation)).toEqual(['a one', 'b one', 'a two']);
+    // Nothing stored by rendering.
+    expect(await blobs.exists(`transcripts/run-${a}.jsonl`)).toBe(false);
   });
 
-  it('stores nothing for the conversation when a run of it ends without messages while another goes on', async () => {
+  it("puts an execution's kept raw stream in the run's transcript, the messages in the conversation's", async () => {
     const a = await run();
-    const b = await run(a);
-    await say(a, 1, 'so far');
-    await writer.write(b);
-    expect(await stored(conversationTranscriptKey(a))).toBeNull();
+    await say(a, 1, 'stored one');
+    await say(a, 2, 'stored two');
+    await writer.keepRawStream(a, { executionId: 2, stream: '{"raw":"cli line"}' });
+    const rendered = await writer.render(a);
+    expect(contents(rendered!.run)).toEqual(['stored one', 'cli line']);
+    expect(contents(rendered!.conversation)).toEqual(['stored one', 'stored two']);
   });
 
-  it('brings a conversation transcript stored before up to date, though it holds one execution', async () => {
-    const a = await run();
-    await say(a, 1, 'first line');
-    await blobs.put(
-      conversationTranscriptKey(a),
-      JSON.stringify({ message: { content: 'first line' } }) + '\n',
-    );
-    await say(a, 1, 'second line');
-    await writer.write(a);
-    expect(await stored(conversationTranscriptKey(a))).toEqual(['first line', 'second line']);
+  it('renders nothing for a run without messages', async () => {
+    expect(await writer.render(await run())).toBeNull();
   });
 });

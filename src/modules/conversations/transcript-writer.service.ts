@@ -1,18 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BLOB_STORE, BlobStore } from '../blobs';
 import { TranscriptMessageRow, ConversationRunRepository } from '../runs';
-import {
-  conversationTranscriptKey,
-  rawExecutionTranscriptKey,
-  runTranscriptKey,
-} from './transcript-keys';
+import { rawExecutionTranscriptKey } from './transcript-keys';
 
 /**
- * Writes the raw transcripts (JSONL, one stored chat message per line with its run, execution
- * and time) of a run and of its conversation as blobs. Called when an execution ends, so each
- * blob is rewritten with everything recorded up to then; a conversation's only once it holds
- * messages of more than one execution. An execution whose harness kept its own raw event stream
- * (a vendor CLI) contributes that stream to the run's transcript instead of its stored messages;
+ * The raw transcripts (JSONL, one stored chat message per line with its run, execution and time)
+ * of a run and of its conversation, rendered from `run_messages` when asked
+ * (ConversationsService), so that an execution's end writes none of them. An execution whose
+ * harness kept its own raw event stream (a vendor CLI) has that stream kept as a blob when it ends
+ * (`keepRawStream`), and it stands in the run's transcript for the execution's stored messages;
  * the conversation's transcript is always the stored messages.
  */
 @Injectable()
@@ -22,30 +18,19 @@ export class TranscriptWriter {
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
   ) {}
 
-  async write(runId: string, raw?: { executionId: number; stream: string }): Promise<void> {
-    if (raw) await this.blobs.put(rawExecutionTranscriptKey(runId, raw.executionId), raw.stream);
-    const transcripts = await this.render(runId);
-    if (!transcripts) return;
-    await this.blobs.put(runTranscriptKey(runId), transcripts.run);
-    // A conversation of one execution's messages (most are) is not stored a second time:
-    // ConversationsService renders it when asked. One an earlier version stored is brought up to
-    // date, since it would be served as it is.
-    const key = conversationTranscriptKey(transcripts.conversationId);
-    if (transcripts.oneExecution && !(await this.blobs.exists(key))) return;
-    await this.blobs.put(key, transcripts.conversation);
+  /** Keeps an execution's raw event stream, for the run's transcript. */
+  async keepRawStream(runId: string, raw: { executionId: number; stream: string }): Promise<void> {
+    await this.blobs.put(rawExecutionTranscriptKey(runId, raw.executionId), raw.stream);
   }
 
   /**
    * The run's and its conversation's transcripts as recorded so far (null before any message):
    * an execution still under way contributes its stored messages, its raw stream not being kept yet.
+   * `runId` may be any run of the conversation for the conversation's.
    */
-  async render(runId: string): Promise<{
-    run: string;
-    conversation: string;
-    conversationId: string;
-    /** The conversation's messages are all of one execution (of this run, or another). */
-    oneExecution: boolean;
-  } | null> {
+  async render(
+    runId: string,
+  ): Promise<{ run: string; conversation: string; conversationId: string } | null> {
     const rows = await this.runs.transcriptMessagesOf(runId);
     if (rows.length === 0) return null;
     const line = (r: TranscriptMessageRow) =>
@@ -73,7 +58,6 @@ export class TranscriptWriter {
       run: parts.join(''),
       conversation: rows.map(line).join('\n') + '\n',
       conversationId: rows[0].conversationId,
-      oneExecution: new Set(rows.map((r) => `${r.runId}:${r.executionId}`)).size === 1,
     };
   }
 }

@@ -141,7 +141,7 @@ describe('RunExecutor (database)', () => {
         contextSignal = signal;
         return {} as HarnessContext;
       });
-    built.fakeOf(TranscriptWriter).write.mockResolvedValue(undefined);
+    built.fakeOf(TranscriptWriter).keepRawStream.mockResolvedValue(undefined);
     signals.onCancel.mockResolvedValue(() => undefined);
     signals.onFinish.mockResolvedValue(() => undefined);
     followups.hasUndelivered.mockResolvedValue(false);

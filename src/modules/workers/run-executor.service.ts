@@ -151,7 +151,7 @@ export class RunExecutor {
         controller.signal.reason === 'cancelled'
           ? harnessResult
           : await this.outcomes.withFinishRequest(token, harnessResult);
-      await this.writeTranscript(token, result.rawTranscript);
+      await this.keepRawTranscript(token, result.rawTranscript);
       await this.outcomes.record(run, token, result, Date.now() - startedAt, controller.signal);
     } catch (err) {
       lease.ending();
@@ -195,17 +195,20 @@ export class RunExecutor {
   }
 
   /**
-   * The transcript is written before the run ends, so a finished run always has it; only while
-   * the execution still holds the run, or was cancelled holding it (blobs cannot share the row
-   * lock, so this is a check).
+   * A harness's raw stream (a vendor CLI's) is kept before the run ends, so a finished run's
+   * transcript always has it; only while the execution still holds the run, or was cancelled
+   * holding it (blobs cannot share the row lock, so this is a check). Transcripts are otherwise
+   * rendered from the stored messages when asked: nothing to write for them.
    */
-  private async writeTranscript(token: LeaseToken, rawStream: string | undefined): Promise<void> {
+  private async keepRawTranscript(token: LeaseToken, rawStream: string | undefined): Promise<void> {
+    if (rawStream === undefined) return;
     const { runId, executionId } = token;
     await this.fence.check(token, 'transcript', { orCancelledHere: true });
-    const raw = rawStream === undefined ? undefined : { executionId, stream: rawStream };
-    await this.transcripts.write(runId, raw).catch((err: Error) => {
-      this.logger.warn(`could not write the transcript of run ${runId}: ${err.message}`);
-    });
+    await this.transcripts
+      .keepRawStream(runId, { executionId, stream: rawStream })
+      .catch((err: Error) => {
+        this.logger.warn(`could not keep the raw transcript of run ${runId}: ${err.message}`);
+      });
   }
 
   private async runHarness(

@@ -250,7 +250,6 @@ export class RemoteExecutionService {
   ): Promise<RunState> {
     const failed = runEndStatus({ outcome: 'failed', errorCode, summary, statusExtra });
     const owner = RunKeysService.leaseOwnerFor(principal.keyId);
-    await this.transcripts.write(run.id).catch(() => undefined);
     const requestUsage = this.usage.add(run, NO_TOKENS, null);
     if (!(await this.selfHosted.end(run, owner, { ...failed, requestUsage }))) {
       await this.lostRace(principal);
@@ -362,11 +361,10 @@ export class RemoteExecutionService {
     }
     if (run.state === 'PENDING') await this.selfHosted.claim(run.id, owner);
     const current = (await this.runKeys.resolve(principal)).run;
-    const raw =
-      result.rawTranscript === undefined
-        ? undefined
-        : { executionId: current.executionCount, stream: result.rawTranscript };
-    await this.transcripts.write(run.id, raw).catch(() => undefined);
+    if (result.rawTranscript !== undefined) {
+      const raw = { executionId: current.executionCount, stream: result.rawTranscript };
+      await this.transcripts.keepRawStream(run.id, raw).catch(() => undefined);
+    }
     const end = { ...runEndStatus(result), requestUsage: usage };
     if (!(await this.selfHosted.end(current, owner, end))) {
       await this.lostRace(principal);
