@@ -41,7 +41,8 @@ export class ConversationsService {
   async runTranscriptUrl(teamId: string, runId: string): Promise<SignedUrl> {
     const run = await this.visibleRun(teamId, runId);
     const rendered = await this.transcripts.render(run.id);
-    if (!rendered) throw ApiError.notFound('transcript');
+    // Nothing of this run's own (the conversation's other runs may have recorded some).
+    if (!rendered?.run) throw ApiError.notFound('transcript');
     return this.renderedUrl(runTranscriptKey(runId), rendered.run, `transcript-${runId}.jsonl`);
   }
 

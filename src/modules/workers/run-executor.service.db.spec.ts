@@ -60,6 +60,7 @@ describe('RunExecutor (database)', () => {
   let sandboxes: Fake<SandboxService>;
   let signals: Fake<RunSignals>;
   let followups: Fake<RunFollowupsService>;
+  let transcripts: Fake<TranscriptWriter>;
   /** What the harness of the next execution does with the context it is given. */
   let harnessRun: (context: HarnessContext, signal: AbortSignal) => Promise<HarnessResult>;
 
@@ -141,7 +142,8 @@ describe('RunExecutor (database)', () => {
         contextSignal = signal;
         return {} as HarnessContext;
       });
-    built.fakeOf(TranscriptWriter).keepRawStream.mockResolvedValue(undefined);
+    transcripts = built.fakeOf(TranscriptWriter);
+    transcripts.keepRawStream.mockResolvedValue(undefined);
     signals.onCancel.mockResolvedValue(() => undefined);
     signals.onFinish.mockResolvedValue(() => undefined);
     followups.hasUndelivered.mockResolvedValue(false);
@@ -165,6 +167,23 @@ describe('RunExecutor (database)', () => {
       'agent_started',
       'oz_run_done',
     ]);
+    // The oz harness keeps no raw stream: its transcript is rendered from its messages when asked.
+    expect(transcripts.keepRawStream).not.toHaveBeenCalled();
+  });
+
+  it("keeps a harness's raw stream under its execution before the run ends", async () => {
+    harnessRun = async () => ({
+      outcome: 'succeeded',
+      summary: 'All done.',
+      usage: USAGE,
+      rawTranscript: '{"cli":"line"}\n',
+    });
+    const runId = await queuedRun();
+    await executor.execute(runId);
+    expect(transcripts.keepRawStream).toHaveBeenCalledWith(runId, {
+      executionId: 1,
+      stream: '{"cli":"line"}\n',
+    });
   });
 
   it.each([
