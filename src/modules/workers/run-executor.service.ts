@@ -151,6 +151,11 @@ export class RunExecutor {
         controller.signal.reason === 'cancelled'
           ? harnessResult
           : await this.outcomes.withFinishRequest(token, harnessResult);
+      // A lease not renewed in time (a process frozen past it): the run may be another's by now,
+      // and then this execution stops here, recording nothing.
+      if (controller.signal.reason === 'lost') {
+        await this.fence.check(token, 'state', { orCancelledHere: true });
+      }
       await this.keepRawTranscript(token, result.rawTranscript);
       await this.outcomes.record(run, token, result, Date.now() - startedAt, controller.signal);
     } catch (err) {
