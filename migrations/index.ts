@@ -28,6 +28,7 @@ import { DeliveryRunErrorCode1765900000000 } from './1765900000000-delivery-run-
 import { RunApprovals1766100000000 } from './1766100000000-run-approvals';
 import { RunExecutionTime1766200000000 } from './1766200000000-run-execution-time';
 import { RunKeysWorkerCredential1766300000000 } from './1766300000000-run-keys-worker-credential';
+import { RunContentRetention1766400000000 } from './1766400000000-run-content-retention';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -61,6 +62,7 @@ export const MIGRATIONS = [
   RunApprovals1766100000000,
   RunExecutionTime1766200000000,
   RunKeysWorkerCredential1766300000000,
+  RunContentRetention1766400000000,
 ];
 
 /** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */

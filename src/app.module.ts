@@ -17,6 +17,7 @@ import {
 import { ArtifactsApiModule } from './modules/artifacts/artifacts-api.module';
 import { ArtifactsModule } from './modules/artifacts/artifacts.module';
 import { AuditApiModule, AuditModule } from './modules/audit/audit.module';
+import { RetentionModule } from './modules/retention';
 import { BlobsModule } from './modules/blobs/blobs.module';
 import { ConsoleModule } from './modules/console/console.module';
 import { ConversationsModule } from './modules/conversations/conversations.module';
@@ -125,6 +126,7 @@ export class AppModule {
               HealthModule,
               ConsoleModule,
               AuditApiModule,
+              RetentionModule,
               UsageApiModule,
               LimitsApiModule,
               NotificationsApiModule,

@@ -54,6 +54,11 @@ export interface AppConfig {
      * is kept that long, then the run fails with `approval_timeout`.
      */
     blockedTimeoutSeconds: number;
+    /**
+     * AMBIENT_RUN_CONTENT_RETENTION_DAYS: a run's timeline, conversation, follow-ups, attachments and
+     * artifacts are deleted this many days after it ended; the run stays. 0: kept until deleted by hand.
+     */
+    contentRetentionDays: number;
   };
   schedules: { tickIntervalMs: number; catchUpWindowSeconds: number };
   identities: { defaultAgentLimit: number };

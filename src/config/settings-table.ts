@@ -56,6 +56,12 @@ export const SETTINGS: Setting[] = [
   },
   { path: 'runs.streamHeartbeatMs', env: 'AMBIENT_STREAM_HEARTBEAT_MS', kind: 'int', min: 50 },
   { path: 'runs.blockedTimeoutSeconds', env: 'AMBIENT_BLOCKED_TIMEOUT', kind: 'int', min: 1 },
+  {
+    path: 'runs.contentRetentionDays',
+    env: 'AMBIENT_RUN_CONTENT_RETENTION_DAYS',
+    kind: 'int',
+    min: 0,
+  },
   { path: 'runs.workspaceRoot', env: 'AMBIENT_WORKSPACE_ROOT', kind: 'string' },
   { path: 'runs.workspaceVolume', env: 'AMBIENT_WORKSPACE_VOLUME', kind: 'string' },
   { path: 'vendorClis.claudeBin', env: 'AMBIENT_CLAUDE_BIN', kind: 'string' },

@@ -1,6 +1,6 @@
 /** What other modules may use of artifacts/: they import it from here only (ESLint rule ambient/import-through-index). */
 export { parseArtifactInput } from './artifact-input';
-export { ArtifactWriter } from './artifact-writer.service';
+export { artifactBlobKey, ArtifactWriter } from './artifact-writer.service';
 export { ArtifactsModule } from './artifacts.module';
 export { RunArtifactRepository } from './run-artifact.repository';
 export { ConversationRuns } from './conversation-runs';

@@ -24,6 +24,9 @@ export function runHasArtifactOfType(
   };
 }
 
+/** The artifact types whose content is a blob (`artifactBlobKey`); the others are links. */
+export const STORED_ARTIFACT_TYPES: readonly ArtifactType[] = ['PLAN', 'FILE', 'SCREENSHOT'];
+
 /** Canonical form of a URL used as a reverse-lookup key (scheme and host lower-cased, no fragment). */
 export function urlLookupHash(url: string): Buffer {
   let canonical = url.trim();
@@ -86,6 +89,21 @@ export class RunArtifactRepository {
       byRun.set(row.runId, list);
     }
     return byRun;
+  }
+
+  /**
+   * Deletes the run's artifacts whose content is in the blob store (plans, files, screenshots),
+   * for the content retention; their ids, whose blobs are the caller's to delete. Links (pull
+   * requests, external references) stay: they are the run's record of what it did elsewhere.
+   */
+  async deleteStoredOfRun(manager: EntityManager, runId: string): Promise<string[]> {
+    const rows = (await manager.query(
+      'SELECT id FROM run_artifacts WHERE run_id = ? AND artifact_type IN (?) FOR UPDATE',
+      [runId, STORED_ARTIFACT_TYPES],
+    )) as { id: string }[];
+    const ids = rows.map((row) => row.id);
+    if (ids.length > 0) await manager.query('DELETE FROM run_artifacts WHERE id IN (?)', [ids]);
+    return ids;
   }
 
   /** The newest run of the team that reported this URL as a pull request or external reference. */

@@ -24,6 +24,8 @@ export interface BlobStore {
   /** null when there is no such blob. */
   openStream(key: string): Promise<BlobStream | null>;
   exists(key: string): Promise<boolean>;
+  /** Deletes the blob; a blob that is not there is no error (a retried deletion). */
+  delete(key: string): Promise<void>;
 }
 
 export const BLOB_STORE = Symbol('BLOB_STORE');

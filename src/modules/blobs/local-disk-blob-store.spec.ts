@@ -34,6 +34,17 @@ describe('LocalDiskBlobStore', () => {
     expect(await store.openStream('transcripts/none')).toBeNull();
   });
 
+  it('deletes a blob, and a blob that is not there without an error', async () => {
+    await store.put('artifacts/a1', 'gone soon');
+    await store.put('artifacts/a2', 'stays');
+    await store.delete('artifacts/a1');
+    await store.delete('artifacts/a1');
+    await store.delete('artifacts/never');
+    expect(await store.exists('artifacts/a1')).toBe(false);
+    expect(await readdir(join(root, 'artifacts'))).toEqual(['a2']);
+    await expect(store.delete('../outside/x')).rejects.toThrow('invalid blob key');
+  });
+
   it('refuses keys that could leave the root', async () => {
     for (const key of ['../x/y', 'a/../../b', 'a/.hidden', 'a', 'a/b/c', '/etc/passwd', 'a/']) {
       expect(isValidBlobKey(key)).toBe(false);

@@ -1,4 +1,13 @@
-import { FileHandle, mkdir, open, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import {
+  FileHandle,
+  mkdir,
+  open,
+  readFile,
+  rename,
+  stat,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { newUid } from '../../common/ids';
 import { BlobStore, BlobStream, isValidBlobKey, StoredBlob } from './blob-store';
@@ -52,6 +61,14 @@ export class LocalDiskBlobStore implements BlobStore {
       return (await stat(this.pathOf(key))).isFile();
     } catch {
       return false;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    try {
+      await unlink(this.pathOf(key));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
   }
 

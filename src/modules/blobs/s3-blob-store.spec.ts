@@ -53,6 +53,17 @@ describe('S3BlobStore', () => {
     expect(Buffer.concat(chunks).equals(big)).toBe(true);
   });
 
+  it('deletes an object of its own prefix only, and a missing one without an error', async () => {
+    const prod = storeFor({ prefix: 'ambient/prod' });
+    const staging = storeFor({ prefix: 'ambient/staging' });
+    await prod.put('artifacts/d1', 'prod');
+    await staging.put('artifacts/d1', 'staging');
+    await prod.delete('artifacts/d1');
+    await prod.delete('artifacts/d1');
+    expect(await prod.exists('artifacts/d1')).toBe(false);
+    expect((await staging.get('artifacts/d1'))?.data.toString()).toBe('staging');
+  });
+
   it('keeps stores with different prefixes apart in one bucket', async () => {
     const prod = storeFor({ prefix: 'ambient/prod' });
     const staging = storeFor({ prefix: 'ambient/staging' });

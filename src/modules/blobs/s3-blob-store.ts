@@ -1,4 +1,5 @@
 import {
+  DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
@@ -90,6 +91,13 @@ export class S3BlobStore implements BlobStore {
       if (isMissing(err)) return false;
       throw err;
     }
+  }
+
+  /** S3 answers a DeleteObject of a missing key with success too. */
+  async delete(key: string): Promise<void> {
+    await this.client.send(
+      new DeleteObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }),
+    );
   }
 
   /** Nest calls this at shutdown (the store is a provider); the preflight calls it itself. */

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ApiError } from '../../common/errors/api-error';
 import { BLOB_STORE, BlobStore, SignedUrl, UrlSigner } from '../blobs';
 import {
+  contentDeletedError,
   Run,
   sessionIdOf,
   RunLookupRepository,
@@ -31,6 +32,7 @@ export class ConversationsService {
 
   async forRun(teamId: string, runId: string): Promise<Conversation> {
     const run = await this.visibleRun(teamId, runId);
+    if (run.contentDeletedAt) throw contentDeletedError(run, 'conversation');
     return this.build(run.conversationId, [run]);
   }
 
@@ -40,6 +42,7 @@ export class ConversationsService {
 
   async runTranscriptUrl(teamId: string, runId: string): Promise<SignedUrl> {
     const run = await this.visibleRun(teamId, runId);
+    if (run.contentDeletedAt) throw contentDeletedError(run, 'transcript');
     const rendered = await this.transcripts.render(run.id);
     // Nothing of this run's own (the conversation's other runs may have recorded some).
     if (!rendered?.run) throw ApiError.notFound('transcript');
@@ -109,9 +112,13 @@ export class ConversationsService {
     return run;
   }
 
+  /** The conversation's runs; 404 when it has none, or when the retention deleted all their content. */
   private async conversationRuns(teamId: string, conversationId: string): Promise<Run[]> {
     const runs = await this.runsOfConversations.listInConversation(teamId, conversationId);
     if (runs.length === 0) throw ApiError.notFound(`conversation ${conversationId}`);
+    const latest = runs[runs.length - 1];
+    if (runs.every((run) => run.contentDeletedAt))
+      throw contentDeletedError(latest, 'conversation');
     return runs;
   }
 

@@ -11,3 +11,22 @@ export const rawExecutionTranscriptKey = (runId: string, executionId: number) =>
   `transcripts/run-${runId}-execution-${executionId}-raw.jsonl`;
 /** A transcript as rendered for one request: what the run or conversation had recorded then. */
 export const renderedTranscriptKey = (key: string) => key.replace(/\.jsonl$/, '-rendered.jsonl');
+
+/**
+ * Every transcript blob a run may have in the store: its executions' raw streams, the rendered
+ * snapshots of its and its conversation's transcripts, and the transcripts stored before they
+ * were rendered when asked (older installations). For the content retention.
+ */
+export function transcriptBlobKeysOf(run: {
+  id: string;
+  conversationId: string;
+  executionCount: number;
+}): string[] {
+  const executions = Array.from({ length: run.executionCount }, (_, i) => i + 1);
+  const stored = [runTranscriptKey(run.id), conversationTranscriptKey(run.conversationId)];
+  return [
+    ...executions.map((executionId) => rawExecutionTranscriptKey(run.id, executionId)),
+    ...stored,
+    ...stored.map(renderedTranscriptKey),
+  ];
+}

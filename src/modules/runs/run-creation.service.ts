@@ -193,6 +193,7 @@ export class RunCreationService {
       workspaceVolume: null,
       startedAt: null,
       finishedAt: null,
+      contentDeletedAt: null,
       createdAt: now,
       updatedAt: now,
     };

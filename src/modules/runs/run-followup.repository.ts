@@ -14,12 +14,15 @@ export class RunFollowupRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /** Locks the run's row for a follow-up (a cancel waits for it); its id and state. */
-  lockRun(manager: EntityManager, runId: string): Promise<Pick<Run, 'id' | 'state'>> {
+  lockRun(
+    manager: EntityManager,
+    runId: string,
+  ): Promise<Pick<Run, 'id' | 'state' | 'contentDeletedAt'>> {
     return manager
       .getRepository(Run)
       .createQueryBuilder('r')
       .setLock('pessimistic_write')
-      .select(['r.id', 'r.state'])
+      .select(['r.id', 'r.state', 'r.contentDeletedAt'])
       .where('r.id = :id', { id: runId })
       .getOneOrFail();
   }

@@ -74,6 +74,15 @@ export class RunFollowupsService {
           { title: 'Cancelled runs cannot receive follow-ups.', retryable: false },
         );
       }
+      if (locked.contentDeletedAt) {
+        throw new ApiError(
+          'conflict',
+          `the run's conversation was deleted at ${locked.contentDeletedAt.toISOString()} by the ` +
+            'content retention (AMBIENT_RUN_CONTENT_RETENTION_DAYS): there is nothing to continue ' +
+            '(start a new run)',
+          { title: 'The run has no conversation to continue.', retryable: false },
+        );
+      }
       const now = new Date();
       // To a BLOCKED run, the message is the person's answer (the Oz way): it answers a pending
       // question and denies a pending approval, and is taken as that, not as one more user turn.

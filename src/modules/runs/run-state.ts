@@ -19,6 +19,9 @@ export const TERMINAL_STATES: readonly RunState[] = [
   'CANCELLED',
 ];
 
+/** The states a run ends in: the terminal ones but BLOCKED, which waits for a person's decision. */
+export const ENDED_STATES: readonly RunState[] = TERMINAL_STATES.filter((s) => s !== 'BLOCKED');
+
 export const ACTIVE_STATES: readonly RunState[] = ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS'];
 
 export function isTerminal(state: RunState): boolean {

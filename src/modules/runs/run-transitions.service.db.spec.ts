@@ -165,6 +165,34 @@ describe('RunTransitions (database)', () => {
     expect((await runRow(db.dataSource, runId)).state).toBe('SUCCEEDED');
   });
 
+  it('gives every end its time unless the caller sets one, and a blocked or continued run none', async () => {
+    const finishedAt = async (runId: string) => {
+      const [row] = (await db.dataSource.query('SELECT finished_at FROM runs WHERE id = ?', [
+        runId,
+      ])) as { finished_at: Date | null }[];
+      return row.finished_at;
+    };
+    const ended = await insertRun(db.dataSource, db.teamId, { state: 'INPROGRESS' });
+    const before = Date.now();
+    expect(await transitions.transition(ended, 'FAILED')).toBe(true);
+    expect((await finishedAt(ended))!.getTime()).toBeGreaterThanOrEqual(before - 1);
+    const given = await insertRun(db.dataSource, db.teamId, { state: 'QUEUED' });
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    expect(await transitions.transition(given, 'CANCELLED', { set: { finishedAt: at } })).toBe(
+      true,
+    );
+    expect(await finishedAt(given)).toEqual(at);
+    // BLOCKED waits for a person: it has not ended.
+    const blocked = await insertRun(db.dataSource, db.teamId, { state: 'INPROGRESS' });
+    expect(await transitions.transition(blocked, 'BLOCKED')).toBe(true);
+    expect(await finishedAt(blocked)).toBeNull();
+    const continued = await insertRun(db.dataSource, db.teamId, { state: 'SUCCEEDED' });
+    expect(await transitions.transition(continued, 'QUEUED', { set: { finishedAt: null } })).toBe(
+      true,
+    );
+    expect(await finishedAt(continued)).toBeNull();
+  });
+
   it("measures an end from the run read back, or from the caller's run without a read, at the transition's time", async () => {
     const [read, given] = [
       await insertRun(db.dataSource, db.teamId, { state: 'INPROGRESS' }),

@@ -5,7 +5,14 @@ import type { JsonObject } from '../../common/json';
 import { Run } from './entities/run.entity';
 import { AmbientMetrics } from '../metrics';
 import { RunChanges } from './live/run-changes.service';
-import { canTransition, EVENT_FOR_STATE, isTerminal, RunState, statesLeadingTo } from './run-state';
+import {
+  canTransition,
+  ENDED_STATES,
+  EVENT_FOR_STATE,
+  isTerminal,
+  RunState,
+  statesLeadingTo,
+} from './run-state';
 import { isLoggedTransition, LoggedRun, runLogLine } from './run-log-lines';
 import { RUN_CREATED_EVENT } from './new-run-writer.service';
 import { RunEventRepository, TimelineEvent } from './run-event.repository';
@@ -182,7 +189,7 @@ export class RunTransitions {
   ): Promise<Date | null> {
     const now = new Date();
     const to = hops[hops.length - 1].to;
-    const set = {
+    const set: Clock = {
       ...hops.reduce<Clock>(
         (set, hop) => ({ ...set, ...executionClock(hop.to, hop.allowed, now) }),
         {},
@@ -191,6 +198,8 @@ export class RunTransitions {
       state: to,
       updatedAt: now,
     };
+    // Every end has its time (the content retention counts from it), unless the caller set one.
+    if (ENDED_STATES.includes(to) && !('finishedAt' in set)) set.finishedAt = now;
     const allowed = hops[0].allowed;
     if (!(await this.runs.move(manager, runId, allowed, set, now, options.where))) return null;
     this.changes.runChanged(runId, manager);

@@ -37,6 +37,7 @@ import { FailedRunFollowups } from './failed-run-followups';
 import { RunGauges } from './run-gauges.service';
 import { RunAppends } from './run-appends.repository';
 import { ConversationRunRepository } from './conversation-run.repository';
+import { RunContentRepository } from './run-content.repository';
 import { DebugWindowRepository } from './debug-window.repository';
 import { KeptWorkspaceRepository } from './kept-workspace.repository';
 import { LatestRunRepository } from './latest-run.repository';
@@ -70,6 +71,7 @@ const RUN_REPOSITORIES = [
   DebugWindowRepository,
   RunUsageRepository,
   ConversationRunRepository,
+  RunContentRepository,
 ];
 
 /**

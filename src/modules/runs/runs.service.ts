@@ -19,6 +19,7 @@ import { deciderOf, RunApprovalRequests } from './run-approval-requests';
 import { RunQueue } from './run-queue.service';
 import { RunSignals } from './run-signals.service';
 import { RunTransitions } from './run-transitions.service';
+import { contentDeletedError } from './run-content.repository';
 
 /** Reads and steers runs on behalf of a team. Every lookup is scoped to the caller's team. */
 @Injectable()
@@ -151,7 +152,8 @@ export class RunsService {
   }
 
   async timeline(teamId: string, runId: string): Promise<TimelineEventDto[]> {
-    await this.findVisible(teamId, runId);
+    const run = await this.findVisible(teamId, runId);
+    if (run.contentDeletedAt) throw contentDeletedError(run, 'timeline');
     const events = await this.events.timeline(runId);
     return events.map(toTimelineEvent);
   }

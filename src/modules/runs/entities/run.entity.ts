@@ -31,6 +31,7 @@ import type {
 @Index('idx_runs_workspace_retained', ['workspaceRetainedUntil'])
 @Index('idx_runs_workspace_volume', ['workspaceVolume', 'workspaceRetainedUntil'])
 @Index('idx_runs_waiting', ['atCapacity', 'state', 'teamId'])
+@Index('idx_runs_content_retention', ['contentDeletedAt', 'finishedAt'])
 export class Run {
   @PrimaryColumn(asciiId(36))
   id: string;
@@ -178,6 +179,13 @@ export class Run {
 
   @Column({ name: 'finished_at', type: 'datetime', precision: 3, nullable: true })
   finishedAt: Date | null;
+
+  /**
+   * When the content retention (AMBIENT_RUN_CONTENT_RETENTION_DAYS) deleted the run's timeline,
+   * conversation, follow-ups, attachments and artifacts; the run itself stays (RunContentRetention).
+   */
+  @Column({ name: 'content_deleted_at', type: 'datetime', precision: 3, nullable: true })
+  contentDeletedAt: Date | null;
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;
