@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
 import { createTestEnvironment, startTestApp } from '../test/support/test-app';
+import { RunContentRetentionSweeper } from '../src/modules/retention';
 import { commandRuns } from './command-runs';
 import { machineFacts } from './machine';
 import { table } from './stats';
@@ -21,7 +22,10 @@ import { table } from './stats';
  * pages (free space in them included, as on disk), which a table past 32 pages gets a megabyte at
  * a time: a 1 MB step over 1 000 runs is 1 KB per run, so read them as coarse. Values are counted as
  * MariaDB stores them (a string its length, an INT 4 bytes, a DATETIME(3) 7), without the row's own
- * header and the page's overhead. Then: what 2 000 runs a day keep for a year.
+ * header and the page's overhead. Then: what 2 000 runs a day keep for a year. Last, every run's
+ * end is moved STORAGE_RETENTION_DAYS (90) + 1 days back and the content retention
+ * (AMBIENT_RUN_CONTENT_RETENTION_DAYS) sweeps them: what each table keeps of a run after it, what
+ * the sweep took per run, and a year with that retention.
  */
 
 const RUNS = Number(process.env.STORAGE_RUNS ?? 1000);
@@ -29,6 +33,7 @@ const CONCURRENCY = Number(process.env.STORAGE_CONCURRENCY ?? 100);
 const PROMPT_BYTES = Number(process.env.STORAGE_PROMPT_BYTES ?? 1000);
 const OUTPUT_BYTES = Number(process.env.STORAGE_OUTPUT_BYTES ?? 2000);
 const THINK_MS = Number(process.env.STORAGE_THINK_MS ?? 50);
+const RETENTION_DAYS = Number(process.env.STORAGE_RETENTION_DAYS ?? 90);
 const RUNS_A_DAY = 2000;
 /** Tables whose rows of a run are deleted within days (an execution's key: a day after its end). */
 const SHORT_LIVED = new Set(['api_keys']);
@@ -137,6 +142,7 @@ async function main(): Promise<void> {
     'sandbox.backend': 'process',
     'sandbox.readonlyPaths': '',
     'runs.workerConcurrency': CONCURRENCY,
+    'runs.contentRetentionDays': RETENTION_DAYS,
   });
   const db = await createConnection(env.databaseUrl);
   const blobRoot = join(env.workspaceRoot, '.blobs');
@@ -152,10 +158,11 @@ async function main(): Promise<void> {
   };
   try {
     await wave('warm', WARM_UP_RUNS);
-    // Let the runs' trailing writes (transcripts, key revocation) land before measuring.
+    // Let the runs' trailing writes (key revocation) land before measuring.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const before = await tableSizes(db, env.database);
     const blobsBefore = treeBytes(blobRoot);
+    const measuredFrom = new Date();
     for (let done = 0; done < RUNS; done += CONCURRENCY) {
       await wave(`run${done}`, Math.min(CONCURRENCY, RUNS - done));
     }
@@ -212,10 +219,13 @@ async function main(): Promise<void> {
         ]),
         '',
         `database: ${kb(perRun)} per run allocated (data and indexes), holding ${kb(totalValues / RUNS)} of values`,
-        `blob store: ${kb(blobPerRun)} per run in ${(blobFiles / RUNS).toFixed(2)} files (transcripts)`,
+        `blob store: ${kb(blobPerRun)} per run in ${(blobFiles / RUNS).toFixed(2)} files (artifacts, vendor CLIs' raw transcripts)`,
         `${RUNS_A_DAY} runs a day keep, after a year: database ${gb(keptPerRun * RUNS_A_DAY * 365)} (${[...SHORT_LIVED].join(', ')} left out: deleted within days), blob store ${gb(blobPerRun * RUNS_A_DAY * 365)}`,
         '',
       ].join('\n'),
+    );
+    process.stdout.write(
+      await afterRetention(app, db, env.database, measuredFrom, { before, whole: after }),
     );
   } finally {
     await db.end();
@@ -223,6 +233,69 @@ async function main(): Promise<void> {
     await env.destroy();
     await model.close();
   }
+}
+
+/**
+ * Every measured run's end moved past the retention, one sweep, and what each table keeps of a run then:
+ * rows and values (allocated pages are not given back, InnoDB reuses them), the sweep's wall
+ * time per run, and a year at RUNS_A_DAY with RETENTION_DAYS of content kept whole.
+ */
+async function afterRetention(
+  app: Awaited<ReturnType<typeof startTestApp>>,
+  db: Connection,
+  schema: string,
+  measuredFrom: Date,
+  { before, whole }: { before: Map<string, TableSize>; whole: Map<string, TableSize> },
+): Promise<string> {
+  // The measured runs only: the warm-up runs are in `before`.
+  await db.query(
+    'UPDATE runs SET finished_at = finished_at - INTERVAL ? DAY WHERE created_at >= ?',
+    [RETENTION_DAYS + 1, measuredFrom],
+  );
+  const sweeper = app.ambient.app.get(RunContentRetentionSweeper, { strict: false });
+  const started = performance.now();
+  const swept = await sweeper.sweep();
+  const sweepMs = performance.now() - started;
+  const left = await tableSizes(db, schema);
+  const rows: string[][] = [];
+  let recordAllocated = 0;
+  let valuesLeft = 0;
+  for (const [name, size] of whole) {
+    const was = before.get(name) ?? { rows: 0, valueBytes: 0, dataBytes: 0, indexBytes: 0 };
+    const now = left.get(name) ?? size;
+    const rowsWhole = (size.rows - was.rows) / RUNS;
+    const rowsLeft = (now.rows - was.rows) / RUNS;
+    if (rowsWhole === 0 || SHORT_LIVED.has(name)) continue;
+    valuesLeft += Math.max(0, now.valueBytes - was.valueBytes);
+    if (rowsLeft >= rowsWhole) {
+      recordAllocated += size.dataBytes + size.indexBytes - was.dataBytes - was.indexBytes;
+    }
+    rows.push([
+      name,
+      `${rowsWhole.toFixed(2)} → ${rowsLeft.toFixed(2)}`,
+      `${kb((size.valueBytes - was.valueBytes) / RUNS)} → ${kb((now.valueBytes - was.valueBytes) / RUNS)}`,
+    ]);
+  }
+  const wholePerRun =
+    [...whole].reduce((sum, [name, size]) => {
+      const was = before.get(name) ?? { rows: 0, valueBytes: 0, dataBytes: 0, indexBytes: 0 };
+      if (SHORT_LIVED.has(name)) return sum;
+      return sum + size.dataBytes + size.indexBytes - was.dataBytes - was.indexBytes;
+    }, 0) / RUNS;
+  const recordPerRun = recordAllocated / RUNS;
+  const year =
+    (Math.min(RETENTION_DAYS, 365) * wholePerRun +
+      Math.max(0, 365 - RETENTION_DAYS) * recordPerRun) *
+    RUNS_A_DAY;
+  return [
+    `content retention (AMBIENT_RUN_CONTENT_RETENTION_DAYS=${RETENTION_DAYS}): one sweep deleted the content of ${swept} runs in ${(sweepMs / 1000).toFixed(2)} s (${(sweepMs / Math.max(1, swept)).toFixed(2)} ms per run)`,
+    '',
+    table([['table', 'rows per run: whole → after', 'values per run: whole → after'], ...rows]),
+    '',
+    `after the retention a run keeps ${kb(valuesLeft / RUNS)} of values, in the tables it did not touch ${kb(recordPerRun)} allocated`,
+    `${RUNS_A_DAY} runs a day keep, after a year with ${RETENTION_DAYS} days of content: database ${gb(year)}`,
+    '',
+  ].join('\n');
 }
 
 main().then(

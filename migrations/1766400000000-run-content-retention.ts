@@ -16,20 +16,22 @@ export class RunContentRetention1766400000000 implements MigrationInterface {
     await q.query(
       'CREATE TABLE `pending_blob_deletions` (`blob_key` varchar(255) CHARACTER SET "ascii" COLLATE "ascii_bin" NOT NULL, `created_at` datetime(3) NOT NULL, INDEX `idx_pending_blob_deletions_created` (`created_at`), PRIMARY KEY (`blob_key`)) ENGINE=InnoDB',
     );
+    // Two statements: a column added alone is instant; the index is built online beside it.
+    await q.query('ALTER TABLE `runs` ADD `content_deleted_at` datetime(3) NULL');
     await q.query(
-      'ALTER TABLE `runs` ADD `content_deleted_at` datetime(3) NULL, ' +
-        'ADD INDEX `idx_runs_content_retention` (`content_deleted_at`, `finished_at`)',
+      'CREATE INDEX `idx_runs_content_retention` ON `runs` (`content_deleted_at`, `finished_at`)',
     );
+    // Through the new index: only the runs without an end time are read.
     await q.query(
-      'UPDATE `runs` SET `finished_at` = `updated_at` WHERE `finished_at` IS NULL ' +
+      'UPDATE `runs` SET `finished_at` = `updated_at` ' +
+        'WHERE `content_deleted_at` IS NULL AND `finished_at` IS NULL ' +
         "AND `state` IN ('SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED')",
     );
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(
-      'ALTER TABLE `runs` DROP INDEX `idx_runs_content_retention`, DROP COLUMN `content_deleted_at`',
-    );
+    await q.query('DROP INDEX `idx_runs_content_retention` ON `runs`');
+    await q.query('ALTER TABLE `runs` DROP COLUMN `content_deleted_at`');
     await q.query('DROP TABLE `pending_blob_deletions`');
   }
 }

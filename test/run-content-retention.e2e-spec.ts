@@ -4,12 +4,13 @@ import { waitFor } from './support/wait';
 
 interface RunBody {
   run_id: string;
+  conversation_id: string;
   state: string;
   request_usage?: unknown;
   artifacts: { artifact_type: string; data: Record<string, unknown> }[];
 }
 
-const ISSUE_URL = 'https://linear.app/acme/issue/ENG-7';
+const issueUrl = (n: number) => `https://linear.app/acme/issue/ENG-${n}`;
 
 /**
  * AMBIENT_RUN_CONTENT_RETENTION_DAYS through the API: a run ended past it keeps its record and
@@ -21,8 +22,8 @@ describe('run content retention (api + worker, fake model server)', () => {
     'runs.contentRetentionDays': 7,
   });
 
-  const finishedRun = async (title: string): Promise<RunBody> => {
-    const runId = (await api.post('/agent/runs', { prompt: `${title} [script:report]` })).body
+  const finishedRun = async (script: string): Promise<RunBody> => {
+    const runId = (await api.post('/agent/runs', { prompt: `Report [script:${script}]` })).body
       .run_id as string;
     return waitFor(
       async () => (await api.get(`/agent/runs/${runId}`)).body as RunBody,
@@ -42,7 +43,7 @@ describe('run content retention (api + worker, fake model server)', () => {
   let recent: RunBody;
 
   beforeAll(async () => {
-    model.script('report', [
+    const reporting = (issue: number) => [
       {
         toolCalls: [
           {
@@ -54,16 +55,18 @@ describe('run content retention (api + worker, fake model server)', () => {
             arguments: {
               artifact_type: 'EXTERNAL_REFERENCE',
               reference_type: 'linear_issue',
-              url: ISSUE_URL,
-              title: 'ENG-7',
+              url: issueUrl(issue),
+              title: `ENG-${issue}`,
             },
           },
         ],
       },
       { text: 'Reported.' },
-    ]);
-    old = await finishedRun('Old');
-    recent = await finishedRun('Recent');
+    ];
+    model.script('old', reporting(7));
+    model.script('recent', reporting(8));
+    old = await finishedRun('old');
+    recent = await finishedRun('recent');
     expect([old.state, recent.state]).toEqual(['SUCCEEDED', 'SUCCEEDED']);
     expect((await api.get(`/agent/runs/${old.run_id}/conversation`)).status).toBe(200);
     expect((await api.get(`/agent/artifacts/${planUid(old)}`)).status).toBe(200);
@@ -82,10 +85,9 @@ describe('run content retention (api + worker, fake model server)', () => {
     const listed = await api.get('/agent/runs?limit=50');
     expect(listed.body.runs.map((r: RunBody) => r.run_id)).toContain(old.run_id);
     const byUrl = await api.get(
-      `/agent/run-by-external-reference?url=${encodeURIComponent(ISSUE_URL)}`,
+      `/agent/run-by-external-reference?url=${encodeURIComponent(issueUrl(7))}`,
     );
-    // Both runs reported the URL: the newest one is the answer, the old one still exists.
-    expect(byUrl.body).toEqual({ run_id: recent.run_id });
+    expect(byUrl.body).toEqual({ run_id: old.run_id });
   });
 
   it('answers 404 for the content it deleted, saying when and why', async () => {
@@ -97,12 +99,24 @@ describe('run content retention (api + worker, fake model server)', () => {
     expect((await api.get(`/agent/artifacts/${planUid(old)}`)).status).toBe(404);
   });
 
-  it('refuses a follow-up to a run whose conversation is gone, and leaves it ended', async () => {
+  it('refuses a follow-up or a judge to a run whose conversation is gone, and leaves it ended', async () => {
     const res = await api.post(`/agent/runs/${old.run_id}/followups`, { message: 'and now?' });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ status: 409, retryable: false });
     expect(res.body.detail).toMatch(/content retention/);
     expect(await api.runState(old.run_id)).toBe('SUCCEEDED');
+    const judge = await api.post(`/agent/runs/${old.run_id}/judges`, { prompt: 'Score it.' });
+    expect(judge.status).toBe(409);
+    expect(judge.body.detail).toMatch(/nothing to score/);
+  });
+
+  it('refuses a new run in the deleted conversation', async () => {
+    const res = await api.post('/agent/runs', {
+      prompt: 'Go on [script:recent]',
+      conversation_id: old.conversation_id,
+    });
+    expect(res.status).toBe(409);
+    expect(res.body.detail).toMatch(/^conversation_id: .*content retention/);
   });
 
   it('leaves a run that ended within the retention whole', async () => {

@@ -61,6 +61,7 @@ export const SETTINGS: Setting[] = [
     env: 'AMBIENT_RUN_CONTENT_RETENTION_DAYS',
     kind: 'int',
     min: 0,
+    max: 36500,
   },
   { path: 'runs.workspaceRoot', env: 'AMBIENT_WORKSPACE_ROOT', kind: 'string' },
   { path: 'runs.workspaceVolume', env: 'AMBIENT_WORKSPACE_VOLUME', kind: 'string' },

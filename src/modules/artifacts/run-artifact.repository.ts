@@ -92,14 +92,15 @@ export class RunArtifactRepository {
   }
 
   /**
-   * Deletes the run's artifacts whose content is in the blob store (plans, files, screenshots),
+   * Deletes the runs' artifacts whose content is in the blob store (plans, files, screenshots),
    * for the content retention; their ids, whose blobs are the caller's to delete. Links (pull
    * requests, external references) stay: they are the run's record of what it did elsewhere.
    */
-  async deleteStoredOfRun(manager: EntityManager, runId: string): Promise<string[]> {
+  async deleteStoredOfRuns(manager: EntityManager, runIds: string[]): Promise<string[]> {
+    if (runIds.length === 0) return [];
     const rows = (await manager.query(
-      'SELECT id FROM run_artifacts WHERE run_id = ? AND artifact_type IN (?) FOR UPDATE',
-      [runId, STORED_ARTIFACT_TYPES],
+      'SELECT id FROM run_artifacts WHERE run_id IN (?) AND artifact_type IN (?) FOR UPDATE',
+      [runIds, STORED_ARTIFACT_TYPES],
     )) as { id: string }[];
     const ids = rows.map((row) => row.id);
     if (ids.length > 0) await manager.query('DELETE FROM run_artifacts WHERE id IN (?)', [ids]);

@@ -210,22 +210,65 @@ describe('RunContentRetentionSweeper (database)', () => {
     const content = new RunContentRepository(db.dataSource);
     const cutoff = new Date(NOW.getTime() - 7 * DAY_MS);
     const old = await runWithContent(8);
-    expect(await content.endedBefore(cutoff, 10)).toEqual([old.id]);
+    expect((await content.endedBefore(cutoff, 10)).map((run) => run.id)).toEqual([old.id]);
+    const mark = () =>
+      db.dataSource.transaction((manager) =>
+        content.markConversationDeleted(manager, old.id, cutoff, NOW),
+      );
     // A follow-up continued it after the sweep listed it.
     await db.dataSource.query(`UPDATE runs SET state = 'QUEUED' WHERE id = ?`, [old.id]);
-    const marked = await db.dataSource.transaction((manager) =>
-      content.markDeleted(manager, old.id, cutoff, NOW),
-    );
-    expect(marked).toBeNull();
+    expect(await mark()).toEqual([]);
     await db.dataSource.query(`UPDATE runs SET state = 'SUCCEEDED' WHERE id = ?`, [old.id]);
-    const first = await db.dataSource.transaction((manager) =>
-      content.markDeleted(manager, old.id, cutoff, NOW),
-    );
-    expect(first).toEqual({ id: old.id, conversationId: old.id, executionCount: 2 });
-    const second = await db.dataSource.transaction((manager) =>
-      content.markDeleted(manager, old.id, cutoff, NOW),
-    );
-    expect(second).toBeNull();
+    expect(await mark()).toEqual([{ id: old.id, conversationId: old.id, executionCount: 2 }]);
+    expect(await mark()).toEqual([]);
     expect(await content.endedBefore(cutoff, 10)).toEqual([]);
+  });
+
+  it('keeps a run with a follow-up stored but not yet continued', async () => {
+    const old = await runWithContent(8);
+    // Committed by a follow-up whose continuation has not re-queued the run yet.
+    await insertFollowup(db.dataSource, old.id);
+    expect(await sweeper(7).sweep(NOW)).toBe(0);
+    expect(await count('run_followups', old.id)).toBe(2);
+    expect((await contentDeletedAt(old.id)).content_deleted_at).toBeNull();
+  });
+
+  it("deletes a conversation's runs together, once the last of them is past the retention", async () => {
+    const first = await runWithContent(30);
+    const second = await runWithContent(2);
+    await db.dataSource.query('UPDATE runs SET conversation_id = ? WHERE id = ?', [
+      first.id,
+      second.id,
+    ]);
+    expect(await sweeper(7).sweep(NOW)).toBe(0);
+    expect(await count('run_messages', first.id)).toBe(2);
+    expect(await exists(first.blobKeys)).toEqual([true, true, true, true]);
+
+    await db.dataSource.query('UPDATE runs SET finished_at = ? WHERE id = ?', [
+      new Date(NOW.getTime() - 8 * DAY_MS),
+      second.id,
+    ]);
+    expect(await sweeper(7).sweep(NOW)).toBe(2);
+    for (const run of [first, second]) {
+      expect(await count('run_messages', run.id)).toBe(0);
+      expect(await exists(run.blobKeys)).toEqual([false, false, false, false]);
+    }
+  });
+
+  it('goes past conversations that go on to the older ones behind them', async () => {
+    // More runs ended before the cut-off whose conversation goes on than a round looks at.
+    const goingOn = await runWithContent(1);
+    const stuck: string[] = [];
+    for (let i = 0; i < 120; i++) {
+      stuck.push(await insertRun(db.dataSource, db.teamId, { state: 'SUCCEEDED' }));
+    }
+    await db.dataSource.query(
+      'UPDATE runs SET conversation_id = ?, finished_at = ? WHERE id IN (?)',
+      [goingOn.id, new Date(NOW.getTime() - 20 * DAY_MS), stuck],
+    );
+    const behind = await runWithContent(10);
+    expect(await sweeper(7).sweep(NOW)).toBe(1);
+    expect((await contentDeletedAt(behind.id)).content_deleted_at).toEqual(NOW);
+    expect((await contentDeletedAt(goingOn.id)).content_deleted_at).toBeNull();
   });
 });

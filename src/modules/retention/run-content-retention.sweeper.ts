@@ -11,22 +11,24 @@ import { RunContentRepository } from '../runs';
 import { PendingBlobDeletionRepository } from './pending-blob-deletion.repository';
 
 const SWEEP_INTERVAL_MS = 10 * 60_000;
-/** Runs looked at per round; a sweep repeats rounds while they are full. */
+/** Runs looked at per round, oldest end first; a sweep goes on while rounds are full. */
 const SWEEP_BATCH = 100;
 const SWEEP_ROUNDS = 50;
-/** Blobs deleted per sweep at most (the rest wait for the next). */
-const BLOBS_PER_SWEEP = 5_000;
+/** Blobs deleted per sweep at most (the rest wait for the next), this many at once. */
+const BLOBS_PER_SWEEP = 50_000;
 const BLOB_BATCH = 500;
+const BLOB_CONCURRENCY = 16;
 const DAY_MS = 24 * 60 * 60_000;
 
 /**
  * AMBIENT_RUN_CONTENT_RETENTION_DAYS: deletes the content of runs that ended that many days ago —
  * timeline, conversation messages, follow-ups, attachments, stored artifacts (plans, files,
- * screenshots) and transcript blobs — and keeps the run (its state, usage, metadata, links,
- * approvals and scores), marked `content_deleted_at`. Each run in a transaction of its own: the
- * mark, the rows, and the blob keys into `pending_blob_deletions`; the blobs are deleted after the
- * commit, and whatever a crash left pending is deleted by the next sweep (also with retention off).
- * Safe in every replica (the mark decides which one deletes a run).
+ * screenshots) and transcript blobs — and keeps the runs (their state, usage, metadata, links,
+ * approvals and scores), marked `content_deleted_at`. A conversation's runs go together, once the
+ * last of them ended before the cut-off (RunContentRepository): in one transaction the marks, the
+ * rows, and the blob keys into `pending_blob_deletions`; the blobs are deleted after the commit,
+ * and whatever a crash left pending is deleted by the next sweep (also with the retention off).
+ * Safe in every replica (the runs' row locks and marks decide which one deletes a conversation).
  */
 @Injectable()
 export class RunContentRetentionSweeper extends PeriodicSweeper {
@@ -50,36 +52,44 @@ export class RunContentRetentionSweeper extends PeriodicSweeper {
     });
   }
 
-  /** Deletes the content of runs past the retention, then pending blobs; how many runs. */
+  /** Deletes the content of conversations past the retention, then pending blobs; how many runs. */
   async sweep(now = new Date()): Promise<number> {
     const days = this.config.runs.contentRetentionDays;
     let deleted = 0;
     if (days > 0) {
       const cutoff = new Date(now.getTime() - days * DAY_MS);
+      const done = new Set<string>();
+      let after: { finishedAt: Date; id: string } | undefined;
       for (let round = 0; round < SWEEP_ROUNDS; round += 1) {
-        const runIds = await this.content.endedBefore(cutoff, SWEEP_BATCH);
-        let marked = 0;
-        for (const runId of runIds) {
-          if (await this.deleteContentOf(runId, cutoff, now)) marked += 1;
+        const runs = await this.content.endedBefore(cutoff, SWEEP_BATCH, after);
+        for (const run of runs) {
+          if (done.has(run.conversationId)) continue;
+          done.add(run.conversationId);
+          deleted += await this.deleteConversationContent(run.conversationId, cutoff, now);
         }
-        deleted += marked;
-        // A full batch of which none qualified (continued or taken meanwhile) would repeat.
-        if (runIds.length < SWEEP_BATCH || marked === 0) break;
+        if (runs.length < SWEEP_BATCH) break;
+        after = runs[runs.length - 1];
       }
     }
     await this.deletePendingBlobs();
     return deleted;
   }
 
-  private deleteContentOf(runId: string, cutoff: Date, now: Date): Promise<boolean> {
+  /** The conversation's runs' content, when all of them are past the retention; how many runs. */
+  private deleteConversationContent(
+    conversationId: string,
+    cutoff: Date,
+    now: Date,
+  ): Promise<number> {
     return this.dataSource.transaction(async (manager) => {
-      const run = await this.content.markDeleted(manager, runId, cutoff, now);
-      if (!run) return false;
-      const artifactIds = await this.artifacts.deleteStoredOfRun(manager, runId);
-      await this.content.deleteContent(manager, runId);
-      const keys = [...artifactIds.map(artifactBlobKey), ...transcriptBlobKeysOf(run)];
-      await this.pending.add(manager, keys, now);
-      return true;
+      const runs = await this.content.markConversationDeleted(manager, conversationId, cutoff, now);
+      if (runs.length === 0) return 0;
+      const runIds = runs.map((run) => run.id);
+      const artifactIds = await this.artifacts.deleteStoredOfRuns(manager, runIds);
+      await this.content.deleteContent(manager, runIds);
+      const keys = [...artifactIds.map(artifactBlobKey), ...runs.flatMap(transcriptBlobKeysOf)];
+      await this.pending.add(manager, [...new Set(keys)], now);
+      return runs.length;
     });
   }
 
@@ -88,17 +98,20 @@ export class RunContentRetentionSweeper extends PeriodicSweeper {
     for (let done = 0; done < BLOBS_PER_SWEEP; done += BLOB_BATCH) {
       const keys = await this.pending.oldest(BLOB_BATCH);
       const gone: string[] = [];
-      try {
-        for (const key of keys) {
-          await this.blobs.delete(key);
-          gone.push(key);
-        }
-      } catch (err) {
-        this.log.warn(`deleting blobs past retention failed: ${(err as Error).message}`);
-        await this.pending.remove(gone);
-        return;
+      let failure: Error | null = null;
+      for (let i = 0; i < keys.length && !failure; i += BLOB_CONCURRENCY) {
+        const slice = keys.slice(i, i + BLOB_CONCURRENCY);
+        const results = await Promise.allSettled(slice.map((key) => this.blobs.delete(key)));
+        results.forEach((result, j) => {
+          if (result.status === 'fulfilled') gone.push(slice[j]);
+          else failure ??= result.reason as Error;
+        });
       }
       await this.pending.remove(gone);
+      if (failure) {
+        this.log.warn(`deleting blobs past retention failed: ${(failure as Error).message}`);
+        return;
+      }
       if (keys.length < BLOB_BATCH) return;
     }
   }

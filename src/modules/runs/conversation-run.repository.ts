@@ -33,6 +33,15 @@ export class ConversationRunRepository extends SqlRepository implements Conversa
       .find({ where: { conversationId, teamId }, order: { createdAt: 'ASC' } });
   }
 
+  /** Whether the content retention deleted the conversation's runs' content (RunContentRepository). */
+  async contentDeleted(conversationId: string): Promise<boolean> {
+    const rows = (await this.db().query(
+      'SELECT 1 FROM runs WHERE conversation_id = ? AND content_deleted_at IS NOT NULL LIMIT 1',
+      [conversationId],
+    )) as unknown[];
+    return rows.length > 0;
+  }
+
   /** Whether the team has a run in this conversation. */
   teamHasConversation(teamId: string, conversationId: string): Promise<boolean> {
     return this.db().getRepository(Run).exists({ where: { conversationId, teamId } });

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { SqlRepository } from '../../database/sql-repository';
-import { ENDED_STATES } from './run-state';
+import { ENDED_STATES, RunState } from './run-state';
 
 /** The tables of a run's content, deleted by the content retention; the `runs` row stays. */
 const CONTENT_TABLES = ['run_events', 'run_messages', 'run_followups', 'run_attachments'] as const;
@@ -31,54 +31,85 @@ export function contentDeletedError(
 
 /**
  * A run's content (timeline, conversation messages, follow-ups, attachments) as the content
- * retention deletes it: the run is marked first (`content_deleted_at`), in the transaction that
- * deletes the rows, so a run is either whole or marked and empty.
+ * retention deletes it. The unit is a conversation: its runs share their history, so their
+ * content goes together, once every one of them ended before the cut-off. The runs are marked
+ * (`content_deleted_at`) in the transaction that deletes the rows, so a run is either whole or
+ * marked and empty.
  */
 @Injectable()
 export class RunContentRepository extends SqlRepository {
-  /** Runs that ended before `cutoff` and still have their content, oldest end first. */
-  async endedBefore(cutoff: Date, limit: number): Promise<string[]> {
+  /**
+   * Runs that ended before `cutoff` and still have their content, oldest end first, after the
+   * `after` one (the keyset of a sweep that goes past runs whose conversation goes on).
+   */
+  async endedBefore(
+    cutoff: Date,
+    limit: number,
+    after?: { finishedAt: Date; id: string },
+  ): Promise<{ id: string; conversationId: string; finishedAt: Date }[]> {
     const rows = (await this.db().query(
-      'SELECT id FROM runs WHERE content_deleted_at IS NULL AND finished_at < ? ' +
-        `ORDER BY finished_at LIMIT ${Number(limit)}`,
-      [cutoff],
-    )) as { id: string }[];
-    return rows.map((row) => row.id);
+      'SELECT id, conversation_id, finished_at FROM runs ' +
+        'WHERE content_deleted_at IS NULL AND finished_at < ?' +
+        (after ? ' AND (finished_at > ? OR (finished_at = ? AND id > ?))' : '') +
+        ` ORDER BY finished_at, id LIMIT ${Number(limit)}`,
+      after ? [cutoff, after.finishedAt, after.finishedAt, after.id] : [cutoff],
+    )) as { id: string; conversation_id: string; finished_at: Date }[];
+    return rows.map((row) => ({
+      id: row.id,
+      conversationId: row.conversation_id,
+      finishedAt: row.finished_at,
+    }));
   }
 
   /**
-   * Marks the run's content deleted at `now` when it still qualifies (ended before `cutoff`, not
-   * continued by a follow-up since, not marked by another replica); null when it does not. The
-   * run row stays locked until `manager`'s transaction ends: a follow-up waits for it, then sees
-   * the mark and is refused.
+   * Marks the content of the conversation's runs deleted at `now` when every run of it has ended
+   * before `cutoff` (or was marked before) and none has a follow-up waiting to continue it; the
+   * runs marked, none when the conversation goes on. Their rows stay locked until `manager`'s
+   * transaction ends: a follow-up or a new run of the conversation waits, then sees the mark.
    */
-  async markDeleted(
+  async markConversationDeleted(
     manager: EntityManager,
-    runId: string,
+    conversationId: string,
     cutoff: Date,
     now: Date,
-  ): Promise<RunContentDeletion | null> {
-    const result = (await manager.query(
-      'UPDATE runs SET content_deleted_at = ? WHERE id = ? AND content_deleted_at IS NULL ' +
-        'AND finished_at < ? AND state IN (?)',
-      [now, runId, cutoff, ENDED_STATES],
-    )) as { affectedRows: number };
-    if (result.affectedRows !== 1) return null;
-    const [row] = (await manager.query(
-      'SELECT conversation_id, execution_count FROM runs WHERE id = ?',
-      [runId],
-    )) as { conversation_id: string; execution_count: number }[];
-    return {
-      id: runId,
-      conversationId: row.conversation_id,
-      executionCount: Number(row.execution_count),
-    };
+  ): Promise<RunContentDeletion[]> {
+    const runs = (await manager.query(
+      'SELECT id, state, finished_at, content_deleted_at, execution_count FROM runs ' +
+        'WHERE conversation_id = ? FOR UPDATE',
+      [conversationId],
+    )) as {
+      id: string;
+      state: RunState;
+      finished_at: Date | null;
+      content_deleted_at: Date | null;
+      execution_count: number;
+    }[];
+    const ended = (run: (typeof runs)[number]) =>
+      run.content_deleted_at !== null ||
+      (ENDED_STATES.includes(run.state) && run.finished_at !== null && run.finished_at < cutoff);
+    const unmarked = runs.filter((run) => run.content_deleted_at === null);
+    if (unmarked.length === 0 || !runs.every(ended)) return [];
+    const ids = unmarked.map((run) => run.id);
+    // A follow-up committed to an ended run that its continuation has not re-queued yet.
+    const waiting = (await manager.query(
+      'SELECT 1 FROM run_followups WHERE run_id IN (?) AND consumed_at IS NULL ' +
+        'AND dropped_at IS NULL LIMIT 1',
+      [ids],
+    )) as unknown[];
+    if (waiting.length > 0) return [];
+    await manager.query('UPDATE runs SET content_deleted_at = ? WHERE id IN (?)', [now, ids]);
+    return unmarked.map((run) => ({
+      id: run.id,
+      conversationId,
+      executionCount: Number(run.execution_count),
+    }));
   }
 
-  /** Deletes the run's timeline, conversation messages, follow-ups and attachments. */
-  async deleteContent(manager: EntityManager, runId: string): Promise<void> {
+  /** Deletes the runs' timelines, conversation messages, follow-ups and attachments. */
+  async deleteContent(manager: EntityManager, runIds: string[]): Promise<void> {
+    if (runIds.length === 0) return;
     for (const table of CONTENT_TABLES) {
-      await manager.query(`DELETE FROM ${table} WHERE run_id = ?`, [runId]);
+      await manager.query(`DELETE FROM ${table} WHERE run_id IN (?)`, [runIds]);
     }
   }
 }

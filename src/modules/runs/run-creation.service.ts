@@ -304,6 +304,15 @@ export class RunCreationService {
   private async visibleConversation(teamId: string, conversationId: string): Promise<string> {
     const exists = await this.conversationRuns.teamHasConversation(teamId, conversationId);
     if (!exists) throw ApiError.notFound(`conversation "${conversationId}"`);
+    if (await this.conversationRuns.contentDeleted(conversationId)) {
+      throw new ApiError(
+        'conflict',
+        `conversation_id: the conversation "${conversationId}" was deleted by the content ` +
+          'retention (AMBIENT_RUN_CONTENT_RETENTION_DAYS): there is nothing to continue (start a ' +
+          'new conversation)',
+        { title: 'The conversation has nothing to continue.', retryable: false },
+      );
+    }
     return conversationId;
   }
 }

@@ -210,6 +210,8 @@ export class RunFollowupsService {
           leaseOwner: null,
           leaseExpiresAt: null,
         },
+        // Nothing to continue once the content retention deleted the conversation.
+        where: { sql: 'content_deleted_at IS NULL', params: {} },
       },
       manager,
     );

@@ -27,7 +27,7 @@ export class ScoresController {
   @ApiOperation({ operationId: 'dispatchJudge', summary: 'Start a judge run that scores this run' })
   @ApiParam({ name: 'runId' })
   @ApiOkResponse({ type: DispatchJudgeResponseDto })
-  @ApiProblems(400, 401, 404)
+  @ApiProblems(400, 401, 404, 409)
   @Idempotent()
   async dispatch(
     @CurrentPrincipal() principal: Principal,

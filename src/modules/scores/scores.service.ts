@@ -37,6 +37,14 @@ export class ScoresService {
   ): Promise<Run> {
     const target = await this.runs.findOfTeam(targetRunId, principal.teamId);
     if (!target) throw ApiError.notFound(`run ${targetRunId}`);
+    if (target.contentDeletedAt) {
+      throw new ApiError(
+        'conflict',
+        `run ${target.id}: its conversation was deleted by the content retention ` +
+          '(AMBIENT_RUN_CONTENT_RETENTION_DAYS): a judge would have nothing to score',
+        { retryable: false },
+      );
+    }
     const runId = newUuid();
     const judge = await this.creation.create({
       runId,
