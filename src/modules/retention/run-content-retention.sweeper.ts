@@ -65,7 +65,14 @@ export class RunContentRetentionSweeper extends PeriodicSweeper {
         for (const run of runs) {
           if (done.has(run.conversationId)) continue;
           done.add(run.conversationId);
-          deleted += await this.deleteConversationContent(run.conversationId, cutoff, now);
+          try {
+            deleted += await this.deleteConversationContent(run.conversationId, cutoff, now);
+          } catch (err) {
+            // One conversation that fails (a lock wait, a deadlock) must not hold back the others.
+            this.log.warn(
+              `deleting conversation ${run.conversationId}'s content failed: ${(err as Error).message}`,
+            );
+          }
         }
         if (runs.length < SWEEP_BATCH) break;
         after = runs[runs.length - 1];
