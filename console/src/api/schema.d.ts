@@ -6037,6 +6037,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Error"];
                 };
             };
+            /** @description Conflict with the current state; retry after a moment */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
             /** @description Any other error, in the Oz Error model */
             default: {
                 headers: {
@@ -6256,6 +6265,15 @@ export interface operations {
             };
             /** @description Not permitted */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state; retry after a moment */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

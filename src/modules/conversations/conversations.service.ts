@@ -46,7 +46,10 @@ export class ConversationsService {
     const rendered = await this.transcripts.render(run.id);
     // Nothing of this run's own (the conversation's other runs may have recorded some).
     if (!rendered?.run) throw ApiError.notFound('transcript');
-    return this.renderedUrl(runTranscriptKey(runId), rendered.run, `transcript-${runId}.jsonl`);
+    return this.renderedUrl(runTranscriptKey(runId), rendered.run, `transcript-${runId}.jsonl`, {
+      stillKept: async () => !(await this.runLookup.find(run.id))?.contentDeletedAt,
+      deleted: async () => contentDeletedError((await this.runLookup.find(run.id))!, 'transcript'),
+    });
   }
 
   async conversationTranscriptUrl(teamId: string, conversationId: string): Promise<SignedUrl> {
@@ -57,6 +60,13 @@ export class ConversationsService {
       conversationTranscriptKey(conversationId),
       rendered.conversation,
       `transcript-${conversationId}.jsonl`,
+      {
+        stillKept: async () => !(await this.runsOfConversations.contentDeleted(conversationId)),
+        deleted: async () => {
+          const latest = await this.runsOfConversations.latestInConversation(conversationId, null);
+          return contentDeletedError(latest!, 'conversation');
+        },
+      },
     );
   }
 
@@ -98,11 +108,22 @@ export class ConversationsService {
 
   /**
    * A transcript as rendered for this request, under a key of its own beside the transcript's
-   * (TranscriptWriter): each request puts what was recorded by then, and signs it.
+   * (TranscriptWriter): each request puts what was recorded by then, and signs it. Should the
+   * content retention have deleted the content while it was rendered (its sweep then deleted the
+   * blobs before this put), the put is taken back.
    */
-  private async renderedUrl(key: string, text: string, filename: string): Promise<SignedUrl> {
+  private async renderedUrl(
+    key: string,
+    text: string,
+    filename: string,
+    retention: { stillKept(): Promise<boolean>; deleted(): Promise<ApiError> },
+  ): Promise<SignedUrl> {
     const rendered = renderedTranscriptKey(key);
     await this.blobs.put(rendered, text);
+    if (!(await retention.stillKept())) {
+      await this.blobs.delete(rendered);
+      throw await retention.deleted();
+    }
     return this.signer.sign({ key: rendered, contentType: 'application/x-ndjson', filename });
   }
 

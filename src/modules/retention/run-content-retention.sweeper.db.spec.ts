@@ -233,6 +233,17 @@ describe('RunContentRetentionSweeper (database)', () => {
     expect((await contentDeletedAt(old.id)).content_deleted_at).toBeNull();
   });
 
+  it('takes a follow-up from before the cut-off, never continued, with the content', async () => {
+    const old = await runWithContent(30);
+    const stale = await insertFollowup(db.dataSource, old.id);
+    await db.dataSource.query('UPDATE run_followups SET created_at = ? WHERE id = ?', [
+      new Date(NOW.getTime() - 20 * DAY_MS),
+      stale,
+    ]);
+    expect(await sweeper(7).sweep(NOW)).toBe(1);
+    expect(await count('run_followups', old.id)).toBe(0);
+  });
+
   it("deletes a conversation's runs together, once the last of them is past the retention", async () => {
     const first = await runWithContent(30);
     const second = await runWithContent(2);

@@ -22,6 +22,7 @@ describe('RunContentRetentionSweeper', () => {
             : Promise.resolve([{ id: 'run-b', conversationId, executionCount: 1 }]),
       ),
       deleteContent: jest.fn().mockResolvedValue(undefined),
+      conversationDue: jest.fn().mockResolvedValue(true),
     };
     const pending = {
       add: jest.fn().mockResolvedValue(undefined),

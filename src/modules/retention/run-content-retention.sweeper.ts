@@ -33,6 +33,8 @@ const DAY_MS = 24 * 60 * 60_000;
 @Injectable()
 export class RunContentRetentionSweeper extends PeriodicSweeper {
   private readonly log = new Logger('Runs');
+  /** The last run the walk looked at, when it stopped before the newest (kept between sweeps). */
+  private walkedTo: { finishedAt: Date; id: string } | undefined;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -52,20 +54,25 @@ export class RunContentRetentionSweeper extends PeriodicSweeper {
     });
   }
 
-  /** Deletes the content of conversations past the retention, then pending blobs; how many runs. */
+  /**
+   * Deletes the content of conversations past the retention, then pending blobs; how many runs.
+   * The walk goes on where the last sweep stopped, and starts again from the oldest end once it
+   * reached the newest: runs of conversations that go on stay behind, and never stop it.
+   */
   async sweep(now = new Date()): Promise<number> {
     const days = this.config.runs.contentRetentionDays;
     let deleted = 0;
     if (days > 0) {
       const cutoff = new Date(now.getTime() - days * DAY_MS);
       const done = new Set<string>();
-      let after: { finishedAt: Date; id: string } | undefined;
       for (let round = 0; round < SWEEP_ROUNDS; round += 1) {
-        const runs = await this.content.endedBefore(cutoff, SWEEP_BATCH, after);
+        const runs = await this.content.endedBefore(cutoff, SWEEP_BATCH, this.walkedTo);
+        this.walkedTo = runs.length < SWEEP_BATCH ? undefined : runs[runs.length - 1];
         for (const run of runs) {
           if (done.has(run.conversationId)) continue;
           done.add(run.conversationId);
           try {
+            if (!(await this.content.conversationDue(run.conversationId, cutoff))) continue;
             deleted += await this.deleteConversationContent(run.conversationId, cutoff, now);
           } catch (err) {
             // One conversation that fails (a lock wait, a deadlock) must not hold back the others.
@@ -74,8 +81,7 @@ export class RunContentRetentionSweeper extends PeriodicSweeper {
             );
           }
         }
-        if (runs.length < SWEEP_BATCH) break;
-        after = runs[runs.length - 1];
+        if (!this.walkedTo) break;
       }
     }
     await this.deletePendingBlobs();

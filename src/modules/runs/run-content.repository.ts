@@ -63,9 +63,10 @@ export class RunContentRepository extends SqlRepository {
 
   /**
    * Marks the content of the conversation's runs deleted at `now` when every run of it has ended
-   * before `cutoff` (or was marked before) and none has a follow-up waiting to continue it; the
-   * runs marked, none when the conversation goes on. Their rows stay locked until `manager`'s
-   * transaction ends: a follow-up or a new run of the conversation waits, then sees the mark.
+   * before `cutoff` (or was marked before) and none has a follow-up stored since the cut-off that
+   * its continuation has not taken yet; the runs marked, none when the conversation goes on. Its
+   * rows are locked (the first statement of the transaction) and stay locked until `manager`'s
+   * transaction ends: a follow-up to one of them waits, then sees the mark and is refused.
    */
   async markConversationDeleted(
     manager: EntityManager,
@@ -73,9 +74,46 @@ export class RunContentRepository extends SqlRepository {
     cutoff: Date,
     now: Date,
   ): Promise<RunContentDeletion[]> {
-    const runs = (await manager.query(
+    const unmarked = await this.unmarkedIfAllEnded(conversationId, cutoff, manager);
+    if (unmarked.length === 0) return [];
+    const ids = unmarked.map((run) => run.id);
+    // A follow-up committed to an ended run that its continuation has not re-queued yet (a
+    // locking read: the latest committed rows, whatever the transaction's snapshot); one from
+    // before the cut-off was never routed (a crash in between) and goes with the content.
+    const waiting = (await manager.query(
+      'SELECT 1 FROM run_followups WHERE run_id IN (?) AND consumed_at IS NULL ' +
+        'AND dropped_at IS NULL AND created_at >= ? LIMIT 1 LOCK IN SHARE MODE',
+      [ids, cutoff],
+    )) as unknown[];
+    if (waiting.length > 0) return [];
+    await manager.query('UPDATE runs SET content_deleted_at = ? WHERE id IN (?)', [now, ids]);
+    return unmarked.map((run) => ({
+      id: run.id,
+      conversationId,
+      executionCount: Number(run.execution_count),
+    }));
+  }
+
+  /**
+   * Whether every run of the conversation ended before `cutoff` and one is not marked yet: a plain
+   * read, so that a sweep locks no conversation that goes on.
+   */
+  async conversationDue(conversationId: string, cutoff: Date): Promise<boolean> {
+    return (await this.unmarkedIfAllEnded(conversationId, cutoff)).length > 0;
+  }
+
+  /**
+   * The conversation's runs not marked yet, when every run of it ended before `cutoff`; else none.
+   * With `manager`, a locking read in its transaction.
+   */
+  private async unmarkedIfAllEnded(
+    conversationId: string,
+    cutoff: Date,
+    manager?: EntityManager,
+  ): Promise<{ id: string; execution_count: number }[]> {
+    const runs = (await this.db(manager).query(
       'SELECT id, state, finished_at, content_deleted_at, execution_count FROM runs ' +
-        'WHERE conversation_id = ? FOR UPDATE',
+        `WHERE conversation_id = ?${manager ? ' FOR UPDATE' : ''}`,
       [conversationId],
     )) as {
       id: string;
@@ -87,22 +125,7 @@ export class RunContentRepository extends SqlRepository {
     const ended = (run: (typeof runs)[number]) =>
       run.content_deleted_at !== null ||
       (ENDED_STATES.includes(run.state) && run.finished_at !== null && run.finished_at < cutoff);
-    const unmarked = runs.filter((run) => run.content_deleted_at === null);
-    if (unmarked.length === 0 || !runs.every(ended)) return [];
-    const ids = unmarked.map((run) => run.id);
-    // A follow-up committed to an ended run that its continuation has not re-queued yet.
-    const waiting = (await manager.query(
-      'SELECT 1 FROM run_followups WHERE run_id IN (?) AND consumed_at IS NULL ' +
-        'AND dropped_at IS NULL LIMIT 1',
-      [ids],
-    )) as unknown[];
-    if (waiting.length > 0) return [];
-    await manager.query('UPDATE runs SET content_deleted_at = ? WHERE id IN (?)', [now, ids]);
-    return unmarked.map((run) => ({
-      id: run.id,
-      conversationId,
-      executionCount: Number(run.execution_count),
-    }));
+    return runs.every(ended) ? runs.filter((run) => run.content_deleted_at === null) : [];
   }
 
   /** Deletes the runs' timelines, conversation messages, follow-ups and attachments. */

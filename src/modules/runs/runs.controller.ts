@@ -64,7 +64,7 @@ export class RunsController {
   @HttpCode(200)
   @RequirePermission('runs.create')
   @ApiOperation({ operationId: 'createRun', summary: 'Run an agent task (preferred)' })
-  @ApiProblems(400, 401, 403)
+  @ApiProblems(400, 401, 403, 409)
   @ApiOkResponse({ type: RunAgentResponseDto })
   @Idempotent({ byHandler: true })
   createRun(
@@ -80,7 +80,7 @@ export class RunsController {
   @HttpCode(200)
   @RequirePermission('runs.create')
   @ApiOperation({ operationId: 'runAgent', summary: 'Run an agent task (legacy path)' })
-  @ApiProblems(400, 401, 403)
+  @ApiProblems(400, 401, 403, 409)
   @ApiOkResponse({ type: RunAgentResponseDto })
   @Idempotent({ byHandler: true })
   runAgent(
