@@ -7,13 +7,73 @@ import type { RunContentDeletion, RunContentRepository } from '../runs';
 import type { PendingBlobDeletionRepository } from './pending-blob-deletion.repository';
 import { RunContentRetentionSweeper } from './run-content-retention.sweeper';
 
+const ENDED = new Date('2026-01-01T00:00:00.000Z');
+
+/** A sweeper on fakes: `content` as given, `pending` recording, the rest doing nothing. */
+function sweeperWith(
+  content: Partial<Record<keyof RunContentRepository, jest.Mock>>,
+  pending = {
+    add: jest.fn().mockResolvedValue(undefined),
+    oldest: jest.fn().mockResolvedValue([]),
+    remove: jest.fn().mockResolvedValue(undefined),
+  },
+) {
+  const dataSource = {
+    transaction: (work: (manager: EntityManager) => Promise<unknown>) => work({} as EntityManager),
+  };
+  return new RunContentRetentionSweeper(
+    dataSource as unknown as DataSource,
+    content as unknown as RunContentRepository,
+    { deleteStoredOfRuns: jest.fn().mockResolvedValue([]) } as unknown as RunArtifactRepository,
+    pending as unknown as PendingBlobDeletionRepository,
+    {} as BlobStore,
+    { runs: { contentRetentionDays: 30 } } as AppConfig,
+    new SchedulerRegistry(),
+  );
+}
+
 describe('RunContentRetentionSweeper', () => {
+  it('goes on where the last sweep stopped, and from the oldest again once it reached the newest', async () => {
+    // Every run listed belongs to one conversation that goes on: nothing is ever deleted.
+    const page = (from: number, count: number) =>
+      Array.from({ length: count }, (_, i) => ({
+        id: `run-${String(from + i).padStart(5, '0')}`,
+        conversationId: 'going-on',
+        finishedAt: ENDED,
+      }));
+    let served = 0;
+    const endedBefore = jest.fn((_cutoff: Date, _limit: number, _after?: unknown) => {
+      // 5 000 runs a sweep at most: the first sweep gets 50 full pages, the second one short.
+      const count = served < 5_000 ? 100 : 40;
+      const runs = page(served, count);
+      served += count;
+      return Promise.resolve(runs);
+    });
+    const sweeper = sweeperWith({
+      endedBefore,
+      conversationDue: jest.fn().mockResolvedValue(false),
+    });
+    const now = new Date('2026-06-01T00:00:00.000Z');
+    await sweeper.sweep(now);
+    expect(endedBefore).toHaveBeenCalledTimes(50);
+    expect(endedBefore.mock.calls[0]).toEqual([expect.any(Date), 100, undefined]);
+    await sweeper.sweep(now);
+    // The second sweep starts after the last run the first one looked at, and ends at the newest.
+    expect(endedBefore.mock.calls[50][2]).toEqual({
+      id: 'run-04999',
+      conversationId: 'going-on',
+      finishedAt: ENDED,
+    });
+    expect(endedBefore).toHaveBeenCalledTimes(51);
+    await sweeper.sweep(now);
+    expect(endedBefore.mock.calls[51][2]).toBeUndefined();
+  });
+
   it('goes on with the other conversations when one of them fails', async () => {
-    const ended = new Date('2026-01-01T00:00:00.000Z');
     const content = {
       endedBefore: jest.fn().mockResolvedValue([
-        { id: 'run-a', conversationId: 'conv-a', finishedAt: ended },
-        { id: 'run-b', conversationId: 'conv-b', finishedAt: ended },
+        { id: 'run-a', conversationId: 'conv-a', finishedAt: ENDED },
+        { id: 'run-b', conversationId: 'conv-b', finishedAt: ENDED },
       ]),
       markConversationDeleted: jest.fn(
         (_m: EntityManager, conversationId: string): Promise<RunContentDeletion[]> =>
@@ -29,19 +89,7 @@ describe('RunContentRetentionSweeper', () => {
       oldest: jest.fn().mockResolvedValue([]),
       remove: jest.fn().mockResolvedValue(undefined),
     };
-    const dataSource = {
-      transaction: (work: (manager: EntityManager) => Promise<unknown>) =>
-        work({} as EntityManager),
-    };
-    const sweeper = new RunContentRetentionSweeper(
-      dataSource as unknown as DataSource,
-      content as unknown as RunContentRepository,
-      { deleteStoredOfRuns: jest.fn().mockResolvedValue([]) } as unknown as RunArtifactRepository,
-      pending as unknown as PendingBlobDeletionRepository,
-      {} as BlobStore,
-      { runs: { contentRetentionDays: 30 } } as AppConfig,
-      new SchedulerRegistry(),
-    );
+    const sweeper = sweeperWith(content, pending);
     expect(await sweeper.sweep(new Date('2026-06-01T00:00:00.000Z'))).toBe(1);
     expect(content.deleteContent).toHaveBeenCalledWith({}, ['run-b']);
     expect(pending.add.mock.calls[0][1]).toContain('transcripts/run-run-b-execution-1-raw.jsonl');
