@@ -41,32 +41,30 @@ export class ConversationsService {
   }
 
   async runTranscriptUrl(teamId: string, runId: string): Promise<SignedUrl> {
-    const run = await this.visibleRun(teamId, runId);
-    if (run.contentDeletedAt) throw contentDeletedError(run, 'transcript');
+    const keptRun = async () => {
+      const run = await this.visibleRun(teamId, runId);
+      if (run.contentDeletedAt) throw contentDeletedError(run, 'transcript');
+      return run;
+    };
+    const run = await keptRun();
     const rendered = await this.transcripts.render(run.id);
     // Nothing of this run's own (the conversation's other runs may have recorded some).
     if (!rendered?.run) throw ApiError.notFound('transcript');
-    return this.renderedUrl(runTranscriptKey(runId), rendered.run, `transcript-${runId}.jsonl`, {
-      stillKept: async () => !(await this.runLookup.find(run.id))?.contentDeletedAt,
-      deleted: async () => contentDeletedError((await this.runLookup.find(run.id))!, 'transcript'),
-    });
+    const filename = `transcript-${runId}.jsonl`;
+    return this.renderedUrl(runTranscriptKey(runId), rendered.run, filename, keptRun);
   }
 
   async conversationTranscriptUrl(teamId: string, conversationId: string): Promise<SignedUrl> {
-    const runs = await this.conversationRuns(teamId, conversationId);
+    const keptRuns = () => this.conversationRuns(teamId, conversationId);
+    const runs = await keptRuns();
     const rendered = await this.transcripts.render(runs[0].id);
     if (!rendered) throw ApiError.notFound('transcript');
+    const filename = `transcript-${conversationId}.jsonl`;
     return this.renderedUrl(
       conversationTranscriptKey(conversationId),
       rendered.conversation,
-      `transcript-${conversationId}.jsonl`,
-      {
-        stillKept: async () => !(await this.runsOfConversations.contentDeleted(conversationId)),
-        deleted: async () => {
-          const latest = await this.runsOfConversations.latestInConversation(conversationId, null);
-          return contentDeletedError(latest!, 'conversation');
-        },
-      },
+      filename,
+      keptRuns,
     );
   }
 
@@ -108,21 +106,24 @@ export class ConversationsService {
 
   /**
    * A transcript as rendered for this request, under a key of its own beside the transcript's
-   * (TranscriptWriter): each request puts what was recorded by then, and signs it. Should the
-   * content retention have deleted the content while it was rendered (its sweep then deleted the
-   * blobs before this put), the put is taken back.
+   * (TranscriptWriter): each request puts what was recorded by then, and signs it. `kept` is the
+   * request's own check that the content retention has not deleted the content, run again after
+   * the put: a sweep that deleted it while it was rendered (and its blobs before this put) has
+   * the put taken back and the request answered as the check answers.
    */
   private async renderedUrl(
     key: string,
     text: string,
     filename: string,
-    retention: { stillKept(): Promise<boolean>; deleted(): Promise<ApiError> },
+    kept: () => Promise<unknown>,
   ): Promise<SignedUrl> {
     const rendered = renderedTranscriptKey(key);
     await this.blobs.put(rendered, text);
-    if (!(await retention.stillKept())) {
+    try {
+      await kept();
+    } catch (err) {
       await this.blobs.delete(rendered);
-      throw await retention.deleted();
+      throw err;
     }
     return this.signer.sign({ key: rendered, contentType: 'application/x-ndjson', filename });
   }

@@ -43,7 +43,11 @@ export type { ExecuteJobData } from './run-queue.service';
 export { RunAppends } from './run-appends.repository';
 export type { AppendedEvent } from './run-appends.repository';
 export { ConversationRunRepository } from './conversation-run.repository';
-export { contentDeletedError, RunContentRepository } from './run-content.repository';
+export {
+  contentDeletedConflict,
+  contentDeletedError,
+  RunContentRepository,
+} from './run-content.repository';
 export type { RunContentDeletion } from './run-content.repository';
 export type { TranscriptMessageRow } from './conversation-run.repository';
 export { DebugWindowRepository } from './debug-window.repository';

@@ -30,6 +30,23 @@ export function contentDeletedError(
 }
 
 /**
+ * What asking to continue (or judge) a conversation the retention deleted answers: 409, not
+ * retryable, naming the setting. `subject` is what was deleted, `consequence` why that refuses.
+ */
+export function contentDeletedConflict(
+  subject: string,
+  consequence: string,
+  title?: string,
+): ApiError {
+  return new ApiError(
+    'conflict',
+    `${subject} was deleted by the content retention (AMBIENT_RUN_CONTENT_RETENTION_DAYS): ` +
+      consequence,
+    { retryable: false, ...(title ? { title } : {}) },
+  );
+}
+
+/**
  * A run's content (timeline, conversation messages, follow-ups, attachments) as the content
  * retention deletes it. The unit is a conversation: its runs share their history, so their
  * content goes together, once every one of them ended before the cut-off. The runs are marked

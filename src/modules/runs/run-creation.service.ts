@@ -24,6 +24,7 @@ import { AgentConfig, checkedApprovals, HarnessTypes, ResolvedAgentSkill } from 
 import { skillName } from './run-item.mapper';
 import { assertMetadata } from './run-metadata.rules';
 import { RunCapacity } from './run-capacity.service';
+import { contentDeletedConflict } from './run-content.repository';
 import { RunLookupRepository } from './run-lookup.repository';
 import { ConversationRunRepository } from './conversation-run.repository';
 import { RunQueue } from './run-queue.service';
@@ -305,12 +306,10 @@ export class RunCreationService {
     const exists = await this.conversationRuns.teamHasConversation(teamId, conversationId);
     if (!exists) throw ApiError.notFound(`conversation "${conversationId}"`);
     if (await this.conversationRuns.contentDeleted(conversationId)) {
-      throw new ApiError(
-        'conflict',
-        `conversation_id: the conversation "${conversationId}" was deleted by the content ` +
-          'retention (AMBIENT_RUN_CONTENT_RETENTION_DAYS): there is nothing to continue (start a ' +
-          'new conversation)',
-        { title: 'The conversation has nothing to continue.', retryable: false },
+      throw contentDeletedConflict(
+        `conversation_id: the conversation "${conversationId}"`,
+        'there is nothing to continue (start a new conversation)',
+        'The conversation has nothing to continue.',
       );
     }
     return conversationId;

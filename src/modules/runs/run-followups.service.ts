@@ -9,6 +9,7 @@ import { Run } from './entities/run.entity';
 import { FollowupOutcome, RunFollowup } from './entities/run-followup.entity';
 import { RunFollowupRepository } from './run-followup.repository';
 import { RunLookupRepository } from './run-lookup.repository';
+import { contentDeletedConflict } from './run-content.repository';
 import { isTerminal, RunState, TERMINAL_STATES } from './run-state';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';
@@ -75,12 +76,10 @@ export class RunFollowupsService {
         );
       }
       if (locked.contentDeletedAt) {
-        throw new ApiError(
-          'conflict',
-          `the run's conversation was deleted at ${locked.contentDeletedAt.toISOString()} by the ` +
-            'content retention (AMBIENT_RUN_CONTENT_RETENTION_DAYS): there is nothing to continue ' +
-            '(start a new run)',
-          { title: 'The run has no conversation to continue.', retryable: false },
+        throw contentDeletedConflict(
+          `the run's conversation (at ${locked.contentDeletedAt.toISOString()})`,
+          'there is nothing to continue (start a new run)',
+          'The run has no conversation to continue.',
         );
       }
       const now = new Date();

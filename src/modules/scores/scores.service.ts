@@ -4,7 +4,13 @@ import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
 import { newUuid } from '../../common/ids';
 import { AuditLog } from '../audit';
-import { Run, RunCreationService, RunKeysService, RunLookupRepository } from '../runs';
+import {
+  contentDeletedConflict,
+  Run,
+  RunCreationService,
+  RunKeysService,
+  RunLookupRepository,
+} from '../runs';
 import type { Principal } from '../../common/auth/principal';
 import { judgePrompt } from './judge-prompt';
 import { RunScore } from './run-score.entity';
@@ -38,11 +44,9 @@ export class ScoresService {
     const target = await this.runs.findOfTeam(targetRunId, principal.teamId);
     if (!target) throw ApiError.notFound(`run ${targetRunId}`);
     if (target.contentDeletedAt) {
-      throw new ApiError(
-        'conflict',
-        `run ${target.id}: its conversation was deleted by the content retention ` +
-          '(AMBIENT_RUN_CONTENT_RETENTION_DAYS): a judge would have nothing to score',
-        { retryable: false },
+      throw contentDeletedConflict(
+        `run ${target.id}: its conversation`,
+        'a judge would have nothing to score',
       );
     }
     const runId = newUuid();
