@@ -4,6 +4,7 @@ import { startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
 import {
   createTestEnvironment,
+  MYSQL_URL,
   REDIS_URL,
   startTestApp,
   TEST_SECRETS_KEY,
@@ -20,7 +21,7 @@ import { startBareApp } from './bare-app';
 import { ingressLoad } from './ingress-load';
 import { deliveryRecipe, seedWebhooks } from './ingress-seed';
 import { LoadSpec, runLoad, VariantsRecipe } from './load-generator';
-import { machineFacts } from './machine';
+import { databaseFacts, machineFacts } from './machine';
 import { FloodResult, measureRefusedFloods, REFUSED_FLOODS_SETTINGS } from './refused-phase';
 import { median, ms, percentile, table } from './stats';
 import { watchNeighbourCpu } from './thread-cpu';
@@ -291,6 +292,7 @@ async function main() {
     process.stdout.write(
       [
         ...machineFacts(),
+        await databaseFacts(MYSQL_URL),
         `settings: closed loop, concurrency ${CONCURRENCY}, keep-alive, ${ROUNDS} alternating rounds of ${WARMUP_MS / 1000} s warm-up + ${MEASURE_MS / 1000} s measured; ${WEBHOOKS} webhooks per auth mode; 1 KB unique bodies, built in the load generator's thread (the bare endpoint gets the token rounds' requests); latency (before the throughput rounds): ${RATE_WARMUP} deliveries at ${RATE}/s (one per token webhook) unmeasured, then ${RATE_REQUESTS} measured; ${describeBenchDatabase(databaseSocket)}`,
         REFUSED_FLOODS_SETTINGS,
         `rounds (req/s): bare ${samples.bare.map((x) => x.toFixed(0)).join(', ')}; token ${samples.token.map((x) => x.toFixed(0)).join(', ')}; standard_webhooks ${samples.sw.map((x) => x.toFixed(0)).join(', ')}`,

@@ -1,3 +1,4 @@
+import { createConnection } from 'mysql2/promise';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release } from 'node:os';
@@ -22,6 +23,27 @@ export function machineFacts(): string[] {
     `process start (spawn and wait, p50 of ${PROCESS_STARTS}): ${processStartCost()}`,
     `sandbox spawn helper: ${preparesInChild() ? 'compiled (native/build/ambient-spawner)' : 'node (AMBIENT_PROCESS_SPAWNER=node, or not built)'}`,
   ];
+}
+
+/**
+ * The database server's line: its version and the two settings a write-heavy bench's figures
+ * depend on most (a buffer pool smaller than what the bench writes makes InnoDB flush pages while
+ * it runs; `innodb_flush_log_at_trx_commit` 1 syncs the log at every commit).
+ */
+export async function databaseFacts(url: string): Promise<string> {
+  const connection = await createConnection(url);
+  try {
+    const [rows] = await connection.query(
+      'SELECT VERSION() AS version, @@innodb_buffer_pool_size AS pool, @@innodb_flush_log_at_trx_commit AS flush',
+    );
+    const { version, pool, flush } = (
+      rows as { version: string; pool: string; flush: string }[]
+    )[0];
+    const poolMiB = Math.round(Number(pool) / 2 ** 20);
+    return `database: ${version} (innodb_buffer_pool_size ${poolMiB} MiB, innodb_flush_log_at_trx_commit ${flush})`;
+  } finally {
+    await connection.end();
+  }
 }
 
 const PROCESS_STARTS = 20;

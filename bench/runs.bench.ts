@@ -1,5 +1,4 @@
 import { Logger } from '@nestjs/common';
-import { createConnection } from 'mysql2/promise';
 import { availableParallelism, totalmem } from 'node:os';
 import { startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { MYSQL_URL } from '../test/support/test-app';
@@ -14,7 +13,7 @@ import {
   SMALL_TEAM_RUNS,
 } from './list-phase';
 import { formatPlan } from './sql-capture';
-import { machineFacts as hostFacts } from './machine';
+import { databaseFacts, machineFacts as hostFacts } from './machine';
 import { ms, percentile, seconds, table } from './stats';
 import { watchNeighbourCpu } from './thread-cpu';
 
@@ -36,16 +35,10 @@ function progress(message: string): void {
 }
 
 async function machineFacts(): Promise<string[]> {
-  const connection = await createConnection(MYSQL_URL);
-  const [rows] = await connection.query(
-    'SELECT VERSION() AS version, @@innodb_buffer_pool_size AS pool',
-  );
-  await connection.end();
-  const { version, pool } = (rows as { version: string; pool: string }[])[0];
   return [
     ...hostFacts(),
     `memory: ${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
-    `database: ${version} (innodb_buffer_pool_size ${Math.round(Number(pool) / 2 ** 20)} MiB)`,
+    await databaseFacts(MYSQL_URL),
   ];
 }
 

@@ -13,6 +13,7 @@ import {
   waitForRunState,
   waitForText,
 } from './support/console-browser';
+import { RunContentRetentionSweeper } from '../src/modules/retention';
 import { ApiKeysService } from '../src/modules/teams/api-keys.service';
 import { TeamsService } from '../src/modules/teams/teams.service';
 import { apiClient } from './support/api-client';
@@ -58,6 +59,8 @@ describe('console runs, environments and automations (Chromium)', () => {
       'sandbox.docker.images': 'node:',
       // Clones come from an empty local directory: every repository is missing.
       'environments.gitUrlBase': noRepos,
+      // One case ages a run past it and sweeps; the sweep's own timer never fires in a case.
+      'runs.contentRetentionDays': 7,
     };
   }, 120_000);
   afterAll(() => {
@@ -603,6 +606,41 @@ describe('console runs, environments and automations (Chromium)', () => {
         (list: { enabled: boolean }[]) => list.length === 1 && !list[0].enabled,
         { what: 'the automation to be disabled' },
       );
+    });
+  });
+
+  it("says a run's content was deleted by the retention, keeps its record, and offers no follow-up", async () => {
+    model.script('console-runs-old', [{ text: 'Hello.' }]);
+    const created = await api.post('/agent/runs', {
+      prompt: 'Say hello [script:console-runs-old]',
+      title: 'Old run',
+    });
+    const runId = created.body.run_id as string;
+    expect((await finished(runId)).state).toBe('SUCCEEDED');
+    await app.dataSource.query(
+      'UPDATE runs SET finished_at = DATE_SUB(UTC_TIMESTAMP(3), INTERVAL 8 DAY) WHERE id = ?',
+      [runId],
+    );
+    await app.ambient.app.get(RunContentRetentionSweeper, { strict: false }).sweepNow();
+    expect((await api.get(`/agent/runs/${runId}/conversation`)).status).toBe(404);
+
+    const page = chromium.page;
+    await step(page, 'content-deleted', async () => {
+      await signIn(page);
+      await page.goto(`${origin()}/console/runs/${runId}`);
+      await waitForRunState(page, 'SUCCEEDED');
+      await page.waitForSelector('[data-testid="content-deleted"]');
+      const note = await text(page, '[data-testid="content-deleted"]');
+      expect(note).toContain('deleted by the content retention');
+      // The server's own detail: when, and the setting.
+      expect(note).toMatch(/deleted at \d{4}-\d\d-\d\dT.*AMBIENT_RUN_CONTENT_RETENTION_DAYS/);
+      expect(await text(page, 'h1')).toBe('Old run');
+      expect(await page.$('#followup')).toBeNull();
+      const buttons = (await page.evaluate(
+        `[...document.querySelectorAll('button')].map((b) => b.innerText)`,
+      )) as string[];
+      expect(buttons).toContain('Re-run');
+      expect(buttons).not.toContain('Download transcript');
     });
   });
 });

@@ -3,7 +3,7 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { migrationsWithKeys } from '../../migrations';
 import { AppConfig } from '../config/app-config';
 import { cannotConnect, parseDatabaseUrl } from './database-url';
-import { databaseLockName } from './named-lock';
+import { whileNamedLockHeld } from './named-lock';
 
 /** A connection to the database server of `url` (no database selected); refused with the setting named. */
 export async function connectToServer(url: string): Promise<Connection> {
@@ -86,21 +86,10 @@ export async function hasPendingMigrations(config: AppConfig): Promise<boolean> 
  * Runs pending migrations under a MySQL named lock, so replicas starting together migrate once.
  */
 export async function runMigrations(dataSource: DataSource): Promise<string[]> {
-  const runner = dataSource.createQueryRunner();
-  await runner.connect();
-  try {
-    const lock = databaseLockName('migrations', String(dataSource.options.database));
-    const [{ locked }] = (await runner.query(`SELECT GET_LOCK(?, 120) AS locked`, [lock])) as {
-      locked: number;
-    }[];
-    if (Number(locked) !== 1) throw new Error('timed out waiting for the migration lock');
-    try {
-      const applied = await dataSource.runMigrations({ transaction: 'each' });
-      return applied.map((m) => m.name);
-    } finally {
-      await runner.query(`SELECT RELEASE_LOCK(?)`, [lock]);
-    }
-  } finally {
-    await runner.release();
-  }
+  const outcome = await whileNamedLockHeld(dataSource, 'migrations', 120, async () => {
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    return applied.map((m) => m.name);
+  });
+  if (!outcome.locked) throw new Error('timed out waiting for the migration lock');
+  return outcome.value;
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { DataSource } from 'typeorm';
 
 /**
  * The name of a MySQL named lock that guards `purpose` in one database. Named locks are
@@ -11,4 +12,38 @@ export function databaseLockName(purpose: string, database: string): string {
   if (name.length <= 64) return name;
   const hash = createHash('sha256').update(database).digest('hex');
   return `ambient_${purpose}:${hash}`.slice(0, 64);
+}
+
+/** What `whileNamedLockHeld` did: ran the work holding the lock, or could not get the lock. */
+export type NamedLockOutcome<T> = { locked: true; value: T } | { locked: false };
+
+/**
+ * Runs `work` holding `purpose`'s named lock of the data source's database, on a connection of its
+ * own; waits up to `waitSeconds` for the lock (0: not at all) and, when it could not get it,
+ * answers `{ locked: false }` without running `work`. The lock belongs to that connection: a
+ * process that dies holding it frees it with the connection.
+ */
+export async function whileNamedLockHeld<T>(
+  dataSource: DataSource,
+  purpose: string,
+  waitSeconds: number,
+  work: () => Promise<T>,
+): Promise<NamedLockOutcome<T>> {
+  const lock = databaseLockName(purpose, String(dataSource.options.database));
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    const [{ locked }] = (await runner.query(`SELECT GET_LOCK(?, ?) AS locked`, [
+      lock,
+      waitSeconds,
+    ])) as { locked: number | string | null }[];
+    if (Number(locked) !== 1) return { locked: false };
+    try {
+      return { locked: true, value: await work() };
+    } finally {
+      await runner.query(`SELECT RELEASE_LOCK(?)`, [lock]).catch(() => undefined);
+    }
+  } finally {
+    await runner.release();
+  }
 }

@@ -1,5 +1,5 @@
 import { Fragment, useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
-import { api, data, errorText, saveBlob, type Schemas } from '../api/client';
+import { api, ApiError, data, errorText, saveBlob, type Schemas } from '../api/client';
 import { streamRun, type TimelineEvent } from '../api/run-stream';
 import {
   ConfirmButton,
@@ -40,6 +40,8 @@ function useLiveRun(runId: string) {
   const [run, setRun] = useState<Run>();
   const [timeline, setTimeline] = useState<TimelineEvent[]>([]);
   const [conversation, setConversation] = useState<Schemas['ConversationResponse']>();
+  // The server's 404 for a run whose content the retention deleted (the run itself is kept).
+  const [contentDeleted, setContentDeleted] = useState<string>();
   const [error, setError] = useState<unknown>();
   const [mode, setMode] = useState<'connecting' | 'live' | 'reconnecting' | 'polling'>(
     'connecting',
@@ -65,7 +67,11 @@ function useLiveRun(runId: string) {
     () =>
       data(api.GET('/agent/runs/{runId}/conversation', { params: { path: { runId } } })).then(
         setConversation,
-        () => undefined,
+        (failure: unknown) => {
+          if (failure instanceof ApiError && failure.status === 404) {
+            setContentDeleted(failure.message.replace(/^404: /, ''));
+          }
+        },
       ),
     [runId],
   );
@@ -85,6 +91,7 @@ function useLiveRun(runId: string) {
     setRun(undefined);
     setTimeline([]);
     setConversation(undefined);
+    setContentDeleted(undefined);
     void refresh();
     const abort = new AbortController();
     let poller: ReturnType<typeof setInterval> | undefined;
@@ -121,7 +128,7 @@ function useLiveRun(runId: string) {
     };
   }, [runId, refresh, loadTimeline, conversationChanged]);
 
-  return { run, timeline, conversation, error, mode, refresh };
+  return { run, timeline, conversation, contentDeleted, error, mode, refresh };
 }
 
 function Usage({ run }: { run: Run }) {
@@ -310,8 +317,22 @@ function Attachments({ runId }: { runId: string }) {
   );
 }
 
+/** A run past AMBIENT_RUN_CONTENT_RETENTION_DAYS: what is gone, what is kept, and the server's word. */
+function ContentDeleted({ detail }: { detail: string }) {
+  return (
+    <div className="notice" role="status" data-testid="content-deleted">
+      <p>
+        This run&apos;s timeline, conversation, follow-ups, attachments, files and transcript were
+        deleted by the content retention. Its record, usage, metadata and links are kept; it can be
+        re-run, not followed up.
+      </p>
+      <p className="muted">{detail}</p>
+    </div>
+  );
+}
+
 export function RunDetailPage({ runId }: { runId: string }) {
-  const { run, timeline, conversation, error, mode, refresh } = useLiveRun(runId);
+  const { run, timeline, conversation, contentDeleted, error, mode, refresh } = useLiveRun(runId);
   const [answer, setAnswer] = useState<string>();
   const [actionError, setActionError] = useState<unknown>();
 
@@ -377,9 +398,11 @@ export function RunDetailPage({ runId }: { runId: string }) {
         <button type="button" onClick={() => rerun(run).catch(setActionError)}>
           Re-run
         </button>
-        <a className="button" href="#followup">
-          Follow up
-        </a>
+        {!contentDeleted && (
+          <a className="button" href="#followup">
+            Follow up
+          </a>
+        )}
         {!terminal && (
           <ConfirmButton
             label="Cancel run"
@@ -389,7 +412,7 @@ export function RunDetailPage({ runId }: { runId: string }) {
             onConfirm={() => cancel().catch(setActionError)}
           />
         )}
-        {run.conversation_id && (
+        {run.conversation_id && !contentDeleted && (
           <button
             type="button"
             onClick={() =>
@@ -412,18 +435,21 @@ export function RunDetailPage({ runId }: { runId: string }) {
       {answer && <Notice>{answer}</Notice>}
       <ErrorMessage error={actionError} />
       <RunApprovals run={run} onDecided={() => void refresh()} />
+      {contentDeleted && <ContentDeleted detail={contentDeleted} />}
       <h2>Timeline</h2>
-      <RunTimeline
-        events={timeline}
-        finishedAt={run.finished_at}
-        executing={EXECUTING_STATES.includes(run.state)}
-        ended={terminal}
-      />
+      {!contentDeleted && (
+        <RunTimeline
+          events={timeline}
+          finishedAt={run.finished_at}
+          executing={EXECUTING_STATES.includes(run.state)}
+          ended={terminal}
+        />
+      )}
       <BlockedHosts events={timeline} environmentId={run.agent_config?.environment_id} />
       <h2>Prompt</h2>
       <pre className="prompt">{run.prompt}</pre>
       <h2>Conversation</h2>
-      <Conversation conversation={conversation} ended={terminal} />
+      {!contentDeleted && <Conversation conversation={conversation} ended={terminal} />}
       <h2>Details</h2>
       <dl className="facts">
         <dt>Run id</dt>
@@ -459,8 +485,12 @@ export function RunDetailPage({ runId }: { runId: string }) {
       <Attachments runId={run.run_id} />
       <h2>Artifacts</h2>
       <Artifacts run={run} onError={setActionError} />
-      <h2 id="followup-heading">Follow up</h2>
-      <Followup runId={run.run_id} onSent={() => void refresh()} />
+      {!contentDeleted && (
+        <>
+          <h2 id="followup-heading">Follow up</h2>
+          <Followup runId={run.run_id} onSent={() => void refresh()} />
+        </>
+      )}
       {error ? <p className="error">{errorText(error)}</p> : null}
     </section>
   );

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { insertFollowup, insertRun } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import type { AppConfig } from '../../config/app-config';
+import { databaseLockName } from '../../database/named-lock';
 import { ArtifactWriter, RunArtifactRepository } from '../artifacts';
 import { BlobStore, LocalDiskBlobStore } from '../blobs';
 import { TranscriptWriter } from '../conversations';
@@ -264,6 +265,26 @@ describe('RunContentRetentionSweeper (database)', () => {
       expect(await count('run_messages', run.id)).toBe(0);
       expect(await exists(run.blobKeys)).toEqual([false, false, false, false]);
     }
+  });
+
+  it('skips its turn while another replica sweeps, and sweeps once that one is done', async () => {
+    const old = await runWithContent(8);
+    const otherReplica = db.dataSource.createQueryRunner();
+    await otherReplica.connect();
+    try {
+      const lock = databaseLockName('content_retention', String(db.dataSource.options.database));
+      expect(await otherReplica.query('SELECT GET_LOCK(?, 0) AS locked', [lock])).toEqual([
+        { locked: 1 },
+      ]);
+      expect(await sweeper(7).sweep(NOW)).toBe(0);
+      expect((await contentDeletedAt(old.id)).content_deleted_at).toBeNull();
+      expect(await count('run_events', old.id)).toBe(2);
+      await otherReplica.query('SELECT RELEASE_LOCK(?)', [lock]);
+    } finally {
+      await otherReplica.release();
+    }
+    expect(await sweeper(7).sweep(NOW)).toBe(1);
+    expect(await count('run_events', old.id)).toBe(0);
   });
 
   it('goes past conversations that go on to the older ones behind them', async () => {

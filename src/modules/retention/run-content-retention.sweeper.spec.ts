@@ -19,6 +19,13 @@ function sweeperWith(
   },
 ) {
   const dataSource = {
+    options: { database: 'ambient' },
+    // The sweep's named lock, always free here.
+    createQueryRunner: () => ({
+      connect: () => Promise.resolve(),
+      query: () => Promise.resolve([{ locked: 1 }]),
+      release: () => Promise.resolve(),
+    }),
     transaction: (work: (manager: EntityManager) => Promise<unknown>) => work({} as EntityManager),
   };
   return new RunContentRetentionSweeper(

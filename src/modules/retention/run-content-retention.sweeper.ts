@@ -4,6 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { PeriodicSweeper } from '../../common/periodic-task';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
+import { whileNamedLockHeld } from '../../database/named-lock';
 import { artifactBlobKey, RunArtifactRepository } from '../artifacts';
 import { BLOB_STORE, BlobStore } from '../blobs';
 import { transcriptBlobKeysOf } from '../conversations';
@@ -19,6 +20,7 @@ const BLOBS_PER_SWEEP = 50_000;
 const BLOB_BATCH = 500;
 const BLOB_CONCURRENCY = 16;
 const DAY_MS = 24 * 60 * 60_000;
+const SWEEP_LOCK = 'content_retention';
 
 /**
  * AMBIENT_RUN_CONTENT_RETENTION_DAYS: deletes the content of runs that ended that many days ago —
@@ -28,7 +30,9 @@ const DAY_MS = 24 * 60 * 60_000;
  * last of them ended before the cut-off (RunContentRepository): in one transaction the marks, the
  * rows, and the blob keys into `pending_blob_deletions`; the blobs are deleted after the commit,
  * and whatever a crash left pending is deleted by the next sweep (also with the retention off).
- * Safe in every replica (the runs' row locks and marks decide which one deletes a conversation).
+ * One replica sweeps at a time (a named lock of the database; a replica that finds it held skips
+ * its turn), so replicas do not walk the same runs and wait on each other's row locks; the runs'
+ * row locks and marks still decide, should two sweeps meet.
  */
 @Injectable()
 export class RunContentRetentionSweeper extends PeriodicSweeper {
@@ -60,6 +64,17 @@ export class RunContentRetentionSweeper extends PeriodicSweeper {
    * reached the newest: runs of conversations that go on stay behind, and never stop it.
    */
   async sweep(now = new Date()): Promise<number> {
+    const outcome = await whileNamedLockHeld(this.dataSource, SWEEP_LOCK, 0, () =>
+      this.sweepHoldingLock(now),
+    );
+    if (!outcome.locked) {
+      this.log.debug('another replica is sweeping run content; this one skips its turn');
+      return 0;
+    }
+    return outcome.value;
+  }
+
+  private async sweepHoldingLock(now: Date): Promise<number> {
     const days = this.config.runs.contentRetentionDays;
     let deleted = 0;
     if (days > 0) {
