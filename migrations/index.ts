@@ -29,6 +29,7 @@ import { RunApprovals1766100000000 } from './1766100000000-run-approvals';
 import { RunExecutionTime1766200000000 } from './1766200000000-run-execution-time';
 import { RunKeysWorkerCredential1766300000000 } from './1766300000000-run-keys-worker-credential';
 import { RunContentRetention1766400000000 } from './1766400000000-run-content-retention';
+import { RunsUnusedIndexes1766500000000 } from './1766500000000-runs-unused-indexes';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -63,6 +64,7 @@ export const MIGRATIONS = [
   RunExecutionTime1766200000000,
   RunKeysWorkerCredential1766300000000,
   RunContentRetention1766400000000,
+  RunsUnusedIndexes1766500000000,
 ];
 
 /** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */
