@@ -404,6 +404,10 @@ describe('console runs, environments and automations (Chromium)', () => {
         expect(await text(page, '[data-testid="at-capacity"]')).toContain(
           'concurrency limit (max_concurrent_runs)',
         );
+        // Nothing recorded yet is a 404 too, not the content retention's: the page offers all.
+        await waitForText(page, 'Nothing recorded yet.');
+        expect(await page.$('[data-testid="content-deleted"]')).toBeNull();
+        expect(await page.$('#followup')).not.toBeNull();
 
         // Released: the command ends, its last output arrives, the page stops saying Live.
         await page.goto(`${origin()}/console/runs/${runId}`);

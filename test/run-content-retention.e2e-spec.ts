@@ -1,4 +1,5 @@
 import { RunContentRetentionSweeper } from '../src/modules/retention';
+import { ConversationRunRepository } from '../src/modules/runs/conversation-run.repository';
 import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
 
@@ -95,6 +96,7 @@ describe('run content retention (api + worker, fake model server)', () => {
       const res = await api.get(`/agent/runs/${old.run_id}/${path}`).redirects(0);
       expect([path, res.status]).toEqual([path, 404]);
       expect(res.body.detail).toMatch(/deleted at .* by the content retention/);
+      expect(res.body.title).toBe('Run content deleted');
     }
     expect((await api.get(`/agent/artifacts/${planUid(old)}`)).status).toBe(404);
   });
@@ -117,6 +119,37 @@ describe('run content retention (api + worker, fake model server)', () => {
     });
     expect(res.status).toBe(409);
     expect(res.body.detail).toMatch(/^conversation_id: .*content retention/);
+  });
+
+  it('refuses a new run in a conversation the retention deleted while the run was being created', async () => {
+    model.script('racing', [{ text: 'Done.' }]);
+    const racing = await finishedRun('racing');
+    await endedDaysAgo(racing.run_id, 8);
+    const conversations = app.ambient.app.get(ConversationRunRepository, { strict: false });
+    const sweeper = app.ambient.app.get(RunContentRetentionSweeper, { strict: false });
+    const check = conversations.contentDeleted.bind(conversations);
+    // The creation's check finds the conversation whole; the sweep deletes it right after.
+    const spy = jest
+      .spyOn(conversations, 'contentDeleted')
+      .mockImplementationOnce(async (conversationId, manager) => {
+        const deleted = await check(conversationId, manager);
+        await sweeper.sweepNow();
+        return deleted;
+      });
+    try {
+      const res = await api.post('/agent/runs', {
+        prompt: 'Go on [script:racing]',
+        conversation_id: racing.conversation_id,
+      });
+      expect(res.status).toBe(409);
+      expect(res.body.detail).toMatch(/^conversation_id: .*content retention/);
+    } finally {
+      spy.mockRestore();
+    }
+    const runs = (await app.dataSource.query('SELECT id FROM runs WHERE conversation_id = ?', [
+      racing.conversation_id,
+    ])) as { id: string }[];
+    expect(runs.map((run) => run.id)).toEqual([racing.run_id]);
   });
 
   it('leaves a run that ended within the retention whole', async () => {

@@ -1,4 +1,5 @@
-import { databaseLockName } from './named-lock';
+import type { DataSource } from 'typeorm';
+import { databaseLockName, whileNamedLockHeld } from './named-lock';
 
 describe('databaseLockName', () => {
   it('names the purpose and the database, so two databases on one server never share a lock', () => {
@@ -12,5 +13,29 @@ describe('databaseLockName', () => {
     expect(databaseLockName('migrations', long)).not.toBe(
       databaseLockName('migrations', `${long}y`),
     );
+  });
+});
+
+describe('whileNamedLockHeld', () => {
+  it('closes the connection instead of pooling it again when the lock could not be released', async () => {
+    const destroy = jest.fn();
+    const release = jest.fn().mockResolvedValue(undefined);
+    const runner = {
+      databaseConnection: { destroy },
+      connect: jest.fn().mockResolvedValue(undefined),
+      release,
+      query: jest.fn((sql: string) =>
+        sql.startsWith('SELECT GET_LOCK')
+          ? Promise.resolve([{ locked: 1 }])
+          : Promise.reject(new Error('Lost connection')),
+      ),
+    };
+    const dataSource = { options: { database: 'ambient' }, createQueryRunner: () => runner };
+    const outcome = await whileNamedLockHeld(dataSource as unknown as DataSource, 'spec', 0, () =>
+      Promise.resolve('done'),
+    );
+    expect(outcome).toEqual({ locked: true, value: 'done' });
+    expect(destroy).toHaveBeenCalledTimes(1);
+    expect(release).toHaveBeenCalledTimes(1);
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 
 /**
  * The name of a MySQL named lock that guards `purpose` in one database. Named locks are
@@ -32,18 +32,32 @@ export async function whileNamedLockHeld<T>(
   const lock = databaseLockName(purpose, String(dataSource.options.database));
   const runner = dataSource.createQueryRunner();
   await runner.connect();
+  let held = false;
   try {
     const [{ locked }] = (await runner.query(`SELECT GET_LOCK(?, ?) AS locked`, [
       lock,
       waitSeconds,
     ])) as { locked: number | string | null }[];
     if (Number(locked) !== 1) return { locked: false };
-    try {
-      return { locked: true, value: await work() };
-    } finally {
-      await runner.query(`SELECT RELEASE_LOCK(?)`, [lock]).catch(() => undefined);
-    }
+    held = true;
+    const value = await work();
+    return { locked: true, value };
   } finally {
+    if (held) {
+      const released = await runner.query(`SELECT RELEASE_LOCK(?)`, [lock]).then(
+        () => true,
+        () => false,
+      );
+      // A connection back in the pool still holding the lock would keep it from every other
+      // process for good: one the release failed on is closed instead (the server frees it).
+      if (!released) destroyConnection(runner);
+    }
     await runner.release();
   }
+}
+
+function destroyConnection(runner: QueryRunner): void {
+  const connection = (runner as { databaseConnection?: { destroy?: () => void } })
+    .databaseConnection;
+  connection?.destroy?.();
 }

@@ -65,13 +65,23 @@ api.use({
   },
 });
 
+/** The title of the server's 404 for a run's content the retention deleted (not "nothing yet"). */
+export const RUN_CONTENT_DELETED_TITLE = 'Run content deleted';
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The Oz Error's title, which tells apart answers of one status (a deleted run's content). */
+    readonly title?: string,
   ) {
     super(message);
   }
+}
+
+function titleOf(error: unknown): string | undefined {
+  const title = error && typeof error === 'object' ? (error as { title?: unknown }).title : null;
+  return typeof title === 'string' ? title : undefined;
 }
 
 function messageOf(status: number, error: unknown): string {
@@ -90,7 +100,7 @@ export async function data<T>(
 ): Promise<T> {
   const { data: body, error, response } = await call;
   if (!response.ok || error !== undefined)
-    throw new ApiError(response.status, messageOf(response.status, error));
+    throw new ApiError(response.status, messageOf(response.status, error), titleOf(error));
   return body as T;
 }
 

@@ -93,15 +93,21 @@ function Step({ step }: { step: Schemas['ConversationStep'] }) {
   );
 }
 
-/** `ended`: the run will record nothing more, so an empty conversation stays empty. */
+/**
+ * `ended`: the run will record nothing more, so an empty conversation stays empty. `read`: the
+ * server answered at least once (before that, nothing is known yet).
+ */
 export function Conversation({
   conversation,
   ended = false,
+  read = true,
 }: {
   conversation?: Schemas['ConversationResponse'];
   ended?: boolean;
+  read?: boolean;
 }) {
   const steps = conversation?.steps ?? [];
+  if (!read) return <p className="muted">Loading…</p>;
   if (steps.every(isEmpty)) {
     return (
       <p className="muted">

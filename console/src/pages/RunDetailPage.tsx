@@ -1,5 +1,13 @@
 import { Fragment, useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
-import { api, ApiError, data, errorText, saveBlob, type Schemas } from '../api/client';
+import {
+  api,
+  ApiError,
+  data,
+  errorText,
+  RUN_CONTENT_DELETED_TITLE,
+  saveBlob,
+  type Schemas,
+} from '../api/client';
 import { streamRun, type TimelineEvent } from '../api/run-stream';
 import {
   ConfirmButton,
@@ -40,6 +48,8 @@ function useLiveRun(runId: string) {
   const [run, setRun] = useState<Run>();
   const [timeline, setTimeline] = useState<TimelineEvent[]>([]);
   const [conversation, setConversation] = useState<Schemas['ConversationResponse']>();
+  // Whether the conversation was read at least once (its 404 "nothing recorded yet" included).
+  const [conversationRead, setConversationRead] = useState(false);
   // The server's 404 for a run whose content the retention deleted (the run itself is kept).
   const [contentDeleted, setContentDeleted] = useState<string>();
   const [error, setError] = useState<unknown>();
@@ -66,11 +76,18 @@ function useLiveRun(runId: string) {
   const loadConversation = useCallback(
     () =>
       data(api.GET('/agent/runs/{runId}/conversation', { params: { path: { runId } } })).then(
-        setConversation,
+        (value) => {
+          setConversation(value);
+          setContentDeleted(undefined);
+          setConversationRead(true);
+        },
         (failure: unknown) => {
-          if (failure instanceof ApiError && failure.status === 404) {
+          if (!(failure instanceof ApiError) || failure.status !== 404) return;
+          // Other 404s: nothing recorded yet (a queued run), or the run is gone.
+          if (failure.title === RUN_CONTENT_DELETED_TITLE) {
             setContentDeleted(failure.message.replace(/^404: /, ''));
           }
+          setConversationRead(true);
         },
       ),
     [runId],
@@ -92,6 +109,7 @@ function useLiveRun(runId: string) {
     setTimeline([]);
     setConversation(undefined);
     setContentDeleted(undefined);
+    setConversationRead(false);
     void refresh();
     const abort = new AbortController();
     let poller: ReturnType<typeof setInterval> | undefined;
@@ -128,7 +146,7 @@ function useLiveRun(runId: string) {
     };
   }, [runId, refresh, loadTimeline, conversationChanged]);
 
-  return { run, timeline, conversation, contentDeleted, error, mode, refresh };
+  return { run, timeline, conversation, conversationRead, contentDeleted, error, mode, refresh };
 }
 
 function Usage({ run }: { run: Run }) {
@@ -332,7 +350,8 @@ function ContentDeleted({ detail }: { detail: string }) {
 }
 
 export function RunDetailPage({ runId }: { runId: string }) {
-  const { run, timeline, conversation, contentDeleted, error, mode, refresh } = useLiveRun(runId);
+  const { run, timeline, conversation, conversationRead, contentDeleted, error, mode, refresh } =
+    useLiveRun(runId);
   const [answer, setAnswer] = useState<string>();
   const [actionError, setActionError] = useState<unknown>();
 
@@ -449,7 +468,9 @@ export function RunDetailPage({ runId }: { runId: string }) {
       <h2>Prompt</h2>
       <pre className="prompt">{run.prompt}</pre>
       <h2>Conversation</h2>
-      {!contentDeleted && <Conversation conversation={conversation} ended={terminal} />}
+      {!contentDeleted && (
+        <Conversation conversation={conversation} ended={terminal} read={conversationRead} />
+      )}
       <h2>Details</h2>
       <dl className="facts">
         <dt>Run id</dt>

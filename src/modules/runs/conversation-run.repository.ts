@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { In, IsNull, Not } from 'typeorm';
+import { EntityManager, In, IsNull, Not } from 'typeorm';
 import { jsonColumn } from '../../database/json-column';
 import { ConversationRuns } from '../artifacts';
 import { COMMAND_EVENTS } from './command-events';
@@ -33,10 +33,15 @@ export class ConversationRunRepository extends SqlRepository implements Conversa
       .find({ where: { conversationId, teamId }, order: { createdAt: 'ASC' } });
   }
 
-  /** Whether the content retention deleted the conversation's runs' content (RunContentRepository). */
-  async contentDeleted(conversationId: string): Promise<boolean> {
-    const rows = (await this.db().query(
-      'SELECT 1 FROM runs WHERE conversation_id = ? AND content_deleted_at IS NOT NULL LIMIT 1',
+  /**
+   * Whether the content retention deleted the conversation's runs' content (RunContentRepository).
+   * In `manager`'s transaction the read is a locking one: it sees a sweep committed since the
+   * transaction's snapshot, and waits for one under way.
+   */
+  async contentDeleted(conversationId: string, manager?: EntityManager): Promise<boolean> {
+    const rows = (await this.db(manager).query(
+      'SELECT 1 FROM runs WHERE conversation_id = ? AND content_deleted_at IS NOT NULL LIMIT 1' +
+        (manager ? ' LOCK IN SHARE MODE' : ''),
       [conversationId],
     )) as unknown[];
     return rows.length > 0;

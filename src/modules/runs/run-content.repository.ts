@@ -14,6 +14,9 @@ export interface RunContentDeletion {
   executionCount: number;
 }
 
+/** The title of the 404 for content the retention deleted: what tells it from "nothing yet". */
+export const RUN_CONTENT_DELETED_TITLE = 'Run content deleted';
+
 /**
  * What a request about a run's content answers once the retention deleted it: 404, saying when
  * and why, so that a client tells it from a run that never had any.
@@ -26,6 +29,7 @@ export function contentDeletedError(
     'resource_not_found',
     `run ${run.id}: its ${what} was deleted at ${run.contentDeletedAt?.toISOString()} by the ` +
       'content retention (AMBIENT_RUN_CONTENT_RETENTION_DAYS); the run itself is kept',
+    { title: RUN_CONTENT_DELETED_TITLE },
   );
 }
 

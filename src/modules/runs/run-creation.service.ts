@@ -210,8 +210,9 @@ export class RunCreationService {
       body: input.idempotency.body(run),
     };
     const event = input.auditBy && this.createdEvent(input.auditBy, run);
-    if (parent || input.attachments?.length || input.runId) {
-      await this.commitAlone(run, parent, input.attachments ?? [], answer, event);
+    const continues = Boolean(input.conversationId);
+    if (parent || input.attachments?.length || input.runId || continues) {
+      await this.commitAlone(run, parent, input.attachments ?? [], answer, event, continues);
     } else {
       await this.writer.write(run, answer, event);
     }
@@ -235,8 +236,8 @@ export class RunCreationService {
   }
 
   /**
-   * A run with a parent (ancestry rows), attachments or a chosen id: its own transaction, with
-   * the answer of its `Idempotency-Key`.
+   * A run with a parent (ancestry rows), attachments, a chosen id or an existing conversation
+   * (`continues`): its own transaction, with the answer of its `Idempotency-Key`.
    */
   private async commitAlone(
     run: Run,
@@ -244,12 +245,19 @@ export class RunCreationService {
     attachments: NonNullable<NewRun['attachments']>,
     answer: IdempotentAnswer | undefined,
     event: AuditEvent | undefined,
+    continues: boolean,
   ): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       if (answer && (await recordAnswersInTransaction(manager, [answer])).size) {
         throw claimLost(answer.claim);
       }
       await this.newRuns.insert(manager, run, parent);
+      // A retention sweep that deleted the conversation after visibleConversation's check, while
+      // this insert waited for its locks, has committed its mark by now: the run is refused and
+      // rolled back instead of starting without the history.
+      if (continues && (await this.conversationRuns.contentDeleted(run.conversationId, manager))) {
+        throw conversationDeletedConflict(run.conversationId);
+      }
       if (attachments.length) {
         await this.newRuns.insertAttachments(
           manager,
@@ -306,14 +314,18 @@ export class RunCreationService {
     const exists = await this.conversationRuns.teamHasConversation(teamId, conversationId);
     if (!exists) throw ApiError.notFound(`conversation "${conversationId}"`);
     if (await this.conversationRuns.contentDeleted(conversationId)) {
-      throw contentDeletedConflict(
-        `conversation_id: the conversation "${conversationId}"`,
-        'there is nothing to continue (start a new conversation)',
-        'The conversation has nothing to continue.',
-      );
+      throw conversationDeletedConflict(conversationId);
     }
     return conversationId;
   }
+}
+
+function conversationDeletedConflict(conversationId: string): ApiError {
+  return contentDeletedConflict(
+    `conversation_id: the conversation "${conversationId}"`,
+    'there is nothing to continue (start a new conversation)',
+    'The conversation has nothing to continue.',
+  );
 }
 
 function defaultTitle(prompt: string, name: string | undefined): string {
