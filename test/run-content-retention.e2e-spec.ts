@@ -127,14 +127,14 @@ describe('run content retention (api + worker, fake model server)', () => {
     await endedDaysAgo(racing.run_id, 8);
     const conversations = app.ambient.app.get(ConversationRunRepository, { strict: false });
     const sweeper = app.ambient.app.get(RunContentRetentionSweeper, { strict: false });
-    const check = conversations.contentDeleted.bind(conversations);
+    const runsOf = conversations.runsOf.bind(conversations);
     // The creation's check finds the conversation whole; the sweep deletes it right after.
     const spy = jest
-      .spyOn(conversations, 'contentDeleted')
-      .mockImplementationOnce(async (conversationId, manager) => {
-        const deleted = await check(conversationId, manager);
+      .spyOn(conversations, 'runsOf')
+      .mockImplementationOnce(async (conversationId) => {
+        const runs = await runsOf(conversationId);
         await sweeper.sweepNow();
-        return deleted;
+        return runs;
       });
     try {
       const res = await api.post('/agent/runs', {

@@ -8,6 +8,12 @@ import { RunMessage } from './entities/run-message.entity';
 import { Run } from './entities/run.entity';
 import { SqlRepository } from '../../database/sql-repository';
 
+export interface ConversationRunMark {
+  id: string;
+  teamId: string;
+  contentDeleted: boolean;
+}
+
 /** The runs of a conversation and their stored messages (`runs.conversation_id`, `run_messages`). */
 @Injectable()
 export class ConversationRunRepository extends SqlRepository implements ConversationRuns {
@@ -33,23 +39,32 @@ export class ConversationRunRepository extends SqlRepository implements Conversa
       .find({ where: { conversationId, teamId }, order: { createdAt: 'ASC' } });
   }
 
-  /**
-   * Whether the content retention deleted the conversation's runs' content (RunContentRepository).
-   * In `manager`'s transaction the read is a locking one: it sees a sweep committed since the
-   * transaction's snapshot, and waits for one under way.
-   */
-  async contentDeleted(conversationId: string, manager?: EntityManager): Promise<boolean> {
-    const rows = (await this.db(manager).query(
-      'SELECT 1 FROM runs WHERE conversation_id = ? AND content_deleted_at IS NOT NULL LIMIT 1' +
-        (manager ? ' LOCK IN SHARE MODE' : ''),
+  /** A conversation's runs: whose they are, and whether the content retention deleted them. */
+  async runsOf(conversationId: string): Promise<ConversationRunMark[]> {
+    const rows = (await this.db().query(
+      'SELECT id, team_id, content_deleted_at IS NOT NULL AS deleted FROM runs WHERE conversation_id = ?',
       [conversationId],
-    )) as unknown[];
-    return rows.length > 0;
+    )) as { id: string; team_id: string; deleted: number | string }[];
+    return rows.map((row) => ({
+      id: row.id,
+      teamId: row.team_id,
+      contentDeleted: Number(row.deleted) === 1,
+    }));
   }
 
-  /** Whether the team has a run in this conversation. */
-  teamHasConversation(teamId: string, conversationId: string): Promise<boolean> {
-    return this.db().getRepository(Run).exists({ where: { conversationId, teamId } });
+  /**
+   * Whether the content retention marked any of these runs, read with a lock in `manager`'s
+   * transaction: it sees a sweep committed since the transaction's snapshot, and waits for one
+   * under way. By primary key, so runs being inserted into the conversation meanwhile (by this
+   * transaction or another) are neither read nor waited for.
+   */
+  async anyContentDeleted(manager: EntityManager, runIds: string[]): Promise<boolean> {
+    if (runIds.length === 0) return false;
+    const rows = (await manager.query(
+      'SELECT 1 FROM runs WHERE id IN (?) AND content_deleted_at IS NOT NULL LIMIT 1 LOCK IN SHARE MODE',
+      [runIds],
+    )) as unknown[];
+    return rows.length > 0;
   }
 
   /** A conversation's latest run, of `teamId`'s team when given (null: any team's). */

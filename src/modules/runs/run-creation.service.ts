@@ -143,9 +143,10 @@ export class RunCreationService {
       : null;
     const metadata = { ...(parent?.metadata ?? {}), ...(input.metadata ?? {}) };
     assertMetadata(metadata);
-    const conversationId = input.conversationId
+    const continued = input.conversationId
       ? await this.visibleConversation(input.teamId, input.conversationId)
-      : newUuid();
+      : null;
+    const conversationId = input.conversationId || newUuid();
 
     const route = routeWorkerHost(config.worker_host);
     if ('problem' in route) throw ApiError.invalid('config.worker_host', route.problem);
@@ -210,9 +211,8 @@ export class RunCreationService {
       body: input.idempotency.body(run),
     };
     const event = input.auditBy && this.createdEvent(input.auditBy, run);
-    const continues = Boolean(input.conversationId);
-    if (parent || input.attachments?.length || input.runId || continues) {
-      await this.commitAlone(run, parent, input.attachments ?? [], answer, event, continues);
+    if (parent || input.attachments?.length || input.runId || continued) {
+      await this.commitAlone(run, parent, input.attachments ?? [], answer, event, continued);
     } else {
       await this.writer.write(run, answer, event);
     }
@@ -237,7 +237,8 @@ export class RunCreationService {
 
   /**
    * A run with a parent (ancestry rows), attachments, a chosen id or an existing conversation
-   * (`continues`): its own transaction, with the answer of its `Idempotency-Key`.
+   * (`continued`: the runs it had when checked): its own transaction, with the answer of its
+   * `Idempotency-Key`.
    */
   private async commitAlone(
     run: Run,
@@ -245,7 +246,7 @@ export class RunCreationService {
     attachments: NonNullable<NewRun['attachments']>,
     answer: IdempotentAnswer | undefined,
     event: AuditEvent | undefined,
-    continues: boolean,
+    continued: string[] | null,
   ): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       if (answer && (await recordAnswersInTransaction(manager, [answer])).size) {
@@ -255,7 +256,7 @@ export class RunCreationService {
       // A retention sweep that deleted the conversation after visibleConversation's check, while
       // this insert waited for its locks, has committed its mark by now: the run is refused and
       // rolled back instead of starting without the history.
-      if (continues && (await this.conversationRuns.contentDeleted(run.conversationId, manager))) {
+      if (continued && (await this.conversationRuns.anyContentDeleted(manager, continued))) {
         throw conversationDeletedConflict(run.conversationId);
       }
       if (attachments.length) {
@@ -310,13 +311,14 @@ export class RunCreationService {
     return parent;
   }
 
-  private async visibleConversation(teamId: string, conversationId: string): Promise<string> {
-    const exists = await this.conversationRuns.teamHasConversation(teamId, conversationId);
-    if (!exists) throw ApiError.notFound(`conversation "${conversationId}"`);
-    if (await this.conversationRuns.contentDeleted(conversationId)) {
-      throw conversationDeletedConflict(conversationId);
+  /** The runs of a conversation the team has and the retention did not delete. */
+  private async visibleConversation(teamId: string, conversationId: string): Promise<string[]> {
+    const runs = await this.conversationRuns.runsOf(conversationId);
+    if (!runs.some((r) => r.teamId === teamId)) {
+      throw ApiError.notFound(`conversation "${conversationId}"`);
     }
-    return conversationId;
+    if (runs.some((r) => r.contentDeleted)) throw conversationDeletedConflict(conversationId);
+    return runs.map((r) => r.id);
   }
 }
 
