@@ -98,7 +98,11 @@ function Header({ path, onSignOut }: { path: string; onSignOut: () => void }) {
 function Page({ path }: { path: string }) {
   const run = /^\/runs\/([^/]+)$/.exec(path);
   if (path === '/runs/new') return <NewRunPage />;
-  if (run) return <RunDetailPage runId={decodeURIComponent(run[1])} />;
+  if (run) {
+    const runId = decodeURIComponent(run[1]);
+    // Keyed: another run's page starts afresh, and no answer for the last one reaches it.
+    return <RunDetailPage key={runId} runId={runId} />;
+  }
   if (path === '/' || path === '/runs') return <RunsPage />;
   if (path === '/schedules') return <SchedulesPage />;
   if (path === '/webhooks') return <WebhooksPage />;

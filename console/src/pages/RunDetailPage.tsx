@@ -82,12 +82,14 @@ function useLiveRun(runId: string) {
           setConversationRead(true);
         },
         (failure: unknown) => {
+          setConversationRead(true);
           if (!(failure instanceof ApiError) || failure.status !== 404) return;
           // Other 404s: nothing recorded yet (a queued run), or the run is gone.
-          if (failure.title === RUN_CONTENT_DELETED_TITLE) {
-            setContentDeleted(failure.message.replace(/^404: /, ''));
-          }
-          setConversationRead(true);
+          setContentDeleted(
+            failure.title === RUN_CONTENT_DELETED_TITLE
+              ? failure.message.replace(/^404: /, '')
+              : undefined,
+          );
         },
       ),
     [runId],

@@ -35,6 +35,11 @@ describe('ConversationRunRepository (database)', () => {
     const repository = new ConversationRunRepository(db.dataSource);
     const existing = await insertRun(db.dataSource, db.teamId, { state: 'SUCCEEDED' });
     const conversationId = await conversationOf(existing);
+    const earlier = await insertRun(db.dataSource, db.teamId, { state: 'SUCCEEDED' });
+    await db.dataSource.query('UPDATE runs SET conversation_id = ? WHERE id = ?', [
+      conversationId,
+      earlier,
+    ]);
     const other = db.dataSource.createQueryRunner();
     const mine = db.dataSource.createQueryRunner();
     await other.connect();
@@ -52,7 +57,7 @@ describe('ConversationRunRepository (database)', () => {
       // A wait would fail this read after a second instead of answering.
       await mine.query('SET SESSION innodb_lock_wait_timeout = 1');
       await mine.startTransaction();
-      expect(await repository.anyContentDeleted(mine.manager, [existing])).toBe(false);
+      expect(await repository.anyContentDeleted(mine.manager, [existing, earlier])).toBe(false);
       await mine.commitTransaction();
       await other.rollbackTransaction();
     } finally {
@@ -77,6 +82,42 @@ describe('ConversationRunRepository (database)', () => {
       expect(await repository.anyContentDeleted(mine.manager, [existing])).toBe(true);
       await mine.rollbackTransaction();
     } finally {
+      await mine.release();
+    }
+  });
+
+  it("locks only the runs it reads: other runs' ends and marks do not wait for it", async () => {
+    const repository = new ConversationRunRepository(db.dataSource);
+    const [first, second, elsewhere, marked] = [
+      await insertRun(db.dataSource, db.teamId, { state: 'SUCCEEDED' }),
+      await insertRun(db.dataSource, db.teamId, { state: 'SUCCEEDED' }),
+      await insertRun(db.dataSource, db.teamId, { state: 'INPROGRESS' }),
+      await insertRun(db.dataSource, db.teamId, { state: 'SUCCEEDED' }),
+    ];
+    // A run marked long ago, so the retention's index has something in it.
+    await db.dataSource.query(
+      'UPDATE runs SET content_deleted_at = UTC_TIMESTAMP(3) WHERE id = ?',
+      [marked],
+    );
+    const mine = db.dataSource.createQueryRunner();
+    const other = db.dataSource.createQueryRunner();
+    await mine.connect();
+    await other.connect();
+    try {
+      await mine.startTransaction();
+      expect(await repository.anyContentDeleted(mine.manager, [first, second])).toBe(false);
+      // A wait would fail these after a second instead of answering.
+      await other.query('SET SESSION innodb_lock_wait_timeout = 1');
+      await other.query(
+        "UPDATE runs SET state = 'SUCCEEDED', finished_at = UTC_TIMESTAMP(3) WHERE id = ?",
+        [elsewhere],
+      );
+      await other.query('UPDATE runs SET content_deleted_at = UTC_TIMESTAMP(3) WHERE id = ?', [
+        elsewhere,
+      ]);
+      await mine.commitTransaction();
+    } finally {
+      await other.release();
       await mine.release();
     }
   });

@@ -55,16 +55,17 @@ export class ConversationRunRepository extends SqlRepository implements Conversa
   /**
    * Whether the content retention marked any of these runs, read with a lock in `manager`'s
    * transaction: it sees a sweep committed since the transaction's snapshot, and waits for one
-   * under way. By primary key, so runs being inserted into the conversation meanwhile (by this
-   * transaction or another) are neither read nor waited for.
+   * under way. Through the primary key only (with few runs marked, the optimizer would take the
+   * retention's index and hold a lock on its end that every run's end waits for), so only these
+   * rows are locked, and runs being inserted into the conversation meanwhile are not waited for.
    */
   async anyContentDeleted(manager: EntityManager, runIds: string[]): Promise<boolean> {
     if (runIds.length === 0) return false;
     const rows = (await manager.query(
-      'SELECT 1 FROM runs WHERE id IN (?) AND content_deleted_at IS NOT NULL LIMIT 1 LOCK IN SHARE MODE',
+      'SELECT content_deleted_at FROM runs FORCE INDEX (PRIMARY) WHERE id IN (?) LOCK IN SHARE MODE',
       [runIds],
-    )) as unknown[];
-    return rows.length > 0;
+    )) as { content_deleted_at: Date | null }[];
+    return rows.some((row) => row.content_deleted_at !== null);
   }
 
   /** A conversation's latest run, of `teamId`'s team when given (null: any team's). */

@@ -4,6 +4,7 @@ import { Fake } from '../../../test/support/unit/fake';
 import { newTestService } from '../../../test/support/unit/new-test-service';
 import { eventTypes, insertRun, runRow } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
+import { APP_CONFIG } from '../../config/app-config';
 import { PackedTransactions } from '../../database/packed-transactions';
 import { AuditLog } from '../audit';
 import { IdentityRunResolver } from '../identities';
@@ -40,6 +41,7 @@ describe('RunCreationService (database)', () => {
       ConversationRunRepository,
       PackedTransactions,
       AuditLog,
+      { provide: APP_CONFIG, useValue: { runs: { contentRetentionDays: 7 } } },
     ]);
     module = built.module;
     creation = built.sut;
@@ -142,6 +144,46 @@ describe('RunCreationService (database)', () => {
     await expect(
       creation.create(newRun({ conversationId: '00000000-0000-4000-8000-00000000c0de' })),
     ).rejects.toMatchObject({ code: 'resource_not_found', status: 404 });
+  });
+
+  describe('a run continuing a conversation, with the content retention on', () => {
+    const deadlock = () =>
+      Object.assign(new Error('Deadlock found when trying to get lock'), {
+        code: 'ER_LOCK_DEADLOCK',
+      });
+    const runsOfConversation = async (conversationId: string) =>
+      (
+        (await db.dataSource.query('SELECT id FROM runs WHERE conversation_id = ? ORDER BY id', [
+          conversationId,
+        ])) as { id: string }[]
+      ).map((row) => row.id);
+
+    it("is tried once more when a sweep's locks made it a deadlock's victim", async () => {
+      const first = await creation.create(newRun());
+      const conversations = module.get(ConversationRunRepository);
+      const recheck = jest
+        .spyOn(conversations, 'anyContentDeleted')
+        .mockRejectedValueOnce(deadlock());
+      const next = await creation.create(newRun({ conversationId: first.conversationId }));
+      expect(recheck).toHaveBeenCalledTimes(2);
+      expect(recheck).toHaveBeenLastCalledWith(expect.anything(), [first.id]);
+      expect(await runsOfConversation(first.conversationId)).toEqual([first.id, next.id].sort());
+      expect(await eventTypes(db.dataSource, next.id)).toEqual(['oz_run_created']);
+    });
+
+    it('fails after a second deadlock, with nothing stored', async () => {
+      const first = await creation.create(newRun());
+      const conversations = module.get(ConversationRunRepository);
+      jest
+        .spyOn(conversations, 'anyContentDeleted')
+        .mockRejectedValueOnce(deadlock())
+        .mockRejectedValueOnce(deadlock());
+      await expect(
+        creation.create(newRun({ conversationId: first.conversationId })),
+      ).rejects.toMatchObject({ code: 'ER_LOCK_DEADLOCK' });
+      expect(await runsOfConversation(first.conversationId)).toEqual([first.id]);
+      expect(queue.dispatch).toHaveBeenCalledTimes(1);
+    });
   });
 
   it('makes a child run of a parent: one level deeper, same root, ORCHESTRATION, inherited metadata', async () => {

@@ -1,7 +1,8 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/errors/api-error';
+import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import {
   claimLost,
   IdempotentAnswer,
@@ -62,6 +63,7 @@ export class RunCreationService {
     private readonly audit: AuditLog,
     private readonly capacity: RunCapacity,
     private readonly secrets: TeamSecretsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async create(input: NewRun): Promise<Run> {
@@ -211,8 +213,10 @@ export class RunCreationService {
       body: input.idempotency.body(run),
     };
     const event = input.auditBy && this.createdEvent(input.auditBy, run);
-    if (parent || input.attachments?.length || input.runId || continued) {
-      await this.commitAlone(run, parent, input.attachments ?? [], answer, event, continued);
+    // With the content retention on, a sweep may delete the conversation until the run is in.
+    const recheck = continued && this.config.runs.contentRetentionDays > 0 ? continued : null;
+    if (parent || input.attachments?.length || input.runId || recheck) {
+      await this.commitAlone(run, parent, input.attachments ?? [], answer, event, recheck);
     } else {
       await this.writer.write(run, answer, event);
     }
@@ -237,10 +241,33 @@ export class RunCreationService {
 
   /**
    * A run with a parent (ancestry rows), attachments, a chosen id or an existing conversation
-   * (`continued`: the runs it had when checked): its own transaction, with the answer of its
-   * `Idempotency-Key`.
+   * the retention may delete (`continued`: the runs it had when checked): its own transaction,
+   * with the answer of its `Idempotency-Key`. A continuation's transaction is tried once more
+   * when InnoDB chose it as a deadlock's victim (a sweep that locked the conversation's runs
+   * after its insert and before its second look waits for it as it waits for the sweep): the
+   * second try answers 409 or goes through.
    */
   private async commitAlone(
+    run: Run,
+    parent: Run | null,
+    attachments: NonNullable<NewRun['attachments']>,
+    answer: IdempotentAnswer | undefined,
+    event: AuditEvent | undefined,
+    continued: string[] | null,
+  ): Promise<void> {
+    const attempts = continued ? 2 : 1;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.commitAloneOnce(run, parent, attachments, answer, event, continued);
+        return;
+      } catch (err) {
+        if (attempt >= attempts || !isDeadlock(err)) throw err;
+        this.logger.warn(`run ${run.id}: its creation was a deadlock's victim; trying once more`);
+      }
+    }
+  }
+
+  private async commitAloneOnce(
     run: Run,
     parent: Run | null,
     attachments: NonNullable<NewRun['attachments']>,
@@ -320,6 +347,11 @@ export class RunCreationService {
     if (runs.some((r) => r.contentDeleted)) throw conversationDeletedConflict(conversationId);
     return runs.map((r) => r.id);
   }
+}
+
+function isDeadlock(err: unknown): boolean {
+  const driverError = (err as { driverError?: { code?: string } }).driverError;
+  return (driverError?.code ?? (err as { code?: string }).code) === 'ER_LOCK_DEADLOCK';
 }
 
 function conversationDeletedConflict(conversationId: string): ApiError {
