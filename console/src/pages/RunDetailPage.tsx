@@ -52,6 +52,7 @@ function useLiveRun(runId: string) {
   const [conversationRead, setConversationRead] = useState(false);
   // The server's 404 for a run whose content the retention deleted (the run itself is kept).
   const [contentDeleted, setContentDeleted] = useState<string>();
+  const [conversationError, setConversationError] = useState<unknown>();
   const [error, setError] = useState<unknown>();
   const [mode, setMode] = useState<'connecting' | 'live' | 'reconnecting' | 'polling'>(
     'connecting',
@@ -79,11 +80,17 @@ function useLiveRun(runId: string) {
         (value) => {
           setConversation(value);
           setContentDeleted(undefined);
+          setConversationError(undefined);
           setConversationRead(true);
         },
         (failure: unknown) => {
+          if (!(failure instanceof ApiError) || failure.status !== 404) {
+            // Not an answer about the conversation: said as it is, not taken for an empty one.
+            setConversationError(failure);
+            return;
+          }
+          setConversationError(undefined);
           setConversationRead(true);
-          if (!(failure instanceof ApiError) || failure.status !== 404) return;
           // Other 404s: nothing recorded yet (a queued run), or the run is gone.
           setContentDeleted(
             failure.title === RUN_CONTENT_DELETED_TITLE
@@ -148,7 +155,17 @@ function useLiveRun(runId: string) {
     };
   }, [runId, refresh, loadTimeline, conversationChanged]);
 
-  return { run, timeline, conversation, conversationRead, contentDeleted, error, mode, refresh };
+  return {
+    run,
+    timeline,
+    conversation,
+    conversationRead,
+    conversationError,
+    contentDeleted,
+    error,
+    mode,
+    refresh,
+  };
 }
 
 function Usage({ run }: { run: Run }) {
@@ -352,8 +369,17 @@ function ContentDeleted({ detail }: { detail: string }) {
 }
 
 export function RunDetailPage({ runId }: { runId: string }) {
-  const { run, timeline, conversation, conversationRead, contentDeleted, error, mode, refresh } =
-    useLiveRun(runId);
+  const {
+    run,
+    timeline,
+    conversation,
+    conversationRead,
+    conversationError,
+    contentDeleted,
+    error,
+    mode,
+    refresh,
+  } = useLiveRun(runId);
   const [answer, setAnswer] = useState<string>();
   const [actionError, setActionError] = useState<unknown>();
 
@@ -470,6 +496,7 @@ export function RunDetailPage({ runId }: { runId: string }) {
       <h2>Prompt</h2>
       <pre className="prompt">{run.prompt}</pre>
       <h2>Conversation</h2>
+      <ErrorMessage error={conversationError} />
       {!contentDeleted && (
         <Conversation conversation={conversation} ended={terminal} read={conversationRead} />
       )}

@@ -61,6 +61,8 @@ describe('ConversationRunRepository (database)', () => {
       await mine.commitTransaction();
       await other.rollbackTransaction();
     } finally {
+      // The pool's connection goes back with the server's own timeout.
+      await mine.query('SET SESSION innodb_lock_wait_timeout = DEFAULT');
       await mine.release();
       await other.release();
     }
@@ -117,6 +119,7 @@ describe('ConversationRunRepository (database)', () => {
       ]);
       await mine.commitTransaction();
     } finally {
+      await other.query('SET SESSION innodb_lock_wait_timeout = DEFAULT');
       await other.release();
       await mine.release();
     }

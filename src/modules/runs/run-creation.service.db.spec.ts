@@ -31,7 +31,8 @@ describe('RunCreationService (database)', () => {
   let capacity: Fake<RunCapacity>;
   let module: TestingModule;
 
-  beforeEach(async () => {
+  /** The service on the test database, its collaborators faked; `retentionDays` its setting. */
+  async function buildCreation(retentionDays: number) {
     const built = await newTestService(RunCreationService, [
       { provide: getDataSourceToken(), useValue: db.dataSource },
       ...realRunTransitions,
@@ -41,20 +42,25 @@ describe('RunCreationService (database)', () => {
       ConversationRunRepository,
       PackedTransactions,
       AuditLog,
-      { provide: APP_CONFIG, useValue: { runs: { contentRetentionDays: 7 } } },
+      { provide: APP_CONFIG, useValue: { runs: { contentRetentionDays: retentionDays } } },
     ]);
-    module = built.module;
-    creation = built.sut;
-    queue = built.fakeOf(RunQueue);
-    queue.dispatch.mockResolvedValue(true);
-    capacity = built.fakeOf(RunCapacity);
-    capacity.atCapacityOnCreate.mockResolvedValue(false);
+    built.fakeOf(RunQueue).dispatch.mockResolvedValue(true);
+    built.fakeOf(RunCapacity).atCapacityOnCreate.mockResolvedValue(false);
     built
       .fakeOf(IdentityRunResolver)
       .resolve.mockResolvedValue({ executorId: null, config: {} } as never);
     built
       .fakeOf(ModelsService)
       .resolveForRun.mockImplementation((id) => ({ id: id ?? 'fake-model' }) as never);
+    return built;
+  }
+
+  beforeEach(async () => {
+    const built = await buildCreation(7);
+    module = built.module;
+    creation = built.sut;
+    queue = built.fakeOf(RunQueue);
+    capacity = built.fakeOf(RunCapacity);
   });
 
   afterEach(() => module.close());
@@ -169,6 +175,21 @@ describe('RunCreationService (database)', () => {
       expect(recheck).toHaveBeenLastCalledWith(expect.anything(), [first.id]);
       expect(await runsOfConversation(first.conversationId)).toEqual([first.id, next.id].sort());
       expect(await eventTypes(db.dataSource, next.id)).toEqual(['oz_run_created']);
+    });
+
+    it('is packed with other new runs, without the second look, when the retention is off', async () => {
+      const off = await buildCreation(0);
+      try {
+        const first = await off.sut.create(newRun());
+        const recheck = jest.spyOn(off.module.get(ConversationRunRepository), 'anyContentDeleted');
+        const packed = jest.spyOn(off.module.get(NewRunWriter), 'write');
+        const next = await off.sut.create(newRun({ conversationId: first.conversationId }));
+        expect(recheck).not.toHaveBeenCalled();
+        expect(packed).toHaveBeenCalledTimes(1);
+        expect(await runsOfConversation(first.conversationId)).toEqual([first.id, next.id].sort());
+      } finally {
+        await off.module.close();
+      }
     });
 
     it('fails after a second deadlock, with nothing stored', async () => {
