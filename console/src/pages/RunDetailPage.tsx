@@ -155,17 +155,13 @@ function useLiveRun(runId: string) {
     };
   }, [runId, refresh, loadTimeline, conversationChanged]);
 
-  return {
-    run,
-    timeline,
+  const conversationView = {
     conversation,
-    conversationRead,
-    conversationError,
+    read: conversationRead,
+    error: conversationError,
     contentDeleted,
-    error,
-    mode,
-    refresh,
   };
+  return { run, timeline, conversationView, error, mode, refresh };
 }
 
 function Usage({ run }: { run: Run }) {
@@ -369,17 +365,8 @@ function ContentDeleted({ detail }: { detail: string }) {
 }
 
 export function RunDetailPage({ runId }: { runId: string }) {
-  const {
-    run,
-    timeline,
-    conversation,
-    conversationRead,
-    conversationError,
-    contentDeleted,
-    error,
-    mode,
-    refresh,
-  } = useLiveRun(runId);
+  const { run, timeline, conversationView, error, mode, refresh } = useLiveRun(runId);
+  const { contentDeleted } = conversationView;
   const [answer, setAnswer] = useState<string>();
   const [actionError, setActionError] = useState<unknown>();
 
@@ -496,9 +483,13 @@ export function RunDetailPage({ runId }: { runId: string }) {
       <h2>Prompt</h2>
       <pre className="prompt">{run.prompt}</pre>
       <h2>Conversation</h2>
-      <ErrorMessage error={conversationError} />
+      <ErrorMessage error={conversationView.error} />
       {!contentDeleted && (
-        <Conversation conversation={conversation} ended={terminal} read={conversationRead} />
+        <Conversation
+          conversation={conversationView.conversation}
+          ended={terminal}
+          read={conversationView.read}
+        />
       )}
       <h2>Details</h2>
       <dl className="facts">

@@ -216,7 +216,8 @@ export class RunCreationService {
     // With the content retention on, a sweep may delete the conversation until the run is in.
     const recheck = continued && this.config.runs.contentRetentionDays > 0 ? continued : null;
     if (parent || input.attachments?.length || input.runId || recheck) {
-      await this.commitAlone(run, parent, input.attachments ?? [], answer, event, recheck);
+      const attachments = input.attachments ?? [];
+      await this.commitAlone({ run, parent, attachments, answer, event, continued: recheck });
     } else {
       await this.writer.write(run, answer, event);
     }
@@ -247,34 +248,23 @@ export class RunCreationService {
    * after its insert and before its second look waits for it as it waits for the sweep): the
    * second try answers 409 or goes through.
    */
-  private async commitAlone(
-    run: Run,
-    parent: Run | null,
-    attachments: NonNullable<NewRun['attachments']>,
-    answer: IdempotentAnswer | undefined,
-    event: AuditEvent | undefined,
-    continued: string[] | null,
-  ): Promise<void> {
-    const attempts = continued ? 2 : 1;
+  private async commitAlone(commit: LoneCommit): Promise<void> {
+    const attempts = commit.continued ? 2 : 1;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        await this.commitAloneOnce(run, parent, attachments, answer, event, continued);
+        await this.commitAloneOnce(commit);
         return;
       } catch (err) {
         if (attempt >= attempts || !isDeadlock(err)) throw err;
-        this.logger.warn(`run ${run.id}: its creation was a deadlock's victim; trying once more`);
+        this.logger.warn(
+          `run ${commit.run.id}: its creation was a deadlock's victim; trying once more`,
+        );
       }
     }
   }
 
-  private async commitAloneOnce(
-    run: Run,
-    parent: Run | null,
-    attachments: NonNullable<NewRun['attachments']>,
-    answer: IdempotentAnswer | undefined,
-    event: AuditEvent | undefined,
-    continued: string[] | null,
-  ): Promise<void> {
+  private async commitAloneOnce(commit: LoneCommit): Promise<void> {
+    const { run, parent, attachments, answer, event, continued } = commit;
     await this.dataSource.transaction(async (manager) => {
       if (answer && (await recordAnswersInTransaction(manager, [answer])).size) {
         throw claimLost(answer.claim);
@@ -347,6 +337,17 @@ export class RunCreationService {
     if (runs.some((r) => r.contentDeleted)) throw conversationDeletedConflict(conversationId);
     return runs.map((r) => r.id);
   }
+}
+
+/** What a run committed in a transaction of its own is written with. */
+interface LoneCommit {
+  run: Run;
+  parent: Run | null;
+  attachments: NonNullable<NewRun['attachments']>;
+  answer: IdempotentAnswer | undefined;
+  event: AuditEvent | undefined;
+  /** The conversation's runs its first check saw, looked at again after the insert. */
+  continued: string[] | null;
 }
 
 function isDeadlock(err: unknown): boolean {
