@@ -40,6 +40,18 @@ function mergeTimeline(events: TimelineEvent[], more: TimelineEvent[]): Timeline
   return merged.sort((a, b) => a.occurred_at.localeCompare(b.occurred_at));
 }
 
+/** What the run page knows of the conversation. */
+interface ConversationView {
+  conversation?: Schemas['ConversationResponse'];
+  /** The server answered at least once (its 404 "nothing recorded yet" included). */
+  read: boolean;
+  /** A failure that was no answer about the conversation (a 5xx, the network). */
+  error?: unknown;
+  /** The server's 404 for content the retention deleted (the run itself is kept). */
+  contentDeleted?: string;
+}
+const UNREAD: ConversationView = { read: false };
+
 /**
  * A run, its timeline and its conversation, kept current by the run's event stream; when the
  * server has no stream (404/405) or it keeps failing, by polling every 2 s.
@@ -47,12 +59,7 @@ function mergeTimeline(events: TimelineEvent[], more: TimelineEvent[]): Timeline
 function useLiveRun(runId: string) {
   const [run, setRun] = useState<Run>();
   const [timeline, setTimeline] = useState<TimelineEvent[]>([]);
-  const [conversation, setConversation] = useState<Schemas['ConversationResponse']>();
-  // Whether the conversation was read at least once (its 404 "nothing recorded yet" included).
-  const [conversationRead, setConversationRead] = useState(false);
-  // The server's 404 for a run whose content the retention deleted (the run itself is kept).
-  const [contentDeleted, setContentDeleted] = useState<string>();
-  const [conversationError, setConversationError] = useState<unknown>();
+  const [conversationView, setConversationView] = useState<ConversationView>(UNREAD);
   const [error, setError] = useState<unknown>();
   const [mode, setMode] = useState<'connecting' | 'live' | 'reconnecting' | 'polling'>(
     'connecting',
@@ -77,26 +84,20 @@ function useLiveRun(runId: string) {
   const loadConversation = useCallback(
     () =>
       data(api.GET('/agent/runs/{runId}/conversation', { params: { path: { runId } } })).then(
-        (value) => {
-          setConversation(value);
-          setContentDeleted(undefined);
-          setConversationError(undefined);
-          setConversationRead(true);
-        },
+        (conversation) => setConversationView({ conversation, read: true }),
         (failure: unknown) => {
           if (!(failure instanceof ApiError) || failure.status !== 404) {
             // Not an answer about the conversation: said as it is, not taken for an empty one.
-            setConversationError(failure);
+            setConversationView((view) => ({ ...view, error: failure }));
             return;
           }
-          setConversationError(undefined);
-          setConversationRead(true);
           // Other 404s: nothing recorded yet (a queued run), or the run is gone.
-          setContentDeleted(
-            failure.title === RUN_CONTENT_DELETED_TITLE
-              ? failure.message.replace(/^404: /, '')
-              : undefined,
-          );
+          const deleted = failure.title === RUN_CONTENT_DELETED_TITLE;
+          setConversationView((view) => ({
+            conversation: view.conversation,
+            read: true,
+            contentDeleted: deleted ? failure.message.replace(/^404: /, '') : undefined,
+          }));
         },
       ),
     [runId],
@@ -116,9 +117,7 @@ function useLiveRun(runId: string) {
   useEffect(() => {
     setRun(undefined);
     setTimeline([]);
-    setConversation(undefined);
-    setContentDeleted(undefined);
-    setConversationRead(false);
+    setConversationView(UNREAD);
     void refresh();
     const abort = new AbortController();
     let poller: ReturnType<typeof setInterval> | undefined;
@@ -155,12 +154,6 @@ function useLiveRun(runId: string) {
     };
   }, [runId, refresh, loadTimeline, conversationChanged]);
 
-  const conversationView = {
-    conversation,
-    read: conversationRead,
-    error: conversationError,
-    contentDeleted,
-  };
   return { run, timeline, conversationView, error, mode, refresh };
 }
 

@@ -30,9 +30,9 @@ const SWEEP_LOCK = 'content_retention';
  * last of them ended before the cut-off (RunContentRepository): in one transaction the marks, the
  * rows, and the blob keys into `pending_blob_deletions`; the blobs are deleted after the commit,
  * and whatever a crash left pending is deleted by the next sweep (also with the retention off).
- * One replica sweeps at a time (a named lock of the database; a replica that finds it held skips
- * its turn), so replicas do not walk the same runs and wait on each other's row locks; the runs'
- * row locks and marks still decide, should two sweeps meet.
+ * Sweeps never overlap: a sweep holds a named lock of the database, and a replica whose turn comes
+ * while another sweeps skips it (N replicas may still sweep N times an interval); the runs' row
+ * locks and marks still decide, should two sweeps meet.
  */
 @Injectable()
 export class RunContentRetentionSweeper extends PeriodicSweeper {
