@@ -1,7 +1,8 @@
+import type { Job } from 'bull';
 import { RunQueue } from '../src/modules/runs/run-queue.service';
 import type { ExecuteOutcome } from '../src/modules/workers/run-executor.service';
 import { useTestApp } from './support/use-test-app';
-import { waitFor } from './support/wait';
+import { settledWithin, waitFor } from './support/wait';
 
 interface FollowupRow {
   id: string;
@@ -21,6 +22,33 @@ describe('cancel is final (api + worker, fake model server)', () => {
       'SELECT id, consumed_at, dropped_at FROM run_followups WHERE run_id = ? ORDER BY created_at',
       [runId],
     );
+  /**
+   * The execution job's outcome, from the queue's own events: this app's worker processes the
+   * job, so the listener is in place before the job can end. (Bull's `job.finished()` subscribes
+   * to the global events first and misses a job that ended, and was removed, meanwhile.)
+   */
+  const outcomeOf = (runId: string): Promise<ExecuteOutcome> => {
+    const queue = app.ambient.app.get(RunQueue).queue;
+    const outcome = new Promise<ExecuteOutcome>((resolve, reject) => {
+      const completed = (job: Job, result: ExecuteOutcome) => {
+        if (job.id !== runId) return;
+        stop();
+        resolve(result);
+      };
+      const failed = (job: Job, err: Error) => {
+        if (job.id !== runId) return;
+        stop();
+        reject(err);
+      };
+      const stop = () => {
+        queue.removeListener('completed', completed);
+        queue.removeListener('failed', failed);
+      };
+      queue.on('completed', completed);
+      queue.on('failed', failed);
+    });
+    return settledWithin(outcome, `the execution of ${runId} to end`);
+  };
   const eventTypes = async (runId: string): Promise<string[]> =>
     (await api.get(`/agent/runs/${runId}/timeline`)).body.events.map(
       (e: { event_type: string }) => e.event_type,
@@ -39,16 +67,15 @@ describe('cancel is final (api + worker, fake model server)', () => {
     );
     expect(await api.runState(runId)).toBe('INPROGRESS');
     // The execution's job: its outcome says whether the worker queued the run again.
-    const job = await app.ambient.app.get(RunQueue).queue.getJob(runId);
-    expect(job).not.toBeNull();
+    expect(await app.ambient.app.get(RunQueue).queue.getJob(runId)).not.toBeNull();
+    const ended = outcomeOf(runId);
 
     const followup = await api.post(`/agent/runs/${runId}/followups`, { message: 'and then this' });
     expect(followup.status).toBe(200);
     expect(followup.body).toEqual({ followup_id: expect.any(String), outcome: 'live_session' });
     expect((await api.post(`/agent/runs/${runId}/cancel`)).status).toBe(200);
 
-    const outcome = (await job!.finished()) as ExecuteOutcome;
-    expect(outcome).toEqual({ requeue: false });
+    expect(await ended).toEqual({ requeue: false });
     const run = (await api.get(`/agent/runs/${runId}`)).body;
     expect(run.state).toBe('CANCELLED');
     const types = await eventTypes(runId);
