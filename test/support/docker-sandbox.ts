@@ -35,19 +35,31 @@ export function dockerSandboxSettings(docker: Partial<DockerSettings> = {}): App
   };
 }
 
-/** Resolves once `stream` has printed something matching `pattern`. */
+/**
+ * Resolves once `stream` has printed something matching `pattern`; fails when the stream ends
+ * without it, with what it printed.
+ */
 export function printed(stream: NodeJS.ReadableStream, pattern: RegExp): Promise<string> {
-  return new Promise((resolvePrinted) => {
+  return new Promise((resolvePrinted, reject) => {
     let text = '';
+    const stop = (): void => {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+    };
     const onData = (chunk: Buffer): void => {
       text += chunk.toString('utf8');
       const match = pattern.exec(text);
       if (match) {
-        stream.off('data', onData);
+        stop();
         resolvePrinted(match[0]);
       }
     };
+    const onEnd = (): void => {
+      stop();
+      reject(new Error(`the stream ended without printing ${pattern}: ${JSON.stringify(text)}`));
+    };
     stream.on('data', onData);
+    stream.on('end', onEnd);
   });
 }
 

@@ -2,6 +2,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '../..');
+/** Start-up on a loaded machine takes seconds; this long means it is stuck (its output says where). */
+const READY_WITHIN_MS = 60_000;
 
 /** Ambient in a child process (as `npm start` runs it, from the TypeScript sources). */
 export function spawnAmbient(env: NodeJS.ProcessEnv): {
@@ -21,12 +23,19 @@ export function spawnAmbient(env: NodeJS.ProcessEnv): {
       // main.ts logs its roles once start-up (migrations, bootstrap key, listen) is complete
       // (a JSON line when stdout is not a terminal, unless AMBIENT_LOG_FORMAT=pretty).
       if (/\[Ambient\].*roles |"context":"Ambient".*"msg":"roles /.test(output)) {
+        clearTimeout(stuck);
         resolvePromise();
       }
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
     child.once('exit', (code) => reject(new Error(`ambient exited with ${code}: ${output}`)));
+    const stuck = setTimeout(
+      () => reject(new Error(`ambient not started within ${READY_WITHIN_MS} ms: ${output}`)),
+      READY_WITHIN_MS,
+    );
+    stuck.unref();
+    child.once('exit', () => clearTimeout(stuck));
   });
   return { child, ready, output: () => output };
 }

@@ -4,6 +4,7 @@ import { newTestService } from '../../../test/support/unit/new-test-service';
 import { AmbientMetrics } from '../metrics';
 import { eventTypes, insertFollowup, insertRun, runRow } from '../../../test/support/unit/run-rows';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
+import { waitFor } from '../../../test/support/wait';
 import { FOLLOWUPS_DROPPED, RunTransitions } from './run-transitions.service';
 import { RunTransitionRepository } from './run-transition.repository';
 import { RunEventRepository } from './run-event.repository';
@@ -62,15 +63,19 @@ describe('RunTransitions (database)', () => {
         (applied) => (applied ? 'cancelled' : 'refused'),
         (err: Error) => `failed: ${err.message}`,
       );
-      // The cancel's UPDATE is under way, so waiting for the claim's row lock (seen by MySQL).
-      let waiting: string | undefined;
-      for (const until = Date.now() + 10_000; !waiting && Date.now() < until;) {
-        const [row] = (await db.dataSource.query(
-          `SELECT INFO AS sql_text FROM information_schema.PROCESSLIST
-            WHERE INFO LIKE 'UPDATE \`runs\` SET \`state\` = ''CANCELLED''%'`,
-        )) as { sql_text: string }[];
-        waiting = row?.sql_text;
-      }
+      // The cancel's UPDATE is under way, so waiting for the claim's row lock (seen by MySQL; it
+      // waits there until the claim ends, however loaded the machine).
+      const waiting = await waitFor(
+        async () =>
+          (
+            (await db.dataSource.query(
+              `SELECT INFO AS sql_text FROM information_schema.PROCESSLIST
+                WHERE DB = DATABASE() AND INFO LIKE 'UPDATE \`runs\` SET \`state\` = ''CANCELLED''%'`,
+            )) as { sql_text: string }[]
+          )[0]?.sql_text,
+        (sql) => sql !== undefined,
+        { timeoutMs: 30_000, intervalMs: 20, what: "the cancel's UPDATE waiting for the claim" },
+      );
       // It reaches the row by its primary key alone: through a state index it took next-key locks
       // there and, on a small table whose plan chose that index, deadlocked with the start below.
       const [plan] = (await db.dataSource.query(`EXPLAIN ${waiting}`)) as {

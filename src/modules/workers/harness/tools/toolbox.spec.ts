@@ -150,7 +150,8 @@ describe('Toolbox (built-in tools)', () => {
     const started = Date.now();
     const slow = await toolbox('normal', 1).run('search_files', { pattern: '^(a+)+$' });
     expect(slow.content).toMatch(/^Error: the search took longer than 1 seconds/);
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // Stopped, not run to its end (which would take far longer); a loaded machine's worker start counts too.
+    expect(Date.now() - started).toBeLessThan(15_000);
   });
 
   it('refuses write tools in plan mode and still reads', async () => {
