@@ -30,6 +30,7 @@ import { RunExecutionTime1766200000000 } from './1766200000000-run-execution-tim
 import { RunKeysWorkerCredential1766300000000 } from './1766300000000-run-keys-worker-credential';
 import { RunContentRetention1766400000000 } from './1766400000000-run-content-retention';
 import { RunsUnusedIndexes1766500000000 } from './1766500000000-runs-unused-indexes';
+import { SweepPositions1766600000000 } from './1766600000000-sweep-positions';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -65,6 +66,7 @@ export const MIGRATIONS = [
   RunKeysWorkerCredential1766300000000,
   RunContentRetention1766400000000,
   RunsUnusedIndexes1766500000000,
+  SweepPositions1766600000000,
 ];
 
 /** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */

@@ -13,6 +13,7 @@ import { TranscriptWriter } from '../conversations';
 import { ConversationRunRepository, RunContentRepository } from '../runs';
 import { PendingBlobDeletionRepository } from './pending-blob-deletion.repository';
 import { RunContentRetentionSweeper } from './run-content-retention.sweeper';
+import { SweepPositionRepository } from './sweep-position.repository';
 
 const DAY_MS = 24 * 60 * 60_000;
 const NOW = new Date('2026-12-07T12:00:00.000Z');
@@ -35,6 +36,7 @@ describe('RunContentRetentionSweeper (database)', () => {
       'run_metadata',
       'run_artifacts',
       'pending_blob_deletions',
+      'sweep_positions',
       'runs',
     ]) {
       await db.dataSource.query(`DELETE FROM ${table}`);
@@ -48,6 +50,7 @@ describe('RunContentRetentionSweeper (database)', () => {
       new RunContentRepository(db.dataSource),
       new RunArtifactRepository(db.dataSource),
       new PendingBlobDeletionRepository(db.dataSource),
+      new SweepPositionRepository(db.dataSource),
       store,
       { runs: { contentRetentionDays: retentionDays } } as AppConfig,
       new SchedulerRegistry(),
@@ -302,5 +305,28 @@ describe('RunContentRetentionSweeper (database)', () => {
     expect(await sweeper(7).sweep(NOW)).toBe(1);
     expect((await contentDeletedAt(behind.id)).content_deleted_at).toEqual(NOW);
     expect((await contentDeletedAt(goingOn.id)).content_deleted_at).toBeNull();
+  });
+
+  it('goes on where the last sweep of any replica stopped, and from the oldest once it reached the newest', async () => {
+    const older = await runWithContent(30);
+    const newer = await runWithContent(20);
+    const [olderRow] = (await db.dataSource.query('SELECT finished_at FROM runs WHERE id = ?', [
+      older.id,
+    ])) as { finished_at: Date }[];
+    // Another replica's sweep stopped at the older run (its round was full).
+    const positions = new SweepPositionRepository(db.dataSource);
+    await positions.set(
+      'content_retention',
+      { finishedAt: olderRow.finished_at, id: older.id },
+      NOW,
+    );
+
+    expect(await sweeper(7).sweep(NOW)).toBe(1);
+    expect((await contentDeletedAt(newer.id)).content_deleted_at).toEqual(NOW);
+    expect((await contentDeletedAt(older.id)).content_deleted_at).toBeNull();
+    // It reached the newest: the next sweep, in whichever replica, starts from the oldest.
+    expect(await positions.get('content_retention')).toBeUndefined();
+    expect(await sweeper(7).sweep(NOW)).toBe(1);
+    expect((await contentDeletedAt(older.id)).content_deleted_at).toEqual(NOW);
   });
 });

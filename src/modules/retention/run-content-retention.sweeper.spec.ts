@@ -6,8 +6,25 @@ import type { BlobStore } from '../blobs';
 import type { RunContentDeletion, RunContentRepository } from '../runs';
 import type { PendingBlobDeletionRepository } from './pending-blob-deletion.repository';
 import { RunContentRetentionSweeper } from './run-content-retention.sweeper';
+import type { SweepPositionRepository, WalkPosition } from './sweep-position.repository';
 
 const ENDED = new Date('2026-01-01T00:00:00.000Z');
+
+/** The shared walk positions, as the replicas' sweepers see them (one table row per sweep). */
+function positionsTable() {
+  const rows = new Map<string, WalkPosition>();
+  return {
+    rows,
+    repository: {
+      get: (name: string) => Promise.resolve(rows.get(name)),
+      set: (name: string, position: WalkPosition | undefined) => {
+        if (position) rows.set(name, position);
+        else rows.delete(name);
+        return Promise.resolve();
+      },
+    } as unknown as SweepPositionRepository,
+  };
+}
 
 /** A sweeper on fakes: `content` as given, `pending` recording, the rest doing nothing. */
 function sweeperWith(
@@ -17,6 +34,7 @@ function sweeperWith(
     oldest: jest.fn().mockResolvedValue([]),
     remove: jest.fn().mockResolvedValue(undefined),
   },
+  positions = positionsTable().repository,
 ) {
   const dataSource = {
     options: { database: 'ambient' },
@@ -33,6 +51,7 @@ function sweeperWith(
     content as unknown as RunContentRepository,
     { deleteStoredOfRuns: jest.fn().mockResolvedValue([]) } as unknown as RunArtifactRepository,
     pending as unknown as PendingBlobDeletionRepository,
+    positions,
     {} as BlobStore,
     { runs: { contentRetentionDays: 30 } } as AppConfig,
     new SchedulerRegistry(),
@@ -40,7 +59,7 @@ function sweeperWith(
 }
 
 describe('RunContentRetentionSweeper', () => {
-  it('goes on where the last sweep stopped, and from the oldest again once it reached the newest', async () => {
+  it('goes on where the last sweep of any replica stopped, and from the oldest again once it reached the newest', async () => {
     // Every run listed belongs to one conversation that goes on: nothing is ever deleted.
     const page = (from: number, count: number) =>
       Array.from({ length: count }, (_, i) => ({
@@ -56,15 +75,21 @@ describe('RunContentRetentionSweeper', () => {
       served += count;
       return Promise.resolve(runs);
     });
-    const sweeper = sweeperWith({
-      endedBefore,
-      conversationDue: jest.fn().mockResolvedValue(false),
-    });
+    const positions = positionsTable();
+    // Two replicas' sweepers: each goes on where the other stopped.
+    const [first, second] = [1, 2].map(() =>
+      sweeperWith(
+        { endedBefore, conversationDue: jest.fn().mockResolvedValue(false) },
+        undefined,
+        positions.repository,
+      ),
+    );
     const now = new Date('2026-06-01T00:00:00.000Z');
-    await sweeper.sweep(now);
+    await first.sweep(now);
     expect(endedBefore).toHaveBeenCalledTimes(50);
     expect(endedBefore.mock.calls[0]).toEqual([expect.any(Date), 100, undefined]);
-    await sweeper.sweep(now);
+    expect(positions.rows.get('content_retention')).toMatchObject({ id: 'run-04999' });
+    await second.sweep(now);
     // The second sweep starts after the last run the first one looked at, and ends at the newest.
     expect(endedBefore.mock.calls[50][2]).toEqual({
       id: 'run-04999',
@@ -72,7 +97,8 @@ describe('RunContentRetentionSweeper', () => {
       finishedAt: ENDED,
     });
     expect(endedBefore).toHaveBeenCalledTimes(51);
-    await sweeper.sweep(now);
+    expect(positions.rows.size).toBe(0);
+    await first.sweep(now);
     expect(endedBefore.mock.calls[51][2]).toBeUndefined();
   });
 

@@ -10,6 +10,7 @@ import { BLOB_STORE, BlobStore } from '../blobs';
 import { transcriptBlobKeysOf } from '../conversations';
 import { RunContentRepository } from '../runs';
 import { PendingBlobDeletionRepository } from './pending-blob-deletion.repository';
+import { SweepPositionRepository } from './sweep-position.repository';
 
 const SWEEP_INTERVAL_MS = 10 * 60_000;
 /** Runs looked at per round, oldest end first; a sweep goes on while rounds are full. */
@@ -20,7 +21,8 @@ const BLOBS_PER_SWEEP = 50_000;
 const BLOB_BATCH = 500;
 const BLOB_CONCURRENCY = 16;
 const DAY_MS = 24 * 60 * 60_000;
-const SWEEP_LOCK = 'content_retention';
+/** The named lock the sweep holds, and the name of its walk's position. */
+const SWEEP_NAME = 'content_retention';
 
 /**
  * AMBIENT_RUN_CONTENT_RETENTION_DAYS: deletes the content of runs that ended that many days ago —
@@ -31,20 +33,20 @@ const SWEEP_LOCK = 'content_retention';
  * rows, and the blob keys into `pending_blob_deletions`; the blobs are deleted after the commit,
  * and whatever a crash left pending is deleted by the next sweep (also with the retention off).
  * Sweeps never overlap: a sweep holds a named lock of the database, and a replica whose turn comes
- * while another sweeps skips it (N replicas may still sweep N times an interval); the runs' row
- * locks and marks still decide, should two sweeps meet.
+ * while another sweeps skips it. The walk's position is shared (`sweep_positions`): N replicas
+ * sweep up to N times an interval, each going on where the last one stopped, so none walks again
+ * what another just did. The runs' row locks and marks still decide, should two sweeps meet.
  */
 @Injectable()
 export class RunContentRetentionSweeper extends PeriodicSweeper {
   private readonly log = new Logger('Runs');
-  /** The last run the walk looked at, when it stopped before the newest (kept between sweeps). */
-  private walkedTo: { finishedAt: Date; id: string } | undefined;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly content: RunContentRepository,
     private readonly artifacts: RunArtifactRepository,
     private readonly pending: PendingBlobDeletionRepository,
+    private readonly positions: SweepPositionRepository,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     registry: SchedulerRegistry,
@@ -60,11 +62,12 @@ export class RunContentRetentionSweeper extends PeriodicSweeper {
 
   /**
    * Deletes the content of conversations past the retention, then pending blobs; how many runs.
-   * The walk goes on where the last sweep stopped, and starts again from the oldest end once it
-   * reached the newest: runs of conversations that go on stay behind, and never stop it.
+   * The walk goes on where the last sweep (of any replica) stopped, and starts again from the
+   * oldest end once it reached the newest: runs of conversations that go on stay behind, and
+   * never stop it.
    */
   async sweep(now = new Date()): Promise<number> {
-    const outcome = await whileNamedLockHeld(this.dataSource, SWEEP_LOCK, 0, () =>
+    const outcome = await whileNamedLockHeld(this.dataSource, SWEEP_NAME, 0, () =>
       this.sweepHoldingLock(now),
     );
     if (!outcome.locked) {
@@ -80,9 +83,10 @@ export class RunContentRetentionSweeper extends PeriodicSweeper {
     if (days > 0) {
       const cutoff = new Date(now.getTime() - days * DAY_MS);
       const done = new Set<string>();
+      let walkedTo = await this.positions.get(SWEEP_NAME);
       for (let round = 0; round < SWEEP_ROUNDS; round += 1) {
-        const runs = await this.content.endedBefore(cutoff, SWEEP_BATCH, this.walkedTo);
-        this.walkedTo = runs.length < SWEEP_BATCH ? undefined : runs[runs.length - 1];
+        const runs = await this.content.endedBefore(cutoff, SWEEP_BATCH, walkedTo);
+        walkedTo = runs.length < SWEEP_BATCH ? undefined : runs[runs.length - 1];
         for (const run of runs) {
           if (done.has(run.conversationId)) continue;
           done.add(run.conversationId);
@@ -96,7 +100,9 @@ export class RunContentRetentionSweeper extends PeriodicSweeper {
             );
           }
         }
-        if (!this.walkedTo) break;
+        // After the round: a sweep cut short goes on from its last full round.
+        await this.positions.set(SWEEP_NAME, walkedTo, now);
+        if (!walkedTo) break;
       }
     }
     await this.deletePendingBlobs();
