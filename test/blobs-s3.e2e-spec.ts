@@ -107,7 +107,7 @@ describe('blob storage in an S3-compatible bucket', () => {
     );
     ambient.ready.catch(() => undefined);
     expect(await waitForExit(ambient.child)).toBe(1);
-    expect(ambient.output().trim()).toBe(
+    expect((await ambient.finalOutput()).trim()).toBe(
       `ambient: AMBIENT_S3_BUCKET: cannot use bucket "no-such-bucket" at ${s3.endpoint}: no such bucket (HTTP 404)`,
     );
   });

@@ -96,17 +96,24 @@ describe('conversations under CPU load (api + worker, fake model server)', () =>
     expect(lines[5].message.content).toBe(`All done (${round}).`);
   }
 
-  it(`keeps every transcript exact over ${ROUNDS} conversations while the CPU is loaded`, async () => {
-    load.push(...startLoad(cpus().length));
-    const started = Date.now();
-    for (let round = 0; round < ROUNDS; round += PARALLEL) {
-      const batch = Array.from({ length: Math.min(PARALLEL, ROUNDS - round) }, (_, i) => round + i);
-      await Promise.all(batch.map((r) => conversation(r)));
-    }
-    expect(load.every((p) => p.exitCode === null && p.signalCode === null)).toBe(true);
-    await stopLoad(load);
-    console.log(`${ROUNDS} conversations under load in ${Date.now() - started} ms`);
-  }, TEST_TIMEOUT_MS);
+  it(
+    `keeps every transcript exact over ${ROUNDS} conversations while the CPU is loaded`,
+    async () => {
+      load.push(...startLoad(cpus().length));
+      const started = Date.now();
+      for (let round = 0; round < ROUNDS; round += PARALLEL) {
+        const batch = Array.from(
+          { length: Math.min(PARALLEL, ROUNDS - round) },
+          (_, i) => round + i,
+        );
+        await Promise.all(batch.map((r) => conversation(r)));
+      }
+      expect(load.every((p) => p.exitCode === null && p.signalCode === null)).toBe(true);
+      await stopLoad(load);
+      console.log(`${ROUNDS} conversations under load in ${Date.now() - started} ms`);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
 
 /** One busy process per core, each ending itself after LOAD_SECONDS (one process: kill ends it). */

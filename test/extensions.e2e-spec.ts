@@ -227,7 +227,7 @@ describe('extensions: a bad AMBIENT_EXTENSIONS entry', () => {
     );
     ambient.ready.catch(() => undefined);
     expect(await waitForExit(ambient.child)).toBe(1);
-    const lines = ambient.output().trim().split('\n');
+    const lines = (await ambient.finalOutput()).trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
       new RegExp(`^ambient: AMBIENT_EXTENSIONS: cannot load "${missing}": `),

@@ -145,7 +145,7 @@ describe('secure defaults (generated key files)', () => {
       const ambient = spawnAmbient(keylessEnv({ NODE_ENV: 'production', ...extra }));
       ambient.ready.catch(() => undefined);
       expect(await waitForExit(ambient.child)).toBe(1);
-      const output = ambient.output().trim();
+      const output = (await ambient.finalOutput()).trim();
       expect(output.split('\n')).toHaveLength(1);
       expect(output).toMatch(
         new RegExp(`^ambient: ${named}: required when NODE_ENV=production \\(key files`),

@@ -279,7 +279,7 @@ describe('self-hosted workers (real worker processes, two API replicas)', () => 
     });
     stopping.child.kill('SIGTERM');
     expect(await waitForExit(stopping.child)).toBe(0);
-    expect(stopping.output()).toContain(`task ${runId} ended: task_failed`);
+    await stopping.waitForOutput(new RegExp(`task ${runId} ended: task_failed`));
     expect((await runUntil(runId, ['QUEUED'])).state).toBe('QUEUED');
 
     await startWorker('graceful');

@@ -26,7 +26,7 @@ describe('start-up', () => {
     );
     ambient.ready.catch(() => undefined);
     const code = await waitForExit(ambient.child);
-    return { code, output: ambient.output().trim() };
+    return { code, output: (await ambient.finalOutput()).trim() };
   };
 
   it.each([

@@ -36,32 +36,45 @@ export function spawnSelfHostedWorker(args: string[], env: NodeJS.ProcessEnv = {
   );
   let output = '';
   const listeners = new Set<() => void>();
-  const onData = (chunk: Buffer) => {
-    output += chunk.toString();
+  const notify = () => {
     for (const listener of listeners) listener();
   };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  child.once('exit', () => {
-    for (const listener of listeners) listener();
+  child.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    notify();
   });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    notify();
+  });
+  // Done printing: exited, and its output read to the end ('exit' may come before the last chunk).
+  let streamsOpen = 2;
+  const donePrinting = () =>
+    streamsOpen === 0 && (child.exitCode !== null || child.signalCode !== null);
+  for (const stream of [child.stdout!, child.stderr!]) {
+    stream.once('end', () => {
+      streamsOpen -= 1;
+      notify();
+    });
+  }
+  child.once('exit', notify);
   const waitForOutput = (pattern: RegExp, timeoutMs = 20_000) =>
     new Promise<string>((resolvePromise, reject) => {
       const check = () => {
         const match = pattern.exec(output);
         if (match) {
-          done();
+          stop();
           resolvePromise(match[0]);
-        } else if (child.exitCode !== null || child.signalCode !== null) {
-          done();
+        } else if (donePrinting()) {
+          stop();
           reject(new Error(`worker exited before printing ${pattern}:\n${output}`));
         }
       };
       const timer = setTimeout(() => {
-        done();
+        stop();
         reject(new Error(`worker did not print ${pattern} within ${timeoutMs} ms:\n${output}`));
       }, timeoutMs);
-      const done = () => {
+      const stop = () => {
         clearTimeout(timer);
         listeners.delete(check);
       };

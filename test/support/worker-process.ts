@@ -10,6 +10,12 @@ export function spawnAmbient(env: NodeJS.ProcessEnv): {
   child: ChildProcess;
   ready: Promise<void>;
   output: () => string;
+  /**
+   * Everything it printed, once it exited and its output was read to the end ('exit' may come
+   * before the last chunk): for a process that ends by itself, which leaves no child holding
+   * its output open.
+   */
+  finalOutput: () => Promise<string>;
 } {
   const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
     cwd: ROOT,
@@ -37,7 +43,16 @@ export function spawnAmbient(env: NodeJS.ProcessEnv): {
     stuck.unref();
     child.once('exit', () => clearTimeout(stuck));
   });
-  return { child, ready, output: () => output };
+  const streamsEnded = Promise.all(
+    [child.stdout!, child.stderr!].map(
+      (stream) => new Promise<void>((resolveEnd) => stream.once('end', resolveEnd)),
+    ),
+  );
+  const finalOutput = async () => {
+    await Promise.all([waitForExit(child), streamsEnded]);
+    return output;
+  };
+  return { child, ready, output: () => output, finalOutput };
 }
 
 /**
