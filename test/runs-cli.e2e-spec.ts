@@ -237,7 +237,7 @@ describe('CLI runs commands', () => {
       AMBIENT_API_KEY: app.apiKey,
     });
     // As `head -1` does: read up to the first line, then close the pipe.
-    const firstLine = await new Promise<string>((resolve) => {
+    const firstLine = await new Promise<string>((resolve, reject) => {
       let text = '';
       watcher.child.stdout.on('data', (chunk: Buffer) => {
         text += chunk.toString();
@@ -246,6 +246,11 @@ describe('CLI runs commands', () => {
           resolve(text.split('\n')[0]);
         }
       });
+      void watcher.exited.then(
+        ({ code, stderr }) =>
+          reject(new Error(`the watcher exited with ${code} before a line: ${stderr}${text}`)),
+        reject,
+      );
     });
     expect(firstLine).toMatch(/^\d\d:\d\d:\d\d  /);
     // The run's end makes the watcher write again, into the closed pipe.

@@ -2,6 +2,8 @@ import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 
 const ROOT = resolve(__dirname, '../..');
+/** A CLI command that has not ended after this long is stuck (well before jest's 120 s timeout). */
+const CLI_ENDS_WITHIN_MS = 90_000;
 
 export interface CliResult {
   code: number | null;
@@ -28,8 +30,23 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv, stdin?: string): 
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolvePromise({ code, stdout, stderr }));
+    const stuck = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(
+        new Error(
+          `ambient ${args.join(' ')} did not end within ${CLI_ENDS_WITHIN_MS} ms; ` +
+            `stdout: ${JSON.stringify(stdout)}, stderr: ${JSON.stringify(stderr)}`,
+        ),
+      );
+    }, CLI_ENDS_WITHIN_MS);
+    child.once('error', (err) => {
+      clearTimeout(stuck);
+      reject(err);
+    });
+    child.once('close', (code) => {
+      clearTimeout(stuck);
+      resolvePromise({ code, stdout, stderr });
+    });
     child.stdin.end(stdin ?? '');
   });
 }
