@@ -100,8 +100,11 @@ export class RunContentRetentionSweeper extends PeriodicSweeper {
             );
           }
         }
-        // After the round: a sweep cut short goes on from its last full round.
-        await this.positions.set(SWEEP_NAME, walkedTo, now);
+        // After the round: a sweep cut short goes on from its last full round. A failed write
+        // only makes a later sweep look at these runs again.
+        await this.positions.set(SWEEP_NAME, walkedTo, now).catch((err: Error) => {
+          this.log.warn(`recording the content retention's walk position failed: ${err.message}`);
+        });
         if (!walkedTo) break;
       }
     }

@@ -74,7 +74,8 @@ describe('RunTransitions (database)', () => {
             )) as { sql_text: string }[]
           )[0]?.sql_text,
         (sql) => sql !== undefined,
-        { timeoutMs: 30_000, intervalMs: 20, what: "the cancel's UPDATE waiting for the claim" },
+        // Inside the file's 30 s jest timeout, so the miss is reported and the finally rolls back.
+        { timeoutMs: 15_000, intervalMs: 20, what: "the cancel's UPDATE waiting for the claim" },
       );
       // It reaches the row by its primary key alone: through a state index it took next-key locks
       // there and, on a small table whose plan chose that index, deadlocked with the start below.
