@@ -127,4 +127,30 @@ describe('RunContentRetentionSweeper', () => {
     expect(content.deleteContent).toHaveBeenCalledWith({}, ['run-b']);
     expect(pending.add.mock.calls[0][1]).toContain('transcripts/run-run-b-execution-1-raw.jsonl');
   });
+
+  it('goes on sweeping, and deletes pending blobs, when its walk position cannot be recorded', async () => {
+    const content = {
+      endedBefore: jest
+        .fn()
+        .mockResolvedValue([{ id: 'run-a', conversationId: 'conv-a', finishedAt: ENDED }]),
+      markConversationDeleted: jest
+        .fn()
+        .mockResolvedValue([{ id: 'run-a', conversationId: 'conv-a', executionCount: 1 }]),
+      deleteContent: jest.fn().mockResolvedValue(undefined),
+      conversationDue: jest.fn().mockResolvedValue(true),
+    };
+    const pending = {
+      add: jest.fn().mockResolvedValue(undefined),
+      oldest: jest.fn().mockResolvedValue([]),
+      remove: jest.fn().mockResolvedValue(undefined),
+    };
+    const positions = {
+      get: jest.fn().mockResolvedValue(undefined),
+      set: jest.fn().mockRejectedValue(new Error('Lock wait timeout exceeded')),
+    } as unknown as SweepPositionRepository;
+    const sweeper = sweeperWith(content, pending, positions);
+    expect(await sweeper.sweep(new Date('2026-06-01T00:00:00.000Z'))).toBe(1);
+    expect(positions.set).toHaveBeenCalled();
+    expect(pending.oldest).toHaveBeenCalled();
+  });
 });
