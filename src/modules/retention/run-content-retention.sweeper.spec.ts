@@ -26,14 +26,19 @@ function positionsTable() {
   };
 }
 
-/** A sweeper on fakes: `content` as given, `pending` recording, the rest doing nothing. */
-function sweeperWith(
-  content: Partial<Record<keyof RunContentRepository, jest.Mock>>,
-  pending = {
+/** The pending blob deletions, recording and empty. */
+function pendingDeletions() {
+  return {
     add: jest.fn().mockResolvedValue(undefined),
     oldest: jest.fn().mockResolvedValue([]),
     remove: jest.fn().mockResolvedValue(undefined),
-  },
+  };
+}
+
+/** A sweeper on fakes: `content` as given, `pending` recording, the rest doing nothing. */
+function sweeperWith(
+  content: Partial<Record<keyof RunContentRepository, jest.Mock>>,
+  pending = pendingDeletions(),
   positions = positionsTable().repository,
 ) {
   const dataSource = {
@@ -117,11 +122,7 @@ describe('RunContentRetentionSweeper', () => {
       deleteContent: jest.fn().mockResolvedValue(undefined),
       conversationDue: jest.fn().mockResolvedValue(true),
     };
-    const pending = {
-      add: jest.fn().mockResolvedValue(undefined),
-      oldest: jest.fn().mockResolvedValue([]),
-      remove: jest.fn().mockResolvedValue(undefined),
-    };
+    const pending = pendingDeletions();
     const sweeper = sweeperWith(content, pending);
     expect(await sweeper.sweep(new Date('2026-06-01T00:00:00.000Z'))).toBe(1);
     expect(content.deleteContent).toHaveBeenCalledWith({}, ['run-b']);
@@ -139,11 +140,7 @@ describe('RunContentRetentionSweeper', () => {
       deleteContent: jest.fn().mockResolvedValue(undefined),
       conversationDue: jest.fn().mockResolvedValue(true),
     };
-    const pending = {
-      add: jest.fn().mockResolvedValue(undefined),
-      oldest: jest.fn().mockResolvedValue([]),
-      remove: jest.fn().mockResolvedValue(undefined),
-    };
+    const pending = pendingDeletions();
     const positions = {
       get: jest.fn().mockResolvedValue(undefined),
       set: jest.fn().mockRejectedValue(new Error('Lock wait timeout exceeded')),
