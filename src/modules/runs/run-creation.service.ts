@@ -350,9 +350,9 @@ interface LoneCommit {
   continued: string[] | null;
 }
 
+/** TypeORM's QueryFailedError carries the driver's `code`, as the other MySQL error checks read it. */
 function isDeadlock(err: unknown): boolean {
-  const driverError = (err as { driverError?: { code?: string } }).driverError;
-  return (driverError?.code ?? (err as { code?: string }).code) === 'ER_LOCK_DEADLOCK';
+  return (err as { code?: string }).code === 'ER_LOCK_DEADLOCK';
 }
 
 function conversationDeletedConflict(conversationId: string): ApiError {
