@@ -54,6 +54,24 @@ describe('CoalescingBatcher', () => {
     await expect(Promise.all([first, ...answers])).resolves.toEqual(['r1', 'r2', 'r3', 'r4']);
   });
 
+  it('ends a batch before the item that would take it over maxWeight; a heavier item goes alone', async () => {
+    const { calls, run } = controllableBatches();
+    const batcher = new CoalescingBatcher(run, {
+      maxBatch: 10,
+      maxInFlight: 1,
+      maxWeight: 10,
+      weightOf: (item: number) => item,
+    });
+    const answers = [4, 5, 2, 12, 3].map((i) => batcher.submit(i));
+    await tick();
+    for (let n = 0; n < 4; n++) {
+      calls[n].release();
+      await flush();
+    }
+    expect(calls.map((c) => c.items)).toEqual([[4, 5], [2], [12], [3]]);
+    await expect(Promise.all(answers)).resolves.toEqual(['r4', 'r5', 'r2', 'r12', 'r3']);
+  });
+
   it('respects maxInFlight and maxBatch', async () => {
     const { calls, run } = controllableBatches();
     const batcher = new CoalescingBatcher(run, { maxBatch: 2, maxInFlight: 2 });

@@ -4,11 +4,17 @@ interface Waiting<I, O> {
   reject(reason: unknown): void;
 }
 
-export interface CoalescingBatcherOptions {
+export interface CoalescingBatcherOptions<I = unknown> {
   /** The most items one call of the batch function receives. */
   maxBatch: number;
   /** How many batch calls may run at once; further items wait and join the next batch. */
   maxInFlight: number;
+  /**
+   * A bound of what one batch may weigh (bytes of a statement, say), with `weightOf` giving each
+   * item's share: a batch takes items while they fit, and an item heavier than the bound goes alone.
+   */
+  maxWeight?: number;
+  weightOf?: (item: I) => number;
 }
 
 /**
@@ -28,7 +34,7 @@ export class CoalescingBatcher<I, O> {
   constructor(
     /** Answers each item, in the order given; the array must be as long as `items`. */
     private readonly runBatch: (items: I[]) => Promise<O[]>,
-    private readonly options: CoalescingBatcherOptions,
+    private readonly options: CoalescingBatcherOptions<I>,
   ) {}
 
   submit(item: I): Promise<O> {
@@ -47,10 +53,25 @@ export class CoalescingBatcher<I, O> {
 
   private pump(): void {
     while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.options.maxBatch);
+      const batch = this.queue.splice(0, this.batchLength());
       this.inFlight++;
       void this.send(batch);
     }
+  }
+
+  /** How many of the queued items the next batch takes: up to maxBatch, within maxWeight. */
+  private batchLength(): number {
+    const { maxBatch, maxWeight, weightOf } = this.options;
+    const limit = Math.min(maxBatch, this.queue.length);
+    if (maxWeight === undefined || weightOf === undefined) return limit;
+    let weight = weightOf(this.queue[0].item);
+    let length = 1;
+    while (length < limit) {
+      weight += weightOf(this.queue[length].item);
+      if (weight > maxWeight) break;
+      length++;
+    }
+    return length;
   }
 
   private async send(batch: Waiting<I, O>[]): Promise<void> {
