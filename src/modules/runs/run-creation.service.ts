@@ -31,6 +31,7 @@ import { ConversationRunRepository } from './conversation-run.repository';
 import { RunQueue } from './run-queue.service';
 import { RunTransitions } from './run-transitions.service';
 import { routeWorkerHost } from './worker-host';
+import { isDeadlock } from '../../database/mysql-errors';
 
 export const MAX_ORCHESTRATION_DEPTH = 8;
 const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
@@ -348,11 +349,6 @@ interface LoneCommit {
   event: AuditEvent | undefined;
   /** The conversation's runs its first check saw, looked at again after the insert. */
   continued: string[] | null;
-}
-
-/** TypeORM's QueryFailedError carries the driver's `code`, as the other MySQL error checks read it. */
-function isDeadlock(err: unknown): boolean {
-  return (err as { code?: string }).code === 'ER_LOCK_DEADLOCK';
 }
 
 function conversationDeletedConflict(conversationId: string): ApiError {

@@ -2,11 +2,12 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { newTestService } from '../../../test/support/unit/new-test-service';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { insertWebhook } from '../../../test/support/unit/webhook-rows';
+import { RawSql } from '../../database/raw-sql';
 import { DeliveryLog } from './delivery-log.repository';
 import { WebhookDelivery } from './entities/webhook-delivery.entity';
 
-/** DeliveryLog.recordRedelivery on a real database: the new entry, its id, its link. */
-describe('DeliveryLog.recordRedelivery (database)', () => {
+/** DeliveryLog on a real database: batches of accepted deliveries, and redeliveries. */
+describe('DeliveryLog (database)', () => {
   const db = useTestDatabase('delivery_log');
   let log: DeliveryLog;
   let webhookId: string;
@@ -30,6 +31,42 @@ describe('DeliveryLog.recordRedelivery (database)', () => {
     });
     return (await log.get(webhookId, entryId)) as WebhookDelivery & { payload: Buffer };
   }
+
+  it("records a batch delivery by delivery when it was a deadlock's victim", async () => {
+    await accepted('dl-0');
+    const query = jest.spyOn(RawSql.prototype, 'query');
+    query.mockRejectedValueOnce(
+      Object.assign(new Error('Deadlock found when trying to get lock'), {
+        code: 'ER_LOCK_DEADLOCK',
+      }),
+    );
+    try {
+      const delivery = (deliveryId: string) => ({
+        webhookId,
+        deliveryId,
+        contentKey: null,
+        body: Buffer.from(`{"id":"${deliveryId}"}`),
+        receivedAt: new Date(),
+      });
+      const duplicates = await log.recordAcceptedMany(
+        ['dl-1', 'dl-0', 'dl-2'].map((id) => delivery(id)),
+      );
+      expect(duplicates).toEqual([false, true, false]);
+    } finally {
+      query.mockRestore();
+    }
+    const rows = (await db.dataSource.query(
+      `SELECT delivery_id, status FROM webhook_deliveries
+       WHERE webhook_id = ? AND delivery_id LIKE 'dl-%' ORDER BY id`,
+      [webhookId],
+    )) as { delivery_id: string; status: string }[];
+    expect(rows).toEqual([
+      { delivery_id: 'dl-0', status: 'accepted' },
+      { delivery_id: 'dl-1', status: 'accepted' },
+      { delivery_id: 'dl-0', status: 'duplicate' },
+      { delivery_id: 'dl-2', status: 'accepted' },
+    ]);
+  });
 
   const redeliver = (original: WebhookDelivery & { payload: Buffer }) =>
     db.dataSource.transaction((manager) => log.recordRedelivery(manager, original, new Date()));

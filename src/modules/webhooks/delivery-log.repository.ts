@@ -4,6 +4,7 @@ import { DataSource, EntityManager, In } from 'typeorm';
 import { DeliveryStatus, WebhookDelivery } from './entities/webhook-delivery.entity';
 import { WebhookDeliveryRun } from './entities/webhook-delivery-run.entity';
 import { isBackingServiceUnavailable } from '../../common/errors/unavailable';
+import { isDeadlock } from '../../database/mysql-errors';
 import { RawSql } from '../../database/raw-sql';
 
 export interface AcceptedOutcome {
@@ -102,8 +103,9 @@ export class DeliveryLog {
    * Commits several deliveries in one multi-row INSERT (one statement, one commit, all or
    * nothing). The first of several deliveries in the batch sharing an identity or a content key
    * is the accepted one, the others are logged Duplicate. When a delivery repeats one committed earlier the statement
-   * fails as a whole on the unique key; then each is recorded on its own, in order, which gives
-   * the exact outcome for each. Returns, for each delivery, whether it was a duplicate.
+   * fails as a whole on the unique key (or, racing another replica's batch, as a deadlock's
+   * victim); then each is recorded on its own, in order, which gives the exact outcome for each.
+   * Returns, for each delivery, whether it was a duplicate.
    */
   async recordAcceptedMany(deliveries: AcceptedDelivery[]): Promise<boolean[]> {
     const seen = new Set<string>();
@@ -154,7 +156,9 @@ export class DeliveryLog {
         }
         throw err;
       }
-      if ((err as { code?: string }).code !== 'ER_DUP_ENTRY') throw err;
+      // A deadlock's victim: another replica's batch took some of the same keys in the other
+      // order. Nothing of this batch was written; each delivery on its own gets its exact outcome.
+      if ((err as { code?: string }).code !== 'ER_DUP_ENTRY' && !isDeadlock(err)) throw err;
     }
     const duplicates: boolean[] = [];
     for (const d of deliveries) {
