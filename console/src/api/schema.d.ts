@@ -2024,7 +2024,7 @@ export interface components {
             id: string;
             /** @description The key's name (api_key), the person's or agent's name, … */
             name: string | null;
-            /** @description For an API key: the user it belongs to */
+            /** @description For an API key: the user or agent identity it belongs to */
             on_behalf_of: components["schemas"]["AuditOnBehalfOf"] | null;
             role: string | null;
             /** @enum {string} */

@@ -76,7 +76,7 @@ describe('console audit labels', () => {
     expect(auditTarget(event({ target: null }))).toBeNull();
   });
 
-  it('links actors that have a page: a run, an identity, the schedule that fired', () => {
+  it("links actors that have a page: a run, an agent's key to its identity, the schedule that fired", () => {
     expect(
       auditActor({ type: 'run', id: 'r9', name: null, role: null, on_behalf_of: null }),
     ).toEqual({
@@ -92,6 +92,15 @@ describe('console audit labels', () => {
         on_behalf_of: null,
       }),
     ).toEqual({ text: 'schedule "nightly"', to: '/schedules?schedule=s1' });
+    expect(
+      auditActor({
+        type: 'api_key',
+        id: 'k7',
+        name: 'nightly-triage',
+        role: 'member',
+        on_behalf_of: { type: 'agent', id: 'a3', name: 'Triage bot' },
+      }),
+    ).toEqual({ text: 'nightly-triage', to: '/identities?identity=a3' });
     const ada = { type: 'user', id: 'u1', name: 'Ada', role: 'admin', on_behalf_of: null } as const;
     expect(auditActor(ada)).toEqual({
       text: 'Ada',

@@ -156,11 +156,16 @@ export function auditTarget(event: AuditEvent): Linked | null {
   return { text, id, to: routeOf(target.type, target.id, event.details) };
 }
 
-/** Who acted, linked when the console has a page for it (a run, an identity, a schedule). */
+/** Who acted, linked when the console has a page for it (a run, a key, an identity, a schedule). */
 export function auditActor(actor: AuditEvent['actor']): Linked {
   const text = actor.name ?? actor.id;
   if (actor.type === 'run') return { text, to: `/runs/${enc(actor.id)}` };
+  // Events before 2026-12-07 name an agent identity's key by the agent.
   if (actor.type === 'agent') return { text, to: `/identities?identity=${enc(actor.id)}` };
+  // An agent identity's keys are on its page, not among the team's API keys.
+  if (actor.type === 'api_key' && actor.on_behalf_of?.type === 'agent') {
+    return { text, to: `/identities?identity=${enc(actor.on_behalf_of.id)}` };
+  }
   if (actor.type === 'api_key') return { text, to: `/api-keys?key=${enc(actor.id)}` };
   const schedule = /^schedule:(.+)$/.exec(actor.id);
   if (actor.type === 'system' && schedule) {

@@ -24,7 +24,7 @@ export class AuditActorDto {
   @ApiProperty({
     type: AuditOnBehalfOfDto,
     nullable: true,
-    description: 'For an API key: the user it belongs to',
+    description: 'For an API key: the user or agent identity it belongs to',
   })
   on_behalf_of: AuditOnBehalfOfDto | null;
 }

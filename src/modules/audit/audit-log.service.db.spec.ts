@@ -79,7 +79,7 @@ describe('AuditLog (database)', () => {
     expect(await events()).toEqual([]);
   });
 
-  it('names the actor by what the key stands for: a run, an agent, the system', async () => {
+  it("names the actor by what the key stands for: a run, an agent's key, the system", async () => {
     await db.dataSource.transaction(async (manager) => {
       await audit.record(manager, principal({ runId: 'run-1' }), 'score.report', null);
       await audit.record(
@@ -87,6 +87,9 @@ describe('AuditLog (database)', () => {
         principal({
           userType: 'service_account',
           userId: 'Agent00000000000000000',
+          keyId: 'AgentKey00000000000000',
+          keyName: 'nightly-triage',
+          displayName: 'Triage bot',
           role: 'member',
         }),
         'run.create',
@@ -94,11 +97,27 @@ describe('AuditLog (database)', () => {
       );
       await audit.record(manager, { teamId: db.teamId, actor: SYSTEM_ACTOR }, 'team.create', null);
     });
-    expect((await events()).map((e) => [e.actorType, e.actorId])).toEqual(
+    expect(
+      (await events()).map((e) => [
+        e.actorType,
+        e.actorId,
+        e.actorName,
+        e.onBehalfOfType,
+        e.onBehalfOfId,
+        e.onBehalfOfName,
+      ]),
+    ).toEqual(
       expect.arrayContaining([
-        ['run', 'run-1'],
-        ['agent', 'Agent00000000000000000'],
-        ['system', 'system'],
+        ['run', 'run-1', 'Ada', null, null, null],
+        [
+          'api_key',
+          'AgentKey00000000000000',
+          'nightly-triage',
+          'agent',
+          'Agent00000000000000000',
+          'Triage bot',
+        ],
+        ['system', 'system', 'Ambient', null, null, null],
       ]),
     );
   });
