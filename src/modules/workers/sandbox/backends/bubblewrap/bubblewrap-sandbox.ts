@@ -212,7 +212,7 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
     const cgroupMade = CgroupLimits.create(`${spec.runId}-${spec.executionId}`, spec.limits);
     const etcTaken = this.etc.acquire();
     let files: SandboxFiles;
-    let bridge: ApiBridge | null;
+    let bridge: ApiBridge | null = null;
     try {
       // The copy of /etc has the sandbox's passwd and group already; without one, they are bound.
       files = await writePrivateFiles(privateDir, (await etcTaken) === null);
@@ -222,8 +222,10 @@ export class BubblewrapSandboxBackend implements SandboxBackend {
           : null;
       await proxy?.listen(join(files.files, PROXY_SOCKET_NAME));
     } catch (err) {
+      await bridge?.close().catch(() => undefined);
       await (await cgroupMade)?.remove();
       (await etcTaken)?.release();
+      await rm(privateDir, { recursive: true, force: true }).catch(() => undefined);
       throw err;
     }
     const cgroup = await cgroupMade;
