@@ -68,6 +68,55 @@ describe('DeliveryLog (database)', () => {
     ]);
   });
 
+  describe('a batch whose connection broke', () => {
+    const connectionLost = () =>
+      Object.assign(new Error('Connection lost: The server closed the connection.'), {
+        code: 'PROTOCOL_CONNECTION_LOST',
+      });
+    const batch = (ids: string[], receivedAt: Date) =>
+      ids.map((deliveryId) => ({
+        webhookId,
+        deliveryId,
+        contentKey: null,
+        body: Buffer.from(`{"id":"${deliveryId}"}`),
+        receivedAt,
+      }));
+
+    it('is taken as accepted when it committed before the answer was lost', async () => {
+      const query = jest.spyOn(RawSql.prototype, 'query');
+      const run = query.getMockImplementation() ?? RawSql.prototype.query;
+      query.mockImplementationOnce(async function (this: RawSql, ...args) {
+        await run.apply(this, args);
+        throw connectionLost();
+      });
+      try {
+        await expect(
+          log.recordAcceptedMany(batch(['lc-1', 'lc-2'], new Date('2026-12-07T10:00:00.123Z'))),
+        ).resolves.toEqual([false, false]);
+      } finally {
+        query.mockRestore();
+      }
+    });
+
+    it('fails when it did not commit, even though each identity was accepted before', async () => {
+      await log.recordAcceptedMany(batch(['lc-3', 'lc-4'], new Date('2026-12-07T10:00:00.000Z')));
+      const query = jest.spyOn(RawSql.prototype, 'query');
+      query.mockRejectedValueOnce(connectionLost());
+      try {
+        await expect(
+          log.recordAcceptedMany(batch(['lc-3', 'lc-4'], new Date('2026-12-07T10:00:05.000Z'))),
+        ).rejects.toMatchObject({ code: 'PROTOCOL_CONNECTION_LOST' });
+      } finally {
+        query.mockRestore();
+      }
+      const [{ n }] = (await db.dataSource.query(
+        `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id = ? AND delivery_id IN ('lc-3', 'lc-4')`,
+        [webhookId],
+      )) as { n: string | number }[];
+      expect(Number(n)).toBe(2);
+    });
+  });
+
   const redeliver = (original: WebhookDelivery & { payload: Buffer }) =>
     db.dataSource.transaction((manager) => log.recordRedelivery(manager, original, new Date()));
 

@@ -171,20 +171,20 @@ export class DeliveryLog {
   /**
    * The connection broke during the batch's INSERT — possibly after MySQL committed it but before
    * its answer arrived; a 503 then would be untrue (the delivery is logged and will be evaluated).
-   * The statement is all or nothing, so the batch committed if every one of its identities is in
-   * the log (if they all were there before, the deliveries are duplicates, which are answered 202
-   * too, and evaluation is at most once per automation). The read locks the rows, so it waits for
-   * a commit the killed connection's server thread may still be finishing. If MySQL cannot be
-   * asked, the error stands.
+   * The statement is all or nothing, so the batch committed if every one of its deliveries is in
+   * the log: its identity with its own arrival time (to the millisecond), so that identities all
+   * accepted before (the deliveries were duplicates, and nothing of this batch was written) are not
+   * taken for it. The read locks the rows, so it waits for a commit the killed connection's server
+   * thread may still be finishing. If MySQL cannot be asked, the error stands.
    */
   private async committedAnyway(deliveries: AcceptedDelivery[]): Promise<boolean> {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
         const rows = (await this.sql.transaction((sql) =>
           sql.query(
-            `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE (webhook_id, dedup_key) IN (?)
-             LOCK IN SHARE MODE`,
-            [deliveries.map((d) => [d.webhookId, d.deliveryId])],
+            `SELECT COUNT(*) AS n FROM webhook_deliveries
+              WHERE (webhook_id, dedup_key, received_at) IN (?) LOCK IN SHARE MODE`,
+            [deliveries.map((d) => [d.webhookId, d.deliveryId, d.receivedAt])],
           ),
         )) as { n: number | string }[];
         return Number(rows[0]?.n ?? 0) === deliveries.length;
