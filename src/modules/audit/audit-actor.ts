@@ -44,15 +44,25 @@ export function systemActor(id: string, name: string): AuditActor {
 export type AuditBy = Principal | { teamId: string; actor: AuditActor };
 
 /**
- * The actor of an authenticated caller: a run-scoped key acts as its run, a signed-in person (no
- * key) as the user, and any other key as itself (named by its own name), on behalf of the person
- * or agent identity it belongs to.
+ * The actor of an authenticated caller: a run-scoped key acts as its run (named by the key's
+ * name, `run <id> execution <n>`), a signed-in person (no key) as the user, and any other key as
+ * itself (named by its own name); a key acts on behalf of the person or agent identity it belongs
+ * to.
  */
 export function actorOf(by: AuditBy): AuditActor {
   if ('actor' in by) return by.actor;
   const name = by.displayName;
-  if (by.runId) return { type: 'run', id: by.runId, name, role: by.role };
   const agent = by.userType === 'service_account';
+  const owner: AuditPrincipal = { type: agent ? 'agent' : 'user', id: by.userId, name };
+  if (by.runId) {
+    return {
+      type: 'run',
+      id: by.runId,
+      name: by.keyName ?? null,
+      role: by.role,
+      onBehalfOf: owner,
+    };
+  }
   // A person signed in without an API key (a console session, an extension's strategy).
   if (!agent && (by.keyId === `user:${by.userId}` || by.keyId.startsWith('session:')))
     return { type: 'user', id: by.userId, name, role: by.role };
@@ -61,6 +71,6 @@ export function actorOf(by: AuditBy): AuditActor {
     id: by.keyId,
     name: by.keyName ?? null,
     role: by.role,
-    onBehalfOf: { type: agent ? 'agent' : 'user', id: by.userId, name },
+    onBehalfOf: owner,
   };
 }

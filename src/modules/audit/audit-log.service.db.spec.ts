@@ -79,9 +79,14 @@ describe('AuditLog (database)', () => {
     expect(await events()).toEqual([]);
   });
 
-  it("names the actor by what the key stands for: a run, an agent's key, the system", async () => {
+  it("names the actor by what the key stands for: a run (by its key), an agent's key, the system", async () => {
     await db.dataSource.transaction(async (manager) => {
-      await audit.record(manager, principal({ runId: 'run-1' }), 'score.report', null);
+      await audit.record(
+        manager,
+        principal({ runId: 'run-1', keyName: 'run run-1 execution 1' }),
+        'score.report',
+        null,
+      );
       await audit.record(
         manager,
         principal({
@@ -108,7 +113,7 @@ describe('AuditLog (database)', () => {
       ]),
     ).toEqual(
       expect.arrayContaining([
-        ['run', 'run-1', 'Ada', null, null, null],
+        ['run', 'run-1', 'run run-1 execution 1', 'user', 'UserAuditSpec000000000', 'Ada'],
         [
           'api_key',
           'AgentKey00000000000000',
