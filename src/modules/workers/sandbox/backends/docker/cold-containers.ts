@@ -1,4 +1,5 @@
 import type Dockerode from 'dockerode';
+import { settlesWithin } from '../../../../../common/time';
 import { SANDBOX_LABELS, SandboxError, type SandboxSpec } from '../../sandbox.types';
 import { chownTree } from './chown-tree';
 import { ColdStartSlots } from './cold-start-slots';
@@ -7,9 +8,22 @@ import { killerDirOf } from './container-killer';
 import { bridgeInto, launcherStarted, proxyInto } from './container-plumbing';
 import { apiError, daemonDown, reason, unavailable } from './docker-errors';
 import type { DockerHost } from './docker-host';
-import type { StartedContainer } from './docker-sandbox-instance';
+import type { CloseRequested, StartedContainer } from './docker-sandbox-instance';
 import { ensureImage } from './sandbox-image';
 import { containerName, makePrivateDirs, removeDirs } from './sandbox-dirs';
+
+/**
+ * How long a cold start may hold its slot (see ColdStartSlots) for the daemon's answers: the
+ * removal of a container left under its name, the create options, the create, the start and the
+ * inspect. A daemon that answers takes seconds for them even in a burst; one that does not (wedged)
+ * would otherwise keep every slot, and every later cold start waiting, for good. Generous, as a
+ * removal's bound is (RemovalQueue): a start given up on fails its sandbox, and a container it
+ * makes later is removed.
+ */
+export const COLD_START_TIMEOUT_MS = 120_000;
+
+/** Why a start stopped: its sandbox is being closed. */
+const closed = (): Error => new Error('the sandbox was closed before its container started');
 
 /** An execution's directories on the host: its private one and its launcher's FIFO (or none). */
 export interface ExecutionDirs {
@@ -26,7 +40,11 @@ export class ColdContainers {
   /** Containers made for sandboxes the pool did not serve: a few at a time, in order. */
   private readonly coldStarts = new ColdStartSlots();
 
-  constructor(private readonly host: DockerHost) {}
+  constructor(
+    private readonly host: DockerHost,
+    /** How long the daemon has to make and start a container (COLD_START_TIMEOUT_MS). */
+    private readonly timeoutMs = COLD_START_TIMEOUT_MS,
+  ) {}
 
   /** The image and the execution's directories of a container made on demand. */
   async prepare(
@@ -70,7 +88,10 @@ export class ColdContainers {
   /**
    * Creates and starts the container of `open`, then bridges the API into it (null when the
    * bridge does not start). Rejects with a message saying why the container could not be
-   * started, having removed whatever it made; stops early once the sandbox is being closed.
+   * started, having removed whatever it made; stops early once the sandbox is being closed (at
+   * once while it waits for a slot, when `closeRequested` has a signal). The daemon has
+   * COLD_START_TIMEOUT_MS to make and start the container: past that the slot is freed and the
+   * start fails, and a container the daemon makes after all is removed.
    */
   async start(
     spec: SandboxSpec,
@@ -78,33 +99,22 @@ export class ColdContainers {
     workspace: string,
     dirs: ExecutionDirs,
     apiUrl: string | null,
-    closeRequested: () => boolean,
+    closeRequested: CloseRequested,
   ): Promise<StartedContainer> {
-    const { docker } = this.host;
     const { privateDir, launchFifo } = dirs;
-    const closed = (): Error => new Error('the sandbox was closed before its container started');
-    const name = containerName(spec);
-    let container: Dockerode.Container | null = null;
-    const releaseSlot = await this.coldStarts.acquire();
-    try {
-      if (closeRequested()) throw closed();
-      // A container a crashed process left under this name.
-      await this.host.removeContainer(docker.getContainer(name));
-      if (closeRequested()) throw closed();
-      const options = await this.containerOptions(spec, image, name, workspace, dirs);
-      container = await docker.createContainer(options).catch(async (error: unknown) => {
-        // 409: one of that name appeared meanwhile (another open of the same execution).
-        if (apiError(error).statusCode !== 409) throw error;
-        await this.host.removeContainer(docker.getContainer(name));
-        return docker.createContainer(options);
+    const releaseSlot = await this.coldStarts
+      .acquire(closeRequested.signal)
+      .catch((error: unknown) => {
+        throw closeRequested() ? closed() : error;
       });
-      if (closeRequested()) throw closed();
-      await container.start();
-      const { State } = await container.inspect();
-      if (!State.Running) {
-        const hint = State.ExitCode === 127 ? ' (does the image have /bin/sh?)' : '';
-        throw new Error(`it exited at once with code ${State.ExitCode}${hint}`);
+    const attempt: ColdAttempt = { container: null, abandoned: false };
+    try {
+      const running = this.run(spec, image, workspace, dirs, closeRequested, attempt);
+      if (!(await settlesWithin(running, this.timeoutMs))) {
+        attempt.abandoned = true;
+        throw new Error(`the docker daemon did not answer within ${this.timeoutMs / 1000} s`);
       }
+      const { container, State } = await running;
       releaseSlot();
       const [bridge, proxyForwarder] = await Promise.all([
         apiUrl ? bridgeInto(State.Pid, privateDir, apiUrl) : null,
@@ -115,13 +125,70 @@ export class ColdContainers {
       return { container, bridge, proxyForwarder, init, privateDir };
     } catch (error) {
       releaseSlot();
-      if (container) await this.host.removeContainer(container).catch(() => undefined);
+      if (attempt.container) {
+        const removing = this.remove(attempt.container);
+        // A daemon that did not answer in time is not waited for again.
+        if (!attempt.abandoned) await removing;
+      }
       if (closeRequested()) throw closed();
       const why = daemonDown(error)
         ? `the docker daemon does not answer (${reason(error)})`
         : reason(error);
       throw new Error(`the sandbox's container (image "${image}") could not be started: ${why}`);
     }
+  }
+
+  /**
+   * The daemon's part of a start, made while holding a slot: the container created and started,
+   * running. The container is in `attempt` as soon as it exists; one created once the attempt was
+   * given up on (`abandoned`) is removed at once.
+   */
+  private async run(
+    spec: SandboxSpec,
+    image: string,
+    workspace: string,
+    dirs: ExecutionDirs,
+    closeRequested: () => boolean,
+    attempt: ColdAttempt,
+  ): Promise<{ container: Dockerode.Container; State: Dockerode.ContainerInspectInfo['State'] }> {
+    const { docker } = this.host;
+    const name = containerName(spec);
+    if (closeRequested()) throw closed();
+    // A container a crashed process left under this name.
+    await this.host.removeContainer(docker.getContainer(name));
+    if (closeRequested()) throw closed();
+    const options = await this.containerOptions(spec, image, name, workspace, dirs);
+    const container = await docker.createContainer(options).catch(async (error: unknown) => {
+      // 409: one of that name appeared meanwhile (another open of the same execution).
+      if (apiError(error).statusCode !== 409) throw error;
+      await this.host.removeContainer(docker.getContainer(name));
+      return docker.createContainer(options);
+    });
+    if (attempt.abandoned) {
+      void this.remove(container);
+      throw new Error('the start was given up on before its container was created');
+    }
+    attempt.container = container;
+    if (closeRequested()) throw closed();
+    await container.start();
+    const { State } = await container.inspect();
+    if (!State.Running) {
+      const hint = State.ExitCode === 127 ? ' (does the image have /bin/sh?)' : '';
+      throw new Error(`it exited at once with code ${State.ExitCode}${hint}`);
+    }
+    return { container, State };
+  }
+
+  /**
+   * Removes a container a start made and does not hand over. Given the daemon's time as a start
+   * is (a wedged daemon must not hold the sandbox's open or close up): past that, the container
+   * keeps its labels and the sweep removes it.
+   */
+  private async remove(container: Dockerode.Container): Promise<void> {
+    await settlesWithin(
+      this.host.removeContainer(container).catch(() => undefined),
+      this.timeoutMs,
+    );
   }
 
   private containerOptions(
@@ -146,4 +213,10 @@ export class ColdContainers {
       },
     });
   }
+}
+
+/** A cold start's container, once the daemon made it, and whether the start was given up on. */
+interface ColdAttempt {
+  container: Dockerode.Container | null;
+  abandoned: boolean;
 }

@@ -37,4 +37,63 @@ describe('ColdStartSlots', () => {
     ]);
     expect(started).toBe('started');
   });
+
+  it('lets a waiter whose signal aborts leave the queue at once, the others keeping their order', async () => {
+    const slots = new ColdStartSlots(1);
+    const first = await slots.acquire();
+    const order: string[] = [];
+    const leaving = new AbortController();
+    const asks = {
+      a: slots.acquire().then((release) => (order.push('a'), release)),
+      b: slots.acquire(leaving.signal),
+      c: slots.acquire().then((release) => (order.push('c'), release)),
+    };
+    await Promise.resolve();
+    expect(slots.queued).toBe(3);
+
+    leaving.abort(new Error('closed'));
+    await expect(asks.b).rejects.toThrow('closed');
+    expect(slots.queued).toBe(2);
+
+    first();
+    (await asks.a)();
+    (await asks.c)();
+    expect(order).toEqual(['a', 'c']);
+    // The slot is free again: `b` never took it.
+    expect(slots.queued).toBe(0);
+    const started = await Promise.race([
+      slots.acquire().then(() => 'started'),
+      new Promise((resolve) => setImmediate(() => resolve('waiting'))),
+    ]);
+    expect(started).toBe('started');
+  });
+
+  it('refuses a signal already aborted without taking a slot', async () => {
+    const slots = new ColdStartSlots(1);
+    const gone = new AbortController();
+    gone.abort(new Error('closed'));
+    await expect(slots.acquire(gone.signal)).rejects.toThrow('closed');
+    const started = await Promise.race([
+      slots.acquire().then(() => 'started'),
+      new Promise((resolve) => setImmediate(() => resolve('waiting'))),
+    ]);
+    expect(started).toBe('started');
+  });
+
+  it('keeps a slot handed over before the abort: the holder releases it', async () => {
+    const slots = new ColdStartSlots(1);
+    const first = await slots.acquire();
+    const late = new AbortController();
+    const waiting = slots.acquire(late.signal);
+    first();
+    late.abort(new Error('closed'));
+    const release = await waiting;
+    expect(slots.queued).toBe(0);
+    release();
+    const started = await Promise.race([
+      slots.acquire().then(() => 'started'),
+      new Promise((resolve) => setImmediate(() => resolve('waiting'))),
+    ]);
+    expect(started).toBe('started');
+  });
 });

@@ -19,10 +19,15 @@ export class ColdStartSlots {
 
   constructor(private readonly limit = COLD_STARTS) {}
 
-  /** Resolves with the slot's release (calling it again does nothing) once one is free. */
-  async acquire(): Promise<() => void> {
+  /**
+   * Resolves with the slot's release (calling it again does nothing) once one is free. Rejects
+   * with the signal's reason once it aborts before then (a sandbox closed while it waits): the
+   * waiter leaves the queue at once, without a slot, and the others keep their order.
+   */
+  async acquire(signal?: AbortSignal): Promise<() => void> {
+    signal?.throwIfAborted();
     if (this.held < this.limit && this.waiting.length === 0) this.held++;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else await this.wait(signal);
     let released = false;
     return () => {
       if (released) return;
@@ -32,6 +37,24 @@ export class ColdStartSlots {
       if (next) next();
       else this.held--;
     };
+  }
+
+  /** Waits in line until a released slot is handed over, or leaves the line when `signal` aborts. */
+  private wait(signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const leave = (): void => {
+        const at = this.waiting.indexOf(handOver);
+        if (at >= 0) this.waiting.splice(at, 1);
+        reject(signal?.reason);
+      };
+      // Handed a slot: an abort from now on is the holder's to see (it holds the slot).
+      const handOver = (): void => {
+        signal?.removeEventListener('abort', leave);
+        resolve();
+      };
+      this.waiting.push(handOver);
+      signal?.addEventListener('abort', leave, { once: true });
+    });
   }
 
   /** How many wait for a slot. */

@@ -53,6 +53,16 @@ export interface StartedContainer {
   init: ContainerInit | null;
 }
 
+/**
+ * Whether the sandbox's close was asked for, as its container's start sees it. Its `signal`, when
+ * there is one, aborts at that moment: a start waiting its turn (see ColdStartSlots) gives up at
+ * once instead of holding the close up. DockerSandbox always gives one.
+ */
+export interface CloseRequested {
+  (): boolean;
+  readonly signal?: AbortSignal;
+}
+
 /** One execution's sandbox on docker: its container, its processes, its end. */
 export class DockerSandbox implements Sandbox {
   readonly backend = 'docker' as const;
@@ -62,6 +72,8 @@ export class DockerSandbox implements Sandbox {
   /** The container, running, with the API bridged into it; rejects saying why it is not. */
   private readonly ready: Promise<StartedContainer>;
   private closeRequested = false;
+  /** Aborted at close (see CloseRequested). */
+  private readonly closeAborts = new AbortController();
   private closing: Promise<void> | null = null;
   private oomKills = 0;
   private pidsMaxHits = 0;
@@ -81,7 +93,7 @@ export class DockerSandbox implements Sandbox {
   private readonly spawner: Promise<SandboxSpawner | null> | null;
 
   constructor(
-    start: (closeRequested: () => boolean) => Promise<StartedContainer>,
+    start: (closeRequested: CloseRequested) => Promise<StartedContainer>,
     /**
      * Ends the sandbox at close: its container's processes at once, the container and the
      * directories later (just the directories when no container started).
@@ -115,7 +127,9 @@ export class DockerSandbox implements Sandbox {
           }
         : null;
     this.privateDir = { host: privateDir, inside: SANDBOX_PRIVATE_DIR };
-    this.ready = start(() => this.closeRequested);
+    this.ready = start(
+      Object.assign(() => this.closeRequested, { signal: this.closeAborts.signal }),
+    );
     // Whoever needs the container sees the failure; nobody may have to.
     this.ready.catch(() => undefined);
     const launcher = this.launcher;
@@ -235,6 +249,7 @@ export class DockerSandbox implements Sandbox {
   /** Works at any moment: a container still being made is removed once its start settles. */
   close(): Promise<void> {
     this.closeRequested = true;
+    this.closeAborts.abort(new Error('the sandbox was closed'));
     for (const child of this.processes) child.kill();
     this.closing ??= (async () => {
       const started = await this.ready.catch(() => null);
