@@ -6,6 +6,7 @@ import { jobContext, RUN_ID } from '../../common/tracing';
 import { APP_CONFIG, AppConfig } from '../../config/app-config';
 import { EXECUTE_JOB, ExecuteJobData, RunQueue, RUNS_QUEUE, RunCapacity } from '../runs';
 import { ExecuteOutcome, RunExecutor } from './run-executor.service';
+import { SandboxService } from './sandbox/sandbox.service';
 
 /** The processor of the `runs` queue (worker role): each job is one execution of its run. */
 @Injectable()
@@ -17,6 +18,7 @@ export class RunWorker implements QueueProcessorHooks {
     private readonly runQueue: RunQueue,
     private readonly executor: RunExecutor,
     private readonly capacity: RunCapacity,
+    private readonly sandboxes: SandboxService,
   ) {}
 
   @QueueProcessor<ExecuteJobData>(RUNS_QUEUE, {
@@ -40,9 +42,12 @@ export class RunWorker implements QueueProcessorHooks {
 
   /**
    * Graceful stop (the queue takes no new jobs by now): let running executions finish within the
-   * shutdown budget, then hand the rest back to the queue for another worker.
+   * shutdown budget, then hand the rest back to the queue for another worker. Meanwhile the warm
+   * pool makes no more sandboxes and removes its idle ones: the sandbox's own drain comes only
+   * after this one (at application shutdown, seconds before the process is made to exit).
    */
   async drain(): Promise<void> {
+    this.sandboxes.stopWarming();
     const deadline = Date.now() + this.config.server.shutdownTimeoutMs;
     while (this.executor.activeCount > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));

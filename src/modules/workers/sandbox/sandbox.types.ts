@@ -194,6 +194,11 @@ export interface SandboxBackend {
   /** Starts making sandboxes ahead of demand (a warm pool), when the backend keeps one. */
   warm?(): void;
   /**
+   * A shutdown begins while runs still end in their sandboxes: makes no more ahead of demand and
+   * starts removing those not handed out, without waiting (drain waits for them).
+   */
+  stopWarming?(): void;
+  /**
    * Removes the sandboxes made ahead of demand and makes no more (at shutdown); may answer false
    * when it stopped waiting before all were removed (the sweep removes the rest), which is logged.
    */

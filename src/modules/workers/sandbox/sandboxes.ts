@@ -176,6 +176,17 @@ export class Sandboxes {
     }
   }
 
+  /**
+   * At the start of a shutdown, before the runs' drain: the backend makes no more sandboxes ahead
+   * of demand and removes its idle ones meanwhile (drain waits for them); runs keep theirs.
+   */
+  stopWarming(): void {
+    void this.selection?.then(
+      ({ backend }) => backend?.stopWarming?.(),
+      () => undefined,
+    );
+  }
+
   /** Removes the sandboxes made ahead of demand (warm pool) and makes no more: at shutdown. */
   async drain(): Promise<void> {
     if (!this.selection) return;

@@ -63,6 +63,8 @@ export class DockerSandboxBackend implements SandboxBackend {
   private readonly returns: ContainerReturns | null = null;
   /** Containers on their way back to the pool (see ContainerReturns.refit): drain waits for them. */
   private readonly returning = new Set<Promise<void>>();
+  /** The pool's drain, from the moment a shutdown began (see stopWarming). */
+  private poolDrained: Promise<void> | undefined;
 
   constructor(
     private readonly settings: SandboxSettings,
@@ -102,14 +104,24 @@ export class DockerSandboxBackend implements SandboxBackend {
   }
 
   /**
-   * Removes the pool's idle containers and, without further delay, closed sandboxes' ones (those
-   * on their way back to the pool too, once there); false when the daemon has not done so within
-   * DRAIN_WAIT_MS. What is left keeps its labels: the next
+   * A shutdown begins, its runs still ending: the pool makes no more containers and removes its
+   * idle ones now, in the background (drain waits for them); a sandbox closed from now on has its
+   * container removed, not given back. Sandboxes open keep theirs.
+   */
+  stopWarming(): void {
+    this.poolDrained ??= this.pool?.drain().catch(() => undefined);
+  }
+
+  /**
+   * Removes the pool's idle containers (stopWarming, unless it began already) and, without further
+   * delay, closed sandboxes' ones (those on their way back to the pool too, once there); false
+   * when the daemon has not done so within DRAIN_WAIT_MS. What is left keeps its labels: the next
    * sweep removes it.
    */
   async drain(): Promise<boolean> {
+    this.stopWarming();
     const drained = await settlesWithin(
-      Promise.all([this.pool?.drain(), this.removals.flush(), ...this.returning]),
+      Promise.all([this.poolDrained, this.removals.flush(), ...this.returning]),
       this.options.drainWaitMs ?? DRAIN_WAIT_MS,
     );
     this.returns?.stop();
@@ -249,7 +261,7 @@ export class DockerSandboxBackend implements SandboxBackend {
   /**
    * The end of a closed sandbox that was handed a warm container: the container goes back to the
    * pool when ContainerReturns can vacate it (the rest of its return in the background), else it
-   * is removed as any other.
+   * is removed as any other, as it is once the pool stops (a shutdown began: see stopWarming).
    */
   private async releaseWarm(
     started: StartedContainer | null,
@@ -263,7 +275,13 @@ export class DockerSandboxBackend implements SandboxBackend {
     const notBack = (): void => {
       if (warm.lent) pool?.settle(image, warm);
     };
-    if (!started || !returns || !pool || !ContainerReturns.eligible(started, warm, spec)) {
+    if (
+      !started ||
+      !returns ||
+      !pool ||
+      pool.stopping ||
+      !ContainerReturns.eligible(started, warm, spec)
+    ) {
       notBack();
       return this.release(started, warm.slot.privateDir, spec, closed);
     }

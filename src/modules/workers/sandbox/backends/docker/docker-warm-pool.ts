@@ -76,6 +76,11 @@ export class DockerWarmPool<T> extends EventEmitter {
     return this.sizing.enabled;
   }
 
+  /** Whether it drains (see drain): it hands out, takes back and makes nothing any more. */
+  get stopping(): boolean {
+    return this.draining;
+  }
+
   /** Starts filling the pools and keeps their sizes to their targets. */
   start(): void {
     if (!this.enabled || this.draining || this.resizeTimer) return;
