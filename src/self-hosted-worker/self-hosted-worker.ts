@@ -1,7 +1,9 @@
+import { join } from 'node:path';
 import { HarnessRegistry } from '../modules/workers/harness/harness-registry';
 import { WorkspaceService } from '../modules/workers/workspace/workspace.service';
 import { egressServerOptions } from '../modules/workers/sandbox/egress/execution-egress';
 import { Sandboxes } from '../modules/workers/sandbox/sandboxes';
+import { lingeringRemovalsSettled } from '../modules/workers/sandbox/cgroup-limits';
 import type { AppConfig } from '../config/app-config';
 import { settlesWithin } from '../common/time';
 import type { ExtensionLog } from '../extensions/extension.types';
@@ -13,6 +15,7 @@ import {
   TaskAssignment,
   WorkerMessage,
 } from '../modules/workers/remote/worker-protocol';
+import { LiveWorkers } from './live-workers';
 import { ExecutionDeps, TaskExecution } from './task-execution';
 import type { WorkerOptions } from './worker-options';
 import { WorkerSocket } from './worker-socket';
@@ -29,11 +32,14 @@ export class SelfHostedWorker {
   private readonly tasks = new Map<string, { execution: TaskExecution; done: Promise<void> }>();
   private readonly socket: WorkerSocket;
   private readonly executionDeps: ExecutionDeps;
+  private readonly liveWorkers: LiveWorkers;
   private stopping = false;
 
   constructor(
     private readonly options: WorkerOptions,
     private readonly log: (line: string) => void,
+    /** Run cgroups still being removed in the background (see CgroupLimits.remove). */
+    private readonly removalsSettled: () => Promise<void> = lingeringRemovalsSettled,
   ) {
     const url = new URL(options.webSocketUrl);
     url.searchParams.set('worker_id', options.workerId);
@@ -58,7 +64,7 @@ export class SelfHostedWorker {
       }),
       catalog: loadModelCatalog(options.modelsFile),
       sandboxes: new Sandboxes(
-        // No warm pool: nothing here sweeps the containers a crashed worker would leave idle.
+        // No warm pool: a crashed worker's idle containers would wait for the next start's sweep.
         { ...options.sandbox, docker: { ...options.sandbox.docker, poolSize: 0 } },
         options.workspaceRoot,
         `self-hosted:${options.workerId}`,
@@ -71,13 +77,14 @@ export class SelfHostedWorker {
       gitUrlBase: options.gitUrlBase,
       log,
     };
+    this.liveWorkers = new LiveWorkers(join(options.workspaceRoot, '.workers'));
   }
 
   get activeCount(): number {
     return this.tasks.size;
   }
 
-  /** Starts the extensions (their init), then connects. */
+  /** Starts the extensions (their init), removes what a previous worker left, then connects. */
   async start(): Promise<void> {
     const limit = this.options.maxConcurrentTasks || 'unlimited';
     this.log(`worker "${this.options.workerId}" starting (max concurrent tasks: ${limit})`);
@@ -85,7 +92,34 @@ export class SelfHostedWorker {
       config: this.options.config,
       logFor: (name) => this.extensionLog(name),
     });
+    await this.sweepLeftovers();
     this.socket.start();
+  }
+
+  /**
+   * The sandboxes a killed worker process left on this host, as Ambient's workers sweep theirs:
+   * run cgroups whose maker is dead (judged by its pid and start time), and this worker id's
+   * containers, unless another worker process of this workspace root is alive (nothing tells
+   * its executions' containers from a dead one's). Nothing of a previous process is live here.
+   */
+  private async sweepLeftovers(): Promise<void> {
+    try {
+      await this.liveWorkers.markThis();
+    } catch (err) {
+      this.log(
+        `warning: could not mark this worker in its workspace root: ${(err as Error).message}`,
+      );
+    }
+    try {
+      const removed = await this.executionDeps.sandboxes.sweep(() =>
+        this.liveWorkers.othersAlive(),
+      );
+      if (removed) this.log(`removed ${removed} sandbox(es) a previous worker process left`);
+    } catch (err) {
+      this.log(
+        `warning: sweeping sandboxes a previous worker left failed: ${(err as Error).message}`,
+      );
+    }
   }
 
   /** Stops taking work, hands running tasks back to the server, then closes the connection. */
@@ -93,10 +127,17 @@ export class SelfHostedWorker {
     this.stopping = true;
     for (const { execution } of this.tasks.values()) execution.stop('shutdown');
     await settlesWithin(Promise.all([...this.tasks.values()].map((t) => t.done)), SHUTDOWN_WAIT_MS);
-    // Closed sandboxes' containers are removed in the background: now, as no sweep runs here.
+    // Closed sandboxes' containers and run cgroups are removed in the background: now, as the
+    // next sweep is the next start's. Bounded: a stuck removal must not hold the exit.
     await this.executionDeps.sandboxes.drain();
+    if (!(await settlesWithin(this.removalsSettled(), SHUTDOWN_WAIT_MS))) {
+      this.log(
+        'warning: stopped waiting for run cgroups being removed: the next start sweeps them',
+      );
+    }
     await this.socket.stop();
     await this.options.extensions.stop();
+    await this.liveWorkers.unmarkThis().catch(() => undefined);
   }
 
   private extensionLog(name: string): ExtensionLog {
