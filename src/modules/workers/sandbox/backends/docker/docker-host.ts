@@ -12,6 +12,8 @@ type SandboxSettings = AppConfig['sandbox'];
 
 /** How long a removal waits for the daemon to see the container exit after its init was killed. */
 const EXIT_WAIT_MS = 10_000;
+/** How long the daemon has to say which cgroup driver it uses before the answer is taken as none. */
+export const INFO_WAIT_MS = 10_000;
 
 /**
  * The docker daemon as the sandbox backend's parts use it: the client, the sandbox settings and
@@ -36,6 +38,8 @@ export class DockerHost {
     readonly settings: SandboxSettings,
     /** Names this Ambient deployment: the sweep touches only its own containers. */
     readonly deployment: string,
+    /** How long cgroupParent waits for the daemon's info (INFO_WAIT_MS). */
+    private readonly infoWaitMs = INFO_WAIT_MS,
   ) {
     this.withLauncher =
       settings.docker.launcher !== false &&
@@ -73,9 +77,11 @@ export class DockerHost {
   cgroupParent(): Promise<string | null> {
     this.parentGroup ??= (async () => {
       if (!this.reachesContainerPids()) return null;
-      const info = (await this.docker.info().catch(() => null)) as {
+      const asking = this.docker.info().catch(() => null) as Promise<{
         CgroupDriver?: string;
-      } | null;
+      } | null>;
+      // A daemon that does not answer is not waited for by every later start (this is cached).
+      const info = (await settlesWithin(asking, this.infoWaitMs)) ? await asking : null;
       // Asked again next time: the daemon may answer then.
       if (!info) this.parentGroup = undefined;
       return info?.CgroupDriver === 'cgroupfs' ? sandboxesParentGroup() : null;
