@@ -53,24 +53,13 @@ export function actorOf(by: AuditBy): AuditActor {
   if ('actor' in by) return by.actor;
   const name = by.displayName;
   const agent = by.userType === 'service_account';
-  const owner: AuditPrincipal = { type: agent ? 'agent' : 'user', id: by.userId, name };
-  if (by.runId) {
-    return {
-      type: 'run',
-      id: by.runId,
-      name: by.keyName ?? null,
-      role: by.role,
-      onBehalfOf: owner,
-    };
-  }
   // A person signed in without an API key (a console session, an extension's strategy).
-  if (!agent && (by.keyId === `user:${by.userId}` || by.keyId.startsWith('session:')))
+  if (!by.runId && !agent && (by.keyId === `user:${by.userId}` || by.keyId.startsWith('session:')))
     return { type: 'user', id: by.userId, name, role: by.role };
   return {
-    type: 'api_key',
-    id: by.keyId,
+    ...(by.runId ? { type: 'run', id: by.runId } : { type: 'api_key', id: by.keyId }),
     name: by.keyName ?? null,
     role: by.role,
-    onBehalfOf: owner,
+    onBehalfOf: { type: agent ? 'agent' : 'user', id: by.userId, name },
   };
 }
