@@ -52,7 +52,8 @@ async function main(): Promise<void> {
   try {
     const cpuUsed = watchCpuSplit();
     const started = performance.now();
-    times = await Promise.all(
+    // Every open settled before `close`: a failed one leaves none still opening, to be missed.
+    const settled = await Promise.allSettled(
       Array.from({ length: COUNT }, async (_, i) => {
         const workspace = join(base, String(i));
         await mkdir(workspace, { recursive: true });
@@ -72,6 +73,10 @@ async function main(): Promise<void> {
         return performance.now() - opened;
       }),
     );
+    times = settled.map((result) => {
+      if (result.status === 'rejected') throw result.reason;
+      return result.value;
+    });
     wallMs = performance.now() - started;
     cpu = cpuUsed();
   } finally {

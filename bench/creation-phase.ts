@@ -1,6 +1,6 @@
 import type { FakeModelServer } from '../test/fixtures/fake-model-server';
-import { createTestEnvironment, startTestApp } from '../test/support/test-app';
-import { startBareApp } from './bare-app';
+import { createTestEnvironment, startTestApp, TestApp } from '../test/support/test-app';
+import { BareApp, startBareApp } from './bare-app';
 import { benchDatabaseSocket, describeBenchDatabase } from './database-socket';
 import { LoadSpec, runLoad } from './load-generator';
 import { median as medianOf, percentile } from './stats';
@@ -71,9 +71,11 @@ async function measure(spec: LoadSpec): Promise<ThroughputSample> {
 export async function runCreationPhase(model: FakeModelServer): Promise<CreationResult> {
   const databaseSocket = benchDatabaseSocket();
   const env = createTestEnvironment('bench_create', model.url, { databaseSocket });
-  const app = await startTestApp(env, ['api']);
-  const bare = await startBareApp();
+  let app: TestApp | undefined;
+  let bare: BareApp | undefined;
   try {
+    app = await startTestApp(env, ['api']);
+    bare = await startBareApp();
     const common = {
       method: 'POST' as const,
       body: JSON.stringify({ prompt: PROMPT }),
@@ -97,8 +99,8 @@ export async function runCreationPhase(model: FakeModelServer): Promise<Creation
     result.runsCreated = Number(row.c);
     return result;
   } finally {
-    await bare.close();
-    await app.close();
+    await bare?.close();
+    await app?.close();
     await env.destroy();
   }
 }

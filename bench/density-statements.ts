@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
-import { createConnection } from 'mysql2/promise';
+import { createConnection, type Connection } from 'mysql2/promise';
 import { dirname, join } from 'node:path';
 import { startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { commandRuns } from './command-runs';
 import { apiClient } from '../test/support/api-client';
-import { createTestEnvironment, startTestApp } from '../test/support/test-app';
+import { createTestEnvironment, startTestApp, TestApp } from '../test/support/test-app';
 
 /**
  * `node -r @swc-node/register bench/density-statements.ts`: the SQL statements an execution sends,
@@ -48,17 +48,20 @@ async function main(): Promise<void> {
   Logger.overrideLogger(['warn', 'error']);
   const model = await startFakeModelServer();
   const env = createTestEnvironment(`bench_statements_${BACKEND}`, model.url);
-  const app = await startTestApp(env, ['api', 'worker'], {
-    'sandbox.backend': BACKEND,
-    'sandbox.readonlyPaths': '',
-    'runs.workerConcurrency': RUNS,
-  });
-  const follower = await createConnection(env.databaseUrl);
-  uncounted.add((follower as unknown as { connection: object }).connection);
+  let app: TestApp | undefined;
+  let follower: Connection | undefined;
   try {
+    app = await startTestApp(env, ['api', 'worker'], {
+      'sandbox.backend': BACKEND,
+      'sandbox.readonlyPaths': '',
+      'runs.workerConcurrency': RUNS,
+    });
+    const db = await createConnection(env.databaseUrl);
+    follower = db;
+    uncounted.add((db as unknown as { connection: object }).connection);
     const api = apiClient(app.baseUrl, app.apiKey);
     const burst = (name: string, count: number) =>
-      commandRuns({ api, model, db: follower, name, count, thinkMs: THINK_MS, command: 'echo hi' });
+      commandRuns({ api, model, db, name, count, thinkMs: THINK_MS, command: 'echo hi' });
     await burst('warm', 3);
     // Let the warm-up's trailing work (follow-up checks, hints) pass before counting.
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -79,8 +82,8 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
   } finally {
-    await follower.end();
-    await app.close();
+    await follower?.end();
+    await app?.close();
     await env.destroy();
     await model.close();
   }

@@ -78,8 +78,9 @@ async function timings(dataSource: DataSource, prompt: string): Promise<TimingRo
  */
 export async function runDispatchPhase(model: FakeModelServer): Promise<DispatchResult> {
   const env = createTestEnvironment('bench_dispatch', model.url);
-  const app = await startTestApp(env, ['api', 'worker'], PRODUCTION_TIMINGS);
+  let app: TestApp | undefined;
   try {
+    app = await startTestApp(env, ['api', 'worker'], PRODUCTION_TIMINGS);
     const warmup = 'Warm-up run: reply briefly';
     await createRuns(app, warmup, WARMUP_RUNS);
     await waitUntilFinished(app.dataSource, warmup, WARMUP_RUNS);
@@ -101,7 +102,7 @@ export async function runDispatchPhase(model: FakeModelServer): Promise<Dispatch
         `${DISPATCH_RATE_PER_SECOND}/s after ${WARMUP_RUNS} warm-up runs`,
     };
   } finally {
-    await app.close();
+    await app?.close();
     await env.destroy();
   }
 }

@@ -60,8 +60,9 @@ async function main(): Promise<void> {
         limits: { memoryMb: 256, pids: 128, cpus: 1 },
         apiUrl: null,
       });
-      await timed(sandbox);
+      // Closed at the end from here on, even if its first (untimed) command fails.
       ways.push({ label, sandbox, times: [], burstMs: 0 });
+      await timed(sandbox);
     }
     for (let i = 0; i < ROUNDS; i++) {
       for (const way of ways) way.times.push(await timed(way.sandbox));

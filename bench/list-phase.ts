@@ -154,9 +154,10 @@ export async function runListPhase(
   onProgress: (message: string) => void,
 ): Promise<ListResult> {
   const env = createTestEnvironment('bench_list', model.url);
-  const app = await startTestApp(env, ['api']);
+  let app: TestApp | undefined;
   const connections: Connection[] = [];
   try {
+    app = await startTestApp(env, ['api']);
     for (let i = 0; i < SEED_CONNECTIONS; i++) {
       connections.push(await createConnection(env.databaseUrl));
     }
@@ -187,7 +188,7 @@ export async function runListPhase(
     };
   } finally {
     for (const connection of connections) await connection.end();
-    await app.close();
+    await app?.close();
     await env.destroy();
   }
 }

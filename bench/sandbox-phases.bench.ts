@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BubblewrapSandboxBackend } from '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox';
 import { ProcessSandboxBackend } from '../src/modules/workers/sandbox/backends/process/process-sandbox';
+import { lingeringRemovalsSettled } from '../src/modules/workers/sandbox/cgroup-limits';
 import type { Sandbox, SandboxBackend } from '../src/modules/workers/sandbox/sandbox.types';
+import { settlesWithin } from '../src/common/time';
 import { closeOnExit } from './closing';
 import { CpuSplit, describeCpuSplit, watchCpuSplit } from './cpu-split';
 import { loadAverage, machineFacts } from './machine';
@@ -31,6 +33,13 @@ const ROUNDS = Number(process.env.PHASES_RUNS ?? 30);
 const WARM_UP = 3;
 const BACKENDS = (process.env.PHASES_BACKENDS ?? 'process,bubblewrap').split(',');
 const COMMANDS = Number(process.env.PHASES_COMMANDS ?? 1);
+/**
+ * How long the bench's end waits for the run cgroups a close left to the background (their
+ * removal tries for 30 s), below closeOnExit's bound of 60 s.
+ */
+const REMOVALS_WAIT_MS = 35_000;
+/** The round's sandbox while it is open: what a bench that fails or is interrupted closes. */
+let openSandbox: Sandbox | null = null;
 
 interface Phases {
   openMs: number[];
@@ -58,6 +67,7 @@ async function round(backend: SandboxBackend, root: string, i: number, apiUrl: s
     limits: { memoryMb: 512, pids: 128, cpus: 1 },
     apiUrl,
   });
+  openSandbox = sandbox;
   const t1 = performance.now();
   const c1 = process.cpuUsage();
   let failure: string | null = null;
@@ -74,6 +84,7 @@ async function round(backend: SandboxBackend, root: string, i: number, apiUrl: s
   const t2 = performance.now();
   const c2 = process.cpuUsage();
   await sandbox.close();
+  openSandbox = null;
   const t3 = performance.now();
   const c3 = process.cpuUsage();
   const cpuMs = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage) =>
@@ -104,7 +115,18 @@ async function measure(name: string, apiUrl: string): Promise<Phases> {
         maker: name === 'bubblewrap-bwrap-maker' ? 'bwrap' : 'spawner',
       })
     : new ProcessSandboxBackend();
-  const release = closeOnExit(() => rm(root, { recursive: true, force: true }));
+  const close = async () => {
+    try {
+      await openSandbox?.close();
+      openSandbox = null;
+      if (!(await settlesWithin(lingeringRemovalsSettled(), REMOVALS_WAIT_MS))) {
+        process.stderr.write(`[bench] ${name}: stopped waiting for run cgroups being removed\n`);
+      }
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  };
+  const release = closeOnExit(close);
   try {
     for (let i = 0; i < WARM_UP; i++) await round(backend, root, i, apiUrl);
     const phases: Phases = {
@@ -128,7 +150,7 @@ async function measure(name: string, apiUrl: string): Promise<Phases> {
     return phases;
   } finally {
     release();
-    await rm(root, { recursive: true, force: true });
+    await close();
   }
 }
 

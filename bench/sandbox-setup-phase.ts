@@ -1,9 +1,10 @@
 import { apiClient } from '../test/support/api-client';
-import { createTestEnvironment, startTestApp } from '../test/support/test-app';
+import { createTestEnvironment, startTestApp, TestApp } from '../test/support/test-app';
 import { waitFor } from '../test/support/wait';
 import { closeOnExit } from './closing';
 import type { ModelServerProcess } from './model-server-client';
 import { ms, percentile } from './stats';
+import { removeLeftContainers, removeSnapshotImages } from './warm-pool';
 
 /**
  * `bench:sandbox`'s setup phase (issue #25, item 6): an environment whose setup takes 5 s
@@ -78,17 +79,34 @@ export async function measureSetupPhase(
   settings: { image: string; log: (message: string) => void },
 ): Promise<SetupPhaseResult> {
   const env = createTestEnvironment(`bench_setup_${config.label.replace(/\W+/g, '_')}`, model.url);
-  const app = await startTestApp(env, ['api', 'worker'], {
+  const overrides = {
     'sandbox.backend': config.backend,
     'sandbox.readonlyPaths': '',
     'sandbox.docker.defaultImage': settings.image,
     'sandbox.docker.poolSize': config.poolSize,
     'environments.snapshots.enabled': true,
-  });
-  const release = closeOnExit(() => app.close().then(() => env.destroy()));
-  const api = apiClient(app.baseUrl, app.apiKey);
+  };
+  let app: TestApp | undefined;
+  const close = async () => {
+    await app?.close();
+    if (config.backend === 'docker') {
+      const docker = env.config(['api', 'worker'], overrides);
+      const left = await removeLeftContainers(docker);
+      // After the containers: an image a container still uses cannot be removed.
+      const images = await removeSnapshotImages(docker);
+      if (left + images > 0) {
+        settings.log(
+          `setup phase, ${config.label}: removed ${left} containers and ${images} snapshot images`,
+        );
+      }
+    }
+    await env.destroy();
+  };
+  const release = closeOnExit(close);
   const name = config.label.replace(/\W+/g, '-');
   try {
+    app = await startTestApp(env, ['api', 'worker'], overrides);
+    const api = apiClient(app.baseUrl, app.apiKey);
     settings.log(`setup phase, ${config.label}: baseline runs without an environment`);
     const baselineMs: number[] = [];
     // One warm-up (first harness start, image and pool), then the baseline.
@@ -114,8 +132,7 @@ export async function measureSetupPhase(
     return { config, baselineMs, firstMs: first.firstResultMs, nextMs, cachedCount };
   } finally {
     release();
-    await app.close();
-    await env.destroy();
+    await close();
   }
 }
 

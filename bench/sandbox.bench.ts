@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { apiClient } from '../test/support/api-client';
-import { createTestEnvironment, startTestApp } from '../test/support/test-app';
+import { createTestEnvironment, startTestApp, TestApp } from '../test/support/test-app';
 import { waitFor } from '../test/support/wait';
 import {
   describeHandouts,
@@ -154,9 +154,9 @@ async function measure(config: Config, model: ModelServerProcess): Promise<Resul
     'sandbox.docker.poolReuse': config.reuse ?? true,
     'runs.workerConcurrency': CONCURRENT_RUNS,
   };
-  const app = await startTestApp(env, ['api', 'worker'], overrides);
+  let app: TestApp | undefined;
   const close = async () => {
-    await app.close();
+    await app?.close();
     if (config.backend === 'docker') {
       const left = await removeLeftContainers(env.config(['api', 'worker'], overrides));
       if (left > 0) progress(`${config.label}: removed ${left} containers its closed app left`);
@@ -164,9 +164,10 @@ async function measure(config: Config, model: ModelServerProcess): Promise<Resul
     await env.destroy();
   };
   const release = closeOnExit(close);
-  const api = apiClient(app.baseUrl, app.apiKey);
   const name = config.label.replace(/\W+/g, '-');
   try {
+    app = await startTestApp(env, ['api', 'worker'], overrides);
+    const api = apiClient(app.baseUrl, app.apiKey);
     progress(`${config.label}: ${SEQUENTIAL_RUNS} sequential runs`);
     const sequential: RunTimes[] = [];
     for (let i = 0; i < WARM_UP_RUNS + SEQUENTIAL_RUNS; i++) {

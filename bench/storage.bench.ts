@@ -4,7 +4,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFakeModelServer } from '../test/fixtures/fake-model-server';
 import { apiClient } from '../test/support/api-client';
-import { createTestEnvironment, startTestApp } from '../test/support/test-app';
+import { createTestEnvironment, startTestApp, TestApp } from '../test/support/test-app';
 import { RunContentRetentionSweeper } from '../src/modules/retention';
 import { commandRuns } from './command-runs';
 import { machineFacts } from './machine';
@@ -138,25 +138,28 @@ async function main(): Promise<void> {
   Logger.overrideLogger(['warn', 'error']);
   const model = await startFakeModelServer();
   const env = createTestEnvironment('bench_storage', model.url);
-  const app = await startTestApp(env, ['api', 'worker'], {
-    'sandbox.backend': 'process',
-    'sandbox.readonlyPaths': '',
-    'runs.workerConcurrency': CONCURRENCY,
-    'runs.contentRetentionDays': RETENTION_DAYS,
-  });
-  const db = await createConnection(env.databaseUrl);
+  let app: TestApp | undefined;
+  let opened: Connection | undefined;
   const blobRoot = join(env.workspaceRoot, '.blobs');
-  const api = apiClient(app.baseUrl, app.apiKey);
   const command = `head -c ${OUTPUT_BYTES} /dev/zero | tr '\\0' x`;
   const prompt = (script: string) =>
     `[script:${script}] ${'Describe the change and run the tests. '.repeat(Math.ceil(PROMPT_BYTES / 39)).slice(0, PROMPT_BYTES)}`;
-  const wave = async (name: string, count: number) => {
-    const finalText = 'Done: the tests pass.';
-    const order = { api, model, db, name, count, command, prompt, finalText };
-    const ended = await commandRuns({ ...order, thinkMs: THINK_MS });
-    if (ended.succeeded !== count) throw new Error(`${name}: not every run succeeded`);
-  };
   try {
+    app = await startTestApp(env, ['api', 'worker'], {
+      'sandbox.backend': 'process',
+      'sandbox.readonlyPaths': '',
+      'runs.workerConcurrency': CONCURRENCY,
+      'runs.contentRetentionDays': RETENTION_DAYS,
+    });
+    const db = await createConnection(env.databaseUrl);
+    opened = db;
+    const api = apiClient(app.baseUrl, app.apiKey);
+    const wave = async (name: string, count: number) => {
+      const finalText = 'Done: the tests pass.';
+      const order = { api, model, db, name, count, command, prompt, finalText };
+      const ended = await commandRuns({ ...order, thinkMs: THINK_MS });
+      if (ended.succeeded !== count) throw new Error(`${name}: not every run succeeded`);
+    };
     await wave('warm', WARM_UP_RUNS);
     // Let the runs' trailing writes (key revocation) land before measuring.
     await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -228,8 +231,8 @@ async function main(): Promise<void> {
       await afterRetention(app, db, env.database, measuredFrom, { before, whole: after }),
     );
   } finally {
-    await db.end();
-    await app.close();
+    await opened?.end();
+    await app?.close();
     await env.destroy();
     await model.close();
   }

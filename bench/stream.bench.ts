@@ -105,9 +105,11 @@ async function main(): Promise<void> {
   // No model is ever called (no worker role), so the model URL only has to be well-formed.
   const env = createTestEnvironment('bench_stream', 'http://127.0.0.1:9/v1');
   // No worker: the run stays QUEUED and only the appended events change it.
-  const a = await startTestApp(env, ['api']);
-  const b = await startTestApp(env, ['api']);
+  let a: TestApp | undefined;
+  let b: TestApp | undefined;
   try {
+    a = await startTestApp(env, ['api']);
+    b = await startTestApp(env, ['api']);
     const api = apiClient(a.baseUrl, a.apiKey);
     const newRun = async (title: string) =>
       (await api.post('/agent/runs', { prompt: 'Streamed', title })).body.run_id as string;
@@ -134,8 +136,8 @@ async function main(): Promise<void> {
     );
     console.log(machineFacts().join('\n'));
   } finally {
-    await b.close();
-    await a.close();
+    await b?.close();
+    await a?.close();
     await env.destroy();
   }
 }

@@ -6,6 +6,7 @@ import { SandboxService } from '../src/modules/workers';
 import { sweepContainers } from '../src/modules/workers/sandbox/backends/docker/container-sweep';
 import { DockerHost } from '../src/modules/workers/sandbox/backends/docker/docker-host';
 import { DockerSandboxBackend } from '../src/modules/workers/sandbox/backends/docker/docker-sandbox';
+import { SnapshotImages } from '../src/modules/workers/sandbox/backends/docker/docker-snapshot-image';
 import { deploymentName } from '../src/modules/workers/sandbox/sandbox.service';
 import type { AmbientMetrics } from '../src/modules/metrics';
 import type { TestApp } from '../test/support/test-app';
@@ -31,6 +32,18 @@ export async function removeLeftContainers(config: AppConfig): Promise<number> {
     () => Promise.resolve(false),
     () => false,
   );
+}
+
+/**
+ * Removes the deployment's snapshot images (environment snapshots on docker: `docker commit`s a
+ * bench's environment setups left), once its containers are removed: nothing else removes them
+ * (a worker's sweep leaves an image younger than an hour). Returns how many went.
+ */
+export async function removeSnapshotImages(config: AppConfig): Promise<number> {
+  const images = new SnapshotImages(new Dockerode(), deploymentName(config));
+  let removed = 0;
+  for (const image of await images.list()) if (await images.remove(image.tag)) removed++;
+  return removed;
 }
 
 /** Resolves once the pool holds `count` ready containers of `image`; rejects after `timeoutMs`. */
