@@ -96,6 +96,13 @@ export class AmbientMetrics {
     buckets: HANDOUT_SECONDS,
     registers: [this.registry],
   });
+  private readonly sandboxFailedHandoutSeconds = new Histogram({
+    name: 'ambient_sandbox_failed_handout_seconds',
+    help: 'Time from opening a sandbox to its container failing to start, or to the sandbox being closed before it started (a cancelled run), by result (as ambient_sandbox_pool_handouts_total)',
+    labelNames: ['result'] as const,
+    buckets: HANDOUT_SECONDS,
+    registers: [this.registry],
+  });
   private readonly sandboxReturns = new Counter({
     name: 'ambient_sandbox_pool_returns_total',
     help: "Closed sandboxes' pooled containers, by what became of them (reused: back in the pool; any other outcome: removed, and why)",
@@ -276,6 +283,10 @@ export class AmbientMetrics {
   sandboxHandout(result: 'hit' | 'miss' | 'bypass', seconds: number): void {
     this.sandboxHandouts.inc({ result });
     this.sandboxHandoutSeconds.observe({ result }, seconds);
+  }
+
+  sandboxHandoutFailed(result: 'hit' | 'miss' | 'bypass', seconds: number): void {
+    this.sandboxFailedHandoutSeconds.observe({ result }, seconds);
   }
 
   egressRequest(decision: 'allowed' | 'denied', count = 1): void {

@@ -30,6 +30,7 @@ export class SandboxService extends Sandboxes implements OnModuleInit, OnApplica
       backends.list(),
       {
         handout: (result, seconds) => metrics.sandboxHandout(result, seconds),
+        handoutFailed: (result, seconds) => metrics.sandboxHandoutFailed(result, seconds),
         returned: (outcome) => metrics.sandboxReturn(outcome),
       },
       egressServerOptions(config.egress),

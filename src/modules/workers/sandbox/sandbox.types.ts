@@ -154,6 +154,11 @@ export type SandboxHandout = 'hit' | 'miss' | 'bypass';
 export interface SandboxPoolMetrics {
   /** A sandbox's container is ready for commands, `seconds` after it was asked for. */
   handout(result: SandboxHandout, seconds: number): void;
+  /**
+   * A sandbox's container never became ready (its start failed, or the sandbox was closed first:
+   * a cancelled run), `seconds` after it was asked for.
+   */
+  handoutFailed?(result: SandboxHandout, seconds: number): void;
   /** What became of a closed sandbox's pooled container (see container-returns.ts). */
   returned?(outcome: string): void;
 }

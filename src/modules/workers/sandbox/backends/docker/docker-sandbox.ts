@@ -213,7 +213,9 @@ export class DockerSandboxBackend implements SandboxBackend {
     }
     if (this.pool?.enabled) {
       void sandbox.started.then((ok) => {
-        if (ok) this.options.metrics?.handout(result, (performance.now() - askedAt) / 1000);
+        const seconds = (performance.now() - askedAt) / 1000;
+        if (ok) this.options.metrics?.handout(result, seconds);
+        else this.options.metrics?.handoutFailed?.(result, seconds);
       });
     }
     return sandbox;

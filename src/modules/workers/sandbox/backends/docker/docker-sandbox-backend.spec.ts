@@ -3,9 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../../../../config/app-config';
-import type { SandboxSpec } from '../../sandbox.types';
+import type { SandboxPoolMetrics, SandboxSpec } from '../../sandbox.types';
 import { ContainerReturns } from './container-returns';
 import { DockerSandboxBackend } from './docker-sandbox';
+import type { DockerSandbox } from './docker-sandbox-instance';
 import type { DirIdentity } from './sandbox-dirs';
 import { WarmContainers, type HandedOut, type WarmContainer } from './warm-containers';
 
@@ -31,7 +32,11 @@ function fakeContainer(id: string) {
  * discards, hands out and starts numbered fake containers (`make` decides each make's fate), and
  * a closed sandbox's container is eligible to come back (ContainerReturns' steps are fakes).
  */
-function backendOf(root: string, make: (n: number) => Promise<void> = () => Promise.resolve()) {
+function backendOf(
+  root: string,
+  make: (n: number) => Promise<void> = () => Promise.resolve(),
+  metrics?: SandboxPoolMetrics,
+) {
   const containers: ReturnType<typeof fakeContainer>[] = [];
   const discarded: string[] = [];
   let made = 0;
@@ -98,7 +103,7 @@ function backendOf(root: string, make: (n: number) => Promise<void> = () => Prom
     settings,
     { modem: {} } as unknown as Dockerode,
     'test',
-    { workspaceRoot: root, drainWaitMs: 5000 },
+    { workspaceRoot: root, drainWaitMs: 5000, metrics },
   );
   return { backend, pool: backend.pool!, makes, containers, discarded, vacate };
 }
@@ -174,5 +179,36 @@ describe('DockerSandboxBackend at shutdown', () => {
     expect(discarded).not.toContain(handedOut.id);
     // The pool's idle ones went with its early stop.
     expect(discarded.length + 1).toBe(containers.length);
+  });
+});
+
+describe('DockerSandboxBackend hand-outs', () => {
+  let root: string;
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'ambient-pool-handouts-'));
+  });
+
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('reports a hand-out whose container never became ready, with its wait, apart from the ready ones', async () => {
+    const metrics = { handout: jest.fn(), handoutFailed: jest.fn() };
+    const { backend, pool } = backendOf(root, undefined, metrics);
+    backend.warm();
+    while (pool.readyCount(IMAGE) < 2) await new Promise((resolve) => setImmediate(resolve));
+    jest
+      .spyOn(WarmContainers.prototype, 'start')
+      .mockRejectedValueOnce(new Error('its launcher did not start'));
+
+    const failed = (await backend.open(specOf(root, 'run-1'))) as DockerSandbox;
+    expect(await failed.started).toBe(false);
+    await failed.close();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(metrics.handoutFailed).toHaveBeenCalledWith('hit', expect.any(Number));
+    expect(metrics.handout).not.toHaveBeenCalled();
+    await backend.drain();
   });
 });
