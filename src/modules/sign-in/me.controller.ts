@@ -6,7 +6,7 @@ import type { Principal } from '../../common/auth/principal';
 import { RequirePermission } from '../../common/auth/require-permission.decorator';
 import { ApiProblems } from '../../common/errors/problem.schema';
 import { toRfc3339 } from '../../common/time';
-import { actorOf } from '../audit';
+import { actorOf, type AuditActorType } from '../audit';
 import {
   cookiesOf,
   SESSION_COOKIE,
@@ -15,6 +15,15 @@ import {
   TeamUserRepository,
 } from '../teams';
 import { MeDto } from './me.dto';
+
+/**
+ * What the caller is, as the console tells a person from an agent: an agent identity's key is
+ * `agent` (the audit log names the key itself, on the agent's behalf), else as the audit actor.
+ */
+export function callerType(principal: Principal): AuditActorType {
+  if (!principal.runId && principal.userType === 'service_account') return 'agent';
+  return actorOf(principal).type;
+}
 
 /** `GET /me`: the console shows who is signed in, and reads its session's CSRF token here. */
 @ApiTags('auth')
@@ -34,7 +43,7 @@ export class MeController {
   async me(@CurrentPrincipal() principal: Principal, @Req() request: Request): Promise<MeDto> {
     const team = await this.teamsAndUsers.team(principal.teamId);
     const me: MeDto = {
-      type: actorOf(principal).type,
+      type: callerType(principal),
       user_id: principal.userId,
       display_name: principal.displayName,
       email: principal.email,
