@@ -1,11 +1,10 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../config/app-config';
 import { ExtensionSet } from '../extensions/extension-set';
 import type { AmbientExtension } from '../extensions/extension.types';
 import { Sandboxes } from '../modules/workers/sandbox/sandboxes';
-import { startTimeOf } from '../modules/workers/sandbox/backends/docker/pool-owner';
 import { dockerSandboxSettings } from '../../test/support/docker-sandbox';
 import { SelfHostedWorker } from './self-hosted-worker';
 import type { WorkerOptions } from './worker-options';
@@ -37,7 +36,7 @@ describe('SelfHostedWorker', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('sweeps what a killed worker left once, before it connects, keeping a live sibling worker’s', async () => {
+  it("sweeps what a killed worker left once, before it connects, never taking an execution's container for a dead one's", async () => {
     const events: string[] = [];
     type IsLive = (runId: string, executionId: number) => Promise<boolean>;
     const sweep = jest.spyOn(Sandboxes.prototype, 'sweep').mockImplementation(() => {
@@ -47,24 +46,33 @@ describe('SelfHostedWorker', () => {
     jest.spyOn(WorkerSocket.prototype, 'start').mockImplementation(() => {
       events.push('connect');
     });
-    jest.spyOn(Sandboxes.prototype, 'drain').mockResolvedValue(undefined);
     const worker = new SelfHostedWorker(options(ExtensionSet.of([], {}), root), () => undefined);
     await worker.start();
     expect(events).toEqual(['sweep', 'connect']);
     expect(sweep).toHaveBeenCalledTimes(1);
-
-    // Nothing of a previous process is live, a dead worker's mark included (and it goes).
+    // A sibling sharing this worker id (another workspace root, another host on this daemon)
+    // labels its containers alike: none is taken for a killed worker's.
     const isLive = sweep.mock.calls[0][0] as IsLive;
-    const marks = join(root, '.workers');
-    writeFileSync(join(marks, `worker.${process.ppid}.1`), '');
-    await expect(isLive('run-1', 1)).resolves.toBe(false);
-    expect(readdirSync(marks)).toEqual([`worker.${process.pid}.${startTimeOf(process.pid)}`]);
-    // Another live worker process of this workspace root: its containers look the same.
-    writeFileSync(join(marks, `worker.${process.ppid}.${startTimeOf(process.ppid)}`), '');
     await expect(isLive('run-1', 1)).resolves.toBe(true);
+  });
 
-    await worker.shutdown();
-    expect(readdirSync(marks)).toEqual([`worker.${process.ppid}.${startTimeOf(process.ppid)}`]);
+  it('connects even when the sweep does not end, after waiting 30 s for it', async () => {
+    jest.useFakeTimers();
+    jest.spyOn(Sandboxes.prototype, 'sweep').mockReturnValue(new Promise(() => undefined));
+    const connect = jest.spyOn(WorkerSocket.prototype, 'start').mockImplementation(() => undefined);
+    const lines: string[] = [];
+    const worker = new SelfHostedWorker(options(ExtensionSet.of([], {}), root), (line) =>
+      lines.push(line),
+    );
+    const starting = worker.start();
+    await jest.advanceTimersByTimeAsync(29_000);
+    expect(connect).not.toHaveBeenCalled();
+    await jest.advanceTimersByTimeAsync(1_000);
+    await starting;
+    expect(connect).toHaveBeenCalledTimes(1);
+    expect(lines).toContain(
+      'warning: stopped waiting for the sweep of what a previous worker left',
+    );
   });
 
   it('waits for run cgroups still being removed before it stops, so the exit does not abandon them', async () => {

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { HarnessRegistry } from '../modules/workers/harness/harness-registry';
 import { WorkspaceService } from '../modules/workers/workspace/workspace.service';
 import { egressServerOptions } from '../modules/workers/sandbox/egress/execution-egress';
@@ -15,12 +14,13 @@ import {
   TaskAssignment,
   WorkerMessage,
 } from '../modules/workers/remote/worker-protocol';
-import { LiveWorkers } from './live-workers';
 import { ExecutionDeps, TaskExecution } from './task-execution';
 import type { WorkerOptions } from './worker-options';
 import { WorkerSocket } from './worker-socket';
 
 const SHUTDOWN_WAIT_MS = 15_000;
+/** How long the start waits for the sweep of what a previous worker left before it connects. */
+const SWEEP_WAIT_MS = 30_000;
 
 /**
  * Ambient's own self-hosted worker: speaks the `oz-agent-worker` protocol, executes assigned
@@ -32,7 +32,6 @@ export class SelfHostedWorker {
   private readonly tasks = new Map<string, { execution: TaskExecution; done: Promise<void> }>();
   private readonly socket: WorkerSocket;
   private readonly executionDeps: ExecutionDeps;
-  private readonly liveWorkers: LiveWorkers;
   private stopping = false;
 
   constructor(
@@ -77,7 +76,6 @@ export class SelfHostedWorker {
       gitUrlBase: options.gitUrlBase,
       log,
     };
-    this.liveWorkers = new LiveWorkers(join(options.workspaceRoot, '.workers'));
   }
 
   get activeCount(): number {
@@ -97,29 +95,25 @@ export class SelfHostedWorker {
   }
 
   /**
-   * The sandboxes a killed worker process left on this host, as Ambient's workers sweep theirs:
-   * run cgroups whose maker is dead (judged by its pid and start time), and this worker id's
-   * containers, unless another worker process of this workspace root is alive (nothing tells
-   * its executions' containers from a dead one's). Nothing of a previous process is live here.
+   * What a killed worker process left on this host, as far as it can be told from a live one's:
+   * run cgroups whose maker is dead (judged by its pid and start time). An execution's container
+   * is always taken as live: it carries this worker id and nothing of the process that made it, and
+   * workers sharing an id (on this host with another workspace root, or on another host with the
+   * same daemon) must never lose a running one. Bounded, so a daemon that does not answer cannot
+   * keep the worker from connecting.
    */
   private async sweepLeftovers(): Promise<void> {
-    try {
-      await this.liveWorkers.markThis();
-    } catch (err) {
-      this.log(
-        `warning: could not mark this worker in its workspace root: ${(err as Error).message}`,
+    let removed = 0;
+    const sweeping = this.executionDeps.sandboxes
+      .sweep(() => Promise.resolve(true))
+      .then((n) => (removed = n))
+      .catch((err: Error) =>
+        this.log(`warning: sweeping sandboxes a previous worker left failed: ${err.message}`),
       );
+    if (!(await settlesWithin(sweeping, SWEEP_WAIT_MS))) {
+      this.log('warning: stopped waiting for the sweep of what a previous worker left');
     }
-    try {
-      const removed = await this.executionDeps.sandboxes.sweep(() =>
-        this.liveWorkers.othersAlive(),
-      );
-      if (removed) this.log(`removed ${removed} sandbox(es) a previous worker process left`);
-    } catch (err) {
-      this.log(
-        `warning: sweeping sandboxes a previous worker left failed: ${(err as Error).message}`,
-      );
-    }
+    if (removed) this.log(`removed ${removed} sandbox(es) a previous worker process left`);
   }
 
   /** Stops taking work, hands running tasks back to the server, then closes the connection. */
@@ -137,7 +131,6 @@ export class SelfHostedWorker {
     }
     await this.socket.stop();
     await this.options.extensions.stop();
-    await this.liveWorkers.unmarkThis().catch(() => undefined);
   }
 
   private extensionLog(name: string): ExtensionLog {
