@@ -42,7 +42,7 @@ function containerOf(
  * containers removed through the host (the removal of a leftover of an execution's name, asked
  * first by every start, is not among them).
  */
-function fakeDaemon() {
+function fakeDaemon(leftoverRemoved: Promise<void> = Promise.resolve()) {
   const creates: { name: string; settle: (container: Dockerode.Container) => void }[] = [];
   const removed: string[] = [];
   const docker = {
@@ -54,7 +54,8 @@ function fakeDaemon() {
     docker,
     settings: {},
     removeContainer: async (container: Dockerode.Container) => {
-      if (!container.id.startsWith('leftover:')) removed.push(container.id);
+      if (container.id.startsWith('leftover:')) await leftoverRemoved;
+      else removed.push(container.id);
     },
     shape: async (shape: { name: string; image: string }) => ({
       name: shape.name,
@@ -168,5 +169,20 @@ describe('ColdContainers', () => {
     jest.advanceTimersByTime(1000);
     await expect(starting).rejects.toThrow(/did not answer within 1 s/);
     expect(removed).toEqual(['c-1']);
+  });
+
+  it('makes no container once given up on, when the daemon answers its first call late', async () => {
+    let answer!: () => void;
+    const { host, creates } = fakeDaemon(new Promise((resolve) => (answer = resolve)));
+    const cold = new ColdContainers(host, 1000);
+    const starting = cold.start(specOf(1), IMAGE, WORKSPACE, dirsOf(1), null, () => false);
+    await tick();
+    jest.advanceTimersByTime(1000);
+    await expect(starting).rejects.toThrow(/did not answer within 1 s/);
+    // The leftover's removal ends now: the name may be another open's by then.
+    answer();
+    await tick();
+    await tick();
+    expect(creates).toHaveLength(0);
   });
 });

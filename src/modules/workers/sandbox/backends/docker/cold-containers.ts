@@ -153,15 +153,23 @@ export class ColdContainers {
   ): Promise<{ container: Dockerode.Container; State: Dockerode.ContainerInspectInfo['State'] }> {
     const { docker } = this.host;
     const name = containerName(spec);
-    if (closeRequested()) throw closed();
+    // Once given up on, it touches nothing by this name: another open of the execution may own it.
+    const goOn = (): void => {
+      if (attempt.abandoned) throw new Error('the start was given up on');
+      if (closeRequested()) throw closed();
+    };
+    goOn();
     // A container a crashed process left under this name.
     await this.host.removeContainer(docker.getContainer(name));
-    if (closeRequested()) throw closed();
+    goOn();
     const options = await this.containerOptions(spec, image, name, workspace, dirs);
+    goOn();
     const container = await docker.createContainer(options).catch(async (error: unknown) => {
       // 409: one of that name appeared meanwhile (another open of the same execution).
       if (apiError(error).statusCode !== 409) throw error;
+      goOn();
       await this.host.removeContainer(docker.getContainer(name));
+      goOn();
       return docker.createContainer(options);
     });
     if (attempt.abandoned) {
@@ -169,7 +177,7 @@ export class ColdContainers {
       throw new Error('the start was given up on before its container was created');
     }
     attempt.container = container;
-    if (closeRequested()) throw closed();
+    goOn();
     await container.start();
     const { State } = await container.inspect();
     if (!State.Running) {
