@@ -67,6 +67,8 @@ export class DockerHost {
   }
 
   private parentGroup: Promise<string | null> | undefined;
+  /** The daemon's info while it is being asked for (see cgroupParent). */
+  private infoAsked: Promise<{ CgroupDriver?: string } | null> | undefined;
 
   /**
    * The cgroup parent of the containers: the sandboxes' group (`/ambient`), which every sandbox
@@ -77,9 +79,10 @@ export class DockerHost {
   cgroupParent(): Promise<string | null> {
     this.parentGroup ??= (async () => {
       if (!this.reachesContainerPids()) return null;
-      const asking = this.docker.info().catch(() => null) as Promise<{
-        CgroupDriver?: string;
-      } | null>;
+      // One question at a time: a daemon that does not answer is not asked again per start.
+      const asking = (this.infoAsked ??= (
+        this.docker.info().catch(() => null) as Promise<{ CgroupDriver?: string } | null>
+      ).finally(() => (this.infoAsked = undefined)));
       // A daemon that does not answer is not waited for by every later start (this is cached).
       const info = (await settlesWithin(asking, this.infoWaitMs)) ? await asking : null;
       // Asked again next time: the daemon may answer then.
