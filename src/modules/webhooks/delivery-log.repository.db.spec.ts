@@ -32,14 +32,15 @@ describe('DeliveryLog (database)', () => {
     return (await log.get(webhookId, entryId)) as WebhookDelivery & { payload: Buffer };
   }
 
-  it("records a batch delivery by delivery when it was a deadlock's victim", async () => {
+  it("records a batch delivery by delivery when it was a deadlock's victim, a row tried once more", async () => {
     await accepted('dl-0');
-    const query = jest.spyOn(RawSql.prototype, 'query');
-    query.mockRejectedValueOnce(
+    const deadlock = () =>
       Object.assign(new Error('Deadlock found when trying to get lock'), {
         code: 'ER_LOCK_DEADLOCK',
-      }),
-    );
+      });
+    const query = jest.spyOn(RawSql.prototype, 'query');
+    // The batch, then the first row on its own: each a deadlock's victim once.
+    query.mockRejectedValueOnce(deadlock()).mockRejectedValueOnce(deadlock());
     try {
       const delivery = (deliveryId: string) => ({
         webhookId,

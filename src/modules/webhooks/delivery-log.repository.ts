@@ -162,7 +162,11 @@ export class DeliveryLog {
     }
     const duplicates: boolean[] = [];
     for (const d of deliveries) {
-      const outcome = await this.recordAccepted(d);
+      // A single row may still meet the other replica's batch once: tried again, then it stands.
+      const outcome = await this.recordAccepted(d).catch((err: unknown) => {
+        if (!isDeadlock(err)) throw err;
+        return this.recordAccepted(d);
+      });
       duplicates.push(outcome.duplicate);
     }
     return duplicates;
