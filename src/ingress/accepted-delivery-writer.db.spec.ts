@@ -3,6 +3,7 @@ import { newTestService } from '../../test/support/unit/new-test-service';
 import { useTestDatabase } from '../../test/support/unit/test-database';
 import { insertWebhook } from '../../test/support/unit/webhook-rows';
 import { DeliveryEvaluationQueue } from '../modules/webhooks/delivery-evaluation.queue';
+import { MAX_STATEMENT_BYTES } from '../database/raw-sql';
 import { DeliveryLog } from '../modules/webhooks/delivery-log.repository';
 import { AcceptedDeliveryWriter } from './accepted-delivery-writer';
 
@@ -26,7 +27,8 @@ describe('AcceptedDeliveryWriter (database)', () => {
     });
   });
 
-  it('commits forty 250 KB deliveries arriving at once (more than one statement may carry)', async () => {
+  it('commits forty 250 KB deliveries arriving at once, in statements under the bound', async () => {
+    const batches = jest.spyOn(DeliveryLog.prototype, 'recordAcceptedMany');
     const bodies = Array.from({ length: 40 }, (_, i) =>
       Buffer.from(JSON.stringify({ i, pad: 'x'.repeat(250 * 1024) })),
     );
@@ -52,5 +54,12 @@ describe('AcceptedDeliveryWriter (database)', () => {
       expect(Number(row.size)).toBe(bodies[Number(row.delivery_id.slice(4))].length);
     }
     expect(enqueued.filter((k) => k.deliveryId.startsWith('big-'))).toHaveLength(40);
+    // Whatever the server's max_allowed_packet: no statement carried more than MAX_STATEMENT_BYTES.
+    expect(batches.mock.calls.length).toBeGreaterThan(1);
+    for (const [batch] of batches.mock.calls) {
+      const bytes = batch.reduce((sum, d) => sum + d.body.length * 2, 0);
+      expect(bytes).toBeLessThanOrEqual(MAX_STATEMENT_BYTES);
+    }
+    batches.mockRestore();
   });
 });

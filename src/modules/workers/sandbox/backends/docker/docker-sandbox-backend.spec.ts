@@ -108,6 +108,14 @@ function backendOf(
   return { backend, pool: backend.pool!, makes, containers, discarded, vacate };
 }
 
+/** The fakes' makes settle at once: the pool is full after a few turns of the event loop. */
+async function poolFilled(pool: { readyCount(image: string): number }): Promise<void> {
+  for (let turn = 0; pool.readyCount(IMAGE) < 2; turn++) {
+    if (turn > 1000) throw new Error(`the pool holds ${pool.readyCount(IMAGE)} of 2`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 function specOf(root: string, runId: string): SandboxSpec {
   return {
     runId,
@@ -163,7 +171,7 @@ describe('DockerSandboxBackend at shutdown', () => {
   it('removes the container of a sandbox closed during the drain instead of pooling it', async () => {
     const { backend, pool, containers, discarded, vacate } = backendOf(root);
     backend.warm();
-    while (pool.readyCount(IMAGE) < 2) await new Promise((resolve) => setImmediate(resolve));
+    await poolFilled(pool);
     const sandbox = await backend.open(specOf(root, 'run-1'));
     const [handedOut] = containers;
     expect(pool.readyCount(IMAGE)).toBeLessThan(2);
@@ -198,7 +206,7 @@ describe('DockerSandboxBackend hand-outs', () => {
     const metrics = { handout: jest.fn(), handoutFailed: jest.fn() };
     const { backend, pool } = backendOf(root, undefined, metrics);
     backend.warm();
-    while (pool.readyCount(IMAGE) < 2) await new Promise((resolve) => setImmediate(resolve));
+    await poolFilled(pool);
     jest
       .spyOn(WarmContainers.prototype, 'start')
       .mockRejectedValueOnce(new Error('its launcher did not start'));
