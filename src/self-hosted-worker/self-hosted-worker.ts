@@ -63,7 +63,8 @@ export class SelfHostedWorker {
       }),
       catalog: loadModelCatalog(options.modelsFile),
       sandboxes: new Sandboxes(
-        // No warm pool: a crashed worker's idle containers would wait for the next start's sweep.
+        // No warm pool: a crashed worker's idle containers would wait for the next start's sweep
+        // (which judges pooled ones by their maker), or for good if the worker is not started again.
         { ...options.sandbox, docker: { ...options.sandbox.docker, poolSize: 0 } },
         options.workspaceRoot,
         `self-hosted:${options.workerId}`,
@@ -122,7 +123,7 @@ export class SelfHostedWorker {
     for (const { execution } of this.tasks.values()) execution.stop('shutdown');
     await settlesWithin(Promise.all([...this.tasks.values()].map((t) => t.done)), SHUTDOWN_WAIT_MS);
     // Closed sandboxes' containers and run cgroups are removed in the background: now, as the
-    // next sweep is the next start's. Bounded: a stuck removal must not hold the exit.
+    // next start's sweep takes only cgroups. Bounded: a stuck removal must not hold the exit.
     await this.executionDeps.sandboxes.drain();
     if (!(await settlesWithin(this.removalsSettled(), SHUTDOWN_WAIT_MS))) {
       this.log(
