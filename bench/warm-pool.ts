@@ -6,9 +6,9 @@ import { SandboxService } from '../src/modules/workers';
 import { sweepContainers } from '../src/modules/workers/sandbox/backends/docker/container-sweep';
 import { DockerHost } from '../src/modules/workers/sandbox/backends/docker/docker-host';
 import { DockerSandboxBackend } from '../src/modules/workers/sandbox/backends/docker/docker-sandbox';
-import { SnapshotImages } from '../src/modules/workers/sandbox/backends/docker/docker-snapshot-image';
 import { deploymentName } from '../src/modules/workers/sandbox/sandbox.service';
 import type { AmbientMetrics } from '../src/modules/metrics';
+import { removeSnapshotImagesOf } from '../test/support/docker-sandbox';
 import type { TestApp } from '../test/support/test-app';
 
 export type WarmPool = NonNullable<DockerSandboxBackend['pool']>;
@@ -34,16 +34,9 @@ export async function removeLeftContainers(config: AppConfig): Promise<number> {
   );
 }
 
-/**
- * Removes the deployment's snapshot images (environment snapshots on docker: `docker commit`s a
- * bench's environment setups left), once its containers are removed: nothing else removes them
- * (a worker's sweep leaves an image younger than an hour). Returns how many went.
- */
-export async function removeSnapshotImages(config: AppConfig): Promise<number> {
-  const images = new SnapshotImages(new Dockerode(), deploymentName(config));
-  let removed = 0;
-  for (const image of await images.list()) if (await images.remove(image.tag)) removed++;
-  return removed;
+/** The deployment's snapshot images removed (see removeSnapshotImagesOf); how many went. */
+export function removeSnapshotImages(config: AppConfig): Promise<number> {
+  return removeSnapshotImagesOf(deploymentName(config));
 }
 
 /** Resolves once the pool holds `count` ready containers of `image`; rejects after `timeoutMs`. */

@@ -1,5 +1,7 @@
+import Dockerode from 'dockerode';
 import { resolve } from 'node:path';
 import type { AppConfig } from '../../src/config/app-config';
+import { SnapshotImages } from '../../src/modules/workers/sandbox/backends/docker/docker-snapshot-image';
 import type { SandboxExit, SandboxProcess } from '../../src/modules/workers/sandbox/sandbox.types';
 
 /** The agent image the docker tests and benches open sandboxes of (built by BUILD_AGENT_IMAGE). */
@@ -92,4 +94,21 @@ export async function finishProcess(child: SandboxProcess): Promise<FinishedProc
     child.exited,
   ]);
   return { ...exit, stdout, stderr, startedBy: startedBy(child) };
+}
+
+/**
+ * Removes a deployment's environment snapshot images (the `docker commit`s of its environments'
+ * set-ups), once its containers are gone (an image a container uses cannot go): nothing else
+ * removes them (a worker's sweep leaves an image younger than an hour), and a CI machine runs
+ * many deployments. How many went; none when no Docker daemon answers.
+ */
+export async function removeSnapshotImagesOf(deployment: string): Promise<number> {
+  const images = new SnapshotImages(new Dockerode(), deployment);
+  let removed = 0;
+  try {
+    for (const image of await images.list()) if (await images.remove(image.tag)) removed++;
+  } catch {
+    // No daemon here: no image either.
+  }
+  return removed;
 }

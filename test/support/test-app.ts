@@ -9,7 +9,9 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { AppConfig, loadConfig, Role } from '../../src/config/app-config';
 import { batchedLogDestination } from '../../src/common/logging/root-logger';
 import { AmbientProcess, startAmbient, StartOptions } from '../../src/bootstrap/start';
+import { deploymentName } from '../../src/modules/workers/sandbox/sandbox.service';
 import { createMigratedDatabase } from './database-template';
+import { removeSnapshotImagesOf } from './docker-sandbox';
 import { TEST_SECRETS_KEY } from './test-keys';
 
 export const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
@@ -201,7 +203,13 @@ export function createTestEnvironment(
       const keys = await redis.keys(`${redisPrefix}:*`);
       if (keys.length) await redis.del(...keys);
       await redis.quit();
-      // The environment's files go with it: a CI machine runs hundreds of these.
+      // The environment's files and snapshot images go with it: a CI machine runs hundreds.
+      await removeSnapshotImagesOf(
+        deploymentName({
+          database: { url: databaseUrl },
+          redis: { prefix: redisPrefix },
+        } as AppConfig),
+      );
       await rm(dirname(modelsFile), { recursive: true, force: true });
       await rm(workspaceRoot, { recursive: true, force: true });
     },
