@@ -190,6 +190,44 @@ describe('DockerSandboxBackend at shutdown', () => {
   });
 });
 
+describe('DockerSandboxBackend closing a sandbox', () => {
+  let root: string;
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'ambient-pool-close-'));
+  });
+
+  afterEach(async () => {
+    jest.useRealTimers();
+    jest.restoreAllMocks();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('ends the close of a sandbox whose container the daemon does not kill within 10 s', async () => {
+    const { backend, pool, containers } = backendOf(root);
+    backend.warm();
+    await poolFilled(pool);
+    const sandbox = await backend.open(specOf(root, 'run-1'));
+    // Not given back: its container is killed and removed (see the shutdown cases above).
+    backend.stopWarming();
+    const [handedOut] = containers;
+    handedOut.kill.mockReturnValue(new Promise(() => undefined));
+    jest.useFakeTimers({ doNotFake: ['setImmediate'] });
+
+    let closed = false;
+    const closing = sandbox.close().then(() => (closed = true));
+    // The close asks the daemon once it found no killer to tell (a look at the file system).
+    for (let turn = 0; handedOut.kill.mock.calls.length === 0; turn++) {
+      if (turn > 1000) throw new Error('the close never asked the daemon to kill the container');
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await jest.advanceTimersByTimeAsync(9_999);
+    expect(closed).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    await closing;
+  });
+});
+
 describe('DockerSandboxBackend hand-outs', () => {
   let root: string;
 

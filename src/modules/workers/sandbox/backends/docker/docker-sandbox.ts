@@ -38,6 +38,12 @@ type SandboxSettings = AppConfig['sandbox'];
  * one hung daemon request must not hold the process past its grace period.
  */
 const DRAIN_WAIT_MS = 30_000;
+/**
+ * How long a closed sandbox waits for the daemon to kill its container (when neither its killer nor
+ * its init could): the removal that follows has its own bound, and a wedged daemon must not hold
+ * the close, and the run's end, up.
+ */
+const DAEMON_KILL_WAIT_MS = 10_000;
 
 /**
  * Runs each execution in its own container: the image of the environment (pulled when missing),
@@ -332,7 +338,10 @@ export class DockerSandboxBackend implements SandboxBackend {
   ): Promise<void> {
     const all = killAllLine(container.id);
     if (!(await tellKiller(privateDir, all)) && !(init && killContainerInit(init))) {
-      await container.kill().catch(() => undefined);
+      await settlesWithin(
+        container.kill().catch(() => undefined),
+        DAEMON_KILL_WAIT_MS,
+      );
     }
     forgetSlots(killerDirOf(privateDir));
     this.removals.add(async () => {
