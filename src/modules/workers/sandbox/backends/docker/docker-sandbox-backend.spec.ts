@@ -128,11 +128,11 @@ function specOf(root: string, runId: string): SandboxSpec {
   };
 }
 
-describe('DockerSandboxBackend at shutdown', () => {
+describe('DockerSandboxBackend', () => {
   let root: string;
 
   beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'ambient-pool-shutdown-'));
+    root = await mkdtemp(join(tmpdir(), 'ambient-docker-backend-'));
   });
 
   afterEach(async () => {
@@ -141,120 +141,99 @@ describe('DockerSandboxBackend at shutdown', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  it('stops the warm pool and removes its idle containers as the shutdown begins, before its drain', async () => {
-    jest.useFakeTimers();
-    // The second make fails: the pool would try again 5 s later.
-    const { backend, pool, makes, discarded } = backendOf(root, (n) =>
-      n === 2 ? Promise.reject(new Error('the daemon is busy')) : Promise.resolve(),
-    );
-    backend.warm();
-    await jest.advanceTimersByTimeAsync(0);
-    expect(makes).toHaveBeenCalledTimes(2);
-    expect(pool.readyCount(IMAGE)).toBe(1);
+  describe('at shutdown', () => {
+    it('stops the warm pool and removes its idle containers as the shutdown begins, before its drain', async () => {
+      jest.useFakeTimers();
+      // The second make fails: the pool would try again 5 s later.
+      const { backend, pool, makes, discarded } = backendOf(root, (n) =>
+        n === 2 ? Promise.reject(new Error('the daemon is busy')) : Promise.resolve(),
+      );
+      backend.warm();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(makes).toHaveBeenCalledTimes(2);
+      expect(pool.readyCount(IMAGE)).toBe(1);
 
-    backend.stopWarming();
-    await jest.advanceTimersByTimeAsync(0);
-    expect(discarded).toEqual(['c1']);
-    expect(pool.readyCount(IMAGE)).toBe(0);
+      backend.stopWarming();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(discarded).toEqual(['c1']);
+      expect(pool.readyCount(IMAGE)).toBe(0);
 
-    // Its retry and its periodic looks come and go while the runs drain: it makes nothing.
-    await jest.advanceTimersByTimeAsync(65_000);
-    expect(pool.take(IMAGE)).toBeNull();
-    expect(makes).toHaveBeenCalledTimes(2);
-    expect(pool.readyCount(IMAGE)).toBe(0);
+      // Its retry and its periodic looks come and go while the runs drain: it makes nothing.
+      await jest.advanceTimersByTimeAsync(65_000);
+      expect(pool.take(IMAGE)).toBeNull();
+      expect(makes).toHaveBeenCalledTimes(2);
+      expect(pool.readyCount(IMAGE)).toBe(0);
 
-    await expect(backend.drain()).resolves.toBe(true);
-    expect(discarded).toEqual(['c1']);
-    expect(makes).toHaveBeenCalledTimes(2);
+      await expect(backend.drain()).resolves.toBe(true);
+      expect(discarded).toEqual(['c1']);
+      expect(makes).toHaveBeenCalledTimes(2);
+    });
+
+    it('removes the container of a sandbox closed during the drain instead of pooling it', async () => {
+      const { backend, pool, containers, discarded, vacate } = backendOf(root);
+      backend.warm();
+      await poolFilled(pool);
+      const sandbox = await backend.open(specOf(root, 'run-1'));
+      const [handedOut] = containers;
+      expect(pool.readyCount(IMAGE)).toBeLessThan(2);
+
+      backend.stopWarming();
+      // The run ends while the runs drain: its container neither comes back nor stays.
+      await sandbox.close();
+      await expect(backend.drain()).resolves.toBe(true);
+      expect(vacate).not.toHaveBeenCalled();
+      expect(pool.readyCount(IMAGE)).toBe(0);
+      expect(handedOut.kill).toHaveBeenCalled();
+      expect(handedOut.remove).toHaveBeenCalledWith({ force: true, v: true });
+      expect(discarded).not.toContain(handedOut.id);
+      // The pool's idle ones went with its early stop.
+      expect(discarded.length + 1).toBe(containers.length);
+    });
   });
 
-  it('removes the container of a sandbox closed during the drain instead of pooling it', async () => {
-    const { backend, pool, containers, discarded, vacate } = backendOf(root);
-    backend.warm();
-    await poolFilled(pool);
-    const sandbox = await backend.open(specOf(root, 'run-1'));
-    const [handedOut] = containers;
-    expect(pool.readyCount(IMAGE)).toBeLessThan(2);
+  describe('closing a sandbox', () => {
+    it('ends the close of a sandbox whose container the daemon does not kill within 10 s', async () => {
+      const { backend, pool, containers } = backendOf(root);
+      backend.warm();
+      await poolFilled(pool);
+      const sandbox = await backend.open(specOf(root, 'run-1'));
+      // Not given back: its container is killed and removed (see the shutdown cases above).
+      backend.stopWarming();
+      const [handedOut] = containers;
+      handedOut.kill.mockReturnValue(new Promise(() => undefined));
+      jest.useFakeTimers({ doNotFake: ['setImmediate'] });
 
-    backend.stopWarming();
-    // The run ends while the runs drain: its container neither comes back nor stays.
-    await sandbox.close();
-    await expect(backend.drain()).resolves.toBe(true);
-    expect(vacate).not.toHaveBeenCalled();
-    expect(pool.readyCount(IMAGE)).toBe(0);
-    expect(handedOut.kill).toHaveBeenCalled();
-    expect(handedOut.remove).toHaveBeenCalledWith({ force: true, v: true });
-    expect(discarded).not.toContain(handedOut.id);
-    // The pool's idle ones went with its early stop.
-    expect(discarded.length + 1).toBe(containers.length);
-  });
-});
-
-describe('DockerSandboxBackend closing a sandbox', () => {
-  let root: string;
-
-  beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'ambient-pool-close-'));
+      let closed = false;
+      const closing = sandbox.close().then(() => (closed = true));
+      // The close asks the daemon once it found no killer to tell (a look at the file system).
+      for (let turn = 0; handedOut.kill.mock.calls.length === 0; turn++) {
+        if (turn > 1000) throw new Error('the close never asked the daemon to kill the container');
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await jest.advanceTimersByTimeAsync(9_999);
+      expect(closed).toBe(false);
+      await jest.advanceTimersByTimeAsync(1);
+      await closing;
+    });
   });
 
-  afterEach(async () => {
-    jest.useRealTimers();
-    jest.restoreAllMocks();
-    await rm(root, { recursive: true, force: true });
-  });
+  describe('hand-outs', () => {
+    it('reports a hand-out whose container never became ready, with its wait, apart from the ready ones', async () => {
+      const metrics = { handout: jest.fn(), handoutFailed: jest.fn() };
+      const { backend, pool } = backendOf(root, undefined, metrics);
+      backend.warm();
+      await poolFilled(pool);
+      jest
+        .spyOn(WarmContainers.prototype, 'start')
+        .mockRejectedValueOnce(new Error('its launcher did not start'));
 
-  it('ends the close of a sandbox whose container the daemon does not kill within 10 s', async () => {
-    const { backend, pool, containers } = backendOf(root);
-    backend.warm();
-    await poolFilled(pool);
-    const sandbox = await backend.open(specOf(root, 'run-1'));
-    // Not given back: its container is killed and removed (see the shutdown cases above).
-    backend.stopWarming();
-    const [handedOut] = containers;
-    handedOut.kill.mockReturnValue(new Promise(() => undefined));
-    jest.useFakeTimers({ doNotFake: ['setImmediate'] });
-
-    let closed = false;
-    const closing = sandbox.close().then(() => (closed = true));
-    // The close asks the daemon once it found no killer to tell (a look at the file system).
-    for (let turn = 0; handedOut.kill.mock.calls.length === 0; turn++) {
-      if (turn > 1000) throw new Error('the close never asked the daemon to kill the container');
+      const failed = (await backend.open(specOf(root, 'run-1'))) as DockerSandbox;
+      expect(await failed.started).toBe(false);
+      await failed.close();
       await new Promise((resolve) => setImmediate(resolve));
-    }
-    await jest.advanceTimersByTimeAsync(9_999);
-    expect(closed).toBe(false);
-    await jest.advanceTimersByTimeAsync(1);
-    await closing;
-  });
-});
-
-describe('DockerSandboxBackend hand-outs', () => {
-  let root: string;
-
-  beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'ambient-pool-handouts-'));
-  });
-
-  afterEach(async () => {
-    jest.restoreAllMocks();
-    await rm(root, { recursive: true, force: true });
-  });
-
-  it('reports a hand-out whose container never became ready, with its wait, apart from the ready ones', async () => {
-    const metrics = { handout: jest.fn(), handoutFailed: jest.fn() };
-    const { backend, pool } = backendOf(root, undefined, metrics);
-    backend.warm();
-    await poolFilled(pool);
-    jest
-      .spyOn(WarmContainers.prototype, 'start')
-      .mockRejectedValueOnce(new Error('its launcher did not start'));
-
-    const failed = (await backend.open(specOf(root, 'run-1'))) as DockerSandbox;
-    expect(await failed.started).toBe(false);
-    await failed.close();
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(metrics.handoutFailed).toHaveBeenCalledWith('hit', expect.any(Number));
-    expect(metrics.handout).not.toHaveBeenCalled();
-    await backend.drain();
+      expect(metrics.handoutFailed).toHaveBeenCalledWith('hit', expect.any(Number));
+      expect(metrics.handout).not.toHaveBeenCalled();
+      await backend.drain();
+    });
   });
 });
