@@ -23,7 +23,13 @@ describe('deliveryIdentity', () => {
         json: {},
         body,
       }),
-    ).toEqual({ id: 'ci-7', source: 'configured_header', contentKey: null });
+    ).toEqual({
+      id: 'ci-7',
+      source: 'configured_header',
+      contentKey: null,
+      providerKey: 'gh-guid',
+      senderKey: 'amb-1',
+    });
     expect(
       deliveryIdentity({
         header: headers(all),
@@ -33,7 +39,13 @@ describe('deliveryIdentity', () => {
         json: {},
         body,
       }),
-    ).toEqual({ id: 'gh-guid', source: 'provider', contentKey: null });
+    ).toEqual({
+      id: 'gh-guid',
+      source: 'provider',
+      contentKey: null,
+      providerKey: 'gh-guid',
+      senderKey: 'amb-1',
+    });
     expect(
       deliveryIdentity({
         header: headers(all),
@@ -43,7 +55,13 @@ describe('deliveryIdentity', () => {
         json: {},
         body,
       }),
-    ).toEqual({ id: 'amb-1', source: 'sender_header', contentKey: null });
+    ).toEqual({
+      id: 'amb-1',
+      source: 'sender_header',
+      contentKey: null,
+      providerKey: null,
+      senderKey: 'amb-1',
+    });
     expect(
       deliveryIdentity({
         header: headers({ 'x-warp-delivery-id': 'warp-1' }),
@@ -66,6 +84,8 @@ describe('deliveryIdentity', () => {
       id: expect.stringMatching(/^body-sha256:[0-9a-f]{64}$/),
       source: 'body_hash',
       contentKey: null,
+      providerKey: null,
+      senderKey: null,
     });
     expect(
       deliveryIdentity({
@@ -77,6 +97,27 @@ describe('deliveryIdentity', () => {
         body: Buffer.from('{"id":"evt_1"}'),
       }).id,
     ).toBe(hashed.id);
+  });
+
+  it('keeps every id sent as a key of its own, whichever of them names the delivery', () => {
+    const identity = (h: Record<string, string>) =>
+      deliveryIdentity({
+        header: headers(h),
+        configuredHeader: 'X-CI-Run-Id',
+        verifier: builtinVerifier('github'),
+        signed: { content: body },
+        json: {},
+        body,
+      });
+    const named = identity(all);
+    const replayed = identity({ 'x-github-delivery': 'gh-guid', 'x-warp-delivery-id': 'warp-9' });
+    expect(named.id).toBe('ci-7');
+    expect(replayed.id).toBe('gh-guid');
+    expect(replayed.providerKey).toBe(named.providerKey);
+    expect(replayed.senderKey).toBe('warp-9');
+    const hashedIds = identity({ 'x-ci-run-id': 'ci-8', 'x-ambient-delivery-id': 'y'.repeat(300) });
+    expect(hashedIds.providerKey).toBeNull();
+    expect(hashedIds.senderKey).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 
   it('takes body ids for schemes that carry them (stripe event id)', () => {
@@ -137,6 +178,9 @@ describe('deliveryIdentity', () => {
       id: 'ci-7',
       source: 'configured_header',
       contentKey: expect.stringMatching(/^signed-id:[0-9a-f]{64}$/),
+      // The signed id is the provider's id: its key is the content key, not another.
+      providerKey: null,
+      senderKey: 'amb-1',
     });
     const withoutConfigured = deliveryIdentity({
       header: headers({ ...all, 'webhook-id': 'unsigned-msg' }),
@@ -150,6 +194,8 @@ describe('deliveryIdentity', () => {
       id: 'msg_signed',
       source: 'signed_id',
       contentKey: withConfigured.contentKey,
+      providerKey: null,
+      senderKey: 'amb-1',
     });
     // A retry re-signs the same id with a new timestamp: the same replay key.
     const retry = deliveryIdentity({

@@ -13,6 +13,15 @@ export interface DeliveryIdentity {
    * id is still a duplicate.
    */
   contentKey: string | null;
+  /**
+   * The provider's own unsigned id (`X-GitHub-Delivery`, Sentry `Request-ID`, the event id in the
+   * body) whenever one is sent, null otherwise or when the scheme signs its id (`contentKey` is
+   * that id then). A dedup key of its own, so a delivery named by the configured header is still a
+   * duplicate of one that carried the same provider id under another configured id.
+   */
+  providerKey: string | null;
+  /** `X-Ambient-Delivery-Id` (else `X-Warp-Delivery-Id`) whenever sent: a dedup key of its own. */
+  senderKey: string | null;
 }
 
 /** Headers a sender may set to name its delivery (Warp's name is accepted too). */
@@ -26,7 +35,9 @@ const PRINTABLE = /^[\x21-\x7e]{1,200}$/;
  * bodies without an id are duplicates. Ids that are not short printable ASCII are hashed. Beside
  * that id, a verified signature yields `contentKey`, what the signature covers: the signed id
  * where the scheme signs one (so a sender's retry, re-signed with a new timestamp, is the same
- * delivery), else the digest of the signed content.
+ * delivery), else the digest of the signed content; and the provider's unsigned id and the
+ * sender's id are keys of their own whenever sent, even when an earlier one in the order names the
+ * delivery. A delivery is a duplicate when any of its keys was accepted before.
  */
 export function deliveryIdentity(args: {
   header: (name: string) => string | undefined;
@@ -38,19 +49,22 @@ export function deliveryIdentity(args: {
 }): DeliveryIdentity {
   const { header, signed } = args;
   const signedId = signed?.id !== undefined && present(signed.id) ? signed.id : undefined;
-  const contentKey = signed ? signatureKey(signed, signedId) : null;
+  const provider =
+    signedId === undefined ? args.verifier?.deliveryId?.(header, args.json) : undefined;
+  const sender = SENDER_ID_HEADERS.map((name) => header(name)).find(present);
+  const keys = {
+    contentKey: signed ? signatureKey(signed, signedId) : null,
+    providerKey: present(provider) ? normalise(provider) : null,
+    senderKey: sender !== undefined ? normalise(sender) : null,
+  };
   const configured = args.configuredHeader ? header(args.configuredHeader) : undefined;
   if (present(configured)) {
-    return { id: normalise(configured), source: 'configured_header', contentKey };
+    return { id: normalise(configured), source: 'configured_header', ...keys };
   }
-  if (signedId !== undefined) return { id: normalise(signedId), source: 'signed_id', contentKey };
-  const provider = args.verifier?.deliveryId?.(header, args.json);
-  if (present(provider)) return { id: normalise(provider), source: 'provider', contentKey };
-  for (const name of SENDER_ID_HEADERS) {
-    const value = header(name);
-    if (present(value)) return { id: normalise(value), source: 'sender_header', contentKey };
-  }
-  return { id: `body-sha256:${sha256(args.body)}`, source: 'body_hash', contentKey };
+  if (signedId !== undefined) return { id: normalise(signedId), source: 'signed_id', ...keys };
+  if (keys.providerKey !== null) return { id: keys.providerKey, source: 'provider', ...keys };
+  if (keys.senderKey !== null) return { id: keys.senderKey, source: 'sender_header', ...keys };
+  return { id: `body-sha256:${sha256(args.body)}`, source: 'body_hash', ...keys };
 }
 
 /** `signed-id:<hex>` of a signed id, else `signed-sha256:<hex>` of the signed bytes. */

@@ -152,6 +152,8 @@ export class IngressService {
         webhookId: webhook.id,
         deliveryId: identity.id,
         contentKey: identity.contentKey,
+        providerKey: identity.providerKey,
+        senderKey: identity.senderKey,
         body,
         receivedAt,
       });

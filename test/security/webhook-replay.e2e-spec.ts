@@ -20,7 +20,10 @@ interface Scheme {
   scheme: string;
   /** The provider's secret (none: Ambient generates a whsec_ one). */
   providerSecret?: string;
-  /** The signed headers of a delivery of `body` (with its own signed id, where there is one). */
+  /**
+   * The signed headers of a delivery of `body`, with `id` as its signed id, or as its provider's
+   * unsigned id header where the scheme sends one (GitHub, Sentry).
+   */
   sign(secret: string, body: string, signedId: string): Record<string, string>;
   /** Unsigned headers added to the captured request, one replay each. */
   replays: Record<string, string>[];
@@ -64,9 +67,9 @@ const SCHEMES: Scheme[] = [
     name: 'github',
     scheme: 'github',
     providerSecret: 'gh-replay-secret',
-    sign: (secret, body) => ({
+    sign: (secret, body, id) => ({
       'X-Hub-Signature-256': githubSignature(secret, body),
-      'X-GitHub-Delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0001',
+      'X-GitHub-Delivery': `guid-${id}`,
     }),
     replays: [
       { 'X-GitHub-Delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0002' },
@@ -79,9 +82,9 @@ const SCHEMES: Scheme[] = [
     name: 'sentry',
     scheme: 'sentry',
     providerSecret: 'sentry-replay-secret',
-    sign: (secret, body) => ({
+    sign: (secret, body, id) => ({
       'Sentry-Hook-Signature': hex('sha256', secret, body),
-      'Request-ID': 'req-1',
+      'Request-ID': `req-${id}`,
     }),
     replays: [{ 'Request-ID': 'req-2' }, ...REQUEST_IDS],
     fresh: 'body',
@@ -193,14 +196,16 @@ describe('security: replayed signed webhook deliveries (every scheme, real HTTP)
       expect(entries.filter((e) => e.status === 'Accepted')).toHaveLength(1);
       expect(entries.filter((e) => e.status === 'Duplicate')).toHaveLength(replays);
 
+      // New content with new ids (a provider id in the body, as Stripe's, is one of its ids).
+      const freshBody = `{"id":"evt_${name}_2","event":{"id":"ev_${name}_2"},"action":"resolved"}`;
       const fresh =
         s.fresh === 'signed_id'
           ? await deliver(hook.local, body, {
               ...s.sign(hook.secret, body, `msg_${name}_2`),
               'X-Request-Id': 'r-new',
             })
-          : await deliver(hook.local, body.replace('created', 'resolved'), {
-              ...s.sign(hook.secret, body.replace('created', 'resolved'), ''),
+          : await deliver(hook.local, freshBody, {
+              ...s.sign(hook.secret, freshBody, `msg_${name}_2`),
               'X-Request-Id': 'r-new',
             });
       expect(fresh.status).toBe(202);
@@ -294,6 +299,70 @@ describe('security: replayed signed webhook deliveries (every scheme, real HTTP)
       ]);
     },
   );
+
+  it('github: the provider id is a key of its own, beside the configured id, in both directions', async () => {
+    const hook = hooks.get('github')!;
+    const send = (n: number, guid: string, requestId: string) => {
+      const body = `{"action":"ids","n":${n}}`;
+      return deliver(hook.local, body, {
+        'X-Hub-Signature-256': githubSignature(hook.secret, body),
+        'X-GitHub-Delivery': guid,
+        'X-Request-Id': requestId,
+      });
+    };
+    const sent = [
+      await send(1, 'guid-ids-1', 'r-ids-1'),
+      // New signed content under the accepted X-GitHub-Delivery, named by a new configured id.
+      await send(2, 'guid-ids-1', 'r-ids-2'),
+      // New signed content and a new X-GitHub-Delivery under the accepted configured id.
+      await send(3, 'guid-ids-3', 'r-ids-1'),
+      await send(4, 'guid-ids-4', 'r-ids-4'),
+    ];
+    expect(sent.map((r) => r.status)).toEqual([202, 202, 202, 202]);
+    const entries = (await settled(hook.uid)).entries.slice(0, 4);
+    expect(entries.map((e) => [e.delivery_id, e.status])).toEqual([
+      ['r-ids-4', 'Accepted'],
+      ['r-ids-1', 'Duplicate'],
+      ['r-ids-2', 'Duplicate'],
+      ['r-ids-1', 'Accepted'],
+    ]);
+  });
+
+  it('token: the sender id is a key of its own, beside the configured id, in both directions', async () => {
+    const created = await createWebhook(api, factory, {
+      name: 'token-ids',
+      auth_mode: 'token',
+      delivery_id_header: 'X-Request-Id',
+    });
+    const local = `${app.ingressUrl}/webhooks/w/${created.uid}`;
+    const send = (n: number, ids: Record<string, string>) =>
+      deliver(local, `{"n":${n}}`, { Authorization: `Bearer ${created.secret}`, ...ids });
+    const sent = [
+      await send(1, { 'X-Request-Id': 't-1', 'X-Ambient-Delivery-Id': 'amb-1' }),
+      // The accepted sender id alone: it names the delivery now.
+      await send(2, { 'X-Ambient-Delivery-Id': 'amb-1' }),
+      // The accepted sender id under a new configured id.
+      await send(3, { 'X-Request-Id': 't-3', 'X-Ambient-Delivery-Id': 'amb-1' }),
+      // The accepted configured id with a new sender id.
+      await send(4, { 'X-Request-Id': 't-1', 'X-Ambient-Delivery-Id': 'amb-4' }),
+      await send(5, { 'X-Request-Id': 't-5', 'X-Ambient-Delivery-Id': 'amb-5' }),
+    ];
+    expect(sent.map((r) => r.body)).toEqual([
+      { delivery_id: 't-1' },
+      { delivery_id: 'amb-1' },
+      { delivery_id: 't-3' },
+      { delivery_id: 't-1' },
+      { delivery_id: 't-5' },
+    ]);
+    const entries = (await log(created.uid)).map((e) => [e.delivery_id, e.status]);
+    expect(entries).toEqual([
+      ['t-5', 'Accepted'],
+      ['t-1', 'Duplicate'],
+      ['t-3', 'Duplicate'],
+      ['amb-1', 'Duplicate'],
+      ['t-1', 'Accepted'],
+    ]);
+  });
 
   it('standard_webhooks without a configured header: the signed id names the delivery, a new one is accepted', async () => {
     const created = await createWebhook(api, factory, {

@@ -69,6 +69,67 @@ describe('DeliveryLog (database)', () => {
     ]);
   });
 
+  describe('a delivery is a duplicate when any of its ids was accepted before', () => {
+    const delivery = (
+      deliveryId: string,
+      keys: { providerKey?: string; senderKey?: string; contentKey?: string } = {},
+    ) => ({
+      webhookId,
+      deliveryId,
+      contentKey: keys.contentKey ?? null,
+      providerKey: keys.providerKey ?? null,
+      senderKey: keys.senderKey ?? null,
+      body: Buffer.from(`{"id":"${deliveryId}"}`),
+      receivedAt: new Date(),
+    });
+    const statuses = async (prefix: string) =>
+      (await db.dataSource.query(
+        `SELECT delivery_id, status FROM webhook_deliveries
+          WHERE webhook_id = ? AND delivery_id LIKE ? ORDER BY id`,
+        [webhookId, `${prefix}%`],
+      )) as { delivery_id: string; status: string }[];
+
+    it('on its own: the provider id or the sender id under another configured id, and back', async () => {
+      const first = delivery('ka-c1', { providerKey: 'ka-gh-1', senderKey: 'ka-s-1' });
+      expect((await log.recordAccepted(first)).duplicate).toBe(false);
+      // The same provider id under a new configured id; the same sender id alone.
+      const sameProvider = delivery('ka-c2', { providerKey: 'ka-gh-1' });
+      expect((await log.recordAccepted(sameProvider)).duplicate).toBe(true);
+      const sameSender = delivery('ka-s-1', { senderKey: 'ka-s-1' });
+      expect((await log.recordAccepted(sameSender)).duplicate).toBe(true);
+      // The configured id again with new other ids: the seed's order still holds.
+      const sameConfigured = delivery('ka-c1', { providerKey: 'ka-gh-2', senderKey: 'ka-s-2' });
+      expect((await log.recordAccepted(sameConfigured)).duplicate).toBe(true);
+      const fresh = delivery('ka-c3', { providerKey: 'ka-gh-3', senderKey: 'ka-s-3' });
+      expect((await log.recordAccepted(fresh)).duplicate).toBe(false);
+      expect((await statuses('ka-')).map((r) => r.status)).toEqual([
+        'accepted',
+        'duplicate',
+        'duplicate',
+        'duplicate',
+        'accepted',
+      ]);
+    });
+
+    it('in one batch, and against what an earlier batch accepted', async () => {
+      const first = await log.recordAcceptedMany([
+        delivery('kb-c1', { providerKey: 'kb-gh-1', senderKey: 'kb-s-1' }),
+        delivery('kb-c2', { providerKey: 'kb-gh-1' }),
+        delivery('kb-c3', { senderKey: 'kb-s-1' }),
+        delivery('kb-c4', { providerKey: 'kb-gh-4', senderKey: 'kb-s-4' }),
+      ]);
+      expect(first).toEqual([false, true, true, false]);
+      const second = await log.recordAcceptedMany([
+        delivery('kb-c5', { senderKey: 'kb-s-4' }),
+        delivery('kb-gh-1', { providerKey: 'kb-gh-1' }),
+        delivery('kb-c6', { providerKey: 'kb-gh-6', senderKey: 'kb-s-6' }),
+      ]);
+      expect(second).toEqual([true, true, false]);
+      const accepted = (await statuses('kb-')).filter((r) => r.status === 'accepted');
+      expect(accepted.map((r) => r.delivery_id)).toEqual(['kb-c1', 'kb-c4', 'kb-c6']);
+    });
+  });
+
   describe('a batch whose connection broke', () => {
     const connectionLost = () =>
       Object.assign(new Error('Connection lost: The server closed the connection.'), {

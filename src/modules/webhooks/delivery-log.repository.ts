@@ -18,6 +18,9 @@ export interface AcceptedDelivery {
   deliveryId: string;
   /** What a verified signature covers, as a digest (see `deliveryIdentity`); null unsigned. */
   contentKey: string | null;
+  /** The provider's unsigned id and the sender's id, whenever sent (see `deliveryIdentity`). */
+  providerKey?: string | null;
+  senderKey?: string | null;
   body: Buffer;
   receivedAt: Date;
 }
@@ -60,12 +63,41 @@ const LOG_COLUMNS = [
   'redeliveryOf',
 ] as const;
 
+const ACCEPTED_COLUMNS =
+  'webhook_id, delivery_id, dedup_key, content_key, provider_key, sender_key, status, size_bytes, received_at, payload, evaluation_due_at';
+
+/** An accepted delivery's values, in ACCEPTED_COLUMNS' order. */
+function acceptedRow(d: AcceptedDelivery): unknown[] {
+  return [
+    d.webhookId,
+    d.deliveryId,
+    d.deliveryId,
+    d.contentKey,
+    d.providerKey ?? null,
+    d.senderKey ?? null,
+    'accepted',
+    d.body.length,
+    d.receivedAt,
+    d.body,
+    d.receivedAt,
+  ];
+}
+
+/** Each of a delivery's dedup keys, by the unique index that holds it. */
+function dedupKeys(d: AcceptedDelivery): string[] {
+  const keys = [`id\u0000${d.webhookId}\u0000${d.deliveryId}`];
+  if (d.contentKey !== null) keys.push(`content\u0000${d.webhookId}\u0000${d.contentKey}`);
+  if (d.providerKey) keys.push(`provider\u0000${d.webhookId}\u0000${d.providerKey}`);
+  if (d.senderKey) keys.push(`sender\u0000${d.webhookId}\u0000${d.senderKey}`);
+  return keys;
+}
+
 /**
- * The delivery log. An accepted entry carries its identity in `dedup_key` and, for signed
- * deliveries, what the signature covers in `content_key` (both unique per webhook),
- * so the INSERT that commits the delivery is also the dedup decision: of several deliveries with
- * the same identity or the same signed content, even concurrent ones, exactly one row gets in and
- * the others are logged Duplicate.
+ * The delivery log. An accepted entry carries its identity in `dedup_key`, for signed deliveries
+ * what the signature covers in `content_key`, and the provider's unsigned id and the sender's id
+ * whenever sent in `provider_key` and `sender_key` (each unique per webhook), so the INSERT that
+ * commits the delivery is also the dedup decision: of several deliveries sharing any key, even
+ * concurrent ones, exactly one row gets in and the others are logged Duplicate.
  */
 @Injectable()
 export class DeliveryLog {
@@ -77,13 +109,11 @@ export class DeliveryLog {
   }
 
   async recordAccepted(delivery: AcceptedDelivery): Promise<AcceptedOutcome> {
-    const { webhookId, deliveryId, contentKey, body, receivedAt } = delivery;
+    const { webhookId, deliveryId, body, receivedAt } = delivery;
     try {
       const result = (await this.sql.query(
-        `INSERT INTO webhook_deliveries
-           (webhook_id, delivery_id, dedup_key, content_key, status, size_bytes, received_at, payload, evaluation_due_at)
-         VALUES (?, ?, ?, ?, 'accepted', ?, ?, ?, ?)`,
-        [webhookId, deliveryId, deliveryId, contentKey, body.length, receivedAt, body, receivedAt],
+        `INSERT INTO webhook_deliveries (${ACCEPTED_COLUMNS}) VALUES (?)`,
+        [acceptedRow(delivery)],
       )) as InsertResult;
       return { entryId: String(result.insertId), duplicate: false };
     } catch (err) {
@@ -110,8 +140,7 @@ export class DeliveryLog {
   async recordAcceptedMany(deliveries: AcceptedDelivery[]): Promise<boolean[]> {
     const seen = new Set<string>();
     const duplicateInBatch = deliveries.map((d) => {
-      const keys = [`id\u0000${d.webhookId}\u0000${d.deliveryId}`];
-      if (d.contentKey !== null) keys.push(`content\u0000${d.webhookId}\u0000${d.contentKey}`);
+      const keys = dedupKeys(d);
       if (keys.some((k) => seen.has(k))) return true;
       for (const k of keys) seen.add(k);
       return false;
@@ -123,31 +152,18 @@ export class DeliveryLog {
             d.deliveryId,
             null,
             null,
+            null,
+            null,
             'duplicate',
             d.body.length,
             d.receivedAt,
             null,
             null,
           ]
-        : [
-            d.webhookId,
-            d.deliveryId,
-            d.deliveryId,
-            d.contentKey,
-            'accepted',
-            d.body.length,
-            d.receivedAt,
-            d.body,
-            d.receivedAt,
-          ],
+        : acceptedRow(d),
     );
     try {
-      await this.sql.query(
-        `INSERT INTO webhook_deliveries
-           (webhook_id, delivery_id, dedup_key, content_key, status, size_bytes, received_at, payload, evaluation_due_at)
-         VALUES ?`,
-        [rows],
-      );
+      await this.sql.query(`INSERT INTO webhook_deliveries (${ACCEPTED_COLUMNS}) VALUES ?`, [rows]);
       return duplicateInBatch;
     } catch (err) {
       if (isBackingServiceUnavailable(err)) {
