@@ -31,7 +31,7 @@ import { RunKeysWorkerCredential1766300000000 } from './1766300000000-run-keys-w
 import { RunContentRetention1766400000000 } from './1766400000000-run-content-retention';
 import { RunsUnusedIndexes1766500000000 } from './1766500000000-runs-unused-indexes';
 import { SweepPositions1766600000000 } from './1766600000000-sweep-positions';
-import { WebhookDeliveryIdentityKeys1766700000000 } from './1766700000000-webhook-delivery-identity-keys';
+import { WebhookDeliveryKeys1766700000000 } from './1766700000000-webhook-delivery-keys';
 
 /** Every migration, oldest first. Forward-only: add a new file, never edit an applied one. */
 export const MIGRATIONS = [
@@ -68,7 +68,7 @@ export const MIGRATIONS = [
   RunContentRetention1766400000000,
   RunsUnusedIndexes1766500000000,
   SweepPositions1766600000000,
-  WebhookDeliveryIdentityKeys1766700000000,
+  WebhookDeliveryKeys1766700000000,
 ];
 
 /** MIGRATIONS, with the server's secrets keys given to the migrations that encrypt. */

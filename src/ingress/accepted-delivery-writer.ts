@@ -14,9 +14,7 @@ export function deliveryStatementBytes(delivery: AcceptedDelivery): number {
     valueBytes(delivery.body) +
     valueBytes(delivery.webhookId) +
     2 * valueBytes(delivery.deliveryId) +
-    valueBytes(delivery.contentKey ?? '') +
-    valueBytes(delivery.providerKey ?? '') +
-    valueBytes(delivery.senderKey ?? '')
+    valueBytes(delivery.contentKey ?? '')
   );
 }
 

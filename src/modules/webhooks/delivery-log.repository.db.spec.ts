@@ -128,6 +128,25 @@ describe('DeliveryLog (database)', () => {
       const accepted = (await statuses('kb-')).filter((r) => r.status === 'accepted');
       expect(accepted.map((r) => r.delivery_id)).toEqual(['kb-c1', 'kb-c4', 'kb-c6']);
     });
+    it('go with their entry: once the retention removed it, its ids are free again', async () => {
+      const old = new Date(Date.now() - 86_400_000);
+      const entry = { ...delivery('kc-c1', { providerKey: 'kc-gh-1' }), receivedAt: old };
+      const { entryId } = await log.recordAccepted(entry);
+      await db.dataSource.query(
+        `UPDATE webhook_deliveries SET evaluation_due_at = NULL WHERE id = ?`,
+        [entryId],
+      );
+      const cutoff = new Date(old.getTime() + 1);
+      expect(await log.deleteExpired(webhookId, String(Number(entryId) + 1), cutoff)).toBe(1);
+      const keys = (await db.dataSource.query(
+        `SELECT dedup_key FROM webhook_delivery_keys WHERE webhook_id = ? AND entry_dedup_key = 'kc-c1'`,
+        [webhookId],
+      )) as unknown[];
+      expect(keys).toEqual([]);
+      expect(
+        (await log.recordAccepted(delivery('kc-c2', { providerKey: 'kc-gh-1' }))).duplicate,
+      ).toBe(false);
+    });
   });
 
   describe('a batch whose connection broke', () => {

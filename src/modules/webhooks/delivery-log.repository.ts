@@ -64,7 +64,10 @@ const LOG_COLUMNS = [
 ] as const;
 
 const ACCEPTED_COLUMNS =
-  'webhook_id, delivery_id, dedup_key, content_key, provider_key, sender_key, status, size_bytes, received_at, payload, evaluation_due_at';
+  'webhook_id, delivery_id, dedup_key, content_key, status, size_bytes, received_at, payload, evaluation_due_at';
+const INSERT_ACCEPTED = `INSERT INTO webhook_deliveries (${ACCEPTED_COLUMNS}) VALUES ?`;
+const INSERT_KEYS =
+  'INSERT INTO webhook_delivery_keys (webhook_id, dedup_key, entry_dedup_key) VALUES ?';
 
 /** An accepted delivery's values, in ACCEPTED_COLUMNS' order. */
 function acceptedRow(d: AcceptedDelivery): unknown[] {
@@ -73,8 +76,6 @@ function acceptedRow(d: AcceptedDelivery): unknown[] {
     d.deliveryId,
     d.deliveryId,
     d.contentKey,
-    d.providerKey ?? null,
-    d.senderKey ?? null,
     'accepted',
     d.body.length,
     d.receivedAt,
@@ -83,21 +84,48 @@ function acceptedRow(d: AcceptedDelivery): unknown[] {
   ];
 }
 
-/** Each of a delivery's dedup keys, by the unique index that holds it. */
+/** A delivery's keys beside its id and content key: its `webhook_delivery_keys` rows' keys. */
+function otherKeys(d: AcceptedDelivery): string[] {
+  const keys: string[] = [];
+  if (d.providerKey) keys.push(`provider:${d.providerKey}`);
+  if (d.senderKey) keys.push(`sender:${d.senderKey}`);
+  return keys;
+}
+
+/** Each of a delivery's dedup keys, each named with the index that holds it. */
 function dedupKeys(d: AcceptedDelivery): string[] {
   const keys = [`id\u0000${d.webhookId}\u0000${d.deliveryId}`];
   if (d.contentKey !== null) keys.push(`content\u0000${d.webhookId}\u0000${d.contentKey}`);
-  if (d.providerKey) keys.push(`provider\u0000${d.webhookId}\u0000${d.providerKey}`);
-  if (d.senderKey) keys.push(`sender\u0000${d.webhookId}\u0000${d.senderKey}`);
+  for (const key of otherKeys(d)) keys.push(`other\u0000${d.webhookId}\u0000${key}`);
   return keys;
 }
 
 /**
+ * Commits accepted entries: one statement on its own when none carries another key (the common
+ * case: a signed id, or no id), else the entries and their keys in one transaction.
+ */
+async function insertAccepted(
+  sql: RawSql,
+  rows: unknown[][],
+  accepted: AcceptedDelivery[],
+): Promise<InsertResult> {
+  const keyRows = accepted.flatMap((d) =>
+    otherKeys(d).map((key) => [d.webhookId, key, d.deliveryId]),
+  );
+  if (keyRows.length === 0) return (await sql.query(INSERT_ACCEPTED, [rows])) as InsertResult;
+  return sql.transaction(async (tx) => {
+    const result = (await tx.query(INSERT_ACCEPTED, [rows])) as InsertResult;
+    await tx.query(INSERT_KEYS, [keyRows]);
+    return result;
+  });
+}
+
+/**
  * The delivery log. An accepted entry carries its identity in `dedup_key`, for signed deliveries
- * what the signature covers in `content_key`, and the provider's unsigned id and the sender's id
- * whenever sent in `provider_key` and `sender_key` (each unique per webhook), so the INSERT that
- * commits the delivery is also the dedup decision: of several deliveries sharing any key, even
- * concurrent ones, exactly one row gets in and the others are logged Duplicate.
+ * what the signature covers in `content_key`, and the provider's unsigned id and the sender's id,
+ * whenever sent, in `webhook_delivery_keys` (each unique per webhook), so the INSERT that commits
+ * the delivery is also the dedup decision: of several deliveries sharing any key, even concurrent
+ * ones, exactly one row gets in and the others are logged Duplicate.
  */
 @Injectable()
 export class DeliveryLog {
@@ -111,10 +139,7 @@ export class DeliveryLog {
   async recordAccepted(delivery: AcceptedDelivery): Promise<AcceptedOutcome> {
     const { webhookId, deliveryId, body, receivedAt } = delivery;
     try {
-      const result = (await this.sql.query(
-        `INSERT INTO webhook_deliveries (${ACCEPTED_COLUMNS}) VALUES (?)`,
-        [acceptedRow(delivery)],
-      )) as InsertResult;
+      const result = await insertAccepted(this.sql, [acceptedRow(delivery)], [delivery]);
       return { entryId: String(result.insertId), duplicate: false };
     } catch (err) {
       if ((err as { code?: string }).code !== 'ER_DUP_ENTRY') throw err;
@@ -152,8 +177,6 @@ export class DeliveryLog {
             d.deliveryId,
             null,
             null,
-            null,
-            null,
             'duplicate',
             d.body.length,
             d.receivedAt,
@@ -163,7 +186,11 @@ export class DeliveryLog {
         : acceptedRow(d),
     );
     try {
-      await this.sql.query(`INSERT INTO webhook_deliveries (${ACCEPTED_COLUMNS}) VALUES ?`, [rows]);
+      await insertAccepted(
+        this.sql,
+        rows,
+        deliveries.filter((_, i) => !duplicateInBatch[i]),
+      );
       return duplicateInBatch;
     } catch (err) {
       if (isBackingServiceUnavailable(err)) {

@@ -6,13 +6,14 @@ import { DeliveryLog } from './delivery-log.repository';
 import { SignatureVerifiersModule } from './verifiers/signature-verifiers.module';
 import { Webhook } from './entities/webhook.entity';
 import { WebhookDelivery } from './entities/webhook-delivery.entity';
+import { WebhookDeliveryKey } from './entities/webhook-delivery-key.entity';
 import { WebhookDeliveryRun } from './entities/webhook-delivery-run.entity';
 import { WebhookStore } from './webhook-store.repository';
 
 /** Webhook rows, the delivery log and the evaluation queue: shared by the ingress and the API. */
 @Module({
   imports: [
-    TypeOrmModule.forFeature([Webhook, WebhookDelivery, WebhookDeliveryRun]),
+    TypeOrmModule.forFeature([Webhook, WebhookDelivery, WebhookDeliveryKey, WebhookDeliveryRun]),
     BullModule.registerQueue({ name: DELIVERIES_QUEUE }),
     SignatureVerifiersModule,
   ],

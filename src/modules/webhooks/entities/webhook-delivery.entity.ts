@@ -24,8 +24,6 @@ export const STATUS_LABELS: Record<DeliveryStatus, string> = {
 @Entity('webhook_deliveries')
 @Index('uq_webhook_deliveries_dedup', ['webhookId', 'dedupKey'], { unique: true })
 @Index('uq_webhook_deliveries_content', ['webhookId', 'contentKey'], { unique: true })
-@Index('uq_webhook_deliveries_provider', ['webhookId', 'providerKey'], { unique: true })
-@Index('uq_webhook_deliveries_sender', ['webhookId', 'senderKey'], { unique: true })
 @Index('idx_webhook_deliveries_log', ['webhookId', 'id'])
 @Index('idx_webhook_deliveries_due', ['evaluationDueAt'])
 @Index('idx_webhook_deliveries_received', ['receivedAt'])
@@ -47,14 +45,6 @@ export class WebhookDelivery {
   /** Accepted entries of signatures that cover no id: digest of the signed content (unique). */
   @Column({ name: 'content_key', ...asciiId(80), nullable: true })
   contentKey: string | null;
-
-  /** Accepted entries: the provider's unsigned id whenever one was sent (unique). */
-  @Column({ name: 'provider_key', ...asciiId(255), nullable: true })
-  providerKey: string | null;
-
-  /** Accepted entries: `X-Ambient-Delivery-Id` / `X-Warp-Delivery-Id` whenever sent (unique). */
-  @Column({ name: 'sender_key', ...asciiId(255), nullable: true })
-  senderKey: string | null;
 
   /** A redelivery's original: the log entry whose stored payload it evaluated again. */
   @Column({ name: 'redelivery_of', type: 'bigint', nullable: true })
