@@ -155,12 +155,13 @@ export class DeliveryLog {
   }
 
   /**
-   * Commits several deliveries in one multi-row INSERT (one statement, one commit, all or
-   * nothing). The first of several deliveries in the batch sharing an identity or a content key
-   * is the accepted one, the others are logged Duplicate. When a delivery repeats one committed earlier the statement
-   * fails as a whole on the unique key (or, racing another replica's batch, as a deadlock's
-   * victim); then each is recorded on its own, in order, which gives the exact outcome for each.
-   * Returns, for each delivery, whether it was a duplicate.
+   * Commits several deliveries in one multi-row INSERT (one commit, all or nothing; with their
+   * other keys' INSERT in the same transaction when any carries one). The first of several
+   * deliveries in the batch sharing any key is the accepted one, the others are logged Duplicate.
+   * When a delivery repeats one committed earlier the batch fails as a whole on a unique key (or,
+   * racing another replica's batch, as a deadlock's victim); then each is recorded on its own, in
+   * order, which gives the exact outcome for each. Returns, for each delivery, whether it was a
+   * duplicate.
    */
   async recordAcceptedMany(deliveries: AcceptedDelivery[]): Promise<boolean[]> {
     const seen = new Set<string>();
