@@ -1,7 +1,9 @@
+import { TestingModule } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { newTestService } from '../../../test/support/unit/new-test-service';
 import { useTestDatabase } from '../../../test/support/unit/test-database';
 import { insertWebhook } from '../../../test/support/unit/webhook-rows';
+import { PackedTransactions } from '../../database/packed-transactions';
 import { RawSql } from '../../database/raw-sql';
 import { DeliveryLog } from './delivery-log.repository';
 import { WebhookDelivery } from './entities/webhook-delivery.entity';
@@ -10,16 +12,18 @@ import { WebhookDelivery } from './entities/webhook-delivery.entity';
 describe('DeliveryLog (database)', () => {
   const db = useTestDatabase('delivery_log');
   let log: DeliveryLog;
+  let module: TestingModule;
   let webhookId: string;
 
   beforeAll(async () => {
     ({ webhookId } = await insertWebhook(db.dataSource, db.teamId));
-    log = (
-      await newTestService(DeliveryLog, [
-        { provide: getDataSourceToken(), useValue: db.dataSource },
-      ])
-    ).sut;
+    ({ sut: log, module } = await newTestService(DeliveryLog, [
+      { provide: getDataSourceToken(), useValue: db.dataSource },
+      PackedTransactions,
+    ]));
   });
+
+  afterAll(() => module.close());
 
   async function accepted(deliveryId: string, body = '{"a":1}') {
     const { entryId } = await log.recordAccepted({
@@ -177,6 +181,51 @@ describe('DeliveryLog (database)', () => {
       } finally {
         query.mockRestore();
       }
+    });
+
+    it('with other keys (one packed transaction): accepted when it committed, keys and all', async () => {
+      const run = jest.spyOn(PackedTransactions.prototype, 'run');
+      const real = run.getMockImplementation() ?? PackedTransactions.prototype.run;
+      run.mockImplementationOnce(async function (this: PackedTransactions, ...args) {
+        await real.apply(this, args);
+        throw connectionLost();
+      });
+      const keyed = batch(['lc-5', 'lc-6'], new Date('2026-12-07T10:00:01.000Z')).map((d) => ({
+        ...d,
+        senderKey: `s-${d.deliveryId}`,
+      }));
+      try {
+        await expect(log.recordAcceptedMany(keyed)).resolves.toEqual([false, false]);
+      } finally {
+        run.mockRestore();
+      }
+      // Its keys committed with it: the sender ids alone are duplicates now.
+      const again = keyed.map((d) => ({ ...d, deliveryId: `${d.deliveryId}-again` }));
+      await expect(log.recordAcceptedMany(again)).resolves.toEqual([true, true]);
+    });
+
+    it('with other keys: fails when nothing committed, and leaves no key behind', async () => {
+      const run = jest.spyOn(PackedTransactions.prototype, 'run');
+      const real = run.getMockImplementation() ?? PackedTransactions.prototype.run;
+      // The packet never reaches COMMIT: the statements are held, then the connection is lost.
+      run.mockImplementationOnce(function (this: PackedTransactions, work) {
+        return real.call(this, async (tx) => {
+          await work(tx);
+          throw connectionLost();
+        });
+      });
+      const keyed = batch(['lc-7'], new Date('2026-12-07T10:00:02.000Z')).map((d) => ({
+        ...d,
+        providerKey: 'gh-lc-7',
+      }));
+      try {
+        await expect(log.recordAcceptedMany(keyed)).rejects.toMatchObject({
+          code: 'PROTOCOL_CONNECTION_LOST',
+        });
+      } finally {
+        run.mockRestore();
+      }
+      await expect(log.recordAcceptedMany(keyed)).resolves.toEqual([false]);
     });
 
     it('fails when it did not commit, even though each identity was accepted before', async () => {

@@ -5,7 +5,8 @@ import { DeliveryStatus, WebhookDelivery } from './entities/webhook-delivery.ent
 import { WebhookDeliveryRun } from './entities/webhook-delivery-run.entity';
 import { isBackingServiceUnavailable } from '../../common/errors/unavailable';
 import { isDeadlock } from '../../database/mysql-errors';
-import { RawSql } from '../../database/raw-sql';
+import { PackedTransactions } from '../../database/packed-transactions';
+import { RawSql, Statement, valueBytes } from '../../database/raw-sql';
 
 export interface AcceptedOutcome {
   entryId: string;
@@ -100,24 +101,13 @@ function dedupKeys(d: AcceptedDelivery): string[] {
   return keys;
 }
 
-/**
- * Commits accepted entries: one statement on its own when none carries another key (the common
- * case: a signed id, or no id), else the entries and their keys in one transaction.
- */
-async function insertAccepted(
-  sql: RawSql,
-  rows: unknown[][],
-  accepted: AcceptedDelivery[],
-): Promise<InsertResult> {
-  const keyRows = accepted.flatMap((d) =>
-    otherKeys(d).map((key) => [d.webhookId, key, d.deliveryId]),
+/** A multi-row INSERT (`VALUES ?`) of `rows`, as a statement of a packed transaction. */
+function insertStatement(sql: string, rows: unknown[][]): Statement {
+  const bytes = rows.reduce<number>(
+    (sum, row) => sum + row.reduce<number>((n, value) => n + valueBytes(value), 0),
+    sql.length,
   );
-  if (keyRows.length === 0) return (await sql.query(INSERT_ACCEPTED, [rows])) as InsertResult;
-  return sql.transaction(async (tx) => {
-    const result = (await tx.query(INSERT_ACCEPTED, [rows])) as InsertResult;
-    await tx.query(INSERT_KEYS, [keyRows]);
-    return result;
-  });
+  return { sql, params: [rows], bytes };
 }
 
 /**
@@ -132,15 +122,44 @@ export class DeliveryLog {
   /** The ingress's own statements (recordAccepted*), off TypeORM's query runner. */
   private readonly sql: RawSql;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly packed: PackedTransactions,
+  ) {
     this.sql = new RawSql(dataSource);
+  }
+
+  /**
+   * Commits accepted entries: one statement on its own when none carries another key (a signed
+   * id, or no id: Standard Webhooks' deliveries, most token ones), else the entries and their keys
+   * as one transaction in one packet (START, both INSERTs, COMMIT: no round trip leaves it open
+   * between statements, holding the keys' locks). Resolves to the first entry's id when the
+   * single statement tells it, else null.
+   */
+  private async insertAccepted(
+    rows: unknown[][],
+    accepted: AcceptedDelivery[],
+  ): Promise<string | null> {
+    const keyRows = accepted.flatMap((d) =>
+      otherKeys(d).map((key) => [d.webhookId, key, d.deliveryId]),
+    );
+    if (keyRows.length === 0) {
+      const result = (await this.sql.query(INSERT_ACCEPTED, [rows])) as InsertResult;
+      return String(result.insertId);
+    }
+    await this.packed.run((tx) =>
+      tx.add([insertStatement(INSERT_ACCEPTED, rows), insertStatement(INSERT_KEYS, keyRows)]),
+    );
+    return null;
   }
 
   async recordAccepted(delivery: AcceptedDelivery): Promise<AcceptedOutcome> {
     const { webhookId, deliveryId, body, receivedAt } = delivery;
     try {
-      const result = await insertAccepted(this.sql, [acceptedRow(delivery)], [delivery]);
-      return { entryId: String(result.insertId), duplicate: false };
+      const entryId =
+        (await this.insertAccepted([acceptedRow(delivery)], [delivery])) ??
+        (await this.entryIdOf(webhookId, deliveryId));
+      return { entryId, duplicate: false };
     } catch (err) {
       if ((err as { code?: string }).code !== 'ER_DUP_ENTRY') throw err;
     }
@@ -187,8 +206,7 @@ export class DeliveryLog {
         : acceptedRow(d),
     );
     try {
-      await insertAccepted(
-        this.sql,
+      await this.insertAccepted(
         rows,
         deliveries.filter((_, i) => !duplicateInBatch[i]),
       );
@@ -216,13 +234,21 @@ export class DeliveryLog {
     return duplicates;
   }
 
+  private async entryIdOf(webhookId: string, dedupKey: string): Promise<string> {
+    const [entry] = (await this.sql.query(
+      `SELECT id FROM webhook_deliveries WHERE webhook_id = ? AND dedup_key = ?`,
+      [webhookId, dedupKey],
+    )) as { id: string | number }[];
+    return String(entry.id);
+  }
+
   /**
    * The connection broke during the batch's INSERT — possibly after MySQL committed it but before
    * its answer arrived; a 503 then would be untrue (the delivery is logged and will be evaluated).
-   * The statement is all or nothing, so the batch committed if every one of its deliveries is in
-   * the log: its identity with its own arrival time (to the millisecond), so that identities all
-   * accepted before (the deliveries were duplicates, and nothing of this batch was written) are not
-   * taken for it. The read locks the rows, so it waits for a commit the killed connection's server
+   * The statement (or the packed transaction with the keys) is all or nothing, so the batch
+   * committed if every one of its deliveries is in the log: its identity with its own arrival time
+   * (to the millisecond), so that identities all accepted before (the deliveries were duplicates,
+   * and nothing of this batch was written) are not taken for it. The read locks the rows, so it waits for a commit the killed connection's server
    * thread may still be finishing. If MySQL cannot be asked, the error stands.
    */
   private async committedAnyway(deliveries: AcceptedDelivery[]): Promise<boolean> {
