@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, In } from 'typeorm';
 import { DeliveryStatus, WebhookDelivery } from './entities/webhook-delivery.entity';
+import { WebhookDeliveryKey } from './entities/webhook-delivery-key.entity';
 import { WebhookDeliveryRun } from './entities/webhook-delivery-run.entity';
 import { isBackingServiceUnavailable } from '../../common/errors/unavailable';
 import { isDeadlock } from '../../database/mysql-errors';
@@ -67,8 +68,6 @@ const LOG_COLUMNS = [
 const ACCEPTED_COLUMNS =
   'webhook_id, delivery_id, dedup_key, content_key, status, size_bytes, received_at, payload, evaluation_due_at';
 const INSERT_ACCEPTED = `INSERT INTO webhook_deliveries (${ACCEPTED_COLUMNS}) VALUES ?`;
-const INSERT_KEYS =
-  'INSERT INTO webhook_delivery_keys (webhook_id, dedup_key, entry_dedup_key) VALUES ?';
 
 /** An accepted delivery's values, in ACCEPTED_COLUMNS' order. */
 function acceptedRow(d: AcceptedDelivery): unknown[] {
@@ -101,13 +100,13 @@ function dedupKeys(d: AcceptedDelivery): string[] {
   return keys;
 }
 
-/** A multi-row INSERT (`VALUES ?`) of `rows`, as a statement of a packed transaction. */
-function insertStatement(sql: string, rows: unknown[][]): Statement {
+/** The accepted entries' multi-row INSERT (`VALUES ?`), as a statement of a packed transaction. */
+function acceptedStatement(rows: unknown[][]): Statement {
   const bytes = rows.reduce<number>(
     (sum, row) => sum + row.reduce<number>((n, value) => n + valueBytes(value), 0),
-    sql.length,
+    INSERT_ACCEPTED.length,
   );
-  return { sql, params: [rows], bytes };
+  return { sql: INSERT_ACCEPTED, params: [rows], bytes };
 }
 
 /**
@@ -140,15 +139,19 @@ export class DeliveryLog {
     rows: unknown[][],
     accepted: AcceptedDelivery[],
   ): Promise<string | null> {
-    const keyRows = accepted.flatMap((d) =>
-      otherKeys(d).map((key) => [d.webhookId, key, d.deliveryId]),
+    const keys = accepted.flatMap((d) =>
+      otherKeys(d).map((dedupKey) => ({
+        webhookId: d.webhookId,
+        dedupKey,
+        entryDedupKey: d.deliveryId,
+      })),
     );
-    if (keyRows.length === 0) {
+    if (keys.length === 0) {
       const result = (await this.sql.query(INSERT_ACCEPTED, [rows])) as InsertResult;
       return String(result.insertId);
     }
     await this.packed.run((tx) =>
-      tx.add([insertStatement(INSERT_ACCEPTED, rows), insertStatement(INSERT_KEYS, keyRows)]),
+      tx.add([acceptedStatement(rows), ...this.sql.insertStatements(WebhookDeliveryKey, keys)]),
     );
     return null;
   }
