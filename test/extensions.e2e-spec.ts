@@ -315,6 +315,20 @@ describe('extensions: a sandbox backend and an auth strategy registered through 
           return users.principalOf({ team: DEFAULT_TEAM, email, role: 'member' });
         },
       },
+      {
+        // `X-Test-Token: <id>`: a credential of the strategy's own (not an Ambient key) for Ada.
+        name: 'x-test-token',
+        authenticate: async (req) => {
+          const token = req.headers['x-test-token'];
+          if (typeof token !== 'string') return null;
+          const ada = await users.principalOf({
+            team: DEFAULT_TEAM,
+            email: 'ada@example.com',
+            role: 'member',
+          });
+          return ada && { ...ada, keyId: `test-token:${token}` };
+        },
+      },
     ],
   };
 
@@ -380,6 +394,29 @@ describe('extensions: a sandbox backend and an auth strategy registered through 
     expect(mine?.creator).toMatchObject({ email: 'ada@example.com' });
     // The built-in key strategy is asked first and still works beside it.
     expect((await api.get(`/agent/runs/${created.body.run_id}`)).status).toBe(200);
+  });
+
+  it("audits a strategy's own credential by its id and the strategy's name, on behalf of its person", async () => {
+    const origin = new URL(app.baseUrl).origin;
+    const created = await request(origin)
+      .post('/api/v1/agent/runs')
+      .set('X-Test-Token', 'c0ffee')
+      .send({ prompt: 'by-token-8d21', config: { harness: { type: 'sandbox-echo' } } });
+    expect(created.status).toBe(200);
+    const audited = await api.get('/audit-events?action=run.create&actor_id=test-token:c0ffee');
+    expect(audited.status).toBe(200);
+    expect(audited.body.events).toEqual([
+      expect.objectContaining({
+        actor: {
+          type: 'api_key',
+          id: 'test-token:c0ffee',
+          name: 'credential of the "x-test-token" strategy',
+          role: 'member',
+          on_behalf_of: { type: 'user', id: expect.any(String), name: expect.any(String) },
+        },
+        target: { type: 'run', id: created.body.run_id },
+      }),
+    ]);
   });
 
   it('refuses a request no strategy recognises exactly as before: 401 authentication_required', async () => {

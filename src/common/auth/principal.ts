@@ -1,4 +1,7 @@
 import type { TeamRole } from './roles';
+/** The name of Ambient's own auth strategy: team, agent and run-scoped API keys. */
+export const API_KEY_STRATEGY = 'api_key';
+
 /** A person, or an agent identity (a service account). */
 export type UserType = 'user' | 'service_account';
 
@@ -12,7 +15,10 @@ export interface Principal {
    * for revocation.
    */
   keyId: string;
-  /** The API key's own name (keys of the `api_key` strategy). */
+  /**
+   * The credential's own name: an API key's (the `api_key` strategy sets it); another strategy may
+   * name its credential here too, else the audit log names it after the strategy.
+   */
   keyName?: string | null;
   userType: UserType;
   /** The role the call acts with: the key's own, else its user's. */

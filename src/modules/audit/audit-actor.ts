@@ -1,4 +1,4 @@
-import type { Principal } from '../../common/auth/principal';
+import { API_KEY_STRATEGY, type Principal } from '../../common/auth/principal';
 import type { AuditActorType } from './audit-vocabulary';
 
 /** Who did what an audit event records. */
@@ -47,7 +47,9 @@ export type AuditBy = Principal | { teamId: string; actor: AuditActor };
  * The actor of an authenticated caller: a run-scoped key acts as its run (named by the key's
  * name, `run <id> execution <n>`), a signed-in person (no key) as the user, and any other key as
  * itself (named by its own name); a key acts on behalf of the person or agent identity it belongs
- * to.
+ * to. A credential another auth strategy recognised is recorded as a key too, by the id the
+ * strategy gave it and its name, else the strategy's (`credential of the "<strategy>" strategy`):
+ * never nameless, so that the event says what acted and not only whose it was.
  */
 export function actorOf(by: AuditBy): AuditActor {
   if ('actor' in by) return by.actor;
@@ -58,8 +60,15 @@ export function actorOf(by: AuditBy): AuditActor {
     return { type: 'user', id: by.userId, name, role: by.role };
   return {
     ...(by.runId ? { type: 'run', id: by.runId } : { type: 'api_key', id: by.keyId }),
-    name: by.keyName ?? null,
+    name: by.keyName ?? credentialOf(by.strategy),
     role: by.role,
     onBehalfOf: { type: agent ? 'agent' : 'user', id: by.userId, name },
   };
+}
+
+/** What names a credential without a name of its own: its strategy, unless it is an API key. */
+function credentialOf(strategy: string | undefined): string | null {
+  return strategy && strategy !== API_KEY_STRATEGY
+    ? `credential of the "${strategy}" strategy`
+    : null;
 }

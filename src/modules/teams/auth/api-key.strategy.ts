@@ -1,8 +1,8 @@
 import { Strategy as BearerStrategy } from 'passport-http-bearer';
-import type { Principal } from '../../../common/auth/principal';
+import { API_KEY_STRATEGY, type Principal } from '../../../common/auth/principal';
 import type { AuthRequest, AuthStrategy, AuthStrategyContext } from './auth-strategy';
 
-export const API_KEY_STRATEGY = 'api_key';
+export { API_KEY_STRATEGY };
 
 /** `Authorization: Bearer <key>` (the scheme case-insensitive, one space, nothing else). */
 export function bearerTokenOf(request: AuthRequest): string | null {
