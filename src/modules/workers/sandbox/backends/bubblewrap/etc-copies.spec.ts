@@ -66,6 +66,27 @@ describe('EtcCopies', () => {
     expect(existsSync(second.dir)).toBe(true);
   });
 
+  it('keeps an old copy while the host has not changed its entries, and makes a new one once it has', async () => {
+    const aging = copies(0);
+    const first = (await aging.acquire())!;
+    const unchanged = (await aging.acquire())!;
+    expect(unchanged.dir).toBe(first.dir);
+    // A certificate added deep in a directory, its file's size unchanged elsewhere.
+    writeFileSync(join(hostEtc, 'ssl', 'certs', 'extra.pem'), 'cert\n');
+    const afterAdd = (await aging.acquire())!;
+    expect(afterAdd.dir).not.toBe(first.dir);
+    expect(readFileSync(join(afterAdd.dir, 'ssl', 'certs', 'extra.pem'), 'utf8')).toBe('cert\n');
+    // Same size, new content: its change time moved.
+    writeFileSync(join(hostEtc, 'ssl', 'certs', 'ca.pem'), 'CERT\n');
+    const afterEdit = (await aging.acquire())!;
+    expect(afterEdit.dir).not.toBe(afterAdd.dir);
+    expect(readFileSync(join(afterEdit.dir, 'ssl', 'certs', 'ca.pem'), 'utf8')).toBe('CERT\n');
+    // A listed entry that appears.
+    writeFileSync(join(hostEtc, 'missing'), 'now here\n');
+    const afterAppear = (await aging.acquire())!;
+    expect(readFileSync(join(afterAppear.dir, 'missing'), 'utf8')).toBe('now here\n');
+  });
+
   it("removes the copies a dead process of this host left, not a live one's", async () => {
     const prefix = `etc-${hostname().replace(/[^A-Za-z0-9.]/g, '_')}-`;
     const privateRoot = join(root, 'private');
