@@ -1,17 +1,28 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { newUid } from '../src/common/ids';
 import { SecretCipher } from '../src/modules/secrets/secret-cipher';
-import { standardWebhooksHeaders } from '../test/support/webhook-helpers';
+import { githubSignature, standardWebhooksHeaders } from '../test/support/webhook-helpers';
 import type { VariantsRecipe } from './load-generator';
 
 export const TOKEN = 'bench-token-0123456789abcdefghijklmnop';
 export const SW_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+export const GITHUB_SECRET = randomBytes(32).toString('hex');
 
+/**
+ * `github`: signed over the body, its `X-GitHub-Delivery` unsigned, so every delivery also writes
+ * that id's dedup key (the keyed path: the entry and its key in one packed transaction).
+ */
 export interface BenchWebhook {
   uid: string;
-  mode: 'token' | 'standard_webhooks';
+  mode: 'token' | 'standard_webhooks' | 'github';
 }
+
+const SECRETS: Record<BenchWebhook['mode'], string> = {
+  token: TOKEN,
+  standard_webhooks: SW_SECRET,
+  github: GITHUB_SECRET,
+};
 
 /**
  * Seeds webhooks straight into MySQL (20 per factory, as a definition allows), so the bench can
@@ -27,7 +38,7 @@ export async function seedWebhooks(
     `SELECT id FROM teams WHERE name = 'default'`,
   )) as { id: string }[];
   const cipher = new SecretCipher({ secretsKey: key });
-  const secret = cipher.encrypt(mode === 'token' ? TOKEN : SW_SECRET, teamId);
+  const secret = cipher.encrypt(SECRETS[mode], teamId);
   const now = new Date();
   const hooks: BenchWebhook[] = [];
   for (let f = 0; f * 20 < count; f++) {
@@ -42,7 +53,7 @@ export async function seedWebhooks(
       factoryId,
       `hook-${i}`,
       mode === 'token' ? 'token' : 'signature',
-      mode === 'token' ? null : 'standard_webhooks',
+      mode === 'token' ? null : mode,
       'BENCH_SECRET',
       secret,
       1,
@@ -86,6 +97,7 @@ export function deliveryRequests(
   offset = 0,
   swSecret = SW_SECRET,
   sendTo?: string,
+  githubSecret = GITHUB_SECRET,
 ) {
   return Array.from({ length: count }, (_, i) => {
     const hook = hooks[(offset + i) % hooks.length];
@@ -93,7 +105,12 @@ export function deliveryRequests(
     const headers: Record<string, string> =
       hook.mode === 'token'
         ? { authorization: `Bearer ${TOKEN}` }
-        : standardWebhooksHeaders(swSecret, `msg_${offset + i}_${sequence}`, body);
+        : hook.mode === 'github'
+          ? {
+              'x-hub-signature-256': githubSignature(githubSecret, body),
+              'x-github-delivery': randomUUID(),
+            }
+          : standardWebhooksHeaders(swSecret, `msg_${offset + i}_${sequence}`, body);
     return {
       url: sendTo ?? `${ingressUrl}/webhooks/w/${hook.uid}`,
       method: 'POST' as const,
@@ -114,6 +131,6 @@ export function deliveryRecipe(
   return {
     module: __filename,
     exportName: 'deliveryRequests',
-    args: [ingressUrl, hooks, count, offset, SW_SECRET, sendTo],
+    args: [ingressUrl, hooks, count, offset, SW_SECRET, sendTo, GITHUB_SECRET],
   };
 }
