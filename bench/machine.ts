@@ -1,7 +1,8 @@
 import { createConnection } from 'mysql2/promise';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, release } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, release, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { preparesInChild } from '../src/modules/workers/sandbox/off-loop-spawn';
 import { percentile } from './stats';
 
@@ -21,6 +22,7 @@ export function machineFacts(): string[] {
     `virtualisation: ${virtualisation()}${machineProduct()}`,
     `load average: ${loadAverage()}`,
     `process start (spawn and wait, p50 of ${PROCESS_STARTS}): ${processStartCost()}`,
+    `process cost (CPU, bench/process-cost.c): ${processCpuCost()}`,
     `sandbox spawn helper: ${preparesInChild() ? 'compiled (native/build/ambient-spawner)' : 'node (AMBIENT_PROCESS_SPAWNER=node, or not built)'}`,
   ];
 }
@@ -66,6 +68,37 @@ function processStartCost(): string {
   const trueMs = timed('/bin/true', [], PROCESS_STARTS);
   const nodeMs = timed(process.execPath, ['-e', '0'], 5);
   return `/bin/true ${trueMs.toFixed(1)} ms, node -e 0 ${nodeMs.toFixed(0)} ms (p50 of 5)`;
+}
+
+/**
+ * The CPU a fork and an exec cost here, and a page fault's trap (bench/process-cost.c, compiled
+ * now with the host's C compiler into a directory removed afterwards): unlike the wall times above,
+ * these are what each process a sandbox makes adds to a run's CPU, whatever the machine's load.
+ */
+function processCpuCost(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ambient-bench-cost-'));
+  try {
+    const probe = join(dir, 'process-cost');
+    const source = join(__dirname, 'process-cost.c');
+    const compilers = [process.env.CC, 'cc', 'gcc', 'clang'].filter((cc): cc is string => !!cc);
+    const built = compilers.some((cc) =>
+      [['-static'], []].some(
+        (flags) => spawnSync(cc, ['-O2', ...flags, '-o', probe, source]).status === 0,
+      ),
+    );
+    if (!built) return `not measured (no C compiler of ${compilers.join(', ')} built it)`;
+    const run = spawnSync(probe, [], { encoding: 'utf8' });
+    const [forkMs, execMs, touchUs, faultUs] = run.stdout.trim().split(' ').map(Number);
+    if (run.status !== 0 || !(forkMs >= 0))
+      return `not measured (${run.stderr.trim() || run.status})`;
+    const fault =
+      faultUs >= 0
+        ? `${faultUs.toFixed(1)} µs of it its fault's trap`
+        : 'the fault alone not separable here';
+    return `a small static program's fork and exit ${forkMs.toFixed(2)} ms, with an exec of a static no-op ${execMs.toFixed(2)} ms; a page's first touch ${touchUs.toFixed(1)} µs, ${fault}`;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /**

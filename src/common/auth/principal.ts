@@ -1,4 +1,5 @@
 import type { TeamRole } from './roles';
+
 /** The name of Ambient's own auth strategy: team, agent and run-scoped API keys. */
 export const API_KEY_STRATEGY = 'api_key';
 
