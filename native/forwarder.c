@@ -97,6 +97,18 @@ static int parse_forward(const char *arg, struct listener *l, int *port) {
   return 0;
 }
 
+/*
+ * Whether `arg` (<port or descriptor>:<unix socket path>) is one this forwarder takes: a
+ * bubblewrap sandbox's pid 1 asks before it says it is ready, since it forks the linked forwarder
+ * only at the first connection (see start_forwarder in spawner.c), too late to fall back.
+ */
+int forwarder_takes(const char *arg);
+int forwarder_takes(const char *arg) {
+  struct listener l;
+  int port;
+  return parse_forward(arg, &l, &port) == 0;
+}
+
 static int listen_on(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;

@@ -25,8 +25,9 @@
  * there (see supervise), instead of an exec of bwrap, its namespaces and its mounts per command;
  * it first says it is ready (event 6). `--sandbox --forward <forwarder> <port>:<socket>...`: the
  * sandbox has a network namespace of its own (bwrap's), and before it says so it listens there on
- * those ports and starts the compiled forwarder on them (see start_forwarder), instead of a
- * process of the host's holding a namespace that every command joins.
+ * those ports, for the compiled forwarder it starts on them (at the first connection where the
+ * forwarder is linked in: see start_forwarder), instead of a process of the host's holding a
+ * namespace that every command joins.
  *
  * `--confine <bwrap's options> -- <program> <args…>`: makes a bubblewrap execution's sandbox and
  * execs <program> (this helper, `--sandbox`) as its pid 1, instead of bwrap (see confine.c).
@@ -41,6 +42,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -86,6 +88,7 @@ static void confine_child(char **envp, int helper) {
 #if defined(AMBIENT_FORWARDER_MAIN) && !defined(AMBIENT_NO_CONFINE)
 #define LINKED_FORWARDER 1
 int forwarder_main(int argc, char **argv);
+int forwarder_takes(const char *arg);
 #endif
 
 #ifndef SYS_pidfd_open
@@ -106,8 +109,8 @@ struct child {
   int out[3];       /* read ends of stdout (1) and stderr (2); -1 when closed */
   int paused[3];
   int in;           /* write end of stdin; -1 when none */
-  char *in_buf;     /* bytes not yet written to stdin */
-  size_t in_len, in_off;
+  char *in_buf;     /* bytes not yet written to stdin (in_cap allocated) */
+  size_t in_len, in_off, in_cap;
   int in_end;       /* close stdin once in_buf is written */
   int exited;
   int done; /* exited and both outputs ended: freed after the current poll round */
@@ -122,6 +125,21 @@ static struct stat self_exe;
 static int self_exe_known;
 /* --sandbox --forward: the forwarder's pid while it runs (never swept as an orphan), else 0. */
 static pid_t forwarder_pid;
+/*
+ * --sandbox --forward, the forwarder linked in: the listening sockets it is forked with at the
+ * first connection to one of them (see start_forwarder); `pending` until then.
+ */
+static struct {
+  int pending;
+  int listeners[8];
+  int count;
+  char *args[2 + 8 + 1];
+} lazy_forwarder;
+/* The requests read from stdin and not handled yet (see main). */
+static struct {
+  unsigned char *buf;
+  size_t cap;
+} requests;
 /* --sandbox --as <uid> <gid>: in a docker container, as root; each command runs as this user. */
 static int run_as_user;
 static uid_t command_uid;
@@ -218,9 +236,32 @@ static char **take_list(struct cursor *c, uint32_t *count) {
   return list;
 }
 
+/*
+ * What a request carried (a command's arguments and environment, its stdin) and what a command
+ * printed are zeroed once used, before their memory is freed: a sandbox's forwarder, forked from
+ * pid 1 at any time (see fork_lazy_forwarder), is to hold none of it.
+ */
+static void free_zeroed(void *p) {
+  if (!p) return;
+  explicit_bzero(p, malloc_usable_size(p));
+  free(p);
+}
+
+/* `*buf` (of *cap bytes, `used` of them in use) grown to at least `need`, the old copy zeroed. */
+static void grow_zeroed(unsigned char **buf, size_t *cap, size_t used, size_t need) {
+  size_t grown = *cap ? *cap : 64;
+  while (grown < need) grown *= 2;
+  unsigned char *fresh = malloc(grown);
+  if (!fresh) die("malloc");
+  if (used) memcpy(fresh, *buf, used);
+  free_zeroed(*buf);
+  *buf = fresh;
+  *cap = grown;
+}
+
 static void free_list(char **list) {
   if (!list) return;
-  for (char **p = list; *p; p++) free(*p);
+  for (char **p = list; *p; p++) free_zeroed(*p);
   free(list);
 }
 
@@ -243,7 +284,7 @@ static void free_done_children(void) {
       continue;
     }
     if (ch->in >= 0) close(ch->in);
-    free(ch->in_buf);
+    free_zeroed(ch->in_buf);
     children[i] = children[--child_count];
     free(ch);
   }
@@ -720,8 +761,8 @@ static void spawn_child(uint32_t id, struct cursor *c) {
     int32_t p = pid;
     send_event(EV_SPAWNED, id, &p, 4);
   }
-  free(file);
-  free(cwd);
+  free_zeroed(file);
+  free_zeroed(cwd);
   free_list(args);
   free_list(env);
   free_list(cgroups);
@@ -740,7 +781,10 @@ static void flush_stdin(struct child *ch) {
     }
     ch->in_off += (size_t)n;
   }
-  if (ch->in_off == ch->in_len) ch->in_off = ch->in_len = 0;
+  if (ch->in_off == ch->in_len && ch->in_len) {
+    explicit_bzero(ch->in_buf, ch->in_len);
+    ch->in_off = ch->in_len = 0;
+  }
   if (ch->in >= 0 && ch->in_end && ch->in_len == 0) {
     close(ch->in);
     ch->in = -1;
@@ -761,9 +805,8 @@ static void handle_request(const unsigned char *body, size_t len) {
   if (!ch) return;
   size_t rest = len - 5;
   if (op == REQ_STDIN && ch->in >= 0) {
-    char *grown = realloc(ch->in_buf, ch->in_len + rest);
-    if (!grown) die("realloc");
-    ch->in_buf = grown;
+    if (ch->in_cap < ch->in_len + rest)
+      grow_zeroed((unsigned char **)&ch->in_buf, &ch->in_cap, ch->in_len, ch->in_len + rest);
     memcpy(ch->in_buf + ch->in_len, c.p, rest);
     ch->in_len += rest;
     flush_stdin(ch);
@@ -784,18 +827,84 @@ static void handle_request(const unsigned char *body, size_t len) {
 }
 
 /*
+ * The forwarder's process, forked by pid 1 without an exec: what an exec would have left behind
+ * goes (every descriptor but stdio and the listeners, the environment, SIGCHLD blocked), its comm
+ * the exec'd one's for `ps` (its cmdline stays the helper's). Undumpable from the start, as pid 1
+ * is. What it has of pid 1's memory holds no request or output: those are zeroed once used (see
+ * free_zeroed), and what is in flight when it forks is zeroed first thing. Nobody waits for the
+ * line it prints once it holds the sockets: its stdout is /dev/null.
+ */
+#ifdef LINKED_FORWARDER
+/*
+ * Below the caller's frame: what deeper calls of pid 1 left on the stack (a request's fields on
+ * their way), zeroed before the forwarder's own frames reuse it.
+ */
+static __attribute__((noinline)) void zero_stack_below(void) {
+  volatile unsigned char below[64 * 1024];
+  explicit_bzero((void *)below, sizeof below);
+}
+
+/* In the forwarder's process: pid 1's requests not handled yet and its commands' pending stdin. */
+static void zero_helper_buffers(void) {
+  if (requests.buf) explicit_bzero(requests.buf, requests.cap);
+  for (int i = 0; i < child_count; i++)
+    if (children[i]->in_buf) explicit_bzero(children[i]->in_buf, children[i]->in_cap);
+  zero_stack_below();
+}
+
+static void run_linked_forwarder(int *listeners, int count, char **args) {
+  zero_helper_buffers();
+  for (int i = 0; i < count; i++)
+    if (fcntl(listeners[i], F_SETFD, 0) < 0) _exit(127);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0) _exit(127);
+  close_all_but(listeners, count);
+  clearenv();
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_UNBLOCK, &chld, NULL);
+  prctl(PR_SET_NAME, ".ambient-forwar");
+  _exit(forwarder_main(2 + count, args));
+}
+
+/*
+ * The first connection to one of the forwarder's ports is waiting (see start_forwarder): the
+ * forwarder is forked now and accepts it. Never again, whatever becomes of it: a command that
+ * kills it leaves the ports pid 1's, their connections unanswered, as before.
+ */
+static void fork_lazy_forwarder(void) {
+  lazy_forwarder.pending = 0;
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("ambient-spawner: fork of the forwarder");
+    return;
+  }
+  if (pid == 0)
+    run_linked_forwarder(lazy_forwarder.listeners, lazy_forwarder.count, lazy_forwarder.args);
+  forwarder_pid = pid;
+}
+#endif
+
+/*
  * --sandbox --forward <program> <port>:<socket>...: listens on each port of the sandbox's loopback
- * itself (close-on-exec), then starts `program -i <fd>:<socket>...` (the compiled forwarder, bound
- * read-only in the sandbox) as a child of pid 1 with those listening sockets, its stdin /dev/null
- * and its stdout a pipe, and waits (at most START_TIMEOUT_MS) for the line it prints once it
- * holds them and is undumpable. pid 1 keeps the sockets: a command (same user) that kills the
- * forwarder cannot bind those ports, and its connections then wait unanswered. The forwarder is
- * never started again: no command may run while a fresh exec of it is still dumpable. Where it is
- * linked into this helper, it is forked without an exec (an exec and its static start's page
- * faults less per execution: ~1 ms of CPU where a page fault costs ~40 us, docs/PERFORMANCE.md),
- * undumpable from the start as pid 1 is, its comm the exec'd one's for `ps` (its cmdline stays the
- * helper's). Runs before any command. Exits 71 when a port cannot be listened on or the forwarder
- * does not say it is ready: Ambient then holds the namespace from the host instead.
+ * itself (close-on-exec), for `program -i <fd>:<socket>...` (the compiled forwarder, bound
+ * read-only in the sandbox) to serve them as a child of pid 1 with those listening sockets and its
+ * stdin /dev/null. pid 1 keeps the sockets: a command (same user) that kills the forwarder cannot
+ * bind those ports, and its connections then wait unanswered. The forwarder is never started
+ * again.
+ *
+ * Where it is linked into this helper, it is forked without an exec, at the first connection to
+ * one of the ports (fork_lazy_forwarder; the connection waits in the backlog meanwhile): an
+ * execution whose commands never reach the API or the egress proxy makes no forwarder (a fork,
+ * the forwarder's start and its exit less: ~2 ms of CPU where a fork costs ~0.7 ms,
+ * docs/PERFORMANCE.md), and one that does makes no exec and its static start's page faults. A
+ * fork is undumpable from the start, as pid 1 is, so it may start while commands run; what it
+ * would refuse at its start (forwarder_takes) is refused before pid 1 says it is ready. Otherwise
+ * the forwarder is exec'd now, before any command (a fresh exec is traceable until it makes
+ * itself undumpable), and pid 1 waits (at most START_TIMEOUT_MS) for the line it prints once it
+ * holds the sockets, undumpable. Exits 71 when a port cannot be listened on or the exec'd
+ * forwarder does not say it is ready: Ambient then holds the namespace from the host instead.
  */
 static void start_forwarder(const char *program, char **forwards, int count) {
   if (count < 1 || count > 8) {
@@ -803,8 +912,8 @@ static void start_forwarder(const char *program, char **forwards, int count) {
     exit(64);
   }
   static char numbered[8][128];
-  char *args[2 + 8 + 1];
-  int listeners[8];
+  char **args = lazy_forwarder.args;
+  int *listeners = lazy_forwarder.listeners;
   args[0] = (char *)program;
   args[1] = "-i";
   for (int i = 0; i < count; i++) {
@@ -828,6 +937,18 @@ static void start_forwarder(const char *program, char **forwards, int count) {
     args[2 + i] = numbered[i];
   }
   args[2 + count] = NULL;
+  lazy_forwarder.count = count;
+#ifdef LINKED_FORWARDER
+  /* What the forwarder would refuse at its start is refused now, while Ambient can fall back. */
+  for (int i = 0; i < count; i++) {
+    if (!forwarder_takes(args[2 + i])) {
+      fprintf(stderr, "ambient-spawner: the forwarder does not take %s\n", forwards[i]);
+      exit(71);
+    }
+  }
+  lazy_forwarder.pending = 1;
+  return;
+#endif
   int said[2];
   if (pipe2(said, O_CLOEXEC) < 0) die("pipe2");
   pid_t pid = fork();
@@ -837,14 +958,6 @@ static void start_forwarder(const char *program, char **forwards, int count) {
       if (fcntl(listeners[i], F_SETFD, 0) < 0) _exit(127);
     int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (null < 0 || dup2(null, 0) < 0 || dup2(said[1], 1) < 0) _exit(127);
-#ifdef LINKED_FORWARDER
-    /* What an exec would have left behind: every descriptor but stdio and the listeners, and
-     * the environment (an exec gave it none). */
-    close_all_but(listeners, count);
-    clearenv();
-    prctl(PR_SET_NAME, ".ambient-forwar");
-    _exit(forwarder_main(2 + count, args));
-#endif
     char *envp[] = {NULL};
     execve(program, args, envp);
     perror("ambient-spawner: exec of the forwarder");
@@ -898,6 +1011,7 @@ static void relay_output(struct child *ch, int fd) {
   if (n > 0) {
     buf[0] = (unsigned char)fd;
     send_event(EV_OUT, ch->id, buf, 1 + (size_t)n);
+    explicit_bzero(buf + 1, (size_t)n);
     return;
   }
   close(ch->out[fd]);
@@ -1042,12 +1156,13 @@ int main(int argc, char **argv) {
   int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sigfd < 0) die("signalfd");
 
-  size_t cap = 1 << 16, have = 0;
-  unsigned char *inbuf = malloc(cap);
-  if (!inbuf) die("malloc");
-  struct pollfd *fds = malloc(sizeof *fds * (2 + 3 * MAX_CHILDREN));
-  struct child **owner = malloc(sizeof *owner * (2 + 3 * MAX_CHILDREN));
-  int *which = malloc(sizeof *which * (2 + 3 * MAX_CHILDREN));
+  size_t have = 0;
+  grow_zeroed(&requests.buf, &requests.cap, 0, 1 << 16);
+  /* sigfd, stdin, each child's stdout, stderr and stdin, the forwarder's ports until it starts */
+  size_t slots = 2 + 3 * MAX_CHILDREN + 8;
+  struct pollfd *fds = malloc(sizeof *fds * slots);
+  struct child **owner = malloc(sizeof *owner * slots);
+  int *which = malloc(sizeof *which * slots);
   if (!fds || !owner || !which) die("malloc");
 
   for (;;) {
@@ -1070,10 +1185,21 @@ int main(int argc, char **argv) {
         which[n++] = 0;
       }
     }
+#ifdef LINKED_FORWARDER
+    int ports = n;
+    for (int i = 0; lazy_forwarder.pending && i < lazy_forwarder.count; i++) {
+      fds[n] = (struct pollfd){.fd = lazy_forwarder.listeners[i], .events = POLLIN};
+      owner[n++] = NULL;
+    }
+#endif
     if (poll(fds, (nfds_t)n, -1) < 0) {
       if (errno == EINTR) continue;
       die("poll");
     }
+#ifdef LINKED_FORWARDER
+    for (int i = ports; i < n; i++)
+      if (fds[i].revents && lazy_forwarder.pending) fork_lazy_forwarder();
+#endif
     /* Output first, then exits, so that a process's last chunks are sent before its exit is. */
     int polled = n;
     for (int i = 0; i < polled; i++) {
@@ -1089,12 +1215,9 @@ int main(int argc, char **argv) {
       if (sandbox_mode) sweep_orphans();
     }
     if (fds[1].revents) {
-      if (have == cap) {
-        cap *= 2;
-        inbuf = realloc(inbuf, cap);
-        if (!inbuf) die("realloc");
-      }
-      ssize_t got = read(0, inbuf + have, cap - have);
+      if (have == requests.cap) grow_zeroed(&requests.buf, &requests.cap, have, have + 1);
+      unsigned char *inbuf = requests.buf;
+      ssize_t got = read(0, inbuf + have, requests.cap - have);
       if (got <= 0) {
         if (got < 0 && errno == EINTR) continue;
         /* Ambient went away: so does this helper, and with it what it started (PDEATHSIG). */
@@ -1107,10 +1230,9 @@ int main(int argc, char **argv) {
         memcpy(&len, inbuf + off, 4);
         if (len > MAX_FRAME) die("frame too large");
         if (have - off - 4 < len) {
-          if (cap < len + 4) {
-            while (cap < len + 4) cap *= 2;
-            inbuf = realloc(inbuf, cap);
-            if (!inbuf) die("realloc");
+          if (requests.cap < len + 4) {
+            grow_zeroed(&requests.buf, &requests.cap, have, len + 4);
+            inbuf = requests.buf;
           }
           break;
         }
@@ -1118,6 +1240,8 @@ int main(int argc, char **argv) {
         off += 4 + len;
       }
       memmove(inbuf, inbuf + off, have - off);
+      /* The requests handled: zeroed (see free_zeroed). */
+      explicit_bzero(inbuf + (have - off), off);
       have -= off;
     }
     free_done_children();

@@ -5,12 +5,15 @@
  */
 import {
   chmodSync,
+  closeSync,
   existsSync,
   symlinkSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
+  readSync,
   readlinkSync,
   rmSync,
   statSync,
@@ -239,6 +242,58 @@ function inNamespace(ns: string): string[] {
     });
 }
 
+/** Whether the memory of this host's process `pid` holds `needle` anywhere it can be read. */
+function memoryHolds(pid: string, needle: string): boolean {
+  const wanted = Buffer.from(needle);
+  const step = 1 << 20;
+  // Each read overlaps the next by the needle's length: none is missed across a boundary.
+  const chunk = Buffer.alloc(step + wanted.length);
+  const fd = openSync(`/proc/${pid}/mem`, 'r');
+  try {
+    for (const line of readFileSync(`/proc/${pid}/maps`, 'utf8').trim().split('\n')) {
+      const [range, perms] = line.split(' ');
+      if (!perms.startsWith('r') || /\[(vvar|vsyscall)\]$/.test(line)) continue;
+      const [start, end] = range.split('-').map((hex) => parseInt(hex, 16));
+      for (let at = start; at < end; at += step) {
+        let read: number;
+        try {
+          read = readSync(fd, chunk, 0, Math.min(chunk.length, end - at), at);
+        } catch {
+          break; // a region the kernel does not let be read this way
+        }
+        if (chunk.subarray(0, read).includes(wanted)) return true;
+      }
+    }
+    return false;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The host's spawn helper that started the sandbox whose pid 1 is `pid1` (its parent, or its bwrap's). */
+function hostSpawnHelperOf(pid1: string): string {
+  const parentOf = (pid: string) =>
+    /^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1];
+  const net = readlinkSync(`/proc/${pid1}/ns/net`);
+  let pid = parentOf(pid1);
+  for (let up = 0; up < 3; up++, pid = parentOf(pid)) {
+    const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    if (comm === 'ambient-spawner' && readlinkSync(`/proc/${pid}/ns/net`) !== net) return pid;
+  }
+  throw new Error(`no spawn helper of the host above ${pid1}`);
+}
+
+/** The host's pid of the process named `comm` in the network namespace `ns`. */
+function inNamespaceNamed(ns: string, comm: string): string | undefined {
+  return inNamespace(ns).find((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === comm;
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** How many of this host's processes have `name` as their argv[0]. */
 async function processesNamed(name: string): Promise<number> {
   return readdirSync('/proc').filter((pid) => {
@@ -384,7 +439,10 @@ describe.each([
     ].sort();
     it(`holds the namespace with ${expected.join(', ')}, nothing else`, async () => {
       const sandbox = await open('api-program');
-      const ns = (await runIn(sandbox, 'readlink /proc/self/ns/net')).output.trim();
+      // Once a command reached the API (a sandbox's own forwarder starts at the first connection).
+      const ns = (
+        await runIn(sandbox, `curl -sS ${sandbox.apiUrl}/x >/dev/null; readlink /proc/self/ns/net`)
+      ).output.trim();
       // Seen from this host once the command ended.
       expect(await holdersOf(ns, expected)).toEqual(expected);
     });
@@ -459,9 +517,61 @@ describe.each([
     });
 
     if (holder === 'sandbox') {
+      it('starts the forwarder at the first connection to one of its ports, not before', async () => {
+        const sandbox = await open('api-lazy');
+        const count = 'pgrep -c -x .ambient-forwar || true';
+        const seen = await runIn(
+          sandbox,
+          `${count}; curl -sS ${sandbox.apiUrl}/x; echo; ${count}; curl -sS ${sandbox.apiUrl}/y; echo; ${count}`,
+        );
+        expect(seen.output).toBe('0\napi saw /api/x\n1\napi saw /api/y\n1\n');
+      });
+
+      it("keeps no command's arguments, environment, stdin or output in the forwarder's memory, pid 1's or the host helper's", async () => {
+        const sandbox = await open('api-zeroed');
+        const marker = `zeroed-${process.pid}-${Date.now()}`;
+        const command = sandbox.spawn(
+          '/bin/sh',
+          ['-c', `cat >/dev/null; echo "$MARK-out"; : ${marker}-arg`],
+          { env: { PATH: sandbox.path, MARK: `${marker}-env` }, stdin: 'pipe' },
+        );
+        command.stdin!.end(`${marker}-stdin`);
+        expect(await printed(command.stdout, /.*-out\n/)).toBe(`${marker}-env-out\n`);
+        command.stdout.resume();
+        await command.exited;
+        // The first connection forks the forwarder from pid 1, after that command.
+        const ns = (
+          await runIn(
+            sandbox,
+            `curl -sS ${sandbox.apiUrl}/x >/dev/null; readlink /proc/self/ns/net`,
+          )
+        ).output.trim();
+        const forwarder = inNamespaceNamed(ns, '.ambient-forwar')!;
+        const pid1 = inNamespaceNamed(ns, 'ambient-spawner')!;
+        // The host's spawn helper: pid 1's parent, or its bwrap's.
+        const hostHelper = hostSpawnHelperOf(pid1);
+        expect([forwarder, pid1, hostHelper].map((pid) => memoryHolds(pid, marker))).toEqual([
+          false,
+          false,
+          false,
+        ]);
+        // Where a process does hold it, it is seen: a running command's environment.
+        const holder = sandbox.spawn('/bin/sh', ['-c', 'exec sleep 30'], {
+          env: { PATH: sandbox.path, MARK: `${marker}-env` },
+        });
+        const sleeping = await waitFor(
+          async () => inNamespaceNamed(ns, 'sleep'),
+          (pid) => pid !== undefined,
+          { what: 'the sleep to run' },
+        );
+        expect(memoryHolds(sleeping!, marker)).toBe(true);
+        holder.kill();
+        await holder.exited;
+      });
+
       it('starts the forwarder inside the sandbox, where commands can neither trace it nor read its memory', async () => {
         const sandbox = await open('api-inside');
-        const pid = 'pid=$(pgrep -x .ambient-forwar)';
+        const pid = `curl -s ${sandbox.apiUrl}/x >/dev/null; pid=$(pgrep -x .ambient-forwar)`;
         const seen = await runIn(
           sandbox,
           `${pid}; echo $pid; grep -E '^(CapEff|NoNewPrivs):' /proc/$pid/status | tr -s '\t ' ' '; ` +
@@ -506,9 +616,8 @@ describe.each([
           'print bind(S, sockaddr_in(7171, inet_aton("127.0.0.1"))) ? "bound\\n" : "refused: $!\\n"\'';
         const result = await runIn(
           sandbox,
-          `pkill -9 -x .ambient-forwar && echo killed; ${bind}; ` +
-            // Not started again (a fresh exec of it is traceable until it makes itself
-            // undumpable): the execution's API connections wait, answered by nobody.
+          `curl -s ${sandbox.apiUrl}/first >/dev/null; pkill -9 -x .ambient-forwar && echo killed; ${bind}; ` +
+            // Never started again: the execution's API connections wait, answered by nobody.
             `curl -s -m 1 ${sandbox.apiUrl}/gone || echo unanswered`,
         );
         expect(result.output).toBe('killed\nrefused: Address already in use\nunanswered\n');
@@ -692,8 +801,9 @@ describe('bubblewrap sandbox whose spawn helper does not start', () => {
 
   it('falls back from the sandbox holding the namespace when the forwarder does not start in it', async () => {
     const backend = backendIn(root);
-    // A forwarder that does not start: a socket path the helper takes but the forwarder refuses
-    // (108 bytes or more), so the helper waits for its ready line in vain and exits 71.
+    // A forwarder that would not start: a socket path it refuses (108 bytes or more), which the
+    // helper asks it about before it says it is ready (or, exec'ing it, waits for its ready line
+    // in vain), and so exits 71.
     const internals = backend as unknown as { forwarder: SandboxForwarder };
     const command = internals.forwarder.command.bind(internals.forwarder);
     internals.forwarder = {
