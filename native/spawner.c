@@ -100,6 +100,8 @@ enum { EV_SPAWNED = 1, EV_ERROR = 2, EV_OUT = 3, EV_OUT_END = 4, EV_EXIT = 5, EV
 #define MAX_CHILDREN 4096
 /* --sandbox: how long a command's start may take before its child is killed (see spawn_child). */
 #define START_TIMEOUT_MS 10000
+/* How long a sandbox's pid 1 waits to fork the forwarder again after the kernel refused it. */
+#define FORWARDER_RETRY_MS 100
 #define MAX_FRAME (64u << 20)
 #define READ_CHUNK 65536
 
@@ -134,6 +136,9 @@ static struct {
   int listeners[8];
   int count;
   char *args[2 + 8 + 1];
+  /* After a fork was refused: not tried again before this (monotonic ms), nor said again. */
+  long long retry_at;
+  int refused;
 } lazy_forwarder;
 /* The requests read from stdin and not handled yet (see main). */
 static struct {
@@ -144,6 +149,12 @@ static struct {
 static int run_as_user;
 static uid_t command_uid;
 static gid_t command_gid;
+
+static long long monotonic_ms(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec * 1000LL + now.tv_nsec / 1000000;
+}
 
 static void die(const char *what) {
   perror(what);
@@ -870,16 +881,21 @@ static void run_linked_forwarder(int *listeners, int count, char **args) {
 
 /*
  * The first connection to one of the forwarder's ports is waiting (see start_forwarder): the
- * forwarder is forked now and accepts it. Never again, whatever becomes of it: a command that
- * kills it leaves the ports pid 1's, their connections unanswered, as before.
+ * forwarder is forked now and accepts it. Never again once it started, whatever becomes of it: a
+ * command that kills it leaves the ports pid 1's, their connections unanswered, as before. A fork
+ * the kernel refuses (the sandbox at its pids limit) is tried again once FORWARDER_RETRY_MS have
+ * passed, while connections wait: a command that filled the limit does not cost the execution
+ * its API and proxy for good.
  */
 static void fork_lazy_forwarder(void) {
-  lazy_forwarder.pending = 0;
   pid_t pid = fork();
   if (pid < 0) {
-    perror("ambient-spawner: fork of the forwarder");
+    if (!lazy_forwarder.refused) perror("ambient-spawner: fork of the forwarder (tried again)");
+    lazy_forwarder.refused = 1;
+    lazy_forwarder.retry_at = monotonic_ms() + FORWARDER_RETRY_MS;
     return;
   }
+  lazy_forwarder.pending = 0;
   if (pid == 0)
     run_linked_forwarder(lazy_forwarder.listeners, lazy_forwarder.count, lazy_forwarder.args);
   forwarder_pid = pid;
@@ -967,12 +983,9 @@ static void start_forwarder(const char *program, char **forwards, int count) {
   forwarder_pid = pid;
   char line[64];
   size_t got = 0;
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  long long deadline = now.tv_sec * 1000LL + now.tv_nsec / 1000000 + START_TIMEOUT_MS;
+  long long deadline = monotonic_ms() + START_TIMEOUT_MS;
   while (got == 0 || line[got - 1] != '\n') {
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    long long left = deadline - (now.tv_sec * 1000LL + now.tv_nsec / 1000000);
+    long long left = deadline - monotonic_ms();
     struct pollfd ready = {.fd = said[0], .events = POLLIN};
     int polled = left > 0 ? poll(&ready, 1, (int)left) : 0;
     ssize_t n = polled > 0 ? read(said[0], line + got, sizeof line - got) : -1;
@@ -1185,14 +1198,17 @@ int main(int argc, char **argv) {
         which[n++] = 0;
       }
     }
+    int timeout = -1;
 #ifdef LINKED_FORWARDER
     int ports = n;
-    for (int i = 0; lazy_forwarder.pending && i < lazy_forwarder.count; i++) {
+    long long retry_in = lazy_forwarder.retry_at - monotonic_ms();
+    if (lazy_forwarder.pending && retry_in > 0) timeout = (int)retry_in;
+    for (int i = 0; lazy_forwarder.pending && retry_in <= 0 && i < lazy_forwarder.count; i++) {
       fds[n] = (struct pollfd){.fd = lazy_forwarder.listeners[i], .events = POLLIN};
       owner[n++] = NULL;
     }
 #endif
-    if (poll(fds, (nfds_t)n, -1) < 0) {
+    if (poll(fds, (nfds_t)n, timeout) < 0) {
       if (errno == EINTR) continue;
       die("poll");
     }

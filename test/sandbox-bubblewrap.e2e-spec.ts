@@ -23,10 +23,14 @@ import { execFile, execFileSync } from 'node:child_process';
 import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { runCommand } from '../src/modules/workers/harness/command-runner';
 import { BubblewrapSandboxBackend } from '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox';
-import { cgroupVersion, sandboxGroupsDir } from '../src/modules/workers/sandbox/cgroup-limits';
+import {
+  cgroupVersion,
+  groupDirs,
+  sandboxGroupsDir,
+} from '../src/modules/workers/sandbox/cgroup-limits';
 import { compiledSpawner } from '../src/modules/workers/sandbox/off-loop-spawn';
 import type * as OffLoopSpawn from '../src/modules/workers/sandbox/off-loop-spawn';
 import type * as BubblewrapModule from '../src/modules/workers/sandbox/backends/bubblewrap/bubblewrap-sandbox';
@@ -525,6 +529,25 @@ describe.each([
           `${count}; curl -sS ${sandbox.apiUrl}/x; echo; ${count}; curl -sS ${sandbox.apiUrl}/y; echo; ${count}`,
         );
         expect(seen.output).toBe('0\napi saw /api/x\n1\napi saw /api/y\n1\n');
+      });
+
+      it('forks the forwarder once the sandbox has room again, when its pids limit refused it at the first connection', async () => {
+        const name = 'api-pids';
+        const sandbox = await open(name);
+        const runId = `${helper}-${forwarder}-${holder}-${commands}-${maker}-${name}`;
+        const version = (await cgroupVersion())!;
+        const group = readdirSync(sandboxGroupsDir(version)).find((g) =>
+          g.startsWith(`${runId}-1.`),
+        );
+        const limit = join(groupDirs(version, group!).pids, 'pids.max');
+        const current = Number(readFileSync(join(dirname(limit), 'pids.current'), 'utf8'));
+        // Room for the command's supervisor, its shell and curl; none for the forwarder.
+        writeFileSync(limit, String(current + 3));
+        const refused = await runIn(sandbox, `curl -s -m 1 ${sandbox.apiUrl}/x || echo unanswered`);
+        writeFileSync(limit, '64');
+        expect(refused.output).toBe('unanswered\n');
+        const answered = await runIn(sandbox, `curl -sS -m 5 ${sandbox.apiUrl}/y`);
+        expect(answered.output).toBe('api saw /api/y');
       });
 
       it("keeps no command's arguments, environment, stdin or output in the forwarder's memory, pid 1's or the host helper's", async () => {

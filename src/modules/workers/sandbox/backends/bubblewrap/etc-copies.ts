@@ -31,7 +31,7 @@ interface Generation {
  * after that; a sandbox keeps its copy until it closes (a superseded copy is removed once no
  * sandbox holds it). An old copy whose entries the host has not changed since is kept (its age
  * starts again): looking costs a fraction of a copy (~700 entries on Debian, whose `cp -a` and
- * later removal took ~150 ms of CPU a minute on a small VM). Null when no copy can be made: the
+ * later removal took 100-125 ms of CPU a minute on a small VM, a look 20-31 ms). Null when no copy can be made: the
  * caller binds the entries one by one.
  */
 export class EtcCopies {
