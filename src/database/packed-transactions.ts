@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, PoolConnection, PoolOptions } from 'mysql2';
 import type { DataSource } from 'typeorm';
 import type { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
-import { MAX_STATEMENT_BYTES, SqlRunner, Statement, valueBytes } from './raw-sql';
+import { MAX_STATEMENT_BYTES, SqlRunner, Statement, statementOf } from './raw-sql';
 
 /** Connections of the packed pool: the batch writers that use it keep at most this many busy. */
 const POOL_SIZE = 4;
@@ -20,12 +20,6 @@ function send(connection: PoolConnection, statements: Statement[]): Promise<unkn
   });
 }
 
-const statement = (sql: string, params: unknown[] = []): Statement => ({
-  sql,
-  params,
-  bytes: sql.length + params.reduce<number>((sum, value) => sum + valueBytes(value), 0),
-});
-
 /**
  * One transaction on a connection of the packed pool. Statements whose results nobody reads
  * (`add`) are held and go to MySQL in the packet of the next `query` or of the `COMMIT`, so that
@@ -33,14 +27,14 @@ const statement = (sql: string, params: unknown[] = []): Statement => ({
  * early when it would exceed MAX_STATEMENT_BYTES (far below `max_allowed_packet`).
  */
 export class PackedTransaction implements SqlRunner {
-  private pending: Statement[] = [statement('START TRANSACTION')];
+  private pending: Statement[] = [statementOf('START TRANSACTION')];
   private pendingBytes = 0;
 
   constructor(private readonly connection: PoolConnection) {}
 
   /** Sends what is held with this statement, in one packet; resolves to this statement's result. */
   async query(sql: string, params: unknown[] = []): Promise<unknown> {
-    return this.flush(statement(sql, params));
+    return this.flush(statementOf(sql, params));
   }
 
   /** Holds statements for the next packet. */
@@ -56,7 +50,7 @@ export class PackedTransaction implements SqlRunner {
 
   /** Sends what is held and COMMIT, in one packet. */
   async commit(): Promise<void> {
-    await this.flush(statement('COMMIT'));
+    await this.flush(statementOf('COMMIT'));
   }
 
   private async flush(last: Statement): Promise<unknown> {

@@ -22,11 +22,20 @@ export interface Statement {
   bytes: number;
 }
 
-/** A bound of the bytes a parameter takes once mysql2 inlined it (a string may be all 3-byte). */
+/**
+ * A bound of the bytes a parameter takes once mysql2 inlined it (a string may be all 3-byte); a
+ * list (`IN (?)`) or a list of rows (`VALUES ?`) takes its values' bytes.
+ */
 export function valueBytes(value: unknown): number {
   if (typeof value === 'string') return value.length * 3;
   if (Buffer.isBuffer(value)) return value.length * 2;
+  if (Array.isArray(value)) return value.reduce<number>((sum, v) => sum + valueBytes(v), 0);
   return 16;
+}
+
+/** `sql` with its `?` parameters, and a bound of its size once they are inlined. */
+export function statementOf(sql: string, params: unknown[] = []): Statement {
+  return { sql, params, bytes: sql.length + valueBytes(params) };
 }
 
 function run(connection: PoolConnection, sql: string, params?: unknown[]): Promise<unknown> {

@@ -1,4 +1,4 @@
-import { SqlRunner, Statement, valueBytes } from '../../database/raw-sql';
+import { SqlRunner, Statement, statementOf } from '../../database/raw-sql';
 import { IdempotentAnswer, storedBody } from './idempotency-claim';
 
 /*
@@ -62,14 +62,13 @@ export function answersStatement(kept: IdempotentAnswer[]): Statement | null {
     claim.shownOnce ? null : storedBody(body),
     claim.shownOnce ? 1 : 0,
   ]);
-  return {
-    sql: `INSERT INTO idempotency_keys (team_id, principal_id, idem_key, request_digest, claim_token,
+  return statementOf(
+    `INSERT INTO idempotency_keys (team_id, principal_id, idem_key, request_digest, claim_token,
          claimed_until, response_status, response_body, shown_once, created_at, expires_at)
        VALUES ${kept.map(() => "(?, ?, ?, '', ?, NULL, ?, ?, ?, NOW(3), NOW(3))").join(', ')}
        ON DUPLICATE KEY UPDATE response_status = VALUES(response_status),
          response_body = VALUES(response_body), shown_once = VALUES(shown_once),
          claimed_until = NULL`,
     params,
-    bytes: params.reduce<number>((sum, value) => sum + valueBytes(value), 0),
-  };
+  );
 }

@@ -7,7 +7,7 @@ import { WebhookDeliveryRun } from './entities/webhook-delivery-run.entity';
 import { isBackingServiceUnavailable } from '../../common/errors/unavailable';
 import { isDeadlock } from '../../database/mysql-errors';
 import { PackedTransactions } from '../../database/packed-transactions';
-import { RawSql, Statement, valueBytes } from '../../database/raw-sql';
+import { RawSql, statementOf } from '../../database/raw-sql';
 
 export interface AcceptedOutcome {
   entryId: string;
@@ -100,15 +100,6 @@ function dedupKeys(d: AcceptedDelivery): string[] {
   return keys;
 }
 
-/** The accepted entries' multi-row INSERT (`VALUES ?`), as a statement of a packed transaction. */
-function acceptedStatement(rows: unknown[][]): Statement {
-  const bytes = rows.reduce<number>(
-    (sum, row) => sum + row.reduce<number>((n, value) => n + valueBytes(value), 0),
-    INSERT_ACCEPTED.length,
-  );
-  return { sql: INSERT_ACCEPTED, params: [rows], bytes };
-}
-
 /**
  * The delivery log. An accepted entry carries its identity in `dedup_key`, for signed deliveries
  * what the signature covers in `content_key`, and the provider's unsigned id and the sender's id,
@@ -151,7 +142,10 @@ export class DeliveryLog {
       return String(result.insertId);
     }
     await this.packed.run((tx) =>
-      tx.add([acceptedStatement(rows), ...this.sql.insertStatements(WebhookDeliveryKey, keys)]),
+      tx.add([
+        statementOf(INSERT_ACCEPTED, [rows]),
+        ...this.sql.insertStatements(WebhookDeliveryKey, keys),
+      ]),
     );
     return null;
   }
@@ -251,8 +245,8 @@ export class DeliveryLog {
    * The statement (or the packed transaction with the keys) is all or nothing, so the batch
    * committed if every one of its deliveries is in the log: its identity with its own arrival time
    * (to the millisecond), so that identities all accepted before (the deliveries were duplicates,
-   * and nothing of this batch was written) are not taken for it. The read locks the rows, so it waits for a commit the killed connection's server
-   * thread may still be finishing. If MySQL cannot be asked, the error stands.
+   * and nothing of this batch was written) are not taken for it. The read locks the rows, so it
+   * waits for a commit the killed connection's server thread may still be finishing. If MySQL cannot be asked, the error stands.
    */
   private async committedAnyway(deliveries: AcceptedDelivery[]): Promise<boolean> {
     for (let attempt = 0; attempt < 3; attempt += 1) {
