@@ -18,7 +18,7 @@ export class SandboxService extends Sandboxes implements OnModuleInit, OnApplica
   private readonly logger = new Logger('Sandbox');
 
   constructor(
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     backends: SandboxBackendRegistry,
     metrics: AmbientMetrics,
   ) {
@@ -35,6 +35,15 @@ export class SandboxService extends Sandboxes implements OnModuleInit, OnApplica
       },
       egressServerOptions(config.egress),
     );
+  }
+
+  /**
+   * Only the worker role runs executions. Every role has this service (the API's health describes
+   * the backend), and an API or scheduler replica given the workers' settings (AMBIENT_DOCKER_POOL_SIZE)
+   * would otherwise fill a pool of containers nobody takes, at the daemons' cost, beside the workers'.
+   */
+  protected override opensSandboxes(): boolean {
+    return this.config.roles.includes('worker');
   }
 
   async onModuleInit(): Promise<void> {

@@ -72,10 +72,18 @@ export class Sandboxes {
     ).then((selected) => {
       this.selected = selected;
       if (selected.warning) this.warn(selected.warning);
-      selected.backend?.warm?.();
+      if (this.opensSandboxes()) selected.backend?.warm?.();
       return selected;
     });
     return this.selection;
+  }
+
+  /**
+   * Whether this process opens sandboxes, so that making them ahead of demand (a warm pool) pays:
+   * a process that only describes the backend (an API replica's health) must not make any.
+   */
+  protected opensSandboxes(): boolean {
+    return true;
   }
 
   describe(): SandboxDescription {
