@@ -11,6 +11,7 @@ import {
   TestApp,
   TestEnvironment,
 } from './support/test-app';
+import { TS_REGISTER } from './support/ts-register-path';
 
 /** How the api role serves the built console: files, deep links, caching, CSP, missing build. */
 describe('console assets (api role)', () => {
@@ -93,7 +94,7 @@ describe('console assets (api role)', () => {
     // openapi-typescript is ESM that jest's CommonJS runtime cannot load: run it in Node.
     const generated = spawnSync(
       process.execPath,
-      ['-r', '@swc-node/register', 'console/scripts/schema-of.ts', document],
+      ['-r', TS_REGISTER, 'console/scripts/schema-of.ts', document],
       { cwd: REPO_ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
     );
     expect(generated.stderr).toBe('');

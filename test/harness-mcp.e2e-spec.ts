@@ -1,14 +1,11 @@
 import { resolve } from 'node:path';
 import { useTestApp } from './support/use-test-app';
 import { waitFor } from './support/wait';
+import { TS_REGISTER } from './support/ts-register-path';
 
 const ECHO_SERVER = {
   command: process.execPath,
-  args: [
-    '-r',
-    require.resolve('@swc-node/register'),
-    resolve(__dirname, 'fixtures/mcp-echo-server.ts'),
-  ],
+  args: ['-r', TS_REGISTER, resolve(__dirname, 'fixtures/mcp-echo-server.ts')],
   env: { ECHO_NAME: 'ambient-mcp' },
 };
 

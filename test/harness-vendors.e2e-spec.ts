@@ -5,16 +5,13 @@ import { FakeModelServer, startFakeModelServer } from './fixtures/fake-model-ser
 import { apiClient } from './support/api-client';
 import { createTestEnvironment, startTestApp, TestApp, TestEnvironment } from './support/test-app';
 import { waitFor } from './support/wait';
+import { TS_REGISTER } from './support/ts-register-path';
 
 const CLIS = resolve(__dirname, 'fixtures/vendor-clis');
 const MCP_SERVERS = {
   echo: {
     command: process.execPath,
-    args: [
-      '-r',
-      require.resolve('@swc-node/register'),
-      resolve(__dirname, 'fixtures/mcp-echo-server.ts'),
-    ],
+    args: ['-r', TS_REGISTER, resolve(__dirname, 'fixtures/mcp-echo-server.ts')],
     env: { ECHO_NAME: 'vendor-mcp' },
   },
   remote: { url: 'https://mcp.example.test/mcp', headers: { Authorization: 'Bearer mcp-token' } },
@@ -53,7 +50,7 @@ describe('vendor CLI harnesses (api + worker, fake claude/codex/gemini CLIs)', (
     waitFor(
       async () => (await api.get(`/agent/runs/${runId}`)).body,
       (run) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.state),
-      // A run with a stdio MCP server starts it from TypeScript (@swc-node/register) inside its
+      // A run with a stdio MCP server starts it from TypeScript (test/support/ts-register.js) inside its
       // sandbox: on a loaded 2-core machine that start alone took over 15 s, and on a slower one
       // beside a CI run and two busy loops such runs took 26-48 s (one passed 50 s). A hang guard,
       // within the test's own 120 s.

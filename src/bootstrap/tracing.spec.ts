@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { tracingEnabled } from '../config/tracing-enabled';
+import { TS_REGISTER } from '../../test/support/ts-register-path';
 
 /** Which @opentelemetry modules a fresh Node process has loaded after `startTracing` with `env`. */
 function otelModulesLoaded(env: Record<string, string>): string[] {
@@ -11,9 +12,9 @@ function otelModulesLoaded(env: Record<string, string>): string[] {
       .filter(Boolean);
     process.stdout.write(JSON.stringify([...new Set(loaded)]));
     tracing.shutdown();`;
-  const out = execFileSync(process.execPath, ['-r', '@swc-node/register', '-e', script], {
+  const out = execFileSync(process.execPath, ['-r', TS_REGISTER, '-e', script], {
     cwd: resolve(__dirname, '../..'),
-    env: { PATH: process.env.PATH, SWCRC: 'true' },
+    env: { PATH: process.env.PATH },
     encoding: 'utf8',
   });
   return JSON.parse(out) as string[];

@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ConfigError, loadConfig } from './app-config';
 import { describeCreatedKeys, provideKeys, writeOnce } from './key-files';
+import { TS_REGISTER } from '../../test/support/ts-register-path';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -178,9 +179,9 @@ describe('writeOnce', () => {
       '});',
     ].join('\n');
     const children = Array.from({ length: 4 }, () =>
-      spawn(process.execPath, ['-r', '@swc-node/register', '-e', script], {
+      spawn(process.execPath, ['-r', TS_REGISTER, '-e', script], {
         cwd: ROOT,
-        env: { PATH: process.env.PATH, RACE_ROOT: root, SWCRC: 'true' },
+        env: { PATH: process.env.PATH, RACE_ROOT: root },
         stdio: ['pipe', 'pipe', 'inherit'],
       }),
     );

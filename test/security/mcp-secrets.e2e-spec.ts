@@ -14,6 +14,7 @@ import { isStream, openSse } from '../support/sse-stream';
 import { TEST_SECRETS_KEY } from '../support/test-app';
 import { useTestApp } from '../support/use-test-app';
 import { waitFor } from '../support/wait';
+import { TS_REGISTER } from '../support/ts-register-path';
 
 /**
  * Class 9 of issue 19: MCP `env` and `headers` values are credentials. They never appear in an
@@ -36,11 +37,7 @@ const MARKERS = [
 
 const ECHO_SERVER = {
   command: process.execPath,
-  args: [
-    '-r',
-    require.resolve('@swc-node/register'),
-    resolve(__dirname, '../fixtures/mcp-echo-server.ts'),
-  ],
+  args: ['-r', TS_REGISTER, resolve(__dirname, '../fixtures/mcp-echo-server.ts')],
 };
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

@@ -1,5 +1,6 @@
 import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { TS_REGISTER } from './ts-register-path';
 
 const ROOT = resolve(__dirname, '../..');
 /** A CLI command that has not ended after this long is stuck (well before jest's 120 s timeout). */
@@ -17,15 +18,11 @@ export interface CliResult {
  */
 export function runCli(args: string[], env: NodeJS.ProcessEnv, stdin?: string): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['-r', '@swc-node/register', 'src/cli/main.ts', ...args],
-      {
-        cwd: ROOT,
-        env,
-        stdio: ['pipe', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, ['-r', TS_REGISTER, 'src/cli/main.ts', ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -59,7 +56,7 @@ export function startCli(
   args: string[],
   env: NodeJS.ProcessEnv,
 ): { child: ChildProcessWithoutNullStreams; exited: Promise<Omit<CliResult, 'stdout'>> } {
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, ['-r', TS_REGISTER, 'src/cli/main.ts', ...args], {
     cwd: ROOT,
     env,
     stdio: ['pipe', 'pipe', 'pipe'],

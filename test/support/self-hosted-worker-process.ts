@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { TEST_API_KEY } from './test-app';
 import { apiClient } from './api-client';
 import { createWorkerCredential } from './raw-worker-client';
+import { TS_REGISTER } from './ts-register-path';
 import { waitForExit } from './worker-process';
 
 const ROOT = resolve(__dirname, '../..');
@@ -19,13 +20,12 @@ export interface WorkerProcess {
 export function spawnSelfHostedWorker(args: string[], env: NodeJS.ProcessEnv = {}): WorkerProcess {
   const child = spawn(
     process.execPath,
-    ['-r', '@swc-node/register', 'src/self-hosted-worker/main.ts', ...args],
+    ['-r', TS_REGISTER, 'src/self-hosted-worker/main.ts', ...args],
     {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
-        SWCRC: 'true',
         // Like Ambient's own workers in the tests: bubblewrap, with the fixtures visible.
         AMBIENT_SANDBOX: 'bubblewrap',
         AMBIENT_SANDBOX_READONLY_PATHS: REPO_ROOT,
@@ -113,7 +113,7 @@ export class SelfHostedWorkers {
       options.vars,
     );
     this.processes.push(worker);
-    // The worker compiles its TypeScript at start (@swc-node/register): on a loaded 2-core machine
+    // The worker compiles its TypeScript at start (ts-register.js): on a loaded 2-core machine
     // that alone took 15 s, so its first connection gets more than the default 20 s.
     await worker.waitForOutput(/connected to ws:\/\//, 45_000);
     return worker;

@@ -1,5 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { TS_REGISTER } from './ts-register-path';
 
 const ROOT = resolve(__dirname, '../..');
 /**
@@ -20,9 +21,9 @@ export function spawnAmbient(env: NodeJS.ProcessEnv): {
    */
   finalOutput: () => Promise<string>;
 } {
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['-r', TS_REGISTER, 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...env, SWCRC: 'true' },
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

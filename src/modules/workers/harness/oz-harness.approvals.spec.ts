@@ -20,6 +20,7 @@ import type {
 import { OzHarness } from './oz-harness';
 import { harnessContext } from './oz-harness.fixture';
 import { withoutRequestId } from '../../runs';
+import { TS_REGISTER } from '../../../../test/support/ts-register-path';
 
 /**
  * The gate as ExecutionApprovals gives it, in memory: the rules, the requests of earlier
@@ -192,11 +193,7 @@ describe('OzHarness with approval rules', () => {
 
     const echo = {
       command: process.execPath,
-      args: [
-        '-r',
-        require.resolve('@swc-node/register'),
-        join(__dirname, '../../../../test/fixtures/mcp-echo-server.ts'),
-      ],
+      args: ['-r', TS_REGISTER, join(__dirname, '../../../../test/fixtures/mcp-echo-server.ts')],
     };
     const mcpPrompt = scripted([
       { toolCalls: [{ name: 'mcp__echo__add', arguments: { a: 1, b: 2 } }] },

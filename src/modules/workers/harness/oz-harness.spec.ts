@@ -17,6 +17,7 @@ import { OzHarness } from './oz-harness';
 import { ExecutionTimeline } from './execution-timeline';
 import { COMMAND_PATH, fakeModel, harnessContext } from './oz-harness.fixture';
 import { withoutRequestId } from '../../runs';
+import { TS_REGISTER } from '../../../../test/support/ts-register-path';
 
 /** Waits for a synchronous condition (a file, a process) with the shared poller. */
 const waitUntil = (condition: () => boolean, what: string, timeoutMs = 10_000) =>
@@ -361,11 +362,7 @@ describe('OzHarness', () => {
   it('offers MCP tools, forwards calls and stops the MCP servers when cancelled', async () => {
     const echo = {
       command: process.execPath,
-      args: [
-        '-r',
-        require.resolve('@swc-node/register'),
-        join(__dirname, '../../../../test/fixtures/mcp-echo-server.ts'),
-      ],
+      args: ['-r', TS_REGISTER, join(__dirname, '../../../../test/fixtures/mcp-echo-server.ts')],
       env: { MCP_PID_FILE: 'mcp.pid' },
     };
     const prompt = scripted([

@@ -6,12 +6,12 @@ import { join, resolve } from 'node:path';
 import { EgressGuard } from '../../../../common/egress/egress-guard';
 import { McpSetupError, McpToolset } from './mcp-toolset';
 import { mcpToolName } from './mcp-tool-names';
+import { TS_REGISTER } from '../../../../../test/support/ts-register-path';
 
 const FIXTURE = resolve(__dirname, '../../../../../test/fixtures/mcp-echo-server.ts');
-const REGISTER = require.resolve('@swc-node/register');
 const echoServer = (env: Record<string, string> = {}) => ({
   command: process.execPath,
-  args: ['-r', REGISTER, FIXTURE],
+  args: ['-r', TS_REGISTER, FIXTURE],
   env,
 });
 
